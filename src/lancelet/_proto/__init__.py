@@ -1,0 +1,1 @@
+"""Protobuf modules generated from protos/ by gen_protos.sh; do not edit."""

@@ -1,0 +1,1 @@
+"""Page encodings, one package per file format version."""

@@ -1,0 +1,232 @@
+"""General-purpose buffer compression used by 2.0 ``Flat`` encodings.
+
+A ``Flat`` encoding may carry ``Compression{scheme, level}``; then its page buffer
+is one compressed blob holding all of the flat values.  pylance writes one for
+the bytes buffer of a ``Binary`` column whose field metadata has
+``lance-encoding:compression`` set to ``zstd``, ``lz4`` or ``none``.
+
+Framing of the compressed buffer (as written by the reference):
+
+* ``zstd``: an 8-byte little-endian uncompressed length, then one zstd frame.
+  Older writers stored a bare zstd frame; such a buffer starts with the zstd magic
+  and a frame-header byte whose reserved bit is clear, which is how the two are
+  told apart.  An empty buffer decodes to nothing.
+* ``lz4``: a 4-byte little-endian uncompressed length, then one LZ4 *block*
+  (not the LZ4 frame format).
+* ``none``: the bytes as they are.
+
+Decoding uses the ``zstandard`` and ``lz4`` packages when present (imported
+lazily so they stay optional).  Without ``zstandard``, zstd falls back to the
+codec bundled in pyarrow; lz4 has no fallback because pyarrow's raw LZ4 decoder
+does not report a short or corrupt block.
+"""
+
+from __future__ import annotations
+
+import importlib
+import struct
+from types import ModuleType
+from typing import Final
+
+from lancelet.errors import CorruptFileError, UnsupportedEncodingError
+
+Buffer = bytes | bytearray | memoryview
+
+_ZSTD_MAGIC: Final = b"\x28\xb5\x2f\xfd"
+_ZSTD_PREFIX: Final = 8
+_LZ4_PREFIX: Final = 4
+# Largest possible expansion, used to refuse a length header before allocating it:
+# a zstd block of 128 KiB can shrink to a 4-byte RLE block, an LZ4 match byte
+# encodes at most 255 output bytes.
+_ZSTD_MAX_RATIO: Final = 1 << 15
+_LZ4_MAX_RATIO: Final = 255
+_SLACK: Final = 64
+
+SCHEMES: Final = ("none", "zstd", "lz4")
+
+
+def _load(name: str) -> ModuleType | None:
+    """Import an optional codec package, or return None when it is not installed."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+def _unknown_scheme(scheme: str) -> UnsupportedEncodingError:
+    if scheme == "fsst":
+        return UnsupportedEncodingError(
+            "compression scheme 'fsst' is not a buffer compressor (FSST is its own encoding)"
+        )
+    return UnsupportedEncodingError(
+        f"unknown buffer compression scheme {scheme!r}; known: {', '.join(SCHEMES)}"
+    )
+
+
+def _check_size(size: int, payload_len: int, ratio: int, scheme: str) -> None:
+    if size > payload_len * ratio + _SLACK:
+        raise CorruptFileError(
+            f"{scheme} buffer claims {size} uncompressed bytes from only "
+            f"{payload_len} compressed bytes"
+        )
+
+
+def _check_expected(size: int, expected: int | None, scheme: str) -> None:
+    if expected is not None and size != expected:
+        raise CorruptFileError(
+            f"{scheme} buffer holds {size} uncompressed bytes, expected {expected}"
+        )
+
+
+# ---------------------------------------------------------------------------
+# zstd
+# ---------------------------------------------------------------------------
+
+
+def _is_bare_zstd_frame(data: bytes) -> bool:
+    """True for the legacy layout (a zstd frame with no length prefix)."""
+    if len(data) < _ZSTD_PREFIX:
+        return True
+    # A length prefix can collide with the magic; a real frame header always has
+    # its reserved bit (0x10 of the descriptor byte) clear.
+    return data[:4] == _ZSTD_MAGIC and data[4] & 0x10 == 0
+
+
+def _zstd_frame_size(payload: bytes, expected: int | None) -> int:
+    """Uncompressed size of a bare frame, from the caller or the frame header."""
+    if expected is not None:
+        return expected
+    zstd = _load("zstandard")
+    declared = -1
+    if zstd is not None:
+        try:
+            declared = int(zstd.frame_content_size(payload))
+        except zstd.ZstdError as exc:
+            raise CorruptFileError(f"zstd buffer: bad frame header: {exc}") from exc
+    if declared < 0:
+        raise UnsupportedEncodingError(
+            "zstd buffer without length prefix or content size; pass expected_size"
+        )
+    return declared
+
+
+def _check_frame_header(zstd: ModuleType, payload: bytes, size: int) -> None:
+    # zstandard allocates a size declared in the frame header even when it exceeds
+    # max_output_size, so that size must agree with the one already vetted.
+    declared = int(zstd.frame_content_size(payload))
+    if declared >= 0 and declared != size:
+        raise CorruptFileError(
+            f"zstd frame header declares {declared} bytes but {size} are expected"
+        )
+
+
+def _zstd_decode(payload: bytes, size: int) -> bytes:
+    _check_size(size, len(payload), _ZSTD_MAX_RATIO, "zstd")
+    zstd = _load("zstandard")
+    try:
+        if zstd is not None:
+            _check_frame_header(zstd, payload, size)
+            out = bytes(zstd.ZstdDecompressor().decompress(payload, max_output_size=size))
+        else:
+            import pyarrow as pa
+
+            out = bytes(pa.decompress(payload, size, codec="zstd", asbytes=True))
+    except CorruptFileError:
+        raise
+    except Exception as exc:  # codec errors have library-specific types
+        raise CorruptFileError(f"zstd buffer cannot be decompressed: {exc}") from exc
+    _check_expected(len(out), size, "zstd")
+    return out
+
+
+def _zstd_decompress(data: bytes, expected: int | None) -> bytes:
+    if not data:
+        _check_expected(0, expected, "zstd")
+        return b""
+    if _is_bare_zstd_frame(data):
+        return _zstd_decode(data, _zstd_frame_size(data, expected))
+    (size,) = struct.unpack_from("<Q", data)
+    _check_expected(size, expected, "zstd")
+    return _zstd_decode(data[_ZSTD_PREFIX:], size)
+
+
+def _zstd_compress(data: bytes, level: int | None) -> bytes:
+    # The reference passes level 0 when none is given, which zstd reads as its default.
+    lvl = 0 if level is None else level
+    zstd = _load("zstandard")
+    if zstd is not None:
+        frame = bytes(zstd.ZstdCompressor(level=lvl).compress(data))
+    else:
+        import pyarrow as pa
+
+        frame = bytes(pa.Codec("zstd", compression_level=lvl).compress(data, asbytes=True))
+    return struct.pack("<Q", len(data)) + frame
+
+
+# ---------------------------------------------------------------------------
+# lz4
+# ---------------------------------------------------------------------------
+
+
+def _lz4_module() -> ModuleType:
+    lz4 = _load("lz4.block")
+    if lz4 is None:
+        raise UnsupportedEncodingError(
+            "lz4-compressed buffer needs the 'lz4' package (pip install lz4)"
+        )
+    return lz4
+
+
+def _lz4_decompress(data: bytes, expected: int | None) -> bytes:
+    if len(data) < _LZ4_PREFIX:
+        raise CorruptFileError(f"lz4 buffer of {len(data)} bytes has no length prefix")
+    (size,) = struct.unpack_from("<I", data)
+    _check_expected(size, expected, "lz4")
+    _check_size(size, len(data) - _LZ4_PREFIX, _LZ4_MAX_RATIO, "lz4")
+    lz4 = _lz4_module()
+    try:
+        # lz4.block reads the same 4-byte little-endian size prefix itself.
+        out = bytes(lz4.decompress(data))
+    except Exception as exc:  # LZ4BlockError lives in a private module
+        raise CorruptFileError(f"lz4 buffer cannot be decompressed: {exc}") from exc
+    _check_expected(len(out), size, "lz4")
+    return out
+
+
+def _lz4_compress(data: bytes) -> bytes:
+    return bytes(_lz4_module().compress(data, store_size=True))
+
+
+# ---------------------------------------------------------------------------
+# public API
+# ---------------------------------------------------------------------------
+
+
+def decompress_buffer(scheme: str, data: Buffer, expected_size: int | None = None) -> bytes:
+    """Undo ``Flat.compression`` for one page buffer.
+
+    ``expected_size`` (e.g. ``num_values * bits_per_value // 8``) is checked against
+    the stored length when given, and is required for a legacy bare zstd frame
+    that does not declare its size.
+    """
+    raw = bytes(data)
+    if scheme == "none":
+        _check_expected(len(raw), expected_size, "uncompressed")
+        return raw
+    if scheme == "zstd":
+        return _zstd_decompress(raw, expected_size)
+    if scheme == "lz4":
+        return _lz4_decompress(raw, expected_size)
+    raise _unknown_scheme(scheme)
+
+
+def compress_buffer(scheme: str, data: Buffer, level: int | None = None) -> bytes:
+    """Compress a page buffer with the framing the reference reader expects."""
+    raw = bytes(data)
+    if scheme == "none":
+        return raw
+    if scheme == "zstd":
+        return _zstd_compress(raw, level)
+    if scheme == "lz4":
+        return _lz4_compress(raw)
+    raise _unknown_scheme(scheme)

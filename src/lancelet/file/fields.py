@@ -1,0 +1,263 @@
+"""Reading whole fields (columns and their children) for row ranges and row lists."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cached_property
+
+import numpy as np
+import pyarrow as pa
+
+from lancelet.errors import CorruptFileError
+from lancelet.file.container import ColumnInfo, Page, RangeSource, check_range
+from lancelet.file.encodings.v2_0 import list as list_enc
+from lancelet.file.encodings.v2_0.binary import gather_ranges
+from lancelet.file.encodings.v2_0.context import PageContext
+from lancelet.file.encodings.v2_0.dispatch import decode_array, take_array
+from lancelet.file.layout import FieldNode, Kind
+
+
+class ColumnPages:
+    """One column's pages, with row positions and a one-page decode cache.
+
+    The cache makes sequential batch reads decode each page once while keeping
+    memory to a page per column.
+    """
+
+    def __init__(
+        self, source: RangeSource, info: ColumnInfo, index: int, globals_: Sequence[pa.Buffer]
+    ):
+        self.source = source
+        self.info = info
+        self.index = index
+        self._globals = globals_
+        lengths = np.fromiter(
+            (p.num_rows for p in info.pages), dtype=np.int64, count=len(info.pages)
+        )
+        self.starts = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=self.starts[1:])
+        self._cached: tuple[int, object] | None = None
+
+    @property
+    def num_rows(self) -> int:
+        return int(self.starts[-1])
+
+    def context(self, page_no: int) -> PageContext:
+        page = self.info.pages[page_no]
+        buffers = [
+            self.source.read(o, s)
+            for o, s in zip(page.buffer_offsets, page.buffer_sizes, strict=True)
+        ]
+        return PageContext(
+            path=self.source.path,
+            what=f"column {self.index} page {page_no}",
+            page_buffers=buffers,
+            column_buffers=lambda: self._column_buffers,
+            file_buffers=lambda: self._globals,
+            decode_fn=decode_array,
+        )
+
+    @cached_property
+    def _column_buffers(self) -> list[pa.Buffer]:
+        return [
+            self.source.read(o, s)
+            for o, s in zip(self.info.buffer_offsets, self.info.buffer_sizes, strict=True)
+        ]
+
+    def page(self, page_no: int) -> Page:
+        return self.info.pages[page_no]
+
+    def pages_for(self, start: int, end: int) -> range:
+        """Page numbers overlapping rows ``[start, end)``."""
+        first = int(np.searchsorted(self.starts, start, side="right")) - 1
+        last = int(np.searchsorted(self.starts, end, side="left"))
+        return range(max(first, 0), min(last, len(self.info.pages)))
+
+    def cached(self, page_no: int, build: object) -> object:
+        if self._cached is not None and self._cached[0] == page_no:
+            return self._cached[1]
+        value = build(page_no)  # type: ignore[operator]
+        self._cached = (page_no, value)
+        return value
+
+
+class FieldReader:
+    """Reads one field: ``read(start, end)`` and ``take(rows)`` return Arrow arrays."""
+
+    def __init__(self, node: FieldNode, columns: Sequence[ColumnPages]):
+        self.node = node
+        self.dtype: pa.DataType = node.field.type
+        self.pages = columns[node.column]
+
+    @property
+    def num_rows(self) -> int:
+        return self.pages.num_rows
+
+    def chunks(self, start: int, end: int) -> list[pa.Array]:
+        return [self.read(start, end)]
+
+    def read(self, start: int, end: int) -> pa.Array:
+        parts = self.chunks(start, end)
+        if len(parts) == 1:
+            return parts[0]
+        return pa.concat_arrays(parts) if parts else pa.array([], type=self.dtype)
+
+    def take(self, rows: np.ndarray) -> pa.Array:
+        raise NotImplementedError
+
+
+class LeafReader(FieldReader):
+    def _decode_page(self, page_no: int) -> pa.Array:
+        page = self.pages.page(page_no)
+        ctx = self.pages.context(page_no)
+        arr = decode_array(ctx, page.encoding, page.num_rows, self.dtype)
+        if len(arr) != page.num_rows:
+            raise CorruptFileError(
+                f"{ctx.path}: {ctx.what} decoded {len(arr)} rows, expected {page.num_rows}"
+            )
+        return arr
+
+    def chunks(self, start: int, end: int) -> list[pa.Array]:
+        out = []
+        for page_no in self.pages.pages_for(start, end):
+            arr = self.pages.cached(page_no, self._decode_page)
+            assert isinstance(arr, pa.Array)
+            first = int(self.pages.starts[page_no])
+            lo, hi = max(start - first, 0), min(end - first, len(arr))
+            out.append(arr if (lo, hi) == (0, len(arr)) else arr.slice(lo, hi - lo))
+        return out
+
+    def take(self, rows: np.ndarray) -> pa.Array:
+        page_of = np.searchsorted(self.pages.starts, rows, side="right") - 1
+        order = np.argsort(page_of, kind="stable")
+        sorted_pages = page_of[order]
+        parts = []
+        for page_no in np.unique(sorted_pages):
+            lo, hi = np.searchsorted(sorted_pages, [page_no, page_no + 1])
+            local = rows[order[lo:hi]] - self.pages.starts[page_no]
+            page = self.pages.page(int(page_no))
+            ctx = self.pages.context(int(page_no))
+            parts.append(take_array(ctx, page.encoding, page.num_rows, self.dtype, local))
+        result = _concat(parts, self.dtype)
+        if np.any(order[1:] < order[:-1]):
+            result = result.take(pa.array(np.argsort(order)))  # back to the caller's order
+        return result
+
+
+class StructReader(FieldReader):
+    def __init__(
+        self, node: FieldNode, columns: Sequence[ColumnPages], children: list[FieldReader]
+    ):
+        super().__init__(node, columns)
+        self.children = children
+
+    def _assemble(self, arrays: list[pa.Array]) -> pa.Array:
+        fields = [self.dtype.field(i) for i in range(self.dtype.num_fields)]
+        return pa.StructArray.from_arrays(arrays, fields=fields)
+
+    def read(self, start: int, end: int) -> pa.Array:
+        return self._assemble([c.read(start, end) for c in self.children])
+
+    def chunks(self, start: int, end: int) -> list[pa.Array]:
+        return [self.read(start, end)]
+
+    def take(self, rows: np.ndarray) -> pa.Array:
+        return self._assemble([c.take(rows) for c in self.children])
+
+
+class ListReader(FieldReader):
+    def __init__(self, node: FieldNode, columns: Sequence[ColumnPages], child: FieldReader):
+        super().__init__(node, columns)
+        self.child = child
+
+    def _decode_page(self, page_no: int) -> list_enc.ListPage:
+        page = self.pages.page(page_no)
+        return list_enc.decode_page(self.pages.context(page_no), page.encoding, page.num_rows)
+
+    @cached_property
+    def _item_starts(self) -> np.ndarray:
+        """The first item of each page: list pages count items from zero."""
+        counts = [p.encoding.list.num_items for p in self.pages.info.pages]
+        starts = np.zeros(len(counts) + 1, dtype=np.int64)
+        np.cumsum(counts, out=starts[1:])
+        if starts[-1] > self.child.num_rows:
+            raise CorruptFileError(
+                f"{self.pages.source.path}: list column {self.pages.index} refers to "
+                f"{starts[-1]} items but its items column holds {self.child.num_rows}"
+            )
+        return starts
+
+    def _ranges(self, start: int, end: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Absolute item (starts, ends) and validity of lists ``[start, end)``."""
+        starts, ends, valids = [], [], []
+        for page_no in self.pages.pages_for(start, end):
+            lp = self.pages.cached(page_no, self._decode_page)
+            assert isinstance(lp, list_enc.ListPage)
+            first = int(self.pages.starts[page_no])
+            lo, hi = max(start - first, 0), min(end - first, len(lp.ends))
+            base = int(self._item_starts[page_no])
+            page_ends = lp.ends[lo:hi] + base
+            prev = lp.ends[lo - 1] + base if lo > 0 else base
+            page_starts = np.concatenate(([prev], page_ends[:-1])) if hi > lo else page_ends
+            starts.append(page_starts)
+            ends.append(page_ends)
+            valids.append(np.ones(hi - lo, dtype=bool) if lp.valid is None else lp.valid[lo:hi])
+        if not starts:
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty, np.zeros(0, dtype=bool)
+        return np.concatenate(starts), np.concatenate(ends), np.concatenate(valids)
+
+    def _assemble(
+        self, item_starts: np.ndarray, item_ends: np.ndarray, valid: np.ndarray
+    ) -> pa.Array:
+        lengths = item_ends - item_starts
+        contiguous = len(lengths) == 0 or np.array_equal(item_starts[1:], item_ends[:-1])
+        if contiguous:
+            lo = int(item_starts[0]) if len(lengths) else 0
+            items = self.child.read(lo, int(item_ends[-1]) if len(lengths) else 0)
+        else:
+            items = self.child.take(gather_ranges(item_starts, lengths))
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        large = pa.types.is_large_list(self.dtype)
+        off_type = pa.int64() if large else pa.int32()
+        mask = None if valid.all() else pa.array(~valid)
+        cls = pa.LargeListArray if large else pa.ListArray
+        arr = cls.from_arrays(pa.array(offsets, type=off_type), items, type=self.dtype, mask=mask)
+        return arr
+
+    def read(self, start: int, end: int) -> pa.Array:
+        return self._assemble(*self._ranges(start, end))
+
+    def take(self, rows: np.ndarray) -> pa.Array:
+        page_of = np.searchsorted(self.pages.starts, rows, side="right") - 1
+        starts = np.empty(len(rows), dtype=np.int64)
+        ends = np.empty(len(rows), dtype=np.int64)
+        valid = np.empty(len(rows), dtype=bool)
+        for page_no in np.unique(page_of):
+            sel = page_of == page_no
+            lp = self._decode_page(int(page_no))
+            local = rows[sel] - self.pages.starts[page_no]
+            base = int(self._item_starts[page_no])
+            ends[sel] = lp.ends[local] + base
+            starts[sel] = np.where(local > 0, lp.ends[np.maximum(local - 1, 0)] + base, base)
+            valid[sel] = True if lp.valid is None else lp.valid[local]
+        return self._assemble(starts, ends, valid)
+
+
+def _concat(parts: list[pa.Array], dtype: pa.DataType) -> pa.Array:
+    if not parts:
+        return pa.array([], type=dtype)
+    return parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
+
+
+def build_reader(node: FieldNode, columns: Sequence[ColumnPages]) -> FieldReader:
+    if node.kind is Kind.STRUCT:
+        kids = [build_reader(c, columns) for c in node.children]
+        return StructReader(node, columns, kids)
+    if node.kind is Kind.LIST:
+        return ListReader(node, columns, build_reader(node.children[0], columns))
+    return LeafReader(node, columns)
+
+
+__all__ = ["ColumnPages", "FieldReader", "build_reader", "check_range"]

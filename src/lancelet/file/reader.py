@@ -1,0 +1,284 @@
+"""Reading Lance 2.0 files."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from lancelet._proto import file_pb2
+from lancelet.errors import CorruptFileError, SchemaError
+from lancelet.file import container
+from lancelet.file.fields import ColumnPages, FieldReader, build_reader
+from lancelet.file.layout import FieldNode, build_layout, column_count
+from lancelet.file.schema import from_lance_fields
+from lancelet.io import LocalInputFile, open_input
+
+DEFAULT_BATCH_SIZE = 1024
+
+
+@dataclass(frozen=True)
+class LanceBufferDescriptor:
+    position: int
+    size: int
+
+
+@dataclass(frozen=True)
+class LancePageMetadata:
+    buffers: list[LanceBufferDescriptor]
+    encoding: str
+    num_rows: int
+
+
+@dataclass(frozen=True)
+class LanceColumnMetadata:
+    column_buffers: list[LanceBufferDescriptor]
+    pages: list[LancePageMetadata]
+
+
+@dataclass(frozen=True)
+class LanceFileMetadata:
+    schema: pa.Schema
+    num_rows: int
+    num_data_bytes: int
+    num_column_metadata_bytes: int
+    num_global_buffer_bytes: int
+    global_buffers: list[LanceBufferDescriptor]
+    columns: list[LanceColumnMetadata]
+    major_version: int
+    minor_version: int
+
+
+class ReaderResults:
+    """The rows a read selected, as a table or as a stream of record batches.
+
+    Nothing is decoded until one of the two methods is called.  ``to_table``
+    decodes column by column and keeps each page as its own chunk (no copy);
+    ``to_batches`` streams with memory bounded by a page per column.
+    """
+
+    def __init__(
+        self,
+        schema: pa.Schema,
+        batches: Callable[[], Iterator[pa.RecordBatch]],
+        table: Callable[[], pa.Table],
+    ):
+        self._schema = schema
+        self._batches = batches
+        self._table = table
+
+    @property
+    def schema(self) -> pa.Schema:
+        return self._schema
+
+    def to_batches(self) -> pa.RecordBatchReader:
+        return pa.RecordBatchReader.from_batches(self._schema, self._batches())
+
+    def to_table(self) -> pa.Table:
+        return self._table()
+
+
+class LanceFileReader:
+    """Reads a Lance file (format 2.0): whole, by row range, by row list, or as batches.
+
+    ``columns`` selects top-level columns or struct sub-fields (``"a.b"``).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], columns: Sequence[str] | None = None):
+        self.path = os.fspath(path)
+        self._source: LocalInputFile = open_input(self.path)
+        self._footer = container.read_footer(self._source)
+        self._columns = container.read_columns(self._source, self._footer)
+        descriptor = file_pb2.FileDescriptor()
+        container.parse_message(
+            descriptor,
+            container.read_global_buffer(self._source, self._footer, 0),
+            "file descriptor (global buffer 0)",
+            self.path,
+        )
+        self._num_rows = descriptor.length
+        try:
+            self._schema = from_lance_fields(descriptor.schema.fields, descriptor.schema.metadata)
+        except SchemaError as exc:
+            raise CorruptFileError(f"{self.path}: {exc}") from exc
+        self._nodes = build_layout(self._schema)
+        if column_count(self._nodes) != len(self._columns):
+            raise CorruptFileError(
+                f"{self.path}: schema needs {column_count(self._nodes)} columns, "
+                f"file has {len(self._columns)}"
+            )
+        self._globals: list[pa.Buffer] = []
+        pages = [
+            ColumnPages(self._source, info, i, self._globals)
+            for i, info in enumerate(self._columns)
+        ]
+        self._check_lengths(pages)
+        self._pages = pages
+        self._default_columns = list(columns) if columns is not None else None
+
+    def _check_lengths(self, pages: list[ColumnPages]) -> None:
+        for node in self._nodes:
+            got = pages[node.column].num_rows
+            if got != self._num_rows:
+                raise CorruptFileError(
+                    f"{self.path}: column {node.field.name!r} holds {got} rows, "
+                    f"the file says {self._num_rows}"
+                )
+
+    # -- projection -------------------------------------------------------------------
+
+    def _project(self, columns: Sequence[str] | None) -> tuple[pa.Schema, list[FieldReader]]:
+        names = columns if columns is not None else self._default_columns
+        nodes = self._nodes if names is None else [self._resolve(name) for name in names]
+        readers = [build_reader(node, self._pages) for node in nodes]
+        schema = pa.schema([node.field for node in nodes], metadata=self._schema.metadata)
+        return schema, readers
+
+    def _resolve(self, name: str) -> FieldNode:
+        """A top-level column or a dotted path to a struct sub-field."""
+        candidates = self._nodes
+        node: FieldNode | None = None
+        parts = name.split(".")
+        for depth, part in enumerate(parts):
+            node = next((n for n in candidates if n.field.name == part), None)
+            if node is None:
+                # A top-level name may itself contain dots.
+                whole = (
+                    next((n for n in self._nodes if n.field.name == name), None)
+                    if depth == 0
+                    else None
+                )
+                if whole is not None:
+                    return whole
+                raise SchemaError(f"{self.path}: no column named {name!r}")
+            candidates = list(node.children) if pa.types.is_struct(node.field.type) else []
+        assert node is not None
+        if len(parts) > 1:
+            node = FieldNode(node.field.with_name(name), node.column, node.children)
+        return node
+
+    # -- reads -----------------------------------------------------------------------
+
+    def _batches(
+        self, schema: pa.Schema, readers: list[FieldReader], start: int, end: int, batch_size: int
+    ) -> Iterator[pa.RecordBatch]:
+        for lo in range(start, end, batch_size):
+            hi = min(lo + batch_size, end)
+            yield pa.RecordBatch.from_arrays([r.read(lo, hi) for r in readers], schema=schema)
+
+    def _range_results(
+        self, start: int, num_rows: int, batch_size: int, columns: Sequence[str] | None
+    ) -> ReaderResults:
+        if start < 0 or num_rows < 0 or start + num_rows > self._num_rows:
+            raise IndexError(
+                f"{self.path}: rows [{start}, {start + num_rows}) are outside 0..{self._num_rows}"
+            )
+        if batch_size <= 0:
+            raise ValueError("batch_size must be positive")
+        schema, readers = self._project(columns)
+        end = start + num_rows
+
+        def table() -> pa.Table:
+            chunked = [pa.chunked_array(r.chunks(start, end), type=r.dtype) for r in readers]
+            return pa.Table.from_arrays(chunked, schema=schema)
+
+        return ReaderResults(
+            schema, lambda: self._batches(schema, readers, start, end, batch_size), table
+        )
+
+    def read_all(
+        self,
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        batch_readahead: int = 16,
+        columns: Sequence[str] | None = None,
+    ) -> ReaderResults:
+        return self._range_results(0, self._num_rows, batch_size, columns)
+
+    def read_range(
+        self,
+        start: int,
+        num_rows: int,
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        batch_readahead: int = 16,
+        columns: Sequence[str] | None = None,
+    ) -> ReaderResults:
+        return self._range_results(start, num_rows, batch_size, columns)
+
+    def take_rows(
+        self,
+        indices: Sequence[int] | np.ndarray,
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        batch_readahead: int = 16,
+        columns: Sequence[str] | None = None,
+    ) -> ReaderResults:
+        rows = np.asarray(indices, dtype=np.int64).reshape(-1)
+        if len(rows) and (rows.min() < 0 or rows.max() >= self._num_rows):
+            bad = int(rows[(rows < 0) | (rows >= self._num_rows)][0])
+            raise IndexError(f"{self.path}: row {bad} is outside 0..{self._num_rows}")
+        schema, readers = self._project(columns)
+
+        def table() -> pa.Table:
+            return pa.Table.from_arrays([r.take(rows) for r in readers], schema=schema)
+
+        def batches() -> Iterator[pa.RecordBatch]:
+            for lo in range(0, len(rows), batch_size):
+                part = rows[lo : lo + batch_size]
+                yield pa.RecordBatch.from_arrays([r.take(part) for r in readers], schema=schema)
+
+        return ReaderResults(schema, batches, table)
+
+    def num_rows(self) -> int:
+        return self._num_rows
+
+    def read_global_buffer(self, index: int) -> bytes:
+        data: bytes = container.read_global_buffer(self._source, self._footer, index).to_pybytes()
+        return data
+
+    def metadata(self) -> LanceFileMetadata:
+        f = self._footer
+        gbo = np.frombuffer(
+            self._source.read(f.gbo_table_pos, 16 * f.num_global_buffers), dtype="<u8"
+        )
+        globals_ = [LanceBufferDescriptor(int(p), int(s)) for p, s in gbo.reshape(-1, 2)]
+        columns = [
+            LanceColumnMetadata(
+                [
+                    LanceBufferDescriptor(o, s)
+                    for o, s in zip(c.buffer_offsets, c.buffer_sizes, strict=True)
+                ],
+                [
+                    LancePageMetadata(
+                        [
+                            LanceBufferDescriptor(o, s)
+                            for o, s in zip(p.buffer_offsets, p.buffer_sizes, strict=True)
+                        ],
+                        str(p.encoding).strip(),
+                        p.num_rows,
+                    )
+                    for p in c.pages
+                ],
+            )
+            for c in self._columns
+        ]
+        data_bytes = min([g.position for g in globals_] + [f.column_meta_start])
+        return LanceFileMetadata(
+            schema=self._schema,
+            num_rows=self._num_rows,
+            num_data_bytes=data_bytes,
+            num_column_metadata_bytes=f.cmo_table_pos - f.column_meta_start,
+            num_global_buffer_bytes=sum(g.size for g in globals_),
+            global_buffers=globals_,
+            columns=columns,
+            major_version=f.major,
+            minor_version=f.minor,
+        )
+
+    @property
+    def schema(self) -> pa.Schema:
+        return self._schema

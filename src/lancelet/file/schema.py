@@ -1,0 +1,183 @@
+"""Arrow schema <-> Lance schema fields (``lance.file.Field``).
+
+Lance flattens a schema into a pre-order list of fields, each with an id and its
+parent's id (-1 at the top level).  Struct and list fields get children; a
+fixed-size list is a single field whose item type lives in its logical type
+string.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+
+import pyarrow as pa
+
+from lancelet._proto import file_pb2
+from lancelet.errors import SchemaError, UnsupportedTypeError
+
+_SIMPLE: dict[pa.DataType, str] = {
+    pa.null(): "null",
+    pa.bool_(): "bool",
+    pa.int8(): "int8",
+    pa.uint8(): "uint8",
+    pa.int16(): "int16",
+    pa.uint16(): "uint16",
+    pa.int32(): "int32",
+    pa.uint32(): "uint32",
+    pa.int64(): "int64",
+    pa.uint64(): "uint64",
+    pa.float16(): "halffloat",
+    pa.float32(): "float",
+    pa.float64(): "double",
+    pa.string(): "string",
+    pa.binary(): "binary",
+    pa.large_string(): "large_string",
+    pa.large_binary(): "large_binary",
+    pa.date32(): "date32:day",
+    pa.date64(): "date64:ms",
+}
+_SIMPLE_BY_NAME = {name: dtype for dtype, name in _SIMPLE.items()}
+_SIMPLE_BY_NAME["json"] = pa.large_binary()
+
+_VARIABLE_WIDTH = (pa.string(), pa.binary(), pa.large_string(), pa.large_binary())
+
+
+def logical_type(dtype: pa.DataType, column: str) -> str:
+    """The Lance logical type string of an Arrow type."""
+    if dtype in _SIMPLE:
+        return _SIMPLE[dtype]
+    if pa.types.is_decimal(dtype):
+        return f"decimal:{dtype.bit_width}:{dtype.precision}:{dtype.scale}"
+    if pa.types.is_timestamp(dtype):
+        return f"timestamp:{dtype.unit}:{dtype.tz or '-'}"
+    if pa.types.is_time32(dtype):
+        return f"time32:{dtype.unit}"
+    if pa.types.is_time64(dtype):
+        return f"time64:{dtype.unit}"
+    if pa.types.is_duration(dtype):
+        return f"duration:{dtype.unit}"
+    if pa.types.is_fixed_size_binary(dtype):
+        return f"fixed_size_binary:{dtype.byte_width}"
+    if pa.types.is_struct(dtype):
+        return "struct"
+    if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+        base = "list" if pa.types.is_list(dtype) else "large_list"
+        return base + (".struct" if pa.types.is_struct(dtype.value_type) else "")
+    if pa.types.is_fixed_size_list(dtype):
+        inner = logical_type(dtype.value_type, column)
+        return f"fixed_size_list:{inner}:{dtype.list_size}"
+    raise UnsupportedTypeError(f"column {column!r}: Arrow type {dtype} has no Lance logical type")
+
+
+def parse_logical_type(name: str, column: str) -> pa.DataType:
+    """The Arrow type of a leaf or fixed-size-list logical type string."""
+    if name in _SIMPLE_BY_NAME:
+        return _SIMPLE_BY_NAME[name]
+    head, _, rest = name.partition(":")
+    try:
+        if head == "decimal":
+            bits, precision, scale = rest.split(":")
+            make = pa.decimal128 if bits == "128" else pa.decimal256 if bits == "256" else None
+            if make is not None:
+                return make(int(precision), int(scale))
+        elif head == "timestamp":
+            unit, _, tz = rest.partition(":")
+            return pa.timestamp(unit, None if tz in ("-", "") else tz)
+        elif head == "time32":
+            return pa.time32(rest)
+        elif head == "time64":
+            return pa.time64(rest)
+        elif head == "duration":
+            return pa.duration(rest)
+        elif head == "fixed_size_binary":
+            return pa.binary(int(rest))
+        elif head == "fixed_size_list":
+            inner, _, size = rest.rpartition(":")
+            return pa.list_(parse_logical_type(inner, column), int(size))
+    except (ValueError, TypeError, pa.ArrowInvalid) as exc:
+        raise SchemaError(f"column {column!r}: malformed logical type {name!r}") from exc
+    raise UnsupportedTypeError(f"column {column!r}: unsupported logical type {name!r}")
+
+
+def _legacy_encoding(dtype: pa.DataType) -> file_pb2.Encoding.ValueType:
+    # Pre-2.0 readers look at this per-field hint; 2.0 files still carry it.
+    if dtype in _VARIABLE_WIDTH:
+        return file_pb2.VAR_BINARY
+    if pa.types.is_struct(dtype):
+        return file_pb2.NONE
+    return file_pb2.PLAIN
+
+
+def _metadata(meta: Mapping[bytes, bytes] | None) -> dict[str, bytes]:
+    return {k.decode(): v for k, v in (meta or {}).items()}
+
+
+def to_lance_fields(schema: pa.Schema, first_id: int = 0) -> list[file_pb2.Field]:
+    """Flatten an Arrow schema into Lance fields, assigning ids in pre-order."""
+    out: list[file_pb2.Field] = []
+    next_id = [first_id]
+
+    def visit(field: pa.Field, parent: int) -> None:
+        fid = next_id[0]
+        next_id[0] += 1
+        out.append(
+            file_pb2.Field(
+                name=field.name,
+                id=fid,
+                parent_id=parent,
+                logical_type=logical_type(field.type, field.name),
+                nullable=field.nullable,
+                metadata=_metadata(field.metadata),
+                encoding=_legacy_encoding(field.type),
+            )
+        )
+        for child in _child_fields(field.type):
+            visit(child, fid)
+
+    for top in schema:
+        visit(top, -1)
+    return out
+
+
+def _child_fields(dtype: pa.DataType) -> Iterator[pa.Field]:
+    if pa.types.is_struct(dtype):
+        yield from (dtype.field(i) for i in range(dtype.num_fields))
+    elif pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+        yield dtype.value_field
+
+
+def from_lance_fields(
+    fields: Iterable[file_pb2.Field], metadata: Mapping[str, bytes] | None = None
+) -> pa.Schema:
+    """Rebuild the Arrow schema from a pre-order list of Lance fields."""
+    fields = list(fields)
+    children: dict[int, list[file_pb2.Field]] = {}
+    ids = {f.id for f in fields}
+    for f in fields:
+        if f.parent_id != -1 and f.parent_id not in ids:
+            raise SchemaError(
+                f"field {f.name!r} names a parent id {f.parent_id} that does not exist"
+            )
+        children.setdefault(f.parent_id, []).append(f)
+    top = [_to_arrow_field(f, children, depth=0) for f in children.get(-1, [])]
+    schema_meta = {k.encode(): v for k, v in (metadata or {}).items()}
+    return pa.schema(top, metadata=schema_meta or None)
+
+
+def _to_arrow_field(
+    field: file_pb2.Field, children: dict[int, list[file_pb2.Field]], depth: int
+) -> pa.Field:
+    if depth > 64:
+        raise SchemaError(f"field {field.name!r}: schema nesting is deeper than 64 levels")
+    kids = [_to_arrow_field(c, children, depth + 1) for c in children.get(field.id, [])]
+    name = field.logical_type
+    if name == "struct":
+        dtype: pa.DataType = pa.struct(kids)
+    elif name.split(".")[0] in ("list", "large_list"):
+        if len(kids) != 1:
+            raise SchemaError(f"list field {field.name!r} has {len(kids)} children, expected 1")
+        dtype = pa.list_(kids[0]) if name.startswith("list") else pa.large_list(kids[0])
+    else:
+        dtype = parse_logical_type(name, field.name)
+    meta = {k.encode(): v for k, v in field.metadata.items()}
+    return pa.field(field.name, dtype, nullable=field.nullable, metadata=meta or None)

@@ -1,0 +1,99 @@
+"""Local filesystem storage."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from types import TracebackType
+
+import pyarrow as pa
+
+from lancelet.errors import LanceFileError
+
+
+class LocalInputFile:
+    """An immutable local file read through a memory map.
+
+    Ranges come back as ``pa.Buffer`` views of the mapping, so decoders can wrap
+    them in numpy or Arrow arrays without copying.  The map stays alive as long
+    as any buffer cut from it does.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        try:
+            self._map = pa.memory_map(self.path, "r")
+        except FileNotFoundError as exc:
+            raise LanceFileError(f"{self.path}: no such file") from exc
+        except OSError as exc:
+            raise LanceFileError(f"{self.path}: cannot open: {exc}") from exc
+        self.size: int = self._map.size()
+        # One zero-copy view of the whole mapping; ranges are slices of it.
+        self._whole = self._map.read_buffer(self.size)
+
+    def read(self, offset: int, length: int) -> pa.Buffer:
+        """The bytes ``[offset, offset + length)``; the caller has range-checked them."""
+        return self._whole.slice(offset, length)
+
+    def close(self) -> None:
+        # Buffers handed out may still point into the map; it is unmapped when the last goes.
+        self._whole = pa.py_buffer(b"")
+
+
+class LocalOutputFile:
+    """A file written under a temporary name and renamed into place on commit.
+
+    A writer that fails or is abandoned leaves nothing under the final name;
+    :meth:`abort` removes the temporary file.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        parent = os.path.dirname(os.path.abspath(self.path))
+        os.makedirs(parent, exist_ok=True)
+        self._tmp_path = os.path.join(
+            parent, f".{os.path.basename(self.path)}.{uuid.uuid4().hex}.tmp"
+        )
+        self._file = open(self._tmp_path, "wb")  # noqa: SIM115 - closed in commit/abort
+        self.position = 0
+
+    def write(self, data: bytes | bytearray | memoryview | pa.Buffer) -> None:
+        view = memoryview(data)
+        self._file.write(view)
+        self.position += view.nbytes
+
+    def commit(self) -> None:
+        """Flush, then atomically publish the file under its final name."""
+        self._file.flush()
+        os.fsync(self._file.fileno())
+        self._file.close()
+        os.replace(self._tmp_path, self.path)
+
+    def abort(self) -> None:
+        """Discard everything written so far."""
+        if not self._file.closed:
+            self._file.close()
+        if os.path.exists(self._tmp_path):
+            os.remove(self._tmp_path)
+
+    def __enter__(self) -> LocalOutputFile:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()
+
+
+def open_input(path: str | os.PathLike[str]) -> LocalInputFile:
+    return LocalInputFile(path)
+
+
+def open_output(path: str | os.PathLike[str]) -> LocalOutputFile:
+    return LocalOutputFile(path)
