@@ -1,0 +1,120 @@
+"""Projection, row ranges, take and streaming, checked against pyarrow's own slicing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import lance.file as ref
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from lancelet.errors import SchemaError
+from lancelet.file import LanceFileReader, LanceFileWriter
+from tests.file.gen import ALL_TYPES, random_table
+
+N = 6000
+
+
+@pytest.fixture(scope="module", params=["lancelet", "pylance"])
+def written(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, pa.Table]:
+    table = random_table(ALL_TYPES, N, seed=11)
+    path = tmp_path_factory.mktemp("read") / "t.lance"
+    if request.param == "lancelet":
+        with LanceFileWriter(path, table.schema, data_cache_bytes=8192) as writer:
+            writer.write_batch(table)
+    else:
+        with ref.LanceFileWriter(
+            str(path), table.schema, version="2.0", data_cache_bytes=8192
+        ) as w:
+            w.write_batch(table)
+    return path, table
+
+
+@pytest.mark.parametrize(
+    ("start", "count"), [(0, N), (0, 1), (1234, 2000), (N - 1, 1), (N, 0), (17, 0)]
+)
+def test_read_range(written: tuple[Path, pa.Table], start: int, count: int) -> None:
+    path, table = written
+    got = LanceFileReader(path).read_range(start, count).to_table()
+    assert got.equals(table.slice(start, count))
+
+
+def test_projection(written: tuple[Path, pa.Table]) -> None:
+    path, table = written
+    names = ["c40", "c3", "c49"]
+    got = LanceFileReader(path).read_all(columns=names).to_table()
+    assert got.equals(table.select(names))
+    assert (
+        LanceFileReader(path, columns=["c37"]).read_all().to_table().equals(table.select(["c37"]))
+    )
+
+
+def test_struct_sub_field_projection(written: tuple[Path, pa.Table]) -> None:
+    path, table = written
+    struct_col = table["c47"].combine_chunks()  # struct<a: struct<x, y>, z>
+    got = LanceFileReader(path).read_all(columns=["c47.a.y", "c47.z"]).to_table()
+    assert got.column_names == ["c47.a.y", "c47.z"]
+    assert got["c47.a.y"].combine_chunks().equals(struct_col.field("a").field("y"))
+    assert got["c47.z"].combine_chunks().equals(struct_col.field("z"))
+
+
+def test_unknown_column(written: tuple[Path, pa.Table]) -> None:
+    path, _ = written
+    with pytest.raises(SchemaError, match="'nope'"):
+        LanceFileReader(path).read_all(columns=["nope"])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_take_rows(written: tuple[Path, pa.Table], seed: int) -> None:
+    path, table = written
+    rows = np.random.default_rng(seed).choice(N, 300, replace=seed == 2)
+    if seed == 0:
+        rows.sort()
+    got = LanceFileReader(path).take_rows(rows).to_table()
+    assert got.equals(table.take(rows))
+
+
+def test_take_rows_out_of_range(written: tuple[Path, pa.Table]) -> None:
+    path, _ = written
+    with pytest.raises(IndexError, match=str(N)):
+        LanceFileReader(path).take_rows([0, N])
+
+
+@pytest.mark.parametrize("batch_size", [1, 777, N])
+def test_streaming_batches(written: tuple[Path, pa.Table], batch_size: int) -> None:
+    path, table = written
+    if batch_size == 1:
+        table = table.slice(0, 50)
+        batches = list(LanceFileReader(path).read_range(0, 50, batch_size=1).to_batches())
+    else:
+        batches = list(LanceFileReader(path).read_all(batch_size=batch_size).to_batches())
+    assert all(b.num_rows <= batch_size for b in batches)
+    assert pa.Table.from_batches(batches).equals(table)
+
+
+def test_metadata(written: tuple[Path, pa.Table]) -> None:
+    path, table = written
+    mine = LanceFileReader(path).metadata()
+    theirs = ref.LanceFileReader(str(path)).metadata()
+    assert mine.num_rows == theirs.num_rows == N
+    assert mine.schema.equals(table.schema)
+    assert len(mine.columns) == len(theirs.columns)
+    for a, b in zip(mine.columns, theirs.columns, strict=True):
+        assert [[(x.position, x.size) for x in p.buffers] for p in a.pages] == [
+            [(x.position, x.size) for x in p.buffers] for p in b.pages
+        ]
+    assert [(g.position, g.size) for g in mine.global_buffers] == [
+        (g.position, g.size) for g in theirs.global_buffers
+    ]
+
+
+def test_global_buffers(tmp_path: Path) -> None:
+    path = tmp_path / "g.lance"
+    with LanceFileWriter(path, pa.schema([("a", pa.int32())])) as writer:
+        assert writer.add_global_buffer(b"hello") == 1
+        writer.write_batch(pa.table({"a": pa.array([1], pa.int32())}))
+    assert ref.LanceFileReader(str(path)).read_global_buffer(1) == b"hello"
+    assert LanceFileReader(path).read_global_buffer(1) == b"hello"
