@@ -88,7 +88,7 @@ def test_the_fixture_file_is_readable(good: Path) -> None:
 def test_truncated(good: Path, keep: int) -> None:
     data = good.read_bytes()
     bad = good.with_name("cut.lance")
-    bad.write_bytes(data[:keep] if keep >= 0 else data[:keep])
+    bad.write_bytes(data[:keep])
     with pytest.raises(CorruptFileError, match="cut.lance"):
         read_everything(bad)
 
@@ -164,7 +164,7 @@ def test_forged_list_item_count(good: Path) -> None:
 
 def test_column_metadata_is_not_protobuf(good: Path) -> None:
     data = bytearray(good.read_bytes())
-    cm_start, cmo = FOOTER.unpack(bytes(data[-40:]))[:2]
+    cmo = FOOTER.unpack(bytes(data[-40:]))[1]
     pos, size = struct.unpack_from("<QQ", data, cmo)
     data[pos : pos + size] = b"\xff" * size
     good.write_bytes(bytes(data))
@@ -239,9 +239,11 @@ def test_schema_mismatch_leaves_no_file(tmp_path: Path) -> None:
 def test_struct_level_nulls_are_refused(tmp_path: Path) -> None:
     arr = pa.array([{"x": 1}, None], pa.struct([("x", pa.int32())]))
     path = tmp_path / "out.lance"
-    with pytest.raises(UnsupportedTypeError, match="'st'.*struct level"):
-        with LanceFileWriter(path) as writer:
-            writer.write_batch(pa.table({"st": arr}))
+    with (
+        pytest.raises(UnsupportedTypeError, match="'st'.*struct level"),
+        LanceFileWriter(path) as w,
+    ):
+        w.write_batch(pa.table({"st": arr}))
     assert os.listdir(tmp_path) == []
 
 

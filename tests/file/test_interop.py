@@ -8,31 +8,9 @@ import lance.file as ref
 import pyarrow as pa
 import pytest
 
-from lancelet.file import LanceFileReader, LanceFileWriter
+from lancelet.file import LanceFileReader
 from tests.file.gen import ALL_TYPES, LEAF_TYPES, NESTED_TYPES, random_table, seed_of
-
-
-def write_lancelet(path: Path, table: pa.Table, **kwargs: object) -> Path:
-    with LanceFileWriter(str(path), table.schema, **kwargs) as writer:  # type: ignore[arg-type]
-        for batch in table.to_batches(max_chunksize=700):
-            writer.write_batch(batch)
-    return path
-
-
-def write_reference(path: Path, table: pa.Table, **kwargs: object) -> Path:
-    with ref.LanceFileWriter(str(path), table.schema, version="2.0", **kwargs) as writer:
-        writer.write_batch(table)
-    return path
-
-
-def assert_same(expected: pa.Table, actual: pa.Table) -> None:
-    assert actual.schema.equals(expected.schema, check_metadata=True), (
-        f"schema differs:\n{actual.schema}\nvs\n{expected.schema}"
-    )
-    for name in expected.column_names:
-        want, got = expected[name].combine_chunks(), actual[name].combine_chunks()
-        assert got.type == want.type, name
-        assert got.equals(want), f"column {name}: {got.diff(want)}"
+from tests.file.oracle import assert_same, write_lancelet, write_reference
 
 
 @pytest.mark.parametrize("dtype", ALL_TYPES, ids=str)

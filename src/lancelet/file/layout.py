@@ -3,8 +3,9 @@
 Fields are laid out in pre-order, one column each: a struct contributes a
 header column (pages with no buffers) before its children, a list contributes
 an offsets column before its items, and every other field (including a
-fixed-size list) is a single leaf column.  So a field's column index is its
-position in the flattened field list.
+fixed-size list) is a single leaf column.  A *packed* struct (see
+:func:`is_packed_struct`) is also a single leaf column holding all of its
+descendants row by row, so its children get no columns of their own.
 """
 
 from __future__ import annotations
@@ -14,6 +15,30 @@ from dataclasses import dataclass
 from enum import Enum
 
 import pyarrow as pa
+
+PACKED_KEY = b"lance-encoding:packed"
+LEGACY_PACKED_KEY = b"packed"
+# The values pylance 14.0.2 takes as "true" for the legacy key (case-insensitive).
+_TRUTHY = (b"true", b"1", b"yes", b"y", b"on")
+
+
+def is_packed_struct(field: pa.Field) -> bool:
+    """Whether the reference writer stores this struct field as one packed column.
+
+    This is pylance 14.0.2's *writer* rule, found by experiment: a legacy
+    ``packed`` key decides when present (truthy value -> packed); otherwise the
+    mere presence of ``lance-encoding:packed``, whatever its value, packs.  Its
+    reader counts columns differently for a few odd values (e.g.
+    ``lance-encoding:packed=false``) and cannot read such files back; lancelet
+    follows the writer so it reads what is physically there.
+    """
+    if not pa.types.is_struct(field.type):
+        return False
+    meta = field.metadata or {}
+    legacy = meta.get(LEGACY_PACKED_KEY)
+    if legacy is not None:
+        return legacy.lower() in _TRUTHY
+    return PACKED_KEY in meta
 
 
 class Kind(Enum):
@@ -32,7 +57,7 @@ class FieldNode:
     def kind(self) -> Kind:
         dtype = self.field.type
         if pa.types.is_struct(dtype):
-            return Kind.STRUCT
+            return Kind.LEAF if is_packed_struct(self.field) else Kind.STRUCT
         if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
             return Kind.LIST
         return Kind.LEAF
@@ -43,7 +68,10 @@ class FieldNode:
             yield from child.walk()
 
 
-def _child_fields(dtype: pa.DataType) -> list[pa.Field]:
+def _child_fields(field: pa.Field) -> list[pa.Field]:
+    dtype = field.type
+    if is_packed_struct(field):
+        return []
     if pa.types.is_struct(dtype):
         return [dtype.field(i) for i in range(dtype.num_fields)]
     if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
@@ -58,7 +86,7 @@ def build_layout(schema: pa.Schema) -> list[FieldNode]:
     def node(field: pa.Field) -> FieldNode:
         column = counter[0]
         counter[0] += 1
-        children = tuple(node(child) for child in _child_fields(field.type))
+        children = tuple(node(child) for child in _child_fields(field))
         return FieldNode(field, column, children)
 
     return [node(field) for field in schema]

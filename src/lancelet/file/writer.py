@@ -14,8 +14,10 @@ from lancelet._proto import file2_pb2, file_pb2
 from lancelet.errors import LanceFileError, SchemaError, UnsupportedTypeError
 from lancelet.file import container
 from lancelet.file.encodings.v2_0 import list as list_enc
+from lancelet.file.encodings.v2_0 import packed_struct
+from lancelet.file.encodings.v2_0.compression import BufferCompression, compression_from_metadata
 from lancelet.file.encodings.v2_0.leaf import encode_values
-from lancelet.file.layout import FieldNode, Kind, build_layout, column_count
+from lancelet.file.layout import FieldNode, Kind, build_layout, column_count, is_packed_struct
 from lancelet.file.schema import to_lance_fields
 from lancelet.io import LocalOutputFile, open_output
 
@@ -62,10 +64,17 @@ def _direct(message: enc_pb.ArrayEncoding | enc_pb.ColumnEncoding, url: str) -> 
 class _LeafStream:
     """Buffers one leaf column's arrays and cuts them into pages."""
 
-    def __init__(self, column: int, cache_bytes: int, max_page_bytes: int) -> None:
+    def __init__(
+        self,
+        column: int,
+        cache_bytes: int,
+        max_page_bytes: int,
+        compression: BufferCompression | None = None,
+    ) -> None:
         self.column = column
         self.cache_bytes = cache_bytes
         self.max_page_bytes = max_page_bytes
+        self.compression = compression
         self.pending: list[pa.Array] = []
         self.pending_bytes = 0
 
@@ -94,7 +103,7 @@ class _LeafStream:
             buffers.append(buf)
             return len(buffers) - 1
 
-        sink.add_page(self.column, len(arr), buffers, encode_values(arr, add))
+        sink.add_page(self.column, len(arr), buffers, encode_values(arr, add, self.compression))
 
 
 class _ListStream:
@@ -160,8 +169,30 @@ def _make_streams(nodes: list[FieldNode], cache_bytes: int, max_page_bytes: int)
             elif node.kind is Kind.LIST:
                 streams.append(_ListStream(node.column, cache_bytes))
             else:
-                streams.append(_LeafStream(node.column, cache_bytes, max_page_bytes))
+                compression = compression_from_metadata(node.field.metadata)
+                streams.append(_LeafStream(node.column, cache_bytes, max_page_bytes, compression))
     return streams
+
+
+def _check_packed_types(nodes: list[FieldNode], path: str) -> None:
+    """Refuse up front the packed structs pylance fails to write (it fails on the first rows)."""
+    for top in nodes:
+        for node in top.walk():
+            if not is_packed_struct(node.field):
+                continue
+            problem = packed_struct.packed_type_problem(node.field.type)
+            if problem is not None:
+                raise UnsupportedTypeError(
+                    f"{path}: packed struct column {node.field.name!r} cannot be written: {problem}"
+                )
+
+
+def _check_packed_nulls(node: FieldNode, arr: pa.Array, path: str) -> None:
+    if packed_struct.has_nulls(arr):
+        raise UnsupportedTypeError(
+            f"{path}: packed struct column {node.field.name!r} contains nulls; Lance file "
+            "format 2.0 packs only null-free fixed-width values"
+        )
 
 
 def _shred(
@@ -185,6 +216,8 @@ def _shred(
         values = arr.values.slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
         _shred(node.children[0], values, streams, sink, path)
     else:
+        if node.kind is Kind.LEAF and pa.types.is_struct(arr.type):
+            _check_packed_nulls(node, arr, path)
         stream.append(arr, sink)
 
 
@@ -227,6 +260,7 @@ class LanceFileWriter:
         self._fields = to_lance_fields(schema)  # rejects unsupported types up front
         self.schema = schema
         self._nodes = build_layout(schema)
+        _check_packed_types(self._nodes, self.path)
         self._out = open_output(self.path)
         self._sink = _PageSink(self._out, column_count(self._nodes))
         self._streams = _make_streams(self._nodes, self._cache_bytes, self._max_page_bytes)

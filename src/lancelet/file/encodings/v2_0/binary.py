@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from lancelet._proto import encodings_v2_0_pb2 as pb
 from lancelet.file.encodings.v2_0 import flat
+from lancelet.file.encodings.v2_0.compression import BufferCompression, compress_buffer
 from lancelet.file.encodings.v2_0.context import PageContext
 
 
@@ -90,7 +91,27 @@ def gather_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.repeat(starts - out_starts, lengths) + np.arange(total, dtype=np.int64)
 
 
-def encode(arr: pa.Array, add_buffer: flat.AddBuffer) -> pb.ArrayEncoding:
+def _bytes_encoding(
+    data: pa.Buffer, add_buffer: flat.AddBuffer, compression: BufferCompression | None
+) -> pb.ArrayEncoding:
+    """The ``Flat`` of the bytes buffer; pylance compresses only this buffer, not the offsets."""
+    if compression is None:
+        return pb.ArrayEncoding(
+            flat=pb.Flat(bits_per_value=8, buffer=pb.Buffer(buffer_index=add_buffer(data)))
+        )
+    packed = compress_buffer(compression.scheme, memoryview(data), compression.level)
+    index = add_buffer(pa.py_buffer(packed))
+    proto = pb.Compression(scheme=compression.scheme)
+    if compression.level is not None:
+        proto.level = compression.level
+    return pb.ArrayEncoding(
+        flat=pb.Flat(bits_per_value=8, buffer=pb.Buffer(buffer_index=index), compression=proto)
+    )
+
+
+def encode(
+    arr: pa.Array, add_buffer: flat.AddBuffer, compression: BufferCompression | None = None
+) -> pb.ArrayEncoding:
     offsets = np.frombuffer(
         arr.buffers()[1],
         dtype=_offsets_type(arr.type),
@@ -108,10 +129,7 @@ def encode(arr: pa.Array, add_buffer: flat.AddBuffer) -> pb.ArrayEncoding:
     indices = flat.encode_u64(ends, add_buffer)
     data = arr.buffers()[2]
     data_slice = data.slice(base, total) if data is not None else pa.py_buffer(b"")
-    index = add_buffer(data_slice)
-    bytes_enc = pb.ArrayEncoding(
-        flat=pb.Flat(bits_per_value=8, buffer=pb.Buffer(buffer_index=index))
-    )
+    bytes_enc = _bytes_encoding(data_slice, add_buffer, compression)
     return pb.ArrayEncoding(
         binary=pb.Binary(indices=indices, bytes=bytes_enc, null_adjustment=adjustment)
     )

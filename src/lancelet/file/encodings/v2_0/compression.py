@@ -24,7 +24,10 @@ does not report a short or corrupt block.
 from __future__ import annotations
 
 import importlib
+import re
 import struct
+from collections.abc import Mapping
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Final
 
@@ -43,6 +46,10 @@ _LZ4_MAX_RATIO: Final = 255
 _SLACK: Final = 64
 
 SCHEMES: Final = ("none", "zstd", "lz4")
+COMPRESSION_KEY: Final = b"lance-encoding:compression"
+LEVEL_KEY: Final = b"lance-encoding:compression-level"
+_ZSTD_MAX_LEVEL: Final = 22
+_INT32 = re.compile(rb"[+-]?[0-9]+")
 
 
 def _load(name: str) -> ModuleType | None:
@@ -152,7 +159,8 @@ def _zstd_decompress(data: bytes, expected: int | None) -> bytes:
 
 def _zstd_compress(data: bytes, level: int | None) -> bytes:
     # The reference passes level 0 when none is given, which zstd reads as its default.
-    lvl = 0 if level is None else level
+    # zstd itself clamps larger levels; the Python bindings refuse them instead.
+    lvl = 0 if level is None else min(level, _ZSTD_MAX_LEVEL)
     zstd = _load("zstandard")
     if zstd is not None:
         frame = bytes(zstd.ZstdCompressor(level=lvl).compress(data))
@@ -230,3 +238,31 @@ def compress_buffer(scheme: str, data: Buffer, level: int | None = None) -> byte
     if scheme == "lz4":
         return _lz4_compress(raw)
     raise _unknown_scheme(scheme)
+
+
+@dataclass(frozen=True)
+class BufferCompression:
+    """The ``Flat.compression`` a writer applies: a scheme and an optional level."""
+
+    scheme: str
+    level: int | None = None
+
+
+def _parse_level(raw: bytes | None) -> int | None:
+    # The reference parses an i32 and silently drops anything else.
+    if raw is None or not _INT32.fullmatch(raw):
+        return None
+    value = int(raw)
+    return value if -(2**31) <= value < 2**31 else None
+
+
+def compression_from_metadata(meta: Mapping[bytes, bytes] | None) -> BufferCompression | None:
+    """The buffer compression pylance applies for this field metadata, if any.
+
+    Only ``zstd``, ``lz4`` and ``none`` name a buffer compressor; ``fsst`` is an
+    encoding of its own and unknown names are ignored, as the reference does.
+    """
+    scheme = (meta or {}).get(COMPRESSION_KEY, b"").decode("utf-8", "replace")
+    if scheme not in SCHEMES:
+        return None
+    return BufferCompression(scheme, _parse_level((meta or {}).get(LEVEL_KEY)))

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from lancelet._proto import encodings_v2_0_pb2 as pb
+from lancelet.file.encodings.v2_0 import binary, flat
 from lancelet.file.encodings.v2_0.context import PageContext
 
 
@@ -20,3 +22,36 @@ def decode(ctx: PageContext, enc: pb.ArrayEncoding, num_rows: int, dtype: pa.Dat
         raise ctx.corrupt(f"dictionary index {int(positions.max()) + 1} exceeds {len(items)} items")
     mask = None if valid.all() else ~valid
     return items.take(pa.array(positions, mask=mask))
+
+
+# The reference dictionary-encodes a string page of at least this many rows when it
+# has fewer than this many distinct values; lancelet follows it so files match in size.
+DICTIONARY_MIN_ROWS = 100
+DICTIONARY_MAX_VALUES = 100
+
+
+def worth_encoding(arr: pa.Array) -> bool:
+    if arr.type != pa.string() or len(arr) < DICTIONARY_MIN_ROWS or arr.null_count == len(arr):
+        return False
+    # A cheap look at the head rejects high-cardinality pages before a full pass.
+    if pc.count_distinct(arr.slice(0, 4 * DICTIONARY_MAX_VALUES)).as_py() >= DICTIONARY_MAX_VALUES:
+        return False
+    return bool(pc.count_distinct(arr).as_py() < DICTIONARY_MAX_VALUES)
+
+
+def encode(arr: pa.Array, add_buffer: flat.AddBuffer) -> pb.ArrayEncoding:
+    """Indices are u8 with 0 for null and k for the k-th distinct value (first appearance)."""
+    encoded = pc.dictionary_encode(arr)
+    positions = encoded.indices.to_numpy(zero_copy_only=False)
+    codes = np.where(encoded.indices.is_valid().to_numpy(zero_copy_only=False), positions + 1, 0)
+    index = add_buffer(pa.py_buffer(codes.astype(np.uint8)))
+    flat_codes = pb.ArrayEncoding(
+        flat=pb.Flat(bits_per_value=8, buffer=pb.Buffer(buffer_index=index))
+    )
+    indices = pb.ArrayEncoding(nullable=pb.Nullable(no_nulls=pb.Nullable.NoNull(values=flat_codes)))
+    items = binary.encode(encoded.dictionary, add_buffer)
+    return pb.ArrayEncoding(
+        dictionary=pb.Dictionary(
+            indices=indices, items=items, num_dictionary_items=len(encoded.dictionary)
+        )
+    )

@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from lancelet._proto import encodings_v2_0_pb2 as pb
 from lancelet.errors import UnsupportedEncodingError
-from lancelet.file.encodings.v2_0 import binary, fixed_size_list, flat, nullable
+from lancelet.file.encodings.v2_0 import binary, fixed_size_list, flat, nullable, packed_struct
 from lancelet.file.encodings.v2_0.context import PageContext
 
 DecodeFn = Callable[[PageContext, pb.ArrayEncoding, int, pa.DataType], pa.Array]
@@ -30,11 +30,12 @@ DECODERS: dict[str, DecodeFn] = {
     "nullable": nullable.decode,
     "fixed_size_list": fixed_size_list.decode,
     "binary": binary.decode,
+    "packed_struct": packed_struct.decode,
     **_load_optional(),
 }
 
 TakeFn = Callable[[PageContext, pb.ArrayEncoding, int, pa.DataType, np.ndarray], pa.Array]
-TAKERS: dict[str, TakeFn] = {"binary": binary.take}
+TAKERS: dict[str, TakeFn] = {"binary": binary.take, "packed_struct": packed_struct.take}
 
 
 def decode_array(

@@ -5,16 +5,38 @@ from __future__ import annotations
 import pyarrow as pa
 
 from lancelet._proto import encodings_v2_0_pb2 as pb
-from lancelet.file.encodings.v2_0 import binary, fixed_size_list, flat, nullable
+from lancelet.file.encodings.v2_0 import (
+    binary,
+    dictionary,
+    fixed_size_list,
+    flat,
+    nullable,
+    packed_struct,
+)
+from lancelet.file.encodings.v2_0.compression import BufferCompression
 
 VARIABLE_WIDTH = (pa.string(), pa.binary(), pa.large_string(), pa.large_binary())
 
 
-def encode_values(arr: pa.Array, add_buffer: flat.AddBuffer) -> pb.ArrayEncoding:
-    """The encoding tree for one page of a leaf (primitive, string or fixed-size-list) column."""
+def encode_values(
+    arr: pa.Array, add_buffer: flat.AddBuffer, compression: BufferCompression | None = None
+) -> pb.ArrayEncoding:
+    """The encoding tree for one page of a leaf column.
+
+    A leaf is a primitive, string, fixed-size-list or packed-struct column.
+    ``compression`` (from the field's metadata) applies to string/binary bytes only,
+    as in the reference.
+    """
+    if dictionary.worth_encoding(arr):
+        # Low-cardinality string pages: the reference prefers a dictionary even when
+        # the field asks for compression, and so do we.
+        return dictionary.encode(arr, add_buffer)
     if arr.type in VARIABLE_WIDTH:
         # Binary carries its own nulls in the offsets; the reference does not wrap it.
-        return binary.encode(arr, add_buffer)
+        return binary.encode(arr, add_buffer, compression)
+    if pa.types.is_struct(arr.type):
+        # Only packed structs reach here; the reference writes them without Nullable.
+        return packed_struct.encode(arr, add_buffer)
     if pa.types.is_fixed_size_list(arr.type):
         return nullable.encode(arr, add_buffer, fixed_size_list.encode)
     return nullable.encode(arr, add_buffer, flat.encode)
