@@ -9,6 +9,7 @@ import numpy as np
 import pyarrow as pa
 
 LEAF_TYPES: list[pa.DataType] = [
+    pa.null(),
     pa.bool_(),
     pa.int8(),
     pa.int16(),
@@ -39,6 +40,8 @@ LEAF_TYPES: list[pa.DataType] = [
     pa.large_binary(),
     pa.string(),
     pa.large_string(),
+    pa.dictionary(pa.int32(), pa.string()),
+    pa.dictionary(pa.int8(), pa.int64()),
 ]
 
 NESTED_TYPES: list[pa.DataType] = [
@@ -75,6 +78,12 @@ def _strings(rng: np.random.Generator, n: int) -> list[str]:
 def _leaf(
     dtype: pa.DataType, n: int, rng: np.random.Generator, mask: np.ndarray | None
 ) -> pa.Array:
+    if pa.types.is_null(dtype):
+        return pa.nulls(n)
+    if pa.types.is_dictionary(dtype):
+        values = _leaf(dtype.value_type, 7, rng, None).unique()
+        indices = rng.integers(0, len(values), n).astype(dtype.index_type.to_pandas_dtype())
+        return pa.DictionaryArray.from_arrays(pa.array(indices, mask=mask), values)
     if pa.types.is_boolean(dtype):
         return pa.array(rng.random(n) < 0.5, type=dtype, mask=mask)
     if pa.types.is_integer(dtype):

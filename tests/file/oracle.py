@@ -36,6 +36,10 @@ def assert_same(expected: pa.Table, actual: pa.Table) -> None:
         f"schema differs:\n{actual.schema}\nvs\n{expected.schema}"
     )
     for name in expected.column_names:
-        want, got = expected[name].combine_chunks(), actual[name].combine_chunks()
+        want, got = expected[name], actual[name]
         assert got.type == want.type, name
+        if pa.types.is_dictionary(want.type):
+            # Only the values count: the reference adds a null item for null rows.
+            want, got = want.cast(want.type.value_type), got.cast(got.type.value_type)
+        want, got = want.combine_chunks(), got.combine_chunks()
         assert got.equals(want), f"column {name}: {got.diff(want)}"

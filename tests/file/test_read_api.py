@@ -13,6 +13,19 @@ from lancelet.errors import SchemaError
 from lancelet.file import LanceFileReader, LanceFileWriter
 from tests.file.gen import ALL_TYPES, random_table
 
+# Dictionary columns are left to the interop tests: the reference adds a null
+# dictionary item, so whole-table equality would compare dictionaries, not values.
+TYPES = [t for t in ALL_TYPES if not pa.types.is_dictionary(t)]
+NESTED_STRUCT = pa.struct(
+    [("a", pa.struct([("x", pa.float64()), ("y", pa.list_(pa.bool_()))])), ("z", pa.date32())]
+)
+
+
+def col(dtype: pa.DataType) -> str:
+    """The generated name of the column holding ``dtype``."""
+    return f"c{TYPES.index(dtype)}"
+
+
 N = 6000
 
 
@@ -20,7 +33,7 @@ N = 6000
 def written(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[Path, pa.Table]:
-    table = random_table(ALL_TYPES, N, seed=11)
+    table = random_table(TYPES, N, seed=11)
     path = tmp_path_factory.mktemp("read") / "t.lance"
     if request.param == "lancelet":
         with LanceFileWriter(path, table.schema, data_cache_bytes=8192) as writer:
@@ -44,21 +57,25 @@ def test_read_range(written: tuple[Path, pa.Table], start: int, count: int) -> N
 
 def test_projection(written: tuple[Path, pa.Table]) -> None:
     path, table = written
-    names = ["c40", "c3", "c49"]
+    names = [col(pa.list_(pa.int16(), 3)), col(pa.int16()), col(pa.list_(pa.list_(pa.int64())))]
     got = LanceFileReader(path).read_all(columns=names).to_table()
     assert got.equals(table.select(names))
     assert (
-        LanceFileReader(path, columns=["c37"]).read_all().to_table().equals(table.select(["c37"]))
+        LanceFileReader(path, columns=[col(pa.string())])
+        .read_all()
+        .to_table()
+        .equals(table.select([col(pa.string())]))
     )
 
 
 def test_struct_sub_field_projection(written: tuple[Path, pa.Table]) -> None:
     path, table = written
-    struct_col = table["c47"].combine_chunks()  # struct<a: struct<x, y>, z>
-    got = LanceFileReader(path).read_all(columns=["c47.a.y", "c47.z"]).to_table()
-    assert got.column_names == ["c47.a.y", "c47.z"]
-    assert got["c47.a.y"].combine_chunks().equals(struct_col.field("a").field("y"))
-    assert got["c47.z"].combine_chunks().equals(struct_col.field("z"))
+    name = col(NESTED_STRUCT)
+    struct_col = table[name].combine_chunks()
+    got = LanceFileReader(path).read_all(columns=[f"{name}.a.y", f"{name}.z"]).to_table()
+    assert got.column_names == [f"{name}.a.y", f"{name}.z"]
+    assert got[f"{name}.a.y"].combine_chunks().equals(struct_col.field("a").field("y"))
+    assert got[f"{name}.z"].combine_chunks().equals(struct_col.field("z"))
 
 
 def test_unknown_column(written: tuple[Path, pa.Table]) -> None:

@@ -100,7 +100,7 @@ class FieldReader:
         parts = self.chunks(start, end)
         if len(parts) == 1:
             return parts[0]
-        return pa.concat_arrays(parts) if parts else pa.array([], type=self.dtype)
+        return _concat(parts, self.dtype)
 
     def take(self, rows: np.ndarray) -> pa.Array:
         raise NotImplementedError
@@ -248,7 +248,14 @@ class ListReader(FieldReader):
 def _concat(parts: list[pa.Array], dtype: pa.DataType) -> pa.Array:
     if not parts:
         return pa.array([], type=dtype)
-    return parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
+    return parts[0] if len(parts) == 1 else concat_pages(parts)
+
+
+def concat_pages(parts: list[pa.Array]) -> pa.Array:
+    """One array from several pages' arrays; dictionary pages each have their own dictionary."""
+    if pa.types.is_dictionary(parts[0].type):
+        return pa.chunked_array(parts).unify_dictionaries().combine_chunks()
+    return pa.concat_arrays(parts)
 
 
 def build_reader(node: FieldNode, columns: Sequence[ColumnPages]) -> FieldReader:

@@ -63,6 +63,9 @@ def logical_type(dtype: pa.DataType, column: str) -> str:
     if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
         base = "list" if pa.types.is_list(dtype) else "large_list"
         return base + (".struct" if pa.types.is_struct(dtype.value_type) else "")
+    if pa.types.is_dictionary(dtype):
+        value = logical_type(dtype.value_type, column)
+        return f"dict:{value}:{logical_type(dtype.index_type, column)}:false"
     if pa.types.is_fixed_size_list(dtype):
         inner = logical_type(dtype.value_type, column)
         return f"fixed_size_list:{inner}:{dtype.list_size}"
@@ -91,6 +94,11 @@ def parse_logical_type(name: str, column: str) -> pa.DataType:
             return pa.duration(rest)
         elif head == "fixed_size_binary":
             return pa.binary(int(rest))
+        elif head == "dict":
+            value, index, _ordered = rest.split(":")
+            return pa.dictionary(
+                parse_logical_type(index, column), parse_logical_type(value, column)
+            )
         elif head == "fixed_size_list":
             inner, _, size = rest.rpartition(":")
             return pa.list_(parse_logical_type(inner, column), int(size))
@@ -103,7 +111,9 @@ def _legacy_encoding(dtype: pa.DataType) -> file_pb2.Encoding.ValueType:
     # Pre-2.0 readers look at this per-field hint; 2.0 files still carry it.
     if dtype in _VARIABLE_WIDTH:
         return file_pb2.VAR_BINARY
-    if pa.types.is_struct(dtype):
+    if pa.types.is_dictionary(dtype):
+        return file_pb2.DICTIONARY
+    if pa.types.is_struct(dtype) or pa.types.is_null(dtype):
         return file_pb2.NONE
     return file_pb2.PLAIN
 

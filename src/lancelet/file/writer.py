@@ -17,6 +17,7 @@ from lancelet.file.encodings.v2_0 import list as list_enc
 from lancelet.file.encodings.v2_0 import packed_struct
 from lancelet.file.encodings.v2_0.compression import BufferCompression, compression_from_metadata
 from lancelet.file.encodings.v2_0.leaf import encode_values
+from lancelet.file.fields import concat_pages
 from lancelet.file.layout import FieldNode, Kind, build_layout, column_count, is_packed_struct
 from lancelet.file.schema import to_lance_fields
 from lancelet.io import LocalOutputFile, open_output
@@ -89,7 +90,7 @@ class _LeafStream:
     def flush(self, sink: _PageSink) -> None:
         if not self.pending:
             return
-        arr = self.pending[0] if len(self.pending) == 1 else pa.concat_arrays(self.pending)
+        arr = self.pending[0] if len(self.pending) == 1 else concat_pages(self.pending)
         self.pending, self.pending_bytes = [], 0
         pieces = max(1, -(-arr.nbytes // self.max_page_bytes))
         step = -(-len(arr) // pieces)

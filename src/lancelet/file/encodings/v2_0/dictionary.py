@@ -7,11 +7,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelet._proto import encodings_v2_0_pb2 as pb
-from lancelet.file.encodings.v2_0 import binary, flat
+from lancelet.file.encodings.v2_0 import binary, flat, nullable
 from lancelet.file.encodings.v2_0.context import PageContext
 
 
 def decode(ctx: PageContext, enc: pb.ArrayEncoding, num_rows: int, dtype: pa.DataType) -> pa.Array:
+    if pa.types.is_dictionary(dtype):
+        return _decode_arrow_dictionary(ctx, enc.dictionary, num_rows, dtype)
     msg = enc.dictionary
     items = ctx.decode(msg.items, msg.num_dictionary_items, dtype)
     indices = ctx.decode_u64(msg.indices, num_rows).astype(np.int64)
@@ -22,6 +24,48 @@ def decode(ctx: PageContext, enc: pb.ArrayEncoding, num_rows: int, dtype: pa.Dat
         raise ctx.corrupt(f"dictionary index {int(positions.max()) + 1} exceeds {len(items)} items")
     mask = None if valid.all() else ~valid
     return items.take(pa.array(positions, mask=mask))
+
+
+def _decode_arrow_dictionary(
+    ctx: PageContext, msg: pb.Dictionary, num_rows: int, dtype: pa.DictionaryType
+) -> pa.Array:
+    """A column that was an Arrow dictionary: zero-based indices of the original type.
+
+    The reference stores a null row as an index to a null dictionary item; such
+    rows come back as null indices, the way the reference reads them.
+    """
+    items = ctx.decode(msg.items, msg.num_dictionary_items, dtype.value_type)
+    indices = ctx.decode(msg.indices, num_rows, dtype.index_type)
+    positions = np.asarray(indices.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
+    if len(positions) and (positions.min() < 0 or positions.max() >= len(items)):
+        raise ctx.corrupt(f"a dictionary index lies outside the {len(items)} items")
+    if items.null_count:
+        item_valid = np.asarray(items.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+        valid = item_valid[positions] & np.asarray(
+            indices.is_valid().to_numpy(zero_copy_only=False)
+        )
+        indices = pa.array(positions, type=dtype.index_type, mask=~valid)
+    return pa.DictionaryArray.from_arrays(indices, items)
+
+
+def encode_arrow_dictionary(
+    arr: pa.DictionaryArray, add_buffer: flat.AddBuffer
+) -> pb.ArrayEncoding:
+    """An Arrow dictionary column as the reference stores it: nulls point at a null item."""
+    from lancelet.file.encodings.v2_0.leaf import encode_values
+
+    indices, items = arr.indices, arr.dictionary
+    if indices.null_count:
+        null_item = pa.nulls(1, items.type)
+        indices = indices.fill_null(len(items))
+        items = pa.concat_arrays([items, null_item])
+    return pb.ArrayEncoding(
+        dictionary=pb.Dictionary(
+            indices=nullable.encode(indices, add_buffer, flat.encode),
+            items=encode_values(items, add_buffer),
+            num_dictionary_items=len(items),
+        )
+    )
 
 
 # The reference dictionary-encodes a string page of at least this many rows when it

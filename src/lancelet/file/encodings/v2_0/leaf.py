@@ -27,6 +27,8 @@ def encode_values(
     ``compression`` (from the field's metadata) applies to string/binary bytes only,
     as in the reference.
     """
+    if pa.types.is_dictionary(arr.type):
+        return dictionary.encode_arrow_dictionary(arr, add_buffer)
     if dictionary.worth_encoding(arr):
         # Low-cardinality string pages: the reference prefers a dictionary even when
         # the field asks for compression, and so do we.
