@@ -18,10 +18,13 @@ DecodeFn = Callable[[PageContext, pb.ArrayEncoding, int, pa.DataType], pa.Array]
 def _load_optional() -> dict[str, DecodeFn]:
     # Encodings the reference can emit but lancelet's writer never chooses.
     table: dict[str, DecodeFn] = {}
-    from lancelet.file.encodings.v2_0 import dictionary, fsst
+    from lancelet.file.encodings.v2_0 import dictionary, fsst, integers
 
     table["dictionary"] = dictionary.decode
     table["fsst"] = fsst.decode
+    table["bitpacked"] = integers.decode_bitpacked
+    table["bitpacked_for_non_neg"] = integers.decode_non_neg
+    table["constant"] = integers.decode_constant
     return table
 
 
