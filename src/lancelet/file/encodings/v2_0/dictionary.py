@@ -12,11 +12,26 @@ from lancelet.file.encodings.v2_0.context import PageContext
 
 
 def decode(ctx: PageContext, enc: pb.ArrayEncoding, num_rows: int, dtype: pa.DataType) -> pa.Array:
+    return take(ctx, enc, num_rows, dtype, None)
+
+
+def take(
+    ctx: PageContext,
+    enc: pb.ArrayEncoding,
+    num_rows: int,
+    dtype: pa.DataType,
+    rows: np.ndarray | None,
+) -> pa.Array:
+    """Rows ``rows`` (all when None): pick the indices first, then look up only those."""
     if pa.types.is_dictionary(dtype):
-        return _decode_arrow_dictionary(ctx, enc.dictionary, num_rows, dtype)
+        full = _decode_arrow_dictionary(ctx, enc.dictionary, num_rows, dtype)
+        return full if rows is None else full.take(pa.array(rows))
     msg = enc.dictionary
     items = ctx.decode(msg.items, msg.num_dictionary_items, dtype)
-    indices = ctx.decode_u64(msg.indices, num_rows).astype(np.int64)
+    indices = ctx.decode_u64(msg.indices, num_rows)
+    if rows is not None:
+        indices = indices[rows]
+    indices = indices.astype(np.int64)
     # Index 0 is null; real items are numbered from 1.
     valid = indices > 0
     positions = np.where(valid, indices - 1, 0)

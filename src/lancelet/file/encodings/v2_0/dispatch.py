@@ -9,7 +9,14 @@ import pyarrow as pa
 
 from lancelet._proto import encodings_v2_0_pb2 as pb
 from lancelet.errors import UnsupportedEncodingError
-from lancelet.file.encodings.v2_0 import binary, fixed_size_list, flat, nullable, packed_struct
+from lancelet.file.encodings.v2_0 import (
+    binary,
+    dictionary,
+    fixed_size_list,
+    flat,
+    nullable,
+    packed_struct,
+)
 from lancelet.file.encodings.v2_0.context import PageContext
 
 DecodeFn = Callable[[PageContext, pb.ArrayEncoding, int, pa.DataType], pa.Array]
@@ -18,7 +25,7 @@ DecodeFn = Callable[[PageContext, pb.ArrayEncoding, int, pa.DataType], pa.Array]
 def _load_optional() -> dict[str, DecodeFn]:
     # Encodings the reference can emit but lancelet's writer never chooses.
     table: dict[str, DecodeFn] = {}
-    from lancelet.file.encodings.v2_0 import dictionary, fsst, integers
+    from lancelet.file.encodings.v2_0 import fsst, integers
 
     table["dictionary"] = dictionary.decode
     table["fsst"] = fsst.decode
@@ -38,7 +45,11 @@ DECODERS: dict[str, DecodeFn] = {
 }
 
 TakeFn = Callable[[PageContext, pb.ArrayEncoding, int, pa.DataType, np.ndarray], pa.Array]
-TAKERS: dict[str, TakeFn] = {"binary": binary.take, "packed_struct": packed_struct.take}
+TAKERS: dict[str, TakeFn] = {
+    "binary": binary.take,
+    "packed_struct": packed_struct.take,
+    "dictionary": dictionary.take,
+}
 
 
 def decode_array(
