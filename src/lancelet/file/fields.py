@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cached_property
+from typing import TypeVar, cast
 
 import numpy as np
 import pyarrow as pa
@@ -16,6 +17,8 @@ from lancelet.file.encodings.v2_0.context import PageContext
 from lancelet.file.encodings.v2_0.dispatch import decode_array, take_array
 from lancelet.file.layout import FieldNode, Kind
 
+T = TypeVar("T")
+
 
 class ColumnPages:
     """One column's pages, with row positions and a one-page decode cache.
@@ -25,12 +28,16 @@ class ColumnPages:
     """
 
     def __init__(
-        self, source: RangeSource, info: ColumnInfo, index: int, globals_: Sequence[pa.Buffer]
-    ):
+        self,
+        source: RangeSource,
+        info: ColumnInfo,
+        index: int,
+        global_buffers: Callable[[], Sequence[pa.Buffer]],
+    ) -> None:
         self.source = source
         self.info = info
         self.index = index
-        self._globals = globals_
+        self._global_buffers = global_buffers
         lengths = np.fromiter(
             (p.num_rows for p in info.pages), dtype=np.int64, count=len(info.pages)
         )
@@ -53,7 +60,7 @@ class ColumnPages:
             what=f"column {self.index} page {page_no}",
             page_buffers=buffers,
             column_buffers=lambda: self._column_buffers,
-            file_buffers=lambda: self._globals,
+            file_buffers=self._global_buffers,
             decode_fn=decode_array,
         )
 
@@ -73,10 +80,11 @@ class ColumnPages:
         last = int(np.searchsorted(self.starts, end, side="left"))
         return range(max(first, 0), min(last, len(self.info.pages)))
 
-    def cached(self, page_no: int, build: object) -> object:
+    def cached(self, page_no: int, build: Callable[[int], T]) -> T:
+        """``build(page_no)``, remembered until another page of this column is built."""
         if self._cached is not None and self._cached[0] == page_no:
-            return self._cached[1]
-        value = build(page_no)  # type: ignore[operator]
+            return cast(T, self._cached[1])
+        value = build(page_no)
         self._cached = (page_no, value)
         return value
 

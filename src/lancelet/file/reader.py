@@ -110,9 +110,9 @@ class LanceFileReader:
                 f"{self.path}: schema needs {column_count(self._nodes)} columns, "
                 f"file has {len(self._columns)}"
             )
-        self._globals: list[pa.Buffer] = []
+        self._globals: list[pa.Buffer] | None = None
         pages = [
-            ColumnPages(self._source, info, i, self._globals)
+            ColumnPages(self._source, info, i, self._global_buffers)
             for i, info in enumerate(self._columns)
         ]
         self._check_lengths(pages)
@@ -235,6 +235,14 @@ class LanceFileReader:
 
     def num_rows(self) -> int:
         return self._num_rows
+
+    def _global_buffers(self) -> list[pa.Buffer]:
+        """All global buffers, read on first use (2.0 pages rarely point at them)."""
+        if self._globals is None:
+            count = self._footer.num_global_buffers
+            read = container.read_global_buffer
+            self._globals = [read(self._source, self._footer, i) for i in range(count)]
+        return self._globals
 
     def read_global_buffer(self, index: int) -> bytes:
         data: bytes = container.read_global_buffer(self._source, self._footer, index).to_pybytes()
