@@ -10,7 +10,9 @@ from pathlib import Path
 import lance.file as ref
 import pyarrow as pa
 import pytest
+from google.protobuf import any_pb2
 
+from lancelet._proto import encodings_v2_0_pb2 as enc_pb
 from lancelet._proto import file2_pb2, file_pb2
 from lancelet.errors import (
     CorruptFileError,
@@ -38,6 +40,19 @@ def good(tmp_path: Path) -> Path:
     with ref.LanceFileWriter(str(path), TABLE.schema, version="2.0") as writer:
         writer.write_batch(TABLE)
     return path
+
+
+def edit_page_encoding(
+    page: file2_pb2.ColumnMetadata.Page, edit: Callable[[enc_pb.ArrayEncoding], None]
+) -> None:
+    """Unwrap a page's ``Any``-wrapped encoding, let ``edit`` change it, wrap it again."""
+    wrapper = any_pb2.Any()
+    wrapper.ParseFromString(page.encoding.direct.encoding)
+    msg = enc_pb.ArrayEncoding()
+    wrapper.Unpack(msg)
+    edit(msg)
+    wrapper.Pack(msg, type_url_prefix="/")
+    page.encoding.direct.encoding = wrapper.SerializeToString()
 
 
 def read_everything(path: Path) -> pa.Table:
@@ -143,20 +158,12 @@ def test_forged_string_page_length(good: Path) -> None:
 
 
 def test_forged_list_item_count(good: Path) -> None:
-    def forge(metas: list[file2_pb2.ColumnMetadata]) -> None:
-        from google.protobuf import any_pb2
-
-        from lancelet._proto import encodings_v2_0_pb2 as enc
-
-        page = metas[2].pages[0]
-        wrapper = any_pb2.Any()
-        wrapper.ParseFromString(page.encoding.direct.encoding)
-        msg = enc.ArrayEncoding()
-        wrapper.Unpack(msg)
+    def shrink(msg: enc_pb.ArrayEncoding) -> None:
         msg.list.num_items = 3
         msg.list.null_offset_adjustment = 4
-        wrapper.Pack(msg, type_url_prefix="/")
-        page.encoding.direct.encoding = wrapper.SerializeToString()
+
+    def forge(metas: list[file2_pb2.ColumnMetadata]) -> None:
+        edit_page_encoding(metas[2].pages[0], shrink)
 
     with pytest.raises(CorruptFileError):
         read_everything(rewrite(good, columns=forge))

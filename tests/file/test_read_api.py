@@ -139,11 +139,9 @@ def test_global_buffers(tmp_path: Path) -> None:
 
 def test_page_buffer_in_a_global_buffer(tmp_path: Path) -> None:
     """An encoding may point at a file-level buffer instead of a page buffer."""
-    from google.protobuf import any_pb2
-
     from lancelet._proto import encodings_v2_0_pb2 as enc
     from lancelet._proto import file2_pb2
-    from tests.file.test_bad_input import rewrite
+    from tests.file.test_bad_input import edit_page_encoding, rewrite
 
     values = np.arange(100, dtype="<i8")
     path = tmp_path / "g.lance"
@@ -151,16 +149,12 @@ def test_page_buffer_in_a_global_buffer(tmp_path: Path) -> None:
         writer.write_batch(pa.table({"a": pa.array(np.zeros(100, dtype=np.int64))}))
         index = writer.add_global_buffer(values.tobytes())
 
-    def point_at_global(metas: list[file2_pb2.ColumnMetadata]) -> None:
-        page = metas[0].pages[0]
-        wrapper = any_pb2.Any()
-        wrapper.ParseFromString(page.encoding.direct.encoding)
-        msg = enc.ArrayEncoding()
-        wrapper.Unpack(msg)
+    def point_at_global(msg: enc.ArrayEncoding) -> None:
         msg.nullable.no_nulls.values.flat.buffer.buffer_type = enc.Buffer.file
         msg.nullable.no_nulls.values.flat.buffer.buffer_index = index
-        wrapper.Pack(msg, type_url_prefix="/")
-        page.encoding.direct.encoding = wrapper.SerializeToString()
 
-    forged = rewrite(path, columns=point_at_global)
+    def forge(metas: list[file2_pb2.ColumnMetadata]) -> None:
+        edit_page_encoding(metas[0].pages[0], point_at_global)
+
+    forged = rewrite(path, columns=forge)
     assert LanceFileReader(forged).read_all().to_table()["a"].to_pylist() == values.tolist()
