@@ -73,3 +73,11 @@ def test_width_mismatch_is_corrupt() -> None:
     enc = pb.ArrayEncoding(constant=pb.Constant(value=b"\x01\x00"))
     with pytest.raises(CorruptFileError):
         decode_array(context(), enc, 5, pa.int32())
+
+
+@pytest.mark.parametrize("dtype", [pa.string(), pa.large_binary()])
+def test_fixed_size_binary_page(dtype: pa.DataType) -> None:
+    flat = pb.ArrayEncoding(flat=pb.Flat(bits_per_value=8, buffer=pb.Buffer()))
+    enc = pb.ArrayEncoding(fixed_size_binary=pb.FixedSizeBinary(bytes=flat, byte_width=3))
+    got = decode_array(context(b"abcdefghi"), enc, 3, dtype)
+    assert got.equals(pa.array(["abc", "def", "ghi"]).cast(dtype))

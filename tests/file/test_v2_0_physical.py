@@ -32,7 +32,6 @@ from lancelet.file.encodings.v2_0.bitpacked import (
 from lancelet.file.encodings.v2_0.compression import compress_buffer, decompress_buffer
 from lancelet.file.encodings.v2_0.constant import decode_constant, encode_constant
 from lancelet.file.encodings.v2_0.fixed_size_binary import (
-    common_width,
     decode_fixed_size_binary,
 )
 from lancelet.file.encodings.v2_0.packed_struct import (
@@ -499,13 +498,6 @@ def test_fixed_size_binary(offset_bits: int) -> None:
         decode_fixed_size_binary(data, 4, 5)
     with pytest.raises(CorruptFileError):
         decode_fixed_size_binary(data, 0, 5)
-
-
-def test_common_width() -> None:
-    assert common_width(np.array([3, 3, 3])) == 3
-    assert common_width(np.array([3, 0, 3])) is None
-    assert common_width(np.array([0, 0])) is None
-    assert common_width(np.array([], np.int64)) is None
 
 
 # --- PackedStruct, against pylance ----------------------------------------------------

@@ -25,10 +25,11 @@ DecodeFn = Callable[[PageContext, pb.ArrayEncoding, int, pa.DataType], pa.Array]
 def _load_optional() -> dict[str, DecodeFn]:
     # Encodings the reference can emit but lancelet's writer never chooses.
     table: dict[str, DecodeFn] = {}
-    from lancelet.file.encodings.v2_0 import fsst, integers
+    from lancelet.file.encodings.v2_0 import fixed_size_binary, fsst, integers
 
     table["dictionary"] = dictionary.decode
     table["fsst"] = fsst.decode
+    table["fixed_size_binary"] = fixed_size_binary.decode
     table["bitpacked"] = integers.decode_bitpacked
     table["bitpacked_for_non_neg"] = integers.decode_non_neg
     table["constant"] = integers.decode_constant

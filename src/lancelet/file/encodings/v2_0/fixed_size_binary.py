@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
+import pyarrow as pa
 
+from lancelet._proto import encodings_v2_0_pb2 as pb
 from lancelet.errors import CorruptFileError
+from lancelet.file.encodings.v2_0.binary import build_array
+from lancelet.file.encodings.v2_0.context import PageContext
 
 _INT32_MAX = 2**31 - 1
 
@@ -44,16 +48,13 @@ def decode_fixed_size_binary(
     return offsets, view[:total]
 
 
-def common_width(lengths: npt.NDArray[np.integer]) -> int | None:
-    """The width FixedSizeBinary could use for these value lengths, or None.
-
-    Every length must be the same non-zero number.  (The reference also lets
-    null slots have length 0; since the decoder places value ``i`` at
-    ``i * byte_width``, lancelet should only use this for columns without nulls.)
-    """
-    if lengths.size == 0:
-        return None
-    first = int(lengths[0])
-    if first == 0 or not (lengths == first).all():
-        return None
-    return first
+def decode(ctx: PageContext, enc: pb.ArrayEncoding, num_rows: int, dtype: pa.DataType) -> pa.Array:
+    """A string/binary page whose values all have the same width (older writers)."""
+    msg = enc.fixed_size_binary
+    large = pa.types.is_large_string(dtype) or pa.types.is_large_binary(dtype)
+    data = ctx.decode(msg.bytes, num_rows * msg.byte_width, pa.uint8())
+    raw = data.buffers()[1].slice(data.offset)
+    offsets, _ = decode_fixed_size_binary(
+        memoryview(raw), msg.byte_width, num_rows, 64 if large else 32
+    )
+    return build_array(dtype, offsets, raw, None)

@@ -1,4 +1,4 @@
-"""Page decoders for the integer encodings the reference can read but no longer writes.
+"""Page decoders for integer encodings the reference can read but no longer writes.
 
 pylance 14 never emits Bitpacked, BitpackedForNonNeg or Constant in a 2.0 file;
 files from older Lance releases may hold them, so the reader accepts them.  The

@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
 
 from lancelet._proto import encodings_v2_0_pb2 as pb
 from lancelet.file.encodings.v2_0 import flat
@@ -47,7 +46,3 @@ def encode_page(
     offsets = flat.encode_u64(ends, add_buffer)
     msg = pb.List(offsets=offsets, null_offset_adjustment=adjustment, num_items=num_items)
     return pb.ArrayEncoding(list=msg), num_items
-
-
-def empty_lists(dtype: pa.DataType) -> pa.Array:
-    return pa.array([], type=dtype)
