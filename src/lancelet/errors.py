@@ -34,3 +34,51 @@ class SchemaError(LanceletError, ValueError):
 
 class UnsupportedTypeError(SchemaError):
     """An Arrow type cannot be stored in the requested Lance format version."""
+
+
+class FilterError(LanceletError, ValueError):
+    """A filter expression does not parse, or names a column the dataset lacks."""
+
+
+class DatasetError(LanceletError):
+    """A dataset cannot be opened, read or changed."""
+
+
+class DatasetNotFoundError(DatasetError, FileNotFoundError):
+    """The path holds no Lance dataset (no manifest under ``_versions/``)."""
+
+
+class DatasetAlreadyExistsError(DatasetError, FileExistsError):
+    """``mode="create"`` was asked for a path that already holds a dataset."""
+
+
+class VersionNotFoundError(DatasetError, ValueError):
+    """A version number names no manifest of the dataset."""
+
+
+class TagError(DatasetError, ValueError):
+    """A tag does not exist, already exists, or points at a missing version."""
+
+
+class CorruptDatasetError(DatasetError):
+    """A manifest, transaction, deletion or tag file is missing or unreadable."""
+
+
+class UnsupportedFeatureError(DatasetError):
+    """The manifest sets a reader or writer feature flag lancelet does not implement."""
+
+
+class CommitConflictError(DatasetError):
+    """A commit lost the race to a concurrent one and could not be rebased onto it."""
+
+
+class RetryableCommitConflictError(CommitConflictError):
+    """The concurrent change touched data this one read; re-read and try again."""
+
+
+class IncompatibleTransactionError(CommitConflictError):
+    """The concurrent change makes this one meaningless (for example a restore)."""
+
+
+class CommitRetriesExhaustedError(CommitConflictError):
+    """Every allowed retry lost the race to another writer."""
