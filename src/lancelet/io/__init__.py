@@ -2,9 +2,32 @@
 
 The interface is deliberately small (pyiceberg's FileIO is the model): readers
 ask for byte ranges of an immutable file, writers stream bytes into a file that
-only becomes visible under its final name when it is complete.
+only becomes visible under its final name when it is complete, and the commit
+path needs one atomic primitive, :func:`put_if_not_exists`.
 """
 
-from lancelet.io.local import LocalInputFile, LocalOutputFile, open_input, open_output
+from lancelet.io.local import (
+    LocalInputFile,
+    LocalOutputFile,
+    delete,
+    list_dir,
+    modified_at,
+    open_input,
+    open_output,
+    put,
+    put_if_not_exists,
+    read_bytes,
+)
 
-__all__ = ["LocalInputFile", "LocalOutputFile", "open_input", "open_output"]
+__all__ = [
+    "LocalInputFile",
+    "LocalOutputFile",
+    "delete",
+    "list_dir",
+    "modified_at",
+    "open_input",
+    "open_output",
+    "put",
+    "put_if_not_exists",
+    "read_bytes",
+]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from types import TracebackType
@@ -97,3 +98,67 @@ def open_input(path: str | os.PathLike[str]) -> LocalInputFile:
 
 def open_output(path: str | os.PathLike[str]) -> LocalOutputFile:
     return LocalOutputFile(path)
+
+
+# -- whole-object operations used by the table layer ------------------------------------
+
+
+def read_bytes(path: str | os.PathLike[str]) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _write_temp(path: str, data: bytes) -> str:
+    parent = os.path.dirname(os.path.abspath(path))
+    os.makedirs(parent, exist_ok=True)
+    tmp = os.path.join(parent, f".{os.path.basename(path)}.{uuid.uuid4().hex}.tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    return tmp
+
+
+def put(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` under ``path``, replacing any previous object atomically."""
+    path = os.fspath(path)
+    tmp = _write_temp(path, data)
+    os.replace(tmp, path)
+
+
+def put_if_not_exists(path: str | os.PathLike[str], data: bytes) -> bool:
+    """Publish ``data`` under ``path`` only if nothing is there yet; False if something was.
+
+    The complete file is written under a private name first and then hard-linked
+    to ``path``: ``link`` fails atomically when the target exists, so two writers
+    racing for one name can never both win, and a reader never sees a partial
+    file under the final name.
+    """
+    path = os.fspath(path)
+    tmp = _write_temp(path, data)
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        return False
+    finally:
+        os.remove(tmp)
+    return True
+
+
+def list_dir(path: str | os.PathLike[str]) -> list[str]:
+    """Names in a directory; empty when the directory does not exist."""
+    try:
+        return os.listdir(path)
+    except FileNotFoundError:
+        return []
+
+
+def delete(path: str | os.PathLike[str]) -> None:
+    """Remove a file; a file that is already gone is not an error."""
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(path)
+
+
+def modified_at(path: str | os.PathLike[str]) -> float:
+    """Modification time in seconds since the epoch."""
+    return os.stat(path).st_mtime

@@ -1,0 +1,71 @@
+"""Reader and writer feature flags: what a client must understand to use a version.
+
+A manifest sets a reader flag for every feature a reader must implement to get
+the right rows, and a writer flag for every feature a writer must preserve.  A
+client that meets a flag it does not know must refuse rather than guess.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from lancelet.errors import UnsupportedFeatureError
+
+DELETION_FILES = 1
+STABLE_ROW_IDS = 2
+USE_V2_FORMAT_DEPRECATED = 4
+TABLE_CONFIG = 8
+BASE_PATHS = 16
+DISABLE_TRANSACTION_FILE = 32
+
+FLAG_NAMES = {
+    DELETION_FILES: "deletion files",
+    STABLE_ROW_IDS: "stable row ids",
+    USE_V2_FORMAT_DEPRECATED: "v2 format (deprecated flag)",
+    TABLE_CONFIG: "table config",
+    BASE_PATHS: "multiple base paths",
+    DISABLE_TRANSACTION_FILE: "transaction files disabled",
+}
+
+# Stable row ids change only what ``_rowid`` means, not which rows a scan
+# returns, so reading is safe; writing would have to maintain the sequences.
+READABLE = DELETION_FILES | STABLE_ROW_IDS | USE_V2_FORMAT_DEPRECATED | TABLE_CONFIG
+READABLE |= DISABLE_TRANSACTION_FILE
+WRITABLE = DELETION_FILES | USE_V2_FORMAT_DEPRECATED | TABLE_CONFIG | DISABLE_TRANSACTION_FILE
+
+
+def _describe(bits: int) -> str:
+    names = []
+    for bit in (1 << i for i in range(64)):
+        if bits & bit:
+            names.append(f"{bit} ({FLAG_NAMES.get(bit, 'unknown')})")
+    return ", ".join(names)
+
+
+def check_readable(flags: int, where: str) -> None:
+    unsupported = flags & ~READABLE
+    if unsupported:
+        raise UnsupportedFeatureError(
+            f"{where}: cannot read, the manifest requires reader feature flag(s) "
+            f"{_describe(unsupported)} which lancelet does not implement"
+        )
+
+
+def check_writable(flags: int, where: str) -> None:
+    unsupported = flags & ~WRITABLE
+    if unsupported:
+        raise UnsupportedFeatureError(
+            f"{where}: cannot write, the manifest requires writer feature flag(s) "
+            f"{_describe(unsupported)} which lancelet does not implement"
+        )
+
+
+def flags_for(has_deletions: bool, config: Iterable[str]) -> tuple[int, int]:
+    """The (reader, writer) flags a manifest with these properties must carry."""
+    reader = writer = 0
+    if has_deletions:
+        reader |= DELETION_FILES
+        writer |= DELETION_FILES
+    if any(True for _ in config):
+        writer |= TABLE_CONFIG
+    return reader, writer

@@ -1,0 +1,110 @@
+"""Fragments, their data files and deletion files, as immutable values.
+
+A fragment is a horizontal slice of the dataset: ``physical_rows`` rows stored
+column-wise across one or more data files (each holding some of the fields),
+minus the rows its deletion file marks as deleted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from lancelet._proto import table_pb2
+from lancelet.table.naming import DeletionKind
+
+_KIND_TO_PB = {
+    DeletionKind.ARROW: table_pb2.DeletionFile.ARROW_ARRAY,
+    DeletionKind.BITMAP: table_pb2.DeletionFile.BITMAP,
+}
+_KIND_FROM_PB = {v: k for k, v in _KIND_TO_PB.items()}
+
+
+@dataclass(frozen=True)
+class DeletionFile:
+    kind: DeletionKind
+    read_version: int
+    id: int
+    num_deleted_rows: int
+
+    def to_proto(self) -> table_pb2.DeletionFile:
+        return table_pb2.DeletionFile(
+            file_type=_KIND_TO_PB[self.kind],
+            read_version=self.read_version,
+            id=self.id,
+            num_deleted_rows=self.num_deleted_rows,
+        )
+
+    @classmethod
+    def from_proto(cls, pb: table_pb2.DeletionFile) -> DeletionFile:
+        return cls(_KIND_FROM_PB[pb.file_type], pb.read_version, pb.id, pb.num_deleted_rows)
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """``fields[i]`` is stored in column ``column_indices[i]`` of the file (pre-order)."""
+
+    path: str
+    fields: tuple[int, ...]
+    column_indices: tuple[int, ...]
+    file_major_version: int = 2
+    file_minor_version: int = 0
+    file_size_bytes: int = 0
+
+    def to_proto(self) -> table_pb2.DataFile:
+        return table_pb2.DataFile(
+            path=self.path,
+            fields=self.fields,
+            column_indices=self.column_indices,
+            file_major_version=self.file_major_version,
+            file_minor_version=self.file_minor_version,
+            file_size_bytes=self.file_size_bytes,
+        )
+
+    @classmethod
+    def from_proto(cls, pb: table_pb2.DataFile) -> DataFile:
+        return cls(
+            pb.path,
+            tuple(pb.fields),
+            tuple(pb.column_indices),
+            pb.file_major_version,
+            pb.file_minor_version,
+            pb.file_size_bytes,
+        )
+
+
+@dataclass(frozen=True)
+class Fragment:
+    id: int
+    files: tuple[DataFile, ...]
+    physical_rows: int
+    deletion_file: DeletionFile | None = None
+
+    @property
+    def num_deleted_rows(self) -> int:
+        return self.deletion_file.num_deleted_rows if self.deletion_file else 0
+
+    @property
+    def num_rows(self) -> int:
+        return self.physical_rows - self.num_deleted_rows
+
+    def with_id(self, fragment_id: int) -> Fragment:
+        return replace(self, id=fragment_id)
+
+    def to_proto(self) -> table_pb2.DataFragment:
+        pb = table_pb2.DataFragment(
+            id=self.id,
+            files=[f.to_proto() for f in self.files],
+            physical_rows=self.physical_rows,
+        )
+        if self.deletion_file is not None:
+            pb.deletion_file.CopyFrom(self.deletion_file.to_proto())
+        return pb
+
+    @classmethod
+    def from_proto(cls, pb: table_pb2.DataFragment) -> Fragment:
+        deletion = (
+            DeletionFile.from_proto(pb.deletion_file) if pb.HasField("deletion_file") else None
+        )
+        return cls(
+            pb.id, tuple(DataFile.from_proto(f) for f in pb.files), pb.physical_rows, deletion
+        )

@@ -1,0 +1,113 @@
+"""The manifest: an immutable description of one version of a dataset.
+
+:class:`Manifest` is a plain value.  A new version is a new manifest built from
+the previous one (``dataclasses.replace``), never an edited copy.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from lancelet._proto import table_pb2
+from lancelet._version import __version__
+from lancelet.table.fragment import Fragment
+from lancelet.table.schema import LanceSchema
+
+LIBRARY = "lancelet"
+
+
+@dataclass(frozen=True)
+class WriterVersion:
+    library: str = LIBRARY
+    version: str = __version__
+
+
+@dataclass(frozen=True)
+class Manifest:
+    schema: LanceSchema
+    fragments: tuple[Fragment, ...]
+    version: int
+    timestamp_ns: int = field(default_factory=time.time_ns)
+    writer_version: WriterVersion = field(default_factory=WriterVersion)
+    tag: str = ""
+    reader_feature_flags: int = 0
+    writer_feature_flags: int = 0
+    # The largest fragment id ever handed out in this lineage (None: never any).
+    max_fragment_id: int | None = None
+    transaction_file: str = ""
+    next_row_id: int = 0
+    data_format: tuple[str, str] = ("lance", "2.0")
+    config: Mapping[str, str] = field(default_factory=dict)
+    table_metadata: Mapping[str, str] = field(default_factory=dict)
+    version_aux_data: int = 0
+    branch: str | None = None
+    # Index metadata travels with the manifest in its index section.
+    indices: tuple[table_pb2.IndexMetadata, ...] = ()
+
+    @property
+    def num_rows(self) -> int:
+        return sum(f.num_rows for f in self.fragments)
+
+    @property
+    def data_storage_version(self) -> str:
+        return self.data_format[1]
+
+    def next_fragment_id(self) -> int:
+        return 0 if self.max_fragment_id is None else self.max_fragment_id + 1
+
+    def fragment(self, fragment_id: int) -> Fragment | None:
+        return next((f for f in self.fragments if f.id == fragment_id), None)
+
+    def to_proto(self) -> table_pb2.Manifest:
+        pb = table_pb2.Manifest(
+            fields=list(self.schema.fields),
+            schema_metadata=dict(self.schema.metadata),
+            fragments=[f.to_proto() for f in self.fragments],
+            version=self.version,
+            version_aux_data=self.version_aux_data,
+            writer_version=table_pb2.Manifest.WriterVersion(
+                library=self.writer_version.library, version=self.writer_version.version
+            ),
+            tag=self.tag,
+            reader_feature_flags=self.reader_feature_flags,
+            writer_feature_flags=self.writer_feature_flags,
+            transaction_file=self.transaction_file,
+            next_row_id=self.next_row_id,
+            data_format=table_pb2.Manifest.DataStorageFormat(
+                file_format=self.data_format[0], version=self.data_format[1]
+            ),
+            config=dict(self.config),
+            table_metadata=dict(self.table_metadata),
+        )
+        pb.timestamp.seconds, pb.timestamp.nanos = divmod(self.timestamp_ns, 1_000_000_000)
+        if self.max_fragment_id is not None:
+            pb.max_fragment_id = self.max_fragment_id
+        if self.branch is not None:
+            pb.branch = self.branch
+        return pb
+
+    @classmethod
+    def from_proto(
+        cls, pb: table_pb2.Manifest, indices: tuple[table_pb2.IndexMetadata, ...] = ()
+    ) -> Manifest:
+        return cls(
+            schema=LanceSchema(tuple(pb.fields), dict(pb.schema_metadata)),
+            fragments=tuple(Fragment.from_proto(f) for f in pb.fragments),
+            version=pb.version,
+            timestamp_ns=pb.timestamp.seconds * 1_000_000_000 + pb.timestamp.nanos,
+            writer_version=WriterVersion(pb.writer_version.library, pb.writer_version.version),
+            tag=pb.tag,
+            reader_feature_flags=pb.reader_feature_flags,
+            writer_feature_flags=pb.writer_feature_flags,
+            max_fragment_id=pb.max_fragment_id if pb.HasField("max_fragment_id") else None,
+            transaction_file=pb.transaction_file,
+            next_row_id=pb.next_row_id,
+            data_format=(pb.data_format.file_format or "lance", pb.data_format.version or "2.0"),
+            config=dict(pb.config),
+            table_metadata=dict(pb.table_metadata),
+            version_aux_data=pb.version_aux_data,
+            branch=pb.branch if pb.HasField("branch") else None,
+            indices=indices,
+        )

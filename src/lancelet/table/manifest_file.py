@@ -1,0 +1,76 @@
+"""Manifest file bytes.
+
+A manifest file is a sequence of length-prefixed protobuf messages followed by a
+16-byte footer::
+
+    [u32 len][IndexSection]?        (its offset is ``Manifest.index_section``)
+    [u32 len][Manifest]
+    u64 manifest_offset | u16 major | u16 minor | b"LANC"
+
+All integers are little-endian.  The manifest offset points at the manifest's
+length prefix.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from google.protobuf.message import DecodeError, Message
+
+from lancelet._proto import table_pb2
+from lancelet.errors import CorruptDatasetError
+from lancelet.table.manifest import Manifest
+
+MAGIC = b"LANC"
+_FOOTER = struct.Struct("<QHH4s")
+# The manifest container version pylance writes.
+MAJOR, MINOR = 0, 2
+
+
+def _length_prefixed(message: Message) -> bytes:
+    body = message.SerializeToString()
+    return struct.pack("<I", len(body)) + body
+
+
+def encode_manifest(manifest: Manifest) -> bytes:
+    pb = manifest.to_proto()
+    out = bytearray()
+    if manifest.indices:
+        pb.index_section = len(out)
+        out += _length_prefixed(table_pb2.IndexSection(indices=list(manifest.indices)))
+    offset = len(out)
+    out += _length_prefixed(pb)
+    out += _FOOTER.pack(offset, MAJOR, MINOR, MAGIC)
+    return bytes(out)
+
+
+def _message_at(data: bytes, offset: int, message: Message, what: str, path: str) -> None:
+    if offset + 4 > len(data):
+        raise CorruptDatasetError(f"{path}: {what} offset {offset} is past the end of the file")
+    (length,) = struct.unpack_from("<I", data, offset)
+    end = offset + 4 + length
+    if end > len(data) - _FOOTER.size:
+        raise CorruptDatasetError(f"{path}: {what} of {length} bytes runs past the footer")
+    try:
+        message.ParseFromString(data[offset + 4 : end])
+    except DecodeError as exc:
+        raise CorruptDatasetError(f"{path}: {what} does not parse: {exc}") from exc
+
+
+def decode_manifest(data: bytes, path: str) -> Manifest:
+    if len(data) < _FOOTER.size:
+        raise CorruptDatasetError(f"{path}: {len(data)} bytes is too short for a manifest")
+    offset, _major, _minor, magic = _FOOTER.unpack_from(data, len(data) - _FOOTER.size)
+    if magic != MAGIC:
+        raise CorruptDatasetError(f"{path}: not a manifest (magic {magic!r}, expected {MAGIC!r})")
+    pb = table_pb2.Manifest()
+    _message_at(data, offset, pb, "manifest", path)
+    indices: tuple[table_pb2.IndexMetadata, ...] = ()
+    if pb.HasField("index_section"):
+        section = table_pb2.IndexSection()
+        _message_at(data, pb.index_section, section, "index section", path)
+        indices = tuple(section.indices)
+    try:
+        return Manifest.from_proto(pb, indices)
+    except (KeyError, ValueError) as exc:
+        raise CorruptDatasetError(f"{path}: manifest content is invalid: {exc}") from exc

@@ -1,0 +1,77 @@
+"""A dataset schema: Lance fields with stable ids, plus schema-level metadata.
+
+Field ids are what data files refer to, so they never change once assigned:
+new columns get ids above the current maximum, dropped ids are not reused
+(within one schema lineage), and an overwrite may start afresh.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from lancelet._proto import file_pb2
+from lancelet.errors import SchemaError
+from lancelet.file.schema import from_lance_fields, to_lance_fields
+
+
+@dataclass(frozen=True)
+class LanceSchema:
+    fields: tuple[file_pb2.Field, ...]
+    metadata: Mapping[str, bytes] = field(default_factory=dict)
+
+    @classmethod
+    def from_arrow(cls, schema: pa.Schema, first_id: int = 0) -> LanceSchema:
+        meta = {k.decode(): v for k, v in (schema.metadata or {}).items()}
+        return cls(tuple(to_lance_fields(schema, first_id)), meta)
+
+    def to_arrow(self) -> pa.Schema:
+        return from_lance_fields(self.fields, self.metadata)
+
+    @property
+    def max_field_id(self) -> int:
+        return max((f.id for f in self.fields), default=-1)
+
+    def top_level(self) -> list[file_pb2.Field]:
+        return [f for f in self.fields if f.parent_id == -1]
+
+    def top_level_names(self) -> list[str]:
+        return [f.name for f in self.top_level()]
+
+    def subtree_ids(self, top_id: int) -> list[int]:
+        """The id of a field and of every field nested under it, in pre-order."""
+        ids = [top_id]
+        for f in self.fields:
+            if f.parent_id in ids:
+                ids.append(f.id)
+        return ids
+
+    def resolve(self, names: Sequence[str], where: str) -> list[file_pb2.Field]:
+        """Top-level fields by name, in the order asked for."""
+        by_name = {f.name: f for f in self.top_level()}
+        missing = [n for n in names if n not in by_name]
+        if missing:
+            raise SchemaError(
+                f"{where}: no column named {missing[0]!r}; columns are {list(by_name)}"
+            )
+        return [by_name[n] for n in names]
+
+
+def check_same_columns(dataset: pa.Schema, data: pa.Schema, where: str) -> None:
+    """Appended data must carry exactly the dataset's columns with the same types."""
+    want = {f.name: f.type for f in dataset}
+    got = {f.name: f.type for f in data}
+    if set(want) != set(got):
+        missing = sorted(set(want) - set(got))
+        extra = sorted(set(got) - set(want))
+        raise SchemaError(
+            f"{where}: the data's columns differ from the dataset's "
+            f"(missing {missing}, unexpected {extra})"
+        )
+    for name, dtype in want.items():
+        if got[name] != dtype:
+            raise SchemaError(
+                f"{where}: column {name!r} is {got[name]} in the data but {dtype} in the dataset"
+            )

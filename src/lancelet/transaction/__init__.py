@@ -1,0 +1,1 @@
+"""Transactions: operations as data, the conflict rules, and the commit loop."""

@@ -1,0 +1,164 @@
+"""A dataset directory's metadata objects, read and written by name.
+
+:class:`DatasetStore` knows where manifests, transactions and deletion files
+live and how their bytes look; it holds no policy about what to commit.
+Manifests are immutable once published, so they are cached by version.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from functools import lru_cache
+
+import numpy as np
+
+from lancelet import io
+from lancelet.errors import CorruptDatasetError, DatasetNotFoundError, VersionNotFoundError
+from lancelet.table import deletion, naming
+from lancelet.table.fragment import DeletionFile, Fragment
+from lancelet.table.manifest import Manifest
+from lancelet.table.manifest_file import decode_manifest, encode_manifest
+from lancelet.table.naming import ManifestLocation, ManifestNaming
+from lancelet.transaction.operations import Transaction, decode_transaction, encode_transaction
+
+
+class DatasetStore:
+    def __init__(self, uri: str | os.PathLike[str]) -> None:
+        self.root = os.path.abspath(os.fspath(uri))
+        self._read_manifest = lru_cache(maxsize=64)(self._load_manifest)
+
+    def path(self, *parts: str) -> str:
+        return os.path.join(self.root, *parts)
+
+    def data_path(self, name: str) -> str:
+        return self.path(naming.DATA_DIR, name)
+
+    # -- versions ---------------------------------------------------------------------
+
+    def list_versions(self) -> list[ManifestLocation]:
+        found = (naming.parse_manifest_name(n) for n in io.list_dir(self.path(naming.VERSIONS_DIR)))
+        return sorted((loc for loc in found if loc is not None), key=lambda loc: loc.version)
+
+    def _exists(self, version: int) -> ManifestLocation | None:
+        for scheme in (ManifestNaming.V2, ManifestNaming.V1):
+            name = naming.manifest_name(version, scheme)
+            if os.path.exists(self.path(naming.VERSIONS_DIR, name)):
+                return ManifestLocation(version, name, scheme)
+        return None
+
+    def _hinted_version(self) -> int | None:
+        try:
+            hint = json.loads(io.read_bytes(self.path(naming.VERSIONS_DIR, naming.VERSION_HINT)))
+            version = int(hint["version"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return version if version > 0 and self._exists(version) else None
+
+    def latest_location(self) -> ManifestLocation | None:
+        """The newest version: from the hint, probing forward past writers that died
+        before updating it; a full listing only when the hint is missing or wrong."""
+        hinted = self._hinted_version()
+        if hinted is None:
+            versions = self.list_versions()
+            return versions[-1] if versions else None
+        location = self._exists(hinted)
+        while True:
+            following = self._exists(hinted + 1)
+            if following is None:
+                return location
+            hinted, location = hinted + 1, following
+
+    def latest_version(self) -> int:
+        location = self.latest_location()
+        if location is None:
+            raise DatasetNotFoundError(f"{self.root}: no Lance dataset here (no manifest found)")
+        return location.version
+
+    def naming_scheme(self) -> ManifestNaming:
+        location = self.latest_location()
+        return location.scheme if location else ManifestNaming.V2
+
+    def read_manifest(self, version: int) -> Manifest:
+        return self._read_manifest(version)
+
+    def _load_manifest(self, version: int) -> Manifest:
+        location = self._exists(version)
+        if location is None:
+            if not self.list_versions():
+                raise DatasetNotFoundError(f"{self.root}: no Lance dataset here")
+            raise VersionNotFoundError(f"{self.root}: version {version} does not exist")
+        path = self.path(naming.VERSIONS_DIR, location.name)
+        try:
+            data = io.read_bytes(path)
+        except OSError as exc:
+            raise CorruptDatasetError(f"{path}: cannot read manifest: {exc}") from exc
+        manifest = decode_manifest(data, path)
+        if manifest.version != version:
+            raise CorruptDatasetError(
+                f"{path}: file name says version {version}, the manifest says {manifest.version}"
+            )
+        return manifest
+
+    def publish_manifest(self, manifest: Manifest, scheme: ManifestNaming) -> bool:
+        """Atomically create the manifest of a new version; False if that version exists."""
+        name = naming.manifest_name(manifest.version, scheme)
+        won = io.put_if_not_exists(self.path(naming.VERSIONS_DIR, name), encode_manifest(manifest))
+        if won:
+            self._write_hint(manifest.version)
+        return won
+
+    def _write_hint(self, version: int) -> None:
+        # Only a hint: readers verify it, so a stale or lost hint costs a listing at worst.
+        hint = json.dumps({"version": version}, separators=(",", ":")).encode()
+        with contextlib.suppress(OSError):
+            io.put(self.path(naming.VERSIONS_DIR, naming.VERSION_HINT), hint)
+
+    # -- transactions -----------------------------------------------------------------
+
+    def write_transaction(self, txn: Transaction) -> str:
+        name = naming.transaction_file_name(txn.read_version)
+        io.put(self.path(naming.TRANSACTIONS_DIR, name), encode_transaction(txn))
+        return name
+
+    def read_transaction(self, name: str) -> Transaction:
+        path = self.path(naming.TRANSACTIONS_DIR, name)
+        try:
+            data = io.read_bytes(path)
+        except OSError as exc:
+            raise CorruptDatasetError(f"{path}: cannot read transaction file: {exc}") from exc
+        return decode_transaction(data, path)
+
+    # -- deletion files ---------------------------------------------------------------
+
+    def deletion_path(self, fragment_id: int, file: DeletionFile) -> str:
+        name = naming.deletion_file_name(fragment_id, file.read_version, file.id, file.kind)
+        return self.path(naming.DELETIONS_DIR, name)
+
+    def read_deletions(self, fragment: Fragment) -> np.ndarray:
+        """Deleted row offsets of a fragment, sorted; a missing file is an error."""
+        file = fragment.deletion_file
+        if file is None:
+            return np.empty(0, dtype=np.uint32)
+        path = self.deletion_path(fragment.id, file)
+        try:
+            data = io.read_bytes(path)
+        except OSError as exc:
+            raise CorruptDatasetError(
+                f"{path}: cannot read the deletion file of fragment {fragment.id}: {exc}"
+            ) from exc
+        rows = deletion.decode(data, file.kind, fragment.physical_rows, path)
+        if len(rows) != file.num_deleted_rows and file.num_deleted_rows:
+            raise CorruptDatasetError(
+                f"{path}: holds {len(rows)} deleted rows, the manifest says {file.num_deleted_rows}"
+            )
+        return rows
+
+    def write_deletions(
+        self, fragment_id: int, read_version: int, rows: np.ndarray
+    ) -> DeletionFile:
+        kind, data = deletion.encode(rows)
+        file = DeletionFile(kind, read_version, naming.new_deletion_file_id(), len(rows))
+        io.put(self.deletion_path(fragment_id, file), data)
+        return file
