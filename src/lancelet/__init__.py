@@ -1,7 +1,38 @@
-"""lancelet: a Python implementation of the Lance columnar format."""
+"""lancelet: a Python implementation of the Lance columnar format.
 
-from lancelet import errors, file
+``import lancelet as lance`` gives pylance's names for the calls lancelet
+supports: ``write_dataset``, ``dataset``, ``LanceDataset``, ``LanceOperation``,
+``LanceFragment`` and ``lancelet.fragment.write_fragments``.
+"""
 
-__version__ = "0.1.0"
+from lancelet import errors, file, fragment
+from lancelet._version import __version__
+from lancelet.dataset import (
+    FragmentMetadata,
+    LanceDataset,
+    LanceFragment,
+    LanceOperation,
+    LanceScanner,
+    write_dataset,
+    write_fragments,
+)
+from lancelet.dataset import dataset as _open_dataset
 
-__all__ = ["errors", "file", "__version__"]
+# ``lancelet.dataset`` is a subpackage and, as in pylance, also the function that
+# opens a dataset; the function wins the attribute, the subpackage stays importable.
+dataset = _open_dataset
+
+__all__ = [
+    "FragmentMetadata",
+    "LanceDataset",
+    "LanceFragment",
+    "LanceOperation",
+    "LanceScanner",
+    "__version__",
+    "dataset",
+    "errors",
+    "file",
+    "fragment",
+    "write_dataset",
+    "write_fragments",
+]

@@ -7,7 +7,11 @@ minus the rows its deletion file marks as deleted.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
+from typing import Any
+
+from google.protobuf import json_format
 
 from lancelet._proto import table_pb2
 from lancelet.table.naming import DeletionKind
@@ -89,6 +93,16 @@ class Fragment:
 
     def with_id(self, fragment_id: int) -> Fragment:
         return replace(self, id=fragment_id)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-able description, for shipping fragments between processes."""
+        out: dict[str, Any] = json_format.MessageToDict(self.to_proto())
+        return out
+
+    @classmethod
+    def from_json(cls, data: str | dict[str, Any]) -> Fragment:
+        parsed = json.loads(data) if isinstance(data, str) else data
+        return cls.from_proto(json_format.ParseDict(parsed, table_pb2.DataFragment()))
 
     def to_proto(self) -> table_pb2.DataFragment:
         pb = table_pb2.DataFragment(

@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from lancelet._proto import file_pb2
 from lancelet.errors import SchemaError
+from lancelet.file.layout import is_packed_struct
 from lancelet.file.schema import from_lance_fields, to_lance_fields
 
 
@@ -75,3 +76,34 @@ def check_same_columns(dataset: pa.Schema, data: pa.Schema, where: str) -> None:
             raise SchemaError(
                 f"{where}: column {name!r} is {got[name]} in the data but {dtype} in the dataset"
             )
+
+
+def _walk(field: pa.Field) -> list[tuple[pa.Field, bool]]:
+    """Pre-order (field, owns a column) pairs; a packed struct's children own none."""
+    out = [(field, True)]
+    packed = is_packed_struct(field)
+    dtype = field.type
+    children: list[pa.Field] = []
+    if pa.types.is_struct(dtype):
+        children = [dtype.field(i) for i in range(dtype.num_fields)]
+    elif pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+        children = [dtype.value_field]
+    for child in children:
+        out += [(f, owns and not packed) for f, owns in _walk(child)]
+    return out
+
+
+def column_field_ids(schema: LanceSchema, names: Sequence[str] | None = None) -> list[int]:
+    """Ids of the fields that own a column in a data file holding ``names`` (default:
+    every top-level column), in column order.  This is ``DataFile.fields``."""
+    arrow = schema.to_arrow()
+    flat = list(schema.fields)
+    position = 0
+    ids: list[int] = []
+    wanted = set(arrow.names if names is None else names)
+    for top in arrow:
+        walked = _walk(top)
+        if top.name in wanted:
+            ids += [flat[position + i].id for i, (_, owns) in enumerate(walked) if owns]
+        position += len(walked)
+    return ids

@@ -22,6 +22,7 @@ from lancelet.errors import (
 )
 from lancelet.table import features
 from lancelet.table.manifest import Manifest
+from lancelet.table.naming import ManifestNaming
 from lancelet.transaction.apply import build_manifest
 from lancelet.transaction.conflicts import rebase
 from lancelet.transaction.operations import Overwrite, Transaction
@@ -62,6 +63,7 @@ def commit_transaction(
     create_only: bool = False,
     data_format: tuple[str, str] = ("lance", "2.0"),
     policy: CommitPolicy | None = None,
+    new_dataset_naming: ManifestNaming = ManifestNaming.V2,
 ) -> Manifest:
     """Commit ``txn`` and return the manifest of the version it became.
 
@@ -88,7 +90,8 @@ def commit_transaction(
             load=store.read_manifest,
             data_format=data_format,
         )
-        if store.publish_manifest(manifest, store.naming_scheme()):
+        scheme = new_dataset_naming if latest is None else store.naming_scheme()
+        if store.publish_manifest(manifest, scheme):
             return manifest
         policy.sleep(attempt)
     raise CommitRetriesExhaustedError(

@@ -1,0 +1,18 @@
+"""The user-facing dataset API, with pylance's names and signatures."""
+
+from lancelet.dataset.api import dataset, write_dataset
+from lancelet.dataset.dataset import LanceDataset
+from lancelet.dataset.fragment import FragmentMetadata, LanceFragment, write_fragments
+from lancelet.dataset.operation import LanceOperation
+from lancelet.dataset.scanner import LanceScanner
+
+__all__ = [
+    "FragmentMetadata",
+    "LanceDataset",
+    "LanceFragment",
+    "LanceOperation",
+    "LanceScanner",
+    "dataset",
+    "write_dataset",
+    "write_fragments",
+]

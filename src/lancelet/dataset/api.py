@@ -1,0 +1,82 @@
+"""The two entry points: ``write_dataset`` and ``dataset``."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Literal
+
+import pyarrow as pa
+
+from lancelet.dataset.dataset import LanceDataset, Version
+from lancelet.dataset.write import (
+    DEFAULT_MAX_ROWS_PER_FILE,
+    as_reader,
+    conform,
+    storage_version,
+    write_fragment_files,
+)
+from lancelet.errors import DatasetAlreadyExistsError, UnsupportedFeatureError
+from lancelet.table.manifest import Manifest
+from lancelet.table.naming import ManifestNaming
+from lancelet.table.schema import LanceSchema
+from lancelet.transaction import operations as ops
+from lancelet.transaction.commit import commit_transaction
+from lancelet.transaction.store import DatasetStore
+
+WriteMode = Literal["create", "append", "overwrite"]
+
+
+def dataset(
+    uri: str | os.PathLike[str], version: Version | None = None, **_ignored: Any
+) -> LanceDataset:
+    """Open a dataset at its latest version, a version number, or a tag name."""
+    return LanceDataset(uri, version)
+
+
+def _latest(store: DatasetStore) -> Manifest | None:
+    location = store.latest_location()
+    return store.read_manifest(location.version) if location else None
+
+
+def write_dataset(
+    data: Any,
+    uri: str | os.PathLike[str],
+    schema: pa.Schema | None = None,
+    mode: WriteMode = "create",
+    *,
+    max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE,
+    max_rows_per_group: int = 1024,
+    data_storage_version: str | None = None,
+    enable_v2_manifest_paths: bool | None = None,
+    enable_stable_row_ids: bool = False,
+    **_ignored: Any,
+) -> LanceDataset:
+    """Create a dataset, append to it, or overwrite it with ``data``."""
+    if mode not in ("create", "append", "overwrite"):
+        raise ValueError(f"mode must be 'create', 'append' or 'overwrite', not {mode!r}")
+    if enable_stable_row_ids:
+        raise UnsupportedFeatureError("lancelet does not yet write datasets with stable row ids")
+    store = DatasetStore(uri)
+    latest = _latest(store)
+    if latest is not None and mode == "create":
+        raise DatasetAlreadyExistsError(f"{store.root}: a dataset already exists here")
+    reader = as_reader(data, schema)
+    if latest is not None and mode == "append":
+        storage_version(latest.data_storage_version)
+        lance_schema = latest.schema
+        reader = conform(reader, lance_schema.to_arrow(), store.root)
+    else:
+        storage_version(data_storage_version)
+        lance_schema = LanceSchema.from_arrow(reader.schema)
+    fragments = tuple(write_fragment_files(store, reader, lance_schema, max_rows_per_file))
+    operation: ops.Operation = (
+        ops.Append(fragments)
+        if latest is not None and mode == "append"
+        else ops.Overwrite(fragments, lance_schema)
+    )
+    txn = ops.Transaction(latest.version if latest else 0, operation)
+    scheme = ManifestNaming.V1 if enable_v2_manifest_paths is False else ManifestNaming.V2
+    manifest = commit_transaction(
+        store, txn, create_only=mode == "create", new_dataset_naming=scheme
+    )
+    return LanceDataset(uri, manifest=manifest)

@@ -1,0 +1,288 @@
+"""``LanceDataset``: one version of a dataset, with pylance's method names.
+
+A ``LanceDataset`` is a view of a single manifest.  Reads never change it;
+operations that commit (delete, restore, config updates) move it to the
+version they created, as pylance's do.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lancelet.dataset.cleanup import CleanupStats, cleanup_old_versions
+from lancelet.dataset.delete import plan_delete
+from lancelet.dataset.fragment import LanceFragment
+from lancelet.dataset.operation import LanceOperation
+from lancelet.dataset.scanner import LanceScanner
+from lancelet.dataset.tags import Tags, resolve_version
+from lancelet.dataset.take import take_rows
+from lancelet.errors import RetryableCommitConflictError
+from lancelet.table import features
+from lancelet.table.manifest import Manifest
+from lancelet.transaction import operations as ops
+from lancelet.transaction.commit import CommitPolicy, commit_transaction
+from lancelet.transaction.store import DatasetStore
+
+Version = int | str
+
+
+class LanceDataset:
+    def __init__(
+        self,
+        uri: str | os.PathLike[str],
+        version: Version | None = None,
+        *,
+        manifest: Manifest | None = None,
+    ) -> None:
+        self._uri = os.fspath(uri)
+        self._store = DatasetStore(self._uri)
+        if manifest is None:
+            number = (
+                self._store.latest_version()
+                if version is None
+                else resolve_version(self._store, version)
+            )
+            manifest = self._store.read_manifest(number)
+        features.check_readable(
+            manifest.reader_feature_flags, f"{self._uri} version {manifest.version}"
+        )
+        self._manifest = manifest
+
+    # -- identity and metadata ------------------------------------------------------------
+
+    @property
+    def uri(self) -> str:
+        return self._uri
+
+    @property
+    def version(self) -> int:
+        return self._manifest.version
+
+    @property
+    def latest_version(self) -> int:
+        return self._store.latest_version()
+
+    @property
+    def schema(self) -> pa.Schema:
+        return self._manifest.schema.to_arrow()
+
+    @property
+    def data_storage_version(self) -> str:
+        return self._manifest.data_storage_version
+
+    @property
+    def max_field_id(self) -> int:
+        return self._manifest.schema.max_field_id
+
+    @property
+    def tags(self) -> Tags:
+        return Tags(self._store)
+
+    def config(self) -> dict[str, str]:
+        return dict(self._manifest.config)
+
+    def versions(self) -> list[dict[str, Any]]:
+        """Every version still on disk, oldest first, as pylance lists them."""
+        out = []
+        for location in self._store.list_versions():
+            manifest = self._store.read_manifest(location.version)
+            out.append(
+                {
+                    "version": manifest.version,
+                    "timestamp": datetime.fromtimestamp(manifest.timestamp_ns / 1e9),
+                    "metadata": _summary(manifest),
+                }
+            )
+        return out
+
+    def __repr__(self) -> str:
+        return f"LanceDataset(uri={self._uri!r}, version={self.version})"
+
+    # -- reads -----------------------------------------------------------------------
+
+    def scanner(
+        self,
+        columns: Sequence[str] | None = None,
+        filter: str | pc.Expression | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        with_row_id: bool = False,
+        with_row_address: bool = False,
+        batch_size: int | None = None,
+        fragments: Sequence[LanceFragment] | None = None,
+        **_ignored: Any,
+    ) -> LanceScanner:
+        chosen = None if fragments is None else [f.metadata for f in fragments]
+        return LanceScanner(
+            self._store,
+            self._manifest,
+            columns=columns,
+            filter=filter,
+            limit=limit,
+            offset=offset,
+            with_row_id=with_row_id,
+            with_row_address=with_row_address,
+            batch_size=batch_size,
+            fragments=chosen,
+        )
+
+    def to_table(
+        self,
+        columns: Sequence[str] | None = None,
+        filter: str | pc.Expression | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        with_row_id: bool = False,
+        with_row_address: bool = False,
+        **kwargs: Any,
+    ) -> pa.Table:
+        return self.scanner(
+            columns, filter, limit, offset, with_row_id, with_row_address, **kwargs
+        ).to_table()
+
+    def to_batches(
+        self,
+        columns: Sequence[str] | None = None,
+        filter: str | pc.Expression | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        with_row_id: bool = False,
+        with_row_address: bool = False,
+        **kwargs: Any,
+    ) -> Iterator[pa.RecordBatch]:
+        return self.scanner(
+            columns, filter, limit, offset, with_row_id, with_row_address, **kwargs
+        ).to_batches()
+
+    def count_rows(self, filter: str | pc.Expression | None = None, **_ignored: Any) -> int:
+        return self.scanner(columns=[], filter=filter).count_rows()
+
+    def head(self, num_rows: int, **kwargs: Any) -> pa.Table:
+        return self.to_table(limit=num_rows, **kwargs)
+
+    def take(
+        self,
+        indices: Sequence[int] | np.ndarray | pa.Array,
+        columns: Sequence[str] | None = None,
+        **_ignored: Any,
+    ) -> pa.Table:
+        names = self.schema.names if columns is None else list(columns)
+        return take_rows(self._store, self._manifest, indices, names)
+
+    def get_fragments(self, filter: str | pc.Expression | None = None) -> list[LanceFragment]:
+        return [LanceFragment(self, fragment=f) for f in self._manifest.fragments]
+
+    def get_fragment(self, fragment_id: int) -> LanceFragment | None:
+        fragment = self._manifest.fragment(fragment_id)
+        return None if fragment is None else LanceFragment(self, fragment=fragment)
+
+    # -- versions ---------------------------------------------------------------------
+
+    def checkout_version(self, version: Version) -> LanceDataset:
+        return LanceDataset(self._uri, version)
+
+    def _commit(self, operation: ops.Operation) -> None:
+        txn = ops.Transaction(self.version, operation)
+        self._manifest = commit_transaction(self._store, txn)
+
+    def restore(self) -> None:
+        """Make this (old) version the latest, as a new version."""
+        self._commit(ops.Restore(self.version))
+
+    # -- changes ----------------------------------------------------------------------
+
+    def delete(
+        self,
+        predicate: str | pc.Expression,
+        *,
+        conflict_retries: int = 10,
+        retry_timeout: timedelta = timedelta(seconds=30),
+    ) -> dict[str, int]:
+        """Delete the rows matching ``predicate``; re-run on the new latest version when a
+        concurrent commit changed the fragments it read."""
+        deadline = time.monotonic() + retry_timeout.total_seconds()
+        for attempt in range(conflict_retries + 1):
+            operation, count = plan_delete(self._store, self._manifest, predicate)
+            try:
+                self._commit(operation)
+                return {"num_deleted_rows": count}
+            except RetryableCommitConflictError:
+                if attempt == conflict_retries or time.monotonic() > deadline:
+                    raise
+                self._manifest = self._store.read_manifest(self._store.latest_version())
+        raise AssertionError("unreachable")
+
+    def update_config(self, values: Mapping[str, str | None]) -> dict[str, str]:
+        upserts = {k: v for k, v in values.items() if v is not None}
+        removed = tuple(k for k, v in values.items() if v is None)
+        self._commit(ops.UpdateConfig(upserts, removed))
+        return self.config()
+
+    def delete_config_keys(self, keys: Sequence[str]) -> None:
+        self._commit(ops.UpdateConfig({}, tuple(keys)))
+
+    def replace_schema_metadata(self, new_metadata: Mapping[str, str]) -> None:
+        self._commit(ops.UpdateConfig(schema_metadata=dict(new_metadata)))
+
+    def cleanup_old_versions(
+        self,
+        older_than: timedelta | None = None,
+        retain_versions: int | None = None,
+        *,
+        delete_unverified: bool = False,
+        error_if_tagged_old_versions: bool = True,
+        **_ignored: Any,
+    ) -> CleanupStats:
+        return cleanup_old_versions(
+            self._store,
+            older_than,
+            retain_versions,
+            delete_unverified=delete_unverified,
+            error_if_tagged_old_versions=error_if_tagged_old_versions,
+        )
+
+    @staticmethod
+    def commit(
+        base_uri: str | os.PathLike[str],
+        operation: LanceOperation.BaseOperation,
+        read_version: int | None = None,
+        *,
+        max_retries: int = 20,
+        **_ignored: Any,
+    ) -> LanceDataset:
+        """Commit an operation prepared elsewhere (for example by ``write_fragments``)."""
+        store = DatasetStore(base_uri)
+        op = operation.to_operation()
+        if read_version is None:
+            location = store.latest_location()
+            read_version = location.version if location else 0
+        txn = ops.Transaction(read_version, op)
+        manifest = commit_transaction(store, txn, policy=CommitPolicy(max_retries=max_retries))
+        return LanceDataset(base_uri, manifest=manifest)
+
+    def validate(self) -> None:
+        """Read every data and deletion file's metadata; raise if any is missing or corrupt."""
+        for fragment in self.get_fragments():
+            fragment.validate()
+
+
+def _summary(manifest: Manifest) -> dict[str, str]:
+    fragments = manifest.fragments
+    deleted = sum(f.num_deleted_rows for f in fragments)
+    return {
+        "total_data_file_rows": str(sum(f.physical_rows for f in fragments)),
+        "total_data_files": str(sum(len(f.files) for f in fragments)),
+        "total_deletion_file_rows": str(deleted),
+        "total_deletion_files": str(sum(f.deletion_file is not None for f in fragments)),
+        "total_files_size": str(sum(d.file_size_bytes for f in fragments for d in f.files)),
+        "total_fragments": str(len(fragments)),
+        "total_rows": str(manifest.num_rows),
+    }

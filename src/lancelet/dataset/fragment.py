@@ -1,0 +1,236 @@
+"""``LanceFragment`` and ``write_fragments``: per-fragment reads and distributed writes."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lancelet.dataset.delete import matching_offsets
+from lancelet.dataset.fragment_reader import FragmentReader
+from lancelet.dataset.scanner import LanceScanner
+from lancelet.dataset.take import take_rows
+from lancelet.dataset.write import (
+    DEFAULT_MAX_ROWS_PER_FILE,
+    as_reader,
+    conform,
+    storage_version,
+    write_fragment_files,
+)
+from lancelet.errors import DatasetNotFoundError
+from lancelet.table import naming
+from lancelet.table.fragment import DataFile, Fragment
+from lancelet.table.schema import LanceSchema
+from lancelet.transaction import operations as ops
+from lancelet.transaction.store import DatasetStore
+
+if TYPE_CHECKING:
+    from lancelet.dataset.dataset import LanceDataset
+
+FragmentMetadata = Fragment
+
+
+class LanceFragment:
+    def __init__(
+        self,
+        dataset: LanceDataset,
+        fragment_id: int | None = None,
+        *,
+        fragment: Fragment | None = None,
+    ) -> None:
+        if fragment is None:
+            if fragment_id is None:
+                raise ValueError("either fragment_id or fragment is required")
+            found = dataset._manifest.fragment(fragment_id)
+            if found is None:
+                raise ValueError(
+                    f"{dataset.uri}: version {dataset.version} has no fragment {fragment_id}"
+                )
+            fragment = found
+        self._dataset = dataset
+        self._fragment = fragment
+
+    @property
+    def fragment_id(self) -> int:
+        return self._fragment.id
+
+    @property
+    def metadata(self) -> Fragment:
+        return self._fragment
+
+    @property
+    def physical_rows(self) -> int:
+        return self._fragment.physical_rows
+
+    @property
+    def num_deletions(self) -> int:
+        return self._fragment.num_deleted_rows
+
+    @property
+    def schema(self) -> pa.Schema:
+        return self._dataset.schema
+
+    def data_files(self) -> list[DataFile]:
+        return list(self._fragment.files)
+
+    def deletion_file(self) -> str | None:
+        file = self._fragment.deletion_file
+        if file is None:
+            return None
+        name = naming.deletion_file_name(self.fragment_id, file.read_version, file.id, file.kind)
+        return f"{naming.DELETIONS_DIR}/{name}"
+
+    def __repr__(self) -> str:
+        return f"LanceFragment(id={self.fragment_id}, physical_rows={self.physical_rows})"
+
+    def scanner(
+        self,
+        columns: Sequence[str] | None = None,
+        filter: str | pc.Expression | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        with_row_id: bool = False,
+        with_row_address: bool = False,
+        batch_size: int | None = None,
+        **_ignored: Any,
+    ) -> LanceScanner:
+        return LanceScanner(
+            self._dataset._store,
+            self._dataset._manifest,
+            columns=columns,
+            filter=filter,
+            limit=limit,
+            offset=offset,
+            with_row_id=with_row_id,
+            with_row_address=with_row_address,
+            batch_size=batch_size,
+            fragments=[self._fragment],
+        )
+
+    def to_table(
+        self,
+        columns: Sequence[str] | None = None,
+        filter: str | pc.Expression | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        with_row_id: bool = False,
+        with_row_address: bool = False,
+        **kwargs: Any,
+    ) -> pa.Table:
+        return self.scanner(
+            columns, filter, limit, offset, with_row_id, with_row_address, **kwargs
+        ).to_table()
+
+    def to_batches(self, **kwargs: Any) -> Iterator[pa.RecordBatch]:
+        return self.scanner(**kwargs).to_batches()
+
+    def count_rows(self, filter: str | pc.Expression | None = None) -> int:
+        return self.scanner(columns=[], filter=filter).count_rows()
+
+    def head(self, num_rows: int) -> pa.Table:
+        return self.to_table(limit=num_rows)
+
+    def take(
+        self, indices: Sequence[int] | np.ndarray, columns: Sequence[str] | None = None
+    ) -> pa.Table:
+        names = self.schema.names if columns is None else list(columns)
+        return take_rows(
+            self._dataset._store, self._dataset._manifest, indices, names, [self._fragment]
+        )
+
+    def delete(self, predicate: str) -> Fragment | None:
+        """The fragment's metadata with ``predicate``'s rows deleted (not committed);
+        None when every row is deleted."""
+        store, manifest = self._dataset._store, self._dataset._manifest
+        hits = matching_offsets(store, manifest, self._fragment, predicate)
+        if not len(hits):
+            return self._fragment
+        rows = np.union1d(store.read_deletions(self._fragment), hits).astype(np.uint32)
+        if len(rows) >= self.physical_rows:
+            return None
+        deletion = store.write_deletions(self.fragment_id, manifest.version, rows)
+        return Fragment(self.fragment_id, self._fragment.files, self.physical_rows, deletion)
+
+    def validate(self) -> None:
+        reader = FragmentReader(
+            self._dataset._store, self._dataset._manifest.schema, self._fragment
+        )
+        for index in range(len(self._fragment.files)):
+            reader._file(index)
+        _ = reader.deleted
+        _ = reader._locations
+
+    @staticmethod
+    def create(
+        dataset_uri: str | os.PathLike[str],
+        data: Any,
+        fragment_id: int | None = None,
+        schema: pa.Schema | None = None,
+        max_rows_per_group: int = 1024,
+        **_ignored: Any,
+    ) -> Fragment:
+        """Write ``data`` as the data file of one new fragment (not committed)."""
+        fragments = write_fragments(
+            data,
+            dataset_uri,
+            schema,
+            max_rows_per_file=2**62,
+            max_rows_per_group=max_rows_per_group,
+        )
+        if not fragments:
+            raise ValueError("LanceFragment.create needs at least one row")
+        assert isinstance(fragments, list)
+        return fragments[0].with_id(fragment_id or 0)
+
+
+def _target_schema(
+    store: DatasetStore, data_schema: pa.Schema, mode: str
+) -> tuple[LanceSchema, bool]:
+    """The schema (with field ids) to write, and whether the data must be conformed to it."""
+    if mode == "append":
+        try:
+            manifest = store.read_manifest(store.latest_version())
+        except DatasetNotFoundError:
+            return LanceSchema.from_arrow(data_schema), False
+        storage_version(manifest.data_storage_version)
+        return manifest.schema, True
+    return LanceSchema.from_arrow(data_schema), False
+
+
+def write_fragments(
+    data: Any,
+    dataset_uri: str | os.PathLike[str],
+    schema: pa.Schema | None = None,
+    *,
+    return_transaction: bool = False,
+    mode: str = "append",
+    max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE,
+    max_rows_per_group: int = 1024,
+    data_storage_version: str | None = None,
+    **_ignored: Any,
+) -> list[Fragment] | ops.Transaction:
+    """Write data files for a later single commit (``LanceDataset.commit``).
+
+    Fragments come back with id 0; the commit assigns real ids.
+    """
+    storage_version(data_storage_version)
+    store = DatasetStore(dataset_uri)
+    reader = as_reader(data, schema)
+    lance_schema, must_conform = _target_schema(store, reader.schema, mode)
+    if must_conform:
+        reader = conform(reader, lance_schema.to_arrow(), store.root)
+    fragments = write_fragment_files(store, reader, lance_schema, max_rows_per_file)
+    if not return_transaction:
+        return fragments
+    location = store.latest_location()
+    read_version = location.version if location else 0
+    operation: ops.Operation = (
+        ops.Append(tuple(fragments))
+        if mode == "append"
+        else ops.Overwrite(tuple(fragments), lance_schema)
+    )
+    return ops.Transaction(read_version, operation)

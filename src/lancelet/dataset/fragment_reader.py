@@ -1,0 +1,114 @@
+"""Reading one fragment: its columns gathered from several data files.
+
+A fragment's columns may be spread over data files written at different times
+(a column added later lives in a file of its own).  Data files name their
+fields by id, so a column is found by id, not by name: a renamed column still
+reads, and a column no file of the fragment holds reads as nulls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import cached_property
+
+import numpy as np
+import pyarrow as pa
+
+from lancelet.errors import CorruptDatasetError, LanceFileError
+from lancelet.file.reader import LanceFileReader
+from lancelet.table.fragment import DataFile, Fragment
+from lancelet.table.schema import LanceSchema, column_field_ids
+from lancelet.transaction.store import DatasetStore
+
+_Location = tuple[int, str]  # (data file index, column name inside that file)
+_Fetch = Callable[[int, list[str]], pa.Table]
+
+
+class FragmentReader:
+    def __init__(self, store: DatasetStore, schema: LanceSchema, fragment: Fragment) -> None:
+        self.store = store
+        self.schema = schema
+        self.fragment = fragment
+        self._files: dict[int, LanceFileReader] = {}
+
+    def _file(self, index: int) -> LanceFileReader:
+        if index not in self._files:
+            data_file = self.fragment.files[index]
+            path = self.store.data_path(data_file.path)
+            try:
+                reader = LanceFileReader(path)
+            except LanceFileError as exc:
+                raise CorruptDatasetError(
+                    f"fragment {self.fragment.id}: data file {data_file.path}: {exc}"
+                ) from exc
+            if reader.num_rows() != self.fragment.physical_rows:
+                raise CorruptDatasetError(
+                    f"{path}: holds {reader.num_rows()} rows, fragment {self.fragment.id} "
+                    f"says {self.fragment.physical_rows}"
+                )
+            self._files[index] = reader
+        return self._files[index]
+
+    def _top_level_ids(self, index: int, data_file: DataFile) -> dict[int, str]:
+        """Dataset field id -> column name, for the top-level columns of one data file."""
+        local = LanceSchema.from_arrow(self._file(index).schema)
+        local_ids = column_field_ids(local)
+        if len(local_ids) != len(data_file.fields):
+            raise CorruptDatasetError(
+                f"{data_file.path}: the manifest lists {len(data_file.fields)} fields, "
+                f"the file has {len(local_ids)}"
+            )
+        to_dataset = dict(zip(local_ids, data_file.fields, strict=True))
+        return {to_dataset[f.id]: f.name for f in local.top_level()}
+
+    @cached_property
+    def _locations(self) -> dict[int, _Location]:
+        found: dict[int, _Location] = {}
+        for index, data_file in enumerate(self.fragment.files):
+            for field_id, name in self._top_level_ids(index, data_file).items():
+                found[field_id] = (index, name)
+        return found
+
+    @cached_property
+    def deleted(self) -> np.ndarray:
+        """Physical offsets of the deleted rows, sorted."""
+        return self.store.read_deletions(self.fragment)
+
+    def _columns(self, names: Sequence[str]) -> list[tuple[pa.Field, _Location | None]]:
+        fields = self.schema.resolve(names, self.store.root)
+        arrow = self.schema.to_arrow()
+        return [(arrow.field(f.name), self._locations.get(f.id)) for f in fields]
+
+    def read(self, names: Sequence[str], start: int, stop: int) -> pa.Table:
+        """Columns ``names`` of physical rows ``[start, stop)``, deleted rows included."""
+
+        def fetch(index: int, columns: list[str]) -> pa.Table:
+            return self._file(index).read_range(start, stop - start, columns=columns).to_table()
+
+        return self._assemble(names, stop - start, fetch)
+
+    def take(self, names: Sequence[str], rows: np.ndarray) -> pa.Table:
+        """Columns ``names`` of the given physical rows, in the given order."""
+
+        def fetch(index: int, columns: list[str]) -> pa.Table:
+            return self._file(index).take_rows(rows, columns=columns).to_table()
+
+        return self._assemble(names, len(rows), fetch)
+
+    def _assemble(self, names: Sequence[str], num_rows: int, fetch: _Fetch) -> pa.Table:
+        columns = self._columns(names)
+        if not columns:
+            # A table with no columns still has to carry its row count.
+            return pa.table([pa.nulls(num_rows)], names=["_"]).select([])
+        by_file: dict[int, list[str]] = {}
+        for _, location in columns:
+            if location is not None:
+                by_file.setdefault(location[0], []).append(location[1])
+        tables = {index: fetch(index, cols) for index, cols in by_file.items()}
+        arrays = []
+        for field, location in columns:
+            if location is None:
+                arrays.append(pa.chunked_array([pa.nulls(num_rows, field.type)]))
+            else:
+                arrays.append(tables[location[0]].column(location[1]))
+        return pa.Table.from_arrays(arrays, schema=pa.schema([f for f, _ in columns]))

@@ -1,0 +1,76 @@
+"""``LanceOperation``: pylance's public names for the operations a caller may commit.
+
+Writers that run on many machines call ``write_fragments`` on each, gather the
+returned fragment metadata, and commit once with one of these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from lancelet.table.fragment import Fragment
+from lancelet.table.schema import LanceSchema
+from lancelet.transaction import operations as ops
+
+
+class LanceOperation:
+    """Namespace of committable operations, as in ``lance.LanceOperation``."""
+
+    class BaseOperation:
+        def to_operation(self) -> ops.Operation:
+            raise NotImplementedError
+
+    @dataclass
+    class Append(BaseOperation):
+        fragments: Iterable[Fragment]
+
+        def to_operation(self) -> ops.Operation:
+            return ops.Append(tuple(self.fragments))
+
+    @dataclass
+    class Overwrite(BaseOperation):
+        new_schema: pa.Schema | LanceSchema
+        fragments: Iterable[Fragment]
+        config_upsert_values: dict[str, str] = field(default_factory=dict)
+
+        def to_operation(self) -> ops.Operation:
+            schema = self.new_schema
+            if isinstance(schema, pa.Schema):
+                schema = LanceSchema.from_arrow(schema)
+            return ops.Overwrite(tuple(self.fragments), schema, dict(self.config_upsert_values))
+
+    @dataclass
+    class Delete(BaseOperation):
+        updated_fragments: Iterable[Fragment]
+        deleted_fragment_ids: Iterable[int]
+        predicate: str
+
+        def to_operation(self) -> ops.Operation:
+            return ops.Delete(
+                tuple(self.updated_fragments), tuple(self.deleted_fragment_ids), self.predicate
+            )
+
+    @dataclass
+    class Restore(BaseOperation):
+        version: int
+
+        def to_operation(self) -> ops.Operation:
+            return ops.Restore(self.version)
+
+    @dataclass
+    class ReserveFragments(BaseOperation):
+        num_fragments: int
+
+        def to_operation(self) -> ops.Operation:
+            return ops.ReserveFragments(self.num_fragments)
+
+    @dataclass
+    class UpdateConfig(BaseOperation):
+        upsert_values: dict[str, str] = field(default_factory=dict)
+        delete_keys: list[str] = field(default_factory=list)
+
+        def to_operation(self) -> ops.Operation:
+            return ops.UpdateConfig(dict(self.upsert_values), tuple(self.delete_keys))

@@ -1,0 +1,161 @@
+"""Scans: projection, filter, deletions, row ids, offset and limit.
+
+A scan walks the chosen fragments in order, reads the projected columns plus
+those the filter needs, drops deleted rows, evaluates the filter as a pyarrow
+compute expression over whole batches, and trims to ``offset``/``limit``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lancelet.dataset.filter import referenced_columns, to_expression
+from lancelet.dataset.fragment_reader import FragmentReader
+from lancelet.table.fragment import Fragment
+from lancelet.table.manifest import Manifest
+from lancelet.transaction.store import DatasetStore
+
+ROW_ID = "_rowid"
+ROW_ADDRESS = "_rowaddr"
+DEFAULT_BATCH_SIZE = 8192
+_SPECIAL = (ROW_ID, ROW_ADDRESS)
+
+
+def row_addresses(fragment_id: int, start: int, stop: int) -> np.ndarray:
+    """A row's address is its fragment id in the high 32 bits, its offset in the low."""
+    out: np.ndarray = np.arange(start, stop, dtype=np.uint64) | np.uint64(fragment_id << 32)
+    return out
+
+
+class LanceScanner:
+    def __init__(
+        self,
+        store: DatasetStore,
+        manifest: Manifest,
+        *,
+        columns: Sequence[str] | None = None,
+        filter: str | pc.Expression | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        with_row_id: bool = False,
+        with_row_address: bool = False,
+        batch_size: int | None = None,
+        fragments: Sequence[Fragment] | None = None,
+    ) -> None:
+        self._store = store
+        self._manifest = manifest
+        self._arrow = manifest.schema.to_arrow()
+        names = list(self._arrow.names if columns is None else columns)
+        self._output = [n for n in names if n not in _SPECIAL]
+        manifest.schema.resolve(self._output, store.root)
+        self._with_row_id = with_row_id or ROW_ID in names
+        self._with_row_address = with_row_address or ROW_ADDRESS in names
+        self._filter_schema = pa.schema(
+            [*self._arrow, pa.field(ROW_ID, pa.uint64()), pa.field(ROW_ADDRESS, pa.uint64())]
+        )
+        self._filter = to_expression(filter, self._filter_schema)
+        self._filter_columns = self._columns_of(filter)
+        if (limit is not None and limit < 0) or (offset is not None and offset < 0):
+            raise ValueError("limit and offset must not be negative")
+        self._limit = limit
+        self._offset = offset or 0
+        self._batch_size = batch_size or DEFAULT_BATCH_SIZE
+        self._fragments = list(manifest.fragments if fragments is None else fragments)
+
+    def _columns_of(self, filter: str | pc.Expression | None) -> list[str]:
+        if filter is None:
+            return []
+        if isinstance(filter, str):
+            wanted = referenced_columns(filter, self._filter_schema)
+            return [n for n in self._filter_schema.names if n in wanted]
+        # A compute expression does not list its fields, so read them all.
+        return list(self._filter_schema.names)
+
+    @property
+    def projected_schema(self) -> pa.Schema:
+        fields = [self._arrow.field(n) for n in self._output]
+        if self._with_row_id:
+            fields.append(pa.field(ROW_ID, pa.uint64()))
+        if self._with_row_address:
+            fields.append(pa.field(ROW_ADDRESS, pa.uint64()))
+        return pa.schema(fields, metadata=self._arrow.metadata)
+
+    def _read_columns(self) -> list[str]:
+        wanted = set(self._output) | {c for c in self._filter_columns if c not in _SPECIAL}
+        return [n for n in self._arrow.names if n in wanted]
+
+    def _fragment_tables(self, fragment: Fragment, step: int) -> Iterator[pa.Table]:
+        reader = FragmentReader(self._store, self._manifest.schema, fragment)
+        deleted = reader.deleted
+        columns = self._read_columns()
+        needs_address = (
+            self._with_row_id
+            or self._with_row_address
+            or bool(set(_SPECIAL) & set(self._filter_columns))
+        )
+        for start in range(0, fragment.physical_rows, step):
+            stop = min(start + step, fragment.physical_rows)
+            table = reader.read(columns, start, stop)
+            if needs_address:
+                address = pa.array(row_addresses(fragment.id, start, stop))
+                table = table.append_column(ROW_ID, address).append_column(ROW_ADDRESS, address)
+            dead = deleted[(deleted >= start) & (deleted < stop)]
+            if len(dead):
+                keep = np.ones(stop - start, dtype=bool)
+                keep[dead.astype(np.int64) - start] = False
+                table = table.filter(pa.array(keep))
+            if self._filter is not None:
+                table = table.filter(self._filter)
+            yield table
+
+    def _tables(self, step: int) -> Iterator[pa.Table]:
+        schema = self.projected_schema
+        for table in self._selected(step):
+            yield table.select(schema.names).cast(schema) if schema.names else table.select([])
+
+    def _selected(self, step: int) -> Iterator[pa.Table]:
+        """Live rows that pass the filter, after offset and limit, not yet projected."""
+        skip = self._offset
+        remaining = self._limit
+        for fragment in self._fragments:
+            if remaining == 0:
+                return
+            if self._filter is None and skip >= fragment.num_rows:
+                skip -= fragment.num_rows  # the whole fragment falls before the offset
+                continue
+            for table in self._fragment_tables(fragment, step):
+                if skip:
+                    dropped = min(skip, table.num_rows)
+                    table, skip = table.slice(dropped), skip - dropped
+                if remaining is not None:
+                    table = table.slice(0, remaining)
+                    remaining -= table.num_rows
+                if table.num_rows:
+                    yield table
+                if remaining == 0:
+                    return
+
+    def to_batches(self) -> Iterator[pa.RecordBatch]:
+        for table in self._tables(self._batch_size):
+            yield from table.to_batches(max_chunksize=self._batch_size)
+
+    def to_reader(self) -> pa.RecordBatchReader:
+        return pa.RecordBatchReader.from_batches(self.projected_schema, self.to_batches())
+
+    def to_table(self) -> pa.Table:
+        # Whole fragments at a time: page chunks pass through without copying.
+        tables = list(self._tables(step=1 << 20))
+        if not tables:
+            return self.projected_schema.empty_table()
+        return pa.concat_tables(tables)
+
+    def count_rows(self) -> int:
+        if self._filter is None:
+            total = sum(f.num_rows for f in self._fragments) - self._offset
+            total = max(total, 0)
+            return total if self._limit is None else min(total, self._limit)
+        return sum(t.num_rows for t in self._selected(step=1 << 20))

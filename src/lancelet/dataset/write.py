@@ -1,0 +1,175 @@
+"""Turning user data into data files and fragments.
+
+Nothing here commits: it writes data files under ``data/`` and returns
+fragment descriptions.  Until a manifest references them they are invisible,
+so a writer that fails part-way removes what it wrote, and one that is killed
+leaves orphans that ``cleanup_old_versions`` removes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import pyarrow as pa
+
+from lancelet import io
+from lancelet.errors import SchemaError, UnsupportedVersionError
+from lancelet.file.writer import LanceFileWriter
+from lancelet.table import naming
+from lancelet.table.fragment import DataFile, Fragment
+from lancelet.table.schema import LanceSchema, check_same_columns, column_field_ids
+from lancelet.transaction.store import DatasetStore
+
+DEFAULT_MAX_ROWS_PER_FILE = 1024 * 1024
+WRITABLE_VERSIONS = ("2.0",)
+
+
+def storage_version(requested: str | None) -> str:
+    """The data storage version to write; lancelet writes Lance file format 2.0."""
+    version = "2.0" if requested is None else str(requested).lower()
+    if version not in WRITABLE_VERSIONS:
+        raise UnsupportedVersionError(
+            f"data_storage_version {requested!r} is not supported for writing; "
+            f"lancelet writes {', '.join(WRITABLE_VERSIONS)}"
+        )
+    return version
+
+
+def _from_pandas(data: Any) -> pa.Table | None:
+    module = type(data).__module__
+    if module.startswith("pandas") and type(data).__name__ == "DataFrame":
+        return pa.Table.from_pandas(data, preserve_index=False)
+    return None
+
+
+def as_reader(data: Any, schema: pa.Schema | None = None) -> pa.RecordBatchReader:
+    """Any of the inputs pylance accepts as a stream of record batches."""
+    if isinstance(data, pa.RecordBatchReader):
+        reader = data
+    elif isinstance(data, pa.Table):
+        reader = data.to_reader()
+    elif isinstance(data, pa.RecordBatch):
+        reader = pa.RecordBatchReader.from_batches(data.schema, [data])
+    elif (table := _from_pandas(data)) is not None:
+        reader = table.to_reader()
+    elif isinstance(data, Iterable):
+        reader = _reader_from_batches(data, schema)
+    else:
+        raise TypeError(f"cannot write data of type {type(data).__name__}")
+    if schema is not None and reader.schema != schema:
+        return _cast_reader(reader, schema)
+    return reader
+
+
+def _reader_from_batches(data: Iterable[Any], schema: pa.Schema | None) -> pa.RecordBatchReader:
+    batches = iter(data)
+    first = next(batches, None)
+    if first is None:
+        if schema is None:
+            raise SchemaError("no data and no schema: cannot tell what to write")
+        return pa.RecordBatchReader.from_batches(schema, [])
+    if not isinstance(first, pa.RecordBatch):
+        raise TypeError(f"expected record batches, got {type(first).__name__}")
+
+    def chain() -> Iterator[pa.RecordBatch]:
+        yield first
+        yield from batches
+
+    return pa.RecordBatchReader.from_batches(first.schema, chain())
+
+
+def _cast_reader(reader: pa.RecordBatchReader, schema: pa.Schema) -> pa.RecordBatchReader:
+    def cast() -> Iterator[pa.RecordBatch]:
+        for batch in reader:
+            yield batch.select(schema.names).cast(schema)
+
+    check_same_columns(schema, reader.schema, "write")
+    return pa.RecordBatchReader.from_batches(schema, cast())
+
+
+def conform(reader: pa.RecordBatchReader, schema: pa.Schema, where: str) -> pa.RecordBatchReader:
+    """Data appended to a dataset: its columns in the dataset's order and types."""
+    check_same_columns(schema, reader.schema, where)
+    required = [f.name for f in schema if not f.nullable]
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for batch in reader:
+            for name in required:
+                if batch.column(name).null_count:
+                    raise SchemaError(f"{where}: column {name!r} is not nullable but has nulls")
+            yield batch.select(schema.names).cast(schema)
+
+    return pa.RecordBatchReader.from_batches(schema, batches())
+
+
+class _FileSink:
+    """Cuts a stream of batches into data files of at most ``max_rows`` rows."""
+
+    def __init__(self, store: DatasetStore, schema: LanceSchema, max_rows: int) -> None:
+        if max_rows <= 0:
+            raise ValueError("max_rows_per_file must be positive")
+        self._store = store
+        self._arrow = schema.to_arrow()
+        self._field_ids = tuple(column_field_ids(schema))
+        self._max_rows = max_rows
+        self._writer: LanceFileWriter | None = None
+        self._name = ""
+        self._rows = 0
+        self.fragments: list[Fragment] = []
+        self.paths: list[str] = []
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        while batch.num_rows:
+            if self._writer is None:
+                self._open()
+            assert self._writer is not None
+            room = self._max_rows - self._rows
+            self._writer.write_batch(batch.slice(0, room))
+            self._rows += min(room, batch.num_rows)
+            batch = batch.slice(room)
+            if self._rows == self._max_rows:
+                self.finish_file()
+
+    def _open(self) -> None:
+        self._name = naming.data_file_name()
+        path = self._store.data_path(self._name)
+        self.paths.append(path)
+        self._writer = LanceFileWriter(path, self._arrow)
+        self._rows = 0
+
+    def finish_file(self) -> None:
+        if self._writer is None:
+            return
+        self._writer.close()
+        self._writer = None
+        size = os.path.getsize(self.paths[-1])
+        columns = tuple(range(len(self._field_ids)))
+        data_file = DataFile(self._name, self._field_ids, columns, 2, 0, size)
+        self.fragments.append(Fragment(0, (data_file,), self._rows))
+
+    def abort(self) -> None:
+        if self._writer is not None:
+            self._writer.abort()
+            self._writer = None
+        for path in self.paths:
+            io.delete(path)
+
+
+def write_fragment_files(
+    store: DatasetStore,
+    reader: pa.RecordBatchReader,
+    schema: LanceSchema,
+    max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE,
+) -> list[Fragment]:
+    """Write the stream as data files; fragments come back with id 0 (assigned at commit)."""
+    sink = _FileSink(store, schema, max_rows_per_file)
+    try:
+        for batch in reader:
+            sink.write(batch)
+        sink.finish_file()
+    except BaseException:
+        sink.abort()
+        raise
+    return sink.fragments
