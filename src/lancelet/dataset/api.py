@@ -12,6 +12,7 @@ from lancelet.dataset.write import (
     DEFAULT_MAX_ROWS_PER_FILE,
     as_reader,
     conform,
+    discard_data_files,
     storage_version,
     write_fragment_files,
 )
@@ -76,7 +77,12 @@ def write_dataset(
     )
     txn = ops.Transaction(latest.version if latest else 0, operation)
     scheme = ManifestNaming.V1 if enable_v2_manifest_paths is False else ManifestNaming.V2
-    manifest = commit_transaction(
-        store, txn, create_only=mode == "create", new_dataset_naming=scheme
-    )
+    try:
+        manifest = commit_transaction(
+            store, txn, create_only=mode == "create", new_dataset_naming=scheme
+        )
+    except BaseException:
+        # The commit never happened, so nothing can reference these files.
+        discard_data_files(store, fragments)
+        raise
     return LanceDataset(uri, manifest=manifest)

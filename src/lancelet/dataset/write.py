@@ -173,3 +173,10 @@ def write_fragment_files(
         sink.abort()
         raise
     return sink.fragments
+
+
+def discard_data_files(store: DatasetStore, fragments: Iterable[Fragment]) -> None:
+    """Remove data files a failed commit left unreferenced."""
+    for fragment in fragments:
+        for data_file in fragment.files:
+            io.delete(store.data_path(data_file.path))
