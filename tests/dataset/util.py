@@ -19,8 +19,8 @@ def keyed_table(start: int, stop: int, seed: int = 0) -> pa.Table:
     return pa.table(
         {
             "k": k,
-            "v": pa.array(values, mask=null),
-            "s": pa.array([f"row-{i}" for i in k], mask=rng.random(n) < 0.05),
+            "v": pa.array(values, pa.float64(), mask=null),
+            "s": pa.array([f"row-{i}" for i in k], pa.string(), mask=rng.random(n) < 0.05),
             "tags": pa.array([[int(i % 3)] * int(i % 4) for i in k], pa.list_(pa.int32())),
             "pt": pa.array(
                 [{"x": float(i), "y": int(i) * 2} for i in k],

@@ -108,21 +108,25 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
         return f.read()
 
 
-def _write_temp(path: str, data: bytes) -> str:
+def _write_temp(path: str, data: bytes, durable: bool = True) -> str:
     parent = os.path.dirname(os.path.abspath(path))
     os.makedirs(parent, exist_ok=True)
     tmp = os.path.join(parent, f".{os.path.basename(path)}.{uuid.uuid4().hex}.tmp")
     with open(tmp, "wb") as f:
         f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
+        if durable:
+            f.flush()
+            os.fsync(f.fileno())
     return tmp
 
 
-def put(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` under ``path``, replacing any previous object atomically."""
+def put(path: str | os.PathLike[str], data: bytes, *, durable: bool = True) -> None:
+    """Write ``data`` under ``path``, replacing any previous object atomically.
+
+    ``durable=False`` skips the fsync, for objects that are only hints.
+    """
     path = os.fspath(path)
-    tmp = _write_temp(path, data)
+    tmp = _write_temp(path, data, durable)
     os.replace(tmp, path)
 
 

@@ -113,7 +113,7 @@ class DatasetStore:
         # Only a hint: readers verify it, so a stale or lost hint costs a listing at worst.
         hint = json.dumps({"version": version}, separators=(",", ":")).encode()
         with contextlib.suppress(OSError):
-            io.put(self.path(naming.VERSIONS_DIR, naming.VERSION_HINT), hint)
+            io.put(self.path(naming.VERSIONS_DIR, naming.VERSION_HINT), hint, durable=False)
 
     # -- transactions -----------------------------------------------------------------
 
