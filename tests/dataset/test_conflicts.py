@@ -143,3 +143,15 @@ def test_pylance_commits_are_understood_as_winners(uri: str) -> None:
     assert len(keys) == 1800 and keys[0] == 100 and keys[-1] == 1899
     table = pa.table({"k": keys})
     assert ll.dataset(uri).to_table(columns=["k"]).sort_by("k").equals(table)
+
+
+def test_pylance_config_update_conflicts_on_the_same_key(uri: str) -> None:
+    stale = ll.dataset(uri)
+    lance.dataset(uri).update_config({"owner": "pylance"})
+    with pytest.raises(IncompatibleTransactionError, match="owner"):
+        stale.update_config({"owner": "lancelet"})
+    stale = ll.dataset(uri, version=1)
+    stale.update_config({"other": "lancelet"})
+    assert lance.dataset(uri).config() == {"owner": "pylance", "other": "lancelet"}
+    stale.delete_config_keys(["owner"])
+    assert lance.dataset(uri).config() == {"other": "lancelet"}

@@ -110,10 +110,7 @@ def _fill_operation(pb: _Pb, op: Operation) -> None:
     elif isinstance(op, ReserveFragments):
         pb.reserve_fragments.num_fragments = op.num_fragments
     elif isinstance(op, UpdateConfig):
-        pb.update_config.upsert_values.update(op.upsert_values)
-        pb.update_config.delete_keys.extend(op.delete_keys)
-        if op.schema_metadata is not None:
-            pb.update_config.schema_metadata.update(op.schema_metadata)
+        _fill_update_config(pb.update_config, op)
     else:
         raise TypeError(f"lancelet cannot write a {op.name} transaction")
 
@@ -124,12 +121,37 @@ def encode_transaction(txn: Transaction) -> bytes:
     return pb.SerializeToString()
 
 
-def _config_op(pb: transaction_pb2.Transaction.UpdateConfig) -> UpdateConfig:
-    return UpdateConfig(
-        dict(pb.upsert_values),
-        tuple(pb.delete_keys),
-        dict(pb.schema_metadata) if pb.schema_metadata else None,
-    )
+_UpdateConfigPb = transaction_pb2.Transaction.UpdateConfig
+
+
+def _fill_update_config(pb: _UpdateConfigPb, op: UpdateConfig) -> None:
+    # Current writers use the UpdateMap fields: an entry without a value deletes its key.
+    entries = pb.config_updates.update_entries
+    for key, value in op.upsert_values.items():
+        entries.add(key=key, value=value)
+    for key in op.delete_keys:
+        entries.add(key=key)
+    if op.schema_metadata is not None:
+        pb.schema_metadata_updates.replace = True
+        for key, value in op.schema_metadata.items():
+            pb.schema_metadata_updates.update_entries.add(key=key, value=value)
+
+
+def _config_op(pb: _UpdateConfigPb) -> UpdateConfig:
+    """Both the UpdateMap fields and the older flat ones (upsert_values, delete_keys)."""
+    upserts = dict(pb.upsert_values)
+    deletes = list(pb.delete_keys)
+    for entry in pb.config_updates.update_entries:
+        if entry.HasField("value"):
+            upserts[entry.key] = entry.value
+        else:
+            deletes.append(entry.key)
+    metadata: dict[str, str] | None = dict(pb.schema_metadata) if pb.schema_metadata else None
+    if pb.HasField("schema_metadata_updates"):
+        updates = pb.schema_metadata_updates
+        metadata = {} if metadata is None else metadata
+        metadata.update({e.key: e.value for e in updates.update_entries if e.HasField("value")})
+    return UpdateConfig(upserts, tuple(deletes), metadata)
 
 
 def _foreign(pb: _Pb, kind: str) -> Foreign:
