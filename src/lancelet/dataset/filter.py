@@ -1,0 +1,719 @@
+"""SQL filter strings, as ``to_table(filter=...)`` takes them, translated to Arrow expressions.
+
+pylance hands filter strings to DataFusion.  Here sqlglot parses them and the syntax tree
+is translated, node class by node class, into a :class:`pyarrow.compute.Expression` that
+``pyarrow.Table.filter`` and the dataset scanner evaluate vectorized.
+
+Typing follows DataFusion, as pylance exhibits it, where pyarrow's defaults differ:
+
+* A literal compared with a column takes the column's type when it can do so exactly, so
+  ``int8_col = 5`` compares int8 values while ``int8_col > 1000`` still works (in int64).
+  Float literals are rounded to a float32 column's precision, so ``f32 = 0.1`` matches.
+* Strings compared with dates or timestamps are parsed as dates or timestamps.
+* Floats compare in total order: NaN equals NaN and is greater than every number.
+* AND, OR, NOT, IN and comparisons use SQL's three-valued logic.  A filter drops the rows
+  where the predicate is NULL, as a ``WHERE`` clause does.
+
+Identifiers may be quoted with backticks or double quotes.  pylance reads a double-quoted
+word as a string literal (``s = "apple"``); a double-quoted word that names no column is
+read that way here too.  Unquoted names that match no column exactly may match one column
+ignoring case, as pylance allows.
+"""
+
+from __future__ import annotations
+
+import decimal
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import sqlglot
+from sqlglot import exp, tokens
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.errors import ParseError, TokenError
+
+from lancelet.errors import FilterError
+
+__all__ = ["parse_filter", "referenced_columns", "to_expression"]
+
+
+class _FilterDialect(Dialect):
+    """Generic SQL in which backticks and double quotes both delimit identifiers."""
+
+    class Tokenizer(tokens.Tokenizer):
+        IDENTIFIERS: ClassVar[list[str | tuple[str, str]]] = ['"', "`"]
+
+
+def parse_filter(sql: str, schema: pa.Schema) -> pc.Expression:
+    """Translate a SQL predicate over ``schema``'s columns into an Arrow expression.
+
+    Raises :class:`FilterError` when ``sql`` does not parse, names a column ``schema``
+    lacks, uses a construct this module does not translate, or is not boolean.
+    """
+    value = _Translator(sql, schema).visit(_parse(sql))
+    if not pa.types.is_boolean(value.type):
+        raise FilterError(f"filter {sql!r} does not return a boolean (it returns {value.type})")
+    return value.expr
+
+
+def to_expression(filter: str | pc.Expression | None, schema: pa.Schema) -> pc.Expression | None:
+    """Normalize the ``filter`` argument of a scan: SQL text, an Expression, or nothing."""
+    if filter is None:
+        return None
+    if isinstance(filter, str):
+        return parse_filter(filter, schema)
+    if isinstance(filter, pc.Expression):
+        _check_expression(filter, schema)
+        return filter
+    raise TypeError(f"filter must be a SQL string or a pyarrow Expression, not {filter!r}")
+
+
+def referenced_columns(sql: str, schema: pa.Schema | None = None) -> set[str]:
+    """The top-level columns ``sql`` reads, e.g. ``{"s"}`` for ``s.a > 1``.
+
+    Without ``schema`` the names are as written.  With it they are resolved the way
+    :func:`parse_filter` resolves them (case, double-quoted strings), and the filter is
+    validated.
+    """
+    tree = _parse(sql)
+    if schema is not None:
+        translator = _Translator(sql, schema)
+        translator.visit(tree)
+        return translator.columns
+    return {column.parts[0].name for column in tree.find_all(exp.Column)}
+
+
+def _check_expression(expression: pc.Expression, schema: pa.Schema) -> None:
+    # Binding against an empty table reports missing fields and non-boolean results for
+    # the cost of planning a zero-row scan.
+    try:
+        schema.empty_table().filter(expression)
+    except (pa.ArrowException, TypeError) as e:
+        raise FilterError(f"filter {expression} does not apply to this dataset: {e}") from e
+
+
+def _parse(sql: str) -> exp.Expression:
+    if not sql.strip():
+        raise FilterError("the filter is empty")
+    try:
+        tree = sqlglot.parse_one(sql, read=_FilterDialect, into=exp.Condition)
+    except ParseError as e:
+        raise FilterError(f"cannot parse filter {sql!r}: {_describe(e)}") from None
+    except TokenError as e:
+        raise FilterError(f"cannot parse filter {sql!r}: {e}") from None
+    if not isinstance(tree, exp.Expression) or tree.key == "block":
+        raise FilterError(f"cannot parse filter {sql!r}: expected a single boolean expression")
+    return tree
+
+
+def _describe(error: ParseError) -> str:
+    if not error.errors:
+        return str(error)
+    first = error.errors[0]
+    return f"{first['description']} at column {first['col']} (near {first['highlight']!r})"
+
+
+@dataclass(frozen=True)
+class _Value:
+    """A translated sub-expression and its Arrow type.
+
+    ``const`` holds the value of sub-expressions known while parsing.  It lets a literal
+    take the type of the column it is compared with, and makes errors such as a malformed
+    date literal surface while parsing rather than while scanning.
+    """
+
+    expr: pc.Expression
+    type: pa.DataType
+    const: pa.Scalar | None = None
+
+
+def _const(value: pa.Scalar) -> _Value:
+    return _Value(pc.scalar(value), value.type, value)
+
+
+_NULL_BOOL = _const(pa.scalar(None, pa.bool_()))
+_FALSE = _const(pa.scalar(False))
+_TRUE = _const(pa.scalar(True))
+
+
+def _apply(
+    fn: Callable[..., Any], args: Sequence[_Value], node: exp.Expression, **options: Any
+) -> _Value:
+    """Apply a compute function to translated arguments, folding constants.
+
+    ``fn`` accepts arrays, scalars and expressions alike (pyarrow's compute wrappers do).
+    """
+    try:
+        if all(a.const is not None for a in args):
+            return _const(fn(*[a.const for a in args], **options))
+        # The kernel applied to empty arrays gives the type pyarrow's expression binder will
+        # infer, and rejects mismatched types now rather than at scan time.
+        probe = fn(*[pa.array([], a.type) for a in args], **options)
+        return _Value(fn(*_operands(args), **options), probe.type)
+    except (pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+        types = ", ".join(str(a.type) for a in args)
+        raise FilterError(f"{_sql(node)!r} does not accept arguments of type ({types})") from e
+    except pa.ArrowInvalid as e:
+        raise FilterError(f"cannot evaluate {_sql(node)!r}: {e}") from e
+
+
+def _operands(args: Sequence[_Value]) -> list[pc.Expression]:
+    # When binding, Arrow casts a literal to the type of the other argument, unlike kernel
+    # dispatch on arrays (int8_col * 100 would wrap around in int8).  A literal wrapped in
+    # a cast is no longer a literal to the binder, so ordinary type promotion applies.
+    variable_types = {a.type for a in args if a.const is None}
+    return [
+        a.expr.cast(a.type) if _is_literal_to_guard(a, variable_types) else a.expr for a in args
+    ]
+
+
+def _is_literal_to_guard(value: _Value, variable_types: set[pa.DataType]) -> bool:
+    # An untyped NULL literal needs no guard: any type the binder gives it is right.
+    if value.const is None or pa.types.is_null(value.type):
+        return False
+    return bool(variable_types - {value.type})
+
+
+def _sql(node: exp.Expression) -> str:
+    return node.sql(dialect=_FilterDialect)
+
+
+def _cast(value: _Value, target: pa.DataType, node: exp.Expression, *, safe: bool = True) -> _Value:
+    return _apply(lambda x: x.cast(target, safe=safe), [value], node)
+
+
+class _Translator:
+    def __init__(self, sql: str, schema: pa.Schema) -> None:
+        self.sql = sql
+        self.schema = schema
+        self.columns: set[str] = set()
+
+    def visit(self, node: exp.Expression) -> _Value:
+        handler = _HANDLERS.get(type(node))
+        if handler is None:
+            raise FilterError(
+                f"unsupported SQL construct {_construct_name(node)} in filter {self.sql!r}"
+            )
+        value = handler(self, node)
+        # sqlglot marks NOT LIKE / NOT ILIKE with a flag instead of wrapping them in NOT.
+        if node.args.get("negate"):
+            value = _apply(pc.invert, [value], node)
+        return value
+
+    def unsupported(self, node: exp.Expression, what: str) -> FilterError:
+        return FilterError(f"unsupported SQL construct {what} in filter {self.sql!r}: {_sql(node)}")
+
+    def resolve(self, path: Sequence[object], node: exp.Expression) -> _Value:
+        """Resolve ``col`` or ``col.field.subfield`` against the schema."""
+        parts = [p for p in path if isinstance(p, exp.Identifier)]
+        if len(parts) != len(path):
+            raise self.unsupported(node, "a column reference that is not a plain name")
+        field = _find_field(self.schema, parts[0])
+        if field is None:
+            if len(parts) == 1 and self._quote(parts[0]) == '"':
+                # pylance reads "word" as a string literal; keep that reading for words
+                # that name no column.
+                return _const(pa.scalar(parts[0].name, pa.string()))
+            names = ", ".join(self.schema.names)
+            raise FilterError(
+                f"unknown column {_sql(node)!r} in filter {self.sql!r}; the columns are: {names}"
+            )
+        self.columns.add(field.name)
+        resolved = [field.name]
+        for part in parts[1:]:
+            field = self._child(field, part, resolved)
+            resolved.append(field.name)
+        return _Value(pc.field(*resolved), field.type)
+
+    def _child(self, field: pa.Field, part: exp.Identifier, path: list[str]) -> pa.Field:
+        dotted = ".".join(path)
+        if not pa.types.is_struct(field.type):
+            raise FilterError(
+                f"column {dotted!r} is not a struct, so it has no field {part.name!r} "
+                f"(filter {self.sql!r})"
+            )
+        child = _find_field(field.type, part)
+        if child is None:
+            names = ", ".join(field.type.field(i).name for i in range(len(field.type)))
+            raise FilterError(
+                f"struct column {dotted!r} has no field {part.name!r} (filter {self.sql!r}); "
+                f"its fields are: {names}"
+            )
+        return child
+
+    def _quote(self, identifier: exp.Expression) -> str:
+        """The character that quoted ``identifier`` in the SQL text, or ``""``."""
+        if not identifier.args.get("quoted"):
+            return ""
+        start = identifier.meta.get("start")
+        if isinstance(start, int) and 0 <= start < len(self.sql):
+            return self.sql[start]
+        return "`"
+
+
+def _find_field(
+    container: pa.Schema | pa.StructType, identifier: exp.Expression
+) -> pa.Field | None:
+    fields = [container.field(i) for i in range(len(container))]
+    name = identifier.name
+    for field in fields:
+        if field.name == name:
+            return field
+    if identifier.args.get("quoted"):
+        return None
+    folded = [f for f in fields if f.name.lower() == name.lower()]
+    if len(folded) > 1:
+        choices = ", ".join(f.name for f in folded)
+        raise FilterError(f"column name {name!r} is ambiguous; quote one of: {choices}")
+    return folded[0] if folded else None
+
+
+def _construct_name(node: exp.Expression) -> str:
+    if isinstance(node, exp.Anonymous):
+        return f"function {node.name}()"
+    if isinstance(node, exp.TryCast):
+        return "TRY_CAST"
+    if isinstance(node, exp.Func):
+        return f"function {node.sql_name()}()"
+    return node.key.upper()
+
+
+# --- type coercion ---------------------------------------------------------------------
+
+
+def _family(t: pa.DataType) -> str:
+    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
+        return "number"
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return "string"
+    if pa.types.is_temporal(t):
+        return "time"
+    return str(t)
+
+
+def _adopt(literal: _Value, target: pa.DataType, node: exp.Expression) -> _Value:
+    """Give a literal the type of what it is compared with, when that keeps its value."""
+    value = literal.const
+    if value is None or value.type == target:
+        return literal
+    if pa.types.is_null(value.type):
+        return _const(pa.scalar(None, target))
+    source, dest = _family(value.type), _family(target)
+    if source == "string" and dest == "time":
+        return _cast(literal, target, node)
+    if source != dest:
+        return literal
+    if pa.types.is_decimal(target) and pa.types.is_integer(value.type):
+        # Arrow casts integers only to decimals with room for any int64 value.
+        try:
+            return _const(pa.scalar(decimal.Decimal(value.as_py()), target))
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            return literal
+    if pa.types.is_floating(target):
+        # SQL engines round the literal to the column's precision: f32 = 0.1 matches.
+        return _const(value.cast(target, safe=False))
+    try:
+        cast = value.cast(target)
+        exact = cast.cast(value.type) == value
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        return literal
+    return _const(cast) if exact else literal
+
+
+def _coerce(left: _Value, right: _Value, node: exp.Expression) -> tuple[_Value, _Value]:
+    if pa.types.is_null(left.type) and pa.types.is_null(right.type):
+        # No kernel compares two untyped NULLs; the answer is NULL whatever the type.
+        return _NULL_BOOL, _NULL_BOOL
+    if left.const is not None and right.const is None:
+        left = _adopt(left, right.type, node)
+    elif right.const is not None and left.const is None:
+        right = _adopt(right, left.type, node)
+    # DataFusion compares a string column with a date by parsing the strings.
+    if _family(left.type) == "string" and _family(right.type) == "time":
+        left = _cast(left, right.type, node)
+    elif _family(right.type) == "string" and _family(left.type) == "time":
+        right = _cast(right, left.type, node)
+    return left, right
+
+
+def _float_operands(left: _Value, right: _Value, node: exp.Expression) -> tuple[_Value, _Value]:
+    """Convert the integer side of an integer/float pair to the float type.
+
+    Arrow would too, but with a safe cast that refuses integers beyond 2**24 (float32) or
+    2**53 (float64); SQL engines just round.
+    """
+    if pa.types.is_integer(left.type) and pa.types.is_floating(right.type):
+        left = _cast(left, right.type, node, safe=False)
+    elif pa.types.is_floating(left.type) and pa.types.is_integer(right.type):
+        right = _cast(right, left.type, node, safe=False)
+    return left, right
+
+
+def _compare(fn: Callable[..., Any], left: _Value, right: _Value, node: exp.Expression) -> _Value:
+    left, right = _float_operands(*_coerce(left, right, node), node)
+    if not (pa.types.is_floating(left.type) or pa.types.is_floating(right.type)):
+        return _apply(fn, [left, right], node)
+    # DataFusion orders floats totally (NaN = NaN, NaN above every number) while Arrow's
+    # kernels follow IEEE.  Where a NaN is involved, comparing the is-NaN flags gives
+    # the total order's answer.
+    left_nan, right_nan = _nan_flag(left, node), _nan_flag(right, node)
+    if left_nan is _FALSE:
+        any_nan = right_nan
+    elif right_nan is _FALSE:
+        any_nan = left_nan
+    else:
+        any_nan = _apply(pc.or_kleene, [left_nan, right_nan], node)
+    by_flag = _apply(fn, [left_nan, right_nan], node)
+    return _apply(pc.if_else, [any_nan, by_flag, _apply(fn, [left, right], node)], node)
+
+
+def _nan_flag(value: _Value, node: exp.Expression) -> _Value:
+    if not pa.types.is_floating(value.type):
+        return _FALSE
+    if value.const is not None and value.const.is_valid:
+        return _TRUE if math.isnan(value.const.as_py()) else _FALSE
+    return _apply(pc.is_nan, [value], node)
+
+
+# --- node handlers ---------------------------------------------------------------------
+
+_Handler = Callable[[_Translator, Any], _Value]
+
+
+def _column(t: _Translator, node: exp.Column) -> _Value:
+    return t.resolve(node.parts, node)
+
+
+def _dot(t: _Translator, node: exp.Dot) -> _Value:
+    # sqlglot spells a.b.c.d.e as Dot(Column(a.b.c.d), e).
+    tail: list[object] = []
+    base: object = node
+    while isinstance(base, exp.Dot):
+        tail.insert(0, base.expression)
+        base = base.this
+    if not isinstance(base, exp.Column):
+        raise t.unsupported(node, "field access on a non-column")
+    return t.resolve([*base.parts, *tail], node)
+
+
+def _literal(t: _Translator, node: exp.Literal) -> _Value:
+    if node.is_string:
+        return _const(pa.scalar(node.this, pa.string()))
+    return _const(_number(node.this))
+
+
+def _number(text: str) -> pa.Scalar:
+    # DataFusion types integer literals as int64, then uint64, then float64.
+    try:
+        value = int(text)
+    except ValueError:
+        return pa.scalar(float(text), pa.float64())
+    if -(2**63) <= value < 2**63:
+        return pa.scalar(value, pa.int64())
+    if 0 <= value < 2**64:
+        return pa.scalar(value, pa.uint64())
+    return pa.scalar(float(value), pa.float64())
+
+
+def _boolean(t: _Translator, node: exp.Boolean) -> _Value:
+    return _const(pa.scalar(bool(node.this)))
+
+
+def _null(t: _Translator, node: exp.Null) -> _Value:
+    return _const(pa.scalar(None))
+
+
+def _paren(t: _Translator, node: exp.Paren) -> _Value:
+    return t.visit(node.this)
+
+
+def _neg(t: _Translator, node: exp.Neg) -> _Value:
+    operand = node.this
+    if isinstance(operand, exp.Literal) and not operand.is_string:
+        # Folding the sign into the text keeps -9223372036854775808 an int64.
+        return _const(_number("-" + operand.this))
+    return _apply(pc.negate, [t.visit(operand)], node)
+
+
+def _boolean_operand(value: _Value) -> _Value:
+    # Arrow's logical kernels take no null-typed arguments; SQL's bare NULL is a boolean
+    # NULL there.
+    return _NULL_BOOL if pa.types.is_null(value.type) else value
+
+
+def _not(t: _Translator, node: exp.Not) -> _Value:
+    return _apply(pc.invert, [_boolean_operand(t.visit(node.this))], node)
+
+
+def _logical(fn: Callable[..., Any]) -> _Handler:
+    def handler(t: _Translator, node: exp.Expression) -> _Value:
+        operands = [_boolean_operand(t.visit(n)) for n in (node.this, node.expression)]
+        return _apply(fn, operands, node)
+
+    return handler
+
+
+def _arithmetic(fn: Callable[..., Any]) -> _Handler:
+    def handler(t: _Translator, node: exp.Expression) -> _Value:
+        operands = _float_operands(t.visit(node.this), t.visit(node.expression), node)
+        return _apply(fn, operands, node)
+
+    return handler
+
+
+def _comparison(fn: Callable[..., Any]) -> _Handler:
+    def handler(t: _Translator, node: exp.Expression) -> _Value:
+        return _compare(fn, t.visit(node.this), t.visit(node.expression), node)
+
+    return handler
+
+
+def _mod(t: _Translator, node: exp.Mod) -> _Value:
+    dividend, divisor = _float_operands(t.visit(node.this), t.visit(node.expression), node)
+    if hasattr(pc, "remainder"):
+        # Truncated remainder, the sign following the dividend, as SQL's % has it.
+        return _apply(pc.remainder, [dividend, divisor], node)
+    # Older pyarrow lacks "remainder": dividend - trunc(dividend / divisor) * divisor.
+    quotient = _apply(pc.divide, [dividend, divisor], node)
+    if not pa.types.is_integer(quotient.type):
+        quotient = _apply(pc.trunc, [quotient], node)
+    product = _apply(pc.multiply, [quotient, divisor], node)
+    return _apply(pc.subtract, [dividend, product], node)
+
+
+def _null_safe_equal(t: _Translator, node: exp.Expression) -> _Value:
+    left, right = t.visit(node.this), t.visit(node.expression)
+    left_null = _apply(pc.is_null, [left], node)
+    right_null = _apply(pc.is_null, [right], node)
+    either = _apply(pc.or_kleene, [left_null, right_null], node)
+    both = _apply(pc.and_kleene, [left_null, right_null], node)
+    return _apply(pc.if_else, [either, both, _compare(pc.equal, left, right, node)], node)
+
+
+def _null_safe_not_equal(t: _Translator, node: exp.Expression) -> _Value:
+    return _apply(pc.invert, [_null_safe_equal(t, node)], node)
+
+
+def _is(t: _Translator, node: exp.Is) -> _Value:
+    subject, target = t.visit(node.this), node.expression
+    if isinstance(target, exp.Null):
+        return _apply(pc.is_null, [subject], node)
+    if isinstance(target, exp.Boolean):
+        # x IS TRUE is never NULL: NULL counts as "not true".
+        subject = _boolean_operand(subject)
+        if not target.this:
+            subject = _apply(pc.invert, [subject], node)
+        return _apply(pc.coalesce, [subject, _FALSE], node)
+    raise t.unsupported(node, "IS with something other than NULL, TRUE or FALSE")
+
+
+def _between(t: _Translator, node: exp.Between) -> _Value:
+    if node.args.get("symmetric"):
+        raise t.unsupported(node, "BETWEEN SYMMETRIC")
+    subject = t.visit(node.this)
+    above = _compare(pc.greater_equal, subject, t.visit(node.args["low"]), node)
+    below = _compare(pc.less_equal, subject, t.visit(node.args["high"]), node)
+    return _apply(pc.and_kleene, [above, below], node)
+
+
+def _in(t: _Translator, node: exp.In) -> _Value:
+    if any(node.args.get(key) for key in ("query", "unnest", "field")):
+        raise t.unsupported(node, "IN with a subquery")
+    subject = t.visit(node.this)
+    items = [t.visit(item) for item in node.expressions]
+    if not items:
+        raise t.unsupported(node, "IN with an empty list")
+    if subject.const is None and all(item.const is not None for item in items):
+        fast = _in_value_set(subject, items, node)
+        if fast is not None:
+            return fast
+    # A chain of ORed equalities has SQL's NULL semantics for IN by construction.
+    result = _compare(pc.equal, subject, items[0], node)
+    for item in items[1:]:
+        result = _apply(pc.or_kleene, [result, _compare(pc.equal, subject, item, node)], node)
+    return result
+
+
+def _in_value_set(subject: _Value, items: list[_Value], node: exp.Expression) -> _Value | None:
+    """``subject IN (literals...)`` as one hash lookup, when every literal fits its type."""
+    adopted = [_adopt(item, subject.type, node).const for item in items]
+    values = [v for v in adopted if v is not None and v.is_valid]
+    if any(v.type != subject.type for v in values):
+        return None
+    list_has_null = len(values) < len(items)
+    if pa.types.is_floating(subject.type) and any(v.as_py() == 0 for v in values):
+        # The hash lookup tells -0.0 from 0.0; SQL's equality does not.
+        values += [pa.scalar(0.0, subject.type), pa.scalar(-0.0, subject.type)]
+    value_set = pa.array(values, subject.type)
+    hit = _apply(pc.is_in, [subject], node, value_set=value_set, skip_nulls=True)
+    # is_in never returns NULL; SQL does when the subject is NULL, or when the list
+    # holds a NULL and nothing matched.
+    if list_has_null:
+        hit = _apply(pc.or_kleene, [hit, _NULL_BOOL], node)
+    valid = _apply(pc.is_valid, [subject], node)
+    return _apply(pc.if_else, [valid, hit, _NULL_BOOL], node)
+
+
+def _like(t: _Translator, node: exp.Expression, escape: str | None = None) -> _Value:
+    subject, pattern = t.visit(node.this), t.visit(node.expression)
+    if pattern.const is None or _family(pattern.type) not in ("string", "null"):
+        raise t.unsupported(node, "LIKE with a pattern that is not a string literal")
+    if not pattern.const.is_valid:
+        return _NULL_BOOL
+    text = pattern.const.as_py()
+    if escape is not None:
+        text = _backslash_escapes(text, escape)
+    ignore_case = isinstance(node, exp.ILike)
+    return _apply(pc.match_like, [subject], node, pattern=text, ignore_case=ignore_case)
+
+
+def _like_handler(t: _Translator, node: exp.Expression) -> _Value:
+    return _like(t, node)
+
+
+def _escape(t: _Translator, node: exp.Escape) -> _Value:
+    like, escape = node.this, t.visit(node.expression).const
+    if not isinstance(like, (exp.Like, exp.ILike)):
+        raise t.unsupported(node, "ESCAPE outside LIKE")
+    if escape is None or _family(escape.type) != "string" or len(escape.as_py()) != 1:
+        raise t.unsupported(node, "ESCAPE with something other than one character")
+    value = _like(t, like, escape.as_py())
+    if like.args.get("negate"):
+        value = _apply(pc.invert, [value], node)
+    return value
+
+
+def _backslash_escapes(pattern: str, escape: str) -> str:
+    """Rewrite a LIKE pattern that uses ``escape`` into Arrow's backslash-escaped form."""
+    out: list[str] = []
+    chars = iter(pattern)
+    for char in chars:
+        if char == escape:
+            out.append("\\" + next(chars, ""))
+        elif char == "\\":
+            out.append("\\\\")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def _cast_handler(t: _Translator, node: exp.Cast) -> _Value:
+    return _sql_cast(t.visit(node.this), _arrow_type(t, node.to), node)
+
+
+def _sql_cast(value: _Value, target: pa.DataType, node: exp.Expression) -> _Value:
+    """CAST as SQL engines do it where Arrow's safe cast is stricter."""
+    source = value.type
+    if pa.types.is_integer(target) and pa.types.is_floating(source):
+        # SQL truncates toward zero; Arrow's safe cast refuses fractional values.
+        value = _apply(pc.trunc, [value], node)
+    elif pa.types.is_integer(target) and pa.types.is_decimal(source):
+        # Dropping the scale unsafely truncates, and cannot overflow.
+        value = _cast(value, _decimal(source.precision, 0), node, safe=False)
+    elif pa.types.is_floating(target) and pa.types.is_integer(source):
+        # Integer to float is lossy by nature; Arrow's safe cast refuses beyond 2**24 or 2**53.
+        return _cast(value, target, node, safe=False)
+    elif pa.types.is_decimal(target) and pa.types.is_integer(source):
+        # Arrow casts integers only to decimals with room for any 64-bit value; the second,
+        # narrowing cast then checks that the actual values fit.
+        value = _cast(value, _decimal(20 + target.scale, target.scale), node)
+    return _cast(value, target, node)
+
+
+def _decimal(precision: int, scale: int) -> pa.DataType:
+    return pa.decimal128(precision, scale) if precision <= 38 else pa.decimal256(precision, scale)
+
+
+_SQL_TYPES: dict[Any, pa.DataType] = {
+    exp.DataType.Type.TINYINT: pa.int8(),
+    exp.DataType.Type.SMALLINT: pa.int16(),
+    exp.DataType.Type.INT: pa.int32(),
+    exp.DataType.Type.BIGINT: pa.int64(),
+    exp.DataType.Type.UTINYINT: pa.uint8(),
+    exp.DataType.Type.USMALLINT: pa.uint16(),
+    exp.DataType.Type.UINT: pa.uint32(),
+    exp.DataType.Type.UBIGINT: pa.uint64(),
+    exp.DataType.Type.FLOAT: pa.float32(),
+    exp.DataType.Type.DOUBLE: pa.float64(),
+    exp.DataType.Type.VARCHAR: pa.string(),
+    exp.DataType.Type.CHAR: pa.string(),
+    exp.DataType.Type.NVARCHAR: pa.string(),
+    exp.DataType.Type.NCHAR: pa.string(),
+    exp.DataType.Type.TEXT: pa.string(),
+    exp.DataType.Type.BINARY: pa.binary(),
+    exp.DataType.Type.VARBINARY: pa.binary(),
+    exp.DataType.Type.BOOLEAN: pa.bool_(),
+    exp.DataType.Type.DATE: pa.date32(),
+}
+_TIMESTAMP_UNITS = {0: "s", 3: "ms", 6: "us", 9: "ns"}
+
+
+def _arrow_type(t: _Translator, sql_type: exp.DataType) -> pa.DataType:
+    kind = sql_type.this
+    params = [int(p.name) for p in sql_type.expressions if p.name.isdigit()]
+    if kind in _SQL_TYPES:
+        return _SQL_TYPES[kind]
+    if kind in (exp.DataType.Type.TIMESTAMP, exp.DataType.Type.DATETIME):
+        # DataFusion's TIMESTAMP is nanosecond precision unless told otherwise.
+        precision = params[0] if params else 9
+        if precision not in _TIMESTAMP_UNITS:
+            raise t.unsupported(sql_type, f"timestamp precision {precision}")
+        return pa.timestamp(_TIMESTAMP_UNITS[precision])
+    if kind == exp.DataType.Type.DECIMAL:
+        # DataFusion's DECIMAL without arguments is DECIMAL(38, 10).
+        precision, scale = (params + [38, 10][len(params) :])[:2]
+        return _decimal(precision, scale)
+    raise t.unsupported(sql_type, f"cast to {_sql(sql_type)}")
+
+
+def _function(fn: Callable[..., Any]) -> _Handler:
+    def handler(t: _Translator, node: exp.Expression) -> _Value:
+        return _apply(fn, [t.visit(node.this)], node)
+
+    return handler
+
+
+def _concat(a: Any, b: Any) -> Any:
+    return pc.binary_join_element_wise(a, b, "")
+
+
+_HANDLERS: dict[type[exp.Expression], _Handler] = {
+    exp.Column: _column,
+    exp.Dot: _dot,
+    exp.Literal: _literal,
+    exp.Boolean: _boolean,
+    exp.Null: _null,
+    exp.Paren: _paren,
+    exp.Neg: _neg,
+    exp.Not: _not,
+    exp.And: _logical(pc.and_kleene),
+    exp.Or: _logical(pc.or_kleene),
+    exp.EQ: _comparison(pc.equal),
+    exp.NEQ: _comparison(pc.not_equal),
+    exp.LT: _comparison(pc.less),
+    exp.LTE: _comparison(pc.less_equal),
+    exp.GT: _comparison(pc.greater),
+    exp.GTE: _comparison(pc.greater_equal),
+    exp.NullSafeEQ: _null_safe_equal,
+    exp.NullSafeNEQ: _null_safe_not_equal,
+    exp.Is: _is,
+    exp.Between: _between,
+    exp.In: _in,
+    exp.Like: _like_handler,
+    exp.ILike: _like_handler,
+    exp.Escape: _escape,
+    exp.Add: _arithmetic(pc.add),
+    exp.Sub: _arithmetic(pc.subtract),
+    exp.Mul: _arithmetic(pc.multiply),
+    exp.Div: _arithmetic(pc.divide),
+    exp.Mod: _mod,
+    exp.DPipe: _arithmetic(_concat),
+    exp.Cast: _cast_handler,
+    exp.Lower: _function(pc.utf8_lower),
+    exp.Upper: _function(pc.utf8_upper),
+    exp.Length: _function(pc.utf8_length),
+    exp.Abs: _function(pc.abs_checked),
+}
