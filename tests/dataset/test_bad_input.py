@@ -107,9 +107,9 @@ def test_corrupt_latest_manifest(uri: str) -> None:
 
 def test_manifest_with_garbage_body(uri: str) -> None:
     path = _manifest_path(uri, 2)
-    data = bytearray(open(path, "rb").read())
+    data = bytearray(Path(path).read_bytes())
     data[4:40] = b"\xff" * 36
-    open(path, "wb").write(bytes(data))
+    Path(path).write_bytes(bytes(data))
     with pytest.raises(CorruptDatasetError, match="manifest"):
         ll.dataset(uri)
 
@@ -153,11 +153,11 @@ def test_missing_data_file(uri: str) -> None:
 
 def _set_flags(uri: str, reader: int, writer: int) -> None:
     path = _manifest_path(uri, 2)
-    manifest = decode_manifest(open(path, "rb").read(), path)
+    manifest = decode_manifest(Path(path).read_bytes(), path)
     from dataclasses import replace
 
     patched = replace(manifest, reader_feature_flags=reader, writer_feature_flags=writer)
-    open(path, "wb").write(encode_manifest(patched))
+    Path(path).write_bytes(encode_manifest(patched))
 
 
 def test_unknown_reader_flag_is_refused_by_name(uri: str) -> None:

@@ -59,6 +59,8 @@ def test_split_and_missing_columns(tmp_path: Path) -> None:
     )
     assert ll.dataset(uri).to_table().equals(want)
     assert lance.dataset(uri).to_table().equals(want)
-    assert ll.dataset(uri).take([4, 0], columns=["c", "b"]).equals(
-        pa.table({"c": [None, 1.5], "b": ["q", "x"]})
+    assert (
+        ll.dataset(uri)
+        .take([4, 0], columns=["c", "b"])
+        .equals(pa.table({"c": [None, 1.5], "b": ["q", "x"]}))
     )

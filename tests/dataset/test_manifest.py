@@ -33,7 +33,7 @@ def pylance_uri(tmp_path: Path) -> str:
 
 def test_pylance_manifest_fields(pylance_uri: str) -> None:
     path = _manifests(pylance_uri)[0]  # V2 names sort newest first
-    manifest = decode_manifest(open(path, "rb").read(), path)
+    manifest = decode_manifest(Path(path).read_bytes(), path)
     assert manifest.version == 3
     assert manifest.writer_version.library == "lance"
     assert manifest.config == {"a": "1"}
@@ -48,7 +48,7 @@ def test_pylance_manifest_fields(pylance_uri: str) -> None:
 
 def test_footer_layout(pylance_uri: str) -> None:
     path = _manifests(pylance_uri)[0]
-    ours = encode_manifest(decode_manifest(open(path, "rb").read(), path))
+    ours = encode_manifest(decode_manifest(Path(path).read_bytes(), path))
     offset, major, minor, magic = struct.unpack("<QHH4s", ours[-16:])
     assert (major, minor, magic) == (0, 2, b"LANC")
     (length,) = struct.unpack_from("<I", ours, offset)
@@ -61,8 +61,8 @@ def test_footer_layout(pylance_uri: str) -> None:
 def test_reencoded_manifest_is_accepted_by_pylance(pylance_uri: str) -> None:
     expected = lance.dataset(pylance_uri).to_table()
     for path in _manifests(pylance_uri):
-        data = open(path, "rb").read()
-        open(path, "wb").write(encode_manifest(decode_manifest(data, path)))
+        data = Path(path).read_bytes()
+        Path(path).write_bytes(encode_manifest(decode_manifest(data, path)))
     reopened = lance.dataset(pylance_uri)
     reopened.validate()
     assert reopened.to_table().equals(expected)

@@ -1,0 +1,309 @@
+"""Tags: names for versions, stored one per file under ``_refs/tags/``.
+
+A tag file is ``_refs/tags/{name}.json`` holding exactly the JSON pylance
+writes (serde's pretty printer: 2-space indent, no trailing newline)::
+
+    {
+      "branch": null,
+      "version": 3,
+      "createdAt": "2026-11-21T06:03:08.609738991Z",
+      "updatedAt": "2026-11-21T06:03:08.609738991Z",
+      "manifestSize": 430,
+      "metadata": {}
+    }
+
+A tagged version is never removed by ``cleanup_old_versions``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+import urllib.parse
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from lancelet import io
+from lancelet.errors import CorruptDatasetError, TagError, VersionNotFoundError
+from lancelet.table import naming
+from lancelet.table.naming import ManifestNaming
+from lancelet.transaction.store import DatasetStore
+
+_JSON_SUFFIX = ".json"
+# File names are capped at 255 bytes, and a tag file is first written under a
+# longer temporary name: pylance's fails from 212 bytes on (lancelet's from 213).
+_MAX_NAME_BYTES = 211
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_RFC3339 = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?"
+    r"(?:([Zz])|([+-])(\d{2}):(\d{2}))$"
+)
+
+
+@dataclass(frozen=True)
+class TagContents:
+    """One tag file.  Times are nanoseconds since the epoch, so a rewrite keeps
+    ``createdAt`` exactly as pylance wrote it."""
+
+    version: int
+    created_at_ns: int
+    updated_at_ns: int
+    manifest_size: int
+    branch: str | None = None
+    metadata: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> bytes:
+        doc = {
+            "branch": self.branch,
+            "version": self.version,
+            "createdAt": format_rfc3339(self.created_at_ns),
+            "updatedAt": format_rfc3339(self.updated_at_ns),
+            "manifestSize": self.manifest_size,
+            "metadata": self.metadata,
+        }
+        return json.dumps(doc, indent=2, ensure_ascii=False).encode()
+
+    @classmethod
+    def from_json(cls, data: bytes, path: str) -> TagContents:
+        try:
+            doc = json.loads(data)
+            branch = doc.get("branch")
+            contents = cls(
+                version=_non_negative_int(doc["version"]),
+                created_at_ns=parse_rfc3339(doc["createdAt"]),
+                updated_at_ns=parse_rfc3339(doc["updatedAt"]),
+                manifest_size=_non_negative_int(doc.get("manifestSize", 0)),
+                branch=None if branch is None else str(branch),
+                metadata={str(k): str(v) for k, v in (doc.get("metadata") or {}).items()},
+            )
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise CorruptDatasetError(f"{path}: not a valid tag file: {exc}") from exc
+        return contents
+
+    def as_dict(self) -> dict[str, Any]:
+        """The entry pylance's ``tags.list()`` returns for this tag."""
+        return {
+            "branch": self.branch,
+            "version": self.version,
+            "created_at": _to_datetime(self.created_at_ns),
+            "updated_at": _to_datetime(self.updated_at_ns),
+            "manifest_size": self.manifest_size,
+            "metadata": dict(self.metadata),
+        }
+
+
+def _non_negative_int(value: object) -> int:
+    # bool is an int subclass, but `"version": true` is not a version.
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValueError(f"expected a non-negative integer, got {value!r}")
+    return value
+
+
+# -- timestamps ---------------------------------------------------------------------------
+
+
+def format_rfc3339(ns: int) -> str:
+    """UTC with 'Z' and as many fraction digits as chrono prints (0, 3, 6 or 9)."""
+    seconds, nanos = divmod(ns, 1_000_000_000)
+    base = (_EPOCH + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%S")
+    if nanos == 0:
+        fraction = ""
+    elif nanos % 1_000_000 == 0:
+        fraction = f".{nanos // 1_000_000:03d}"
+    elif nanos % 1_000 == 0:
+        fraction = f".{nanos // 1_000:06d}"
+    else:
+        fraction = f".{nanos:09d}"
+    return f"{base}{fraction}Z"
+
+
+def parse_rfc3339(text: object) -> int:
+    if not isinstance(text, str):
+        raise ValueError(f"expected an RFC 3339 timestamp, got {text!r}")
+    match = _RFC3339.match(text)
+    if match is None:
+        raise ValueError(f"expected an RFC 3339 timestamp, got {text!r}")
+    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
+    fraction, _zulu, sign, off_hours, off_minutes = match.groups()[6:]
+    moment = datetime(year, month, day, hour, minute, second, tzinfo=timezone.utc)
+    if sign is not None:
+        offset = timedelta(hours=int(off_hours), minutes=int(off_minutes))
+        moment -= offset if sign == "+" else -offset
+    seconds = (moment - _EPOCH) // timedelta(seconds=1)
+    nanos = int((fraction or "").ljust(9, "0"))
+    return seconds * 1_000_000_000 + nanos
+
+
+def _to_datetime(ns: int) -> datetime:
+    # datetime holds microseconds; pylance truncates the same way.
+    return _EPOCH + timedelta(microseconds=ns // 1_000)
+
+
+# -- names --------------------------------------------------------------------------------
+
+
+def _name_problem(tag: str) -> str | None:
+    """Why pylance would refuse ``tag`` as a ref name, or None if it is acceptable."""
+    if not tag:
+        return "a tag name cannot be empty"
+    if not all(c.isalnum() or c in ".-_" for c in tag):
+        return "tag name characters must be alphanumeric, '.', '-' or '_'"
+    if tag.startswith("."):
+        return "a tag name cannot begin with a dot"
+    if tag.endswith("."):
+        return "a tag name cannot end with a dot"
+    if ".." in tag:
+        return "a tag name cannot have two consecutive dots"
+    if tag.endswith(".lock"):
+        return "a tag name cannot end with .lock"
+    if len(_file_stem(tag).encode()) > _MAX_NAME_BYTES:
+        return f"a tag name is limited to {_MAX_NAME_BYTES} bytes"
+    return None
+
+
+def _file_stem(tag: str) -> str:
+    # pylance's object-store paths percent-encode non-ASCII names the same way.
+    return urllib.parse.quote(tag, safe="")
+
+
+def _tag_from_file_name(name: str) -> str | None:
+    if name.startswith(".") or not name.endswith(_JSON_SUFFIX):
+        return None  # a temporary file of a tag being written, or a stranger
+    return urllib.parse.unquote(name[: -len(_JSON_SUFFIX)])
+
+
+# -- versions -----------------------------------------------------------------------------
+
+
+def _manifest_path(store: DatasetStore, version: int) -> str | None:
+    for scheme in (ManifestNaming.V2, ManifestNaming.V1):
+        path = store.path(naming.VERSIONS_DIR, naming.manifest_name(version, scheme))
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+def _check_version_number(store: DatasetStore, version: object) -> int:
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise TypeError(f"a version must be an int or a tag name, not {type(version).__name__}")
+    if version < 1 or _manifest_path(store, version) is None:
+        raise VersionNotFoundError(f"{store.root}: version {version} does not exist")
+    return version
+
+
+def resolve_version(store: DatasetStore, version: int | str) -> int:
+    """The version number ``version`` names: itself if it exists, or a tag's target."""
+    if isinstance(version, str):
+        number = Tags(store).get_version(version)
+        if _manifest_path(store, number) is None:
+            raise VersionNotFoundError(
+                f"{store.root}: tag {version!r} points at version {number}, which does not exist"
+            )
+        return number
+    return _check_version_number(store, version)
+
+
+# -- the tag collection -------------------------------------------------------------------
+
+
+class Tags:
+    """The tags of one dataset, with the methods of pylance's ``ds.tags``."""
+
+    def __init__(self, store: DatasetStore) -> None:
+        self._store = store
+
+    def _path(self, tag: str) -> str:
+        return self._store.path(naming.TAGS_DIR, _file_stem(tag) + _JSON_SUFFIX)
+
+    def _check_name(self, tag: str, *, new: bool = False) -> None:
+        if not isinstance(tag, str):
+            raise TypeError(f"a tag name must be a str, not {type(tag).__name__}")
+        problem = _name_problem(tag)
+        if problem is None and new and not tag.isascii():
+            # pylance 14 accepts these but then fails to list any tag of the dataset.
+            problem = "lancelet only creates tags with ASCII names (pylance cannot list others)"
+        if problem is not None:
+            raise TagError(f"{self._store.root}: invalid tag name {tag!r}: {problem}")
+
+    def _read(self, tag: str) -> TagContents | None:
+        path = self._path(tag)
+        try:
+            data = io.read_bytes(path)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise CorruptDatasetError(f"{path}: cannot read tag {tag!r}: {exc}") from exc
+        return TagContents.from_json(data, path)
+
+    def _require(self, tag: str) -> TagContents:
+        self._check_name(tag)
+        contents = self._read(tag)
+        if contents is None:
+            raise TagError(f"{self._store.root}: tag {tag!r} does not exist")
+        return contents
+
+    def _target(self, tag: str, reference: int | str) -> tuple[int, int]:
+        """The version ``reference`` names and the byte size of its manifest."""
+        if isinstance(reference, str):
+            source = self._require(reference)
+            if source.branch is not None:
+                raise TagError(
+                    f"{self._store.root}: cannot point tag {tag!r} at tag {reference!r}: "
+                    f"it names branch {source.branch!r}, and lancelet only tags the main branch"
+                )
+            version = source.version
+        else:
+            version = reference
+        try:
+            _check_version_number(self._store, version)
+        except VersionNotFoundError as exc:
+            raise VersionNotFoundError(
+                f"{self._store.root}: cannot point tag {tag!r} at version {version}: "
+                "that version does not exist"
+            ) from exc
+        path = _manifest_path(self._store, version)
+        assert path is not None  # checked just above
+        return version, os.path.getsize(path)
+
+    def list(self) -> dict[str, dict[str, Any]]:
+        """Every tag, by name, as pylance's ``tags.list()`` reports it."""
+        out: dict[str, dict[str, Any]] = {}
+        for file_name in sorted(io.list_dir(self._store.path(naming.TAGS_DIR))):
+            tag = _tag_from_file_name(file_name)
+            contents = None if tag is None else self._read(tag)
+            # None also covers a tag deleted between the listing and the read.
+            if tag is not None and contents is not None:
+                out[tag] = contents.as_dict()
+        return out
+
+    def get_version(self, tag: str) -> int:
+        return self._require(tag).version
+
+    def create(self, tag: str, reference: int | str) -> None:
+        self._check_name(tag, new=True)
+        version, manifest_size = self._target(tag, reference)
+        now = time.time_ns()
+        contents = TagContents(version, now, now, manifest_size)
+        # put_if_not_exists, so two concurrent creates of one tag cannot both succeed.
+        if not io.put_if_not_exists(self._path(tag), contents.to_json()):
+            raise TagError(f"{self._store.root}: tag {tag!r} already exists")
+
+    def update(self, tag: str, reference: int | str) -> None:
+        """Point an existing tag elsewhere; its creation time and metadata stay."""
+        old = self._require(tag)
+        version, manifest_size = self._target(tag, reference)
+        new = replace(
+            old,
+            version=version,
+            manifest_size=manifest_size,
+            updated_at_ns=time.time_ns(),
+            branch=None,
+        )
+        io.put(self._path(tag), new.to_json())
+
+    def delete(self, tag: str) -> None:
+        self._require(tag)
+        io.delete(self._path(tag))
