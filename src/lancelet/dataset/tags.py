@@ -186,12 +186,11 @@ def _manifest_path(store: DatasetStore, version: int) -> str | None:
     return None
 
 
-def _check_version_number(store: DatasetStore, version: object) -> int:
+def _version_manifest(store: DatasetStore, version: object) -> str | None:
+    """The manifest file of version number ``version``, None if there is none."""
     if not isinstance(version, int) or isinstance(version, bool):
         raise TypeError(f"a version must be an int or a tag name, not {type(version).__name__}")
-    if version < 1 or _manifest_path(store, version) is None:
-        raise VersionNotFoundError(f"{store.root}: version {version} does not exist")
-    return version
+    return _manifest_path(store, version) if version >= 1 else None
 
 
 def resolve_version(store: DatasetStore, version: int | str) -> int:
@@ -203,7 +202,9 @@ def resolve_version(store: DatasetStore, version: int | str) -> int:
                 f"{store.root}: tag {version!r} points at version {number}, which does not exist"
             )
         return number
-    return _check_version_number(store, version)
+    if _version_manifest(store, version) is None:
+        raise VersionNotFoundError(f"{store.root}: version {version} does not exist")
+    return version
 
 
 # -- the tag collection -------------------------------------------------------------------
@@ -257,15 +258,12 @@ class Tags:
             version = source.version
         else:
             version = reference
-        try:
-            _check_version_number(self._store, version)
-        except VersionNotFoundError as exc:
+        path = _version_manifest(self._store, version)
+        if path is None:
             raise VersionNotFoundError(
                 f"{self._store.root}: cannot point tag {tag!r} at version {version}: "
                 "that version does not exist"
-            ) from exc
-        path = _manifest_path(self._store, version)
-        assert path is not None  # checked just above
+            )
         return version, os.path.getsize(path)
 
     def list(self) -> dict[str, dict[str, Any]]:
