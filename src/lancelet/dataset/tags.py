@@ -29,7 +29,6 @@ from typing import Any
 from lancelet import io
 from lancelet.errors import CorruptDatasetError, TagError, VersionNotFoundError
 from lancelet.table import naming
-from lancelet.table.naming import ManifestNaming
 from lancelet.transaction.store import DatasetStore
 
 _JSON_SUFFIX = ".json"
@@ -179,11 +178,8 @@ def _tag_from_file_name(name: str) -> str | None:
 
 
 def _manifest_path(store: DatasetStore, version: int) -> str | None:
-    for scheme in (ManifestNaming.V2, ManifestNaming.V1):
-        path = store.path(naming.VERSIONS_DIR, naming.manifest_name(version, scheme))
-        if os.path.isfile(path):
-            return path
-    return None
+    location = store.manifest_location(version)
+    return None if location is None else store.path(naming.VERSIONS_DIR, location.name)
 
 
 def _version_manifest(store: DatasetStore, version: object) -> str | None:

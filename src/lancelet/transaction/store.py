@@ -41,7 +41,7 @@ class DatasetStore:
         found = (naming.parse_manifest_name(n) for n in io.list_dir(self.path(naming.VERSIONS_DIR)))
         return sorted((loc for loc in found if loc is not None), key=lambda loc: loc.version)
 
-    def _exists(self, version: int) -> ManifestLocation | None:
+    def manifest_location(self, version: int) -> ManifestLocation | None:
         for scheme in (ManifestNaming.V2, ManifestNaming.V1):
             name = naming.manifest_name(version, scheme)
             if os.path.exists(self.path(naming.VERSIONS_DIR, name)):
@@ -54,7 +54,7 @@ class DatasetStore:
             version = int(hint["version"])
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        return version if version > 0 and self._exists(version) else None
+        return version if version > 0 and self.manifest_location(version) else None
 
     def latest_location(self) -> ManifestLocation | None:
         """The newest version: from the hint, probing forward past writers that died
@@ -63,9 +63,9 @@ class DatasetStore:
         if hinted is None:
             versions = self.list_versions()
             return versions[-1] if versions else None
-        location = self._exists(hinted)
+        location = self.manifest_location(hinted)
         while True:
-            following = self._exists(hinted + 1)
+            following = self.manifest_location(hinted + 1)
             if following is None:
                 return location
             hinted, location = hinted + 1, following
@@ -84,7 +84,7 @@ class DatasetStore:
         return self._read_manifest(version)
 
     def _load_manifest(self, version: int) -> Manifest:
-        location = self._exists(version)
+        location = self.manifest_location(version)
         if location is None:
             if not self.list_versions():
                 raise DatasetNotFoundError(f"{self.root}: no Lance dataset here")
