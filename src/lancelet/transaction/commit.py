@@ -45,9 +45,11 @@ def _latest(store: DatasetStore) -> Manifest | None:
     return store.read_manifest(location.version) if location else None
 
 
-def _rebase_onto(store: DatasetStore, txn: Transaction, latest: Manifest) -> Transaction:
-    """Check ``txn`` against every transaction committed after its read version."""
-    for version in range(txn.read_version + 1, latest.version + 1):
+def _rebase_onto(
+    store: DatasetStore, txn: Transaction, checked: int, latest: Manifest
+) -> Transaction:
+    """Check ``txn`` against every transaction committed after version ``checked``."""
+    for version in range(checked + 1, latest.version + 1):
         winner = store.read_manifest(version)
         theirs = (
             store.read_transaction(winner.transaction_file) if winner.transaction_file else None
@@ -71,6 +73,9 @@ def commit_transaction(
     """
     policy = policy or CommitPolicy()
     written: tuple[Transaction, str] | None = None
+    # Winners already checked in an earlier attempt need no second look; the
+    # transaction keeps its original read version, as its file name records.
+    checked = txn.read_version
     for attempt in range(policy.max_retries + 1):
         latest = _latest(store)
         if latest is not None and create_only:
@@ -79,7 +84,8 @@ def commit_transaction(
             raise DatasetNotFoundError(f"{store.root}: no Lance dataset here")
         if latest is not None:
             features.check_writable(latest.writer_feature_flags, store.root)
-            txn = _rebase_onto(store, txn, latest)
+            txn = _rebase_onto(store, txn, checked, latest)
+            checked = latest.version
         if written is None or written[0] is not txn:
             # A rebase changes the operation, so the file must describe the new one.
             written = (txn, store.write_transaction(txn))
