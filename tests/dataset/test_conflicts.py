@@ -155,3 +155,40 @@ def test_pylance_config_update_conflicts_on_the_same_key(uri: str) -> None:
     assert lance.dataset(uri).config() == {"owner": "pylance", "other": "lancelet"}
     stale.delete_config_keys(["owner"])
     assert lance.dataset(uri).config() == {"other": "lancelet"}
+
+
+def test_stale_delete_after_cleanup_reruns_on_the_latest_version(uri: str) -> None:
+    from datetime import timedelta
+
+    stale = ll.dataset(uri)
+    for _ in range(2):
+        ll.write_dataset(keyed_table(5000, 5001), uri, mode="append")
+    ll.dataset(uri).cleanup_old_versions(older_than=timedelta(0))
+    assert stale.delete("k < 3") == {"num_deleted_rows": 3}
+    assert lance.dataset(uri).count_rows() == 1999
+
+
+def test_creators_with_different_manifest_naming_cannot_both_win(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from lancelet.errors import DatasetAlreadyExistsError
+
+    path = str(tmp_path / "ds")
+    real = DatasetStore.write_transaction
+    fired: list[int] = []
+
+    def racing(self: DatasetStore, txn: ops.Transaction) -> str:
+        name = real(self, txn)
+        if not fired:  # another creator, naming manifests V1, commits inside our window
+            fired.append(1)
+            ll.write_dataset(pa.table({"a": [2]}), path, enable_v2_manifest_paths=False)
+        return name
+
+    monkeypatch.setattr(DatasetStore, "write_transaction", racing)
+    with pytest.raises(DatasetAlreadyExistsError):
+        ll.write_dataset(pa.table({"a": [1]}), path)
+    manifests = [n for n in os.listdir(os.path.join(path, "_versions")) if n.endswith("manifest")]
+    assert manifests == ["1.manifest"]
+    assert lance.dataset(path).to_table().equals(pa.table({"a": [2]}))

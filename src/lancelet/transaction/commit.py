@@ -19,6 +19,8 @@ from lancelet.errors import (
     CommitRetriesExhaustedError,
     DatasetAlreadyExistsError,
     DatasetNotFoundError,
+    RetryableCommitConflictError,
+    VersionNotFoundError,
 )
 from lancelet.table import features
 from lancelet.table.manifest import Manifest
@@ -50,7 +52,13 @@ def _rebase_onto(
 ) -> Transaction:
     """Check ``txn`` against every transaction committed after version ``checked``."""
     for version in range(checked + 1, latest.version + 1):
-        winner = store.read_manifest(version)
+        try:
+            winner = store.read_manifest(version)
+        except VersionNotFoundError as exc:
+            raise RetryableCommitConflictError(
+                f"{store.root}: version {version}, committed after this transaction's read "
+                f"version {txn.read_version}, was cleaned up; re-read the dataset and retry"
+            ) from exc
         theirs = (
             store.read_transaction(winner.transaction_file) if winner.transaction_file else None
         )

@@ -104,10 +104,20 @@ class DatasetStore:
     def publish_manifest(self, manifest: Manifest, scheme: ManifestNaming) -> bool:
         """Atomically create the manifest of a new version; False if that version exists."""
         name = naming.manifest_name(manifest.version, scheme)
-        won = io.put_if_not_exists(self.path(naming.VERSIONS_DIR, name), encode_manifest(manifest))
-        if won:
-            self._write_hint(manifest.version)
-        return won
+        path = self.path(naming.VERSIONS_DIR, name)
+        if not io.put_if_not_exists(path, encode_manifest(manifest)):
+            return False
+        if self._other_scheme_has(manifest.version, scheme):
+            # Two creators naming the version differently did not race for one name.
+            # Whoever sees the other's file steps back, so at most one of them wins.
+            io.delete(path)
+            return False
+        self._write_hint(manifest.version)
+        return True
+
+    def _other_scheme_has(self, version: int, scheme: ManifestNaming) -> bool:
+        other = ManifestNaming.V1 if scheme is ManifestNaming.V2 else ManifestNaming.V2
+        return os.path.exists(self.path(naming.VERSIONS_DIR, naming.manifest_name(version, other)))
 
     def _write_hint(self, version: int) -> None:
         # Only a hint: readers verify it, so a stale or lost hint costs a listing at worst.
