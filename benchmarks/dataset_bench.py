@@ -25,7 +25,7 @@ from typing import Any
 import pyarrow as pa
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from file_bench import lineitem  # noqa: E402
+from file_bench import lineitem
 
 COUNT_FILTER = "l_quantity > 40 AND l_shipmode = 'AIR'"
 
@@ -71,8 +71,8 @@ def lineitem_ops(lib: Any, name: str, table: pa.Table, root: str, runs: int) -> 
     count = statistics.median(timed(lambda: ds.count_rows(COUNT_FILTER)) for _ in range(runs))
     deletes = []
     for i in range(runs):
-        ds = lib.dataset(uri)
-        deletes.append(timed(lambda i=i: ds.delete(f"l_orderkey % 97 = {i}")))
+        fresh = lib.dataset(uri)
+        deletes.append(timed(lambda fresh=fresh, i=i: fresh.delete(f"l_orderkey % 97 = {i}")))
     shutil.rmtree(uri)
     return {"filtered count": count, "delete": statistics.median(deletes)}
 
