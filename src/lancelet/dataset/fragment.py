@@ -156,13 +156,9 @@ class LanceFragment:
         return Fragment(self.fragment_id, self._fragment.files, self.physical_rows, deletion)
 
     def validate(self) -> None:
-        reader = FragmentReader(
-            self._dataset._store, self._dataset._manifest.schema, self._fragment
-        )
-        for index in range(len(self._fragment.files)):
-            reader._file(index)
-        _ = reader.deleted
-        _ = reader._locations
+        """Open every data file and the deletion file; raise if any is missing or corrupt."""
+        dataset = self._dataset
+        FragmentReader(dataset._store, dataset._manifest.schema, self._fragment).validate()
 
     @staticmethod
     def create(

@@ -69,6 +69,13 @@ class FragmentReader:
                 found[field_id] = (index, name)
         return found
 
+    def validate(self) -> None:
+        """Open every data file and the deletion file; raise if any is missing or corrupt."""
+        for index in range(len(self.fragment.files)):
+            self._file(index)
+        _ = self._locations
+        _ = self.deleted
+
     @cached_property
     def deleted(self) -> np.ndarray:
         """Physical offsets of the deleted rows, sorted."""
