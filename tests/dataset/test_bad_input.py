@@ -149,6 +149,8 @@ def test_missing_data_file(uri: str) -> None:
     os.remove(os.path.join(uri, "data", name))
     with pytest.raises(CorruptDatasetError, match=name):
         ll.dataset(uri).to_table()
+    with pytest.raises(CorruptDatasetError, match=name):
+        ll.dataset(uri).validate()
 
 
 def _set_flags(uri: str, reader: int, writer: int) -> None:
