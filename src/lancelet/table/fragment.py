@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 from google.protobuf import json_format
@@ -105,6 +106,11 @@ class Fragment:
         return cls.from_proto(json_format.ParseDict(parsed, table_pb2.DataFragment()))
 
     def to_proto(self) -> table_pb2.DataFragment:
+        """The protobuf form; built once, since every commit re-serializes every fragment."""
+        return self._proto
+
+    @cached_property
+    def _proto(self) -> table_pb2.DataFragment:
         pb = table_pb2.DataFragment(
             id=self.id,
             files=[f.to_proto() for f in self.files],
