@@ -201,3 +201,12 @@ def test_nulls_in_a_non_nullable_column(tmp_path: Path) -> None:
         ll.write_dataset(pa.table({"k": [3, None]}), uri, mode="append")
     assert lance.dataset(uri).count_rows() == 2
     assert os.listdir(os.path.join(uri, "data")).__len__() == 1
+
+
+def test_options_that_would_change_results_are_refused(uri: str) -> None:
+    ds = ll.dataset(uri)
+    with pytest.raises(NotImplementedError, match="nearest"):
+        ds.to_table(nearest={"column": "v", "q": [1.0]})
+    with pytest.raises(NotImplementedError, match="asof"):
+        ll.dataset(uri, asof="2020-01-01")
+    assert ds.to_table(batch_readahead=4, io_buffer_size=1 << 20).num_rows == 270

@@ -8,6 +8,7 @@ from typing import Any, Literal
 import pyarrow as pa
 
 from lancelet.dataset.dataset import LanceDataset, Version
+from lancelet.dataset.options import refuse_unsupported
 from lancelet.dataset.write import (
     DEFAULT_MAX_ROWS_PER_FILE,
     as_reader,
@@ -28,9 +29,10 @@ WriteMode = Literal["create", "append", "overwrite"]
 
 
 def dataset(
-    uri: str | os.PathLike[str], version: Version | None = None, **_ignored: Any
+    uri: str | os.PathLike[str], version: Version | None = None, **options: Any
 ) -> LanceDataset:
     """Open a dataset at its latest version, a version number, or a tag name."""
+    refuse_unsupported(options, "dataset")
     return LanceDataset(uri, version)
 
 
@@ -50,9 +52,10 @@ def write_dataset(
     data_storage_version: str | None = None,
     enable_v2_manifest_paths: bool | None = None,
     enable_stable_row_ids: bool = False,
-    **_ignored: Any,
+    **options: Any,
 ) -> LanceDataset:
     """Create a dataset, append to it, or overwrite it with ``data``."""
+    refuse_unsupported(options, "write_dataset")
     if mode not in ("create", "append", "overwrite"):
         raise ValueError(f"mode must be 'create', 'append' or 'overwrite', not {mode!r}")
     if enable_stable_row_ids:

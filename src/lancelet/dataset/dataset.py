@@ -21,6 +21,7 @@ from lancelet.dataset.cleanup import CleanupStats, cleanup_old_versions
 from lancelet.dataset.delete import plan_delete
 from lancelet.dataset.fragment import LanceFragment
 from lancelet.dataset.operation import LanceOperation
+from lancelet.dataset.options import refuse_unsupported
 from lancelet.dataset.scanner import LanceScanner
 from lancelet.dataset.tags import Tags, resolve_version
 from lancelet.dataset.take import take_rows
@@ -118,8 +119,9 @@ class LanceDataset:
         with_row_address: bool = False,
         batch_size: int | None = None,
         fragments: Sequence[LanceFragment] | None = None,
-        **_ignored: Any,
+        **options: Any,
     ) -> LanceScanner:
+        refuse_unsupported(options, "LanceDataset.scanner")
         chosen = None if fragments is None else [f.metadata for f in fragments]
         return LanceScanner(
             self._store,
@@ -162,7 +164,8 @@ class LanceDataset:
             columns, filter, limit, offset, with_row_id, with_row_address, **kwargs
         ).to_batches()
 
-    def count_rows(self, filter: str | pc.Expression | None = None, **_ignored: Any) -> int:
+    def count_rows(self, filter: str | pc.Expression | None = None, **options: Any) -> int:
+        refuse_unsupported(options, "LanceDataset.count_rows")
         return self.scanner(columns=[], filter=filter).count_rows()
 
     def head(self, num_rows: int, **kwargs: Any) -> pa.Table:
@@ -172,7 +175,7 @@ class LanceDataset:
         self,
         indices: Sequence[int] | np.ndarray | pa.Array,
         columns: Sequence[str] | None = None,
-        **_ignored: Any,
+        **options: Any,
     ) -> pa.Table:
         names = self.schema.names if columns is None else list(columns)
         return take_rows(self._store, self._manifest, indices, names)
@@ -239,8 +242,9 @@ class LanceDataset:
         *,
         delete_unverified: bool = False,
         error_if_tagged_old_versions: bool = True,
-        **_ignored: Any,
+        **options: Any,
     ) -> CleanupStats:
+        refuse_unsupported(options, "cleanup_old_versions")
         return cleanup_old_versions(
             self._store,
             older_than,
@@ -256,9 +260,10 @@ class LanceDataset:
         read_version: int | None = None,
         *,
         max_retries: int = 20,
-        **_ignored: Any,
+        **options: Any,
     ) -> LanceDataset:
         """Commit an operation prepared elsewhere (for example by ``write_fragments``)."""
+        refuse_unsupported(options, "LanceDataset.commit")
         store = DatasetStore(base_uri)
         op = operation.to_operation()
         if read_version is None:

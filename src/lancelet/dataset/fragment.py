@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 
 from lancelet.dataset.delete import matching_offsets
 from lancelet.dataset.fragment_reader import FragmentReader
+from lancelet.dataset.options import refuse_unsupported
 from lancelet.dataset.scanner import LanceScanner
 from lancelet.dataset.take import take_rows
 from lancelet.dataset.write import (
@@ -96,8 +97,9 @@ class LanceFragment:
         with_row_id: bool = False,
         with_row_address: bool = False,
         batch_size: int | None = None,
-        **_ignored: Any,
+        **options: Any,
     ) -> LanceScanner:
+        refuse_unsupported(options, "LanceFragment.scanner")
         return LanceScanner(
             self._dataset._store,
             self._dataset._manifest,
@@ -167,9 +169,10 @@ class LanceFragment:
         fragment_id: int | None = None,
         schema: pa.Schema | None = None,
         max_rows_per_group: int = 1024,
-        **_ignored: Any,
+        **options: Any,
     ) -> Fragment:
         """Write ``data`` as the data file of one new fragment (not committed)."""
+        refuse_unsupported(options, "LanceFragment.create")
         fragments = write_fragments(
             data,
             dataset_uri,
@@ -207,12 +210,13 @@ def write_fragments(
     max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE,
     max_rows_per_group: int = 1024,
     data_storage_version: str | None = None,
-    **_ignored: Any,
+    **options: Any,
 ) -> list[Fragment] | ops.Transaction:
     """Write data files for a later single commit (``LanceDataset.commit``).
 
     Fragments come back with id 0; the commit assigns real ids.
     """
+    refuse_unsupported(options, "write_fragments")
     storage_version(data_storage_version)
     store = DatasetStore(dataset_uri)
     reader = as_reader(data, schema)
