@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lancelet.dataset import schema_ops
 from lancelet.dataset.cleanup import CleanupStats, cleanup_old_versions
 from lancelet.dataset.delete import plan_delete
 from lancelet.dataset.fragment import LanceFragment
@@ -25,8 +26,10 @@ from lancelet.dataset.options import refuse_unsupported
 from lancelet.dataset.scanner import LanceScanner
 from lancelet.dataset.tags import Tags, resolve_version
 from lancelet.dataset.take import take_rows
-from lancelet.errors import RetryableCommitConflictError
+from lancelet.dataset.write import discard_data_files
+from lancelet.errors import RetryableCommitConflictError, SchemaError
 from lancelet.table import features
+from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.transaction import operations as ops
 from lancelet.transaction.commit import CommitPolicy, commit_transaction
@@ -223,6 +226,42 @@ class LanceDataset:
                 self._manifest = self._store.read_manifest(self._store.latest_version())
         raise AssertionError("unreachable")
 
+    def drop_columns(self, columns: Sequence[str]) -> None:
+        """Remove columns from the schema; their data stays until compaction rewrites it."""
+        self._commit(schema_ops.drop_columns(self._manifest, columns, self._uri))
+
+    def alter_columns(self, *alterations: Mapping[str, Any]) -> None:
+        """Rename columns or change their nullability (``{"path", "name", "nullable"}``)."""
+        for alteration in alterations:
+            if alteration.get("nullable") is False:
+                self._check_no_nulls(str(alteration["path"]))
+        self._commit(schema_ops.alter_columns(self._manifest, alterations, self._uri))
+
+    def _check_no_nulls(self, column: str) -> None:
+        table = self.to_table(columns=[column])
+        if table.column(0).null_count:
+            raise SchemaError(
+                f"{self._uri}: column {column!r} holds nulls, it cannot be non-nullable"
+            )
+
+    def add_columns(
+        self,
+        transforms: schema_ops.NewColumns,
+        read_columns: Sequence[str] | None = None,
+        **options: Any,
+    ) -> None:
+        """New columns from SQL expressions (``{"name": "sql"}``), from a function over
+        record batches, or as all-null columns (``pa.Field``s or a ``pa.Schema``)."""
+        refuse_unsupported(options, "add_columns")
+        operation = schema_ops.add_columns(
+            self._store, self._manifest, transforms, read_columns, self._uri
+        )
+        try:
+            self._commit(operation)
+        except BaseException:
+            discard_new_files(self._store, self._manifest, operation)
+            raise
+
     def update_config(self, values: Mapping[str, str | None]) -> dict[str, str]:
         upserts = {k: v for k, v in values.items() if v is not None}
         removed = tuple(k for k, v in values.items() if v is None)
@@ -291,3 +330,11 @@ def _summary(manifest: Manifest) -> dict[str, str]:
         "total_fragments": str(len(fragments)),
         "total_rows": str(manifest.num_rows),
     }
+
+
+def discard_new_files(store: DatasetStore, base: Manifest, operation: ops.Merge) -> None:
+    """Remove the data files an uncommitted Merge added."""
+    known = {d.path for f in base.fragments for d in f.files}
+    for fragment in operation.fragments:
+        fresh = tuple(d for d in fragment.files if d.path not in known)
+        discard_data_files(store, [Fragment(fragment.id, fresh, fragment.physical_rows)])

@@ -37,7 +37,7 @@ from sqlglot.errors import ParseError, TokenError
 
 from lancelet.errors import FilterError
 
-__all__ = ["parse_filter", "referenced_columns", "to_expression"]
+__all__ = ["parse_filter", "parse_value", "referenced_columns", "to_expression"]
 
 
 class _FilterDialect(Dialect):
@@ -57,6 +57,14 @@ def parse_filter(sql: str, schema: pa.Schema) -> pc.Expression:
     if not pa.types.is_boolean(value.type):
         raise FilterError(f"filter {sql!r} does not return a boolean (it returns {value.type})")
     return value.expr
+
+
+def parse_value(sql: str, schema: pa.Schema) -> tuple[pc.Expression, pa.DataType, set[str]]:
+    """A SQL value expression (``k * 2``, ``lower(s)``): the Arrow expression, its type,
+    and the top-level columns it reads.  Used to compute new columns."""
+    translator = _Translator(sql, schema)
+    value = translator.visit(_parse(sql))
+    return value.expr, value.type, translator.columns
 
 
 def to_expression(filter: str | pc.Expression | None, schema: pa.Schema) -> pc.Expression | None:

@@ -20,8 +20,10 @@ from lancelet.transaction.operations import (
     Append,
     Delete,
     Foreign,
+    Merge,
     Operation,
     Overwrite,
+    Project,
     ReserveFragments,
     Restore,
     Transaction,
@@ -93,6 +95,16 @@ def _restore(base: Manifest, op: Restore, load: ManifestLoader) -> Manifest:
     return replace(old, max_fragment_id=_max_id(base.max_fragment_id, old.fragments))
 
 
+def _project(base: Manifest, op: Project) -> Manifest:
+    # Metadata only: data files keep their field ids; ones the schema drops go unread.
+    schema = LanceSchema(op.schema.fields, op.schema.metadata or base.schema.metadata)
+    return replace(base, schema=schema)
+
+
+def _merge(base: Manifest, op: Merge) -> Manifest:
+    return replace(base, fragments=op.fragments, schema=op.schema)
+
+
 def _reserve(base: Manifest, op: ReserveFragments) -> Manifest:
     return replace(base, max_fragment_id=base.next_fragment_id() + op.num_fragments - 1)
 
@@ -114,6 +126,10 @@ def _apply(
         return _restore(base, op, load)
     if isinstance(op, ReserveFragments):
         return _reserve(base, op)
+    if isinstance(op, Project):
+        return _project(base, op)
+    if isinstance(op, Merge):
+        return _merge(base, op)
     assert isinstance(op, Foreign)
     raise DatasetError(f"lancelet cannot commit a {op.name} operation")
 

@@ -31,8 +31,10 @@ from lancelet.transaction.operations import (
     Append,
     Delete,
     Foreign,
+    Merge,
     Operation,
     Overwrite,
+    Project,
     ReserveFragments,
     Restore,
     Transaction,
@@ -75,6 +77,8 @@ def kind_of(op: Operation | None) -> str:
         Restore: "restore",
         ReserveFragments: "reserve_fragments",
         UpdateConfig: "update_config",
+        Project: "project",
+        Merge: "merge",
     }
     return names[type(op)]
 
@@ -192,6 +196,29 @@ RULES: dict[str, dict[str, Rule]] = {
         "*": OK,
     },
     "reserve_fragments": {"overwrite": INCOMPATIBLE, "restore": INCOMPATIBLE, "*": OK},
+    # A new schema over the data this writer read: new rows or other schema changes
+    # since then would be missing its columns or contradict it.
+    "project": {
+        "overwrite": INCOMPATIBLE,
+        "restore": INCOMPATIBLE,
+        "merge": RETRY,
+        "project": RETRY,
+        "unknown": RETRY,
+        "*": OK,
+    },
+    "merge": {
+        "append": RETRY,
+        "delete": RETRY,
+        "rewrite": RETRY,
+        "update": RETRY,
+        "merge": RETRY,
+        "data_replacement": RETRY,
+        "overwrite": INCOMPATIBLE,
+        "restore": INCOMPATIBLE,
+        "project": INCOMPATIBLE,
+        "unknown": RETRY,
+        "*": OK,
+    },
 }
 
 

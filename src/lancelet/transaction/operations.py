@@ -62,6 +62,21 @@ class UpdateConfig:
 
 
 @dataclass(frozen=True)
+class Project:
+    """A new schema over the same data files: dropped, renamed or relaxed columns."""
+
+    schema: LanceSchema
+
+
+@dataclass(frozen=True)
+class Merge:
+    """New columns: every fragment, now with extra data files, under a new schema."""
+
+    fragments: tuple[Fragment, ...]
+    schema: LanceSchema
+
+
+@dataclass(frozen=True)
 class Foreign:
     """An operation written by another implementation that lancelet does not perform.
 
@@ -74,7 +89,7 @@ class Foreign:
 
 
 Operation = Union[  # noqa: UP007 - a runtime alias
-    Append, Overwrite, Delete, Restore, ReserveFragments, UpdateConfig, Foreign
+    Append, Overwrite, Delete, Restore, ReserveFragments, UpdateConfig, Project, Merge, Foreign
 ]
 
 
@@ -111,6 +126,12 @@ def _fill_operation(pb: _Pb, op: Operation) -> None:
         pb.reserve_fragments.num_fragments = op.num_fragments
     elif isinstance(op, UpdateConfig):
         _fill_update_config(pb.update_config, op)
+    elif isinstance(op, Project):
+        pb.project.schema.extend(op.schema.fields)
+    elif isinstance(op, Merge):
+        pb.merge.fragments.extend(f.to_proto() for f in op.fragments)
+        pb.merge.schema.extend(op.schema.fields)
+        pb.merge.schema_metadata.update(op.schema.metadata)
     else:
         raise TypeError(f"lancelet cannot write a {op.name} transaction")
 
@@ -186,6 +207,11 @@ def _operation(pb: _Pb) -> Operation:
         return ReserveFragments(pb.reserve_fragments.num_fragments)
     if kind == "update_config":
         return _config_op(pb.update_config)
+    if kind == "project":
+        return Project(LanceSchema(tuple(pb.project.schema)))
+    if kind == "merge":
+        m = pb.merge
+        return Merge(_frags(m.fragments), LanceSchema(tuple(m.schema), dict(m.schema_metadata)))
     return _foreign(pb, kind or "unknown")
 
 
