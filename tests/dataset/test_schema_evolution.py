@@ -105,3 +105,18 @@ def test_add_columns_after_a_concurrent_append_must_retry(uri: str) -> None:
     files = {d.path for f in ll.dataset(uri).get_fragments() for d in f.data_files()}
     on_disk = set(os.listdir(Path(uri) / "data"))
     assert on_disk == files  # the failed add left no data files behind
+
+
+def test_schema_changes_race(uri: str) -> None:
+    first, second = ll.dataset(uri), ll.dataset(uri)
+    first.drop_columns(["v"])
+    with pytest.raises(RetryableCommitConflictError):
+        second.alter_columns({"path": "s", "name": "label"})
+    ll.dataset(uri).alter_columns({"path": "s", "name": "label"})
+    stale_append = ll.fragment.write_fragments(
+        keyed_table(9000, 9003).drop_columns(["v"]).rename_columns(["k", "label", "tags", "pt"]),
+        uri,
+    )
+    ll.LanceDataset.commit(uri, ll.LanceOperation.Append(stale_append), read_version=3)
+    assert lance.dataset(uri).schema.names == ["k", "label", "tags", "pt"]
+    assert lance.dataset(uri).count_rows() == _live(keyed_table(0, 3000)).num_rows + 3
