@@ -12,15 +12,12 @@ from lancelet.dataset.options import refuse_unsupported
 from lancelet.dataset.write import (
     DEFAULT_MAX_ROWS_PER_FILE,
     as_reader,
-    conform,
     discard_data_files,
-    storage_version,
+    prepare,
     write_fragment_files,
 )
 from lancelet.errors import DatasetAlreadyExistsError, UnsupportedFeatureError
-from lancelet.table.manifest import Manifest
 from lancelet.table.naming import ManifestNaming
-from lancelet.table.schema import LanceSchema
 from lancelet.transaction import operations as ops
 from lancelet.transaction.commit import commit_transaction
 from lancelet.transaction.store import DatasetStore
@@ -34,11 +31,6 @@ def dataset(
     """Open a dataset at its latest version, a version number, or a tag name."""
     refuse_unsupported(options, "dataset")
     return LanceDataset(uri, version)
-
-
-def _latest(store: DatasetStore) -> Manifest | None:
-    location = store.latest_location()
-    return store.read_manifest(location.version) if location else None
 
 
 def write_dataset(
@@ -61,22 +53,16 @@ def write_dataset(
     if enable_stable_row_ids:
         raise UnsupportedFeatureError("lancelet does not yet write datasets with stable row ids")
     store = DatasetStore(uri)
-    latest = _latest(store)
+    found = store.latest_manifest()
+    latest = found[0] if found else None
     if latest is not None and mode == "create":
         raise DatasetAlreadyExistsError(f"{store.root}: a dataset already exists here")
-    reader = as_reader(data, schema)
-    if latest is not None and mode == "append":
-        storage_version(latest.data_storage_version)
-        lance_schema = latest.schema
-        reader = conform(reader, lance_schema.to_arrow(), store.root)
-    else:
-        storage_version(data_storage_version)
-        lance_schema = LanceSchema.from_arrow(reader.schema)
+    reader, lance_schema, appends = prepare(
+        latest, as_reader(data, schema), mode, data_storage_version, store.root
+    )
     fragments = tuple(write_fragment_files(store, reader, lance_schema, max_rows_per_file))
     operation: ops.Operation = (
-        ops.Append(fragments)
-        if latest is not None and mode == "append"
-        else ops.Overwrite(fragments, lance_schema)
+        ops.Append(fragments) if appends else ops.Overwrite(fragments, lance_schema)
     )
     txn = ops.Transaction(latest.version if latest else 0, operation)
     scheme = ManifestNaming.V1 if enable_v2_manifest_paths is False else ManifestNaming.V2

@@ -18,14 +18,12 @@ from lancelet.dataset.take import take_rows
 from lancelet.dataset.write import (
     DEFAULT_MAX_ROWS_PER_FILE,
     as_reader,
-    conform,
+    prepare,
     storage_version,
     write_fragment_files,
 )
-from lancelet.errors import DatasetNotFoundError
 from lancelet.table import naming
 from lancelet.table.fragment import DataFile, Fragment
-from lancelet.table.schema import LanceSchema
 from lancelet.transaction import operations as ops
 from lancelet.transaction.store import DatasetStore
 
@@ -186,20 +184,6 @@ class LanceFragment:
         return fragments[0].with_id(fragment_id or 0)
 
 
-def _target_schema(
-    store: DatasetStore, data_schema: pa.Schema, mode: str
-) -> tuple[LanceSchema, bool]:
-    """The schema (with field ids) to write, and whether the data must be conformed to it."""
-    if mode == "append":
-        try:
-            manifest = store.read_manifest(store.latest_version())
-        except DatasetNotFoundError:
-            return LanceSchema.from_arrow(data_schema), False
-        storage_version(manifest.data_storage_version)
-        return manifest.schema, True
-    return LanceSchema.from_arrow(data_schema), False
-
-
 def write_fragments(
     data: Any,
     dataset_uri: str | os.PathLike[str],
@@ -219,15 +203,15 @@ def write_fragments(
     refuse_unsupported(options, "write_fragments")
     storage_version(data_storage_version)
     store = DatasetStore(dataset_uri)
-    reader = as_reader(data, schema)
-    lance_schema, must_conform = _target_schema(store, reader.schema, mode)
-    if must_conform:
-        reader = conform(reader, lance_schema.to_arrow(), store.root)
+    found = store.latest_manifest()
+    latest = found[0] if found else None
+    reader, lance_schema, _ = prepare(
+        latest, as_reader(data, schema), mode, data_storage_version, store.root
+    )
     fragments = write_fragment_files(store, reader, lance_schema, max_rows_per_file)
     if not return_transaction:
         return fragments
-    location = store.latest_location()
-    read_version = location.version if location else 0
+    read_version = latest.version if latest else 0
     operation: ops.Operation = (
         ops.Append(tuple(fragments))
         if mode == "append"

@@ -19,6 +19,7 @@ from lancelet.errors import SchemaError, UnsupportedVersionError
 from lancelet.file.writer import LanceFileWriter
 from lancelet.table import naming
 from lancelet.table.fragment import DataFile, Fragment
+from lancelet.table.manifest import Manifest
 from lancelet.table.schema import LanceSchema, check_same_columns, column_field_ids
 from lancelet.transaction.store import DatasetStore
 
@@ -102,6 +103,22 @@ def conform(reader: pa.RecordBatchReader, schema: pa.Schema, where: str) -> pa.R
             yield batch.select(schema.names).cast(schema)
 
     return pa.RecordBatchReader.from_batches(schema, batches())
+
+
+def prepare(
+    latest: Manifest | None,
+    reader: pa.RecordBatchReader,
+    mode: str,
+    data_storage_version: str | None,
+    where: str,
+) -> tuple[pa.RecordBatchReader, LanceSchema, bool]:
+    """The data as it will be written, the schema (with field ids) to write it under,
+    and whether it appends to ``latest`` (otherwise it starts a new schema)."""
+    if latest is not None and mode == "append":
+        storage_version(latest.data_storage_version)
+        return conform(reader, latest.schema.to_arrow(), where), latest.schema, True
+    storage_version(data_storage_version)
+    return reader, LanceSchema.from_arrow(reader.schema), False
 
 
 class _FileSink:

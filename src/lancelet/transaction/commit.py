@@ -42,11 +42,6 @@ class CommitPolicy:
         time.sleep(random.uniform(0, cap))
 
 
-def _latest(store: DatasetStore) -> Manifest | None:
-    location = store.latest_location()
-    return store.read_manifest(location.version) if location else None
-
-
 def _rebase_onto(
     store: DatasetStore, txn: Transaction, checked: int, latest: Manifest
 ) -> Transaction:
@@ -85,7 +80,8 @@ def commit_transaction(
     # transaction keeps its original read version, as its file name records.
     checked = txn.read_version
     for attempt in range(policy.max_retries + 1):
-        latest = _latest(store)
+        found = store.latest_manifest()
+        latest, scheme = found if found else (None, new_dataset_naming)
         if latest is not None and create_only:
             raise DatasetAlreadyExistsError(f"{store.root}: a dataset already exists here")
         if latest is None and not isinstance(txn.operation, Overwrite):
@@ -104,7 +100,6 @@ def commit_transaction(
             load=store.read_manifest,
             data_format=data_format,
         )
-        scheme = new_dataset_naming if latest is None else store.naming_scheme()
         if store.publish_manifest(manifest, scheme):
             return manifest
         policy.sleep(attempt)

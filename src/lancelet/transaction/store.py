@@ -76,9 +76,12 @@ class DatasetStore:
             raise DatasetNotFoundError(f"{self.root}: no Lance dataset here (no manifest found)")
         return location.version
 
-    def naming_scheme(self) -> ManifestNaming:
+    def latest_manifest(self) -> tuple[Manifest, ManifestNaming] | None:
+        """The newest manifest and the naming scheme its file uses; None: no dataset yet."""
         location = self.latest_location()
-        return location.scheme if location else ManifestNaming.V2
+        if location is None:
+            return None
+        return self.read_manifest(location.version), location.scheme
 
     def read_manifest(self, version: int) -> Manifest:
         return self._read_manifest(version)
