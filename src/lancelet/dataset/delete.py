@@ -42,11 +42,10 @@ def plan_delete(
         if not len(hits):
             continue
         count += len(hits)
-        rows = np.union1d(store.read_deletions(fragment), hits).astype(np.uint32)
-        if len(rows) >= fragment.physical_rows:
+        remaining = store.delete_rows(fragment, hits, manifest.version)
+        if remaining is None:
             removed.append(fragment.id)
-            continue
-        deletion = store.write_deletions(fragment.id, manifest.version, rows)
-        updated.append(Fragment(fragment.id, fragment.files, fragment.physical_rows, deletion))
+        else:
+            updated.append(remaining)
     text = predicate if isinstance(predicate, str) else str(predicate)
     return Delete(tuple(updated), tuple(removed), text), count

@@ -149,11 +149,7 @@ class LanceFragment:
         hits = matching_offsets(store, manifest, self._fragment, predicate)
         if not len(hits):
             return self._fragment
-        rows = np.union1d(store.read_deletions(self._fragment), hits).astype(np.uint32)
-        if len(rows) >= self.physical_rows:
-            return None
-        deletion = store.write_deletions(self.fragment_id, manifest.version, rows)
-        return Fragment(self.fragment_id, self._fragment.files, self.physical_rows, deletion)
+        return store.delete_rows(self._fragment, hits, manifest.version)
 
     def validate(self) -> None:
         """Open every data file and the deletion file; raise if any is missing or corrupt."""

@@ -25,7 +25,7 @@ from typing import Protocol, Union
 import numpy as np
 
 from lancelet.errors import IncompatibleTransactionError, RetryableCommitConflictError
-from lancelet.table.fragment import DeletionFile, Fragment
+from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.operations import (
     Append,
@@ -56,9 +56,9 @@ class RebaseContext(Protocol):
 
     def read_manifest(self, version: int) -> Manifest: ...
     def read_deletions(self, fragment: Fragment) -> np.ndarray: ...
-    def write_deletions(
-        self, fragment_id: int, read_version: int, rows: np.ndarray
-    ) -> DeletionFile: ...
+    def delete_rows(
+        self, fragment: Fragment, rows: np.ndarray, read_version: int
+    ) -> Fragment | None: ...
 
 
 Check = Callable[[Transaction, Operation, int, RebaseContext], Transaction]
@@ -135,12 +135,11 @@ def _merge_deletes(
         if fragment.id not in shared:
             updated.append(fragment)
             continue
-        rows = np.union1d(ctx.read_deletions(fragment), ctx.read_deletions(theirs_now))
-        if len(rows) >= fragment.physical_rows:
+        both = ctx.delete_rows(fragment, ctx.read_deletions(theirs_now), version)
+        if both is None:
             removed.add(fragment.id)
-            continue
-        deletion = ctx.write_deletions(fragment.id, version, rows.astype(np.uint32))
-        updated.append(replace(fragment, deletion_file=deletion))
+        else:
+            updated.append(both)
     merged = Delete(tuple(updated), tuple(sorted(removed)), op.predicate)
     return replace(mine, operation=merged)
 

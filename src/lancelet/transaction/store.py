@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from dataclasses import replace
 from functools import lru_cache
 
 import numpy as np
@@ -167,6 +168,18 @@ class DatasetStore:
                 f"{path}: holds {len(rows)} deleted rows, the manifest says {file.num_deleted_rows}"
             )
         return rows
+
+    def delete_rows(
+        self, fragment: Fragment, rows: np.ndarray, read_version: int
+    ) -> Fragment | None:
+        """``fragment`` with ``rows`` deleted on top of what it already deletes, as a new
+        deletion file; None when no row would be left (the fragment goes instead)."""
+        union = np.union1d(self.read_deletions(fragment), rows).astype(np.uint32)
+        if len(union) >= fragment.physical_rows:
+            return None
+        return replace(
+            fragment, deletion_file=self.write_deletions(fragment.id, read_version, union)
+        )
 
     def write_deletions(
         self, fragment_id: int, read_version: int, rows: np.ndarray
