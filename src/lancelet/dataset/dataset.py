@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -23,9 +22,8 @@ from lancelet.dataset.delete import plan_delete
 from lancelet.dataset.fragment import LanceFragment
 from lancelet.dataset.operation import LanceOperation
 from lancelet.dataset.options import refuse_unsupported
-from lancelet.dataset.scanner import LanceScanner
+from lancelet.dataset.scannable import Scannable
 from lancelet.dataset.tags import Tags, resolve_version
-from lancelet.dataset.take import take_rows
 from lancelet.dataset.write import discard_data_files
 from lancelet.errors import RetryableCommitConflictError, SchemaError
 from lancelet.table import features
@@ -38,7 +36,7 @@ from lancelet.transaction.store import DatasetStore
 Version = int | str
 
 
-class LanceDataset:
+class LanceDataset(Scannable):
     def __init__(
         self,
         uri: str | os.PathLike[str],
@@ -112,76 +110,8 @@ class LanceDataset:
 
     # -- reads -----------------------------------------------------------------------
 
-    def scanner(
-        self,
-        columns: Sequence[str] | None = None,
-        filter: str | pc.Expression | None = None,
-        limit: int | None = None,
-        offset: int | None = None,
-        with_row_id: bool = False,
-        with_row_address: bool = False,
-        batch_size: int | None = None,
-        fragments: Sequence[LanceFragment] | None = None,
-        **options: Any,
-    ) -> LanceScanner:
-        refuse_unsupported(options, "LanceDataset.scanner")
-        chosen = None if fragments is None else [f.metadata for f in fragments]
-        return LanceScanner(
-            self._store,
-            self._manifest,
-            columns=columns,
-            filter=filter,
-            limit=limit,
-            offset=offset,
-            with_row_id=with_row_id,
-            with_row_address=with_row_address,
-            batch_size=batch_size,
-            fragments=chosen,
-        )
-
-    def to_table(
-        self,
-        columns: Sequence[str] | None = None,
-        filter: str | pc.Expression | None = None,
-        limit: int | None = None,
-        offset: int | None = None,
-        with_row_id: bool = False,
-        with_row_address: bool = False,
-        **kwargs: Any,
-    ) -> pa.Table:
-        return self.scanner(
-            columns, filter, limit, offset, with_row_id, with_row_address, **kwargs
-        ).to_table()
-
-    def to_batches(
-        self,
-        columns: Sequence[str] | None = None,
-        filter: str | pc.Expression | None = None,
-        limit: int | None = None,
-        offset: int | None = None,
-        with_row_id: bool = False,
-        with_row_address: bool = False,
-        **kwargs: Any,
-    ) -> Iterator[pa.RecordBatch]:
-        return self.scanner(
-            columns, filter, limit, offset, with_row_id, with_row_address, **kwargs
-        ).to_batches()
-
-    def count_rows(self, filter: str | pc.Expression | None = None, **options: Any) -> int:
-        refuse_unsupported(options, "LanceDataset.count_rows")
-        return self.scanner(columns=[], filter=filter).count_rows()
-
-    def head(self, num_rows: int, **kwargs: Any) -> pa.Table:
-        return self.to_table(limit=num_rows, **kwargs)
-
-    def take(
-        self,
-        indices: Sequence[int] | np.ndarray | pa.Array,
-        columns: Sequence[str] | None = None,
-        **options: Any,
-    ) -> pa.Table:
-        names = self.schema.names if columns is None else list(columns)
-        return take_rows(self._store, self._manifest, indices, names)
+    def _source(self) -> tuple[DatasetStore, Manifest, list[Fragment] | None]:
+        return self._store, self._manifest, None
 
     def get_fragments(self, filter: str | pc.Expression | None = None) -> list[LanceFragment]:
         return [LanceFragment(self, fragment=f) for f in self._manifest.fragments]

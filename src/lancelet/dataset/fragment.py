@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from lancelet.dataset.delete import matching_offsets
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.options import refuse_unsupported
-from lancelet.dataset.scanner import LanceScanner
-from lancelet.dataset.take import take_rows
+from lancelet.dataset.scannable import Scannable
 from lancelet.dataset.write import (
     DEFAULT_MAX_ROWS_PER_FILE,
     as_reader,
@@ -24,6 +20,7 @@ from lancelet.dataset.write import (
 )
 from lancelet.table import naming
 from lancelet.table.fragment import DataFile, Fragment
+from lancelet.table.manifest import Manifest
 from lancelet.transaction import operations as ops
 from lancelet.transaction.store import DatasetStore
 
@@ -33,7 +30,7 @@ if TYPE_CHECKING:
 FragmentMetadata = Fragment
 
 
-class LanceFragment:
+class LanceFragment(Scannable):
     def __init__(
         self,
         dataset: LanceDataset,
@@ -86,61 +83,8 @@ class LanceFragment:
     def __repr__(self) -> str:
         return f"LanceFragment(id={self.fragment_id}, physical_rows={self.physical_rows})"
 
-    def scanner(
-        self,
-        columns: Sequence[str] | None = None,
-        filter: str | pc.Expression | None = None,
-        limit: int | None = None,
-        offset: int | None = None,
-        with_row_id: bool = False,
-        with_row_address: bool = False,
-        batch_size: int | None = None,
-        **options: Any,
-    ) -> LanceScanner:
-        refuse_unsupported(options, "LanceFragment.scanner")
-        return LanceScanner(
-            self._dataset._store,
-            self._dataset._manifest,
-            columns=columns,
-            filter=filter,
-            limit=limit,
-            offset=offset,
-            with_row_id=with_row_id,
-            with_row_address=with_row_address,
-            batch_size=batch_size,
-            fragments=[self._fragment],
-        )
-
-    def to_table(
-        self,
-        columns: Sequence[str] | None = None,
-        filter: str | pc.Expression | None = None,
-        limit: int | None = None,
-        offset: int | None = None,
-        with_row_id: bool = False,
-        with_row_address: bool = False,
-        **kwargs: Any,
-    ) -> pa.Table:
-        return self.scanner(
-            columns, filter, limit, offset, with_row_id, with_row_address, **kwargs
-        ).to_table()
-
-    def to_batches(self, **kwargs: Any) -> Iterator[pa.RecordBatch]:
-        return self.scanner(**kwargs).to_batches()
-
-    def count_rows(self, filter: str | pc.Expression | None = None) -> int:
-        return self.scanner(columns=[], filter=filter).count_rows()
-
-    def head(self, num_rows: int) -> pa.Table:
-        return self.to_table(limit=num_rows)
-
-    def take(
-        self, indices: Sequence[int] | np.ndarray, columns: Sequence[str] | None = None
-    ) -> pa.Table:
-        names = self.schema.names if columns is None else list(columns)
-        return take_rows(
-            self._dataset._store, self._dataset._manifest, indices, names, [self._fragment]
-        )
+    def _source(self) -> tuple[DatasetStore, Manifest, list[Fragment] | None]:
+        return self._dataset._store, self._dataset._manifest, [self._fragment]
 
     def delete(self, predicate: str) -> Fragment | None:
         """The fragment's metadata with ``predicate``'s rows deleted (not committed);
