@@ -23,6 +23,7 @@ ignoring case, as pylance allows.
 from __future__ import annotations
 
 import decimal
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -53,18 +54,23 @@ def parse_filter(sql: str, schema: pa.Schema) -> pc.Expression:
     Raises :class:`FilterError` when ``sql`` does not parse, names a column ``schema``
     lacks, uses a construct this module does not translate, or is not boolean.
     """
-    value = _Translator(sql, schema).visit(_parse(sql))
-    if not pa.types.is_boolean(value.type):
-        raise FilterError(f"filter {sql!r} does not return a boolean (it returns {value.type})")
-    return value.expr
+    expr, dtype, _ = parse_value(sql, schema)
+    if not pa.types.is_boolean(dtype):
+        raise FilterError(f"filter {sql!r} does not return a boolean (it returns {dtype})")
+    return expr
 
 
-def parse_value(sql: str, schema: pa.Schema) -> tuple[pc.Expression, pa.DataType, set[str]]:
+@functools.lru_cache(maxsize=256)
+def parse_value(sql: str, schema: pa.Schema) -> tuple[pc.Expression, pa.DataType, frozenset[str]]:
     """A SQL value expression (``k * 2``, ``lower(s)``): the Arrow expression, its type,
-    and the top-level columns it reads.  Used to compute new columns."""
+    and the top-level columns it reads.
+
+    Cached: a scan asks for the expression and its columns separately, and a delete
+    scans fragment by fragment with the same filter.
+    """
     translator = _Translator(sql, schema)
     value = translator.visit(_parse(sql))
-    return value.expr, value.type, translator.columns
+    return value.expr, value.type, frozenset(translator.columns)
 
 
 def to_expression(filter: str | pc.Expression | None, schema: pa.Schema) -> pc.Expression | None:
@@ -86,11 +92,9 @@ def referenced_columns(sql: str, schema: pa.Schema | None = None) -> set[str]:
     :func:`parse_filter` resolves them (case, double-quoted strings), and the filter is
     validated.
     """
-    tree = _parse(sql)
     if schema is not None:
-        translator = _Translator(sql, schema)
-        translator.visit(tree)
-        return translator.columns
+        return set(parse_value(sql, schema)[2])
+    tree = _parse(sql)
     return {column.parts[0].name for column in tree.find_all(exp.Column)}
 
 

@@ -7,7 +7,7 @@ client that meets a flag it does not know must refuse rather than guess.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Mapping
 
 from lancelet.errors import UnsupportedFeatureError
 
@@ -60,12 +60,12 @@ def check_writable(flags: int, where: str) -> None:
         )
 
 
-def flags_for(has_deletions: bool, config: Iterable[str]) -> tuple[int, int]:
+def flags_for(has_deletions: bool, config: Mapping[str, str]) -> tuple[int, int]:
     """The (reader, writer) flags a manifest with these properties must carry."""
     reader = writer = 0
     if has_deletions:
         reader |= DELETION_FILES
         writer |= DELETION_FILES
-    if any(True for _ in config):
+    if config:
         writer |= TABLE_CONFIG
     return reader, writer
