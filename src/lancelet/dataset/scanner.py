@@ -22,6 +22,9 @@ from lancelet.transaction.store import DatasetStore
 ROW_ID = "_rowid"
 ROW_ADDRESS = "_rowaddr"
 DEFAULT_BATCH_SIZE = 8192
+# Rows read at once when the result is gathered whole: a default-sized fragment in one
+# read, so page chunks pass through without being cut and copied.
+_WHOLE_FRAGMENT = 1 << 20
 _SPECIAL = (ROW_ID, ROW_ADDRESS)
 
 
@@ -147,8 +150,7 @@ class LanceScanner:
         return pa.RecordBatchReader.from_batches(self.projected_schema, self.to_batches())
 
     def to_table(self) -> pa.Table:
-        # Whole fragments at a time: page chunks pass through without copying.
-        tables = list(self._tables(step=1 << 20))
+        tables = list(self._tables(step=_WHOLE_FRAGMENT))
         if not tables:
             return self.projected_schema.empty_table()
         return pa.concat_tables(tables)
@@ -158,4 +160,4 @@ class LanceScanner:
             total = sum(f.num_rows for f in self._fragments) - self._offset
             total = max(total, 0)
             return total if self._limit is None else min(total, self._limit)
-        return sum(t.num_rows for t in self._selected(step=1 << 20))
+        return sum(t.num_rows for t in self._selected(step=_WHOLE_FRAGMENT))
