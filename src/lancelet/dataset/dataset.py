@@ -202,7 +202,7 @@ class LanceDataset(Scannable):
         self._commit(ops.UpdateConfig({}, tuple(keys)))
 
     def replace_schema_metadata(self, new_metadata: Mapping[str, str]) -> None:
-        self._commit(ops.UpdateConfig(schema_metadata=dict(new_metadata)))
+        self._commit(ops.UpdateConfig(schema_metadata=ops.MapUpdate(dict(new_metadata), True)))
 
     def cleanup_old_versions(
         self,

@@ -11,7 +11,10 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
-from lancelet.errors import DatasetError, VersionNotFoundError
+from pyroaring import BitMap
+
+from lancelet._proto import file_pb2, table_pb2
+from lancelet.errors import CorruptDatasetError, DatasetError, VersionNotFoundError
 from lancelet.table import features
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest, WriterVersion
@@ -20,13 +23,16 @@ from lancelet.transaction.operations import (
     Append,
     Delete,
     Foreign,
+    MapUpdate,
     Merge,
     Operation,
     Overwrite,
     Project,
     ReserveFragments,
     Restore,
+    Rewrite,
     Transaction,
+    Update,
     UpdateConfig,
 )
 
@@ -76,14 +82,97 @@ def _delete(base: Manifest, op: Delete) -> Manifest:
     return replace(base, fragments=fragments)
 
 
+def _update_bytes_map(current: Mapping[str, bytes], update: MapUpdate) -> dict[str, bytes]:
+    as_text = {k: v.decode("utf-8", "surrogateescape") for k, v in current.items()}
+    return {k: v.encode("utf-8", "surrogateescape") for k, v in update.applied_to(as_text).items()}
+
+
+def _with_field_metadata(
+    fields: tuple[file_pb2.Field, ...], updates: Mapping[int, MapUpdate]
+) -> tuple[file_pb2.Field, ...]:
+    out = []
+    for f in fields:
+        if f.id in updates:
+            changed = file_pb2.Field()
+            changed.CopyFrom(f)
+            changed.metadata.clear()
+            changed.metadata.update(_update_bytes_map(f.metadata, updates[f.id]))
+            f = changed
+        out.append(f)
+    return tuple(out)
+
+
 def _update_config(base: Manifest, op: UpdateConfig) -> Manifest:
     config = {k: v for k, v in base.config.items() if k not in op.delete_keys}
     config.update(op.upsert_values)
     schema = base.schema
     if op.schema_metadata is not None:
-        metadata: Mapping[str, bytes] = {k: v.encode() for k, v in op.schema_metadata.items()}
-        schema = LanceSchema(schema.fields, metadata)
-    return replace(base, config=config, schema=schema)
+        schema = LanceSchema(schema.fields, _update_bytes_map(schema.metadata, op.schema_metadata))
+    if op.field_metadata:
+        unknown = set(op.field_metadata) - {f.id for f in schema.fields}
+        if unknown:
+            raise DatasetError(f"field metadata update for unknown field ids {sorted(unknown)}")
+        schema = LanceSchema(
+            _with_field_metadata(schema.fields, op.field_metadata), schema.metadata
+        )
+    table_metadata = base.table_metadata
+    if op.table_metadata is not None:
+        table_metadata = op.table_metadata.applied_to(table_metadata)
+    return replace(base, config=config, schema=schema, table_metadata=table_metadata)
+
+
+def _update(base: Manifest, op: Update) -> Manifest:
+    updated = {f.id: f for f in op.updated_fragments}
+    removed = set(op.removed_fragment_ids)
+    kept = tuple(updated.get(f.id, f) for f in base.fragments if f.id not in removed)
+    added = _number(op.new_fragments, base.next_fragment_id())
+    return replace(
+        base, fragments=kept + added, max_fragment_id=_max_id(base.max_fragment_id, added)
+    )
+
+
+def _rewrite(base: Manifest, op: Rewrite) -> Manifest:
+    # Each group's new fragments take the place of its first old fragment, so the
+    # row order of a scan is kept.
+    fragments = list(base.fragments)
+    new_ids: list[int] = []
+    for group in op.groups:
+        old = [f.id for f in group.old_fragments]
+        positions = [i for i, f in enumerate(fragments) if f.id in old]
+        if len(positions) != len(old):
+            raise CorruptDatasetError(
+                f"rewrite of fragments {old}: some are not in version {base.version}"
+            )
+        first = positions[0]
+        for i in reversed(positions):
+            del fragments[i]
+        fragments[first:first] = group.new_fragments
+        new_ids += [f.id for f in group.new_fragments]
+    max_id = max([*new_ids, base.max_fragment_id if base.max_fragment_id is not None else -1])
+    indices = _uncover(base.indices, op.old_ids())
+    return replace(base, fragments=tuple(fragments), max_fragment_id=max_id, indices=indices)
+
+
+def _uncover(
+    indices: tuple[table_pb2.IndexMetadata, ...], gone: set[int]
+) -> tuple[table_pb2.IndexMetadata, ...]:
+    """Indices no longer claim fragments that were rewritten: their rows are found by
+    scanning until the index is rebuilt, never through stale row addresses."""
+    out = []
+    for index in indices:
+        if index.fragment_bitmap:
+            covered = BitMap.deserialize(index.fragment_bitmap)
+            if covered & BitMap(gone):
+                index = _copy(index)
+                index.fragment_bitmap = (covered - BitMap(gone)).serialize()
+        out.append(index)
+    return tuple(out)
+
+
+def _copy(index: table_pb2.IndexMetadata) -> table_pb2.IndexMetadata:
+    copied = table_pb2.IndexMetadata()
+    copied.CopyFrom(index)
+    return copied
 
 
 def _restore(base: Manifest, op: Restore, load: ManifestLoader) -> Manifest:
@@ -130,6 +219,10 @@ def _apply(
         return _project(base, op)
     if isinstance(op, Merge):
         return _merge(base, op)
+    if isinstance(op, Update):
+        return _update(base, op)
+    if isinstance(op, Rewrite):
+        return _rewrite(base, op)
     assert isinstance(op, Foreign)
     raise DatasetError(f"lancelet cannot commit a {op.name} operation")
 

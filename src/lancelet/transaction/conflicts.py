@@ -11,8 +11,8 @@ The rules are a table: ``RULES[mine][theirs]`` (operation kind names as in
   as two deletes on one fragment whose deletion vectors are merged.
 
 The table follows the reference's conflict resolver, with one deliberate
-difference: a delete that meets a concurrent overwrite is retryable rather than
-incompatible, because re-running the delete on the new data is well defined.
+difference: a delete or update that meets a concurrent overwrite is retryable rather than
+incompatible, because re-running it on the new data is well defined.
 """
 
 from __future__ import annotations
@@ -37,7 +37,9 @@ from lancelet.transaction.operations import (
     Project,
     ReserveFragments,
     Restore,
+    Rewrite,
     Transaction,
+    Update,
     UpdateConfig,
 )
 
@@ -79,69 +81,109 @@ def kind_of(op: Operation | None) -> str:
         UpdateConfig: "update_config",
         Project: "project",
         Merge: "merge",
+        Update: "update",
+        Rewrite: "rewrite",
     }
     return names[type(op)]
 
 
 # -- case-by-case checks ------------------------------------------------------------
 
-
-def _touched_by_me(op: Delete) -> set[int]:
-    return {f.id for f in op.updated_fragments} | set(op.deleted_fragment_ids)
+RowChange = Union[Delete, Update]  # noqa: UP007 - a runtime alias
 
 
-def _touched_by_them(op: Operation) -> set[int] | None:
+def _changed_fragments(op: RowChange) -> tuple[tuple[Fragment, ...], tuple[int, ...]]:
+    """The fragments whose deletion vector an operation grew, and those it removed."""
     if isinstance(op, Delete):
-        return _touched_by_me(op)
+        return op.updated_fragments, op.deleted_fragment_ids
+    return op.updated_fragments, op.removed_fragment_ids
+
+
+def _touched(op: Operation) -> set[int] | None:
+    """Existing fragments an operation rewrote, re-deleted or removed (None: maybe all)."""
+    if isinstance(op, (Delete, Update)):
+        updated, removed = _changed_fragments(op)
+        return {f.id for f in updated} | set(removed)
+    if isinstance(op, Rewrite):
+        return op.old_ids()
     if isinstance(op, Foreign):
         return None if op.touched is None else set(op.touched)
     return None
 
 
+def _retry(
+    theirs: Operation, version: int, mine: Operation, why: str
+) -> RetryableCommitConflictError:
+    return RetryableCommitConflictError(
+        f"version {version} ({kind_of(theirs)}) {why} this {kind_of(mine)} "
+        "read; re-read the dataset and try again"
+    )
+
+
 def _retry_if_overlap(
     mine: Transaction, theirs: Operation, version: int, ctx: RebaseContext
 ) -> Transaction:
-    assert isinstance(mine.operation, Delete)
-    touched = _touched_by_them(theirs)
-    if touched is None or touched & _touched_by_me(mine.operation):
-        raise RetryableCommitConflictError(
-            f"version {version} ({kind_of(theirs)}) rewrote fragments this "
-            f"{kind_of(mine.operation)} read; re-read the dataset and try again"
-        )
+    touched, own = _touched(theirs), _touched(mine.operation)
+    assert own is not None
+    if touched is None or touched & own:
+        raise _retry(theirs, version, mine.operation, "rewrote fragments")
     return mine
 
 
-def _merge_deletes(
+def _rebase_row_changes(
     mine: Transaction, theirs: Operation, version: int, ctx: RebaseContext
 ) -> Transaction:
-    """Two deletes on one fragment commute: the result deletes the union of their rows."""
-    op, other = mine.operation, theirs
-    assert isinstance(op, Delete) and isinstance(other, Delete)
-    shared = _touched_by_me(op) & _touched_by_me(other)
+    """Deletes and updates that marked different rows of one fragment commute: mine is
+    rebased onto theirs by uniting the deletion vectors.  The same row changed by
+    both, or a fragment one of them removed or rewrote, needs a retry."""
+    op = mine.operation
+    assert isinstance(op, (Delete, Update)) and isinstance(theirs, (Delete, Update))
+    their_updated, their_removed = _changed_fragments(theirs)
+    my_updated, my_removed = _changed_fragments(op)
+    shared = {f.id for f in their_updated} & {f.id for f in my_updated}
+    if (set(their_removed) | {f.id for f in their_updated}) & set(my_removed) or set(
+        their_removed
+    ) & {f.id for f in my_updated}:
+        raise _retry(theirs, version, op, "removed or changed rows of fragments")
     if not shared:
         return mine
-    winner = ctx.read_manifest(version)
-    updated: list[Fragment] = []
-    removed = set(op.deleted_fragment_ids) | (shared & set(other.deleted_fragment_ids))
-    for fragment in op.updated_fragments:
-        theirs_now = winner.fragment(fragment.id)
-        if fragment.id in removed or theirs_now is None:
-            removed.add(fragment.id)
-            continue
-        if theirs_now.files != fragment.files:
-            raise RetryableCommitConflictError(
-                f"version {version} rewrote the data of fragment {fragment.id}; re-read and retry"
-            )
+    before, after = ctx.read_manifest(version - 1), ctx.read_manifest(version)
+    rebased: list[Fragment] = []
+    removed = list(my_removed)
+    for fragment in my_updated:
         if fragment.id not in shared:
-            updated.append(fragment)
+            rebased.append(fragment)
             continue
-        both = ctx.delete_rows(fragment, ctx.read_deletions(theirs_now), version)
-        if both is None:
-            removed.add(fragment.id)
+        merged = _unite_deletions(ctx, fragment, before, after, version)
+        if merged is None:
+            removed.append(fragment.id)
         else:
-            updated.append(both)
-    merged = Delete(tuple(updated), tuple(sorted(removed)), op.predicate)
-    return replace(mine, operation=merged)
+            rebased.append(merged)
+    if isinstance(op, Delete):
+        new_op: Operation = Delete(tuple(rebased), tuple(removed), op.predicate)
+    else:
+        new_op = replace(op, updated_fragments=tuple(rebased), removed_fragment_ids=tuple(removed))
+    return replace(mine, operation=new_op)
+
+
+def _unite_deletions(
+    ctx: RebaseContext, mine: Fragment, before: Manifest, after: Manifest, version: int
+) -> Fragment | None:
+    was, now = before.fragment(mine.id), after.fragment(mine.id)
+    if was is None or now is None or now.files != mine.files:
+        raise RetryableCommitConflictError(
+            f"version {version} rewrote the data of fragment {mine.id}; re-read and retry"
+        )
+    earlier = ctx.read_deletions(was)
+    my_rows = np.setdiff1d(ctx.read_deletions(mine), earlier)
+    their_rows = np.setdiff1d(ctx.read_deletions(now), earlier)
+    both = np.intersect1d(my_rows, their_rows)
+    if len(both):
+        raise RetryableCommitConflictError(
+            f"version {version} also changed rows {both[:5].tolist()} of fragment {mine.id}; "
+            "re-read the dataset and retry"
+        )
+    return ctx.delete_rows(now, my_rows, version)
 
 
 def _config_keys(op: Operation) -> set[str]:
@@ -156,32 +198,65 @@ def _touches_schema_metadata(op: Operation) -> bool:
     return isinstance(op, UpdateConfig) and op.schema_metadata is not None
 
 
+def _metadata_fields(op: Operation) -> set[int]:
+    return set(op.field_metadata) if isinstance(op, UpdateConfig) else set()
+
+
+def _touches_table_metadata(op: Operation) -> bool:
+    return isinstance(op, UpdateConfig) and op.table_metadata is not None
+
+
 def _config_overlap(
     mine: Transaction, theirs: Operation, version: int, ctx: RebaseContext
 ) -> Transaction:
-    same_keys = _config_keys(mine.operation) & _config_keys(theirs)
-    both_metadata = _touches_schema_metadata(mine.operation) and (
-        _touches_schema_metadata(theirs) or isinstance(theirs, Overwrite)
-    )
-    if same_keys or both_metadata:
-        what = f"config keys {sorted(same_keys)}" if same_keys else "the schema metadata"
-        raise IncompatibleTransactionError(
-            f"version {version} ({kind_of(theirs)}) also changed {what}"
-        )
+    op = mine.operation
+    overwrite = isinstance(theirs, Overwrite)
+    same_keys = _config_keys(op) & _config_keys(theirs)
+    clashes = {
+        f"config keys {sorted(same_keys)}": bool(same_keys),
+        "the schema metadata": _touches_schema_metadata(op)
+        and (_touches_schema_metadata(theirs) or overwrite),
+        "the table metadata": _touches_table_metadata(op) and _touches_table_metadata(theirs),
+        "field metadata": bool(_metadata_fields(op))
+        and (overwrite or bool(_metadata_fields(op) & _metadata_fields(theirs))),
+    }
+    for what, clash in clashes.items():
+        if clash:
+            raise IncompatibleTransactionError(
+                f"version {version} ({kind_of(theirs)}) also changed {what}"
+            )
     return mine
 
 
 # -- the table ----------------------------------------------------------------------
 
+# Deletes and updates (which delete the old copies of the rows they rewrite).
+_ROW_CHANGE: dict[str, Rule] = {
+    "delete": _rebase_row_changes,
+    "update": _rebase_row_changes,
+    "rewrite": _retry_if_overlap,
+    "data_replacement": _retry_if_overlap,
+    "merge": RETRY,
+    "overwrite": RETRY,
+    "restore": INCOMPATIBLE,
+    "unknown": RETRY,
+    "*": OK,
+}
+
 RULES: dict[str, dict[str, Rule]] = {
     "append": {"overwrite": INCOMPATIBLE, "restore": INCOMPATIBLE, "unknown": RETRY, "*": OK},
-    "delete": {
-        "delete": _merge_deletes,
+    "delete": _ROW_CHANGE,
+    "update": _ROW_CHANGE,
+    # Compaction: retried when anything changed the fragments it rewrote.  Indices
+    # stop claiming rewritten fragments when the manifest is built, so a concurrent
+    # index build is no conflict.
+    "rewrite": {
+        "delete": _retry_if_overlap,
         "update": _retry_if_overlap,
         "rewrite": _retry_if_overlap,
         "data_replacement": _retry_if_overlap,
         "merge": RETRY,
-        "overwrite": RETRY,
+        "overwrite": INCOMPATIBLE,
         "restore": INCOMPATIBLE,
         "unknown": RETRY,
         "*": OK,

@@ -54,11 +54,60 @@ class ReserveFragments:
 
 
 @dataclass(frozen=True)
+class MapUpdate:
+    """Changes to a string map: ``None`` as a value removes the key; ``replace``
+    drops every key not named first."""
+
+    entries: Mapping[str, str | None] = field(default_factory=dict)
+    replace: bool = False
+
+    def applied_to(self, current: Mapping[str, str]) -> dict[str, str]:
+        out = {} if self.replace else dict(current)
+        for key, value in self.entries.items():
+            if value is None:
+                out.pop(key, None)
+            else:
+                out[key] = value
+        return out
+
+
+@dataclass(frozen=True)
 class UpdateConfig:
     upsert_values: Mapping[str, str] = field(default_factory=dict)
     delete_keys: tuple[str, ...] = ()
-    # None leaves schema metadata alone; a mapping replaces it.
-    schema_metadata: Mapping[str, str] | None = None
+    schema_metadata: MapUpdate | None = None
+    # Per field id: changes to that field's metadata.
+    field_metadata: Mapping[int, MapUpdate] = field(default_factory=dict)
+    table_metadata: MapUpdate | None = None
+
+
+@dataclass(frozen=True)
+class Update:
+    """Rows rewritten: old copies deleted in ``updated_fragments`` (or whole fragments
+    removed) and the new values written as ``new_fragments`` (ids assigned at commit)."""
+
+    removed_fragment_ids: tuple[int, ...]
+    updated_fragments: tuple[Fragment, ...]
+    new_fragments: tuple[Fragment, ...]
+    fields_modified: tuple[int, ...] = ()
+    fields_for_preserving_frag_bitmap: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class RewriteGroup:
+    old_fragments: tuple[Fragment, ...]
+    # Ids reserved beforehand with ReserveFragments.
+    new_fragments: tuple[Fragment, ...]
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """Compaction: each group's fragments replaced by new ones holding the same live rows."""
+
+    groups: tuple[RewriteGroup, ...]
+
+    def old_ids(self) -> set[int]:
+        return {f.id for g in self.groups for f in g.old_fragments}
 
 
 @dataclass(frozen=True)
@@ -89,7 +138,17 @@ class Foreign:
 
 
 Operation = Union[  # noqa: UP007 - a runtime alias
-    Append, Overwrite, Delete, Restore, ReserveFragments, UpdateConfig, Project, Merge, Foreign
+    Append,
+    Overwrite,
+    Delete,
+    Restore,
+    ReserveFragments,
+    UpdateConfig,
+    Project,
+    Merge,
+    Update,
+    Rewrite,
+    Foreign,
 ]
 
 
@@ -132,6 +191,13 @@ def _fill_operation(pb: _Pb, op: Operation) -> None:
         pb.merge.fragments.extend(f.to_proto() for f in op.fragments)
         pb.merge.schema.extend(op.schema.fields)
         pb.merge.schema_metadata.update(op.schema.metadata)
+    elif isinstance(op, Update):
+        _fill_update(pb.update, op)
+    elif isinstance(op, Rewrite):
+        for group in op.groups:
+            g = pb.rewrite.groups.add()
+            g.old_fragments.extend(f.to_proto() for f in group.old_fragments)
+            g.new_fragments.extend(f.to_proto() for f in group.new_fragments)
     else:
         raise TypeError(f"lancelet cannot write a {op.name} transaction")
 
@@ -142,20 +208,44 @@ def encode_transaction(txn: Transaction) -> bytes:
     return pb.SerializeToString()
 
 
+def _fill_update(pb: transaction_pb2.Transaction.Update, op: Update) -> None:
+    pb.removed_fragment_ids.extend(op.removed_fragment_ids)
+    pb.updated_fragments.extend(f.to_proto() for f in op.updated_fragments)
+    pb.new_fragments.extend(f.to_proto() for f in op.new_fragments)
+    pb.fields_modified.extend(op.fields_modified)
+    pb.fields_for_preserving_frag_bitmap.extend(op.fields_for_preserving_frag_bitmap)
+
+
 _UpdateConfigPb = transaction_pb2.Transaction.UpdateConfig
+_UpdateMapPb = transaction_pb2.Transaction.UpdateMap
+
+
+def _fill_map(pb: _UpdateMapPb, update: MapUpdate) -> None:
+    # An entry without a value deletes its key.
+    pb.replace = update.replace
+    for key, value in update.entries.items():
+        if value is None:
+            pb.update_entries.add(key=key)
+        else:
+            pb.update_entries.add(key=key, value=value)
+
+
+def _read_map(pb: _UpdateMapPb) -> MapUpdate:
+    entries = {e.key: (e.value if e.HasField("value") else None) for e in pb.update_entries}
+    return MapUpdate(entries, pb.replace)
 
 
 def _fill_update_config(pb: _UpdateConfigPb, op: UpdateConfig) -> None:
-    # Current writers use the UpdateMap fields: an entry without a value deletes its key.
-    entries = pb.config_updates.update_entries
-    for key, value in op.upsert_values.items():
-        entries.add(key=key, value=value)
-    for key in op.delete_keys:
-        entries.add(key=key)
+    # Current writers use the UpdateMap fields rather than the deprecated flat ones.
+    changes: dict[str, str | None] = {**op.upsert_values, **{k: None for k in op.delete_keys}}
+    if changes:
+        _fill_map(pb.config_updates, MapUpdate(changes))
     if op.schema_metadata is not None:
-        pb.schema_metadata_updates.replace = True
-        for key, value in op.schema_metadata.items():
-            pb.schema_metadata_updates.update_entries.add(key=key, value=value)
+        _fill_map(pb.schema_metadata_updates, op.schema_metadata)
+    if op.table_metadata is not None:
+        _fill_map(pb.table_metadata_updates, op.table_metadata)
+    for field_id, update in op.field_metadata.items():
+        _fill_map(pb.field_metadata_updates[field_id], update)
 
 
 def _config_op(pb: _UpdateConfigPb) -> UpdateConfig:
@@ -167,22 +257,34 @@ def _config_op(pb: _UpdateConfigPb) -> UpdateConfig:
             upserts[entry.key] = entry.value
         else:
             deletes.append(entry.key)
-    metadata: dict[str, str] | None = dict(pb.schema_metadata) if pb.schema_metadata else None
+    metadata = MapUpdate(dict(pb.schema_metadata), True) if pb.schema_metadata else None
     if pb.HasField("schema_metadata_updates"):
-        updates = pb.schema_metadata_updates
-        metadata = {} if metadata is None else metadata
-        metadata.update({e.key: e.value for e in updates.update_entries if e.HasField("value")})
-    return UpdateConfig(upserts, tuple(deletes), metadata)
+        metadata = _read_map(pb.schema_metadata_updates)
+    fields = {int(k): _read_map(v) for k, v in pb.field_metadata_updates.items()}
+    for field_id, legacy in pb.field_metadata.items():
+        fields.setdefault(int(field_id), MapUpdate(dict(legacy.metadata)))
+    table = _read_map(pb.table_metadata_updates) if pb.HasField("table_metadata_updates") else None
+    return UpdateConfig(upserts, tuple(deletes), metadata, fields, table)
+
+
+def _update(pb: transaction_pb2.Transaction.Update) -> Update:
+    return Update(
+        tuple(pb.removed_fragment_ids),
+        _frags(pb.updated_fragments),
+        _frags(pb.new_fragments),
+        tuple(pb.fields_modified),
+        tuple(pb.fields_for_preserving_frag_bitmap),
+    )
+
+
+def _rewrite(pb: transaction_pb2.Transaction.Rewrite) -> Rewrite:
+    groups = [RewriteGroup(_frags(g.old_fragments), _frags(g.new_fragments)) for g in pb.groups]
+    if pb.old_fragments:  # the deprecated single-group form
+        groups.append(RewriteGroup(_frags(pb.old_fragments), _frags(pb.new_fragments)))
+    return Rewrite(tuple(groups))
 
 
 def _foreign(pb: _Pb, kind: str) -> Foreign:
-    if kind == "rewrite":
-        old = [f.id for f in pb.rewrite.old_fragments]
-        old += [f.id for g in pb.rewrite.groups for f in g.old_fragments]
-        return Foreign(kind, frozenset(old))
-    if kind == "update":
-        ids = list(pb.update.removed_fragment_ids) + [f.id for f in pb.update.updated_fragments]
-        return Foreign(kind, frozenset(ids))
     if kind == "data_replacement":
         return Foreign(kind, frozenset(r.fragment_id for r in pb.data_replacement.replacements))
     if kind in ("create_index", "update_mem_wal_state"):
@@ -212,6 +314,10 @@ def _operation(pb: _Pb) -> Operation:
     if kind == "merge":
         m = pb.merge
         return Merge(_frags(m.fragments), LanceSchema(tuple(m.schema), dict(m.schema_metadata)))
+    if kind == "update":
+        return _update(pb.update)
+    if kind == "rewrite":
+        return _rewrite(pb.rewrite)
     return _foreign(pb, kind or "unknown")
 
 
