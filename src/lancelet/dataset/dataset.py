@@ -156,6 +156,12 @@ class LanceDataset(Scannable):
                 self._manifest = self._store.read_manifest(self._store.latest_version())
         raise AssertionError("unreachable")
 
+    # -- update and merge_insert (dataset/update.py, dataset/merge_insert.py) ----------
+
+    # -- compaction (dataset/optimize.py) -------------------------------------------
+
+    # -- schema evolution and metadata (dataset/schema_ops.py) ----------------------
+
     def drop_columns(self, columns: Sequence[str]) -> None:
         """Remove columns from the schema; their data stays until compaction rewrites it."""
         self._commit(schema_ops.drop_columns(self._manifest, columns, self._uri))

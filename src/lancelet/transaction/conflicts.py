@@ -186,6 +186,32 @@ def _unite_deletions(
     return ctx.delete_rows(now, my_rows, version)
 
 
+def _added_by(op: Operation) -> tuple[Fragment, ...]:
+    if isinstance(op, Append):
+        return op.fragments
+    if isinstance(op, Update):
+        return op.new_fragments
+    return ()
+
+
+def _no_duplicate_inserts(
+    mine: Transaction, theirs: Operation, version: int, ctx: RebaseContext
+) -> Transaction:
+    """An upsert must not insert a key that a concurrent commit added meanwhile."""
+    op = mine.operation
+    assert isinstance(op, Update)
+    if op.inserted_keys is not None and _added_by(theirs):
+        schema = ctx.read_manifest(version).schema
+        if op.inserted_keys.found_in(_added_by(theirs), schema):
+            raise RetryableCommitConflictError(
+                f"version {version} ({kind_of(theirs)}) inserted keys this upsert also "
+                "inserts; re-read the dataset and try again"
+            )
+    if isinstance(theirs, Update):
+        return _rebase_row_changes(mine, theirs, version, ctx)
+    return mine
+
+
 def _config_keys(op: Operation) -> set[str]:
     if isinstance(op, UpdateConfig):
         return set(op.upsert_values) | set(op.delete_keys)
@@ -232,6 +258,7 @@ def _config_overlap(
 
 # Deletes and updates (which delete the old copies of the rows they rewrite).
 _ROW_CHANGE: dict[str, Rule] = {
+    "append": OK,
     "delete": _rebase_row_changes,
     "update": _rebase_row_changes,
     "rewrite": _retry_if_overlap,
@@ -246,7 +273,7 @@ _ROW_CHANGE: dict[str, Rule] = {
 RULES: dict[str, dict[str, Rule]] = {
     "append": {"overwrite": INCOMPATIBLE, "restore": INCOMPATIBLE, "unknown": RETRY, "*": OK},
     "delete": _ROW_CHANGE,
-    "update": _ROW_CHANGE,
+    "update": {**_ROW_CHANGE, "append": _no_duplicate_inserts, "update": _no_duplicate_inserts},
     # Compaction: retried when anything changed the fragments it rewrote.  Indices
     # stop claiming rewritten fragments when the manifest is built, so a concurrent
     # index build is no conflict.

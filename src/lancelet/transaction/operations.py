@@ -12,7 +12,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Union
+from typing import Protocol, Union
 
 from google.protobuf.message import DecodeError
 
@@ -81,6 +81,13 @@ class UpdateConfig:
     table_metadata: MapUpdate | None = None
 
 
+class InsertedKeys(Protocol):
+    """The keys an upsert inserted as new rows, checked against rows other writers
+    added concurrently, so that two upserts of one new key cannot both insert it."""
+
+    def found_in(self, fragments: tuple[Fragment, ...], schema: LanceSchema) -> bool: ...
+
+
 @dataclass(frozen=True)
 class Update:
     """Rows rewritten: old copies deleted in ``updated_fragments`` (or whole fragments
@@ -91,6 +98,8 @@ class Update:
     new_fragments: tuple[Fragment, ...]
     fields_modified: tuple[int, ...] = ()
     fields_for_preserving_frag_bitmap: tuple[int, ...] = ()
+    # Known only to the process that planned the upsert; never written to the file.
+    inserted_keys: InsertedKeys | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
