@@ -5,7 +5,7 @@ supports: ``write_dataset``, ``dataset``, ``LanceDataset``, ``LanceOperation``,
 ``LanceFragment`` and ``lancelet.fragment.write_fragments``.
 """
 
-from lancelet import errors, file, fragment
+from lancelet import errors, file, fragment, optimize
 from lancelet._version import __version__
 from lancelet.dataset import (
     FragmentMetadata,
@@ -33,6 +33,7 @@ __all__ = [
     "errors",
     "file",
     "fragment",
+    "optimize",
     "write_dataset",
     "write_fragments",
 ]

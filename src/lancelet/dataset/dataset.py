@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -20,10 +21,14 @@ from lancelet.dataset import schema_ops
 from lancelet.dataset.cleanup import CleanupStats, cleanup_old_versions
 from lancelet.dataset.delete import plan_delete
 from lancelet.dataset.fragment import LanceFragment
+from lancelet.dataset.merge_columns import plan_merge
+from lancelet.dataset.merge_insert import MergeInsertBuilder, Planner
 from lancelet.dataset.operation import LanceOperation
+from lancelet.dataset.optimize import DatasetOptimizer
 from lancelet.dataset.options import refuse_unsupported
 from lancelet.dataset.scannable import Scannable
 from lancelet.dataset.tags import Tags, resolve_version
+from lancelet.dataset.update import discard_rewrite, plan_update
 from lancelet.dataset.write import discard_data_files
 from lancelet.errors import RetryableCommitConflictError, SchemaError
 from lancelet.table import features
@@ -82,7 +87,8 @@ class LanceDataset(Scannable):
 
     @property
     def max_field_id(self) -> int:
-        return self._manifest.schema.max_field_id
+        # Counts ids data files still hold for dropped columns, as pylance does.
+        return schema_ops.next_field_id(self._manifest) - 1
 
     @property
     def tags(self) -> Tags:
@@ -158,26 +164,87 @@ class LanceDataset(Scannable):
 
     # -- update and merge_insert (dataset/update.py, dataset/merge_insert.py) ----------
 
+    def update(
+        self,
+        updates: dict[str, str],
+        where: str | pc.Expression | None = None,
+        conflict_retries: int = 10,
+        retry_timeout: timedelta = timedelta(seconds=30),
+        data_storage_version: str | None = None,
+    ) -> dict[str, int]:
+        """Set columns to SQL expressions (``{"price": "price * 1.1"}``) in the rows
+        matching ``where``; the rows are rewritten as new fragments."""
+        return self._rewrite_rows(
+            lambda manifest: plan_update(
+                self._store, manifest, updates, where, data_storage_version
+            ),
+            conflict_retries,
+            retry_timeout,
+        )
+
+    def merge_insert(self, on: str | Sequence[str] | None = None) -> MergeInsertBuilder:
+        """A builder for an upsert, insert-if-absent or replace-by-source, joined on
+        ``on`` (default: the schema's primary key)."""
+        return MergeInsertBuilder(self._store, self._manifest.schema, on, self._rewrite_rows)
+
+    def _rewrite_rows(
+        self, plan: Planner, conflict_retries: int, retry_timeout: timedelta
+    ) -> dict[str, int]:
+        """Plan on this version and commit; re-plan on the new latest version when a
+        concurrent commit changed what the plan read.  An uncommitted plan's files go."""
+        deadline = time.monotonic() + retry_timeout.total_seconds()
+        for attempt in range(conflict_retries + 1):
+            planned = plan(self._manifest)
+            try:
+                self._commit(planned.operation)
+                return planned.counts
+            except RetryableCommitConflictError:
+                discard_rewrite(self._store, self._manifest, planned.operation)
+                if attempt == conflict_retries or time.monotonic() > deadline:
+                    raise
+                self._manifest = self._store.read_manifest(self._store.latest_version())
+            except BaseException:
+                discard_rewrite(self._store, self._manifest, planned.operation)
+                raise
+        raise AssertionError("unreachable")
+
     # -- compaction (dataset/optimize.py) -------------------------------------------
+
+    @property
+    def optimize(self) -> DatasetOptimizer:
+        """Table maintenance: ``optimize.compact_files(...)``."""
+        return DatasetOptimizer(self)
+
+    def _advance_to(self, manifest: Manifest) -> None:
+        """Become the version a commit made on this dataset's behalf."""
+        self._manifest = manifest
 
     # -- schema evolution and metadata (dataset/schema_ops.py) ----------------------
 
     def drop_columns(self, columns: Sequence[str]) -> None:
-        """Remove columns from the schema; their data stays until compaction rewrites it."""
+        """Remove columns (or nested fields, ``"a.b"``) from the schema; their data stays
+        until compaction rewrites it."""
         self._commit(schema_ops.drop_columns(self._manifest, columns, self._uri))
 
     def alter_columns(self, *alterations: Mapping[str, Any]) -> None:
-        """Rename columns or change their nullability (``{"path", "name", "nullable"}``)."""
-        for alteration in alterations:
-            if alteration.get("nullable") is False:
-                self._check_no_nulls(str(alteration["path"]))
-        self._commit(schema_ops.alter_columns(self._manifest, alterations, self._uri))
+        """Rename columns, change their nullability or cast them to another type
+        (``{"path", "name", "nullable", "data_type"}``); a cast rewrites the column."""
+        plan = schema_ops.plan_alterations(self._manifest, alterations, self._uri)
+        for path in plan.made_required:
+            self._check_no_nulls(path)
+        self._commit_new_columns(
+            schema_ops.alter_columns(self._store, self._manifest, plan, self._uri)
+        )
 
-    def _check_no_nulls(self, column: str) -> None:
-        table = self.to_table(columns=[column])
-        if table.column(0).null_count:
+    def _check_no_nulls(self, path: str) -> None:
+        top, *nested = path.split(".")
+        values = self.to_table(columns=[top]).column(0)
+        for name in nested:
+            is_struct = pa.types.is_struct(values.type)
+            values = pc.struct_field(values, name) if is_struct else pc.list_flatten(values)
+        if values.null_count:
             raise SchemaError(
-                f"{self._uri}: column {column!r} holds nulls, it cannot be non-nullable"
+                f"{self._uri}: column {path!r} holds nulls, it cannot be non-nullable"
             )
 
     def add_columns(
@@ -189,26 +256,99 @@ class LanceDataset(Scannable):
         """New columns from SQL expressions (``{"name": "sql"}``), from a function over
         record batches, or as all-null columns (``pa.Field``s or a ``pa.Schema``)."""
         refuse_unsupported(options, "add_columns")
-        operation = schema_ops.add_columns(
-            self._store, self._manifest, transforms, read_columns, self._uri
+        self._commit_new_columns(
+            schema_ops.add_columns(self._store, self._manifest, transforms, read_columns, self._uri)
         )
+
+    def merge(
+        self,
+        data_obj: Any,
+        left_on: str,
+        right_on: str | None = None,
+        schema: pa.Schema | None = None,
+    ) -> None:
+        """Add the columns of ``data_obj``, joined on ``left_on`` (the dataset's column)
+        = ``right_on`` (the data's, by default the same name); rows without a match get
+        nulls."""
+        self._commit_new_columns(
+            plan_merge(self._store, self._manifest, data_obj, left_on, right_on, schema, self._uri)
+        )
+
+    def _commit_new_columns(self, operation: ops.Project | ops.Merge) -> None:
         try:
             self._commit(operation)
         except BaseException:
-            discard_new_files(self._store, self._manifest, operation)
+            if isinstance(operation, ops.Merge):
+                discard_new_files(self._store, self._manifest, operation)
             raise
 
-    def update_config(self, values: Mapping[str, str | None]) -> dict[str, str]:
+    def update_config(
+        self, values: Mapping[str, str | None], *, replace: bool = False
+    ) -> dict[str, str]:
         upserts = {k: v for k, v in values.items() if v is not None}
-        removed = tuple(k for k, v in values.items() if v is None)
-        self._commit(ops.UpdateConfig(upserts, removed))
+        removed = [k for k, v in values.items() if v is None and not replace]
+        if replace:
+            removed = [k for k in self._manifest.config if k not in upserts]
+        self._commit(ops.UpdateConfig(upserts, tuple(removed)))
         return self.config()
 
     def delete_config_keys(self, keys: Sequence[str]) -> None:
         self._commit(ops.UpdateConfig({}, tuple(keys)))
 
+    @property
+    def metadata(self) -> dict[str, str]:
+        """The table metadata (kept in the manifest, apart from the schema)."""
+        return dict(self._manifest.table_metadata)
+
+    @property
+    def schema_metadata(self) -> dict[str, str]:
+        return {k: v.decode() for k, v in self._manifest.schema.metadata.items()}
+
+    def update_metadata(
+        self, values: Mapping[str, str | None], *, replace: bool = False
+    ) -> dict[str, str]:
+        """Set table metadata keys (``None`` removes one); ``replace`` drops the others."""
+        update = schema_ops.map_update(values, replace, self._uri)
+        self._commit(ops.UpdateConfig(table_metadata=update))
+        return self.metadata
+
+    def update_schema_metadata(
+        self, values: Mapping[str, str | None], *, replace: bool = False
+    ) -> dict[str, str]:
+        """Set schema metadata keys (``None`` removes one); ``replace`` drops the others."""
+        update = schema_ops.map_update(values, replace, self._uri)
+        self._commit(ops.UpdateConfig(schema_metadata=update))
+        return self.schema_metadata
+
+    def update_field_metadata(
+        self,
+        field_updates: Mapping[str, Mapping[str, str | None]],
+        *,
+        replace: bool = False,
+    ) -> None:
+        """Set metadata keys of fields named by path (``"a"``, ``"a.b"``, ``"l.item"``)."""
+        updates = schema_ops.field_metadata_updates(
+            self._manifest.schema, field_updates, replace, self._uri
+        )
+        self._commit(ops.UpdateConfig(field_metadata=updates))
+
     def replace_schema_metadata(self, new_metadata: Mapping[str, str]) -> None:
-        self._commit(ops.UpdateConfig(schema_metadata=ops.MapUpdate(dict(new_metadata), True)))
+        warnings.warn(
+            "replace_schema_metadata is deprecated; use "
+            "update_schema_metadata(metadata, replace=True)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        self.update_schema_metadata(new_metadata, replace=True)
+
+    def replace_field_metadata(self, field_name: str, new_metadata: Mapping[str, str]) -> None:
+        warnings.warn(
+            "replace_field_metadata is deprecated; use "
+            "update_field_metadata({field: metadata}, replace=True)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        self.update_field_metadata({field_name: new_metadata}, replace=True)
 
     def cleanup_old_versions(
         self,

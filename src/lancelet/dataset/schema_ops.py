@@ -1,21 +1,28 @@
-"""Schema evolution: adding, dropping and altering columns.
+"""Schema evolution: adding, dropping, renaming and casting columns.
 
 Dropping, renaming and relaxing nullability change only the schema (a Project
 operation): data files keep their field ids, and ids the schema no longer
 names are simply not read.  Adding columns writes one new data file per
-fragment holding just the new columns under fresh field ids (a Merge).
+fragment holding just the new columns under fresh field ids (a Merge).  A cast
+is an added column too: the converted values get a new field id in new data
+files, and the old values stay behind, unreferenced, until compaction.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from typing import Any, Union
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as pds
 
+from lancelet import io
+from lancelet._proto import file_pb2
 from lancelet.dataset.filter import parse_value
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.errors import SchemaError
@@ -24,58 +31,274 @@ from lancelet.table import naming
 from lancelet.table.fragment import DataFile, Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.table.schema import LanceSchema, column_field_ids
-from lancelet.transaction.operations import Merge, Project
+from lancelet.transaction.operations import MapUpdate, Merge, Project
 from lancelet.transaction.store import DatasetStore
 
 BatchUDF = Callable[[pa.RecordBatch], pa.RecordBatch]
 NewColumns = Union[Mapping[str, str], BatchUDF, pa.Field, Sequence[pa.Field], pa.Schema]  # noqa: UP007
+Field = file_pb2.Field
+
+# -- fields by path -------------------------------------------------------------------
+
+
+def field_paths(schema: LanceSchema) -> dict[str, Field]:
+    """Every field under its dotted path: ``"a"``, ``"a.b"``, ``"l.item"``."""
+    by_id = {f.id: f for f in schema.fields}
+
+    def path(f: Field) -> str:
+        return f.name if f.parent_id == -1 else f"{path(by_id[f.parent_id])}.{f.name}"
+
+    return {path(f): f for f in schema.fields}
+
+
+def resolve_field(schema: LanceSchema, path: str, where: str) -> Field:
+    paths = field_paths(schema)
+    if path not in paths:
+        raise SchemaError(f"{where}: no field {path!r}; fields are {list(paths)}")
+    return paths[path]
+
+
+def next_field_id(manifest: Manifest) -> int:
+    """The first id free for a new field.  Data files may still hold ids of dropped
+    columns, which must not be handed out again."""
+    in_files = (i for f in manifest.fragments for d in f.files for i in d.fields)
+    return max(manifest.schema.max_field_id, *in_files, -1) + 1
+
+
+# -- dropping ---------------------------------------------------------------------------
 
 
 def drop_columns(manifest: Manifest, columns: Sequence[str], where: str) -> Project:
     schema = manifest.schema
-    doomed = schema.resolve(columns, where)
-    if len(doomed) == len(schema.top_level()):
+    doomed = {
+        i for path in columns for i in schema.subtree_ids(resolve_field(schema, path, where).id)
+    }
+    kept = _without_empty_parents([f for f in schema.fields if f.id not in doomed], schema)
+    if not any(f.parent_id == -1 for f in kept):
         raise SchemaError(f"{where}: cannot drop every column of the dataset")
-    ids = {i for f in doomed for i in schema.subtree_ids(f.id)}
-    kept = tuple(f for f in schema.fields if f.id not in ids)
-    return Project(LanceSchema(kept, schema.metadata))
+    return Project(LanceSchema(tuple(kept), schema.metadata))
+
+
+def _without_empty_parents(kept: list[Field], schema: LanceSchema) -> list[Field]:
+    """A struct or list whose children were all dropped goes too, as in pylance."""
+    had_children = {f.parent_id for f in schema.fields}
+    while True:
+        has_children = {f.parent_id for f in kept}
+        emptied = {f.id for f in kept if f.id in had_children and f.id not in has_children}
+        if not emptied:
+            return kept
+        kept = [f for f in kept if f.id not in emptied]
+
+
+# -- altering -----------------------------------------------------------------------------
+
+_ALTERATION_KEYS = ("name", "nullable", "data_type")
+
+
+@dataclass(frozen=True)
+class Cast:
+    """A top-level column whose values are rewritten as another type."""
+
+    old: Field
+    new: pa.Field
+
+
+@dataclass(frozen=True)
+class Alterations:
+    schema: LanceSchema
+    casts: tuple[Cast, ...]
+    # Paths of the fields made non-nullable: their values must be checked for nulls.
+    made_required: tuple[str, ...]
+
+
+def plan_alterations(
+    manifest: Manifest, alterations: Sequence[Mapping[str, Any]], where: str
+) -> Alterations:
+    """The schema after renames, nullability changes and casts; every path names a field
+    of the schema as it was before any of the alterations."""
+    schema = manifest.schema
+    updated: dict[int, Field] = {}
+    types: dict[int, pa.DataType] = {}
+    required: list[str] = []
+    for alteration in alterations:
+        target = _check_alteration(schema, alteration, where)
+        field = updated.setdefault(target.id, _copy(target))
+        if alteration.get("name") is not None:
+            field.name = str(alteration["name"])
+        if alteration.get("nullable") is not None:
+            field.nullable = bool(alteration["nullable"])
+            if not field.nullable:
+                required.append(str(alteration["path"]))
+        if "data_type" in alteration:
+            types[target.id] = alteration["data_type"]
+    if required and types:
+        # As pylance: the null check reads the values as they are before the cast.
+        raise SchemaError(
+            f"{where}: cannot make {required[0]!r} non-nullable and cast columns in the same "
+            "call; cast first, then change the nullability"
+        )
+    altered = LanceSchema(tuple(updated.get(f.id, f) for f in schema.fields), schema.metadata)
+    altered, casts = _with_casts(altered, schema, types, next_field_id(manifest), where)
+    _check_unique_names(altered, where)
+    return Alterations(altered, casts, tuple(required))
+
+
+def _check_alteration(schema: LanceSchema, alteration: Mapping[str, Any], where: str) -> Field:
+    unknown = set(alteration) - {"path", *_ALTERATION_KEYS}
+    if unknown or "path" not in alteration:
+        raise SchemaError(
+            f"{where}: an alteration has 'path' and some of {list(_ALTERATION_KEYS)}; "
+            f"got {sorted(alteration)}"
+        )
+    if "data_type" in alteration and not isinstance(alteration["data_type"], pa.DataType):
+        raise TypeError(
+            f"{where}: data_type of {alteration['path']!r} must be a pyarrow.DataType, "
+            f"got {type(alteration['data_type']).__name__}"
+        )
+    if not any(alteration.get(key) is not None for key in _ALTERATION_KEYS):
+        raise SchemaError(
+            f"{where}: alteration of {alteration['path']!r} changes nothing; "
+            f"give at least one of {list(_ALTERATION_KEYS)}"
+        )
+    target = resolve_field(schema, str(alteration["path"]), where)
+    reshapes = alteration.get("name") is not None or "data_type" in alteration
+    if target.parent_id != -1 and reshapes:
+        # lancelet's reader finds a struct's fields by name, so it would lose the values
+        # of a renamed nested field; a nested cast would split a struct over two files.
+        raise SchemaError(
+            f"{where}: lancelet can rename or cast only top-level columns, "
+            f"not the nested field {alteration['path']!r}"
+        )
+    return target
+
+
+def _copy(field: Field) -> Field:
+    out = Field()
+    out.CopyFrom(field)
+    return out
+
+
+def _with_casts(
+    schema: LanceSchema,
+    original: LanceSchema,
+    types: Mapping[int, pa.DataType],
+    first_id: int,
+    where: str,
+) -> tuple[LanceSchema, tuple[Cast, ...]]:
+    """Each cast column's fields replaced in place by fresh ones (new ids, no metadata:
+    the old field's metadata describes the old values, and pylance drops it too)."""
+    old_arrow = original.to_arrow()
+    fields = list(schema.fields)
+    casts = []
+    for field_id, dtype in types.items():
+        old = next(f for f in original.fields if f.id == field_id)
+        old_type = old_arrow.field(old.name).type
+        if not castable(old_type, dtype):
+            raise SchemaError(
+                f"{where}: cannot cast column {old.name!r} from {old_type} to {dtype}"
+            )
+        current = next(f for f in fields if f.id == field_id)
+        new = pa.field(current.name, dtype, current.nullable)
+        fresh = LanceSchema.from_arrow(pa.schema([new]), first_id=first_id).fields
+        first_id += len(fresh)
+        fields = _splice(fields, schema.subtree_ids(field_id), fresh)
+        casts.append(Cast(old, new))
+    return LanceSchema(tuple(fields), schema.metadata), tuple(casts)
+
+
+def _splice(fields: list[Field], gone: list[int], fresh: Sequence[Field]) -> list[Field]:
+    at = next(i for i, f in enumerate(fields) if f.id == gone[0])
+    before = [f for f in fields[:at] if f.id not in gone]
+    after = [f for f in fields[at:] if f.id not in gone]
+    return [*before, *fresh, *after]
+
+
+def _check_unique_names(schema: LanceSchema, where: str) -> None:
+    siblings: dict[int, list[str]] = {}
+    for f in schema.fields:
+        siblings.setdefault(f.parent_id, []).append(f.name)
+    for names in siblings.values():
+        if len(set(names)) != len(names):
+            raise SchemaError(f"{where}: the renamed columns would collide: {names}")
+
+
+def _is_list(dtype: pa.DataType) -> bool:
+    return bool(
+        pa.types.is_list(dtype)
+        or pa.types.is_large_list(dtype)
+        or pa.types.is_fixed_size_list(dtype)
+    )
+
+
+_TYPE_FAMILIES: tuple[Callable[[pa.DataType], bool], ...] = (
+    pa.types.is_integer,
+    pa.types.is_floating,
+    pa.types.is_temporal,
+    pa.types.is_boolean,
+    lambda t: pa.types.is_string(t) or pa.types.is_large_string(t),
+    lambda t: pa.types.is_binary(t) or pa.types.is_large_binary(t),
+    pa.types.is_decimal,
+)
+
+
+def castable(old: pa.DataType, new: pa.DataType) -> bool:
+    """Casts within one family of types only (integers to integers, strings to strings,
+    lists to lists of a castable item, ...), as pylance allows: a cast across families
+    (string to int, int to string) is almost always a mistake."""
+    if _is_list(old):
+        return _is_list(new) and castable(old.value_type, new.value_type)
+    return any(bool(same(old)) and bool(same(new)) for same in _TYPE_FAMILIES)
 
 
 def alter_columns(
-    manifest: Manifest, alterations: Sequence[Mapping[str, Any]], where: str
-) -> Project:
-    """Renames and nullability changes; ``data_type`` needs a rewrite lancelet lacks yet."""
-    schema = manifest.schema
-    fields = {f.id: f for f in schema.fields}
-    for alteration in alterations:
-        unknown = set(alteration) - {"path", "name", "nullable", "data_type"}
-        if unknown or "path" not in alteration:
-            raise ValueError(
-                f"{where}: an alteration has 'path' and optionally 'name', "
-                f"'nullable'; got {sorted(alteration)}"
-            )
-        if alteration.get("data_type") is not None:
-            raise NotImplementedError(f"{where}: lancelet cannot change a column's type yet")
-        (target,) = schema.resolve([alteration["path"]], where)
-        updated = type(target)()
-        updated.CopyFrom(fields[target.id])
-        if alteration.get("name") is not None:
-            updated.name = alteration["name"]
-        if alteration.get("nullable") is not None:
-            updated.nullable = bool(alteration["nullable"])
-        fields[target.id] = updated
-    altered = LanceSchema(tuple(fields[f.id] for f in schema.fields), schema.metadata)
-    names = altered.top_level_names()
-    if len(set(names)) != len(names):
-        raise SchemaError(f"{where}: the renamed columns would collide: {names}")
-    return Project(altered)
+    store: DatasetStore, manifest: Manifest, plan: Alterations, where: str
+) -> Project | Merge:
+    if not plan.casts:
+        return Project(plan.schema)
+    wanted = {f.id for f in plan.schema.fields}
+    fragments = []
+    with new_data_files(store) as files:
+        for fragment in manifest.fragments:
+            reader = FragmentReader(store, manifest.schema, fragment)
+            old = reader.read([c.old.name for c in plan.casts], 0, fragment.physical_rows)
+            values = _cast_values(old, plan.casts, reader.deleted, where)
+            fragment = files.add(fragment, values, plan.schema)
+            # A data file left holding no field of the schema is dropped, as pylance does.
+            kept = tuple(d for d in fragment.files if wanted.intersection(d.fields))
+            fragments.append(replace(fragment, files=kept))
+    return Merge(tuple(fragments), plan.schema)
 
 
-def _null_columns(new: pa.Schema, manifest: Manifest) -> Merge:
+def _cast_values(old: pa.Table, casts: Sequence[Cast], deleted: np.ndarray, where: str) -> pa.Table:
+    gone = None
+    if len(deleted):
+        # Deleted rows keep their slot in the new file, but their values must not make
+        # the cast fail.
+        mask = np.zeros(old.num_rows, dtype=bool)
+        mask[deleted] = True
+        gone = pa.array(mask)
+    columns = []
+    for cast in casts:
+        column = old.column(cast.old.name).combine_chunks()
+        if gone is not None:
+            column = pc.if_else(gone, pa.scalar(None, column.type), column)
+        try:
+            # Times may lose precision (timestamp to date) but never overflow.
+            options = pc.CastOptions(cast.new.type, allow_time_truncate=True)
+            columns.append(pc.cast(column, options=options))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+            raise SchemaError(
+                f"{where}: cannot cast column {cast.old.name!r} to {cast.new.type}: {exc}"
+            ) from exc
+    return pa.Table.from_arrays(columns, schema=pa.schema([c.new for c in casts]))
+
+
+# -- adding -----------------------------------------------------------------------------
+
+
+def _null_columns(new: pa.Schema, manifest: Manifest, where: str) -> Merge:
     """Columns of nulls need no data: a column no data file holds reads as nulls."""
-    added = LanceSchema.from_arrow(new, first_id=manifest.schema.max_field_id + 1)
-    schema = LanceSchema(manifest.schema.fields + added.fields, manifest.schema.metadata)
-    return Merge(manifest.fragments, schema)
+    return Merge(manifest.fragments, extend_schema(manifest, new, where))
 
 
 class _Computer:
@@ -113,36 +336,85 @@ def add_columns(
         isinstance(transforms, Sequence) and all(isinstance(f, pa.Field) for f in transforms)
     ):
         fields = [transforms] if isinstance(transforms, pa.Field) else list(transforms)
-        return _null_columns(pa.schema(fields), manifest)
+        return _null_columns(pa.schema(fields), manifest, where)
     computer = _Computer(manifest, transforms, read_columns)
     new_schema: LanceSchema | None = None
     fragments: list[Fragment] = []
-    for fragment in manifest.fragments:
-        reader = FragmentReader(store, manifest.schema, fragment)
-        values = computer.compute(reader.read(computer.reads, 0, fragment.physical_rows))
-        if new_schema is None:
-            new_schema = _extend(manifest, values.schema, where)
-        fragments.append(_with_file(store, fragment, values, new_schema))
+    with new_data_files(store) as files:
+        for fragment in manifest.fragments:
+            reader = FragmentReader(store, manifest.schema, fragment)
+            values = computer.compute(reader.read(computer.reads, 0, fragment.physical_rows))
+            if new_schema is None:
+                new_schema = extend_schema(manifest, values.schema, where)
+            fragments.append(files.add(fragment, values, new_schema))
     if new_schema is None:  # no fragments: only the schema changes
         raise SchemaError(f"{where}: cannot compute new columns of an empty dataset")
     return Merge(tuple(fragments), new_schema)
 
 
-def _extend(manifest: Manifest, new: pa.Schema, where: str) -> LanceSchema:
+def extend_schema(manifest: Manifest, new: pa.Schema, where: str) -> LanceSchema:
+    """The dataset's schema with the columns of ``new`` appended under fresh field ids."""
     clash = set(new.names) & set(manifest.schema.top_level_names())
     if clash:
         raise SchemaError(f"{where}: columns {sorted(clash)} already exist")
-    added = LanceSchema.from_arrow(new, first_id=manifest.schema.max_field_id + 1)
+    if len(set(new.names)) != len(new.names):
+        raise SchemaError(f"{where}: the new columns repeat a name: {new.names}")
+    added = LanceSchema.from_arrow(new, first_id=next_field_id(manifest))
     return LanceSchema(manifest.schema.fields + added.fields, manifest.schema.metadata)
 
 
-def _with_file(
-    store: DatasetStore, fragment: Fragment, values: pa.Table, schema: LanceSchema
-) -> Fragment:
-    name = naming.data_file_name()
-    with LanceFileWriter(store.data_path(name), values.schema) as writer:
-        writer.write_batch(values)
-    ids = column_field_ids(schema, values.schema.names)
-    size = os.path.getsize(store.data_path(name))
-    data_file = DataFile(name, tuple(ids), tuple(range(len(ids))), 2, 0, size)
-    return replace(fragment, files=(*fragment.files, data_file))
+class _DataFiles:
+    """Adds one data file of new columns to each fragment, remembering what it wrote."""
+
+    def __init__(self, store: DatasetStore) -> None:
+        self.store = store
+        self.written: list[str] = []
+
+    def add(self, fragment: Fragment, values: pa.Table, schema: LanceSchema) -> Fragment:
+        name = naming.data_file_name()
+        path = self.store.data_path(name)
+        with LanceFileWriter(path, values.schema) as writer:
+            writer.write_batch(values)
+        self.written.append(path)
+        ids = column_field_ids(schema, values.schema.names)
+        data_file = DataFile(name, tuple(ids), tuple(range(len(ids))), 2, 0, os.path.getsize(path))
+        return replace(fragment, files=(*fragment.files, data_file))
+
+
+@contextmanager
+def new_data_files(store: DatasetStore) -> Iterator[_DataFiles]:
+    """Data files for one operation; if planning it fails part-way, they are removed."""
+    files = _DataFiles(store)
+    try:
+        yield files
+    except BaseException:
+        for path in files.written:
+            io.delete(path)
+        raise
+
+
+# -- metadata -----------------------------------------------------------------------------
+
+
+def map_update(values: Mapping[str, str | None], replace: bool, where: str) -> MapUpdate:
+    """Changes to a string map; ``None`` removes a key (and means nothing when replacing)."""
+    for key, value in values.items():
+        if not isinstance(key, str) or not (value is None or isinstance(value, str)):
+            raise TypeError(
+                f"{where}: metadata keys and values are strings (or None to remove a key); "
+                f"got {key!r}: {value!r}"
+            )
+    return MapUpdate(dict(values), replace)
+
+
+def field_metadata_updates(
+    schema: LanceSchema,
+    updates: Mapping[str, Mapping[str, str | None]],
+    replace: bool,
+    where: str,
+) -> dict[int, MapUpdate]:
+    """Per field id, the changes to the metadata of the field at each (dotted) path."""
+    return {
+        resolve_field(schema, path, where).id: map_update(values, replace, where)
+        for path, values in updates.items()
+    }

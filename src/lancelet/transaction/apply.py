@@ -59,6 +59,17 @@ def _append(base: Manifest, op: Append) -> Manifest:
     )
 
 
+def _files_format(fragments: tuple[Fragment, ...], fallback: tuple[str, str]) -> tuple[str, str]:
+    """The data storage format the fragments' files are written in.  Readers refuse a
+    manifest whose format differs from its files', so an overwrite must not inherit
+    the old one; without files (or with mixed ones) nothing better is known."""
+    versions = {(d.file_major_version, d.file_minor_version) for f in fragments for d in f.files}
+    if len(versions) != 1:
+        return fallback
+    ((major, minor),) = versions
+    return ("lance", f"{major}.{minor}")
+
+
 def _overwrite(base: Manifest | None, op: Overwrite, data_format: tuple[str, str]) -> Manifest:
     first = base.next_fragment_id() if base else 0
     fragments = _number(op.fragments, first)
@@ -69,7 +80,7 @@ def _overwrite(base: Manifest | None, op: Overwrite, data_format: tuple[str, str
         fragments=fragments,
         version=0,
         max_fragment_id=_max_id(previous_max, fragments),
-        data_format=base.data_format if base else data_format,
+        data_format=_files_format(op.fragments, base.data_format if base else data_format),
         config=config,
         table_metadata=base.table_metadata if base else {},
     )
@@ -93,8 +104,7 @@ def _with_field_metadata(
     out = []
     for f in fields:
         if f.id in updates:
-            changed = file_pb2.Field()
-            changed.CopyFrom(f)
+            changed = _copy_field(f)
             changed.metadata.clear()
             changed.metadata.update(_update_bytes_map(f.metadata, updates[f.id]))
             f = changed
@@ -126,41 +136,60 @@ def _update(base: Manifest, op: Update) -> Manifest:
     removed = set(op.removed_fragment_ids)
     kept = tuple(updated.get(f.id, f) for f in base.fragments if f.id not in removed)
     added = _number(op.new_fragments, base.next_fragment_id())
+    # Fragments whose values of indexed fields changed in place leave those indices.
+    indices = _uncover(base.indices, set(updated), set(op.fields_modified))
     return replace(
-        base, fragments=kept + added, max_fragment_id=_max_id(base.max_fragment_id, added)
+        base,
+        fragments=kept + added,
+        max_fragment_id=_max_id(base.max_fragment_id, added),
+        indices=indices,
     )
 
 
 def _rewrite(base: Manifest, op: Rewrite) -> Manifest:
-    # Each group's new fragments take the place of its first old fragment, so the
-    # row order of a scan is kept.
-    fragments = list(base.fragments)
-    new_ids: list[int] = []
+    # The manifest lists fragments in increasing id order (readers reject anything
+    # else), so the new fragments, with their reserved ids, go where the ids put them.
+    present = {f.id for f in base.fragments}
     for group in op.groups:
         old = [f.id for f in group.old_fragments]
-        positions = [i for i, f in enumerate(fragments) if f.id in old]
-        if len(positions) != len(old):
+        if not present.issuperset(old):
             raise CorruptDatasetError(
                 f"rewrite of fragments {old}: some are not in version {base.version}"
             )
-        first = positions[0]
-        for i in reversed(positions):
-            del fragments[i]
-        fragments[first:first] = group.new_fragments
-        new_ids += [f.id for f in group.new_fragments]
-    max_id = max([*new_ids, base.max_fragment_id if base.max_fragment_id is not None else -1])
-    indices = _uncover(base.indices, op.old_ids())
-    return replace(base, fragments=tuple(fragments), max_fragment_id=max_id, indices=indices)
+    gone = op.old_ids()
+    added = _with_fresh_ids(tuple(f for g in op.groups for f in g.new_fragments), base)
+    kept = tuple(f for f in base.fragments if f.id not in gone)
+    taken = {f.id for f in kept} & {f.id for f in added}
+    if taken:
+        raise DatasetError(
+            f"rewrite onto version {base.version}: new fragment ids {sorted(taken)} are "
+            "already in use; reserve them with ReserveFragments first"
+        )
+    fragments = tuple(sorted(kept + added, key=lambda f: f.id))
+    max_id = max(
+        [*(f.id for f in added), base.max_fragment_id if base.max_fragment_id is not None else -1]
+    )
+    indices = _uncover(base.indices, gone)
+    return replace(base, fragments=fragments, max_fragment_id=max_id, indices=indices)
+
+
+def _with_fresh_ids(fragments: tuple[Fragment, ...], base: Manifest) -> tuple[Fragment, ...]:
+    """Fragments with id 0 have none reserved: they take the next free ids."""
+    fresh = iter(range(base.next_fragment_id(), base.next_fragment_id() + len(fragments)))
+    return tuple(f.with_id(next(fresh)) if f.id == 0 else f for f in fragments)
 
 
 def _uncover(
-    indices: tuple[table_pb2.IndexMetadata, ...], gone: set[int]
+    indices: tuple[table_pb2.IndexMetadata, ...],
+    gone: set[int],
+    fields: set[int] | None = None,
 ) -> tuple[table_pb2.IndexMetadata, ...]:
-    """Indices no longer claim fragments that were rewritten: their rows are found by
-    scanning until the index is rebuilt, never through stale row addresses."""
+    """Indices no longer claim fragments that were rewritten (only those indexing one
+    of ``fields``, when given): their rows are found by scanning until the index is
+    rebuilt, never through stale row addresses or values."""
     out = []
     for index in indices:
-        if index.fragment_bitmap:
+        if index.fragment_bitmap and (fields is None or fields & set(index.fields)):
             covered = BitMap.deserialize(index.fragment_bitmap)
             if covered & BitMap(gone):
                 index = _copy(index)
@@ -184,14 +213,63 @@ def _restore(base: Manifest, op: Restore, load: ManifestLoader) -> Manifest:
     return replace(old, max_fragment_id=_max_id(base.max_fragment_id, old.fragments))
 
 
+def _with_current_metadata(schema: LanceSchema, current: LanceSchema) -> LanceSchema:
+    """A schema built from the version a writer read, with the schema and field
+    metadata of the latest one: config updates committed since are compatible with
+    schema changes, so they must not be undone by them."""
+    metadata = {f.id: f.metadata for f in current.fields}
+    fields = []
+    for f in schema.fields:
+        if f.id in metadata and dict(f.metadata) != dict(metadata[f.id]):
+            f = _copy_field(f)
+            f.metadata.clear()
+            f.metadata.update(metadata[f.id])
+        fields.append(f)
+    return LanceSchema(tuple(fields), current.metadata)
+
+
+def _copy_field(f: file_pb2.Field) -> file_pb2.Field:
+    copied = file_pb2.Field()
+    copied.CopyFrom(f)
+    return copied
+
+
+def _relevant_indices(
+    indices: tuple[table_pb2.IndexMetadata, ...], schema: LanceSchema
+) -> tuple[table_pb2.IndexMetadata, ...]:
+    """Indices over fields the schema no longer has are dropped (system indices,
+    which cover no field, stay)."""
+    ids = {f.id for f in schema.fields}
+    return tuple(i for i in indices if i.name in _SYSTEM_INDICES or set(i.fields) <= ids)
+
+
+_SYSTEM_INDICES = frozenset({"__lance_frag_reuse", "__lance_mem_wal"})
+
+
 def _project(base: Manifest, op: Project) -> Manifest:
-    # Metadata only: data files keep their field ids; ones the schema drops go unread.
-    schema = LanceSchema(op.schema.fields, op.schema.metadata or base.schema.metadata)
-    return replace(base, schema=schema)
+    # No data is rewritten: files keep their field ids, and ids the schema drops go
+    # unread; only files left holding no field at all are unlisted.
+    schema = _with_current_metadata(op.schema, base.schema)
+    ids = {f.id for f in schema.fields}
+    fragments = tuple(_without_unread_files(f, ids) for f in base.fragments)
+    indices = _relevant_indices(base.indices, schema)
+    return replace(base, schema=schema, fragments=fragments, indices=indices)
+
+
+def _without_unread_files(fragment: Fragment, field_ids: set[int]) -> Fragment:
+    """A fragment no longer listing files that hold no field of the schema, as the
+    reference does (so that cleanup can remove them); at least one file stays, as the
+    fragment's row count is read from its files."""
+    kept = tuple(d for d in fragment.files if field_ids.intersection(d.fields))
+    if len(kept) == len(fragment.files) or not kept:
+        return fragment
+    return replace(fragment, files=kept)
 
 
 def _merge(base: Manifest, op: Merge) -> Manifest:
-    return replace(base, fragments=op.fragments, schema=op.schema)
+    schema = _with_current_metadata(op.schema, base.schema)
+    indices = _relevant_indices(base.indices, schema)
+    return replace(base, fragments=op.fragments, schema=schema, indices=indices)
 
 
 def _reserve(base: Manifest, op: ReserveFragments) -> Manifest:

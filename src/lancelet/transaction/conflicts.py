@@ -10,9 +10,17 @@ The rules are a table: ``RULES[mine][theirs]`` (operation kind names as in
 * a function: decides case by case and may return a rebased transaction, such
   as two deletes on one fragment whose deletion vectors are merged.
 
-The table follows the reference's conflict resolver, with one deliberate
-difference: a delete or update that meets a concurrent overwrite is retryable rather than
-incompatible, because re-running it on the new data is well defined.
+The table follows the reference's conflict resolver, with deliberate differences:
+
+* a delete or update that meets a concurrent overwrite is retryable rather than
+  incompatible, because re-running it on the new data is well defined;
+* an upsert meeting a concurrent commit that added one of the keys it inserts
+  is retryable, so that two upserts cannot both insert one new key;
+* a rewrite meeting a concurrent index build is compatible: indices stop claiming
+  rewritten fragments when the manifest is built;
+* two table-metadata updates clash when one sets a key the other sets or removes,
+  or either replaces the whole map, as config keys do (the reference never
+  compares them, so one writer's value would silently be lost).
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from lancelet.transaction.operations import (
     Append,
     Delete,
     Foreign,
+    MapUpdate,
     Merge,
     Operation,
     Overwrite,
@@ -212,12 +221,35 @@ def _no_duplicate_inserts(
     return mine
 
 
-def _config_keys(op: Operation) -> set[str]:
+def _config_changes(op: Operation) -> tuple[set[str], set[str]]:
+    """The config keys an operation sets, and those it removes."""
     if isinstance(op, UpdateConfig):
-        return set(op.upsert_values) | set(op.delete_keys)
+        return set(op.upsert_values), set(op.delete_keys)
     if isinstance(op, Overwrite):
-        return set(op.config_upsert_values)
-    return set()
+        return set(op.config_upsert_values), set()
+    return set(), set()
+
+
+def _clashing_keys(mine: tuple[set[str], set[str]], theirs: tuple[set[str], set[str]]) -> set[str]:
+    """Keys one side sets while the other sets or removes them.  Removing a key
+    twice gives the same map in either order, so that is no clash."""
+    (my_set, my_removed), (their_set, their_removed) = mine, theirs
+    return (my_set & (their_set | their_removed)) | (their_set & my_removed)
+
+
+def _map_changes(update: MapUpdate) -> tuple[set[str], set[str]]:
+    removed = {k for k, v in update.entries.items() if v is None}
+    return set(update.entries) - removed, removed
+
+
+def _table_metadata_clash(op: Operation, theirs: Operation) -> bool:
+    mine_update = op.table_metadata if isinstance(op, UpdateConfig) else None
+    their_update = theirs.table_metadata if isinstance(theirs, UpdateConfig) else None
+    if mine_update is None or their_update is None:
+        return False
+    if mine_update.replace or their_update.replace:
+        return True
+    return bool(_clashing_keys(_map_changes(mine_update), _map_changes(their_update)))
 
 
 def _touches_schema_metadata(op: Operation) -> bool:
@@ -228,21 +260,17 @@ def _metadata_fields(op: Operation) -> set[int]:
     return set(op.field_metadata) if isinstance(op, UpdateConfig) else set()
 
 
-def _touches_table_metadata(op: Operation) -> bool:
-    return isinstance(op, UpdateConfig) and op.table_metadata is not None
-
-
 def _config_overlap(
     mine: Transaction, theirs: Operation, version: int, ctx: RebaseContext
 ) -> Transaction:
     op = mine.operation
     overwrite = isinstance(theirs, Overwrite)
-    same_keys = _config_keys(op) & _config_keys(theirs)
+    same_keys = _clashing_keys(_config_changes(op), _config_changes(theirs))
     clashes = {
         f"config keys {sorted(same_keys)}": bool(same_keys),
         "the schema metadata": _touches_schema_metadata(op)
         and (_touches_schema_metadata(theirs) or overwrite),
-        "the table metadata": _touches_table_metadata(op) and _touches_table_metadata(theirs),
+        "the table metadata": _table_metadata_clash(op, theirs),
         "field metadata": bool(_metadata_fields(op))
         and (overwrite or bool(_metadata_fields(op) & _metadata_fields(theirs))),
     }
@@ -270,9 +298,19 @@ _ROW_CHANGE: dict[str, Rule] = {
     "*": OK,
 }
 
+# Another writer's change to its in-memory write-ahead logs (lancelet keeps none):
+# data changes that do not merge a log cannot be ordered against it.
+_MEM_WAL = "update_mem_wal_state"
+
 RULES: dict[str, dict[str, Rule]] = {
-    "append": {"overwrite": INCOMPATIBLE, "restore": INCOMPATIBLE, "unknown": RETRY, "*": OK},
-    "delete": _ROW_CHANGE,
+    "append": {
+        "overwrite": INCOMPATIBLE,
+        "restore": INCOMPATIBLE,
+        _MEM_WAL: INCOMPATIBLE,
+        "unknown": RETRY,
+        "*": OK,
+    },
+    "delete": {**_ROW_CHANGE, _MEM_WAL: INCOMPATIBLE},
     "update": {**_ROW_CHANGE, "append": _no_duplicate_inserts, "update": _no_duplicate_inserts},
     # Compaction: retried when anything changed the fragments it rewrote.  Indices
     # stop claiming rewritten fragments when the manifest is built, so a concurrent
@@ -288,20 +326,22 @@ RULES: dict[str, dict[str, Rule]] = {
         "unknown": RETRY,
         "*": OK,
     },
-    "overwrite": {"overwrite": _config_overlap, "update_config": _config_overlap, "*": OK},
-    "restore": {"*": OK},
-    "update_config": {
+    "overwrite": {
         "overwrite": _config_overlap,
         "update_config": _config_overlap,
-        "restore": INCOMPATIBLE,
+        _MEM_WAL: INCOMPATIBLE,
         "*": OK,
     },
+    "restore": {_MEM_WAL: INCOMPATIBLE, "*": OK},
+    # Config and metadata changes are deltas, as well applied to a restored version.
+    "update_config": {"overwrite": _config_overlap, "update_config": _config_overlap, "*": OK},
     "reserve_fragments": {"overwrite": INCOMPATIBLE, "restore": INCOMPATIBLE, "*": OK},
     # A new schema over the data this writer read: new rows or other schema changes
     # since then would be missing its columns or contradict it.
     "project": {
         "overwrite": INCOMPATIBLE,
         "restore": INCOMPATIBLE,
+        _MEM_WAL: INCOMPATIBLE,
         "merge": RETRY,
         "project": RETRY,
         "unknown": RETRY,
@@ -317,6 +357,7 @@ RULES: dict[str, dict[str, Rule]] = {
         "overwrite": INCOMPATIBLE,
         "restore": INCOMPATIBLE,
         "project": INCOMPATIBLE,
+        _MEM_WAL: INCOMPATIBLE,
         "unknown": RETRY,
         "*": OK,
     },

@@ -167,6 +167,9 @@ class Transaction:
     operation: Operation
     uuid: str = field(default_factory=lambda: str(uuid.uuid4()))
     tag: str = ""
+    # The protobuf's ``transaction_properties``: free-form notes committed atomically
+    # with the operation (a streaming sink records the batch it committed).
+    properties: Mapping[str, str] = field(default_factory=dict, hash=False)
 
 
 # -- protobuf conversion ------------------------------------------------------------
@@ -213,6 +216,7 @@ def _fill_operation(pb: _Pb, op: Operation) -> None:
 
 def encode_transaction(txn: Transaction) -> bytes:
     pb = _Pb(read_version=txn.read_version, uuid=txn.uuid, tag=txn.tag)
+    pb.transaction_properties.update(txn.properties)
     _fill_operation(pb, txn.operation)
     return pb.SerializeToString()
 
@@ -336,4 +340,6 @@ def decode_transaction(data: bytes, path: str) -> Transaction:
         pb.ParseFromString(data)
     except DecodeError as exc:
         raise CorruptDatasetError(f"{path}: transaction does not parse: {exc}") from exc
-    return Transaction(pb.read_version, _operation(pb), pb.uuid, pb.tag)
+    return Transaction(
+        pb.read_version, _operation(pb), pb.uuid, pb.tag, dict(pb.transaction_properties)
+    )

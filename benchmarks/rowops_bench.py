@@ -1,0 +1,137 @@
+"""lancelet vs pylance on row-level and schema operations, measured in one run.
+
+    python benchmarks/rowops_bench.py --scale 1 --runs 5
+
+On TPC-H lineitem (Lance 2.0 files for both libraries, each on its own copy):
+* update of 1% of the rows (a different 1% each run);
+* merge_insert of 100,000 rows keyed on (l_orderkey, l_linenumber): half of them
+  existing rows with a new quantity, half new keys;
+* add a computed column (SQL expression);
+* compaction of 100 small fragments into one.
+
+The two libraries alternate run by run so that machine noise hits both alike.
+Prints the median seconds and the ratio lancelet / pylance (below 1.0: lancelet is faster).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dataset_bench import library
+from file_bench import lineitem
+
+LIBRARIES = ("lancelet", "pylance")
+MERGE_ROWS = 100_000
+SMALL_FRAGMENTS = 100
+
+
+def timed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def upsert_source(table: pa.Table, run: int) -> pa.Table:
+    """Half existing rows with a changed quantity, half rows under new order keys."""
+    half = MERGE_ROWS // 2
+    start = (run * half) % max(1, table.num_rows - half)
+    existing = table.slice(start, half)
+    existing = existing.set_column(
+        existing.schema.get_field_index("l_quantity"),
+        "l_quantity",
+        pc.add(existing["l_quantity"], pa.scalar(1.0, existing["l_quantity"].type)),
+    )
+    fresh = table.slice(0, half)
+    offset = pc.max(table["l_orderkey"]).as_py() + 1 + run * half
+    fresh = fresh.set_column(
+        fresh.schema.get_field_index("l_orderkey"),
+        "l_orderkey",
+        pc.add(fresh["l_orderkey"], pa.scalar(offset, fresh["l_orderkey"].type)),
+    )
+    return pa.concat_tables([existing, fresh])
+
+
+def update(lib: Any, uri: str, run: int) -> float:
+    ds = lib.dataset(uri)
+    where = f"l_orderkey % 100 = {run}"
+    return timed(lambda: ds.update({"l_quantity": "l_quantity + 1"}, where=where))
+
+
+def merge_insert(lib: Any, uri: str, run: int, table: pa.Table) -> float:
+    ds = lib.dataset(uri)
+    source = upsert_source(table, run)
+
+    def go() -> None:
+        builder = ds.merge_insert(["l_orderkey", "l_linenumber"])
+        builder.when_matched_update_all().when_not_matched_insert_all().execute(source)
+
+    return timed(go)
+
+
+def add_column(lib: Any, uri: str, run: int) -> float:
+    ds = lib.dataset(uri)
+    return timed(lambda: ds.add_columns({f"net_{run}": "l_extendedprice * (1 - l_discount)"}))
+
+
+def compact(lib: Any, template: str, root: str, run: int) -> float:
+    uri = os.path.join(root, f"compact-{run}")
+    shutil.copytree(template, uri)
+    ds = lib.dataset(uri)
+    seconds = timed(lambda: ds.optimize.compact_files(target_rows_per_fragment=1 << 30))
+    shutil.rmtree(uri)
+    return seconds
+
+
+def small_fragments(lib: Any, table: pa.Table, uri: str) -> None:
+    per = max(1, min(table.num_rows, 1_000_000) // SMALL_FRAGMENTS)
+    for i in range(SMALL_FRAGMENTS):
+        mode = "create" if i == 0 else "append"
+        lib.write_dataset(table.slice(i * per, per), uri, mode=mode, data_storage_version="2.0")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--scale", type=float, default=1.0, help="TPC-H scale factor")
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    table = lineitem(args.scale)
+    print(f"lineitem SF{args.scale}: {table.num_rows:,} rows; median of {args.runs} runs")
+    times: dict[str, dict[str, list[float]]] = {name: {} for name in LIBRARIES}
+    with tempfile.TemporaryDirectory() as root:
+        libs = {name: library(name) for name in LIBRARIES}
+        for name, lib in libs.items():
+            lib.write_dataset(table, os.path.join(root, name), data_storage_version="2.0")
+            small_fragments(lib, table, os.path.join(root, f"small-{name}"))
+        for run in range(args.runs):
+            for name, lib in libs.items():
+                uri = os.path.join(root, name)
+                record = times[name]
+                record.setdefault("update 1% of rows", []).append(update(lib, uri, run))
+                record.setdefault(f"merge_insert {MERGE_ROWS:,} rows", []).append(
+                    merge_insert(lib, uri, run, table)
+                )
+                record.setdefault("add computed column", []).append(add_column(lib, uri, run))
+                record.setdefault(f"compact {SMALL_FRAGMENTS} fragments", []).append(
+                    compact(lib, os.path.join(root, f"small-{name}"), root, run)
+                )
+    ours, theirs = times["lancelet"], times["pylance"]
+    print(f"{'operation':<28}{'lancelet s':>12}{'pylance s':>12}{'ratio':>8}")
+    for key in ours:
+        a, b = statistics.median(ours[key]), statistics.median(theirs[key])
+        print(f"{key:<28}{a:>12.4f}{b:>12.4f}{a / b:>8.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,405 @@
+"""merge_insert: upserts, find-or-create and replace-by-source as one Update commit.
+
+The source rows are joined to the target's key columns (a hash join in Arrow, with
+SQL semantics: null keys match nothing).  Each join pair is a *matched* row; source
+rows in no pair are *not matched*, target rows in no pair are *not matched by
+source*.  Updated and inserted rows are written as new fragments, and the old copies
+of updated rows, like deleted rows, go through deletion vectors, so the whole change
+is one ``Update`` operation, as pylance commits it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from typing import Any, Literal
+
+import numpy as np
+import pyarrow as pa
+
+from lancelet.dataset.filter import parse_filter
+from lancelet.dataset.fragment_reader import FragmentReader
+from lancelet.dataset.scanner import ROW_ADDRESS, LanceScanner
+from lancelet.dataset.update import RowRewrite, check_writable, delete_addresses
+from lancelet.dataset.write import as_reader, conform, discard_data_files, write_fragment_files
+from lancelet.errors import DatasetError, LanceletError, SchemaError
+from lancelet.table.fragment import Fragment
+from lancelet.table.manifest import Manifest
+from lancelet.table.schema import LanceSchema
+from lancelet.transaction.operations import Update
+from lancelet.transaction.store import DatasetStore
+
+# The source row each join pair came from.
+_SOURCE_ROW = "__merge_source_row"
+_OFFSET_MASK = np.uint64(0xFFFFFFFF)
+_ARROW_ERRORS = (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError)
+
+Matched = Literal["keep", "update", "delete", "fail"]
+Planner = Callable[[Manifest], RowRewrite]
+Runner = Callable[[Planner, int, timedelta], dict[str, int]]
+
+
+@dataclass(frozen=True)
+class MergeSpec:
+    """What to do with each category of rows."""
+
+    on: tuple[str, ...]
+    matched: Matched = "keep"
+    update_condition: str | None = None
+    insert: bool = False
+    delete_unmatched: bool = False
+    delete_condition: str | None = None
+
+
+def key_columns(on: str | Iterable[str] | None, schema: LanceSchema, where: str) -> tuple[str, ...]:
+    """The join keys: ``on``, or the dataset's unenforced primary key."""
+    if on is None:
+        keys = tuple(f.name for f in schema.top_level() if f.unenforced_primary_key)
+    else:
+        keys = (on,) if isinstance(on, str) else tuple(on)
+    if not keys:
+        raise ValueError(
+            f"{where}: merge_insert needs key columns: pass `on` or give the dataset a primary key"
+        )
+    schema.resolve(keys, where)
+    return keys
+
+
+class MergeInsertBuilder:
+    """pylance's builder: choose what happens to each category of rows, then
+    :meth:`execute`."""
+
+    def __init__(
+        self,
+        store: DatasetStore,
+        schema: LanceSchema,
+        on: str | Iterable[str] | None,
+        run: Runner,
+    ) -> None:
+        self._store = store
+        self._spec = MergeSpec(key_columns(on, schema, f"{store.root}: merge_insert"))
+        self._run = run
+        self._retries = 10
+        self._timeout = timedelta(seconds=30)
+
+    def when_matched_update_all(self, condition: str | None = None) -> MergeInsertBuilder:
+        """Replace matched target rows with their source rows; with ``condition`` (SQL
+        over ``target.col`` and ``source.col``) only the pairs it holds for."""
+        self._spec = replace(self._spec, matched="update", update_condition=condition)
+        return self
+
+    def when_matched_delete(self) -> MergeInsertBuilder:
+        self._spec = replace(self._spec, matched="delete", update_condition=None)
+        return self
+
+    def when_matched_fail(self) -> MergeInsertBuilder:
+        self._spec = replace(self._spec, matched="fail", update_condition=None)
+        return self
+
+    def when_not_matched_insert_all(self) -> MergeInsertBuilder:
+        self._spec = replace(self._spec, insert=True)
+        return self
+
+    def when_not_matched_by_source_delete(self, expr: str | None = None) -> MergeInsertBuilder:
+        """Delete target rows no source row matches (only those matching ``expr``, SQL
+        over the target's columns, if given)."""
+        self._spec = replace(self._spec, delete_unmatched=True, delete_condition=expr)
+        return self
+
+    def conflict_retries(self, max_retries: int) -> MergeInsertBuilder:
+        self._retries = max_retries
+        return self
+
+    def retry_timeout(self, timeout: timedelta) -> MergeInsertBuilder:
+        self._timeout = timeout
+        return self
+
+    def execute(self, data_obj: Any, *, schema: pa.Schema | None = None) -> dict[str, int]:
+        """Run the merge and commit it; returns the counts of inserted, updated and
+        deleted rows."""
+        spec = self._spec
+        if spec.matched in ("keep", "fail") and not spec.insert and not spec.delete_unmatched:
+            raise ValueError(
+                f"{self._store.root}: this merge_insert changes nothing; call "
+                "when_matched_update_all, when_not_matched_insert_all or "
+                "when_not_matched_by_source_delete first"
+            )
+        # Kept whole: a retry after a conflict joins the same rows again.
+        source = as_reader(data_obj, schema).read_all()
+        return self._run(
+            lambda manifest: plan_merge_insert(self._store, manifest, source, spec),
+            self._retries,
+            self._timeout,
+        )
+
+
+# -- planning ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """What a merge does to each row: pairs (source row, target address) whose target
+    row is replaced, other target rows deleted, and source rows inserted."""
+
+    updated_pairs: pa.Table
+    deleted: np.ndarray
+    inserted: np.ndarray
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "num_inserted_rows": len(self.inserted),
+            "num_updated_rows": self.updated_pairs.num_rows,
+            "num_deleted_rows": len(self.deleted),
+        }
+
+
+def plan_merge_insert(
+    store: DatasetStore, manifest: Manifest, source: pa.Table, spec: MergeSpec
+) -> RowRewrite:
+    """Write the new rows and the deletion vectors of one merge; nothing is committed.
+    Every check runs before anything is written, and a failure while writing removes
+    what was written."""
+    label = f"{store.root}: merge_insert"
+    check_writable(manifest)
+    schema = manifest.schema.to_arrow()
+    keys = key_columns(spec.on, manifest.schema, label)
+    source = _source_columns(source, schema, keys, label)
+    outcome = _classify(store, manifest, source, keys, spec, label)
+    new_rows = _new_rows(store, manifest, source, outcome, schema, label)
+    new_fragments = write_fragment_files(store, new_rows, manifest.schema)
+    replaced = outcome.updated_pairs.column(ROW_ADDRESS).to_numpy()
+    try:
+        updated, removed = delete_addresses(
+            store, manifest, np.concatenate([replaced, outcome.deleted])
+        )
+    except BaseException:
+        discard_data_files(store, new_fragments)
+        raise
+    inserted_keys = None
+    if len(outcome.inserted):
+        inserted_keys = _KeySet(store, keys, source.take(outcome.inserted).select(list(keys)))
+    every_field = tuple(f.id for f in manifest.schema.fields)  # as pylance records it
+    operation = Update(
+        removed, updated, tuple(new_fragments), (), every_field, inserted_keys=inserted_keys
+    )
+    return RowRewrite(operation, outcome.counts())
+
+
+def _classify(
+    store: DatasetStore,
+    manifest: Manifest,
+    source: pa.Table,
+    keys: tuple[str, ...],
+    spec: MergeSpec,
+    where: str,
+) -> _Outcome:
+    target = LanceScanner(store, manifest, columns=[*keys, ROW_ADDRESS]).to_table()
+    pairs = _join(source, target, keys, where)
+    updated_pairs, deleted = _matched_rows(store, manifest, source, pairs, spec, where)
+    if spec.delete_unmatched:
+        matched = pairs.column(ROW_ADDRESS).to_numpy()
+        deleted = np.concatenate(
+            [deleted, _unmatched_targets(store, manifest, target, matched, spec)]
+        )
+    return _Outcome(updated_pairs, deleted, _inserted_rows(source, pairs, spec))
+
+
+def _source_columns(
+    source: pa.Table, schema: pa.Schema, keys: tuple[str, ...], where: str
+) -> pa.Table:
+    """The source's columns in the dataset's order; it may leave some out (they keep
+    their values in updated rows and are null in inserted ones), but not the keys."""
+    unexpected = [n for n in source.column_names if n not in schema.names]
+    if unexpected:
+        raise SchemaError(f"{where}: the data has columns the dataset lacks: {unexpected}")
+    missing_keys = [k for k in keys if k not in source.column_names]
+    if missing_keys:
+        raise SchemaError(f"{where}: key column {missing_keys[0]!r} is missing from the data")
+    for name in source.column_names:
+        want, got = schema.field(name).type, source.schema.field(name).type
+        if want != got:
+            raise SchemaError(
+                f"{where}: column {name!r} is {got} in the data but {want} in the dataset"
+            )
+    return source.select([n for n in schema.names if n in source.column_names])
+
+
+def _join(source: pa.Table, target: pa.Table, keys: tuple[str, ...], where: str) -> pa.Table:
+    """Every (source row, target row address) pair whose keys are equal, in source order."""
+    left = source.select(list(keys)).append_column(
+        _SOURCE_ROW, pa.array(np.arange(source.num_rows, dtype=np.int64))
+    )
+    try:
+        pairs = left.join(target, list(keys), join_type="inner")
+    except _ARROW_ERRORS as exc:
+        raise SchemaError(f"{where}: cannot join on key columns {list(keys)}: {exc}") from exc
+    pairs = pairs.select([_SOURCE_ROW, ROW_ADDRESS])
+    return pairs.sort_by([(_SOURCE_ROW, "ascending"), (ROW_ADDRESS, "ascending")])
+
+
+def _matched_rows(
+    store: DatasetStore,
+    manifest: Manifest,
+    source: pa.Table,
+    pairs: pa.Table,
+    spec: MergeSpec,
+    where: str,
+) -> tuple[pa.Table, np.ndarray]:
+    """The pairs whose target row is replaced by its source row, and the addresses of
+    the matched target rows that are deleted."""
+    none = np.empty(0, dtype=np.uint64)
+    if spec.matched == "fail" and pairs.num_rows:
+        raise DatasetError(
+            f"{where}: {pairs.num_rows} source rows match existing rows "
+            "(when_matched_fail); nothing was changed"
+        )
+    if spec.matched == "delete":
+        return pairs.slice(0, 0), np.unique(pairs.column(ROW_ADDRESS).to_numpy())
+    if spec.matched != "update":
+        return pairs.slice(0, 0), none
+    if spec.update_condition is not None and pairs.num_rows:
+        pairs = _where_condition(store, manifest, source, pairs, spec.update_condition, where)
+    addresses = pairs.column(ROW_ADDRESS).to_numpy()
+    unique, counts = np.unique(addresses, return_counts=True)
+    if len(unique) and counts.max() > 1:
+        raise DatasetError(
+            f"{where}: several source rows match the same target row (fragment "
+            f"{int(unique[counts > 1][0]) >> 32}); each target row may be updated "
+            "by one source row only"
+        )
+    return pairs, none
+
+
+def _where_condition(
+    store: DatasetStore,
+    manifest: Manifest,
+    source: pa.Table,
+    pairs: pa.Table,
+    condition: str,
+    where: str,
+) -> pa.Table:
+    """The pairs for which ``condition`` holds; it sees each side as a struct column,
+    so ``target.x`` and ``source.x`` name the two versions of column ``x``."""
+    addresses = pairs.column(ROW_ADDRESS).to_numpy()
+    target_rows = rows_at(store, manifest, addresses, manifest.schema.to_arrow().names)
+    source_rows = source.take(pairs.column(_SOURCE_ROW))
+    sides = pa.table(
+        {
+            "target": target_rows.to_struct_array(),
+            "source": source_rows.to_struct_array(),
+        }
+    )
+    predicate = parse_filter(condition, sides.schema)
+    try:
+        keep = sides.append_column("row", pa.array(np.arange(pairs.num_rows))).filter(predicate)
+    except _ARROW_ERRORS as exc:
+        raise SchemaError(f"{where}: cannot evaluate condition {condition!r}: {exc}") from exc
+    return pairs.take(keep.column("row"))
+
+
+def _unmatched_targets(
+    store: DatasetStore,
+    manifest: Manifest,
+    target: pa.Table,
+    matched: np.ndarray,
+    spec: MergeSpec,
+) -> np.ndarray:
+    """Addresses of the target rows no source row matched (and ``delete_condition``
+    selects)."""
+    candidates = target
+    if spec.delete_condition is not None:
+        scan = LanceScanner(store, manifest, columns=[ROW_ADDRESS], filter=spec.delete_condition)
+        candidates = scan.to_table()
+    addresses = candidates.column(ROW_ADDRESS).to_numpy()
+    out: np.ndarray = addresses[~np.isin(addresses, matched)]
+    return out
+
+
+def _inserted_rows(source: pa.Table, pairs: pa.Table, spec: MergeSpec) -> np.ndarray:
+    if not spec.insert:
+        return np.empty(0, dtype=np.int64)
+    matched = pairs.column(_SOURCE_ROW).to_numpy()
+    out: np.ndarray = np.flatnonzero(~np.isin(np.arange(source.num_rows), matched))
+    return out
+
+
+def _new_rows(
+    store: DatasetStore,
+    manifest: Manifest,
+    source: pa.Table,
+    outcome: _Outcome,
+    schema: pa.Schema,
+    where: str,
+) -> pa.RecordBatchReader:
+    """Updated rows (source values over the target's, for columns the source omits)
+    then inserted rows (nulls for omitted columns), in the dataset's schema."""
+    pairs = outcome.updated_pairs
+    updated = source.take(pairs.column(_SOURCE_ROW))
+    new = source.take(pa.array(outcome.inserted, pa.int64()))
+    omitted = [n for n in schema.names if n not in source.column_names]
+    if omitted:
+        kept = rows_at(store, manifest, pairs.column(ROW_ADDRESS).to_numpy(), omitted)
+        for name in omitted:
+            updated = updated.append_column(schema.field(name), kept.column(name))
+            new = new.append_column(
+                schema.field(name), pa.nulls(new.num_rows, schema.field(name).type)
+            )
+    rows = pa.concat_tables([updated.select(schema.names), new.select(schema.names)])
+    reader = conform(rows.to_reader(), schema, where)
+    # Checked now, before any file is written: the rows are in memory anyway.
+    return pa.Table.from_batches(list(reader), schema=schema).to_reader()
+
+
+def rows_at(
+    store: DatasetStore, manifest: Manifest, addresses: np.ndarray, columns: list[str]
+) -> pa.Table:
+    """The given columns of the rows at ``addresses``, in that order."""
+    if not len(addresses):
+        return manifest.schema.to_arrow().empty_table().select(columns)
+    unique, back = np.unique(addresses.astype(np.uint64), return_inverse=True)
+    fragment_ids = (unique >> np.uint64(32)).astype(np.int64)
+    offsets = (unique & _OFFSET_MASK).astype(np.int64)
+    ids, starts = np.unique(fragment_ids, return_index=True)
+    parts = []
+    for fragment_id, rows in zip(ids, np.split(offsets, starts[1:]), strict=True):
+        fragment = manifest.fragment(int(fragment_id))
+        assert fragment is not None, f"row address of unknown fragment {fragment_id}"
+        parts.append(FragmentReader(store, manifest.schema, fragment).take(columns, rows))
+    return pa.concat_tables(parts).take(pa.array(back.reshape(-1)))
+
+
+# -- concurrent inserts -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _KeySet:
+    """The keys this merge inserts, to check against rows other writers added since."""
+
+    store: DatasetStore
+    on: tuple[str, ...]
+    keys: pa.Table
+
+    def found_in(self, fragments: tuple[Fragment, ...], schema: LanceSchema) -> bool:
+        for fragment in fragments:
+            try:
+                theirs = _live_keys(self.store, schema, fragment, self.on)
+                if self.keys.join(theirs, list(self.on), join_type="left semi").num_rows:
+                    return True
+            except (LanceletError, *_ARROW_ERRORS):
+                # Keys that cannot be compared (a column renamed or retyped meanwhile):
+                # assume the worst, so the merge re-runs on the new data.
+                return True
+        return False
+
+
+def _live_keys(
+    store: DatasetStore, schema: LanceSchema, fragment: Fragment, on: tuple[str, ...]
+) -> pa.Table:
+    reader = FragmentReader(store, schema, fragment)
+    table = reader.read(list(on), 0, fragment.physical_rows)
+    if fragment.deletion_file is not None:
+        keep = np.ones(fragment.physical_rows, dtype=bool)
+        keep[reader.deleted.astype(np.int64)] = False
+        table = table.filter(pa.array(keep))
+    return table

@@ -1,0 +1,176 @@
+"""Updating rows in place by SQL expressions, as rows rewritten (pylance's REWRITE_ROWS).
+
+The matching rows are read whole, their new values computed and written as new
+fragments; the old copies are deleted through deletion vectors.  The pieces that
+turn row addresses into deletions, and that undo an uncommitted rewrite, are shared
+with merge_insert.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as pds
+
+from lancelet import io
+from lancelet.dataset.filter import parse_value
+from lancelet.dataset.scanner import ROW_ADDRESS, LanceScanner
+from lancelet.dataset.write import (
+    conform,
+    discard_data_files,
+    storage_version,
+    write_fragment_files,
+)
+from lancelet.errors import FilterError, SchemaError, UnsupportedVersionError
+from lancelet.table.fragment import Fragment
+from lancelet.table.manifest import Manifest
+from lancelet.transaction.operations import Update
+from lancelet.transaction.store import DatasetStore
+
+_OFFSET_MASK = np.uint64(0xFFFFFFFF)
+
+
+@dataclass(frozen=True)
+class RowRewrite:
+    """An uncommitted row rewrite: its operation (files already written) and the counts
+    the caller reports once it commits."""
+
+    operation: Update
+    counts: dict[str, int]
+
+
+def check_writable(manifest: Manifest, requested: str | None = None) -> None:
+    """Refuse to add files to a dataset whose data file version lancelet cannot write,
+    or in another version than the dataset's."""
+    storage_version(manifest.data_storage_version)
+    if requested is not None and storage_version(requested) != manifest.data_storage_version:
+        raise UnsupportedVersionError(
+            f"data_storage_version {requested!r}: the dataset holds "
+            f"{manifest.data_storage_version} files"
+        )
+
+
+def cast_options(target: pa.DataType) -> pc.CastOptions:
+    # As SQL casts do: a float loses its fraction going into an integer column, but a
+    # value out of the column's range is an error rather than wrapped around.
+    return pc.CastOptions(target, allow_float_truncate=True)
+
+
+def delete_addresses(
+    store: DatasetStore, manifest: Manifest, addresses: np.ndarray
+) -> tuple[tuple[Fragment, ...], tuple[int, ...]]:
+    """Delete the rows at ``addresses``: the fragments with grown deletion vectors (their
+    files written, named after the version read) and the ids of fragments left empty."""
+    addresses = np.unique(np.asarray(addresses, dtype=np.uint64))
+    if not len(addresses):
+        return (), ()
+    fragment_ids = (addresses >> np.uint64(32)).astype(np.int64)
+    offsets = (addresses & _OFFSET_MASK).astype(np.uint32)
+    ids, starts = np.unique(fragment_ids, return_index=True)
+    updated: list[Fragment] = []
+    removed: list[int] = []
+    try:
+        for fragment_id, rows in zip(ids, np.split(offsets, starts[1:]), strict=True):
+            fragment = manifest.fragment(int(fragment_id))
+            assert fragment is not None, f"row address of unknown fragment {fragment_id}"
+            remaining = store.delete_rows(fragment, rows, manifest.version)
+            if remaining is None:
+                removed.append(fragment.id)
+            else:
+                updated.append(remaining)
+    except BaseException:
+        _discard_deletions(store, manifest, updated)
+        raise
+    return tuple(updated), tuple(removed)
+
+
+def discard_rewrite(store: DatasetStore, base: Manifest, operation: Update) -> None:
+    """Remove the data and deletion files of an Update planned on ``base`` that did
+    not commit."""
+    discard_data_files(store, operation.new_fragments)
+    _discard_deletions(store, base, operation.updated_fragments)
+
+
+def _discard_deletions(store: DatasetStore, base: Manifest, fragments: Iterable[Fragment]) -> None:
+    for fragment in fragments:
+        before = base.fragment(fragment.id)
+        file = fragment.deletion_file
+        if file is not None and (before is None or before.deletion_file != file):
+            io.delete(store.deletion_path(fragment.id, file))
+
+
+class _Assignments:
+    """The ``updates`` mapping compiled: new values per column, cast to its type."""
+
+    def __init__(self, updates: Mapping[str, str], schema: pa.Schema, where: str) -> None:
+        if not updates:
+            raise ValueError(f"{where}: no updates given")
+        unknown = [name for name in updates if name not in schema.names]
+        if unknown:
+            raise SchemaError(
+                f"{where}: no column named {unknown[0]!r}; columns are {schema.names}"
+            )
+        self.where = where
+        self.schema = schema
+        self.expressions = {name: parse_value(sql, schema)[0] for name, sql in updates.items()}
+
+    def apply(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        try:
+            values = pds.dataset(pa.Table.from_batches([batch])).to_table(columns=self.expressions)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+            raise FilterError(f"{self.where}: cannot compute the new values: {exc}") from exc
+        columns = list(batch.columns)
+        for name in self.expressions:
+            index = self.schema.get_field_index(name)
+            columns[index] = self._cast(name, values.column(name), self.schema.field(index).type)
+        return pa.RecordBatch.from_arrays(columns, schema=self.schema)
+
+    def _cast(self, name: str, values: pa.ChunkedArray, target: pa.DataType) -> pa.Array:
+        try:
+            cast = pc.cast(values, options=cast_options(target))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+            raise SchemaError(
+                f"{self.where}: the new values of column {name!r} ({values.type}) "
+                f"do not fit its type {target}: {exc}"
+            ) from exc
+        return cast.combine_chunks() if cast.num_chunks != 1 else cast.chunk(0)
+
+
+def plan_update(
+    store: DatasetStore,
+    manifest: Manifest,
+    updates: Mapping[str, str],
+    where: str | pc.Expression | None,
+    data_storage_version: str | None = None,
+) -> RowRewrite:
+    """Write the updated rows as new fragments and delete their old copies; nothing is
+    committed.  A failure removes what was written."""
+    label = f"{store.root}: update"
+    check_writable(manifest, data_storage_version)
+    schema = manifest.schema.to_arrow()
+    assignments = _Assignments(updates, schema, label)
+    scan = LanceScanner(store, manifest, columns=[*schema.names, ROW_ADDRESS], filter=where)
+    addresses: list[np.ndarray] = []
+
+    def rewritten() -> Iterator[pa.RecordBatch]:
+        for batch in scan.to_batches():
+            addresses.append(batch.column(ROW_ADDRESS).to_numpy())
+            yield assignments.apply(batch.drop_columns([ROW_ADDRESS]))
+
+    reader = pa.RecordBatchReader.from_batches(schema, rewritten())
+    new_fragments = write_fragment_files(store, conform(reader, schema, label), manifest.schema)
+    try:
+        found = np.concatenate(addresses) if addresses else np.empty(0, np.uint64)
+        updated, removed = delete_addresses(store, manifest, found)
+    except BaseException:
+        discard_data_files(store, new_fragments)
+        raise
+    # As pylance records them: the ids of the updated columns and of their nested fields.
+    columns = manifest.schema.resolve(list(updates), label)
+    ids = sorted(i for f in columns for i in manifest.schema.subtree_ids(f.id))
+    operation = Update(removed, updated, tuple(new_fragments), (), tuple(ids))
+    return RowRewrite(operation, {"num_rows_updated": len(found)})
