@@ -193,3 +193,13 @@ def test_creators_with_different_manifest_naming_cannot_both_win(
     manifests = [n for n in os.listdir(os.path.join(path, "_versions")) if n.endswith("manifest")]
     assert manifests == ["1.manifest"]
     assert lance.dataset(path).to_table().equals(pa.table({"a": [2]}))
+
+
+def test_a_failed_delete_leaves_no_deletion_files(uri: str) -> None:
+    stale = ll.dataset(uri)
+    deletions = Path(uri) / "_deletions"
+    ll.dataset(uri).restore()  # a restore makes every older reader's delete incompatible
+    with pytest.raises(IncompatibleTransactionError, match="restore"):
+        stale.delete("k % 2 = 0")
+    assert not deletions.exists() or not any(deletions.iterdir())
+    assert np.array_equal(_keys(uri), np.arange(2000))

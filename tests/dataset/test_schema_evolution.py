@@ -422,7 +422,7 @@ def test_a_merge_that_fails_part_way_leaves_no_files(uri: str) -> None:
         (lambda ds: ds.alter_columns({"path": "k", "nam": "x"}), SchemaError, "nam"),
         (lambda ds: ds.alter_columns({"path": "k"}), SchemaError, "changes nothing"),
         (lambda ds: ds.alter_columns({"path": "k", "data_type": "int8"}), TypeError, "DataType"),
-        (lambda ds: ds.alter_columns({"path": "pt.x", "name": "z"}), SchemaError, "pt.x"),
+        (lambda ds: ds.alter_columns({"path": "pt.x", "name": "y"}), SchemaError, "y"),
         (lambda ds: ds.alter_columns({"path": "v", "nullable": False}), SchemaError, "nulls"),
         (lambda ds: ds.drop_columns(["k", "nope"]), SchemaError, "'nope'"),
         (lambda ds: ds.drop_columns(["k", "v", "s", "tags", "pt"]), SchemaError, "every"),
@@ -493,3 +493,23 @@ def test_nested_nullability(uri: str) -> None:
     got = _both(uri)
     assert not got.schema.field("tags").type.value_field.nullable
     assert got.equals(_live(keyed_table(0, 3000)).cast(got.schema))
+
+
+def _renamed_pt(table: pa.Table, x: str, y: str) -> pa.Table:
+    pt = table["pt"].combine_chunks()
+    fields = [pa.field(x, pa.float64()), pa.field(y, pa.int64())]
+    renamed = pa.StructArray.from_arrays(pt.flatten(), fields=fields, mask=pt.is_null())
+    return table.set_column(table.schema.get_field_index("pt"), "pt", renamed)
+
+
+def test_nested_rename_reads_the_old_values_in_both_libraries(uri: str) -> None:
+    copy = uri + "-pylance"
+    shutil.copytree(uri, copy)
+    ll.dataset(uri).alter_columns({"path": "pt.x", "name": "xx"})
+    lance.dataset(copy).alter_columns({"path": "pt.y", "name": "yy"})
+    ll.dataset(uri).drop_columns(["pt.y"])  # a dropped sibling must not shift the values
+    live = _live(keyed_table(0, 3000))
+    pt = live["pt"].combine_chunks()
+    only_x = pa.StructArray.from_arrays([pt.field("x")], names=["xx"], mask=pt.is_null())
+    assert _both(uri).equals(live.set_column(4, "pt", only_x))
+    assert _both(copy).equals(_renamed_pt(live, "x", "yy"))

@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from lancelet.dataset import schema_ops
 from lancelet.dataset.cleanup import CleanupStats, cleanup_old_versions
-from lancelet.dataset.delete import plan_delete
+from lancelet.dataset.delete import discard_deletions, plan_delete
 from lancelet.dataset.fragment import LanceFragment
 from lancelet.dataset.merge_columns import plan_merge
 from lancelet.dataset.merge_insert import MergeInsertBuilder, Planner
@@ -156,8 +156,10 @@ class LanceDataset(Scannable):
             try:
                 self._commit(operation)
                 return {"num_deleted_rows": count}
-            except RetryableCommitConflictError:
-                if attempt == conflict_retries or time.monotonic() > deadline:
+            except BaseException as exc:
+                discard_deletions(self._store, self._manifest, operation.updated_fragments)
+                retry = isinstance(exc, RetryableCommitConflictError)
+                if not retry or attempt == conflict_retries or time.monotonic() > deadline:
                     raise
                 self._manifest = self._store.read_manifest(self._store.latest_version())
         raise AssertionError("unreachable")

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 import pyarrow.compute as pc
 
+from lancelet import io
 from lancelet.dataset.scanner import ROW_ADDRESS, LanceScanner
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
@@ -37,15 +40,29 @@ def plan_delete(
     updated: list[Fragment] = []
     removed: list[int] = []
     count = 0
-    for fragment in manifest.fragments:
-        hits = matching_offsets(store, manifest, fragment, predicate)
-        if not len(hits):
-            continue
-        count += len(hits)
-        remaining = store.delete_rows(fragment, hits, manifest.version)
-        if remaining is None:
-            removed.append(fragment.id)
-        else:
-            updated.append(remaining)
+    try:
+        for fragment in manifest.fragments:
+            hits = matching_offsets(store, manifest, fragment, predicate)
+            if not len(hits):
+                continue
+            count += len(hits)
+            remaining = store.delete_rows(fragment, hits, manifest.version)
+            if remaining is None:
+                removed.append(fragment.id)
+            else:
+                updated.append(remaining)
+    except BaseException:
+        discard_deletions(store, manifest, updated)
+        raise
     text = predicate if isinstance(predicate, str) else str(predicate)
     return Delete(tuple(updated), tuple(removed), text), count
+
+
+def discard_deletions(store: DatasetStore, base: Manifest, fragments: Iterable[Fragment]) -> None:
+    """Remove the deletion files that ``fragments`` gained since ``base`` (an uncommitted
+    delete or rewrite), leaving those ``base`` already referenced."""
+    for fragment in fragments:
+        before = base.fragment(fragment.id)
+        file = fragment.deletion_file
+        if file is not None and (before is None or before.deletion_file != file):
+            io.delete(store.deletion_path(fragment.id, file))

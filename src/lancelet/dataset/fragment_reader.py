@@ -8,7 +8,7 @@ reads, and a column no file of the fragment holds reads as nulls.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property
 
 import numpy as np
@@ -20,7 +20,8 @@ from lancelet.table.fragment import DataFile, Fragment
 from lancelet.table.schema import LanceSchema, column_field_ids
 from lancelet.transaction.store import DatasetStore
 
-_Location = tuple[int, str]  # (data file index, column name inside that file)
+# (data file index, column name inside that file, its type under the dataset's names)
+_Location = tuple[int, str, pa.DataType]
 _Fetch = Callable[[int, list[str]], pa.Table]
 
 
@@ -49,9 +50,10 @@ class FragmentReader:
             self._files[index] = reader
         return self._files[index]
 
-    def _top_level_ids(self, index: int, data_file: DataFile) -> dict[int, str]:
-        """Dataset field id -> column name, for the top-level columns of one data file."""
-        local = LanceSchema.from_arrow(self._file(index).schema)
+    def _file_columns(self, index: int, data_file: DataFile) -> dict[int, _Location]:
+        """Dataset field id -> where that top-level column is in one data file."""
+        arrow = self._file(index).schema
+        local = LanceSchema.from_arrow(arrow)
         local_ids = column_field_ids(local)
         if len(local_ids) != len(data_file.fields):
             raise CorruptDatasetError(
@@ -59,14 +61,23 @@ class FragmentReader:
                 f"the file has {len(local_ids)}"
             )
         to_dataset = dict(zip(local_ids, data_file.fields, strict=True))
-        return {to_dataset[f.id]: f.name for f in local.top_level()}
+        names = {f.id: f.name for f in self.schema.fields}
+        found: dict[int, _Location] = {}
+        for top in local.top_level():
+            # Nested fields may have been renamed since the file was written: its
+            # types are given the dataset's names, matched by field id.
+            renamed = [
+                names.get(to_dataset.get(i, -1), f"\0{i}") for i in local.subtree_ids(top.id)
+            ]
+            stored = arrow.field(top.name).type
+            found[to_dataset[top.id]] = (index, top.name, _renamed(stored, iter(renamed[1:])))
+        return found
 
     @cached_property
     def _locations(self) -> dict[int, _Location]:
         found: dict[int, _Location] = {}
         for index, data_file in enumerate(self.fragment.files):
-            for field_id, name in self._top_level_ids(index, data_file).items():
-                found[field_id] = (index, name)
+            found.update(self._file_columns(index, data_file))
         return found
 
     def validate(self) -> None:
@@ -117,5 +128,33 @@ class FragmentReader:
             if location is None:
                 arrays.append(pa.chunked_array([pa.nulls(num_rows, field.type)]))
             else:
-                arrays.append(tables[location[0]].column(location[1]))
+                stored = tables[location[0]].column(location[1])
+                arrays.append(_as_type(stored, location[2], field.type))
         return pa.Table.from_arrays(arrays, schema=pa.schema([f for f, _ in columns]))
+
+
+def _renamed(dtype: pa.DataType, names: Iterator[str]) -> pa.DataType:
+    """``dtype`` with its nested fields renamed, in pre-order, from ``names``."""
+
+    def field(f: pa.Field) -> pa.Field:
+        return pa.field(next(names), _renamed(f.type, names), f.nullable, f.metadata)
+
+    if pa.types.is_struct(dtype):
+        return pa.struct([field(dtype.field(i)) for i in range(dtype.num_fields)])
+    if pa.types.is_large_list(dtype):
+        return pa.large_list(field(dtype.value_field))
+    if pa.types.is_fixed_size_list(dtype):
+        return pa.list_(field(dtype.value_field), dtype.list_size)
+    if pa.types.is_list(dtype):
+        return pa.list_(field(dtype.value_field))
+    return dtype
+
+
+def _as_type(column: pa.ChunkedArray, renamed: pa.DataType, wanted: pa.DataType) -> pa.ChunkedArray:
+    """A stored column under the dataset's current type: nested fields renamed (a
+    zero-copy view) and nested fields dropped since (a cast, which matches by name)."""
+    if column.type == wanted:
+        return column
+    if renamed != column.type:
+        column = pa.chunked_array([c.view(renamed) for c in column.chunks], type=renamed)
+    return column if column.type == wanted else column.cast(wanted)

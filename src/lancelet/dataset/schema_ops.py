@@ -161,12 +161,10 @@ def _check_alteration(schema: LanceSchema, alteration: Mapping[str, Any], where:
             f"give at least one of {list(_ALTERATION_KEYS)}"
         )
     target = resolve_field(schema, str(alteration["path"]), where)
-    reshapes = alteration.get("name") is not None or "data_type" in alteration
-    if target.parent_id != -1 and reshapes:
-        # lancelet's reader finds a struct's fields by name, so it would lose the values
-        # of a renamed nested field; a nested cast would split a struct over two files.
+    if target.parent_id != -1 and "data_type" in alteration:
+        # A nested cast would split a struct over two files (pylance 14 fails at it too).
         raise SchemaError(
-            f"{where}: lancelet can rename or cast only top-level columns, "
+            f"{where}: lancelet can cast only top-level columns, "
             f"not the nested field {alteration['path']!r}"
         )
     return target

@@ -8,7 +8,7 @@ with merge_insert.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pds
 
-from lancelet import io
+from lancelet.dataset.delete import discard_deletions
 from lancelet.dataset.filter import parse_value
 from lancelet.dataset.scanner import ROW_ADDRESS, LanceScanner
 from lancelet.dataset.write import (
@@ -83,7 +83,7 @@ def delete_addresses(
             else:
                 updated.append(remaining)
     except BaseException:
-        _discard_deletions(store, manifest, updated)
+        discard_deletions(store, manifest, updated)
         raise
     return tuple(updated), tuple(removed)
 
@@ -92,15 +92,7 @@ def discard_rewrite(store: DatasetStore, base: Manifest, operation: Update) -> N
     """Remove the data and deletion files of an Update planned on ``base`` that did
     not commit."""
     discard_data_files(store, operation.new_fragments)
-    _discard_deletions(store, base, operation.updated_fragments)
-
-
-def _discard_deletions(store: DatasetStore, base: Manifest, fragments: Iterable[Fragment]) -> None:
-    for fragment in fragments:
-        before = base.fragment(fragment.id)
-        file = fragment.deletion_file
-        if file is not None and (before is None or before.deletion_file != file):
-            io.delete(store.deletion_path(fragment.id, file))
+    discard_deletions(store, base, operation.updated_fragments)
 
 
 class _Assignments:
