@@ -22,6 +22,7 @@ import statistics
 import sys
 import tempfile
 import time
+from decimal import Decimal
 from collections.abc import Callable
 from typing import Any
 
@@ -51,8 +52,8 @@ def upsert_source(table: pa.Table, run: int) -> pa.Table:
     existing = existing.set_column(
         existing.schema.get_field_index("l_quantity"),
         "l_quantity",
-        pc.add(existing["l_quantity"], pa.scalar(1.0, existing["l_quantity"].type)),
-    )
+        pc.add(existing["l_quantity"], pa.scalar(Decimal(1), existing["l_quantity"].type)),
+    ).cast(table.schema)
     fresh = table.slice(0, half)
     offset = pc.max(table["l_orderkey"]).as_py() + 1 + run * half
     fresh = fresh.set_column(

@@ -231,7 +231,9 @@ def _join(source: pa.Table, target: pa.Table, keys: tuple[str, ...], where: str)
         _SOURCE_ROW, pa.array(np.arange(source.num_rows, dtype=np.int64))
     )
     try:
-        pairs = left.join(target, list(keys), join_type="inner")
+        # The hash table is built on the right-hand input: make that the smaller one.
+        small, large = (left, target) if left.num_rows <= target.num_rows else (target, left)
+        pairs = large.join(small, list(keys), join_type="inner")
     except _ARROW_ERRORS as exc:
         raise SchemaError(f"{where}: cannot join on key columns {list(keys)}: {exc}") from exc
     pairs = pairs.select([_SOURCE_ROW, ROW_ADDRESS])

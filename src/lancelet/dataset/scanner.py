@@ -26,6 +26,11 @@ DEFAULT_BATCH_SIZE = 8192
 # read, so page chunks pass through without being cut and copied.
 _WHOLE_FRAGMENT = 1 << 20
 _SPECIAL = (ROW_ID, ROW_ADDRESS)
+_OFFSET = "_lancelet_offset"
+_READ_STEP = 64 * 1024
+# Above this share of a range passing the filter, its other columns are read whole
+# and then taken from, rather than read row by row.
+_DENSE = 0.25
 
 
 def row_addresses(fragment_id: int, start: int, stop: int) -> np.ndarray:
@@ -93,27 +98,58 @@ class LanceScanner:
 
     def _fragment_tables(self, fragment: Fragment, step: int) -> Iterator[pa.Table]:
         reader = FragmentReader(self._store, self._manifest.schema, fragment)
-        deleted = reader.deleted
         columns = self._read_columns()
-        needs_address = (
+        probe = [c for c in columns if c in self._filter_columns]
+        late = [c for c in columns if c not in probe]
+        for start in range(0, fragment.physical_rows, step):
+            stop = min(start + step, fragment.physical_rows)
+            if self._filter is None or not late:
+                table = self._live(reader, reader.read(columns, start, stop), start, stop)
+                yield table if self._filter is None else table.filter(self._filter)
+            else:
+                table = self._late_materialized(reader, probe, late, start, stop)
+                if table.num_rows:
+                    yield table
+
+    def _needs_address(self) -> bool:
+        return (
             self._with_row_id
             or self._with_row_address
             or bool(set(_SPECIAL) & set(self._filter_columns))
         )
-        for start in range(0, fragment.physical_rows, step):
-            stop = min(start + step, fragment.physical_rows)
-            table = reader.read(columns, start, stop)
-            if needs_address:
-                address = pa.array(row_addresses(fragment.id, start, stop))
-                table = table.append_column(ROW_ID, address).append_column(ROW_ADDRESS, address)
-            dead = deleted[(deleted >= start) & (deleted < stop)]
-            if len(dead):
-                keep = np.ones(stop - start, dtype=bool)
-                keep[dead.astype(np.int64) - start] = False
-                table = table.filter(pa.array(keep))
-            if self._filter is not None:
-                table = table.filter(self._filter)
-            yield table
+
+    def _live(self, reader: FragmentReader, table: pa.Table, start: int, stop: int) -> pa.Table:
+        """Rows ``[start, stop)`` with their addresses (when needed), deleted ones dropped."""
+        if self._needs_address():
+            address = pa.array(row_addresses(reader.fragment.id, start, stop))
+            table = table.append_column(ROW_ID, address).append_column(ROW_ADDRESS, address)
+        deleted = reader.deleted
+        dead = deleted[(deleted >= start) & (deleted < stop)]
+        if len(dead):
+            keep = np.ones(stop - start, dtype=bool)
+            keep[dead.astype(np.int64) - start] = False
+            table = table.filter(pa.array(keep))
+        return table
+
+    def _late_materialized(
+        self, reader: FragmentReader, probe: list[str], late: list[str], start: int, stop: int
+    ) -> pa.Table:
+        """Filter on the columns the filter needs, then read the others only for the rows
+        that passed: a selective filter then decodes little of the wide columns."""
+        table = reader.read(probe, start, stop)
+        offsets = pa.array(np.arange(start, stop, dtype=np.uint32))
+        table = self._live(reader, table.append_column(_OFFSET, offsets), start, stop)
+        table = table.filter(self._filter)
+        hits = table[_OFFSET].to_numpy()
+        if not len(hits):
+            return table
+        if len(hits) > (stop - start) * _DENSE:
+            rest = reader.read(late, start, stop).take(pa.array(hits - start))
+        else:
+            rest = reader.take(late, hits)
+        for name in late:
+            table = table.append_column(name, rest[name])
+        return table.drop_columns([_OFFSET])
 
     def _tables(self, step: int) -> Iterator[pa.Table]:
         schema = self.projected_schema
@@ -143,7 +179,9 @@ class LanceScanner:
                     return
 
     def to_batches(self) -> Iterator[pa.RecordBatch]:
-        for table in self._tables(self._batch_size):
+        # Read in steps of several batches: fewer, larger reads cut page decoding and
+        # per-call overhead; the output is still cut to the batch size.
+        for table in self._tables(max(self._batch_size, _READ_STEP)):
             yield from table.to_batches(max_chunksize=self._batch_size)
 
     def to_reader(self) -> pa.RecordBatchReader:

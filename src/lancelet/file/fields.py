@@ -18,6 +18,8 @@ from lancelet.file.encodings.v2_0.dispatch import decode_array, take_array
 from lancelet.file.layout import FieldNode, Kind
 
 T = TypeVar("T")
+# A take wanting more than 1/16 of a page's rows decodes the page whole (and keeps it).
+_DECODE_WHOLE = 16
 
 
 class ColumnPages:
@@ -79,6 +81,9 @@ class ColumnPages:
         first = int(np.searchsorted(self.starts, start, side="right")) - 1
         last = int(np.searchsorted(self.starts, end, side="left"))
         return range(max(first, 0), min(last, len(self.info.pages)))
+
+    def is_cached(self, page_no: int) -> bool:
+        return self._cached is not None and self._cached[0] == page_no
 
     def cached(self, page_no: int, build: Callable[[int], T]) -> T:
         """``build(page_no)``, remembered until another page of this column is built."""
@@ -143,13 +148,22 @@ class LeafReader(FieldReader):
         for page_no in np.unique(sorted_pages):
             lo, hi = np.searchsorted(sorted_pages, [page_no, page_no + 1])
             local = rows[order[lo:hi]] - self.pages.starts[page_no]
-            page = self.pages.page(int(page_no))
-            ctx = self.pages.context(int(page_no))
-            parts.append(take_array(ctx, page.encoding, page.num_rows, self.dtype, local))
+            parts.append(self._take_from_page(int(page_no), local))
         result = _concat(parts, self.dtype)
         if np.any(order[1:] < order[:-1]):
             result = result.take(pa.array(np.argsort(order)))  # back to the caller's order
         return result
+
+    def _take_from_page(self, page_no: int, local: np.ndarray) -> pa.Array:
+        page = self.pages.page(page_no)
+        if self.pages.is_cached(page_no) or len(local) * _DECODE_WHOLE > page.num_rows:
+            # Enough rows of this page are wanted that decoding it whole is cheaper, or
+            # it is decoded already.
+            arr = self.pages.cached(page_no, self._decode_page)
+            assert isinstance(arr, pa.Array)
+            return arr.take(pa.array(local))
+        ctx = self.pages.context(page_no)
+        return take_array(ctx, page.encoding, page.num_rows, self.dtype, local)
 
 
 class StructReader(FieldReader):
