@@ -22,8 +22,8 @@ import statistics
 import sys
 import tempfile
 import time
-from decimal import Decimal
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa

@@ -6,6 +6,8 @@ incompatible) and, where the second commit lands, the rows pylance reads.
 
 from __future__ import annotations
 
+import os
+from datetime import timedelta
 from pathlib import Path
 
 import lance
@@ -159,7 +161,6 @@ def test_pylance_config_update_conflicts_on_the_same_key(uri: str) -> None:
 
 
 def test_stale_delete_after_cleanup_reruns_on_the_latest_version(uri: str) -> None:
-    from datetime import timedelta
 
     stale = ll.dataset(uri)
     for _ in range(2):
@@ -203,3 +204,26 @@ def test_a_failed_delete_leaves_no_deletion_files(uri: str) -> None:
         stale.delete("k % 2 = 0")
     assert not deletions.exists() or not any(deletions.iterdir())
     assert np.array_equal(_keys(uri), np.arange(2000))
+
+
+def _referenced_deletion_files(uri: str) -> set[str]:
+    """Deletion file names any version uses, as pylance sees them."""
+    names = set()
+    for info in lance.dataset(uri).versions():
+        for fragment in lance.dataset(uri, version=info["version"]).get_fragments():
+            file = fragment.metadata.deletion_file
+            if file is not None:
+                names.add(os.path.basename(file.path(fragment.fragment_id)))
+    return names
+
+
+def test_a_rebased_delete_leaves_no_unreferenced_files(uri: str) -> None:
+    first, second = ll.dataset(uri), ll.dataset(uri)
+    first.delete("k < 10")
+    second.delete("k >= 990 AND k < 1000")  # same fragment: rebased, its deletion file merged
+    assert len(_keys(uri)) == 1980
+    on_disk = set(os.listdir(Path(uri) / "_deletions"))
+    assert on_disk == _referenced_deletion_files(uri)
+    # One transaction file per version: none left over from before the rebase.
+    versions = len(lance.dataset(uri).versions())
+    assert len(os.listdir(Path(uri) / "_transactions")) == versions

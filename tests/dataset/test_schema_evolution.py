@@ -513,3 +513,14 @@ def test_nested_rename_reads_the_old_values_in_both_libraries(uri: str) -> None:
     only_x = pa.StructArray.from_arrays([pt.field("x")], names=["xx"], mask=pt.is_null())
     assert _both(uri).equals(live.set_column(4, "pt", only_x))
     assert _both(copy).equals(_renamed_pt(live, "x", "yy"))
+
+
+def test_fixed_size_lists_read_after_a_rename(tmp_path: Path) -> None:
+    uri = str(tmp_path / "vectors")
+    k = np.arange(20, dtype=np.int64)
+    vectors = pa.FixedSizeListArray.from_arrays(pa.array(np.repeat(k, 4).astype(np.float32)), 4)
+    table = pa.table({"k": k, "vec": vectors})
+    lance.write_dataset(table, uri, data_storage_version="2.0")
+    assert ll.dataset(uri).to_table().equals(table)
+    ll.dataset(uri).alter_columns({"path": "vec", "name": "embedding"})
+    assert _both(uri).equals(table.rename_columns(["k", "embedding"]))

@@ -134,7 +134,9 @@ class FragmentReader:
 
 
 def _renamed(dtype: pa.DataType, names: Iterator[str]) -> pa.DataType:
-    """``dtype`` with its nested fields renamed, in pre-order, from ``names``."""
+    """``dtype`` with its nested fields renamed, in pre-order, from ``names``.
+
+    A fixed-size list is one Lance field without children, so it keeps its type."""
 
     def field(f: pa.Field) -> pa.Field:
         return pa.field(next(names), _renamed(f.type, names), f.nullable, f.metadata)
@@ -143,8 +145,6 @@ def _renamed(dtype: pa.DataType, names: Iterator[str]) -> pa.DataType:
         return pa.struct([field(dtype.field(i)) for i in range(dtype.num_fields)])
     if pa.types.is_large_list(dtype):
         return pa.large_list(field(dtype.value_field))
-    if pa.types.is_fixed_size_list(dtype):
-        return pa.list_(field(dtype.value_field), dtype.list_size)
     if pa.types.is_list(dtype):
         return pa.list_(field(dtype.value_field))
     return dtype

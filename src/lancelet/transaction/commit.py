@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from lancelet import io
 from lancelet.errors import (
     CommitRetriesExhaustedError,
     DatasetAlreadyExistsError,
@@ -27,7 +28,7 @@ from lancelet.table.manifest import Manifest
 from lancelet.table.naming import ManifestNaming
 from lancelet.transaction.apply import build_manifest
 from lancelet.transaction.conflicts import rebase
-from lancelet.transaction.operations import Overwrite, Transaction
+from lancelet.transaction.operations import Delete, Overwrite, Transaction, Update
 from lancelet.transaction.store import DatasetStore
 
 
@@ -61,6 +62,18 @@ def _rebase_onto(
     return txn
 
 
+@dataclass
+class _Attempts:
+    """What the commit loop has written so far, so that what no version will reference
+    can be removed: transaction files of superseded rebases, and deletion files."""
+
+    txn: Transaction
+    txn_files: list[str] = field(default_factory=list)
+    # Deletion files of every version of the transaction, the original's included.
+    deletion_files: set[str] = field(default_factory=set)
+    publishing: bool = False
+
+
 def commit_transaction(
     store: DatasetStore,
     txn: Transaction,
@@ -74,7 +87,68 @@ def commit_transaction(
 
     ``create_only`` refuses when any version exists (``mode="create"``).
     """
-    policy = policy or CommitPolicy()
+    attempts = _Attempts(txn, deletion_files=_deletion_files(store, txn))
+    try:
+        manifest = _commit_loop(
+            store, attempts, create_only, data_format, policy or CommitPolicy(), new_dataset_naming
+        )
+    except BaseException:
+        if not attempts.publishing:
+            # Files a rebase wrote; the caller removes those of its own transaction.
+            _discard(store, attempts.deletion_files - _deletion_files(store, txn))
+            _discard(store, {store.transaction_path(n) for n in attempts.txn_files})
+        raise
+    # Rebases replaced deletion files of the transaction by merged ones.  Files that
+    # versions before it still use are kept, however the transaction came to list them.
+    replaced = attempts.deletion_files - _referenced_deletions(store, manifest)
+    if replaced:
+        _discard(store, replaced - _referenced_deletions(store, _read_manifest(store, txn)))
+    _discard(store, {store.transaction_path(n) for n in attempts.txn_files[:-1]})
+    return manifest
+
+
+def _deletion_files(store: DatasetStore, txn: Transaction) -> set[str]:
+    op = txn.operation
+    if not isinstance(op, (Delete, Update)):
+        return set()
+    return {
+        store.deletion_path(f.id, f.deletion_file)
+        for f in op.updated_fragments
+        if f.deletion_file is not None
+    }
+
+
+def _read_manifest(store: DatasetStore, txn: Transaction) -> Manifest | None:
+    try:
+        return store.read_manifest(txn.read_version) if txn.read_version else None
+    except VersionNotFoundError:
+        return None
+
+
+def _referenced_deletions(store: DatasetStore, manifest: Manifest | None) -> set[str]:
+    if manifest is None:
+        return set()
+    return {
+        store.deletion_path(f.id, f.deletion_file)
+        for f in manifest.fragments
+        if f.deletion_file is not None
+    }
+
+
+def _discard(store: DatasetStore, paths: set[str]) -> None:
+    for path in paths:
+        io.delete(path)
+
+
+def _commit_loop(
+    store: DatasetStore,
+    attempts: _Attempts,
+    create_only: bool,
+    data_format: tuple[str, str],
+    policy: CommitPolicy,
+    new_dataset_naming: ManifestNaming,
+) -> Manifest:
+    txn = attempts.txn
     written: tuple[Transaction, str] | None = None
     # Winners already checked in an earlier attempt need no second look; the
     # transaction keeps its original read version, as its file name records.
@@ -88,11 +162,13 @@ def commit_transaction(
             raise DatasetNotFoundError(f"{store.root}: no Lance dataset here")
         if latest is not None:
             features.check_writable(latest.writer_feature_flags, store.root)
-            txn = _rebase_onto(store, txn, checked, latest)
+            txn = attempts.txn = _rebase_onto(store, txn, checked, latest)
+            attempts.deletion_files |= _deletion_files(store, txn)
             checked = latest.version
         if written is None or written[0] is not txn:
             # A rebase changes the operation, so the file must describe the new one.
             written = (txn, store.write_transaction(txn))
+            attempts.txn_files.append(written[1])
         manifest = build_manifest(
             latest,
             txn,
@@ -100,8 +176,10 @@ def commit_transaction(
             load=store.read_manifest,
             data_format=data_format,
         )
+        attempts.publishing = True
         if store.publish_manifest(manifest, scheme):
             return manifest
+        attempts.publishing = False
         policy.sleep(attempt)
     raise CommitRetriesExhaustedError(
         f"{store.root}: gave up after {policy.max_retries + 1} attempts; "

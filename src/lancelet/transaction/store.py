@@ -131,13 +131,16 @@ class DatasetStore:
 
     # -- transactions -----------------------------------------------------------------
 
+    def transaction_path(self, name: str) -> str:
+        return self.path(naming.TRANSACTIONS_DIR, name)
+
     def write_transaction(self, txn: Transaction) -> str:
         name = naming.transaction_file_name(txn.read_version)
-        io.put(self.path(naming.TRANSACTIONS_DIR, name), encode_transaction(txn))
+        io.put(self.transaction_path(name), encode_transaction(txn))
         return name
 
     def read_transaction(self, name: str) -> Transaction:
-        path = self.path(naming.TRANSACTIONS_DIR, name)
+        path = self.transaction_path(name)
         try:
             data = io.read_bytes(path)
         except OSError as exc:

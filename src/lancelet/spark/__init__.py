@@ -1,0 +1,20 @@
+"""PySpark integration: the ``lance`` data source (batch read and write, streaming sink).
+
+``lancelet.spark.session()`` starts (or reuses) a SparkSession with the source
+registered; ``lancelet.spark.register(spark)`` registers it in an existing one.  Then::
+
+    spark.read.format("lance").load(path)
+    df.write.format("lance").mode("append").save(path)
+    df.writeStream.format("lance").option("checkpointLocation", ckpt).start(path)
+
+and ``LanceTable.forPath(spark, path)`` runs deletes, updates, merges, compaction,
+history, restore and vacuum as Spark jobs that commit once.
+
+Needs the ``spark`` extra (``pip install lancelet[spark]``).
+"""
+
+from lancelet.spark.session import register, save, session
+from lancelet.spark.source import FORMAT, LanceDataSource
+from lancelet.spark.table import LanceTable
+
+__all__ = ["FORMAT", "LanceDataSource", "LanceTable", "register", "save", "session"]

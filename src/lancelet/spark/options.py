@@ -1,0 +1,168 @@
+"""The ``lance`` data source's options, parsed and checked once.
+
+Spark hands a data source its options as a case-insensitive map of strings.  Unknown
+options are refused, so a misspelt one fails instead of being silently ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from lancelet.dataset.write import DEFAULT_MAX_ROWS_PER_FILE, storage_version
+
+# Options Spark itself adds: the path given to load()/save()/start() and a streaming
+# query's checkpoint.
+_FROM_SPARK = frozenset({"path", "checkpointlocation"})
+DEFAULT_ROWS_PER_PARTITION = 1 << 20
+DEFAULT_BATCH_SIZE = 1 << 16
+WRITE_MODES = ("create", "ignore")
+
+
+def _check_known(options: Mapping[str, str], known: frozenset[str], use: str) -> None:
+    unknown = sorted(k for k in (key.lower() for key in options) if k not in known | _FROM_SPARK)
+    if unknown:
+        raise ValueError(
+            f"lance data source: unknown {use} option(s) {unknown}; known: {sorted(known)}"
+        )
+
+
+def _path(options: Mapping[str, str]) -> str:
+    raw = options.get("path")
+    if not raw:
+        raise ValueError("lance data source: no path (pass one to load(), save() or start())")
+    for prefix in ("file://", "file:"):
+        if raw.startswith(prefix):
+            raw = raw[len(prefix) :]
+            break
+    return os.path.abspath(raw)
+
+
+def _bool(options: Mapping[str, str], key: str) -> bool:
+    raw = str(options.get(key, "false")).strip().lower()
+    if raw not in ("true", "false", "1", "0"):
+        raise ValueError(f"lance data source: option {key}={raw!r} is not true or false")
+    return raw in ("true", "1")
+
+
+def _positive_int(options: Mapping[str, str], key: str, default: int) -> int:
+    raw = options.get(key)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise ValueError(f"lance data source: option {key}={raw!r} must be a positive integer")
+    return value
+
+
+def _columns(raw: str | None) -> tuple[str, ...] | None:
+    """A JSON list of names, or names separated by commas."""
+    if raw is None:
+        return None
+    text = raw.strip()
+    if text.startswith("["):
+        names = json.loads(text)
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise ValueError(f"lance data source: option columns={raw!r} is not a list of names")
+        return tuple(names)
+    return tuple(n.strip() for n in text.split(",") if n.strip())
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    path: str
+    version: int | str | None = None
+    columns: tuple[str, ...] | None = None
+    with_row_id: bool = False
+    with_row_address: bool = False
+    rows_per_partition: int = DEFAULT_ROWS_PER_PARTITION
+    batch_size: int = DEFAULT_BATCH_SIZE
+    pushdown: bool = False
+
+
+_READ_KEYS = frozenset(
+    {
+        "pushdown",
+        "version",
+        "tag",
+        "columns",
+        "with_row_id",
+        "with_row_address",
+        "rows_per_partition",
+        "batch_size",
+    }
+)
+
+
+def _version(options: Mapping[str, str]) -> int | str | None:
+    version, tag = options.get("version"), options.get("tag")
+    if version is not None and tag is not None:
+        raise ValueError("lance data source: give option version or tag, not both")
+    if tag is not None:
+        return str(tag)
+    if version is None:
+        return None
+    # pylance's dataset(version=...) takes a number or a tag name; so does this option.
+    return int(version) if str(version).strip().isdigit() else str(version)
+
+
+def read_options(options: Mapping[str, str]) -> ReadOptions:
+    _check_known(options, _READ_KEYS, "read")
+    return ReadOptions(
+        path=_path(options),
+        version=_version(options),
+        columns=_columns(options.get("columns")),
+        with_row_id=_bool(options, "with_row_id"),
+        with_row_address=_bool(options, "with_row_address"),
+        rows_per_partition=_positive_int(options, "rows_per_partition", DEFAULT_ROWS_PER_PARTITION),
+        batch_size=_positive_int(options, "batch_size", DEFAULT_BATCH_SIZE),
+        pushdown=_bool(options, "pushdown"),
+    )
+
+
+@dataclass(frozen=True)
+class WriteOptions:
+    path: str
+    max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE
+    data_storage_version: str | None = None
+    # Spark lets Python sources be written only in append or overwrite mode; with
+    # append, "create" fails on an existing dataset and "ignore" leaves it untouched.
+    write_mode: str | None = None
+    # Streaming only: the identity a query's commits are recorded under.
+    stream_id: str | None = None
+    checkpoint_location: str | None = None
+
+
+_WRITE_KEYS = frozenset({"max_rows_per_file", "data_storage_version", "write_mode"})
+_STREAM_KEYS = frozenset({"max_rows_per_file", "data_storage_version", "stream_id"})
+
+
+def _write_mode(options: Mapping[str, str]) -> str | None:
+    raw = options.get("write_mode")
+    if raw is None:
+        return None
+    mode = {"error": "create", "errorifexists": "create"}.get(raw.lower(), raw.lower())
+    if mode not in WRITE_MODES:
+        raise ValueError(
+            f"lance data source: write_mode={raw!r}; expected create (errorifexists) or ignore"
+        )
+    return mode
+
+
+def write_options(options: Mapping[str, str], *, streaming: bool = False) -> WriteOptions:
+    _check_known(options, _STREAM_KEYS if streaming else _WRITE_KEYS, "write")
+    requested = options.get("data_storage_version")
+    storage_version(requested)  # refuse an unwritable version before any task starts
+    return WriteOptions(
+        path=_path(options),
+        max_rows_per_file=_positive_int(options, "max_rows_per_file", DEFAULT_MAX_ROWS_PER_FILE),
+        data_storage_version=requested,
+        write_mode=None if streaming else _write_mode(options),
+        stream_id=options.get("stream_id"),
+        checkpoint_location=options.get("checkpointlocation"),
+    )

@@ -1,0 +1,75 @@
+"""A Spark session ready for the ``lance`` data source, and writes in every save mode."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+
+from lancelet.spark.source import FORMAT, LanceDataSource
+
+PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
+# Light defaults: no web UI or progress bars, few shuffle partitions.  Callers override.
+_DEFAULTS: dict[str, str] = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    PUSHDOWN_CONF: "true",
+}
+
+
+def register(spark: SparkSession) -> None:
+    """Make ``format("lance")`` available in ``spark``.
+
+    Also turns on Python filter pushdown, which Spark requires of a source whose reader
+    accepts filters.
+    """
+    spark.dataSource.register(LanceDataSource)
+    spark.conf.set(PUSHDOWN_CONF, "true")
+
+
+def session(app_name: str = "lancelet", master: str = "local[*]", **conf: Any) -> SparkSession:
+    """A SparkSession (the running one if any) with the ``lance`` source registered.
+
+    Workers run this interpreter, so they import the same lancelet.  ``conf`` entries
+    (``**{"spark.executor.memory": "2g"}``) override the light defaults.
+    """
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    builder = SparkSession.builder.appName(app_name).master(master)
+    for key, value in {**_DEFAULTS, **conf}.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    register(spark)
+    return spark
+
+
+_MODES = {
+    "append": ("append", None),
+    "overwrite": ("overwrite", None),
+    "error": ("append", "create"),
+    "errorifexists": ("append", "create"),
+    "default": ("append", "create"),
+    "ignore": ("append", "ignore"),
+}
+
+
+def save(df: DataFrame, path: str, mode: str = "errorifexists", **options: Any) -> None:
+    """``df.write.format("lance").mode(mode).save(path)`` for every Spark save mode.
+
+    Spark accepts only append and overwrite for Python data sources; errorifexists and
+    ignore are carried out by the source itself (option ``write_mode``).
+    """
+    if mode.lower() not in _MODES:
+        raise ValueError(f"mode must be one of {sorted(_MODES)}, not {mode!r}")
+    spark_mode, write_mode = _MODES[mode.lower()]
+    register(df.sparkSession)
+    writer = df.write.format(FORMAT).mode(spark_mode)
+    if write_mode is not None:
+        writer = writer.option("write_mode", write_mode)
+    for key, value in options.items():
+        writer = writer.option(key, value)
+    writer.save(path)

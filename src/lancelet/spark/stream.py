@@ -1,0 +1,144 @@
+"""The streaming sink: one transaction per micro-batch, exactly once across restarts.
+
+Each micro-batch commits as one Append (an Overwrite in complete mode) whose
+transaction properties record the query and the batch id, in the same atomic commit as
+the rows.  A query restarted from its checkpoint may replay a batch whose commit
+landed before the checkpoint recorded it; the sink then finds the batch id among the
+recent transactions and commits nothing.
+
+A query is known by the id Spark keeps in its checkpoint (``<checkpoint>/metadata``),
+which survives restarts; option ``stream_id`` names it explicitly instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Sequence
+
+import pyarrow as pa
+from pyspark.sql import datasource as sds
+from pyspark.sql import types as st
+
+from lancelet.dataset.write import storage_version
+from lancelet.errors import CorruptDatasetError, VersionNotFoundError
+from lancelet.spark.options import WriteOptions
+from lancelet.spark.types import arrow_schema
+from lancelet.spark.writer import (
+    LanceCommitMessage,
+    commit_fragments,
+    discard,
+    fragments_of,
+    target_schema,
+    write_task,
+)
+from lancelet.table.schema import LanceSchema
+from lancelet.transaction import operations as ops
+from lancelet.transaction.store import DatasetStore
+
+QUERY_KEY = "lancelet.spark.stream.query_id"
+BATCH_KEY = "lancelet.spark.stream.batch_id"
+
+
+def stream_identity(options: WriteOptions) -> str:
+    """The id of the query writing: ``stream_id``, else the one in the checkpoint."""
+    if options.stream_id:
+        return options.stream_id
+    location = options.checkpoint_location
+    if not location:
+        raise ValueError(
+            f"{options.path}: the lance streaming sink needs option checkpointLocation "
+            "(or stream_id) to commit each micro-batch exactly once"
+        )
+    path = location.removeprefix("file://").removeprefix("file:")
+    try:
+        with open(os.path.join(path, "metadata"), encoding="utf-8") as file:
+            found = json.loads(file.readline())["id"]
+        return str(found)
+    except (OSError, ValueError, KeyError, TypeError):
+        # A checkpoint this process cannot read (remote storage): its location is stable.
+        return os.path.abspath(path) if "://" not in path else path
+
+
+def last_committed_batch(store: DatasetStore, query: str) -> int | None:
+    """The newest batch id ``query`` committed, from the transactions of the versions
+    still on disk, newest first; None if none of them is the query's."""
+    location = store.latest_location()
+    if location is None:
+        return None
+    for version in range(location.version, 0, -1):
+        try:
+            manifest = store.read_manifest(version)
+        except VersionNotFoundError:
+            return None  # older versions were cleaned up
+        if not manifest.transaction_file:
+            continue
+        try:
+            properties = store.read_transaction(manifest.transaction_file).properties
+        except CorruptDatasetError:
+            continue
+        if properties.get(QUERY_KEY) == query:
+            return int(properties.get(BATCH_KEY, "-1"))
+    return None
+
+
+class LanceStreamWriter(sds.DataSourceStreamArrowWriter):
+    def __init__(self, spark: st.StructType, options: WriteOptions, overwrite: bool) -> None:
+        self.uri = options.path
+        self.options = options
+        self.overwrite = overwrite
+        self.spark = spark
+        self.new_schema = arrow_schema(spark, self.uri)
+        found = DatasetStore(self.uri).latest_manifest()
+        latest = found[0] if found else None
+        if latest is None or overwrite:
+            storage_version(options.data_storage_version)
+        # Refuse a schema mismatch when the query starts, not at its first batch.
+        target_schema(spark, latest, not overwrite, self.uri)
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> LanceCommitMessage:
+        # Tasks read the latest version: earlier micro-batches may have created the
+        # dataset since the query started.
+        found = DatasetStore(self.uri).latest_manifest()
+        latest = found[0] if found else None
+        schema = target_schema(self.spark, latest, not self.overwrite, self.uri)
+        version = latest.version if latest else 0
+        return write_task(self.uri, schema, iterator, self.options.max_rows_per_file, version)
+
+    def commit(self, messages: Sequence[sds.WriterCommitMessage | None], batchId: int) -> None:
+        store = DatasetStore(self.uri)
+        query = stream_identity(self.options)
+        done = last_committed_batch(store, query)
+        if done is not None and done >= batchId:
+            discard(self.uri, messages)  # a replay of a batch already committed
+            return
+        fragments = tuple(fragments_of(messages))
+        if not fragments and not self.overwrite:
+            return
+        read_version = self._read_version(messages)
+        creates = read_version == 0
+        operation: ops.Operation = (
+            ops.Overwrite(fragments, LanceSchema.from_arrow(self.new_schema))
+            if creates or self.overwrite
+            else ops.Append(fragments)
+        )
+        properties = {QUERY_KEY: query, BATCH_KEY: str(batchId)}
+        commit_fragments(
+            self.uri,
+            operation,
+            read_version,
+            create_only=creates and not self.overwrite,
+            properties=properties,
+        )
+
+    def _read_version(self, messages: Sequence[sds.WriterCommitMessage | None]) -> int:
+        """The oldest version a task wrote against: the commit is checked against every
+        change since, so one that invalidates another task's files is a conflict."""
+        seen = [m.read_version for m in messages if isinstance(m, LanceCommitMessage)]
+        if seen:
+            return min(seen)
+        location = DatasetStore(self.uri).latest_location()
+        return location.version if location else 0
+
+    def abort(self, messages: Sequence[sds.WriterCommitMessage | None], batchId: int) -> None:
+        discard(self.uri, messages)

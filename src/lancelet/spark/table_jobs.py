@@ -1,0 +1,260 @@
+"""The executor side of :class:`~lancelet.spark.table.LanceTable`'s jobs, and how the
+driver gathers and commits what they wrote.
+
+A job is planned on the driver from one dataset version.  Each Spark task changes a
+share of that version's fragments (one fragment for a delete or an update, the
+fragments of one hash bucket for a merge) and reports what it wrote as fragment JSON:
+fragments whose deletion vector grew, fragments left empty, new fragments.
+
+A task never raises: a failure removes the task's own files and comes back as the
+error, so the driver, which sees every task's outcome, removes the files of the tasks
+that succeeded before raising it.  The driver then commits one transaction read at the
+planned version, so a concurrent commit is rebased onto or refused by the table
+core's conflict rules; a commit that fails removes every file the job wrote.  A task
+killed outright (an executor lost) leaves files that nothing references, as any
+crashed writer does; ``cleanup_old_versions`` removes them.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from lancelet.dataset.dataset import LanceDataset
+from lancelet.dataset.delete import discard_deletions, plan_delete
+from lancelet.dataset.update import plan_update
+from lancelet.dataset.write import discard_data_files
+from lancelet.errors import DatasetError
+from lancelet.optimize import CompactionTask, RewriteResult
+from lancelet.table.fragment import Fragment
+from lancelet.table.manifest import Manifest
+from lancelet.transaction import operations as ops
+from lancelet.transaction.commit import commit_transaction
+from lancelet.transaction.store import DatasetStore
+
+if TYPE_CHECKING:
+    from pyspark import SparkContext
+
+Json = dict[str, Any]
+T = TypeVar("T")
+
+
+def _as_json(fragments: Sequence[Fragment]) -> tuple[Json, ...]:
+    return tuple(f.to_json() for f in fragments)
+
+
+def _from_json(fragments: Sequence[Json]) -> tuple[Fragment, ...]:
+    return tuple(Fragment.from_json(f) for f in fragments)
+
+
+@dataclass(frozen=True)
+class RowChanges:
+    """What tasks wrote for one row-level change, fragments as JSON.
+
+    ``updated``: existing fragments with grown deletion vectors; ``removed``: ids of
+    fragments left without rows; ``new``: rewritten rows as new fragments (ids assigned
+    at commit); ``inserted``: new fragments of rows a merge inserted.
+    """
+
+    updated: tuple[Json, ...] = ()
+    removed: tuple[int, ...] = ()
+    new: tuple[Json, ...] = ()
+    inserted: tuple[Json, ...] = ()
+    counts: Mapping[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def written(
+        cls,
+        updated: Sequence[Fragment],
+        removed: Sequence[int],
+        new: Sequence[Fragment] = (),
+        inserted: Sequence[Fragment] = (),
+        counts: Mapping[str, int] | None = None,
+    ) -> RowChanges:
+        return cls(
+            _as_json(updated), tuple(removed), _as_json(new), _as_json(inserted), counts or {}
+        )
+
+    @classmethod
+    def total(cls, parts: Sequence[RowChanges]) -> RowChanges:
+        """The changes of every task of a job; each task owned different fragments."""
+        counts: dict[str, int] = {}
+        for part in parts:
+            for name, value in part.counts.items():
+                counts[name] = counts.get(name, 0) + value
+        out = cls(
+            tuple(f for p in parts for f in p.updated),
+            tuple(i for p in parts for i in p.removed),
+            tuple(f for p in parts for f in p.new),
+            tuple(f for p in parts for f in p.inserted),
+            counts,
+        )
+        ids = [f.id for f in out.updated_fragments()] + list(out.removed)
+        assert len(ids) == len(set(ids)), "two tasks changed one fragment"
+        return out
+
+    def updated_fragments(self) -> tuple[Fragment, ...]:
+        return _from_json(self.updated)
+
+    def new_fragments(self) -> tuple[Fragment, ...]:
+        return _from_json(self.new)
+
+    def inserted_fragments(self) -> tuple[Fragment, ...]:
+        return _from_json(self.inserted)
+
+    @property
+    def changes_rows(self) -> bool:
+        return bool(self.updated or self.removed or self.new or self.inserted)
+
+    def discard(self, store: DatasetStore, base: Manifest) -> None:
+        """Remove the files written for a change planned on ``base`` that did not commit."""
+        discard_data_files(store, self.new_fragments() + self.inserted_fragments())
+        discard_deletions(store, base, self.updated_fragments())
+
+
+# -- tasks ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TaskOutcome(Generic[T]):
+    """One task's result, or the error that stopped it (its own files already removed)."""
+
+    result: T | None = None
+    error: Exception | None = None
+
+
+def _portable(exc: Exception) -> Exception:
+    """``exc`` if it survives the trip back to the driver, else its text."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:
+        return DatasetError(f"{type(exc).__name__}: {exc}")
+    return exc
+
+
+def captured(work: Callable[[], T]) -> TaskOutcome[T]:
+    try:
+        return TaskOutcome(result=work())
+    except Exception as exc:
+        return TaskOutcome(error=_portable(exc))
+
+
+def gathered(outcomes: Sequence[TaskOutcome[T]], discard: Callable[[T], None]) -> list[T]:
+    """The results of every task; if any failed, the others' files go and its error
+    is raised."""
+    results = [o.result for o in outcomes if o.error is None and o.result is not None]
+    errors = [o.error for o in outcomes if o.error is not None]
+    if errors:
+        for result in results:
+            discard(result)
+        raise errors[0]
+    return results
+
+
+def fragment_view(uri: str, read_version: int, fragment: Json) -> tuple[DatasetStore, Manifest]:
+    """Version ``read_version`` narrowed to one fragment: what a task plans on."""
+    store = DatasetStore(uri)
+    manifest = store.read_manifest(read_version)
+    return store, replace(manifest, fragments=(Fragment.from_json(fragment),))
+
+
+@dataclass(frozen=True)
+class DeleteTask:
+    """Deletes the rows of one fragment that match ``predicate`` (lancelet SQL)."""
+
+    uri: str
+    read_version: int
+    predicate: str
+
+    def __call__(self, fragment: Json) -> TaskOutcome[RowChanges]:
+        return captured(lambda: self._run(fragment))
+
+    def _run(self, fragment: Json) -> RowChanges:
+        store, view = fragment_view(self.uri, self.read_version, fragment)
+        operation, count = plan_delete(store, view, self.predicate)
+        return RowChanges.written(
+            operation.updated_fragments,
+            operation.deleted_fragment_ids,
+            counts={"num_deleted_rows": count},
+        )
+
+
+@dataclass(frozen=True)
+class UpdateTask:
+    """Rewrites the rows of one fragment that match ``condition`` with ``updates``
+    (column -> lancelet SQL) applied: new fragments, and the old copies deleted."""
+
+    uri: str
+    read_version: int
+    updates: Mapping[str, str]
+    condition: str | None
+
+    def __call__(self, fragment: Json) -> TaskOutcome[RowChanges]:
+        return captured(lambda: self._run(fragment))
+
+    def _run(self, fragment: Json) -> RowChanges:
+        store, view = fragment_view(self.uri, self.read_version, fragment)
+        planned = plan_update(store, view, self.updates, self.condition)
+        operation = planned.operation
+        return RowChanges.written(
+            operation.updated_fragments,
+            operation.removed_fragment_ids,
+            operation.new_fragments,
+            counts={"num_updated_rows": planned.counts["num_rows_updated"]},
+        )
+
+
+@dataclass(frozen=True)
+class CompactionRun:
+    """Executes one compaction task (as JSON); the result comes back as JSON."""
+
+    uri: str
+
+    def __call__(self, task: str) -> TaskOutcome[str]:
+        return captured(lambda: self._run(task))
+
+    def _run(self, task_json: str) -> str:
+        task = CompactionTask.from_json(task_json)
+        return task.execute(LanceDataset(self.uri, task.read_version)).json()
+
+
+def discard_rewrite_result(store: DatasetStore, result: str) -> None:
+    discard_data_files(store, RewriteResult.from_json(result).new_fragments)
+
+
+# -- the driver -------------------------------------------------------------------------
+
+
+def run_per_item(
+    spark_context: SparkContext, task: Callable[[Any], TaskOutcome[T]], items: Sequence[Any]
+) -> list[TaskOutcome[T]]:
+    """``task`` over ``items``, one Spark task each."""
+    if not items:
+        return []
+    outcomes: list[TaskOutcome[T]] = (
+        spark_context.parallelize(list(items), len(items)).map(task).collect()
+    )
+    return outcomes
+
+
+def commit_changes(
+    store: DatasetStore,
+    base: Manifest,
+    changes: RowChanges,
+    operation: ops.Operation,
+    properties: Mapping[str, str],
+) -> Manifest:
+    """Commit ``operation`` as read at ``base``; if it does not commit, the files of
+    ``changes`` go."""
+    txn = ops.Transaction(base.version, operation, properties=dict(properties))
+    try:
+        committed = commit_transaction(store, txn)
+    except BaseException:
+        changes.discard(store, base)
+        raise
+    # Rebasing onto a concurrent delete of other rows of a fragment writes a deletion
+    # file uniting both; the one the task wrote is then used by no version.
+    discard_deletions(store, committed, changes.updated_fragments())
+    return committed

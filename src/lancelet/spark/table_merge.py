@@ -1,0 +1,546 @@
+"""``LanceTable.merge``: Delta's MERGE builder over a Lance dataset.
+
+The join runs in Spark.  The target version is read with its row addresses and
+aliased ``target``, the source is aliased ``source``, and they are joined on the merge
+condition, an AND of equalities between target and source columns (with SQL's
+semantics: null keys match nothing).  A joined row is *matched* (both sides),
+*not matched* (source only) or *not matched by source* (target only); it takes the
+first clause of its category whose condition holds, or none.  Clause conditions and
+values are Spark SQL (strings or Columns) over ``target.x`` and ``source.x``, and new
+values are cast to the target column's Spark type in Spark.
+
+The changed rows are then hash-partitioned by target fragment, so one task owns every
+change to a fragment; within a task the rows of existing target rows come first.  A
+task writes the updated rows, then the inserted rows, as new fragments and deletes
+the old copies of updated and deleted rows through one new deletion vector per
+fragment.  The driver commits one Update read at the version the join read.
+"""
+
+from __future__ import annotations
+
+import itertools
+import pickle
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pyarrow as pa
+import sqlglot
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+
+from lancelet.dataset.fragment_reader import FragmentReader
+from lancelet.dataset.merge_insert import _KeySet
+from lancelet.dataset.scanner import ROW_ADDRESS
+from lancelet.dataset.update import check_writable, delete_addresses
+from lancelet.dataset.write import conform, discard_data_files, write_fragment_files
+from lancelet.errors import DatasetError, LanceletError, SchemaError
+from lancelet.spark.source import FORMAT
+from lancelet.spark.table_jobs import (
+    RowChanges,
+    TaskOutcome,
+    captured,
+    commit_changes,
+    gathered,
+)
+from lancelet.spark.table_versions import command_properties, counts_frame
+from lancelet.table.fragment import Fragment
+from lancelet.table.manifest import Manifest
+from lancelet.table.schema import LanceSchema
+from lancelet.transaction import operations as ops
+from lancelet.transaction.store import DatasetStore
+
+TARGET, SOURCE = "target", "source"
+# Columns the job adds; the values of the dataset's columns keep their names.
+_ADDRESS = "__lancelet_target_row"
+_KIND = "__lancelet_kind"
+_CLAUSE = "__lancelet_clause"
+_IN_SOURCE = "__lancelet_in_source"
+UPDATE, DELETE, INSERT = 0, 1, 2
+_OFFSET_MASK = np.uint64(0xFFFFFFFF)
+_ARROW_ERRORS = (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, ValueError)
+
+Category = Literal["matched", "not matched", "not matched by source"]
+Sql = str | Column
+
+
+@dataclass(frozen=True, eq=False)
+class _Clause:
+    category: Category
+    action: int
+    condition: Sql | None
+    # Column -> value; with ``from_source`` every column takes the source's value.
+    values: Mapping[str, Sql]
+    from_source: bool = False
+
+
+def join_keys(condition: str, where: str) -> tuple[tuple[str, str], ...]:
+    """The (target column, source column) pairs of an AND of equalities."""
+    if not isinstance(condition, str):
+        raise TypeError(
+            f"{where}: pass the merge condition as SQL text, e.g. 'target.id = source.id'"
+        )
+    try:
+        tree = sqlglot.parse_one(condition, read="spark")
+    except (ParseError, TokenError) as exc:
+        raise ValueError(f"{where}: cannot parse merge condition {condition!r}: {exc}") from exc
+    keys = tuple(_equality(term, condition, where) for term in _conjuncts(tree))
+    return keys
+
+
+def _conjuncts(node: exp.Expr) -> list[exp.Expr]:
+    node = node.unnest()
+    if isinstance(node, exp.And):
+        return _conjuncts(node.this) + _conjuncts(node.expression)
+    return [node]
+
+
+def _equality(term: exp.Expr, condition: str, where: str) -> tuple[str, str]:
+    sides = {}
+    if isinstance(term, exp.EQ):
+        for side in (term.this.unnest(), term.expression.unnest()):
+            if isinstance(side, exp.Column) and not side.args.get("db"):
+                sides[side.table.lower()] = side.name
+    if set(sides) != {TARGET, SOURCE}:
+        raise ValueError(
+            f"{where}: the merge condition {condition!r} must be equalities between a "
+            f"target and a source column joined by AND (like 'target.id = source.id'); "
+            f"{term.sql()!r} is not one"
+        )
+    return sides[TARGET], sides[SOURCE]
+
+
+def _named(name: str, names: Iterable[str]) -> str | None:
+    """``name`` among ``names``: exactly, or else ignoring case (as Spark resolves)."""
+    names = list(names)
+    if name in names:
+        return name
+    found = [n for n in names if n.lower() == name.lower()]
+    return found[0] if len(found) == 1 else None
+
+
+def _sql(value: object, what: str) -> Column:
+    if isinstance(value, str):
+        return F.expr(value)
+    if isinstance(value, Column):
+        return value
+    raise TypeError(f"{what} must be Spark SQL text or a Column, not {type(value).__name__}")
+
+
+class LanceMergeBuilder:
+    """Delta's ``DeltaMergeBuilder``: add ``when...`` clauses, then :meth:`execute`.
+
+    Each method returns a new builder.  In each category the clauses are tried in
+    order; only the last one may omit its condition.
+    """
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        uri: str,
+        source: DataFrame,
+        condition: str,
+        clauses: tuple[_Clause, ...] = (),
+    ) -> None:
+        self._where = f"{uri}: merge"
+        self._keys = join_keys(condition, self._where)
+        self._spark = spark
+        self._uri = uri
+        self._source = source
+        self._condition = condition
+        self._clauses = clauses
+
+    def _with(self, clause: _Clause) -> LanceMergeBuilder:
+        clauses = (*self._clauses, clause)
+        return LanceMergeBuilder(self._spark, self._uri, self._source, self._condition, clauses)
+
+    def _values(self, values: Mapping[str, Sql] | None, what: str) -> Mapping[str, Sql]:
+        if not values:
+            raise ValueError(f"{self._where}: {what} needs at least one column to set")
+        return dict(values)
+
+    def whenMatchedUpdate(
+        self, condition: Sql | None = None, set: Mapping[str, Sql] | None = None
+    ) -> LanceMergeBuilder:
+        """Set target columns (``{"col": "source.col + 1"}``) of matched rows; the
+        others keep their values."""
+        values = self._values(set, "whenMatchedUpdate")
+        return self._with(_Clause("matched", UPDATE, condition, values))
+
+    def whenMatchedUpdateAll(self, condition: Sql | None = None) -> LanceMergeBuilder:
+        return self._with(_Clause("matched", UPDATE, condition, {}, from_source=True))
+
+    def whenMatchedDelete(self, condition: Sql | None = None) -> LanceMergeBuilder:
+        return self._with(_Clause("matched", DELETE, condition, {}))
+
+    def whenNotMatchedInsert(
+        self, condition: Sql | None = None, values: Mapping[str, Sql] | None = None
+    ) -> LanceMergeBuilder:
+        """Insert source rows no target row matches; columns not given are null."""
+        given = self._values(values, "whenNotMatchedInsert")
+        return self._with(_Clause("not matched", INSERT, condition, given))
+
+    def whenNotMatchedInsertAll(self, condition: Sql | None = None) -> LanceMergeBuilder:
+        return self._with(_Clause("not matched", INSERT, condition, {}, from_source=True))
+
+    def whenNotMatchedBySourceUpdate(
+        self, condition: Sql | None = None, set: Mapping[str, Sql] | None = None
+    ) -> LanceMergeBuilder:
+        values = self._values(set, "whenNotMatchedBySourceUpdate")
+        return self._with(_Clause("not matched by source", UPDATE, condition, values))
+
+    def whenNotMatchedBySourceDelete(self, condition: Sql | None = None) -> LanceMergeBuilder:
+        return self._with(_Clause("not matched by source", DELETE, condition, {}))
+
+    def execute(self) -> DataFrame:
+        """Run the merge and commit it as one version (none when it changes no row);
+        returns one row of counts (``num_affected_rows``, ``num_updated_rows``,
+        ``num_deleted_rows``, ``num_inserted_rows``).  A target row that several source
+        rows would update is an error."""
+        _check_clauses(self._clauses, self._where)
+        store = DatasetStore(self._uri)
+        manifest = store.read_manifest(store.latest_version())
+        check_writable(manifest)
+        target = (
+            self._spark.read.format(FORMAT)
+            .option("version", str(manifest.version))
+            .option("with_row_address", "true")
+            .load(self._uri)
+        )
+        plan = _Plan(self._where, self._keys, self._clauses, target, self._source)
+        task = MergeTask(self._uri, manifest.version)
+        partitions = int(self._spark.conf.get("spark.sql.shuffle.partitions") or 1)
+        rows = plan.changed_rows(self._condition, partitions)
+        found = rows.mapInArrow(task, "outcome binary").collect()
+        outcomes: list[TaskOutcome[RowChanges]] = [pickle.loads(r.outcome) for r in found]
+        changes = RowChanges.total(gathered(outcomes, lambda c: c.discard(store, manifest)))
+        counts = {
+            name: changes.counts.get(name, 0)
+            for name in ("num_updated_rows", "num_deleted_rows", "num_inserted_rows")
+        }
+        if changes.changes_rows:
+            self._commit(store, manifest, changes, tuple(plan.keys), counts)
+        return counts_frame(self._spark, {"num_affected_rows": sum(counts.values()), **counts})
+
+    def _commit(
+        self,
+        store: DatasetStore,
+        manifest: Manifest,
+        changes: RowChanges,
+        keys: tuple[str, ...],
+        counts: Mapping[str, int],
+    ) -> None:
+        inserted = changes.inserted_fragments()
+        operation = ops.Update(
+            changes.removed,
+            changes.updated_fragments(),
+            changes.new_fragments() + inserted,
+            (),
+            tuple(f.id for f in manifest.schema.fields),  # as pylance's merge_insert
+            inserted_keys=_InsertedKeys(store, keys, inserted) if inserted else None,
+        )
+        properties = command_properties(
+            {"command": "MERGE", "predicate": self._condition},
+            {_camel(k): v for k, v in counts.items()},
+        )
+        commit_changes(store, manifest, changes, operation, properties)
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def _check_clauses(clauses: tuple[_Clause, ...], where: str) -> None:
+    if not clauses:
+        raise ValueError(
+            f"{where}: a merge needs at least one whenMatched..., whenNotMatched... or "
+            "whenNotMatchedBySource... clause"
+        )
+    for category in ("matched", "not matched", "not matched by source"):
+        conditions = [c.condition for c in clauses if c.category == category]
+        if any(c is None for c in conditions[:-1]):
+            raise ValueError(
+                f"{where}: when there are several {category} clauses, only the last one "
+                "may omit its condition"
+            )
+
+
+# -- the Spark side ---------------------------------------------------------------------
+
+
+class _Plan:
+    """The joined rows, each with the clause it takes, as the rows to change."""
+
+    def __init__(
+        self,
+        where: str,
+        keys: tuple[tuple[str, str], ...],
+        clauses: tuple[_Clause, ...],
+        target: DataFrame,
+        source: DataFrame,
+    ) -> None:
+        self.where = where
+        self.clauses = clauses
+        self.target = target
+        self.source = source
+        self.columns = [f for f in target.schema.fields if f.name != ROW_ADDRESS]
+        self.keys = [self.target_name(t) for t, _ in keys]
+        for _, source_key in keys:
+            self._source_name(source_key)
+
+    def target_name(self, name: str) -> str:
+        bare = name[len(TARGET) + 1 :] if name.lower().startswith(TARGET + ".") else name
+        found = _named(bare, (f.name for f in self.columns))
+        if found is None:
+            raise SchemaError(
+                f"{self.where}: the target has no column {name!r}; columns are "
+                f"{[f.name for f in self.columns]}"
+            )
+        return found
+
+    def _source_name(self, name: str) -> str:
+        found = _named(name, self.source.columns)
+        if found is None:
+            raise SchemaError(
+                f"{self.where}: the source has no column {name!r}; columns are "
+                f"{self.source.columns}"
+            )
+        return found
+
+    def _join_type(self) -> str:
+        inserts = any(c.category == "not matched" for c in self.clauses)
+        by_source = any(c.category == "not matched by source" for c in self.clauses)
+        return {
+            (True, True): "full_outer",
+            (True, False): "right_outer",
+            (False, True): "left_outer",
+        }.get((inserts, by_source), "inner")
+
+    def _chosen_clause(self) -> Column:
+        in_target = F.col(f"{TARGET}.{ROW_ADDRESS}").isNotNull()
+        in_source = F.col(f"{SOURCE}.{_IN_SOURCE}").isNotNull()
+        categories = {
+            "matched": in_target & in_source,
+            "not matched": ~in_target,
+            "not matched by source": ~in_source,
+        }
+        chosen: Column | None = None
+        for index, clause in enumerate(self.clauses):
+            holds = categories[clause.category]
+            if clause.condition is not None:
+                holds = holds & _sql(clause.condition, f"{self.where}: a clause condition")
+            chosen = (F.when if chosen is None else chosen.when)(holds, F.lit(index))
+        assert chosen is not None
+        return chosen
+
+    def _value(self, clause: _Clause, given: Mapping[str, Sql], name: str) -> Column:
+        """Column ``name`` of a row written by ``clause``; ``given``: its values by
+        target column."""
+        if clause.from_source:
+            return F.col(f"{SOURCE}.`{self._source_name(name)}`")
+        if name in given:
+            return _sql(given[name], f"{self.where}: the value of column {name!r}")
+        return F.col(f"{TARGET}.`{name}`") if clause.action == UPDATE else F.lit(None)
+
+    def _new_values(self) -> list[Column]:
+        """Each target column's new value, in its Spark type (null in deleted rows)."""
+        writes = {i: c for i, c in enumerate(self.clauses) if c.action != DELETE}
+        given = {
+            i: {self.target_name(k): v for k, v in c.values.items()} for i, c in writes.items()
+        }
+        out = []
+        for field in self.columns:
+            value = (
+                self._choice({i: self._value(c, given[i], field.name) for i, c in writes.items()})
+                if writes
+                else F.lit(None)
+            )
+            out.append(value.cast(field.dataType).alias(field.name))
+        return out
+
+    @staticmethod
+    def _choice(values: Mapping[int, Column]) -> Column:
+        """``values[i]`` for the rows taking clause ``i``."""
+        chosen = F.col(_CLAUSE)
+        out: Column | None = None
+        for index, value in values.items():
+            out = (F.when if out is None else out.when)(chosen == index, value)
+        assert out is not None
+        return out
+
+    def changed_rows(self, condition: str, partitions: int) -> DataFrame:
+        """Per changed row: its target address (null when inserted), its kind and its
+        new values; partitioned by target fragment, existing rows first."""
+        target = self.target.alias(TARGET)
+        source = self.source.withColumn(_IN_SOURCE, F.lit(True)).alias(SOURCE)
+        joined = target.join(source, F.expr(condition), self._join_type())
+        chosen = joined.withColumn(_CLAUSE, self._chosen_clause())
+        kinds = self._choice({i: F.lit(c.action) for i, c in enumerate(self.clauses)})
+        rows = chosen.where(F.col(_CLAUSE).isNotNull()).select(
+            F.col(f"{TARGET}.{ROW_ADDRESS}").alias(_ADDRESS),
+            kinds.alias(_KIND),
+            *self._new_values(),
+        )
+        address = F.col(_ADDRESS)
+        # Inserted rows spread over the partitions by key.
+        bucket = F.lit(-1) - F.pmod(
+            F.xxhash64(*[F.col(f"`{k}`") for k in self.keys]), F.lit(partitions)
+        )
+        fragment = F.when(address.isNotNull(), F.shiftright(address, 32)).otherwise(bucket)
+        return rows.repartition(partitions, fragment).sortWithinPartitions(address.isNull())
+
+
+# -- the executor side ------------------------------------------------------------------
+
+
+class _SortedRows:
+    """A task's rows, those of existing target rows first (the job sorted them so)."""
+
+    def __init__(self, batches: Iterator[pa.RecordBatch]) -> None:
+        self._batches = batches
+        self._rest: pa.RecordBatch | None = None
+
+    def targeted(self) -> Iterator[pa.RecordBatch]:
+        for batch in self._batches:
+            inserted = batch.column(_ADDRESS).null_count
+            if not inserted:
+                yield batch
+                continue
+            first = batch.num_rows - inserted
+            if first:
+                yield batch.slice(0, first)
+            self._rest = batch.slice(first)
+            return
+
+    def untargeted(self) -> Iterator[pa.RecordBatch]:
+        rest = [] if self._rest is None else [self._rest]
+        for batch in itertools.chain(rest, self._batches):
+            # Guards the order the job relies on.
+            assert batch.column(_ADDRESS).null_count == batch.num_rows, "rows out of order"
+            yield batch
+
+
+class _TargetRows:
+    """Addresses of the target rows a task updates and deletes."""
+
+    def __init__(self) -> None:
+        self._updated: list[np.ndarray] = []
+        self._deleted: list[np.ndarray] = []
+
+    def add(self, batch: pa.RecordBatch, kinds: np.ndarray) -> None:
+        addresses = batch.column(_ADDRESS).to_numpy().astype(np.uint64)
+        self._updated.append(addresses[kinds == UPDATE])
+        self._deleted.append(addresses[kinds == DELETE])
+
+    def checked(self, where: str) -> tuple[np.ndarray, np.ndarray]:
+        """Updated and deleted addresses; refuses a target row that several source
+        rows change (deleting it twice is harmless)."""
+        none = np.empty(0, np.uint64)
+        updated = np.concatenate(self._updated) if self._updated else none
+        deleted = np.unique(np.concatenate(self._deleted)) if self._deleted else none
+        unique, counts = np.unique(updated, return_counts=True)
+        clash = np.concatenate([unique[counts > 1], np.intersect1d(unique, deleted)])
+        if len(clash):
+            row = int(clash[0])
+            raise DatasetError(
+                f"{where}: multiple source rows matched and attempted to modify the same "
+                f"target row (fragment {row >> 32}, offset {row & 0xFFFFFFFF}); make each "
+                "target row match one source row"
+            )
+        return unique, deleted
+
+
+def _in_dataset_types(batch: pa.RecordBatch, schema: pa.Schema, where: str) -> pa.RecordBatch:
+    try:
+        return batch.select(schema.names).cast(schema)
+    except _ARROW_ERRORS as exc:
+        raise SchemaError(f"{where}: the new rows do not fit the dataset's schema: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class MergeTask:
+    """One task of a merge: Spark's ``mapInArrow`` function, yielding its pickled
+    :class:`TaskOutcome`."""
+
+    uri: str
+    read_version: int
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        outcome = captured(lambda: self._run(batches))
+        yield pa.record_batch([pa.array([pickle.dumps(outcome)], pa.binary())], ["outcome"])
+
+    def _run(self, batches: Iterator[pa.RecordBatch]) -> RowChanges:
+        where = f"{self.uri}: merge"
+        store = DatasetStore(self.uri)
+        manifest = store.read_manifest(self.read_version)
+        schema = manifest.schema.to_arrow()
+        rows, targets = _SortedRows(batches), _TargetRows()
+        new: list[Fragment] = []
+        inserted: list[Fragment] = []
+        try:
+            new += write_fragment_files(
+                store, self._written(rows.targeted(), schema, where, targets), manifest.schema
+            )
+            inserted += write_fragment_files(
+                store, self._written(rows.untargeted(), schema, where, None), manifest.schema
+            )
+            updated_rows, deleted_rows = targets.checked(where)
+            addresses = np.concatenate([updated_rows, deleted_rows])
+            updated, removed = delete_addresses(store, manifest, addresses)
+        except BaseException:
+            discard_data_files(store, new + inserted)
+            raise
+        counts = {
+            "num_updated_rows": len(updated_rows),
+            "num_deleted_rows": len(deleted_rows),
+            "num_inserted_rows": sum(f.physical_rows for f in inserted),
+        }
+        return RowChanges.written(updated, removed, new, inserted, counts)
+
+    @staticmethod
+    def _written(
+        batches: Iterable[pa.RecordBatch],
+        schema: pa.Schema,
+        where: str,
+        targets: _TargetRows | None,
+    ) -> pa.RecordBatchReader:
+        """The new rows among ``batches``, in the dataset's types; the addresses of the
+        target rows they change go to ``targets``."""
+
+        def rows() -> Iterator[pa.RecordBatch]:
+            for batch in batches:
+                kinds = batch.column(_KIND).to_numpy(zero_copy_only=False)
+                if targets is not None:
+                    targets.add(batch, kinds)
+                written = kinds != DELETE
+                if written.any():
+                    yield _in_dataset_types(batch.filter(pa.array(written)), schema, where)
+
+        return conform(pa.RecordBatchReader.from_batches(schema, rows()), schema, where)
+
+
+# -- concurrent inserts -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _InsertedKeys:
+    """The keys this merge inserted, read back from its new fragments only when a
+    concurrent commit added rows, so two merges cannot both insert one new key."""
+
+    store: DatasetStore
+    on: tuple[str, ...]
+    fragments: tuple[Fragment, ...]
+
+    def found_in(self, fragments: tuple[Fragment, ...], schema: LanceSchema) -> bool:
+        try:
+            mine = pa.concat_tables(
+                FragmentReader(self.store, schema, f).read(list(self.on), 0, f.physical_rows)
+                for f in self.fragments
+            )
+        except (LanceletError, *_ARROW_ERRORS):
+            return True  # keys that cannot be compared: assume the worst
+        return _KeySet(self.store, self.on, mine).found_in(fragments, schema)

@@ -1,0 +1,173 @@
+"""A table's versions as Spark DataFrames: its history, and what restore and vacuum did.
+
+History comes from the manifests and their transaction files.  What a transaction
+file cannot say (the row counts of a delete, the condition of a merge) LanceTable
+records in the transaction's properties when it commits, under ``lancelet.table.``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as st
+
+from lancelet.errors import CorruptDatasetError
+from lancelet.table.fragment import Fragment
+from lancelet.table.manifest import Manifest
+from lancelet.transaction import operations as ops
+from lancelet.transaction.conflicts import kind_of
+from lancelet.transaction.store import DatasetStore
+
+_PARAMETER = "lancelet.table.parameter."
+_METRIC = "lancelet.table.metric."
+
+HISTORY_SCHEMA = st.StructType(
+    [
+        st.StructField("version", st.LongType(), False),
+        st.StructField("timestamp", st.TimestampType(), False),
+        st.StructField("operation", st.StringType(), False),
+        st.StructField("operationParameters", st.MapType(st.StringType(), st.StringType())),
+        st.StructField("readVersion", st.LongType()),
+        st.StructField("isBlindAppend", st.BooleanType(), False),
+        st.StructField("operationMetrics", st.MapType(st.StringType(), st.StringType())),
+    ]
+)
+
+
+def counts_frame(spark: SparkSession, counts: Mapping[str, int]) -> DataFrame:
+    """One row of counts, in the given order, as ``long`` columns."""
+    schema = st.StructType([st.StructField(name, st.LongType(), False) for name in counts])
+    return spark.createDataFrame([tuple(int(v) for v in counts.values())], schema)
+
+
+def command_properties(parameters: Mapping[str, str], metrics: Mapping[str, int]) -> dict[str, str]:
+    """Transaction properties recording a command's parameters and row counts."""
+    out = {_PARAMETER + k: v for k, v in parameters.items()}
+    out.update({_METRIC + k: str(v) for k, v in metrics.items()})
+    return out
+
+
+# -- history ----------------------------------------------------------------------------
+
+
+def _rows(fragments: tuple[Fragment, ...]) -> str:
+    return str(sum(f.physical_rows for f in fragments))
+
+
+def _described(op: ops.Operation) -> tuple[dict[str, str], dict[str, str]]:
+    """The parameters and metrics an operation itself tells."""
+    if isinstance(op, (ops.Append, ops.Overwrite)):
+        mode = "Append" if isinstance(op, ops.Append) else "Overwrite"
+        metrics = {
+            "numAddedFragments": str(len(op.fragments)),
+            "numOutputRows": _rows(op.fragments),
+        }
+        return {"mode": mode}, metrics
+    if isinstance(op, ops.Delete):
+        metrics = {
+            "numUpdatedFragments": str(len(op.updated_fragments)),
+            "numRemovedFragments": str(len(op.deleted_fragment_ids)),
+        }
+        return {"predicate": op.predicate}, metrics
+    if isinstance(op, ops.Update):
+        return {}, {
+            "numUpdatedFragments": str(len(op.updated_fragments)),
+            "numRemovedFragments": str(len(op.removed_fragment_ids)),
+            "numAddedFragments": str(len(op.new_fragments)),
+            "numOutputRows": _rows(op.new_fragments),
+        }
+    if isinstance(op, ops.Rewrite):
+        added = tuple(f for g in op.groups for f in g.new_fragments)
+        return {}, {
+            "numRemovedFragments": str(len(op.old_ids())),
+            "numAddedFragments": str(len(added)),
+        }
+    if isinstance(op, ops.Restore):
+        return {"version": str(op.version)}, {}
+    if isinstance(op, ops.ReserveFragments):
+        return {"numFragments": str(op.num_fragments)}, {}
+    return {}, {}
+
+
+def _recorded(properties: Mapping[str, str], prefix: str) -> dict[str, str]:
+    return {k[len(prefix) :]: v for k, v in properties.items() if k.startswith(prefix)}
+
+
+def _transaction(store: DatasetStore, manifest: Manifest) -> ops.Transaction | None:
+    if not manifest.transaction_file:
+        return None
+    try:
+        return store.read_transaction(manifest.transaction_file)
+    except CorruptDatasetError:
+        return None  # removed by a cleanup that kept the manifest: history says less
+
+
+def history_row(store: DatasetStore, version: int) -> tuple[Any, ...]:
+    manifest = store.read_manifest(version)
+    txn = _transaction(store, manifest)
+    operation = txn.operation if txn is not None else None
+    parameters, metrics = _described(operation) if operation is not None else ({}, {})
+    properties = txn.properties if txn is not None else {}
+    parameters.update(_recorded(properties, _PARAMETER))
+    metrics.update(_recorded(properties, _METRIC))
+    return (
+        manifest.version,
+        datetime.fromtimestamp(manifest.timestamp_ns / 1e9, tz=timezone.utc),
+        kind_of(operation).upper(),
+        parameters,
+        txn.read_version if txn is not None and txn.read_version else None,
+        isinstance(operation, ops.Append),
+        metrics,
+    )
+
+
+def history_frame(spark: SparkSession, store: DatasetStore, limit: int | None) -> DataFrame:
+    """The versions on disk, newest first (the latest ``limit`` of them)."""
+    if limit is not None and limit < 1:
+        raise ValueError(f"{store.root}: history limit must be positive, got {limit}")
+    versions = [location.version for location in reversed(store.list_versions())]
+    rows = [history_row(store, v) for v in versions[:limit]]
+    return spark.createDataFrame(rows, HISTORY_SCHEMA)
+
+
+# -- restore ----------------------------------------------------------------------------
+
+
+def _size(path: str, recorded: int = 0) -> int:
+    if recorded:
+        return recorded
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _files(store: DatasetStore, manifest: Manifest) -> dict[str, int]:
+    """The data and deletion files of a version, by path, with their sizes."""
+    out: dict[str, int] = {}
+    for fragment in manifest.fragments:
+        for data_file in fragment.files:
+            path = store.data_path(data_file.path)
+            out[path] = _size(path, data_file.file_size_bytes)
+        if fragment.deletion_file is not None:
+            path = store.deletion_path(fragment.id, fragment.deletion_file)
+            out[path] = _size(path)
+    return out
+
+
+def restore_metrics(store: DatasetStore, before: Manifest, after: Manifest) -> dict[str, int]:
+    """What a restore changed, under Delta's names."""
+    old, new = _files(store, before), _files(store, after)
+    removed, restored = old.keys() - new.keys(), new.keys() - old.keys()
+    return {
+        "table_size_after_restore": sum(new.values()),
+        "num_of_files_after_restore": len(new),
+        "num_removed_files": len(removed),
+        "num_restored_files": len(restored),
+        "removed_files_size": sum(old[p] for p in removed),
+        "restored_files_size": sum(new[p] for p in restored),
+    }
