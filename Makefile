@@ -5,7 +5,21 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint typecheck unit protos bench clean
+DEMO_STAMP := $(VENV)/.demo-installed
+
+.PHONY: demo test lint typecheck unit protos bench clean
+
+# `make demo`: set up (virtual environment, dependencies, Java) and run the flights
+# pipeline on Spark's local mode; it exits non-zero if its own checks fail.
+demo: $(DEMO_STAMP)
+	./scripts/ensure-java.sh
+	$(BIN)/python examples/flights_pipeline.py
+
+$(DEMO_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[demo]'
+	touch $(DEMO_STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,8 +30,8 @@ $(STAMP): pyproject.toml
 test: lint typecheck unit
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks examples
+	$(BIN)/ruff format --check src tests benchmarks examples
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
@@ -33,4 +47,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/file_bench.py --scale 1
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache demo-data

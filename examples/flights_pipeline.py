@@ -157,7 +157,7 @@ def run(path: str, sample: int | None = None, master: str = "local[*]") -> int:
         shutil.rmtree(path)
 
     with step(2, steps, f"ingesting {source.num_rows:,} flights through Spark"):
-        frame = spark.createDataFrame(source.to_pandas())
+        frame = spark.createDataFrame(source)
         frame.write.format("lance").mode("overwrite").save(path)
     table = LanceTable.forPath(spark, path)
 
@@ -166,7 +166,7 @@ def run(path: str, sample: int | None = None, master: str = "local[*]") -> int:
     with step(4, steps, "delete: cancelled flights"):
         table.delete("dep_time IS NULL")
     with step(5, steps, f"merge: {fixes.num_rows:,} corrections"):
-        updates = spark.createDataFrame(fixes.to_pandas())
+        updates = spark.createDataFrame(fixes)
         (
             table.merge(updates, "target.id = source.id")
             .whenMatchedUpdateAll()
@@ -179,7 +179,7 @@ def run(path: str, sample: int | None = None, master: str = "local[*]") -> int:
         first = spark.read.format("lance").option("version", 1).load(path).count()
     with step(8, steps, "reading the result"):
         final = spark.read.format("lance").load(path)
-        result = pa.Table.from_pandas(final.toPandas(), preserve_index=False)
+        result = final.toArrow()
 
     print("\nHistory:")
     table.history().select("version", "operation").show(truncate=False)
