@@ -25,7 +25,8 @@ from lancelet.dataset import merge_insert as mi
 from lancelet.dataset.update import discard_rewrite
 from lancelet.errors import DatasetError, FilterError, RetryableCommitConflictError, SchemaError
 from tests.dataset.test_update import snapshot, unreferenced_files
-from tests.dataset.util import keyed_table
+from tests.dataset.util import dataset_with_holes, keyed_table, without_every_ninth
+from tests.dataset.util import read_by_both as _both
 
 N = 3000
 Merge = Callable[[Any], Any]  # a builder -> the configured builder
@@ -34,24 +35,11 @@ Merge = Callable[[Any], Any]  # a builder -> the configured builder
 @pytest.fixture
 def uri(tmp_path: Path) -> str:
     """Three fragments, with rows already deleted from each."""
-    path = str(tmp_path / "ds")
-    ll.write_dataset(keyed_table(0, N), path, max_rows_per_file=1000)
-    ll.dataset(path).delete("k % 9 = 0")
-    return path
+    return dataset_with_holes(str(tmp_path / "ds"), N)
 
 
 def _live() -> pa.Table:
-    table = keyed_table(0, N)
-    return table.filter(pa.array(table["k"].to_numpy() % 9 != 0))
-
-
-def _both(uri: str) -> pa.Table:
-    """The latest version as pylance reads it (after validate), and lancelet agreeing."""
-    theirs = lance.dataset(uri)
-    theirs.validate()
-    table = theirs.to_table()
-    assert ll.dataset(uri).to_table().equals(table)
-    return table
+    return without_every_ninth(keyed_table(0, N))
 
 
 def _has_key_in(rows: pa.Table, other: pa.Table, on: list[str]) -> np.ndarray:

@@ -17,27 +17,16 @@ import pytest
 
 import lancelet as ll
 from lancelet.errors import FilterError, RetryableCommitConflictError, SchemaError
-from tests.dataset.util import keyed_table
+from tests.dataset.util import dataset_with_holes, keyed_table, without_every_ninth
+from tests.dataset.util import read_by_both as _both
 
 
 @pytest.fixture
 def uri(tmp_path: Path) -> str:
-    path = str(tmp_path / "ds")
-    ll.write_dataset(keyed_table(0, 3000), path, max_rows_per_file=1000)
-    ll.dataset(path).delete("k % 9 = 0")
-    return path
+    return dataset_with_holes(str(tmp_path / "ds"), 3000)
 
 
-def _live(table: pa.Table) -> pa.Table:
-    return table.filter(pa.array(table["k"].to_numpy() % 9 != 0))
-
-
-def _both(uri: str) -> pa.Table:
-    theirs = lance.dataset(uri)
-    theirs.validate()
-    table = theirs.to_table()
-    assert ll.dataset(uri).to_table().equals(table)
-    return table
+_live = without_every_ninth
 
 
 def test_drop_columns(uri: str) -> None:

@@ -39,3 +39,25 @@ def assert_versions_match(uri: str, expected: dict[int, pa.Table]) -> None:
         got_ours = ll.dataset(uri, version=version).to_table()
         assert got_theirs.equals(want), f"pylance differs at version {version}"
         assert got_ours.equals(want), f"lancelet differs at version {version}"
+
+
+def read_by_both(uri: str) -> pa.Table:
+    """The latest version as pylance reads it (after its validate()), with lancelet
+    reading exactly the same."""
+    theirs = lance.dataset(uri)
+    theirs.validate()
+    table = theirs.to_table()
+    assert ll.dataset(uri).to_table().equals(table)
+    return table
+
+
+def without_every_ninth(table: pa.Table) -> pa.Table:
+    """The rows left by ``delete("k % 9 = 0")``."""
+    return table.filter(pa.array(table["k"].to_numpy() % 9 != 0))
+
+
+def dataset_with_holes(path: str, rows: int) -> str:
+    """``keyed_table(0, rows)`` in fragments of 1,000 rows, every ninth row deleted."""
+    ll.write_dataset(keyed_table(0, rows), path, max_rows_per_file=1000)
+    ll.dataset(path).delete("k % 9 = 0")
+    return path

@@ -37,16 +37,31 @@ def plan_delete(
     Deletion files are written here (named after the version read); a fragment
     whose every row ends up deleted is removed instead.
     """
+    scan = LanceScanner(store, manifest, columns=[ROW_ADDRESS], filter=predicate)
+    addresses = scan.to_table().column(ROW_ADDRESS).to_numpy()
+    updated, removed = delete_addresses(store, manifest, addresses)
+    text = predicate if isinstance(predicate, str) else str(predicate)
+    return Delete(updated, removed, text), len(addresses)
+
+
+def delete_addresses(
+    store: DatasetStore, manifest: Manifest, addresses: np.ndarray
+) -> tuple[tuple[Fragment, ...], tuple[int, ...]]:
+    """Delete the rows at ``addresses``: the fragments with grown deletion vectors (their
+    files written, named after the version read) and the ids of fragments left empty."""
+    addresses = np.unique(np.asarray(addresses, dtype=np.uint64))
+    if not len(addresses):
+        return (), ()
+    fragment_ids = (addresses >> np.uint64(32)).astype(np.int64)
+    offsets = (addresses & _OFFSET_MASK).astype(np.uint32)
+    ids, starts = np.unique(fragment_ids, return_index=True)
     updated: list[Fragment] = []
     removed: list[int] = []
-    count = 0
     try:
-        for fragment in manifest.fragments:
-            hits = matching_offsets(store, manifest, fragment, predicate)
-            if not len(hits):
-                continue
-            count += len(hits)
-            remaining = store.delete_rows(fragment, hits, manifest.version)
+        for fragment_id, rows in zip(ids, np.split(offsets, starts[1:]), strict=True):
+            fragment = manifest.fragment(int(fragment_id))
+            assert fragment is not None, f"row address of unknown fragment {fragment_id}"
+            remaining = store.delete_rows(fragment, rows, manifest.version)
             if remaining is None:
                 removed.append(fragment.id)
             else:
@@ -54,8 +69,7 @@ def plan_delete(
     except BaseException:
         discard_deletions(store, manifest, updated)
         raise
-    text = predicate if isinstance(predicate, str) else str(predicate)
-    return Delete(tuple(updated), tuple(removed), text), count
+    return tuple(updated), tuple(removed)
 
 
 def discard_deletions(store: DatasetStore, base: Manifest, fragments: Iterable[Fragment]) -> None:

@@ -39,6 +39,23 @@ def row_addresses(fragment_id: int, start: int, stop: int) -> np.ndarray:
     return out
 
 
+def live_rows(
+    reader: FragmentReader, table: pa.Table, start: int, stop: int, *, with_addresses: bool
+) -> pa.Table:
+    """Physical rows ``[start, stop)`` of a fragment read into ``table``: deleted ones
+    dropped, and the row id and address columns added when asked for."""
+    if with_addresses:
+        address = pa.array(row_addresses(reader.fragment.id, start, stop))
+        table = table.append_column(ROW_ID, address).append_column(ROW_ADDRESS, address)
+    deleted = reader.deleted
+    dead = deleted[(deleted >= start) & (deleted < stop)]
+    if len(dead):
+        keep = np.ones(stop - start, dtype=bool)
+        keep[dead.astype(np.int64) - start] = False
+        table = table.filter(pa.array(keep))
+    return table
+
+
 class LanceScanner:
     def __init__(
         self,
@@ -119,17 +136,7 @@ class LanceScanner:
         )
 
     def _live(self, reader: FragmentReader, table: pa.Table, start: int, stop: int) -> pa.Table:
-        """Rows ``[start, stop)`` with their addresses (when needed), deleted ones dropped."""
-        if self._needs_address():
-            address = pa.array(row_addresses(reader.fragment.id, start, stop))
-            table = table.append_column(ROW_ID, address).append_column(ROW_ADDRESS, address)
-        deleted = reader.deleted
-        dead = deleted[(deleted >= start) & (deleted < stop)]
-        if len(dead):
-            keep = np.ones(stop - start, dtype=bool)
-            keep[dead.astype(np.int64) - start] = False
-            table = table.filter(pa.array(keep))
-        return table
+        return live_rows(reader, table, start, stop, with_addresses=self._needs_address())
 
     def _late_materialized(
         self, reader: FragmentReader, probe: list[str], late: list[str], start: int, stop: int

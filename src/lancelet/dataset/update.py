@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pds
 
-from lancelet.dataset.delete import discard_deletions
+from lancelet.dataset.delete import delete_addresses, discard_deletions
 from lancelet.dataset.filter import parse_value
 from lancelet.dataset.scanner import ROW_ADDRESS, LanceScanner
 from lancelet.dataset.write import (
@@ -26,12 +26,9 @@ from lancelet.dataset.write import (
     write_fragment_files,
 )
 from lancelet.errors import FilterError, SchemaError, UnsupportedVersionError
-from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.operations import Update
 from lancelet.transaction.store import DatasetStore
-
-_OFFSET_MASK = np.uint64(0xFFFFFFFF)
 
 
 @dataclass(frozen=True)
@@ -58,34 +55,6 @@ def cast_options(target: pa.DataType) -> pc.CastOptions:
     # As SQL casts do: a float loses its fraction going into an integer column, but a
     # value out of the column's range is an error rather than wrapped around.
     return pc.CastOptions(target, allow_float_truncate=True)
-
-
-def delete_addresses(
-    store: DatasetStore, manifest: Manifest, addresses: np.ndarray
-) -> tuple[tuple[Fragment, ...], tuple[int, ...]]:
-    """Delete the rows at ``addresses``: the fragments with grown deletion vectors (their
-    files written, named after the version read) and the ids of fragments left empty."""
-    addresses = np.unique(np.asarray(addresses, dtype=np.uint64))
-    if not len(addresses):
-        return (), ()
-    fragment_ids = (addresses >> np.uint64(32)).astype(np.int64)
-    offsets = (addresses & _OFFSET_MASK).astype(np.uint32)
-    ids, starts = np.unique(fragment_ids, return_index=True)
-    updated: list[Fragment] = []
-    removed: list[int] = []
-    try:
-        for fragment_id, rows in zip(ids, np.split(offsets, starts[1:]), strict=True):
-            fragment = manifest.fragment(int(fragment_id))
-            assert fragment is not None, f"row address of unknown fragment {fragment_id}"
-            remaining = store.delete_rows(fragment, rows, manifest.version)
-            if remaining is None:
-                removed.append(fragment.id)
-            else:
-                updated.append(remaining)
-    except BaseException:
-        discard_deletions(store, manifest, updated)
-        raise
-    return tuple(updated), tuple(removed)
 
 
 def discard_rewrite(store: DatasetStore, base: Manifest, operation: Update) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import datasource as sds
@@ -19,7 +18,7 @@ from pyspark.sql import types as st
 
 from lancelet.dataset.dataset import LanceDataset
 from lancelet.dataset.fragment_reader import FragmentReader
-from lancelet.dataset.scanner import ROW_ADDRESS, ROW_ID, row_addresses
+from lancelet.dataset.scanner import ROW_ADDRESS, ROW_ID, live_rows
 from lancelet.errors import CorruptDatasetError, SchemaError
 from lancelet.spark.filters import conjunction, to_expression, top_level_columns
 from lancelet.spark.options import ReadOptions
@@ -173,15 +172,7 @@ class LanceReader(sds.DataSourceReader):
 
     def _slice(self, reader: FragmentReader, columns: list[str], start: int, stop: int) -> pa.Table:
         table = reader.read(columns, start, stop)
-        if self._needs_addresses():
-            address = pa.array(row_addresses(reader.fragment.id, start, stop))
-            table = table.append_column(ROW_ID, address).append_column(ROW_ADDRESS, address)
-        deleted = reader.deleted
-        dead = deleted[(deleted >= start) & (deleted < stop)]
-        if len(dead):
-            keep = np.ones(stop - start, dtype=bool)
-            keep[dead.astype(np.int64) - start] = False
-            table = table.filter(pa.array(keep))
+        table = live_rows(reader, table, start, stop, with_addresses=self._needs_addresses())
         expression = self.pushed_filter
         return table if expression is None else table.filter(expression)
 

@@ -32,10 +32,11 @@ from pyspark.sql import functions as F
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
+from lancelet.dataset.delete import delete_addresses
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.merge_insert import _KeySet
 from lancelet.dataset.scanner import ROW_ADDRESS
-from lancelet.dataset.update import check_writable, delete_addresses
+from lancelet.dataset.update import check_writable
 from lancelet.dataset.write import conform, discard_data_files, write_fragment_files
 from lancelet.errors import DatasetError, LanceletError, SchemaError
 from lancelet.spark.source import FORMAT
