@@ -23,16 +23,7 @@ from lancelet.errors import (
 )
 from lancelet.table.manifest_file import decode_manifest, encode_manifest
 from tests.dataset.util import keyed_table
-
-
-def _snapshot(uri: str) -> dict[str, bytes]:
-    out = {}
-    for folder, _, files in os.walk(uri):
-        for name in files:
-            path = os.path.join(folder, name)
-            with open(path, "rb") as f:
-                out[os.path.relpath(path, uri)] = f.read()
-    return out
+from tests.dataset.util import snapshot as _snapshot
 
 
 @pytest.fixture

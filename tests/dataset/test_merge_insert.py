@@ -24,8 +24,8 @@ import lancelet as ll
 from lancelet.dataset import merge_insert as mi
 from lancelet.dataset.update import discard_rewrite
 from lancelet.errors import DatasetError, FilterError, RetryableCommitConflictError, SchemaError
-from tests.dataset.test_update import snapshot, unreferenced_files
-from tests.dataset.util import dataset_with_holes, keyed_table, without_every_ninth
+from tests.dataset.test_update import unreferenced_files
+from tests.dataset.util import dataset_with_holes, keyed_table, snapshot, without_every_ninth
 from tests.dataset.util import read_by_both as _both
 
 N = 3000

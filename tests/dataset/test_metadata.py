@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -15,6 +14,7 @@ import pytest
 import lancelet as ll
 from lancelet.errors import SchemaError
 from tests.dataset.util import keyed_table
+from tests.dataset.util import snapshot as _snapshot
 
 
 @pytest.fixture
@@ -24,15 +24,6 @@ def uri(tmp_path: Path) -> str:
     ll.write_dataset(table, path, max_rows_per_file=100)
     ll.dataset(path).delete("k % 10 = 0")
     return path
-
-
-def _snapshot(uri: str) -> dict[str, bytes]:
-    out = {}
-    for folder, _, files in os.walk(uri):
-        for name in files:
-            path = os.path.join(folder, name)
-            out[os.path.relpath(path, uri)] = Path(path).read_bytes()
-    return out
 
 
 class Twins:

@@ -19,6 +19,7 @@ import lancelet as ll
 from lancelet.errors import FilterError, RetryableCommitConflictError, SchemaError
 from tests.dataset.util import dataset_with_holes, keyed_table, without_every_ninth
 from tests.dataset.util import read_by_both as _both
+from tests.dataset.util import snapshot as _snapshot
 
 
 @pytest.fixture
@@ -117,15 +118,6 @@ def test_schema_changes_race(uri: str) -> None:
 
 
 # -- helpers for comparing with pylance ------------------------------------------------
-
-
-def _snapshot(uri: str) -> dict[str, bytes]:
-    out = {}
-    for folder, _, files in os.walk(uri):
-        for name in files:
-            path = os.path.join(folder, name)
-            out[os.path.relpath(path, uri)] = Path(path).read_bytes()
-    return out
 
 
 def _twin(uri: str) -> str:

@@ -20,7 +20,7 @@ from lancelet.errors import (
     SchemaError,
     UnsupportedVersionError,
 )
-from tests.dataset.util import dataset_with_holes, keyed_table, without_every_ninth
+from tests.dataset.util import dataset_with_holes, keyed_table, snapshot, without_every_ninth
 from tests.dataset.util import read_by_both as _both
 
 N = 3000
@@ -43,16 +43,6 @@ def _rewritten(before: pa.Table, mask: np.ndarray, changes: dict[str, pa.Array])
         index = changed.schema.get_field_index(name)
         changed = changed.set_column(index, changed.schema.field(index), values)
     return pa.concat_tables([before.filter(pa.array(~mask)), changed])
-
-
-def snapshot(uri: str) -> dict[str, bytes]:
-    out = {}
-    for folder, _, files in os.walk(uri):
-        for name in files:
-            path = os.path.join(folder, name)
-            with open(path, "rb") as f:
-                out[os.path.relpath(path, uri)] = f.read()
-    return out
 
 
 def unreferenced_files(uri: str) -> set[str]:

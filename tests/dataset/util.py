@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import lance
 import numpy as np
 import pyarrow as pa
@@ -61,3 +63,14 @@ def dataset_with_holes(path: str, rows: int) -> str:
     ll.write_dataset(keyed_table(0, rows), path, max_rows_per_file=1000)
     ll.dataset(path).delete("k % 9 = 0")
     return path
+
+
+def snapshot(uri: str) -> dict[str, bytes]:
+    """Every file of a dataset and its bytes: a failed operation must leave it equal."""
+    out = {}
+    for folder, _, files in os.walk(uri):
+        for name in files:
+            path = os.path.join(folder, name)
+            with open(path, "rb") as f:
+                out[os.path.relpath(path, uri)] = f.read()
+    return out
