@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from lancelet import io
@@ -24,6 +25,7 @@ from lancelet.errors import (
     VersionNotFoundError,
 )
 from lancelet.table import features
+from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.table.naming import ManifestNaming
 from lancelet.transaction.apply import build_manifest
@@ -109,13 +111,7 @@ def commit_transaction(
 
 def _deletion_files(store: DatasetStore, txn: Transaction) -> set[str]:
     op = txn.operation
-    if not isinstance(op, (Delete, Update)):
-        return set()
-    return {
-        store.deletion_path(f.id, f.deletion_file)
-        for f in op.updated_fragments
-        if f.deletion_file is not None
-    }
+    return _deletion_paths(store, op.updated_fragments if isinstance(op, (Delete, Update)) else ())
 
 
 def _read_manifest(store: DatasetStore, txn: Transaction) -> Manifest | None:
@@ -126,12 +122,12 @@ def _read_manifest(store: DatasetStore, txn: Transaction) -> Manifest | None:
 
 
 def _referenced_deletions(store: DatasetStore, manifest: Manifest | None) -> set[str]:
-    if manifest is None:
-        return set()
+    return _deletion_paths(store, manifest.fragments if manifest else ())
+
+
+def _deletion_paths(store: DatasetStore, fragments: Iterable[Fragment]) -> set[str]:
     return {
-        store.deletion_path(f.id, f.deletion_file)
-        for f in manifest.fragments
-        if f.deletion_file is not None
+        store.deletion_path(f.id, f.deletion_file) for f in fragments if f.deletion_file is not None
     }
 
 

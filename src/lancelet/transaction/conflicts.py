@@ -149,11 +149,11 @@ def _rebase_row_changes(
     assert isinstance(op, (Delete, Update)) and isinstance(theirs, (Delete, Update))
     their_updated, their_removed = _changed_fragments(theirs)
     my_updated, my_removed = _changed_fragments(op)
-    shared = {f.id for f in their_updated} & {f.id for f in my_updated}
-    if (set(their_removed) | {f.id for f in their_updated}) & set(my_removed) or set(
-        their_removed
-    ) & {f.id for f in my_updated}:
+    theirs_grown, mine_grown = {f.id for f in their_updated}, {f.id for f in my_updated}
+    # A removed fragment cannot take the other side's deletions.
+    if set(their_removed) & (mine_grown | set(my_removed)) or theirs_grown & set(my_removed):
         raise _retry(theirs, version, op, "removed or changed rows of fragments")
+    shared = theirs_grown & mine_grown
     if not shared:
         return mine
     before, after = ctx.read_manifest(version - 1), ctx.read_manifest(version)
