@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from lancelet.dataset import schema_ops
 from lancelet.dataset.cleanup import CleanupStats, cleanup_old_versions
-from lancelet.dataset.delete import discard_deletions, plan_delete
+from lancelet.dataset.delete import plan_delete
 from lancelet.dataset.fragment import LanceFragment
 from lancelet.dataset.merge_columns import plan_merge
 from lancelet.dataset.merge_insert import MergeInsertBuilder, Planner
@@ -28,7 +28,7 @@ from lancelet.dataset.optimize import DatasetOptimizer
 from lancelet.dataset.options import refuse_unsupported
 from lancelet.dataset.scannable import Scannable
 from lancelet.dataset.tags import Tags, resolve_version
-from lancelet.dataset.update import discard_rewrite, plan_update
+from lancelet.dataset.update import RowRewrite, discard_rewrite, plan_update
 from lancelet.dataset.write import discard_data_files
 from lancelet.errors import RetryableCommitConflictError, SchemaError
 from lancelet.table import features
@@ -150,19 +150,12 @@ class LanceDataset(Scannable):
     ) -> dict[str, int]:
         """Delete the rows matching ``predicate``; re-run on the new latest version when a
         concurrent commit changed the fragments it read."""
-        deadline = time.monotonic() + retry_timeout.total_seconds()
-        for attempt in range(conflict_retries + 1):
-            operation, count = plan_delete(self._store, self._manifest, predicate)
-            try:
-                self._commit(operation)
-                return {"num_deleted_rows": count}
-            except BaseException as exc:
-                discard_deletions(self._store, self._manifest, operation.updated_fragments)
-                retry = isinstance(exc, RetryableCommitConflictError)
-                if not retry or attempt == conflict_retries or time.monotonic() > deadline:
-                    raise
-                self._manifest = self._store.read_manifest(self._store.latest_version())
-        raise AssertionError("unreachable")
+
+        def plan(manifest: Manifest) -> RowRewrite[ops.Delete]:
+            operation, count = plan_delete(self._store, manifest, predicate)
+            return RowRewrite(operation, {"num_deleted_rows": count})
+
+        return self._rewrite_rows(plan, conflict_retries, retry_timeout)
 
     # -- update and merge_insert (dataset/update.py, dataset/merge_insert.py) ----------
 
@@ -200,14 +193,12 @@ class LanceDataset(Scannable):
             try:
                 self._commit(planned.operation)
                 return planned.counts
-            except RetryableCommitConflictError:
+            except BaseException as exc:
                 discard_rewrite(self._store, self._manifest, planned.operation)
-                if attempt == conflict_retries or time.monotonic() > deadline:
+                retry = isinstance(exc, RetryableCommitConflictError)
+                if not retry or attempt == conflict_retries or time.monotonic() > deadline:
                     raise
                 self._manifest = self._store.read_manifest(self._store.latest_version())
-            except BaseException:
-                discard_rewrite(self._store, self._manifest, planned.operation)
-                raise
         raise AssertionError("unreachable")
 
     # -- compaction (dataset/optimize.py) -------------------------------------------

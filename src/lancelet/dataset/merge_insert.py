@@ -21,14 +21,14 @@ import pyarrow as pa
 from lancelet.dataset.delete import delete_addresses
 from lancelet.dataset.filter import parse_filter
 from lancelet.dataset.fragment_reader import FragmentReader
-from lancelet.dataset.scanner import ROW_ADDRESS, LanceScanner
+from lancelet.dataset.scanner import ROW_ADDRESS, LanceScanner, live_rows
 from lancelet.dataset.update import RowRewrite, check_writable
 from lancelet.dataset.write import as_reader, conform, discard_data_files, write_fragment_files
 from lancelet.errors import DatasetError, LanceletError, SchemaError
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.table.schema import LanceSchema
-from lancelet.transaction.operations import Update
+from lancelet.transaction.operations import Delete, Update
 from lancelet.transaction.store import DatasetStore
 
 # The source row each join pair came from.
@@ -37,7 +37,7 @@ _OFFSET_MASK = np.uint64(0xFFFFFFFF)
 _ARROW_ERRORS = (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError)
 
 Matched = Literal["keep", "update", "delete", "fail"]
-Planner = Callable[[Manifest], RowRewrite]
+Planner = Callable[[Manifest], "RowRewrite[Update] | RowRewrite[Delete]"]
 Runner = Callable[[Planner, int, timedelta], dict[str, int]]
 
 
@@ -157,7 +157,7 @@ class _Outcome:
 
 def plan_merge_insert(
     store: DatasetStore, manifest: Manifest, source: pa.Table, spec: MergeSpec
-) -> RowRewrite:
+) -> RowRewrite[Update]:
     """Write the new rows and the deletion vectors of one merge; nothing is committed.
     Every check runs before anything is written, and a failure while writing removes
     what was written."""
@@ -400,9 +400,5 @@ def _live_keys(
     store: DatasetStore, schema: LanceSchema, fragment: Fragment, on: tuple[str, ...]
 ) -> pa.Table:
     reader = FragmentReader(store, schema, fragment)
-    table = reader.read(list(on), 0, fragment.physical_rows)
-    if fragment.deletion_file is not None:
-        keep = np.ones(fragment.physical_rows, dtype=bool)
-        keep[reader.deleted.astype(np.int64)] = False
-        table = table.filter(pa.array(keep))
-    return table
+    rows = fragment.physical_rows
+    return live_rows(reader, reader.read(list(on), 0, rows), 0, rows, with_addresses=False)

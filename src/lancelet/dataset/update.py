@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -27,16 +28,18 @@ from lancelet.dataset.write import (
 )
 from lancelet.errors import FilterError, SchemaError, UnsupportedVersionError
 from lancelet.table.manifest import Manifest
-from lancelet.transaction.operations import Update
+from lancelet.transaction.operations import Delete, Update
 from lancelet.transaction.store import DatasetStore
+
+_Op = TypeVar("_Op", Update, Delete)
 
 
 @dataclass(frozen=True)
-class RowRewrite:
+class RowRewrite(Generic[_Op]):
     """An uncommitted row rewrite: its operation (files already written) and the counts
     the caller reports once it commits."""
 
-    operation: Update
+    operation: _Op
     counts: dict[str, int]
 
 
@@ -57,10 +60,11 @@ def cast_options(target: pa.DataType) -> pc.CastOptions:
     return pc.CastOptions(target, allow_float_truncate=True)
 
 
-def discard_rewrite(store: DatasetStore, base: Manifest, operation: Update) -> None:
-    """Remove the data and deletion files of an Update planned on ``base`` that did
-    not commit."""
-    discard_data_files(store, operation.new_fragments)
+def discard_rewrite(store: DatasetStore, base: Manifest, operation: Update | Delete) -> None:
+    """Remove the data and deletion files of an Update (or Delete) planned on ``base``
+    that did not commit."""
+    if isinstance(operation, Update):
+        discard_data_files(store, operation.new_fragments)
     discard_deletions(store, base, operation.updated_fragments)
 
 
@@ -107,7 +111,7 @@ def plan_update(
     updates: Mapping[str, str],
     where: str | pc.Expression | None,
     data_storage_version: str | None = None,
-) -> RowRewrite:
+) -> RowRewrite[Update]:
     """Write the updated rows as new fragments and delete their old copies; nothing is
     committed.  A failure removes what was written."""
     label = f"{store.root}: update"

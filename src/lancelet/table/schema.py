@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import pyarrow as pa
 
@@ -29,6 +30,11 @@ class LanceSchema:
         return cls(tuple(to_lance_fields(schema, first_id)), meta)
 
     def to_arrow(self) -> pa.Schema:
+        return self._arrow
+
+    @cached_property
+    def _arrow(self) -> pa.Schema:
+        # Readers ask for it per fragment and per batch; the schema never changes.
         return from_lance_fields(self.fields, self.metadata)
 
     @property

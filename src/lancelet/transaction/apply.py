@@ -86,11 +86,17 @@ def _overwrite(base: Manifest | None, op: Overwrite, data_format: tuple[str, str
     )
 
 
+def _changed(
+    base: Manifest, updated: tuple[Fragment, ...], removed: tuple[int, ...]
+) -> tuple[Fragment, ...]:
+    """The fragments of ``base`` with ``updated`` ones swapped in and ``removed`` ones gone."""
+    by_id = {f.id: f for f in updated}
+    gone = set(removed)
+    return tuple(by_id.get(f.id, f) for f in base.fragments if f.id not in gone)
+
+
 def _delete(base: Manifest, op: Delete) -> Manifest:
-    updated = {f.id: f for f in op.updated_fragments}
-    removed = set(op.deleted_fragment_ids)
-    fragments = tuple(updated.get(f.id, f) for f in base.fragments if f.id not in removed)
-    return replace(base, fragments=fragments)
+    return replace(base, fragments=_changed(base, op.updated_fragments, op.deleted_fragment_ids))
 
 
 def _update_bytes_map(current: Mapping[str, bytes], update: MapUpdate) -> dict[str, bytes]:
@@ -132,12 +138,11 @@ def _update_config(base: Manifest, op: UpdateConfig) -> Manifest:
 
 
 def _update(base: Manifest, op: Update) -> Manifest:
-    updated = {f.id: f for f in op.updated_fragments}
-    removed = set(op.removed_fragment_ids)
-    kept = tuple(updated.get(f.id, f) for f in base.fragments if f.id not in removed)
+    kept = _changed(base, op.updated_fragments, op.removed_fragment_ids)
     added = _number(op.new_fragments, base.next_fragment_id())
     # Fragments whose values of indexed fields changed in place leave those indices.
-    indices = _uncover(base.indices, set(updated), set(op.fields_modified))
+    updated = {f.id for f in op.updated_fragments}
+    indices = _uncover(base.indices, updated, set(op.fields_modified))
     return replace(
         base,
         fragments=kept + added,
@@ -166,9 +171,7 @@ def _rewrite(base: Manifest, op: Rewrite) -> Manifest:
             "already in use; reserve them with ReserveFragments first"
         )
     fragments = tuple(sorted(kept + added, key=lambda f: f.id))
-    max_id = max(
-        [*(f.id for f in added), base.max_fragment_id if base.max_fragment_id is not None else -1]
-    )
+    max_id = _max_id(base.max_fragment_id, added)
     indices = _uncover(base.indices, gone)
     return replace(base, fragments=fragments, max_fragment_id=max_id, indices=indices)
 
