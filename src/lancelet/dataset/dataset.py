@@ -34,6 +34,7 @@ from lancelet.errors import RetryableCommitConflictError, SchemaError
 from lancelet.table import features
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
+from lancelet.table.schema import LanceSchema
 from lancelet.transaction import operations as ops
 from lancelet.transaction.commit import CommitPolicy, commit_transaction
 from lancelet.transaction.store import DatasetStore
@@ -80,6 +81,11 @@ class LanceDataset(Scannable):
     @property
     def schema(self) -> pa.Schema:
         return self._manifest.schema.to_arrow()
+
+    @property
+    def lance_schema(self) -> LanceSchema:
+        """The schema with Lance field ids."""
+        return self._manifest.schema
 
     @property
     def data_storage_version(self) -> str:

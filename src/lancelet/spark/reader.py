@@ -19,7 +19,7 @@ from pyspark.sql import types as st
 from lancelet.dataset.dataset import LanceDataset
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.scanner import ROW_ADDRESS, ROW_ID, live_rows
-from lancelet.errors import CorruptDatasetError, SchemaError
+from lancelet.errors import SchemaError
 from lancelet.spark.filters import conjunction, to_expression, top_level_columns
 from lancelet.spark.options import ReadOptions
 from lancelet.spark.types import (
@@ -28,6 +28,7 @@ from lancelet.spark.types import (
     spark_arrow_schema,
     spark_schema,
 )
+from lancelet.spark.writer import PortableSchema
 from lancelet.table.fragment import Fragment
 from lancelet.transaction.store import DatasetStore
 
@@ -65,18 +66,19 @@ class _Column:
 
 
 class FragmentRange(sds.InputPartition):
-    """Physical rows ``[start, stop)`` of one fragment."""
+    """Physical rows ``[start, stop)`` of one fragment.  The fragment travels with it, so
+    a task needs no manifest (decoding one per task grows with the fragment count)."""
 
-    def __init__(self, fragment_id: int, start: int, stop: int) -> None:
-        super().__init__((fragment_id, start, stop))
-        self.fragment_id = fragment_id
+    def __init__(self, fragment: Fragment, start: int, stop: int) -> None:
+        super().__init__((fragment.id, start, stop))
+        self.fragment = fragment
         self.start = start
         self.stop = stop
 
 
 def _ranges(fragments: Iterable[Fragment], rows_per_partition: int) -> list[FragmentRange]:
     return [
-        FragmentRange(f.id, start, min(start + rows_per_partition, f.physical_rows))
+        FragmentRange(f, start, min(start + rows_per_partition, f.physical_rows))
         for f in fragments
         if f.num_rows
         for start in range(0, f.physical_rows, rows_per_partition)
@@ -88,6 +90,7 @@ class LanceReader(sds.DataSourceReader):
         dataset = open_dataset(options)
         self._uri = dataset.uri
         self._version = dataset.version
+        self._lance_schema = PortableSchema.of(dataset.lance_schema)
         self._where = f"{dataset.uri} version {dataset.version}"
         self._schema = schema
         self._options = options
@@ -151,14 +154,10 @@ class LanceReader(sds.DataSourceReader):
         return self._read_range(partition)
 
     def _read_range(self, part: FragmentRange) -> Iterator[pa.RecordBatch]:
-        store = DatasetStore(self._uri)
-        manifest = store.read_manifest(self._version)
-        fragment = manifest.fragment(part.fragment_id)
-        if fragment is None:
-            raise CorruptDatasetError(f"{self._where}: fragment {part.fragment_id} is gone")
-        reader = FragmentReader(store, manifest.schema, fragment)
+        schema = self._lance_schema.load()
+        reader = FragmentReader(DatasetStore(self._uri), schema, part.fragment)
         target = spark_arrow_schema(self._schema)
-        data_columns = self._data_columns(manifest.schema.to_arrow().names)
+        data_columns = self._data_columns(schema.top_level_names())
         step = self._options.batch_size
         for start in range(part.start, part.stop, step):
             stop = min(start + step, part.stop)

@@ -250,11 +250,8 @@ def commit_changes(
     ``changes`` go."""
     txn = ops.Transaction(base.version, operation, properties=dict(properties))
     try:
-        committed = commit_transaction(store, txn)
+        # A rebase that unites deletion vectors removes the files it replaced.
+        return commit_transaction(store, txn)
     except BaseException:
         changes.discard(store, base)
         raise
-    # Rebasing onto a concurrent delete of other rows of a fragment writes a deletion
-    # file uniting both; the one the task wrote is then used by no version.
-    discard_deletions(store, committed, changes.updated_fragments())
-    return committed

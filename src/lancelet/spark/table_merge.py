@@ -61,7 +61,6 @@ _KIND = "__lancelet_kind"
 _CLAUSE = "__lancelet_clause"
 _IN_SOURCE = "__lancelet_in_source"
 UPDATE, DELETE, INSERT = 0, 1, 2
-_OFFSET_MASK = np.uint64(0xFFFFFFFF)
 _ARROW_ERRORS = (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, ValueError)
 
 Category = Literal["matched", "not matched", "not matched by source"]
