@@ -12,3 +12,5 @@ rm -f "$out"/*_pb2.py "$out"/*_pb2.pyi
 mv "$tmp"/lancelet/*_pb2.py "$tmp"/lancelet/*_pb2.pyi "$out"/
 # protoc writes absolute imports (`from lancelet import file_pb2`); make them package-relative.
 sed -i -E 's/^from lancelet import ([a-z0-9_]+_pb2) as /from . import \1 as /' "$out"/*_pb2.py "$out"/*_pb2.pyi
+# The module name protoc records is the one pickle uses to find a message class again.
+sed -i -E "s/'lancelet\.([a-z0-9_]+_pb2)'/'lancelet._proto.\1'/" "$out"/*_pb2.py

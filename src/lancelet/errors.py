@@ -40,6 +40,18 @@ class FilterError(LanceletError, ValueError):
     """A filter expression does not parse, or names a column the dataset lacks."""
 
 
+class ArgumentError(LanceletError, ValueError):
+    """An argument of a lancelet call has the right type but an impossible value."""
+
+
+class UnsupportedOptionError(LanceletError, NotImplementedError):
+    """A pylance option that lancelet does not implement was given a non-default value."""
+
+
+class URIError(LanceletError, ValueError):
+    """A location is malformed (a NUL byte) or uses a storage scheme lancelet lacks."""
+
+
 class DatasetError(LanceletError):
     """A dataset cannot be opened, read or changed."""
 

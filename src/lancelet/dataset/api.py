@@ -8,7 +8,7 @@ from typing import Any, Literal
 import pyarrow as pa
 
 from lancelet.dataset.dataset import LanceDataset, Version
-from lancelet.dataset.options import refuse_unsupported
+from lancelet.dataset.options import check_options
 from lancelet.dataset.write import (
     DEFAULT_MAX_ROWS_PER_FILE,
     as_reader,
@@ -16,7 +16,7 @@ from lancelet.dataset.write import (
     prepare,
     write_fragment_files,
 )
-from lancelet.errors import DatasetAlreadyExistsError, UnsupportedFeatureError
+from lancelet.errors import ArgumentError, DatasetAlreadyExistsError, UnsupportedFeatureError
 from lancelet.table.naming import ManifestNaming
 from lancelet.transaction import operations as ops
 from lancelet.transaction.commit import commit_transaction
@@ -29,7 +29,7 @@ def dataset(
     uri: str | os.PathLike[str], version: Version | None = None, **options: Any
 ) -> LanceDataset:
     """Open a dataset at its latest version, a version number, or a tag name."""
-    refuse_unsupported(options, "dataset")
+    check_options(options, "dataset")
     return LanceDataset(uri, version)
 
 
@@ -47,9 +47,11 @@ def write_dataset(
     **options: Any,
 ) -> LanceDataset:
     """Create a dataset, append to it, or overwrite it with ``data``."""
-    refuse_unsupported(options, "write_dataset")
+    check_options(options, "write_dataset")
     if mode not in ("create", "append", "overwrite"):
-        raise ValueError(f"mode must be 'create', 'append' or 'overwrite', not {mode!r}")
+        raise ArgumentError(
+            f"write_dataset: mode must be 'create', 'append' or 'overwrite', not {mode!r}"
+        )
     if enable_stable_row_ids:
         raise UnsupportedFeatureError("lancelet does not yet write datasets with stable row ids")
     store = DatasetStore(uri)

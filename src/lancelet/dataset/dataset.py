@@ -17,7 +17,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelet.dataset import schema_ops
+from lancelet.dataset import arguments, schema_ops
 from lancelet.dataset.cleanup import CleanupStats, cleanup_old_versions
 from lancelet.dataset.delete import plan_delete
 from lancelet.dataset.fragment import LanceFragment
@@ -25,12 +25,12 @@ from lancelet.dataset.merge_columns import plan_merge
 from lancelet.dataset.merge_insert import MergeInsertBuilder, Planner
 from lancelet.dataset.operation import LanceOperation
 from lancelet.dataset.optimize import DatasetOptimizer
-from lancelet.dataset.options import refuse_unsupported
+from lancelet.dataset.options import check_options
 from lancelet.dataset.scannable import Scannable
 from lancelet.dataset.tags import Tags, resolve_version
 from lancelet.dataset.update import RowRewrite, discard_rewrite, plan_update
 from lancelet.dataset.write import discard_data_files
-from lancelet.errors import RetryableCommitConflictError, SchemaError
+from lancelet.errors import RetryableCommitConflictError, SchemaError, UnsupportedOptionError
 from lancelet.table import features
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
@@ -126,6 +126,9 @@ class LanceDataset(Scannable):
         return self._store, self._manifest, None
 
     def get_fragments(self, filter: str | pc.Expression | None = None) -> list[LanceFragment]:
+        if filter is not None:
+            # pylance refuses it too; returning every fragment would ignore the filter.
+            raise UnsupportedOptionError("get_fragments: filter is not supported")
         return [LanceFragment(self, fragment=f) for f in self._manifest.fragments]
 
     def get_fragment(self, fragment_id: int) -> LanceFragment | None:
@@ -175,6 +178,7 @@ class LanceDataset(Scannable):
     ) -> dict[str, int]:
         """Set columns to SQL expressions (``{"price": "price * 1.1"}``) in the rows
         matching ``where``; the rows are rewritten as new fragments."""
+        arguments.string_mapping(updates, "updates", "update", nullable=False)
         return self._rewrite_rows(
             lambda manifest: plan_update(
                 self._store, manifest, updates, where, data_storage_version
@@ -254,7 +258,7 @@ class LanceDataset(Scannable):
     ) -> None:
         """New columns from SQL expressions (``{"name": "sql"}``), from a function over
         record batches, or as all-null columns (``pa.Field``s or a ``pa.Schema``)."""
-        refuse_unsupported(options, "add_columns")
+        check_options(options, "add_columns")
         self._commit_new_columns(
             schema_ops.add_columns(self._store, self._manifest, transforms, read_columns, self._uri)
         )
@@ -284,6 +288,7 @@ class LanceDataset(Scannable):
     def update_config(
         self, values: Mapping[str, str | None], *, replace: bool = False
     ) -> dict[str, str]:
+        arguments.string_mapping(values, "values", "update_config", nullable=True)
         upserts = {k: v for k, v in values.items() if v is not None}
         removed = [k for k, v in values.items() if v is None and not replace]
         if replace:
@@ -292,6 +297,8 @@ class LanceDataset(Scannable):
         return self.config()
 
     def delete_config_keys(self, keys: Sequence[str]) -> None:
+        if isinstance(keys, str) or not all(isinstance(k, str) for k in keys):
+            raise TypeError(f"delete_config_keys: keys must be a list of strings, not {keys!r}")
         self._commit(ops.UpdateConfig({}, tuple(keys)))
 
     @property
@@ -358,11 +365,12 @@ class LanceDataset(Scannable):
         error_if_tagged_old_versions: bool = True,
         **options: Any,
     ) -> CleanupStats:
-        refuse_unsupported(options, "cleanup_old_versions")
+        check_options(options, "cleanup_old_versions")
+        call = "cleanup_old_versions"
         return cleanup_old_versions(
             self._store,
-            older_than,
-            retain_versions,
+            arguments.duration(older_than, "older_than", call),
+            arguments.row_count(retain_versions, "retain_versions", call),
             delete_unverified=delete_unverified,
             error_if_tagged_old_versions=error_if_tagged_old_versions,
         )
@@ -377,7 +385,7 @@ class LanceDataset(Scannable):
         **options: Any,
     ) -> LanceDataset:
         """Commit an operation prepared elsewhere (for example by ``write_fragments``)."""
-        refuse_unsupported(options, "LanceDataset.commit")
+        check_options(options, "LanceDataset.commit")
         store = DatasetStore(base_uri)
         op = operation.to_operation()
         if read_version is None:

@@ -10,7 +10,9 @@ Typing follows DataFusion, as pylance exhibits it, where pyarrow's defaults diff
   ``int8_col = 5`` compares int8 values while ``int8_col > 1000`` still works (in int64).
   Float literals are rounded to a float32 column's precision, so ``f32 = 0.1`` matches.
 * Strings compared with dates or timestamps are parsed as dates or timestamps.
-* Floats compare in total order: NaN equals NaN and is greater than every number.
+* Floats compare in IEEE 754's total order, as DataFusion's do: ``-NaN`` is below every
+  number and ``NaN`` above, ``-0.0`` is below ``0.0`` except when compared with a
+  constant.
 * AND, OR, NOT, IN and comparisons use SQL's three-valued logic.  A filter drops the rows
   where the predicate is NULL, as a ``WHERE`` clause does.
 
@@ -24,7 +26,6 @@ from __future__ import annotations
 
 import decimal
 import functools
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -36,6 +37,7 @@ from sqlglot import exp, tokens
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 
+from lancelet.dataset import kernels
 from lancelet.errors import FilterError
 
 __all__ = ["parse_filter", "parse_value", "referenced_columns", "to_expression"]
@@ -366,28 +368,23 @@ def _float_operands(left: _Value, right: _Value, node: exp.Expression) -> tuple[
 
 def _compare(fn: Callable[..., Any], left: _Value, right: _Value, node: exp.Expression) -> _Value:
     left, right = _float_operands(*_coerce(left, right, node), node)
-    if not (pa.types.is_floating(left.type) or pa.types.is_floating(right.type)):
+    if not (pa.types.is_floating(left.type) and pa.types.is_floating(right.type)):
         return _apply(fn, [left, right], node)
-    # DataFusion orders floats totally (NaN = NaN, NaN above every number) while Arrow's
-    # kernels follow IEEE.  Where a NaN is involved, comparing the is-NaN flags gives
-    # the total order's answer.
-    left_nan, right_nan = _nan_flag(left, node), _nan_flag(right, node)
-    if left_nan is _FALSE:
-        any_nan = right_nan
-    elif right_nan is _FALSE:
-        any_nan = left_nan
-    else:
-        any_nan = _apply(pc.or_kleene, [left_nan, right_nan], node)
-    by_flag = _apply(fn, [left_nan, right_nan], node)
-    return _apply(pc.if_else, [any_nan, by_flag, _apply(fn, [left, right], node)], node)
+    # DataFusion orders floats totally (-NaN first, NaN last, -0.0 before 0.0), except
+    # that a constant compares with -0.0 and 0.0 alike.  Arrow's kernels follow IEEE,
+    # so both sides become integer keys that sort in the total order.
+    wide = left.type if left.type.bit_width >= right.type.bit_width else right.type
+    signed_zero = left.const is None and right.const is None
+    keys = [_order_key(_cast(v, wide, node), signed_zero, node) for v in (left, right)]
+    return _apply(fn, keys, node)
 
 
-def _nan_flag(value: _Value, node: exp.Expression) -> _Value:
-    if not pa.types.is_floating(value.type):
-        return _FALSE
-    if value.const is not None and value.const.is_valid:
-        return _TRUE if math.isnan(value.const.as_py()) else _FALSE
-    return _apply(pc.is_nan, [value], node)
+def _order_key(value: _Value, signed_zero: bool, node: exp.Expression) -> _Value:
+    if value.const is not None:
+        key = kernels.float_order_key(value.const.as_py(), value.type, signed_zero=signed_zero)
+        return _const(key)
+    expr = kernels.float_order_key_expr(value.expr, value.type, signed_zero=signed_zero)
+    return _Value(expr, kernels.order_key_type(value.type))
 
 
 # --- node handlers ---------------------------------------------------------------------
@@ -406,9 +403,49 @@ def _dot(t: _Translator, node: exp.Dot) -> _Value:
     while isinstance(base, exp.Dot):
         tail.insert(0, base.expression)
         base = base.this
-    if not isinstance(base, exp.Column):
-        raise t.unsupported(node, "field access on a non-column")
-    return t.resolve([*base.parts, *tail], node)
+    if isinstance(base, exp.Column):
+        return t.resolve([*base.parts, *tail], node)
+    if not isinstance(base, exp.Expression) or not all(isinstance(p, exp.Identifier) for p in tail):
+        raise t.unsupported(node, "field access on something other than a struct")
+    value = t.visit(base)
+    for part in tail:
+        assert isinstance(part, exp.Identifier)
+        value = _struct_field(t, value, part.name, node)
+    return value
+
+
+def _struct_field(t: _Translator, value: _Value, name: str, node: exp.Expression) -> _Value:
+    if not pa.types.is_struct(value.type) or value.type.get_field_index(name) < 0:
+        raise FilterError(f"{_sql(node)!r}: {value.type} has no field {name!r} ({t.sql!r})")
+    index = value.type.get_field_index(name)
+    return _Value(pc.struct_field(value.expr, [index]), value.type.field(index).type)
+
+
+def _bracket(t: _Translator, node: exp.Bracket) -> _Value:
+    """``list[i]`` (1-based, negative from the end, NULL when out of range) and
+    ``struct['name']``."""
+    if len(node.expressions) != 1:
+        raise t.unsupported(node, "a subscript with more than one index")
+    subject = t.visit(node.this)
+    key = t.visit(node.expressions[0])
+    if key.const is None:
+        raise t.unsupported(node, "a subscript that is not a literal")
+    if pa.types.is_struct(subject.type) and _family(key.type) == "string":
+        return _struct_field(t, subject, key.const.as_py(), node)
+    is_list = pa.types.is_list(subject.type) or pa.types.is_large_list(subject.type)
+    if (is_list or pa.types.is_fixed_size_list(subject.type)) and pa.types.is_integer(key.type):
+        if subject.const is not None:
+            raise t.unsupported(node, "a subscript of a constant")
+        index = key.const.as_py()
+        if index is None:
+            return _const(pa.scalar(None, subject.type.value_type))
+        if not -(2**63) <= index < 2**63:
+            raise FilterError(f"{_sql(node)!r}: index {index} is out of range ({t.sql!r})")
+        expr = kernels.list_item_expr(subject.expr, subject.type, index)
+        return _Value(expr, subject.type.value_type)
+    raise FilterError(
+        f"{_sql(node)!r}: cannot subscript {subject.type} with {key.type} ({t.sql!r})"
+    )
 
 
 def _literal(t: _Translator, node: exp.Literal) -> _Value:
@@ -556,6 +593,8 @@ def _in_value_set(subject: _Value, items: list[_Value], node: exp.Expression) ->
     if any(v.type != subject.type for v in values):
         return None
     list_has_null = len(values) < len(items)
+    if pa.types.is_floating(subject.type) and any(v.as_py() != v.as_py() for v in values):
+        return None  # the hash lookup does not tell -NaN from NaN; the total order does
     if pa.types.is_floating(subject.type) and any(v.as_py() == 0 for v in values):
         # The hash lookup tells -0.0 from 0.0; SQL's equality does not.
         values += [pa.scalar(0.0, subject.type), pa.scalar(-0.0, subject.type)]
@@ -695,6 +734,7 @@ def _concat(a: Any, b: Any) -> Any:
 _HANDLERS: dict[type[exp.Expression], _Handler] = {
     exp.Column: _column,
     exp.Dot: _dot,
+    exp.Bracket: _bracket,
     exp.Literal: _literal,
     exp.Boolean: _boolean,
     exp.Null: _null,

@@ -9,8 +9,9 @@ import pyarrow as pa
 
 from lancelet.dataset.delete import matching_offsets
 from lancelet.dataset.fragment_reader import FragmentReader
-from lancelet.dataset.options import refuse_unsupported
-from lancelet.dataset.scannable import Scannable
+from lancelet.dataset.options import check_options, refuse_unless_default
+from lancelet.dataset.projection import Columns
+from lancelet.dataset.scannable import Filter, Scannable
 from lancelet.dataset.write import (
     DEFAULT_MAX_ROWS_PER_FILE,
     as_reader,
@@ -18,6 +19,7 @@ from lancelet.dataset.write import (
     storage_version,
     write_fragment_files,
 )
+from lancelet.errors import ArgumentError
 from lancelet.table import naming
 from lancelet.table.fragment import DataFile, Fragment
 from lancelet.table.manifest import Manifest
@@ -86,6 +88,26 @@ class LanceFragment(Scannable):
     def _source(self) -> tuple[DatasetStore, Manifest, list[Fragment] | None]:
         return self._dataset._store, self._dataset._manifest, [self._fragment]
 
+    def to_table(  # type: ignore[override]  # pylance's positional order for fragments
+        self,
+        columns: Columns | None = None,
+        filter: Filter | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        with_row_id: bool = False,
+        with_row_address: bool = False,
+        **kwargs: Any,
+    ) -> pa.Table:
+        return self.scanner(
+            columns,
+            filter,
+            limit,
+            offset,
+            with_row_id=with_row_id,
+            with_row_address=with_row_address,
+            **kwargs,
+        ).to_table()
+
     def delete(self, predicate: str) -> Fragment | None:
         """The fragment's metadata with ``predicate``'s rows deleted (not committed);
         None when every row is deleted."""
@@ -107,16 +129,23 @@ class LanceFragment(Scannable):
         fragment_id: int | None = None,
         schema: pa.Schema | None = None,
         max_rows_per_group: int = 1024,
+        progress: Any = None,
+        mode: str = "append",
+        *,
+        data_storage_version: str | None = None,
         **options: Any,
     ) -> Fragment:
         """Write ``data`` as the data file of one new fragment (not committed)."""
-        refuse_unsupported(options, "LanceFragment.create")
+        check_options(options, "LanceFragment.create")
+        refuse_unless_default("LanceFragment.create", "progress", progress)
         fragments = write_fragments(
             data,
             dataset_uri,
             schema,
+            mode=mode,
             max_rows_per_file=2**62,
             max_rows_per_group=max_rows_per_group,
+            data_storage_version=data_storage_version,
         )
         if not fragments:
             raise ValueError("LanceFragment.create needs at least one row")
@@ -140,7 +169,9 @@ def write_fragments(
 
     Fragments come back with id 0; the commit assigns real ids.
     """
-    refuse_unsupported(options, "write_fragments")
+    check_options(options, "write_fragments")
+    if mode not in ("append", "overwrite"):
+        raise ArgumentError(f"write_fragments: mode must be 'append' or 'overwrite', not {mode!r}")
     storage_version(data_storage_version)
     store = DatasetStore(dataset_uri)
     found = store.latest_manifest()

@@ -63,7 +63,7 @@ def plan_merge(
     rows = _matching_rows(right.column(key).combine_chunks(), left, where)
     fragments = []
     start = 0
-    with new_data_files(store) as files:
+    with new_data_files(store, manifest) as files:
         for reader in readers:
             count = reader.fragment.physical_rows
             values = added.take(rows.slice(start, count))

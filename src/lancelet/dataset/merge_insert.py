@@ -22,8 +22,14 @@ from lancelet.dataset.delete import delete_addresses
 from lancelet.dataset.filter import parse_filter
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.scanner import ROW_ADDRESS, LanceScanner, live_rows
-from lancelet.dataset.update import RowRewrite, check_writable
-from lancelet.dataset.write import as_reader, conform, discard_data_files, write_fragment_files
+from lancelet.dataset.update import RowRewrite
+from lancelet.dataset.write import (
+    as_reader,
+    check_writable,
+    conform,
+    discard_data_files,
+    write_fragment_files,
+)
 from lancelet.errors import DatasetError, LanceletError, SchemaError
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest

@@ -1,35 +1,143 @@
-"""pylance keyword arguments lancelet accepts but does not act on.
+"""pylance keyword arguments lancelet does not implement: which it may ignore, which it
+must refuse.
 
-Tuning knobs (buffer sizes, thread counts, storage options) may be ignored
-safely.  Options that would change the result must not be: a caller who asks
-for them gets an error instead of silently different rows.
+A keyword that only tunes speed or memory (buffer sizes, readahead, caches, thread
+counts) changes no result, so it is accepted and ignored.  Every other keyword
+pylance takes that lancelet does not implement is accepted only at its default
+value; any other value raises :class:`UnsupportedOptionError` rather than give a
+result that differs from what was asked for.  A keyword pylance does not know
+either is a :class:`TypeError`, as Python gives for any unexpected keyword.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from datetime import timedelta
 from typing import Any
 
-_CHANGES_RESULTS = frozenset(
+from lancelet.errors import UnsupportedOptionError
+
+# Tuning only: ignoring them returns the same rows.  ``scan_in_order=False`` allows any
+# order, and lancelet's order is one; ``prefilter`` matters only with a vector search.
+TUNING = frozenset(
     {
-        "asof",
-        "base_paths",
-        "detached",
-        "fast_search",
-        "full_text_query",
-        "include_deleted_rows",
-        "initial_bases",
-        "nearest",
-        "order_by",
-        "target_bases",
-        "with_row_created_at_version",
-        "with_row_last_updated_at_version",
-        "versions",
+        "batch_readahead",
+        "block_size",
+        "data_cache_bytes",
+        "delete_concurrency",
+        "delete_rate_limit",
+        "disable_scoring_autoprojection",
+        "fragment_readahead",
+        "index_cache_size",
+        "index_cache_size_bytes",
+        "io_buffer_size",
+        "late_materialization",
+        "max_page_bytes",
+        "metadata_cache_size_bytes",
+        "prefilter",
+        "scan_in_order",
+        "use_scalar_index",
+        "use_stats",
     }
 )
 
+_MAX_BYTES_PER_FILE = 96636764160  # pylance's default: 90 GiB
+_MINUTE = timedelta(minutes=1)
 
-def refuse_unsupported(options: Mapping[str, Any], call: str) -> None:
+
+def _is_default(value: Any) -> bool:
+    return value is None or value is False or (isinstance(value, (dict, list)) and not value)
+
+
+# Keywords whose default is not None/False/empty.
+_DEFAULTS: dict[str, Callable[[Any], bool]] = {
+    "external_blob_mode": lambda v: v == "reference",
+    "max_bytes_per_file": lambda v: v == _MAX_BYTES_PER_FILE,
+    # lancelet's commit loop gives up within seconds, inside any timeout of a minute.
+    "commit_timeout": lambda v: (
+        v is None or (isinstance(v, timedelta) and v >= timedelta(1 / 1440))
+    ),
+}
+
+_STORAGE = ("storage_options", "session", "namespace_client", "table_id", "base_store_params")
+_BASES = ("initial_bases", "target_bases", "target_all_bases")
+_BLOBS = ("external_blob_mode", "allow_external_blob_outside_bases")
+_WRITE = (
+    *_STORAGE,
+    *_BASES,
+    *_BLOBS,
+    "data_cache_bytes",
+    "max_bytes_per_file",
+    "max_page_bytes",
+    "progress",
+    "use_legacy_format",
+)
+
+# Per call: the pylance keywords lancelet's signature does not spell out.
+PYLANCE_KEYWORDS: dict[str, frozenset[str]] = {
+    "dataset": frozenset(
+        {
+            *_STORAGE,
+            "asof",
+            "block_size",
+            "commit_lock",
+            "default_scan_options",
+            "index_cache_size",
+            "index_cache_size_bytes",
+            "metadata_cache_size_bytes",
+            "read_params",
+        }
+    ),
+    "write_dataset": frozenset(
+        {
+            *_WRITE,
+            "auto_cleanup_options",
+            "blob_pack_file_size_threshold",
+            "commit_lock",
+            "commit_message",
+            "transaction_properties",
+        }
+    ),
+    "write_fragments": frozenset({*_WRITE, "enable_stable_row_ids"}),
+    "LanceFragment.create": frozenset(
+        {*_STORAGE, "progress", "use_legacy_format", "data_storage_version", "mode"}
+    ),
+    "LanceDataset.commit": frozenset(
+        {
+            *_STORAGE,
+            "commit_lock",
+            "commit_message",
+            "commit_timeout",
+            "detached",
+            "enable_stable_row_ids",
+            "enable_v2_manifest_paths",
+            "namespace_client_managed_versioning",
+        }
+    ),
+    "cleanup_old_versions": frozenset({"delete_rate_limit", "delete_concurrency", "versions"}),
+    "add_columns": frozenset({"reader_schema", "batch_size"}),
+}
+
+
+def check_options(options: Mapping[str, Any], call: str) -> None:
+    """Refuse the ``options`` (keywords beyond ``call``'s own parameters) that lancelet
+    would otherwise ignore at a cost to the result."""
+    known = PYLANCE_KEYWORDS.get(call, frozenset())
     for name, value in options.items():
-        if name in _CHANGES_RESULTS and value not in (None, False):
-            raise NotImplementedError(f"{call}: lancelet does not support {name}= yet")
+        if name in TUNING:
+            continue
+        if name not in known:
+            raise TypeError(f"{call}() got an unexpected keyword argument {name!r}")
+        refuse_unless_default(call, name, value)
+
+
+def refuse_unless_default(call: str, name: str, value: Any) -> None:
+    is_default = _DEFAULTS.get(name, _is_default)
+    if not is_default(value):
+        raise UnsupportedOptionError(f"{call}: lancelet does not support {name}={value!r} yet")
+
+
+def refuse_unimplemented(call: str, **values: Any) -> None:
+    """Refuse each explicitly named parameter given a value other than its default."""
+    for name, value in values.items():
+        refuse_unless_default(call, name, value)

@@ -1,27 +1,34 @@
 """The read methods a dataset and a fragment share: scans and take with pylance's names.
 
 Both are a manifest's view of some fragments; they differ only in which ones,
-so each supplies :meth:`Scannable._source` and inherits the rest.
+so each supplies :meth:`Scannable._source` and inherits the rest.  The signatures
+are pylance's: every keyword it takes is taken here too, implemented, ignored when it
+only tunes speed, or refused when given a value lancelet cannot honour.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelet.dataset.options import refuse_unsupported
+from lancelet.dataset import arguments
+from lancelet.dataset.options import refuse_unimplemented
+from lancelet.dataset.projection import Columns, projection
 from lancelet.dataset.scanner import LanceScanner
 from lancelet.dataset.take import take_rows
+from lancelet.errors import UnsupportedOptionError
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.store import DatasetStore
 
 if TYPE_CHECKING:
     from lancelet.dataset.fragment import LanceFragment
+
+Filter: TypeAlias = str | pc.Expression
 
 
 class Scannable:
@@ -31,62 +38,126 @@ class Scannable:
 
     def scanner(
         self,
-        columns: Sequence[str] | None = None,
-        filter: str | pc.Expression | None = None,
+        columns: Columns | None = None,
+        filter: Filter | None = None,
         limit: int | None = None,
         offset: int | None = None,
-        with_row_id: bool = False,
-        with_row_address: bool = False,
+        nearest: Any = None,
         batch_size: int | None = None,
-        fragments: Sequence[LanceFragment] | None = None,
-        **options: Any,
+        batch_size_bytes: int | None = None,
+        batch_readahead: int | None = None,
+        fragment_readahead: int | None = None,
+        scan_in_order: bool | None = None,
+        fragments: Iterable[LanceFragment] | None = None,
+        index_segments: Any = None,
+        full_text_query: Any = None,
+        *,
+        prefilter: bool | None = None,
+        with_row_id: bool | None = None,
+        with_row_address: bool | None = None,
+        use_stats: bool | None = None,
+        fast_search: bool | None = None,
+        io_buffer_size: int | None = None,
+        late_materialization: bool | list[str] | None = None,
+        blob_handling: str | None = None,
+        use_scalar_index: bool | None = None,
+        include_deleted_rows: bool | None = None,
+        scan_stats_callback: Any = None,
+        strict_batch_size: bool | None = None,
+        order_by: Any = None,
+        disable_scoring_autoprojection: bool | None = None,
+        row_addr_allowlist: bytes | None = None,
+        row_addr_blocklist: bytes | None = None,
     ) -> LanceScanner:
-        refuse_unsupported(options, f"{type(self).__name__}.scanner")
+        call = f"{type(self).__name__}.scanner"
+        refuse_unimplemented(
+            call,
+            nearest=nearest,
+            batch_size_bytes=batch_size_bytes,
+            index_segments=index_segments,
+            full_text_query=full_text_query,
+            fast_search=fast_search,
+            blob_handling=blob_handling,
+            include_deleted_rows=include_deleted_rows,
+            scan_stats_callback=scan_stats_callback,
+            order_by=order_by,
+            row_addr_allowlist=row_addr_allowlist,
+            row_addr_blocklist=row_addr_blocklist,
+        )
         store, manifest, own = self._source()
-        chosen = own if fragments is None else [f.metadata for f in fragments]
+        chosen = own if fragments is None else _fragment_metadata(fragments, call)
         return LanceScanner(
             store,
             manifest,
             columns=columns,
             filter=filter,
-            limit=limit,
-            offset=offset,
-            with_row_id=with_row_id,
-            with_row_address=with_row_address,
-            batch_size=batch_size,
+            limit=arguments.row_count(limit, "limit", call),
+            offset=arguments.row_count(offset, "offset", call),
+            with_row_id=arguments.flag(with_row_id, "with_row_id", call),
+            with_row_address=arguments.flag(with_row_address, "with_row_address", call),
+            batch_size=arguments.positive(batch_size, "batch_size", call),
+            strict_batch_size=arguments.flag(strict_batch_size, "strict_batch_size", call),
             fragments=chosen,
         )
 
     def to_table(
         self,
-        columns: Sequence[str] | None = None,
-        filter: str | pc.Expression | None = None,
+        columns: Columns | None = None,
+        filter: Filter | None = None,
         limit: int | None = None,
         offset: int | None = None,
-        with_row_id: bool = False,
-        with_row_address: bool = False,
+        nearest: Any = None,
+        batch_size: int | None = None,
+        batch_size_bytes: int | None = None,
+        batch_readahead: int | None = None,
+        fragment_readahead: int | None = None,
+        scan_in_order: bool | None = None,
         **kwargs: Any,
     ) -> pa.Table:
         return self.scanner(
-            columns, filter, limit, offset, with_row_id, with_row_address, **kwargs
+            columns,
+            filter,
+            limit,
+            offset,
+            nearest,
+            batch_size,
+            batch_size_bytes,
+            batch_readahead,
+            fragment_readahead,
+            scan_in_order,
+            **kwargs,
         ).to_table()
 
     def to_batches(
         self,
-        columns: Sequence[str] | None = None,
-        filter: str | pc.Expression | None = None,
+        columns: Columns | None = None,
+        filter: Filter | None = None,
         limit: int | None = None,
         offset: int | None = None,
-        with_row_id: bool = False,
-        with_row_address: bool = False,
+        nearest: Any = None,
+        batch_size: int | None = None,
+        batch_size_bytes: int | None = None,
+        batch_readahead: int | None = None,
+        fragment_readahead: int | None = None,
+        scan_in_order: bool | None = None,
         **kwargs: Any,
     ) -> Iterator[pa.RecordBatch]:
         return self.scanner(
-            columns, filter, limit, offset, with_row_id, with_row_address, **kwargs
+            columns,
+            filter,
+            limit,
+            offset,
+            nearest,
+            batch_size,
+            batch_size_bytes,
+            batch_readahead,
+            fragment_readahead,
+            scan_in_order,
+            **kwargs,
         ).to_batches()
 
-    def count_rows(self, filter: str | pc.Expression | None = None, **options: Any) -> int:
-        return self.scanner(columns=[], filter=filter, **options).count_rows()
+    def count_rows(self, filter: Filter | None = None, **kwargs: Any) -> int:
+        return self.scanner(columns=[], filter=filter, **kwargs).count_rows()
 
     def head(self, num_rows: int, **kwargs: Any) -> pa.Table:
         return self.to_table(limit=num_rows, **kwargs)
@@ -94,10 +165,23 @@ class Scannable:
     def take(
         self,
         indices: Sequence[int] | np.ndarray | pa.Array,
-        columns: Sequence[str] | None = None,
-        **options: Any,
+        columns: Columns | None = None,
     ) -> pa.Table:
-        refuse_unsupported(options, f"{type(self).__name__}.take")
+        call = f"{type(self).__name__}.take"
+        rows = arguments.indices(indices, call)
         store, manifest, own = self._source()
-        names = manifest.schema.to_arrow().names if columns is None else list(columns)
-        return take_rows(store, manifest, indices, names, own)
+        shape = projection(columns, manifest.schema.to_arrow(), f"{store.root}: take")
+        if shape.special_outputs or shape.special_reads:
+            raise UnsupportedOptionError(f"{call}: _rowid and _rowaddr cannot be taken yet")
+        table = take_rows(store, manifest, rows, list(shape.reads), own)
+        return shape.apply(table, f"{store.root}: take")
+
+
+def _fragment_metadata(fragments: Iterable[LanceFragment], call: str) -> list[Fragment]:
+    from lancelet.dataset.fragment import LanceFragment
+
+    chosen = list(fragments)
+    for fragment in chosen:
+        if not isinstance(fragment, LanceFragment):
+            raise TypeError(f"{call}: fragments must be LanceFragments, not {fragment!r}")
+    return [f.metadata for f in chosen]

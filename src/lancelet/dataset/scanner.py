@@ -15,12 +15,21 @@ import pyarrow.compute as pc
 
 from lancelet.dataset.filter import referenced_columns, to_expression
 from lancelet.dataset.fragment_reader import FragmentReader
+from lancelet.dataset.projection import ROW_ADDRESS, ROW_ID, Columns, projection
+from lancelet.errors import ArgumentError
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.store import DatasetStore
 
-ROW_ID = "_rowid"
-ROW_ADDRESS = "_rowaddr"
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "ROW_ADDRESS",
+    "ROW_ID",
+    "LanceScanner",
+    "live_rows",
+    "row_addresses",
+]
+
 DEFAULT_BATCH_SIZE = 8192
 # Rows read at once when the result is gathered whole: a default-sized fragment in one
 # read, so page chunks pass through without being cut and copied.
@@ -62,33 +71,36 @@ class LanceScanner:
         store: DatasetStore,
         manifest: Manifest,
         *,
-        columns: Sequence[str] | None = None,
+        columns: Columns | None = None,
         filter: str | pc.Expression | None = None,
         limit: int | None = None,
         offset: int | None = None,
         with_row_id: bool = False,
         with_row_address: bool = False,
         batch_size: int | None = None,
+        strict_batch_size: bool = False,
         fragments: Sequence[Fragment] | None = None,
     ) -> None:
         self._store = store
         self._manifest = manifest
         self._arrow = manifest.schema.to_arrow()
-        names = list(self._arrow.names if columns is None else columns)
-        self._output = [n for n in names if n not in _SPECIAL]
-        manifest.schema.resolve(self._output, store.root)
-        self._with_row_id = with_row_id or ROW_ID in names
-        self._with_row_address = with_row_address or ROW_ADDRESS in names
+        self._where = f"{store.root}: scan"
+        self._projection = projection(columns, self._arrow, self._where)
+        self._with_row_id = with_row_id or ROW_ID in self._projection.special_outputs
+        self._with_row_address = with_row_address or ROW_ADDRESS in self._projection.special_outputs
         self._filter_schema = pa.schema(
             [*self._arrow, pa.field(ROW_ID, pa.uint64()), pa.field(ROW_ADDRESS, pa.uint64())]
         )
         self._filter = to_expression(filter, self._filter_schema)
         self._filter_columns = self._columns_of(filter)
         if (limit is not None and limit < 0) or (offset is not None and offset < 0):
-            raise ValueError("limit and offset must not be negative")
+            raise ArgumentError(f"{self._where}: limit and offset must not be negative")
+        if batch_size is not None and batch_size < 1:
+            raise ArgumentError(f"{self._where}: batch_size must be at least 1")
         self._limit = limit
         self._offset = offset or 0
         self._batch_size = batch_size or DEFAULT_BATCH_SIZE
+        self._strict = strict_batch_size
         self._fragments = list(manifest.fragments if fragments is None else fragments)
 
     def _columns_of(self, filter: str | pc.Expression | None) -> list[str]:
@@ -102,7 +114,7 @@ class LanceScanner:
 
     @property
     def projected_schema(self) -> pa.Schema:
-        fields = [self._arrow.field(n) for n in self._output]
+        fields = list(self._projection.fields)
         if self._with_row_id:
             fields.append(pa.field(ROW_ID, pa.uint64()))
         if self._with_row_address:
@@ -110,7 +122,8 @@ class LanceScanner:
         return pa.schema(fields, metadata=self._arrow.metadata)
 
     def _read_columns(self) -> list[str]:
-        wanted = set(self._output) | {c for c in self._filter_columns if c not in _SPECIAL}
+        wanted = set(self._projection.reads)
+        wanted |= {c for c in self._filter_columns if c not in _SPECIAL}
         return [n for n in self._arrow.names if n in wanted]
 
     def _fragment_tables(self, fragment: Fragment, step: int) -> Iterator[pa.Table]:
@@ -132,6 +145,7 @@ class LanceScanner:
         return (
             self._with_row_id
             or self._with_row_address
+            or bool(self._projection.special_reads)
             or bool(set(_SPECIAL) & set(self._filter_columns))
         )
 
@@ -160,8 +174,12 @@ class LanceScanner:
 
     def _tables(self, step: int) -> Iterator[pa.Table]:
         schema = self.projected_schema
+        specials = [n for n in (ROW_ID, ROW_ADDRESS) if n in schema.names]
         for table in self._selected(step):
-            yield table.select(schema.names).cast(schema) if schema.names else table.select([])
+            out = self._projection.apply(table, self._where)
+            for name in specials:
+                out = out.append_column(name, table[name])
+            yield out.cast(schema) if schema.names else out
 
     def _selected(self, step: int) -> Iterator[pa.Table]:
         """Live rows that pass the filter, after offset and limit, not yet projected."""
@@ -188,7 +206,11 @@ class LanceScanner:
     def to_batches(self) -> Iterator[pa.RecordBatch]:
         # Read in steps of several batches: fewer, larger reads cut page decoding and
         # per-call overhead; the output is still cut to the batch size.
-        for table in self._tables(max(self._batch_size, _READ_STEP)):
+        tables = self._tables(max(self._batch_size, _READ_STEP))
+        if self._strict:
+            yield from exact_batches(tables, self._batch_size)
+            return
+        for table in tables:
             yield from table.to_batches(max_chunksize=self._batch_size)
 
     def to_reader(self) -> pa.RecordBatchReader:
@@ -206,3 +228,20 @@ class LanceScanner:
             total = max(total, 0)
             return total if self._limit is None else min(total, self._limit)
         return sum(t.num_rows for t in self._selected(step=_WHOLE_FRAGMENT))
+
+
+def exact_batches(tables: Iterator[pa.Table], size: int) -> Iterator[pa.RecordBatch]:
+    """Batches of exactly ``size`` rows (the last may be shorter), cut across tables."""
+    pending: list[pa.Table] = []
+    held = 0
+    for table in tables:
+        pending.append(table)
+        held += table.num_rows
+        if held < size:
+            continue
+        whole = pa.concat_tables(pending)
+        cut = held - held % size
+        yield from whole.slice(0, cut).combine_chunks().to_batches(max_chunksize=size)
+        pending, held = [whole.slice(cut)], held - cut
+    if held:
+        yield from pa.concat_tables(pending).combine_chunks().to_batches(max_chunksize=size)

@@ -25,6 +25,7 @@ from lancelet import io
 from lancelet._proto import file_pb2
 from lancelet.dataset.filter import parse_value
 from lancelet.dataset.fragment_reader import FragmentReader
+from lancelet.dataset.write import check_writable
 from lancelet.errors import SchemaError
 from lancelet.file.writer import LanceFileWriter
 from lancelet.table import naming
@@ -255,7 +256,7 @@ def alter_columns(
         return Project(plan.schema)
     wanted = {f.id for f in plan.schema.fields}
     fragments = []
-    with new_data_files(store) as files:
+    with new_data_files(store, manifest) as files:
         for fragment in manifest.fragments:
             reader = FragmentReader(store, manifest.schema, fragment)
             old = reader.read([c.old.name for c in plan.casts], 0, fragment.physical_rows)
@@ -338,7 +339,7 @@ def add_columns(
     computer = _Computer(manifest, transforms, read_columns)
     new_schema: LanceSchema | None = None
     fragments: list[Fragment] = []
-    with new_data_files(store) as files:
+    with new_data_files(store, manifest) as files:
         for fragment in manifest.fragments:
             reader = FragmentReader(store, manifest.schema, fragment)
             values = computer.compute(reader.read(computer.reads, 0, fragment.physical_rows))
@@ -380,8 +381,10 @@ class _DataFiles:
 
 
 @contextmanager
-def new_data_files(store: DatasetStore) -> Iterator[_DataFiles]:
-    """Data files for one operation; if planning it fails part-way, they are removed."""
+def new_data_files(store: DatasetStore, manifest: Manifest) -> Iterator[_DataFiles]:
+    """Data files for one operation on ``manifest``; if planning it fails part-way, they
+    are removed."""
+    check_writable(manifest)
     files = _DataFiles(store)
     try:
         yield files

@@ -21,12 +21,12 @@ from lancelet.dataset.delete import delete_addresses, discard_deletions
 from lancelet.dataset.filter import parse_value
 from lancelet.dataset.scanner import ROW_ADDRESS, LanceScanner
 from lancelet.dataset.write import (
+    check_writable,
     conform,
     discard_data_files,
-    storage_version,
     write_fragment_files,
 )
-from lancelet.errors import FilterError, SchemaError, UnsupportedVersionError
+from lancelet.errors import FilterError, SchemaError
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.operations import Delete, Update
 from lancelet.transaction.store import DatasetStore
@@ -41,17 +41,6 @@ class RowRewrite(Generic[_Op]):
 
     operation: _Op
     counts: dict[str, int]
-
-
-def check_writable(manifest: Manifest, requested: str | None = None) -> None:
-    """Refuse to add files to a dataset whose data file version lancelet cannot write,
-    or in another version than the dataset's."""
-    storage_version(manifest.data_storage_version)
-    if requested is not None and storage_version(requested) != manifest.data_storage_version:
-        raise UnsupportedVersionError(
-            f"data_storage_version {requested!r}: the dataset holds "
-            f"{manifest.data_storage_version} files"
-        )
 
 
 def cast_options(target: pa.DataType) -> pc.CastOptions:

@@ -38,6 +38,17 @@ def storage_version(requested: str | None) -> str:
     return version
 
 
+def check_writable(manifest: Manifest, requested: str | None = None) -> None:
+    """Refuse to add files to a dataset whose data file version lancelet cannot write,
+    or in another version than the dataset's."""
+    storage_version(manifest.data_storage_version)
+    if requested is not None and storage_version(requested) != manifest.data_storage_version:
+        raise UnsupportedVersionError(
+            f"data_storage_version {requested!r}: the dataset holds "
+            f"{manifest.data_storage_version} files"
+        )
+
+
 def _from_pandas(data: Any) -> pa.Table | None:
     module = type(data).__module__
     if module.startswith("pandas") and type(data).__name__ == "DataFrame":

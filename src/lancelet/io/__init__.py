@@ -18,12 +18,14 @@ from lancelet.io.local import (
     put_if_not_exists,
     read_bytes,
 )
+from lancelet.io.uri import local_path
 
 __all__ = [
     "LocalInputFile",
     "LocalOutputFile",
     "delete",
     "list_dir",
+    "local_path",
     "modified_at",
     "open_input",
     "open_output",

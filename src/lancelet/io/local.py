@@ -10,6 +10,7 @@ from types import TracebackType
 import pyarrow as pa
 
 from lancelet.errors import LanceFileError
+from lancelet.io.uri import local_path
 
 
 class LocalInputFile:
@@ -21,7 +22,7 @@ class LocalInputFile:
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = os.fspath(path)
+        self.path = local_path(path)
         try:
             self._map = pa.memory_map(self.path, "r")
         except FileNotFoundError as exc:
@@ -49,8 +50,8 @@ class LocalOutputFile:
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = os.fspath(path)
-        parent = os.path.dirname(os.path.abspath(self.path))
+        self.path = local_path(path)
+        parent = os.path.dirname(self.path)
         os.makedirs(parent, exist_ok=True)
         self._tmp_path = os.path.join(
             parent, f".{os.path.basename(self.path)}.{uuid.uuid4().hex}.tmp"
@@ -104,7 +105,7 @@ def open_output(path: str | os.PathLike[str]) -> LocalOutputFile:
 
 
 def read_bytes(path: str | os.PathLike[str]) -> bytes:
-    with open(path, "rb") as f:
+    with open(local_path(path), "rb") as f:
         return f.read()
 
 
@@ -125,7 +126,7 @@ def put(path: str | os.PathLike[str], data: bytes, *, durable: bool = True) -> N
 
     ``durable=False`` skips the fsync, for objects that are only hints.
     """
-    path = os.fspath(path)
+    path = local_path(path)
     tmp = _write_temp(path, data, durable)
     os.replace(tmp, path)
 
@@ -138,7 +139,7 @@ def put_if_not_exists(path: str | os.PathLike[str], data: bytes) -> bool:
     racing for one name can never both win, and a reader never sees a partial
     file under the final name.
     """
-    path = os.fspath(path)
+    path = local_path(path)
     tmp = _write_temp(path, data)
     try:
         os.link(tmp, path)
@@ -152,7 +153,7 @@ def put_if_not_exists(path: str | os.PathLike[str], data: bytes) -> bool:
 def list_dir(path: str | os.PathLike[str]) -> list[str]:
     """Names in a directory; empty when the directory does not exist."""
     try:
-        return os.listdir(path)
+        return os.listdir(local_path(path))
     except FileNotFoundError:
         return []
 
@@ -160,9 +161,9 @@ def list_dir(path: str | os.PathLike[str]) -> list[str]:
 def delete(path: str | os.PathLike[str]) -> None:
     """Remove a file; a file that is already gone is not an error."""
     with contextlib.suppress(FileNotFoundError):
-        os.remove(path)
+        os.remove(local_path(path))
 
 
 def modified_at(path: str | os.PathLike[str]) -> float:
     """Modification time in seconds since the epoch."""
-    return os.stat(path).st_mtime
+    return os.stat(local_path(path)).st_mtime

@@ -36,8 +36,7 @@ from lancelet.dataset.delete import delete_addresses
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.merge_insert import _KeySet
 from lancelet.dataset.scanner import ROW_ADDRESS
-from lancelet.dataset.update import check_writable
-from lancelet.dataset.write import conform, discard_data_files, write_fragment_files
+from lancelet.dataset.write import check_writable, conform, discard_data_files, write_fragment_files
 from lancelet.errors import DatasetError, LanceletError, SchemaError
 from lancelet.spark.source import FORMAT
 from lancelet.spark.table_jobs import (

@@ -104,10 +104,32 @@ class Manifest:
             max_fragment_id=pb.max_fragment_id if pb.HasField("max_fragment_id") else None,
             transaction_file=pb.transaction_file,
             next_row_id=pb.next_row_id,
-            data_format=(pb.data_format.file_format or "lance", pb.data_format.version or "2.0"),
+            data_format=_data_format(pb),
             config=dict(pb.config),
             table_metadata=dict(pb.table_metadata),
             version_aux_data=pb.version_aux_data,
             branch=pb.branch if pb.HasField("branch") else None,
             indices=indices,
         )
+
+
+# Data file versions (major, minor) of the legacy format; 2.0 files say (0, 3) or (2, 0).
+_LEGACY_FILE_VERSIONS = ((0, 0), (0, 1), (0, 2))
+_USE_V2_FORMAT_DEPRECATED = 4
+
+
+def _data_format(pb: table_pb2.Manifest) -> tuple[str, str]:
+    """The data file format of a manifest.  Writers before the field existed left it out:
+    their data files tell the version, and with no files the writer flag that once
+    marked 2.0 datasets does; without it the dataset is legacy (0.1)."""
+    if pb.HasField("data_format"):
+        return pb.data_format.file_format or "lance", pb.data_format.version
+    for fragment in pb.fragments:
+        for data_file in fragment.files:
+            version = (data_file.file_major_version, data_file.file_minor_version)
+            if version in _LEGACY_FILE_VERSIONS:
+                return "lance", "0.1"
+            return "lance", "2.0" if version == (0, 3) else f"{version[0]}.{version[1]}"
+    if pb.writer_feature_flags & _USE_V2_FORMAT_DEPRECATED:
+        return "lance", "2.0"
+    return "lance", "0.1"

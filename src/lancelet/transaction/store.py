@@ -27,8 +27,12 @@ from lancelet.transaction.operations import Transaction, decode_transaction, enc
 
 class DatasetStore:
     def __init__(self, uri: str | os.PathLike[str]) -> None:
-        self.root = os.path.abspath(os.fspath(uri))
+        self.root = io.local_path(uri)
         self._read_manifest = lru_cache(maxsize=64)(self._load_manifest)
+
+    def __reduce__(self) -> tuple[type[DatasetStore], tuple[str]]:
+        # Distributed jobs ship datasets to other processes; the cache stays behind.
+        return DatasetStore, (self.root,)
 
     def path(self, *parts: str) -> str:
         return os.path.join(self.root, *parts)

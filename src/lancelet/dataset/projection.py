@@ -1,0 +1,138 @@
+"""What a scan or take returns: columns by name, nested paths, or SQL expressions.
+
+``columns`` takes pylance's two forms.  A list names columns; a name that is no
+top-level column but a path into structs (``"s.x"``) returns that field under the
+dotted name.  A mapping gives each output column a SQL expression over the dataset's
+columns (``{"twice": "b * 2", "first": "l[1]['x']"}``).  Either way the projection
+says which top-level columns must be read and how to build the output from them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as pds
+
+from lancelet.dataset.filter import parse_value
+from lancelet.errors import FilterError, SchemaError
+
+ROW_ID = "_rowid"
+ROW_ADDRESS = "_rowaddr"
+SPECIAL = (ROW_ID, ROW_ADDRESS)
+
+Columns = Sequence[str] | Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Projection:
+    fields: tuple[pa.Field, ...]
+    # Top-level dataset columns to read, in schema order; never _rowid / _rowaddr.
+    reads: tuple[str, ...]
+    # _rowid / _rowaddr as output columns (a list asked for them by name).
+    special_outputs: frozenset[str]
+    # _rowid / _rowaddr that expressions read.
+    special_reads: frozenset[str]
+    # None: the output is the read columns selected by name.
+    expressions: Mapping[str, pc.Expression] | None = None
+
+    @property
+    def names(self) -> list[str]:
+        return [f.name for f in self.fields]
+
+    def apply(self, table: pa.Table, where: str) -> pa.Table:
+        """The output columns computed from ``table`` (which holds ``reads``)."""
+        if self.expressions is None:
+            return table.select(self.names)
+        if not self.expressions:
+            return table.select([])
+        out = evaluate(table, self.expressions, where)
+        return out.cast(pa.schema(self.fields))
+
+
+def evaluate(table: pa.Table, expressions: Mapping[str, pc.Expression], where: str) -> pa.Table:
+    """One column per expression, computed over ``table``'s rows."""
+    try:
+        return pds.dataset(table).to_table(columns=dict(expressions))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+        raise FilterError(f"{where}: cannot compute {list(expressions)}: {exc}") from exc
+
+
+def projection(columns: Columns | None, schema: pa.Schema, where: str) -> Projection:
+    """``schema`` is the dataset's Arrow schema; ``_rowid`` and ``_rowaddr`` are known
+    besides its columns."""
+    if columns is None:
+        return Projection(tuple(schema), tuple(schema.names), frozenset(), frozenset())
+    if isinstance(columns, Mapping):
+        return _of_expressions(columns, schema, where)
+    if isinstance(columns, (str, bytes)) or not isinstance(columns, Sequence):
+        raise TypeError(
+            f"{where}: columns must be a list of names or a dict of SQL expressions, "
+            f"not {columns!r}"
+        )
+    return _of_names(columns, schema, where)
+
+
+def _with_specials(schema: pa.Schema) -> pa.Schema:
+    return pa.schema([*schema, *(pa.field(n, pa.uint64()) for n in SPECIAL)])
+
+
+def _of_names(names: Sequence[str], schema: pa.Schema, where: str) -> Projection:
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"{where}: column names must be strings, not {name!r}")
+    plain = [n for n in names if n not in SPECIAL]
+    special = frozenset(n for n in names if n in SPECIAL)
+    paths = {n: [n] if n in schema.names else _nested_path(n, schema, where) for n in plain}
+    reads = tuple(n for n in schema.names if n in {p[0] for p in paths.values()})
+    if all(len(p) == 1 for p in paths.values()):
+        return Projection(tuple(schema.field(n) for n in plain), reads, special, frozenset())
+    fields = tuple(_follow(schema, paths[n]).with_name(n) for n in plain)
+    expressions = {n: pc.field(*paths[n]) for n in plain}
+    return Projection(fields, reads, special, frozenset(), expressions)
+
+
+def _nested_path(name: str, schema: pa.Schema, where: str) -> list[str]:
+    """``"s.x.y"`` as a path of struct fields, or a SchemaError naming the column."""
+    parts = name.split(".")
+    container: pa.Schema | pa.DataType = schema
+    for part in parts:
+        nested = isinstance(container, pa.Schema) or pa.types.is_struct(container)
+        index = container.get_field_index(part) if nested else -1
+        if index < 0:
+            raise SchemaError(f"{where}: no column named {name!r}; columns are {schema.names}")
+        container = container.field(index).type
+    return parts
+
+
+def _follow(schema: pa.Schema, path: list[str]) -> pa.Field:
+    field = schema.field(path[0])
+    for part in path[1:]:
+        field = field.type.field(part)
+    return field
+
+
+def _of_expressions(columns: Mapping[str, str], schema: pa.Schema, where: str) -> Projection:
+    known = _with_specials(schema)
+    expressions: dict[str, pc.Expression] = {}
+    fields: list[pa.Field] = []
+    reads: set[str] = set()
+    for name, sql in columns.items():
+        if not isinstance(name, str) or not isinstance(sql, str):
+            raise TypeError(
+                f"{where}: a columns mapping must map names to SQL expressions (strings), "
+                f"not {name!r}: {sql!r}"
+            )
+        expr, dtype, read = parse_value(sql, known)
+        expressions[name] = expr
+        fields.append(pa.field(name, dtype))
+        reads |= read
+    return Projection(
+        tuple(fields),
+        tuple(n for n in schema.names if n in reads),
+        frozenset(),
+        frozenset(reads & set(SPECIAL)),
+        expressions,
+    )
