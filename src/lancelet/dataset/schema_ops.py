@@ -19,12 +19,12 @@ from typing import Any, Union
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as pds
 
 from lancelet import io
 from lancelet._proto import file_pb2
 from lancelet.dataset.filter import parse_value
 from lancelet.dataset.fragment_reader import FragmentReader
+from lancelet.dataset.projection import evaluate
 from lancelet.dataset.write import check_writable
 from lancelet.errors import SchemaError
 from lancelet.file.writer import LanceFileWriter
@@ -320,7 +320,7 @@ class _Computer:
 
     def compute(self, table: pa.Table) -> pa.Table:
         if self.udf is None:
-            return pds.dataset(table).to_table(columns=self.expressions)
+            return evaluate(table, self.expressions, "add_columns")
         return pa.Table.from_batches([self.udf(batch) for batch in table.to_batches()])
 
 

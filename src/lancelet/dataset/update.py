@@ -15,10 +15,10 @@ from typing import Generic, TypeVar
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as pds
 
 from lancelet.dataset.delete import delete_addresses, discard_deletions
 from lancelet.dataset.filter import parse_value
+from lancelet.dataset.projection import evaluate
 from lancelet.dataset.scanner import ROW_ADDRESS, LanceScanner
 from lancelet.dataset.write import (
     check_writable,
@@ -26,7 +26,7 @@ from lancelet.dataset.write import (
     discard_data_files,
     write_fragment_files,
 )
-from lancelet.errors import FilterError, SchemaError
+from lancelet.errors import SchemaError
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.operations import Delete, Update
 from lancelet.transaction.store import DatasetStore
@@ -73,10 +73,7 @@ class _Assignments:
         self.expressions = {name: parse_value(sql, schema)[0] for name, sql in updates.items()}
 
     def apply(self, batch: pa.RecordBatch) -> pa.RecordBatch:
-        try:
-            values = pds.dataset(pa.Table.from_batches([batch])).to_table(columns=self.expressions)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
-            raise FilterError(f"{self.where}: cannot compute the new values: {exc}") from exc
+        values = evaluate(pa.Table.from_batches([batch]), self.expressions, self.where)
         columns = list(batch.columns)
         for name in self.expressions:
             index = self.schema.get_field_index(name)
