@@ -30,21 +30,20 @@ def _integer(value: Any, name: str, call: str) -> int:
 
 def row_count(value: Any, name: str, call: str) -> int | None:
     """``limit`` or ``offset``: None or a non-negative integer."""
-    if value is None:
-        return None
-    number = _integer(value, name, call)
-    if number < 0:
-        raise ArgumentError(f"{call}: {name} must not be negative, got {number}")
-    return min(number, _MAX_ROWS)
+    return _at_least(value, 0, name, call)
 
 
 def positive(value: Any, name: str, call: str) -> int | None:
     """``batch_size`` and the like: None or an integer of at least 1."""
+    return _at_least(value, 1, name, call)
+
+
+def _at_least(value: Any, minimum: int, name: str, call: str) -> int | None:
     if value is None:
         return None
     number = _integer(value, name, call)
-    if number < 1:
-        raise ArgumentError(f"{call}: {name} must be at least 1, got {number}")
+    if number < minimum:
+        raise ArgumentError(f"{call}: {name} must be at least {minimum}, got {number}")
     return min(number, _MAX_ROWS)
 
 
