@@ -1,23 +1,32 @@
 """Filters Spark pushes to the reader: evaluated by lancelet with Spark's semantics.
 
-Spark itself is the oracle: each query runs once with pushdown (a DataFrame loaded for
-that query, see LanceFilteringReader) and its rows are compared with Spark evaluating
-the same predicates over the same data read without pushdown.
+Spark itself is the oracle: its answer for each predicate over pylance's rows (a
+DataFrame made with ``spark.createDataFrame``) is compared with (1) the rows a
+``LanceFilteringReader`` returns for the filters Spark pushes for that predicate
+(recorded by a probe source), and (2) a query with the default options, in which
+Spark pushes the filters to lancelet where that is safe (see lancelet.spark.compat).
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
+import pickle
 import re
+from pathlib import Path
 
 import lance
 import pytest
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import datasource as sds
+from pyspark.sql import types as st
+from pyspark.sql.pandas.types import to_arrow_schema
 
+from lancelet.spark.compat import PUSHED_READ_PER_QUERY
+from lancelet.spark.options import read_options
+from lancelet.spark.reader import LanceFilteringReader
+from tests.spark.probe import FilterRecorder
 from tests.spark.test_read import mixed_table
 
-# (SQL predicate, whether Spark hands all of it to the reader)
+# (SQL predicate, whether the reader takes every filter Spark pushes for it)
 PREDICATES = [
     ("i > 5", True),
     ("i <> 3", True),
@@ -52,36 +61,81 @@ def uri(tmp_path_factory: pytest.TempPathFactory) -> str:
     return path
 
 
-def _load(spark: SparkSession, uri: str, pushdown: bool) -> DataFrame:
-    reader = spark.read.format("lance").option("with_row_id", True)
-    return reader.option("pushdown", pushdown).load(uri)
+def _load(spark: SparkSession, uri: str) -> DataFrame:
+    return spark.read.format("lance").option("with_row_id", True).load(uri)
+
+
+@pytest.fixture(scope="module")
+def wanted(spark: SparkSession, uri: str) -> list[list[int]]:
+    """For each predicate, the keys of the rows Spark keeps (NULL counts as false)."""
+    schema = _load(spark, uri).schema
+    theirs = lance.dataset(uri).to_table(with_row_id=True)
+    oracle = spark.createDataFrame(theirs.cast(to_arrow_schema(schema, timezone="UTC")), schema)
+    flags = oracle.selectExpr(
+        "k", *[f"coalesce({p}, false) AS p{n}" for n, (p, _) in enumerate(PREDICATES)]
+    ).collect()
+    return [sorted(r.k for r in flags if r[f"p{n}"]) for n in range(len(PREDICATES))]
 
 
 def _filters_in_spark(df: DataFrame) -> bool:
     """Whether Spark's physical plan still has a Filter node."""
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        df.explain()
-    return re.search(r"\bFilter \(", out.getvalue()) is not None
+    plan = df._jdf.queryExecution().executedPlan().toString()
+    return re.search(r"\bFilter\b", plan) is not None
 
 
-def test_pushed_filters_match_spark(spark: SparkSession, uri: str) -> None:
-    oracle = _load(spark, uri, pushdown=False)
-    flags = oracle.selectExpr(
-        "k", *[f"coalesce({p}, false) AS p{n}" for n, (p, _) in enumerate(PREDICATES)]
-    )
-    rows = flags.collect()
+def _pushed_by_spark(
+    spark: SparkSession, schema: st.StructType, predicate: str, out: Path
+) -> list[sds.Filter]:
+    """The filters Spark hands a Python source reading ``schema`` for ``predicate``."""
+    spark.dataSource.register(FilterRecorder)
+    source = spark.read.format(FilterRecorder.name()).schema(schema)
+    source.option("out", str(out)).load().filter(predicate).count()
+    if not out.exists():
+        return []  # Spark had nothing it could hand over, and called no Python
+    with open(out, "rb") as file:
+        found: list[sds.Filter] = pickle.load(file)
+    return found
+
+
+def _keys(reader: LanceFilteringReader, column: str = "k") -> list[int]:
+    batches = [b for p in reader.partitions() for b in reader.read(p)]
+    return sorted(v for b in batches for v in b.column(column).to_pylist())
+
+
+def test_the_reader_evaluates_pushed_filters_as_spark(
+    spark: SparkSession, uri: str, wanted: list[list[int]], tmp_path: Path
+) -> None:
+    schema = _load(spark, uri).schema
+    options = read_options({"path": uri, "with_row_id": "true", "rows_per_partition": "16"})
     for n, (predicate, pushed) in enumerate(PREDICATES):
-        want = sorted(r.k for r in rows if r[f"p{n}"])
-        query = _load(spark, uri, pushdown=True).filter(predicate).select("k")
-        assert sorted(r.k for r in query.collect()) == want, predicate
+        filters = _pushed_by_spark(spark, schema, predicate, tmp_path / f"filters{n}")
+        reader = LanceFilteringReader(schema, options)
+        left = list(reader.pushFilters(filters))
+        assert (bool(filters) and not left) == pushed, predicate
+        got = _keys(reader)
+        if pushed:
+            assert got == wanted[n], predicate
+        else:  # Spark applies what is left to a superset of its answer
+            assert set(wanted[n]) <= set(got), predicate
+
+
+def test_queries_with_default_options_match_spark(
+    spark: SparkSession, uri: str, wanted: list[list[int]]
+) -> None:
+    assert not _filters_in_spark(_load(spark, uri))
+    for n, (predicate, pushed) in enumerate(PREDICATES):
+        query = _load(spark, uri).filter(predicate).select("k")
+        assert sorted(r.k for r in query.collect()) == wanted[n], predicate
         # A filter the reader took is gone from Spark's plan.
-        assert _filters_in_spark(query) != pushed, predicate
+        assert _filters_in_spark(query) != (pushed and PUSHED_READ_PER_QUERY), predicate
 
 
-def test_without_pushdown_spark_filters(spark: SparkSession, uri: str) -> None:
-    df = _load(spark, uri, pushdown=False)
-    assert _filters_in_spark(df.filter("i > 5"))
-    # Reusing one DataFrame for a filtered and an unfiltered query is safe without
-    # pushdown (Spark 4.3 would reuse the filtered read for the second query).
-    assert df.filter("i > 5").count() < df.count() == lance.dataset(uri).count_rows()
+def test_pushed_filters_replace_earlier_ones(uri: str) -> None:
+    schema = st.StructType(
+        [st.StructField("k", st.LongType()), st.StructField("i", st.IntegerType())]
+    )
+    reader = LanceFilteringReader(schema, read_options({"path": uri}))
+    assert not list(reader.pushFilters([sds.EqualTo(("k",), 3)]))
+    assert not list(reader.pushFilters([sds.GreaterThan(("i",), 40)]))
+    theirs = lance.dataset(uri).to_table(columns=["k"], filter="i > 40")
+    assert _keys(reader) == sorted(theirs.column("k").to_pylist())

@@ -11,7 +11,10 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import pyspark
+
 from lancelet.dataset.write import DEFAULT_MAX_ROWS_PER_FILE, storage_version
+from lancelet.spark.compat import PUSHED_READ_PER_QUERY
 
 # Options Spark itself adds: the path given to load()/save()/start() and a streaming
 # query's checkpoint.
@@ -29,7 +32,7 @@ def _check_known(options: Mapping[str, str], known: frozenset[str], use: str) ->
         )
 
 
-def _path(options: Mapping[str, str]) -> str:
+def dataset_path(options: Mapping[str, str]) -> str:
     raw = options.get("path")
     if not raw:
         raise ValueError("lance data source: no path (pass one to load(), save() or start())")
@@ -40,8 +43,8 @@ def _path(options: Mapping[str, str]) -> str:
     return os.path.abspath(raw)
 
 
-def _bool(options: Mapping[str, str], key: str) -> bool:
-    raw = str(options.get(key, "false")).strip().lower()
+def _bool(options: Mapping[str, str], key: str, default: bool = False) -> bool:
+    raw = str(options.get(key, default)).strip().lower()
     if raw not in ("true", "false", "1", "0"):
         raise ValueError(f"lance data source: option {key}={raw!r} is not true or false")
     return raw in ("true", "1")
@@ -82,7 +85,7 @@ class ReadOptions:
     with_row_address: bool = False
     rows_per_partition: int = DEFAULT_ROWS_PER_PARTITION
     batch_size: int = DEFAULT_BATCH_SIZE
-    pushdown: bool = False
+    pushdown: bool = PUSHED_READ_PER_QUERY
 
 
 _READ_KEYS = frozenset(
@@ -99,7 +102,8 @@ _READ_KEYS = frozenset(
 )
 
 
-def _version(options: Mapping[str, str]) -> int | str | None:
+def version_option(options: Mapping[str, str]) -> int | str | None:
+    """The version asked for: a number, a tag name, or None for the latest."""
     version, tag = options.get("version"), options.get("tag")
     if version is not None and tag is not None:
         raise ValueError("lance data source: give option version or tag, not both")
@@ -114,15 +118,27 @@ def _version(options: Mapping[str, str]) -> int | str | None:
 def read_options(options: Mapping[str, str]) -> ReadOptions:
     _check_known(options, _READ_KEYS, "read")
     return ReadOptions(
-        path=_path(options),
-        version=_version(options),
+        path=dataset_path(options),
+        version=version_option(options),
         columns=_columns(options.get("columns")),
         with_row_id=_bool(options, "with_row_id"),
         with_row_address=_bool(options, "with_row_address"),
         rows_per_partition=_positive_int(options, "rows_per_partition", DEFAULT_ROWS_PER_PARTITION),
         batch_size=_positive_int(options, "batch_size", DEFAULT_BATCH_SIZE),
-        pushdown=_bool(options, "pushdown"),
+        pushdown=_pushdown(options),
     )
+
+
+def _pushdown(options: Mapping[str, str]) -> bool:
+    pushdown = _bool(options, "pushdown", PUSHED_READ_PER_QUERY)
+    if pushdown and not PUSHED_READ_PER_QUERY:
+        # Refused rather than risked: see lancelet.spark.compat.
+        raise ValueError(
+            f"lance data source: option pushdown=true needs Spark 5 or later: Spark "
+            f"{pyspark.__version__} reuses the read planned with one query's pushed filters "
+            "for later queries on the same DataFrame, which would then miss rows"
+        )
+    return pushdown
 
 
 @dataclass(frozen=True)
@@ -159,7 +175,7 @@ def write_options(options: Mapping[str, str], *, streaming: bool = False) -> Wri
     requested = options.get("data_storage_version")
     storage_version(requested)  # refuse an unwritable version before any task starts
     return WriteOptions(
-        path=_path(options),
+        path=dataset_path(options),
         max_rows_per_file=_positive_int(options, "max_rows_per_file", DEFAULT_MAX_ROWS_PER_FILE),
         data_storage_version=requested,
         write_mode=None if streaming else _write_mode(options),

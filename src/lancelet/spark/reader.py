@@ -1,9 +1,10 @@
 """Batch reads: one dataset version cut into input partitions of fragment row ranges.
 
-The reader fixes the version when Spark creates it (at planning), so every partition
-of one query reads the same version even if commits land meanwhile.  A partition is a
-range of physical rows of one fragment; a task reads it in slices, drops deleted rows,
-applies the filters Spark pushed down and hands Spark Arrow record batches.
+A reader reads the version its options name (``LanceDataSource`` fixes it once per
+DataFrame), so every partition of every query on a DataFrame reads the same version
+even if commits land meanwhile.  A partition is a range of physical rows of one
+fragment; a task reads it in slices, drops deleted rows, applies the filters Spark
+pushed down and hands Spark Arrow record batches.
 """
 
 from __future__ import annotations
@@ -194,18 +195,23 @@ class LanceReader(sds.DataSourceReader):
 class LanceFilteringReader(LanceReader):
     """A reader that also evaluates the filters Spark pushes down to it.
 
-    Opt-in (option ``pushdown``): Spark 4.3 keeps the read planned with pushed filters
-    on the relation and reuses it for later queries on the same DataFrame that push no
-    filter, which then silently miss rows.  With a DataFrame loaded per query it is safe.
+    Used only where Spark keeps a read planned with pushed filters to the query that
+    pushed them (see :mod:`lancelet.spark.compat`): the filters live in the reader,
+    which Spark pickles with the partitions as that query's read.
     """
 
     def pushFilters(self, filters: list[sds.Filter]) -> Iterable[sds.Filter]:
+        # Each call replaces what an earlier one pushed: Spark may replay the filters
+        # on a reader (to push a limit after them).
+        pushed: list[pc.Expression] = []
+        columns: set[str] = set()
         left = []
         for spark_filter in filters:
             expression = to_expression(spark_filter, self._pushable)
             if expression is None:
                 left.append(spark_filter)
             else:
-                self._filters.append(expression)
-                self._filter_columns |= top_level_columns(spark_filter)
+                pushed.append(expression)
+                columns |= top_level_columns(spark_filter)
+        self._filters, self._filter_columns = pushed, columns
         return left

@@ -24,8 +24,9 @@ _DEFAULTS: dict[str, str] = {
 def register(spark: SparkSession) -> None:
     """Make ``format("lance")`` available in ``spark``.
 
-    Also turns on Python filter pushdown, which Spark requires of a source whose reader
-    accepts filters.
+    Also turns on Spark's Python filter pushdown, which Spark requires of a source
+    whose reader accepts filters (``lancelet.spark.compat`` says when the lance
+    reader does).
     """
     spark.dataSource.register(LanceDataSource)
     spark.conf.set(PUSHDOWN_CONF, "true")

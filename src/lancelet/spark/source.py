@@ -3,10 +3,21 @@
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
+from dataclasses import replace
+
 from pyspark.sql import datasource as sds
 from pyspark.sql import types as st
 
-from lancelet.spark.options import read_options, write_options
+from lancelet.dataset.tags import resolve_version
+from lancelet.errors import DatasetNotFoundError
+from lancelet.spark.options import (
+    ReadOptions,
+    dataset_path,
+    read_options,
+    version_option,
+    write_options,
+)
 from lancelet.spark.reader import (
     LanceFilteringReader,
     LanceReader,
@@ -15,33 +26,63 @@ from lancelet.spark.reader import (
 )
 from lancelet.spark.stream import LanceStreamWriter
 from lancelet.spark.writer import LanceWriter
+from lancelet.transaction.store import DatasetStore
 
 FORMAT = "lance"
+
+
+def snapshot_version(options: MutableMapping[str, str]) -> int | None:
+    """The number of the version a read reads: the one asked for (a number or a tag,
+    resolved now), else the latest; None when there is no dataset."""
+    store = DatasetStore(dataset_path(options))
+    asked = version_option(options)
+    if asked is not None:
+        return resolve_version(store, asked)
+    location = store.latest_location()
+    return None if location is None else location.version
 
 
 class LanceDataSource(sds.DataSource):
     """Reads a dataset version as a DataFrame; writes a DataFrame or a stream into one.
 
+    A DataFrame reads one version for all its queries: the one it names, or else the
+    latest when it was loaded (load it again to read later commits).  Spark creates the
+    source once per DataFrame and plans each query's read from a pickled copy, so the
+    version is fixed here; a query without pushable filters may even rerun the read
+    an earlier query planned (see :mod:`lancelet.spark.compat`).
+
     Read options: ``version`` (a number or a tag), ``tag``, ``columns`` (comma-separated
     or a JSON list), ``with_row_id``, ``with_row_address``, ``rows_per_partition``,
-    ``batch_size``, ``pushdown`` (evaluate Spark's filters in lancelet; off by default,
-    see :class:`~lancelet.spark.reader.LanceFilteringReader`).
+    ``batch_size``, ``pushdown`` (evaluate the filters Spark pushes in lancelet: on by
+    default, and only possible, where Spark keeps a pushed read to its query).
 
     Write options: ``max_rows_per_file``, ``data_storage_version`` and, with Spark's
     append mode, ``write_mode`` (``create``/``errorifexists`` or ``ignore``).
     Streaming: ``checkpointLocation`` (or ``stream_id``).
     """
 
+    # pyspark asks sources not to override __init__; this keeps its signature and
+    # behaviour, and adds the version every read of this DataFrame will read.
+    def __init__(self, options: MutableMapping[str, str]) -> None:
+        super().__init__(options)
+        self.snapshot = snapshot_version(options)
+
     @classmethod
     def name(cls) -> str:
         return FORMAT
 
-    def schema(self) -> st.StructType:
+    def _read_options(self) -> ReadOptions:
         options = read_options(self.options)
+        if self.snapshot is None:
+            raise DatasetNotFoundError(f"{options.path}: no Lance dataset here")
+        return replace(options, version=self.snapshot)
+
+    def schema(self) -> st.StructType:
+        options = self._read_options()
         return dataset_schema(open_dataset(options), options)
 
     def reader(self, schema: st.StructType) -> LanceReader:
-        options = read_options(self.options)
+        options = self._read_options()
         kind = LanceFilteringReader if options.pushdown else LanceReader
         return kind(schema, options)
 

@@ -131,7 +131,8 @@ class LanceTable:
     # -- reading and versions ---------------------------------------------------------
 
     def toDF(self) -> DataFrame:
-        """The latest version as a DataFrame (``spark.read.format("lance")``)."""
+        """The latest version as a DataFrame (``spark.read.format("lance")``); every
+        query on it reads that version, so call again to see later commits."""
         return self._spark.read.format(FORMAT).load(self._uri)
 
     @property
