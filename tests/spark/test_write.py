@@ -238,3 +238,16 @@ def test_concurrent_overwrite_fails_the_append(spark: SparkSession, tmp_path: Pa
             write_options({"path": uri}),
             overwrite=False,
         )
+
+
+@pytest.mark.parametrize("uri", ["s3a://bucket/t", "s3://bucket/t", "gs://bucket/t"])
+def test_object_store_paths_are_refused_not_made_local(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, uri: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    df = spark.createDataFrame([(1,)], "k long")
+    with pytest.raises(Exception, match="storage scheme"):
+        df.write.format("lance").mode("append").save(uri)
+    with pytest.raises(Exception, match="storage scheme"):
+        spark.read.format("lance").load(uri).count()
+    assert os.listdir(tmp_path) == []

@@ -7,12 +7,12 @@ options are refused, so a misspelt one fails instead of being silently ignored.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pyspark
 
+from lancelet import io
 from lancelet.dataset.write import DEFAULT_MAX_ROWS_PER_FILE, storage_version
 from lancelet.spark.compat import PUSHED_READ_PER_QUERY
 
@@ -36,11 +36,10 @@ def dataset_path(options: Mapping[str, str]) -> str:
     raw = options.get("path")
     if not raw:
         raise ValueError("lance data source: no path (pass one to load(), save() or start())")
-    for prefix in ("file://", "file:"):
-        if raw.startswith(prefix):
-            raw = raw[len(prefix) :]
-            break
-    return os.path.abspath(raw)
+    # Resolved on the driver, so every executor gets the same absolute path; a scheme
+    # lancelet has no store for (s3a://, gs://) is refused here, not turned into a local
+    # folder in each executor's working directory.
+    return io.local_path(raw)
 
 
 def _bool(options: Mapping[str, str], key: str, default: bool = False) -> bool:
