@@ -4,7 +4,8 @@ Tests forge files from a good one: change a page's encoding, a column's metadata
 the schema in the file descriptor, or the footer, and re-emit the file with every
 offset table consistent, so the reader sees exactly the one hostile value.  The data
 region (page buffers and the original global buffers) is kept byte for byte; a
-changed descriptor is appended after it as the new global buffer 0.
+changed descriptor is appended after it as the new global buffer 0 (an unchanged one
+stays where it was, so no byte of the data region is left unclaimed).
 """
 
 from __future__ import annotations
@@ -61,11 +62,12 @@ def parse(data: bytes) -> FileParts:
     return FileParts(data[:cm_start], columns, list(globals_), descriptor, (major, minor))
 
 
-def emit(parts: FileParts, *, new_descriptor: bool = True) -> bytes:
-    """The file again; with ``new_descriptor`` the descriptor is written anew (appended)."""
+def emit(parts: FileParts) -> bytes:
+    """The file again, the descriptor appended anew if it was changed."""
     out = bytearray(parts.prefix)
     globals_ = list(parts.globals)
-    if new_descriptor:
+    pos, size = parts.globals[0]
+    if parts.descriptor.SerializeToString() != parts.prefix[pos : pos + size]:
         out += b"\0" * (-len(out) % ALIGN)
         raw = parts.descriptor.SerializeToString()
         globals_[0] = (len(out), len(raw))

@@ -329,3 +329,78 @@ def test_lancelet_writes_no_struct_without_rows(tmp_path: Path) -> None:
         writer.write_batch(table.slice(0, 4))
         writer.write_batch(table.slice(4))
     assert LanceFileReader(path).read_all().to_table().equals(table)
+
+
+# --- damaged metadata that used to read as other data -----------------------------------
+
+
+def xor_byte(data: bytes, offset: int, mask: int) -> bytes:
+    out = bytearray(data)
+    out[offset] ^= mask
+    return bytes(out)
+
+
+def no_nulls_made_all_nulls(raw: bytes) -> bytes:
+    """One bit of a page encoding: the ``no_nulls`` tag becomes ``all_nulls`` (whose
+    message then holds an unknown field, the values encoding)."""
+    parts = surgery.parse(raw)
+    wire = parts.encoding(0).SerializeToString()
+    at = raw.index(wire, len(parts.prefix))
+    # ArrayEncoding.nullable (0x12, length) then Nullable.no_nulls (0x0a).
+    assert raw[at] == 0x12 and raw[at + 2] == 0x0A
+    return xor_byte(raw, at + 2, 0x10)
+
+
+def shifted_buffer(shift: int) -> Callable[[bytes], bytes]:
+    def damage(raw: bytes) -> bytes:
+        parts = surgery.parse(raw)
+        parts.page(0).buffer_offsets[0] += shift  # the int32 column's values
+        return surgery.emit(parts)
+
+    return damage
+
+
+def buffer_pointing_at_another(raw: bytes) -> bytes:
+    parts = surgery.parse(raw)
+    page = parts.page(1)
+    page.buffer_offsets[0] = parts.page(3).buffer_offsets[0]
+    page.buffer_sizes[0] = min(page.buffer_sizes[0], parts.page(3).buffer_sizes[0])
+    return surgery.emit(parts)
+
+
+def unknown_time_zone(raw: bytes) -> bytes:
+    parts = surgery.parse(raw)
+    parts.field("b").logical_type = "timestamp:us:m"  # 64 bits, like the doubles there
+    return surgery.emit(parts)
+
+
+def cut_short_field(raw: bytes) -> bytes:
+    """A list item's field message made 4 bytes shorter: its last two attributes,
+    ``nullable`` and the legacy ``encoding``, fall out to the schema level, where they
+    are unknown fields (read as the item's, the item type would change)."""
+    parts = surgery.parse(raw)
+    pos, size = parts.globals[0]
+    descriptor = raw[pos : pos + size]
+    at = descriptor.index(b"\x12\x04item") - 1  # the Field's length byte
+    end = at + 1 + descriptor[at]
+    assert descriptor[end - 4 : end] == b"\x30\x01\x38\x01"
+    return xor_byte(raw, pos + at, descriptor[at] ^ (descriptor[at] - 4))
+
+
+DAMAGE: dict[str, Callable[[bytes], bytes]] = {
+    "no_nulls tag made all_nulls": no_nulls_made_all_nulls,
+    "buffer offset off by 8": shifted_buffer(8),
+    "buffer offset off by 1": shifted_buffer(1),
+    "buffer inside another buffer": buffer_pointing_at_another,
+    "unknown time zone": unknown_time_zone,
+    "list item field cut short": cut_short_field,
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGE))
+def test_damaged_metadata_is_refused(tmp_path: Path, damage: str) -> None:
+    path = write_reference(tmp_path / "good.lance", FIXTURE)
+    bad = tmp_path / "bad.lance"
+    bad.write_bytes(DAMAGE[damage](path.read_bytes()))
+    with pytest.raises(CorruptFileError, match=r"bad\.lance"):
+        LanceFileReader(bad).read_all().to_table()

@@ -95,6 +95,20 @@ def check_range(source: RangeSource, offset: int, length: int, what: str) -> Non
         )
 
 
+def check_aligned(source: RangeSource, offset: int, size: int, what: str) -> None:
+    """Refuse a data buffer that does not start on a 64-byte boundary.
+
+    Lance writers pad every page and column buffer to 64 bytes (larger alignments,
+    such as 4096 for direct I/O, are multiples of it), so a misaligned position was
+    damaged; without this check a position off by a few bytes would read a shifted
+    copy of the values that no other check can tell from the real ones.
+    """
+    if size and offset % ALIGNMENT:
+        raise CorruptFileError(
+            f"{source.path}: {what} at offset {offset} is not aligned to {ALIGNMENT} bytes"
+        )
+
+
 def read_footer(source: RangeSource) -> Footer:
     if source.size < FOOTER_SIZE:
         raise CorruptFileError(
@@ -273,6 +287,7 @@ def _column_info(
             )
         for off, size in zip(page.buffer_offsets, page.buffer_sizes, strict=True):
             check_range(source, off, size, f"{what} buffer")
+            check_aligned(source, off, size, f"{what} buffer")
         layout.add_all(page.buffer_offsets, page.buffer_sizes, f"{what} buffer")
         encoding = enc_pb.ArrayEncoding()
         _unpack_any(source, page.encoding, ARRAY_ENCODING_URL, encoding, f"{what} encoding")
@@ -283,6 +298,7 @@ def _column_info(
         raise CorruptFileError(f"{source.path}: {label} lists mismatched buffer offsets and sizes")
     for off, size in zip(meta.buffer_offsets, meta.buffer_sizes, strict=True):
         check_range(source, off, size, f"{label} buffer")
+        check_aligned(source, off, size, f"{label} buffer")
     layout.add_all(meta.buffer_offsets, meta.buffer_sizes, f"{label} buffer")
     return ColumnInfo(tuple(pages), tuple(meta.buffer_offsets), tuple(meta.buffer_sizes))
 

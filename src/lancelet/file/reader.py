@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+from google.protobuf.unknown_fields import UnknownFieldSet
 
 from lancelet._proto import file_pb2
 from lancelet.errors import CorruptFileError, SchemaError
@@ -98,6 +99,10 @@ class LanceFileReader:
             "file descriptor (global buffer 0)",
             self.path,
         )
+        if len(UnknownFieldSet(descriptor)) or len(UnknownFieldSet(descriptor.schema)):
+            # Only a field's own attributes may grow between writers; a stray field
+            # at these levels is a damaged length or tag (a cut-short field's tail).
+            raise CorruptFileError(f"{self.path}: the file descriptor holds unknown fields")
         self._num_rows = descriptor.length
         try:
             self._schema = from_lance_fields(descriptor.schema.fields, descriptor.schema.metadata)

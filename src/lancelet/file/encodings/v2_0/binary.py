@@ -30,18 +30,17 @@ def split_offsets(
     (the writers use ``total + 1``); an offset beyond ``2 * adjustment`` or a decrease
     means the offsets were damaged, and is refused rather than read as a null.
     """
-    if adjustment == 0:
-        ends, valid = raw, None
-    else:
-        is_valid = raw < np.uint64(adjustment)
-        ends = raw - np.uint64(adjustment) * (~is_valid).astype(np.uint64)
-        valid = None if is_valid.all() else is_valid
-    if len(ends) and (np.any(ends[1:] < ends[:-1]) or int(ends[-1]) > _MAX_END):
+    valid = None
+    if adjustment and len(raw) and raw.max() >= adjustment:
+        valid = raw < np.uint64(adjustment)
+        raw = np.where(valid, raw, raw - np.uint64(adjustment))
+    if len(raw) and (raw[-1] > _MAX_END or np.any(raw[1:] < raw[:-1])):
         raise ctx.corrupt(f"{what} offsets are not increasing")
-    total = int(ends[-1]) if len(ends) else 0
+    total = int(raw[-1]) if len(raw) else 0
     if adjustment and total >= adjustment:
         raise ctx.corrupt(f"{what} null adjustment {adjustment} does not exceed its {total} values")
-    return ends.astype(np.int64), valid
+    # Increasing and at most _MAX_END, so every end fits an int64 as it is.
+    return raw.view(np.int64), valid
 
 
 def _offsets_type(dtype: pa.DataType) -> np.dtype:

@@ -8,9 +8,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelet._proto import encodings_v2_0_pb2 as pb
+from lancelet.errors import UnsupportedEncodingError
 from lancelet.file.encodings.v2_0 import flat
 from lancelet.file.encodings.v2_0.context import PageContext
 from lancelet.file.encodings.v2_0.types import is_fixed_width, is_variable_width, values_per_row
+
+# Arrow allocates every slot of an all-null array; a page stores none of them, so its
+# size is bounded here instead (2 GiB of 64-bit values), not by the file's size.
+MAX_NULL_VALUES = 2**28
 
 
 def decode(ctx: PageContext, enc: pb.ArrayEncoding, num_rows: int, dtype: pa.DataType) -> pa.Array:
@@ -19,7 +24,13 @@ def decode(ctx: PageContext, enc: pb.ArrayEncoding, num_rows: int, dtype: pa.Dat
     if kind == "no_nulls":
         return ctx.decode(nullable.no_nulls.values, num_rows, dtype)
     if kind == "all_nulls":
-        ctx.check_free(num_rows * values_per_row(dtype), "an all-null array")
+        values = num_rows * values_per_row(dtype)
+        ctx.check_free(values, "an all-null array")
+        if values > MAX_NULL_VALUES:
+            raise UnsupportedEncodingError(
+                f"{ctx.path}: {ctx.what}: an all-null page of {values} values "
+                f"(a {dtype} column) is more than lancelet builds at once ({MAX_NULL_VALUES})"
+            )
         return pa.nulls(num_rows, dtype)
     if kind != "some_nulls":
         raise ctx.corrupt("nullable encoding names no nullability")

@@ -102,18 +102,20 @@ def _arrow_accepts(arr: pa.Array) -> bool:
 
 def _small_decimals_fit(arr: pa.Array) -> bool:
     """Every 128-bit value is a sign-extended int64 within +-(10**precision - 1)."""
-    words = np.frombuffer(arr.buffers()[1], dtype="<i8", count=2 * (arr.offset + len(arr)))
+    words = np.frombuffer(arr.buffers()[1], dtype="<u8", count=2 * (arr.offset + len(arr)))
     words = words.reshape(-1, 2)[arr.offset :]
-    low, high = words[:, 0], words[:, 1]
-    bound = 10 ** int(arr.type.precision) - 1
-    if len(low) == 0:
+    if len(words) == 0:
         return True
-    if not (int(low.min()) >= -bound and int(low.max()) <= bound):
+    bound = 10 ** int(arr.type.precision) - 1
+    low, high = words[:, 0], words[:, 1]
+    # The common case, no negative values: two passes (as unsigned words, a negative
+    # low word or any high word but 0 is too big).
+    if int(high.max()) == 0 and int(low.max()) <= bound:
+        return True
+    signed_low, signed_high = low.view(np.int64), high.view(np.int64)
+    if int(signed_low.min()) < -bound or int(signed_low.max()) > bound:
         return False
-    if not high.any():
-        # The common case (no negative values): one pass instead of a comparison.
-        return bool(low.min() >= 0)
-    return bool(np.array_equal(high, low >> np.int64(63)))
+    return bool(np.array_equal(signed_high, signed_low >> np.int64(63)))
 
 
 _UNITS_PER_DAY = {"s": 86_400, "ms": 86_400_000, "us": 86_400_000_000, "ns": 86_400_000_000_000}
