@@ -30,10 +30,8 @@ def split_offsets(
     (the writers use ``total + 1``); an offset beyond ``2 * adjustment`` or a decrease
     means the offsets were damaged, and is refused rather than read as a null.
     """
-    valid = None
-    if adjustment and len(raw) and raw.max() >= adjustment:
-        valid = raw < np.uint64(adjustment)
-        raw = np.where(valid, raw, raw - np.uint64(adjustment))
+    raw, null = _resolve(raw, adjustment)
+    valid = None if null is None else ~null
     if len(raw) and (raw[-1] > _MAX_END or np.any(raw[1:] < raw[:-1])):
         raise ctx.corrupt(f"{what} offsets are not increasing")
     total = int(raw[-1]) if len(raw) else 0
@@ -107,17 +105,32 @@ def decode(ctx: PageContext, enc: pb.ArrayEncoding, num_rows: int, dtype: pa.Dat
 def take(
     ctx: PageContext, enc: pb.ArrayEncoding, num_rows: int, dtype: pa.DataType, rows: np.ndarray
 ) -> pa.Array:
-    """Gather ``rows`` copying only their bytes (the offsets are checked whole)."""
-    ends, valid, data = _checked_ends(ctx, enc.binary, num_rows)
-    starts = np.zeros(num_rows, dtype=np.int64)
-    starts[1:] = ends[:-1]
-    lengths = ends[rows] - starts[rows]
-    raw = np.frombuffer(data, dtype=np.uint8)
-    gathered = raw[gather_ranges(starts[rows], lengths)]
+    """Gather ``rows``, checking and copying only their offsets and bytes."""
+    msg = enc.binary
+    raw = ctx.decode_u64(msg.indices, num_rows)
+    adjustment = msg.null_adjustment
+    (total,), _ = _resolve(raw[-1:], adjustment)
+    if total > _MAX_END or (adjustment and total >= adjustment):
+        raise ctx.corrupt(f"binary offsets end at {total}, past the null adjustment {adjustment}")
+    ends, null = _resolve(raw[rows], adjustment)
+    starts, _ = _resolve(np.where(rows > 0, raw[np.maximum(rows - 1, 0)], 0), adjustment)
+    if len(rows) and (np.any(starts > ends) or int(ends.max()) > total):
+        raise ctx.corrupt("binary offsets are not increasing")
+    data = np.frombuffer(ctx.decode_bytes(msg.bytes, int(total)), dtype=np.uint8)
+    lengths = (ends - starts).view(np.int64)
+    gathered = data[gather_ranges(starts.view(np.int64), lengths)]
     offsets = np.zeros(len(rows) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    picked = None if valid is None else valid[rows]
-    return build_array(ctx, dtype, offsets, pa.py_buffer(gathered), picked)
+    valid = None if null is None else ~null
+    return build_array(ctx, dtype, offsets, pa.py_buffer(gathered), valid)
+
+
+def _resolve(raw: np.ndarray, adjustment: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """Ends (uint64) of adjusted offsets, and which were nulls (None: none were)."""
+    if not adjustment or not len(raw) or raw.max() < adjustment:
+        return raw, None
+    null = raw >= np.uint64(adjustment)
+    return np.where(null, raw - np.uint64(adjustment), raw), null
 
 
 def gather_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
