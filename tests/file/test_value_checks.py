@@ -50,7 +50,7 @@ def decimal_words(rng: np.random.Generator, n: int, precision: int, in_range: bo
 @pytest.mark.parametrize("seed", range(6))
 def test_decimal_check_agrees_with_arrow(precision: int, seed: int) -> None:
     rng = np.random.default_rng(seed * 100 + precision)
-    n = int(rng.integers(1, 40))
+    n = int(rng.integers(1, 40) if seed % 3 else rng.integers(200, 1200))  # long: one-pass path
     words = decimal_words(rng, n, precision, in_range=seed < 2)
     nulls = None if seed % 2 else bitmap(rng.random(n) < 0.7)
     dtype = pa.decimal128(precision, 0)
@@ -133,3 +133,23 @@ def test_out_of_range_values_in_a_file_are_refused(tmp_path: Path, column: int, 
     ):
         with pytest.raises(CorruptFileError, match=rf"bad\.lance.*'{name}'.*invalid values"):
             read()
+
+
+@pytest.mark.parametrize("where", [0, 63, 64, 500, 999])
+@pytest.mark.parametrize("bad", ["past the bound", "high word set", "negative past the bound"])
+def test_one_bad_decimal_among_many(where: int, bad: str) -> None:
+    """A long valid column with one bad value, wherever it lies (the one-pass check
+    reads 64 values per row and the rest as a tail)."""
+    precision = 9
+    values = np.arange(1000, dtype=np.int64) * 7
+    words = np.column_stack([values.view(np.uint64), np.zeros(1000, dtype=np.uint64)])
+    if bad == "past the bound":
+        words[where, 0] = 10**precision
+    elif bad == "high word set":
+        words[where, 1] = 1
+    else:
+        words[where] = [np.uint64(2**64 - 10**precision), np.uint64(2**64 - 1)]
+    arr = pa.Array.from_buffers(pa.decimal128(precision, 0), 1000, [None, pa.py_buffer(words)])
+    assert not arrow_accepts(arr)
+    assert value_problem(arr) is not None
+    assert value_problem(arr.slice(0, where)) is None

@@ -102,20 +102,30 @@ def _arrow_accepts(arr: pa.Array) -> bool:
 
 def _small_decimals_fit(arr: pa.Array) -> bool:
     """Every 128-bit value is a sign-extended int64 within +-(10**precision - 1)."""
+    if len(arr) == 0:
+        return True
     words = np.frombuffer(arr.buffers()[1], dtype="<u8", count=2 * (arr.offset + len(arr)))
-    words = words.reshape(-1, 2)[arr.offset :]
-    if len(words) == 0:
-        return True
+    words = words[2 * arr.offset :]
     bound = 10 ** int(arr.type.precision) - 1
-    low, high = words[:, 0], words[:, 1]
-    # The common case, no negative values: two passes (as unsigned words, a negative
-    # low word or any high word but 0 is too big).
-    if int(high.max()) == 0 and int(low.max()) <= bound:
+    # The common case, no negative values: as unsigned words, the high word must be 0
+    # and the low word at most the bound.  One pass over the bytes finds both maxima:
+    # rows of _LANES words alternate low and high words column by column.
+    body = len(words) // _LANES * _LANES
+    lane_max = words[:body].reshape(-1, _LANES).max(axis=0) if body else np.zeros(2, np.uint64)
+    tail = words[body:].reshape(-1, 2)
+    low_max = max(int(lane_max[0::2].max()), int(tail[:, 0].max()) if len(tail) else 0)
+    high_max = max(int(lane_max[1::2].max()), int(tail[:, 1].max()) if len(tail) else 0)
+    if high_max == 0 and low_max <= bound:
         return True
-    signed_low, signed_high = low.view(np.int64), high.view(np.int64)
-    if int(signed_low.min()) < -bound or int(signed_low.max()) > bound:
+    low, high = words[0::2].view(np.int64), words[1::2].view(np.int64)
+    if int(low.min()) < -bound or int(low.max()) > bound:
         return False
-    return bool(np.array_equal(signed_high, signed_low >> np.int64(63)))
+    return bool(np.array_equal(high, low >> np.int64(63)))
+
+
+# Words per row of the one-pass maxima above (even, so each column is all low or all
+# high words; wide enough that numpy reduces whole rows with vector instructions).
+_LANES = 128
 
 
 _UNITS_PER_DAY = {"s": 86_400, "ms": 86_400_000, "us": 86_400_000_000, "ns": 86_400_000_000_000}
