@@ -59,10 +59,6 @@ class PageContext:
     def corrupt(self, detail: str) -> CorruptFileError:
         return CorruptFileError(f"{self.path}: {self.what}: {detail}")
 
-    def require(self, buf: pa.Buffer, nbytes: int, what: str) -> None:
-        if buf.size < nbytes:
-            raise self.corrupt(f"{what} buffer holds {buf.size} bytes, {nbytes} needed")
-
     def require_exact(self, buf: pa.Buffer, nbytes: int, what: str) -> None:
         """Writers size every page buffer exactly; any other size means damaged metadata."""
         if buf.size != nbytes:

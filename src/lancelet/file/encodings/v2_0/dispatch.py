@@ -59,11 +59,8 @@ def _any(dtype: pa.DataType) -> bool:
 
 
 def _dictionary_target(dtype: pa.DataType) -> bool:
-    return (
-        types.is_variable_width(dtype)
-        or types.is_fixed_width(dtype)
-        or (pa.types.is_dictionary(dtype))
-    )
+    fixed_or_variable = types.is_variable_width(dtype) or types.is_fixed_width(dtype)
+    return fixed_or_variable or pa.types.is_dictionary(dtype)
 
 
 # The Arrow types each encoding can build; the schema and the page encodings are
