@@ -25,6 +25,7 @@ def context(*buffers: bytes) -> PageContext:
         column_buffers=list,
         file_buffers=list,
         decode_fn=decode_array,
+        free_values=10_000,
     )
 
 

@@ -13,6 +13,7 @@ u32 num_global_buffers, u32 num_columns, u16 major, u16 minor, b"LANC"``
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -34,6 +35,9 @@ ALIGNMENT = 64
 V2_0_WRITTEN = (0, 3)
 V2_0_ACCEPTED = {(0, 3), (2, 0)}
 NAMED_VERSIONS = {(0, 1): "0.1", (0, 2): "0.1", (2, 1): "2.1", (2, 2): "2.2"}
+
+# The specification bounds a page at 4Gi items (its length was a uint32).
+MAX_PAGE_ROWS = 2**32 - 1
 
 ARRAY_ENCODING_URL = "/lance.encodings.ArrayEncoding"
 COLUMN_ENCODING_URL = "/lance.encodings.ColumnEncoding"
@@ -91,6 +95,20 @@ def check_range(source: RangeSource, offset: int, length: int, what: str) -> Non
         )
 
 
+def check_aligned(source: RangeSource, offset: int, size: int, what: str) -> None:
+    """Refuse a data buffer that does not start on a 64-byte boundary.
+
+    Lance writers pad every page and column buffer to 64 bytes (larger alignments,
+    such as 4096 for direct I/O, are multiples of it), so a misaligned position was
+    damaged; without this check a position off by a few bytes would read a shifted
+    copy of the values that no other check can tell from the real ones.
+    """
+    if size and offset % ALIGNMENT:
+        raise CorruptFileError(
+            f"{source.path}: {what} at offset {offset} is not aligned to {ALIGNMENT} bytes"
+        )
+
+
 def read_footer(source: RangeSource) -> Footer:
     if source.size < FOOTER_SIZE:
         raise CorruptFileError(
@@ -113,6 +131,8 @@ def read_footer(source: RangeSource) -> Footer:
         )
     check_range(source, cmo, 16 * n_col, "column metadata offset table")
     check_range(source, gbo, 16 * n_gb, "global buffer offset table")
+    if cmo + 16 * n_col > tail or gbo + 16 * n_gb > tail:
+        raise CorruptFileError(f"{source.path}: the offset tables run into the footer")
     return footer
 
 
@@ -135,11 +155,24 @@ def read_global_buffer(source: RangeSource, footer: Footer, index: int) -> pa.Bu
     return source.read(pos, size)
 
 
-def parse_message(message: Message, data: bytes | pa.Buffer, what: str, path: str) -> None:
+def parse_message(
+    message: Message, data: bytes | pa.Buffer, what: str, path: str, *, strict: bool = False
+) -> None:
+    """Parse ``data`` into ``message``; ``strict`` also refuses fields the schema lacks.
+
+    The container and encoding messages of format 2.0 are frozen, so an unknown
+    field in one means damaged bytes (a flipped tag turns a known field into an
+    unknown one, which protobuf would otherwise skip in silence).
+    """
     try:
         message.ParseFromString(data if isinstance(data, bytes) else data.to_pybytes())
     except (DecodeError, RuntimeError, ValueError) as exc:
         raise CorruptFileError(f"{path}: {what} is not a valid protobuf message: {exc}") from exc
+    if strict:
+        size = message.ByteSize()
+        message.DiscardUnknownFields()
+        if message.ByteSize() != size:
+            raise CorruptFileError(f"{path}: {what} holds fields format 2.0 does not define")
 
 
 def _unpack_any(
@@ -155,48 +188,118 @@ def _unpack_any(
     else:
         raise CorruptFileError(f"{source.path}: {what} has no encoding")
     wrapper = any_pb2.Any()
-    parse_message(wrapper, raw, what, source.path)
+    parse_message(wrapper, raw, what, source.path, strict=True)
     if wrapper.type_url.rsplit("/", 1)[-1] != url.rsplit("/", 1)[-1]:
         raise CorruptFileError(
             f"{source.path}: {what} holds {wrapper.type_url!r}, expected {url!r}"
         )
-    parse_message(target, wrapper.value, what, source.path)
+    parse_message(target, wrapper.value, what, source.path, strict=True)
 
 
-def read_columns(source: RangeSource, footer: Footer) -> list[ColumnInfo]:
-    """Parse every column's metadata and check that all its buffers lie inside the file."""
+def read_columns(
+    source: RangeSource, footer: Footer, labels: Sequence[str] | None = None
+) -> list[ColumnInfo]:
+    """Parse every column's metadata and check where its buffers lie.
+
+    Every buffer must lie inside the file, and no two of the byte ranges the file
+    names (page, column and global buffers, column metadata, the offset tables and
+    the footer) may overlap: writers lay them out one after another, so an overlap
+    means a position or size was damaged.  ``labels`` name the columns in errors.
+    """
     table = _offset_table(source, footer.cmo_table_pos, footer.num_columns)
     columns = []
+    layout = _Layout(source.path)
     for index, (pos, size) in enumerate(table.tolist()):
-        what = f"column {index} metadata"
+        label = labels[index] if labels is not None and index < len(labels) else None
+        what = f"column {index} metadata" + ("" if label is None else f" ({label})")
         check_range(source, pos, size, what)
+        layout.add(pos, size, what)
         meta = file2_pb2.ColumnMetadata()
-        parse_message(meta, source.read(pos, size), what, source.path)
-        columns.append(_column_info(source, meta, index))
+        parse_message(meta, source.read(pos, size), what, source.path, strict=True)
+        columns.append(_column_info(source, meta, index, label or f"column {index}", layout))
+    _add_tail(source, footer, layout)
+    layout.check()
     return columns
 
 
-def _column_info(source: RangeSource, meta: file2_pb2.ColumnMetadata, index: int) -> ColumnInfo:
+class _Layout:
+    """Named byte ranges of one file, checked to be pairwise disjoint (empty ones aside)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.starts: list[int] = []
+        self.sizes: list[int] = []
+        self.names: list[str] = []
+
+    def add(self, start: int, size: int, name: str) -> None:
+        self.starts.append(start)
+        self.sizes.append(size)
+        self.names.append(name)
+
+    def add_all(self, starts: Sequence[int], sizes: Sequence[int], name: str) -> None:
+        self.starts.extend(starts)
+        self.sizes.extend(sizes)
+        self.names.extend([name] * len(starts))
+
+    def check(self) -> None:
+        starts = np.asarray(self.starts, dtype=np.int64)
+        sizes = np.asarray(self.sizes, dtype=np.int64)
+        keep = np.flatnonzero(sizes > 0)
+        order = keep[np.argsort(starts[keep], kind="stable")]
+        ends = starts[order] + sizes[order]
+        clash = np.flatnonzero(ends[:-1] > starts[order][1:])
+        if clash.size:
+            first, second = order[clash[0]], order[clash[0] + 1]
+            raise CorruptFileError(
+                f"{self.path}: {self.names[first]} (bytes {starts[first]}..{ends[clash[0]]}) "
+                f"overlaps {self.names[second]} (from byte {starts[second]})"
+            )
+
+
+def _add_tail(source: RangeSource, footer: Footer, layout: _Layout) -> None:
+    """The global buffers, both offset tables and the footer."""
+    globals_ = _offset_table(source, footer.gbo_table_pos, footer.num_global_buffers)
+    for index, (pos, size) in enumerate(globals_.tolist()):
+        check_range(source, pos, size, f"global buffer {index}")
+        layout.add(pos, size, f"global buffer {index}")
+    layout.add(footer.cmo_table_pos, 16 * footer.num_columns, "the column metadata offset table")
+    layout.add(footer.gbo_table_pos, 16 * footer.num_global_buffers, "the global buffer table")
+    layout.add(source.size - FOOTER_SIZE, FOOTER_SIZE, "the footer")
+
+
+def _column_info(
+    source: RangeSource,
+    meta: file2_pb2.ColumnMetadata,
+    index: int,
+    label: str,
+    layout: _Layout,
+) -> ColumnInfo:
     pages = []
     for page_no, page in enumerate(meta.pages):
-        what = f"column {index} page {page_no}"
+        what = f"{label} page {page_no}"
         if len(page.buffer_offsets) != len(page.buffer_sizes):
             raise CorruptFileError(
                 f"{source.path}: {what} lists mismatched buffer offsets and sizes"
             )
+        if page.length > MAX_PAGE_ROWS:
+            raise CorruptFileError(
+                f"{source.path}: {what} claims {page.length} rows, more than a page can hold"
+            )
         for off, size in zip(page.buffer_offsets, page.buffer_sizes, strict=True):
             check_range(source, off, size, f"{what} buffer")
+            check_aligned(source, off, size, f"{what} buffer")
+        layout.add_all(page.buffer_offsets, page.buffer_sizes, f"{what} buffer")
         encoding = enc_pb.ArrayEncoding()
         _unpack_any(source, page.encoding, ARRAY_ENCODING_URL, encoding, f"{what} encoding")
         pages.append(
             Page(tuple(page.buffer_offsets), tuple(page.buffer_sizes), page.length, encoding)
         )
     if len(meta.buffer_offsets) != len(meta.buffer_sizes):
-        raise CorruptFileError(
-            f"{source.path}: column {index} lists mismatched buffer offsets and sizes"
-        )
+        raise CorruptFileError(f"{source.path}: {label} lists mismatched buffer offsets and sizes")
     for off, size in zip(meta.buffer_offsets, meta.buffer_sizes, strict=True):
-        check_range(source, off, size, f"column {index} buffer")
+        check_range(source, off, size, f"{label} buffer")
+        check_aligned(source, off, size, f"{label} buffer")
+    layout.add_all(meta.buffer_offsets, meta.buffer_sizes, f"{label} buffer")
     return ColumnInfo(tuple(pages), tuple(meta.buffer_offsets), tuple(meta.buffer_sizes))
 
 

@@ -9,12 +9,13 @@ from typing import TypeVar, cast
 import numpy as np
 import pyarrow as pa
 
-from lancelet.errors import CorruptFileError
+from lancelet.errors import CorruptFileError, LanceFileError
 from lancelet.file.container import ColumnInfo, Page, RangeSource, check_range
 from lancelet.file.encodings.v2_0 import list as list_enc
 from lancelet.file.encodings.v2_0.binary import gather_ranges
 from lancelet.file.encodings.v2_0.context import PageContext
 from lancelet.file.encodings.v2_0.dispatch import decode_array, take_array
+from lancelet.file.encodings.v2_0.types import needs_value_check, value_problem, values_per_row
 from lancelet.file.layout import FieldNode, Kind
 
 T = TypeVar("T")
@@ -35,10 +36,12 @@ class ColumnPages:
         info: ColumnInfo,
         index: int,
         global_buffers: Callable[[], Sequence[pa.Buffer]],
+        label: str | None = None,
     ) -> None:
         self.source = source
         self.info = info
         self.index = index
+        self.label = label or f"column {index}"
         self._global_buffers = global_buffers
         lengths = np.fromiter(
             (p.num_rows for p in info.pages), dtype=np.int64, count=len(info.pages)
@@ -51,19 +54,22 @@ class ColumnPages:
     def num_rows(self) -> int:
         return int(self.starts[-1])
 
-    def context(self, page_no: int) -> PageContext:
+    def context(self, page_no: int, dtype: pa.DataType | None = None) -> PageContext:
+        """What decoding page ``page_no`` needs; ``dtype`` bounds its all-null arrays."""
         page = self.info.pages[page_no]
         buffers = [
             self.source.read(o, s)
             for o, s in zip(page.buffer_offsets, page.buffer_sizes, strict=True)
         ]
+        per_row = 1 if dtype is None else values_per_row(dtype)
         return PageContext(
             path=self.source.path,
-            what=f"column {self.index} page {page_no}",
+            what=f"{self.label} page {page_no}",
             page_buffers=buffers,
             column_buffers=lambda: self._column_buffers,
             file_buffers=self._global_buffers,
             decode_fn=decode_array,
+            free_values=page.num_rows * per_row + 1,
         )
 
     @cached_property
@@ -122,13 +128,15 @@ class FieldReader:
 class LeafReader(FieldReader):
     def _decode_page(self, page_no: int) -> pa.Array:
         page = self.pages.page(page_no)
-        ctx = self.pages.context(page_no)
-        arr = decode_array(ctx, page.encoding, page.num_rows, self.dtype)
-        if len(arr) != page.num_rows:
-            raise CorruptFileError(
-                f"{ctx.path}: {ctx.what} decoded {len(arr)} rows, expected {page.num_rows}"
-            )
-        return arr
+        ctx = self.pages.context(page_no, self.dtype)
+
+        def decode() -> pa.Array:
+            arr = decode_array(ctx, page.encoding, page.num_rows, self.dtype)
+            ctx.check_all_buffers_used()
+            check_values(ctx, arr)
+            return arr
+
+        return guarded(ctx, decode)
 
     def chunks(self, start: int, end: int) -> list[pa.Array]:
         out = []
@@ -162,8 +170,15 @@ class LeafReader(FieldReader):
             arr = self.pages.cached(page_no, self._decode_page)
             assert isinstance(arr, pa.Array)
             return arr.take(pa.array(local))
-        ctx = self.pages.context(page_no)
-        return take_array(ctx, page.encoding, page.num_rows, self.dtype, local)
+        ctx = self.pages.context(page_no, self.dtype)
+
+        def take() -> pa.Array:
+            arr = take_array(ctx, page.encoding, page.num_rows, self.dtype, local)
+            ctx.check_all_buffers_used()
+            check_values(ctx, arr)
+            return arr
+
+        return guarded(ctx, take)
 
 
 class StructReader(FieldReader):
@@ -173,18 +188,28 @@ class StructReader(FieldReader):
         super().__init__(node, columns)
         self.children = children
 
-    def _assemble(self, arrays: list[pa.Array]) -> pa.Array:
+    def _assemble(self, arrays: list[pa.Array], length: int) -> pa.Array:
+        """The struct of ``length`` rows; its header column carries the length, so a
+        struct without fields keeps its rows."""
+        for child, arr in zip(self.children, arrays, strict=True):
+            if len(arr) != length:
+                raise CorruptFileError(
+                    f"{self.pages.source.path}: {child.pages.label} gave {len(arr)} rows "
+                    f"for {length} rows of its struct {self.pages.label}"
+                )
+        if not arrays:
+            return pa.Array.from_buffers(self.dtype, length, [None], children=[])
         fields = [self.dtype.field(i) for i in range(self.dtype.num_fields)]
         return pa.StructArray.from_arrays(arrays, fields=fields)
 
     def read(self, start: int, end: int) -> pa.Array:
-        return self._assemble([c.read(start, end) for c in self.children])
+        return self._assemble([c.read(start, end) for c in self.children], end - start)
 
     def chunks(self, start: int, end: int) -> list[pa.Array]:
         return [self.read(start, end)]
 
     def take(self, rows: np.ndarray) -> pa.Array:
-        return self._assemble([c.take(rows) for c in self.children])
+        return self._assemble([c.take(rows) for c in self.children], len(rows))
 
 
 class ListReader(FieldReader):
@@ -194,19 +219,24 @@ class ListReader(FieldReader):
 
     def _decode_page(self, page_no: int) -> list_enc.ListPage:
         page = self.pages.page(page_no)
-        return list_enc.decode_page(self.pages.context(page_no), page.encoding, page.num_rows)
+        ctx = self.pages.context(page_no)
+
+        def decode() -> list_enc.ListPage:
+            lp = list_enc.decode_page(ctx, page.encoding, page.num_rows)
+            ctx.check_all_buffers_used()
+            return lp
+
+        return guarded(ctx, decode)
 
     @cached_property
     def _item_starts(self) -> np.ndarray:
-        """The first item of each page: list pages count items from zero."""
+        """The first item of each page: list pages count items from zero.
+
+        The reader checked on opening that the counts add up to the items column.
+        """
         counts = [p.encoding.list.num_items for p in self.pages.info.pages]
         starts = np.zeros(len(counts) + 1, dtype=np.int64)
         np.cumsum(counts, out=starts[1:])
-        if starts[-1] > self.child.num_rows:
-            raise CorruptFileError(
-                f"{self.pages.source.path}: list column {self.pages.index} refers to "
-                f"{starts[-1]} items but its items column holds {self.child.num_rows}"
-            )
         return starts
 
     def _ranges(self, start: int, end: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -242,6 +272,11 @@ class ListReader(FieldReader):
         offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         large = pa.types.is_large_list(self.dtype)
+        if not large and offsets[-1] >= 2**31:
+            raise LanceFileError(
+                f"{self.pages.source.path}: {self.pages.label}: {offsets[-1]} items do not "
+                f"fit the 32-bit offsets of {self.dtype}; read fewer rows at a time"
+            )
         off_type = pa.int64() if large else pa.int32()
         mask = None if valid.all() else pa.array(~valid)
         cls = pa.LargeListArray if large else pa.ListArray
@@ -276,8 +311,51 @@ def _concat(parts: list[pa.Array], dtype: pa.DataType) -> pa.Array:
 def concat_pages(parts: list[pa.Array]) -> pa.Array:
     """One array from several pages' arrays; dictionary pages each have their own dictionary."""
     if pa.types.is_dictionary(parts[0].type):
+        # Arrow cannot unify dictionaries holding nulls (pylance stores null rows as a
+        # null item), so such items become null indices first.
+        parts = [_without_null_items(p) for p in parts]
         return pa.chunked_array(parts).unify_dictionaries().combine_chunks()
     return pa.concat_arrays(parts)
+
+
+def _without_null_items(arr: pa.DictionaryArray) -> pa.DictionaryArray:
+    """The same values, with rows that point at a null item made null rows."""
+    items = arr.dictionary
+    if not items.null_count:
+        return arr
+    keep = np.asarray(items.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    renumber = np.cumsum(keep) - 1
+    positions = np.asarray(arr.indices.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
+    valid = np.asarray(arr.indices.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    valid &= keep[positions]
+    indices = pa.array(renumber[positions], type=arr.type.index_type, mask=~valid)
+    return pa.DictionaryArray.from_arrays(indices, items.filter(pa.array(keep)))
+
+
+def check_values(ctx: PageContext, arr: pa.Array) -> None:
+    """Refuse a decoded page whose values Arrow's full validation would reject."""
+    if needs_value_check(arr.type):
+        problem = value_problem(arr)
+        if problem is not None:
+            raise ctx.corrupt(f"invalid values: {problem}")
+
+
+def guarded(ctx: PageContext, work: Callable[[], T]) -> T:
+    """Run one page's decode, naming the file, column and page in any error.
+
+    Decoders raise lancelet errors for every condition they check; the helpers
+    below them (FSST, bit-packing, codecs) do not know the file, so their messages
+    gain it here.  As a last resort, Arrow refusing what a decoder built is
+    reported as a corrupt page rather than leaking ``ArrowInvalid``.
+    """
+    try:
+        return work()
+    except LanceFileError as exc:
+        if str(exc).startswith(ctx.path):
+            raise
+        raise type(exc)(f"{ctx.path}: {ctx.what}: {exc}") from exc
+    except pa.ArrowInvalid as exc:
+        raise ctx.corrupt(f"the decoded data is not valid: {exc}") from exc
 
 
 def build_reader(node: FieldNode, columns: Sequence[ColumnPages]) -> FieldReader:

@@ -94,3 +94,18 @@ def build_layout(schema: pa.Schema) -> list[FieldNode]:
 
 def column_count(nodes: list[FieldNode]) -> int:
     return sum(1 for top in nodes for _ in top.walk())
+
+
+def column_labels(nodes: list[FieldNode]) -> list[str]:
+    """A name for each column, for error messages: ``column 'a.b'`` (dotted path)."""
+    labels: dict[int, str] = {}
+
+    def visit(node: FieldNode, prefix: str) -> None:
+        path = prefix + node.field.name
+        labels[node.column] = f"column {path!r}"
+        for child in node.children:
+            visit(child, path + ".")
+
+    for top in nodes:
+        visit(top, "")
+    return [labels[i] for i in sorted(labels)]

@@ -8,12 +8,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+from google.protobuf.unknown_fields import UnknownFieldSet
 
 from lancelet._proto import file_pb2
 from lancelet.errors import CorruptFileError, SchemaError
 from lancelet.file import container
 from lancelet.file.fields import ColumnPages, FieldReader, build_reader
-from lancelet.file.layout import FieldNode, build_layout, column_count
+from lancelet.file.layout import FieldNode, Kind, build_layout, column_labels
 from lancelet.file.schema import from_lance_fields
 from lancelet.io import LocalInputFile, open_input
 
@@ -91,7 +92,6 @@ class LanceFileReader:
         self.path = os.fspath(path)
         self._source: LocalInputFile = open_input(self.path)
         self._footer = container.read_footer(self._source)
-        self._columns = container.read_columns(self._source, self._footer)
         descriptor = file_pb2.FileDescriptor()
         container.parse_message(
             descriptor,
@@ -99,34 +99,61 @@ class LanceFileReader:
             "file descriptor (global buffer 0)",
             self.path,
         )
+        if len(UnknownFieldSet(descriptor)) or len(UnknownFieldSet(descriptor.schema)):
+            # Only a field's own attributes may grow between writers; a stray field
+            # at these levels is a damaged length or tag (a cut-short field's tail).
+            raise CorruptFileError(f"{self.path}: the file descriptor holds unknown fields")
         self._num_rows = descriptor.length
         try:
             self._schema = from_lance_fields(descriptor.schema.fields, descriptor.schema.metadata)
         except SchemaError as exc:
             raise CorruptFileError(f"{self.path}: {exc}") from exc
         self._nodes = build_layout(self._schema)
-        if column_count(self._nodes) != len(self._columns):
+        labels = column_labels(self._nodes)
+        self._columns = container.read_columns(self._source, self._footer, labels)
+        if len(labels) != len(self._columns):
             raise CorruptFileError(
-                f"{self.path}: schema needs {column_count(self._nodes)} columns, "
-                f"file has {len(self._columns)}"
+                f"{self.path}: schema needs {len(labels)} columns, file has {len(self._columns)}"
             )
         self._globals: list[pa.Buffer] | None = None
         pages = [
-            ColumnPages(self._source, info, i, self._global_buffers)
+            ColumnPages(self._source, info, i, self._global_buffers, labels[i])
             for i, info in enumerate(self._columns)
         ]
-        self._check_lengths(pages)
+        for node in self._nodes:
+            self._check_rows(node, self._num_rows, pages, "the file says")
         self._pages = pages
         self._default_columns = list(columns) if columns is not None else None
 
-    def _check_lengths(self, pages: list[ColumnPages]) -> None:
-        for node in self._nodes:
-            got = pages[node.column].num_rows
-            if got != self._num_rows:
-                raise CorruptFileError(
-                    f"{self.path}: column {node.field.name!r} holds {got} rows, "
-                    f"the file says {self._num_rows}"
-                )
+    def _check_rows(
+        self, node: FieldNode, expected: int, pages: list[ColumnPages], source: str
+    ) -> None:
+        """Every column holds the rows its parent implies: a struct's children as many
+        as the struct, a list's items as many as its pages count."""
+        column = pages[node.column]
+        if column.num_rows != expected:
+            raise CorruptFileError(
+                f"{self.path}: {column.label} holds {column.num_rows} rows, {source} {expected}"
+            )
+        if node.kind is Kind.STRUCT:
+            for page_no, page in enumerate(column.info.pages):
+                # A struct's header pages carry only its length; anything else there
+                # means the schema and the columns disagree.
+                if page.encoding.WhichOneof("array_encoding") != "struct" or page.buffer_sizes:
+                    raise CorruptFileError(
+                        f"{self.path}: {column.label} page {page_no} is not a struct page"
+                    )
+            for child in node.children:
+                self._check_rows(child, expected, pages, "its struct holds")
+        elif node.kind is Kind.LIST:
+            items = 0
+            for page_no, page in enumerate(column.info.pages):
+                if page.encoding.WhichOneof("array_encoding") != "list":
+                    raise CorruptFileError(
+                        f"{self.path}: {column.label} page {page_no} is not a list page"
+                    )
+                items += page.encoding.list.num_items
+            self._check_rows(node.children[0], items, pages, "its lists refer to")
 
     # -- projection -------------------------------------------------------------------
 

@@ -8,6 +8,9 @@ string.
 
 from __future__ import annotations
 
+import functools
+import re
+import zoneinfo
 from collections.abc import Iterable, Iterator, Mapping
 
 import pyarrow as pa
@@ -85,7 +88,11 @@ def parse_logical_type(name: str, column: str) -> pa.DataType:
                 return make(int(precision), int(scale))
         elif head == "timestamp":
             unit, _, tz = rest.partition(":")
-            return pa.timestamp(unit, None if tz in ("-", "") else tz)
+            if tz in ("-", ""):
+                return pa.timestamp(unit)
+            if not known_timezone(tz):
+                raise SchemaError(f"column {column!r}: unknown time zone {tz!r} in {name!r}")
+            return pa.timestamp(unit, tz)
         elif head == "time32":
             return pa.time32(rest)
         elif head == "time64":
@@ -105,6 +112,28 @@ def parse_logical_type(name: str, column: str) -> pa.DataType:
     except (ValueError, TypeError, pa.ArrowInvalid) as exc:
         raise SchemaError(f"column {column!r}: malformed logical type {name!r}") from exc
     raise UnsupportedTypeError(f"column {column!r}: unsupported logical type {name!r}")
+
+
+_OFFSET = re.compile(r"[+-](?:[01][0-9]|2[0-3]):?[0-5][0-9]")
+
+
+def known_timezone(tz: str) -> bool:
+    """Whether Arrow can use ``tz``: a fixed offset (``+05:30``) or a time zone name.
+
+    pyarrow accepts any string as a zone, and nothing else in a file guards it, so a
+    damaged name would silently change the column's type.  Names are looked up in
+    the system's zone database (or the ``tzdata`` package); without any database,
+    every name is taken.
+    """
+    if _OFFSET.fullmatch(tz):
+        return True
+    zones = _zone_names()
+    return tz in zones or not zones
+
+
+@functools.lru_cache(maxsize=1)
+def _zone_names() -> frozenset[str]:
+    return frozenset(zoneinfo.available_timezones())
 
 
 def _legacy_encoding(dtype: pa.DataType) -> file_pb2.Encoding.ValueType:
@@ -190,4 +219,6 @@ def _to_arrow_field(
     else:
         dtype = parse_logical_type(name, field.name)
     meta = {k.encode(): v for k, v in field.metadata.items()}
+    if pa.types.is_null(dtype) and not field.nullable:
+        raise SchemaError(f"field {field.name!r}: a null-typed field must be nullable")
     return pa.field(field.name, dtype, nullable=field.nullable, metadata=meta or None)

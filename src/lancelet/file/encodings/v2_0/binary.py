@@ -2,8 +2,8 @@
 
 Offsets are the end of each value within the page (the leading zero is
 omitted).  A null value stores ``end + null_adjustment``; since every real end
-is below the adjustment, ``offset % adjustment`` recovers the end and
-``offset >= adjustment`` marks the null.  The same scheme serves list offsets.
+is below the adjustment, ``offset >= adjustment`` marks the null and
+``offset - adjustment`` recovers its end.  The same scheme serves list offsets.
 """
 
 from __future__ import annotations
@@ -12,23 +12,33 @@ import numpy as np
 import pyarrow as pa
 
 from lancelet._proto import encodings_v2_0_pb2 as pb
+from lancelet.errors import UnsupportedEncodingError
 from lancelet.file.encodings.v2_0 import flat
 from lancelet.file.encodings.v2_0.compression import BufferCompression, compress_buffer
 from lancelet.file.encodings.v2_0.context import PageContext
 
-
-def split_offsets(raw: np.ndarray, adjustment: int) -> tuple[np.ndarray, np.ndarray | None]:
-    """(ends, validity-or-None) from adjusted end offsets."""
-    if adjustment == 0:
-        return raw.astype(np.int64, copy=False), None
-    valid = raw < adjustment
-    ends = (raw % np.uint64(adjustment)).astype(np.int64)
-    return ends, (None if valid.all() else valid)
+# End offsets stay well inside int64 (no file is 2**62 bytes long).
+_MAX_END = 2**62
 
 
-def check_monotonic(ctx: PageContext, ends: np.ndarray, limit: int, what: str) -> None:
-    if len(ends) and (ends[0] < 0 or np.any(np.diff(ends) < 0) or ends[-1] > limit):
-        raise ctx.corrupt(f"{what} offsets are not increasing within 0..{limit}")
+def split_offsets(
+    ctx: PageContext, raw: np.ndarray, adjustment: int, what: str
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """(ends, validity-or-None) from adjusted end offsets, checked to be increasing.
+
+    A null stores ``end + adjustment``, so the adjustment must exceed every real end
+    (the writers use ``total + 1``); an offset beyond ``2 * adjustment`` or a decrease
+    means the offsets were damaged, and is refused rather than read as a null.
+    """
+    raw, null = _resolve(raw, adjustment)
+    valid = None if null is None else ~null
+    if len(raw) and (raw[-1] > _MAX_END or np.any(raw[1:] < raw[:-1])):
+        raise ctx.corrupt(f"{what} offsets are not increasing")
+    total = int(raw[-1]) if len(raw) else 0
+    if adjustment and total >= adjustment:
+        raise ctx.corrupt(f"{what} null adjustment {adjustment} does not exceed its {total} values")
+    # Increasing and at most _MAX_END, so every end fits an int64 as it is.
+    return raw.view(np.int64), valid
 
 
 def _offsets_type(dtype: pa.DataType) -> np.dtype:
@@ -37,49 +47,90 @@ def _offsets_type(dtype: pa.DataType) -> np.dtype:
 
 
 def build_array(
-    dtype: pa.DataType, starts_ends: np.ndarray, data: pa.Buffer, valid: np.ndarray | None
+    ctx: PageContext,
+    dtype: pa.DataType,
+    starts_ends: np.ndarray,
+    data: pa.Buffer,
+    valid: np.ndarray | None,
 ) -> pa.Array:
-    """A string/binary array from Arrow-style offsets (n + 1 values) and data."""
+    """A string/binary array from checked Arrow-style offsets (n + 1 values) and data.
+
+    Strings must be UTF-8, as pylance requires; the check is one pass of numpy over
+    the bytes when they are ASCII, and Arrow's own validation otherwise.
+    """
     n = len(starts_ends) - 1
     otype = _offsets_type(dtype)
     if otype == np.int32 and len(starts_ends) and starts_ends[-1] >= 2**31:
-        raise OverflowError(f"{dtype} page holds more than 2 GiB of values")
+        raise UnsupportedEncodingError(
+            f"{ctx.path}: {ctx.what}: a {dtype} page holds more than 2 GiB of values"
+        )
     offsets = pa.py_buffer(np.ascontiguousarray(starts_ends, dtype=otype))
     bitmap = None if valid is None else pa.py_buffer(np.packbits(valid, bitorder="little"))
-    return pa.Array.from_buffers(dtype, n, [bitmap, offsets, data])
+    arr = pa.Array.from_buffers(dtype, n, [bitmap, offsets, data])
+    if pa.types.is_string(dtype) or pa.types.is_large_string(dtype):
+        check_utf8(ctx, arr, int(starts_ends[0]) if n else 0, int(starts_ends[-1]) if n else 0)
+    return arr
+
+
+def check_utf8(ctx: PageContext, arr: pa.Array, first: int, last: int) -> None:
+    """Refuse a string array whose bytes ``[first, last)`` are not valid UTF-8."""
+    if last == first:
+        return
+    data = np.frombuffer(arr.buffers()[2], dtype=np.uint8, count=last - first, offset=first)
+    if data.max() < 0x80:
+        return  # ASCII: valid however the offsets cut it
+    try:
+        arr.validate(full=True)
+    except pa.ArrowInvalid as exc:
+        raise ctx.corrupt(f"a string value is not valid UTF-8 ({exc})") from exc
+
+
+def _checked_ends(
+    ctx: PageContext, msg: pb.Binary, num_rows: int
+) -> tuple[np.ndarray, np.ndarray | None, pa.Buffer]:
+    """Every end offset of the page (checked), its validity, and the page's bytes."""
+    raw = ctx.decode_u64(msg.indices, num_rows)
+    ends, valid = split_offsets(ctx, raw, msg.null_adjustment, "binary")
+    total = int(ends[-1]) if len(ends) else 0
+    return ends, valid, ctx.decode_bytes(msg.bytes, total)
 
 
 def decode(ctx: PageContext, enc: pb.ArrayEncoding, num_rows: int, dtype: pa.DataType) -> pa.Array:
-    msg = enc.binary
-    raw = ctx.decode_u64(msg.indices, num_rows)
-    ends, valid = split_offsets(raw, msg.null_adjustment)
-    total = int(ends[-1]) if len(ends) else 0
-    data = ctx.decode(msg.bytes, total, pa.uint8())
-    check_monotonic(ctx, ends, len(data), "binary")
+    ends, valid, data = _checked_ends(ctx, enc.binary, num_rows)
     offsets = np.zeros(num_rows + 1, dtype=np.int64)
     offsets[1:] = ends
-    return build_array(dtype, offsets, data.buffers()[1].slice(data.offset), valid)
+    return build_array(ctx, dtype, offsets, data, valid)
 
 
 def take(
     ctx: PageContext, enc: pb.ArrayEncoding, num_rows: int, dtype: pa.DataType, rows: np.ndarray
 ) -> pa.Array:
-    """Gather ``rows`` touching only their offsets and bytes."""
+    """Gather ``rows``, checking and copying only their offsets and bytes."""
     msg = enc.binary
     raw = ctx.decode_u64(msg.indices, num_rows)
-    adj = np.uint64(msg.null_adjustment or np.iinfo(np.uint64).max)
-    end_raw = raw[rows]
-    prev = np.where(rows > 0, raw[np.maximum(rows - 1, 0)], 0)
-    ends = (end_raw % adj).astype(np.int64)
-    starts = np.where(rows > 0, (prev % adj).astype(np.int64), 0)
-    valid = end_raw < adj
-    total = int(ends.max()) if len(ends) else 0
-    data = ctx.decode(msg.bytes, total, pa.uint8()).to_numpy(zero_copy_only=False)
-    lengths = np.maximum(ends - starts, 0)
-    gathered = data[gather_ranges(starts, lengths)]
+    adjustment = msg.null_adjustment
+    (total,), _ = _resolve(raw[-1:], adjustment)
+    if total > _MAX_END or (adjustment and total >= adjustment):
+        raise ctx.corrupt(f"binary offsets end at {total}, past the null adjustment {adjustment}")
+    ends, null = _resolve(raw[rows], adjustment)
+    starts, _ = _resolve(np.where(rows > 0, raw[np.maximum(rows - 1, 0)], 0), adjustment)
+    if len(rows) and (np.any(starts > ends) or int(ends.max()) > total):
+        raise ctx.corrupt("binary offsets are not increasing")
+    data = np.frombuffer(ctx.decode_bytes(msg.bytes, int(total)), dtype=np.uint8)
+    lengths = (ends - starts).view(np.int64)
+    gathered = data[gather_ranges(starts.view(np.int64), lengths)]
     offsets = np.zeros(len(rows) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    return build_array(dtype, offsets, pa.py_buffer(gathered), None if valid.all() else valid)
+    valid = None if null is None else ~null
+    return build_array(ctx, dtype, offsets, pa.py_buffer(gathered), valid)
+
+
+def _resolve(raw: np.ndarray, adjustment: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """Ends (uint64) of adjusted offsets, and which were nulls (None: none were)."""
+    if not adjustment or not len(raw) or raw.max() < adjustment:
+        return raw, None
+    null = raw >= np.uint64(adjustment)
+    return np.where(null, raw - np.uint64(adjustment), raw), null
 
 
 def gather_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:

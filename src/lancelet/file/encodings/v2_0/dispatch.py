@@ -16,6 +16,7 @@ from lancelet.file.encodings.v2_0 import (
     flat,
     nullable,
     packed_struct,
+    types,
 )
 from lancelet.file.encodings.v2_0.context import PageContext
 
@@ -53,24 +54,68 @@ TAKERS: dict[str, TakeFn] = {
 }
 
 
+def _any(dtype: pa.DataType) -> bool:
+    return True
+
+
+def _dictionary_target(dtype: pa.DataType) -> bool:
+    fixed_or_variable = types.is_variable_width(dtype) or types.is_fixed_width(dtype)
+    return fixed_or_variable or pa.types.is_dictionary(dtype)
+
+
+# The Arrow types each encoding can build; the schema and the page encodings are
+# stored apart, so a pair outside this table means one of them is damaged.
+ACCEPTS: dict[str, Callable[[pa.DataType], bool]] = {
+    "flat": types.is_fixed_width,
+    "nullable": _any,  # each variant checks (an all-null array can be of any type)
+    "fixed_size_list": pa.types.is_fixed_size_list,
+    "binary": types.is_variable_width,
+    "fsst": types.is_variable_width,
+    "fixed_size_binary": types.is_variable_width,
+    "dictionary": _dictionary_target,
+    "packed_struct": pa.types.is_struct,
+    "bitpacked": types.is_fixed_width_bytes,
+    "bitpacked_for_non_neg": types.is_fixed_width_bytes,
+    "constant": types.is_fixed_width_bytes,
+}
+
+
+def _encoding_kind(ctx: PageContext, enc: pb.ArrayEncoding, dtype: pa.DataType) -> str:
+    kind = enc.WhichOneof("array_encoding") or ""
+    if kind not in DECODERS:
+        raise UnsupportedEncodingError(
+            f"{ctx.path}: {ctx.what} uses the 2.0 encoding {kind or None!r}, "
+            "which lancelet cannot decode"
+        )
+    if not ACCEPTS[kind](dtype):
+        raise ctx.corrupt(f"the {kind} encoding cannot hold values of type {dtype}")
+    return kind
+
+
+def _checked(
+    ctx: PageContext, kind: str, arr: pa.Array, num_rows: int, dtype: pa.DataType
+) -> pa.Array:
+    if len(arr) != num_rows or arr.type != dtype:
+        raise ctx.corrupt(
+            f"the {kind} encoding decoded {len(arr)} values of {arr.type}, "
+            f"expected {num_rows} of {dtype}"
+        )
+    return arr
+
+
 def decode_array(
     ctx: PageContext, enc: pb.ArrayEncoding, num_rows: int, dtype: pa.DataType
 ) -> pa.Array:
-    kind = enc.WhichOneof("array_encoding")
-    decoder = DECODERS.get(kind or "")
-    if decoder is None:
-        raise UnsupportedEncodingError(
-            f"{ctx.path}: {ctx.what} uses the 2.0 encoding {kind!r}, which lancelet cannot decode"
-        )
-    return decoder(ctx, enc, num_rows, dtype)
+    kind = _encoding_kind(ctx, enc, dtype)
+    return _checked(ctx, kind, DECODERS[kind](ctx, enc, num_rows, dtype), num_rows, dtype)
 
 
 def take_array(
     ctx: PageContext, enc: pb.ArrayEncoding, num_rows: int, dtype: pa.DataType, rows: np.ndarray
 ) -> pa.Array:
     """Rows ``rows`` of the page; encodings with a cheaper path than decode-then-take use it."""
-    kind = enc.WhichOneof("array_encoding") or ""
+    kind = _encoding_kind(ctx, enc, dtype)
     taker = TAKERS.get(kind)
-    if taker is not None:
-        return taker(ctx, enc, num_rows, dtype, rows)
-    return decode_array(ctx, enc, num_rows, dtype).take(pa.array(rows))
+    if taker is None:
+        return decode_array(ctx, enc, num_rows, dtype).take(pa.array(rows))
+    return _checked(ctx, kind, taker(ctx, enc, num_rows, dtype, rows), len(rows), dtype)

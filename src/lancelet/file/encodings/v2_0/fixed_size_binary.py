@@ -51,10 +51,11 @@ def decode_fixed_size_binary(
 def decode(ctx: PageContext, enc: pb.ArrayEncoding, num_rows: int, dtype: pa.DataType) -> pa.Array:
     """A string/binary page whose values all have the same width (older writers)."""
     msg = enc.fixed_size_binary
+    if msg.byte_width <= 0:
+        raise ctx.corrupt(f"fixed-size binary encoding of width {msg.byte_width}")
     large = pa.types.is_large_string(dtype) or pa.types.is_large_binary(dtype)
-    data = ctx.decode(msg.bytes, num_rows * msg.byte_width, pa.uint8())
-    raw = data.buffers()[1].slice(data.offset)
+    raw = ctx.decode_bytes(msg.bytes, num_rows * msg.byte_width)
     offsets, _ = decode_fixed_size_binary(
         memoryview(raw), msg.byte_width, num_rows, 64 if large else 32
     )
-    return build_array(dtype, offsets, raw, None)
+    return build_array(ctx, dtype, offsets, raw, None)

@@ -14,6 +14,9 @@ import pyarrow as pa
 from lancelet._proto import encodings_v2_0_pb2 as pb
 from lancelet.file.encodings.v2_0.context import PageContext
 
+# Wider than any fixed-width Arrow type (a fixed_size_binary of 1 MiB).
+_MAX_BITS = 8 * 1024 * 1024
+
 
 def value_width_bits(dtype: pa.DataType) -> int:
     """Bits per value of a fixed-width Arrow type (1 for booleans)."""
@@ -26,24 +29,25 @@ def value_width_bits(dtype: pa.DataType) -> int:
 
 def decode(ctx: PageContext, enc: pb.ArrayEncoding, num_rows: int, dtype: pa.DataType) -> pa.Array:
     flat = enc.flat
+    bits = flat.bits_per_value
+    if bits == 0 or (bits != 1 and bits % 8) or bits > _MAX_BITS:
+        raise ctx.corrupt(f"flat encoding with {bits} bits per value is not supported")
+    want = value_width_bits(dtype)
+    widen = dtype == pa.uint64() and bits in (8, 16, 32)
+    if bits != want and not widen:
+        raise ctx.corrupt(f"flat encoding of {bits} bits cannot hold {dtype}")
+    expected = (num_rows * bits + 7) // 8
     buf = ctx.buffer(flat.buffer)
     if flat.HasField("compression") and flat.compression.scheme:
         from lancelet.file.encodings.v2_0.compression import decompress_buffer
 
-        buf = pa.py_buffer(decompress_buffer(flat.compression.scheme, buf.to_pybytes()))
-    bits = flat.bits_per_value
-    if bits == 0 or (bits != 1 and bits % 8) or bits > 8 * 1024 * 1024:
-        raise ctx.corrupt(f"flat encoding with {bits} bits per value is not supported")
-    ctx.require(buf, (num_rows * bits + 7) // 8, "flat values")
-    want = value_width_bits(dtype)
-    if bits == want:
-        return pa.Array.from_buffers(dtype, num_rows, [None, buf])
-    if pa.types.is_integer(dtype) and bits in (8, 16, 32, 64):
-        # Narrower or wider storage than the target: read as stored, then convert.
-        kind = "i" if pa.types.is_signed_integer(dtype) else "u"
-        raw = np.frombuffer(buf, dtype=f"<{kind}{bits // 8}", count=num_rows)
-        return pa.array(raw.astype(dtype.to_pandas_dtype()), type=dtype)
-    raise ctx.corrupt(f"flat encoding of {bits} bits cannot hold {dtype}")
+        buf = pa.py_buffer(decompress_buffer(flat.compression.scheme, buf, expected))
+    ctx.require_exact(buf, expected, "flat values")
+    if widen:
+        # Offsets and indices stored narrower than the u64 the decoders work in.
+        raw = np.frombuffer(buf, dtype=f"<u{bits // 8}", count=num_rows)
+        return pa.array(raw.astype(np.uint64), type=dtype)
+    return pa.Array.from_buffers(dtype, num_rows, [None, buf])
 
 
 def _bitmap(arr: pa.Array) -> pa.Buffer:

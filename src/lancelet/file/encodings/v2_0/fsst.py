@@ -236,9 +236,10 @@ def decode(ctx: PageContext, enc: pb.ArrayEncoding, num_rows: int, dtype: pa.Dat
     """A page of FSST-compressed strings: decode the inner Binary, then expand it."""
     msg = enc.fsst
     # The inner Binary holds the compressed values; decode it as raw binary first.
-    inner_type = pa.large_binary()
-    compressed = ctx.decode(msg.binary, num_rows, inner_type)
-    offsets = np.frombuffer(compressed.buffers()[1], dtype=np.int64, count=num_rows + 1)
+    compressed = ctx.decode(msg.binary, num_rows, pa.large_binary())
+    offsets = np.frombuffer(
+        compressed.buffers()[1], dtype=np.int64, count=num_rows + 1, offset=8 * compressed.offset
+    )
     data_buf = compressed.buffers()[2]
     data = (
         np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
@@ -247,4 +248,4 @@ def decode(ctx: PageContext, enc: pb.ArrayEncoding, num_rows: int, dtype: pa.Dat
     valid = None
     if compressed.null_count:
         valid = np.asarray(compressed.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-    return build_array(dtype, out_offsets, pa.py_buffer(out_data), valid)
+    return build_array(ctx, dtype, out_offsets, pa.py_buffer(out_data), valid)

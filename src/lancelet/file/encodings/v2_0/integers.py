@@ -27,6 +27,8 @@ def decode_bitpacked(
     ctx: PageContext, enc: pb.ArrayEncoding, n: int, dtype: pa.DataType
 ) -> pa.Array:
     msg = enc.bitpacked
+    if msg.compressed_bits_per_value == 0:
+        ctx.check_free(n, "a zero-width bit-packed array")
     buf = memoryview(ctx.buffer(msg.buffer))
     raw = bitpacked.decode_bitpacked(
         buf, msg.compressed_bits_per_value, msg.uncompressed_bits_per_value, msg.signed, n
@@ -36,6 +38,8 @@ def decode_bitpacked(
 
 def decode_non_neg(ctx: PageContext, enc: pb.ArrayEncoding, n: int, dtype: pa.DataType) -> pa.Array:
     msg = enc.bitpacked_for_non_neg
+    if msg.compressed_bits_per_value == 0:
+        ctx.check_free(n, "a zero-width bit-packed array")
     buf = memoryview(ctx.buffer(msg.buffer))
     raw = bitpacked.decode_bitpacked_for_non_neg(
         buf, msg.compressed_bits_per_value, msg.uncompressed_bits_per_value, n
@@ -49,5 +53,6 @@ def decode_constant(
     width = value_width_bits(dtype)
     if pa.types.is_boolean(dtype) or width % 8 or width > 64:
         raise ctx.corrupt(f"constant encoding cannot hold {dtype}")
+    ctx.check_free(n, "a constant array")
     raw = constant.decode_constant(enc.constant.value, np.dtype(f"<u{width // 8}"), n)
     return _as_arrow(ctx, raw, dtype)

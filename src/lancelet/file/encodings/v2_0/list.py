@@ -13,7 +13,7 @@ import numpy as np
 
 from lancelet._proto import encodings_v2_0_pb2 as pb
 from lancelet.file.encodings.v2_0 import flat
-from lancelet.file.encodings.v2_0.binary import check_monotonic, split_offsets
+from lancelet.file.encodings.v2_0.binary import split_offsets
 from lancelet.file.encodings.v2_0.context import PageContext
 
 
@@ -29,8 +29,10 @@ def decode_page(ctx: PageContext, enc: pb.ArrayEncoding, num_rows: int) -> ListP
         raise ctx.corrupt(f"list column page is encoded as {enc.WhichOneof('array_encoding')}")
     msg = enc.list
     raw = ctx.decode_u64(msg.offsets, num_rows)
-    ends, valid = split_offsets(raw, msg.null_offset_adjustment)
-    check_monotonic(ctx, ends, msg.num_items, "list")
+    ends, valid = split_offsets(ctx, raw, msg.null_offset_adjustment, "list")
+    last = int(ends[-1]) if len(ends) else 0
+    if last != msg.num_items:
+        raise ctx.corrupt(f"list offsets end at item {last}, the page says {msg.num_items}")
     return ListPage(ends, valid, msg.num_items)
 
 

@@ -27,6 +27,7 @@ from lancelet._proto import encodings_v2_0_pb2 as pb
 from lancelet.errors import CorruptFileError, UnsupportedEncodingError
 from lancelet.file.encodings.v2_0 import flat
 from lancelet.file.encodings.v2_0.context import PageContext
+from lancelet.file.encodings.v2_0.types import is_fixed_width_bytes
 
 ByteRows = npt.NDArray[np.uint8]
 
@@ -39,16 +40,9 @@ def arrow_byte_width(dtype: pa.DataType) -> int:
         return int(dtype.list_size) * arrow_byte_width(dtype.value_type)
     if pa.types.is_fixed_size_binary(dtype):
         return int(dtype.byte_width)
-    if pa.types.is_boolean(dtype) or not _is_fixed_width(dtype):
+    if not is_fixed_width_bytes(dtype):
         raise UnsupportedEncodingError(f"PackedStruct cannot hold a {dtype} child")
     return int(dtype.bit_width) // 8
-
-
-def _is_fixed_width(dtype: pa.DataType) -> bool:
-    try:
-        return int(dtype.bit_width) % 8 == 0
-    except ValueError:
-        return False
 
 
 def split_packed_struct(
@@ -115,18 +109,17 @@ def pack_struct_rows(children: Sequence[npt.NDArray[np.generic]]) -> bytes:
 
 
 def _row_width(ctx: PageContext, dtype: pa.DataType) -> int:
-    if not pa.types.is_struct(dtype):
-        raise ctx.corrupt(f"packed struct encoding cannot hold {dtype}")
-    width = arrow_byte_width(dtype)
-    if width == 0:
-        raise ctx.corrupt(f"packed struct encoding of a struct without bytes ({dtype})")
-    return width
+    problem = packed_type_problem(dtype) if pa.types.is_struct(dtype) else "not a struct"
+    if problem is not None:
+        raise ctx.corrupt(f"packed struct encoding cannot hold {dtype}: {problem}")
+    return arrow_byte_width(dtype)
 
 
 def decode(ctx: PageContext, enc: pb.ArrayEncoding, num_rows: int, dtype: pa.DataType) -> pa.Array:
     # Like the reference, ignore ``inner``: child widths come from the Arrow type.
+    width = _row_width(ctx, dtype)
     buf = ctx.buffer(enc.packed_struct.buffer)
-    ctx.require(buf, num_rows * _row_width(ctx, dtype), "packed struct")
+    ctx.require_exact(buf, num_rows * width, "packed struct")
     return decode_packed_struct(memoryview(buf), dtype, num_rows)
 
 
@@ -136,7 +129,7 @@ def take(
     """Gather whole packed rows first, then split only those."""
     width = _row_width(ctx, dtype)
     buf = ctx.buffer(enc.packed_struct.buffer)
-    ctx.require(buf, num_rows * width, "packed struct")
+    ctx.require_exact(buf, num_rows * width, "packed struct")
     matrix = np.frombuffer(buf, dtype=np.uint8, count=num_rows * width).reshape(num_rows, width)
     return decode_packed_struct(matrix[rows].tobytes(), dtype, len(rows))
 
@@ -154,7 +147,7 @@ def packed_type_problem(dtype: pa.DataType) -> str | None:
         return None
     if pa.types.is_boolean(dtype):
         return "boolean fields cannot be packed (only whole-byte values)"
-    if not _is_fixed_width(dtype) or dtype.bit_width == 0:
+    if not is_fixed_width_bytes(dtype):
         return f"{dtype} fields cannot be packed (only fixed-width values)"
     return None
 
