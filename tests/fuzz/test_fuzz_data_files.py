@@ -17,11 +17,13 @@ FSST, zstd and lz4 buffers, packed structs).  Mutants (see
 
 Each campaign is seeded and has a time budget; a slow machine runs fewer mutants
 rather than failing (down to a floor).  ``python -m tests.fuzz.test_fuzz_data_files N``
-runs N times the mutants, without time limits, for a longer hunt.
+runs N times the mutants, without time limits, for a longer hunt; ``--pin`` rewrites the
+pinned pylance fixture.
 """
 
 from __future__ import annotations
 
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -150,9 +152,9 @@ FIXTURES = {
         "lancelet-wide",
         lambda p: write_lancelet(p, typed_table(WIDE_TYPES, 400, 2), 150, PAGE_BYTES),
     ),
-    "pylance-encodings": Fixture(
-        "pylance-encodings", lambda p: write_pylance(p, encodings_table(), 1200, 1 << 20)
-    ),
+    # pylance samples strings at random to train FSST, so the file it writes differs from
+    # run to run; CI mutates a copy written once (see write_pinned_fixtures).
+    "pylance-encodings": Fixture("pylance-encodings", lambda p: shutil.copy(PINNED_ENCODINGS, p)),
     "lancelet-encodings": Fixture(
         "lancelet-encodings", lambda p: write_lancelet(p, encodings_table(), 1200, 16 << 10)
     ),
@@ -163,6 +165,14 @@ FIXTURES = {
         "lancelet-small", lambda p: write_lancelet(p, typed_table(SMALL_TYPES, 120, 4), 60, 512)
     ),
 }
+
+
+PINNED_ENCODINGS = Path(__file__).parent / "fixtures" / "pylance-encodings.lance"
+
+
+def write_pinned_fixtures() -> None:
+    """Rewrite the pinned pylance file (after a pylance upgrade, say)."""
+    write_pylance(PINNED_ENCODINGS, encodings_table(), 1200, 1 << 20)
 
 
 def build(root: Path, fixture: str) -> Path:
@@ -237,4 +247,7 @@ def hunt(scale: int) -> None:
 
 
 if __name__ == "__main__":
-    hunt(int(sys.argv[1]) if len(sys.argv) > 1 else 1)
+    if sys.argv[1:] == ["--pin"]:
+        write_pinned_fixtures()
+    else:
+        hunt(int(sys.argv[1]) if len(sys.argv) > 1 else 1)
