@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from lancelet.errors import SchemaError
+from lancelet.errors import SchemaError, UnsupportedOptionError
 from lancelet.file import LanceFileReader, LanceFileWriter
 from tests.file.gen import ALL_TYPES, random_table
 
@@ -161,3 +161,17 @@ def test_page_buffer_in_a_global_buffer(tmp_path: Path) -> None:
 
     forged = rewrite(path, columns=forge)
     assert LanceFileReader(forged).read_all().to_table()["a"].to_pylist() == values.tolist()
+
+
+def test_reader_arguments_in_pylances_order(tmp_path: Path) -> None:
+    """``LanceFileReader(path, storage_options, columns)``: a positional second argument
+    is never taken for a projection."""
+    table = pa.table({"a": [1, 2], "b": ["x", "y"]})
+    path = tmp_path / "t.lance"
+    with ref.LanceFileWriter(str(path), table.schema, version="2.0") as writer:
+        writer.write_batch(table)
+    ours = LanceFileReader(path, None, ["b"]).read_all().to_table()
+    theirs = ref.LanceFileReader(str(path), None, ["b"]).read_all().to_table()
+    assert ours.equals(theirs) and ours.column_names == ["b"]
+    with pytest.raises(UnsupportedOptionError, match="storage_options"):
+        LanceFileReader(path, {"region": "x"})

@@ -11,7 +11,7 @@ import pyarrow as pa
 from google.protobuf.unknown_fields import UnknownFieldSet
 
 from lancelet._proto import file_pb2
-from lancelet.errors import CorruptFileError, SchemaError
+from lancelet.errors import CorruptFileError, SchemaError, UnsupportedOptionError
 from lancelet.file import container
 from lancelet.file.fields import ColumnPages, FieldReader, build_reader
 from lancelet.file.layout import FieldNode, Kind, build_layout, column_labels
@@ -88,8 +88,18 @@ class LanceFileReader:
     ``columns`` selects top-level columns or struct sub-fields (``"a.b"``).
     """
 
-    def __init__(self, path: str | os.PathLike[str], columns: Sequence[str] | None = None):
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        storage_options: dict[str, str] | None = None,
+        columns: Sequence[str] | None = None,
+    ):
         self.path = os.fspath(path)
+        if storage_options:
+            # Object stores come later; a local path takes no options.
+            raise UnsupportedOptionError(
+                f"{self.path}: LanceFileReader does not support storage_options yet"
+            )
         self._source: LocalInputFile = open_input(self.path)
         self._footer = container.read_footer(self._source)
         descriptor = file_pb2.FileDescriptor()
