@@ -36,9 +36,20 @@ from lancelet.transaction.store import DatasetStore
 
 @dataclass(frozen=True)
 class CommitPolicy:
+    """``max_retries`` counts attempts as pylance does: at least one, each rebased onto
+    the latest version.  With none allowed, an overwrite is strict: it commits on its
+    read version or not at all."""
+
     max_retries: int = 20
     first_backoff_s: float = 0.01
     max_backoff_s: float = 1.0
+
+    @property
+    def attempts(self) -> int:
+        return max(self.max_retries, 1)
+
+    def is_strict(self, txn: Transaction) -> bool:
+        return self.max_retries == 0 and isinstance(txn.operation, Overwrite)
 
     def sleep(self, attempt: int) -> None:
         cap = min(self.max_backoff_s, self.first_backoff_s * 2**attempt)
@@ -149,13 +160,10 @@ def _commit_loop(
     # Winners already checked in an earlier attempt need no second look; the
     # transaction keeps its original read version, as its file name records.
     checked = txn.read_version
-    for attempt in range(policy.max_retries + 1):
+    for attempt in range(policy.attempts):
         found = store.latest_manifest()
         latest, scheme = found if found else (None, new_dataset_naming)
-        if latest is not None and create_only:
-            raise DatasetAlreadyExistsError(f"{store.root}: a dataset already exists here")
-        if latest is None and not isinstance(txn.operation, Overwrite):
-            raise DatasetNotFoundError(f"{store.root}: no Lance dataset here")
+        _check_base(store, txn, latest, create_only, policy)
         if latest is not None:
             features.check_writable(latest.writer_feature_flags, store.root)
             txn = attempts.txn = _rebase_onto(store, txn, checked, latest)
@@ -178,6 +186,33 @@ def _commit_loop(
         attempts.publishing = False
         policy.sleep(attempt)
     raise CommitRetriesExhaustedError(
-        f"{store.root}: gave up after {policy.max_retries + 1} attempts; "
-        "other writers kept committing first"
+        f"{store.root}: gave up after {policy.attempts} attempt(s) "
+        f"(max_retries={policy.max_retries}); other writers kept committing first"
     )
+
+
+def _check_base(
+    store: DatasetStore,
+    txn: Transaction,
+    latest: Manifest | None,
+    create_only: bool,
+    policy: CommitPolicy,
+) -> None:
+    """Refuse a commit that the latest version rules out before anything is written."""
+    if latest is None:
+        if not isinstance(txn.operation, Overwrite):
+            raise DatasetNotFoundError(f"{store.root}: no Lance dataset here")
+        return
+    if create_only:
+        raise DatasetAlreadyExistsError(f"{store.root}: a dataset already exists here")
+    if txn.read_version > latest.version:
+        raise VersionNotFoundError(
+            f"{store.root}: read version {txn.read_version} does not exist; "
+            f"the latest version is {latest.version}"
+        )
+    if policy.is_strict(txn) and txn.read_version != latest.version:
+        raise CommitRetriesExhaustedError(
+            f"{store.root}: an overwrite with max_retries=0 commits on its read version "
+            f"{txn.read_version} or not at all, and version {latest.version} exists; "
+            "nothing was committed"
+        )
