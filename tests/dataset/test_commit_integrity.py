@@ -3,6 +3,7 @@ transaction files do not describe what their manifests did."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,21 @@ import pytest
 from lance.commit import CommitConflictError as PylanceConflict
 
 import lancelet as ll
-from lancelet.errors import CommitConflictError, VersionNotFoundError
+from lancelet._proto import transaction_pb2
+from lancelet.dataset.delete import plan_delete
+from lancelet.errors import (
+    CommitConflictError,
+    CorruptDatasetError,
+    RetryableCommitConflictError,
+    VersionNotFoundError,
+)
+from lancelet.table import naming
+from lancelet.table.manifest_file import encode_manifest
+from lancelet.transaction import operations as ops
+from lancelet.transaction.commit import commit_transaction
+from lancelet.transaction.operations import encode_transaction
+from lancelet.transaction.store import DatasetStore
+from lancelet.transaction.verify import check_winner
 from tests.dataset.util import snapshot
 
 TABLE = pa.table({"x": list(range(10))})
@@ -93,3 +108,104 @@ def test_read_version_from_the_future_is_refused(tmp_path: Path) -> None:
     with pytest.raises(VersionNotFoundError, match="read version 7"):
         ll.LanceDataset.commit(uri, operation, read_version=7)
     assert ll.dataset(uri).version == 1
+
+
+# -- winners whose transaction files lie (item 12) ----------------------------------------
+
+
+def _keyed(uri: str, writer: Any = ll) -> None:
+    """Keys 0..1999 in two fragments of 1,000 rows."""
+    table = pa.table({"k": pa.array(range(2000), pa.int64())})
+    writer.write_dataset(table, uri, max_rows_per_file=1000, data_storage_version="2.0")
+
+
+def _keys(uri: str) -> list[int]:
+    return sorted(lance.dataset(uri).to_table(columns=["k"])["k"].to_pylist())
+
+
+def _rewrite_winner_transaction(uri: str, version: int, lie: str) -> None:
+    """Replace the transaction file of ``version`` (a Delete of fragment 0) by one that
+    tells another story: the delete moved to fragment 1, or another kind of operation."""
+    store = DatasetStore(uri)
+    name = store.read_manifest(version).transaction_file
+    txn = store.read_transaction(name)
+    op = txn.operation
+    assert isinstance(op, ops.Delete) and [f.id for f in op.updated_fragments] == [0]
+    if lie == "index":  # an operation lancelet does not write itself
+        pb = transaction_pb2.Transaction(read_version=txn.read_version, uuid=txn.uuid)
+        pb.create_index.SetInParent()
+        data = pb.SerializeToString()
+    else:
+        fake: ops.Operation = {
+            "renumbered": replace(
+                op, updated_fragments=tuple(f.with_id(1) for f in op.updated_fragments)
+            ),
+            "config": ops.UpdateConfig({"x": "y"}),
+            "append": ops.Append(()),
+        }[lie]
+        data = encode_transaction(replace(txn, operation=fake))
+    Path(store.transaction_path(name)).write_bytes(data)
+
+
+@pytest.mark.parametrize("winner", [ll, lance], ids=["lancelet", "pylance"])
+@pytest.mark.parametrize("lie", ["renumbered", "config", "append", "index"])
+def test_a_winner_transaction_that_names_the_wrong_fragment_is_not_trusted(
+    tmp_path: Path, winner: Any, lie: str
+) -> None:
+    uri = str(tmp_path / "ds")
+    _keyed(uri, winner)
+    store = DatasetStore(uri)
+    stale = ll.dataset(uri)
+    mine, _ = plan_delete(store, stale._manifest, "k < 5")
+    winner.dataset(uri).delete("k >= 5 AND k < 10")  # version 2, fragment 0
+    _rewrite_winner_transaction(uri, 2, lie)
+    with pytest.raises(CorruptDatasetError, match="version 2"):
+        commit_transaction(store, ops.Transaction(1, mine))
+    # Nothing committed, and the winner's rows stay deleted.
+    assert lance.dataset(uri).version == 2
+    survivors = [*range(5), *range(10, 2000)]
+    assert _keys(uri) == survivors and ll.dataset(uri).count_rows() == 1995
+
+
+def test_a_winner_without_transaction_file_is_not_compatible(tmp_path: Path) -> None:
+    uri = str(tmp_path / "ds")
+    _keyed(uri)
+    store = DatasetStore(uri)
+    stale = ll.dataset(uri)
+    ll.dataset(uri).delete("k >= 5 AND k < 10")  # version 2
+    name = naming.manifest_name(2)
+    path = Path(uri, naming.VERSIONS_DIR, name)
+    damaged = replace(store.read_manifest(2), transaction_file="")
+    path.write_bytes(encode_manifest(damaged))
+    mine, _ = plan_delete(DatasetStore(uri), stale._manifest, "k < 5")
+    for operation in (mine, ops.UpdateConfig({"owner": "me"})):
+        with pytest.raises(RetryableCommitConflictError, match="unknown"):
+            commit_transaction(DatasetStore(uri), ops.Transaction(1, operation))
+    assert _keys(uri) == [*range(5), *range(10, 2000)]
+
+
+def test_pylance_winners_agree_with_their_manifests(tmp_path: Path) -> None:
+    """Every kind of commit pylance makes passes the check (no false alarms)."""
+    uri = str(tmp_path / "ds")
+    table = pa.table({"k": pa.array(range(2000), pa.int64()), "v": [float(i) for i in range(2000)]})
+    lance.write_dataset(table, uri, max_rows_per_file=500, data_storage_version="2.0")
+    ds = lance.dataset(uri)
+    ds.delete("k < 3")
+    ds.update({"v": "v + 1"}, where="k > 1990")
+    upserts = pa.table({"k": pa.array(range(1500, 2100), pa.int64()), "v": [0.5] * 600})
+    ds.merge_insert("k").when_matched_update_all().when_not_matched_insert_all().execute(upserts)
+    ds.create_scalar_index("k", "BTREE")
+    ds.add_columns({"w": "k * 2"})
+    ds.drop_columns(["w"])
+    ds.alter_columns({"path": "v", "name": "v2"})
+    ds.update_config({"a": "b"})
+    ds.optimize.compact_files(target_rows_per_fragment=5000)
+    lance.write_dataset(table.slice(0, 10).rename_columns(["k", "v2"]), uri, mode="append")
+    ds = lance.dataset(uri)
+    lance.dataset(uri, version=2).restore()
+    lance.write_dataset(table, uri, mode="overwrite")
+    store = DatasetStore(uri)
+    for version in range(2, lance.dataset(uri).version + 1):
+        after = store.read_manifest(version)
+        txn = store.read_transaction(after.transaction_file)
+        check_winner(txn, store.read_manifest(version - 1), after, f"version {version}")

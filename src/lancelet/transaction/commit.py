@@ -32,6 +32,7 @@ from lancelet.transaction.apply import build_manifest
 from lancelet.transaction.conflicts import rebase
 from lancelet.transaction.operations import Delete, Overwrite, Transaction, Update
 from lancelet.transaction.store import DatasetStore
+from lancelet.transaction.verify import check_winner
 
 
 @dataclass(frozen=True)
@@ -59,18 +60,21 @@ class CommitPolicy:
 def _rebase_onto(
     store: DatasetStore, txn: Transaction, checked: int, latest: Manifest
 ) -> Transaction:
-    """Check ``txn`` against every transaction committed after version ``checked``."""
+    """Check ``txn`` against every transaction committed after version ``checked``,
+    each first checked against what its manifest did."""
     for version in range(checked + 1, latest.version + 1):
         try:
-            winner = store.read_manifest(version)
+            before, winner = store.read_manifest(version - 1), store.read_manifest(version)
         except VersionNotFoundError as exc:
             raise RetryableCommitConflictError(
-                f"{store.root}: version {version}, committed after this transaction's read "
-                f"version {txn.read_version}, was cleaned up; re-read the dataset and retry"
+                f"{store.root}: version {version - 1} or {version}, read or committed after "
+                f"this transaction's read version {txn.read_version}, was cleaned up; re-read "
+                "the dataset and retry"
             ) from exc
         theirs = (
             store.read_transaction(winner.transaction_file) if winner.transaction_file else None
         )
+        check_winner(theirs, before, winner, f"{store.root} version {version}")
         txn = rebase(txn, theirs, version, store)
     return txn
 

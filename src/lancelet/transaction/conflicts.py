@@ -333,8 +333,14 @@ RULES: dict[str, dict[str, Rule]] = {
         "*": OK,
     },
     "restore": {_MEM_WAL: INCOMPATIBLE, "*": OK},
-    # Config and metadata changes are deltas, as well applied to a restored version.
-    "update_config": {"overwrite": _config_overlap, "update_config": _config_overlap, "*": OK},
+    # Config and metadata changes are deltas, as well applied to a restored version;
+    # but a winner that left no transaction may have changed the same keys.
+    "update_config": {
+        "overwrite": _config_overlap,
+        "update_config": _config_overlap,
+        "unknown": RETRY,
+        "*": OK,
+    },
     "reserve_fragments": {"overwrite": INCOMPATIBLE, "restore": INCOMPATIBLE, "*": OK},
     # A new schema over the data this writer read: new rows or other schema changes
     # since then would be missing its columns or contradict it.
