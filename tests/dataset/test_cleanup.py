@@ -39,6 +39,15 @@ ORPHANS = [
 ]
 
 
+# Fresh orphans that pylance 14 keeps even with delete_unverified=True, for being newer
+# than the oldest kept version (a commit in flight could own them); with that promise
+# that nobody is writing, lancelet removes them: (path, the counter they count in).
+LINGERING = [
+    ("_deletions/0-1-123.arrow", "deletion_files_removed"),
+    ("_transactions/5-fresh.txn", "transaction_files_removed"),
+]
+
+
 def _files(root: Path) -> set[str]:
     return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
 
@@ -68,21 +77,31 @@ def _check_readable(uri: Path, history: History) -> list[int]:
     return versions
 
 
-def _same_stats(ours: CleanupStats, theirs: Any) -> None:
-    assert asdict(ours) == {name: getattr(theirs, name) for name in asdict(ours)}
+def _expected(theirs: Path, stats: Any, delete_unverified: bool) -> tuple[set[str], dict[str, int]]:
+    """The files and the stats pylance left, less what it lets linger."""
+    files = _files(theirs)
+    counts = {name: getattr(stats, name) for name in asdict(CleanupStats())}
+    for path, counter in LINGERING if delete_unverified else []:
+        if path in files:
+            files.remove(path)
+            counts[counter] += 1
+            counts["bytes_removed"] += len(b"abc")
+    return files, counts
 
 
 def _compare(history: History, tmp_path: Path, tag: int | None, **kwargs: Any) -> list[int]:
     """Clean up two identical copies, one with each library; both must leave the
-    same files and report the same numbers.  The versions left, for checking."""
+    same files and report the same numbers (but for :data:`LINGERING`).  The versions
+    left, for checking."""
     ours, theirs = _pair(history, tmp_path)
     if tag is not None:
         Tags(DatasetStore(ours)).create("keep", tag)
         lance.dataset(theirs).tags.create("keep", tag)
     stats = cleanup_old_versions(DatasetStore(ours), **kwargs)
     expected = lance.dataset(theirs).cleanup_old_versions(**kwargs)
-    assert _files(ours) == _files(theirs)
-    _same_stats(stats, expected)
+    files, counts = _expected(theirs, expected, kwargs.get("delete_unverified", False))
+    assert _files(ours) == files
+    assert asdict(stats) == counts
     versions = _check_readable(ours, history)
     assert versions == _check_readable(theirs, history)
     return versions

@@ -169,10 +169,6 @@ def _sigkill_during_append(uri: str, ready: Callable[[set[str], set[str]], bool]
             proc.wait()
 
 
-# Leftovers that only a cleanup removing every version they could belong to deletes.
-COMMIT_FILE_KINDS = {"_transactions", "_transactions-temp", "_deletions", "_versions-temp"}
-
-
 # -- after the crash -------------------------------------------------------------------------
 
 
@@ -190,15 +186,14 @@ def _check_recovery(uri: str, expected: dict[int, list[Row]], orphans: set[str])
     expected = {**expected, latest + 1: expected[latest] + extra}
     _check_versions(uri, expected)
 
-    # A cleanup that keeps every version removes the dead writer's data files and no file
-    # any version needs.  Like pylance 14 it leaves transaction, deletion and staging
-    # files newer than the oldest kept version alone (they might be a commit in flight).
+    # A cleanup that keeps every version, promised that nobody is writing, removes every
+    # file the dead writer left and no file any version needs (pylance 14 would leave
+    # the transaction, deletion and staging files newer than the oldest kept version).
     referenced = _referenced(uri)
     ll.dataset(uri).cleanup_old_versions(
         older_than=timedelta(0), retain_versions=1000, delete_unverified=True
     )
-    left = _orphan_kinds(uri)
-    assert set(left) <= COMMIT_FILE_KINDS, left
+    assert _orphan_kinds(uri) == {}
     assert referenced <= _files_on_disk(uri)
     _check_versions(uri, expected)
 

@@ -11,7 +11,11 @@ manifest naming a file that is gone.
 
 A file no manifest names at all may belong to a write still in progress, so it
 is removed only when it is older than :data:`UNVERIFIED_AGE` or the caller
-passes ``delete_unverified=True`` (promising that nobody is writing).
+passes ``delete_unverified=True`` (promising that nobody is writing).  With that
+promise every unreferenced file goes, however new, temporary files of killed writers
+included; pylance 14 still keeps transaction, deletion and staging files newer than
+the oldest kept version then, so a killed update's files would linger until some
+later commit made them old.
 """
 
 from __future__ import annotations
@@ -38,8 +42,9 @@ from lancelet.transaction.store import DatasetStore
 DEFAULT_OLDER_THAN = timedelta(days=14)
 UNVERIFIED_AGE = timedelta(days=7)
 
-# What lancelet's io layer names a file before renaming it into place.
-_LANCELET_TEMP = re.compile(r"^\..+\.[0-9a-f]{32}\.tmp$")
+# What a file is called until it is renamed into place: lancelet's io layer writes
+# ".<name>.<32 hex>.tmp", object stores stage uploads as "<name>#<n>".
+_TEMP = re.compile(r"^(\..+\.[0-9a-f]{32}\.tmp|.+#\d+)$")
 _DETACHED_MANIFEST = re.compile(r"^d\d+\.manifest$")
 _BRANCHES_DIR = os.path.join("_refs", "branches")
 _BRANCH_TREES_DIR = "tree"
@@ -212,9 +217,9 @@ def _read_listed_manifest(
 
 
 def _commit_files_cutoff(kept_times: list[int], removed_times: list[int]) -> int | None:
-    """pylance 14 looks only at transaction, deletion and staging files no newer
-    than the oldest kept version (newer ones may belong to a commit in flight), but
-    looks at all of them when a removed version is newer than a kept one."""
+    """Like pylance 14, without ``delete_unverified`` only transaction, deletion and
+    staging files no newer than the oldest kept version are looked at (newer ones may
+    belong to a commit in flight), unless a removed version is newer than a kept one."""
     if not kept_times:
         return None
     oldest_kept = min(kept_times)
@@ -277,7 +282,7 @@ def _walk(store: DatasetStore, directory: str) -> Iterator[str]:
 
 
 def _is_temp(relative: str) -> bool:
-    return _LANCELET_TEMP.match(os.path.basename(relative)) is not None
+    return _TEMP.match(os.path.basename(relative)) is not None
 
 
 class _Candidate(NamedTuple):
@@ -315,6 +320,9 @@ def _candidates(store: DatasetStore, plan: _Plan) -> Iterator[_Candidate]:
         # Staging files of commits that died: pylance's ".tmp*" and lancelet's own.
         if name.startswith(".tmp") or _is_temp(name):
             yield _Candidate(os.path.join(naming.VERSIONS_DIR, name), False, "", True)
+    for relative in _walk(store, naming.TAGS_DIR):
+        if _is_temp(relative):
+            yield _Candidate(relative, False, "", False)
 
 
 def _delete_files(
@@ -339,11 +347,14 @@ def _delete_files(
 def _may_remove(
     candidate: _Candidate, modified_ns: int, plan: _Plan, unverified_before_ns: int | None
 ) -> bool:
+    if unverified_before_ns is None:
+        # The caller promised that nobody is writing: nothing is a commit in flight.
+        return True
     cutoff = plan.commit_files_cutoff_ns
     if candidate.commit_file and cutoff is not None and modified_ns > cutoff:
         return False
     # A file no manifest names may be part of a write in progress, unless it is old.
-    return candidate.verified or unverified_before_ns is None or modified_ns < unverified_before_ns
+    return candidate.verified or modified_ns < unverified_before_ns
 
 
 def _remove_empty_dirs(top: str) -> None:
