@@ -18,6 +18,7 @@ from lancelet.errors import CorruptDatasetError, LanceFileError
 from lancelet.file.reader import LanceFileReader
 from lancelet.table.fragment import DataFile, Fragment
 from lancelet.table.schema import LanceSchema, column_field_ids
+from lancelet.table.validate import check_file_fields, stored_field_ids
 from lancelet.transaction.store import DatasetStore
 
 # (data file index, column name inside that file, its type under the dataset's names)
@@ -38,7 +39,7 @@ class FragmentReader:
             path = self.store.data_path(data_file.path)
             try:
                 reader = LanceFileReader(path)
-            except LanceFileError as exc:
+            except (LanceFileError, OSError) as exc:
                 raise CorruptDatasetError(
                     f"fragment {self.fragment.id}: data file {data_file.path}: {exc}"
                 ) from exc
@@ -47,8 +48,17 @@ class FragmentReader:
                     f"{path}: holds {reader.num_rows()} rows, fragment {self.fragment.id} "
                     f"says {self.fragment.physical_rows}"
                 )
+            stored = stored_field_ids(reader.read_global_buffer(0), path)
+            where = f"{path}: fragment {self.fragment.id}"
+            check_file_fields(data_file.fields, stored, self._missing, where)
             self._files[index] = reader
         return self._files[index]
+
+    @cached_property
+    def _missing(self) -> set[int]:
+        """Ids of the schema's columns that no data file of the fragment holds."""
+        held = {i for data_file in self.fragment.files for i in data_file.fields}
+        return set(column_field_ids(self.schema)) - held
 
     def _file_columns(self, index: int, data_file: DataFile) -> dict[int, _Location]:
         """Dataset field id -> where that top-level column is in one data file."""
@@ -126,11 +136,24 @@ class FragmentReader:
         arrays = []
         for field, location in columns:
             if location is None:
-                arrays.append(pa.chunked_array([pa.nulls(num_rows, field.type)]))
+                array = pa.chunked_array([pa.nulls(num_rows, field.type)])
             else:
                 stored = tables[location[0]].column(location[1])
-                arrays.append(_as_type(stored, location[2], field.type))
+                array = self._converted(stored, location[2], field)
+            arrays.append(array)
         return pa.Table.from_arrays(arrays, schema=pa.schema([f for f, _ in columns]))
+
+    def _converted(
+        self, stored: pa.ChunkedArray, renamed: pa.DataType, field: pa.Field
+    ) -> pa.ChunkedArray:
+        try:
+            return _as_type(stored, renamed, field.type)
+        except (pa.ArrowException, ValueError) as exc:
+            # A stored type that does not fit the schema's: the two disagree.
+            raise CorruptDatasetError(
+                f"fragment {self.fragment.id}: column {field.name!r} is stored as "
+                f"{stored.type}, which does not fit the schema's {field.type}: {exc}"
+            ) from exc
 
 
 def _renamed(dtype: pa.DataType, names: Iterator[str]) -> pa.DataType:

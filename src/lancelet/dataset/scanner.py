@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 from lancelet.dataset.filter import referenced_columns, to_expression
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.projection import ROW_ADDRESS, ROW_ID, Columns, projection
-from lancelet.errors import ArgumentError
+from lancelet.errors import ArgumentError, CorruptDatasetError
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.store import DatasetStore
@@ -63,6 +63,14 @@ def live_rows(
         keep[dead.astype(np.int64) - start] = False
         table = table.filter(pa.array(keep))
     return table
+
+
+def _conformed(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    try:
+        return table.cast(schema)
+    except (pa.ArrowException, ValueError) as exc:
+        # Live rows that contradict the schema, such as nulls in a non-nullable column.
+        raise CorruptDatasetError(f"the data read does not fit the schema: {exc}") from exc
 
 
 class LanceScanner:
@@ -179,7 +187,7 @@ class LanceScanner:
             out = self._projection.apply(table, self._where)
             for name in specials:
                 out = out.append_column(name, table[name])
-            yield out.cast(schema) if schema.names else out
+            yield _conformed(out, schema) if schema.names else out
 
     def _selected(self, step: int) -> Iterator[pa.Table]:
         """Live rows that pass the filter, after offset and limit, not yet projected."""

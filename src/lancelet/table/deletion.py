@@ -39,14 +39,18 @@ def encode(rows: np.ndarray) -> tuple[DeletionKind, bytes]:
 
 
 def decode(data: bytes, kind: DeletionKind, physical_rows: int, path: str) -> np.ndarray:
-    """Sorted unique deleted offsets; anything unreadable or out of range is an error."""
+    """Sorted deleted offsets; anything unreadable, repeated or out of range is an error."""
     try:
         rows = _decode_bitmap(data) if kind is DeletionKind.BITMAP else _decode_arrow(data, path)
     except CorruptDatasetError:
         raise
     except Exception as exc:  # pyarrow and pyroaring raise assorted types for bad bytes
         raise CorruptDatasetError(f"{path}: deletion file does not parse: {exc}") from exc
-    rows = np.unique(rows)
+    unique = np.unique(rows)
+    if len(unique) != len(rows):
+        # Writers list each row once (the reference in no particular order).
+        raise CorruptDatasetError(f"{path}: deletion file lists a row more than once")
+    rows = unique
     if len(rows) and int(rows[-1]) >= physical_rows:
         raise CorruptDatasetError(
             f"{path}: deletes row {int(rows[-1])} of a fragment with {physical_rows} rows"

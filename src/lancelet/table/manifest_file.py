@@ -20,6 +20,7 @@ from google.protobuf.message import DecodeError, Message
 from lancelet._proto import table_pb2
 from lancelet.errors import CorruptDatasetError
 from lancelet.table.manifest import Manifest
+from lancelet.table.validate import check_manifest, check_wire
 
 MAGIC = b"LANC"
 _FOOTER = struct.Struct("<QHH4s")
@@ -44,7 +45,8 @@ def encode_manifest(manifest: Manifest) -> bytes:
     return bytes(out)
 
 
-def _message_at(data: bytes, offset: int, message: Message, what: str, path: str) -> None:
+def _message_at(data: bytes, offset: int, message: Message, what: str, path: str) -> int:
+    """Parse the length-prefixed message at ``offset``; its length."""
     if offset + 4 > len(data):
         raise CorruptDatasetError(f"{path}: {what} offset {offset} is past the end of the file")
     (length,) = struct.unpack_from("<I", data, offset)
@@ -55,6 +57,7 @@ def _message_at(data: bytes, offset: int, message: Message, what: str, path: str
         message.ParseFromString(data[offset + 4 : end])
     except DecodeError as exc:
         raise CorruptDatasetError(f"{path}: {what} does not parse: {exc}") from exc
+    return int(length)
 
 
 def decode_manifest(data: bytes, path: str) -> Manifest:
@@ -64,13 +67,16 @@ def decode_manifest(data: bytes, path: str) -> Manifest:
     if magic != MAGIC:
         raise CorruptDatasetError(f"{path}: not a manifest (magic {magic!r}, expected {MAGIC!r})")
     pb = table_pb2.Manifest()
-    _message_at(data, offset, pb, "manifest", path)
+    size = _message_at(data, offset, pb, "manifest", path)
     indices: tuple[table_pb2.IndexMetadata, ...] = ()
     if pb.HasField("index_section"):
         section = table_pb2.IndexSection()
         _message_at(data, pb.index_section, section, "index section", path)
         indices = tuple(section.indices)
+    check_wire(pb, size, path)
     try:
-        return Manifest.from_proto(pb, indices)
+        manifest = Manifest.from_proto(pb, indices)
     except (KeyError, ValueError) as exc:
         raise CorruptDatasetError(f"{path}: manifest content is invalid: {exc}") from exc
+    check_manifest(manifest, path)
+    return manifest

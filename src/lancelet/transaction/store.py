@@ -170,7 +170,7 @@ class DatasetStore:
                 f"{path}: cannot read the deletion file of fragment {fragment.id}: {exc}"
             ) from exc
         rows = deletion.decode(data, file.kind, fragment.physical_rows, path)
-        if len(rows) != file.num_deleted_rows and file.num_deleted_rows:
+        if len(rows) != file.num_deleted_rows:
             raise CorruptDatasetError(
                 f"{path}: holds {len(rows)} deleted rows, the manifest says {file.num_deleted_rows}"
             )

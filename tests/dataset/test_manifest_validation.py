@@ -1,0 +1,178 @@
+"""Manifests that break an invariant are refused on load, naming the file and the part.
+
+Each case re-encodes the latest manifest of a small dataset with one hostile value (or
+damages one byte of it) and checks that lancelet raises CorruptDatasetError rather than
+reading other rows; and every manifest pylance writes passes the same checks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import lance
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import lancelet as ll
+from lancelet._proto import table_pb2
+from lancelet.errors import CorruptDatasetError
+from lancelet.table import naming
+from lancelet.transaction.store import DatasetStore
+from tests.fuzz.hostile import CASES, Edit, edited, fragment, message_range
+from tests.fuzz.wire import spans
+
+
+def _table(n: int = 300) -> pa.Table:
+    k = np.arange(n, dtype=np.int64)
+    return pa.table(
+        {
+            "k": k,
+            "s": pa.StructArray.from_arrays(
+                [pa.array(k.astype(np.int32)), pa.array([str(i) for i in k])], names=["x", "y"]
+            ),
+            "l": pa.array([[int(i)] * int(i % 3) for i in k], pa.list_(pa.int32())),
+        }
+    )
+
+
+@pytest.fixture(params=["lancelet", "pylance"])
+def uri(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    """Three fragments of 100 rows; fragments 0 and 1 have deletion files."""
+    lib: Any = ll if request.param == "lancelet" else lance
+    path = tmp_path / request.param
+    lib.write_dataset(_table(), path, max_rows_per_file=100, data_storage_version="2.0")
+    lib.dataset(path).delete("k < 5 OR (k >= 100 AND k < 103)")
+    return path
+
+
+def _manifest_path(uri: Path) -> Path:
+    return uri / naming.VERSIONS_DIR / naming.manifest_name(DatasetStore(uri).latest_version())
+
+
+def _rewrite(uri: Path, edit: Edit) -> Path:
+    """Re-encode the latest manifest with ``edit`` applied; its path."""
+    path = _manifest_path(uri)
+    path.write_bytes(edited(path.read_bytes(), edit))
+    return path
+
+
+def _refused(uri: Path, path: Path, match: str) -> None:
+    with pytest.raises(CorruptDatasetError, match=match) as caught:
+        ll.dataset(uri)
+    assert path.name in str(caught.value)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_hostile_manifest_is_refused(uri: Path, case: str) -> None:
+    edit, match = CASES[case]
+    _refused(uri, _rewrite(uri, edit), match)
+
+
+def test_version_unlike_the_file_name_is_refused(uri: Path) -> None:
+    path = _rewrite(uri, lambda pb: setattr(pb, "version", 7))
+    _refused(uri, path, "file name says version 2, the manifest says 7")
+
+
+def test_deleted_count_unlike_the_file_is_refused_on_read(uri: Path) -> None:
+    _rewrite(uri, lambda pb: setattr(fragment(pb, 1).deletion_file, "num_deleted_rows", 2))
+    with pytest.raises(CorruptDatasetError, match="holds 3 deleted rows, the manifest says 2"):
+        ll.dataset(uri).to_table()
+
+
+def _deletion_file(uri: Path, fragment_id: int) -> Path:
+    (found,) = (uri / naming.DELETIONS_DIR).glob(f"{fragment_id}-*.arrow")
+    return found
+
+
+def _write_arrow_deletions(path: Path, rows: list[int]) -> None:
+    schema = pa.schema([pa.field("row_id", pa.uint32(), nullable=False)])
+    with pa.ipc.new_file(str(path), schema) as writer:
+        writer.write_batch(pa.record_batch([pa.array(rows, pa.uint32())], schema=schema))
+
+
+@pytest.mark.parametrize(
+    ("rows", "match"),
+    [([0, 1, 100], "deletes row 100 of a fragment with 100 rows"), ([3, 1, 3], "more than once")],
+)
+def test_deletion_file_rows_out_of_range_or_repeated(
+    uri: Path, rows: list[int], match: str
+) -> None:
+    path = _deletion_file(uri, 1)
+    _write_arrow_deletions(path, rows)
+    with pytest.raises(CorruptDatasetError, match=match):
+        ll.dataset(uri).to_table()
+
+
+def test_unsorted_deletion_file_is_read_as_pylance_writes_them(uri: Path) -> None:
+    _write_arrow_deletions(_deletion_file(uri, 1), [2, 0, 1])
+    want = lance.dataset(uri).to_table()
+    assert ll.dataset(uri).to_table().equals(want)
+
+
+def _flip_tag(uri: Path, field: str, new_tag: int) -> Path:
+    """Change the tag byte of the first occurrence of ``field`` (a dotted path)."""
+    path = _manifest_path(uri)
+    data = bytearray(path.read_bytes())
+    start, length = message_range(bytes(data))
+    found = spans(bytes(data), table_pb2.Manifest.DESCRIPTOR, start, start + length)
+    span = next(s for s in found if s.name == field)
+    data[span.start] = new_tag
+    path.write_bytes(bytes(data))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("field", "tag", "match"),
+    [
+        # deletion_file (3, length-delimited) read as field 1 (the fragment id, a varint):
+        # parsers skip it as unknown, and the deleted rows would come back.
+        ("fragments.deletion_file", 0x0A, r"unknown field 1 \(wire type 2\) in a DataFragment"),
+        # ... or as field 7, the row versions of stable row ids.
+        ("fragments.deletion_file", 0x3A, "sequences, but the manifest does not declare"),
+        # ... or as field 11, which does not exist.
+        ("fragments.deletion_file", 0x5A, "unknown field 11"),
+        # A whole fragment (2) read as field 3, the version.
+        ("fragments", 0x1A, "field 'version' has wire type 2"),
+        # Fragment 0's physical_rows (4) read as its id (1): no rows, and an id too high.
+        ("fragments.physical_rows", 0x08, "fragment 100 is above max_fragment_id 2"),
+        # A data file's size (6) read as its major version (4), which it also has.
+        ("fragments.files.file_size_bytes", 0x20, "a field occurs more than once"),
+    ],
+)
+def test_flipped_tag_byte_is_refused(uri: Path, field: str, tag: int, match: str) -> None:
+    _refused(uri, _flip_tag(uri, field, tag), match)
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
+def test_every_pylance_manifest_passes(tmp_path: Path, version: str) -> None:
+    uri = tmp_path / "ds"
+    data = _table(3000)
+    lance.write_dataset(data, uri, max_rows_per_file=1000, data_storage_version=version)
+    ds = lance.dataset(uri)
+    ds.delete("k % 7 = 0")
+    ds.update({"k": "k + 10000"}, where="k > 2900")
+    ds.create_scalar_index("k", "BTREE")
+    ds.add_columns({"c": "k * 2"})
+    ds.drop_columns(["l"])
+    ds.alter_columns({"path": "c", "name": "c2"})
+    ds.merge_insert("k").when_matched_update_all().execute(
+        lance.dataset(uri).to_table(filter="k < 50")
+    )
+    ds.update_config({"x": ""})
+    ds.optimize.compact_files(target_rows_per_fragment=2000)
+    ds.delete("k > 2500")
+    lance.write_dataset(data.select(["k", "s"]).slice(0, 10), uri, mode="append")
+    store = DatasetStore(uri)
+    for info in lance.dataset(uri).versions():
+        store.read_manifest(info["version"])
+    if version == "2.0":
+        assert ll.dataset(uri).to_table().equals(lance.dataset(uri).to_table())
+
+
+def test_stable_row_id_manifests_pass(tmp_path: Path) -> None:
+    uri = tmp_path / "ds"
+    lance.write_dataset(_table(), uri, data_storage_version="2.0", enable_stable_row_ids=True)
+    lance.dataset(uri).delete("k < 3")
+    assert ll.dataset(uri).to_table().equals(lance.dataset(uri).to_table())
