@@ -135,8 +135,8 @@ def _flip_tag(uri: Path, field: str, new_tag: int) -> Path:
         ("fragments.deletion_file", 0x5A, "unknown field 11"),
         # A whole fragment (2) read as field 3, the version.
         ("fragments", 0x1A, "field 'version' has wire type 2"),
-        # Fragment 0's physical_rows (4) read as its id (1): no rows, and an id too high.
-        ("fragments.physical_rows", 0x08, "fragment 100 is above max_fragment_id 2"),
+        # Fragment 0's physical_rows (4) read as its id (1): a fragment 100 of no rows.
+        ("fragments.physical_rows", 0x08, "fragment 100: has 0 rows"),
         # A data file's size (6) read as its major version (4), which it also has.
         ("fragments.files.file_size_bytes", 0x20, "a field occurs more than once"),
     ],

@@ -90,11 +90,17 @@ class Manifest:
 
     @classmethod
     def from_proto(
-        cls, pb: table_pb2.Manifest, indices: tuple[table_pb2.IndexMetadata, ...] = ()
+        cls,
+        pb: table_pb2.Manifest,
+        indices: tuple[table_pb2.IndexMetadata, ...] = (),
+        fragments: tuple[Fragment, ...] | None = None,
     ) -> Manifest:
+        """``fragments``: those of ``pb`` decoded already (see table/fragment_check.py)."""
+        if fragments is None:
+            fragments = tuple(Fragment.from_proto(f) for f in pb.fragments)
         return cls(
             schema=LanceSchema(tuple(pb.fields), dict(pb.schema_metadata)),
-            fragments=tuple(Fragment.from_proto(f) for f in pb.fragments),
+            fragments=fragments,
             version=pb.version,
             timestamp_ns=pb.timestamp.seconds * 1_000_000_000 + pb.timestamp.nanos,
             writer_version=WriterVersion(pb.writer_version.library, pb.writer_version.version),

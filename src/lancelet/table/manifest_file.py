@@ -19,6 +19,7 @@ from google.protobuf.message import DecodeError, Message
 
 from lancelet._proto import table_pb2
 from lancelet.errors import CorruptDatasetError
+from lancelet.table.fragment_check import decode_fragments
 from lancelet.table.manifest import Manifest
 from lancelet.table.validate import check_manifest, check_wire
 
@@ -74,9 +75,10 @@ def decode_manifest(data: bytes, path: str) -> Manifest:
         _message_at(data, pb.index_section, section, "index section", path)
         indices = tuple(section.indices)
     check_wire(pb, size, path)
+    checked = decode_fragments(pb, path)
     try:
-        manifest = Manifest.from_proto(pb, indices)
+        manifest = Manifest.from_proto(pb, indices, tuple(c.fragment for c in checked))
     except (KeyError, ValueError) as exc:
         raise CorruptDatasetError(f"{path}: manifest content is invalid: {exc}") from exc
-    check_manifest(manifest, path)
+    check_manifest(manifest, checked, path)
     return manifest

@@ -2,21 +2,21 @@
 
 A manifest states each fact once, so a damaged byte usually decodes into another valid
 protobuf that describes other rows: a deletion file gone, a fragment gone, a column
-moved.  What can be caught is caught here, before anything is read:
+moved.  What can be caught is caught before anything is read; each fragment on its
+own in :mod:`.fragment_check`, the rest here:
 
 * wire-level damage: a field that occurs twice (the decoded message is shorter than
   its bytes); a field whose number lancelet knows but whose wire type differs
-  (protobuf parsers skip it as unknown, silently dropping, say, a deletion file); an
-  unknown length-delimited field, into which a damaged tag turns a whole fragment or
-  schema field; any unknown field inside the messages that say which rows exist
-  (fragments, data files, deletion files), which only damage or a newer writer could
-  put there; row id sequences without stable row ids;
+  (protobuf parsers skip it as unknown); an unknown length-delimited field, into which
+  a damaged tag byte turns a whole fragment or schema field;
 * the schema: unique ids, each field after its parent, parents that can have
   children, names present and unique among siblings, types that parse;
-* fragments: unique ids within ``max_fragment_id``, data files present, a row count,
-  field ids that a data file may hold, safe relative paths, known format versions;
-* deletion files: a known kind, a count of deleted rows within the fragment, a read
-  version before this one, and the reader flag that says deletion files exist.
+* fragments against the manifest: unique ids within ``max_fragment_id``, data files
+  in the dataset's format, deletion files written from an earlier version, row id
+  sequences and base paths only where the feature flags declare them, and the
+  deletion-files flag exactly when some fragment has a deletion file;
+* a data file's own record of its field ids against the manifest's
+  (:func:`check_file_fields`, when the file is opened).
 
 Errors are :class:`CorruptDatasetError` naming the manifest file and the fragment or
 field at fault.
@@ -24,7 +24,6 @@ field at fault.
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Iterable, Mapping
 
 from google.protobuf import unknown_fields
@@ -33,11 +32,9 @@ from google.protobuf.message import Message
 from lancelet._proto import file_pb2, table_pb2
 from lancelet.errors import CorruptDatasetError, LanceletError
 from lancelet.table import features
-from lancelet.table.fragment import Fragment
+from lancelet.table.fragment_check import TOMBSTONE, Checked
 from lancelet.table.manifest import Manifest
 
-# Field ids a data file may list: -2 marks a field no longer stored there.
-TOMBSTONE = -2
 # Data file format versions, as (major, minor): (0, 0), (0, 1) and (0, 2) are the legacy
 # format, and older writers labelled 2.0 files (0, 3).
 _LEGACY_FILES = {(0, 0), (0, 1), (0, 2)}
@@ -47,36 +44,12 @@ _NESTED = ("struct", "list", "large_list")
 
 def check_wire(pb: table_pb2.Manifest, size: int, path: str) -> None:
     """Damage visible in how the protobuf decoded (see the module docstring); ``size``
-    is the length of the bytes ``pb`` was parsed from."""
+    is the length of the bytes ``pb`` was parsed from.  Fragments are checked in
+    :mod:`.fragment_check`."""
     _check_canonical(pb, size, path)
     _tolerated_unknowns_only(pb, path, "the manifest")
     for field in pb.fields:
         _tolerated_unknowns_only(field, path, f"field {field.name!r}")
-    stable_row_ids = bool(pb.reader_feature_flags & features.STABLE_ROW_IDS)
-    for fragment in pb.fragments:
-        where = f"fragment {fragment.id}"
-        _no_unknown(fragment, path, where)
-        for data_file in fragment.files:
-            _no_unknown(data_file, path, f"{where}, data file {data_file.path!r}")
-            if data_file.HasField("base_id"):
-                _refuse_base(pb, path, where)
-        if fragment.HasField("deletion_file"):
-            _check_deletion_pb(pb, fragment.deletion_file, path, where)
-        if not stable_row_ids and _has_sequences(fragment):
-            raise CorruptDatasetError(
-                f"{path}: {where}: carries row id or row version sequences, but the "
-                "manifest does not declare stable row ids"
-            )
-
-
-def _has_sequences(fragment: table_pb2.DataFragment) -> bool:
-    return any(
-        (
-            fragment.WhichOneof("row_id_sequence"),
-            fragment.WhichOneof("last_updated_at_version_sequence"),
-            fragment.WhichOneof("created_at_version_sequence"),
-        )
-    )
 
 
 _MAPS = ("schema_metadata", "config", "table_metadata")
@@ -102,25 +75,13 @@ def _empty_entries(entries: Mapping[str, str] | Mapping[str, bytes]) -> int:
     return sum((not key) + (not value) for key, value in entries.items())
 
 
-def _check_deletion_pb(
-    pb: table_pb2.Manifest, deletion: table_pb2.DeletionFile, path: str, where: str
-) -> None:
-    _no_unknown(deletion, path, f"{where}, deletion file")
-    if deletion.HasField("base_id"):
-        _refuse_base(pb, path, where)
-    if deletion.file_type not in table_pb2.DeletionFile.DeletionFileType.values():
-        raise CorruptDatasetError(
-            f"{path}: {where}: deletion file kind {deletion.file_type} is unknown"
-        )
+# Wire type of length-delimited fields: strings, bytes and messages.
+_LEN = 2
 
 
 def _unknown(message: Message) -> list[tuple[int, int]]:
     found = unknown_fields.UnknownFieldSet(message)
     return [(found[i].field_number, found[i].wire_type) for i in range(len(found))]
-
-
-# Wire type of length-delimited fields: strings, bytes and messages.
-_LEN = 2
 
 
 def _tolerated_unknowns_only(message: Message, path: str, where: str) -> None:
@@ -141,27 +102,9 @@ def _tolerated_unknowns_only(message: Message, path: str, where: str) -> None:
             )
 
 
-def _no_unknown(message: Message, path: str, where: str) -> None:
-    found = _unknown(message)
-    if found:
-        number, wire = found[0]
-        raise CorruptDatasetError(
-            f"{path}: {where}: unknown field {number} (wire type {wire}) in a "
-            f"{message.DESCRIPTOR.name}; the manifest is damaged or was written by a "
-            "newer Lance version whose fragments lancelet cannot read"
-        )
-
-
-def _refuse_base(pb: table_pb2.Manifest, path: str, where: str) -> None:
-    if not pb.reader_feature_flags & features.BASE_PATHS:
-        raise CorruptDatasetError(
-            f"{path}: {where}: a file names a base path, but the manifest does not "
-            "declare multiple base paths"
-        )
-
-
-def check_manifest(manifest: Manifest, path: str) -> None:
-    """Every invariant of a decoded manifest that does not need another file."""
+def check_manifest(manifest: Manifest, checked: list[Checked], path: str) -> None:
+    """Every invariant of a decoded manifest that does not need another file;
+    ``checked`` are its fragments as :func:`.fragment_check.decode_fragments` gave them."""
     if manifest.version < 1:
         raise CorruptDatasetError(f"{path}: version {manifest.version} is not a version")
     _check_schema(manifest.schema.fields, path)
@@ -170,9 +113,9 @@ def check_manifest(manifest: Manifest, path: str) -> None:
     except LanceletError as exc:
         raise CorruptDatasetError(f"{path}: the schema is invalid: {exc}") from exc
     _check_fragment_ids(manifest, path)
-    storage = _storage_version(manifest.data_storage_version)
-    for fragment in manifest.fragments:
-        _check_fragment(fragment, manifest, storage, f"{path}: fragment {fragment.id}")
+    formats = _formats(manifest.data_storage_version)
+    for each in checked:
+        _check_fragment(each, manifest, formats, f"{path}: fragment {each.fragment.id}")
     _check_deletion_flag(manifest, path)
 
 
@@ -227,88 +170,42 @@ def _check_fragment_ids(manifest: Manifest, path: str) -> None:
         raise CorruptDatasetError(f"{path}: fragment {highest} is above max_fragment_id {ceiling}")
 
 
-def _storage_version(version: str) -> tuple[int, int] | None:
+def _formats(version: str) -> frozenset[tuple[int, int]]:
+    """The data file versions a dataset of this format may hold: its own (legacy
+    datasets, and format names lancelet does not know, any)."""
     major, _, minor = version.partition(".")
-    if major.isdigit() and minor.isdigit():
-        return int(major), int(minor)
-    return None  # "legacy" and other names of the old format
+    if major.isdigit() and minor.isdigit() and int(major) >= 2:
+        own = (int(major), int(minor))
+        return frozenset(v for v, f in _FILE_FORMATS.items() if f == own)
+    return frozenset(_LEGACY_FILES | set(_FILE_FORMATS))
 
 
 def _check_fragment(
-    fragment: Fragment, manifest: Manifest, storage: tuple[int, int] | None, where: str
+    checked: Checked, manifest: Manifest, formats: frozenset[tuple[int, int]], where: str
 ) -> None:
-    if not fragment.files:
-        raise CorruptDatasetError(f"{where}: lists no data files")
-    if fragment.physical_rows < 1:
-        raise CorruptDatasetError(f"{where}: has {fragment.physical_rows} rows")
-    held: set[int] = set()
-    for data_file in fragment.files:
-        _check_data_file(data_file.path, where)
-        version = (data_file.file_major_version, data_file.file_minor_version)
-        if not _fits(version, storage):
-            raise CorruptDatasetError(
-                f"{where}: data file {data_file.path!r} claims format {version[0]}.{version[1]} "
-                f"in a dataset of format {manifest.data_storage_version}"
-            )
-        fields = [i for i in data_file.fields if i != TOMBSTONE]
-        if (
-            any(i < 0 for i in fields)
-            or held.intersection(fields)
-            or len(set(fields)) != len(fields)
-        ):
-            raise CorruptDatasetError(
-                f"{where}: data file {data_file.path!r} lists field ids "
-                f"{list(data_file.fields)}: negative, or held by two files of the fragment"
-            )
-        held.update(fields)
-        if version[0] >= 2:
-            _check_column_indices(data_file.fields, data_file.column_indices, data_file.path, where)
-    deletion = fragment.deletion_file
-    if deletion is not None:
-        if not 1 <= deletion.num_deleted_rows <= fragment.physical_rows:
-            raise CorruptDatasetError(
-                f"{where}: its deletion file deletes {deletion.num_deleted_rows} of "
-                f"{fragment.physical_rows} rows"
-            )
-        if deletion.read_version >= manifest.version:
-            raise CorruptDatasetError(
-                f"{where}: its deletion file was written from version "
-                f"{deletion.read_version}, not before this version {manifest.version}"
-            )
-
-
-def _fits(version: tuple[int, int], storage: tuple[int, int] | None) -> bool:
-    """Every data file of a dataset is in the dataset's format."""
-    if storage is None or storage[0] < 2:
-        return version in _LEGACY_FILES or version in _FILE_FORMATS
-    return _FILE_FORMATS.get(version) == storage
-
-
-def _check_data_file(path: str, where: str) -> None:
-    """A path relative to the data directory that stays inside it."""
-    parts = path.split("/")
-    if (
-        not path
-        or "\\" in path
-        or "\0" in path
-        or posixpath.isabs(path)
-        or any(p in ("", ".", "..") for p in parts)
-    ):
-        raise CorruptDatasetError(f"{where}: data file path {path!r} leaves the data directory")
-
-
-def _check_column_indices(
-    fields: tuple[int, ...], columns: tuple[int, ...], path: str, where: str
-) -> None:
-    stored = [c for c in columns if c != -1]
-    if (
-        len(columns) != len(fields)
-        or any(c < -1 for c in columns)
-        or len(set(stored)) != len(stored)
-    ):
+    """What a fragment must agree on with the rest of the manifest."""
+    flags = manifest.reader_feature_flags
+    if checked.sequences and not flags & features.STABLE_ROW_IDS:
         raise CorruptDatasetError(
-            f"{where}: data file {path!r} has column indices {list(columns)} for "
-            f"fields {list(fields)}"
+            f"{where}: carries row id or row version sequences, but the manifest does "
+            "not declare stable row ids"
+        )
+    if checked.base_paths and not flags & features.BASE_PATHS:
+        raise CorruptDatasetError(
+            f"{where}: a file names a base path, but the manifest does not declare "
+            "multiple base paths"
+        )
+    if not checked.formats <= formats:
+        major, minor = sorted(checked.formats - formats)[0]
+        raise CorruptDatasetError(
+            f"{where}: a data file claims format {major}.{minor} in a dataset of format "
+            f"{manifest.data_storage_version}"
+        )
+    deletion = checked.fragment.deletion_file
+    if deletion is not None and deletion.read_version >= manifest.version:
+        raise CorruptDatasetError(
+            f"{where}: its deletion file was written from version "
+            f"{deletion.read_version}, not before this version {manifest.version}"
         )
 
 

@@ -1,0 +1,153 @@
+"""A manifest's fragments, decoded and checked once per process.
+
+Successive manifests of a dataset repeat nearly all of their fragments, and a writer
+that lost a commit race reads every manifest committed since, so each fragment is
+looked up by its protobuf bytes first: one seen before is the same value, checked
+already.  The checks here are those a fragment's own bytes decide (see
+:mod:`.validate` for those that need the rest of the manifest):
+
+* no unknown field in the fragment, its data files or its deletion file: damage (a
+  deletion file whose tag byte changed is skipped as unknown) or a newer writer;
+* at least one data file, at least one row;
+* data file paths relative to the data directory, staying inside it;
+* field ids a data file may list (-2 marks one no longer stored there), none held by
+  two files; one column index per field, none used twice;
+* a deletion file of a known kind, deleting between one row and all of them.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+
+from google.protobuf import unknown_fields
+from google.protobuf.message import Message
+
+from lancelet._proto import table_pb2
+from lancelet.errors import CorruptDatasetError
+from lancelet.table.fragment import DataFile, Fragment
+
+TOMBSTONE = -2
+# Enough for the fragments of a few large datasets; beyond it, decoding is just slower.
+_CAPACITY = 20_000
+_KINDS = frozenset(table_pb2.DeletionFile.DeletionFileType.values())
+
+
+@dataclass(frozen=True)
+class Checked:
+    fragment: Fragment
+    # Facts the rest of the manifest must allow: row id or version sequences (stable
+    # row ids), files under another base path (multiple base paths), and the data
+    # files' format versions, as (major, minor).
+    sequences: bool
+    base_paths: bool
+    formats: frozenset[tuple[int, int]]
+
+
+_SEEN: dict[bytes, Checked] = {}
+
+
+def decode_fragments(pb: table_pb2.Manifest, path: str) -> list[Checked]:
+    """Every fragment of ``pb``, checked; errors name the manifest ``path``."""
+    out = []
+    for fragment in pb.fragments:
+        key = fragment.SerializeToString()
+        checked = _SEEN.get(key)
+        if checked is None:
+            checked = _decode(fragment, f"{path}: fragment {fragment.id}")
+            if len(_SEEN) >= _CAPACITY:
+                _SEEN.pop(next(iter(_SEEN)))
+            _SEEN[key] = checked
+        out.append(checked)
+    return out
+
+
+def _decode(pb: table_pb2.DataFragment, where: str) -> Checked:
+    _no_unknown(pb, where)
+    for data_file in pb.files:
+        _no_unknown(data_file, f"{where}, data file {data_file.path!r}")
+    base = any(d.HasField("base_id") for d in pb.files)
+    if pb.HasField("deletion_file"):
+        _no_unknown(pb.deletion_file, f"{where}, deletion file")
+        base = base or pb.deletion_file.HasField("base_id")
+        if pb.deletion_file.file_type not in _KINDS:
+            raise CorruptDatasetError(
+                f"{where}: deletion file kind {pb.deletion_file.file_type} is unknown"
+            )
+    fragment = Fragment.from_proto(pb)
+    _check(fragment, where)
+    sequences = any(
+        (
+            pb.WhichOneof("row_id_sequence"),
+            pb.WhichOneof("last_updated_at_version_sequence"),
+            pb.WhichOneof("created_at_version_sequence"),
+        )
+    )
+    formats = frozenset((d.file_major_version, d.file_minor_version) for d in fragment.files)
+    return Checked(fragment, sequences, base, formats)
+
+
+def _no_unknown(message: Message, where: str) -> None:
+    found = unknown_fields.UnknownFieldSet(message)
+    if len(found):
+        raise CorruptDatasetError(
+            f"{where}: unknown field {found[0].field_number} (wire type "
+            f"{found[0].wire_type}) in a {message.DESCRIPTOR.name}; the manifest is damaged "
+            "or was written by a newer Lance version whose fragments lancelet cannot read"
+        )
+
+
+def _check(fragment: Fragment, where: str) -> None:
+    if not fragment.files:
+        raise CorruptDatasetError(f"{where}: lists no data files")
+    if fragment.physical_rows < 1:
+        raise CorruptDatasetError(f"{where}: has {fragment.physical_rows} rows")
+    held: set[int] = set()
+    for data_file in fragment.files:
+        _check_path(data_file.path, where)
+        fields = [i for i in data_file.fields if i != TOMBSTONE]
+        if (
+            any(i < 0 for i in fields)
+            or held.intersection(fields)
+            or len(set(fields)) != len(fields)
+        ):
+            raise CorruptDatasetError(
+                f"{where}: data file {data_file.path!r} lists field ids "
+                f"{list(data_file.fields)}: negative, or held by two files of the fragment"
+            )
+        held.update(fields)
+        if data_file.file_major_version >= 2:
+            _check_column_indices(data_file, where)
+    deletion = fragment.deletion_file
+    if deletion is not None and not 1 <= deletion.num_deleted_rows <= fragment.physical_rows:
+        raise CorruptDatasetError(
+            f"{where}: its deletion file deletes {deletion.num_deleted_rows} of "
+            f"{fragment.physical_rows} rows"
+        )
+
+
+def _check_path(path: str, where: str) -> None:
+    """A path relative to the data directory that stays inside it."""
+    parts = path.split("/")
+    if (
+        not path
+        or "\\" in path
+        or "\0" in path
+        or posixpath.isabs(path)
+        or any(p in ("", ".", "..") for p in parts)
+    ):
+        raise CorruptDatasetError(f"{where}: data file path {path!r} leaves the data directory")
+
+
+def _check_column_indices(data_file: DataFile, where: str) -> None:
+    columns = data_file.column_indices
+    stored = [c for c in columns if c != -1]
+    if (
+        len(columns) != len(data_file.fields)
+        or any(c < -1 for c in columns)
+        or len(set(stored)) != len(stored)
+    ):
+        raise CorruptDatasetError(
+            f"{where}: data file {data_file.path!r} has column indices {list(columns)} for "
+            f"fields {list(data_file.fields)}"
+        )
