@@ -209,3 +209,18 @@ def test_pylance_winners_agree_with_their_manifests(tmp_path: Path) -> None:
         after = store.read_manifest(version)
         txn = store.read_transaction(after.transaction_file)
         check_winner(txn, store.read_manifest(version - 1), after, f"version {version}")
+
+
+def test_a_winner_transaction_with_an_unknown_deletion_kind_is_corrupt(tmp_path: Path) -> None:
+    uri = str(tmp_path / "ds")
+    _keyed(uri)
+    stale = ll.dataset(uri)
+    ll.dataset(uri).delete("k >= 5 AND k < 10")  # version 2
+    store = DatasetStore(uri)
+    name = store.read_manifest(2).transaction_file
+    pb = transaction_pb2.Transaction.FromString(Path(store.transaction_path(name)).read_bytes())
+    pb.delete.updated_fragments[0].deletion_file.file_type = 7  # type: ignore[assignment]
+    Path(store.transaction_path(name)).write_bytes(pb.SerializeToString())
+    with pytest.raises(CorruptDatasetError, match=f"{name}: transaction content is invalid"):
+        stale.delete("k < 5")
+    assert _keys(uri) == [*range(5), *range(10, 2000)]

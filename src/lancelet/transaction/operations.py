@@ -340,6 +340,8 @@ def decode_transaction(data: bytes, path: str) -> Transaction:
         pb.ParseFromString(data)
     except DecodeError as exc:
         raise CorruptDatasetError(f"{path}: transaction does not parse: {exc}") from exc
-    return Transaction(
-        pb.read_version, _operation(pb), pb.uuid, pb.tag, dict(pb.transaction_properties)
-    )
+    try:
+        operation = _operation(pb)
+    except (KeyError, ValueError) as exc:  # an enum value or a map key no writer uses
+        raise CorruptDatasetError(f"{path}: transaction content is invalid: {exc!r}") from exc
+    return Transaction(pb.read_version, operation, pb.uuid, pb.tag, dict(pb.transaction_properties))
