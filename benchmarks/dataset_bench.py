@@ -4,6 +4,9 @@
 
 Measures, for both libraries on their own copies of the same data:
 * commit latency of a small (10-row) append;
+* a commit storm: 8 writer processes appending 10-row batches to one dataset at once,
+  as commits per second and the median and 95th-percentile latency of one append
+  (``commit_storm.py``; ``--writers`` and ``--storm-appends`` size it);
 * open time of a dataset with 10 versions and with 1,000 versions (it must stay flat);
 * a filtered count and a delete on TPC-H lineitem.
 
@@ -25,6 +28,8 @@ from typing import Any
 import pyarrow as pa
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from commit_storm import compare as commit_storm
+from commit_storm import report as report_storm
 from file_bench import lineitem
 
 COUNT_FILTER = "l_quantity > 40 AND l_shipmode = 'AIR'"
@@ -92,6 +97,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--scale", type=float, default=1.0, help="TPC-H scale factor")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--writers", type=int, default=8, help="processes in the commit storm")
+    parser.add_argument("--storm-appends", type=int, default=20, help="appends per writer")
     args = parser.parse_args()
     table = lineitem(args.scale)
     print(f"lineitem SF{args.scale}: {table.num_rows:,} rows; median of {args.runs} runs")
@@ -103,6 +110,8 @@ def main() -> None:
         print(f"{key:<24}{ours[key]:>12.4f}{theirs[key]:>12.4f}{ours[key] / theirs[key]:>8.2f}")
     flat = ours["open, 1000 versions"] / ours["open, 10 versions"]
     print(f"lancelet open time, 1000 vs 10 versions: {flat:.2f}x")
+    print()
+    report_storm(commit_storm(args.writers, args.storm_appends, args.runs), args.writers)
 
 
 if __name__ == "__main__":

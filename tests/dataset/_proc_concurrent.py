@@ -14,8 +14,8 @@ Run as ``python _proc_concurrent.py SPEC_JSON``.  The spec says what to do:
 Two barriers make the overlap real rather than hoped for on a busy 2-core machine:
 every process first waits for a ``go`` file the parent creates once all of them
 have imported lancelet, and with ``sync_commit`` the first commit of each process
-also waits, after its transaction is prepared and before it publishes, until all
-parties got that far.  They then all race for the same version, so all but one
+also waits, once its manifest is built on the latest version and before it is
+published, until all parties got that far.  They then all race for the same version, so all but one
 must lose ``put_if_not_exists`` and rebase (or, for creates, fail).  With
 ``hold_until_version`` the first commit instead waits until other writers (which
 cannot be hooked, such as pylance) have committed up to that version.
@@ -55,35 +55,37 @@ def _arrive(sync: str, marker: str) -> None:
 def _instrument(spec: dict[str, Any], report: dict[str, Any]) -> None:
     """Count lost publish races, and hold the first commit at the commit barrier."""
     publish = DatasetStore.publish_manifest
-    write_transaction = DatasetStore.write_transaction
+    checked_bytes = DatasetStore.checked_manifest_bytes
     held = {"done": False}
 
-    def counting_publish(self: DatasetStore, manifest: Any, scheme: Any) -> bool:
-        won = publish(self, manifest, scheme)
+    def counting_publish(self: DatasetStore, manifest: Any, *args: Any) -> bool:
+        won = publish(self, manifest, *args)
         if not won:
             report["lost_races"] += 1
         return won
 
-    def synced_write_transaction(self: DatasetStore, txn: Any) -> str:
-        name = write_transaction(self, txn)
+    def synced_checked_bytes(self: DatasetStore, manifest: Any) -> bytes:
+        # Called once the latest version was read and the manifest built, just before
+        # it is published.
+        data = checked_bytes(self, manifest)
         if held["done"]:
-            return name
+            return data
         held["done"] = True
         if spec["sync_commit"]:
             _arrive(spec["sync"], f"commit-{spec['name']}")
             _wait_for(spec["sync"], "commit-", spec["parties"])
         if spec.get("hold_until_version"):
             # Wait for writers we cannot hook into (pylance) to commit on top of the
-            # version this transaction read, so that it has to rebase over theirs.
+            # version this manifest was built on, so that it has to rebase over theirs.
             deadline = time.monotonic() + BARRIER_TIMEOUT_S
             while self.latest_version() < spec["hold_until_version"]:
                 if time.monotonic() > deadline:
                     raise TimeoutError("the other writers never committed")
                 time.sleep(0.002)
-        return name
+        return data
 
     DatasetStore.publish_manifest = counting_publish  # type: ignore[method-assign]
-    DatasetStore.write_transaction = synced_write_transaction  # type: ignore[method-assign]
+    DatasetStore.checked_manifest_bytes = synced_checked_bytes  # type: ignore[method-assign]
 
 
 def _rows(writer: int, seq: int, keys: list[int]) -> pa.Table:

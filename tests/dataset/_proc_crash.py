@@ -52,6 +52,19 @@ def die_halfway_through(suffix: str) -> Callable[..., str]:
     return patched
 
 
+def die_on_call(real: Callable[..., Any], fatal: int) -> Callable[..., Any]:
+    """``real``, except that its ``fatal``-th call dies instead."""
+    calls = [0]
+
+    def patched(*args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        if calls[0] == fatal:
+            die()
+        return real(*args, **kwargs)
+
+    return patched
+
+
 def table(keys: list[int]) -> pa.Table:
     n = len(keys)
     return pa.table(
@@ -112,8 +125,9 @@ def run(uri: str, point: str) -> None:
         ll.dataset(uri).delete("k >= 10 AND k < 13")
     elif point == "rebased_delete_before_transaction":
         # Read version 2, so the commit must first merge with the delete that made
-        # version 3 (same fragment): the merged deletion file is written, then death.
-        DatasetStore.write_transaction = die  # type: ignore[method-assign,assignment]
+        # version 3 (same fragment): the merged deletion file is written, then death
+        # as the rebased transaction is (its first form was written before the merge).
+        DatasetStore.write_transaction = die_on_call(DatasetStore.write_transaction, 2)  # type: ignore[method-assign]
         ll.dataset(uri, version=2).delete("k >= 6 AND k < 8")
     elif point == "create_before_publish":
         lancelet.io.put_if_not_exists = die  # type: ignore[assignment]

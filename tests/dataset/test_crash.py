@@ -215,7 +215,7 @@ CRASH_POINTS = [
     ("before_hint", True, set()),
     ("mid_hint_temp", True, {"_versions-temp"}),
     ("delete_before_transaction", False, {"_deletions"}),
-    ("rebased_delete_before_transaction", False, {"_deletions"}),
+    ("rebased_delete_before_transaction", False, {"_deletions", "_transactions"}),
 ]
 
 

@@ -4,9 +4,10 @@ A writer prepares a transaction against the version it read.  To commit it
 tries to create the manifest of ``latest + 1`` with put-if-not-exists.  Losing
 that race is normal: it reads the transactions that won since its read version,
 checks each against its own with the rules in :mod:`.conflicts` (rebasing it
-when they are compatible), and tries again with a short, growing, jittered
-backoff.  Nothing becomes visible until the manifest exists, so a writer that
-dies at any point leaves only unreferenced files behind.
+when they are compatible), and tries again after a random wait measured in
+commit attempts (:class:`CommitPolicy`).  Nothing becomes visible until the
+manifest exists, so a writer that dies at any point leaves only unreferenced
+files behind.
 """
 
 from __future__ import annotations
@@ -39,11 +40,18 @@ from lancelet.transaction.verify import check_winner
 class CommitPolicy:
     """``max_retries`` counts attempts as pylance does: at least one, each rebased onto
     the latest version.  With none allowed, an overwrite is strict: it commits on its
-    read version or not at all."""
+    read version or not at all.
+
+    A writer that lost a race waits a whole number of slots, drawn at random among
+    ``first_slots`` after the first loss and twice as many after each further one.  A
+    slot lasts as long as the first attempt took (a tenth more, at least
+    ``min_slot_s``): the writers that lost together spread over as many commit
+    windows, instead of colliding again as they would with a fixed, short backoff."""
 
     max_retries: int = 20
-    first_backoff_s: float = 0.01
-    max_backoff_s: float = 1.0
+    first_slots: int = 4
+    min_slot_s: float = 0.001
+    max_backoff_s: float = 10.0
 
     @property
     def attempts(self) -> int:
@@ -52,9 +60,10 @@ class CommitPolicy:
     def is_strict(self, txn: Transaction) -> bool:
         return self.max_retries == 0 and isinstance(txn.operation, Overwrite)
 
-    def sleep(self, attempt: int) -> None:
-        cap = min(self.max_backoff_s, self.first_backoff_s * 2**attempt)
-        time.sleep(random.uniform(0, cap))
+    def backoff(self, attempt: int, first_attempt_s: float) -> float:
+        slot = max(first_attempt_s * 1.1, self.min_slot_s)
+        slots = self.first_slots * 2 ** min(attempt, 20)
+        return min(random.randrange(slots) * slot, self.max_backoff_s)
 
 
 def _rebase_onto(
@@ -161,10 +170,17 @@ def _commit_loop(
 ) -> Manifest:
     txn = attempts.txn
     written: tuple[Transaction, str] | None = None
+    if txn.read_version:
+        # Into a dataset that existed, before its latest version is read: the window
+        # in which another writer can win the race is as short as can be.
+        written = (txn, store.write_transaction(txn))
+        attempts.txn_files.append(written[1])
     # Winners already checked in an earlier attempt need no second look; the
     # transaction keeps its original read version, as its file name records.
     checked = txn.read_version
+    first_attempt_s = 0.0
     for attempt in range(policy.attempts):
+        started = time.perf_counter()
         found = store.latest_manifest()
         latest, scheme = found if found else (None, new_dataset_naming)
         _check_base(store, txn, latest, create_only, policy)
@@ -184,11 +200,13 @@ def _commit_loop(
             load=store.read_manifest,
             data_format=data_format,
         )
+        data = store.checked_manifest_bytes(manifest)
         attempts.publishing = True
-        if store.publish_manifest(manifest, scheme):
+        if store.publish_manifest(manifest, scheme, data):
             return manifest
         attempts.publishing = False
-        policy.sleep(attempt)
+        first_attempt_s = first_attempt_s or time.perf_counter() - started
+        time.sleep(policy.backoff(attempt, first_attempt_s))
     raise CommitRetriesExhaustedError(
         f"{store.root}: gave up after {policy.attempts} attempt(s) "
         f"(max_retries={policy.max_retries}); other writers kept committing first"

@@ -109,11 +109,21 @@ class DatasetStore:
             )
         return manifest
 
-    def publish_manifest(self, manifest: Manifest, scheme: ManifestNaming) -> bool:
-        """Atomically create the manifest of a new version; False if that version exists."""
+    def checked_manifest_bytes(self, manifest: Manifest) -> bytes:
+        """The file bytes of a manifest about to be published, decoded back through every
+        check a reader makes: a commit never writes a manifest readers would refuse."""
+        data = encode_manifest(manifest)
+        decode_manifest(data, f"{self.root}: version {manifest.version} (not committed)")
+        return data
+
+    def publish_manifest(
+        self, manifest: Manifest, scheme: ManifestNaming, data: bytes | None = None
+    ) -> bool:
+        """Atomically create the manifest of a new version (``data``: its bytes, when
+        encoded already); False if that version exists."""
         name = naming.manifest_name(manifest.version, scheme)
         path = self.path(naming.VERSIONS_DIR, name)
-        if not io.put_if_not_exists(path, encode_manifest(manifest)):
+        if not io.put_if_not_exists(path, encode_manifest(manifest) if data is None else data):
             return False
         if self._other_scheme_has(manifest.version, scheme):
             # Two creators naming the version differently did not race for one name.
