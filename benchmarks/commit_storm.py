@@ -53,11 +53,13 @@ def _writer(
     out.put(latencies)
 
 
-def storm(name: str, root: str, writers: int, appends: int) -> dict[str, float]:
-    """One storm on a fresh dataset: commits/s, median and p95 append latency (s)."""
+def storm(name: str, root: str, writers: int, appends: int, fragments: int = 1) -> dict[str, float]:
+    """One storm on a fresh dataset of ``fragments`` fragments: commits/s, and the
+    median, p95 and slowest append latency (s)."""
     lib = _library(name)
     uri = os.path.join(root, f"storm-{name}-{time.monotonic_ns()}")
-    lib.write_dataset(_rows(writers, 0), uri, data_storage_version="2.0")
+    first = pa.concat_tables([_rows(writers + 1, seq) for seq in range(fragments)])
+    lib.write_dataset(first, uri, data_storage_version="2.0", max_rows_per_file=ROWS_PER_APPEND)
     ctx = mp.get_context("spawn")
     barrier = ctx.Barrier(writers + 1)
     out = ctx.Queue()
@@ -75,7 +77,7 @@ def storm(name: str, root: str, writers: int, appends: int) -> dict[str, float]:
         proc.join()
         assert proc.exitcode == 0, f"a {name} writer failed"
     rows = lib.dataset(uri).count_rows()
-    assert rows == ROWS_PER_APPEND * (1 + writers * appends), f"{name}: {rows} rows"
+    assert rows == ROWS_PER_APPEND * (fragments + writers * appends), f"{name}: {rows} rows"
     latencies.sort()
     return {
         "commits/s": len(latencies) / elapsed,
@@ -85,21 +87,26 @@ def storm(name: str, root: str, writers: int, appends: int) -> dict[str, float]:
     }
 
 
-def compare(writers: int, appends: int, runs: int) -> dict[str, dict[str, float]]:
+def compare(
+    writers: int, appends: int, runs: int, fragments: int = 1
+) -> dict[str, dict[str, float]]:
     """Median of ``runs`` storms per library, the libraries taking turns."""
     results: dict[str, list[dict[str, float]]] = {"lancelet": [], "pylance": []}
     with tempfile.TemporaryDirectory() as root:
         for _ in range(runs):
             for name in results:
-                results[name].append(storm(name, root, writers, appends))
+                results[name].append(storm(name, root, writers, appends, fragments))
     return {
         name: {key: statistics.median(r[key] for r in runs_) for key in runs_[0]}
         for name, runs_ in results.items()
     }
 
 
-def report(figures: dict[str, dict[str, float]], writers: int) -> None:
-    print(f"{writers} writers appending {ROWS_PER_APPEND} rows at a time to one dataset")
+def report(figures: dict[str, dict[str, float]], writers: int, fragments: int = 1) -> None:
+    print(
+        f"{writers} writers appending {ROWS_PER_APPEND} rows at a time to one dataset "
+        f"of {fragments} fragment(s)"
+    )
     print(f"{'library':<12}{'commits/s':>12}{'median s':>12}{'p95 s':>12}{'max s':>12}")
     for name, row in figures.items():
         cells = [f"{row['commits/s']:>12.1f}"] + [
@@ -113,8 +120,10 @@ def main() -> None:
     parser.add_argument("--writers", type=int, default=8)
     parser.add_argument("--appends", type=int, default=20, help="appends per writer")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--fragments", type=int, default=1, help="fragments to start with")
     args = parser.parse_args()
-    report(compare(args.writers, args.appends, args.runs), args.writers)
+    figures = compare(args.writers, args.appends, args.runs, args.fragments)
+    report(figures, args.writers, args.fragments)
 
 
 if __name__ == "__main__":

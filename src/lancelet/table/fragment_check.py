@@ -42,24 +42,45 @@ class Checked:
     sequences: bool
     base_paths: bool
     formats: frozenset[tuple[int, int]]
+    # The version its deletion file was written from (-1: it has none).
+    deletion_read_version: int
 
 
+# By protobuf bytes, and by the identity of the Fragment value (which the entry keeps
+# alive, so its id is not reused while it is here).
 _SEEN: dict[bytes, Checked] = {}
+_BY_ID: dict[int, tuple[bytes, Checked]] = {}
 
 
 def decode_fragments(pb: table_pb2.Manifest, path: str) -> list[Checked]:
     """Every fragment of ``pb``, checked; errors name the manifest ``path``."""
+    return [_lookup(f.SerializeToString(), f, path) for f in pb.fragments]
+
+
+def check_fragments(fragments: tuple[Fragment, ...], where: str) -> list[Checked]:
+    """Fragments built in memory, as a manifest about to be written holds them: those
+    decoded before are known by identity, the others checked through their bytes."""
     out = []
-    for fragment in pb.fragments:
-        key = fragment.SerializeToString()
-        checked = _SEEN.get(key)
-        if checked is None:
-            checked = _decode(fragment, f"{path}: fragment {fragment.id}")
-            if len(_SEEN) >= _CAPACITY:
-                _SEEN.pop(next(iter(_SEEN)))
-            _SEEN[key] = checked
-        out.append(checked)
+    for fragment in fragments:
+        known = _BY_ID.get(id(fragment))
+        if known is not None and known[1].fragment is fragment:
+            out.append(known[1])
+        else:
+            pb = fragment.to_proto()
+            out.append(_lookup(pb.SerializeToString(), pb, where))
     return out
+
+
+def _lookup(key: bytes, pb: table_pb2.DataFragment, path: str) -> Checked:
+    checked = _SEEN.get(key)
+    if checked is None:
+        checked = _decode(pb, f"{path}: fragment {pb.id}")
+        if len(_SEEN) >= _CAPACITY:
+            evicted = _SEEN.pop(next(iter(_SEEN)))
+            _BY_ID.pop(id(evicted.fragment), None)
+        _SEEN[key] = checked
+        _BY_ID[id(checked.fragment)] = (key, checked)
+    return checked
 
 
 def _decode(pb: table_pb2.DataFragment, where: str) -> Checked:
@@ -84,7 +105,10 @@ def _decode(pb: table_pb2.DataFragment, where: str) -> Checked:
         )
     )
     formats = frozenset((d.file_major_version, d.file_minor_version) for d in fragment.files)
-    return Checked(fragment, sequences, base, formats)
+    deletion = fragment.deletion_file
+    return Checked(
+        fragment, sequences, base, formats, -1 if deletion is None else deletion.read_version
+    )
 
 
 def _no_unknown(message: Message, where: str) -> None:

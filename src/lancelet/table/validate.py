@@ -25,6 +25,7 @@ field at fault.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from operator import attrgetter
 
 from google.protobuf import unknown_fields
 from google.protobuf.message import Message
@@ -113,10 +114,31 @@ def check_manifest(manifest: Manifest, checked: list[Checked], path: str) -> Non
     except LanceletError as exc:
         raise CorruptDatasetError(f"{path}: the schema is invalid: {exc}") from exc
     _check_fragment_ids(manifest, path)
-    formats = _formats(manifest.data_storage_version)
-    for each in checked:
-        _check_fragment(each, manifest, formats, f"{path}: fragment {each.fragment.id}")
-    _check_deletion_flag(manifest, path)
+    if not _fragments_fit(manifest, checked):
+        # Rare: find the fragment at fault, to name it.
+        formats = _formats(manifest.data_storage_version)
+        for each in checked:
+            _check_fragment(each, manifest, formats, f"{path}: fragment {each.fragment.id}")
+    _check_deletion_flag(manifest, checked, path)
+
+
+def _fragments_fit(manifest: Manifest, checked: list[Checked]) -> bool:
+    """Whether every fragment agrees with the rest of the manifest, in a few passes
+    that run in C (a manifest may hold thousands of fragments)."""
+    flags = manifest.reader_feature_flags
+    if not flags & features.STABLE_ROW_IDS and any(map(_SEQUENCES, checked)):
+        return False
+    if not flags & features.BASE_PATHS and any(map(_BASE_PATHS, checked)):
+        return False
+    if not frozenset().union(*map(_FORMATS, checked)) <= _formats(manifest.data_storage_version):
+        return False
+    return max(map(_READ_VERSION, checked), default=-1) < manifest.version
+
+
+_SEQUENCES = attrgetter("sequences")
+_BASE_PATHS = attrgetter("base_paths")
+_FORMATS = attrgetter("formats")
+_READ_VERSION = attrgetter("deletion_read_version")
 
 
 # -- the schema -------------------------------------------------------------------------------
@@ -201,18 +223,17 @@ def _check_fragment(
             f"{where}: a data file claims format {major}.{minor} in a dataset of format "
             f"{manifest.data_storage_version}"
         )
-    deletion = checked.fragment.deletion_file
-    if deletion is not None and deletion.read_version >= manifest.version:
+    if checked.deletion_read_version >= manifest.version:
         raise CorruptDatasetError(
             f"{where}: its deletion file was written from version "
-            f"{deletion.read_version}, not before this version {manifest.version}"
+            f"{checked.deletion_read_version}, not before this version {manifest.version}"
         )
 
 
-def _check_deletion_flag(manifest: Manifest, path: str) -> None:
+def _check_deletion_flag(manifest: Manifest, checked: list[Checked], path: str) -> None:
     """Writers set the deletion-files feature flags exactly when a fragment has a
     deletion file, so a flag without files (or files without the flag) is damage."""
-    has_files = any(f.deletion_file is not None for f in manifest.fragments)
+    has_files = max(map(_READ_VERSION, checked), default=-1) >= 0
     flags = (
         bool(manifest.reader_feature_flags & features.DELETION_FILES),
         bool(manifest.writer_feature_flags & features.DELETION_FILES),

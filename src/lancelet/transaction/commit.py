@@ -43,10 +43,11 @@ class CommitPolicy:
     read version or not at all.
 
     A writer that lost a race waits a whole number of slots, drawn at random among
-    ``first_slots`` after the first loss and twice as many after each further one.  A
-    slot lasts as long as the first attempt took (a tenth more, at least
-    ``min_slot_s``): the writers that lost together spread over as many commit
-    windows, instead of colliding again as they would with a fixed, short backoff."""
+    ``first_slots`` after the first loss and twice as many after each further one (up
+    to ``max_backoff_s`` in all).  A slot lasts as long as the first attempt's commit
+    window took (a tenth more, at least ``min_slot_s``): the writers that lost together
+    spread over as many commit windows, instead of colliding again as they would with
+    a fixed, short backoff."""
 
     max_retries: int = 20
     first_slots: int = 4
@@ -60,10 +61,11 @@ class CommitPolicy:
     def is_strict(self, txn: Transaction) -> bool:
         return self.max_retries == 0 and isinstance(txn.operation, Overwrite)
 
-    def backoff(self, attempt: int, first_attempt_s: float) -> float:
-        slot = max(first_attempt_s * 1.1, self.min_slot_s)
-        slots = self.first_slots * 2 ** min(attempt, 20)
-        return min(random.randrange(slots) * slot, self.max_backoff_s)
+    def backoff(self, attempt: int, window_s: float) -> float:
+        slot = max(window_s * 1.1, self.min_slot_s)
+        most = max(int(self.max_backoff_s / slot), 1)
+        slots = min(self.first_slots * 2 ** min(attempt, 20), most)
+        return float(random.randrange(slots) * slot)
 
 
 def _rebase_onto(
@@ -178,15 +180,18 @@ def _commit_loop(
     # Winners already checked in an earlier attempt need no second look; the
     # transaction keeps its original read version, as its file name records.
     checked = txn.read_version
-    first_attempt_s = 0.0
+    window_s = 0.0
     for attempt in range(policy.attempts):
         started = time.perf_counter()
+        catching_up = 0.0
         found = store.latest_manifest()
         latest, scheme = found if found else (None, new_dataset_naming)
         _check_base(store, txn, latest, create_only, policy)
         if latest is not None:
             features.check_writable(latest.writer_feature_flags, store.root)
+            before = time.perf_counter()
             txn = attempts.txn = _rebase_onto(store, txn, checked, latest)
+            catching_up = time.perf_counter() - before
             attempts.deletion_files |= _deletion_files(store, txn)
             checked = latest.version
         if written is None or written[0] is not txn:
@@ -205,8 +210,10 @@ def _commit_loop(
         if store.publish_manifest(manifest, scheme, data):
             return manifest
         attempts.publishing = False
-        first_attempt_s = first_attempt_s or time.perf_counter() - started
-        time.sleep(policy.backoff(attempt, first_attempt_s))
+        # The window another writer can win in: the first attempt, less the time it
+        # spent catching up with versions committed while this one was being prepared.
+        window_s = window_s or time.perf_counter() - started - catching_up
+        time.sleep(policy.backoff(attempt, window_s))
     raise CommitRetriesExhaustedError(
         f"{store.root}: gave up after {policy.attempts} attempt(s) "
         f"(max_retries={policy.max_retries}); other writers kept committing first"

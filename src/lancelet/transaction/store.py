@@ -19,9 +19,11 @@ from lancelet import io
 from lancelet.errors import CorruptDatasetError, DatasetNotFoundError, VersionNotFoundError
 from lancelet.table import deletion, naming
 from lancelet.table.fragment import DeletionFile, Fragment
+from lancelet.table.fragment_check import check_fragments
 from lancelet.table.manifest import Manifest
 from lancelet.table.manifest_file import decode_manifest, encode_manifest
 from lancelet.table.naming import ManifestLocation, ManifestNaming
+from lancelet.table.validate import check_manifest
 from lancelet.transaction.operations import Transaction, decode_transaction, encode_transaction
 
 
@@ -110,11 +112,11 @@ class DatasetStore:
         return manifest
 
     def checked_manifest_bytes(self, manifest: Manifest) -> bytes:
-        """The file bytes of a manifest about to be published, decoded back through every
-        check a reader makes: a commit never writes a manifest readers would refuse."""
-        data = encode_manifest(manifest)
-        decode_manifest(data, f"{self.root}: version {manifest.version} (not committed)")
-        return data
+        """The file bytes of a manifest about to be published, once it passed the checks
+        a reader makes: a commit never writes a manifest readers would refuse."""
+        where = f"{self.root}: version {manifest.version} (not committed)"
+        check_manifest(manifest, check_fragments(manifest.fragments, where), where)
+        return encode_manifest(manifest)
 
     def publish_manifest(
         self, manifest: Manifest, scheme: ManifestNaming, data: bytes | None = None

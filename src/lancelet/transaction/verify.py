@@ -55,7 +55,8 @@ def _field_shapes(manifest: Manifest) -> list[tuple[int, int, str]]:
 
 def _difference(before: Manifest, after: Manifest) -> _Difference:
     now = {f.id: f for f in after.fragments}
-    changed = {f.id: (f, now.get(f.id)) for f in before.fragments if now.get(f.id) != f}
+    # Fragments a manifest kept are usually the very values the one before it held.
+    changed = {f.id: (f, g) for f in before.fragments if (g := now.get(f.id)) is not f and g != f}
     old_ids = {f.id for f in before.fragments}
     return _Difference(
         changed,
