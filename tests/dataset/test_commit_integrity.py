@@ -224,3 +224,16 @@ def test_a_winner_transaction_with_an_unknown_deletion_kind_is_corrupt(tmp_path:
     with pytest.raises(CorruptDatasetError, match=f"{name}: transaction content is invalid"):
         stale.delete("k < 5")
     assert _keys(uri) == [*range(5), *range(10, 2000)]
+
+
+def test_a_winner_whose_transaction_file_is_gone_is_not_rebased_over(tmp_path: Path) -> None:
+    uri = str(tmp_path / "ds")
+    _keyed(uri)
+    stale = ll.dataset(uri)
+    ll.dataset(uri).delete("k >= 5 AND k < 10")  # version 2
+    store = DatasetStore(uri)
+    name = store.read_manifest(2).transaction_file
+    Path(store.transaction_path(name)).unlink()
+    with pytest.raises(CorruptDatasetError, match=f"{name}: cannot read transaction file"):
+        stale.delete("k < 5")
+    assert _keys(uri) == [*range(5), *range(10, 2000)]
