@@ -119,3 +119,20 @@ def test_schema_field_ids_match_pylance(tmp_path: Path) -> None:
     ours = LanceSchema.from_arrow(schema)
     assert column_field_ids(ours) == list(data_file.fields)
     assert ours.to_arrow().equals(schema, check_metadata=True)
+
+
+def test_encoded_fragments_are_the_message_protobuf_would_write(pylance_uri: str) -> None:
+    """The encoder appends each fragment's cached bytes after the other fields; parsed
+    back, that is the same message protobuf's own serializer gives."""
+    for path in _manifests(pylance_uri):
+        with open(path, "rb") as f:
+            manifest = decode_manifest(f.read(), path)
+        data = encode_manifest(manifest)
+        offset = struct.unpack_from("<Q", data, len(data) - 16)[0]
+        (length,) = struct.unpack_from("<I", data, offset)
+        parsed = table_pb2.Manifest.FromString(data[offset + 4 : offset + 4 + length])
+        expected = manifest.to_proto()
+        if manifest.indices:
+            expected.index_section = 0
+        assert parsed == expected
+        assert len(parsed.fragments) == len(manifest.fragments) > 0

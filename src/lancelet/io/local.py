@@ -140,6 +140,8 @@ def put_if_not_exists(path: str | os.PathLike[str], data: bytes) -> bool:
     file under the final name.
     """
     path = local_path(path)
+    if os.path.lexists(path):
+        return False  # lost already: skip writing and syncing a file that cannot win
     tmp = _write_temp(path, data)
     try:
         os.link(tmp, path)

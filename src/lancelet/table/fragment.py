@@ -24,6 +24,19 @@ _KIND_TO_PB = {
 _KIND_FROM_PB = {v: k for k, v in _KIND_TO_PB.items()}
 
 
+# Manifest.fragments is field 2, length-delimited (wire type 2): (2 << 3) | 2.
+_FRAGMENTS_TAG = 0x12
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
 @dataclass(frozen=True)
 class DeletionFile:
     kind: DeletionKind
@@ -119,6 +132,12 @@ class Fragment:
         if self.deletion_file is not None:
             pb.deletion_file.CopyFrom(self.deletion_file.to_proto())
         return pb
+
+    @cached_property
+    def manifest_field(self) -> bytes:
+        """This fragment as one entry of ``Manifest.fragments`` (field 2), on the wire."""
+        body = self._proto.SerializeToString()
+        return bytes([_FRAGMENTS_TAG]) + _varint(len(body)) + body
 
     @classmethod
     def from_proto(cls, pb: table_pb2.DataFragment) -> Fragment:

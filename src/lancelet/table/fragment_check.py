@@ -18,7 +18,7 @@ already.  The checks here are those a fragment's own bytes decide (see
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from google.protobuf import unknown_fields
 from google.protobuf.message import Message
@@ -67,8 +67,19 @@ def check_fragments(fragments: tuple[Fragment, ...], where: str) -> list[Checked
             out.append(known[1])
         else:
             pb = fragment.to_proto()
-            out.append(_lookup(pb.SerializeToString(), pb, where))
+            key = pb.SerializeToString()
+            checked = replace(_lookup(key, pb, where), fragment=fragment)
+            _remember_identity(fragment, key, checked)
+            out.append(checked)
     return out
+
+
+def _remember_identity(fragment: Fragment, key: bytes, checked: Checked) -> None:
+    """Know a fragment built in memory by identity too: the next commit's manifest
+    holds the same object.  The entry keeps it alive, so its id is not reused."""
+    if len(_BY_ID) >= 2 * _CAPACITY:
+        _BY_ID.clear()  # only a shortcut: fragments are found by their bytes again
+    _BY_ID[id(fragment)] = (key, checked)
 
 
 def _lookup(key: bytes, pb: table_pb2.DataFragment, path: str) -> Checked:

@@ -60,11 +60,13 @@ class Manifest:
     def fragment(self, fragment_id: int) -> Fragment | None:
         return next((f for f in self.fragments if f.id == fragment_id), None)
 
-    def to_proto(self) -> table_pb2.Manifest:
+    def to_proto(self, *, with_fragments: bool = True) -> table_pb2.Manifest:
+        """The protobuf form; ``with_fragments=False`` leaves the fragments out, for a
+        writer that appends their encoded bytes itself."""
         pb = table_pb2.Manifest(
             fields=list(self.schema.fields),
             schema_metadata=dict(self.schema.metadata),
-            fragments=[f.to_proto() for f in self.fragments],
+            fragments=[f.to_proto() for f in self.fragments] if with_fragments else [],
             version=self.version,
             version_aux_data=self.version_aux_data,
             writer_version=table_pb2.Manifest.WriterVersion(

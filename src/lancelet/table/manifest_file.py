@@ -35,13 +35,17 @@ def _length_prefixed(message: Message) -> bytes:
 
 
 def encode_manifest(manifest: Manifest) -> bytes:
-    pb = manifest.to_proto()
+    # Serialized protobuf fields may come in any order and concatenate into one message,
+    # so the fragments, which successive versions mostly share, are appended as bytes
+    # each Fragment encodes once, rather than copied into a new message every commit.
+    pb = manifest.to_proto(with_fragments=False)
     out = bytearray()
     if manifest.indices:
         pb.index_section = len(out)
         out += _length_prefixed(table_pb2.IndexSection(indices=list(manifest.indices)))
     offset = len(out)
-    out += _length_prefixed(pb)
+    body = b"".join([pb.SerializeToString(), *(f.manifest_field for f in manifest.fragments)])
+    out += struct.pack("<I", len(body)) + body
     out += _FOOTER.pack(offset, MAJOR, MINOR, MAGIC)
     return bytes(out)
 

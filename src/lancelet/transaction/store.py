@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from collections import OrderedDict
 from dataclasses import replace
 from functools import lru_cache
 
@@ -25,6 +26,26 @@ from lancelet.table.manifest_file import decode_manifest, encode_manifest
 from lancelet.table.naming import ManifestLocation, ManifestNaming
 from lancelet.table.validate import check_manifest
 from lancelet.transaction.operations import Transaction, decode_transaction, encode_transaction
+
+# Manifests decoded in this process, by file identity.  Every commit re-reads the
+# latest manifest, often through a new DatasetStore (one per write_dataset call), and a
+# writer that lost a race re-reads the winners'; decoding and checking a manifest costs
+# far more than a stat.  A published manifest never changes; a file recreated under the
+# same name (a dataset deleted and written again) has another identity.
+_DECODED: OrderedDict[tuple[str, int, int, int], Manifest] = OrderedDict()
+_DECODED_MAX = 256
+
+
+def _file_identity(path: str) -> tuple[str, int, int, int]:
+    stat = os.stat(path)
+    return path, stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
+def _remember(identity: tuple[str, int, int, int], manifest: Manifest) -> None:
+    _DECODED[identity] = manifest
+    _DECODED.move_to_end(identity)
+    while len(_DECODED) > _DECODED_MAX:
+        _DECODED.popitem(last=False)
 
 
 class DatasetStore:
@@ -101,10 +122,13 @@ class DatasetStore:
             raise VersionNotFoundError(f"{self.root}: version {version} does not exist")
         path = self.path(naming.VERSIONS_DIR, location.name)
         try:
-            data = io.read_bytes(path)
+            identity = _file_identity(path)
+            manifest = _DECODED.get(identity)
+            if manifest is None:
+                manifest = decode_manifest(io.read_bytes(path), path)
+                _remember(identity, manifest)
         except OSError as exc:
             raise CorruptDatasetError(f"{path}: cannot read manifest: {exc}") from exc
-        manifest = decode_manifest(data, path)
         if manifest.version != version:
             raise CorruptDatasetError(
                 f"{path}: file name says version {version}, the manifest says {manifest.version}"
@@ -127,6 +151,8 @@ class DatasetStore:
         path = self.path(naming.VERSIONS_DIR, name)
         if not io.put_if_not_exists(path, encode_manifest(manifest) if data is None else data):
             return False
+        with contextlib.suppress(OSError):
+            _remember(_file_identity(path), manifest)
         if self._other_scheme_has(manifest.version, scheme):
             # Two creators naming the version differently did not race for one name.
             # Whoever sees the other's file steps back, so at most one of them wins.
