@@ -32,6 +32,10 @@ def test_restarts_commit_each_batch_once(spark: SparkSession, tmp_path: Path) ->
     source.mkdir()
     pq.write_table(rows(0, 10), source / "0.parquet")
     pq.write_table(rows(10, 25), source / "1.parquet")
+    # Spark's file source takes files oldest first; two files written within one clock
+    # tick would come in either order, and batch 1 would not be the 15 rows.
+    os.utime(source / "0.parquet", (1_000_000, 1_000_000))
+    os.utime(source / "1.parquet", (2_000_000, 2_000_000))
 
     query = _run(spark, source, out, checkpoint)
     assert lance.dataset(out).version == 2  # one version per micro-batch
@@ -52,6 +56,7 @@ def test_restarts_commit_each_batch_once(spark: SparkSession, tmp_path: Path) ->
     assert_same_rows(pylance_rows(out), rows(0, 25))
 
     pq.write_table(rows(25, 30), source / "2.parquet")
+    os.utime(source / "2.parquet", (3_000_000, 3_000_000))
     _run(spark, source, out, checkpoint)
     assert lance.dataset(out).version == 3
     assert_same_rows(pylance_rows(out), rows(0, 30))
