@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import lance
@@ -34,8 +35,9 @@ def test_restarts_commit_each_batch_once(spark: SparkSession, tmp_path: Path) ->
     pq.write_table(rows(10, 25), source / "1.parquet")
     # Spark's file source takes files oldest first; two files written within one clock
     # tick would come in either order, and batch 1 would not be the 15 rows.
-    os.utime(source / "0.parquet", (1_000_000, 1_000_000))
-    os.utime(source / "1.parquet", (2_000_000, 2_000_000))
+    now = time.time()  # recent: the source ignores files much older than the newest
+    os.utime(source / "0.parquet", (now - 20, now - 20))
+    os.utime(source / "1.parquet", (now - 10, now - 10))
 
     query = _run(spark, source, out, checkpoint)
     assert lance.dataset(out).version == 2  # one version per micro-batch
@@ -56,7 +58,7 @@ def test_restarts_commit_each_batch_once(spark: SparkSession, tmp_path: Path) ->
     assert_same_rows(pylance_rows(out), rows(0, 25))
 
     pq.write_table(rows(25, 30), source / "2.parquet")
-    os.utime(source / "2.parquet", (3_000_000, 3_000_000))
+    os.utime(source / "2.parquet", (now, now))
     _run(spark, source, out, checkpoint)
     assert lance.dataset(out).version == 3
     assert_same_rows(pylance_rows(out), rows(0, 30))
