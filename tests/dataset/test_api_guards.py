@@ -124,6 +124,14 @@ def test_tuning_options_are_accepted_and_change_nothing(ds: ll.LanceDataset) -> 
     assert tuned.equals(TABLE)
 
 
+def test_tuning_keywords_belong_to_their_calls(ds: ll.LanceDataset, tmp_path: Path) -> None:
+    ll.dataset(ds.uri, index_cache_size=10, block_size=1 << 20)  # pylance's own knobs
+    with pytest.raises(TypeError, match="use_scalar_index"):
+        ll.write_dataset(TABLE, tmp_path / "x", use_scalar_index=True)
+    with pytest.raises(TypeError, match="prefilter"):
+        ll.dataset(ds.uri, prefilter=True)
+
+
 def test_unknown_keywords_are_type_errors(ds: ll.LanceDataset, tmp_path: Path) -> None:
     with pytest.raises(TypeError, match="colums"):
         ds.to_table(colums=["k"])  # type: ignore[call-arg]
@@ -222,7 +230,14 @@ def test_huge_limits_and_offsets_mean_all_or_nothing(ds: ll.LanceDataset) -> Non
     assert ds.to_table(limit=2**63).equals(TABLE)
     assert ds.to_table(limit=2**70, offset=45).equals(TABLE.slice(45))
     assert ds.to_table(offset=2**64).num_rows == 0
-    assert ds.count_rows(limit=2**63) == 50
+
+
+def test_count_rows_refuses_what_pylance_drops(ds: ll.LanceDataset) -> None:
+    # pylance's count_rows ignores a limit (counting every row); lancelet refuses it.
+    for kwargs in ({"limit": 1}, {"offset": 2}, {"columns": ["k"]}):
+        with pytest.raises(UnsupportedOptionError):
+            ds.count_rows("k > 1", **kwargs)
+    assert ds.count_rows("k > 1") == 48
 
 
 @pytest.mark.parametrize(
@@ -243,6 +258,12 @@ def test_huge_limits_and_offsets_mean_all_or_nothing(ds: ll.LanceDataset) -> Non
 def test_bad_take_indices(ds: ll.LanceDataset, indices: Any, error: type[Exception]) -> None:
     with pytest.raises(error):
         ds.take(indices)
+
+
+def test_take_wants_a_flat_list(ds: ll.LanceDataset) -> None:
+    for indices in ([[0, 1]], 1):
+        with pytest.raises(TypeError, match="flat"):
+            ds.take(indices)
 
 
 def test_take_accepts_every_integer_kind(ds: ll.LanceDataset) -> None:
@@ -377,7 +398,21 @@ def test_newer_format_datasets_get_no_2_0_files(tmp_path: Path) -> None:
         ll.dataset(uri).add_columns({"one": "1"})
     with pytest.raises(UnsupportedVersionError):
         ll.write_dataset(TABLE, uri, mode="append")
+    # An overwrite keeps the format, as pylance's does, unless another is named.
+    with pytest.raises(UnsupportedVersionError, match="data_storage_version='2.0'"):
+        ll.write_dataset(TABLE, uri, mode="overwrite")
     assert snapshot(str(uri)) == before
+    ll.write_dataset(TABLE, uri, mode="overwrite", data_storage_version="2.0")
+    assert lance.dataset(uri).to_table().equals(TABLE)
+    assert lance.dataset(uri).data_storage_version == "2.0"
+
+
+def test_a_file_format_lancelet_cannot_read_is_not_called_corrupt(tmp_path: Path) -> None:
+    uri = tmp_path / "new"
+    lance.write_dataset(TABLE, uri, data_storage_version="2.1")
+    assert ll.dataset(uri).count_rows() == TABLE.num_rows
+    with pytest.raises(UnsupportedVersionError, match="2.1"):
+        ll.dataset(uri).to_table()
 
 
 # -- pickling -------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from lancelet.errors import (
     DatasetError,
     IncompatibleTransactionError,
     RetryableCommitConflictError,
+    UnsupportedVersionError,
 )
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
@@ -813,7 +814,10 @@ def test_an_update_uncovers_fragments_only_for_indices_on_modified_fields(
 def test_overwrite_records_the_format_of_the_files_it_writes(tmp_path: Path) -> None:
     uri = str(tmp_path / "ds")
     lance.write_dataset(_rows(np.arange(5)), uri, data_storage_version="2.1")
-    ll.write_dataset(_rows(np.arange(3)), uri, mode="overwrite")  # 2.0 files
+    # An overwrite keeps the dataset's format unless another is named.
+    with pytest.raises(UnsupportedVersionError):
+        ll.write_dataset(_rows(np.arange(3)), uri, mode="overwrite")
+    ll.write_dataset(_rows(np.arange(3)), uri, mode="overwrite", data_storage_version="2.0")
     ds = lance.dataset(uri)
     assert ds.data_storage_version == "2.0"
     ds.validate()

@@ -397,3 +397,9 @@ def test_floats_compare_in_pylances_total_order(
     assert np.signbit(table["x"].to_numpy(zero_copy_only=False)[1])  # a negative NaN
     want = sorted(oracle.to_table(filter=sql)["id"].to_pylist())
     assert _ids(table, parse_filter(sql, table.schema)) == want
+
+
+def test_half_floats_compare_too() -> None:
+    halves = pa.table({"h": pa.array(np.array([np.nan, -1.5, 0.0, 2.0], np.float16))})
+    assert halves.filter(parse_filter("h > 0", halves.schema))["h"].to_pylist()[1:] == [2.0]
+    assert halves.filter(parse_filter("h = h", halves.schema)).num_rows == 4

@@ -65,6 +65,8 @@ def indices(value: Any, call: str) -> np.ndarray:
         array = np.asarray(value.to_numpy(zero_copy_only=False))
     else:
         array = np.asarray(value)
+    if array.ndim != 1:
+        raise TypeError(f"{call}: indices must be a flat list of row positions, not {value!r}")
     if array.size and array.dtype == object:
         try:
             array = np.array(array, dtype=np.int64)
@@ -76,7 +78,7 @@ def indices(value: Any, call: str) -> np.ndarray:
         raise TypeError(f"{call}: indices must be integers, not {array.dtype} values")
     if array.size and array.dtype.kind == "u" and int(array.max()) >= 1 << 63:
         raise ArgumentError(f"{call}: index {int(array.max())} is out of range")
-    return array.astype(np.int64, copy=False).reshape(-1)
+    return array.astype(np.int64, copy=False)
 
 
 def string_mapping(value: Any, name: str, call: str, *, nullable: bool) -> Mapping[str, Any]:

@@ -63,14 +63,22 @@ def parse_filter(sql: str, schema: pa.Schema) -> pc.Expression:
 
 
 @functools.lru_cache(maxsize=256)
-def parse_value(sql: str, schema: pa.Schema) -> tuple[pc.Expression, pa.DataType, frozenset[str]]:
+def parse_value(
+    sql: str, schema: pa.Schema, *, computes: bool = False
+) -> tuple[pc.Expression, pa.DataType, frozenset[str]]:
     """A SQL value expression (``k * 2``, ``lower(s)``): the Arrow expression, its type,
     and the top-level columns it reads.
+
+    ``computes``: the expression computes a column (a projection, an update, a new
+    column) rather than a filter.  pylance types those differently: a literal in
+    arithmetic takes the column's type (``int8_col + 100`` is int8; a literal that does
+    not fit is an error), where a filter widens.  Where pylance's int8 would wrap
+    around, lancelet raises instead of returning the wrapped value.
 
     Cached: a scan asks for the expression and its columns separately, and a delete
     scans fragment by fragment with the same filter.
     """
-    translator = _Translator(sql, schema)
+    translator = _Translator(sql, schema, computes)
     value = translator.visit(_parse(sql))
     return value.expr, value.type, frozenset(translator.columns)
 
@@ -142,6 +150,8 @@ class _Value:
     expr: pc.Expression
     type: pa.DataType
     const: pa.Scalar | None = None
+    # A column (or struct field) as named, not computed from one.
+    is_column: bool = False
 
 
 def _const(value: pa.Scalar) -> _Value:
@@ -200,9 +210,10 @@ def _cast(value: _Value, target: pa.DataType, node: exp.Expression, *, safe: boo
 
 
 class _Translator:
-    def __init__(self, sql: str, schema: pa.Schema) -> None:
+    def __init__(self, sql: str, schema: pa.Schema, computes: bool = False) -> None:
         self.sql = sql
         self.schema = schema
+        self.computes = computes
         self.columns: set[str] = set()
 
     def visit(self, node: exp.Expression) -> _Value:
@@ -240,7 +251,7 @@ class _Translator:
         for part in parts[1:]:
             field = self._child(field, part, resolved)
             resolved.append(field.name)
-        return _Value(pc.field(*resolved), field.type)
+        return _Value(pc.field(*resolved), field.type, is_column=True)
 
     def _child(self, field: pa.Field, part: exp.Identifier, path: list[str]) -> pa.Field:
         dotted = ".".join(path)
@@ -375,7 +386,10 @@ def _compare(fn: Callable[..., Any], left: _Value, right: _Value, node: exp.Expr
     # so both sides become integer keys that sort in the total order.
     wide = left.type if left.type.bit_width >= right.type.bit_width else right.type
     signed_zero = left.const is None and right.const is None
-    keys = [_order_key(_cast(v, wide, node), signed_zero, node) for v in (left, right)]
+    keys = [
+        _order_key(v if v.type == wide else _cast(v, wide, node), signed_zero, node)
+        for v in (left, right)
+    ]
     return _apply(fn, keys, node)
 
 
@@ -484,7 +498,7 @@ def _neg(t: _Translator, node: exp.Neg) -> _Value:
     if isinstance(operand, exp.Literal) and not operand.is_string:
         # Folding the sign into the text keeps -9223372036854775808 an int64.
         return _const(_number("-" + operand.this))
-    return _apply(pc.negate, [t.visit(operand)], node)
+    return _apply(pc.negate_checked if t.computes else pc.negate, [t.visit(operand)], node)
 
 
 def _boolean_operand(value: _Value) -> _Value:
@@ -505,12 +519,50 @@ def _logical(fn: Callable[..., Any]) -> _Handler:
     return handler
 
 
+# Arithmetic that raises on overflow, where the plain kernels wrap around.
+_CHECKED: dict[Callable[..., Any], Callable[..., Any]] = {
+    pc.add: pc.add_checked,
+    pc.subtract: pc.subtract_checked,
+    pc.multiply: pc.multiply_checked,
+    pc.divide: pc.divide_checked,
+    pc.negate: pc.negate_checked,
+}
+
+
 def _arithmetic(fn: Callable[..., Any]) -> _Handler:
     def handler(t: _Translator, node: exp.Expression) -> _Value:
-        operands = _float_operands(t.visit(node.this), t.visit(node.expression), node)
-        return _apply(fn, operands, node)
+        left, right = t.visit(node.this), t.visit(node.expression)
+        if t.computes:
+            left, right = _literal_as_column(t, left, right, node)
+            return _apply(_CHECKED.get(fn, fn), _float_operands(left, right, node), node)
+        return _apply(fn, _float_operands(left, right, node), node)
 
     return handler
+
+
+def _is_number(t: pa.DataType) -> bool:
+    return _family(t) == "number"
+
+
+def _literal_as_column(
+    t: _Translator, left: _Value, right: _Value, node: exp.Expression
+) -> tuple[_Value, _Value]:
+    """In a computed value, a numeric literal takes the type of the numeric column it is
+    combined with, as pylance types it; one that does not fit exactly is an error.  A
+    literal combined with a computed value keeps its type, as in a filter."""
+    for literal, column in ((left, right), (right, left)):
+        if literal.const is None or not column.is_column or not literal.const.is_valid:
+            continue
+        if not (_is_number(literal.type) and _is_number(column.type)):
+            continue
+        adopted = _adopt(literal, column.type, node)
+        if adopted.type != column.type:
+            raise FilterError(
+                f"{_sql(node)!r}: the literal {literal.const.as_py()!r} does not fit the "
+                f"column's type {column.type} (in {t.sql!r})"
+            )
+        return (adopted, column) if literal is left else (column, adopted)
+    return left, right
 
 
 def _comparison(fn: Callable[..., Any]) -> _Handler:
@@ -521,16 +573,13 @@ def _comparison(fn: Callable[..., Any]) -> _Handler:
 
 
 def _mod(t: _Translator, node: exp.Mod) -> _Value:
-    dividend, divisor = _float_operands(t.visit(node.this), t.visit(node.expression), node)
-    if hasattr(pc, "remainder"):
-        # Truncated remainder, the sign following the dividend, as SQL's % has it.
-        return _apply(pc.remainder, [dividend, divisor], node)
-    # Older pyarrow lacks "remainder": dividend - trunc(dividend / divisor) * divisor.
-    quotient = _apply(pc.divide, [dividend, divisor], node)
-    if not pa.types.is_integer(quotient.type):
-        quotient = _apply(pc.trunc, [quotient], node)
-    product = _apply(pc.multiply, [quotient, divisor], node)
-    return _apply(pc.subtract, [dividend, product], node)
+    dividend, divisor = t.visit(node.this), t.visit(node.expression)
+    if t.computes:
+        dividend, divisor = _literal_as_column(t, dividend, divisor, node)
+    dividend, divisor = _float_operands(dividend, divisor, node)
+    # Truncated remainder, the sign following the dividend, as SQL's % has it.
+    remainder = pc.remainder_checked if t.computes else pc.remainder
+    return _apply(remainder, [dividend, divisor], node)
 
 
 def _null_safe_equal(t: _Translator, node: exp.Expression) -> _Value:

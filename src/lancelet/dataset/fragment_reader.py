@@ -14,7 +14,12 @@ from functools import cached_property
 import numpy as np
 import pyarrow as pa
 
-from lancelet.errors import CorruptDatasetError, LanceFileError
+from lancelet.errors import (
+    CorruptDatasetError,
+    LanceFileError,
+    UnsupportedEncodingError,
+    UnsupportedVersionError,
+)
 from lancelet.file.reader import LanceFileReader
 from lancelet.table.fragment import DataFile, Fragment
 from lancelet.table.schema import LanceSchema, column_field_ids
@@ -39,6 +44,8 @@ class FragmentReader:
             path = self.store.data_path(data_file.path)
             try:
                 reader = LanceFileReader(path)
+            except (UnsupportedVersionError, UnsupportedEncodingError):
+                raise  # a file lancelet cannot read yet is not a damaged one
             except (LanceFileError, OSError) as exc:
                 raise CorruptDatasetError(
                     f"fragment {self.fragment.id}: data file {data_file.path}: {exc}"

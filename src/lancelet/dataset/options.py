@@ -73,7 +73,8 @@ _WRITE = (
     "use_legacy_format",
 )
 
-# Per call: the pylance keywords lancelet's signature does not spell out.
+# Per call: the pylance keywords lancelet's signature does not spell out; those in
+# TUNING are accepted and ignored, the others refused unless given their default.
 PYLANCE_KEYWORDS: dict[str, frozenset[str]] = {
     "dataset": frozenset(
         {
@@ -99,9 +100,7 @@ PYLANCE_KEYWORDS: dict[str, frozenset[str]] = {
         }
     ),
     "write_fragments": frozenset({*_WRITE, "enable_stable_row_ids"}),
-    "LanceFragment.create": frozenset(
-        {*_STORAGE, "progress", "use_legacy_format", "data_storage_version", "mode"}
-    ),
+    "LanceFragment.create": frozenset({*_STORAGE, "use_legacy_format"}),
     "LanceDataset.commit": frozenset(
         {
             *_STORAGE,
@@ -124,11 +123,10 @@ def check_options(options: Mapping[str, Any], call: str) -> None:
     would otherwise ignore at a cost to the result."""
     known = PYLANCE_KEYWORDS.get(call, frozenset())
     for name, value in options.items():
-        if name in TUNING:
-            continue
         if name not in known:
             raise TypeError(f"{call}() got an unexpected keyword argument {name!r}")
-        refuse_unless_default(call, name, value)
+        if name not in TUNING:
+            refuse_unless_default(call, name, value)
 
 
 def refuse_unless_default(call: str, name: str, value: Any) -> None:

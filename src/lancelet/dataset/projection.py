@@ -28,11 +28,13 @@ Columns = Sequence[str] | Mapping[str, str]
 
 @dataclass(frozen=True)
 class Projection:
+    # The columns computed (or selected) from the dataset's, in output order.
     fields: tuple[pa.Field, ...]
     # Top-level dataset columns to read, in schema order; never _rowid / _rowaddr.
     reads: tuple[str, ...]
-    # _rowid / _rowaddr as output columns (a list asked for them by name).
-    special_outputs: frozenset[str]
+    # The output in order: an int is the position of one of ``fields``, a string is
+    # _rowid or _rowaddr, named in a list of columns.
+    layout: tuple[int | str, ...]
     # _rowid / _rowaddr that expressions read.
     special_reads: frozenset[str]
     # None: the output is the read columns selected by name.
@@ -41,6 +43,10 @@ class Projection:
     @property
     def names(self) -> list[str]:
         return [f.name for f in self.fields]
+
+    @property
+    def special_outputs(self) -> frozenset[str]:
+        return frozenset(item for item in self.layout if isinstance(item, str))
 
     def apply(self, table: pa.Table, where: str) -> pa.Table:
         """The output columns computed from ``table`` (which holds ``reads``)."""
@@ -64,7 +70,8 @@ def projection(columns: Columns | None, schema: pa.Schema, where: str) -> Projec
     """``schema`` is the dataset's Arrow schema; ``_rowid`` and ``_rowaddr`` are known
     besides its columns."""
     if columns is None:
-        return Projection(tuple(schema), tuple(schema.names), frozenset(), frozenset())
+        fields = tuple(schema)
+        return Projection(fields, tuple(schema.names), tuple(range(len(fields))), frozenset())
     if isinstance(columns, Mapping):
         return _of_expressions(columns, schema, where)
     if isinstance(columns, (str, bytes)) or not isinstance(columns, Sequence):
@@ -83,15 +90,25 @@ def _of_names(names: Sequence[str], schema: pa.Schema, where: str) -> Projection
     for name in names:
         if not isinstance(name, str):
             raise TypeError(f"{where}: column names must be strings, not {name!r}")
+    repeated = sorted({n for n in names if list(names).count(n) > 1})
+    if repeated:
+        raise SchemaError(f"{where}: columns {repeated} are asked for more than once")
     plain = [n for n in names if n not in SPECIAL]
-    special = frozenset(n for n in names if n in SPECIAL)
+    layout: list[int | str] = []
+    for name in names:
+        layout.append(name if name in SPECIAL else len(layout) - _count_special(layout))
     paths = {n: [n] if n in schema.names else _nested_path(n, schema, where) for n in plain}
     reads = tuple(n for n in schema.names if n in {p[0] for p in paths.values()})
     if all(len(p) == 1 for p in paths.values()):
-        return Projection(tuple(schema.field(n) for n in plain), reads, special, frozenset())
+        fields = tuple(schema.field(n) for n in plain)
+        return Projection(fields, reads, tuple(layout), frozenset())
     fields = tuple(_follow(schema, paths[n]).with_name(n) for n in plain)
     expressions = {n: pc.field(*paths[n]) for n in plain}
-    return Projection(fields, reads, special, frozenset(), expressions)
+    return Projection(fields, reads, tuple(layout), frozenset(), expressions)
+
+
+def _count_special(layout: list[int | str]) -> int:
+    return sum(isinstance(item, str) for item in layout)
 
 
 def _nested_path(name: str, schema: pa.Schema, where: str) -> list[str]:
@@ -125,14 +142,14 @@ def _of_expressions(columns: Mapping[str, str], schema: pa.Schema, where: str) -
                 f"{where}: a columns mapping must map names to SQL expressions (strings), "
                 f"not {name!r}: {sql!r}"
             )
-        expr, dtype, read = parse_value(sql, known)
+        expr, dtype, read = parse_value(sql, known, computes=True)
         expressions[name] = expr
         fields.append(pa.field(name, dtype))
         reads |= read
     return Projection(
         tuple(fields),
         tuple(n for n in schema.names if n in reads),
-        frozenset(),
+        tuple(range(len(fields))),
         frozenset(reads & set(SPECIAL)),
         expressions,
     )

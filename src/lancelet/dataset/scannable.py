@@ -8,7 +8,7 @@ only tunes speed, or refused when given a value lancelet cannot honour.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
@@ -157,6 +157,12 @@ class Scannable:
         ).to_batches()
 
     def count_rows(self, filter: Filter | None = None, **kwargs: Any) -> int:
+        # pylance's count_rows drops these (so a limit changes nothing there); refusing
+        # them keeps code written for either library from meaning two things.
+        for name in ("columns", "limit", "offset"):
+            if kwargs.get(name) is not None:
+                raise UnsupportedOptionError(f"count_rows does not take {name}=")
+        kwargs.pop("columns", None)
         return self.scanner(columns=[], filter=filter, **kwargs).count_rows()
 
     def head(self, num_rows: int, **kwargs: Any) -> pa.Table:
@@ -173,6 +179,12 @@ class Scannable:
         shape = projection(columns, manifest.schema.to_arrow(), f"{store.root}: take")
         if shape.special_outputs or shape.special_reads:
             raise UnsupportedOptionError(f"{call}: _rowid and _rowaddr cannot be taken yet")
+        if not isinstance(columns, Mapping) and shape.expressions is not None:
+            # pylance returns such a take as the nested struct, a scan as a flat column.
+            raise UnsupportedOptionError(
+                f"{call}: nested paths {list(shape.expressions)} in a take; use a dict, "
+                "such as {'s.x': 's.x'}"
+            )
         table = take_rows(store, manifest, rows, list(shape.reads), own)
         return shape.apply(table, f"{store.root}: take")
 

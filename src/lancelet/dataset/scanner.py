@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 from lancelet.dataset.filter import referenced_columns, to_expression
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.projection import ROW_ADDRESS, ROW_ID, Columns, projection
-from lancelet.errors import ArgumentError, CorruptDatasetError
+from lancelet.errors import CorruptDatasetError
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.store import DatasetStore
@@ -101,10 +101,7 @@ class LanceScanner:
         )
         self._filter = to_expression(filter, self._filter_schema)
         self._filter_columns = self._columns_of(filter)
-        if (limit is not None and limit < 0) or (offset is not None and offset < 0):
-            raise ArgumentError(f"{self._where}: limit and offset must not be negative")
-        if batch_size is not None and batch_size < 1:
-            raise ArgumentError(f"{self._where}: batch_size must be at least 1")
+        # Arguments were checked at the API (scannable.py, arguments.py).
         self._limit = limit
         self._offset = offset or 0
         self._batch_size = batch_size or DEFAULT_BATCH_SIZE
@@ -122,12 +119,19 @@ class LanceScanner:
 
     @property
     def projected_schema(self) -> pa.Schema:
-        fields = list(self._projection.fields)
-        if self._with_row_id:
-            fields.append(pa.field(ROW_ID, pa.uint64()))
-        if self._with_row_address:
-            fields.append(pa.field(ROW_ADDRESS, pa.uint64()))
+        fields = [
+            pa.field(item, pa.uint64()) if isinstance(item, str) else self._projection.fields[item]
+            for item in self._layout
+        ]
         return pa.schema(fields, metadata=self._arrow.metadata)
+
+    @property
+    def _layout(self) -> list[int | str]:
+        """The output columns in order (see Projection.layout); row ids and addresses
+        asked for by flag, not by name, come last, as in pylance."""
+        layout = list(self._projection.layout)
+        flagged = [(self._with_row_id, ROW_ID), (self._with_row_address, ROW_ADDRESS)]
+        return layout + [name for wanted, name in flagged if wanted and name not in layout]
 
     def _read_columns(self) -> list[str]:
         wanted = set(self._projection.reads)
@@ -182,12 +186,16 @@ class LanceScanner:
 
     def _tables(self, step: int) -> Iterator[pa.Table]:
         schema = self.projected_schema
-        specials = [n for n in (ROW_ID, ROW_ADDRESS) if n in schema.names]
+        layout = self._layout
         for table in self._selected(step):
-            out = self._projection.apply(table, self._where)
-            for name in specials:
-                out = out.append_column(name, table[name])
-            yield _conformed(out, schema) if schema.names else out
+            if not layout:
+                yield table.select([])
+                continue
+            computed = self._projection.apply(table, self._where)
+            columns = [
+                table[item] if isinstance(item, str) else computed.column(item) for item in layout
+            ]
+            yield _conformed(pa.Table.from_arrays(columns, names=schema.names), schema)
 
     def _selected(self, step: int) -> Iterator[pa.Table]:
         """Live rows that pass the filter, after offset and limit, not yet projected."""
@@ -226,6 +234,10 @@ class LanceScanner:
 
     def to_table(self) -> pa.Table:
         tables = list(self._tables(step=_WHOLE_FRAGMENT))
+        if not self._layout:
+            # Arrow's concatenation of tables without columns drops their rows.
+            rows = sum(t.num_rows for t in tables)
+            return pa.table([pa.nulls(rows)], names=["_"]).select([])
         if not tables:
             return self.projected_schema.empty_table()
         return pa.concat_tables(tables)

@@ -309,7 +309,10 @@ class _Computer:
     ) -> None:
         self.arrow = manifest.schema.to_arrow()
         if isinstance(transforms, Mapping):
-            parsed = {name: parse_value(sql, self.arrow) for name, sql in transforms.items()}
+            parsed = {
+                name: parse_value(sql, self.arrow, computes=True)
+                for name, sql in transforms.items()
+            }
             self.expressions = {name: expr for name, (expr, _, _) in parsed.items()}
             self.reads = sorted({c for _, _, cols in parsed.values() for c in cols})
             self.udf: BatchUDF | None = None

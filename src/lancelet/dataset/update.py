@@ -70,7 +70,9 @@ class _Assignments:
             )
         self.where = where
         self.schema = schema
-        self.expressions = {name: parse_value(sql, schema)[0] for name, sql in updates.items()}
+        self.expressions = {
+            name: parse_value(sql, schema, computes=True)[0] for name, sql in updates.items()
+        }
 
     def apply(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         values = evaluate(pa.Table.from_batches([batch]), self.expressions, self.where)

@@ -128,6 +128,17 @@ def prepare(
     if latest is not None and mode == "append":
         storage_version(latest.data_storage_version)
         return conform(reader, latest.schema.to_arrow(), where), latest.schema, True
+    if data_storage_version is None and latest is not None:
+        # An overwrite keeps the dataset's file format unless told otherwise, as
+        # pylance's does; one lancelet cannot write must be replaced by name.
+        try:
+            storage_version(latest.data_storage_version)
+        except UnsupportedVersionError as exc:
+            raise UnsupportedVersionError(
+                f"{where}: the dataset holds Lance {latest.data_storage_version} files, which "
+                "lancelet cannot write; pass data_storage_version='2.0' to overwrite it "
+                "with 2.0 files"
+            ) from exc
     storage_version(data_storage_version)
     return reader, LanceSchema.from_arrow(reader.schema), False
 

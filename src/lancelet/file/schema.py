@@ -108,7 +108,12 @@ def parse_logical_type(name: str, column: str) -> pa.DataType:
             )
         elif head == "fixed_size_list":
             inner, _, size = rest.rpartition(":")
+            if inner.split(":")[0] in ("struct", "list", "large_list", "map"):
+                # Items with child fields of their own (2.2 files): not read yet.
+                raise UnsupportedTypeError(f"column {column!r}: unsupported logical type {name!r}")
             return pa.list_(parse_logical_type(inner, column), int(size))
+    except SchemaError:
+        raise  # said precisely already (an unsupported type, an unknown time zone)
     except (ValueError, TypeError, pa.ArrowInvalid) as exc:
         raise SchemaError(f"column {column!r}: malformed logical type {name!r}") from exc
     raise UnsupportedTypeError(f"column {column!r}: unsupported logical type {name!r}")

@@ -87,11 +87,19 @@ def _lookup(key: bytes, pb: table_pb2.DataFragment, path: str) -> Checked:
     if checked is None:
         checked = _decode(pb, f"{path}: fragment {pb.id}")
         if len(_SEEN) >= _CAPACITY:
-            evicted = _SEEN.pop(next(iter(_SEEN)))
-            _BY_ID.pop(id(evicted.fragment), None)
+            _evict_oldest()
         _SEEN[key] = checked
         _BY_ID[id(checked.fragment)] = (key, checked)
     return checked
+
+
+def _evict_oldest() -> None:
+    try:
+        evicted = _SEEN.pop(next(iter(_SEEN)), None)
+    except (StopIteration, RuntimeError):  # emptied or changed by another thread
+        return
+    if evicted is not None:
+        _BY_ID.pop(id(evicted.fragment), None)
 
 
 def _decode(pb: table_pb2.DataFragment, where: str) -> Checked:

@@ -19,6 +19,7 @@ from google.protobuf.message import DecodeError, Message
 
 from lancelet._proto import table_pb2
 from lancelet.errors import CorruptDatasetError
+from lancelet.table import features
 from lancelet.table.fragment_check import decode_fragments
 from lancelet.table.manifest import Manifest
 from lancelet.table.validate import check_manifest, check_wire
@@ -78,6 +79,9 @@ def decode_manifest(data: bytes, path: str) -> Manifest:
         section = table_pb2.IndexSection()
         _message_at(data, pb.index_section, section, "index section", path)
         indices = tuple(section.indices)
+    # A feature lancelet does not implement explains what would otherwise look like
+    # damage (data files of another format, say), so it is named first.
+    features.check_readable(pb.reader_feature_flags, path)
     check_wire(pb, size, path)
     checked = decode_fragments(pb, path)
     try:

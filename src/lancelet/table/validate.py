@@ -31,7 +31,7 @@ from google.protobuf import unknown_fields
 from google.protobuf.message import Message
 
 from lancelet._proto import file_pb2, table_pb2
-from lancelet.errors import CorruptDatasetError, LanceletError
+from lancelet.errors import CorruptDatasetError, LanceletError, UnsupportedTypeError
 from lancelet.table import features
 from lancelet.table.fragment_check import TOMBSTONE, Checked
 from lancelet.table.manifest import Manifest
@@ -40,7 +40,21 @@ from lancelet.table.manifest import Manifest
 # format, and older writers labelled 2.0 files (0, 3).
 _LEGACY_FILES = {(0, 0), (0, 1), (0, 2)}
 _FILE_FORMATS = {(0, 3): (2, 0), (2, 0): (2, 0), (2, 1): (2, 1), (2, 2): (2, 2), (2, 3): (2, 3)}
-_NESTED = ("struct", "list", "large_list")
+# Logical types (before any ":" or "."-suffix) that can never have child fields.  A
+# container lancelet does not know (a map, a fixed-size list of structs) is left to
+# the schema conversion, which says it is unsupported rather than damaged.
+_PRIMITIVES = frozenset(
+    {
+        *(f"{sign}int{bits}" for sign in ("", "u") for bits in (8, 16, 32, 64)),
+        *("bool", "null", "halffloat", "float", "double", "string", "large_string"),
+        *("binary", "large_binary", "fixed_size_binary", "decimal", "date32", "date64"),
+        *("time32", "time64", "timestamp", "duration"),
+    }
+)
+
+
+def _is_primitive(logical_type: str) -> bool:
+    return logical_type.split(":")[0].split(".")[0] in _PRIMITIVES
 
 
 def check_wire(pb: table_pb2.Manifest, size: int, path: str) -> None:
@@ -111,6 +125,8 @@ def check_manifest(manifest: Manifest, checked: list[Checked], path: str) -> Non
     _check_schema(manifest.schema.fields, path)
     try:
         manifest.schema.to_arrow()
+    except UnsupportedTypeError:
+        raise  # a type lancelet cannot hold yet (a map, say) is no damage
     except LanceletError as exc:
         raise CorruptDatasetError(f"{path}: the schema is invalid: {exc}") from exc
     _check_fragment_ids(manifest, path)
@@ -119,6 +135,9 @@ def check_manifest(manifest: Manifest, checked: list[Checked], path: str) -> Non
         formats = _formats(manifest.data_storage_version)
         for each in checked:
             _check_fragment(each, manifest, formats, f"{path}: fragment {each.fragment.id}")
+        # The quick passes and the fragment-by-fragment checks must agree; should they
+        # not, the manifest is refused rather than let through.
+        raise CorruptDatasetError(f"{path}: the fragments do not fit the manifest")
     _check_deletion_flag(manifest, checked, path)
 
 
@@ -152,15 +171,15 @@ def _check_schema(fields: Iterable[file_pb2.Field], path: str) -> None:
         where = f"{path}: field {field.name!r} (id {field.id})"
         if field.id < 0 or field.id in seen:
             raise CorruptDatasetError(f"{where}: the id is negative or used twice")
-        if not field.name or (field.parent_id, field.name) in names:
-            raise CorruptDatasetError(f"{where}: the name is empty or used twice in its parent")
+        if (field.parent_id, field.name) in names:
+            raise CorruptDatasetError(f"{where}: the name is used twice in its parent")
         if field.parent_id != -1:
             parent = seen.get(field.parent_id)
             if parent is None:
                 raise CorruptDatasetError(
                     f"{where}: its parent id {field.parent_id} is no field listed before it"
                 )
-            if parent.logical_type.split(".")[0] not in _NESTED:
+            if _is_primitive(parent.logical_type):
                 raise CorruptDatasetError(
                     f"{where}: its parent {parent.name!r} is a {parent.logical_type}, "
                     "which has no child fields"
@@ -171,7 +190,7 @@ def _check_schema(fields: Iterable[file_pb2.Field], path: str) -> None:
     for field in seen.values():
         count = children.get(field.id, 0)
         is_list = field.logical_type.split(".")[0] in ("list", "large_list")
-        if (is_list and count != 1) or (field.logical_type == "struct" and count == 0):
+        if is_list and count != 1:
             raise CorruptDatasetError(
                 f"{path}: field {field.name!r} (id {field.id}) is a {field.logical_type} "
                 f"with {count} child fields"

@@ -43,8 +43,8 @@ class CommitPolicy:
     read version or not at all.
 
     A writer that lost a race waits a whole number of slots, drawn at random among
-    ``first_slots`` after the first loss and twice as many after each further one (up
-    to ``max_backoff_s`` in all).  A slot lasts as long as the first attempt's commit
+    ``first_slots`` after the first loss and twice as many after each further one (each
+    wait at most ``max_backoff_s``).  A slot lasts as long as the first attempt's commit
     window took (a tenth more, at least ``min_slot_s``): the writers that lost together
     spread over as many commit windows, instead of colliding again as they would with
     a fixed, short backoff."""

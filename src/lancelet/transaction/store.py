@@ -8,6 +8,7 @@ Manifests are immutable once published, so they are cached by version.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 from collections import OrderedDict
@@ -27,25 +28,27 @@ from lancelet.table.naming import ManifestLocation, ManifestNaming
 from lancelet.table.validate import check_manifest
 from lancelet.transaction.operations import Transaction, decode_transaction, encode_transaction
 
-# Manifests decoded in this process, by file identity.  Every commit re-reads the
-# latest manifest, often through a new DatasetStore (one per write_dataset call), and a
-# writer that lost a race re-reads the winners'; decoding and checking a manifest costs
-# far more than a stat.  A published manifest never changes; a file recreated under the
-# same name (a dataset deleted and written again) has another identity.
-_DECODED: OrderedDict[tuple[str, int, int, int], Manifest] = OrderedDict()
+# Manifests decoded in this process, by content.  Every commit re-reads the latest
+# manifest, often through a new DatasetStore (one per write_dataset call), and a writer
+# that lost a race re-reads the winners'; reading a manifest's bytes and hashing them
+# costs far less than decoding and checking it.  Keyed by what the file holds, a
+# dataset deleted and written again under the same path can never get an old answer.
+_DECODED: OrderedDict[tuple[str, bytes], Manifest] = OrderedDict()
 _DECODED_MAX = 256
 
 
-def _file_identity(path: str) -> tuple[str, int, int, int]:
-    stat = os.stat(path)
-    return path, stat.st_ino, stat.st_size, stat.st_mtime_ns
+def _content_key(path: str, data: bytes) -> tuple[str, bytes]:
+    return path, hashlib.blake2b(data, digest_size=20).digest()
 
 
-def _remember(identity: tuple[str, int, int, int], manifest: Manifest) -> None:
-    _DECODED[identity] = manifest
-    _DECODED.move_to_end(identity)
+def _remember(key: tuple[str, bytes], manifest: Manifest) -> None:
+    _DECODED[key] = manifest
+    _DECODED.move_to_end(key)
     while len(_DECODED) > _DECODED_MAX:
-        _DECODED.popitem(last=False)
+        try:
+            _DECODED.popitem(last=False)
+        except KeyError:  # another thread emptied it first
+            break
 
 
 class DatasetStore:
@@ -122,13 +125,14 @@ class DatasetStore:
             raise VersionNotFoundError(f"{self.root}: version {version} does not exist")
         path = self.path(naming.VERSIONS_DIR, location.name)
         try:
-            identity = _file_identity(path)
-            manifest = _DECODED.get(identity)
-            if manifest is None:
-                manifest = decode_manifest(io.read_bytes(path), path)
-                _remember(identity, manifest)
+            data = io.read_bytes(path)
         except OSError as exc:
             raise CorruptDatasetError(f"{path}: cannot read manifest: {exc}") from exc
+        key = _content_key(path, data)
+        manifest = _DECODED.get(key)
+        if manifest is None:
+            manifest = decode_manifest(data, path)
+            _remember(key, manifest)
         if manifest.version != version:
             raise CorruptDatasetError(
                 f"{path}: file name says version {version}, the manifest says {manifest.version}"
@@ -149,15 +153,15 @@ class DatasetStore:
         encoded already); False if that version exists."""
         name = naming.manifest_name(manifest.version, scheme)
         path = self.path(naming.VERSIONS_DIR, name)
-        if not io.put_if_not_exists(path, encode_manifest(manifest) if data is None else data):
+        data = encode_manifest(manifest) if data is None else data
+        if not io.put_if_not_exists(path, data):
             return False
-        with contextlib.suppress(OSError):
-            _remember(_file_identity(path), manifest)
         if self._other_scheme_has(manifest.version, scheme):
             # Two creators naming the version differently did not race for one name.
             # Whoever sees the other's file steps back, so at most one of them wins.
             io.delete(path)
             return False
+        _remember(_content_key(path, data), manifest)
         self._write_hint(manifest.version)
         return True
 
