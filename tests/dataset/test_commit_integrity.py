@@ -211,16 +211,23 @@ def test_pylance_winners_agree_with_their_manifests(tmp_path: Path) -> None:
         check_winner(txn, store.read_manifest(version - 1), after, f"version {version}")
 
 
-def test_a_winner_transaction_with_an_unknown_deletion_kind_is_corrupt(tmp_path: Path) -> None:
-    uri = str(tmp_path / "ds")
+def _stale_reader_of_a_delete(uri: str) -> tuple[ll.LanceDataset, Path]:
+    """A dataset opened at version 1, and the transaction file of version 2, a delete
+    committed after it was opened."""
     _keyed(uri)
     stale = ll.dataset(uri)
     ll.dataset(uri).delete("k >= 5 AND k < 10")  # version 2
     store = DatasetStore(uri)
-    name = store.read_manifest(2).transaction_file
-    pb = transaction_pb2.Transaction.FromString(Path(store.transaction_path(name)).read_bytes())
+    return stale, Path(store.transaction_path(store.read_manifest(2).transaction_file))
+
+
+def test_a_winner_transaction_with_an_unknown_deletion_kind_is_corrupt(tmp_path: Path) -> None:
+    uri = str(tmp_path / "ds")
+    stale, txn_path = _stale_reader_of_a_delete(uri)
+    name = txn_path.name
+    pb = transaction_pb2.Transaction.FromString(txn_path.read_bytes())
     pb.delete.updated_fragments[0].deletion_file.file_type = 7  # type: ignore[assignment]
-    Path(store.transaction_path(name)).write_bytes(pb.SerializeToString())
+    txn_path.write_bytes(pb.SerializeToString())
     with pytest.raises(CorruptDatasetError, match=f"{name}: transaction content is invalid"):
         stale.delete("k < 5")
     assert _keys(uri) == [*range(5), *range(10, 2000)]
@@ -228,12 +235,9 @@ def test_a_winner_transaction_with_an_unknown_deletion_kind_is_corrupt(tmp_path:
 
 def test_a_winner_whose_transaction_file_is_gone_is_not_rebased_over(tmp_path: Path) -> None:
     uri = str(tmp_path / "ds")
-    _keyed(uri)
-    stale = ll.dataset(uri)
-    ll.dataset(uri).delete("k >= 5 AND k < 10")  # version 2
-    store = DatasetStore(uri)
-    name = store.read_manifest(2).transaction_file
-    Path(store.transaction_path(name)).unlink()
+    stale, txn_path = _stale_reader_of_a_delete(uri)
+    name = txn_path.name
+    txn_path.unlink()
     with pytest.raises(CorruptDatasetError, match=f"{name}: cannot read transaction file"):
         stale.delete("k < 5")
     assert _keys(uri) == [*range(5), *range(10, 2000)]

@@ -10,7 +10,6 @@ from pathlib import Path
 import lance.file as ref
 import pyarrow as pa
 import pytest
-from google.protobuf import any_pb2
 
 from lancelet._proto import encodings_v2_0_pb2 as enc_pb
 from lancelet._proto import file2_pb2, file_pb2
@@ -23,6 +22,7 @@ from lancelet.errors import (
     UnsupportedVersionError,
 )
 from lancelet.file import LanceFileReader, LanceFileWriter
+from tests.file import surgery
 
 FOOTER = struct.Struct("<QQQIIHH4s")
 TABLE = pa.table(
@@ -46,13 +46,9 @@ def edit_page_encoding(
     page: file2_pb2.ColumnMetadata.Page, edit: Callable[[enc_pb.ArrayEncoding], None]
 ) -> None:
     """Unwrap a page's ``Any``-wrapped encoding, let ``edit`` change it, wrap it again."""
-    wrapper = any_pb2.Any()
-    wrapper.ParseFromString(page.encoding.direct.encoding)
-    msg = enc_pb.ArrayEncoding()
-    wrapper.Unpack(msg)
+    msg = surgery.unpack_encoding(page)
     edit(msg)
-    wrapper.Pack(msg, type_url_prefix="/")
-    page.encoding.direct.encoding = wrapper.SerializeToString()
+    surgery.pack_encoding(page, msg)
 
 
 def read_everything(path: Path) -> pa.Table:

@@ -23,7 +23,7 @@ from lancelet.errors import (
 from lancelet.file.reader import LanceFileReader
 from lancelet.table.fragment import DataFile, Fragment
 from lancelet.table.schema import LanceSchema, column_field_ids
-from lancelet.table.validate import check_file_fields, stored_field_ids
+from lancelet.table.validate import check_file_fields
 from lancelet.transaction.store import DatasetStore
 
 # (data file index, column name inside that file, its type under the dataset's names)
@@ -55,9 +55,8 @@ class FragmentReader:
                     f"{path}: holds {reader.num_rows()} rows, fragment {self.fragment.id} "
                     f"says {self.fragment.physical_rows}"
                 )
-            stored = stored_field_ids(reader.read_global_buffer(0), path)
             where = f"{path}: fragment {self.fragment.id}"
-            check_file_fields(data_file.fields, stored, self._missing, where)
+            check_file_fields(data_file.fields, list(reader.field_ids), self._missing, where)
             self._files[index] = reader
         return self._files[index]
 

@@ -9,6 +9,7 @@ says which top-level columns must be read and how to build the output from them.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -82,7 +83,8 @@ def projection(columns: Columns | None, schema: pa.Schema, where: str) -> Projec
     return _of_names(columns, schema, where)
 
 
-def _with_specials(schema: pa.Schema) -> pa.Schema:
+def with_specials(schema: pa.Schema) -> pa.Schema:
+    """``schema`` with the _rowid and _rowaddr columns expressions may read."""
     return pa.schema([*schema, *(pa.field(n, pa.uint64()) for n in SPECIAL)])
 
 
@@ -90,49 +92,42 @@ def _of_names(names: Sequence[str], schema: pa.Schema, where: str) -> Projection
     for name in names:
         if not isinstance(name, str):
             raise TypeError(f"{where}: column names must be strings, not {name!r}")
-    repeated = sorted({n for n in names if list(names).count(n) > 1})
+    repeated = sorted(n for n, count in Counter(names).items() if count > 1)
     if repeated:
         raise SchemaError(f"{where}: columns {repeated} are asked for more than once")
     plain = [n for n in names if n not in SPECIAL]
-    layout: list[int | str] = []
-    for name in names:
-        layout.append(name if name in SPECIAL else len(layout) - _count_special(layout))
-    paths = {n: [n] if n in schema.names else _nested_path(n, schema, where) for n in plain}
-    reads = tuple(n for n in schema.names if n in {p[0] for p in paths.values()})
-    if all(len(p) == 1 for p in paths.values()):
-        fields = tuple(schema.field(n) for n in plain)
-        return Projection(fields, reads, tuple(layout), frozenset())
-    fields = tuple(_follow(schema, paths[n]).with_name(n) for n in plain)
-    expressions = {n: pc.field(*paths[n]) for n in plain}
-    return Projection(fields, reads, tuple(layout), frozenset(), expressions)
+    computed = iter(range(len(plain)))
+    layout = tuple(n if n in SPECIAL else next(computed) for n in names)
+    found = {n: _resolve(n, schema, where) for n in plain}
+    reads = tuple(n for n in schema.names if n in {path[0] for path, _ in found.values()})
+    fields = tuple(field.with_name(n) for n, (_, field) in found.items())
+    if all(len(path) == 1 for path, _ in found.values()):
+        return Projection(fields, reads, layout, frozenset())
+    expressions = {n: pc.field(*path) for n, (path, _) in found.items()}
+    return Projection(fields, reads, layout, frozenset(), expressions)
 
 
-def _count_special(layout: list[int | str]) -> int:
-    return sum(isinstance(item, str) for item in layout)
-
-
-def _nested_path(name: str, schema: pa.Schema, where: str) -> list[str]:
-    """``"s.x.y"`` as a path of struct fields, or a SchemaError naming the column."""
+def _resolve(name: str, schema: pa.Schema, where: str) -> tuple[list[str], pa.Field]:
+    """A top-level column, else ``"s.x.y"`` as a path of struct fields; the path and
+    the field it ends at.  A SchemaError names a column that is neither."""
+    if name in schema.names:
+        return [name], schema.field(name)
     parts = name.split(".")
     container: pa.Schema | pa.DataType = schema
+    field: pa.Field | None = None
     for part in parts:
         nested = isinstance(container, pa.Schema) or pa.types.is_struct(container)
         index = container.get_field_index(part) if nested else -1
         if index < 0:
             raise SchemaError(f"{where}: no column named {name!r}; columns are {schema.names}")
-        container = container.field(index).type
-    return parts
-
-
-def _follow(schema: pa.Schema, path: list[str]) -> pa.Field:
-    field = schema.field(path[0])
-    for part in path[1:]:
-        field = field.type.field(part)
-    return field
+        field = container.field(index)
+        container = field.type
+    assert field is not None
+    return parts, field
 
 
 def _of_expressions(columns: Mapping[str, str], schema: pa.Schema, where: str) -> Projection:
-    known = _with_specials(schema)
+    known = with_specials(schema)
     expressions: dict[str, pc.Expression] = {}
     fields: list[pa.Field] = []
     reads: set[str] = set()

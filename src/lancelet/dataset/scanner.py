@@ -15,7 +15,14 @@ import pyarrow.compute as pc
 
 from lancelet.dataset.filter import referenced_columns, to_expression
 from lancelet.dataset.fragment_reader import FragmentReader
-from lancelet.dataset.projection import ROW_ADDRESS, ROW_ID, Columns, projection
+from lancelet.dataset.projection import (
+    ROW_ADDRESS,
+    ROW_ID,
+    SPECIAL,
+    Columns,
+    projection,
+    with_specials,
+)
 from lancelet.errors import CorruptDatasetError
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
@@ -34,7 +41,6 @@ DEFAULT_BATCH_SIZE = 8192
 # Rows read at once when the result is gathered whole: a default-sized fragment in one
 # read, so page chunks pass through without being cut and copied.
 _WHOLE_FRAGMENT = 1 << 20
-_SPECIAL = (ROW_ID, ROW_ADDRESS)
 _OFFSET = "_lancelet_offset"
 _READ_STEP = 64 * 1024
 # Above this share of a range passing the filter, its other columns are read whole
@@ -96,9 +102,7 @@ class LanceScanner:
         self._projection = projection(columns, self._arrow, self._where)
         self._with_row_id = with_row_id or ROW_ID in self._projection.special_outputs
         self._with_row_address = with_row_address or ROW_ADDRESS in self._projection.special_outputs
-        self._filter_schema = pa.schema(
-            [*self._arrow, pa.field(ROW_ID, pa.uint64()), pa.field(ROW_ADDRESS, pa.uint64())]
-        )
+        self._filter_schema = with_specials(self._arrow)
         self._filter = to_expression(filter, self._filter_schema)
         self._filter_columns = self._columns_of(filter)
         # Arguments were checked at the API (scannable.py, arguments.py).
@@ -135,7 +139,7 @@ class LanceScanner:
 
     def _read_columns(self) -> list[str]:
         wanted = set(self._projection.reads)
-        wanted |= {c for c in self._filter_columns if c not in _SPECIAL}
+        wanted |= {c for c in self._filter_columns if c not in SPECIAL}
         return [n for n in self._arrow.names if n in wanted]
 
     def _fragment_tables(self, fragment: Fragment, step: int) -> Iterator[pa.Table]:
@@ -158,7 +162,7 @@ class LanceScanner:
             self._with_row_id
             or self._with_row_address
             or bool(self._projection.special_reads)
-            or bool(set(_SPECIAL) & set(self._filter_columns))
+            or bool(set(SPECIAL) & set(self._filter_columns))
         )
 
     def _live(self, reader: FragmentReader, table: pa.Table, start: int, stop: int) -> pa.Table:

@@ -114,6 +114,7 @@ class LanceFileReader:
             # at these levels is a damaged length or tag (a cut-short field's tail).
             raise CorruptFileError(f"{self.path}: the file descriptor holds unknown fields")
         self._num_rows = descriptor.length
+        self._field_ids = tuple(f.id for f in descriptor.schema.fields)
         try:
             self._schema = from_lance_fields(descriptor.schema.fields, descriptor.schema.metadata)
         except SchemaError as exc:
@@ -272,6 +273,11 @@ class LanceFileReader:
 
     def num_rows(self) -> int:
         return self._num_rows
+
+    @property
+    def field_ids(self) -> tuple[int, ...]:
+        """The field ids the file's own schema records, in pre-order."""
+        return self._field_ids
 
     def _global_buffers(self) -> list[pa.Buffer]:
         """All global buffers, read on first use (2.0 pages rarely point at them)."""

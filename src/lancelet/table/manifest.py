@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from lancelet._proto import table_pb2
 from lancelet._version import __version__
+from lancelet.table import features
 from lancelet.table.fragment import Fragment
 from lancelet.table.schema import LanceSchema
 
@@ -122,8 +123,17 @@ class Manifest:
 
 
 # Data file versions (major, minor) of the legacy format; 2.0 files say (0, 3) or (2, 0).
-_LEGACY_FILE_VERSIONS = ((0, 0), (0, 1), (0, 2))
-_USE_V2_FORMAT_DEPRECATED = 4
+_LEGACY_FILE_VERSIONS = frozenset({(0, 0), (0, 1), (0, 2)})
+
+
+def data_file_format(major: int, minor: int) -> str | None:
+    """The format name ("0.1", "2.0", "2.1", ...) of a data file's recorded version;
+    None when the pair names no format."""
+    if (major, minor) in _LEGACY_FILE_VERSIONS:
+        return "0.1"
+    if (major, minor) == (0, 3):
+        return "2.0"
+    return f"{major}.{minor}" if major >= 2 else None
 
 
 def _data_format(pb: table_pb2.Manifest) -> tuple[str, str]:
@@ -134,10 +144,8 @@ def _data_format(pb: table_pb2.Manifest) -> tuple[str, str]:
         return pb.data_format.file_format or "lance", pb.data_format.version
     for fragment in pb.fragments:
         for data_file in fragment.files:
-            version = (data_file.file_major_version, data_file.file_minor_version)
-            if version in _LEGACY_FILE_VERSIONS:
-                return "lance", "0.1"
-            return "lance", "2.0" if version == (0, 3) else f"{version[0]}.{version[1]}"
-    if pb.writer_feature_flags & _USE_V2_FORMAT_DEPRECATED:
+            found = data_file_format(data_file.file_major_version, data_file.file_minor_version)
+            return "lance", found or "0.1"
+    if pb.writer_feature_flags & features.USE_V2_FORMAT_DEPRECATED:
         return "lance", "2.0"
     return "lance", "0.1"

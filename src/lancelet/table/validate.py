@@ -34,12 +34,8 @@ from lancelet._proto import file_pb2, table_pb2
 from lancelet.errors import CorruptDatasetError, LanceletError, UnsupportedTypeError
 from lancelet.table import features
 from lancelet.table.fragment_check import TOMBSTONE, Checked
-from lancelet.table.manifest import Manifest
+from lancelet.table.manifest import Manifest, data_file_format
 
-# Data file format versions, as (major, minor): (0, 0), (0, 1) and (0, 2) are the legacy
-# format, and older writers labelled 2.0 files (0, 3).
-_LEGACY_FILES = {(0, 0), (0, 1), (0, 2)}
-_FILE_FORMATS = {(0, 3): (2, 0), (2, 0): (2, 0), (2, 1): (2, 1), (2, 2): (2, 2), (2, 3): (2, 3)}
 # Logical types (before any ":" or "."-suffix) that can never have child fields.  A
 # container lancelet does not know (a map, a fixed-size list of structs) is left to
 # the schema conversion, which says it is unsupported rather than damaged.
@@ -132,9 +128,8 @@ def check_manifest(manifest: Manifest, checked: list[Checked], path: str) -> Non
     _check_fragment_ids(manifest, path)
     if not _fragments_fit(manifest, checked):
         # Rare: find the fragment at fault, to name it.
-        formats = _formats(manifest.data_storage_version)
         for each in checked:
-            _check_fragment(each, manifest, formats, f"{path}: fragment {each.fragment.id}")
+            _check_fragment(each, manifest, f"{path}: fragment {each.fragment.id}")
         # The quick passes and the fragment-by-fragment checks must agree; should they
         # not, the manifest is refused rather than let through.
         raise CorruptDatasetError(f"{path}: the fragments do not fit the manifest")
@@ -149,7 +144,7 @@ def _fragments_fit(manifest: Manifest, checked: list[Checked]) -> bool:
         return False
     if not flags & features.BASE_PATHS and any(map(_BASE_PATHS, checked)):
         return False
-    if not frozenset().union(*map(_FORMATS, checked)) <= _formats(manifest.data_storage_version):
+    if _misfits(frozenset().union(*map(_FORMATS, checked)), manifest.data_storage_version):
         return False
     return max(map(_READ_VERSION, checked), default=-1) < manifest.version
 
@@ -211,19 +206,17 @@ def _check_fragment_ids(manifest: Manifest, path: str) -> None:
         raise CorruptDatasetError(f"{path}: fragment {highest} is above max_fragment_id {ceiling}")
 
 
-def _formats(version: str) -> frozenset[tuple[int, int]]:
-    """The data file versions a dataset of this format may hold: its own (legacy
-    datasets, and format names lancelet does not know, any)."""
+def _misfits(found: frozenset[tuple[int, int]], version: str) -> list[tuple[int, int]]:
+    """The data file versions in ``found`` that a dataset of format ``version`` may not
+    hold: any but its own (in a legacy dataset, or one of a format name lancelet does
+    not know, any that names no format)."""
     major, _, minor = version.partition(".")
     if major.isdigit() and minor.isdigit() and int(major) >= 2:
-        own = (int(major), int(minor))
-        return frozenset(v for v, f in _FILE_FORMATS.items() if f == own)
-    return frozenset(_LEGACY_FILES | set(_FILE_FORMATS))
+        return sorted(v for v in found if data_file_format(*v) != version)
+    return sorted(v for v in found if data_file_format(*v) is None)
 
 
-def _check_fragment(
-    checked: Checked, manifest: Manifest, formats: frozenset[tuple[int, int]], where: str
-) -> None:
+def _check_fragment(checked: Checked, manifest: Manifest, where: str) -> None:
     """What a fragment must agree on with the rest of the manifest."""
     flags = manifest.reader_feature_flags
     if checked.sequences and not flags & features.STABLE_ROW_IDS:
@@ -236,8 +229,9 @@ def _check_fragment(
             f"{where}: a file names a base path, but the manifest does not declare "
             "multiple base paths"
         )
-    if not checked.formats <= formats:
-        major, minor = sorted(checked.formats - formats)[0]
+    misfits = _misfits(checked.formats, manifest.data_storage_version)
+    if misfits:
+        major, minor = misfits[0]
         raise CorruptDatasetError(
             f"{where}: a data file claims format {major}.{minor} in a dataset of format "
             f"{manifest.data_storage_version}"
@@ -265,16 +259,6 @@ def _check_deletion_flag(manifest: Manifest, checked: list[Checked], path: str) 
 
 
 # -- a data file against the fragment that lists it -------------------------------------------
-
-
-def stored_field_ids(descriptor_bytes: bytes, path: str) -> list[int]:
-    """The field ids a data file records in its own schema (global buffer 0)."""
-    descriptor = file_pb2.FileDescriptor()
-    try:
-        descriptor.ParseFromString(descriptor_bytes)
-    except Exception as exc:  # the file reader parsed it already; this cannot fail
-        raise CorruptDatasetError(f"{path}: file descriptor does not parse: {exc}") from exc
-    return [f.id for f in descriptor.schema.fields]
 
 
 def check_file_fields(
