@@ -19,12 +19,12 @@ import pytest
 from lancelet._proto import file_pb2
 from lancelet.errors import UnsupportedTypeError
 from lancelet.file import LanceFileReader, LanceFileWriter, container
-from lancelet.file.encodings.v2_0.compression import (
+from lancelet.file.codecs.general import (
     BufferCompression,
     compression_from_metadata,
 )
-from lancelet.file.layout import Kind, build_layout, column_count, is_packed_struct
 from lancelet.file.schema import to_lance_fields
+from lancelet.file.v2_0.layout import Kind, build_layout, column_count, is_packed_struct
 from lancelet.io import open_input
 from tests.file import oracle
 from tests.file.gen import random_array, seed_of

@@ -18,7 +18,7 @@ import pytest
 from numpy.typing import NDArray
 
 from lancelet.errors import CorruptFileError
-from lancelet.file.encodings.v2_0.fsst import (
+from lancelet.file.codecs.fsst import (
     FSST_SYMBOL_TABLE_SIZE,
     fsst_decompress,
     parse_symbol_table,

@@ -12,9 +12,9 @@ import pytest
 
 from lancelet._proto import encodings_v2_0_pb2 as pb
 from lancelet.errors import CorruptFileError
-from lancelet.file.encodings.v2_0 import bitpacked
-from lancelet.file.encodings.v2_0.context import PageContext
-from lancelet.file.encodings.v2_0.dispatch import decode_array
+from lancelet.file.codecs import bitpacking as bitpacked
+from lancelet.file.v2_0.context import PageContext
+from lancelet.file.v2_0.dispatch import decode_array
 
 
 def context(*buffers: bytes) -> PageContext:

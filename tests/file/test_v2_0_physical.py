@@ -19,8 +19,8 @@ import pyarrow as pa
 import pytest
 
 from lancelet.errors import CorruptFileError, UnsupportedEncodingError
-from lancelet.file.encodings.v2_0 import compression as comp
-from lancelet.file.encodings.v2_0.bitpacked import (
+from lancelet.file.codecs import general as comp
+from lancelet.file.codecs.bitpacking import (
     bitpacked_size,
     bits_needed,
     decode_bitpacked,
@@ -29,12 +29,12 @@ from lancelet.file.encodings.v2_0.bitpacked import (
     encode_bitpacked_for_non_neg,
     fastlanes_size,
 )
-from lancelet.file.encodings.v2_0.compression import compress_buffer, decompress_buffer
-from lancelet.file.encodings.v2_0.constant import decode_constant, encode_constant
-from lancelet.file.encodings.v2_0.fixed_size_binary import (
+from lancelet.file.codecs.general import compress_buffer, decompress_buffer
+from lancelet.file.v2_0.constant import decode_constant, encode_constant
+from lancelet.file.v2_0.fixed_size_binary import (
     decode_fixed_size_binary,
 )
-from lancelet.file.encodings.v2_0.packed_struct import (
+from lancelet.file.v2_0.packed_struct import (
     arrow_byte_width,
     decode_packed_struct,
     pack_struct_rows,

@@ -11,7 +11,7 @@ import pytest
 
 from lancelet.errors import CorruptFileError
 from lancelet.file import LanceFileReader
-from lancelet.file.encodings.v2_0.types import needs_value_check, value_problem
+from lancelet.file.v2_0.types import needs_value_check, value_problem
 from tests.file import surgery
 from tests.file.oracle import write_lancelet
 

@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from lancelet import io
 from lancelet.errors import SchemaError, UnsupportedVersionError
+from lancelet.file import version as file_version
 from lancelet.file.writer import LanceFileWriter
 from lancelet.table import naming
 from lancelet.table.fragment import DataFile, Fragment
@@ -24,18 +25,11 @@ from lancelet.table.schema import LanceSchema, check_same_columns, column_field_
 from lancelet.transaction.store import DatasetStore
 
 DEFAULT_MAX_ROWS_PER_FILE = 1024 * 1024
-WRITABLE_VERSIONS = ("2.0",)
 
 
 def storage_version(requested: str | None) -> str:
-    """The data storage version to write; lancelet writes Lance file format 2.0."""
-    version = "2.0" if requested is None else str(requested).lower()
-    if version not in WRITABLE_VERSIONS:
-        raise UnsupportedVersionError(
-            f"data_storage_version {requested!r} is not supported for writing; "
-            f"lancelet writes {', '.join(WRITABLE_VERSIONS)}"
-        )
-    return version
+    """The file format version ("2.0", ...) a ``data_storage_version`` asks to write."""
+    return file_version.writable(requested).name
 
 
 def check_writable(manifest: Manifest, requested: str | None = None) -> None:

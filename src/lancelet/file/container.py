@@ -25,16 +25,12 @@ from google.protobuf.message import DecodeError, Message
 from lancelet._proto import encodings_v2_0_pb2 as enc_pb
 from lancelet._proto import file2_pb2
 from lancelet.errors import CorruptFileError, UnsupportedVersionError
+from lancelet.file.version import VERSIONS, from_footer
 
 MAGIC = b"LANC"
 FOOTER = struct.Struct("<QQQIIHH4s")
 FOOTER_SIZE = FOOTER.size  # 40
 ALIGNMENT = 64
-
-# (major, minor) pairs written in the footer.  2.0 files carry the legacy pair (0, 3).
-V2_0_WRITTEN = (0, 3)
-V2_0_ACCEPTED = {(0, 3), (2, 0)}
-NAMED_VERSIONS = {(0, 1): "0.1", (0, 2): "0.1", (2, 1): "2.1", (2, 2): "2.2"}
 
 # The specification bounds a page at 4Gi items (its length was a uint32).
 MAX_PAGE_ROWS = 2**32 - 1
@@ -62,7 +58,8 @@ class Footer:
 
     @property
     def version(self) -> str:
-        return "2.0" if (self.major, self.minor) in V2_0_ACCEPTED else f"{self.major}.{self.minor}"
+        known = from_footer(self.major, self.minor)
+        return f"{self.major}.{self.minor}" if known is None else known.name
 
 
 @dataclass(frozen=True)
@@ -118,10 +115,12 @@ def read_footer(source: RangeSource) -> Footer:
     cm_start, cmo, gbo, n_gb, n_col, major, minor, magic = FOOTER.unpack(raw)
     if magic != MAGIC:
         raise CorruptFileError(f"{source.path}: bad magic {magic!r}, not a Lance file")
-    if (major, minor) not in V2_0_ACCEPTED:
-        name = NAMED_VERSIONS.get((major, minor), f"{major}.{minor}")
+    known = from_footer(major, minor)
+    if known is None or not known.readable:
+        name = f"{major}.{minor}" if known is None else known.name
+        readable = ", ".join(v.name for v in VERSIONS.values() if v.readable)
         raise UnsupportedVersionError(
-            f"{source.path}: Lance file version {name} is not supported (this reader reads 2.0)"
+            f"{source.path}: Lance file version {name} is not supported (lancelet reads {readable})"
         )
     footer = Footer(cm_start, cmo, gbo, n_gb, n_col, major, minor)
     tail = source.size - FOOTER_SIZE

@@ -13,9 +13,9 @@ from google.protobuf.unknown_fields import UnknownFieldSet
 from lancelet._proto import file_pb2
 from lancelet.errors import CorruptFileError, SchemaError, UnsupportedOptionError
 from lancelet.file import container
-from lancelet.file.fields import ColumnPages, FieldReader, build_reader
-from lancelet.file.layout import FieldNode, Kind, build_layout, column_labels
 from lancelet.file.schema import from_lance_fields
+from lancelet.file.v2_0.fields import ColumnPages, FieldReader, build_reader
+from lancelet.file.v2_0.layout import FieldNode, Kind, build_layout, column_labels
 from lancelet.io import LocalInputFile, open_input
 
 DEFAULT_BATCH_SIZE = 1024

@@ -13,13 +13,14 @@ from lancelet._proto import encodings_v2_0_pb2 as enc_pb
 from lancelet._proto import file2_pb2, file_pb2
 from lancelet.errors import LanceFileError, SchemaError, UnsupportedTypeError
 from lancelet.file import container
-from lancelet.file.encodings.v2_0 import list as list_enc
-from lancelet.file.encodings.v2_0 import packed_struct
-from lancelet.file.encodings.v2_0.compression import BufferCompression, compression_from_metadata
-from lancelet.file.encodings.v2_0.leaf import encode_values
-from lancelet.file.fields import concat_pages
-from lancelet.file.layout import FieldNode, Kind, build_layout, column_count, is_packed_struct
+from lancelet.file.codecs.general import BufferCompression, compression_from_metadata
 from lancelet.file.schema import to_lance_fields
+from lancelet.file.v2_0 import list as list_enc
+from lancelet.file.v2_0 import packed_struct
+from lancelet.file.v2_0.fields import concat_pages
+from lancelet.file.v2_0.layout import FieldNode, Kind, build_layout, column_count, is_packed_struct
+from lancelet.file.v2_0.leaf import encode_values
+from lancelet.file.version import VERSIONS
 from lancelet.io import LocalOutputFile, open_output
 
 DEFAULT_DATA_CACHE_BYTES = 8 * 1024 * 1024
@@ -344,7 +345,7 @@ class LanceFileWriter:
         out.write(np.asarray(meta_locs, dtype="<u8").reshape(-1).tobytes())
         gbo_pos = out.position
         out.write(np.asarray(global_locs, dtype="<u8").reshape(-1).tobytes())
-        major, minor = container.V2_0_WRITTEN
+        major, minor = VERSIONS["2.0"].footer
         footer = container.Footer(
             column_meta_start, cmo_pos, gbo_pos, len(global_locs), len(metas), major, minor
         )

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from lancelet._proto import table_pb2
 from lancelet._version import __version__
+from lancelet.file import version as file_version
 from lancelet.table import features
 from lancelet.table.fragment import Fragment
 from lancelet.table.schema import LanceSchema
@@ -123,16 +124,14 @@ class Manifest:
 
 
 # Data file versions (major, minor) of the legacy format; 2.0 files say (0, 3) or (2, 0).
-_LEGACY_FILE_VERSIONS = frozenset({(0, 0), (0, 1), (0, 2)})
 
 
 def data_file_format(major: int, minor: int) -> str | None:
     """The format name ("0.1", "2.0", "2.1", ...) of a data file's recorded version;
     None when the pair names no format."""
-    if (major, minor) in _LEGACY_FILE_VERSIONS:
-        return "0.1"
-    if (major, minor) == (0, 3):
-        return "2.0"
+    known = file_version.from_manifest(major, minor)
+    if known is not None:
+        return known.name
     return f"{major}.{minor}" if major >= 2 else None
 
 

@@ -15,8 +15,8 @@ import pyarrow as pa
 
 from lancelet._proto import file_pb2
 from lancelet.errors import SchemaError
-from lancelet.file.layout import is_packed_struct
 from lancelet.file.schema import from_lance_fields, to_lance_fields
+from lancelet.file.v2_0.layout import is_packed_struct
 
 
 @dataclass(frozen=True)

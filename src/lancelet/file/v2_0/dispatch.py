@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from lancelet._proto import encodings_v2_0_pb2 as pb
 from lancelet.errors import UnsupportedEncodingError
-from lancelet.file.encodings.v2_0 import (
+from lancelet.file.v2_0 import (
     binary,
     dictionary,
     fixed_size_list,
@@ -18,7 +18,7 @@ from lancelet.file.encodings.v2_0 import (
     packed_struct,
     types,
 )
-from lancelet.file.encodings.v2_0.context import PageContext
+from lancelet.file.v2_0.context import PageContext
 
 DecodeFn = Callable[[PageContext, pb.ArrayEncoding, int, pa.DataType], pa.Array]
 
@@ -26,7 +26,7 @@ DecodeFn = Callable[[PageContext, pb.ArrayEncoding, int, pa.DataType], pa.Array]
 def _load_optional() -> dict[str, DecodeFn]:
     # Encodings the reference can emit but lancelet's writer never chooses.
     table: dict[str, DecodeFn] = {}
-    from lancelet.file.encodings.v2_0 import fixed_size_binary, fsst, integers
+    from lancelet.file.v2_0 import fixed_size_binary, fsst, integers
 
     table["dictionary"] = dictionary.decode
     table["fsst"] = fsst.decode

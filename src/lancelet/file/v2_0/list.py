@@ -12,9 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from lancelet._proto import encodings_v2_0_pb2 as pb
-from lancelet.file.encodings.v2_0 import flat
-from lancelet.file.encodings.v2_0.binary import split_offsets
-from lancelet.file.encodings.v2_0.context import PageContext
+from lancelet.file.v2_0 import flat
+from lancelet.file.v2_0.binary import split_offsets
+from lancelet.file.v2_0.context import PageContext
 
 
 @dataclass(frozen=True)

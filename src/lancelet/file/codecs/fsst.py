@@ -1,7 +1,7 @@
-"""FSST string decompression for the Lance 2.0 ``Fsst`` array encoding.
+"""FSST string decompression, shared by every file version.
 
-An ``Fsst`` page wraps a ``Binary`` page whose bytes are FSST-compressed; the
-``symbol_table`` field of the encoding holds the table needed to expand them.
+The encodings that use FSST store the symbol table in their protobuf message and
+the compressed values as ordinary variable-width data.
 
 Serialized symbol table (always 2312 bytes when written by the reference):
 
@@ -28,13 +28,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
 from numpy.typing import NDArray
 
-from lancelet._proto import encodings_v2_0_pb2 as pb
 from lancelet.errors import CorruptFileError
-from lancelet.file.encodings.v2_0.binary import build_array
-from lancelet.file.encodings.v2_0.context import PageContext
 
 __all__ = [
     "FSST_SYMBOL_TABLE_SIZE",
@@ -230,22 +226,3 @@ def _expand(
     cum = np.zeros(rows.size + 1, dtype=np.int64)
     np.cumsum(out_len, out=cum[1:])
     return cum[rel], out
-
-
-def decode(ctx: PageContext, enc: pb.ArrayEncoding, num_rows: int, dtype: pa.DataType) -> pa.Array:
-    """A page of FSST-compressed strings: decode the inner Binary, then expand it."""
-    msg = enc.fsst
-    # The inner Binary holds the compressed values; decode it as raw binary first.
-    compressed = ctx.decode(msg.binary, num_rows, pa.large_binary())
-    offsets = np.frombuffer(
-        compressed.buffers()[1], dtype=np.int64, count=num_rows + 1, offset=8 * compressed.offset
-    )
-    data_buf = compressed.buffers()[2]
-    data = (
-        np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
-    )
-    out_offsets, out_data = fsst_decompress(msg.symbol_table, data, offsets)
-    valid = None
-    if compressed.null_count:
-        valid = np.asarray(compressed.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-    return build_array(ctx, dtype, out_offsets, pa.py_buffer(out_data), valid)

@@ -9,9 +9,9 @@ import pyarrow.compute as pc
 
 from lancelet._proto import encodings_v2_0_pb2 as pb
 from lancelet.errors import UnsupportedEncodingError
-from lancelet.file.encodings.v2_0 import flat
-from lancelet.file.encodings.v2_0.context import PageContext
-from lancelet.file.encodings.v2_0.types import is_fixed_width, is_variable_width, values_per_row
+from lancelet.file.v2_0 import flat
+from lancelet.file.v2_0.context import PageContext
+from lancelet.file.v2_0.types import is_fixed_width, is_variable_width, values_per_row
 
 # Arrow allocates every slot of an all-null array; a page stores none of them, so its
 # size is bounded here instead (2 GiB of 64-bit values), not by the file's size.

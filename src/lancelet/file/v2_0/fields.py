@@ -11,12 +11,12 @@ import pyarrow as pa
 
 from lancelet.errors import CorruptFileError, LanceFileError
 from lancelet.file.container import ColumnInfo, Page, RangeSource, check_range
-from lancelet.file.encodings.v2_0 import list as list_enc
-from lancelet.file.encodings.v2_0.binary import gather_ranges
-from lancelet.file.encodings.v2_0.context import PageContext
-from lancelet.file.encodings.v2_0.dispatch import decode_array, take_array
-from lancelet.file.encodings.v2_0.types import needs_value_check, value_problem, values_per_row
-from lancelet.file.layout import FieldNode, Kind
+from lancelet.file.v2_0 import list as list_enc
+from lancelet.file.v2_0.binary import gather_ranges
+from lancelet.file.v2_0.context import PageContext
+from lancelet.file.v2_0.dispatch import decode_array, take_array
+from lancelet.file.v2_0.layout import FieldNode, Kind
+from lancelet.file.v2_0.types import needs_value_check, value_problem, values_per_row
 
 T = TypeVar("T")
 # A take wanting more than 1/16 of a page's rows decodes the page whole (and keeps it).

@@ -16,8 +16,8 @@ import pyarrow as pa
 
 from lancelet._proto import encodings_v2_0_pb2 as pb
 from lancelet.errors import CorruptFileError
-from lancelet.file.encodings.v2_0.binary import build_array
-from lancelet.file.encodings.v2_0.context import PageContext
+from lancelet.file.v2_0.binary import build_array
+from lancelet.file.v2_0.context import PageContext
 
 _INT32_MAX = 2**31 - 1
 

@@ -13,9 +13,9 @@ import pyarrow as pa
 
 from lancelet._proto import encodings_v2_0_pb2 as pb
 from lancelet.errors import UnsupportedEncodingError
-from lancelet.file.encodings.v2_0 import flat
-from lancelet.file.encodings.v2_0.compression import BufferCompression, compress_buffer
-from lancelet.file.encodings.v2_0.context import PageContext
+from lancelet.file.codecs.general import BufferCompression, compress_buffer
+from lancelet.file.v2_0 import flat
+from lancelet.file.v2_0.context import PageContext
 
 # End offsets stay well inside int64 (no file is 2**62 bytes long).
 _MAX_END = 2**62

@@ -25,9 +25,9 @@ import pyarrow as pa
 
 from lancelet._proto import encodings_v2_0_pb2 as pb
 from lancelet.errors import CorruptFileError, UnsupportedEncodingError
-from lancelet.file.encodings.v2_0 import flat
-from lancelet.file.encodings.v2_0.context import PageContext
-from lancelet.file.encodings.v2_0.types import is_fixed_width_bytes
+from lancelet.file.v2_0 import flat
+from lancelet.file.v2_0.context import PageContext
+from lancelet.file.v2_0.types import is_fixed_width_bytes
 
 ByteRows = npt.NDArray[np.uint8]
 

@@ -11,9 +11,10 @@ import numpy as np
 import pyarrow as pa
 
 from lancelet._proto import encodings_v2_0_pb2 as pb
-from lancelet.file.encodings.v2_0 import bitpacked, constant
-from lancelet.file.encodings.v2_0.context import PageContext
-from lancelet.file.encodings.v2_0.flat import value_width_bits
+from lancelet.file.codecs import bitpacking as bitpacked
+from lancelet.file.v2_0 import constant
+from lancelet.file.v2_0.context import PageContext
+from lancelet.file.v2_0.flat import value_width_bits
 
 
 def _as_arrow(ctx: PageContext, raw: np.ndarray, dtype: pa.DataType) -> pa.Array:

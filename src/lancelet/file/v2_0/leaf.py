@@ -5,7 +5,8 @@ from __future__ import annotations
 import pyarrow as pa
 
 from lancelet._proto import encodings_v2_0_pb2 as pb
-from lancelet.file.encodings.v2_0 import (
+from lancelet.file.codecs.general import BufferCompression
+from lancelet.file.v2_0 import (
     binary,
     dictionary,
     fixed_size_list,
@@ -13,7 +14,6 @@ from lancelet.file.encodings.v2_0 import (
     nullable,
     packed_struct,
 )
-from lancelet.file.encodings.v2_0.compression import BufferCompression
 
 VARIABLE_WIDTH = (pa.string(), pa.binary(), pa.large_string(), pa.large_binary())
 

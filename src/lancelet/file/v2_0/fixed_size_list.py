@@ -5,8 +5,8 @@ from __future__ import annotations
 import pyarrow as pa
 
 from lancelet._proto import encodings_v2_0_pb2 as pb
-from lancelet.file.encodings.v2_0 import flat
-from lancelet.file.encodings.v2_0.context import PageContext
+from lancelet.file.v2_0 import flat
+from lancelet.file.v2_0.context import PageContext
 
 
 def decode(ctx: PageContext, enc: pb.ArrayEncoding, num_rows: int, dtype: pa.DataType) -> pa.Array:
@@ -20,7 +20,7 @@ def decode(ctx: PageContext, enc: pb.ArrayEncoding, num_rows: int, dtype: pa.Dat
 
 
 def encode(arr: pa.Array, add_buffer: flat.AddBuffer) -> pb.ArrayEncoding:
-    from lancelet.file.encodings.v2_0.leaf import encode_values
+    from lancelet.file.v2_0.leaf import encode_values
 
     dim = arr.type.list_size
     child = arr.values.slice(arr.offset * dim, len(arr) * dim)

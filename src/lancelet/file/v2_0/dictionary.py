@@ -7,8 +7,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelet._proto import encodings_v2_0_pb2 as pb
-from lancelet.file.encodings.v2_0 import binary, flat, nullable
-from lancelet.file.encodings.v2_0.context import PageContext
+from lancelet.file.v2_0 import binary, flat, nullable
+from lancelet.file.v2_0.context import PageContext
 
 
 def decode(ctx: PageContext, enc: pb.ArrayEncoding, num_rows: int, dtype: pa.DataType) -> pa.Array:
@@ -67,7 +67,7 @@ def encode_arrow_dictionary(
     arr: pa.DictionaryArray, add_buffer: flat.AddBuffer
 ) -> pb.ArrayEncoding:
     """An Arrow dictionary column as the reference stores it: nulls point at a null item."""
-    from lancelet.file.encodings.v2_0.leaf import encode_values
+    from lancelet.file.v2_0.leaf import encode_values
 
     indices, items = arr.indices, arr.dictionary
     if indices.null_count:

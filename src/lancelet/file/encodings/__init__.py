@@ -1,1 +1,0 @@
-"""Page encodings, one package per file format version."""
