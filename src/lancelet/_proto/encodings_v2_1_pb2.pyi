@@ -77,10 +77,13 @@ class MiniBlockLayout(_message.Message):
     NUM_BUFFERS_FIELD_NUMBER: _builtins.int
     REPETITION_INDEX_DEPTH_FIELD_NUMBER: _builtins.int
     NUM_ITEMS_FIELD_NUMBER: _builtins.int
+    HAS_LARGE_CHUNK_FIELD_NUMBER: _builtins.int
     num_dictionary_items: _builtins.int
     num_buffers: _builtins.int
     repetition_index_depth: _builtins.int
     num_items: _builtins.int
+    has_large_chunk: _builtins.bool
+    """2.2: chunk metadata words are u32 (not u16) and chunk headers use u32 sizes."""
     @_builtins.property
     def rep_compression(self) -> Global___CompressiveEncoding: ...
     @_builtins.property
@@ -103,10 +106,11 @@ class MiniBlockLayout(_message.Message):
         num_buffers: _builtins.int = ...,
         repetition_index_depth: _builtins.int = ...,
         num_items: _builtins.int = ...,
+        has_large_chunk: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["def_compression", b"def_compression", "dictionary", b"dictionary", "rep_compression", b"rep_compression", "value_compression", b"value_compression"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["def_compression", b"def_compression", "dictionary", b"dictionary", "layers", b"layers", "num_buffers", b"num_buffers", "num_dictionary_items", b"num_dictionary_items", "num_items", b"num_items", "rep_compression", b"rep_compression", "repetition_index_depth", b"repetition_index_depth", "value_compression", b"value_compression"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["def_compression", b"def_compression", "dictionary", b"dictionary", "has_large_chunk", b"has_large_chunk", "layers", b"layers", "num_buffers", b"num_buffers", "num_dictionary_items", b"num_dictionary_items", "num_items", b"num_items", "rep_compression", b"rep_compression", "repetition_index_depth", b"repetition_index_depth", "value_compression", b"value_compression"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -157,24 +161,47 @@ class FullZipLayout(_message.Message):
 Global___FullZipLayout: _TypeAlias = FullZipLayout  # noqa: Y015
 
 @_typing.final
-class AllNullLayout(_message.Message):
+class ConstantLayout(_message.Message):
+    """All visible values of the page are one scalar (inline_value) or null (no value).
+    Format 2.1 writes only the layers; 2.2 adds the rest.
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     LAYERS_FIELD_NUMBER: _builtins.int
+    INLINE_VALUE_FIELD_NUMBER: _builtins.int
+    REP_COMPRESSION_FIELD_NUMBER: _builtins.int
+    DEF_COMPRESSION_FIELD_NUMBER: _builtins.int
+    NUM_REP_VALUES_FIELD_NUMBER: _builtins.int
+    NUM_DEF_VALUES_FIELD_NUMBER: _builtins.int
+    inline_value: _builtins.bytes
+    num_rep_values: _builtins.int
+    num_def_values: _builtins.int
     @_builtins.property
     def layers(self) -> _containers.RepeatedScalarFieldContainer[Global___RepDefLayer.ValueType]: ...
+    @_builtins.property
+    def rep_compression(self) -> Global___CompressiveEncoding: ...
+    @_builtins.property
+    def def_compression(self) -> Global___CompressiveEncoding: ...
     def __init__(
         self,
         *,
         layers: _abc.Iterable[Global___RepDefLayer.ValueType] | None = ...,
+        inline_value: _builtins.bytes | None = ...,
+        rep_compression: Global___CompressiveEncoding | None = ...,
+        def_compression: Global___CompressiveEncoding | None = ...,
+        num_rep_values: _builtins.int = ...,
+        num_def_values: _builtins.int = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_inline_value", b"_inline_value", "def_compression", b"def_compression", "inline_value", b"inline_value", "rep_compression", b"rep_compression"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["layers", b"layers"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_inline_value", b"_inline_value", "def_compression", b"def_compression", "inline_value", b"inline_value", "layers", b"layers", "num_def_values", b"num_def_values", "num_rep_values", b"num_rep_values", "rep_compression", b"rep_compression"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__inline_value: _TypeAlias = _typing.Literal["inline_value"]  # noqa: Y015
+    _WhichOneofArgType__inline_value: _TypeAlias = _typing.Literal["_inline_value", b"_inline_value"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__inline_value) -> _WhichOneofReturnType__inline_value | None: ...
 
-Global___AllNullLayout: _TypeAlias = AllNullLayout  # noqa: Y015
+Global___ConstantLayout: _TypeAlias = ConstantLayout  # noqa: Y015
 
 @_typing.final
 class BlobLayout(_message.Message):
@@ -205,13 +232,13 @@ class PageLayout(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     MINI_BLOCK_LAYOUT_FIELD_NUMBER: _builtins.int
-    ALL_NULL_LAYOUT_FIELD_NUMBER: _builtins.int
+    CONSTANT_LAYOUT_FIELD_NUMBER: _builtins.int
     FULL_ZIP_LAYOUT_FIELD_NUMBER: _builtins.int
     BLOB_LAYOUT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def mini_block_layout(self) -> Global___MiniBlockLayout: ...
     @_builtins.property
-    def all_null_layout(self) -> Global___AllNullLayout: ...
+    def constant_layout(self) -> Global___ConstantLayout: ...
     @_builtins.property
     def full_zip_layout(self) -> Global___FullZipLayout: ...
     @_builtins.property
@@ -220,15 +247,15 @@ class PageLayout(_message.Message):
         self,
         *,
         mini_block_layout: Global___MiniBlockLayout | None = ...,
-        all_null_layout: Global___AllNullLayout | None = ...,
+        constant_layout: Global___ConstantLayout | None = ...,
         full_zip_layout: Global___FullZipLayout | None = ...,
         blob_layout: Global___BlobLayout | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["all_null_layout", b"all_null_layout", "blob_layout", b"blob_layout", "full_zip_layout", b"full_zip_layout", "layout", b"layout", "mini_block_layout", b"mini_block_layout"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["blob_layout", b"blob_layout", "constant_layout", b"constant_layout", "full_zip_layout", b"full_zip_layout", "layout", b"layout", "mini_block_layout", b"mini_block_layout"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["all_null_layout", b"all_null_layout", "blob_layout", b"blob_layout", "full_zip_layout", b"full_zip_layout", "layout", b"layout", "mini_block_layout", b"mini_block_layout"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["blob_layout", b"blob_layout", "constant_layout", b"constant_layout", "full_zip_layout", b"full_zip_layout", "layout", b"layout", "mini_block_layout", b"mini_block_layout"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_layout: _TypeAlias = _typing.Literal["mini_block_layout", "all_null_layout", "full_zip_layout", "blob_layout"]  # noqa: Y015
+    _WhichOneofReturnType_layout: _TypeAlias = _typing.Literal["mini_block_layout", "constant_layout", "full_zip_layout", "blob_layout"]  # noqa: Y015
     _WhichOneofArgType_layout: _TypeAlias = _typing.Literal["layout", b"layout"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_layout) -> _WhichOneofReturnType_layout | None: ...
 
