@@ -1,0 +1,1 @@
+"""Writing 2.1 and 2.2 files."""
