@@ -22,9 +22,10 @@ class LevelledPage:
     ``rep`` and ``defs`` hold one entry per level entry (an item, or a null or empty
     list that has no item); either is None when the page's layers need none (no list
     layer, or no layer that can be null or empty).  ``values`` holds one value per
-    *visible* entry, that is per entry whose definition level reaches the item (null
-    items included, as placeholders of any value; null and empty lists excluded), in
-    the leaf's Arrow type.  ``layers`` are the page's ``RepDefLayer`` values,
+    *visible* entry, that is every entry except those marking a null or empty list
+    (which have no item); entries of null items or null structs hold placeholders of
+    any value.  Values are in the leaf's Arrow type (check the reference if it
+    differs: the assembly and every layout must agree on this).  ``layers`` are the page's ``RepDefLayer`` values,
     innermost (the item) first.
     """
 
