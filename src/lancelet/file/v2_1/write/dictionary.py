@@ -1,0 +1,189 @@
+"""Structural dictionaries: when a page is dictionary encoded, and how.
+
+As in the reference, a page is dictionary encoded (indices in mini-blocks, the
+dictionary in page buffer 2) when it has at least 100 values of a kind that
+supports it (variable-width; 128-bit fixed-width, and 64-bit from format 2.2),
+a sample of it is not nearly unique, its distinct values number at most
+``num_values / lance-encoding:dict-divisor`` (and 100,000), and dictionary plus
+32-bit indices take less than ``lance-encoding:dict-size-ratio`` (0.8) of the
+values.  Every visible entry counts, a null one with whatever bytes it holds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lancelet.errors import SchemaError
+from lancelet.file.v2_1.write.blocks import Block, Fixed, Variable, to_block
+
+DIVISOR_KEY = b"lance-encoding:dict-divisor"
+RATIO_KEY = b"lance-encoding:dict-size-ratio"
+VALUES_COMPRESSION_KEY = b"lance-encoding:dict-values-compression"
+VALUES_LEVEL_KEY = b"lance-encoding:dict-values-compression-level"
+
+_TOO_SMALL = 100
+_DEFAULT_DIVISOR = 2
+_MAX_CARDINALITY = 100_000
+_DEFAULT_RATIO = 0.8
+_SAMPLES = 4096
+_SAMPLE_BLOCKS = 32
+_MIN_SAMPLES = 1024
+_NEAR_UNIQUE = 0.98
+_INDEX_BYTES = 4
+
+
+@dataclass(frozen=True)
+class Encoded:
+    indices: Fixed
+    dictionary: Block
+    num_items: int
+
+
+def _as_arrow(block: Block) -> pa.Array:
+    """The block's values as an Arrow array without validity (nulls count as values)."""
+    if isinstance(block, Variable):
+        offsets = pa.py_buffer(block.offsets.astype(np.int64).tobytes())
+        data = pa.py_buffer(block.data.tobytes())
+        return pa.Array.from_buffers(pa.large_binary(), block.num_values, [None, offsets, data])
+    assert isinstance(block, Fixed)
+    if block.bits_per_value == 64:
+        return pa.array(block.data.view("<u8"))
+    data = pa.py_buffer(block.data.tobytes())
+    width = block.bits_per_value // 8
+    return pa.Array.from_buffers(pa.binary(width), block.num_values, [None, data])
+
+
+def _supported(block: Block, allow_64: bool) -> bool:
+    if isinstance(block, Variable):
+        return True
+    if isinstance(block, Fixed):
+        return block.bits_per_value == 128 or (allow_64 and block.bits_per_value == 64)
+    return False
+
+
+def _parse_divisor(meta: Mapping[bytes, bytes], where: str) -> int:
+    raw = meta.get(DIVISOR_KEY)
+    if raw is None:
+        return _DEFAULT_DIVISOR
+    try:
+        value = int(raw)
+    except ValueError:
+        return _DEFAULT_DIVISOR  # the reference ignores what it cannot parse
+    return max(value, 1)
+
+
+def _parse_ratio(meta: Mapping[bytes, bytes], where: str) -> float:
+    raw = meta.get(RATIO_KEY)
+    if raw is None:
+        return _DEFAULT_RATIO
+    try:
+        value = float(raw)
+    except ValueError:
+        return _DEFAULT_RATIO
+    if not 0.0 < value <= 1.0 or math.isnan(value):
+        raise SchemaError(
+            f"{where}: lance-encoding:dict-size-ratio is {raw.decode(errors='replace')!r}, "
+            "which is not in the range (0, 1]"
+        )
+    return value
+
+
+def _sample_ratio(values: pa.Array) -> float | None:
+    """Distinct share of a deterministic sample (None: too few values to judge)."""
+    n = len(values)
+    count = min(n, _SAMPLES)
+    if count < _MIN_SAMPLES:
+        return None
+    blocks = min(_SAMPLE_BLOCKS, count)
+    per_block = max(count // blocks, 1)
+    block_starts = np.arange(blocks, dtype=np.int64) * n // blocks
+    block_ends = np.minimum((np.arange(blocks, dtype=np.int64) + 1) * n // blocks, n)
+    takes = np.minimum(per_block, block_ends - block_starts)
+    index = np.concatenate([np.arange(s, s + t) for s, t in zip(block_starts, takes, strict=True)])
+    if len(index) < _MIN_SAMPLES:
+        return None
+    sample = values.take(pa.array(index))
+    return int(pc.count_distinct(sample, mode="all").as_py()) / len(index)
+
+
+def _data_size(block: Block) -> int:
+    if isinstance(block, Variable):
+        return len(block.data) + (block.num_values + 1) * block.bits_per_offset // 8
+    assert isinstance(block, Fixed)
+    return len(block.data)
+
+
+def try_encode(
+    block: Block, meta: Mapping[bytes, bytes], allow_64: bool, where: str
+) -> Encoded | None:
+    """Dictionary-encode the page when the reference would."""
+    if not _supported(block, allow_64) or block.num_values < _TOO_SMALL:
+        return None
+    n = block.num_values
+    threshold = min(n // _parse_divisor(meta, where), _MAX_CARDINALITY)
+    ratio = _parse_ratio(meta, where)
+    if threshold == 0 or _data_size(block) == 0:
+        return None
+    budget = int(_data_size(block) * ratio)
+    values = _as_arrow(block)
+    sampled = _sample_ratio(values)
+    if sampled is not None and (sampled >= _NEAR_UNIQUE or math.ceil(sampled * n) > threshold):
+        return None
+    encoded = pc.dictionary_encode(values)
+    dictionary = encoded.dictionary
+    cardinality = len(dictionary)
+    if cardinality > threshold:
+        return None
+    size = _INDEX_BYTES * n
+    if isinstance(block, Variable):
+        width = block.bits_per_offset // 8
+        size += len(dictionary.buffers()[2] or b"") + (cardinality + 1) * width
+    else:
+        assert isinstance(block, Fixed)
+        size += cardinality * block.bits_per_value // 8
+    if size > budget:
+        return None
+    indices = np.asarray(encoded.indices.to_numpy(), dtype="<u4")
+    return Encoded(Fixed(indices.view(np.uint8), 32, n), _dictionary_block(block, dictionary),
+                   cardinality)  # fmt: skip
+
+
+def _dictionary_block(block: Block, dictionary: pa.Array) -> Block:
+    if isinstance(block, Variable):
+        as_block = to_block(dictionary)
+        assert isinstance(as_block, Variable)
+        return Variable(as_block.offsets, as_block.data, block.bits_per_offset)
+    assert isinstance(block, Fixed)
+    width = block.bits_per_value // 8
+    if block.bits_per_value == 64:
+        raw = np.asarray(dictionary.to_numpy(), dtype="<u8").view(np.uint8)
+    else:
+        buf = np.frombuffer(dictionary.buffers()[1], np.uint8)
+        raw = buf[dictionary.offset * width : (dictionary.offset + len(dictionary)) * width]
+    return Fixed(raw, block.bits_per_value, len(dictionary))
+
+
+def arrow_dictionary(arr: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """A page of an Arrow dictionary column as (indices, dictionary), nulls moved from
+    the dictionary into the indices and the dictionary cut to the values it needs."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.unify_dictionaries().combine_chunks()
+    indices, dictionary = arr.indices, arr.dictionary
+    if dictionary.null_count:
+        keep = np.flatnonzero(np.asarray(dictionary.is_valid().to_numpy(zero_copy_only=False)))
+        remap = np.full(len(dictionary), -1, dtype=np.int64)
+        remap[keep] = np.arange(len(keep))
+        idx = np.asarray(indices.fill_null(0).to_numpy(), dtype=np.int64)
+        mapped = remap[idx]
+        valid = np.asarray(indices.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+        valid &= mapped >= 0
+        indices = pa.array(np.where(valid, mapped, 0).astype(indices.type.to_pandas_dtype()),
+                           mask=~valid)  # fmt: skip
+        dictionary = dictionary.take(pa.array(keep))
+    return indices, dictionary

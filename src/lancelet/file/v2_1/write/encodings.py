@@ -1,0 +1,61 @@
+"""Builders of the 2.1 ``CompressiveEncoding`` messages the writer emits."""
+
+from __future__ import annotations
+
+from lancelet._proto import encodings_v2_1_pb2 as pb
+
+_SCHEMES = {
+    "lz4": pb.COMPRESSION_ALGORITHM_LZ4,
+    "zstd": pb.COMPRESSION_ALGORITHM_ZSTD,
+}
+
+
+def flat(bits: int) -> pb.CompressiveEncoding:
+    return pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=bits))
+
+
+def variable(bits_per_offset: int) -> pb.CompressiveEncoding:
+    return pb.CompressiveEncoding(variable=pb.Variable(offsets=flat(bits_per_offset)))
+
+
+def inline_bitpacking(bits: int) -> pb.CompressiveEncoding:
+    return pb.CompressiveEncoding(
+        inline_bitpacking=pb.InlineBitpacking(uncompressed_bits_per_value=bits)
+    )
+
+
+def out_of_line_bitpacking(bits: int, compressed_bits: int) -> pb.CompressiveEncoding:
+    return pb.CompressiveEncoding(
+        out_of_line_bitpacking=pb.OutOfLineBitpacking(
+            uncompressed_bits_per_value=bits, values=flat(compressed_bits)
+        )
+    )
+
+
+def fixed_size_list(
+    dimension: int, has_validity: bool, values: pb.CompressiveEncoding
+) -> pb.CompressiveEncoding:
+    return pb.CompressiveEncoding(
+        fixed_size_list=pb.FixedSizeList(
+            items_per_value=dimension, has_validity=has_validity, values=values
+        )
+    )
+
+
+def buffer_compression(scheme: str, level: int | None) -> pb.BufferCompression:
+    message = pb.BufferCompression(scheme=_SCHEMES[scheme])
+    if level is not None:
+        message.level = level
+    return message
+
+
+def general(
+    scheme: str, level: int | None, values: pb.CompressiveEncoding
+) -> pb.CompressiveEncoding:
+    return pb.CompressiveEncoding(
+        general=pb.General(compression=buffer_compression(scheme, level), values=values)
+    )
+
+
+def fsst(symbol_table: bytes, values: pb.CompressiveEncoding) -> pb.CompressiveEncoding:
+    return pb.CompressiveEncoding(fsst=pb.Fsst(symbol_table=symbol_table, values=values))

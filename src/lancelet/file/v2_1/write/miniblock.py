@@ -1,0 +1,192 @@
+"""Mini-block compressors: a page's values cut into chunks, and their encoding.
+
+Each compressor returns :class:`MiniBlocks`: the chunks' value buffers, how many
+values each chunk holds (a power of two but for the last) and the
+``CompressiveEncoding`` that describes them.  The chunk sizes follow the
+reference: 1024 values for bit packing, chunks under 8 KiB for flat values,
+about 4 KiB (the first power of two past it) for variable-width values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from lancelet._proto import encodings_v2_1_pb2 as pb
+from lancelet.file.codecs.general import compress_buffer
+from lancelet.file.v2_1.write import bitpack, encodings
+from lancelet.file.v2_1.write.blocks import Fixed, FixedList, Variable
+from lancelet.file.v2_1.write.chunks import I64, U8, Chunked, gather, scatter
+
+MAX_CHUNK_BYTES = 8 * 1024 - 6
+MAX_CHUNK_VALUES = 4096
+VARIABLE_AIM = 4 * 1024
+_GENERAL_MIN_BYTES = 4 * 1024
+_VARIABLE_PAD = 72  # the reference pads variable-width chunks with b"H"
+
+
+@dataclass(frozen=True)
+class MiniBlocks:
+    buffers: list[Chunked]
+    counts: I64  # values per chunk
+    encoding: pb.CompressiveEncoding
+
+    @property
+    def log_counts(self) -> I64:
+        logs = np.zeros(len(self.counts), dtype=np.int64)
+        if len(self.counts) > 1:
+            logs[:-1] = np.log2(self.counts[:-1]).astype(np.int64)
+        return logs
+
+
+def _values_per_chunk(bytes_per_word: int, values_per_word: int) -> int:
+    """The most values (a power of two, at most 4096) that stay under 8 KiB."""
+    size, count = 2 * bytes_per_word, 2 if values_per_word == 1 else 8
+    while 2 * size < MAX_CHUNK_BYTES and 2 * count <= MAX_CHUNK_VALUES:
+        size, count = 2 * size, 2 * count
+    return count
+
+
+def _uniform_counts(total: int, per_chunk: int) -> I64:
+    chunks = -(-total // per_chunk)
+    counts = np.full(chunks, per_chunk, dtype=np.int64)
+    if chunks:
+        counts[-1] = total - per_chunk * (chunks - 1)
+    return counts
+
+
+def flat(block: Fixed) -> MiniBlocks:
+    bits = block.bits_per_value
+    word_bytes, per_word = (bits // 8, 1) if bits % 8 == 0 else (bits, 8)
+    per_chunk = _values_per_chunk(word_bytes, per_word)
+    counts = _uniform_counts(block.num_values, per_chunk)
+    sizes = (counts * bits + 7) // 8
+    return MiniBlocks([Chunked(block.data, sizes)], counts, encodings.flat(bits))
+
+
+def bitpacked(block: Fixed) -> MiniBlocks:
+    chunked = bitpack.inline_chunks(block.words())
+    counts = _uniform_counts(block.num_values, bitpack.BLOCK)
+    return MiniBlocks([chunked], counts, encodings.inline_bitpacking(block.bits_per_value))
+
+
+def bitpacking_pays(block: Fixed) -> bool:
+    """Whether inline bit packing is smaller than the flat values."""
+    if block.bits_per_value not in (8, 16, 32, 64) or not block.num_values:
+        return False
+    return bitpack.inline_size(block.words()) < len(block.data)
+
+
+def fixed(block: Fixed) -> MiniBlocks:
+    return bitpacked(block) if bitpacking_pays(block) else flat(block)
+
+
+def _variable_counts(offsets: I64, width: int) -> I64:
+    """Values per chunk as the reference cuts variable-width data: the most values,
+    a power of two, whose offsets and bytes fit in 4 KiB (at least one); the rest
+    goes in one last chunk once it fits."""
+    total = len(offsets) - 1
+    # cost of values [s, s+k): offsets[s+k] - offsets[s] + (k+1)*width; with
+    # key[i] = offsets[i] + i*width that is key[s+k] - key[s] + width.
+    key = offsets + width * np.arange(total + 1, dtype=np.int64)
+    counts: list[int] = []
+    start = 0
+    while start < total:
+        limit = key[start] + VARIABLE_AIM - width
+        fits = int(np.searchsorted(key, limit, side="right")) - 1 - start
+        remaining = total - start
+        taken = remaining if fits >= remaining else 1 << (max(fits, 1).bit_length() - 1)
+        counts.append(taken)
+        start += taken
+    return np.asarray(counts, dtype=np.int64)
+
+
+def variable_chunks(block: Variable, counts: I64) -> Chunked:
+    """Per chunk: offsets relative to the chunk (the first past the offsets), the
+    bytes, padding to the offset width."""
+    width = block.bits_per_offset // 8
+    offsets = block.offsets
+    value_starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
+    byte_starts = offsets[value_starts]
+    byte_counts = offsets[value_starts + counts] - byte_starts
+    head = (counts + 1) * width
+    sizes = head + byte_counts
+    sizes = sizes + (-sizes % width)
+    out_starts = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+    out = np.full(int(sizes.sum()), _VARIABLE_PAD, dtype=np.uint8)
+    # offsets: chunk c holds offsets[vs..vs+n] - offsets[vs] + head
+    owner = np.repeat(np.arange(len(counts)), counts + 1)
+    within = np.arange(len(owner)) - np.repeat(np.cumsum(counts + 1) - (counts + 1), counts + 1)
+    rel = offsets[value_starts[owner] + within] - byte_starts[owner] + head[owner]
+    typed = rel.astype("<u8" if width == 8 else "<u4").view(np.uint8).reshape(-1, width)
+    dest = out_starts[owner] + within * width
+    out[(dest[:, None] + np.arange(width)).reshape(-1)] = typed.reshape(-1)
+    data = gather(block.data, byte_starts, byte_counts)
+    scatter(out, out_starts + head, Chunked(data, byte_counts))
+    return Chunked(out, sizes.astype(np.int64))
+
+
+def variable(block: Variable) -> MiniBlocks:
+    counts = _variable_counts(block.offsets, block.bits_per_offset // 8)
+    chunked = variable_chunks(block, counts)
+    return MiniBlocks([chunked], counts, encodings.variable(block.bits_per_offset))
+
+
+def _bit_slices(bits: NDArray[np.bool_], starts: I64, counts: I64) -> Chunked:
+    """Each chunk's run of ``bits``, packed from bit 0 (LSB first)."""
+    sizes = (counts + 7) // 8
+    padded = np.zeros(int((sizes * 8).sum()), dtype=bool)
+    out_starts = np.concatenate(([0], np.cumsum(sizes * 8)[:-1])).astype(np.int64)
+    ramp = np.arange(int(counts.sum()), dtype=np.int64)
+    first = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
+    src = np.repeat(starts - first, counts) + ramp
+    dst = np.repeat(out_starts - first, counts) + ramp
+    padded[dst] = bits[src]
+    return Chunked(np.packbits(padded, bitorder="little"), sizes.astype(np.int64))
+
+
+def fixed_list(block: FixedList) -> MiniBlocks:
+    """Rows never split across chunks; each list layer's item validity is a buffer."""
+    cum = 1
+    validity_bytes = 0
+    for dim, valid in zip(block.dimensions, block.validity, strict=True):
+        cum *= dim
+        if valid is not None:
+            validity_bytes += -(-cum // 8)
+    row_bits = block.items.bits_per_value * cum
+    word_bytes, per_word = (row_bits // 8, 1) if row_bits % 8 == 0 else (row_bits, 8)
+    per_chunk = _values_per_chunk(validity_bytes * per_word + word_bytes, per_word)
+    counts = _uniform_counts(block.num_values, per_chunk)
+    row_starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
+    buffers: list[Chunked] = []
+    cum = 1
+    for dim, valid in zip(block.dimensions, block.validity, strict=True):
+        cum *= dim
+        if valid is not None:
+            buffers.append(_bit_slices(valid, row_starts * cum, counts * cum))
+    data_sizes = (counts * row_bits + 7) // 8
+    buffers.append(Chunked(block.items.data, data_sizes.astype(np.int64)))
+    encoding = encodings.flat(block.items.bits_per_value)
+    for dim, valid in reversed(list(zip(block.dimensions, block.validity, strict=True))):
+        encoding = encodings.fixed_size_list(dim, valid is not None, encoding)
+    return MiniBlocks(buffers, counts, encoding)
+
+
+def general(blocks: MiniBlocks, scheme: str, level: int | None) -> MiniBlocks:
+    """Compress each chunk's first buffer on its own, when that pays."""
+    first = blocks.buffers[0]
+    if len(first.data) < _GENERAL_MIN_BYTES:
+        return blocks
+    starts = first.starts
+    pieces = [
+        compress_buffer(scheme, first.data[s : s + n].tobytes(), level)
+        for s, n in zip(starts.tolist(), first.sizes.tolist(), strict=True)
+    ]
+    sizes = np.asarray([len(p) for p in pieces], dtype=np.int64)
+    if int(sizes.sum()) >= int(first.sizes.sum()):
+        return blocks
+    data: U8 = np.frombuffer(b"".join(pieces), dtype=np.uint8)
+    wrapped = encodings.general(scheme, level, blocks.encoding)
+    return MiniBlocks([Chunked(data, sizes), *blocks.buffers[1:]], blocks.counts, wrapped)

@@ -1,0 +1,289 @@
+"""Encoding one page of one leaf column: choosing the layout and the compression.
+
+The choices follow pylance 14: a page with no values, or only null ones, is a
+constant layout carrying just its levels; from format 2.2 a page whose non-null
+values are all equal is a constant layout too; low-cardinality pages are
+dictionary encoded; values narrower than 256 bytes go to mini-blocks, wider ones
+to full-zip (``lance-encoding:structural-encoding`` overrides this).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+from numpy.typing import NDArray
+
+from lancelet._proto import encodings_v2_1_pb2 as pb
+from lancelet.errors import LanceFileError
+from lancelet.file.codecs.general import compress_buffer
+from lancelet.file.v2_1.write import chunks, dictionary, encodings, fullzip, levels, miniblock
+from lancelet.file.v2_1.write.blocks import (
+    Block,
+    Fixed,
+    FixedList,
+    Variable,
+    fixed_width_bits,
+    max_value_bytes,
+    to_block,
+)
+from lancelet.file.v2_1.write.params import FieldParams
+from lancelet.file.v2_1.write.shred import LeafBatch, LeafPath, PageLevels, page_levels
+
+MINIBLOCK_MAX_VALUE_BYTES = 256
+_MAX_CHUNK_LEVELS = 0xFFFF
+_INLINE_MAX = 32
+
+
+@dataclass(frozen=True)
+class Options:
+    large_chunks: bool  # format 2.2: u32 chunk words and sizes
+    constant_pages: bool  # format 2.2: constant layout for repeated values
+    dictionary_64: bool  # format 2.2: 64-bit values may get a dictionary
+    dictionary_general: bool  # format 2.2: the dictionary gets general compression
+
+
+@dataclass(frozen=True)
+class EncodedPage:
+    buffers: list[bytes]
+    layout: pb.PageLayout
+    num_rows: int
+
+
+def _concat(arrays: list[pa.Array]) -> pa.Array:
+    if len(arrays) == 1:
+        return arrays[0]
+    if pa.types.is_dictionary(arrays[0].type):
+        return pa.chunked_array(arrays).unify_dictionaries().combine_chunks()
+    return pa.concat_arrays(arrays)
+
+
+def _levels_bytes(page: PageLevels) -> list[bytes]:
+    def raw(values: NDArray[np.uint16] | None) -> bytes:
+        return b"" if values is None else values.astype("<u2").tobytes()
+
+    return [raw(page.rep), raw(page.defs)]
+
+
+def _constant(page: PageLevels, inline: bytes | None, value: bytes | None) -> EncodedPage:
+    layout = pb.ConstantLayout(layers=page.layers)
+    if inline is not None:
+        layout.inline_value = inline
+    has_levels = page.rep is not None or page.defs is not None
+    buffers = _levels_bytes(page) if has_levels else []
+    if value is not None:
+        buffers = [value, *buffers]
+    return EncodedPage(buffers, pb.PageLayout(constant_layout=layout), page.num_rows)
+
+
+def _validity(values: pa.Array) -> NDArray[np.bool_] | None:
+    if pa.types.is_null(values.type):
+        return np.zeros(len(values), dtype=bool)
+    if pa.types.is_dictionary(values.type):
+        indices, _ = dictionary.arrow_dictionary(values)
+        if indices.null_count == 0:
+            return None
+        return np.asarray(indices.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    if values.null_count == 0:
+        return None
+    return np.asarray(values.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _scalar_buffer(block: Block, first: int) -> tuple[bytes | None, bytes | None]:
+    """(inline value, value buffer) of the constant that value ``first`` holds."""
+    if isinstance(block, Variable):
+        start, end = int(block.offsets[first]), int(block.offsets[first + 1])
+        width = block.bits_per_offset // 8
+        offsets = np.asarray([0, end - start], dtype=f"<u{width}").tobytes()
+        data = block.data[start:end].tobytes()
+        header = np.asarray([2, len(offsets), len(data)], dtype="<u4").tobytes()
+        return None, header + offsets + data
+    assert isinstance(block, Fixed)
+    if block.bits_per_value == 1:
+        bit = (int(block.data[first // 8]) >> (first % 8)) & 1
+        return bytes([bit]), None
+    width = block.bits_per_value // 8
+    raw = block.data[first * width : (first + 1) * width].tobytes()
+    if width <= _INLINE_MAX:
+        return raw, None
+    return None, np.asarray([1, width], dtype="<u4").tobytes() + raw
+
+
+def _constant_value(block: Block, valid: NDArray[np.bool_] | None) -> int | None:
+    """Index of a value every non-null value equals (None: they differ)."""
+    keep = np.arange(block.num_values) if valid is None else np.flatnonzero(valid)
+    if isinstance(block, FixedList) or not len(keep):
+        return None
+    first = int(keep[0])
+    if isinstance(block, Variable):
+        lengths = block.lengths[keep]
+        if not (lengths == lengths[0]).all():
+            return None
+        size = int(lengths[0])
+        if size == 0:
+            return first
+        picked = chunks.gather(block.data, block.offsets[keep], lengths)
+        rows = picked.reshape(len(keep), size)
+        return first if bool((rows == rows[0]).all()) else None
+    if block.bits_per_value == 1:
+        bits = np.unpackbits(block.data, bitorder="little")[: block.num_values][keep]
+        return first if bool((bits == bits[0]).all()) else None
+    rows = block.data.reshape(block.num_values, block.bits_per_value // 8)[keep]
+    return first if bool((rows == rows[0]).all()) else None
+
+
+def _dictionary_buffer(
+    block: Block, params: FieldParams, options: Options
+) -> tuple[bytes, pb.CompressiveEncoding]:
+    if isinstance(block, Variable):
+        width = block.bits_per_offset // 8
+        dtype = f"<u{width}"
+        head = np.asarray([8 * width, 2 * width + width * (block.num_values + 1)], dtype=dtype)
+        raw = head.tobytes() + block.offsets.astype(dtype).tobytes() + block.data.tobytes()
+        encoding = encodings.variable(block.bits_per_offset)
+    else:
+        assert isinstance(block, Fixed)
+        raw = block.data.tobytes()
+        encoding = encodings.flat(block.bits_per_value)
+    if options.dictionary_general and params.dict_values != "none":
+        level = params.dict_values_level
+        compressed = compress_buffer(params.dict_values, raw, level)
+        return compressed, encodings.general(params.dict_values, level, encoding)
+    return raw, encoding
+
+
+def _value_compressor(block: Block, params: FieldParams) -> miniblock.MiniBlocks:
+    if isinstance(block, FixedList):
+        return miniblock.fixed_list(block)
+    if isinstance(block, Variable):
+        blocks = miniblock.variable(block)
+    elif params.compression == "none":
+        blocks = miniblock.flat(block)
+    else:
+        blocks = miniblock.fixed(block)
+    if params.compression in ("lz4", "zstd"):
+        blocks = miniblock.general(blocks, params.compression, params.level)
+    return blocks
+
+
+def _miniblock(
+    page: PageLevels,
+    blocks: miniblock.MiniBlocks,
+    options: Options,
+    where: str,
+    dictionary_part: tuple[bytes, pb.CompressiveEncoding, int] | None = None,
+) -> EncodedPage:
+    counts = blocks.counts
+    has_levels = page.rep is not None or page.defs is not None
+    per_chunk = (
+        levels.level_counts(page.visible, counts, page.num_entries)
+        if has_levels
+        else np.zeros(len(counts), np.int64)
+    )
+    if len(per_chunk) and int(per_chunk.max()) > _MAX_CHUNK_LEVELS:
+        raise LanceFileError(f"{where}: a mini-block chunk would hold more than 65535 levels")
+    layout = pb.MiniBlockLayout(
+        value_compression=blocks.encoding,
+        layers=page.layers,
+        num_buffers=len(blocks.buffers),
+        num_items=int(counts.sum()),
+        has_large_chunk=options.large_chunks,
+    )
+    rep_chunked = def_chunked = None
+    rep_index = None
+    if page.rep is not None:
+        raw = levels.raw_chunks(page.rep, per_chunk)
+        rep_index = chunks.repetition_index(raw, page.max_rep)
+        rep_chunked, encoding = levels.compress(page.rep, per_chunk)
+        layout.rep_compression.CopyFrom(encoding)
+        layout.repetition_index_depth = 1
+    if page.defs is not None:
+        def_chunked, encoding = levels.compress(page.defs, per_chunk)
+        layout.def_compression.CopyFrom(encoding)
+    serialized = chunks.serialize(
+        per_chunk, rep_chunked, def_chunked, blocks.buffers, blocks.log_counts,
+        options.large_chunks, where,
+    )  # fmt: skip
+    buffers = [serialized.metadata, serialized.data]
+    if dictionary_part is not None:
+        data, encoding, items = dictionary_part
+        buffers.append(data)
+        layout.dictionary.CopyFrom(encoding)
+        layout.num_dictionary_items = items
+    if rep_index is not None:
+        buffers.append(rep_index)
+    return EncodedPage(buffers, pb.PageLayout(mini_block_layout=layout), page.num_rows)
+
+
+def _fullzip(page: PageLevels, block: Block, params: FieldParams) -> EncodedPage:
+    if isinstance(block, Variable):
+        general = fullzip.per_value_general(block, params.compression)
+        zipped = fullzip.zip_variable(page, block, general)
+    else:
+        zipped = fullzip.zip_fixed(page, block)
+    layout = pb.PageLayout(full_zip_layout=zipped.layout)
+    return EncodedPage(zipped.buffers, layout, page.num_rows)
+
+
+def _structured(
+    page: PageLevels, block: Block, params: FieldParams, options: Options, where: str
+) -> EncodedPage:
+    wide = max_value_bytes(block) >= MINIBLOCK_MAX_VALUE_BYTES
+    if params.structural == "fullzip" or (params.structural is None and wide):
+        return _fullzip(page, block, params)
+    try:
+        return _miniblock(page, _value_compressor(block, params), options, where)
+    except LanceFileError:
+        if params.structural == "miniblock":
+            raise
+        # Chunks that cannot hold their levels or bytes: full-zip has no such limits.
+        return _fullzip(page, block, params)
+
+
+def _arrow_dictionary_page(
+    page: PageLevels, values: pa.Array, params: FieldParams, options: Options, where: str
+) -> EncodedPage:
+    indices, dict_values = dictionary.arrow_dictionary(values)
+    bits = fixed_width_bits(indices.type)
+    raw = np.frombuffer(indices.buffers()[1], np.uint8)
+    width = bits // 8
+    data = raw[indices.offset * width : (indices.offset + len(indices)) * width]
+    index_block = Fixed(data, bits, len(indices))
+    value_block = to_block(dict_values)
+    part = (*_dictionary_buffer(value_block, params, options), len(dict_values))
+    return _miniblock(page, miniblock.fixed(index_block), options, where, part)
+
+
+def encode(
+    path: LeafPath,
+    batches: Sequence[LeafBatch],
+    params: FieldParams,
+    options: Options,
+    where: str,
+) -> EncodedPage:
+    """One page of the column ``path`` from the batches buffered for it."""
+    page = page_levels(path, batches)
+    values = _concat([b.values for b in batches])
+    if len(values) == 0:
+        return _constant(page, None, None)
+    valid = _validity(values)
+    if valid is not None and not valid.any():
+        if len(path.lists) == 1:  # the leaf's own nulls and nothing above it
+            layout = pb.ConstantLayout(layers=page.layers)
+            return EncodedPage([], pb.PageLayout(constant_layout=layout), page.num_rows)
+        return _constant(page, None, None)
+    if pa.types.is_dictionary(values.type):
+        return _arrow_dictionary_page(page, values, params, options, where)
+    block = to_block(values)
+    if options.constant_pages:
+        first = _constant_value(block, valid)
+        if first is not None:
+            return _constant(page, *_scalar_buffer(block, first))
+    meta = params.metadata or {}
+    encoded = dictionary.try_encode(block, meta, options.dictionary_64, where)
+    if encoded is not None:
+        part = (*_dictionary_buffer(encoded.dictionary, params, options), encoded.num_items)
+        return _miniblock(page, miniblock.fixed(encoded.indices), options, where, part)
+    return _structured(page, block, params, options, where)

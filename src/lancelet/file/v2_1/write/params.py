@@ -1,0 +1,157 @@
+"""Field metadata that steers 2.1 encodings, parsed and checked once per column.
+
+pylance reads ``lance-encoding:*`` keys from a field's metadata.  lancelet honours
+the ones it implements; a key it does not implement, or a value pylance would
+reject, is refused here so that no request is silently ignored.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from lancelet.errors import SchemaError, UnsupportedOptionError
+from lancelet.file.v2_1.write import dictionary
+
+PREFIX = b"lance-encoding:"
+COMPRESSION = b"lance-encoding:compression"
+LEVEL = b"lance-encoding:compression-level"
+STRUCTURAL = b"lance-encoding:structural-encoding"
+RLE_THRESHOLD = b"lance-encoding:rle-threshold"
+BSS = b"lance-encoding:bss"
+PACKED = b"lance-encoding:packed"
+BLOB = b"lance-encoding:blob"
+LEGACY_PACKED = b"packed"
+
+_SCHEMES = ("none", "lz4", "zstd", "fsst")
+_DICT_SCHEMES = ("none", "lz4", "zstd")
+_INT = re.compile(rb"[+-]?[0-9]+")
+
+_HONOURED = {
+    COMPRESSION,
+    LEVEL,
+    STRUCTURAL,
+    RLE_THRESHOLD,
+    BSS,
+    dictionary.DIVISOR_KEY,
+    dictionary.RATIO_KEY,
+    dictionary.VALUES_COMPRESSION_KEY,
+    dictionary.VALUES_LEVEL_KEY,
+}
+
+
+@dataclass(frozen=True)
+class FieldParams:
+    compression: str | None = None  # None, "none", "lz4", "zstd" or "fsst"
+    level: int | None = None
+    structural: str | None = None  # None, "miniblock" or "fullzip"
+    dict_values: str = "lz4"
+    dict_values_level: int | None = None
+    metadata: Mapping[bytes, bytes] | None = None
+
+
+def _text(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
+
+
+def _level(raw: bytes | None, key: bytes, where: str) -> int | None:
+    if raw is None:
+        return None
+    if not _INT.fullmatch(raw.strip()) or not -(2**31) <= int(raw) < 2**31:
+        raise SchemaError(f"{where}: {_text(key)} must be an integer, got {_text(raw)!r}")
+    return int(raw)
+
+
+def _refuse_unimplemented(meta: Mapping[bytes, bytes], where: str) -> None:
+    if BLOB in meta:
+        raise UnsupportedOptionError(
+            f"{where}: blob columns (lance-encoding:blob) are not written by lancelet in "
+            "Lance file format 2.1+"
+        )
+    threshold = meta.get(RLE_THRESHOLD)
+    if threshold is not None:
+        try:
+            off = float(threshold) <= 0.0
+        except ValueError:
+            off = False
+        if not off:
+            raise UnsupportedOptionError(
+                f"{where}: lance-encoding:rle-threshold={_text(threshold)!r} asks for run-length "
+                "encoding, which lancelet's 2.1 writer does not implement yet"
+            )
+    bss = meta.get(BSS)
+    if bss is not None and bss.lower() not in (b"off", b"auto"):
+        raise UnsupportedOptionError(
+            f"{where}: lance-encoding:bss={_text(bss)!r} asks for byte-stream-split, which "
+            "lancelet's 2.1 writer does not implement yet"
+        )
+    for key in meta:
+        if key.startswith(PREFIX) and key not in _HONOURED and key != PACKED:
+            raise UnsupportedOptionError(
+                f"{where}: field metadata key {_text(key)!r} is not implemented by lancelet's "
+                "2.1 writer"
+            )
+
+
+def parse(field: pa.Field, where: str) -> FieldParams:
+    meta: Mapping[bytes, bytes] = field.metadata or {}
+    _refuse_unimplemented(meta, where)
+    scheme = meta.get(COMPRESSION)
+    compression = None if scheme is None else _text(scheme).strip().lower()
+    if compression is not None and compression not in _SCHEMES:
+        raise SchemaError(
+            f"{where}: unknown lance-encoding:compression {compression!r}; "
+            f"known: {', '.join(_SCHEMES)}"
+        )
+    if compression == "fsst":
+        raise UnsupportedOptionError(
+            f"{where}: lance-encoding:compression='fsst' is not implemented by lancelet's "
+            "2.1 writer"
+        )
+    structural = meta.get(STRUCTURAL)
+    shape = None if structural is None else _text(structural).strip().lower()
+    if shape is not None and shape not in ("miniblock", "fullzip"):
+        raise SchemaError(
+            f"{where}: lance-encoding:structural-encoding must be 'miniblock' or 'fullzip', "
+            f"got {shape!r}"
+        )
+    dict_scheme = meta.get(dictionary.VALUES_COMPRESSION_KEY, b"lz4")
+    dict_values = _text(dict_scheme).strip().lower()
+    if dict_values not in _DICT_SCHEMES:
+        raise SchemaError(
+            f"{where}: unknown lance-encoding:dict-values-compression {dict_values!r}; "
+            f"known: {', '.join(_DICT_SCHEMES)}"
+        )
+    return FieldParams(
+        compression=compression,
+        level=_level(meta.get(LEVEL), LEVEL, where),
+        structural=shape,
+        dict_values=dict_values,
+        dict_values_level=_level(
+            meta.get(dictionary.VALUES_LEVEL_KEY), dictionary.VALUES_LEVEL_KEY, where
+        ),
+        metadata=meta,
+    )
+
+
+def check_field_tree(field: pa.Field, where: str) -> None:
+    """Refuse metadata lancelet does not implement on any field of a column
+    (structs and lists included), and packed structs until they are written."""
+    meta: Mapping[bytes, bytes] = field.metadata or {}
+    _refuse_unimplemented(meta, where)
+    if pa.types.is_struct(field.type) and (PACKED in meta or LEGACY_PACKED in meta):
+        raise UnsupportedOptionError(
+            f"{where}: packed structs (lance-encoding:packed) are not written by lancelet in "
+            "Lance file format 2.1+ yet"
+        )
+    dtype = field.type
+    children: list[pa.Field] = []
+    if pa.types.is_struct(dtype):
+        children = list(dtype)
+    elif pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+        children = [dtype.value_field]
+    for child in children:
+        check_field_tree(child, f"{where}.{child.name}")
