@@ -390,21 +390,38 @@ def test_legacy_datasets_are_not_written_to(tmp_path: Path, strip_format: bool) 
     assert lance.dataset(uri).to_table().equals(want)
 
 
-def test_newer_format_datasets_get_no_2_0_files(tmp_path: Path) -> None:
+def test_newer_format_datasets_get_files_of_their_format(tmp_path: Path) -> None:
     uri = tmp_path / "new"
-    lance.write_dataset(TABLE, uri)  # pylance's default format, newer than 2.0
-    before = snapshot(str(uri))
-    with pytest.raises(UnsupportedVersionError):
-        ll.dataset(uri).add_columns({"one": "1"})
-    with pytest.raises(UnsupportedVersionError):
-        ll.write_dataset(TABLE, uri, mode="append")
+    lance.write_dataset(TABLE, uri)  # pylance's default format, 2.2
+    ll.write_dataset(TABLE, uri, mode="append")
+    ll.dataset(uri).add_columns({"one": "1"})
+    ds = lance.dataset(uri)
+    ds.validate()
+    assert ds.data_storage_version == "2.2"
+    versions = {
+        (f.file_major_version, f.file_minor_version)
+        for fragment in ds.get_fragments()
+        for f in fragment.metadata.files
+    }
+    assert versions == {(2, 2)}
     # An overwrite keeps the format, as pylance's does, unless another is named.
-    with pytest.raises(UnsupportedVersionError, match="data_storage_version='2.0'"):
-        ll.write_dataset(TABLE, uri, mode="overwrite")
-    assert snapshot(str(uri)) == before
+    ll.write_dataset(TABLE, uri, mode="overwrite")
+    assert lance.dataset(uri).data_storage_version == "2.2"
+    assert lance.dataset(uri).to_table().equals(TABLE)
     ll.write_dataset(TABLE, uri, mode="overwrite", data_storage_version="2.0")
     assert lance.dataset(uri).to_table().equals(TABLE)
     assert lance.dataset(uri).data_storage_version == "2.0"
+
+
+def test_unwritable_format_datasets_get_no_files(tmp_path: Path) -> None:
+    uri = tmp_path / "old"
+    lance.write_dataset(TABLE, uri, data_storage_version="legacy")
+    before = snapshot(str(uri))
+    with pytest.raises(UnsupportedVersionError):
+        ll.write_dataset(TABLE, uri, mode="append")
+    with pytest.raises(UnsupportedVersionError, match="data_storage_version='2.0'"):
+        ll.write_dataset(TABLE, uri, mode="overwrite")
+    assert snapshot(str(uri)) == before
 
 
 def test_a_file_format_lancelet_cannot_read_is_not_called_corrupt(tmp_path: Path) -> None:

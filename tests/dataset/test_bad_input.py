@@ -169,17 +169,17 @@ def test_writer_flag_lancelet_cannot_maintain(uri: str) -> None:
 
 
 def test_unwritable_storage_versions(tmp_path: Path) -> None:
-    with pytest.raises(UnsupportedVersionError, match="2.1"):
-        ll.write_dataset(keyed_table(0, 5), str(tmp_path / "a"), data_storage_version="2.1")
+    with pytest.raises(UnsupportedVersionError, match="2.3"):
+        ll.write_dataset(keyed_table(0, 5), str(tmp_path / "a"), data_storage_version="next")
     with pytest.raises(UnsupportedFeatureError):
         ll.write_dataset(keyed_table(0, 5), str(tmp_path / "b"), enable_stable_row_ids=True)
     assert not os.path.exists(tmp_path / "a" / "_versions")
 
 
-def test_appending_to_a_newer_format_is_refused(tmp_path: Path) -> None:
+def test_appending_to_an_unwritable_format_is_refused(tmp_path: Path) -> None:
     uri = str(tmp_path / "ds")
-    lance.write_dataset(keyed_table(0, 5), uri, data_storage_version="2.1")
-    with pytest.raises(UnsupportedVersionError, match="2.1"):
+    lance.write_dataset(keyed_table(0, 5), uri, data_storage_version="legacy")
+    with pytest.raises(UnsupportedVersionError, match="0.1"):
         ll.write_dataset(keyed_table(5, 10), uri, mode="append")
     assert lance.dataset(uri).version == 1
 

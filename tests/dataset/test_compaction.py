@@ -264,7 +264,7 @@ def test_refused_options_change_nothing(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="compaction_mode"):
         optimizer.compact_files(compaction_mode="fast")
     with pytest.raises(UnsupportedVersionError):
-        optimizer.compact_files(data_storage_version="2.1")
+        optimizer.compact_files(data_storage_version="2.3")
     with pytest.raises(ValueError, match="bogus"):
         ll.optimize.Compaction.plan(ll.dataset(uri), {"bogus": 1})
     ll.dataset(uri).update_config({"lance.compaction.materialize_deletions": "maybe"})

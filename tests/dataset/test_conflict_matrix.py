@@ -216,7 +216,14 @@ class Ctx:
     manifest: Manifest  # the version both writers read
 
     def write(self, table: pa.Table) -> tuple[Fragment, ...]:
-        return tuple(write_fragment_files(self.store, table.to_reader(), self.manifest.schema))
+        return tuple(
+            write_fragment_files(
+                self.store,
+                table.to_reader(),
+                self.manifest.schema,
+                self.manifest.data_storage_version,
+            )
+        )
 
     def fragment(self, fragment_id: int) -> Fragment:
         found = self.manifest.fragment(fragment_id)
@@ -813,7 +820,7 @@ def test_an_update_uncovers_fragments_only_for_indices_on_modified_fields(
 
 def test_overwrite_records_the_format_of_the_files_it_writes(tmp_path: Path) -> None:
     uri = str(tmp_path / "ds")
-    lance.write_dataset(_rows(np.arange(5)), uri, data_storage_version="2.1")
+    lance.write_dataset(_rows(np.arange(5)), uri, data_storage_version="legacy")
     # An overwrite keeps the dataset's format unless another is named.
     with pytest.raises(UnsupportedVersionError):
         ll.write_dataset(_rows(np.arange(3)), uri, mode="overwrite")

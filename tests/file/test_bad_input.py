@@ -259,8 +259,12 @@ def test_exception_inside_with_block_discards_the_file(tmp_path: Path) -> None:
 
 
 def test_unsupported_write_version(tmp_path: Path) -> None:
-    with pytest.raises(LanceFileError, match="2.1"):
-        LanceFileWriter(tmp_path / "x.lance", TABLE.schema, version="2.1")
+    for name in ("2.3", "next", "0.1", "legacy"):
+        with pytest.raises(LanceFileError, match="not supported for writing"):
+            LanceFileWriter(tmp_path / "x.lance", TABLE.schema, version=name)
+    with pytest.raises(LanceFileError, match="unknown Lance file format version"):
+        LanceFileWriter(tmp_path / "x.lance", TABLE.schema, version="3.7")
+    assert os.listdir(tmp_path) == []
 
 
 def test_no_schema_no_data(tmp_path: Path) -> None:

@@ -59,18 +59,24 @@ def write_dataset(
     latest = found[0] if found else None
     if latest is not None and mode == "create":
         raise DatasetAlreadyExistsError(f"{store.root}: a dataset already exists here")
-    reader, lance_schema, appends = prepare(
-        latest, as_reader(data, schema), mode, data_storage_version, store.root
+    prepared = prepare(latest, as_reader(data, schema), mode, data_storage_version, store.root)
+    fragments = tuple(
+        write_fragment_files(
+            store, prepared.reader, prepared.schema, prepared.version, max_rows_per_file
+        )
     )
-    fragments = tuple(write_fragment_files(store, reader, lance_schema, max_rows_per_file))
     operation: ops.Operation = (
-        ops.Append(fragments) if appends else ops.Overwrite(fragments, lance_schema)
+        ops.Append(fragments) if prepared.appends else ops.Overwrite(fragments, prepared.schema)
     )
     txn = ops.Transaction(latest.version if latest else 0, operation)
     scheme = ManifestNaming.V1 if enable_v2_manifest_paths is False else ManifestNaming.V2
     try:
         manifest = commit_transaction(
-            store, txn, create_only=mode == "create", new_dataset_naming=scheme
+            store,
+            txn,
+            create_only=mode == "create",
+            data_format=("lance", prepared.version),
+            new_dataset_naming=scheme,
         )
     except BaseException:
         # The commit never happened, so nothing can reference these files.

@@ -176,10 +176,11 @@ def write_fragments(
     store = DatasetStore(dataset_uri)
     found = store.latest_manifest()
     latest = found[0] if found else None
-    reader, lance_schema, _ = prepare(
-        latest, as_reader(data, schema), mode, data_storage_version, store.root
+    prepared = prepare(latest, as_reader(data, schema), mode, data_storage_version, store.root)
+    lance_schema = prepared.schema
+    fragments = write_fragment_files(
+        store, prepared.reader, lance_schema, prepared.version, max_rows_per_file
     )
-    fragments = write_fragment_files(store, reader, lance_schema, max_rows_per_file)
     if not return_transaction:
         return fragments
     read_version = latest.version if latest else 0

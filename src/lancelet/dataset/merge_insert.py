@@ -174,7 +174,9 @@ def plan_merge_insert(
     source = _source_columns(source, schema, keys, label)
     outcome = _classify(store, manifest, source, keys, spec, label)
     new_rows = _new_rows(store, manifest, source, outcome, schema, label)
-    new_fragments = write_fragment_files(store, new_rows, manifest.schema)
+    new_fragments = write_fragment_files(
+        store, new_rows, manifest.schema, manifest.data_storage_version
+    )
     replaced = outcome.updated_pairs.column(ROW_ADDRESS).to_numpy()
     try:
         updated, removed = delete_addresses(

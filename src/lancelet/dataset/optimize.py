@@ -31,7 +31,7 @@ from pyroaring import BitMap
 
 from lancelet.dataset.scanner import LanceScanner
 from lancelet.dataset.write import discard_data_files, storage_version, write_fragment_files
-from lancelet.errors import CorruptDatasetError
+from lancelet.errors import CorruptDatasetError, UnsupportedOptionError
 from lancelet.table import features
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
@@ -121,6 +121,8 @@ class CompactionSettings:
     max_source_rows: int | None = None
     max_source_bytes: int | None = None
     excluded_fragment_ids: tuple[int, ...] = ()
+    # The file format of the rewritten files (None: the dataset's), as in pylance.
+    data_storage_version: str | None = None
 
     @classmethod
     def resolve(
@@ -149,7 +151,7 @@ class CompactionSettings:
         out: dict[str, Any] = dict.fromkeys(OPTION_NAMES)
         out.update({f.name: getattr(self, f.name) for f in fields(self)})
         out.update(excluded_fragment_ids=list(self.excluded_fragment_ids))
-        out.update(defer_index_remap=False, data_storage_version="2.0")
+        out.update(defer_index_remap=False)
         return out
 
 
@@ -301,11 +303,26 @@ def _within_limits(
     return kept
 
 
+def files_version(manifest: Manifest, settings: CompactionSettings, where: str) -> str:
+    """The format compacted files are written in: the dataset's.  pylance writes the
+    one ``data_storage_version`` names, leaving a dataset of mixed formats; lancelet
+    refuses that rather than ignore the option."""
+    version = storage_version(manifest.data_storage_version)
+    asked = settings.data_storage_version
+    if asked is not None and storage_version(asked) != version:
+        raise UnsupportedOptionError(
+            f"{where}: compaction with data_storage_version={asked!r} would leave Lance "
+            f"{storage_version(asked)} files in a dataset of format {version}; lancelet "
+            "does not write datasets of mixed formats"
+        )
+    return version
+
+
 def plan_bins(
     store: DatasetStore, manifest: Manifest, settings: CompactionSettings
 ) -> list[tuple[Fragment, ...]]:
     """The groups of fragments to rewrite together, in manifest order."""
-    storage_version(manifest.data_storage_version)
+    files_version(manifest, settings, store.root)
     features.check_writable(manifest.writer_feature_flags, store.root)
     bins = [
         group
@@ -376,12 +393,13 @@ def rewrite_fragments(
     """New fragments (id 0, numbered at commit) holding the live rows of
     ``fragments`` in order; their data files are written, not committed."""
     sizes = output_sizes(_live_rows(store, fragments), settings.target_rows_per_fragment)
+    version = files_version(manifest, settings, store.root)
     scan = LanceScanner(store, manifest, fragments=fragments, batch_size=settings.batch_size)
     rows = _RowSplitter(scan.to_batches(), scan.projected_schema)
     written: list[Fragment] = []
     try:
         for size in sizes:
-            written += write_fragment_files(store, rows.take(size), manifest.schema, size)
+            written += write_fragment_files(store, rows.take(size), manifest.schema, version, size)
         if [f.physical_rows for f in written] != sizes or not rows.exhausted():
             ids = [f.id for f in fragments]
             raise CorruptDatasetError(

@@ -25,13 +25,13 @@ from lancelet._proto import file_pb2
 from lancelet.dataset.filter import parse_value
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.projection import evaluate
-from lancelet.dataset.write import check_writable
+from lancelet.dataset.write import check_writable, data_file
 from lancelet.errors import SchemaError
 from lancelet.file.writer import LanceFileWriter
 from lancelet.table import naming
-from lancelet.table.fragment import DataFile, Fragment
+from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
-from lancelet.table.schema import LanceSchema, column_field_ids
+from lancelet.table.schema import LanceSchema
 from lancelet.transaction.operations import MapUpdate, Merge, Project
 from lancelet.transaction.store import DatasetStore
 
@@ -368,19 +368,20 @@ def extend_schema(manifest: Manifest, new: pa.Schema, where: str) -> LanceSchema
 class _DataFiles:
     """Adds one data file of new columns to each fragment, remembering what it wrote."""
 
-    def __init__(self, store: DatasetStore) -> None:
+    def __init__(self, store: DatasetStore, version: str) -> None:
         self.store = store
+        self.version = version  # the dataset's data file format
         self.written: list[str] = []
 
     def add(self, fragment: Fragment, values: pa.Table, schema: LanceSchema) -> Fragment:
         name = naming.data_file_name()
         path = self.store.data_path(name)
-        with LanceFileWriter(path, values.schema) as writer:
+        with LanceFileWriter(path, values.schema, version=self.version) as writer:
             writer.write_batch(values)
         self.written.append(path)
-        ids = column_field_ids(schema, values.schema.names)
-        data_file = DataFile(name, tuple(ids), tuple(range(len(ids))), 2, 0, os.path.getsize(path))
-        return replace(fragment, files=(*fragment.files, data_file))
+        size = os.path.getsize(path)
+        new_file = data_file(name, schema, self.version, size, values.schema.names)
+        return replace(fragment, files=(*fragment.files, new_file))
 
 
 @contextmanager
@@ -388,7 +389,7 @@ def new_data_files(store: DatasetStore, manifest: Manifest) -> Iterator[_DataFil
     """Data files for one operation on ``manifest``; if planning it fails part-way, they
     are removed."""
     check_writable(manifest)
-    files = _DataFiles(store)
+    files = _DataFiles(store, manifest.data_storage_version)
     try:
         yield files
     except BaseException:

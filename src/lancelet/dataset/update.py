@@ -115,7 +115,9 @@ def plan_update(
             yield assignments.apply(batch.drop_columns([ROW_ADDRESS]))
 
     reader = pa.RecordBatchReader.from_batches(schema, rewritten())
-    new_fragments = write_fragment_files(store, conform(reader, schema, label), manifest.schema)
+    new_fragments = write_fragment_files(
+        store, conform(reader, schema, label), manifest.schema, manifest.data_storage_version
+    )
     try:
         found = np.concatenate(addresses) if addresses else np.empty(0, np.uint64)
         updated, removed = delete_addresses(store, manifest, found)

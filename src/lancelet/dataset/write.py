@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -110,42 +111,68 @@ def conform(reader: pa.RecordBatchReader, schema: pa.Schema, where: str) -> pa.R
     return pa.RecordBatchReader.from_batches(schema, batches())
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """Data about to be written: the stream, the schema (with field ids) to write it
+    under, whether it appends to the latest version (otherwise it starts a new
+    schema), and the file format version of its data files."""
+
+    reader: pa.RecordBatchReader
+    schema: LanceSchema
+    appends: bool
+    version: str
+
+
 def prepare(
     latest: Manifest | None,
     reader: pa.RecordBatchReader,
     mode: str,
     data_storage_version: str | None,
     where: str,
-) -> tuple[pa.RecordBatchReader, LanceSchema, bool]:
-    """The data as it will be written, the schema (with field ids) to write it under,
-    and whether it appends to ``latest`` (otherwise it starts a new schema)."""
+) -> Prepared:
     if latest is not None and mode == "append":
-        storage_version(latest.data_storage_version)
-        return conform(reader, latest.schema.to_arrow(), where), latest.schema, True
+        version = storage_version(latest.data_storage_version)
+        schema = latest.schema
+        return Prepared(conform(reader, schema.to_arrow(), where), schema, True, version)
     if data_storage_version is None and latest is not None:
         # An overwrite keeps the dataset's file format unless told otherwise, as
         # pylance's does; one lancelet cannot write must be replaced by name.
         try:
-            storage_version(latest.data_storage_version)
+            version = storage_version(latest.data_storage_version)
         except UnsupportedVersionError as exc:
             raise UnsupportedVersionError(
                 f"{where}: the dataset holds Lance {latest.data_storage_version} files, which "
                 "lancelet cannot write; pass data_storage_version='2.0' to overwrite it "
                 "with 2.0 files"
             ) from exc
-    storage_version(data_storage_version)
-    return reader, LanceSchema.from_arrow(reader.schema), False
+    else:
+        version = storage_version(data_storage_version)
+    return Prepared(reader, LanceSchema.from_arrow(reader.schema), False, version)
+
+
+def data_file(
+    name: str, schema: LanceSchema, version: str, size: int, names: list[str] | None = None
+) -> DataFile:
+    """The manifest's record of a data file holding the columns ``names`` (default:
+    all) of ``schema``, written in file format ``version``."""
+    chosen = file_version.by_name(version)
+    ids = column_field_ids(schema, names, structural=chosen.structural)
+    major, minor = chosen.manifest_pair
+    return DataFile(name, tuple(ids), tuple(range(len(ids))), major, minor, size)
 
 
 class _FileSink:
     """Cuts a stream of batches into data files of at most ``max_rows`` rows."""
 
-    def __init__(self, store: DatasetStore, schema: LanceSchema, max_rows: int) -> None:
+    def __init__(
+        self, store: DatasetStore, schema: LanceSchema, max_rows: int, version: str
+    ) -> None:
         if max_rows <= 0:
             raise ValueError("max_rows_per_file must be positive")
         self._store = store
+        self._schema = schema
         self._arrow = schema.to_arrow()
-        self._field_ids = tuple(column_field_ids(schema))
+        self._version = version
         self._max_rows = max_rows
         self._writer: LanceFileWriter | None = None
         self._name = ""
@@ -169,7 +196,7 @@ class _FileSink:
         self._name = naming.data_file_name()
         path = self._store.data_path(self._name)
         self.paths.append(path)
-        self._writer = LanceFileWriter(path, self._arrow)
+        self._writer = LanceFileWriter(path, self._arrow, version=self._version)
         self._rows = 0
 
     def finish_file(self) -> None:
@@ -178,9 +205,8 @@ class _FileSink:
         self._writer.close()
         self._writer = None
         size = os.path.getsize(self.paths[-1])
-        columns = tuple(range(len(self._field_ids)))
-        data_file = DataFile(self._name, self._field_ids, columns, 2, 0, size)
-        self.fragments.append(Fragment(0, (data_file,), self._rows))
+        data_file_ = data_file(self._name, self._schema, self._version, size)
+        self.fragments.append(Fragment(0, (data_file_,), self._rows))
 
     def abort(self) -> None:
         if self._writer is not None:
@@ -194,10 +220,12 @@ def write_fragment_files(
     store: DatasetStore,
     reader: pa.RecordBatchReader,
     schema: LanceSchema,
+    version: str,
     max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE,
 ) -> list[Fragment]:
-    """Write the stream as data files; fragments come back with id 0 (assigned at commit)."""
-    sink = _FileSink(store, schema, max_rows_per_file)
+    """Write the stream as data files of file format ``version``; fragments come back
+    with id 0 (assigned at commit)."""
+    sink = _FileSink(store, schema, max_rows_per_file, version)
     try:
         for batch in reader:
             sink.write(batch)

@@ -28,6 +28,7 @@ from lancelet.spark.writer import (
     LanceCommitMessage,
     commit_fragments,
     discard,
+    files_version,
     fragments_of,
     target_schema,
     write_task,
@@ -102,8 +103,11 @@ class LanceStreamWriter(sds.DataSourceStreamArrowWriter):
         found = DatasetStore(self.uri).latest_manifest()
         latest = found[0] if found else None
         schema = target_schema(self.spark, latest, not self.overwrite, self.uri)
-        version = latest.version if latest else 0
-        return write_task(self.uri, schema, iterator, self.options.max_rows_per_file, version)
+        read_version = latest.version if latest else 0
+        files = files_version(latest, self.overwrite, self.options.data_storage_version)
+        return write_task(
+            self.uri, schema, iterator, self.options.max_rows_per_file, read_version, files
+        )
 
     def commit(self, messages: Sequence[sds.WriterCommitMessage | None], batchId: int) -> None:
         store = DatasetStore(self.uri)
@@ -129,6 +133,7 @@ class LanceStreamWriter(sds.DataSourceStreamArrowWriter):
             read_version,
             create_only=creates and not self.overwrite,
             properties=properties,
+            version=self.options.data_storage_version,
         )
 
     def _read_version(self, messages: Sequence[sds.WriterCommitMessage | None]) -> int:

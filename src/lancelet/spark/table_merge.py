@@ -481,11 +481,18 @@ class MergeTask:
         new: list[Fragment] = []
         inserted: list[Fragment] = []
         try:
+            version = manifest.data_storage_version
             new += write_fragment_files(
-                store, self._written(rows.targeted(), schema, where, targets), manifest.schema
+                store,
+                self._written(rows.targeted(), schema, where, targets),
+                manifest.schema,
+                version,
             )
             inserted += write_fragment_files(
-                store, self._written(rows.untargeted(), schema, where, None), manifest.schema
+                store,
+                self._written(rows.untargeted(), schema, where, None),
+                manifest.schema,
+                version,
             )
             updated_rows, deleted_rows = targets.checked(where)
             addresses = np.concatenate([updated_rows, deleted_rows])

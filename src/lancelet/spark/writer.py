@@ -71,6 +71,14 @@ def discard(uri: str, messages: Iterable[sds.WriterCommitMessage | None]) -> Non
     discard_data_files(DatasetStore(uri), fragments_of(messages))
 
 
+def files_version(latest: Manifest | None, overwrite: bool, requested: str | None) -> str:
+    """The file format a job writes: the dataset's when appending to it (or overwriting
+    it without naming one), else the one asked for (lancelet's default when none)."""
+    if latest is not None and (not overwrite or requested is None):
+        return storage_version(latest.data_storage_version)
+    return storage_version(requested)
+
+
 def target_schema(
     spark: st.StructType, dataset: Manifest | None, appends: bool, where: str
 ) -> LanceSchema:
@@ -129,11 +137,13 @@ def write_task(
     batches: Iterator[pa.RecordBatch],
     max_rows_per_file: int,
     read_version: int,
+    version: str,
 ) -> LanceCommitMessage:
-    """One task's share: its batches as data files (removed again if writing fails)."""
+    """One task's share: its batches as data files of file format ``version`` (removed
+    again if writing fails)."""
     store = DatasetStore(uri)
     reader = _conformed(batches, schema.to_arrow(), uri)
-    fragments = write_fragment_files(store, reader, schema, max_rows_per_file)
+    fragments = write_fragment_files(store, reader, schema, version, max_rows_per_file)
     return LanceCommitMessage(tuple(f.to_json() for f in fragments), read_version)
 
 
@@ -144,12 +154,15 @@ def commit_fragments(
     *,
     create_only: bool = False,
     properties: Mapping[str, str] | None = None,
+    version: str | None = None,
 ) -> Manifest:
-    """Commit once; on failure delete the operation's new data files and re-raise."""
+    """Commit once; on failure delete the operation's new data files and re-raise.
+    ``version`` is the file format a new dataset records (default: lancelet's)."""
     store = DatasetStore(uri)
     txn = ops.Transaction(read_version, operation, properties=dict(properties or {}))
+    data_format = ("lance", storage_version(version))
     try:
-        return commit_transaction(store, txn, create_only=create_only)
+        return commit_transaction(store, txn, create_only=create_only, data_format=data_format)
     except BaseException:
         new = operation.fragments if isinstance(operation, (ops.Append, ops.Overwrite)) else ()
         discard_data_files(store, new)
@@ -165,6 +178,7 @@ class LanceWriter(sds.DataSourceArrowWriter):
     overwrite: bool
     read_version: int
     max_rows_per_file: int
+    version: str  # the file format of the data files
     write_mode: str | None = None
     # The dataset existed and write_mode is "ignore": tasks write nothing.
     skip: bool = False
@@ -181,8 +195,6 @@ class LanceWriter(sds.DataSourceArrowWriter):
             raise DatasetAlreadyExistsError(
                 f"{uri}: a dataset already exists here (write_mode=create / errorifexists)"
             )
-        if latest is None or overwrite:
-            storage_version(options.data_storage_version)
         schema = target_schema(spark, latest, not overwrite, uri)
         return cls(
             uri,
@@ -190,6 +202,7 @@ class LanceWriter(sds.DataSourceArrowWriter):
             overwrite,
             latest.version if latest else 0,
             options.max_rows_per_file,
+            files_version(latest, overwrite, options.data_storage_version),
             options.write_mode,
             skip,
         )
@@ -198,7 +211,12 @@ class LanceWriter(sds.DataSourceArrowWriter):
         if self.skip:
             return LanceCommitMessage((), self.read_version)
         return write_task(
-            self.uri, self.schema.load(), iterator, self.max_rows_per_file, self.read_version
+            self.uri,
+            self.schema.load(),
+            iterator,
+            self.max_rows_per_file,
+            self.read_version,
+            self.version,
         )
 
     def commit(self, messages: Sequence[sds.WriterCommitMessage | None]) -> None:
@@ -218,7 +236,9 @@ class LanceWriter(sds.DataSourceArrowWriter):
         )
         # Appending creates the dataset only if no other writer has created it meanwhile.
         create_only = creates and not self.overwrite
-        commit_fragments(self.uri, operation, self.read_version, create_only=create_only)
+        commit_fragments(
+            self.uri, operation, self.read_version, create_only=create_only, version=self.version
+        )
 
     def abort(self, messages: Sequence[sds.WriterCommitMessage | None]) -> None:
         discard(self.uri, messages)

@@ -99,9 +99,15 @@ def _walk(field: pa.Field) -> list[tuple[pa.Field, bool]]:
     return out
 
 
-def column_field_ids(schema: LanceSchema, names: Sequence[str] | None = None) -> list[int]:
+def column_field_ids(
+    schema: LanceSchema, names: Sequence[str] | None = None, *, structural: bool = False
+) -> list[int]:
     """Ids of the fields that own a column in a data file holding ``names`` (default:
-    every top-level column), in column order.  This is ``DataFile.fields``."""
+    every top-level column), in column order.  This is ``DataFile.fields``.
+
+    ``structural``: the file is format 2.1 or later, where only leaves own a column
+    (structs and lists live in the leaves' repetition and definition levels).
+    """
     arrow = schema.to_arrow()
     flat = list(schema.fields)
     position = 0
@@ -110,6 +116,17 @@ def column_field_ids(schema: LanceSchema, names: Sequence[str] | None = None) ->
     for top in arrow:
         walked = _walk(top)
         if top.name in wanted:
-            ids += [flat[position + i].id for i, (_, owns) in enumerate(walked) if owns]
+            ids += [
+                flat[position + i].id
+                for i, (field, owns) in enumerate(walked)
+                if owns and not (structural and _has_children(field))
+            ]
         position += len(walked)
     return ids
+
+
+def _has_children(field: pa.Field) -> bool:
+    dtype = field.type
+    if pa.types.is_struct(dtype):
+        return not is_packed_struct(field)
+    return bool(pa.types.is_list(dtype) or pa.types.is_large_list(dtype))

@@ -67,7 +67,7 @@ def _supported(block: Block, allow_64: bool) -> bool:
     return False
 
 
-def _parse_divisor(meta: Mapping[bytes, bytes], where: str) -> int:
+def parse_divisor(meta: Mapping[bytes, bytes]) -> int:
     raw = meta.get(DIVISOR_KEY)
     if raw is None:
         return _DEFAULT_DIVISOR
@@ -78,7 +78,7 @@ def _parse_divisor(meta: Mapping[bytes, bytes], where: str) -> int:
     return max(value, 1)
 
 
-def _parse_ratio(meta: Mapping[bytes, bytes], where: str) -> float:
+def parse_ratio(meta: Mapping[bytes, bytes], where: str) -> float:
     raw = meta.get(RATIO_KEY)
     if raw is None:
         return _DEFAULT_RATIO
@@ -126,8 +126,8 @@ def try_encode(
     if not _supported(block, allow_64) or block.num_values < _TOO_SMALL:
         return None
     n = block.num_values
-    threshold = min(n // _parse_divisor(meta, where), _MAX_CARDINALITY)
-    ratio = _parse_ratio(meta, where)
+    threshold = min(n // parse_divisor(meta), _MAX_CARDINALITY)
+    ratio = parse_ratio(meta, where)
     if threshold == 0 or _data_size(block) == 0:
         return None
     budget = int(_data_size(block) * ratio)

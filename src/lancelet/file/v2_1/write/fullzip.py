@@ -97,9 +97,9 @@ def _pack_index(offsets: I64, worst_case: int) -> bytes:
     return offsets.astype(dtype).tobytes()
 
 
-def _new_rows(levels: PageLevels) -> NDArray[np.bool_]:
+def _new_rows(levels: PageLevels, entries: int) -> NDArray[np.bool_]:
     if levels.rep is None:
-        return np.ones(levels.num_entries, dtype=bool)
+        return np.ones(entries, dtype=bool)
     starts: NDArray[np.bool_] = levels.rep == int(levels.rep.max(initial=0))
     return starts
 
@@ -123,7 +123,7 @@ def zip_fixed(levels: PageLevels, block: Fixed | FixedList) -> ZippedPage:
     buffers = [out.tobytes()]
     if levels.rep is not None:
         bound = len(rows) * value_width + word_width * entries
-        index = np.append(starts[_new_rows(levels)], len(out)).astype(np.int64)
+        index = np.append(starts[_new_rows(levels, entries)], len(out)).astype(np.int64)
         buffers.append(_pack_index(index, bound))
     layout = pb.FullZipLayout(
         bits_rep=bits_rep, bits_def=bits_def, bits_per_value=8 * value_width,
@@ -182,7 +182,7 @@ def zip_variable(
     data = gather(block.data, src_starts, lengths[valid])
     scatter(out, len_dest + offset_width, Chunked(data, lengths[valid]))
     bound = len(block.data) + word_width * entries + offset_width * block.num_values
-    index = np.append(starts[_new_rows(levels)], len(out)).astype(np.int64)
+    index = np.append(starts[_new_rows(levels, entries)], len(out)).astype(np.int64)
     layout = pb.FullZipLayout(
         bits_rep=bits_rep, bits_def=bits_def, bits_per_offset=block.bits_per_offset,
         num_items=entries, num_visible_items=block.num_values, value_compression=encoding,

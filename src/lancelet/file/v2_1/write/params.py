@@ -125,6 +125,8 @@ def parse(field: pa.Field, where: str) -> FieldParams:
             f"{where}: unknown lance-encoding:dict-values-compression {dict_values!r}; "
             f"known: {', '.join(_DICT_SCHEMES)}"
         )
+    dictionary.parse_divisor(meta)
+    dictionary.parse_ratio(meta, where)
     return FieldParams(
         compression=compression,
         level=_level(meta.get(LEVEL), LEVEL, where),
@@ -137,10 +139,12 @@ def parse(field: pa.Field, where: str) -> FieldParams:
     )
 
 
-def check_field_tree(field: pa.Field, where: str) -> None:
+def check_field_tree(field: pa.Field, path: str, name: str) -> None:
     """Refuse metadata lancelet does not implement on any field of a column
-    (structs and lists included), and packed structs until they are written."""
+    (structs and lists included), and packed structs until they are written.
+    ``name`` is the field's dotted path, ``path`` the file's."""
     meta: Mapping[bytes, bytes] = field.metadata or {}
+    where = f"{path}: column {name!r}"
     _refuse_unimplemented(meta, where)
     if pa.types.is_struct(field.type) and (PACKED in meta or LEGACY_PACKED in meta):
         raise UnsupportedOptionError(
@@ -154,4 +158,4 @@ def check_field_tree(field: pa.Field, where: str) -> None:
     elif pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
         children = [dtype.value_field]
     for child in children:
-        check_field_tree(child, f"{where}.{child.name}")
+        check_field_tree(child, path, f"{name}.{child.name}")

@@ -234,7 +234,12 @@ def _leaf(path: LeafPath, arr: pa.Array, slots: _Slots, num_rows: int) -> LeafBa
         values = arr
     else:
         visible = slots.idx[slots.idx >= 0]
-        values = arr.take(pa.array(visible, type=pa.int64()))
+        first = int(visible[0]) if len(visible) else 0
+        if len(visible) == 0 or int(visible[-1]) - first + 1 == len(visible):
+            # Indices only grow, so a run without gaps is a slice (no copy).
+            values = arr.slice(first, len(visible))
+        else:
+            values = arr.take(pa.array(visible, type=pa.int64()))
     codes = slots.codes if slots.codes.any() else None
     rep = slots.rep
     if rep is not None:

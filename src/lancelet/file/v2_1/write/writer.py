@@ -90,7 +90,7 @@ class FileWriter21(FileWriterBase):
 
     def _start_columns(self, schema: pa.Schema) -> int:
         for top in schema:
-            field_params.check_field_tree(top, f"{self.path}: column {top.name!r}")
+            field_params.check_field_tree(top, self.path, top.name)
         self._paths = leaf_paths(schema)
         self._streams = []
         for column, path in enumerate(self._paths):

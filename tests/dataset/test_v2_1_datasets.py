@@ -1,0 +1,133 @@
+"""Datasets of Lance 2.1 / 2.2 files written by lancelet, opened by pylance.
+
+pylance is the oracle: the dataset opens with ``lance.dataset``, passes
+``validate()``, holds exactly the rows written, records the format asked for, and
+describes each data file as pylance itself would (its leaf fields only).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import lance
+import pyarrow as pa
+import pytest
+
+import lancelet as ll
+from lancelet.dataset.fragment import write_fragments
+from lancelet.errors import UnsupportedOptionError
+from tests.file.gen import ALL_TYPES, random_table
+from tests.file.oracle import assert_same
+
+VERSIONS = ["2.1", "2.2"]
+
+
+def nested_table(n: int = 500, seed: int = 4) -> pa.Table:
+    table = random_table(ALL_TYPES, n, seed)
+    # Dictionary columns come back as plain values from datasets; compare those.
+    return table.select([i for i, t in enumerate(ALL_TYPES) if not pa.types.is_dictionary(t)])
+
+
+def file_records(uri: str | Path) -> list[tuple[list[int], list[int], int, int]]:
+    ds = lance.dataset(str(uri))
+    return [
+        (list(f.fields), list(f.column_indices), f.file_major_version, f.file_minor_version)
+        for fragment in ds.get_fragments()
+        for f in fragment.metadata.files
+    ]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_written_dataset_opens_in_pylance(tmp_path: Path, version: str) -> None:
+    table = nested_table()
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    ll.write_dataset(table, ours, data_storage_version=version, max_rows_per_file=200)
+    lance.write_dataset(table, theirs, data_storage_version=version, max_rows_per_file=200)
+    ds = lance.dataset(str(ours))
+    ds.validate()
+    assert ds.data_storage_version == version
+    assert_same(table, ds.to_table())
+    assert file_records(ours) == file_records(theirs)
+
+
+@pytest.mark.parametrize("name", ["stable", "2.2", "STABLE"])
+def test_stable_is_2_2(tmp_path: Path, name: str) -> None:
+    ll.write_dataset(pa.table({"a": [1, 2]}), tmp_path / "ds", data_storage_version=name)
+    assert lance.dataset(str(tmp_path / "ds")).data_storage_version == "2.2"
+
+
+def test_empty_dataset_records_its_format(tmp_path: Path) -> None:
+    table = nested_table(0)
+    ll.write_dataset(table, tmp_path / "ds", data_storage_version="2.2")
+    ds = lance.dataset(str(tmp_path / "ds"))
+    ds.validate()
+    assert ds.data_storage_version == "2.2"
+    assert ds.count_rows() == 0
+
+
+def test_appends_by_both_libraries(tmp_path: Path) -> None:
+    uri = str(tmp_path / "ds")
+    parts = [nested_table(300, seed) for seed in (1, 2, 3, 4)]
+    ll.write_dataset(parts[0], uri, data_storage_version="2.2")
+    lance.write_dataset(parts[1], uri, mode="append")
+    ll.write_dataset(parts[2], uri, mode="append")
+    lance.write_dataset(parts[3], uri, mode="append")
+    ds = lance.dataset(uri)
+    ds.validate()
+    assert ds.version == 4
+    assert_same(pa.concat_tables(parts), ds.to_table())
+    assert {(major, minor) for _, _, major, minor in file_records(uri)} == {(2, 2)}
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_overwrite_keeps_the_format(tmp_path: Path, version: str) -> None:
+    uri = str(tmp_path / "ds")
+    table = pa.table({"a": list(range(10)), "s": [str(i) for i in range(10)]})
+    lance.write_dataset(table, uri, data_storage_version=version)
+    ll.write_dataset(table.slice(3), uri, mode="overwrite")
+    ds = lance.dataset(uri)
+    ds.validate()
+    assert ds.data_storage_version == version
+    assert ds.to_table().equals(table.slice(3))
+
+
+def test_fragments_written_apart_and_committed(tmp_path: Path) -> None:
+    uri = str(tmp_path / "ds")
+    table = nested_table(400)
+    ll.write_dataset(table.slice(0, 100), uri, data_storage_version="2.2")
+    fragments = write_fragments(table.slice(100), uri, max_rows_per_file=150)
+    assert isinstance(fragments, list)
+    ll.LanceDataset.commit(uri, ll.LanceOperation.Append(fragments), read_version=1)
+    ds = lance.dataset(uri)
+    ds.validate()
+    assert_same(table, ds.to_table())
+    assert {(major, minor) for _, _, major, minor in file_records(uri)} == {(2, 2)}
+
+
+def test_null_columns_added_in_the_dataset_format(tmp_path: Path) -> None:
+    uri = str(tmp_path / "ds")
+    table = pa.table({"a": list(range(50))})
+    ll.write_dataset(table, uri, data_storage_version="2.1")
+    ll.dataset(uri).add_columns(pa.field("s", pa.struct([("x", pa.list_(pa.int32()))])))
+    ds = lance.dataset(uri)
+    ds.validate()
+    got = ds.to_table()
+    assert got["s"].null_count == 50
+    assert {(major, minor) for _, _, major, minor in file_records(uri)} == {(2, 1)}
+
+
+def test_compaction_keeps_the_dataset_format(tmp_path: Path) -> None:
+    uri = str(tmp_path / "ds")
+    parts = [nested_table(100, seed) for seed in (5, 6, 7)]
+    for part in parts:
+        ll.write_dataset(part, uri, mode="append", data_storage_version="2.0")
+    before = file_records(uri)
+    # pylance would leave 2.2 files in a 2.0 dataset; lancelet refuses to mix formats.
+    with pytest.raises(UnsupportedOptionError, match="mixed formats"):
+        ll.dataset(uri).optimize.compact_files(data_storage_version="2.2")
+    assert file_records(uri) == before
+    ll.dataset(uri).optimize.compact_files(data_storage_version="2.0")
+    ds = lance.dataset(uri)
+    ds.validate()
+    assert_same(pa.concat_tables(parts), ds.to_table())
+    assert [(major, minor) for _, _, major, minor in file_records(uri)] == [(2, 0)]
