@@ -311,3 +311,32 @@ def test_fixture_copies_stay_readable(tmp_path: Path) -> None:
     shutil.copytree(FIXTURE, copy)
     for path in (copy / "data").iterdir():
         assert Parts.of(path).write(tmp_path / "again.lance").read_bytes() == path.read_bytes()
+
+
+def _string_position(batch: int, index: int, delta: int) -> Callable[[Parts], None]:
+    def edit(parts: Parts) -> None:
+        at = int(parts.pages()[1, batch, 0]) + 8 * index
+        parts.set_i64(at, parts.i64(at) + delta)
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("edit", "row", "message"),
+    [
+        (_string_position(1, 5, 10**4), 44, r"column 's' page 1: string positions do not rise"),
+        (_string_position(1, 5, -(10**4)), 45, r"column 's' page 1: string positions"),
+        (_list_position(2, 3, 10**6), 82, r"column 'l' page 2: list positions do not rise"),
+        (_list_position(2, 3, -5), 83, r"column 'l' page 2: list positions do not rise"),
+    ],
+)
+def test_takes_check_the_positions_they_read(
+    small: Path, edit: Callable[[Parts], None], row: int, message: str
+) -> None:
+    """A take reads two positions per row, not the page; those two must lie in it."""
+    reader = LanceFileReader(forged(small, edit))
+    assert reader.take_rows([0, 99]).to_table().num_rows == 2  # other pages are fine
+    with pytest.raises(CorruptFileError, match=message):
+        reader.take_rows([row]).to_table()
+    with pytest.raises(CorruptFileError, match=message.split(":")[0]):
+        reader.read_all().to_table()

@@ -69,8 +69,9 @@ class Node(ABC):
         """Rows ``[lo, hi)`` of ``batch``."""
 
     @abstractmethod
-    def take(self, batch: int, rows: np.ndarray) -> pa.Array:
-        """Rows ``rows`` (int64, in range) of ``batch``, in that order."""
+    def take(self, batches: np.ndarray, rows: np.ndarray) -> pa.Array:
+        """Row ``rows[i]`` (in range) of batch ``batches[i]`` for each i, in that order:
+        one gather over the whole file, however many batches the rows are spread over."""
 
     # What sets the rows each page must hold (a list child's: its list's positions).
     counted_by = "its batch holds"
@@ -140,19 +141,21 @@ class Fixed(Node):
             leaf = pa.Array.from_buffers(self.leaf, last - first, [None, data])
         return self._wrap(batch, leaf)
 
-    def take(self, batch: int, rows: np.ndarray) -> pa.Array:
-        items = rows
+    def take(self, batches: np.ndarray, rows: np.ndarray) -> pa.Array:
+        items, starts = rows, self.pages[batches, 0]
         if self.scale != 1:
             items = (rows[:, None] * self.scale + np.arange(self.scale)).reshape(-1)
-        pos, length = (int(v) for v in self.pages[batch])
-        page = self.file.bytes[pos : pos + int(self._nbytes(np.int64(length * self.scale)))]
+            starts = np.repeat(starts, self.scale)
         if self.bits == 1:
-            bits = (page[items >> 3] >> (items & 7).astype(np.uint8)) & 1
+            raw = self.file.bytes[starts + (items >> 3)]
+            bits = (raw >> (items & 7).astype(np.uint8)) & 1
             data = pa.py_buffer(np.packbits(bits.astype(np.uint8), bitorder="little"))
         else:
             width = self.bits // 8
-            data = pa.py_buffer(np.ascontiguousarray(page.reshape(-1, width)[items]))
-        return self._wrap(batch, pa.Array.from_buffers(self.leaf, len(items), [None, data]))
+            index = (starts + items * width)[:, None] + np.arange(width, dtype=np.int64)
+            data = pa.py_buffer(np.ascontiguousarray(self.file.bytes[index]))
+        first = int(batches[0]) if len(batches) else 0
+        return self._wrap(first, pa.Array.from_buffers(self.leaf, len(items), [None, data]))
 
     def _wrap(self, batch: int, leaf: pa.Array) -> pa.Array:
         """The leaf values as the field's type, nested fixed-size lists rebuilt."""
@@ -180,24 +183,31 @@ class Binary(Node):
         self.large = pa.types.is_large_string(arrow.type) or pa.types.is_large_binary(arrow.type)
         self.text = pa.types.is_string(arrow.type) or pa.types.is_large_string(arrow.type)
         self.positions = Positions(self, self.pages[:, 0], self.pages[:, 1] + 1, 8)
+        self.first = np.zeros(len(self.pages), dtype=np.int64)  # where each page's bytes start
 
     def check(self, rows: np.ndarray) -> None:
         self._check_lengths(self.pages[:, 1], rows)
-        check_positions(self, self.pages, self.file.layout.data_end)
+        self.first = check_positions(self, self.pages, self.file.layout.data_end)
 
     def read(self, batch: int, lo: int, hi: int) -> pa.Array:
         p = self.positions.of(batch)[lo : hi + 1]
         data = self.file.source.read(int(p[0]), int(p[-1] - p[0]))
         return self._build(batch, p - p[0], data)
 
-    def take(self, batch: int, rows: np.ndarray) -> pa.Array:
-        p = self.positions.of(batch)
-        starts, ends = p[rows], p[rows + 1]
+    def take(self, batches: np.ndarray, rows: np.ndarray) -> pa.Array:
+        pos = self.pages[batches, 0]
+        starts, ends = self.file.i64_at(pos + 8 * rows), self.file.i64_at(pos + 8 * rows + 8)
         lengths = ends - starts
+        # Each value must lie within its page's bytes (which end where its positions
+        # start); the rest of the page is not read.
+        bad = np.flatnonzero((lengths < 0) | (starts < self.first[batches]) | (ends > pos))
+        if bad.size:
+            raise self.corrupt(int(batches[bad[0]]), "string positions do not rise")
         data = self.file.bytes[gather_ranges(starts, lengths)]
         offsets = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
-        return self._build(batch, offsets, pa.py_buffer(data))
+        first = int(batches[0]) if len(batches) else 0
+        return self._build(first, offsets, pa.py_buffer(data))
 
     def _build(self, batch: int, offsets: np.ndarray, data: pa.Buffer) -> pa.Array:
         return build_binary(self, batch, offsets, data, nullable=self.field.nullable)
@@ -229,10 +239,10 @@ class Positions:
         return found
 
 
-def check_positions(node: Node, pages: np.ndarray, end: int, *, paged: bool = True) -> None:
+def check_positions(node: Node, pages: np.ndarray, end: int, *, paged: bool = True) -> np.ndarray:
     """Check the ends of the positions arrays of binary pages ``pages`` ((position,
     length) rows): the writer puts the bytes right before the positions, so the last
-    position is the page's own, and the first one is where the bytes start."""
+    position is the page's own, and the first one (returned) is where the bytes start."""
     pos, length = pages[:, 0], pages[:, 1]
     node._note(pos, 8 * (length + 1), "positions", end)
     first = node.file.i64_at(pos)
@@ -245,6 +255,7 @@ def check_positions(node: Node, pages: np.ndarray, end: int, *, paged: bool = Tr
             f"string positions run from {first[b]} to {last[b]}, not up to their own at {pos[b]}",
         )
     node._note(first, last - first, "string bytes", end)
+    return first
 
 
 def build_binary(
@@ -323,8 +334,8 @@ class Dictionary(Node):
     def read(self, batch: int, lo: int, hi: int) -> pa.Array:
         return self._wrap(batch, self.keys.read(batch, lo, hi))
 
-    def take(self, batch: int, rows: np.ndarray) -> pa.Array:
-        return self._wrap(batch, self.keys.take(batch, rows))
+    def take(self, batches: np.ndarray, rows: np.ndarray) -> pa.Array:
+        return self._wrap(int(batches[0]) if len(batches) else 0, self.keys.take(batches, rows))
 
 
 class Null(Node):
@@ -340,7 +351,7 @@ class Null(Node):
     def read(self, batch: int, lo: int, hi: int) -> pa.Array:
         return pa.nulls(hi - lo)
 
-    def take(self, batch: int, rows: np.ndarray) -> pa.Array:
+    def take(self, batches: np.ndarray, rows: np.ndarray) -> pa.Array:
         return pa.nulls(len(rows))
 
 
@@ -363,8 +374,8 @@ class Struct(Node):
     def read(self, batch: int, lo: int, hi: int) -> pa.Array:
         return self._build([c.read(batch, lo, hi) for c in self.children], hi - lo)
 
-    def take(self, batch: int, rows: np.ndarray) -> pa.Array:
-        return self._build([c.take(batch, rows) for c in self.children], len(rows))
+    def take(self, batches: np.ndarray, rows: np.ndarray) -> pa.Array:
+        return self._build([c.take(batches, rows) for c in self.children], len(rows))
 
 
 class List(Node):
@@ -407,13 +418,17 @@ class List(Node):
         values = self.child.read(batch, int(p[0]), int(p[-1]))
         return self._build(p - p[0], values)
 
-    def take(self, batch: int, rows: np.ndarray) -> pa.Array:
+    def take(self, batches: np.ndarray, rows: np.ndarray) -> pa.Array:
         if not len(rows):
             return pa.array([], self.dtype)
-        p = self.positions.of(batch)
-        starts, ends = p[rows], p[rows + 1]
+        at = self.pages[batches, 0] + self.width * rows
+        read = self.file.i64_at if self.width == 8 else self.file.i32_at
+        starts, ends = read(at), read(at + self.width)
         lengths = ends - starts
-        values = self.child.take(batch, gather_ranges(starts, lengths))
+        bad = np.flatnonzero((lengths < 0) | (starts < 0) | (ends > self.items[batches]))
+        if bad.size:
+            raise self.corrupt(int(batches[bad[0]]), "list positions do not rise")
+        values = self.child.take(np.repeat(batches, lengths), gather_ranges(starts, lengths))
         offsets = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         return self._build(offsets, values)

@@ -67,23 +67,11 @@ class Column:
         return parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
 
     def take(self, rows: np.ndarray) -> pa.Array:
-        """``rows`` (in range) in their order, each batch read once."""
+        """``rows`` (in range) in their order."""
         if not len(rows):
             return pa.array([], self.dtype)
         batches = np.searchsorted(self.offsets, rows, side="right") - 1
-        order = np.argsort(batches, kind="stable")
-        grouped = batches[order]
-        bounds = np.flatnonzero(np.diff(grouped)) + 1
-        parts = []
-        for group in np.split(order, bounds):
-            batch = int(batches[group[0]])
-            parts.append(self.node.take(batch, rows[group] - self.offsets[batch]))
-        out = parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
-        if np.any(order != np.arange(len(order))):
-            inverse = np.empty_like(order)
-            inverse[order] = np.arange(len(order))
-            out = out.take(pa.array(inverse))
-        return out
+        return self.node.take(batches, rows - self.offsets[batches])
 
 
 class LegacyFileReader(LanceFileReader):
