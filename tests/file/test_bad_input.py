@@ -209,11 +209,11 @@ def test_newer_versions_are_refused(tmp_path: Path, version: str) -> None:
         LanceFileReader(path)
 
 
-def test_legacy_version_is_refused(good: Path) -> None:
+def test_a_2_0_file_claiming_the_legacy_version_is_corrupt(good: Path) -> None:
     def forge(fields: list[int]) -> None:
         fields[5], fields[6] = 0, 2
 
-    with pytest.raises(UnsupportedVersionError, match="0.1"):
+    with pytest.raises(CorruptFileError, match="bad.lance: file metadata position"):
         LanceFileReader(rewrite(good, footer=forge))
 
 

@@ -12,7 +12,7 @@ from google.protobuf.unknown_fields import UnknownFieldSet
 
 from lancelet._proto import file_pb2
 from lancelet.errors import CorruptFileError, SchemaError, UnsupportedOptionError
-from lancelet.file import container
+from lancelet.file import container, v0_1
 from lancelet.file.schema import from_lance_fields
 from lancelet.file.v2_0.fields import ColumnPages, FieldReader, build_reader
 from lancelet.file.v2_0.layout import FieldNode, Kind, build_layout, column_labels
@@ -87,6 +87,18 @@ class LanceFileReader:
 
     ``columns`` selects top-level columns or struct sub-fields (``"a.b"``).
     """
+
+    def __new__(
+        cls,
+        path: str | os.PathLike[str],
+        storage_options: dict[str, str] | None = None,
+        columns: Sequence[str] | None = None,
+    ) -> LanceFileReader:
+        if cls is LanceFileReader and v0_1.is_legacy(path):
+            from lancelet.file.v0_1.reader import LegacyFileReader  # it subclasses this one
+
+            return super().__new__(LegacyFileReader)
+        return super().__new__(cls)
 
     def __init__(
         self,
