@@ -16,6 +16,8 @@ from lancelet.file import container
 from lancelet.file.schema import from_lance_fields
 from lancelet.file.v2_0.fields import ColumnPages, FieldReader, build_reader
 from lancelet.file.v2_0.layout import FieldNode, Kind, build_layout, column_labels
+from lancelet.file.v2_1.read import fields as fields21
+from lancelet.file.v2_1.read import layout as layout21
 from lancelet.io import LocalInputFile, open_input
 
 DEFAULT_BATCH_SIZE = 1024
@@ -119,22 +121,51 @@ class LanceFileReader:
             self._schema = from_lance_fields(descriptor.schema.fields, descriptor.schema.metadata)
         except SchemaError as exc:
             raise CorruptFileError(f"{self.path}: {exc}") from exc
-        self._nodes = build_layout(self._schema)
-        labels = column_labels(self._nodes)
+        self._globals: list[pa.Buffer] | None = None
+        self._default_columns = list(columns) if columns is not None else None
+        self._pages: list[ColumnPages] = []
+        self._leaves: list[fields21.LeafColumn] = []
+        if self._footer.structural:
+            self._open_structural()
+            return
+        nodes = build_layout(self._schema)
+        labels = column_labels(nodes)
         self._columns = container.read_columns(self._source, self._footer, labels)
         if len(labels) != len(self._columns):
             raise CorruptFileError(
                 f"{self.path}: schema needs {len(labels)} columns, file has {len(self._columns)}"
             )
-        self._globals: list[pa.Buffer] | None = None
         pages = [
             ColumnPages(self._source, info, i, self._global_buffers, labels[i])
             for i, info in enumerate(self._columns)
         ]
-        for node in self._nodes:
+        for node in nodes:
             self._check_rows(node, self._num_rows, pages, "the file says")
         self._pages = pages
-        self._default_columns = list(columns) if columns is not None else None
+        self._nodes: list[FieldNode] | list[layout21.Node] = nodes
+
+    def _open_structural(self) -> None:
+        """Format 2.1+: one column per leaf, structure in the leaves' levels."""
+        nodes = layout21.build_layout(self._schema)
+        labels = layout21.column_labels(nodes)
+        self._columns = container.read_columns(self._source, self._footer, labels)
+        if len(labels) != len(self._columns):
+            raise CorruptFileError(
+                f"{self.path}: schema needs {len(labels)} columns, file has {len(self._columns)}"
+            )
+        kinds = fields21.lineages(nodes)
+        by_column = {n.column: n for top in nodes for n in top.walk() if n.column is not None}
+        self._leaves = [
+            fields21.LeafColumn(self._source, info, i, labels[i], by_column[i], kinds[i])
+            for i, info in enumerate(self._columns)
+        ]
+        for leaf in self._leaves:
+            if leaf.num_rows != self._num_rows:
+                raise CorruptFileError(
+                    f"{self.path}: {leaf.label} holds {leaf.num_rows} rows, "
+                    f"the file says {self._num_rows}"
+                )
+        self._nodes = nodes
 
     def _check_rows(
         self, node: FieldNode, expected: int, pages: list[ColumnPages], source: str
@@ -168,17 +199,27 @@ class LanceFileReader:
 
     # -- projection -------------------------------------------------------------------
 
-    def _project(self, columns: Sequence[str] | None) -> tuple[pa.Schema, list[FieldReader]]:
+    def _project(
+        self, columns: Sequence[str] | None
+    ) -> tuple[pa.Schema, list[FieldReader | fields21.FieldReader]]:
         names = columns if columns is not None else self._default_columns
-        nodes = self._nodes if names is None else [self._resolve(name) for name in names]
-        readers = [build_reader(node, self._pages) for node in nodes]
+        nodes: list[FieldNode | layout21.Node] = (
+            list(self._nodes) if names is None else [self._resolve(name) for name in names]
+        )
+        readers: list[FieldReader | fields21.FieldReader] = []
+        for node in nodes:
+            if isinstance(node, layout21.Node):
+                readers.append(fields21.FieldReader(node, self._leaves, self.path))
+            else:
+                assert isinstance(node, FieldNode)
+                readers.append(build_reader(node, self._pages))
         schema = pa.schema([node.field for node in nodes], metadata=self._schema.metadata)
         return schema, readers
 
-    def _resolve(self, name: str) -> FieldNode:
+    def _resolve(self, name: str) -> FieldNode | layout21.Node:
         """A top-level column or a dotted path to a struct sub-field."""
-        candidates = self._nodes
-        node: FieldNode | None = None
+        candidates: Sequence[FieldNode | layout21.Node] = self._nodes
+        node: FieldNode | layout21.Node | None = None
         parts = name.split(".")
         for depth, part in enumerate(parts):
             node = next((n for n in candidates if n.field.name == part), None)
@@ -195,13 +236,20 @@ class LanceFileReader:
             candidates = list(node.children) if pa.types.is_struct(node.field.type) else []
         assert node is not None
         if len(parts) > 1:
+            if isinstance(node, layout21.Node):
+                return node.renamed(name)
             node = FieldNode(node.field.with_name(name), node.column, node.children)
         return node
 
     # -- reads -----------------------------------------------------------------------
 
     def _batches(
-        self, schema: pa.Schema, readers: list[FieldReader], start: int, end: int, batch_size: int
+        self,
+        schema: pa.Schema,
+        readers: list[FieldReader | fields21.FieldReader],
+        start: int,
+        end: int,
+        batch_size: int,
     ) -> Iterator[pa.RecordBatch]:
         for lo in range(start, end, batch_size):
             hi = min(lo + batch_size, end)
@@ -309,7 +357,7 @@ class LanceFileReader:
                             LanceBufferDescriptor(o, s)
                             for o, s in zip(p.buffer_offsets, p.buffer_sizes, strict=True)
                         ],
-                        str(p.encoding).strip(),
+                        str(p.encoding if p.layout is None else p.layout).strip(),
                         p.num_rows,
                     )
                     for p in c.pages
