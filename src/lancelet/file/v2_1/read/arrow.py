@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 
 from lancelet.errors import CorruptFileError, UnsupportedTypeError
 from lancelet.file.v2_0.types import needs_value_check, value_problem
-from lancelet.file.v2_1.read.values import Bits, Bools, Fixed, Fsl, Values, Var
+from lancelet.file.v2_1.read.values import Bits, Bools, Fixed, Fsl, Packed, Values, Var
 
 
 def fixed_bits(dtype: pa.DataType) -> int | None:
@@ -50,6 +50,8 @@ def to_arrow(values: Values, dtype: pa.DataType, valid: Bools | None = None) -> 
         return as_dictionary(to_arrow(values, dtype.value_type, valid), dtype)
     if pa.types.is_fixed_size_list(dtype):
         return _fsl(values, dtype, valid)
+    if pa.types.is_struct(dtype):
+        return _packed(values, dtype, valid)
     if pa.types.is_boolean(dtype):
         return _booleans(values, valid)
     bits = fixed_bits(dtype)
@@ -110,6 +112,13 @@ def _fsl(values: Values, dtype: pa.DataType, valid: Bools | None) -> pa.Array:
     if len(items) != count * size:
         raise CorruptFileError(f"{dtype}: {len(items)} items for {count} lists")
     return pa.Array.from_buffers(dtype, count, [validity_buffer(valid)], children=[items])
+
+
+def _packed(values: Values, dtype: pa.DataType, valid: Bools | None) -> pa.Array:
+    if not isinstance(values, Packed) or len(values.fields) != dtype.num_fields:
+        raise CorruptFileError(f"{dtype} values are not stored as a packed struct of its fields")
+    children = [to_arrow(f, dtype.field(i).type) for i, f in enumerate(values.fields)]
+    return pa.Array.from_buffers(dtype, values.count, [validity_buffer(valid)], children=children)
 
 
 def binary_array(

@@ -17,9 +17,11 @@ run them under :func:`.context.guarded`, which adds file, column and page.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from types import ModuleType
 from typing import Any, Protocol
 
 import numpy as np
@@ -35,6 +37,7 @@ from lancelet.file.v2_1.read.values import (
     Bits,
     Fixed,
     Fsl,
+    Packed,
     Slices,
     Values,
     Var,
@@ -678,14 +681,133 @@ def _constant(msg: pb.Constant, build: Builder) -> BlockCodec:
 
 
 # ---------------------------------------------------------------------------
+# pure codecs of file/codecs: run lengths, byte stream split, packed structs
+# ---------------------------------------------------------------------------
+
+
+def _codec(module: str, name: str) -> ModuleType:
+    try:
+        return importlib.import_module(f"lancelet.file.codecs.{module}")
+    except ImportError:
+        raise UnsupportedEncodingError(f"the {name!r} compression is not supported yet") from None
+
+
+def _flat_bits(enc: pb.CompressiveEncoding, what: str) -> int:
+    if enc.WhichOneof("compression") != "flat":
+        raise UnsupportedEncodingError(f"{what} over non-flat values is not supported")
+    _no_buffer_compression(enc.flat, "data", what)
+    return int(enc.flat.bits_per_value)
+
+
+def _shared_base(first: Slices, second: Slices) -> tuple[U8, I64, I64]:
+    """One byte array holding both buffers, and where each chunk's pieces start."""
+    if first.base is second.base:
+        return first.base, first.starts, second.starts
+    a, b = _gather(first), _gather(second)
+    return (
+        np.concatenate([a, b]),
+        np.cumsum(first.sizes) - first.sizes,
+        len(a) + np.cumsum(second.sizes) - second.sizes,
+    )
+
+
+@dataclass(frozen=True)
+class RleMiniBlock:
+    """Two buffers per chunk: the run values, then the run lengths."""
+
+    bits: int
+    length_bits: int
+    num_buffers: int = 2
+
+    def decode(self, buffers: Sequence[Slices], counts: I64) -> Values:
+        rle = _codec("rle", "rle")
+        values, lengths = buffers
+        data, value_starts, length_starts = _shared_base(values, lengths)
+        out = rle.decode_rle_chunks(
+            data,
+            value_starts,
+            values.sizes,
+            length_starts,
+            lengths.sizes,
+            counts,
+            self.bits,
+            length_bits=self.length_bits,
+            what="run-length encoded values",
+        )
+        return Fixed(np.ascontiguousarray(out).view(np.uint8), self.bits, len(out))
+
+
+@dataclass(frozen=True)
+class RleBlock(BlockCodec):
+    """``u64 size of the values | values | lengths``."""
+
+    bits: int
+    length_bits: int
+
+    def decode(self, data: U8, count: int) -> Values:
+        rle = _codec("rle", "rle")
+        out = rle.decode_rle_block(
+            data, count, self.bits, length_bits=self.length_bits, what="run-length block"
+        )
+        return Fixed(np.ascontiguousarray(out).view(np.uint8), self.bits, len(out))
+
+
+def _rle_widths(msg: pb.Rle) -> tuple[int, int]:
+    return _flat_bits(msg.values, "run-length encoding"), _flat_bits(
+        msg.run_lengths, "run-length encoding"
+    )
+
+
+@dataclass(frozen=True)
+class BssMiniBlock:
+    bits: int
+    num_buffers: int = 1
+
+    def decode(self, buffers: Sequence[Slices], counts: I64) -> Values:
+        bss = _codec("byte_stream_split", "byte_stream_split")
+        buf = buffers[0]
+        out = bss.decode_bss_chunks(
+            buf.base, buf.starts, buf.sizes, counts, self.bits, what="byte-stream-split values"
+        )
+        return Fixed(np.ascontiguousarray(out).view(np.uint8), self.bits, len(out))
+
+
+@dataclass(frozen=True)
+class PackedMiniBlock:
+    """Rows of fixed-width fields, the fields' bytes one after another."""
+
+    bits: tuple[int, ...]
+    num_buffers: int = 1
+
+    def decode(self, buffers: Sequence[Slices], counts: I64) -> Values:
+        packed = _codec("packed", "packed_struct")
+        buf = buffers[0]
+        fields = packed.decode_packed_rows(
+            buf.base, buf.starts, buf.sizes, counts, list(self.bits), what="packed struct"
+        )
+        total = int(counts.sum())
+        return Packed(
+            tuple(
+                Fixed(np.ascontiguousarray(f).reshape(-1), b, total)
+                for f, b in zip(fields, self.bits, strict=True)
+            ),
+            total,
+        )
+
+
+def _packed(msg: pb.PackedStruct, build: Builder) -> MiniBlockCodec:
+    if msg.HasField("values") and msg.values.WhichOneof("compression") not in (None, "flat"):
+        raise UnsupportedEncodingError("a packed struct whose rows are compressed")
+    return PackedMiniBlock(tuple(int(b) for b in msg.bits_per_value))
+
+
+# ---------------------------------------------------------------------------
 # the registries
 # ---------------------------------------------------------------------------
 
 MiniBlockBuilder = Callable[[Any, Builder], MiniBlockCodec]
 BlockBuilder = Callable[[Any, Builder], BlockCodec]
 
-# Compressions the full-zip work delivers as pure codecs (rle, byte_stream_split,
-# packed_struct, variable_packed_struct) get their line here when they arrive.
 MINIBLOCK: dict[str, MiniBlockBuilder] = {
     "flat": lambda msg, build: FlatMiniBlock(_flat_codec(msg)),
     "inline_bitpacking": lambda msg, build: InlineMiniBlock(_inline(msg)),
@@ -693,6 +815,11 @@ MINIBLOCK: dict[str, MiniBlockBuilder] = {
     "fsst": _fsst,
     "general": _general_mini,
     "fixed_size_list": _fsl_mini,
+    "rle": lambda msg, build: RleMiniBlock(*_rle_widths(msg)),
+    "byte_stream_split": lambda msg, build: BssMiniBlock(
+        _flat_bits(msg.values, "byte stream split")
+    ),
+    "packed_struct": _packed,
 }
 
 BLOCK: dict[str, BlockBuilder] = {
@@ -703,6 +830,7 @@ BLOCK: dict[str, BlockBuilder] = {
     "general": _general_block,
     "fixed_size_list": _fsl_block,
     "constant": _constant,
+    "rle": lambda msg, build: RleBlock(*_rle_widths(msg)),
 }
 
 __all__ = [

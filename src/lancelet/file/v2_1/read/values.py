@@ -111,7 +111,15 @@ class Fsl:
     count: int
 
 
-Values = Fixed | Bits | Var | Fsl
+@dataclass(frozen=True)
+class Packed:
+    """``count`` rows of a packed struct: each field's values."""
+
+    fields: tuple[Fixed, ...]
+    count: int
+
+
+Values = Fixed | Bits | Var | Fsl | Packed
 
 
 def concat_var(parts: list[Var]) -> Var:
@@ -138,6 +146,10 @@ def concat_values(parts: list[Values]) -> Values:
         return Bits(joined, first.bits_per_value, sum(p.count for p in bits))
     if isinstance(first, Var):
         return concat_var([p for p in parts if isinstance(p, Var)])
+    if isinstance(first, Packed):
+        rows = [p for p in parts if isinstance(p, Packed)]
+        fields = tuple(concat_values([r.fields[i] for r in rows]) for i in range(len(first.fields)))
+        return Packed(tuple(f for f in fields if isinstance(f, Fixed)), sum(r.count for r in rows))
     lists = [p for p in parts if isinstance(p, Fsl)]
     items = concat_values([p.items for p in lists])
     valid = None
