@@ -117,6 +117,7 @@ class LanceFileReader:
             raise CorruptFileError(f"{self.path}: the file descriptor holds unknown fields")
         self._num_rows = descriptor.length
         self._field_ids = tuple(f.id for f in descriptor.schema.fields)
+        self._all_field_ids = _preorder_ids(descriptor.schema.fields)
         try:
             self._schema = from_lance_fields(descriptor.schema.fields, descriptor.schema.metadata)
         except SchemaError as exc:
@@ -166,6 +167,12 @@ class LanceFileReader:
                     f"the file says {self._num_rows}"
                 )
         self._nodes = nodes
+        # Only leaves own columns: a data file's field ids (DataFile.fields) are theirs.
+        walked = [n for top in nodes for n in top.walk()]
+        if len(walked) == len(self._all_field_ids):
+            self._field_ids = tuple(
+                i for n, i in zip(walked, self._all_field_ids, strict=True) if n.column is not None
+            )
 
     def _check_rows(
         self, node: FieldNode, expected: int, pages: list[ColumnPages], source: str
@@ -324,8 +331,21 @@ class LanceFileReader:
 
     @property
     def field_ids(self) -> tuple[int, ...]:
-        """The field ids the file's own schema records, in pre-order."""
+        """The field ids the file's own schema records for its columns, in pre-order
+        (format 2.0: every field's; 2.1 and later: the leaves', as only they own a
+        column)."""
         return self._field_ids
+
+    @property
+    def all_field_ids(self) -> tuple[int, ...]:
+        """Every field id the file's own schema records, structs and lists included, in
+        pre-order."""
+        return self._all_field_ids
+
+    @property
+    def structural(self) -> bool:
+        """Whether the file is of format 2.1 or later (only leaves own columns)."""
+        return self._footer.structural
 
     def _global_buffers(self) -> list[pa.Buffer]:
         """All global buffers, read on first use (2.0 pages rarely point at them)."""
@@ -381,3 +401,18 @@ class LanceFileReader:
     @property
     def schema(self) -> pa.Schema:
         return self._schema
+
+
+def _preorder_ids(fields: Sequence[file_pb2.Field]) -> tuple[int, ...]:
+    """Field ids in pre-order of the tree their parent ids form (file order among
+    siblings), as the schema is rebuilt from them."""
+    children: dict[int, list[int]] = {}
+    for f in fields:
+        children.setdefault(f.parent_id, []).append(f.id)
+    out: list[int] = []
+    stack = list(reversed(children.get(-1, [])))
+    while stack and len(out) <= len(fields):
+        current = stack.pop()
+        out.append(current)
+        stack.extend(reversed(children.get(current, []) if current != -1 else []))
+    return tuple(out)
