@@ -248,7 +248,8 @@ def _unpack_grouped(base: U8, starts: I64, widths: np.ndarray, word_bits: int) -
     out = np.empty((len(starts), _FASTLANES), dtype=dtype)
     for width in np.unique(widths).tolist():
         sel = np.flatnonzero(widths == width)
-        raw = _rows(base, starts[sel], _FASTLANES * width // 8)
+        size = _FASTLANES * width // 8
+        raw = concat_slices(base, starts[sel], np.full(len(sel), size, np.int64))
         words = np.ascontiguousarray(raw).view(dtype).reshape(len(sel), width, lanes)
         out[sel] = _unpack(words, width)
     return out
