@@ -277,3 +277,11 @@ def test_unimplemented_compression_names_file_column_and_page(
     message = str(info.value)
     assert str(path) in message and "column 'n'" in message and "page 0" in message
     assert "compression is not supported" in message
+
+
+def test_fixed_size_lists_of_structs_are_unsupported_not_corrupt(tmp_path: Path) -> None:
+    item = pa.struct([("x", pa.int32())])
+    table = pa.table({"v": pa.array([[{"x": i}, {"x": -i}] for i in range(50)], pa.list_(item, 2))})
+    path = write(tmp_path / "t.lance", table, "2.2")
+    with pytest.raises(UnsupportedEncodingError, match=r"t\.lance.*fixed_size_list:struct"):
+        LanceFileReader(path)

@@ -11,7 +11,13 @@ import pyarrow as pa
 from google.protobuf.unknown_fields import UnknownFieldSet
 
 from lancelet._proto import file_pb2
-from lancelet.errors import CorruptFileError, SchemaError, UnsupportedOptionError
+from lancelet.errors import (
+    CorruptFileError,
+    SchemaError,
+    UnsupportedEncodingError,
+    UnsupportedOptionError,
+    UnsupportedTypeError,
+)
 from lancelet.file import container
 from lancelet.file.schema import from_lance_fields
 from lancelet.file.v2_0.fields import ColumnPages, FieldReader, build_reader
@@ -120,6 +126,12 @@ class LanceFileReader:
         self._all_field_ids = _preorder_ids(descriptor.schema.fields)
         try:
             self._schema = from_lance_fields(descriptor.schema.fields, descriptor.schema.metadata)
+        except UnsupportedTypeError as exc:
+            if not self._footer.structural:
+                raise CorruptFileError(f"{self.path}: {exc}") from exc
+            # Newer writers store types lancelet does not read yet (fixed-size lists
+            # of structs): not damage.
+            raise UnsupportedEncodingError(f"{self.path}: {exc}") from exc
         except SchemaError as exc:
             raise CorruptFileError(f"{self.path}: {exc}") from exc
         self._globals: list[pa.Buffer] | None = None
