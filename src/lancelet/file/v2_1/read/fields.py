@@ -41,7 +41,8 @@ def _other_layout(
     try:
         found = importlib.import_module(f"lancelet.file.v2_1.read.{module}")
     except ImportError:
-        raise ref.unsupported(f"{module.replace('_', '-')} pages are not supported yet") from None
+        name = {"fullzip": "full-zip"}.get(module, module)
+        raise ref.unsupported(f"{name} pages are not supported yet") from None
     decoder: PageDecoder = found.decoder(ref, layout, *args)
     return decoder
 
