@@ -23,6 +23,7 @@ from google.protobuf import any_pb2
 from google.protobuf.message import DecodeError, Message
 
 from lancelet._proto import encodings_v2_0_pb2 as enc_pb
+from lancelet._proto import encodings_v2_1_pb2 as pb21
 from lancelet._proto import file2_pb2
 from lancelet.errors import CorruptFileError, UnsupportedVersionError
 from lancelet.file.version import VERSIONS, from_footer
@@ -36,6 +37,7 @@ ALIGNMENT = 64
 MAX_PAGE_ROWS = 2**32 - 1
 
 ARRAY_ENCODING_URL = "/lance.encodings.ArrayEncoding"
+PAGE_LAYOUT_URL = "/lance.encodings21.PageLayout"
 COLUMN_ENCODING_URL = "/lance.encodings.ColumnEncoding"
 
 
@@ -61,15 +63,27 @@ class Footer:
         known = from_footer(self.major, self.minor)
         return f"{self.major}.{self.minor}" if known is None else known.name
 
+    @property
+    def structural(self) -> bool:
+        """Whether pages hold 2.1 structural layouts (``PageLayout``) rather than
+        2.0 ``ArrayEncoding`` trees."""
+        known = from_footer(self.major, self.minor)
+        return known is not None and known.structural
+
 
 @dataclass(frozen=True)
 class Page:
-    """One disk page of a column: where its buffers are and how they are encoded."""
+    """One disk page of a column: where its buffers are and how they are encoded.
+
+    A 2.0 page is described by ``encoding``; a 2.1+ page by ``layout`` (and then
+    ``encoding`` is empty).
+    """
 
     buffer_offsets: tuple[int, ...]
     buffer_sizes: tuple[int, ...]
     num_rows: int
     encoding: enc_pb.ArrayEncoding
+    layout: pb21.PageLayout | None = None
 
 
 @dataclass(frozen=True)
@@ -171,7 +185,7 @@ def parse_message(
         size = message.ByteSize()
         message.DiscardUnknownFields()
         if message.ByteSize() != size:
-            raise CorruptFileError(f"{path}: {what} holds fields format 2.0 does not define")
+            raise CorruptFileError(f"{path}: {what} holds fields its format does not define")
 
 
 def _unpack_any(
@@ -215,7 +229,9 @@ def read_columns(
         layout.add(pos, size, what)
         meta = file2_pb2.ColumnMetadata()
         parse_message(meta, source.read(pos, size), what, source.path, strict=True)
-        columns.append(_column_info(source, meta, index, label or f"column {index}", layout))
+        columns.append(
+            _column_info(source, meta, index, label or f"column {index}", layout, footer.structural)
+        )
     _add_tail(source, footer, layout)
     layout.check()
     return columns
@@ -272,6 +288,7 @@ def _column_info(
     index: int,
     label: str,
     layout: _Layout,
+    structural: bool = False,
 ) -> ColumnInfo:
     pages = []
     for page_no, page in enumerate(meta.pages):
@@ -289,9 +306,20 @@ def _column_info(
             check_aligned(source, off, size, f"{what} buffer")
         layout.add_all(page.buffer_offsets, page.buffer_sizes, f"{what} buffer")
         encoding = enc_pb.ArrayEncoding()
-        _unpack_any(source, page.encoding, ARRAY_ENCODING_URL, encoding, f"{what} encoding")
+        page_layout = None
+        if structural:
+            page_layout = pb21.PageLayout()
+            _unpack_any(source, page.encoding, PAGE_LAYOUT_URL, page_layout, f"{what} layout")
+        else:
+            _unpack_any(source, page.encoding, ARRAY_ENCODING_URL, encoding, f"{what} encoding")
         pages.append(
-            Page(tuple(page.buffer_offsets), tuple(page.buffer_sizes), page.length, encoding)
+            Page(
+                tuple(page.buffer_offsets),
+                tuple(page.buffer_sizes),
+                page.length,
+                encoding,
+                page_layout,
+            )
         )
     if len(meta.buffer_offsets) != len(meta.buffer_sizes):
         raise CorruptFileError(f"{source.path}: {label} lists mismatched buffer offsets and sizes")
