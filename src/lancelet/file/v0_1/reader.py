@@ -98,7 +98,7 @@ class LegacyFileReader(LanceFileReader):
         except SchemaError as exc:
             raise CorruptFileError(f"{self.path}: {exc}") from exc
         self._num_rows = self._layout.num_rows
-        self._field_ids = tuple(f.id for f in fields)
+        self._field_ids = self._all_field_ids = tuple(f.id for f in fields)
         self._file = File(self._source, self._layout, file_view(self._source))
         self._tree = _build(self._file, fields, self._schema)
         rows = np.diff(self._layout.batch_offsets)
@@ -106,6 +106,10 @@ class LegacyFileReader(LanceFileReader):
             node.check(rows)
         _check_disjoint(self._file)
         self._default_columns = list(columns) if columns is not None else None
+
+    @property
+    def structural(self) -> bool:
+        return False  # every field owns a column, as in 2.0
 
     # -- projection -------------------------------------------------------------------
 
