@@ -103,3 +103,94 @@ def miniblock_chunks(layout: pb.MiniBlockLayout, meta: bytes, chunks: bytes) -> 
         pos += size
     assert pos == len(chunks)
     return out
+
+
+@dataclass(frozen=True)
+class PageEntry:
+    """A page's buffers and row count, as the column metadata lists them."""
+
+    buffer_offsets: tuple[int, ...]
+    buffer_sizes: tuple[int, ...]
+    num_rows: int
+
+
+def page_entry(page: PageBytes) -> PageEntry:
+    return PageEntry(
+        tuple(page.meta.buffer_offsets), tuple(page.meta.buffer_sizes), int(page.meta.length)
+    )
+
+
+_LIST_LAYERS = {
+    pb.REPDEF_ALL_VALID_LIST,
+    pb.REPDEF_NULLABLE_LIST,
+    pb.REPDEF_EMPTYABLE_LIST,
+    pb.REPDEF_NULL_AND_EMPTY_LIST,
+}
+
+
+@dataclass
+class Expected:
+    """Levels and visible values of rows, as the specification defines them."""
+
+    rep: list[int]
+    defs: list[int]
+    values: list[object]  # one per visible item; None where the item is null
+
+
+def expected_levels(rows: list[object], layers: list[int], steps: list[object]) -> Expected:
+    """Compute the levels of ``rows`` by walking the Python values (one loop per item,
+    on purpose: an independent reading of the specification).
+
+    ``steps`` lead from a row to its leaf, outermost first: ``"list"`` or a struct field
+    name.  ``layers`` are the page's layers, innermost (the leaf) first, one per step
+    plus the leaf.  Definition codes count up from the innermost layer: a nullable item
+    or list takes one code for null, an emptyable list one for empty (null first).
+    """
+    assert len(layers) == len(steps) + 1
+    null_code: dict[int, int] = {}
+    empty_code: dict[int, int] = {}
+    code = 1
+    for index, layer in enumerate(layers):
+        if layer in (
+            pb.REPDEF_NULLABLE_ITEM,
+            pb.REPDEF_NULLABLE_LIST,
+            pb.REPDEF_NULL_AND_EMPTY_LIST,
+        ):
+            null_code[index] = code
+            code += 1
+        if layer in (pb.REPDEF_EMPTYABLE_LIST, pb.REPDEF_NULL_AND_EMPTY_LIST):
+            empty_code[index] = code
+            code += 1
+    lists = [i for i, layer in enumerate(layers) if layer in _LIST_LAYERS]
+    max_rep = len(lists)
+    visible_limit = (
+        sum(int(i in null_code) + int(i in empty_code) for i in range(lists[0])) if lists else None
+    )
+    out = Expected([], [], [])
+
+    def emit(rep: int, definition: int, value: object) -> None:
+        out.rep.append(rep)
+        out.defs.append(definition)
+        if visible_limit is None or definition <= visible_limit:
+            out.values.append(value)
+
+    def walk(value: object, depth: int, rep: int) -> None:
+        layer = len(steps) - depth
+        if value is None:
+            emit(rep, null_code[layer], None)
+        elif depth == len(steps):
+            emit(rep, 0, value)
+        elif steps[depth] == "list":
+            assert isinstance(value, list)
+            if not value:
+                emit(rep, empty_code[layer], None)
+            below = sum(1 for i in lists if i < layer)
+            for j, item in enumerate(value):
+                walk(item, depth + 1, rep if j == 0 else below)
+        else:
+            assert isinstance(value, dict)
+            walk(value[steps[depth]], depth + 1, rep)
+
+    for row in rows:
+        walk(row, 0, max_rep)
+    return out
