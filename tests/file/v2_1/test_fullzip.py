@@ -198,7 +198,9 @@ def test_whole_pages_ranges_and_takes(tmp_path: Path, case: Case) -> None:
 
 def test_large_lists_are_walked_by_doubling(tmp_path: Path) -> None:
     """A row of thousands of items finishes in a bounded number of numpy passes."""
-    case = Case("huge_row", pa.list_(pa.binary()), [[blob(256) for _ in range(3000)], [blob()]], ["list"])
+    case = Case(
+        "huge_row", pa.list_(pa.binary()), [[blob(256) for _ in range(3000)], [blob()]], ["list"]
+    )
     (decoder,) = _decoders(_write(tmp_path, case), case)
     _check(decoder.read(0, 2), case.rows, case)
     _check(decoder.take(np.array([1], np.int64)), case.rows[1:], case)

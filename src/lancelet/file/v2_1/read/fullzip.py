@@ -41,6 +41,7 @@ from lancelet.file.v2_1.read.fullzip_values import (
     VariableValues,
     check_values,
     fixed_values,
+    select_ranges,
     variable_values,
 )
 from lancelet.file.v2_1.read.page import LevelledPage
@@ -494,7 +495,7 @@ class FullZipPageDecoder:
                 groups[-1].append(span)
             else:
                 groups.append([span])
-        parts = []
+        parts: list[npt.NDArray[np.uint8]] = []
         for group in groups:
             lo, hi = group[0][0], group[-1][1]
             chunk = np.frombuffer(self._source.read(base + lo, hi - lo), dtype=np.uint8)
@@ -568,7 +569,7 @@ class FullZipPageDecoder:
         if z.fixed is not None:
             # Without control words the rows' bytes are the values themselves.
             width = np.full(pos.size, z.fixed.width, np.int64)
-            raw = buf if z.word == 0 else _select(buf, start, width)
+            raw = buf if z.word == 0 else select_ranges(buf, start, width)
             arr = z.fixed.build(raw, pos.size, z.arrow_type, z.what)
             check_values(arr, valid, z.what)
             return arr
@@ -579,7 +580,9 @@ class FullZipPageDecoder:
         starts = start + np.where(valid, z.length_bytes, 0)
         offsets = np.zeros(pos.size + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
-        return z.variable.build(offsets, _select(buf, starts, sizes), valid, z.arrow_type, z.what)
+        return z.variable.build(
+            offsets, select_ranges(buf, starts, sizes), valid, z.arrow_type, z.what
+        )
 
 
 def _expand(firsts: IntArray, ends: IntArray) -> IntArray:
@@ -588,19 +591,3 @@ def _expand(firsts: IntArray, ends: IntArray) -> IntArray:
     total = int(spans.sum())
     out_starts = np.cumsum(spans) - spans
     return np.repeat(firsts - out_starts, spans) + np.arange(total, dtype=np.int64)
-
-
-def _select(buf: npt.NDArray[np.uint8], starts: IntArray, sizes: IntArray) -> npt.NDArray[np.uint8]:
-    """The bytes of ascending, disjoint ranges, concatenated (one mask, no index array)."""
-    if not starts.size:
-        return np.zeros(0, dtype=np.uint8)
-    ends = starts + sizes
-    gaps = starts - np.concatenate([[0], ends[:-1]])
-    runs = np.empty(2 * starts.size + 1, dtype=np.int64)
-    runs[0:-1:2] = gaps
-    runs[1::2] = sizes
-    runs[-1] = buf.size - int(ends[-1])
-    pattern = np.zeros(runs.size, dtype=bool)
-    pattern[1::2] = True
-    selected: npt.NDArray[np.uint8] = buf[np.repeat(pattern, runs)]
-    return selected

@@ -373,3 +373,21 @@ def _children(arr: pa.Array) -> list[pa.Array] | None:
     if pa.types.is_struct(arr.type):
         return [arr.field(i) for i in range(arr.type.num_fields)]
     return None
+
+
+def select_ranges(
+    buf: npt.NDArray[np.uint8], starts: IntArray, sizes: IntArray
+) -> npt.NDArray[np.uint8]:
+    """The bytes of ascending, disjoint ranges, concatenated (one mask, no index array)."""
+    if not starts.size:
+        return np.zeros(0, dtype=np.uint8)
+    ends = starts + sizes
+    gaps = starts - np.concatenate([[0], ends[:-1]])
+    runs = np.empty(2 * starts.size + 1, dtype=np.int64)
+    runs[0:-1:2] = gaps
+    runs[1::2] = sizes
+    runs[-1] = buf.size - int(ends[-1])
+    pattern = np.zeros(runs.size, dtype=bool)
+    pattern[1::2] = True
+    selected: npt.NDArray[np.uint8] = buf[np.repeat(pattern, runs)]
+    return selected
