@@ -4,6 +4,7 @@ takes, against levels and values computed from the rows themselves."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 
 import lance.file as ref
@@ -17,6 +18,7 @@ from lancelet.io.local import LocalInputFile
 from tests.file.v2_1.page_bytes import expected_levels, page_entry, pages
 
 RNG = np.random.default_rng(2024)
+FULLZIP = {"lance-encoding:structural-encoding": "fullzip"}
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "theta", "iota"]
 
 
@@ -114,13 +116,53 @@ CASES = [
         "forced_int32",
         pa.int32(),
         [None if i % 5 == 0 else i * 7 for i in range(100)],
-        metadata={"lance-encoding:structural-encoding": "fullzip"},
+        metadata=FULLZIP,
     ),
     Case(
         "forced_short_strings",
         pa.string(),
         [None if i % 6 == 0 else f"s{i}" for i in range(60)],
-        metadata={"lance-encoding:structural-encoding": "fullzip"},
+        metadata=FULLZIP,
+    ),
+    Case(
+        "list_of_binary_2_1",
+        pa.list_(pa.binary()),
+        [[blob(), None], None, [], [blob()] * 3] * 5,
+        ["list"],
+        version="2.1",
+    ),
+    *[
+        Case(f"forced_{name}", arrow_type, rows, metadata=FULLZIP)
+        for name, arrow_type, rows in [
+            ("bool", pa.bool_(), [True, None, False, True] * 10),
+            ("decimal", pa.decimal128(10, 2), [Decimal("1.25"), None, Decimal("-3.50")] * 5),
+            ("fixed_binary", pa.binary(4), [b"abcd", None, b"wxyz"] * 5),
+            ("float16", pa.float16(), [np.float16(1.5), None, np.float16(-2.0)] * 5),
+        ]
+    ],
+    Case(
+        "nested_vectors_null_items",
+        _fsl(4, _fsl(32)),
+        [[[1.0, None] * 16, None, [2.0] * 32, [None] * 32] for _ in range(6)],
+    ),
+    Case(
+        "bool_vectors",
+        _fsl(128, pa.bool_()),
+        [[True, False, False] * 42 + [True, True]] * 9,
+        metadata=FULLZIP,
+    ),
+    Case("int_vectors_null_items", _fsl(64, pa.int64()), [[1] * 64, None, [None] * 64] * 3),
+    Case(
+        "packed_struct_vector_child",
+        pa.struct([("v", _fsl(4)), ("s", pa.string())]),
+        [{"v": [1.0, 2.0, 3.0, 4.0], "s": "abc"}, None, {"v": [5.0] * 4, "s": ""}] * 3,
+        metadata={"lance-encoding:packed": "true"},
+    ),
+    Case(
+        "packed_struct_compressed_child",
+        pa.struct([("a", pa.int32()), ("s", pa.large_string())]),
+        [{"a": 1, "s": text(8000)}, None, {"a": 3, "s": text(9000)}],
+        metadata={"lance-encoding:packed": "true"},
     ),
     Case(
         "packed_struct",
@@ -207,7 +249,7 @@ def test_large_lists_are_walked_by_doubling(tmp_path: Path) -> None:
 
 
 def test_values_keep_the_leaf_type(tmp_path: Path) -> None:
-    case = CASES[-1]
+    case = next(c for c in CASES if c.name == "packed_struct")
     (decoder,) = _decoders(_write(tmp_path, case), case)
     page = decoder.read(0, decoder.num_rows)
     assert page.values.type == case.arrow_type

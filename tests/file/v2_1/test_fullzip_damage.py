@@ -240,3 +240,28 @@ def _outcome(read: Callable[[], None]) -> None:
         read()
     except LanceletError:
         pass
+
+
+FULLZIP = {"lance-encoding:structural-encoding": "fullzip"}
+
+
+def test_boolean_bytes_other_than_zero_or_one(tmp_path: Path) -> None:
+    data, page = _page(tmp_path, [True, False, None, True], pa.bool_(), **FULLZIP)
+    assert _decode(data, page, pa.bool_()).read(0, 4).values.to_pylist()[:2] == [True, False]
+    # Rows are a control word and a byte each.
+    forged = _patch(data, _data_at(page) + 1, b"\x02")
+    with pytest.raises(CorruptFileError, match=NAME + ".*boolean value is stored as 2"):
+        _read_all(_decode(forged, page, pa.bool_()))
+
+
+def test_decimal_beyond_its_precision(tmp_path: Path) -> None:
+    from decimal import Decimal
+
+    arrow_type = pa.decimal128(4, 2)
+    data, page = _page(tmp_path, [Decimal("1.25"), None, Decimal("-3.50")], arrow_type, **FULLZIP)
+    forged = _patch(data, _data_at(page) + 1, struct.pack("<q", 10**6))
+    with pytest.raises(CorruptFileError, match=NAME + ".*does not fit"):
+        _read_all(_decode(forged, page, arrow_type))
+    # The null row's placeholder is not a value: any bytes there are fine.
+    forged = _patch(data, _data_at(page) + 17 + 1, struct.pack("<q", 10**6))
+    assert _decode(forged, page, arrow_type).read(0, 3).values[0].as_py() == Decimal("1.25")

@@ -69,6 +69,8 @@ class FixedValues:
         data_bytes = self.width - sum(self._validity_bytes())
         data = np.ascontiguousarray(rows[:, self.width - data_bytes :]).reshape(-1)
         if not self.layers:
+            if pa.types.is_boolean(arrow_type):
+                return _byte_booleans(data, count, what)
             return _primitive(arrow_type, data, count)
         return self._nested(rows, data, count, arrow_type)
 
@@ -122,6 +124,14 @@ def _byte_width(arrow_type: pa.DataType) -> int | None:
     return arrow_type.bit_width // 8 if plain else None
 
 
+def _byte_booleans(data: Bytes, count: int, what: str) -> pa.Array:
+    """Booleans stored a byte each (0 or 1), as pylance zips them."""
+    if data.size and int(data.max()) > 1:
+        raise CorruptFileError(f"{what}: a boolean value is stored as {int(data.max())}")
+    bitmap = np.packbits(data.astype(bool), bitorder="little")
+    return pa.Array.from_buffers(pa.bool_(), count, [None, pa.py_buffer(bitmap)])
+
+
 def _primitive(
     arrow_type: pa.DataType, data: Bytes, count: int, bitmap: pa.Buffer | None = None
 ) -> pa.Array:
@@ -146,7 +156,7 @@ def fixed_values(
     if enc.WhichOneof("compression") != "flat" or enc.flat.HasField("data"):
         raise _unsupported(what, f"value compression {enc.WhichOneof('compression')}")
     item_bits = int(enc.flat.bits_per_value)
-    _check_item(target, item_bits, arrow_type, what)
+    _check_item(target, item_bits, arrow_type, bool(layers), what)
     values = FixedValues(0, tuple(layers), item_bits)
     items = int(np.prod([d for d, _ in layers], dtype=np.int64)) if layers else 1
     data_bits = item_bits * items
@@ -159,10 +169,14 @@ def fixed_values(
     return FixedValues(width, tuple(layers), item_bits)
 
 
-def _check_item(target: pa.DataType, item_bits: int, arrow_type: pa.DataType, what: str) -> None:
+def _check_item(
+    target: pa.DataType, item_bits: int, arrow_type: pa.DataType, in_list: bool, what: str
+) -> None:
+    """Items are the type's width; booleans are bits inside a fixed-size list and a
+    byte each on their own."""
     width = _byte_width(target)
     fits = (width is not None and width * 8 == item_bits) or (
-        pa.types.is_boolean(target) and item_bits == 1
+        pa.types.is_boolean(target) and item_bits == (1 if in_list else 8)
     )
     if not fits:
         raise CorruptFileError(
