@@ -19,6 +19,7 @@ from lancelet.file.v2_1.read.page import LevelledPage
 from tests.file.v2_1.page_bytes import PageBytes, miniblock_chunks, page_entry, pages
 from tests.file.v2_1.test_fullzip_damage import Source
 
+LARGE_BINARY = pa.large_binary()
 NAME = r"damaged\.lance: column 0 \(b\) page 0"
 VALUES = [b"hello", None, bytes(range(256)) * 400, b"", b"x" * 70, None, b"tail"]
 
@@ -68,7 +69,7 @@ def _write(
 
 
 def _decoder(
-    data: bytes, page: PageBytes, arrow_type: pa.DataType = pa.large_binary(), **kw: bool
+    data: bytes, page: PageBytes, arrow_type: pa.DataType = LARGE_BINARY, **kw: bool
 ) -> blob.BlobPageDecoder:
     # The descriptions come from the (possibly forged) file bytes.
     buffers = [

@@ -55,7 +55,8 @@ class Case:
         return leaf
 
 
-def _fsl(dim: int, item: pa.DataType = pa.float32()) -> pa.DataType:
+def _fsl(dim: int, item: pa.DataType | None = None) -> pa.DataType:
+    item = pa.float32() if item is None else item
     return pa.list_(item, dim)
 
 

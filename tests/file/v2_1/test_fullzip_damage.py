@@ -3,6 +3,7 @@ column and the page, never a bare exception, a hang or a huge allocation."""
 
 from __future__ import annotations
 
+import contextlib
 import struct
 from collections.abc import Callable
 from dataclasses import replace
@@ -29,7 +30,7 @@ class Source:
         self.size = len(data)
 
     def read(self, offset: int, length: int) -> pa.Buffer:
-        assert 0 <= offset and offset + length <= self.size, "read outside the file"
+        assert offset >= 0 and offset + length <= self.size, "read outside the file"
         return pa.py_buffer(self.data[offset : offset + length])
 
 
@@ -236,10 +237,8 @@ def test_damage_never_escapes_as_another_exception(binary_page: tuple[bytes, Pag
 
 
 def _outcome(read: Callable[[], None]) -> None:
-    try:
+    with contextlib.suppress(LanceletError):
         read()
-    except LanceletError:
-        pass
 
 
 FULLZIP = {"lance-encoding:structural-encoding": "fullzip"}
