@@ -255,3 +255,29 @@ def test_values_keep_the_leaf_type(tmp_path: Path) -> None:
     page = decoder.read(0, decoder.num_rows)
     assert page.values.type == case.arrow_type
     assert page.layers == (fullzip.pb.REPDEF_NULLABLE_ITEM,)
+
+
+LIST_CASES = [c for c in CASES if "list" in c.steps]
+
+
+@pytest.mark.parametrize("case", LIST_CASES, ids=[c.name for c in LIST_CASES])
+def test_doubling_windows(tmp_path: Path, case: Case, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With tiny limits every list row goes through pointer doubling, in windows that
+    cut rows apart; the items found are the same."""
+    monkeypatch.setattr(fullzip, "_STEP_ROUNDS", 1)
+    monkeypatch.setattr(fullzip, "_DOUBLING_BATCH", 700)
+    calls = []
+    original = fullzip._double_batch
+
+    def counting(*args: object) -> object:
+        calls.append(args)
+        return original(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(fullzip, "_double_batch", counting)
+    decoders = _decoders(_write(tmp_path, case), case)
+    first = 0
+    for decoder in decoders:
+        rows = case.rows[first : first + decoder.num_rows]
+        _check(decoder.read(0, decoder.num_rows), rows, case)
+        first += decoder.num_rows
+    assert calls

@@ -259,8 +259,12 @@ def _read_le(buf: npt.NDArray[np.uint8], at: IntArray, width: int) -> IntArray:
     if width == 0 or buf.size < width:
         return np.zeros(at.size, dtype=np.int64)
     at = np.minimum(at, buf.size - width)
-    words = np.ascontiguousarray(buf[at[:, None] + np.arange(width)])
-    return words.view(f"<u{width}").reshape(-1).astype(np.int64)
+    # One gather per byte beats gathering a (positions, width) block of bytes.
+    value = buf[at].astype(np.uint64)
+    for k in range(1, width):
+        value |= buf[at + k].astype(np.uint64) << np.uint64(8 * k)
+    out: IntArray = value.view(np.int64)
+    return out
 
 
 @dataclass
@@ -276,11 +280,13 @@ def _item_sizes(zipped: _Zip, buf: npt.NDArray[np.uint8], at: IntArray, end: Int
     """Parse one item at each position ``at`` of a row ending at ``end``.
 
     Positions need not hold items (pointer doubling tries every byte), so nothing is
-    raised here: ``ok`` is False wherever the item would not fit its row.
+    raised here: ``ok`` is False wherever the item would not fit its row or holds
+    levels its page cannot have.
     """
-    ok = at + zipped.word <= end
     word = _read_le(buf, at, zipped.word)
     defs = word & ((1 << zipped.bits_def) - 1)
+    ok = (at + zipped.word <= end) & (defs <= zipped.levels.max_def)
+    ok &= word >> zipped.bits_def <= zipped.levels.max_rep
     if zipped.fixed is not None:
         visible = _visible(zipped, defs)
         size = zipped.word + np.where(visible, zipped.fixed.width, 0)
@@ -354,37 +360,74 @@ def _overrun(zipped: _Zip, row: int) -> None:
 def _double_walk(
     zipped: _Zip, buf: npt.NDArray[np.uint8], starts: IntArray, ends: IntArray
 ) -> tuple[IntArray, IntArray]:
-    """Finish long rows: every byte of a row gets the position of the item that would
-    follow an item starting there, and repeated squaring of that map marks, from each
-    row's current position, every item up to the row's end."""
+    """Finish long rows by pointer doubling, a window of at most ``_DOUBLING_BATCH``
+    bytes at a time: whole rows while they fit, else the next part of one row."""
+    seg_starts = starts.copy()
     spans = ends - starts
-    batch = np.cumsum(spans) // _DOUBLING_BATCH
+    cum = np.cumsum(spans)
     out_pos, out_words = [], []
-    for b in np.unique(batch):
-        pick = np.flatnonzero(batch == b)
-        pos, words = _double_batch(zipped, buf, starts[pick], ends[pick])
+    i = 0
+    while i < seg_starts.size:
+        span = int(ends[i] - seg_starts[i])
+        if span > _DOUBLING_BATCH:
+            cut = np.array([seg_starts[i] + _DOUBLING_BATCH])
+            pos, words, resume = _double_batch(
+                zipped, buf, seg_starts[i : i + 1], cut, ends[i : i + 1]
+            )
+            seg_starts[i] = resume
+            i += int(resume == ends[i])
+        else:
+            j = int(np.searchsorted(cum, cum[i] + _DOUBLING_BATCH - span, side="right"))
+            j = max(j, i + 1)
+            pos, words, _ = _double_batch(zipped, buf, seg_starts[i:j], ends[i:j], ends[i:j])
+            i = j
         out_pos.append(pos)
         out_words.append(words)
     return np.concatenate(out_pos), np.concatenate(out_words)
 
 
 def _double_batch(
-    zipped: _Zip, buf: npt.NDArray[np.uint8], starts: IntArray, ends: IntArray
-) -> tuple[IntArray, IntArray]:
-    spans = ends - starts
+    zipped: _Zip, buf: npt.NDArray[np.uint8], starts: IntArray, cuts: IntArray, ends: IntArray
+) -> tuple[IntArray, IntArray, int]:
+    """Items of the byte ranges ``[starts[k], cuts[k])``, each the part of a row ending
+    at ``ends[k]`` that starts with an item.
+
+    Every byte that parses as an item (its control word holds possible levels and its
+    value fits the row: in practice few besides the real items) gets the position of
+    the item that would follow it; repeated squaring of that map marks every item
+    reachable from the range starts.  Returns their positions and control words, and
+    where the last range's walk continues (its row's end when the range was the whole
+    rest of the row).
+    """
+    spans = cuts - starts
     total = int(spans.sum())
-    first = np.cumsum(spans) - spans  # each row's first byte, in batch coordinates
+    first = np.cumsum(spans) - spans  # each range's first byte, in batch coordinates
     at = np.repeat(starts - first, spans) + np.arange(total, dtype=np.int64)
     end = np.repeat(ends, spans)
-    sizes = _item_sizes(zipped, buf, at, end)
-    done, broken = total, total + 1  # two sinks
-    jump = np.arange(total, dtype=np.int64) + sizes.size
-    jump = np.where(~sizes.ok, broken, np.where(at + sizes.size == end, done, jump))
-    jump = np.append(jump, [done, broken])
-    reached = np.zeros(total + 2, dtype=bool)
-    reached[first] = True
+    word = _read_le(buf, at, zipped.word)
+    maybe = (at + zipped.word <= end) & (
+        word & ((1 << zipped.bits_def) - 1) <= zipped.levels.max_def
+    )
+    maybe &= word >> zipped.bits_def <= zipped.levels.max_rep
+    maybe[first] = True  # range starts are items: a bad one must lead to `broken`
+    cand = np.flatnonzero(maybe)
+    sizes = _item_sizes(zipped, buf, at[cand], end[cand])
+    keep = sizes.ok | np.isin(cand, first)
+    node_at, node_size, node_ok = at[cand][keep], sizes.size[keep], sizes.ok[keep]
+    node_end, node_cut = end[cand][keep], np.repeat(cuts, spans)[cand][keep]
+    node_word = sizes.word[keep]
+    count = node_at.size
+    done, broken, leave = count, count + 1, count + 2  # the sinks
+    after = node_at + node_size
+    following = np.minimum(np.searchsorted(node_at, after), count - 1)
+    jump = np.where(node_at[following] == after, following, broken)
+    inside = after < np.minimum(node_cut, node_end)
+    jump = np.where(inside, jump, np.where(after == node_end, done, leave))
+    jump = np.append(np.where(node_ok, jump, broken), [done, broken, leave])
+    reached = np.zeros(count + 3, dtype=bool)
+    reached[np.searchsorted(node_at, at[first])] = True
     while True:
-        hops = np.zeros(total + 2, dtype=bool)
+        hops = np.zeros(count + 3, dtype=bool)
         hops[jump[reached]] = True
         if not bool((hops & ~reached).any()):
             break
@@ -395,8 +438,8 @@ def _double_batch(
             f"{zipped.what}: an item runs past the end of its row (a damaged control "
             "word, value length or repetition index entry)"
         )
-    items = np.flatnonzero(reached[:total])
-    return at[items], sizes.word[items]
+    items = np.flatnonzero(reached[:count])
+    return node_at[items], node_word[items], int(after[items[-1]])
 
 
 # ---------------------------------------------------------------------------
