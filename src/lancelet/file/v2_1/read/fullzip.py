@@ -308,7 +308,7 @@ def _visible(zipped: _Zip, defs: IntArray) -> BoolArray:
 
 
 def _single_items(
-    zipped: _Zip, buf: npt.NDArray[np.uint8], starts: IntArray, ends: IntArray
+    zipped: _Zip, buf: npt.NDArray[np.uint8], starts: IntArray, ends: IntArray, rows: IntArray
 ) -> tuple[IntArray, IntArray]:
     """Rows of exactly one item each (pages without lists)."""
     sizes = _item_sizes(zipped, buf, starts, ends)
@@ -316,14 +316,15 @@ def _single_items(
     if bad.any():
         row = int(np.argmax(bad))
         raise CorruptFileError(
-            f"{zipped.what}: row {row}'s item does not fill its {int(ends[row] - starts[row])} "
+            f"{zipped.what}: row {int(rows[row])}'s item does not fill its "
+            f"{int(ends[row] - starts[row])} "
             "bytes (a damaged control word, value length or repetition index entry)"
         )
     return starts, sizes.word
 
 
 def _walk_items(
-    zipped: _Zip, buf: npt.NDArray[np.uint8], starts: IntArray, ends: IntArray
+    zipped: _Zip, buf: npt.NDArray[np.uint8], starts: IntArray, ends: IntArray, rows: IntArray
 ) -> tuple[IntArray, IntArray]:
     """Every item of rows holding any number of items: positions and control words,
     in byte order."""
@@ -335,7 +336,7 @@ def _walk_items(
             break
         sizes = _item_sizes(zipped, buf, pos[active], ends[active])
         if not sizes.ok.all():
-            _overrun(zipped, int(active[np.argmin(sizes.ok)]))
+            _overrun(zipped, int(rows[active[np.argmin(sizes.ok)]]))
         positions.append(pos[active])
         words.append(sizes.word)
         pos[active] += sizes.size
@@ -484,15 +485,17 @@ class FullZipPageDecoder:
         """Rows of the ranges ``[firsts[i], ends[i])``, in order."""
         keep = ends > firsts
         firsts, ends = firsts[keep], ends[keep]
-        row_starts, row_ends = self._row_bytes(firsts, ends)
+        rows = _expand(firsts, ends)
+        row_starts, row_ends = self._row_bytes(firsts, ends, rows)
         buf, starts, stops = self._fetch(row_starts, row_ends)
         whole = firsts.size == 1 and firsts[0] == 0 and ends[0] == self.num_rows
-        return self._decode(buf, starts, stops, whole)
+        return self._decode(buf, starts, stops, rows, whole)
 
-    def _row_bytes(self, firsts: IntArray, ends: IntArray) -> tuple[IntArray, IntArray]:
+    def _row_bytes(
+        self, firsts: IntArray, ends: IntArray, rows: IntArray
+    ) -> tuple[IntArray, IntArray]:
         """Where each requested row starts and ends in buffer 0."""
         z = self._zip
-        rows = _expand(firsts, ends)
         if not z.index_width:
             return rows * z.stride, (rows + 1) * z.stride
         entries = self._index_entries(firsts, ends)
@@ -564,15 +567,22 @@ class FullZipPageDecoder:
         return buf, starts + shift, ends + shift
 
     def _decode(
-        self, buf: npt.NDArray[np.uint8], starts: IntArray, ends: IntArray, whole: bool
+        self,
+        buf: npt.NDArray[np.uint8],
+        starts: IntArray,
+        ends: IntArray,
+        rows: IntArray,
+        whole: bool,
     ) -> LevelledPage:
+        """Levels and values of the rows ``rows`` (page row numbers), whose bytes are
+        ``buf[starts[i]:ends[i]]``."""
         z = self._zip
         if bool((ends <= starts).any()):
             raise CorruptFileError(f"{z.what}: a row holds no bytes")
         if z.levels.max_rep:
-            pos, words = _walk_items(z, buf, starts, ends)
+            pos, words = _walk_items(z, buf, starts, ends, rows)
         else:
-            pos, words = _single_items(z, buf, starts, ends)
+            pos, words = _single_items(z, buf, starts, ends, rows)
         rep = words >> z.bits_def
         defs = words & ((1 << z.bits_def) - 1)
         self._check_levels(rep, defs, pos, starts)
