@@ -281,3 +281,37 @@ def test_doubling_windows(tmp_path: Path, case: Case, monkeypatch: pytest.Monkey
         _check(decoder.read(0, decoder.num_rows), rows, case)
         first += decoder.num_rows
     assert calls
+
+
+class CountingSource:
+    """A file whose reads are recorded."""
+
+    def __init__(self, path: Path) -> None:
+        self.inner = LocalInputFile(path)
+        self.path = str(path)
+        self.size = self.inner.size
+        self.reads: list[tuple[int, int]] = []
+
+    def read(self, offset: int, length: int) -> pa.Buffer:
+        self.reads.append((offset, length))
+        return self.inner.read(offset, length)
+
+
+@pytest.mark.parametrize("name", ["binary", "list_of_binary", "null_vectors"])
+def test_reads_touch_only_the_rows_asked_for(tmp_path: Path, name: str) -> None:
+    case = next(c for c in CASES if c.name == name)
+    path = _write(tmp_path, case)
+    _, columns = pages(path)
+    (page,) = columns[0]
+    source = CountingSource(path)
+    decoder = fullzip.decoder(
+        source, page_entry(page), page.layout.full_zip_layout, "c", case.leaf, page_index=0
+    )
+    data_size = len(page.buffers[0])
+    picks = np.array([3, decoder.num_rows - 2], np.int64)
+    _check(decoder.take(picks), [case.rows[int(i)] for i in picks], case)
+    # Two rows' bytes (a few hundred each) and their index entries, not the page.
+    assert sum(n for _, n in source.reads) < max(data_size // 5, 3000)
+    source.reads.clear()
+    _check(decoder.read(5, 7), case.rows[5:7], case)
+    assert sum(n for _, n in source.reads) < max(data_size // 5, 3000)
