@@ -8,7 +8,6 @@ first leaf below it (every leaf below carries the same).
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -17,9 +16,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lancelet._proto import encodings_v2_1_pb2 as pb
 from lancelet.errors import CorruptFileError, LanceFileError
-from lancelet.file.container import ColumnInfo, RangeSource
+from lancelet.file.container import ColumnInfo, Page, RangeSource
 from lancelet.file.v2_0.fields import concat_pages
+from lancelet.file.v2_1.read import blob, fullzip
 from lancelet.file.v2_1.read.constant import ConstantPage
 from lancelet.file.v2_1.read.context import PageRef, guarded
 from lancelet.file.v2_1.read.layout import Kind, Node
@@ -32,19 +33,6 @@ from lancelet.file.v2_1.read.values import I64, Bools
 @lru_cache(maxsize=256)
 def _shape(layers: tuple[int, ...]) -> LayerShape:
     return LayerShape.of(layers)
-
-
-def _other_layout(
-    module: str, ref: PageRef, layout: object, args: tuple[object, ...]
-) -> PageDecoder:
-    """Full-zip and blob pages are decoded by their own modules (``decoder``)."""
-    try:
-        found = importlib.import_module(f"lancelet.file.v2_1.read.{module}")
-    except ImportError:
-        name = {"fullzip": "full-zip"}.get(module, module)
-        raise ref.unsupported(f"{name} pages are not supported yet") from None
-    decoder: PageDecoder = found.decoder(ref, layout, *args)
-    return decoder
 
 
 class LeafColumn:
@@ -88,23 +76,38 @@ class LeafColumn:
     def _make_decoder(self, page_no: int) -> PageDecoder:
         page = self.info.pages[page_no]
         ref = self.ref(page_no)
-        layout = page.layout
-        if layout is None:
+        if page.layout is None:
             raise ref.corrupt("the page has no 2.1 page layout")
+        return self._layout_decoder(ref, page, page.layout, self.dtype)
+
+    def _layout_decoder(
+        self, ref: PageRef, page: Page, layout: pb.PageLayout, dtype: pa.DataType
+    ) -> PageDecoder:
+        kind = layout.WhichOneof("layout")
+        if kind == "full_zip_layout":
+            # Full-zip pages read the byte ranges of the rows asked for, not the page.
+            zipped = layout.full_zip_layout
+            return fullzip.decoder(
+                self.source, page, zipped, self.label, dtype, page_index=ref.page
+            )
+        if kind == "blob_layout":
+
+            def inner(described: pb.PageLayout, inner_type: pa.DataType) -> PageDecoder:
+                return self._layout_decoder(ref, page, described, inner_type)
+
+            blobs = layout.blob_layout
+            return blob.decoder(
+                self.source, page, blobs, self.label, dtype, inner, page_index=ref.page
+            )
         buffers = [
             np.frombuffer(self.source.read(o, s), dtype=np.uint8)
             for o, s in zip(page.buffer_offsets, page.buffer_sizes, strict=True)
         ]
-        kind = layout.WhichOneof("layout")
-        args = (buffers, page.num_rows, self.dtype)
+        args = (buffers, page.num_rows, dtype)
         if kind == "mini_block_layout":
             return MiniBlockPage(ref, layout.mini_block_layout, *args)
         if kind == "constant_layout":
             return ConstantPage(ref, layout.constant_layout, *args)
-        if kind == "full_zip_layout":
-            return _other_layout("fullzip", ref, layout.full_zip_layout, args)
-        if kind == "blob_layout":
-            return _other_layout("blob", ref, layout.blob_layout, args)
         raise ref.corrupt("the page names no layout")
 
     def pages_for(self, start: int, end: int) -> range:
