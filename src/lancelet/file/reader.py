@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -20,13 +21,26 @@ from lancelet.errors import (
 )
 from lancelet.file import container, v0_1
 from lancelet.file.schema import from_lance_fields
-from lancelet.file.v2_0.fields import ColumnPages, FieldReader, build_reader
+from lancelet.file.v2_0.fields import ColumnPages, build_reader
 from lancelet.file.v2_0.layout import FieldNode, Kind, build_layout, column_labels
 from lancelet.file.v2_1.read import fields as fields21
 from lancelet.file.v2_1.read import layout as layout21
 from lancelet.io import LocalInputFile, open_input
 
 DEFAULT_BATCH_SIZE = 1024
+
+
+class ColumnReader(Protocol):
+    """Reads one projected column of a file, whatever its version."""
+
+    @property
+    def dtype(self) -> pa.DataType: ...
+
+    def chunks(self, start: int, end: int) -> list[pa.Array]: ...
+
+    def read(self, start: int, end: int) -> pa.Array: ...
+
+    def take(self, rows: np.ndarray) -> pa.Array: ...
 
 
 @dataclass(frozen=True)
@@ -230,14 +244,12 @@ class LanceFileReader:
 
     # -- projection -------------------------------------------------------------------
 
-    def _project(
-        self, columns: Sequence[str] | None
-    ) -> tuple[pa.Schema, list[FieldReader | fields21.FieldReader]]:
+    def _project(self, columns: Sequence[str] | None) -> tuple[pa.Schema, list[ColumnReader]]:
         names = columns if columns is not None else self._default_columns
         nodes: list[FieldNode | layout21.Node] = (
             list(self._nodes) if names is None else [self._resolve(name) for name in names]
         )
-        readers: list[FieldReader | fields21.FieldReader] = []
+        readers: list[ColumnReader] = []
         for node in nodes:
             if isinstance(node, layout21.Node):
                 readers.append(fields21.FieldReader(node, self._leaves, self.path))
@@ -277,7 +289,7 @@ class LanceFileReader:
     def _batches(
         self,
         schema: pa.Schema,
-        readers: list[FieldReader | fields21.FieldReader],
+        readers: list[ColumnReader],
         start: int,
         end: int,
         batch_size: int,

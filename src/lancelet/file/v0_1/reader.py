@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -16,13 +16,12 @@ from lancelet.errors import (
     UnsupportedTypeError,
 )
 from lancelet.file.reader import (
-    DEFAULT_BATCH_SIZE,
+    ColumnReader,
     LanceBufferDescriptor,
     LanceColumnMetadata,
     LanceFileMetadata,
     LanceFileReader,
     LancePageMetadata,
-    ReaderResults,
 )
 from lancelet.file.schema import from_lance_fields
 from lancelet.file.v0_1.container import file_view, read_layout
@@ -113,14 +112,14 @@ class LegacyFileReader(LanceFileReader):
 
     # -- projection -------------------------------------------------------------------
 
-    def _select(self, names: Sequence[str] | None) -> tuple[pa.Schema, list[Column]]:
+    def _project(self, names: Sequence[str] | None) -> tuple[pa.Schema, list[ColumnReader]]:
         names = names if names is not None else self._default_columns
         if names is None:
             chosen = [(node, node.field) for node in self._tree]
         else:
             chosen = [self._find(name) for name in names]
         offsets = self._layout.batch_offsets
-        columns = [Column(node, offsets, f) for node, f in chosen]
+        columns: list[ColumnReader] = [Column(node, offsets, f) for node, f in chosen]
         schema = pa.schema([f for _, f in chosen], metadata=self._schema.metadata)
         return schema, columns
 
@@ -140,73 +139,6 @@ class LegacyFileReader(LanceFileReader):
         return node, node.field.with_name(name)
 
     # -- reads ------------------------------------------------------------------------
-
-    def _range(
-        self, start: int, num_rows: int, batch_size: int, columns: Sequence[str] | None
-    ) -> ReaderResults:
-        if start < 0 or num_rows < 0 or start + num_rows > self._num_rows:
-            raise IndexError(
-                f"{self.path}: rows [{start}, {start + num_rows}) are outside 0..{self._num_rows}"
-            )
-        if batch_size <= 0:
-            raise ValueError("batch_size must be positive")
-        schema, cols = self._select(columns)
-        end = start + num_rows
-
-        def table() -> pa.Table:
-            chunked = [pa.chunked_array(c.chunks(start, end), type=c.dtype) for c in cols]
-            return pa.Table.from_arrays(chunked, schema=schema)
-
-        def batches() -> Iterator[pa.RecordBatch]:
-            for lo in range(start, end, batch_size):
-                hi = min(lo + batch_size, end)
-                yield pa.RecordBatch.from_arrays([c.read(lo, hi) for c in cols], schema=schema)
-
-        return ReaderResults(schema, batches, table)
-
-    def read_all(
-        self,
-        *,
-        batch_size: int = DEFAULT_BATCH_SIZE,
-        batch_readahead: int = 16,
-        columns: Sequence[str] | None = None,
-    ) -> ReaderResults:
-        return self._range(0, self._num_rows, batch_size, columns)
-
-    def read_range(
-        self,
-        start: int,
-        num_rows: int,
-        *,
-        batch_size: int = DEFAULT_BATCH_SIZE,
-        batch_readahead: int = 16,
-        columns: Sequence[str] | None = None,
-    ) -> ReaderResults:
-        return self._range(start, num_rows, batch_size, columns)
-
-    def take_rows(
-        self,
-        indices: Sequence[int] | np.ndarray,
-        *,
-        batch_size: int = DEFAULT_BATCH_SIZE,
-        batch_readahead: int = 16,
-        columns: Sequence[str] | None = None,
-    ) -> ReaderResults:
-        rows = np.asarray(indices, dtype=np.int64).reshape(-1)
-        if len(rows) and (rows.min() < 0 or rows.max() >= self._num_rows):
-            bad = int(rows[(rows < 0) | (rows >= self._num_rows)][0])
-            raise IndexError(f"{self.path}: row {bad} is outside 0..{self._num_rows}")
-        schema, cols = self._select(columns)
-
-        def table() -> pa.Table:
-            return pa.Table.from_arrays([c.take(rows) for c in cols], schema=schema)
-
-        def batches() -> Iterator[pa.RecordBatch]:
-            for lo in range(0, len(rows), batch_size):
-                part = rows[lo : lo + batch_size]
-                yield pa.RecordBatch.from_arrays([c.take(part) for c in cols], schema=schema)
-
-        return ReaderResults(schema, batches, table)
 
     def metadata(self) -> LanceFileMetadata:
         """The file as 2.x metadata would describe it: a column per field with pages
