@@ -259,16 +259,26 @@ class _Layout:
     def check(self) -> None:
         starts = np.asarray(self.starts, dtype=np.int64)
         sizes = np.asarray(self.sizes, dtype=np.int64)
-        keep = np.flatnonzero(sizes > 0)
-        order = keep[np.argsort(starts[keep], kind="stable")]
-        ends = starts[order] + sizes[order]
-        clash = np.flatnonzero(ends[:-1] > starts[order][1:])
-        if clash.size:
-            first, second = order[clash[0]], order[clash[0] + 1]
+        clash = first_overlap(starts, sizes)
+        if clash is not None:
+            first, second = clash
             raise CorruptFileError(
-                f"{self.path}: {self.names[first]} (bytes {starts[first]}..{ends[clash[0]]}) "
-                f"overlaps {self.names[second]} (from byte {starts[second]})"
+                f"{self.path}: {self.names[first]} (bytes {starts[first]}.."
+                f"{starts[first] + sizes[first]}) overlaps {self.names[second]} "
+                f"(from byte {starts[second]})"
             )
+
+
+def first_overlap(starts: np.ndarray, sizes: np.ndarray) -> tuple[int, int] | None:
+    """The indices of two non-empty byte ranges that overlap (the first such pair in
+    file order); None when all are disjoint."""
+    keep = np.flatnonzero(sizes > 0)
+    order = keep[np.argsort(starts[keep], kind="stable")]
+    ends = starts[order] + sizes[order]
+    clash = np.flatnonzero(ends[:-1] > starts[order][1:])
+    if not clash.size:
+        return None
+    return int(order[clash[0]]), int(order[clash[0] + 1])
 
 
 def _add_tail(source: RangeSource, footer: Footer, layout: _Layout) -> None:

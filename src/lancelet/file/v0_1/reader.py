@@ -15,6 +15,7 @@ from lancelet.errors import (
     UnsupportedOptionError,
     UnsupportedTypeError,
 )
+from lancelet.file.container import first_overlap
 from lancelet.file.reader import (
     ColumnReader,
     LanceBufferDescriptor,
@@ -205,12 +206,9 @@ def _check_disjoint(file: File) -> None:
     starts = np.concatenate([r[0] for r in file.regions])
     sizes = np.concatenate([r[1] for r in file.regions])
     names = np.concatenate([np.full(len(r[0]), i) for i, r in enumerate(file.regions)])
-    keep = np.flatnonzero(sizes > 0)
-    order = keep[np.argsort(starts[keep], kind="stable")]
-    ends = starts[order] + sizes[order]
-    clash = np.flatnonzero(ends[:-1] > starts[order][1:])
-    if clash.size:
-        first, second = order[clash[0]], order[clash[0] + 1]
+    clash = first_overlap(starts, sizes)
+    if clash is not None:
+        first, second = clash
         raise CorruptFileError(
             f"{file.path}: {file.regions[names[first]][2]} (bytes {starts[first]}.."
             f"{starts[first] + sizes[first]}) overlaps {file.regions[names[second]][2]} "
