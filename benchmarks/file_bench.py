@@ -1,11 +1,15 @@
-"""lancelet vs pylance on Lance 2.0 files, TPC-H lineitem, measured in one run.
+"""lancelet vs pylance on Lance files, TPC-H lineitem, measured in one run.
 
-    python benchmarks/file_bench.py --scale 1 --runs 3
+    python benchmarks/file_bench.py --scale 1 --runs 3 --version 2.2
 
-Prints the median seconds of each operation for both libraries and the ratio
-lancelet / pylance (below 1.0 means lancelet is faster).  Peak memory of a full
-scan is measured in a fresh subprocess per library (max RSS above the baseline
-after imports).
+Each library writes the table in file format ``--version`` (2.0, 2.1 or 2.2) and
+reads back the file it wrote; a library that cannot write that version reads the
+other's file, and one that cannot read it either shows "unsupported" (lancelet
+raises ``UnsupportedVersionError`` for versions it does not implement yet).  Prints
+the median seconds of each operation for both libraries and the ratio lancelet /
+pylance (below 1.0 means lancelet is faster), the file sizes and their ratio.  Peak
+memory of a full scan is measured in a fresh subprocess per library (max RSS above
+the baseline after imports).
 """
 
 from __future__ import annotations
@@ -56,20 +60,32 @@ def median_time(fn: Callable[[], object], runs: int) -> float:
     return statistics.median(times)
 
 
-def write_lancelet(path: str, table: pa.Table) -> None:
-    from lancelet.file import LanceFileWriter
+VERSIONS = ("2.0", "2.1", "2.2")
+LIBS = ("lancelet", "pylance")
 
-    with LanceFileWriter(path, table.schema) as writer:
+
+def write_lancelet(path: str, table: pa.Table, version: str) -> None:
+    from lancelet.file import LanceFileWriter
+    from lancelet.file.version import writable
+
+    writable(version)  # UnsupportedVersionError for a version lancelet does not write yet
+    with LanceFileWriter(path, table.schema, version=version) as writer:
         for batch in table.to_batches(max_chunksize=64 * 1024):
             writer.write_batch(batch)
 
 
-def write_pylance(path: str, table: pa.Table) -> None:
+def write_pylance(path: str, table: pa.Table, version: str) -> None:
     from lance.file import LanceFileWriter
 
-    with LanceFileWriter(path, table.schema, version="2.0") as writer:
+    with LanceFileWriter(path, table.schema, version=version) as writer:
         for batch in table.to_batches(max_chunksize=64 * 1024):
             writer.write_batch(batch)
+
+
+def unsupported(exc: BaseException) -> bool:
+    from lancelet.errors import UnsupportedVersionError
+
+    return isinstance(exc, UnsupportedVersionError)
 
 
 def reader(lib: str, path: str, columns: list[str] | None = None) -> object:
@@ -105,10 +121,32 @@ print((status("VmHWM:") - base) / 1024)
     return float(out.stdout.strip())
 
 
+Timings = dict[str, float | None]  # library -> median seconds; None: unsupported
+
+
+def measure(fn: Callable[[], object], runs: int) -> float | None:
+    """Median seconds of ``fn``, or None when it raises UnsupportedVersionError."""
+    try:
+        return median_time(fn, runs)
+    except Exception as exc:
+        if unsupported(exc):
+            return None
+        raise
+
+
+def ratio(ours: float | None, theirs: float | None) -> str:
+    return "-" if ours is None or theirs is None or not theirs else f"{ours / theirs:.2f}"
+
+
+def cell(value: float | None, fmt: str) -> str:
+    return "unsupported" if value is None else format(value, fmt)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--version", choices=VERSIONS, default="2.2", help="Lance file format")
     parser.add_argument("--json", action="store_true", help="print results as JSON too")
     args = parser.parse_args()
 
@@ -116,46 +154,76 @@ def main() -> None:
     table = lineitem(args.scale)
     print(
         f"lineitem sf={args.scale}: {table.num_rows:,} rows, {table.nbytes / 2**20:.0f} MiB "
-        f"in memory, generated in {time.perf_counter() - t0:.1f}s"
+        f"in memory, generated in {time.perf_counter() - t0:.1f}s; Lance file format "
+        f"{args.version}"
     )
     rows = np.sort(np.random.default_rng(0).choice(table.num_rows, 1000, replace=False))
     two = ["l_orderkey", "l_comment"]
-    results: dict[str, dict[str, float]] = {}
+    results: dict[str, Timings] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        paths = {lib: os.path.join(tmp, f"{lib}.lance") for lib in ("lancelet", "pylance")}
+        paths = {lib: os.path.join(tmp, f"{lib}.lance") for lib in LIBS}
         writers = {"lancelet": write_lancelet, "pylance": write_pylance}
+        # Alternate the libraries run by run so drift on a shared machine hits both.
+        results["write"] = {
+            lib: measure(lambda lib=lib: writers[lib](paths[lib], table, args.version), args.runs)
+            for lib in ("pylance", "lancelet")
+        }
+        # Each library reads its own file, or the other's when it could not write one.
+        source = {
+            lib: paths[lib] if results["write"][lib] is not None else paths[other]
+            for lib, other in (("lancelet", "pylance"), ("pylance", "lancelet"))
+        }
         ops: dict[str, Callable[[str], Callable[[], object]]] = {
-            "write": lambda lib: lambda: writers[lib](paths[lib], table),
-            "full scan": lambda lib: lambda: reader(lib, paths[lib]).read_all().to_table(),  # type: ignore[attr-defined]
+            "full scan": lambda lib: lambda: reader(lib, source[lib]).read_all().to_table(),  # type: ignore[attr-defined]
             "two-column scan": lambda lib: (
-                lambda: reader(lib, paths[lib], two).read_all().to_table()
+                lambda: reader(lib, source[lib], two).read_all().to_table()
             ),  # type: ignore[attr-defined]
             "take 1000 rows": lambda lib: (
-                lambda: reader(lib, paths[lib]).take_rows(rows).to_table()
+                lambda: reader(lib, source[lib]).take_rows(rows).to_table()
             ),  # type: ignore[attr-defined]
         }
         for name, make in ops.items():
-            # Alternate the libraries run by run so drift on a shared machine hits both.
-            results[name] = {
-                lib: median_time(make(lib), args.runs) for lib in ("pylance", "lancelet")
-            }
-        for lib in ("lancelet", "pylance"):
-            check = reader("pylance" if lib == "lancelet" else "lancelet", paths[lib])
-            assert check.read_all().to_table().equals(table), f"{lib} file does not round-trip"  # type: ignore[attr-defined]
-        memory = {lib: peak_scan_memory(lib, paths[lib]) for lib in ("lancelet", "pylance")}
-        sizes = {lib: os.path.getsize(paths[lib]) / 2**20 for lib in paths}
+            results[name] = {lib: measure(make(lib), args.runs) for lib in ("pylance", "lancelet")}
+        readable = {lib: results["full scan"][lib] is not None for lib in LIBS}
+        for lib, other in (("lancelet", "pylance"), ("pylance", "lancelet")):
+            if results["write"][lib] is not None and readable[other]:
+                check = reader(other, paths[lib])
+                assert check.read_all().to_table().equals(table), f"{lib} file does not round-trip"  # type: ignore[attr-defined]
+        memory = {
+            lib: peak_scan_memory(lib, source[lib]) if readable[lib] else None for lib in LIBS
+        }
+        sizes = {
+            lib: os.path.getsize(paths[lib]) if results["write"][lib] is not None else None
+            for lib in LIBS
+        }
 
     print(f"{'operation':<18}{'lancelet s':>12}{'pylance s':>12}{'ratio':>8}")
     for name, r in results.items():
-        ratio = r["lancelet"] / r["pylance"]
-        print(f"{name:<18}{r['lancelet']:>12.3f}{r['pylance']:>12.3f}{ratio:>8.2f}")
+        ours, theirs = r["lancelet"], r["pylance"]
+        print(f"{name:<18}{cell(ours, '.3f'):>12}{cell(theirs, '.3f'):>12}{ratio(ours, theirs):>8}")
+    if source["lancelet"] != paths["lancelet"] and readable["lancelet"]:
+        print("  (lancelet read the file pylance wrote)")
+    ours_mib, theirs_mib = memory["lancelet"], memory["pylance"]
     print(
-        f"{'scan peak MiB':<18}{memory['lancelet']:>12.0f}{memory['pylance']:>12.0f}"
-        f"{memory['lancelet'] / max(memory['pylance'], 1):>8.2f}"
+        f"{'scan peak MiB':<18}{cell(ours_mib, '.0f'):>12}{cell(theirs_mib, '.0f'):>12}"
+        f"{ratio(ours_mib, max(theirs_mib, 1) if theirs_mib is not None else None):>8}"
     )
-    print(f"{'file MiB':<18}{sizes['lancelet']:>12.0f}{sizes['pylance']:>12.0f}")
+    ours_size, theirs_size = sizes["lancelet"], sizes["pylance"]
+    print(
+        f"{'file bytes':<18}{cell(ours_size, ',.0f'):>12}{cell(theirs_size, ',.0f'):>12}"
+        f"{ratio(ours_size, theirs_size):>8}"
+    )
     if args.json:
-        print(json.dumps({"times": results, "scan_peak_mib": memory, "file_mib": sizes}))
+        print(
+            json.dumps(
+                {
+                    "version": args.version,
+                    "times": results,
+                    "scan_peak_mib": memory,
+                    "file_bytes": sizes,
+                }
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -426,10 +426,18 @@ def test_unwritable_format_datasets_get_no_files(tmp_path: Path) -> None:
 
 def test_a_file_format_lancelet_cannot_read_is_not_called_corrupt(tmp_path: Path) -> None:
     uri = tmp_path / "new"
-    lance.write_dataset(TABLE, uri, data_storage_version="2.1")
+    lance.write_dataset(TABLE, uri, data_storage_version="2.3")
     assert ll.dataset(uri).count_rows() == TABLE.num_rows
-    with pytest.raises(UnsupportedVersionError, match="2.1"):
+    with pytest.raises(UnsupportedVersionError, match="2.3"):
         ll.dataset(uri).to_table()
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_datasets_of_format_2_1_and_2_2_read(tmp_path: Path, version: str) -> None:
+    pytest.importorskip("lancelet.file.codecs.rle")  # pylance run-length encodes this table
+    uri = tmp_path / "new"
+    lance.write_dataset(TABLE, uri, data_storage_version=version)
+    assert ll.dataset(uri).to_table().equals(lance.dataset(uri).to_table())
 
 
 # -- pickling -------------------------------------------------------------------------------

@@ -176,3 +176,52 @@ def test_stable_row_id_manifests_pass(tmp_path: Path) -> None:
     lance.write_dataset(_table(), uri, data_storage_version="2.0", enable_stable_row_ids=True)
     lance.dataset(uri).delete("k < 3")
     assert ll.dataset(uri).to_table().equals(lance.dataset(uri).to_table())
+
+
+def _mixed_dataset(uri: str) -> None:
+    """A 2.0 dataset whose second fragment records itself as 2.2, committed by pylance
+    (which then sets its mixed-versions feature flag)."""
+    table = pa.table({"a": [1, 2, 3]})
+    base = lance.write_dataset(table, uri, data_storage_version="2.0")
+    frags = lance.fragment.write_fragments(table, uri, data_storage_version="2.0")
+    for frag in frags:
+        for data_file in frag.files:
+            data_file.file_minor_version = 2  # as a 2.2 fragment records itself
+    lance.LanceDataset.commit(uri, lance.LanceOperation.Append(frags), read_version=base.version)
+
+
+def _flags(uri: str) -> tuple[int, int]:
+    manifest = DatasetStore(uri).read_manifest(DatasetStore(uri).latest_version())
+    return manifest.reader_feature_flags, manifest.writer_feature_flags
+
+
+MIXED = 256  # pylance 14's reader and writer flag for data files of several 2.x versions
+
+
+def test_a_2x_dataset_may_hold_files_of_another_2x_version(tmp_path: Path) -> None:
+    """pylance appends a fragment written in another 2.x version when the manifest says
+    versions mix; lancelet reads such a dataset, keeps the flag while files differ from
+    the dataset's format, and drops it (as pylance does) once they no longer do."""
+    uri = str(tmp_path / "mixed")
+    _mixed_dataset(uri)
+    lance.dataset(uri).validate()
+    assert ll.dataset(uri).to_table()["a"].to_pylist() == [1, 2, 3, 1, 2, 3]
+    ll.write_dataset(pa.table({"a": [4]}), uri, mode="append")
+    assert _flags(uri) == (MIXED, MIXED)
+    assert lance.dataset(uri).to_table()["a"].to_pylist() == [1, 2, 3, 1, 2, 3, 4]
+    ll.dataset(uri).delete("a < 4")  # removes both fragments: only 2.0 files remain
+    assert _flags(uri) == (0, 0)
+    lance.dataset(uri).validate()
+    assert lance.dataset(uri).to_table()["a"].to_pylist() == [4]
+
+
+def test_another_2x_version_without_the_flag_is_damage(tmp_path: Path) -> None:
+    uri = tmp_path / "unflagged"
+    _mixed_dataset(str(uri))
+
+    def clear_flags(pb: table_pb2.Manifest) -> None:
+        pb.reader_feature_flags = pb.writer_feature_flags = 0
+
+    _rewrite(uri, clear_flags)
+    with pytest.raises(CorruptDatasetError, match="claims format 2.2 in a dataset of format 2.0"):
+        ll.dataset(uri).to_table()

@@ -11,6 +11,7 @@ from lancelet import io
 from lancelet.dataset.scanner import ROW_ADDRESS, LanceScanner
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
+from lancelet.table.manifest_file import check_encodable
 from lancelet.transaction.operations import Delete
 from lancelet.transaction.store import DatasetStore
 
@@ -37,6 +38,7 @@ def plan_delete(
     Deletion files are written here (named after the version read); a fragment
     whose every row ends up deleted is removed instead.
     """
+    check_encodable(manifest, store.root)  # before any deletion file is written
     scan = LanceScanner(store, manifest, columns=[ROW_ADDRESS], filter=predicate)
     addresses = scan.to_table().column(ROW_ADDRESS).to_numpy()
     updated, removed = delete_addresses(store, manifest, addresses)

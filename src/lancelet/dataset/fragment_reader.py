@@ -68,15 +68,24 @@ class FragmentReader:
 
     def _file_columns(self, index: int, data_file: DataFile) -> dict[int, _Location]:
         """Dataset field id -> where that top-level column is in one data file."""
-        arrow = self._file(index).schema
+        reader = self._file(index)
+        arrow = reader.schema
         local = LanceSchema.from_arrow(arrow)
-        local_ids = column_field_ids(local)
+        local_ids = column_field_ids(local, structural=reader.structural)
         if len(local_ids) != len(data_file.fields):
             raise CorruptDatasetError(
                 f"{data_file.path}: the manifest lists {len(data_file.fields)} fields, "
                 f"the file has {len(local_ids)}"
             )
         to_dataset = dict(zip(local_ids, data_file.fields, strict=True))
+        if reader.structural:
+            # Structs and lists own no column there (the manifest lists leaves only);
+            # the file's schema records their ids, in pre-order as the local ones.
+            all_ids = reader.all_field_ids
+            if len(all_ids) != len(local.fields):
+                raise CorruptDatasetError(f"{data_file.path}: the file's schema lists no ids")
+            for mine, theirs in zip((f.id for f in local.fields), all_ids, strict=True):
+                to_dataset.setdefault(mine, theirs)
         names = {f.id: f.name for f in self.schema.fields}
         found: dict[int, _Location] = {}
         for top in local.top_level():

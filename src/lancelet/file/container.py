@@ -23,6 +23,7 @@ from google.protobuf import any_pb2
 from google.protobuf.message import DecodeError, Message
 
 from lancelet._proto import encodings_v2_0_pb2 as enc_pb
+from lancelet._proto import encodings_v2_1_pb2 as pb21
 from lancelet._proto import file2_pb2
 from lancelet.errors import CorruptFileError, UnsupportedVersionError
 from lancelet.file.version import VERSIONS, from_footer
@@ -36,6 +37,7 @@ ALIGNMENT = 64
 MAX_PAGE_ROWS = 2**32 - 1
 
 ARRAY_ENCODING_URL = "/lance.encodings.ArrayEncoding"
+PAGE_LAYOUT_URL = "/lance.encodings21.PageLayout"
 COLUMN_ENCODING_URL = "/lance.encodings.ColumnEncoding"
 
 
@@ -61,15 +63,27 @@ class Footer:
         known = from_footer(self.major, self.minor)
         return f"{self.major}.{self.minor}" if known is None else known.name
 
+    @property
+    def structural(self) -> bool:
+        """Whether pages hold 2.1 structural layouts (``PageLayout``) rather than
+        2.0 ``ArrayEncoding`` trees."""
+        known = from_footer(self.major, self.minor)
+        return known is not None and known.structural
+
 
 @dataclass(frozen=True)
 class Page:
-    """One disk page of a column: where its buffers are and how they are encoded."""
+    """One disk page of a column: where its buffers are and how they are encoded.
+
+    A 2.0 page is described by ``encoding``; a 2.1+ page by ``layout`` (and then
+    ``encoding`` is empty).
+    """
 
     buffer_offsets: tuple[int, ...]
     buffer_sizes: tuple[int, ...]
     num_rows: int
     encoding: enc_pb.ArrayEncoding
+    layout: pb21.PageLayout | None = None
 
 
 @dataclass(frozen=True)
@@ -171,7 +185,7 @@ def parse_message(
         size = message.ByteSize()
         message.DiscardUnknownFields()
         if message.ByteSize() != size:
-            raise CorruptFileError(f"{path}: {what} holds fields format 2.0 does not define")
+            raise CorruptFileError(f"{path}: {what} holds fields its format does not define")
 
 
 def _unpack_any(
@@ -215,7 +229,9 @@ def read_columns(
         layout.add(pos, size, what)
         meta = file2_pb2.ColumnMetadata()
         parse_message(meta, source.read(pos, size), what, source.path, strict=True)
-        columns.append(_column_info(source, meta, index, label or f"column {index}", layout))
+        columns.append(
+            _column_info(source, meta, index, label or f"column {index}", layout, footer.structural)
+        )
     _add_tail(source, footer, layout)
     layout.check()
     return columns
@@ -243,16 +259,26 @@ class _Layout:
     def check(self) -> None:
         starts = np.asarray(self.starts, dtype=np.int64)
         sizes = np.asarray(self.sizes, dtype=np.int64)
-        keep = np.flatnonzero(sizes > 0)
-        order = keep[np.argsort(starts[keep], kind="stable")]
-        ends = starts[order] + sizes[order]
-        clash = np.flatnonzero(ends[:-1] > starts[order][1:])
-        if clash.size:
-            first, second = order[clash[0]], order[clash[0] + 1]
+        clash = first_overlap(starts, sizes)
+        if clash is not None:
+            first, second = clash
             raise CorruptFileError(
-                f"{self.path}: {self.names[first]} (bytes {starts[first]}..{ends[clash[0]]}) "
-                f"overlaps {self.names[second]} (from byte {starts[second]})"
+                f"{self.path}: {self.names[first]} (bytes {starts[first]}.."
+                f"{starts[first] + sizes[first]}) overlaps {self.names[second]} "
+                f"(from byte {starts[second]})"
             )
+
+
+def first_overlap(starts: np.ndarray, sizes: np.ndarray) -> tuple[int, int] | None:
+    """The indices of two non-empty byte ranges that overlap (the first such pair in
+    file order); None when all are disjoint."""
+    keep = np.flatnonzero(sizes > 0)
+    order = keep[np.argsort(starts[keep], kind="stable")]
+    ends = starts[order] + sizes[order]
+    clash = np.flatnonzero(ends[:-1] > starts[order][1:])
+    if not clash.size:
+        return None
+    return int(order[clash[0]]), int(order[clash[0] + 1])
 
 
 def _add_tail(source: RangeSource, footer: Footer, layout: _Layout) -> None:
@@ -272,6 +298,7 @@ def _column_info(
     index: int,
     label: str,
     layout: _Layout,
+    structural: bool = False,
 ) -> ColumnInfo:
     pages = []
     for page_no, page in enumerate(meta.pages):
@@ -289,9 +316,20 @@ def _column_info(
             check_aligned(source, off, size, f"{what} buffer")
         layout.add_all(page.buffer_offsets, page.buffer_sizes, f"{what} buffer")
         encoding = enc_pb.ArrayEncoding()
-        _unpack_any(source, page.encoding, ARRAY_ENCODING_URL, encoding, f"{what} encoding")
+        page_layout = None
+        if structural:
+            page_layout = pb21.PageLayout()
+            _unpack_any(source, page.encoding, PAGE_LAYOUT_URL, page_layout, f"{what} layout")
+        else:
+            _unpack_any(source, page.encoding, ARRAY_ENCODING_URL, encoding, f"{what} encoding")
         pages.append(
-            Page(tuple(page.buffer_offsets), tuple(page.buffer_sizes), page.length, encoding)
+            Page(
+                tuple(page.buffer_offsets),
+                tuple(page.buffer_sizes),
+                page.length,
+                encoding,
+                page_layout,
+            )
         )
     if len(meta.buffer_offsets) != len(meta.buffer_sizes):
         raise CorruptFileError(f"{source.path}: {label} lists mismatched buffer offsets and sizes")

@@ -5,20 +5,42 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
 from google.protobuf.unknown_fields import UnknownFieldSet
 
 from lancelet._proto import file_pb2
-from lancelet.errors import CorruptFileError, SchemaError, UnsupportedOptionError
-from lancelet.file import container
+from lancelet.errors import (
+    CorruptFileError,
+    SchemaError,
+    UnsupportedEncodingError,
+    UnsupportedOptionError,
+    UnsupportedTypeError,
+)
+from lancelet.file import container, v0_1
 from lancelet.file.schema import from_lance_fields
-from lancelet.file.v2_0.fields import ColumnPages, FieldReader, build_reader
+from lancelet.file.v2_0.fields import ColumnPages, build_reader
 from lancelet.file.v2_0.layout import FieldNode, Kind, build_layout, column_labels
+from lancelet.file.v2_1.read import fields as fields21
+from lancelet.file.v2_1.read import layout as layout21
 from lancelet.io import LocalInputFile, open_input
 
 DEFAULT_BATCH_SIZE = 1024
+
+
+class ColumnReader(Protocol):
+    """Reads one projected column of a file, whatever its version."""
+
+    @property
+    def dtype(self) -> pa.DataType: ...
+
+    def chunks(self, start: int, end: int) -> list[pa.Array]: ...
+
+    def read(self, start: int, end: int) -> pa.Array: ...
+
+    def take(self, rows: np.ndarray) -> pa.Array: ...
 
 
 @dataclass(frozen=True)
@@ -88,6 +110,18 @@ class LanceFileReader:
     ``columns`` selects top-level columns or struct sub-fields (``"a.b"``).
     """
 
+    def __new__(
+        cls,
+        path: str | os.PathLike[str],
+        storage_options: dict[str, str] | None = None,
+        columns: Sequence[str] | None = None,
+    ) -> LanceFileReader:
+        if cls is LanceFileReader and v0_1.is_legacy(path):
+            from lancelet.file.v0_1.reader import LegacyFileReader  # it subclasses this one
+
+            return super().__new__(LegacyFileReader)
+        return super().__new__(cls)
+
     def __init__(
         self,
         path: str | os.PathLike[str],
@@ -115,26 +149,68 @@ class LanceFileReader:
             raise CorruptFileError(f"{self.path}: the file descriptor holds unknown fields")
         self._num_rows = descriptor.length
         self._field_ids = tuple(f.id for f in descriptor.schema.fields)
+        self._all_field_ids = _preorder_ids(descriptor.schema.fields)
         try:
             self._schema = from_lance_fields(descriptor.schema.fields, descriptor.schema.metadata)
+        except UnsupportedTypeError as exc:
+            if not self._footer.structural:
+                raise CorruptFileError(f"{self.path}: {exc}") from exc
+            # Newer writers store types lancelet does not read yet (fixed-size lists
+            # of structs): not damage.
+            raise UnsupportedEncodingError(f"{self.path}: {exc}") from exc
         except SchemaError as exc:
             raise CorruptFileError(f"{self.path}: {exc}") from exc
-        self._nodes = build_layout(self._schema)
-        labels = column_labels(self._nodes)
+        self._globals: list[pa.Buffer] | None = None
+        self._default_columns = list(columns) if columns is not None else None
+        self._pages: list[ColumnPages] = []
+        self._leaves: list[fields21.LeafColumn] = []
+        if self._footer.structural:
+            self._open_structural()
+            return
+        nodes = build_layout(self._schema)
+        labels = column_labels(nodes)
         self._columns = container.read_columns(self._source, self._footer, labels)
         if len(labels) != len(self._columns):
             raise CorruptFileError(
                 f"{self.path}: schema needs {len(labels)} columns, file has {len(self._columns)}"
             )
-        self._globals: list[pa.Buffer] | None = None
         pages = [
             ColumnPages(self._source, info, i, self._global_buffers, labels[i])
             for i, info in enumerate(self._columns)
         ]
-        for node in self._nodes:
+        for node in nodes:
             self._check_rows(node, self._num_rows, pages, "the file says")
         self._pages = pages
-        self._default_columns = list(columns) if columns is not None else None
+        self._nodes: list[FieldNode] | list[layout21.Node] = nodes
+
+    def _open_structural(self) -> None:
+        """Format 2.1+: one column per leaf, structure in the leaves' levels."""
+        nodes = layout21.build_layout(self._schema)
+        labels = layout21.column_labels(nodes)
+        self._columns = container.read_columns(self._source, self._footer, labels)
+        if len(labels) != len(self._columns):
+            raise CorruptFileError(
+                f"{self.path}: schema needs {len(labels)} columns, file has {len(self._columns)}"
+            )
+        kinds = fields21.lineages(nodes)
+        by_column = {n.column: n for top in nodes for n in top.walk() if n.column is not None}
+        self._leaves = [
+            fields21.LeafColumn(self._source, info, i, labels[i], by_column[i], kinds[i])
+            for i, info in enumerate(self._columns)
+        ]
+        for leaf in self._leaves:
+            if leaf.num_rows != self._num_rows:
+                raise CorruptFileError(
+                    f"{self.path}: {leaf.label} holds {leaf.num_rows} rows, "
+                    f"the file says {self._num_rows}"
+                )
+        self._nodes = nodes
+        # Only leaves own columns: a data file's field ids (DataFile.fields) are theirs.
+        walked = [n for top in nodes for n in top.walk()]
+        if len(walked) == len(self._all_field_ids):
+            self._field_ids = tuple(
+                i for n, i in zip(walked, self._all_field_ids, strict=True) if n.column is not None
+            )
 
     def _check_rows(
         self, node: FieldNode, expected: int, pages: list[ColumnPages], source: str
@@ -168,17 +244,25 @@ class LanceFileReader:
 
     # -- projection -------------------------------------------------------------------
 
-    def _project(self, columns: Sequence[str] | None) -> tuple[pa.Schema, list[FieldReader]]:
+    def _project(self, columns: Sequence[str] | None) -> tuple[pa.Schema, list[ColumnReader]]:
         names = columns if columns is not None else self._default_columns
-        nodes = self._nodes if names is None else [self._resolve(name) for name in names]
-        readers = [build_reader(node, self._pages) for node in nodes]
+        nodes: list[FieldNode | layout21.Node] = (
+            list(self._nodes) if names is None else [self._resolve(name) for name in names]
+        )
+        readers: list[ColumnReader] = []
+        for node in nodes:
+            if isinstance(node, layout21.Node):
+                readers.append(fields21.FieldReader(node, self._leaves, self.path))
+            else:
+                assert isinstance(node, FieldNode)
+                readers.append(build_reader(node, self._pages))
         schema = pa.schema([node.field for node in nodes], metadata=self._schema.metadata)
         return schema, readers
 
-    def _resolve(self, name: str) -> FieldNode:
+    def _resolve(self, name: str) -> FieldNode | layout21.Node:
         """A top-level column or a dotted path to a struct sub-field."""
-        candidates = self._nodes
-        node: FieldNode | None = None
+        candidates: Sequence[FieldNode | layout21.Node] = self._nodes
+        node: FieldNode | layout21.Node | None = None
         parts = name.split(".")
         for depth, part in enumerate(parts):
             node = next((n for n in candidates if n.field.name == part), None)
@@ -195,13 +279,20 @@ class LanceFileReader:
             candidates = list(node.children) if pa.types.is_struct(node.field.type) else []
         assert node is not None
         if len(parts) > 1:
+            if isinstance(node, layout21.Node):
+                return node.renamed(name)
             node = FieldNode(node.field.with_name(name), node.column, node.children)
         return node
 
     # -- reads -----------------------------------------------------------------------
 
     def _batches(
-        self, schema: pa.Schema, readers: list[FieldReader], start: int, end: int, batch_size: int
+        self,
+        schema: pa.Schema,
+        readers: list[ColumnReader],
+        start: int,
+        end: int,
+        batch_size: int,
     ) -> Iterator[pa.RecordBatch]:
         for lo in range(start, end, batch_size):
             hi = min(lo + batch_size, end)
@@ -276,8 +367,21 @@ class LanceFileReader:
 
     @property
     def field_ids(self) -> tuple[int, ...]:
-        """The field ids the file's own schema records, in pre-order."""
+        """The field ids the file's own schema records for its columns, in pre-order
+        (format 2.0: every field's; 2.1 and later: the leaves', as only they own a
+        column)."""
         return self._field_ids
+
+    @property
+    def all_field_ids(self) -> tuple[int, ...]:
+        """Every field id the file's own schema records, structs and lists included, in
+        pre-order."""
+        return self._all_field_ids
+
+    @property
+    def structural(self) -> bool:
+        """Whether the file is of format 2.1 or later (only leaves own columns)."""
+        return self._footer.structural
 
     def _global_buffers(self) -> list[pa.Buffer]:
         """All global buffers, read on first use (2.0 pages rarely point at them)."""
@@ -309,7 +413,7 @@ class LanceFileReader:
                             LanceBufferDescriptor(o, s)
                             for o, s in zip(p.buffer_offsets, p.buffer_sizes, strict=True)
                         ],
-                        str(p.encoding).strip(),
+                        str(p.encoding if p.layout is None else p.layout).strip(),
                         p.num_rows,
                     )
                     for p in c.pages
@@ -333,3 +437,18 @@ class LanceFileReader:
     @property
     def schema(self) -> pa.Schema:
         return self._schema
+
+
+def _preorder_ids(fields: Sequence[file_pb2.Field]) -> tuple[int, ...]:
+    """Field ids in pre-order of the tree their parent ids form (file order among
+    siblings), as the schema is rebuilt from them."""
+    children: dict[int, list[int]] = {}
+    for f in fields:
+        children.setdefault(f.parent_id, []).append(f.id)
+    out: list[int] = []
+    stack = list(reversed(children.get(-1, [])))
+    while stack and len(out) <= len(fields):
+        current = stack.pop()
+        out.append(current)
+        stack.extend(reversed(children.get(current, []) if current != -1 else []))
+    return tuple(out)

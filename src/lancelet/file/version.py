@@ -43,10 +43,10 @@ def _version(
 VERSIONS: dict[str, FileVersion] = {
     v.name: v
     for v in (
-        _version("0.1", (0, 2), (0, 1), read=False, write=False),
+        _version("0.1", (0, 2), (0, 1), read=True, write=False),
         _version("2.0", (0, 3), (2, 0), read=True, write=True),
-        _version("2.1", (2, 1), read=False, write=True),
-        _version("2.2", (2, 2), read=False, write=True),
+        _version("2.1", (2, 1), read=True, write=True),
+        _version("2.2", (2, 2), read=True, write=True),
         _version("2.3", (2, 3), read=False, write=False),
     )
 }

@@ -17,6 +17,9 @@ USE_V2_FORMAT_DEPRECATED = 4
 TABLE_CONFIG = 8
 BASE_PATHS = 16
 DISABLE_TRANSACTION_FILE = 32
+# Data files of several 2.x versions in one dataset (pylance 14); the manifest's
+# data_format names the version new files get.
+MIXED_FILE_VERSIONS = 256
 
 FLAG_NAMES = {
     DELETION_FILES: "deletion files",
@@ -25,13 +28,15 @@ FLAG_NAMES = {
     TABLE_CONFIG: "table config",
     BASE_PATHS: "multiple base paths",
     DISABLE_TRANSACTION_FILE: "transaction files disabled",
+    MIXED_FILE_VERSIONS: "mixed data file versions",
 }
 
 # Stable row ids change only what ``_rowid`` means, not which rows a scan
 # returns, so reading is safe; writing would have to maintain the sequences.
 READABLE = DELETION_FILES | STABLE_ROW_IDS | USE_V2_FORMAT_DEPRECATED | TABLE_CONFIG
-READABLE |= DISABLE_TRANSACTION_FILE
+READABLE |= DISABLE_TRANSACTION_FILE | MIXED_FILE_VERSIONS
 WRITABLE = DELETION_FILES | USE_V2_FORMAT_DEPRECATED | TABLE_CONFIG | DISABLE_TRANSACTION_FILE
+WRITABLE |= MIXED_FILE_VERSIONS
 
 
 def _describe(bits: int) -> str:
@@ -60,12 +65,17 @@ def check_writable(flags: int, where: str) -> None:
         )
 
 
-def flags_for(has_deletions: bool, config: Mapping[str, str]) -> tuple[int, int]:
+def flags_for(
+    has_deletions: bool, config: Mapping[str, str], mixed_versions: bool = False
+) -> tuple[int, int]:
     """The (reader, writer) flags a manifest with these properties must carry."""
     reader = writer = 0
     if has_deletions:
         reader |= DELETION_FILES
         writer |= DELETION_FILES
+    if mixed_versions:
+        reader |= MIXED_FILE_VERSIONS
+        writer |= MIXED_FILE_VERSIONS
     if config:
         writer |= TABLE_CONFIG
     return reader, writer

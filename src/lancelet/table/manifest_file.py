@@ -18,7 +18,7 @@ import struct
 from google.protobuf.message import DecodeError, Message
 
 from lancelet._proto import table_pb2
-from lancelet.errors import CorruptDatasetError
+from lancelet.errors import CorruptDatasetError, UnsupportedFeatureError
 from lancelet.table import features
 from lancelet.table.fragment_check import decode_fragments
 from lancelet.table.manifest import Manifest
@@ -35,7 +35,22 @@ def _length_prefixed(message: Message) -> bytes:
     return struct.pack("<I", len(body)) + body
 
 
-def encode_manifest(manifest: Manifest) -> bytes:
+def check_encodable(manifest: Manifest, where: str) -> None:
+    """Refuse a legacy (0.1) manifest with dictionary columns: pylance keeps their
+    values inside the manifest file, at offsets its schema records, and lancelet does
+    not write them, so readers of the new version would decode other bytes."""
+    if manifest.data_storage_version != "0.1":
+        return
+    names = [f.name for f in manifest.schema.fields if f.logical_type.startswith("dict:")]
+    if names:
+        raise UnsupportedFeatureError(
+            f"{where}: cannot commit to a legacy (0.1) dataset with dictionary columns {names}: "
+            "their values live in the manifest, which lancelet does not write"
+        )
+
+
+def encode_manifest(manifest: Manifest, where: str = "manifest") -> bytes:
+    check_encodable(manifest, where)
     # Serialized protobuf fields may come in any order and concatenate into one message,
     # so the fragments, which successive versions mostly share, are appended as bytes
     # each Fragment encodes once, rather than copied into a new message every commit.

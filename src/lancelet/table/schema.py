@@ -84,9 +84,12 @@ def check_same_columns(dataset: pa.Schema, data: pa.Schema, where: str) -> None:
             )
 
 
-def _walk(field: pa.Field) -> list[tuple[pa.Field, bool]]:
-    """Pre-order (field, owns a column) pairs; a packed struct's children own none."""
-    out = [(field, True)]
+def _walk(field: pa.Field, structural: bool = False) -> list[tuple[pa.Field, bool]]:
+    """Pre-order (field, owns a column) pairs; a packed struct's children own none.
+
+    In ``structural`` files (format 2.1 and later) only leaves own a column: structs
+    (but empty or packed ones) and lists have none.
+    """
     packed = is_packed_struct(field)
     dtype = field.type
     children: list[pa.Field] = []
@@ -94,8 +97,9 @@ def _walk(field: pa.Field) -> list[tuple[pa.Field, bool]]:
         children = [dtype.field(i) for i in range(dtype.num_fields)]
     elif pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
         children = [dtype.value_field]
+    out = [(field, not (structural and children and not packed))]
     for child in children:
-        out += [(f, owns and not packed) for f, owns in _walk(child)]
+        out += [(f, owns and not packed) for f, owns in _walk(child, structural)]
     return out
 
 
@@ -103,30 +107,16 @@ def column_field_ids(
     schema: LanceSchema, names: Sequence[str] | None = None, *, structural: bool = False
 ) -> list[int]:
     """Ids of the fields that own a column in a data file holding ``names`` (default:
-    every top-level column), in column order.  This is ``DataFile.fields``.
-
-    ``structural``: the file is format 2.1 or later, where only leaves own a column
-    (structs and lists live in the leaves' repetition and definition levels).
-    """
+    every top-level column), in column order.  This is ``DataFile.fields``; files of
+    format 2.1 and later (``structural``) give columns to leaves only."""
     arrow = schema.to_arrow()
     flat = list(schema.fields)
     position = 0
     ids: list[int] = []
     wanted = set(arrow.names if names is None else names)
     for top in arrow:
-        walked = _walk(top)
+        walked = _walk(top, structural)
         if top.name in wanted:
-            ids += [
-                flat[position + i].id
-                for i, (field, owns) in enumerate(walked)
-                if owns and not (structural and _has_children(field))
-            ]
+            ids += [flat[position + i].id for i, (_, owns) in enumerate(walked) if owns]
         position += len(walked)
     return ids
-
-
-def _has_children(field: pa.Field) -> bool:
-    dtype = field.type
-    if pa.types.is_struct(dtype):
-        return not is_packed_struct(field)
-    return bool(pa.types.is_list(dtype) or pa.types.is_large_list(dtype))

@@ -144,7 +144,7 @@ def _fragments_fit(manifest: Manifest, checked: list[Checked]) -> bool:
         return False
     if not flags & features.BASE_PATHS and any(map(_BASE_PATHS, checked)):
         return False
-    if _misfits(frozenset().union(*map(_FORMATS, checked)), manifest.data_storage_version):
+    if _misfits(frozenset().union(*map(_FORMATS, checked)), manifest):
         return False
     return max(map(_READ_VERSION, checked), default=-1) < manifest.version
 
@@ -206,14 +206,25 @@ def _check_fragment_ids(manifest: Manifest, path: str) -> None:
         raise CorruptDatasetError(f"{path}: fragment {highest} is above max_fragment_id {ceiling}")
 
 
-def _misfits(found: frozenset[tuple[int, int]], version: str) -> list[tuple[int, int]]:
-    """The data file versions in ``found`` that a dataset of format ``version`` may not
-    hold: any but its own (in a legacy dataset, or one of a format name lancelet does
-    not know, any that names no format)."""
-    major, _, minor = version.partition(".")
-    if major.isdigit() and minor.isdigit() and int(major) >= 2:
-        return sorted(v for v in found if data_file_format(*v) != version)
-    return sorted(v for v in found if data_file_format(*v) is None)
+def _misfits(found: frozenset[tuple[int, int]], manifest: Manifest) -> list[tuple[int, int]]:
+    """The data file versions in ``found`` that the dataset may not hold: any but its
+    own format, unless the manifest declares mixed 2.x versions (pylance 14's reader
+    flag), which admits every 2.x format.  Legacy (0.1) files never mix with 2.x ones,
+    and a pair that names no format fits nowhere."""
+    version = manifest.data_storage_version
+    mixed = bool(manifest.reader_feature_flags & features.MIXED_FILE_VERSIONS)
+    return sorted(v for v in found if not _fits(data_file_format(*v), version, mixed))
+
+
+def _fits(name: str | None, version: str, mixed: bool) -> bool:
+    if name is None:
+        return False
+    return name == version or (mixed and _is_v2(name) and _is_v2(version))
+
+
+def _is_v2(name: str) -> bool:
+    major = name.partition(".")[0]
+    return major.isdigit() and int(major) >= 2
 
 
 def _check_fragment(checked: Checked, manifest: Manifest, where: str) -> None:
@@ -229,7 +240,7 @@ def _check_fragment(checked: Checked, manifest: Manifest, where: str) -> None:
             f"{where}: a file names a base path, but the manifest does not declare "
             "multiple base paths"
         )
-    misfits = _misfits(checked.formats, manifest.data_storage_version)
+    misfits = _misfits(checked.formats, manifest)
     if misfits:
         major, minor = misfits[0]
         raise CorruptDatasetError(

@@ -17,7 +17,7 @@ from lancelet._proto import file_pb2, table_pb2
 from lancelet.errors import CorruptDatasetError, DatasetError, VersionNotFoundError
 from lancelet.table import features
 from lancelet.table.fragment import Fragment
-from lancelet.table.manifest import Manifest, WriterVersion
+from lancelet.table.manifest import Manifest, WriterVersion, data_file_format
 from lancelet.table.schema import LanceSchema
 from lancelet.transaction.operations import (
     Append,
@@ -308,6 +308,17 @@ def _apply(
     raise DatasetError(f"lancelet cannot commit a {op.name} operation")
 
 
+def _mixed_versions(manifest: Manifest) -> bool:
+    """Whether a data file's format differs from the dataset's (which then only names
+    the format of new files)."""
+    own = manifest.data_storage_version
+    return any(
+        data_file_format(d.file_major_version, d.file_minor_version) != own
+        for f in manifest.fragments
+        for d in f.files
+    )
+
+
 def build_manifest(
     base: Manifest | None,
     txn: Transaction,
@@ -319,7 +330,9 @@ def build_manifest(
     """The manifest of version ``base.version + 1`` (or 1 for a new dataset)."""
     derived = _apply(base, txn.operation, load, data_format)
     reader, writer = features.flags_for(
-        any(f.deletion_file is not None for f in derived.fragments), derived.config
+        any(f.deletion_file is not None for f in derived.fragments),
+        derived.config,
+        _mixed_versions(derived),
     )
     return replace(
         derived,

@@ -144,7 +144,7 @@ class DatasetStore:
         a reader makes: a commit never writes a manifest readers would refuse."""
         where = f"{self.root}: version {manifest.version} (not committed)"
         check_manifest(manifest, check_fragments(manifest.fragments, where), where)
-        return encode_manifest(manifest)
+        return encode_manifest(manifest, where)
 
     def publish_manifest(
         self, manifest: Manifest, scheme: ManifestNaming, data: bytes | None = None
@@ -153,7 +153,7 @@ class DatasetStore:
         encoded already); False if that version exists."""
         name = naming.manifest_name(manifest.version, scheme)
         path = self.path(naming.VERSIONS_DIR, name)
-        data = encode_manifest(manifest) if data is None else data
+        data = encode_manifest(manifest, self.root) if data is None else data
         if not io.put_if_not_exists(path, data):
             return False
         if self._other_scheme_has(manifest.version, scheme):

@@ -222,16 +222,21 @@ def _unpack_chunks(words: UIntArray, bits: int) -> UIntArray:
     dtype = words.dtype
     width = dtype.itemsize * 8
     lanes = _CHUNK // width
-    out = np.zeros((words.shape[0], _CHUNK), dtype=dtype)
+    # Row r of a lane lands at FL_ORDER[r // 8] * 16 + (r % 8) * 128 + lane: viewed as
+    # (chunks, 8, 128 / lanes, lanes), that is one plain slice per row; the rows cover
+    # every position once.
+    out = np.empty((words.shape[0], 8, 128 // lanes, lanes), dtype=dtype)
     mask = dtype.type((1 << bits) - 1)
     for row in range(width):
         word, shift = divmod(row * bits, width)
-        vals = words[:, word, :] >> dtype.type(shift)
+        vals = words[:, word, :] >> dtype.type(shift) if shift else words[:, word, :]
         if shift + bits > width:
             # The value continues at the bottom of the next word of the same lane.
             vals = vals | (words[:, word + 1, :] << dtype.type(width - shift))
-        out[:, _lane_positions(row, lanes)] = vals & mask
-    return out
+        if bits < width:
+            vals = vals & mask
+        out[:, row % 8, _FL_ORDER[row // 8] * 16 // lanes, :] = vals
+    return out.reshape(words.shape[0], _CHUNK)
 
 
 def decode_bitpacked_for_non_neg(

@@ -218,11 +218,16 @@ def _expand(
 ) -> tuple[NDArray[np.int64], NDArray[np.uint8]]:
     """Emit every row's bytes in order and map value offsets to output offsets."""
     out_len = table.lengths[rows]
-    # Gather a full 8-byte expansion per code, then keep only each one's used
-    # prefix; a row-major boolean mask compacts them in stream order.
-    words = np.take(table.expansions, rows, axis=0)
-    keep = np.arange(_MAX_SYMBOL_LEN) < out_len[:, np.newaxis]
-    out: NDArray[np.uint8] = words[keep]
     cum = np.zeros(rows.size + 1, dtype=np.int64)
     np.cumsum(out_len, out=cum[1:])
+    total = int(cum[-1])
+    # Every code writes its full 8-byte expansion at its output position, last byte
+    # first: a byte past a symbol's end lands on a later symbol's byte of a smaller
+    # index, which is written after it, so only the real bytes survive.
+    words = np.take(table.expansions, rows, axis=0)
+    buffer = np.empty(total + _MAX_SYMBOL_LEN, dtype=np.uint8)
+    starts = cum[:-1]
+    for k in range(_MAX_SYMBOL_LEN - 1, -1, -1):
+        buffer[starts + k] = words[:, k]
+    out: NDArray[np.uint8] = buffer[:total]
     return cum[rel], out

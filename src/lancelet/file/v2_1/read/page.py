@@ -25,8 +25,8 @@ class LevelledPage:
     *visible* entry, that is every entry except those marking a null or empty list
     (which have no item); entries of null items or null structs hold placeholders of
     any value.  Values are in the leaf's Arrow type (check the reference if it
-    differs: the assembly and every layout must agree on this).  ``layers`` are the page's ``RepDefLayer`` values,
-    innermost (the item) first.
+    differs: the assembly and every layout must agree on this).  ``layers`` are the
+    page's ``RepDefLayer`` values, innermost (the item) first.
     """
 
     rep: NDArray[np.uint16] | None

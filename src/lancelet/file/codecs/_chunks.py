@@ -1,0 +1,54 @@
+"""Argument checks and byte gathers shared by the batched chunk codecs."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from lancelet.errors import CorruptFileError
+
+Bytes = bytes | bytearray | memoryview | npt.NDArray[np.uint8]
+IntArray = npt.NDArray[np.int64]
+
+
+def as_bytes(data: Bytes | object) -> npt.NDArray[np.uint8]:
+    if isinstance(data, np.ndarray):
+        if data.dtype != np.uint8 or data.ndim != 1:
+            raise TypeError("byte input must be a 1-D uint8 array")
+        return data
+    return np.frombuffer(data, dtype=np.uint8)  # type: ignore[call-overload, no-any-return]
+
+
+def ints(name: str, values: npt.ArrayLike, size: int | None, what: str) -> IntArray:
+    arr = np.asarray(values)
+    if arr.ndim != 1 or (size is not None and arr.size != size):
+        raise ValueError(f"{what}: {name} must be a 1-D array of {size} integers")
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(f"{what}: {name} must hold integers")
+    if arr.size and arr.dtype == np.uint64 and int(arr.max()) >= 2**63:
+        raise CorruptFileError(f"{what}: {name} holds {int(arr.max())}, an impossible size")
+    out = arr.astype(np.int64)
+    if out.size and int(out.min()) < 0:
+        raise CorruptFileError(f"{what}: negative {name} ({int(out.min())})")
+    return out
+
+
+def gather_ranges(starts: IntArray, sizes: IntArray) -> IntArray:
+    """Indices of the concatenated byte ranges ``[start, start + size)``, in order."""
+    total = int(sizes.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    out_starts = np.cumsum(sizes) - sizes
+    return np.repeat(starts - out_starts, sizes) + np.arange(total, dtype=np.int64)
+
+
+def check_ranges(
+    data: npt.NDArray[np.uint8], starts: IntArray, sizes: IntArray, name: str, what: str
+) -> None:
+    ends = starts + sizes
+    if ends.size and int(ends.max()) > data.size:
+        chunk = int(np.argmax(ends > data.size))
+        raise CorruptFileError(
+            f"{what}: chunk {chunk}'s {name} (bytes {int(starts[chunk])}.."
+            f"{int(ends[chunk])}) run past the {data.size} bytes that hold them"
+        )

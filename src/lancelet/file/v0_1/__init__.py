@@ -1,0 +1,47 @@
+"""Legacy Lance files (format 0.1, footer (0, 1) or (0, 2)), read only.
+
+Older datasets still hold them; pylance writes them with
+``data_storage_version="legacy"``.  The layout, from the end of the file::
+
+    data pages | page table | statistics | dictionaries | manifest | metadata | footer
+
+* footer (16 bytes): ``i64 metadata position, u16 major, u16 minor, b"LANC"``;
+* metadata: ``u32 length`` + ``lance.file.Metadata`` (batch offsets, page table and
+  manifest positions);
+* manifest: ``u32 length`` + ``lance.table.Manifest`` holding only the file's schema
+  (pylance's data files describe themselves);
+* page table: ``(i64 position, i64 length)`` for every field id from the schema's
+  smallest to its largest and every batch, field-major.
+
+A page holds one field of one batch, with no validity bitmap: fixed-width values
+(booleans as bits, fixed-size lists and binaries flattened) plainly; strings and
+binaries as their bytes followed by ``length + 1`` absolute i64 positions (an empty
+value of a nullable field reads as null); lists as ``length`` i32/i64 positions into
+their child's values; dictionaries as plain keys whose values sit elsewhere in the
+file.  Structs and null columns have no bytes.  Nulls in other columns were written
+as whatever their slot held and read back as values, as pylance reads them.
+"""
+
+from __future__ import annotations
+
+import os
+
+from lancelet.errors import LanceletError
+from lancelet.file.v0_1.container import footer_pair
+from lancelet.file.version import VERSIONS
+from lancelet.io import open_input
+
+
+def is_legacy(path: str | os.PathLike[str]) -> bool:
+    """Whether the file at ``path`` ends in a legacy (0.1) footer.
+
+    A file that cannot be opened is not legacy: the 2.x reader reports the problem.
+    """
+    try:
+        source = open_input(path)
+    except (LanceletError, OSError):
+        return False
+    try:
+        return footer_pair(source) in VERSIONS["0.1"].footer_aliases
+    finally:
+        source.close()

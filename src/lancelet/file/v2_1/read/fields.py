@@ -1,0 +1,364 @@
+"""Reading whole fields of a 2.1 / 2.2 file for row ranges and row lists.
+
+Each leaf column is read on its own, page by page, into its items and the
+validity/offsets of every layer above them (:mod:`.levels`); a field is then put
+together from its leaves: a struct's validity and a list's offsets come from the
+first leaf below it (every leaf below carries the same).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lancelet._proto import encodings_v2_1_pb2 as pb
+from lancelet.errors import CorruptFileError, LanceFileError
+from lancelet.file.container import ColumnInfo, Page, RangeSource
+from lancelet.file.v2_0.fields import concat_pages
+from lancelet.file.v2_1.read import blob, fullzip
+from lancelet.file.v2_1.read.constant import ConstantPage
+from lancelet.file.v2_1.read.context import PageRef, guarded
+from lancelet.file.v2_1.read.layout import Kind, Node
+from lancelet.file.v2_1.read.levels import Layer, LayerShape, is_list, unravel
+from lancelet.file.v2_1.read.miniblock import MiniBlockPage
+from lancelet.file.v2_1.read.page import LevelledPage, PageDecoder
+from lancelet.file.v2_1.read.values import I64, Bools
+
+
+@lru_cache(maxsize=256)
+def _shape(layers: tuple[int, ...]) -> LayerShape:
+    return LayerShape.of(layers)
+
+
+class LeafColumn:
+    """One leaf column's pages, with their row positions and decoders."""
+
+    def __init__(
+        self,
+        source: RangeSource,
+        info: ColumnInfo,
+        index: int,
+        label: str,
+        node: Node,
+        lineage: tuple[Kind, ...],
+    ) -> None:
+        self.source = source
+        self.info = info
+        self.index = index
+        self.label = label
+        self.node = node
+        self.dtype: pa.DataType = node.field.type
+        self.lineage = lineage  # the kinds of the leaf and its ancestors, leaf first
+        lengths = np.fromiter((p.num_rows for p in info.pages), np.int64, len(info.pages))
+        self.starts = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=self.starts[1:])
+        self._decoders: dict[int, PageDecoder] = {}
+
+    @property
+    def num_rows(self) -> int:
+        return int(self.starts[-1])
+
+    def ref(self, page_no: int) -> PageRef:
+        return PageRef(self.source.path, self.label, page_no)
+
+    def decoder(self, page_no: int) -> PageDecoder:
+        found = self._decoders.get(page_no)
+        if found is None:
+            found = self._make_decoder(page_no)
+            self._decoders[page_no] = found
+        return found
+
+    def _make_decoder(self, page_no: int) -> PageDecoder:
+        page = self.info.pages[page_no]
+        ref = self.ref(page_no)
+        if page.layout is None:
+            raise ref.corrupt("the page has no 2.1 page layout")
+        return self._layout_decoder(ref, page, page.layout, self.dtype)
+
+    def _layout_decoder(
+        self, ref: PageRef, page: Page, layout: pb.PageLayout, dtype: pa.DataType
+    ) -> PageDecoder:
+        kind = layout.WhichOneof("layout")
+        if kind == "full_zip_layout":
+            # Full-zip pages read the byte ranges of the rows asked for, not the page.
+            zipped = layout.full_zip_layout
+            return fullzip.decoder(
+                self.source, page, zipped, self.label, dtype, page_index=ref.page
+            )
+        if kind == "blob_layout":
+
+            def inner(described: pb.PageLayout, inner_type: pa.DataType) -> PageDecoder:
+                return self._layout_decoder(ref, page, described, inner_type)
+
+            blobs = layout.blob_layout
+            return blob.decoder(
+                self.source, page, blobs, self.label, dtype, inner, page_index=ref.page
+            )
+        buffers = [
+            np.frombuffer(self.source.read(o, s), dtype=np.uint8)
+            for o, s in zip(page.buffer_offsets, page.buffer_sizes, strict=True)
+        ]
+        args = (buffers, page.num_rows, dtype)
+        if kind == "mini_block_layout":
+            return MiniBlockPage(ref, layout.mini_block_layout, *args)
+        if kind == "constant_layout":
+            return ConstantPage(ref, layout.constant_layout, *args)
+        raise ref.corrupt("the page names no layout")
+
+    def pages_for(self, start: int, end: int) -> range:
+        first = int(np.searchsorted(self.starts, start, side="right")) - 1
+        last = int(np.searchsorted(self.starts, end, side="left"))
+        return range(max(first, 0), min(last, len(self.info.pages)))
+
+    # -- rows of the leaf ------------------------------------------------------------
+
+    def read(self, start: int, end: int) -> list[LeafRows]:
+        out = []
+        for page_no in self.pages_for(start, end):
+            first = int(self.starts[page_no])
+            lo, hi = max(start - first, 0), min(end, int(self.starts[page_no + 1])) - first
+            if hi <= lo:
+                continue
+            page = self.decoder(page_no).read(lo, hi)
+            out.append(self._rows_of(page, hi - lo, page_no))
+        return out
+
+    def take(self, rows: I64) -> list[LeafRows]:
+        """Sorted, unique rows."""
+        page_of = np.searchsorted(self.starts, rows, side="right") - 1
+        out = []
+        for page_no in np.unique(page_of).tolist():
+            lo, hi = np.searchsorted(page_of, [page_no, page_no + 1])
+            local = rows[lo:hi] - self.starts[page_no]
+            page = self.decoder(page_no).take(local)
+            out.append(self._rows_of(page, len(local), page_no))
+        return out
+
+    def _rows_of(self, page: LevelledPage, rows: int, page_no: int) -> LeafRows:
+        ref = self.ref(page_no)
+
+        def build() -> LeafRows:
+            shape = _shape(tuple(page.layers))
+            self._check_lineage(shape)
+            layers = unravel(shape, page.rep, page.defs, len(page.values))
+            if layers[-1].count != rows:
+                raise CorruptFileError(
+                    f"the levels hold {layers[-1].count} rows where {rows} were read"
+                )
+            values = with_validity(page.values, layers[0].validity)
+            return LeafRows(values, layers)
+
+        return guarded(ref, build)
+
+    def _check_lineage(self, shape: LayerShape) -> None:
+        if len(shape.layers) != len(self.lineage) or any(
+            is_list(layer) != (kind is Kind.LIST)
+            for layer, kind in zip(shape.layers, self.lineage, strict=True)
+        ):
+            raise CorruptFileError(
+                f"the page's layers {list(shape.layers)} do not match the field's nesting"
+            )
+
+
+@dataclass(frozen=True)
+class LeafRows:
+    """A leaf's items (with their validity) and every layer above them."""
+
+    values: pa.Array
+    layers: list[Layer]
+
+
+def with_validity(arr: pa.Array, valid: Bools | None) -> pa.Array:
+    """``arr`` with the entries where ``valid`` is false made null."""
+    if valid is None or bool(valid.all()) or pa.types.is_null(arr.type):
+        return arr
+    if len(valid) != len(arr):
+        raise CorruptFileError(f"{len(valid)} validity entries for {len(arr)} values")
+    if arr.null_count:
+        valid = valid & np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    dtype = arr.type
+    if pa.types.is_dictionary(dtype):
+        return pa.DictionaryArray.from_arrays(with_validity(arr.indices, valid), arr.dictionary)
+    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
+    if arr.offset == 0 and pa.types.is_fixed_size_list(dtype):
+        return pa.Array.from_buffers(dtype, len(arr), [bitmap], children=[arr.values])
+    if arr.offset == 0 and (
+        pa.types.is_primitive(dtype)
+        or pa.types.is_string(dtype)
+        or pa.types.is_binary(dtype)
+        or pa.types.is_large_string(dtype)
+        or pa.types.is_large_binary(dtype)
+        or pa.types.is_fixed_size_binary(dtype)
+        or pa.types.is_decimal(dtype)
+    ):
+        buffers = arr.buffers()
+        return pa.Array.from_buffers(dtype, len(arr), [bitmap, *buffers[1:]])
+    return pc.if_else(pa.array(valid), arr, pa.nulls(len(arr), dtype))
+
+
+def concat_leaf_rows(parts: list[LeafRows], dtype: pa.DataType) -> LeafRows:
+    if len(parts) == 1:
+        return parts[0]
+    if not parts:
+        raise CorruptFileError("no rows")  # callers never ask for none
+    values = concat_pages([p.values for p in parts]) if parts else pa.array([], type=dtype)
+    layers = []
+    for k in range(len(parts[0].layers)):
+        pieces = [p.layers[k] for p in parts]
+        count = sum(p.count for p in pieces)
+        valid = None
+        if any(p.validity is not None for p in pieces):
+            valid = np.concatenate(
+                [np.ones(p.count, bool) if p.validity is None else p.validity for p in pieces]
+            )
+        offsets = None
+        if pieces[0].offsets is not None:
+            below = [parts[i].layers[k - 1].count for i in range(len(parts))]
+            shift = np.cumsum(below) - below
+            joined = [
+                p.offsets[:-1] + s
+                for p, s in zip(pieces, shift.tolist(), strict=True)
+                if p.offsets is not None
+            ]
+            offsets = np.append(np.concatenate(joined), int(sum(below))).astype(np.int64)
+        layers.append(Layer(count, valid, offsets))
+    return LeafRows(values, layers)
+
+
+class FieldReader:
+    """Reads one field (a top-level column or a struct sub-field): ``read(start, end)``
+    and ``take(rows)`` return Arrow arrays of its type."""
+
+    def __init__(self, node: Node, columns: Sequence[LeafColumn], path: str):
+        self.node = node
+        self.dtype: pa.DataType = node.field.type
+        self.columns = columns
+        self.path = path
+        self.leaves = node.leaves()
+
+    def chunks(self, start: int, end: int) -> list[pa.Array]:
+        if self.node.kind is Kind.LEAF:
+            # A leaf's pages stay separate chunks (no copy).
+            column = self.columns[self._column(self.node)]
+            return [part.values for part in column.read(start, end)] or [
+                pa.array([], type=self.dtype)
+            ]
+        return [self.read(start, end)]
+
+    def read(self, start: int, end: int) -> pa.Array:
+        if end <= start:
+            return pa.array([], type=self.dtype)
+        rows = {
+            self._column(leaf): concat_leaf_rows(
+                self.columns[self._column(leaf)].read(start, end), leaf.field.type
+            )
+            for leaf in self.leaves
+            if leaf.kind is not Kind.EMPTY_STRUCT
+        }
+        return self._assemble(self.node, rows, end - start)
+
+    def take(self, rows: np.ndarray) -> pa.Array:
+        rows = np.asarray(rows, dtype=np.int64)
+        if len(rows) == 0:
+            return pa.array([], type=self.dtype)
+        wanted, inverse = np.unique(rows, return_inverse=True)
+        found = {
+            self._column(leaf): concat_leaf_rows(
+                self.columns[self._column(leaf)].take(wanted), leaf.field.type
+            )
+            for leaf in self.leaves
+            if leaf.kind is not Kind.EMPTY_STRUCT
+        }
+        arr = self._assemble(self.node, found, len(wanted))
+        if len(wanted) == len(rows) and bool(np.all(wanted == rows)):
+            return arr
+        return arr.take(pa.array(inverse.reshape(-1)))
+
+    @staticmethod
+    def _column(node: Node) -> int:
+        assert node.column is not None
+        return node.column
+
+    def _assemble(self, node: Node, rows: dict[int, LeafRows], count: int) -> pa.Array:
+        try:
+            return self._build(node, rows, count)
+        except LanceFileError:
+            raise
+        except (pa.ArrowInvalid, ValueError, IndexError) as exc:
+            raise CorruptFileError(
+                f"{self.path}: column {node.field.name!r}: its leaves do not fit together: {exc}"
+            ) from exc
+
+    def _source(self, node: Node, rows: dict[int, LeafRows]) -> Layer | None:
+        """The layer of ``node`` as the first leaf below it that has one sees it."""
+        for leaf in node.leaves():
+            if leaf.column in rows:
+                layers = rows[leaf.column].layers
+                return layers[leaf.depth - node.depth]
+        return None
+
+    def _build(self, node: Node, rows: dict[int, LeafRows], count: int) -> pa.Array:
+        kind = node.kind
+        dtype = node.field.type
+        if kind is Kind.LEAF:
+            assert node.column is not None
+            return rows[node.column].values
+        layer = self._source(node, rows)
+        if kind is Kind.EMPTY_STRUCT or (kind is Kind.STRUCT and layer is None):
+            # Only empty structs below: no levels, every row a valid struct.
+            return pa.Array.from_buffers(
+                dtype, count, [None], children=[self._build(c, rows, count) for c in node.children]
+            )
+        assert layer is not None
+        mask = None if layer.validity is None else pa.array(~layer.validity)
+        if kind is Kind.STRUCT:
+            children = [self._build(c, rows, layer.count) for c in node.children]
+            self._check_lengths(node, children, layer.count)
+            fields = [dtype.field(i) for i in range(dtype.num_fields)]
+            return pa.StructArray.from_arrays(children, fields=fields, mask=mask)
+        assert layer.offsets is not None
+        below = self._source(node.children[0], rows)
+        items = self._build(node.children[0], rows, 0 if below is None else below.count)
+        if int(layer.offsets[-1]) != len(items):
+            raise CorruptFileError(
+                f"{self.path}: column {node.path!r}: list offsets end at "
+                f"{int(layer.offsets[-1])} but {len(items)} items exist"
+            )
+        large = pa.types.is_large_list(dtype)
+        if not large and layer.offsets[-1] >= 2**31:
+            raise LanceFileError(
+                f"{self.path}: column {node.path!r}: {int(layer.offsets[-1])} items do not fit "
+                f"the 32-bit offsets of {dtype}; read fewer rows at a time"
+            )
+        offsets = pa.array(layer.offsets, type=pa.int64() if large else pa.int32())
+        cls = pa.LargeListArray if large else pa.ListArray
+        return cls.from_arrays(offsets, items, type=dtype, mask=mask)
+
+    def _check_lengths(self, node: Node, children: list[pa.Array], count: int) -> None:
+        for child, arr in zip(node.children, children, strict=True):
+            if len(arr) != count:
+                raise CorruptFileError(
+                    f"{self.path}: column {child.path!r} gave {len(arr)} values for "
+                    f"{count} values of its struct {node.path!r}"
+                )
+
+
+def lineages(nodes: list[Node]) -> dict[int, tuple[Kind, ...]]:
+    """For every leaf column: the kinds of the leaf and of its ancestors, leaf first."""
+    out: dict[int, tuple[Kind, ...]] = {}
+
+    def visit(node: Node, above: tuple[Kind, ...]) -> None:
+        chain = (node.kind, *above)
+        if node.column is not None:
+            out[node.column] = chain
+        for child in node.children:
+            visit(child, chain)
+
+    for top in nodes:
+        visit(top, ())
+    return out

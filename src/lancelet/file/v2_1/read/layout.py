@@ -1,0 +1,98 @@
+"""How a schema maps onto the columns of a 2.1 / 2.2 file.
+
+Only leaves have columns, numbered in pre-order: a primitive, string or binary
+field, a fixed-size list of primitives, a packed struct, and an empty struct (a
+column with a constant page that only carries the row count).  Structs and lists
+have no column of their own: every leaf below them carries their validity (and a
+list's offsets) in its repetition and definition levels, one layer per ancestor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import Enum
+
+import pyarrow as pa
+
+from lancelet.file.v2_0.layout import is_packed_struct
+
+
+class Kind(Enum):
+    LEAF = "leaf"
+    EMPTY_STRUCT = "empty struct"
+    STRUCT = "struct"
+    LIST = "list"
+
+
+def kind_of(field: pa.Field) -> Kind:
+    dtype = field.type
+    if pa.types.is_struct(dtype):
+        if is_packed_struct(field):
+            return Kind.LEAF
+        return Kind.STRUCT if dtype.num_fields else Kind.EMPTY_STRUCT
+    if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+        return Kind.LIST
+    return Kind.LEAF
+
+
+@dataclass(frozen=True)
+class Node:
+    """A field, its leaf column (leaves only), its children and its depth (0: top)."""
+
+    field: pa.Field
+    column: int | None
+    children: tuple[Node, ...]
+    depth: int
+    path: str
+
+    @property
+    def kind(self) -> Kind:
+        return kind_of(self.field)
+
+    def walk(self) -> Iterator[Node]:
+        yield self
+        for child in self.children:
+            yield from child.walk()
+
+    def leaves(self) -> list[Node]:
+        return [n for n in self.walk() if n.column is not None]
+
+    def renamed(self, name: str) -> Node:
+        return Node(self.field.with_name(name), self.column, self.children, self.depth, self.path)
+
+
+def _children(field: pa.Field) -> list[pa.Field]:
+    kind = kind_of(field)
+    dtype = field.type
+    if kind is Kind.STRUCT:
+        return [dtype.field(i) for i in range(dtype.num_fields)]
+    if kind is Kind.LIST:
+        return [dtype.value_field]
+    return []
+
+
+def build_layout(schema: pa.Schema) -> list[Node]:
+    """One node per top-level field, leaf columns numbered in pre-order."""
+    counter = [0]
+
+    def node(field: pa.Field, depth: int, prefix: str) -> Node:
+        path = prefix + field.name
+        column = None
+        if kind_of(field) in (Kind.LEAF, Kind.EMPTY_STRUCT):
+            column = counter[0]
+            counter[0] += 1
+        kids = tuple(node(c, depth + 1, path + ".") for c in _children(field))
+        return Node(field, column, kids, depth, path)
+
+    return [node(field, 0, "") for field in schema]
+
+
+def column_labels(nodes: list[Node]) -> list[str]:
+    """A name for each column, for error messages: ``column 'a.b'`` (dotted path)."""
+    labels: dict[int, str] = {}
+    for top in nodes:
+        for n in top.walk():
+            if n.column is not None:
+                labels[n.column] = f"column {n.path!r}"
+    return [labels[i] for i in sorted(labels)]

@@ -1,0 +1,413 @@
+"""Mini-block pages: small chunks of levels and compressed values.
+
+Buffers of a page: 0 the chunk metadata (a word per chunk: the low 4 bits give
+log2 of the chunk's value count, except in the last chunk whose count is what
+remains of ``num_items``; the rest give the chunk's size in 8-byte words, minus
+one; words are u16 in 2.1 and u32 with ``has_large_chunk``, 2.2), 1 the chunks, then
+the dictionary (when the layout has one) and the repetition index (when
+``repetition_index_depth > 0``: per chunk, the rows that finish in it and the level
+entries after its last finished row).
+
+A chunk: u16 level count, u16 size of its rep and of its def buffer (when present),
+one size per value buffer (u16, or u32 with ``has_large_chunk``), padding to 8, then
+each buffer padded to 8.  Reads decode only the chunks that hold the rows asked for,
+all of them in one batch per buffer kind.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import pyarrow as pa
+
+from lancelet._proto import encodings_v2_1_pb2 as pb
+from lancelet.errors import CorruptFileError
+from lancelet.file.v2_1.read import compression
+from lancelet.file.v2_1.read.arrow import dictionary_array, to_arrow
+from lancelet.file.v2_1.read.context import PageRef, guarded
+from lancelet.file.v2_1.read.levels import LayerShape, check_levels, visible
+from lancelet.file.v2_1.read.page import LevelledPage
+from lancelet.file.v2_1.read.values import I64, U8, Slices, gather_ranges
+
+_ALIGN = 8
+_MAX_LOG = 15
+
+
+def _pad(sizes: I64) -> I64:
+    return (sizes + (_ALIGN - 1)) // _ALIGN * _ALIGN
+
+
+def _le(data: U8, at: I64, width: int) -> I64:
+    """Little-endian unsigned integers of ``width`` bytes at positions ``at``."""
+    out = np.zeros(len(at), dtype=np.int64)
+    for k in range(width):
+        out |= data[at + k].astype(np.int64) << (8 * k)
+    return out
+
+
+@dataclass(frozen=True)
+class _Decoded:
+    """Levels and values of some chunks, back to back, with where each chunk starts."""
+
+    rep: np.ndarray | None
+    defs: np.ndarray | None
+    values: pa.Array
+    level_starts: I64  # per decoded chunk: its first entry
+    num_levels: int
+
+
+class MiniBlockPage:
+    """A :class:`~.page.PageDecoder` for one mini-block page of one leaf column."""
+
+    def __init__(
+        self,
+        ref: PageRef,
+        layout: pb.MiniBlockLayout,
+        buffers: list[U8],
+        num_rows: int,
+        dtype: pa.DataType,
+    ) -> None:
+        self.ref = ref
+        self.layout = layout
+        self.dtype = dtype
+        self._rows = num_rows
+        self.shape = LayerShape.of(tuple(layout.layers))
+        guarded(ref, lambda: self._setup(buffers))
+
+    # -- page structure -------------------------------------------------------------
+
+    def _setup(self, buffers: list[U8]) -> None:
+        layout = self.layout
+        self.has_rep = layout.HasField("rep_compression")
+        self.has_def = layout.HasField("def_compression")
+        if not layout.HasField("value_compression"):
+            raise CorruptFileError("a mini-block page without its value compression")
+        self.value_codec = compression.miniblock_codec(layout.value_compression)
+        self.rep_codec = compression.block_codec(layout.rep_compression) if self.has_rep else None
+        self.def_codec = compression.block_codec(layout.def_compression) if self.has_def else None
+        if layout.num_buffers != self.value_codec.num_buffers:
+            raise CorruptFileError(
+                f"the layout says {layout.num_buffers} value buffers per chunk, its "
+                f"compression uses {self.value_codec.num_buffers}"
+            )
+        has_dict = layout.HasField("dictionary")
+        depth = int(layout.repetition_index_depth)
+        expected = 2 + int(has_dict) + int(depth > 0)
+        if len(buffers) != expected:
+            raise CorruptFileError(f"the page has {len(buffers)} buffers, {expected} expected")
+        if self.has_rep != (self.shape.max_rep > 0):
+            raise CorruptFileError("repetition levels do not match the page's list layers")
+        if depth > 0 and not self.has_rep:
+            raise CorruptFileError("a repetition index without repetition levels")
+        self.data = buffers[1]
+        self._dict_buffer = buffers[2] if has_dict else None
+        self._chunks(buffers[0])
+        self._row_index(buffers[-1] if depth > 0 else None, depth)
+
+    def _chunks(self, meta: U8) -> None:
+        word = 4 if self.layout.has_large_chunk else 2
+        if len(meta) % word:
+            raise CorruptFileError(f"chunk metadata of {len(meta)} bytes is not whole words")
+        words = np.ascontiguousarray(meta).view(f"<u{word}").astype(np.int64)
+        self.sizes = ((words >> 4) + 1) * _ALIGN
+        self.offsets = np.cumsum(self.sizes) - self.sizes
+        if int(self.sizes.sum()) != len(self.data):
+            raise CorruptFileError(
+                f"chunk sizes add up to {int(self.sizes.sum())} bytes, the chunk buffer "
+                f"holds {len(self.data)}"
+            )
+        logs = words & 0xF
+        items = int(self.layout.num_items)
+        counts = np.left_shift(np.int64(1), logs)
+        if len(words) == 0:
+            if items:
+                raise CorruptFileError(f"no chunks for {items} items")
+            self.counts = counts
+            return
+        if bool(np.any(logs[:-1] == 0)):
+            raise CorruptFileError("a chunk other than the last has no value count")
+        last = items - int(counts[:-1].sum())
+        if last < 0 or (int(logs[-1]) and counts[-1] != last):
+            raise CorruptFileError(f"chunk value counts do not add up to the page's {items} items")
+        counts[-1] = last
+        self.counts = counts
+        self.item_starts = np.cumsum(counts) - counts
+
+    def _row_index(self, index: U8 | None, depth: int) -> None:
+        n = len(self.counts)
+        self.preamble = np.zeros(n, dtype=bool)
+        self.trailer = np.zeros(n, dtype=bool)
+        self.indexed = True
+        if not self.has_rep:
+            rows = self.counts
+            if int(self.layout.num_items) != self._rows:
+                raise CorruptFileError(
+                    f"a page without lists holds {self.layout.num_items} items "
+                    f"for {self._rows} rows"
+                )
+        elif index is None:
+            self.indexed = False  # rows are found by decoding the whole page
+            rows = np.zeros(n, dtype=np.int64)
+        else:
+            stride = depth + 1
+            if len(index) != 8 * stride * n:
+                raise CorruptFileError(
+                    f"the repetition index holds {len(index)} bytes for {n} chunks"
+                )
+            table = np.ascontiguousarray(index).view("<u8").reshape(n, stride)
+            if n and int(table.max()) > 2**48:
+                raise CorruptFileError("a repetition index entry is out of range")
+            ends = table[:, 0].astype(np.int64)
+            self.trailer = table[:, 1] > 0
+            self.preamble[1:] = self.trailer[:-1]
+            rows = ends + self.trailer - self.preamble
+            if n and (bool(self.trailer[-1]) or bool(np.any(rows < 0))):
+                raise CorruptFileError("the repetition index does not describe whole rows")
+        self.chunk_rows = rows
+        self.first_row = np.cumsum(rows) - rows
+        if self.indexed and int(rows.sum()) != self._rows:
+            raise CorruptFileError(f"the chunks hold {int(rows.sum())} rows, the page {self._rows}")
+        # The chunk where a run of continued rows ends: the next chunk with no trailer.
+        whole = np.flatnonzero(~self.trailer)
+        self.run_end = whole[np.searchsorted(whole, np.arange(n))] if n else whole
+
+    @cached_property
+    def dictionary(self) -> pa.Array:
+        """The page's dictionary items, decoded once."""
+        assert self._dict_buffer is not None
+        items = int(self.layout.num_dictionary_items)
+        if items > 8 * len(self._dict_buffer) + 64 and not self.layout.dictionary.HasField(
+            "general"
+        ):
+            raise CorruptFileError(
+                f"a dictionary of {items} items in {len(self._dict_buffer)} bytes"
+            )
+        codec = compression.block_codec(self.layout.dictionary)
+        dtype = self.dtype.value_type if pa.types.is_dictionary(self.dtype) else self.dtype
+        return to_arrow(codec.decode(self._dict_buffer, items), dtype)
+
+    # -- decoding chunks --------------------------------------------------------------
+
+    def _decode(self, ids: I64) -> _Decoded:
+        data = self.data
+        starts, sizes, counts = self.offsets[ids], self.sizes[ids], self.counts[ids]
+        nbuf = int(self.layout.num_buffers)
+        big = 4 if self.layout.has_large_chunk else 2
+        small_fields = 1 + int(self.has_rep) + int(self.has_def)
+        header = int(_pad(np.array([2 * small_fields + big * nbuf]))[0])
+        if len(ids) and int(sizes.min()) < header:
+            raise CorruptFileError("a chunk is smaller than its header")
+        fields = [_le(data, starts + 2 * k, 2) for k in range(small_fields)]
+        buf_sizes = [_le(data, starts + 2 * small_fields + big * j, big) for j in range(nbuf)]
+        num_levels = fields[0]
+        pos = starts + header
+        level_sizes = fields[1:]
+        level_starts_in_chunk = []
+        for size in level_sizes:
+            level_starts_in_chunk.append(pos)
+            pos = pos + _pad(size)
+        value_slices = []
+        for size in buf_sizes:
+            value_slices.append(Slices(data, pos, size))
+            pos = pos + _pad(size)
+        if bool(np.any(pos - starts != sizes)):
+            raise CorruptFileError("a chunk's buffer sizes do not add up to the chunk's size")
+        rep = defs = None
+        levels = level_sizes.copy()
+        if (self.has_rep or self.has_def) and bool(np.any(num_levels < counts)):
+            raise CorruptFileError("a chunk has fewer level entries than values")
+        if self.rep_codec is not None:
+            rep = self._levels(
+                self.rep_codec, data, level_starts_in_chunk[0], levels[0], num_levels, "repetition"
+            )
+            level_starts_in_chunk, levels = level_starts_in_chunk[1:], levels[1:]
+        if self.def_codec is not None:
+            defs = self._levels(
+                self.def_codec, data, level_starts_in_chunk[0], levels[0], num_levels, "definition"
+            )
+        if rep is None and defs is not None and bool(np.any(num_levels != counts)):
+            raise CorruptFileError("a chunk without lists has more level entries than values")
+        values = self.value_codec.decode(value_slices, counts)
+        if values.count != int(counts.sum()):
+            raise CorruptFileError(
+                f"the chunks decode to {values.count} values, {int(counts.sum())} expected"
+            )
+        if self._dict_buffer is not None:
+            arr = dictionary_array(values, self.dictionary, self.dtype, None)
+        else:
+            arr = to_arrow(values, self.dtype)
+        total_levels = (
+            int(num_levels.sum()) if (self.has_rep or self.has_def) else int(counts.sum())
+        )
+        per_chunk = num_levels if (self.has_rep or self.has_def) else counts
+        return _Decoded(rep, defs, arr, np.cumsum(per_chunk) - per_chunk, total_levels)
+
+    @staticmethod
+    def _levels(
+        codec: compression.BlockCodec,
+        data: U8,
+        starts: I64,
+        sizes: I64,
+        num_levels: I64,
+        what: str,
+    ) -> np.ndarray:
+        values = codec.decode_chunks(Slices(data, starts, sizes), num_levels)
+        return compression.levels_of(values, int(num_levels.sum()), what)
+
+    # -- rows -------------------------------------------------------------------------
+
+    @property
+    def num_rows(self) -> int:
+        return self._rows
+
+    def read(self, start: int, end: int) -> LevelledPage:
+        return guarded(self.ref, lambda: self._read(start, end))
+
+    def take(self, rows: np.ndarray) -> LevelledPage:
+        return guarded(self.ref, lambda: self._take(np.asarray(rows, dtype=np.int64)))
+
+    def _page(
+        self, rep: np.ndarray | None, defs: np.ndarray | None, values: pa.Array
+    ) -> LevelledPage:
+        check_levels(self.shape, rep, defs)
+        return LevelledPage(rep, defs, values, self.shape.layers)
+
+    def _read(self, start: int, end: int) -> LevelledPage:
+        if not 0 <= start <= end <= self._rows:
+            raise IndexError(f"rows [{start}, {end}) are outside the page's {self._rows}")
+        if start == end:
+            return self._page(*self._empty())
+        if not self.has_rep:
+            c0 = int(np.searchsorted(self.item_starts, start, side="right")) - 1
+            c1 = int(np.searchsorted(self.item_starts, end, side="left"))
+            decoded = self._decode(np.arange(c0, c1, dtype=np.int64))
+            lo = start - int(self.item_starts[c0])
+            hi = lo + (end - start)
+            return self._page(None, _cut(decoded.defs, lo, hi), decoded.values.slice(lo, hi - lo))
+        ids, row0 = self._chunks_for_range(start, end)
+        decoded = self._decode(ids)
+        positions = self._row_starts(decoded, ids)
+        first = start - row0
+        lo = int(positions[first])
+        hi = int(positions[end - row0]) if end - row0 < len(positions) else decoded.num_levels
+        return self._levels_range(decoded, lo, hi)
+
+    def _chunks_for_range(self, start: int, end: int) -> tuple[I64, int]:
+        if not self.indexed:
+            return np.arange(len(self.counts), dtype=np.int64), 0
+        row_ends = self.first_row + self.chunk_rows
+        c0 = int(np.searchsorted(row_ends, start, side="right"))
+        c1 = int(self.run_end[int(np.searchsorted(row_ends, end - 1, side="right"))])
+        return np.arange(c0, c1 + 1, dtype=np.int64), int(self.first_row[c0])
+
+    def _row_starts(self, decoded: _Decoded, ids: I64) -> I64:
+        """Where each row starts among the decoded entries, checked against the index."""
+        assert decoded.rep is not None
+        positions = np.flatnonzero(decoded.rep == self.shape.max_rep)
+        chunk = np.searchsorted(decoded.level_starts, positions, side="right") - 1
+        found = np.bincount(chunk, minlength=len(ids))
+        if not self.indexed:
+            if len(positions) != self._rows or (len(decoded.rep) and positions[0] != 0):
+                raise CorruptFileError(
+                    f"the repetition levels hold {len(positions)} rows, the page {self._rows}"
+                )
+            return positions
+        nonempty = decoded.level_starts < decoded.num_levels
+        opens = np.zeros(len(ids), dtype=bool)
+        first = decoded.level_starts[nonempty]
+        opens[nonempty] = decoded.rep[first] == self.shape.max_rep
+        if not np.array_equal(found, self.chunk_rows[ids]) or bool(
+            np.any(opens[nonempty] == self.preamble[ids][nonempty])
+        ):
+            raise CorruptFileError("the repetition index disagrees with the repetition levels")
+        return positions
+
+    def _levels_range(self, decoded: _Decoded, lo: int, hi: int) -> LevelledPage:
+        vis = visible(self.shape, decoded.defs, decoded.num_levels)
+        before: I64 = np.cumsum(vis) - vis
+        v_lo = int(before[lo]) if lo < len(before) else int(vis.sum())
+        v_hi = int(before[hi]) if hi < len(before) else int(vis.sum())
+        return self._page(
+            _cut(decoded.rep, lo, hi),
+            _cut(decoded.defs, lo, hi),
+            decoded.values.slice(v_lo, v_hi - v_lo),
+        )
+
+    def _empty(self) -> tuple[np.ndarray | None, np.ndarray | None, pa.Array]:
+        none = np.zeros(0, dtype=np.uint16)
+        values = pa.array([], type=self.dtype)
+        return (none if self.has_rep else None, none if self.has_def else None, values)
+
+    def _take(self, rows: I64) -> LevelledPage:
+        if len(rows) == 0:
+            return self._page(*self._empty())
+        if int(rows[0]) < 0 or int(rows[-1]) >= self._rows or bool(np.any(np.diff(rows) <= 0)):
+            raise IndexError(f"rows to take must be sorted, unique and inside {self._rows}")
+        if not self.has_rep:
+            chunk = np.searchsorted(self.item_starts, rows, side="right") - 1
+            ids = np.unique(chunk)
+            decoded = self._decode(ids)
+            local = (
+                decoded.level_starts[np.searchsorted(ids, chunk)] + rows - self.item_starts[chunk]
+            )
+            defs = None if decoded.defs is None else decoded.defs[local]
+            return self._page(None, defs, decoded.values.take(pa.array(local)))
+        ids = self._chunks_for_rows(rows)
+        decoded = self._decode(ids)
+        positions = self._row_starts(decoded, ids)
+        row_ids = self._row_numbers(decoded, ids, positions)
+        k = np.searchsorted(row_ids, rows)
+        if bool(np.any(k >= len(row_ids))) or not np.array_equal(
+            row_ids[np.minimum(k, len(row_ids) - 1)], rows
+        ):
+            raise CorruptFileError("a row is missing from the chunks the repetition index names")
+        lo = positions[k]
+        bounds = np.union1d(positions, self._segment_starts(decoded, ids))
+        bounds = np.append(bounds, decoded.num_levels)
+        hi = bounds[np.searchsorted(bounds, lo, side="right")]
+        picks = gather_ranges(lo, hi - lo)
+        vis = visible(self.shape, decoded.defs, decoded.num_levels)
+        before = np.append(np.cumsum(vis) - vis, int(vis.sum()))
+        value_picks = gather_ranges(before[lo], before[hi] - before[lo])
+        return self._page(
+            None if decoded.rep is None else decoded.rep[picks],
+            None if decoded.defs is None else decoded.defs[picks],
+            decoded.values.take(pa.array(value_picks)),
+        )
+
+    def _chunks_for_rows(self, rows: I64) -> I64:
+        n = len(self.counts)
+        if not self.indexed:
+            return np.arange(n, dtype=np.int64)
+        row_ends = self.first_row + self.chunk_rows
+        first = np.searchsorted(row_ends, rows, side="right")
+        last = self.run_end[first]
+        marks = np.zeros(n + 1, dtype=np.int64)
+        np.add.at(marks, first, 1)
+        np.add.at(marks, last + 1, -1)
+        return np.flatnonzero(np.cumsum(marks)[:n] > 0).astype(np.int64)
+
+    def _row_numbers(self, decoded: _Decoded, ids: I64, positions: I64) -> I64:
+        """The page row number of each row start among the decoded entries."""
+        if not self.indexed:
+            return np.arange(len(positions), dtype=np.int64)
+        chunk = np.searchsorted(decoded.level_starts, positions, side="right") - 1
+        first_in_chunk = np.searchsorted(positions, decoded.level_starts)
+        rank = np.arange(len(positions)) - first_in_chunk[chunk]
+        numbers: I64 = self.first_row[ids[chunk]] + rank
+        return numbers
+
+    @staticmethod
+    def _segment_starts(decoded: _Decoded, ids: I64) -> I64:
+        """Where a decoded chunk follows one that was not decoded: its leading entries
+        continue a row that is not wanted."""
+        breaks = np.ones(len(ids), dtype=bool)
+        breaks[1:] = ids[1:] != ids[:-1] + 1
+        starts: I64 = decoded.level_starts[breaks]
+        return starts
+
+
+def _cut(levels: np.ndarray | None, lo: int, hi: int) -> np.ndarray | None:
+    return None if levels is None else levels[lo:hi]

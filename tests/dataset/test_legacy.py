@@ -1,0 +1,170 @@
+"""Legacy (0.1) datasets: read as pylance reads them; data writes refused; deletes and
+metadata changes allowed where the manifest lancelet writes loses nothing."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import lance
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import lancelet as ll
+from lancelet.errors import UnsupportedFeatureError, UnsupportedVersionError
+from tests.dataset.util import keyed_table, snapshot
+from tests.file.legacy import FIXTURE
+from tests.file.test_v0_1 import fixture_rows
+
+
+@pytest.fixture
+def legacy(tmp_path: Path) -> str:
+    """keyed_table(0, 2500) in three legacy files of 300-row batches; pylance then
+    deletes every seventh row and appends a fourth file."""
+    uri = str(tmp_path / "legacy")
+    lance.write_dataset(
+        keyed_table(0, 2000),
+        uri,
+        data_storage_version="legacy",
+        max_rows_per_file=900,
+        max_rows_per_group=300,
+    )
+    lance.dataset(uri).delete("k % 7 = 0")
+    lance.write_dataset(keyed_table(2000, 2500), uri, mode="append", max_rows_per_group=300)
+    return uri
+
+
+def test_reads_match_pylance(legacy: str) -> None:
+    theirs, ours = lance.dataset(legacy), ll.dataset(legacy)
+    assert ours.data_storage_version == theirs.data_storage_version == "0.1"
+    assert len(ours.get_fragments()) == 4
+    assert ours.to_table().equals(theirs.to_table())
+    assert ours.count_rows() == theirs.count_rows() == 2500 - 286
+    for where in ["k > 1500", "s IS NULL", "pt.y % 3 = 1 AND v > 0"]:
+        assert ours.count_rows(where) == theirs.count_rows(where), where
+        want = theirs.to_table(filter=where, columns=["k", "tags", "pt"])
+        assert ours.to_table(filter=where, columns=["k", "tags", "pt"]).equals(want), where
+    rows = [2213, 0, 5, 1999, 1000, 5]
+    assert ours.take(rows).equals(theirs.take(rows))
+    got = ours.to_table(columns=["k"], with_row_id=True, offset=850, limit=100)
+    assert got.equals(theirs.to_table(columns=["k"], with_row_id=True, offset=850, limit=100))
+
+
+def test_the_checked_in_fixture_dataset() -> None:
+    ds = ll.dataset(FIXTURE)
+    assert ds.version == 2 and ds.data_storage_version == "0.1"
+    kept = [r for r in range(40) if r % 10 != 9]
+    assert ds.to_table().to_pylist() == fixture_rows(kept)
+    assert ds.count_rows() == 36
+    assert ds.count_rows("b") == sum(1 for r in kept if r % 3 == 0)
+    assert ds.to_table(filter="i > 50", columns=["i", "d"]).to_pylist() == [
+        {"i": 3 * r - 7, "d": ["lo", "mid", "hi"][r % 3]} for r in kept if 3 * r - 7 > 50
+    ]
+    # Dataset row offsets count live rows: offset 9 is row 10 (row 9 is deleted).
+    assert ds.take([9, 0, 35]).to_pylist() == fixture_rows([10, 0, 38])
+    before = ll.dataset(FIXTURE, version=1)
+    assert before.to_table().to_pylist() == fixture_rows(range(40))
+
+
+def test_delete_and_metadata_changes(legacy: str) -> None:
+    """They write a deletion file and a manifest, both of which pylance reads."""
+    data = sorted(p.name for p in (Path(legacy) / "data").iterdir())
+    ours = ll.dataset(legacy)
+    # Multiples of 5 less those of 35 below 2000, which pylance deleted already.
+    assert ours.delete("k % 5 = 0") == {"num_deleted_rows": 500 - 58}
+    ours = ll.dataset(legacy)
+    ours.update_config({"owner": "tests"})
+    ours.drop_columns(["v"])
+    ours.alter_columns({"path": "s", "name": "label"})
+    theirs = lance.dataset(legacy)
+    assert theirs.version == ll.dataset(legacy).version == 7
+    assert theirs.data_storage_version == "0.1"
+    assert theirs.schema.names == ["k", "label", "tags", "pt"]
+    want = pa.concat_tables([keyed_table(0, 2000), keyed_table(2000, 2500)]).drop_columns(["v"])
+    want = want.rename_columns(["k", "label", "tags", "pt"])
+    k = want["k"].to_numpy()
+    want = want.filter(pa.array((k % 5 != 0) & ((k % 7 != 0) | (k >= 2000))))
+    assert theirs.to_table().equals(want)
+    assert ll.dataset(legacy).to_table().equals(want)
+    assert sorted(p.name for p in (Path(legacy) / "data").iterdir()) == data
+
+
+@pytest.fixture
+def fixture_copy(tmp_path: Path) -> str:
+    uri = tmp_path / "fixture"
+    shutil.copytree(FIXTURE, uri)
+    return str(uri)
+
+
+def test_commits_to_dictionary_datasets_are_refused(fixture_copy: str) -> None:
+    """pylance keeps a legacy dataset's dictionaries in its manifest file; a manifest
+    lancelet writes would point pylance at other bytes, so nothing is committed."""
+    before = snapshot(fixture_copy)
+    want = lance.dataset(fixture_copy).to_table()
+    ds = ll.dataset(fixture_copy)
+    attempts: list[Callable[[], Any]] = [
+        lambda: ds.delete("i > 0"),
+        lambda: ds.update_config({"a": "b"}),
+        lambda: ds.drop_columns(["f"]),
+        lambda: ds.alter_columns({"path": "s", "name": "t"}),
+        lambda: ll.dataset(fixture_copy, version=1).restore(),
+    ]
+    for attempt in attempts:
+        with pytest.raises(UnsupportedFeatureError, match=r"fixture.*dictionary columns \['d'\]"):
+            attempt()
+    assert snapshot(fixture_copy) == before
+    assert lance.dataset(fixture_copy).to_table().equals(want)
+
+
+def test_data_writes_are_refused(legacy: str) -> None:
+    """lancelet writes no legacy files, and pylance mixes no other files in."""
+    before = snapshot(legacy)
+    ds = ll.dataset(legacy)
+    more = keyed_table(5000, 5010)
+    attempts: list[Callable[[], Any]] = [
+        lambda: ll.write_dataset(more, legacy, mode="append"),
+        lambda: ll.write_dataset(more, legacy, mode="append", data_storage_version="2.0"),
+        lambda: ll.write_dataset(more, legacy, mode="overwrite"),
+        lambda: ds.update({"k": "k + 1"}, where="k < 10"),
+        lambda: ds.merge_insert("k").when_not_matched_insert_all().execute(more),
+        lambda: ds.add_columns({"k2": "k * 2"}),
+        lambda: ds.optimize.compact_files(),
+        lambda: ll.fragment.write_fragments(more, legacy),
+    ]
+    for attempt in attempts:
+        with pytest.raises(UnsupportedVersionError, match=r"0\.1"):
+            attempt()
+    assert snapshot(legacy) == before
+    # Naming a version lancelet writes replaces the dataset, as pylance's overwrite does.
+    ll.write_dataset(more, legacy, mode="overwrite", data_storage_version="2.0")
+    theirs = lance.dataset(legacy)
+    assert theirs.data_storage_version == "2.0"
+    assert theirs.to_table().equals(more)
+    assert lance.dataset(legacy, version=3).count_rows() == 2500 - 286
+
+
+def test_takes_spread_over_batches(legacy: str) -> None:
+    ours, theirs = ll.dataset(legacy), lance.dataset(legacy)
+    rows = np.random.default_rng(3).choice(theirs.count_rows(), 300, replace=False)
+    assert ours.take(rows).equals(theirs.take(rows))
+    assert ours.take(rows, columns=["tags"]).equals(theirs.take(rows, columns=["tags"]))
+
+
+def test_columns_added_by_pylance(tmp_path: Path) -> None:
+    """Columns pylance adds to a legacy dataset live in files of their own, whose page
+    tables start at the new fields' ids; a dropped column's file still holds it."""
+    uri = str(tmp_path / "grown")
+    table = pa.table({"a": pa.array(range(100)), "s": [str(i) for i in range(100)]})
+    lance.write_dataset(table, uri, data_storage_version="legacy", max_rows_per_file=60)
+    lance.dataset(uri).add_columns({"b": "a * 2", "c": "concat(s, 'x')"})
+    extra = pa.table({"a": pa.array(range(100)), "z": pa.array(range(100), pa.float32())})
+    lance.dataset(uri).merge(extra, "a")
+    lance.dataset(uri).drop_columns(["s"])
+    theirs, ours = lance.dataset(uri), ll.dataset(uri)
+    assert [len(f.metadata.files) for f in theirs.get_fragments()] == [3, 3]
+    assert ours.to_table().equals(theirs.to_table())
+    assert ours.to_table().to_pylist()[97] == {"a": 97, "b": 194, "c": "97x", "z": 97.0}
+    assert ours.take([99, 3, 60]).equals(theirs.take([99, 3, 60]))
