@@ -57,5 +57,13 @@ def general(
     )
 
 
+def rle(bits: int) -> pb.CompressiveEncoding:
+    return pb.CompressiveEncoding(rle=pb.Rle(values=flat(bits), run_lengths=flat(8)))
+
+
+def byte_stream_split(bits: int) -> pb.CompressiveEncoding:
+    return pb.CompressiveEncoding(byte_stream_split=pb.ByteStreamSplit(values=flat(bits)))
+
+
 def fsst(symbol_table: bytes, values: pb.CompressiveEncoding) -> pb.CompressiveEncoding:
     return pb.CompressiveEncoding(fsst=pb.Fsst(symbol_table=symbol_table, values=values))

@@ -15,7 +15,8 @@ from numpy.typing import NDArray
 
 from lancelet._proto import encodings_v2_1_pb2 as pb
 from lancelet.file.v2_1.write import bitpack, encodings
-from lancelet.file.v2_1.write.chunks import I64, Chunked
+from lancelet.file.codecs.rle import encode_rle_chunks
+from lancelet.file.v2_1.write.chunks import I64, Chunked, gather, scatter
 
 U16 = NDArray[np.uint16]
 
@@ -38,8 +39,49 @@ def raw_chunks(levels: U16, counts: I64) -> Chunked:
     return Chunked(np.ascontiguousarray(levels, dtype="<u2").view(np.uint8), counts * 2)
 
 
-def compress(levels: U16, counts: I64) -> tuple[Chunked, pb.CompressiveEncoding]:
-    """The page's levels as chunks, and their encoding."""
+def compress(
+    levels: U16, counts: I64, allow_rle: bool = False
+) -> tuple[Chunked, pb.CompressiveEncoding]:
+    """The page's levels as chunks, and their encoding.  From format 2.2 each chunk's
+    levels may instead be run-length encoded (``u64`` size of the run values, the run
+    values, the 8-bit run lengths) when pylance's estimate of that is smaller: three
+    bytes per run against the bit-packed (or flat) page."""
+    if allow_rle and len(levels):
+        runs = 1 + int(np.count_nonzero(levels[1:] != levels[:-1]))
+        if 3 * runs < _packed_estimate(levels):
+            return _rle(levels, counts), encodings.rle(16)
+    return _packed(levels, counts)
+
+
+def _packed_estimate(levels: U16) -> int:
+    total = len(levels)
+    widest = int(levels.max(initial=0)).bit_length()
+    if total <= bitpack.BLOCK and bitpack.BLOCK * widest // 8 >= 2 * total:
+        return 2 * total  # flat
+    blocks = -(-total // bitpack.BLOCK)
+    return blocks * bitpack.BLOCK * widest // 8
+
+
+def _rle(levels: U16, counts: I64) -> Chunked:
+    encoded = encode_rle_chunks(levels, counts)
+    sizes = 8 + encoded.value_sizes + encoded.length_sizes
+    values = np.frombuffer(encoded.values, np.uint8)
+    lengths = np.frombuffer(encoded.lengths, np.uint8)
+    value_starts = np.concatenate(([0], np.cumsum(encoded.value_sizes)[:-1])).astype(np.int64)
+    length_starts = np.concatenate(([0], np.cumsum(encoded.length_sizes)[:-1])).astype(np.int64)
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+    out = np.zeros(int(sizes.sum()), dtype=np.uint8)
+    header = encoded.value_sizes.astype("<u8").view(np.uint8).reshape(-1, 8)
+    out[(starts[:, None] + np.arange(8)).reshape(-1)] = header.reshape(-1)
+    scatter(out, starts + 8, Chunked(gather(values, value_starts, encoded.value_sizes),
+                                     encoded.value_sizes.astype(np.int64)))  # fmt: skip
+    scatter(out, starts + 8 + encoded.value_sizes,
+            Chunked(gather(lengths, length_starts, encoded.length_sizes),
+                    encoded.length_sizes.astype(np.int64)))  # fmt: skip
+    return Chunked(out, sizes.astype(np.int64))
+
+
+def _packed(levels: U16, counts: I64) -> tuple[Chunked, pb.CompressiveEncoding]:
     total = len(levels)
     widest = int(bitpack.bit_lengths(np.asarray([levels.max(initial=0)], np.uint16))[0])
     if total <= bitpack.BLOCK:

@@ -15,7 +15,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from lancelet._proto import encodings_v2_1_pb2 as pb
+from lancelet.file.codecs.byte_stream_split import encode_bss_chunks
 from lancelet.file.codecs.general import compress_buffer
+from lancelet.file.codecs.rle import encode_rle_chunks, rle_entry_count
 from lancelet.file.v2_1.write import bitpack, encodings
 from lancelet.file.v2_1.write.blocks import Fixed, FixedList, Variable
 from lancelet.file.v2_1.write.chunks import I64, U8, Chunked, gather, scatter
@@ -81,6 +83,90 @@ def bitpacking_pays(block: Fixed) -> bool:
 
 def fixed(block: Fixed) -> MiniBlocks:
     return bitpacked(block) if bitpacking_pays(block) else flat(block)
+
+
+RLE_MAX_VALUES = 4096
+RLE_DEFAULT_THRESHOLD = 0.5
+_ENTROPY_SAMPLE = 64
+_BSS_ENTROPY = 4.0  # bits per byte position, pylance's "auto" sensitivity (0.5 * 8)
+
+
+def run_count(values: NDArray[np.unsignedinteger]) -> int:
+    """Maximal runs of equal values (not split at any length)."""
+    if not len(values):
+        return 0
+    return 1 + int(np.count_nonzero(values[1:] != values[:-1]))
+
+
+def rle_pays(block: Fixed, threshold: float) -> bool:
+    """pylance's rule: fewer runs than ``threshold`` of the values, and the runs (a
+    value and an 8-bit length each, runs cut at 255) smaller than bit packing."""
+    if block.bits_per_value not in (8, 16, 32, 64) or not block.num_values:
+        return False
+    words = block.words()
+    if run_count(words) >= threshold * block.num_values:
+        return False
+    entries = rle_entry_count(words, [block.num_values])
+    rle_bytes = entries * (block.bits_per_value // 8 + 1)
+    packed_bytes = bitpack.inline_size(words)
+    return rle_bytes < min(packed_bytes, len(block.data))
+
+
+def _rle_chunks(values: NDArray[np.unsignedinteger]) -> tuple[I64, list[Chunked]]:
+    """Chunks of 4096 values (the last one shorter), halved until each chunk's runs fit
+    the 8 KiB chunk budget."""
+    total = len(values)
+    counts = _uniform_counts(total, RLE_MAX_VALUES)
+    while True:
+        encoded = encode_rle_chunks(values, counts)
+        sizes = encoded.value_sizes + encoded.length_sizes
+        over = sizes > MAX_CHUNK_BYTES
+        if not over.any():
+            break
+        pieces: list[int] = []
+        for count, too_big in zip(counts.tolist(), over.tolist(), strict=True):
+            if too_big and count > 1:
+                first = 1 << ((count - 1).bit_length() - 1)  # a power of two below count
+                pieces += [first, count - first]
+            else:
+                pieces.append(count)
+        counts = np.asarray(pieces, dtype=np.int64)
+    values_buf = Chunked(np.frombuffer(encoded.values, np.uint8), encoded.value_sizes)
+    lengths_buf = Chunked(np.frombuffer(encoded.lengths, np.uint8), encoded.length_sizes)
+    return counts, [values_buf, lengths_buf]
+
+
+def rle(block: Fixed) -> MiniBlocks:
+    """Run-length encoded chunks: a buffer of run values and one of 8-bit run lengths."""
+    counts, buffers = _rle_chunks(block.words())
+    encoding = encodings.rle(block.bits_per_value)
+    return MiniBlocks(buffers, counts, encoding)
+
+
+def bss_pays(block: Fixed, mode: str) -> bool:
+    """Byte stream split for 32/64-bit values: always when asked ("on"), and for
+    "auto" when the first values' bytes vary little per position (as pylance)."""
+    if block.bits_per_value not in (32, 64) or not block.num_values or mode == "off":
+        return False
+    if mode == "on":
+        return True
+    width = block.bits_per_value // 8
+    sample = block.data[: min(block.num_values, _ENTROPY_SAMPLE) * width].reshape(-1, width)
+    total = 0.0
+    for position in range(width):
+        counts = np.bincount(sample[:, position], minlength=256)
+        p = counts[counts > 0] / sample.shape[0]
+        total += float(-(p * np.log2(p)).sum())
+    return total / width < _BSS_ENTROPY
+
+
+def bss(block: Fixed) -> MiniBlocks:
+    per_chunk = 1024 if block.bits_per_value == 32 else 512
+    counts = _uniform_counts(block.num_values, per_chunk)
+    values = block.data.view(f"<u{block.bits_per_value // 8}")
+    data, sizes = encode_bss_chunks(values, counts)
+    chunked = Chunked(np.frombuffer(data, np.uint8), np.asarray(sizes, dtype=np.int64))
+    return MiniBlocks([chunked], counts, encodings.byte_stream_split(block.bits_per_value))
 
 
 def _variable_counts(offsets: I64, width: int) -> I64:

@@ -43,6 +43,7 @@ class Options:
     constant_pages: bool  # format 2.2: constant layout for repeated values
     dictionary_64: bool  # format 2.2: 64-bit values may get a dictionary
     dictionary_general: bool  # format 2.2: the dictionary gets general compression
+    level_rle: bool  # format 2.2: levels may be run-length encoded
 
 
 @dataclass(frozen=True)
@@ -157,15 +158,28 @@ def _dictionary_buffer(
 def _value_compressor(block: Block, params: FieldParams) -> miniblock.MiniBlocks:
     if isinstance(block, FixedList):
         return miniblock.fixed_list(block)
+    general = params.compression in ("lz4", "zstd")
     if isinstance(block, Variable):
         blocks = miniblock.variable(block)
     elif params.compression == "none":
         blocks = miniblock.flat(block)
+    elif general and miniblock.bss_pays(block, params.bss):
+        blocks = miniblock.bss(block)
+    elif miniblock.rle_pays(block, params.rle_threshold):
+        blocks = miniblock.rle(block)
     else:
         blocks = miniblock.fixed(block)
-    if params.compression in ("lz4", "zstd"):
+    if general:
+        assert params.compression is not None
         blocks = miniblock.general(blocks, params.compression, params.level)
     return blocks
+
+
+def _indices(block: Fixed, params: FieldParams) -> miniblock.MiniBlocks:
+    """Dictionary indices: run-length encoded, bit packed or flat, as any integers."""
+    if miniblock.rle_pays(block, params.rle_threshold):
+        return miniblock.rle(block)
+    return miniblock.fixed(block)
 
 
 def _miniblock(
@@ -196,11 +210,11 @@ def _miniblock(
     if page.rep is not None:
         raw = levels.raw_chunks(page.rep, per_chunk)
         rep_index = chunks.repetition_index(raw, page.max_rep)
-        rep_chunked, encoding = levels.compress(page.rep, per_chunk)
+        rep_chunked, encoding = levels.compress(page.rep, per_chunk, options.level_rle)
         layout.rep_compression.CopyFrom(encoding)
         layout.repetition_index_depth = 1
     if page.defs is not None:
-        def_chunked, encoding = levels.compress(page.defs, per_chunk)
+        def_chunked, encoding = levels.compress(page.defs, per_chunk, options.level_rle)
         layout.def_compression.CopyFrom(encoding)
     serialized = chunks.serialize(
         per_chunk, rep_chunked, def_chunked, blocks.buffers, blocks.log_counts,
@@ -253,7 +267,7 @@ def _arrow_dictionary_page(
     index_block = Fixed(data, bits, len(indices))
     value_block = to_block(dict_values)
     part = (*_dictionary_buffer(value_block, params, options), len(dict_values))
-    return _miniblock(page, miniblock.fixed(index_block), options, where, part)
+    return _miniblock(page, _indices(index_block, params), options, where, part)
 
 
 def encode(
@@ -285,5 +299,5 @@ def encode(
     encoded = dictionary.try_encode(block, meta, options.dictionary_64, where)
     if encoded is not None:
         part = (*_dictionary_buffer(encoded.dictionary, params, options), encoded.num_items)
-        return _miniblock(page, miniblock.fixed(encoded.indices), options, where, part)
+        return _miniblock(page, _indices(encoded.indices, params), options, where, part)
     return _structured(page, block, params, options, where)

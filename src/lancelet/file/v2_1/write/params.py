@@ -50,6 +50,8 @@ class FieldParams:
     structural: str | None = None  # None, "miniblock" or "fullzip"
     dict_values: str = "lz4"
     dict_values_level: int | None = None
+    rle_threshold: float = 0.5  # run-length encode when runs < threshold * values
+    bss: str = "auto"  # byte stream split: "off", "on" or "auto"
     metadata: Mapping[bytes, bytes] | None = None
 
 
@@ -65,28 +67,37 @@ def _level(raw: bytes | None, key: bytes, where: str) -> int | None:
     return int(raw)
 
 
+def _threshold(raw: bytes | None, where: str) -> float:
+    if raw is None:
+        return 0.5
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not 0.0 <= value <= 1.0:
+        raise SchemaError(
+            f"{where}: lance-encoding:rle-threshold must be a number from 0 to 1, "
+            f"got {_text(raw)!r}"
+        )
+    return value
+
+
+def _bss(raw: bytes | None, where: str) -> str:
+    if raw is None:
+        return "auto"
+    mode = _text(raw).strip().lower()
+    if mode not in ("off", "on", "auto"):
+        raise SchemaError(
+            f"{where}: lance-encoding:bss must be 'off', 'on' or 'auto', got {_text(raw)!r}"
+        )
+    return mode
+
+
 def _refuse_unimplemented(meta: Mapping[bytes, bytes], where: str) -> None:
     if BLOB in meta:
         raise UnsupportedOptionError(
             f"{where}: blob columns (lance-encoding:blob) are not written by lancelet in "
             "Lance file format 2.1+"
-        )
-    threshold = meta.get(RLE_THRESHOLD)
-    if threshold is not None:
-        try:
-            off = float(threshold) <= 0.0
-        except ValueError:
-            off = False
-        if not off:
-            raise UnsupportedOptionError(
-                f"{where}: lance-encoding:rle-threshold={_text(threshold)!r} asks for run-length "
-                "encoding, which lancelet's 2.1 writer does not implement yet"
-            )
-    bss = meta.get(BSS)
-    if bss is not None and bss.lower() not in (b"off", b"auto"):
-        raise UnsupportedOptionError(
-            f"{where}: lance-encoding:bss={_text(bss)!r} asks for byte-stream-split, which "
-            "lancelet's 2.1 writer does not implement yet"
         )
     for key in meta:
         if key.startswith(PREFIX) and key not in _HONOURED and key != PACKED:
@@ -128,6 +139,8 @@ def parse(field: pa.Field, where: str) -> FieldParams:
     dictionary.parse_divisor(meta)
     dictionary.parse_ratio(meta, where)
     return FieldParams(
+        rle_threshold=_threshold(meta.get(RLE_THRESHOLD), where),
+        bss=_bss(meta.get(BSS), where),
         compression=compression,
         level=_level(meta.get(LEVEL), LEVEL, where),
         structural=shape,

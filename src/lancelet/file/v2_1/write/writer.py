@@ -24,7 +24,11 @@ PAGE_LAYOUT_URL = "/lance.encodings21.PageLayout"
 def _options(minor: int) -> page_enc.Options:
     newer = minor >= 2
     return page_enc.Options(
-        large_chunks=newer, constant_pages=newer, dictionary_64=newer, dictionary_general=newer
+        large_chunks=newer,
+        constant_pages=newer,
+        dictionary_64=newer,
+        dictionary_general=newer,
+        level_rle=newer,
     )
 
 
