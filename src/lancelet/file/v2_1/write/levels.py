@@ -14,8 +14,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from lancelet._proto import encodings_v2_1_pb2 as pb
-from lancelet.file.v2_1.write import bitpack, encodings
 from lancelet.file.codecs.rle import encode_rle_chunks
+from lancelet.file.v2_1.write import bitpack, encodings
 from lancelet.file.v2_1.write.chunks import I64, Chunked, gather, scatter
 
 U16 = NDArray[np.uint16]
