@@ -64,6 +64,7 @@ def page_bytes(path: Path) -> list[list[list[bytes]]]:
 
 
 def roundtrip(tmp_path: Path, table: pa.Table, version: str, **kwargs: object) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     path = write(tmp_path / f"t{version}.lance", table, version, **kwargs)
     assert_same(table, read_reference(path))
     return path
@@ -405,6 +406,44 @@ def test_run_length_and_byte_stream_split(tmp_path: Path, version: str) -> None:
         assert got == want, name
 
 
+@pytest.mark.parametrize("version", VERSIONS)
+def test_fsst_read_by_pylance(tmp_path: Path, version: str) -> None:
+    rng = np.random.default_rng(3)
+    words = ["carefully", "ironic", "packages", "deposits", "the", "quickly", "final", "é漢"]
+    short = [" ".join(rng.choice(words, int(rng.integers(1, 8)))) for _ in range(4000)]
+    wide = [" ".join(rng.choice(words, 60)) for _ in range(4000)]
+    forced = pa.field("forced", pa.string(), metadata={"lance-encoding:compression": "fsst"})
+    plain = pa.field("plain", pa.string(), metadata={"lance-encoding:compression": "none"})
+    schema = pa.schema(
+        [pa.field("short", pa.string()), pa.field("wide", pa.large_string()), forced, plain]
+    )
+    table = pa.table(
+        {
+            "short": pa.array([None if i % 9 == 0 else s for i, s in enumerate(short)]),
+            "wide": pa.array(wide, pa.large_string()),
+            "forced": pa.array([f"{i} {s}" for i, s in enumerate(short)]),
+            "plain": short,
+        },
+        schema=schema,
+    )
+    path = roundtrip(tmp_path, table, version)
+    pages = [column[0] for column in layouts(path)]
+    assert "Fsst" in pages[0] and "MiniBlockLayout" in pages[0]
+    assert "Fsst" in pages[1] and "FullZipLayout" in pages[1]
+    assert "Fsst" in pages[2]
+    assert "Fsst" not in pages[3]
+    reader = ref.LanceFileReader(str(path))
+    rows = [0, 1, 9, 1999, 3999]
+    assert_same(table.take(rows), reader.take_rows(rows).to_table())
+    small = pa.table({"forced": short[:300]}, schema=pa.schema([forced]))
+    small_path = roundtrip(tmp_path / "small", small, version)  # stored as is: under 32 KiB
+    assert "Fsst" in layouts(small_path)[0][0]
+    theirs = write_reference(tmp_path / "theirs.lance", table.select(["short"]), version)
+    mine_short = sum(len(b) for b in page_bytes(path)[0][0])
+    theirs_short = sum(len(b) for b in page_bytes(theirs)[0][0])
+    assert mine_short <= 1.1 * theirs_short
+
+
 # -- refused requests ------------------------------------------------------------------
 
 
@@ -414,7 +453,6 @@ def test_run_length_and_byte_stream_split(tmp_path: Path, version: str) -> None:
         ("lance-encoding:blob", "true", UnsupportedOptionError),
         ("lance-encoding:rle-threshold", "2", SchemaError),
         ("lance-encoding:bss", "sometimes", SchemaError),
-        ("lance-encoding:compression", "fsst", UnsupportedOptionError),
         ("lance-encoding:compression", "snappy", SchemaError),
         ("lance-encoding:structural-encoding", "sparse", SchemaError),
         ("lance-encoding:dict-size-ratio", "1.5", SchemaError),

@@ -102,12 +102,20 @@ def per_value_general(block: Variable, requested: str | None) -> tuple[str, int 
 
 
 def zip_variable(
-    page: PageLevels, block: Variable, general: tuple[str, int | None] | None
+    page: PageLevels,
+    block: Variable,
+    general: tuple[str, int | None] | None,
+    fsst: tuple[Variable, bytes] | None = None,
 ) -> ZippedPage:
+    """``general``: compress each value on its own; ``fsst``: the values already
+    FSST-compressed, and their symbol table."""
     encoding = encodings.variable(block.bits_per_offset)
     if general is not None:
         block = _compress_each(block, *general)
         encoding = encodings.general(general[0], general[1], encoding)
+    elif fsst is not None:
+        block, table = fsst
+        encoding = encodings.fsst(table, encoding)
     levels, entries = _levels(page)
     result = zipped.zip_variable(
         block.offsets,

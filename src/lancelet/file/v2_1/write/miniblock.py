@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from lancelet._proto import encodings_v2_1_pb2 as pb
+from lancelet.file.codecs import fsst_encode
 from lancelet.file.codecs.byte_stream_split import encode_bss_chunks
 from lancelet.file.codecs.general import compress_buffer
 from lancelet.file.codecs.rle import encode_rle_chunks, rle_entry_count
@@ -212,6 +213,36 @@ def variable_chunks(block: Variable, counts: I64) -> Chunked:
     data = gather(block.data, byte_starts, byte_counts)
     scatter(out, out_starts + head, Chunked(data, byte_counts))
     return Chunked(out, sizes.astype(np.int64))
+
+
+FSST_MIN_BYTES = 32 * 1024  # pylance compresses no smaller page
+FSST_MIN_MAX_LENGTH = 5  # nor one whose strings are all shorter
+
+
+def fsst_compressed(block: Variable, forced: bool) -> tuple[Variable, bytes] | None:
+    """The values FSST-compressed, and the symbol table blob; None when FSST is not
+    worth it (small pages, short strings, or no gain), unless ``forced``.  A forced
+    page under 32 KiB is stored as is behind an "uncompressed" table, as pylance's."""
+    big = len(block.data) >= FSST_MIN_BYTES
+    long = block.num_values > 0 and int(block.lengths.max()) >= FSST_MIN_MAX_LENGTH
+    if not forced and not (big and long):
+        return None
+    if not big:
+        return block, fsst_encode.serialize_uncompressed()
+    table = fsst_encode.build_table(block.data, block.offsets)
+    offsets, data = fsst_encode.compress(table, block.data, block.offsets)
+    if not forced and len(data) + fsst_encode.TABLE_BYTES >= len(block.data):
+        return None
+    return Variable(offsets, data, block.bits_per_offset), fsst_encode.serialize(table)
+
+
+def fsst(block: Variable, forced: bool = False) -> MiniBlocks | None:
+    compressed = fsst_compressed(block, forced)
+    if compressed is None:
+        return None
+    values, table = compressed
+    inner = variable(values)
+    return MiniBlocks(inner.buffers, inner.counts, encodings.fsst(table, inner.encoding))
 
 
 def variable(block: Variable) -> MiniBlocks:

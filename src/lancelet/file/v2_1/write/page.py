@@ -160,7 +160,10 @@ def _value_compressor(block: Block, params: FieldParams) -> miniblock.MiniBlocks
         return miniblock.fixed_list(block)
     general = params.compression in ("lz4", "zstd")
     if isinstance(block, Variable):
-        blocks = miniblock.variable(block)
+        compressed = None
+        if params.compression != "none":
+            compressed = miniblock.fsst(block, forced=params.compression == "fsst")
+        blocks = miniblock.variable(block) if compressed is None else compressed
     elif params.compression == "none":
         blocks = miniblock.flat(block)
     elif general and miniblock.bss_pays(block, params.bss):
@@ -234,7 +237,10 @@ def _miniblock(
 def _fullzip(page: PageLevels, block: Block, params: FieldParams) -> EncodedPage:
     if isinstance(block, Variable):
         general = fullzip.per_value_general(block, params.compression)
-        zipped = fullzip.zip_variable(page, block, general)
+        fsst = None
+        if general is None and params.compression != "none":
+            fsst = miniblock.fsst_compressed(block, forced=params.compression == "fsst")
+        zipped = fullzip.zip_variable(page, block, general, fsst)
     else:
         zipped = fullzip.zip_fixed(page, block)
     layout = pb.PageLayout(full_zip_layout=zipped.layout)

@@ -117,11 +117,6 @@ def parse(field: pa.Field, where: str) -> FieldParams:
             f"{where}: unknown lance-encoding:compression {compression!r}; "
             f"known: {', '.join(_SCHEMES)}"
         )
-    if compression == "fsst":
-        raise UnsupportedOptionError(
-            f"{where}: lance-encoding:compression='fsst' is not implemented by lancelet's "
-            "2.1 writer"
-        )
     structural = meta.get(STRUCTURAL)
     shape = None if structural is None else _text(structural).strip().lower()
     if shape is not None and shape not in ("miniblock", "fullzip"):

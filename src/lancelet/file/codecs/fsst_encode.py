@@ -1,0 +1,318 @@
+"""FSST string compression: building a symbol table and compressing with it.
+
+FSST (Boncz, Neumann, Leis: "FSST: Fast Random Access String Compression", VLDB
+2020) replaces frequent substrings of up to 8 bytes by one-byte codes; a byte no
+symbol covers is written as the escape code 255 and the byte itself.  The table
+format and the decoder are in :mod:`lancelet.file.codecs.fsst`.
+
+The table is grown the way the paper describes: compress a sample with the
+current table, count how often each symbol (and each byte) is used and how often
+two consecutive symbols follow each other, and keep the 255 candidates (symbols,
+bytes, and concatenations of consecutive pairs) with the highest gain (count
+times length, single bytes promoted 8x), over a few rounds; the table that
+compressed the sample best wins.
+
+Compression is greedy: at each position the longest symbol that matches.  To
+make that a handful of array lookups, a table holds at most one symbol of 3 bytes
+or more per hash slot of its first 3 bytes (a longer symbol sharing a slot with a
+better one is dropped, as in the paper's implementation), and 2- and 1-byte
+symbols sit in direct tables.  Every string is compressed at once: each step
+advances all unfinished strings by one code, so the work is whole-array numpy
+operations, a step per code of the longest string.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+from numpy.typing import NDArray
+
+from lancelet.file.codecs.fsst import FSST_SYMBOL_TABLE_SIZE
+
+__all__ = ["FsstTable", "build_table", "compress", "serialize"]
+
+U8 = NDArray[np.uint8]
+U64 = NDArray[np.uint64]
+I64 = NDArray[np.int64]
+
+_ESCAPE: Final = 255
+_MAX_SYMBOLS: Final = 255
+_MAGIC: Final = 0x46535354
+_HASH_BITS: Final = 16
+_HASH_PRIME: Final = np.uint64(2971215073)
+_SAMPLE_BYTES: Final = 1 << 15
+_ROUNDS: Final = (8, 38, 68, 98, 128)
+_MASKS: Final = np.array(
+    [0] + [(1 << (8 * k)) - 1 for k in range(1, 8)] + [(1 << 64) - 1], dtype=np.uint64
+)
+
+
+@dataclass(frozen=True)
+class FsstTable:
+    """Symbols (little-endian, unused high bytes zero) and their lengths (1..8);
+    code ``i`` is symbol ``i``."""
+
+    values: U64
+    lengths: I64
+
+    @property
+    def size(self) -> int:
+        return len(self.values)
+
+
+@dataclass(frozen=True)
+class _Lookup:
+    long_value: U64  # per hash slot: the symbol of 3+ bytes there (0: none)
+    long_length: I64  # its length (0: none)
+    long_code: I64
+    pair_code: I64  # 65536 entries: code of the 2-byte symbol, -1 for none
+    byte_code: I64  # 256 entries: code of the 1-byte symbol, -1 for none
+
+
+def _hash(prefix3: U64) -> I64:
+    mixed = (prefix3 * _HASH_PRIME) & np.uint64(0xFFFFFFFF)
+    slots: I64 = (mixed >> np.uint64(32 - _HASH_BITS)).astype(np.int64)
+    return slots
+
+
+def _lookup(table: FsstTable) -> _Lookup:
+    slots = 1 << _HASH_BITS
+    long_value = np.zeros(slots, dtype=np.uint64)
+    long_length = np.zeros(slots, dtype=np.int64)
+    long_code = np.zeros(slots, dtype=np.int64)
+    pair_code = np.full(1 << 16, -1, dtype=np.int64)
+    byte_code = np.full(256, -1, dtype=np.int64)
+    codes = np.arange(table.size, dtype=np.int64)
+    long = table.lengths >= 3
+    slot = _hash(table.values[long] & np.uint64(0xFFFFFF))
+    # Symbols are unique per slot by construction (see _admit); assign them.
+    long_value[slot] = table.values[long]
+    long_length[slot] = table.lengths[long]
+    long_code[slot] = codes[long]
+    two = table.lengths == 2
+    pair_code[table.values[two].astype(np.int64)] = codes[two]
+    one = table.lengths == 1
+    byte_code[table.values[one].astype(np.int64)] = codes[one]
+    return _Lookup(long_value, long_length, long_code, pair_code, byte_code)
+
+
+def _words(data: U8) -> U64:
+    """The 8 bytes starting at every position, little endian (zero past the end)."""
+    padded = np.zeros(len(data) + 8, dtype=np.uint8)
+    padded[: len(data)] = data
+    windows = np.lib.stride_tricks.sliding_window_view(padded, 8)
+    words: U64 = np.ascontiguousarray(windows).view("<u8").reshape(-1)
+    return words
+
+
+def _step(look: _Lookup, words: U64, at: I64, left: I64) -> tuple[I64, I64]:
+    """The greedy choice at positions ``at`` (``left`` bytes to their string's end):
+    the longest symbol's code (-1: escape the byte) and the bytes it covers."""
+    word = words[at] & _MASKS[np.minimum(left, 8)]
+    slot = _hash(word & np.uint64(0xFFFFFF))
+    long_len = look.long_length[slot]
+    hit = (long_len > 0) & (long_len <= left)
+    hit &= (word & _MASKS[long_len]) == look.long_value[slot]
+    pair = look.pair_code[(word & np.uint64(0xFFFF)).astype(np.intp)]
+    pair[left < 2] = -1
+    byte = look.byte_code[(word & np.uint64(0xFF)).astype(np.intp)]
+    has_pair = pair >= 0
+    code = np.where(has_pair, pair, byte)
+    length = has_pair.astype(np.int64) + 1
+    code[hit] = look.long_code[slot[hit]]
+    length[hit] = long_len[hit]
+    return code, length
+
+
+@dataclass(frozen=True)
+class _Parse:
+    """Every token of every string, in string then position order."""
+
+    string: I64
+    start: I64
+    code: I64  # symbol code, or -1 for an escaped byte
+    length: I64  # bytes the token covers
+
+
+def _parse(table: FsstTable, data: U8, offsets: I64) -> _Parse:
+    look = _lookup(table)
+    words = _words(data)
+    cursor = offsets[:-1].copy()
+    end = offsets[1:]
+    active = np.flatnonzero(cursor < end)
+    strings: list[I64] = []
+    starts: list[I64] = []
+    codes: list[I64] = []
+    lengths: list[I64] = []
+    while len(active):
+        at = cursor[active]
+        code, length = _step(look, words, at, end[active] - at)
+        strings.append(active)
+        starts.append(at)
+        codes.append(code)
+        lengths.append(length)
+        cursor[active] = at + length
+        active = active[cursor[active] < end[active]]
+    if not strings:
+        empty = np.zeros(0, dtype=np.int64)
+        return _Parse(empty, empty, empty, empty)
+    string = np.concatenate(strings)
+    order = np.argsort(string, kind="stable")
+    return _Parse(
+        string[order],
+        np.concatenate(starts)[order],
+        np.concatenate(codes)[order],
+        np.concatenate(lengths)[order],
+    )
+
+
+def compress(table: FsstTable, data: U8, offsets: I64) -> tuple[I64, U8]:
+    """Each string ``data[offsets[i]:offsets[i+1]]`` compressed on its own; returns
+    the compressed strings' offsets (from 0) and bytes."""
+    offsets = np.asarray(offsets, dtype=np.int64)
+    look = _lookup(table)
+    words = _words(data)
+    # Each string gets room for its worst case (every byte escaped), then is compacted.
+    base = 2 * offsets[:-1]
+    written = np.zeros(len(offsets) - 1, dtype=np.int64)
+    out = np.empty(2 * len(data), dtype=np.uint8)
+    cursor = offsets[:-1].copy()
+    end = offsets[1:]
+    active = np.flatnonzero(cursor < end)
+    while len(active):
+        at = cursor[active]
+        code, length = _step(look, words, at, end[active] - at)
+        escape = code < 0
+        position = base[active] + written[active]
+        out[position] = np.where(escape, _ESCAPE, code).astype(np.uint8)
+        out[position[escape] + 1] = data[at[escape]]
+        written[active] += 1 + escape
+        cursor[active] = at + length
+        active = active[cursor[active] < end[active]]
+    new_offsets = np.concatenate(([0], np.cumsum(written))).astype(np.int64)
+    index = np.repeat(base - new_offsets[:-1], written) + np.arange(
+        int(new_offsets[-1]), dtype=np.int64
+    )
+    return new_offsets, out[index]
+
+
+TABLE_BYTES: Final = FSST_SYMBOL_TABLE_SIZE
+
+
+def serialize_uncompressed() -> bytes:
+    """A table saying the values are stored as they are (what pylance writes for a
+    page too small to compress)."""
+    out = bytearray(FSST_SYMBOL_TABLE_SIZE)
+    out[:8] = (_MAGIC << 32).to_bytes(8, "little")
+    return bytes(out)
+
+
+def serialize(table: FsstTable) -> bytes:
+    """The 2312-byte symbol table blob pylance stores in an ``Fsst`` encoding."""
+    header = (_MAGIC << 32) | (1 << 24) | table.size
+    out = bytearray(FSST_SYMBOL_TABLE_SIZE)
+    out[:8] = header.to_bytes(8, "little")
+    words_end = 8 + 8 * table.size
+    out[8:words_end] = table.values.astype("<u8").tobytes()
+    out[words_end : words_end + table.size] = table.lengths.astype(np.uint8).tobytes()
+    return bytes(out)
+
+
+# -- building the table ------------------------------------------------------------------
+
+
+def _sample(data: U8, offsets: I64) -> tuple[U8, I64]:
+    """Whole strings spread evenly over the input, about 32 KiB of them."""
+    if len(data) <= _SAMPLE_BYTES:
+        return data, offsets
+    n = len(offsets) - 1
+    lengths = np.diff(offsets)
+    average = max(len(data) / max(n, 1), 1.0)
+    wanted = min(n, max(1, int(_SAMPLE_BYTES / average)))
+    picked = np.unique(np.linspace(0, n - 1, wanted).astype(np.int64))
+    sizes = lengths[picked]
+    new_offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    index = np.repeat(offsets[picked] - new_offsets[:-1], sizes) + np.arange(
+        int(sizes.sum()), dtype=np.int64
+    )
+    return data[index], new_offsets
+
+
+def _token_bytes(table: FsstTable, parsed: _Parse, data: U8) -> tuple[U64, I64]:
+    """Each token's bytes and length (an escape is its byte)."""
+    escape = parsed.code < 0
+    values = data[parsed.start].astype(np.uint64)
+    values[~escape] = table.values[parsed.code[~escape]]
+    return values, parsed.length
+
+
+def _round(table: FsstTable, data: U8, offsets: I64, frac: int) -> tuple[FsstTable, int]:
+    """One round: the table's gain on the sample, and the next table."""
+    parsed = _parse(table, data, offsets)
+    escape = parsed.code < 0
+    gain = int((parsed.length - 1 - escape).sum())
+    values, lengths = _token_bytes(table, parsed, data)
+    singles_v, singles_l = [values], [lengths]
+    # A multi-byte token's first byte stays a candidate of its own.
+    multi = lengths > 1
+    singles_v.append(values[multi] & np.uint64(0xFF))
+    singles_l.append(np.ones(int(multi.sum()), dtype=np.int64))
+    cand_v = [np.concatenate(singles_v)]
+    cand_l = [np.concatenate(singles_l)]
+    cand_c = [np.ones(len(cand_v[0]), dtype=np.int64)]
+    if frac < _ROUNDS[-1]:
+        same = parsed.string[1:] == parsed.string[:-1]
+        left_v, left_l = values[:-1][same], lengths[:-1][same]
+        for right_v, right_l in (
+            (values[1:][same], lengths[1:][same]),
+            (values[1:][same] & np.uint64(0xFF), np.ones(int(same.sum()), dtype=np.int64)),
+        ):
+            room = left_l < 8
+            total = np.minimum(left_l + right_l, 8)[room]
+            joined = left_v[room] | (
+                right_v[room] << (np.uint64(8) * left_l[room].astype(np.uint64))
+            )
+            cand_v.append(joined & _MASKS[total])
+            cand_l.append(total)
+            cand_c.append(np.ones(len(total), dtype=np.int64))
+    values_all = np.concatenate(cand_v)
+    lengths_all = np.concatenate(cand_l)
+    keys = np.stack([values_all, lengths_all.astype(np.uint64)], axis=1)
+    unique, counts = np.unique(keys, axis=0, return_counts=True)
+    keep = counts >= max(1, 5 * frac // 128)
+    vals = unique[keep, 0]
+    lens = unique[keep, 1].astype(np.int64)
+    scores = counts[keep] * lens * np.where(lens == 1, 8, 1)
+    return _admit(vals, lens, scores), gain
+
+
+def _admit(values: U64, lengths: I64, scores: I64) -> FsstTable:
+    """The best 255 candidates, at most one of 3+ bytes per hash slot."""
+    order = np.lexsort((values, lengths, -scores))  # best first, ties by bytes
+    values, lengths = values[order], lengths[order]
+    slot = _hash(values & np.uint64(0xFFFFFF))
+    key = np.where(lengths >= 3, slot, -1 - np.arange(len(values)))
+    _, first = np.unique(key, return_index=True)
+    keep = np.zeros(len(values), dtype=bool)
+    keep[first] = True
+    chosen = np.flatnonzero(keep)[:_MAX_SYMBOLS]
+    return FsstTable(values[chosen], lengths[chosen])
+
+
+def build_table(data: U8, offsets: I64) -> FsstTable:
+    """A symbol table for the strings ``data[offsets[i]:offsets[i+1]]``."""
+    offsets = np.asarray(offsets, dtype=np.int64)
+    sample, sample_offsets = _sample(data, offsets)
+    table = FsstTable(np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64))
+    best, best_gain = table, -(1 << 62)
+    for frac in _ROUNDS:
+        new_table, gain = _round(table, sample, sample_offsets, frac)
+        if gain >= best_gain:
+            best, best_gain = table, gain
+        table = new_table
+    _, gain = _round(table, sample, sample_offsets, _ROUNDS[-1])
+    if gain >= best_gain:
+        best = table
+    return best

@@ -1,0 +1,65 @@
+"""FSST compression (lancelet's encoder), checked by lancelet's FSST decoder; pylance
+decoding it is checked in test_v2_1_write."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lancelet.file.codecs import fsst_encode
+from lancelet.file.codecs.fsst import FSST_SYMBOL_TABLE_SIZE, fsst_decompress
+
+
+def _strings(values: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    lengths = np.array([len(v) for v in values], dtype=np.int64)
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    return np.frombuffer(b"".join(values), dtype=np.uint8), offsets
+
+
+def _roundtrip(values: list[bytes]) -> float:
+    data, offsets = _strings(values)
+    table = fsst_encode.build_table(data, offsets)
+    assert table.size <= 255
+    assert ((table.lengths >= 1) & (table.lengths <= 8)).all()
+    new_offsets, compressed = fsst_encode.compress(table, data, offsets)
+    blob = fsst_encode.serialize(table)
+    assert len(blob) == FSST_SYMBOL_TABLE_SIZE
+    out_offsets, out = fsst_decompress(blob, compressed, new_offsets)
+    assert np.array_equal(out_offsets, offsets)
+    assert out.tobytes() == data.tobytes()
+    return len(compressed) / max(len(data), 1)
+
+
+def test_text_compresses() -> None:
+    rng = np.random.default_rng(1)
+    words = [b"carefully", b"ironic", b"packages", b"deposits", b"the", b"quickly", b"final"]
+    values = [b" ".join(rng.choice(words, int(rng.integers(1, 9)))) + b"." for _ in range(5000)]
+    assert _roundtrip(values) < 0.5
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [],
+        [b""] * 10,
+        [b"a"],
+        [bytes(range(256)) * 3, b"", b"\xff\xff\xff", b"\x00" * 40],
+        [f"{i} élan vital 漢字 🙂".encode() for i in range(3000)],
+        [b"x" * k for k in range(0, 300)],
+    ],
+    ids=["none", "empty", "one", "binary", "unicode", "runs"],
+)
+def test_roundtrip(values: list[bytes]) -> None:
+    _roundtrip(values)
+
+
+def test_random_bytes_round_trip_with_escapes() -> None:
+    rng = np.random.default_rng(2)
+    assert _roundtrip([rng.bytes(int(rng.integers(0, 60))) for _ in range(4000)]) < 2.01
+
+
+def test_uncompressed_table() -> None:
+    blob = fsst_encode.serialize_uncompressed()
+    data, offsets = _strings([b"abc", b"", b"de"])
+    out_offsets, out = fsst_decompress(blob, data, offsets)
+    assert out.tobytes() == b"abcde" and list(out_offsets) == [0, 3, 3, 5]
