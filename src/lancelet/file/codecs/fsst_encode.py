@@ -42,6 +42,7 @@ _MAX_SYMBOLS: Final = 255
 _MAGIC: Final = 0x46535354
 _HASH_BITS: Final = 16
 _HASH_PRIME: Final = np.uint64(2971215073)
+_KEY_PRIME: Final = np.uint64(0x9E3779B97F4A7C15)
 _SAMPLE_BYTES: Final = 1 << 15
 _ROUNDS: Final = (8, 38, 68, 98, 128)
 _MASKS: Final = np.array(
@@ -279,11 +280,13 @@ def _round(table: FsstTable, data: U8, offsets: I64, frac: int) -> tuple[FsstTab
             cand_c.append(np.ones(len(total), dtype=np.int64))
     values_all = np.concatenate(cand_v)
     lengths_all = np.concatenate(cand_l)
-    keys = np.stack([values_all, lengths_all.astype(np.uint64)], axis=1)
-    unique, counts = np.unique(keys, axis=0, return_counts=True)
+    # One 64-bit key per (bytes, length); a collision would only merge two candidates'
+    # counts (the symbols themselves come from the data), so it cannot corrupt output.
+    keys = values_all * _KEY_PRIME + lengths_all.astype(np.uint64)
+    _, first, counts = np.unique(keys, return_index=True, return_counts=True)
     keep = counts >= max(1, 5 * frac // 128)
-    vals = unique[keep, 0]
-    lens = unique[keep, 1].astype(np.int64)
+    vals = values_all[first[keep]]
+    lens = lengths_all[first[keep]]
     scores = counts[keep] * lens * np.where(lens == 1, 8, 1)
     return _admit(vals, lens, scores), gain
 

@@ -114,8 +114,16 @@ def _scalar_buffer(block: Block, first: int) -> tuple[bytes | None, bytes | None
 
 def _constant_value(block: Block, valid: NDArray[np.bool_] | None) -> int | None:
     """Index of a value every non-null value equals (None: they differ)."""
+    if isinstance(block, FixedList):
+        return None
+    if valid is None and isinstance(block, Fixed) and block.bits_per_value % 8 == 0:
+        # Most pages differ early: a look at the first values settles those cheaply.
+        width = block.bits_per_value // 8
+        head = block.data[: 64 * width].reshape(-1, width)
+        if not bool((head == head[0]).all()):
+            return None
     keep = np.arange(block.num_values) if valid is None else np.flatnonzero(valid)
-    if isinstance(block, FixedList) or not len(keep):
+    if not len(keep):
         return None
     first = int(keep[0])
     if isinstance(block, Variable):
