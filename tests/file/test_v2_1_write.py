@@ -444,6 +444,32 @@ def test_fsst_read_by_pylance(tmp_path: Path, version: str) -> None:
     assert mine_short <= 1.1 * theirs_short
 
 
+@pytest.mark.parametrize("version", VERSIONS)
+def test_packed_structs(tmp_path: Path, version: str) -> None:
+    n = 3000
+    meta = {"lance-encoding:packed": "true"}
+    fixed = pa.struct([("a", pa.int32()), ("b", pa.float64()), ("c", pa.binary(3))])
+    variable = pa.struct([("a", pa.int32()), ("s", pa.string())])
+    fields = [pa.field("fixed", fixed, metadata=meta)]
+    columns = {
+        "fixed": pa.array(
+            [None if i % 7 == 0 else {"a": i, "b": i / 2, "c": b"xyz"} for i in range(n)], fixed
+        )
+    }
+    if version == "2.2":
+        fields.append(pa.field("variable", variable, metadata=meta))
+        columns["variable"] = pa.array(
+            [None if i % 5 == 0 else {"a": i, "s": "x" * (i % 9)} for i in range(n)], variable
+        )
+    schema = pa.schema(fields)
+    table = pa.table(columns).cast(schema)
+    mine = write(tmp_path / "mine.lance", table, version)
+    theirs = write_reference(tmp_path / "theirs.lance", table, version)
+    assert_same(table, read_reference(mine))
+    assert layouts(mine) == layouts(theirs)
+    assert page_bytes(mine) == page_bytes(theirs)
+
+
 # -- refused requests ------------------------------------------------------------------
 
 
@@ -478,11 +504,20 @@ def test_refused_on_nested_fields_and_packed_structs(tmp_path: Path) -> None:
     schema = pa.schema([pa.field("l", pa.list_(inner))])
     with pytest.raises(UnsupportedOptionError, match="l.v"):
         LanceFileWriter(tmp_path / "x.lance", schema, version="2.1")
-    packed = pa.field(
-        "p", pa.struct([("a", pa.int32())]), metadata={"lance-encoding:packed": "true"}
-    )
-    with pytest.raises(UnsupportedOptionError, match="packed"):
-        LanceFileWriter(tmp_path / "x.lance", pa.schema([packed]), version="2.1")
+    meta = {"lance-encoding:packed": "true"}
+    variable = pa.field("p", pa.struct([("a", pa.int32()), ("s", pa.string())]), metadata=meta)
+    with pytest.raises(UnsupportedTypeError, match="2.2"):
+        LanceFileWriter(tmp_path / "x.lance", pa.schema([variable]), version="2.1")
+    nested = pa.field("p", pa.struct([("a", pa.list_(pa.int32()))]), metadata=meta)
+    with pytest.raises(UnsupportedTypeError, match="cannot be packed"):
+        LanceFileWriter(tmp_path / "x.lance", pa.schema([nested]), version="2.2")
+    nullable = pa.field("p", pa.struct([("a", pa.int32())]), metadata=meta)
+    table = pa.table({"p": pa.array([{"a": 1}, {"a": None}], nullable.type)})
+    with (
+        pytest.raises(UnsupportedTypeError, match="cannot be null"),
+        LanceFileWriter(tmp_path / "x.lance", pa.schema([nullable]), version="2.2") as writer,
+    ):
+        writer.write_batch(table.cast(pa.schema([nullable])))
     wide_fsl = pa.schema([pa.field("f", pa.list_(pa.string(), 2))])
     with pytest.raises(UnsupportedTypeError, match="fixed-size lists"):
         LanceFileWriter(tmp_path / "x.lance", wide_fsl, version="2.2")

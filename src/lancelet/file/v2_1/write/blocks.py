@@ -16,6 +16,8 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
+from lancelet.errors import UnsupportedTypeError
+
 U8 = NDArray[np.uint8]
 
 
@@ -59,7 +61,59 @@ class FixedList:
         return self.items.bits_per_value * int(np.prod(self.dimensions))
 
 
-Block = Fixed | Variable | FixedList
+@dataclass(frozen=True)
+class Packed:
+    """A packed struct: its fields' values, row by row at write time."""
+
+    fields: tuple[Fixed | Variable, ...]
+    num_values: int
+
+    @property
+    def fixed(self) -> bool:
+        return all(isinstance(f, Fixed) for f in self.fields)
+
+
+Block = Fixed | Variable | FixedList | Packed
+
+
+def packed_field_problem(dtype: pa.DataType) -> str | None:
+    """Why a struct field cannot be packed (None: it can): a packed struct holds
+    byte-wide fixed-width fields, and (from 2.2) strings and binaries."""
+    if is_variable(dtype):
+        return None
+    fixed = (
+        pa.types.is_integer(dtype)
+        or pa.types.is_floating(dtype)
+        or pa.types.is_decimal(dtype)
+        or pa.types.is_temporal(dtype)
+        or pa.types.is_fixed_size_binary(dtype)
+    )
+    if not fixed:
+        return f"its field type {dtype} cannot be packed (only fixed-width values and strings)"
+    return None
+
+
+def _packed(arr: pa.StructArray) -> Packed:
+    fields: list[Fixed | Variable] = []
+    struct_valid = (
+        None if arr.null_count == 0
+        else np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    )  # fmt: skip
+    for i, field in enumerate(arr.type):
+        child = arr.field(i)
+        if child.null_count:
+            valid = np.asarray(child.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+            if struct_valid is not None:
+                valid |= ~struct_valid  # under a null row a field's value is unused
+            if not bool(valid.all()):
+                raise UnsupportedTypeError(
+                    f"packed struct field {field.name!r} holds nulls; a packed struct's fields "
+                    "cannot be null (the struct itself can)"
+                )
+        block = to_block(child)
+        assert isinstance(block, Fixed | Variable)
+        fields.append(block)
+    return Packed(tuple(fields), len(arr))
 
 
 def _bits(buf: pa.Buffer | None, offset: int, count: int) -> U8:
@@ -142,6 +196,8 @@ def is_variable(dtype: pa.DataType) -> bool:
 
 def to_block(arr: pa.Array) -> Block:
     """The values of a (non-dictionary, non-null-typed) leaf array."""
+    if pa.types.is_struct(arr.type):
+        return _packed(arr)
     if is_variable(arr.type):
         return _variable(arr)
     if pa.types.is_fixed_size_list(arr.type):
@@ -151,6 +207,8 @@ def to_block(arr: pa.Array) -> Block:
 
 def max_value_bytes(block: Block) -> int:
     """The widest value, in bytes (decides mini-block against full-zip)."""
+    if isinstance(block, Packed):
+        return sum(max_value_bytes(f) for f in block.fields)
     if isinstance(block, Variable):
         return int(block.lengths.max()) if block.num_values else 0
     if isinstance(block, FixedList):
@@ -159,6 +217,8 @@ def max_value_bytes(block: Block) -> int:
 
 
 def data_size(block: Block) -> int:
+    if isinstance(block, Packed):
+        return sum(data_size(f) for f in block.fields)
     if isinstance(block, FixedList):
         return len(block.items.data)
     return len(block.data)

@@ -65,5 +65,27 @@ def byte_stream_split(bits: int) -> pb.CompressiveEncoding:
     return pb.CompressiveEncoding(byte_stream_split=pb.ByteStreamSplit(values=flat(bits)))
 
 
+def packed_struct(widths: list[int]) -> pb.CompressiveEncoding:
+    return pb.CompressiveEncoding(
+        packed_struct=pb.PackedStruct(bits_per_value=widths, values=flat(sum(widths)))
+    )
+
+
+def variable_packed_struct(
+    fields: list[tuple[int, bool]],
+) -> pb.CompressiveEncoding:
+    """``fields``: per field, (bits per value or per length prefix, variable or not)."""
+    message = pb.VariablePackedStruct()
+    for bits, is_variable in fields:
+        entry = message.fields.add()
+        if is_variable:
+            entry.value.CopyFrom(variable(bits))
+            entry.bits_per_length = bits
+        else:
+            entry.value.CopyFrom(flat(bits))
+            entry.bits_per_value = bits
+    return pb.CompressiveEncoding(variable_packed_struct=message)
+
+
 def fsst(symbol_table: bytes, values: pb.CompressiveEncoding) -> pb.CompressiveEncoding:
     return pb.CompressiveEncoding(fsst=pb.Fsst(symbol_table=symbol_table, values=values))

@@ -106,10 +106,13 @@ def zip_variable(
     block: Variable,
     general: tuple[str, int | None] | None,
     fsst: tuple[Variable, bytes] | None = None,
+    encoding: pb.CompressiveEncoding | None = None,
 ) -> ZippedPage:
     """``general``: compress each value on its own; ``fsst``: the values already
-    FSST-compressed, and their symbol table."""
-    encoding = encodings.variable(block.bits_per_offset)
+    FSST-compressed, and their symbol table; ``encoding``: what the values are (plain
+    variable-width values by default)."""
+    if encoding is None:
+        encoding = encodings.variable(block.bits_per_offset)
     if general is not None:
         block = _compress_each(block, *general)
         encoding = encodings.general(general[0], general[1], encoding)

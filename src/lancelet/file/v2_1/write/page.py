@@ -17,13 +17,15 @@ import pyarrow as pa
 from numpy.typing import NDArray
 
 from lancelet._proto import encodings_v2_1_pb2 as pb
-from lancelet.errors import LanceFileError
+from lancelet.errors import LanceFileError, UnsupportedTypeError
+from lancelet.file.codecs import packed
 from lancelet.file.codecs.general import compress_buffer
 from lancelet.file.v2_1.write import chunks, dictionary, encodings, fullzip, levels, miniblock
 from lancelet.file.v2_1.write.blocks import (
     Block,
     Fixed,
     FixedList,
+    Packed,
     Variable,
     fixed_width_bits,
     max_value_bytes,
@@ -114,7 +116,7 @@ def _scalar_buffer(block: Block, first: int) -> tuple[bytes | None, bytes | None
 
 def _constant_value(block: Block, valid: NDArray[np.bool_] | None) -> int | None:
     """Index of a value every non-null value equals (None: they differ)."""
-    if isinstance(block, FixedList):
+    if isinstance(block, FixedList | Packed):
         return None
     if valid is None and isinstance(block, Fixed) and block.bits_per_value % 8 == 0:
         # Most pages differ early: a look at the first values settles those cheaply.
@@ -163,7 +165,9 @@ def _dictionary_buffer(
     return raw, encoding
 
 
-def _value_compressor(block: Block, params: FieldParams) -> miniblock.MiniBlocks:
+def _value_compressor(
+    block: Fixed | Variable | FixedList, params: FieldParams
+) -> miniblock.MiniBlocks:
     if isinstance(block, FixedList):
         return miniblock.fixed_list(block)
     general = params.compression in ("lz4", "zstd")
@@ -242,6 +246,41 @@ def _miniblock(
     return EncodedPage(buffers, pb.PageLayout(mini_block_layout=layout), page.num_rows)
 
 
+def _packed_rows(block: Packed) -> Fixed:
+    rows = [f.data.reshape(block.num_values, -1) for f in block.fields if isinstance(f, Fixed)]
+    data = np.frombuffer(packed.encode_packed_rows(rows), dtype=np.uint8)
+    return Fixed(data, 8 * sum(r.shape[1] for r in rows), block.num_values)
+
+
+def _packed_page(page: PageLevels, block: Packed, options: Options, where: str) -> EncodedPage:
+    widths = [f.bits_per_value if isinstance(f, Fixed) else f.bits_per_offset for f in block.fields]
+    if block.fixed:
+        flat_rows = miniblock.flat(_packed_rows(block))
+        encoding = encodings.packed_struct(widths)
+        blocks = miniblock.MiniBlocks(flat_rows.buffers, flat_rows.counts, encoding)
+        return _miniblock(page, blocks, options, where)
+    if not options.large_chunks:
+        raise UnsupportedTypeError(
+            f"{where}: packed structs with variable-width fields need Lance file format 2.2"
+        )
+    prefixes = {f.bits_per_offset // 8 for f in block.fields if isinstance(f, Variable)}
+    if len(prefixes) != 1:
+        raise UnsupportedTypeError(
+            f"{where}: a packed struct's variable-width fields must all be large or all not"
+        )
+    parts: list[NDArray[np.uint8] | packed.VariableColumn] = [
+        f.data.reshape(block.num_values, -1) if isinstance(f, Fixed)
+        else packed.VariableColumn(f.offsets, f.data)
+        for f in block.fields
+    ]  # fmt: skip
+    offsets, data = packed.encode_variable_packed(parts, prefix=prefixes.pop())
+    raw = np.frombuffer(data, dtype=np.uint8)
+    rows = Variable(offsets, raw, 32 if len(raw) < 2**31 else 64)
+    kinds = [(w, isinstance(f, Variable)) for w, f in zip(widths, block.fields, strict=True)]
+    zipped = fullzip.zip_variable(page, rows, None, None, encodings.variable_packed_struct(kinds))
+    return EncodedPage(zipped.buffers, pb.PageLayout(full_zip_layout=zipped.layout), page.num_rows)
+
+
 def _fullzip(page: PageLevels, block: Block, params: FieldParams) -> EncodedPage:
     if isinstance(block, Variable):
         general = fullzip.per_value_general(block, params.compression)
@@ -250,6 +289,7 @@ def _fullzip(page: PageLevels, block: Block, params: FieldParams) -> EncodedPage
             fsst = miniblock.fsst_compressed(block, forced=params.compression == "fsst")
         zipped = fullzip.zip_variable(page, block, general, fsst)
     else:
+        assert not isinstance(block, Packed)
         zipped = fullzip.zip_fixed(page, block)
     layout = pb.PageLayout(full_zip_layout=zipped.layout)
     return EncodedPage(zipped.buffers, layout, page.num_rows)
@@ -258,6 +298,8 @@ def _fullzip(page: PageLevels, block: Block, params: FieldParams) -> EncodedPage
 def _structured(
     page: PageLevels, block: Block, params: FieldParams, options: Options, where: str
 ) -> EncodedPage:
+    if isinstance(block, Packed):
+        return _packed_page(page, block, options, where)
     wide = max_value_bytes(block) >= MINIBLOCK_MAX_VALUE_BYTES
     if params.structural == "fullzip" or (params.structural is None and wide):
         return _fullzip(page, block, params)

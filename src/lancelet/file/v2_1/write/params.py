@@ -13,8 +13,10 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from lancelet.errors import SchemaError, UnsupportedOptionError
+from lancelet.errors import SchemaError, UnsupportedOptionError, UnsupportedTypeError
+from lancelet.file.v2_0.layout import is_packed_struct
 from lancelet.file.v2_1.write import dictionary
+from lancelet.file.v2_1.write.blocks import is_variable, packed_field_problem
 
 PREFIX = b"lance-encoding:"
 COMPRESSION = b"lance-encoding:compression"
@@ -93,6 +95,18 @@ def _bss(raw: bytes | None, where: str) -> str:
     return mode
 
 
+def _check_packed(field: pa.Field, where: str, minor: int) -> None:
+    for child in field.type:
+        problem = packed_field_problem(child.type)
+        if problem is not None:
+            raise UnsupportedTypeError(f"{where}: packed struct cannot be written: {problem}")
+        if is_variable(child.type) and minor < 2:
+            raise UnsupportedTypeError(
+                f"{where}: packed structs with variable-width fields ({child.name!r}) need "
+                "Lance file format 2.2"
+            )
+
+
 def _refuse_unimplemented(meta: Mapping[bytes, bytes], where: str) -> None:
     if BLOB in meta:
         raise UnsupportedOptionError(
@@ -147,18 +161,16 @@ def parse(field: pa.Field, where: str) -> FieldParams:
     )
 
 
-def check_field_tree(field: pa.Field, path: str, name: str) -> None:
-    """Refuse metadata lancelet does not implement on any field of a column
-    (structs and lists included), and packed structs until they are written.
-    ``name`` is the field's dotted path, ``path`` the file's."""
+def check_field_tree(field: pa.Field, path: str, name: str, minor: int) -> None:
+    """Refuse metadata lancelet does not implement on any field of a column (structs
+    and lists included), and packed structs the file version cannot hold.  ``name``
+    is the field's dotted path, ``path`` the file's, ``minor`` the format's (2.x)."""
     meta: Mapping[bytes, bytes] = field.metadata or {}
     where = f"{path}: column {name!r}"
     _refuse_unimplemented(meta, where)
-    if pa.types.is_struct(field.type) and (PACKED in meta or LEGACY_PACKED in meta):
-        raise UnsupportedOptionError(
-            f"{where}: packed structs (lance-encoding:packed) are not written by lancelet in "
-            "Lance file format 2.1+ yet"
-        )
+    if is_packed_struct(field):
+        _check_packed(field, where, minor)
+        return
     dtype = field.type
     children: list[pa.Field] = []
     if pa.types.is_struct(dtype):
@@ -166,4 +178,4 @@ def check_field_tree(field: pa.Field, path: str, name: str) -> None:
     elif pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
         children = [dtype.value_field]
     for child in children:
-        check_field_tree(child, path, f"{name}.{child.name}")
+        check_field_tree(child, path, f"{name}.{child.name}", minor)

@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 
 from lancelet._proto import encodings_v2_1_pb2 as pb
 from lancelet.errors import UnsupportedTypeError
+from lancelet.file.v2_0.layout import is_packed_struct
 
 # Codes: 0 is valid; a null at layer i is 1 + 2*i, an empty list at layer i is 2 + 2*i.
 _NULL, _EMPTY = 1, 2
@@ -113,14 +114,14 @@ def _fixed_width(dtype: pa.DataType) -> bool:
     )
 
 
-def leaf_paths(schema: pa.Schema, packed: frozenset[str] = frozenset()) -> list[LeafPath]:
+def leaf_paths(schema: pa.Schema) -> list[LeafPath]:
     """Every leaf column of ``schema`` in column order (pre-order, structs and lists
-    owning none).  ``packed`` names struct paths stored as one leaf."""
+    owning none; a packed struct is one leaf)."""
     out: list[LeafPath] = []
 
     def visit(field: pa.Field, name: str, lists: tuple[bool, ...]) -> None:
         dtype = field.type
-        if pa.types.is_struct(dtype) and name not in packed:
+        if pa.types.is_struct(dtype) and not is_packed_struct(field):
             if dtype.num_fields == 0:
                 raise UnsupportedTypeError(f"column {name!r}: empty structs cannot be written")
             for child in dtype:
@@ -250,30 +251,28 @@ def _leaf(path: LeafPath, arr: pa.Array, slots: _Slots, num_rows: int) -> LeafBa
     )
 
 
-def shred(
-    paths: Sequence[LeafPath], batch: pa.RecordBatch, packed: frozenset[str] = frozenset()
-) -> list[LeafBatch]:
-    """Split one batch into its leaf columns, in the order of ``paths``."""
+def shred(paths: Sequence[LeafPath], schema: pa.Schema, batch: pa.RecordBatch) -> list[LeafBatch]:
+    """Split one batch (of ``schema``'s columns and types) into its leaf columns, in
+    the order of ``paths`` (which came from ``schema``, metadata included)."""
     out: list[LeafBatch] = []
     n = batch.num_rows
     path_iter = iter(paths)
 
-    def visit(arr: pa.Array, name: str, slots: _Slots, depth: int, lists: int) -> None:
+    def visit(arr: pa.Array, field: pa.Field, slots: _Slots, depth: int, lists: int) -> None:
         dtype = arr.type
-        if pa.types.is_struct(dtype) and name not in packed:
+        if pa.types.is_struct(dtype) and not is_packed_struct(field):
             slots = _item_layer(slots, _validity(arr), depth)
             for i, child in enumerate(dtype):
-                visit(arr.field(i), f"{name}.{child.name}", slots, depth + 1, lists)
+                visit(arr.field(i), child, slots, depth + 1, lists)
         elif pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
             slots = _list_layer(slots, arr, depth, lists + 1)
-            child_name = f"{name}.{dtype.value_field.name}"
-            visit(arr.values, child_name, slots, depth + 1, lists + 1)
+            visit(arr.values, dtype.value_field, slots, depth + 1, lists + 1)
         else:
             out.append(_leaf(next(path_iter), arr, slots, n))
 
-    for column, field in zip(batch.columns, batch.schema, strict=True):
+    for column, field in zip(batch.columns, schema, strict=True):
         start = _Slots(np.arange(n, dtype=np.int64), None, np.zeros(n, np.uint16), [], [], True)
-        visit(column, field.name, start, 0, 0)
+        visit(column, field, start, 0, 0)
     return out
 
 

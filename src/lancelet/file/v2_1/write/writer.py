@@ -94,7 +94,8 @@ class FileWriter21(FileWriterBase):
 
     def _start_columns(self, schema: pa.Schema) -> int:
         for top in schema:
-            field_params.check_field_tree(top, self.path, top.name)
+            field_params.check_field_tree(top, self.path, top.name, self.version.footer[1])
+        self._arrow_schema = schema
         self._paths = leaf_paths(schema)
         self._streams = []
         for column, path in enumerate(self._paths):
@@ -105,7 +106,8 @@ class FileWriter21(FileWriterBase):
         return len(self._paths)
 
     def _write(self, batch: pa.RecordBatch) -> None:
-        for stream, leaf in zip(self._streams, shred(self._paths, batch), strict=True):
+        leaves = shred(self._paths, self._arrow_schema, batch)
+        for stream, leaf in zip(self._streams, leaves, strict=True):
             stream.append(leaf)
             if stream.pending_bytes >= self._cache_bytes:
                 stream.flush(self._sink, self._options, self._max_page_bytes)
