@@ -356,6 +356,36 @@ def test_structural_encoding_forced(tmp_path: Path, version: str) -> None:
 
 
 @pytest.mark.parametrize("version", VERSIONS)
+def test_parent_metadata_reaches_the_leaves(tmp_path: Path, version: str) -> None:
+    """pylance applies a struct's or list's encoding metadata to every leaf below it."""
+    n = 500
+    fullzip = {"lance-encoding:structural-encoding": "fullzip"}
+    inner = pa.field("b", pa.int32(), metadata={"k": "v"})
+    schema = pa.schema(
+        [
+            pa.field("st", pa.struct([("a", pa.int32()), inner]), metadata=fullzip),
+            pa.field("l", pa.list_(pa.int32()), metadata=fullzip),
+            pa.field("ls", pa.list_(pa.struct([("a", pa.string())])), metadata=fullzip),
+            pa.field("flag", pa.bool_(), metadata=fullzip),
+        ]
+    )
+    table = pa.table(
+        {
+            "st": [None if i % 9 == 0 else {"a": i, "b": i} for i in range(n)],
+            "l": [None if i % 5 == 0 else list(range(i % 3)) for i in range(n)],
+            "ls": [[{"a": str(i)}] * (i % 2) for i in range(n)],
+            "flag": [None if i % 3 == 0 else i % 2 == 0 for i in range(n)],
+        }
+    ).cast(schema)
+    mine = write(tmp_path / "mine.lance", table, version)
+    theirs = write_reference(tmp_path / "theirs.lance", table, version)
+    assert_same(table, read_reference(mine))
+    assert all("FullZipLayout" in column[0] for column in layouts(mine))
+    assert layouts(mine) == layouts(theirs)
+    assert page_bytes(mine) == page_bytes(theirs)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
 def test_many_empty_lists_before_values(tmp_path: Path, version: str) -> None:
     """More levels than a mini-block chunk can count: the page falls back to full-zip."""
     values = [[]] * 70_000 + [[1, 2, 3]] * 10

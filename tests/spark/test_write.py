@@ -71,6 +71,23 @@ def test_spark_reads_pylance_append_to_spark_dataset(spark: SparkSession, tmp_pa
     assert_same_rows(got, rows(10, 80))
 
 
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_data_storage_version(spark: SparkSession, tmp_path: Path, version: str) -> None:
+    uri = str(tmp_path / "ds")
+    writer = frame(spark, rows(0, 60)).write.format("lance").mode("append")
+    writer.option("data_storage_version", version).save(uri)
+    frame(spark, rows(60, 90), 2).write.format("lance").mode("append").save(uri)
+    dataset = lance.dataset(uri)
+    assert dataset.data_storage_version == version
+    assert_same_rows(pylance_rows(uri), rows(0, 90))
+    pairs = {
+        (f.file_major_version, f.file_minor_version)
+        for fragment in dataset.get_fragments()
+        for f in fragment.metadata.files
+    }
+    assert pairs == {tuple(int(p) for p in version.split("."))}
+
+
 def test_overwrite(spark: SparkSession, tmp_path: Path) -> None:
     uri = str(tmp_path / "ds")
     lance.write_dataset(pa.table({"other": [1, 2]}), uri, data_storage_version="2.0")

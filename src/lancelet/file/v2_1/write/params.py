@@ -121,8 +121,8 @@ def _refuse_unimplemented(meta: Mapping[bytes, bytes], where: str) -> None:
             )
 
 
-def parse(field: pa.Field, where: str) -> FieldParams:
-    meta: Mapping[bytes, bytes] = field.metadata or {}
+def parse(meta: Mapping[bytes, bytes], where: str) -> FieldParams:
+    """The encoding parameters a leaf's metadata (its own over its ancestors') asks for."""
     _refuse_unimplemented(meta, where)
     scheme = meta.get(COMPRESSION)
     compression = None if scheme is None else _text(scheme).strip().lower()

@@ -21,8 +21,9 @@ outermost null.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 
 import numpy as np
 import pyarrow as pa
@@ -43,6 +44,9 @@ class LeafPath:
     field: pa.Field
     name: str  # dotted path, for messages
     lists: tuple[bool, ...]  # one per layer, outermost first: a list layer or not
+    # The field's metadata over its ancestors' (pylance applies a struct's or a list's
+    # encoding metadata to everything below it).
+    metadata: Mapping[bytes, bytes] = dataclass_field(default_factory=dict)
 
     @property
     def num_lists(self) -> int:
@@ -119,15 +123,19 @@ def leaf_paths(schema: pa.Schema) -> list[LeafPath]:
     owning none; a packed struct is one leaf)."""
     out: list[LeafPath] = []
 
-    def visit(field: pa.Field, name: str, lists: tuple[bool, ...]) -> None:
+    def visit(
+        field: pa.Field, name: str, lists: tuple[bool, ...], inherited: Mapping[bytes, bytes]
+    ) -> None:
         dtype = field.type
+        meta = {**inherited, **(field.metadata or {})}
         if pa.types.is_struct(dtype) and not is_packed_struct(field):
             if dtype.num_fields == 0:
                 raise UnsupportedTypeError(f"column {name!r}: empty structs cannot be written")
             for child in dtype:
-                visit(child, f"{name}.{child.name}", (*lists, False))
+                visit(child, f"{name}.{child.name}", (*lists, False), meta)
         elif pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
-            visit(dtype.value_field, f"{name}.{dtype.value_field.name}", (*lists, True))
+            child_name = f"{name}.{dtype.value_field.name}"
+            visit(dtype.value_field, child_name, (*lists, True), meta)
         elif pa.types.is_fixed_size_list(dtype) and not _fixed_width(dtype):
             raise UnsupportedTypeError(
                 f"column {name!r}: fixed-size lists of {dtype.value_type} cannot be written "
@@ -136,10 +144,10 @@ def leaf_paths(schema: pa.Schema) -> list[LeafPath]:
         elif pa.types.is_map(dtype) or pa.types.is_union(dtype):
             raise UnsupportedTypeError(f"column {name!r}: Arrow type {dtype} cannot be written")
         else:
-            out.append(LeafPath(field, name, (*lists, False)))
+            out.append(LeafPath(field, name, (*lists, False), meta))
 
     for top in schema:
-        visit(top, top.name, ())
+        visit(top, top.name, (), {})
     return out
 
 
