@@ -177,21 +177,23 @@ def compress(table: FsstTable, data: U8, offsets: I64) -> tuple[I64, U8]:
     words = _words(data)
     # Each string gets room for its worst case (every byte escaped), then is compacted.
     base = 2 * offsets[:-1]
-    written = np.zeros(len(offsets) - 1, dtype=np.int64)
+    finish = base.copy()
     out = np.empty(2 * len(data), dtype=np.uint8)
-    cursor = offsets[:-1].copy()
-    end = offsets[1:]
-    active = np.flatnonzero(cursor < end)
-    while len(active):
-        at = cursor[active]
-        code, length = _step(look, words, at, end[active] - at)
+    string = np.flatnonzero(offsets[:-1] < offsets[1:])
+    at, end, position = offsets[string], offsets[string + 1], base[string]
+    while len(at):
+        code, length = _step(look, words, at, end - at)
         escape = code < 0
-        position = base[active] + written[active]
         out[position] = np.where(escape, _ESCAPE, code).astype(np.uint8)
         out[position[escape] + 1] = data[at[escape]]
-        written[active] += 1 + escape
-        cursor[active] = at + length
-        active = active[cursor[active] < end[active]]
+        position = position + 1 + escape
+        at = at + length
+        going = at < end
+        if not going.all():
+            done = ~going
+            finish[string[done]] = position[done]
+            string, at, end, position = string[going], at[going], end[going], position[going]
+    written = finish - base
     new_offsets = np.concatenate(([0], np.cumsum(written))).astype(np.int64)
     index = np.repeat(base - new_offsets[:-1], written) + np.arange(
         int(new_offsets[-1]), dtype=np.int64

@@ -214,11 +214,3 @@ def max_value_bytes(block: Block) -> int:
     if isinstance(block, FixedList):
         return (block.bits_per_row + 7) // 8
     return (block.bits_per_value + 7) // 8
-
-
-def data_size(block: Block) -> int:
-    if isinstance(block, Packed):
-        return sum(data_size(f) for f in block.fields)
-    if isinstance(block, FixedList):
-        return len(block.items.data)
-    return len(block.data)

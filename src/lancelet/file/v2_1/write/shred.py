@@ -21,7 +21,7 @@ outermost null.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 
@@ -384,7 +384,3 @@ def row_starts(levels: PageLevels) -> NDArray[np.int64]:
         return np.arange(levels.num_rows + 1, dtype=np.int64)
     starts = np.flatnonzero(levels.rep == levels.max_rep)
     return np.append(starts, len(levels.rep)).astype(np.int64)
-
-
-def iter_batches(table: pa.Table | pa.RecordBatch) -> Iterator[pa.RecordBatch]:
-    yield from table.to_batches() if isinstance(table, pa.Table) else [table]
