@@ -131,3 +131,37 @@ def test_compaction_keeps_the_dataset_format(tmp_path: Path) -> None:
     ds.validate()
     assert_same(pa.concat_tables(parts), ds.to_table())
     assert [(major, minor) for _, _, major, minor in file_records(uri)] == [(2, 0)]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_row_operations_write_the_dataset_format(tmp_path: Path, version: str) -> None:
+    """update, merge_insert, add_columns, merge and compaction all add files in the
+    dataset's own format; pylance reads every step."""
+    uri = str(tmp_path / "ds")
+    keys = pa.array(range(300), pa.int64())
+    table = pa.table(
+        {"k": keys, "v": [f"v{i}" for i in range(300)], "l": [[i] * (i % 3) for i in range(300)]}
+    )
+    ll.write_dataset(table, uri, data_storage_version=version, max_rows_per_file=100)
+    ds = ll.dataset(uri)
+    ds.update({"v": "'changed'"}, where="k < 10")
+    new_rows = pa.table({"k": pa.array([6, 400], pa.int64()), "v": ["m6", "m400"], "l": [[1], []]})
+    ds = ll.dataset(uri)
+    ds.merge_insert("k").when_matched_update_all().when_not_matched_insert_all().execute(new_rows)
+    ll.dataset(uri).add_columns({"twice": "k * 2"})
+    extra = pa.table({"k": keys, "tag": [str(i % 7) for i in range(300)]})
+    ll.dataset(uri).merge(extra, "k")
+    ll.dataset(uri).delete("k % 4 = 1")
+    ll.dataset(uri).optimize.compact_files(target_rows_per_fragment=1000)
+    ours = lance.dataset(uri)
+    ours.validate()
+    assert ours.data_storage_version == version
+    major, minor = (int(p) for p in version.split("."))
+    assert {(a, b) for _, _, a, b in file_records(uri)} == {(major, minor)}
+    got = ours.to_table().sort_by("k")
+    assert got["k"].to_pylist() == sorted([k for k in range(300) if k % 4 != 1] + [400])
+    assert got.filter(pa.compute.equal(got["k"], 6))["v"].to_pylist() == ["m6"]
+    assert got.filter(pa.compute.equal(got["k"], 8))["v"].to_pylist() == ["changed"]
+    assert got.filter(pa.compute.equal(got["k"], 12))["twice"].to_pylist() == [24]
+    assert got.filter(pa.compute.equal(got["k"], 14))["tag"].to_pylist() == ["0"]
+    assert_same(got, ll.dataset(uri).to_table().sort_by("k"))
