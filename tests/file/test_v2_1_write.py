@@ -386,6 +386,26 @@ def test_parent_metadata_reaches_the_leaves(tmp_path: Path, version: str) -> Non
 
 
 @pytest.mark.parametrize("version", VERSIONS)
+def test_minichunk_size(tmp_path: Path, version: str) -> None:
+    """``lance-encoding:minichunk-size`` sets the bytes variable-width chunks aim at."""
+    n = 20_000
+    fields, columns = [], {}
+    for size in ("0", "100", "16384", "32760"):
+        meta = {"lance-encoding:minichunk-size": size, "lance-encoding:compression": "none"}
+        fields.append(pa.field(f"s{size}", pa.string(), metadata=meta))
+        columns[f"s{size}"] = [f"value {i}" for i in range(n)]
+    table = pa.table(columns).cast(pa.schema(fields))
+    mine = write(tmp_path / "mine.lance", table, version)
+    theirs = write_reference(tmp_path / "theirs.lance", table, version)
+    assert_same(table, read_reference(mine))
+    assert page_bytes(mine) == page_bytes(theirs)
+    too_big = pa.field("s", pa.string(), metadata={"lance-encoding:minichunk-size": "40000"})
+    if version == "2.1":
+        with pytest.raises(SchemaError, match="minichunk-size"):
+            LanceFileWriter(tmp_path / "x.lance", pa.schema([too_big]), version=version)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
 def test_many_empty_lists_before_values(tmp_path: Path, version: str) -> None:
     """More levels than a mini-block chunk can count: the page falls back to full-zip."""
     values = [[]] * 70_000 + [[1, 2, 3]] * 10

@@ -25,7 +25,8 @@ from lancelet.file.v2_1.write.chunks import I64, U8, Chunked, gather, scatter
 
 MAX_CHUNK_BYTES = 8 * 1024 - 6
 MAX_CHUNK_VALUES = 4096
-VARIABLE_AIM = 4 * 1024
+VARIABLE_AIM = 4 * 1024  # lance-encoding:minichunk-size changes it
+VARIABLE_MAX_VALUES = 2048
 _GENERAL_MIN_BYTES = 4 * 1024
 _VARIABLE_PAD = 72  # the reference pads variable-width chunks with b"H"
 
@@ -170,10 +171,10 @@ def bss(block: Fixed) -> MiniBlocks:
     return MiniBlocks([chunked], counts, encodings.byte_stream_split(block.bits_per_value))
 
 
-def _variable_counts(offsets: I64, width: int) -> I64:
+def _variable_counts(offsets: I64, width: int, aim: int) -> I64:
     """Values per chunk as the reference cuts variable-width data: the most values,
-    a power of two, whose offsets and bytes fit in 4 KiB (at least one); the rest
-    goes in one last chunk once it fits."""
+    a power of two from 2 to 2048, whose offsets and bytes fit in ``aim`` bytes; the
+    rest goes in one last chunk once it fits."""
     total = len(offsets) - 1
     # cost of values [s, s+k): offsets[s+k] - offsets[s] + (k+1)*width; with
     # key[i] = offsets[i] + i*width that is key[s+k] - key[s] + width.
@@ -181,10 +182,14 @@ def _variable_counts(offsets: I64, width: int) -> I64:
     counts: list[int] = []
     start = 0
     while start < total:
-        limit = key[start] + VARIABLE_AIM - width
+        limit = key[start] + aim - width
         fits = int(np.searchsorted(key, limit, side="right")) - 1 - start
         remaining = total - start
-        taken = remaining if fits >= remaining else 1 << (max(fits, 1).bit_length() - 1)
+        if fits >= remaining and remaining <= VARIABLE_MAX_VALUES:
+            taken = remaining
+        else:
+            power = 1 << (max(fits, 1).bit_length() - 1)
+            taken = min(max(power, 2), VARIABLE_MAX_VALUES, remaining)
         counts.append(taken)
         start += taken
     return np.asarray(counts, dtype=np.int64)
@@ -236,17 +241,17 @@ def fsst_compressed(block: Variable, forced: bool) -> tuple[Variable, bytes] | N
     return Variable(offsets, data, block.bits_per_offset), fsst_encode.serialize(table)
 
 
-def fsst(block: Variable, forced: bool = False) -> MiniBlocks | None:
+def fsst(block: Variable, forced: bool = False, aim: int = VARIABLE_AIM) -> MiniBlocks | None:
     compressed = fsst_compressed(block, forced)
     if compressed is None:
         return None
     values, table = compressed
-    inner = variable(values)
+    inner = variable(values, aim)
     return MiniBlocks(inner.buffers, inner.counts, encodings.fsst(table, inner.encoding))
 
 
-def variable(block: Variable) -> MiniBlocks:
-    counts = _variable_counts(block.offsets, block.bits_per_offset // 8)
+def variable(block: Variable, aim: int = VARIABLE_AIM) -> MiniBlocks:
+    counts = _variable_counts(block.offsets, block.bits_per_offset // 8, aim)
     chunked = variable_chunks(block, counts)
     return MiniBlocks([chunked], counts, encodings.variable(block.bits_per_offset))
 

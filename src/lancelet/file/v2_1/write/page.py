@@ -173,9 +173,10 @@ def _value_compressor(
     general = params.compression in ("lz4", "zstd")
     if isinstance(block, Variable):
         compressed = None
+        aim = params.minichunk_size
         if params.compression != "none":
-            compressed = miniblock.fsst(block, forced=params.compression == "fsst")
-        blocks = miniblock.variable(block) if compressed is None else compressed
+            compressed = miniblock.fsst(block, forced=params.compression == "fsst", aim=aim)
+        blocks = miniblock.variable(block, aim) if compressed is None else compressed
     elif params.compression == "none":
         blocks = miniblock.flat(block)
     elif general and miniblock.bss_pays(block, params.bss):
@@ -191,7 +192,10 @@ def _value_compressor(
 
 
 def _indices(block: Fixed, params: FieldParams) -> miniblock.MiniBlocks:
-    """Dictionary indices: run-length encoded, bit packed or flat, as any integers."""
+    """Dictionary indices: run-length encoded, bit packed or flat, as any integers
+    (flat when the field asks for no compression)."""
+    if params.compression == "none":
+        return miniblock.flat(block)
     if miniblock.rle_pays(block, params.rle_threshold):
         return miniblock.rle(block)
     return miniblock.fixed(block)

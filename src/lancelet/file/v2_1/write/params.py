@@ -24,6 +24,7 @@ LEVEL = b"lance-encoding:compression-level"
 STRUCTURAL = b"lance-encoding:structural-encoding"
 RLE_THRESHOLD = b"lance-encoding:rle-threshold"
 BSS = b"lance-encoding:bss"
+MINICHUNK = b"lance-encoding:minichunk-size"
 PACKED = b"lance-encoding:packed"
 BLOB = b"lance-encoding:blob"
 LEGACY_PACKED = b"packed"
@@ -34,6 +35,7 @@ _INT = re.compile(rb"[+-]?[0-9]+")
 
 _HONOURED = {
     COMPRESSION,
+    MINICHUNK,
     LEVEL,
     STRUCTURAL,
     RLE_THRESHOLD,
@@ -54,6 +56,7 @@ class FieldParams:
     dict_values_level: int | None = None
     rle_threshold: float = 0.5  # run-length encode when runs < threshold * values
     bss: str = "auto"  # byte stream split: "off", "on" or "auto"
+    minichunk_size: int = 4096  # the byte size variable-width chunks aim at
     metadata: Mapping[bytes, bytes] | None = None
 
 
@@ -121,7 +124,19 @@ def _refuse_unimplemented(meta: Mapping[bytes, bytes], where: str) -> None:
             )
 
 
-def parse(meta: Mapping[bytes, bytes], where: str) -> FieldParams:
+def _minichunk(raw: bytes | None, where: str, minor: int) -> int:
+    if raw is None:
+        return 4096
+    limit = 2**31 - 1 if minor >= 2 else 2**15 - 1  # 2.1 chunks are at most 32 KiB
+    if not _INT.fullmatch(raw.strip()) or not 0 <= int(raw) <= limit:
+        raise SchemaError(
+            f"{where}: lance-encoding:minichunk-size must be an integer from 0 to {limit} "
+            f"in file format 2.{minor}, got {_text(raw)!r}"
+        )
+    return int(raw)
+
+
+def parse(meta: Mapping[bytes, bytes], where: str, minor: int) -> FieldParams:
     """The encoding parameters a leaf's metadata (its own over its ancestors') asks for."""
     _refuse_unimplemented(meta, where)
     scheme = meta.get(COMPRESSION)
@@ -149,6 +164,7 @@ def parse(meta: Mapping[bytes, bytes], where: str) -> FieldParams:
     dictionary.parse_ratio(meta, where)
     return FieldParams(
         rle_threshold=_threshold(meta.get(RLE_THRESHOLD), where),
+        minichunk_size=_minichunk(meta.get(MINICHUNK), where, minor),
         bss=_bss(meta.get(BSS), where),
         compression=compression,
         level=_level(meta.get(LEVEL), LEVEL, where),

@@ -100,7 +100,7 @@ class FileWriter21(FileWriterBase):
         self._streams = []
         for column, path in enumerate(self._paths):
             where = f"{self.path}: column {path.name!r}"
-            params = field_params.parse(path.metadata, where)
+            params = field_params.parse(path.metadata, where, self.version.footer[1])
             self._streams.append(_LeafStream(column, path, params, where))
         self._options = _options(self.version.footer[1])
         return len(self._paths)
