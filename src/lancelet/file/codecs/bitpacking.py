@@ -20,7 +20,7 @@ All work is done with whole-array numpy operations: the loops below run over the
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import Final
 
 import numpy as np
@@ -233,7 +233,7 @@ def _unpack_chunks(words: UIntArray, bits: int) -> UIntArray:
     return _unpack_by_rows(words, bits)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _gather_plan(bits: int, width: int) -> tuple[npt.NDArray[np.intp], ...]:
     """For each of a chunk's 1024 values (in value order): the word holding its low
     bits and the shift; for the values that spill into the next word of their lane,

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from types import ModuleType
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -43,6 +43,7 @@ from lancelet.file.v2_1.read.values import (
     Var,
     concat_values,
     gather_ranges,
+    take_values,
 )
 
 _FASTLANES = 1024
@@ -61,6 +62,15 @@ class MiniBlockCodec(Protocol):
     def num_buffers(self) -> int: ...
 
     def decode(self, buffers: Sequence[Slices], counts: I64) -> Values: ...
+
+
+@runtime_checkable
+class SelectiveCodec(Protocol):
+    """A mini-block codec whose values can be decoded a few at a time (a take)."""
+
+    def decode_selected(self, buffers: Sequence[Slices], counts: I64, index: I64) -> Values:
+        """The values at ``index`` (positions among all the chunks' values) only."""
+        ...
 
 
 class BlockCodec:
@@ -504,11 +514,24 @@ class FsstMiniBlock:
         return parse_symbol_table(self.raw_table)
 
     def decode(self, buffers: Sequence[Slices], counts: I64) -> Values:
+        inner = self._compressed(buffers, counts)
+        offsets, data = fsst_decompress(self.table, inner.data, inner.offsets)
+        return Var(offsets, data)
+
+    def decode_selected(self, buffers: Sequence[Slices], counts: I64, index: I64) -> Values:
+        # Every value is compressed on its own: expand only the ones asked for.
+        picked = take_values(self._compressed(buffers, counts), index)
+        assert isinstance(picked, Var)
+        offsets, data = fsst_decompress(self.table, picked.data, picked.offsets)
+        return Var(offsets, data)
+
+    def _compressed(self, buffers: Sequence[Slices], counts: I64) -> Var:
         inner = self.inner.decode(buffers, counts)
         if not isinstance(inner, Var):
             raise corrupt("FSST values do not decode to variable-width values")
-        offsets, data = fsst_decompress(self.table, inner.data, inner.offsets)
-        return Var(offsets, data)
+        if inner.count != int(counts.sum()):
+            raise corrupt(f"the chunks hold {inner.count} values, {int(counts.sum())} expected")
+        return inner
 
 
 def _fsst(msg: pb.Fsst, build: Builder) -> MiniBlockCodec:
