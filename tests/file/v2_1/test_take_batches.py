@@ -16,7 +16,9 @@ import pytest
 from lancelet._proto import encodings_v2_1_pb2 as pb
 from lancelet.errors import CorruptFileError
 from lancelet.file import LanceFileReader
-from lancelet.file.v2_1.read import miniblock
+from lancelet.file.codecs import bitpacking
+from lancelet.file.v2_1.read import compression, miniblock
+from lancelet.file.v2_1.read.values import Fixed
 from tests.file.v2_1 import page_bytes
 
 N = 6000
@@ -148,3 +150,57 @@ def test_fsst_take_still_checks_the_codes_it_expands(tmp_path: Path) -> None:
     # A row whose value is intact still reads.
     got = LanceFileReader(forged).take_rows([first + 2]).to_table().column("c")
     assert got.to_pylist() == data.column("c").take([first + 2]).to_pylist()
+
+
+def test_take_decodes_only_the_dictionary_items_it_needs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Sorted keys repeated 1-7 times: pylance stores run-length encoded indices into a
+    # bit-packed dictionary (TPC-H's l_orderkey).
+    rng = np.random.default_rng(0)
+    n = 60_000
+    keys = np.repeat(np.arange(n, dtype=np.int64) * 37 + 5, rng.integers(1, 8, n))[:n]
+    data = pa.table({"k": keys})
+    path = write(tmp_path / "k.lance", data)
+    layouts = [p.layout.mini_block_layout for p in LanceFileReader(path)._leaves[0].info.pages]
+    assert any(m.dictionary.WhichOneof("compression") == "out_of_line_bitpacking" for m in layouts)
+
+    real = miniblock.MiniBlockPage.dictionary.func
+
+    def whole(self: miniblock.MiniBlockPage) -> Any:
+        kind = self.layout.dictionary.WhichOneof("compression")
+        assert kind != "out_of_line_bitpacking", "a take decoded a whole bit-packed dictionary"
+        return real(self)
+
+    monkeypatch.setattr(miniblock.MiniBlockPage, "dictionary", property(whole))
+    rows = sorted({0, 1, n - 1, *range(3, n, 1999)})
+    reader = LanceFileReader(path)
+    got = reader.take_rows(rows).to_table().column("k")
+    assert got.to_pylist() == keys[rows].tolist()
+
+
+def _packed_dictionary(values: np.ndarray, bits: int, raw_tail: bool) -> np.ndarray:
+    """An out-of-line bit-packed buffer: whole 1024-value chunks, then the tail raw
+    or as a zero-padded chunk."""
+    whole = len(values) // 1024 * 1024
+    padded = np.zeros(-(-len(values) // 1024) * 1024, values.dtype)
+    padded[: len(values)] = values
+    chunks = padded.reshape(-1, 1024)
+    if raw_tail and whole < len(values):
+        packed = bitpacking._pack_chunks(chunks[:-1], bits).tobytes() + values[whole:].tobytes()
+    else:
+        packed = bitpacking._pack_chunks(chunks, bits).tobytes()
+    return np.frombuffer(packed, np.uint8)
+
+
+@pytest.mark.parametrize("raw_tail", [False, True])
+def test_out_of_line_values_at_positions(raw_tail: bool) -> None:
+    rng = np.random.default_rng(9)
+    values = rng.integers(0, 2**21, 5000).astype(np.uint64)
+    buffer = _packed_dictionary(values, 21, raw_tail)
+    codec = compression.OutOfLineBitpacking(64, 21)
+    positions = np.array([0, 1, 1023, 1024, 3000, 4095, 4096, 4999], dtype=np.int64)
+    got = codec.decode_at(buffer, len(values), positions)
+    assert isinstance(got, Fixed) and got.as_uint().tolist() == values[positions].tolist()
+    with pytest.raises(CorruptFileError, match="bytes"):
+        codec.decode_at(buffer[:-8], len(values), positions)

@@ -346,6 +346,35 @@ class OutOfLineBitpacking(BlockCodec):
     def decode(self, data: U8, count: int) -> Values:
         return self.decode_chunks(Slices.whole(data), np.array([count], np.int64))
 
+    def decode_at(self, data: U8, count: int, positions: I64) -> Values:
+        """Values ``positions`` (in range, sorted, unique) of a buffer of ``count``:
+        only the packed chunks that hold them are unpacked."""
+        word = self.word_bits // 8
+        dtype = np.dtype(f"<u{word}")
+        chunk_bytes = _FASTLANES * self.bits // 8
+        whole, tail = divmod(count, _FASTLANES)
+        raw_tail = tail > 0 and len(data) == whole * chunk_bytes + tail * word
+        packed_chunks = whole + int(tail > 0 and not raw_tail)
+        expected = whole * chunk_bytes + (
+            tail * word if raw_tail else (packed_chunks - whole) * chunk_bytes
+        )
+        if len(data) != expected:
+            raise corrupt(
+                f"bit-packed ({self.bits} of {self.word_bits} bits) values: buffer holds "
+                f"{len(data)} bytes, {expected} expected"
+            )
+        chunk = positions // _FASTLANES
+        out = np.empty(len(positions), dtype=dtype)
+        packed = chunk < packed_chunks
+        ids = np.unique(chunk[packed])
+        widths = np.full(len(ids), self.bits, np.int64)
+        unpacked = _unpack_grouped(data, ids * chunk_bytes, widths, self.word_bits)
+        out[packed] = unpacked[np.searchsorted(ids, chunk[packed]), positions[packed] % _FASTLANES]
+        if not bool(packed.all()):
+            raw = np.ascontiguousarray(data[whole * chunk_bytes :]).view(dtype)
+            out[~packed] = raw[positions[~packed] - whole * _FASTLANES]
+        return Fixed(out.view(np.uint8), self.word_bits, len(out))
+
     def decode_chunks(self, buffers: Slices, counts: I64) -> Values:
         word = self.word_bits // 8
         chunk_bytes = _FASTLANES * self.bits // 8

@@ -34,6 +34,7 @@ from lancelet.file.v2_1.read.page import LevelledPage
 from lancelet.file.v2_1.read.values import (
     I64,
     U8,
+    Fixed,
     Slices,
     Values,
     gather_ranges,
@@ -207,8 +208,35 @@ class MiniBlockPage:
                 f"a dictionary of {items} items in {len(self._dict_buffer)} bytes"
             )
         codec = compression.block_codec(self.layout.dictionary)
-        dtype = self.dtype.value_type if pa.types.is_dictionary(self.dtype) else self.dtype
-        return to_arrow(codec.decode(self._dict_buffer, items), dtype)
+        return to_arrow(codec.decode(self._dict_buffer, items), self._item_type)
+
+    @property
+    def _item_type(self) -> pa.DataType:
+        return self.dtype.value_type if pa.types.is_dictionary(self.dtype) else self.dtype
+
+    def _few_from_dictionary(self, indices: Values) -> pa.Array | None:
+        """The items ``indices`` point at, decoding only those when the dictionary's
+        codec can and they are few (a take); None: decode the whole dictionary."""
+        items = int(self.layout.num_dictionary_items)
+        codec = compression.block_codec(self.layout.dictionary)
+        if (
+            "dictionary" in self.__dict__
+            or not isinstance(codec, compression.OutOfLineBitpacking)
+            or not isinstance(indices, Fixed)
+            or indices.bits not in (8, 16, 32, 64)
+            or 16 * indices.count > items
+            or pa.types.is_dictionary(self.dtype)
+        ):
+            return None
+        assert self._dict_buffer is not None
+        raw = indices.as_uint().astype(np.int64)
+        if len(raw) and int(raw.max()) >= items:
+            raise CorruptFileError(
+                f"a dictionary index {int(raw.max())} is past the {items} dictionary items"
+            )
+        wanted, inverse = np.unique(raw, return_inverse=True)
+        entries = to_arrow(codec.decode_at(self._dict_buffer, items, wanted), self._item_type)
+        return entries.take(pa.array(inverse.reshape(-1)))
 
     # -- decoding chunks --------------------------------------------------------------
 
@@ -218,8 +246,12 @@ class MiniBlockPage:
             raw.rep, raw.defs, self._to_arrow(raw.values), raw.level_starts, raw.num_levels
         )
 
-    def _to_arrow(self, values: Values) -> pa.Array:
+    def _to_arrow(self, values: Values, few: bool = False) -> pa.Array:
+        """``few``: values of a take, whose dictionary items may be decoded alone."""
         if self._dict_buffer is not None:
+            found = self._few_from_dictionary(values) if few else None
+            if found is not None:
+                return found
             return dictionary_array(values, self.dictionary, self.dtype, None)
         return to_arrow(values, self.dtype)
 
@@ -393,7 +425,7 @@ class MiniBlockPage:
                 self.data, self.offsets[ids], self.sizes[ids], self.counts[ids], local
             )
             defs = None if raw.defs is None else raw.defs[local]
-            return self._page(None, defs, self._to_arrow(raw.values))
+            return self._page(None, defs, self._to_arrow(raw.values, few=True))
         ids = self._chunks_for_rows(rows)
         decoded = self._decode(ids)
         positions = self._row_starts(decoded, ids)
@@ -506,6 +538,6 @@ def take_pages(
     parts, at_value = [], 0
     for page, wanted in zip(pages, rows, strict=True):
         part = take_values(values, np.arange(at_value, at_value + len(wanted)))
-        parts.append(page._to_arrow(part))
+        parts.append(page._to_arrow(part, few=True))
         at_value += len(wanted)
     return first._page(None, defs, concat_pages(parts))
