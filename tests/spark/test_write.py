@@ -127,9 +127,9 @@ def test_write_options(spark: SparkSession, tmp_path: Path) -> None:
     df.write.format("lance").mode("append").option("max_rows_per_file", 15).save(uri)
     fragments = lance.dataset(uri).get_fragments()
     assert all(f.count_rows() <= 15 for f in fragments) and len(fragments) >= 7
-    assert lance.dataset(uri).data_storage_version == "2.0"
+    assert lance.dataset(uri).data_storage_version == "2.2"
     assert_same_rows(pylance_rows(uri), rows(0, 100))
-    for key, value in (("data_storage_version", "2.2"), ("max_rows_per_file", "0"), ("nope", "1")):
+    for key, value in (("data_storage_version", "2.1"), ("max_rows_per_file", "0"), ("nope", "1")):
         with pytest.raises(Exception, match=key):
             df.write.format("lance").mode("append").option(key, value).save(uri)
     assert lance.dataset(uri).version == 1
