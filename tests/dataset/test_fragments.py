@@ -35,7 +35,7 @@ def test_columns_added_by_pylance_live_in_a_second_file(tmp_path: Path) -> None:
 
 def _write_file(store: DatasetStore, table: pa.Table) -> str:
     name = naming.data_file_name()
-    with LanceFileWriter(store.data_path(name), table.schema) as writer:
+    with LanceFileWriter(store.data_path(name), table.schema, version=STORAGE_VERSION) as writer:
         writer.write_batch(table)
     return name
 

@@ -14,6 +14,8 @@ BATCH_ROWS = 700
 
 
 def write_lancelet(path: Path, table: pa.Table, **kwargs: Any) -> Path:
+    """A lancelet-written file of ``table`` (format 2.0 unless ``version`` says)."""
+    kwargs.setdefault("version", "2.0")
     with LanceFileWriter(path, table.schema, **kwargs) as writer:
         for batch in table.to_batches(max_chunksize=BATCH_ROWS):
             writer.write_batch(batch)

@@ -229,7 +229,7 @@ def test_errors_share_one_base() -> None:
 
 def test_schema_mismatch_leaves_no_file(tmp_path: Path) -> None:
     path = tmp_path / "out.lance"
-    writer = LanceFileWriter(path, TABLE.schema)
+    writer = LanceFileWriter(path, TABLE.schema, version="2.0")
     writer.write_batch(TABLE)
     other = pa.table({"i": pa.array([1.5]), "s": ["x"], "l": pa.array([[1]], pa.list_(pa.int32()))})
     with pytest.raises(SchemaError, match="out.lance"):
@@ -244,7 +244,7 @@ def test_struct_level_nulls_are_refused(tmp_path: Path) -> None:
     path = tmp_path / "out.lance"
     with (
         pytest.raises(UnsupportedTypeError, match="'st'.*struct level"),
-        LanceFileWriter(path) as w,
+        LanceFileWriter(path, version="2.0") as w,
     ):
         w.write_batch(pa.table({"st": arr}))
     assert os.listdir(tmp_path) == []
@@ -252,7 +252,7 @@ def test_struct_level_nulls_are_refused(tmp_path: Path) -> None:
 
 def test_exception_inside_with_block_discards_the_file(tmp_path: Path) -> None:
     path = tmp_path / "out.lance"
-    with pytest.raises(RuntimeError), LanceFileWriter(path, TABLE.schema) as writer:
+    with pytest.raises(RuntimeError), LanceFileWriter(path, TABLE.schema, version="2.0") as writer:
         writer.write_batch(TABLE)
         raise RuntimeError("boom")
     assert os.listdir(tmp_path) == []

@@ -325,7 +325,7 @@ def test_lancelet_writes_no_struct_without_rows(tmp_path: Path) -> None:
     """The writer's own empty-struct pages carry the row count the reader needs."""
     table = EMPTY_TABLES["beside"]
     path = tmp_path / "w.lance"
-    with LanceFileWriter(path, table.schema) as writer:
+    with LanceFileWriter(path, table.schema, version="2.0") as writer:
         writer.write_batch(table.slice(0, 4))
         writer.write_batch(table.slice(4))
     assert LanceFileReader(path).read_all().to_table().equals(table)

@@ -310,7 +310,7 @@ def test_refused_like_reference(tmp_path: Path, case: str) -> None:
 def test_empty_struct_refused(tmp_path: Path) -> None:
     schema = pa.schema([pa.field("ps", pa.struct([]), metadata=PACKED)])
     with pytest.raises(UnsupportedTypeError, match=r"'ps'.*at least one field"):
-        LanceFileWriter(tmp_path / "m.lance", schema)
+        LanceFileWriter(tmp_path / "m.lance", schema, version="2.0")
 
 
 # --- compressed string / binary buffers -------------------------------------------------

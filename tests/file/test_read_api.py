@@ -36,7 +36,7 @@ def written(
     table = random_table(TYPES, N, seed=11)
     path = tmp_path_factory.mktemp("read") / "t.lance"
     if request.param == "lancelet":
-        with LanceFileWriter(path, table.schema, data_cache_bytes=8192) as writer:
+        with LanceFileWriter(path, table.schema, data_cache_bytes=8192, version="2.0") as writer:
             writer.write_batch(table)
     else:
         with ref.LanceFileWriter(
@@ -130,7 +130,7 @@ def test_metadata(written: tuple[Path, pa.Table]) -> None:
 
 def test_global_buffers(tmp_path: Path) -> None:
     path = tmp_path / "g.lance"
-    with LanceFileWriter(path, pa.schema([("a", pa.int32())])) as writer:
+    with LanceFileWriter(path, pa.schema([("a", pa.int32())]), version="2.0") as writer:
         assert writer.add_global_buffer(b"hello") == 1
         writer.write_batch(pa.table({"a": pa.array([1], pa.int32())}))
     assert ref.LanceFileReader(str(path)).read_global_buffer(1) == b"hello"
@@ -145,7 +145,7 @@ def test_page_buffer_in_a_global_buffer(tmp_path: Path) -> None:
 
     values = np.arange(100, dtype="<i8")
     path = tmp_path / "g.lance"
-    with LanceFileWriter(path, pa.schema([("a", pa.int64())])) as writer:
+    with LanceFileWriter(path, pa.schema([("a", pa.int64())]), version="2.0") as writer:
         writer.write_batch(pa.table({"a": pa.array(np.zeros(100, dtype=np.int64))}))
         index = writer.add_global_buffer(values.tobytes())
 

@@ -132,7 +132,7 @@ def write_pylance(path: Path, table: pa.Table, batch_rows: int, cache: int) -> N
 
 
 def write_lancelet(path: Path, table: pa.Table, batch_rows: int, cache: int) -> None:
-    with LanceFileWriter(path, table.schema, data_cache_bytes=cache) as writer:
+    with LanceFileWriter(path, table.schema, data_cache_bytes=cache, version="2.0") as writer:
         for batch in table.to_batches(max_chunksize=batch_rows):
             writer.write_batch(batch)
 
