@@ -148,7 +148,9 @@ def _leaf_fields(version: str, scratch: Path) -> tuple[list[int], list[int]]:
     """The field ids and column indices pylance records for a data file of SCHEMA."""
     import lance
 
-    written = lance.write_dataset(table(version).slice(0, 10), scratch, data_storage_version=version)
+    written = lance.write_dataset(
+        table(version).slice(0, 10), scratch, data_storage_version=version
+    )
     data_file = written.get_fragments()[0].metadata.files[0]
     return list(data_file.fields), list(data_file.column_indices)
 
@@ -177,7 +179,9 @@ def write(version: str) -> Path:
         file_size_bytes=(root / DATA).stat().st_size,
     )
     fragment = FragmentMetadata(0, [data_file], physical_rows=ROWS)
-    lance.LanceDataset.commit(str(root), lance.LanceOperation.Overwrite(schema(version), [fragment]))
+    lance.LanceDataset.commit(
+        str(root), lance.LanceOperation.Overwrite(schema(version), [fragment])
+    )
     return root
 
 
