@@ -219,3 +219,19 @@ def test_every_single_byte_of_chunk_metadata(tmp_path: Path) -> None:
             except LanceletError:
                 continue
             assert got.equals(want), (column, offset)
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+@pytest.mark.parametrize("shift", [1, 4, -4])
+def test_variable_first_offset(tmp_path: Path, version: str, shift: int) -> None:
+    """A chunk's first offset is where its bytes start, right after its offsets: one
+    that points elsewhere would shift the first value's bytes."""
+
+    def edit(parts: surgery.FileParts, data: bytearray) -> None:
+        pos, _ = buffer_at(parts, LEAF["s"], 1)
+        header = 6 if version == "2.2" else 4  # u16 levels, a u32 (2.2) or u16 size
+        at = pos + header + (-header % 8)
+        (first,) = struct.unpack_from("<I", data, at)
+        struct.pack_into("<I", data, at, first + shift)
+
+    assert_refused(forge(tmp_path, version, edit), "s", LEAF["s"])

@@ -285,3 +285,34 @@ def test_fixed_size_lists_of_structs_are_unsupported_not_corrupt(tmp_path: Path)
     path = write(tmp_path / "t.lance", table, "2.2")
     with pytest.raises(UnsupportedEncodingError, match=r"t\.lance.*fixed_size_list:struct"):
         LanceFileReader(path)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_dataset_with_packed_structs_before_other_columns(tmp_path: Path, version: str) -> None:
+    """A packed struct's children are fields of the file's schema without a column of
+    their own: the leaves' field ids after them must still match the manifest's."""
+    import lance
+
+    import lancelet
+
+    packed = {"lance-encoding:packed": "true"}
+    schema = pa.schema(
+        [
+            pa.field("p", pa.struct([("a", pa.int16()), ("b", pa.uint8())]), metadata=packed),
+            pa.field("l", pa.list_(pa.int32())),
+            pa.field("s", pa.struct([("x", pa.int32()), ("y", pa.string())])),
+        ]
+    )
+    n = 50
+    table = pa.Table.from_pylist(
+        [
+            {"p": {"a": i, "b": i % 7}, "l": [i] * (i % 3), "s": {"x": -i, "y": str(i)}}
+            for i in range(n)
+        ],
+        schema=schema,
+    )
+    uri = str(tmp_path / "ds")
+    lance.write_dataset(table, uri, data_storage_version=version)
+    ds = lancelet.dataset(uri)
+    assert ds.to_table().to_pylist() == table.to_pylist()
+    assert ds.take([3, 40]).to_pylist() == rows(table, [3, 40])

@@ -206,10 +206,10 @@ class LanceFileReader:
                 )
         self._nodes = nodes
         # Only leaves own columns: a data file's field ids (DataFile.fields) are theirs.
-        walked = [n for top in nodes for n in top.walk()]
-        if len(walked) == len(self._all_field_ids):
+        owners = layout21.field_owners(nodes)
+        if len(owners) == len(self._all_field_ids):
             self._field_ids = tuple(
-                i for n, i in zip(walked, self._all_field_ids, strict=True) if n.column is not None
+                i for owns, i in zip(owners, self._all_field_ids, strict=True) if owns
             )
 
     def _check_rows(

@@ -153,6 +153,15 @@ def test_overlong_runs_are_corrupt_except_a_legacy_last_run() -> None:
         _single(VALUES, bytes([1, 2, 3]), 4, strict=True)
 
 
+def test_only_a_power_of_two_chunk_has_a_legacy_last_run() -> None:
+    # Legacy writers overshot only when they cut a chunk back to a power of two: in
+    # any other chunk (a page's last) an overlong run is damage, such as a run made
+    # longer by a flipped bit that the last run would silently absorb.
+    with pytest.raises(CorruptFileError, match="more than the 5"):
+        _single(VALUES, bytes([2, 2, 3]), 5)
+    assert _single(VALUES, bytes([2, 2, 5]), 8).tolist() == [5, 5, 6, 6, 7, 7, 7, 7]
+
+
 def test_zero_run_is_corrupt() -> None:
     with pytest.raises(CorruptFileError, match="run length is 0"):
         _single(VALUES, bytes([1, 0, 3]), 4)

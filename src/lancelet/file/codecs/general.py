@@ -78,6 +78,13 @@ def _check_size(size: int, payload_len: int, ratio: int, scheme: str) -> None:
         )
 
 
+def max_decompressed_size(scheme: str, compressed_size: int) -> int:
+    """The most bytes :func:`decompress_buffer` accepts from ``compressed_size`` bytes
+    of ``scheme`` (what a count derived from them may be checked against)."""
+    ratio = {"zstd": _ZSTD_MAX_RATIO, "lz4": _LZ4_MAX_RATIO}.get(scheme, 1)
+    return compressed_size * ratio + _SLACK
+
+
 def _check_expected(size: int, expected: int | None, scheme: str) -> None:
     if expected is not None and size != expected:
         raise CorruptFileError(

@@ -10,8 +10,9 @@ Two containers hold such a pair:
 * **mini-block**: each chunk of a mini-block page carries the values and the lengths as
   two of its buffers.  Every chunk restarts its runs, and its runs cover exactly the
   chunk's values, except that writers up to pylance 0.3x let the *last* run of a chunk
-  reach past the chunk (the surplus values are written again at the start of the next
-  chunk), so a decoder clips that run; any other excess or shortfall is damage.
+  reach past the chunk when they cut it back to a power of two values (the surplus
+  values are written again at the start of the next chunk), so a decoder clips that
+  run in such a chunk; any other excess or shortfall is damage.
 * **block** (2.2: levels of constant pages, dictionary values): one buffer laid out as
   ``u64 size-of-values | values | lengths``, whose runs cover the block exactly.
 
@@ -89,7 +90,8 @@ def decode_rle_chunks(
     freed of any child compression) and decodes to ``counts[i]`` values.  The result is
     every chunk's values, concatenated, as unsigned integers of ``bits_per_value`` bits
     (``.view`` them as the column's type).  ``strict`` refuses a last run that reaches
-    past its chunk (block data); otherwise it is clipped, as legacy writers require.
+    past its chunk (block data); otherwise, in a chunk of a power of two values, it is
+    clipped, as legacy writers require.
     ``what`` names the file, column and page in errors.
     """
     _check_widths(bits_per_value, length_bits, what)
@@ -147,8 +149,11 @@ def _fit_runs(lengths: IntArray, runs: IntArray, want: IntArray, strict: bool, w
         return
     last = bounds[over + 1] - 1
     before_last = totals[over] - lengths[last]
-    if strict or bool((before_last >= want[over]).any()):
-        chunk = int(over[0] if strict else over[np.argmax(before_last >= want[over])])
+    # Legacy writers overshot only when cutting a chunk back to a power of two values.
+    wanted = want[over]
+    bad = (before_last >= wanted) | (wanted & (wanted - 1) != 0)
+    if strict or bool(bad.any()):
+        chunk = int(over[0] if strict else over[np.argmax(bad)])
         raise CorruptFileError(
             f"{what}: chunk {chunk}'s runs cover {int(totals[chunk])} values, "
             f"more than the {int(want[chunk])} it holds"

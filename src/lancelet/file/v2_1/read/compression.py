@@ -472,9 +472,10 @@ class VariableMiniBlock:
         inner = np.ones(len(steps), dtype=bool)
         inner[lasts[:-1]] = False  # a step from one chunk's last offset to the next's first
         lengths = steps[inner]
+        # A chunk's bytes start right after its offsets: the first offset says where.
         if (
             bool(np.any(lengths < 0))
-            or bool(np.any(offsets[firsts] < table))
+            or bool(np.any(offsets[firsts] != table))
             or bool(np.any(offsets[lasts] > buf.sizes))
         ):
             raise corrupt("variable-width offsets leave their chunk or decrease")
@@ -637,9 +638,13 @@ class _FslLayer:
 def _fsl_layers(msg: pb.FixedSizeList) -> tuple[list[_FslLayer], FlatCodec]:
     layers: list[_FslLayer] = []
     current = msg
+    items = 1
     while True:
-        if not 0 < current.items_per_value <= 1 << 20:
-            raise corrupt(f"fixed-size list of {current.items_per_value} items per value")
+        items *= current.items_per_value
+        if not 0 < current.items_per_value <= 1 << 20 or items > 1 << 20:
+            raise corrupt(
+                f"fixed-size list of {current.items_per_value} items per value ({items} in all)"
+            )
         layers.append(_FslLayer(int(current.items_per_value), current.has_validity))
         if len(layers) > _MAX_DEPTH:
             raise corrupt("fixed-size lists nested too deep")

@@ -19,6 +19,7 @@ from lancelet._proto import encodings_v2_1_pb2 as pb
 from lancelet.errors import CorruptFileError
 from lancelet.file.v2_1.read import compression
 from lancelet.file.v2_1.read.arrow import fixed_bits, is_binary_like, to_arrow
+from lancelet.file.v2_1.read.bounds import max_values
 from lancelet.file.v2_1.read.context import PageRef, guarded
 from lancelet.file.v2_1.read.levels import LayerShape, check_levels, visible
 from lancelet.file.v2_1.read.page import LevelledPage
@@ -55,8 +56,9 @@ class ConstantPage:
         self.scalar = self._scalar(inline, scalar_buffer)
         self.rep = self.defs = None
         if levels:
-            self.rep = self._levels(levels[0], layout, "rep", "repetition")
-            self.defs = self._levels(levels[1], layout, "def", "definition")
+            self.rep = self._levels(levels[0], layout, "rep", "repetition", None)
+            entries = self._rows if self.rep is None else len(self.rep)
+            self.defs = self._levels(levels[1], layout, "def", "definition", entries)
         check_levels(self.shape, self.rep, self.defs)
         self._index_rows()
 
@@ -79,18 +81,38 @@ class ConstantPage:
         return parts[0]
 
     def _levels(
-        self, data: U8, layout: pb.ConstantLayout, name: str, what: str
+        self, data: U8, layout: pb.ConstantLayout, name: str, what: str, entries: int | None
     ) -> np.ndarray | None:
+        """Levels of one kind; ``entries`` is how many there must be (None: at least
+        one per row)."""
         if not len(data):
             return None
         enc = layout.rep_compression if name == "rep" else layout.def_compression
         if enc.WhichOneof("compression") is not None:
             count = int(layout.num_rep_values if name == "rep" else layout.num_def_values)
+            self._check_count(enc, len(data), count, entries, what)
             codec = compression.block_codec(enc)
             return compression.levels_of(codec.decode(data, count), count, what)
         if len(data) % 2:
             raise CorruptFileError(f"{what} levels of {len(data)} bytes are not u16 values")
         return np.ascontiguousarray(data).view("<u2")
+
+    def _check_count(
+        self, enc: pb.CompressiveEncoding, nbytes: int, count: int, entries: int | None, what: str
+    ) -> None:
+        """Refuse a level count the page cannot have, before decoding allocates for it:
+        without lists (or after the repetition levels) it is known; with lists there are
+        at least as many as rows, and at most what the buffer holds (rows alone when
+        its encoding packs any number of values into no bytes)."""
+        if entries is not None:
+            if count != entries:
+                raise CorruptFileError(f"{count} {what} levels for {entries} entries")
+            return
+        most = max_values(enc, nbytes)
+        if count < self._rows or (most is not None and count > max(most, self._rows)):
+            raise CorruptFileError(
+                f"{count} {what} levels for {self._rows} rows in a buffer of {nbytes} bytes"
+            )
 
     def _index_rows(self) -> None:
         if self.rep is not None:

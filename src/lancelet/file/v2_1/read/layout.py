@@ -96,3 +96,26 @@ def column_labels(nodes: list[Node]) -> list[str]:
             if n.column is not None:
                 labels[n.column] = f"column {n.path!r}"
     return [labels[i] for i in sorted(labels)]
+
+
+def _nested_fields(dtype: pa.DataType) -> int:
+    """How many fields a schema stores below a field of type ``dtype`` (a fixed-size
+    list of primitives is one field)."""
+    if pa.types.is_struct(dtype):
+        return sum(1 + _nested_fields(dtype.field(i).type) for i in range(dtype.num_fields))
+    if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+        return 1 + _nested_fields(dtype.value_type)
+    return 0
+
+
+def field_owners(nodes: list[Node]) -> list[bool]:
+    """For each field of the schema, in pre-order (the order of its field ids): whether
+    it owns a column.  A packed struct's fields are fields of the schema stored inside
+    the struct's column, so they own none."""
+    out: list[bool] = []
+    for top in nodes:
+        for node in top.walk():
+            out.append(node.column is not None)
+            if node.kind is Kind.LEAF:
+                out += [False] * _nested_fields(node.field.type)
+    return out

@@ -28,6 +28,7 @@ from lancelet.errors import CorruptFileError
 from lancelet.file.v2_0.fields import concat_pages
 from lancelet.file.v2_1.read import compression
 from lancelet.file.v2_1.read.arrow import dictionary_array, to_arrow
+from lancelet.file.v2_1.read.bounds import max_values
 from lancelet.file.v2_1.read.context import PageRef, guarded
 from lancelet.file.v2_1.read.levels import LayerShape, check_levels, visible
 from lancelet.file.v2_1.read.page import LevelledPage
@@ -201,9 +202,8 @@ class MiniBlockPage:
         """The page's dictionary items, decoded once."""
         assert self._dict_buffer is not None
         items = int(self.layout.num_dictionary_items)
-        if items > 8 * len(self._dict_buffer) + 64 and not self.layout.dictionary.HasField(
-            "general"
-        ):
+        most = max_values(self.layout.dictionary, len(self._dict_buffer))
+        if most is not None and items > most:
             raise CorruptFileError(
                 f"a dictionary of {items} items in {len(self._dict_buffer)} bytes"
             )
