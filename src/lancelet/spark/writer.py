@@ -20,7 +20,12 @@ from pyspark.sql import datasource as sds
 from pyspark.sql import types as st
 
 from lancelet._proto import file_pb2
-from lancelet.dataset.write import discard_data_files, storage_version, write_fragment_files
+from lancelet.dataset.write import (
+    check_writable,
+    discard_data_files,
+    storage_version,
+    write_fragment_files,
+)
 from lancelet.errors import DatasetAlreadyExistsError, SchemaError
 from lancelet.spark.options import WriteOptions
 from lancelet.spark.types import arrow_schema, natural_spark_type, same_spark_type
@@ -72,9 +77,12 @@ def discard(uri: str, messages: Iterable[sds.WriterCommitMessage | None]) -> Non
 
 
 def files_version(latest: Manifest | None, overwrite: bool, requested: str | None) -> str:
-    """The file format a job writes: the dataset's when appending to it (or overwriting
-    it without naming one), else the one asked for (lancelet's default when none)."""
-    if latest is not None and (not overwrite or requested is None):
+    """The file format a job writes: the dataset's when appending to it (another one
+    asked for is refused) or overwriting it without naming one, else the one asked
+    for (lancelet's default when none)."""
+    if latest is not None and not overwrite:
+        return check_writable(latest, requested)
+    if latest is not None and requested is None:
         return storage_version(latest.data_storage_version)
     return storage_version(requested)
 
