@@ -36,8 +36,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# The dataset tests run twice: with the default data file format (2.2) and with 2.0.
 unit: $(STAMP)
 	$(BIN)/pytest -q
+	LANCELET_TEST_STORAGE_VERSION=2.0 $(BIN)/pytest -q tests/dataset
 
 # Regenerate src/lancelet/_proto from protos/*.proto.
 protos: $(STAMP)

@@ -10,6 +10,8 @@ import lance
 import pyarrow as pa
 import pytest
 
+from tests.versions import STORAGE_VERSION
+
 
 @dataclass(frozen=True)
 class History:
@@ -24,7 +26,7 @@ class History:
 
 def _build(uri: Path) -> None:
     table = pa.table({"x": list(range(100)), "s": [str(i) for i in range(100)]})
-    lance.write_dataset(table, uri, data_storage_version="2.0", max_rows_per_file=50)
+    lance.write_dataset(table, uri, data_storage_version=STORAGE_VERSION, max_rows_per_file=50)
     lance.write_dataset(table, uri, mode="append")  # v2
     lance.dataset(uri).delete("x < 10")  # v3: deletion files
     lance.dataset(uri).delete("x < 20")  # v4: replacement deletion files

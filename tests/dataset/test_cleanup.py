@@ -18,6 +18,7 @@ from lancelet.dataset.tags import Tags
 from lancelet.errors import CorruptDatasetError, DatasetError, TagError
 from lancelet.transaction.store import DatasetStore
 from tests.dataset.conftest import History
+from tests.versions import STORAGE_VERSION
 
 EIGHT_DAYS_AGO = time.time() - 8 * 86400
 INDEX_A = "11111111-1111-1111-1111-111111111111"
@@ -207,7 +208,7 @@ def test_unverified_files_go_after_seven_days(history: History, tmp_path: Path) 
 def test_latest_is_kept_however_old(tmp_path: Path) -> None:
     uri = tmp_path / "one"
     table = pa.table({"x": [1, 2]})
-    lance.write_dataset(table, uri, data_storage_version="2.0")
+    lance.write_dataset(table, uri, data_storage_version=STORAGE_VERSION)
     before = _files(uri)
     stats = cleanup_old_versions(DatasetStore(uri), timedelta(0), delete_unverified=True)
     assert stats == CleanupStats()

@@ -29,6 +29,7 @@ from lancelet.transaction.operations import encode_transaction
 from lancelet.transaction.store import DatasetStore
 from lancelet.transaction.verify import check_winner
 from tests.dataset.util import snapshot
+from tests.versions import STORAGE_VERSION
 
 TABLE = pa.table({"x": list(range(10))})
 
@@ -39,7 +40,7 @@ def _twins(tmp_path: Path) -> dict[str, tuple[Any, str]]:
     out: dict[str, tuple[Any, str]] = {}
     for lib in (ll, lance):
         uri = str(tmp_path / lib.__name__)
-        lib.write_dataset(TABLE, uri, data_storage_version="2.0")
+        lib.write_dataset(TABLE, uri, data_storage_version=STORAGE_VERSION)
         lib.write_dataset(TABLE, uri, mode="append")
         out[lib.__name__] = (lib, uri)
     return out
@@ -116,7 +117,7 @@ def test_read_version_from_the_future_is_refused(tmp_path: Path) -> None:
 def _keyed(uri: str, writer: Any = ll) -> None:
     """Keys 0..1999 in two fragments of 1,000 rows."""
     table = pa.table({"k": pa.array(range(2000), pa.int64())})
-    writer.write_dataset(table, uri, max_rows_per_file=1000, data_storage_version="2.0")
+    writer.write_dataset(table, uri, max_rows_per_file=1000, data_storage_version=STORAGE_VERSION)
 
 
 def _keys(uri: str) -> list[int]:
@@ -188,7 +189,7 @@ def test_pylance_winners_agree_with_their_manifests(tmp_path: Path) -> None:
     """Every kind of commit pylance makes passes the check (no false alarms)."""
     uri = str(tmp_path / "ds")
     table = pa.table({"k": pa.array(range(2000), pa.int64()), "v": [float(i) for i in range(2000)]})
-    lance.write_dataset(table, uri, max_rows_per_file=500, data_storage_version="2.0")
+    lance.write_dataset(table, uri, max_rows_per_file=500, data_storage_version=STORAGE_VERSION)
     ds = lance.dataset(uri)
     ds.delete("k < 3")
     ds.update({"v": "v + 1"}, where="k > 1990")

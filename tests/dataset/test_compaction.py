@@ -20,6 +20,7 @@ import lancelet as ll
 import lancelet.optimize
 from lancelet.errors import RetryableCommitConflictError, UnsupportedVersionError
 from tests.dataset.util import keyed_table
+from tests.versions import STORAGE_VERSION
 
 Build = tuple[Sequence[int], Sequence[str]]  # rows per append, then deletes
 
@@ -31,7 +32,7 @@ def _build(uri: str, sizes: Sequence[int], deletes: Sequence[str], *, pylance: b
         data = keyed_table(start, start + size)
         mode = "append" if i else "create"
         if pylance:
-            lance.write_dataset(data, uri, mode=mode, data_storage_version="2.0")
+            lance.write_dataset(data, uri, mode=mode, data_storage_version=STORAGE_VERSION)
         else:
             ll.write_dataset(data, uri, mode=mode)
         start += size

@@ -14,6 +14,7 @@ import pytest
 
 from lancelet.dataset.filter import parse_filter, referenced_columns, to_expression
 from lancelet.errors import FilterError
+from tests.versions import STORAGE_VERSION
 
 N = 12
 SMALL = [0, 1, -1, 5, 100, -100, 127, -128, None, 7, 42, 3]
@@ -76,7 +77,7 @@ def table() -> pa.Table:
 @pytest.fixture(scope="module")
 def oracle(table: pa.Table, tmp_path_factory: pytest.TempPathFactory) -> lance.LanceDataset:
     path = Path(tmp_path_factory.mktemp("filter")) / "d"
-    return lance.write_dataset(table, path, data_storage_version="2.0")
+    return lance.write_dataset(table, path, data_storage_version=STORAGE_VERSION)
 
 
 def _ids(table: pa.Table, expression: pc.Expression) -> list[int]:
@@ -386,7 +387,7 @@ def total_order(tmp_path_factory: pytest.TempPathFactory) -> tuple[pa.Table, lan
         }
     )
     path = Path(tmp_path_factory.mktemp("total-order")) / "d"
-    return table, lance.write_dataset(table, path, data_storage_version="2.0")
+    return table, lance.write_dataset(table, path, data_storage_version=STORAGE_VERSION)
 
 
 @pytest.mark.parametrize("sql", TOTAL_ORDER_FILTERS)

@@ -16,11 +16,12 @@ from lancelet.transaction import operations as ops
 from lancelet.transaction.commit import commit_transaction
 from lancelet.transaction.store import DatasetStore
 from tests.dataset.util import keyed_table
+from tests.versions import STORAGE_VERSION
 
 
 def test_columns_added_by_pylance_live_in_a_second_file(tmp_path: Path) -> None:
     uri = str(tmp_path / "ds")
-    ds = lance.write_dataset(keyed_table(0, 500), uri, data_storage_version="2.0")
+    ds = lance.write_dataset(keyed_table(0, 500), uri, data_storage_version=STORAGE_VERSION)
     ds.add_columns({"double_k": "k * 2"})
     ds = lance.dataset(uri)
     assert len(ds.get_fragments()[0].metadata.files) == 2

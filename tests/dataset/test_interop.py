@@ -16,6 +16,7 @@ import pyarrow as pa
 
 import lancelet as ll
 from tests.dataset.util import assert_versions_match, keyed_table
+from tests.versions import STORAGE_VERSION
 
 
 def _deletion_kinds(uri: str) -> set[str]:
@@ -75,7 +76,9 @@ def test_pylance_history_is_read_by_lancelet(tmp_path: Path) -> None:
     uri = str(tmp_path / "ds")
     expected: dict[int, pa.Table] = {}
     base = keyed_table(0, 20_000, seed=1)
-    ds = lance.write_dataset(base, uri, data_storage_version="2.0", max_rows_per_file=8_000)
+    ds = lance.write_dataset(
+        base, uri, data_storage_version=STORAGE_VERSION, max_rows_per_file=8_000
+    )
     expected[ds.version] = current = base
     ds = lance.write_dataset(keyed_table(20_000, 21_000), uri, mode="append")
     expected[ds.version] = current = pa.concat_tables([current, keyed_table(20_000, 21_000)])
@@ -147,7 +150,9 @@ def test_alternating_writers_on_one_dataset(tmp_path: Path) -> None:
 def test_v1_manifest_names_are_read_and_kept(tmp_path: Path) -> None:
     uri = str(tmp_path / "ds")
     first = keyed_table(0, 100)
-    lance.write_dataset(first, uri, data_storage_version="2.0", enable_v2_manifest_paths=False)
+    lance.write_dataset(
+        first, uri, data_storage_version=STORAGE_VERSION, enable_v2_manifest_paths=False
+    )
     ll.write_dataset(keyed_table(100, 200), uri, mode="append")
     names = sorted(n for n in os.listdir(os.path.join(uri, "_versions")) if n.endswith("manifest"))
     assert names == ["1.manifest", "2.manifest"]

@@ -11,10 +11,12 @@ import pyarrow as pa
 import pytest
 
 from lancelet._proto import table_pb2
+from lancelet.file import version as file_version
 from lancelet.table import naming
 from lancelet.table.manifest_file import decode_manifest, encode_manifest
 from lancelet.table.schema import LanceSchema, column_field_ids
 from tests.dataset.util import keyed_table
+from tests.versions import STORAGE_VERSION
 
 
 def _manifests(uri: str) -> list[str]:
@@ -25,7 +27,7 @@ def _manifests(uri: str) -> list[str]:
 @pytest.fixture
 def pylance_uri(tmp_path: Path) -> str:
     uri = str(tmp_path / "ds")
-    ds = lance.write_dataset(keyed_table(0, 100), uri, data_storage_version="2.0")
+    ds = lance.write_dataset(keyed_table(0, 100), uri, data_storage_version=STORAGE_VERSION)
     ds.delete("k < 5")
     ds.update_config({"a": "1"})
     return uri
@@ -39,7 +41,7 @@ def test_pylance_manifest_fields(pylance_uri: str) -> None:
     assert manifest.config == {"a": "1"}
     assert manifest.reader_feature_flags == 1 and manifest.writer_feature_flags == 1 | 8
     assert manifest.max_fragment_id == 0
-    assert manifest.data_format == ("lance", "2.0")
+    assert manifest.data_format == ("lance", STORAGE_VERSION)
     assert manifest.transaction_file.startswith("2-") and manifest.transaction_file.endswith(".txn")
     deletion = manifest.fragments[0].deletion_file
     assert deletion is not None and deletion.num_deleted_rows == 5 and deletion.read_version == 1
@@ -114,10 +116,11 @@ def test_schema_field_ids_match_pylance(tmp_path: Path) -> None:
         },
         schema=schema,
     )
-    ds = lance.write_dataset(table, str(tmp_path / "ds"), data_storage_version="2.0")
+    ds = lance.write_dataset(table, str(tmp_path / "ds"), data_storage_version=STORAGE_VERSION)
     data_file = ds.get_fragments()[0].metadata.files[0]
     ours = LanceSchema.from_arrow(schema)
-    assert column_field_ids(ours) == list(data_file.fields)
+    structural = file_version.by_name(STORAGE_VERSION).structural
+    assert column_field_ids(ours, structural=structural) == list(data_file.fields)
     assert ours.to_arrow().equals(schema, check_metadata=True)
 
 

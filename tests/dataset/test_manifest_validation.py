@@ -22,6 +22,7 @@ from lancelet.table import naming
 from lancelet.transaction.store import DatasetStore
 from tests.fuzz.hostile import CASES, Edit, edited, fragment, message_range
 from tests.fuzz.wire import spans
+from tests.versions import STORAGE_VERSION
 
 
 def _table(n: int = 300) -> pa.Table:
@@ -42,7 +43,7 @@ def uri(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     """Three fragments of 100 rows; fragments 0 and 1 have deletion files."""
     lib: Any = ll if request.param == "lancelet" else lance
     path = tmp_path / request.param
-    lib.write_dataset(_table(), path, max_rows_per_file=100, data_storage_version="2.0")
+    lib.write_dataset(_table(), path, max_rows_per_file=100, data_storage_version=STORAGE_VERSION)
     lib.dataset(path).delete("k < 5 OR (k >= 100 AND k < 103)")
     return path
 
@@ -173,7 +174,9 @@ def test_every_pylance_manifest_passes(tmp_path: Path, version: str) -> None:
 
 def test_stable_row_id_manifests_pass(tmp_path: Path) -> None:
     uri = tmp_path / "ds"
-    lance.write_dataset(_table(), uri, data_storage_version="2.0", enable_stable_row_ids=True)
+    lance.write_dataset(
+        _table(), uri, data_storage_version=STORAGE_VERSION, enable_stable_row_ids=True
+    )
     lance.dataset(uri).delete("k < 3")
     assert ll.dataset(uri).to_table().equals(lance.dataset(uri).to_table())
 

@@ -27,6 +27,7 @@ from lancelet.errors import DatasetError, FilterError, RetryableCommitConflictEr
 from tests.dataset.test_update import unreferenced_files
 from tests.dataset.util import dataset_with_holes, keyed_table, snapshot, without_every_ninth
 from tests.dataset.util import read_by_both as _both
+from tests.versions import STORAGE_VERSION
 
 N = 3000
 Merge = Callable[[Any], Any]  # a builder -> the configured builder
@@ -256,7 +257,9 @@ def test_matched_delete_and_fail(uri: str) -> None:
 
 def test_pylance_merge_insert_reads_the_same_in_lancelet(tmp_path: Path) -> None:
     uri = str(tmp_path / "theirs")
-    lance.write_dataset(keyed_table(0, 500), uri, data_storage_version="2.0", max_rows_per_file=200)
+    lance.write_dataset(
+        keyed_table(0, 500), uri, data_storage_version=STORAGE_VERSION, max_rows_per_file=200
+    )
     source = _changed_values(400, 600)
     lance.dataset(uri).merge_insert(
         "k"

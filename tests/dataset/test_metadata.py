@@ -15,6 +15,7 @@ import lancelet as ll
 from lancelet.errors import SchemaError
 from tests.dataset.util import keyed_table
 from tests.dataset.util import snapshot as _snapshot
+from tests.versions import STORAGE_VERSION
 
 
 @pytest.fixture
@@ -160,7 +161,7 @@ def test_bad_metadata_changes_nothing(
 
 def test_pylance_metadata_read_by_lancelet(tmp_path: Path) -> None:
     uri = str(tmp_path / "ds")
-    lance.write_dataset(keyed_table(0, 50), uri, data_storage_version="2.0")
+    lance.write_dataset(keyed_table(0, 50), uri, data_storage_version=STORAGE_VERSION)
     theirs = lance.dataset(uri)
     theirs.update_schema_metadata({"s": "1"})
     theirs.update_metadata({"t": "2"})

@@ -14,6 +14,7 @@ import pytest
 
 import lancelet as ll
 from lancelet.errors import FilterError, SchemaError, UnsupportedOptionError
+from tests.versions import STORAGE_VERSION
 
 TABLE = pa.table(
     {
@@ -35,7 +36,7 @@ TABLE = pa.table(
 @pytest.fixture(scope="module")
 def twins(tmp_path_factory: pytest.TempPathFactory) -> tuple[lance.LanceDataset, ll.LanceDataset]:
     root = tmp_path_factory.mktemp("projection")
-    lance.write_dataset(TABLE, root / "p", data_storage_version="2.0")
+    lance.write_dataset(TABLE, root / "p", data_storage_version=STORAGE_VERSION)
     ll.write_dataset(TABLE, root / "l", max_rows_per_file=3)  # two fragments
     return lance.dataset(root / "p"), ll.dataset(root / "l")
 
@@ -148,7 +149,7 @@ NARROW = pa.table(
 def narrow(tmp_path_factory: pytest.TempPathFactory) -> tuple[lance.LanceDataset, ll.LanceDataset]:
     root = tmp_path_factory.mktemp("narrow")
     return (
-        lance.write_dataset(NARROW, root / "p", data_storage_version="2.0"),
+        lance.write_dataset(NARROW, root / "p", data_storage_version=STORAGE_VERSION),
         ll.write_dataset(NARROW, root / "l"),
     )
 
@@ -205,7 +206,7 @@ def test_literals_that_do_not_fit_the_column_are_refused(
 
 
 def test_new_columns_keep_pylances_types(tmp_path: Path) -> None:
-    theirs = lance.write_dataset(NARROW, tmp_path / "p", data_storage_version="2.0")
+    theirs = lance.write_dataset(NARROW, tmp_path / "p", data_storage_version=STORAGE_VERSION)
     ours = ll.write_dataset(NARROW, tmp_path / "l")
     for ds in (theirs, ours):
         ds.add_columns({"next": "i16 + 1", "half": "f32 / 2"})
@@ -230,7 +231,7 @@ def test_new_columns_keep_pylances_types(tmp_path: Path) -> None:
 def test_row_ids_and_empty_projections_as_pylance_shapes_them(
     tmp_path: Path, kwargs: dict[str, object]
 ) -> None:
-    theirs = lance.write_dataset(TABLE, tmp_path / "p", data_storage_version="2.0")
+    theirs = lance.write_dataset(TABLE, tmp_path / "p", data_storage_version=STORAGE_VERSION)
     ours = ll.write_dataset(TABLE, tmp_path / "l")  # one fragment each: the same ids
     want, got = theirs.to_table(**kwargs), ours.to_table(**kwargs)
     assert (got.num_rows, got.column_names) == (want.num_rows, want.column_names)

@@ -20,6 +20,7 @@ from lancelet.errors import FilterError, RetryableCommitConflictError, SchemaErr
 from tests.dataset.util import dataset_with_holes, keyed_table, without_every_ninth
 from tests.dataset.util import read_by_both as _both
 from tests.dataset.util import snapshot as _snapshot
+from tests.versions import STORAGE_VERSION
 
 
 @pytest.fixture
@@ -269,7 +270,7 @@ def test_casts_across_type_families_are_refused(uri: str, column: str, dtype: pa
 def test_pylance_casts_read_by_lancelet(tmp_path: Path) -> None:
     uri = str(tmp_path / "ds")
     table = keyed_table(0, 500)
-    lance.write_dataset(table, uri, data_storage_version="2.0", max_rows_per_file=200)
+    lance.write_dataset(table, uri, data_storage_version=STORAGE_VERSION, max_rows_per_file=200)
     theirs = lance.dataset(uri)
     theirs.delete("k % 7 = 0")
     theirs.alter_columns({"path": "k", "data_type": pa.int16()}, {"path": "s", "name": "label"})
@@ -349,7 +350,9 @@ def test_merge_from_other_inputs(tmp_path: Path) -> None:
 
 def test_pylance_merge_read_by_lancelet(tmp_path: Path) -> None:
     uri = str(tmp_path / "ds")
-    lance.write_dataset(keyed_table(0, 600), uri, data_storage_version="2.0", max_rows_per_file=250)
+    lance.write_dataset(
+        keyed_table(0, 600), uri, data_storage_version=STORAGE_VERSION, max_rows_per_file=250
+    )
     lance.dataset(uri).delete("k % 5 = 1")
     extra = _extra(list(range(0, 600, 3)))
     lance.dataset(uri).merge(extra, "k")
@@ -501,7 +504,7 @@ def test_fixed_size_lists_read_after_a_rename(tmp_path: Path) -> None:
     k = np.arange(20, dtype=np.int64)
     vectors = pa.FixedSizeListArray.from_arrays(pa.array(np.repeat(k, 4).astype(np.float32)), 4)
     table = pa.table({"k": k, "vec": vectors})
-    lance.write_dataset(table, uri, data_storage_version="2.0")
+    lance.write_dataset(table, uri, data_storage_version=STORAGE_VERSION)
     assert ll.dataset(uri).to_table().equals(table)
     ll.dataset(uri).alter_columns({"path": "vec", "name": "embedding"})
     assert _both(uri).equals(table.rename_columns(["k", "embedding"]))

@@ -16,6 +16,7 @@ from lancelet.dataset.tags import Tags, format_rfc3339, parse_rfc3339, resolve_v
 from lancelet.errors import TagError, VersionNotFoundError
 from lancelet.transaction.store import DatasetStore
 from tests.dataset.conftest import History
+from tests.versions import STORAGE_VERSION
 
 # Pylance's layout with the values blanked out.
 _SHAPE = re.compile(
@@ -196,7 +197,9 @@ def test_resolve_version(uri: Path) -> None:
 def test_v1_manifest_names(tmp_path: Path) -> None:
     uri = tmp_path / "v1"
     table = pa.table({"x": [1, 2, 3]})
-    lance.write_dataset(table, uri, data_storage_version="2.0", enable_v2_manifest_paths=False)
+    lance.write_dataset(
+        table, uri, data_storage_version=STORAGE_VERSION, enable_v2_manifest_paths=False
+    )
     lance.write_dataset(table, uri, mode="append")
     tags = Tags(DatasetStore(uri))
     tags.create("one", 1)

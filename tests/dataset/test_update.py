@@ -22,6 +22,7 @@ from lancelet.errors import (
 )
 from tests.dataset.util import dataset_with_holes, keyed_table, snapshot, without_every_ninth
 from tests.dataset.util import read_by_both as _both
+from tests.versions import STORAGE_VERSION
 
 N = 3000
 
@@ -188,7 +189,9 @@ def test_casts_like_pylance(tmp_path: Path) -> None:
 
 def test_pylance_update_reads_the_same_in_lancelet(tmp_path: Path) -> None:
     uri = str(tmp_path / "theirs")
-    lance.write_dataset(keyed_table(0, 500), uri, data_storage_version="2.0", max_rows_per_file=200)
+    lance.write_dataset(
+        keyed_table(0, 500), uri, data_storage_version=STORAGE_VERSION, max_rows_per_file=200
+    )
     lance.dataset(uri).update({"v": "v + 1", "s": "'p'"}, where="k % 3 = 0")
     want = lance.dataset(uri).to_table()
     assert ll.dataset(uri).to_table().equals(want)

@@ -7,6 +7,7 @@ describes each data file as pylance itself would (its leaf fields only).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import lance
@@ -16,6 +17,7 @@ import pytest
 import lancelet as ll
 from lancelet.dataset.fragment import write_fragments
 from lancelet.errors import UnsupportedVersionError
+from lancelet.file import LanceFileReader
 from tests.file.gen import ALL_TYPES, random_table
 from tests.file.oracle import assert_same
 
@@ -177,3 +179,22 @@ def test_appending_another_format_is_refused(tmp_path: Path) -> None:
     ll.write_dataset(pa.table({"a": [4]}), uri, mode="append", data_storage_version=None)
     assert lance.dataset(uri).to_table()["a"].to_pylist() == [1, 2, 3, 4]
     assert {(a, b) for _, _, a, b in file_records(uri)} == {(2, 0)}
+
+
+def test_data_files_record_the_dataset_field_ids(tmp_path: Path) -> None:
+    """pylance matches a file's columns to the manifest's by the ids the file's own
+    schema records, so lancelet writes the dataset's ids there, not positions."""
+    uri = str(tmp_path / "ids")
+    table = pa.table({"a": [1, 2], "s": [{"x": 1, "y": "p"}, None], "b": [0.5, 1.5]})
+    ll.write_dataset(table, uri, data_storage_version="2.2")
+    ll.dataset(uri).drop_columns(["a"])
+    ll.dataset(uri).add_columns({"c": "b * 2"})
+    ll.write_dataset(ll.dataset(uri).to_table(), uri, mode="append")
+    ds = lance.dataset(uri)
+    ds.validate()
+    for fragment in ds.get_fragments():
+        for data_file in fragment.metadata.files:
+            reader = LanceFileReader(os.path.join(uri, "data", data_file.path))
+            assert set(data_file.fields) <= set(reader.all_field_ids)
+            assert list(reader.field_ids) == list(data_file.fields)
+    assert ll.dataset(uri).to_table().equals(ds.to_table())

@@ -330,3 +330,41 @@ def test_bad_offsets(offsets: list[int]) -> None:
     data = np.frombuffer(b"\x00\x01\x00", dtype=np.uint8)
     with pytest.raises(CorruptFileError, match="offsets"):
         fsst_decompress(_table_bytes(SYMBOLS), data, np.array(offsets))
+
+
+def _random_values(rng: np.random.Generator, escape_share: float) -> list[bytes]:
+    values = []
+    for _ in range(400):
+        parts = []
+        for _ in range(int(rng.integers(0, 10))):
+            if rng.random() < escape_share:
+                # Runs of escaped 255s and escapes at value starts and ends.
+                parts.append(b"\xff\xff" * int(rng.integers(1, 4)))
+            else:
+                parts.append(bytes([int(rng.integers(0, len(SYMBOLS)))]))
+        values.append(b"".join(parts))
+    return values
+
+
+def test_escape_heavy_streams_match_slow_decoder() -> None:
+    values = _random_values(np.random.default_rng(11), escape_share=0.6)
+    offsets, data = _decode(_table_bytes(SYMBOLS), values)
+    assert _split(offsets, data) == [_slow_decode(SYMBOLS, v) for v in values]
+
+
+def test_payload_bytes_may_exceed_the_symbol_count() -> None:
+    # 5 symbols: 0xfe is only valid as an escaped literal.
+    offsets, data = _decode(_table_bytes(SYMBOLS), [b"\xff\xfe\x00", b"\xff\x07"])
+    assert _split(offsets, data) == [b"\xfehe", b"\x07"]
+
+
+def test_expansion_with_64_bit_offsets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Outputs too big for 32-bit offsets expand through 64-bit ones: same bytes."""
+    from lancelet.file.codecs import fsst
+
+    values = _random_values(np.random.default_rng(12), escape_share=0.2)
+    expected = [_slow_decode(SYMBOLS, v) for v in values]
+    monkeypatch.setattr(fsst, "_INT32_LIMIT", 0)
+    offsets, data = _decode(_table_bytes(SYMBOLS), values)
+    assert offsets.dtype == np.int64
+    assert _split(offsets, data) == expected

@@ -124,7 +124,7 @@ CASES: dict[str, tuple[Edit, str]] = {
     ),
     "file format unlike the dataset's": (
         _set(_file(1), "file_minor_version", 1),
-        "fragment 1: a data file claims format 2.1 in a dataset of format 2.0",
+        "fragment 1: a data file claims format 2.1 in a dataset of format 2.[02]",
     ),
     "parent that does not exist": (
         _set(lambda pb: pb.fields[2], "parent_id", 77),

@@ -25,6 +25,7 @@ from lancelet.spark.options import read_options
 from lancelet.spark.reader import LanceFilteringReader
 from tests.spark.probe import FilterRecorder
 from tests.spark.test_read import mixed_table
+from tests.versions import STORAGE_VERSION
 
 # (SQL predicate, whether the reader takes every filter Spark pushes for it)
 PREDICATES = [
@@ -56,7 +57,9 @@ PREDICATES = [
 @pytest.fixture(scope="module")
 def uri(tmp_path_factory: pytest.TempPathFactory) -> str:
     path = str(tmp_path_factory.mktemp("pushdown") / "ds")
-    lance.write_dataset(mixed_table(0, 90), path, data_storage_version="2.0", max_rows_per_file=40)
+    lance.write_dataset(
+        mixed_table(0, 90), path, data_storage_version=STORAGE_VERSION, max_rows_per_file=40
+    )
     lance.dataset(path).delete("k % 10 = 7")
     return path
 

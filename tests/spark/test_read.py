@@ -19,6 +19,7 @@ from lancelet.spark.options import read_options
 from lancelet.spark.reader import LanceReader, dataset_schema, open_dataset
 from lancelet.spark.types import spark_type
 from tests.spark.util import assert_same_rows
+from tests.versions import STORAGE_VERSION
 
 N = 120
 
@@ -67,7 +68,9 @@ def mixed(tmp_path_factory: pytest.TempPathFactory) -> str:
     """pylance writes 3 versions: 120 rows in fragments of 50, some deleted, 30 appended;
     version 1 is tagged ``first``."""
     uri = str(tmp_path_factory.mktemp("read") / "mixed")
-    lance.write_dataset(mixed_table(0, N), uri, data_storage_version="2.0", max_rows_per_file=50)
+    lance.write_dataset(
+        mixed_table(0, N), uri, data_storage_version=STORAGE_VERSION, max_rows_per_file=50
+    )
     ds = lance.dataset(uri)
     ds.delete("k % 9 = 4")
     lance.write_dataset(mixed_table(N, N + 30), uri, mode="append")
@@ -131,7 +134,7 @@ def test_projection_and_row_ids(spark: SparkSession, mixed: str) -> None:
 def test_missing_column_and_unsupported_type(spark: SparkSession, tmp_path: Path) -> None:
     uri = str(tmp_path / "times")
     table = pa.table({"k": [1, 2], "t": pa.array([1, 2], pa.time64("us"))})
-    lance.write_dataset(table, uri, data_storage_version="2.0")
+    lance.write_dataset(table, uri, data_storage_version=STORAGE_VERSION)
     with pytest.raises(Exception, match=r"column 't'.*time64"):
         spark.read.format("lance").load(uri)
     df = spark.read.format("lance").option("columns", "k").load(uri)
@@ -153,7 +156,9 @@ def test_partitions_split_fragments(spark: SparkSession, mixed: str) -> None:
 
 def test_reader_pins_the_version_it_was_created_at(tmp_path: Path) -> None:
     uri = str(tmp_path / "pinned")
-    lance.write_dataset(mixed_table(0, 40), uri, data_storage_version="2.0", max_rows_per_file=15)
+    lance.write_dataset(
+        mixed_table(0, 40), uri, data_storage_version=STORAGE_VERSION, max_rows_per_file=15
+    )
     options = read_options({"path": uri, "rows_per_partition": "10"})
     schema = dataset_schema(open_dataset(options), options)
     reader = LanceReader(schema, options)
@@ -182,7 +187,9 @@ def test_vectors_read_as_arrays(spark: SparkSession, tmp_path: Path) -> None:
     uri = str(tmp_path / "vectors")
     k = np.arange(20, dtype=np.int64)
     vectors = pa.FixedSizeListArray.from_arrays(pa.array(np.repeat(k, 4).astype(np.float32)), 4)
-    lance.write_dataset(pa.table({"k": k, "vec": vectors}), uri, data_storage_version="2.0")
+    lance.write_dataset(
+        pa.table({"k": k, "vec": vectors}), uri, data_storage_version=STORAGE_VERSION
+    )
     df = spark.read.format("lance").load(uri)
     assert df.schema.simpleString() == "struct<k:bigint,vec:array<float>>"
     _as_read_by_pylance(df, uri)

@@ -24,6 +24,7 @@ from lancelet.spark.compat import PUSHED_READ_PER_QUERY
 from lancelet.spark.source import LanceDataSource
 from lancelet.spark.table import LanceTable
 from tests.spark.probe import PushdownProbe
+from tests.versions import STORAGE_VERSION
 
 
 def rows(start: int, stop: int) -> pa.Table:
@@ -33,7 +34,9 @@ def rows(start: int, stop: int) -> pa.Table:
 
 def _dataset(tmp_path: Path, start: int, stop: int) -> str:
     uri = str(tmp_path / "ds")
-    lance.write_dataset(rows(start, stop), uri, data_storage_version="2.0", max_rows_per_file=40)
+    lance.write_dataset(
+        rows(start, stop), uri, data_storage_version=STORAGE_VERSION, max_rows_per_file=40
+    )
     return uri
 
 

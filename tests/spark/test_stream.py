@@ -16,6 +16,7 @@ from pyspark.sql.streaming import StreamingQuery
 from lancelet.spark.stream import BATCH_KEY, QUERY_KEY
 from tests.spark.test_write import ROWS_SCHEMA, data_files, pylance_rows, rows
 from tests.spark.util import assert_same_rows
+from tests.versions import STORAGE_VERSION
 
 
 def _run(spark: SparkSession, source: Path, out: str, checkpoint: str) -> StreamingQuery:
@@ -69,7 +70,7 @@ def test_sink_refuses_a_schema_mismatch(spark: SparkSession, tmp_path: Path) -> 
     source, out = tmp_path / "in", str(tmp_path / "out")
     source.mkdir()
     pq.write_table(rows(0, 5), source / "0.parquet")
-    lance.write_dataset(pa.table({"k": [1]}), out, data_storage_version="2.0")
+    lance.write_dataset(pa.table({"k": [1]}), out, data_storage_version=STORAGE_VERSION)
     stream = spark.readStream.schema(ROWS_SCHEMA).parquet(str(source))
     with pytest.raises(Exception, match="unexpected"):
         writer = stream.writeStream.format("lance").trigger(availableNow=True)

@@ -18,6 +18,7 @@ import lancelet as ll
 from lancelet.errors import DatasetError, RetryableCommitConflictError, SchemaError
 from lancelet.spark.table import LanceTable
 from tests.spark.test_table import files, pylance_rows, racing_commit, unreferenced_files
+from tests.versions import STORAGE_VERSION
 
 N = 3000
 
@@ -45,7 +46,9 @@ def source_frame(spark: SparkSession, table: pa.Table) -> DataFrame:
 def uri(tmp_path: Path) -> str:
     """pylance writes the target: three fragments of 1000 rows, some deleted."""
     path = str(tmp_path / "target")
-    lance.write_dataset(rows(0, N), path, data_storage_version="2.0", max_rows_per_file=1000)
+    lance.write_dataset(
+        rows(0, N), path, data_storage_version=STORAGE_VERSION, max_rows_per_file=1000
+    )
     lance.dataset(path).delete("id % 97 = 1")
     return path
 

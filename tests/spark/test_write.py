@@ -20,6 +20,7 @@ from lancelet.errors import CommitConflictError, SchemaError
 from lancelet.spark.options import write_options
 from lancelet.spark.writer import LanceWriter
 from tests.spark.util import assert_same_rows
+from tests.versions import STORAGE_VERSION
 
 
 def rows(start: int, stop: int) -> pa.Table:
@@ -90,7 +91,7 @@ def test_data_storage_version(spark: SparkSession, tmp_path: Path, version: str)
 
 def test_overwrite(spark: SparkSession, tmp_path: Path) -> None:
     uri = str(tmp_path / "ds")
-    lance.write_dataset(pa.table({"other": [1, 2]}), uri, data_storage_version="2.0")
+    lance.write_dataset(pa.table({"other": [1, 2]}), uri, data_storage_version=STORAGE_VERSION)
     frame(spark, rows(0, 40)).write.format("lance").mode("overwrite").save(uri)
     assert lance.dataset(uri).version == 2
     assert_same_rows(pylance_rows(uri), rows(0, 40))
@@ -126,9 +127,9 @@ def test_write_options(spark: SparkSession, tmp_path: Path) -> None:
     df.write.format("lance").mode("append").option("max_rows_per_file", 15).save(uri)
     fragments = lance.dataset(uri).get_fragments()
     assert all(f.count_rows() <= 15 for f in fragments) and len(fragments) >= 7
-    assert lance.dataset(uri).data_storage_version == "2.0"
+    assert lance.dataset(uri).data_storage_version == "2.2"
     assert_same_rows(pylance_rows(uri), rows(0, 100))
-    for key, value in (("data_storage_version", "2.2"), ("max_rows_per_file", "0"), ("nope", "1")):
+    for key, value in (("data_storage_version", "2.1"), ("max_rows_per_file", "0"), ("nope", "1")):
         with pytest.raises(Exception, match=key):
             df.write.format("lance").mode("append").option(key, value).save(uri)
     assert lance.dataset(uri).version == 1
@@ -163,7 +164,7 @@ def test_spark_types_round_trip(spark: SparkSession, tmp_path: Path) -> None:
 
 def test_schema_mismatch_fails_before_writing(spark: SparkSession, tmp_path: Path) -> None:
     uri = str(tmp_path / "ds")
-    lance.write_dataset(rows(0, 10), uri, data_storage_version="2.0")
+    lance.write_dataset(rows(0, 10), uri, data_storage_version=STORAGE_VERSION)
     files = data_files(uri)
     wrong = {
         "unexpected": frame(spark, rows(0, 5)).withColumn("extra", F.lit(1)),
@@ -189,7 +190,7 @@ def test_failed_task_commits_nothing_and_leaves_no_files(
     spark: SparkSession, tmp_path: Path
 ) -> None:
     uri = str(tmp_path / "ds")
-    lance.write_dataset(rows(0, 10), uri, data_storage_version="2.0")
+    lance.write_dataset(rows(0, 10), uri, data_storage_version=STORAGE_VERSION)
     files = data_files(uri)
 
     data_dir = os.path.join(uri, "data")
@@ -226,7 +227,7 @@ def test_concurrent_overwrite_fails_the_append(spark: SparkSession, tmp_path: Pa
     """The writer reads the version it appends to when the job starts; an overwrite
     committed before its commit is a conflict, and its files are removed."""
     uri = str(tmp_path / "ds")
-    lance.write_dataset(rows(0, 10), uri, data_storage_version="2.0")
+    lance.write_dataset(rows(0, 10), uri, data_storage_version=STORAGE_VERSION)
     schema = frame(spark, rows(0, 1), 1).schema
     writer = LanceWriter.create(schema, write_options({"path": uri}), overwrite=False)
     messages = [

@@ -31,7 +31,7 @@ from lancelet.file.writer import LanceFileWriter
 from lancelet.table import naming
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
-from lancelet.table.schema import LanceSchema
+from lancelet.table.schema import LanceSchema, file_field_ids
 from lancelet.transaction.operations import MapUpdate, Merge, Project
 from lancelet.transaction.store import DatasetStore
 
@@ -376,7 +376,8 @@ class _DataFiles:
     def add(self, fragment: Fragment, values: pa.Table, schema: LanceSchema) -> Fragment:
         name = naming.data_file_name()
         path = self.store.data_path(name)
-        with LanceFileWriter(path, values.schema, version=self.version) as writer:
+        ids = file_field_ids(schema, values.schema.names)
+        with LanceFileWriter.for_dataset(path, values.schema, ids, version=self.version) as writer:
             writer.write_batch(values)
         self.written.append(path)
         size = os.path.getsize(path)

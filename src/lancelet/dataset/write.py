@@ -22,7 +22,12 @@ from lancelet.file.writer import LanceFileWriter
 from lancelet.table import naming
 from lancelet.table.fragment import DataFile, Fragment
 from lancelet.table.manifest import Manifest
-from lancelet.table.schema import LanceSchema, check_same_columns, column_field_ids
+from lancelet.table.schema import (
+    LanceSchema,
+    check_same_columns,
+    column_field_ids,
+    file_field_ids,
+)
 from lancelet.transaction.store import DatasetStore
 
 DEFAULT_MAX_ROWS_PER_FILE = 1024 * 1024
@@ -199,7 +204,8 @@ class _FileSink:
         self._name = naming.data_file_name()
         path = self._store.data_path(self._name)
         self.paths.append(path)
-        self._writer = LanceFileWriter(path, self._arrow, version=self._version)
+        ids = file_field_ids(self._schema)
+        self._writer = LanceFileWriter.for_dataset(path, self._arrow, ids, version=self._version)
         self._rows = 0
 
     def finish_file(self) -> None:

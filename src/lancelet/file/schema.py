@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import re
 import zoneinfo
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import pyarrow as pa
 
@@ -180,6 +180,24 @@ def to_lance_fields(schema: pa.Schema, first_id: int = 0) -> list[file_pb2.Field
 
     for top in schema:
         visit(top, -1)
+    return out
+
+
+def renumbered(fields: list[file_pb2.Field], ids: Sequence[int], path: str) -> list[file_pb2.Field]:
+    """``fields`` (numbered by position, as :func:`to_lance_fields` numbers them) with
+    the ids ``ids`` in their place, parents renumbered alike."""
+    if len(ids) != len(fields) or len(set(ids)) != len(ids) or min(ids, default=0) < 0:
+        raise SchemaError(
+            f"{path}: {len(ids)} distinct non-negative field ids are needed for "
+            f"{len(fields)} fields, got {list(ids)}"
+        )
+    out = []
+    for field in fields:
+        copy = file_pb2.Field()
+        copy.CopyFrom(field)
+        copy.id = ids[field.id]
+        copy.parent_id = -1 if field.parent_id == -1 else ids[field.parent_id]
+        out.append(copy)
     return out
 
 

@@ -56,7 +56,7 @@ VERSIONS: dict[str, FileVersion] = {
 ALIASES = {"legacy": "0.1", "stable": "2.2", "next": "2.3", "0.3": "2.0"}
 
 # What lancelet writes when a new dataset or file names no version.
-DEFAULT_WRITE = "2.0"
+DEFAULT_WRITE = "2.2"
 
 
 def by_name(requested: str) -> FileVersion:

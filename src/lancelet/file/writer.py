@@ -8,6 +8,7 @@ is the same for all of them (:mod:`lancelet.file.writing`).
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from types import TracebackType
 from typing import Any
 
@@ -68,6 +69,23 @@ class LanceFileWriter:
             )
         chosen = _resolve(where, version)
         self._inner = _writer_class(chosen)(path, schema, chosen, data_cache_bytes, max_page_bytes)
+
+    @classmethod
+    def for_dataset(
+        cls,
+        path: str | os.PathLike[str],
+        schema: pa.Schema,
+        field_ids: Sequence[int],
+        *,
+        version: str | None = None,
+    ) -> LanceFileWriter:
+        """A data file of a dataset, whose own schema records the dataset's field ids
+        (``field_ids``, one per field of ``schema`` in pre-order) as pylance's do: a
+        reader matches a file's columns to the manifest's by them."""
+        writer = cls(path, None, version=version)
+        writer._inner.field_ids = tuple(field_ids)
+        writer._inner.start(schema)
+        return writer
 
     @property
     def path(self) -> str:

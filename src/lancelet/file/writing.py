@@ -16,7 +16,7 @@ from lancelet._proto import encodings_v2_0_pb2 as enc_pb
 from lancelet._proto import file2_pb2, file_pb2
 from lancelet.errors import LanceFileError, SchemaError
 from lancelet.file import container
-from lancelet.file.schema import to_lance_fields
+from lancelet.file.schema import renumbered, to_lance_fields
 from lancelet.file.version import FileVersion
 from lancelet.io import LocalOutputFile, open_output
 
@@ -93,8 +93,10 @@ class FileWriterBase:
         self.closed = False
         self.size_bytes: int | None = None
         self.schema: pa.Schema | None = None
+        # The ids the file's schema records; None: positions (0, 1, ... in pre-order).
+        self.field_ids: tuple[int, ...] | None = None
         if schema is not None:
-            self._start(schema)
+            self.start(schema)
 
     # -- what a version provides ---------------------------------------------------------
 
@@ -110,8 +112,10 @@ class FileWriterBase:
 
     # -- shared ------------------------------------------------------------------------------
 
-    def _start(self, schema: pa.Schema) -> None:
+    def start(self, schema: pa.Schema) -> None:
         self._fields = to_lance_fields(schema)  # rejects unsupported types up front
+        if self.field_ids is not None:
+            self._fields = renumbered(self._fields, self.field_ids, self.path)
         self.schema = schema
         num_columns = self._start_columns(schema)
         self._out = open_output(self.path)
@@ -121,7 +125,7 @@ class FileWriterBase:
         if self.closed:
             raise LanceFileError(f"{self.path}: write_batch after close")
         if self.schema is None:
-            self._start(batch.schema)
+            self.start(batch.schema)
         assert self.schema is not None
         self._check_schema(batch.schema)
         try:

@@ -109,14 +109,29 @@ def column_field_ids(
     """Ids of the fields that own a column in a data file holding ``names`` (default:
     every top-level column), in column order.  This is ``DataFile.fields``; files of
     format 2.1 and later (``structural``) give columns to leaves only."""
+    return [i for i, owns in _walked_ids(schema, names, structural) if owns]
+
+
+def file_field_ids(schema: LanceSchema, names: Sequence[str] | None = None) -> list[int]:
+    """Ids of every field (structs and lists too) of the columns ``names`` (default: all,
+    in the dataset's order), in the pre-order of a data file holding them in that order."""
+    if names is None:
+        return [i for i, _ in _walked_ids(schema, None, False)]
+    return [i for name in names for i, _ in _walked_ids(schema, [name], False)]
+
+
+def _walked_ids(
+    schema: LanceSchema, names: Sequence[str] | None, structural: bool
+) -> list[tuple[int, bool]]:
+    """(id, owns a column) of every field of the columns ``names``, in pre-order."""
     arrow = schema.to_arrow()
     flat = list(schema.fields)
     position = 0
-    ids: list[int] = []
+    out: list[tuple[int, bool]] = []
     wanted = set(arrow.names if names is None else names)
     for top in arrow:
         walked = _walk(top, structural)
         if top.name in wanted:
-            ids += [flat[position + i].id for i, (_, owns) in enumerate(walked) if owns]
+            out += [(flat[position + i].id, owns) for i, (_, owns) in enumerate(walked)]
         position += len(walked)
-    return ids
+    return out

@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
 from numpy.typing import NDArray
 
 from lancelet.errors import CorruptFileError
@@ -62,6 +63,24 @@ class FsstSymbolTable:
     num_symbols: int
     expansions: NDArray[np.uint8]
     lengths: NDArray[np.int64]
+
+    def as_arrow(self, large: bool) -> pa.Array:
+        """The 512 rows as a binary array (``large``: with 64-bit offsets)."""
+        key = "_large" if large else "_small"
+        found = self.__dict__.get(key)
+        if found is None:
+            dtype = np.int64 if large else np.int32
+            offsets = np.zeros(len(self.lengths) + 1, dtype=dtype)
+            np.cumsum(self.lengths, out=offsets[1:])
+            used = np.arange(_MAX_SYMBOL_LEN) < self.lengths[:, None]
+            data = np.ascontiguousarray(self.expansions[used])
+            kind = pa.large_binary() if large else pa.binary()
+            found = pa.Array.from_buffers(
+                kind, len(self.lengths), [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+            )
+            # Frozen, yet worth keeping: every page decode of a column reuses it.
+            self.__dict__[key] = found
+        return found
 
 
 def parse_symbol_table(raw: bytes) -> FsstSymbolTable:
@@ -157,31 +176,40 @@ def _slice_values(
 
 def _expansion_rows(
     data: NDArray[np.uint8], rel: NDArray[np.int64], table: FsstSymbolTable
-) -> NDArray[np.int64]:
+) -> NDArray[np.uint16]:
     """Map each compressed byte to the row of ``table.expansions`` it emits.
 
-    Escapes map to row 255 (length 0) and their payload bytes to 256 + byte.
+    Escapes map to row 255 (length 0) and their payload bytes to 256 + byte.  Escape
+    bytes are rare, so everything about them works on their positions only.
     """
-    n = data.size
-    value_start = np.zeros(n, dtype=bool)
-    starts = rel[:-1]
-    value_start[starts[starts < n]] = True
-    is_escape = _find_escapes(data, value_start)
-    # A payload is the byte right after an escape, inside the same value.
-    after_escape = np.zeros(n, dtype=bool)
-    after_escape[1:] = is_escape[:-1]
-    dangling = is_escape & np.append(value_start[1:], True)
+    rows = data.astype(np.uint16)
+    ff = np.flatnonzero(data == _ESCAPE)
+    escapes = _find_escapes(ff, rel, data.size)
+    payloads = escapes + 1
+    dangling = _is_value_start(payloads, rel, data.size)
     if bool(dangling.any()):
-        pos = int(np.flatnonzero(dangling)[0])
+        pos = int(escapes[np.argmax(dangling)])
         raise CorruptFileError(f"FSST escape at compressed byte {pos} has no payload byte")
-    rows = data.astype(np.int64)
-    rows[after_escape] += 256
-    _check_codes(rows, is_escape, table)
+    rows[payloads] += 256
+    _check_codes(data, escapes, payloads, table)
     return rows
 
 
-def _find_escapes(data: NDArray[np.uint8], value_start: NDArray[np.bool_]) -> NDArray[np.bool_]:
-    """Mark the 255 bytes that act as escapes (not as escaped payloads).
+def _is_value_start(
+    positions: NDArray[np.int64], rel: NDArray[np.int64], n: int
+) -> NDArray[np.bool_]:
+    """Which ``positions`` begin a value, or lie past the last byte."""
+    starts = rel[:-1]
+    out: NDArray[np.bool_] = positions >= n
+    if len(starts):
+        k = np.searchsorted(starts, positions)
+        found = starts[np.minimum(k, len(starts) - 1)] == positions
+        out |= (k < len(starts)) & found
+    return out
+
+
+def _find_escapes(ff: NDArray[np.int64], rel: NDArray[np.int64], n: int) -> NDArray[np.int64]:
+    """The positions among ``ff`` (the 255 bytes, ascending) that act as escapes.
 
     A run of 255 bytes always begins at a code position: the byte before it is
     a non-255 code or a payload, and either is followed by a code.  Inside the
@@ -189,45 +217,59 @@ def _find_escapes(data: NDArray[np.uint8], value_start: NDArray[np.bool_]) -> ND
     counted from the run start.  Runs restart at value starts because each
     value is decoded on its own.
     """
-    n = data.size
-    idx = np.arange(n, dtype=np.int64)
-    is_ff = data == _ESCAPE
-    prev_ff = np.zeros(n, dtype=bool)
-    prev_ff[1:] = is_ff[:-1]
-    run_start = is_ff & (~prev_ff | value_start)
-    last_start = np.maximum.accumulate(np.where(run_start, idx, 0))
-    escapes: NDArray[np.bool_] = is_ff & ((idx - last_start) % 2 == 0)
+    if ff.size == 0:
+        return ff
+    run_start = np.ones(ff.size, dtype=bool)
+    run_start[1:] = ff[1:] != ff[:-1] + 1
+    run_start |= _is_value_start(ff, rel, n)
+    first = ff[run_start][np.cumsum(run_start) - 1]
+    escapes: NDArray[np.int64] = ff[(ff - first) % 2 == 0]
     return escapes
 
 
 def _check_codes(
-    rows: NDArray[np.int64], is_escape: NDArray[np.bool_], table: FsstSymbolTable
+    data: NDArray[np.uint8],
+    escapes: NDArray[np.int64],
+    payloads: NDArray[np.int64],
+    table: FsstSymbolTable,
 ) -> None:
-    """Reject codes that name a symbol the table does not define."""
-    missing = (table.lengths[rows] == 0) & ~is_escape
-    if bool(missing.any()):
-        pos = int(np.flatnonzero(missing)[0])
+    """Reject codes that name a symbol the table does not define.
+
+    Codes at or above the symbol count name no symbol; only escapes and their
+    payloads may hold such bytes.
+    """
+    high = np.flatnonzero(data >= table.num_symbols)
+    if high.size == 0:
+        return
+    allowed = np.concatenate([escapes, payloads])
+    missing = high[~np.isin(high, allowed)]
+    if missing.size:
+        pos = int(missing[0])
         raise CorruptFileError(
-            f"FSST code {int(rows[pos])} at compressed byte {pos} refers to a missing symbol "
+            f"FSST code {int(data[pos])} at compressed byte {pos} refers to a missing symbol "
             f"(the table has {table.num_symbols})"
         )
 
 
+_INT32_LIMIT = 2**31 - 1
+
+
 def _expand(
-    rows: NDArray[np.int64], rel: NDArray[np.int64], table: FsstSymbolTable
+    rows: NDArray[np.uint16], rel: NDArray[np.int64], table: FsstSymbolTable
 ) -> tuple[NDArray[np.int64], NDArray[np.uint8]]:
-    """Emit every row's bytes in order and map value offsets to output offsets."""
-    out_len = table.lengths[rows]
-    cum = np.zeros(rows.size + 1, dtype=np.int64)
-    np.cumsum(out_len, out=cum[1:])
-    total = int(cum[-1])
-    # Every code writes its full 8-byte expansion at its output position, last byte
-    # first: a byte past a symbol's end lands on a later symbol's byte of a smaller
-    # index, which is written after it, so only the real bytes survive.
-    words = np.take(table.expansions, rows, axis=0)
-    buffer = np.empty(total + _MAX_SYMBOL_LEN, dtype=np.uint8)
-    starts = cum[:-1]
-    for k in range(_MAX_SYMBOL_LEN - 1, -1, -1):
-        buffer[starts + k] = words[:, k]
-    out: NDArray[np.uint8] = buffer[:total]
-    return cum[rel], out
+    """Emit every row's bytes in order and map value offsets to output offsets.
+
+    The 512 expansions form a small binary array; taking it at ``rows`` is the
+    expansion, done by Arrow's take kernel in one pass (offsets and bytes).
+    """
+    large = rows.size * _MAX_SYMBOL_LEN > _INT32_LIMIT
+    expanded = table.as_arrow(large).take(pa.array(rows))
+    bufs = expanded.buffers()
+    offsets = np.frombuffer(bufs[1], dtype=np.int64 if large else np.int32)
+    offsets = offsets[expanded.offset : expanded.offset + rows.size + 1]
+    total = int(offsets[-1]) - int(offsets[0])
+    base = int(offsets[0])
+    out: NDArray[np.uint8] = np.frombuffer(bufs[2], dtype=np.uint8)[base : base + total]
+    if len(out) != total:
+        raise CorruptFileError("FSST expansion produced fewer bytes than its offsets name")
+    return offsets[rel].astype(np.int64) - base, out

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from types import ModuleType
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -43,6 +43,7 @@ from lancelet.file.v2_1.read.values import (
     Var,
     concat_values,
     gather_ranges,
+    take_values,
 )
 
 _FASTLANES = 1024
@@ -61,6 +62,15 @@ class MiniBlockCodec(Protocol):
     def num_buffers(self) -> int: ...
 
     def decode(self, buffers: Sequence[Slices], counts: I64) -> Values: ...
+
+
+@runtime_checkable
+class SelectiveCodec(Protocol):
+    """A mini-block codec whose values can be decoded a few at a time (a take)."""
+
+    def decode_selected(self, buffers: Sequence[Slices], counts: I64, index: I64) -> Values:
+        """The values at ``index`` (positions among all the chunks' values) only."""
+        ...
 
 
 class BlockCodec:
@@ -336,6 +346,35 @@ class OutOfLineBitpacking(BlockCodec):
     def decode(self, data: U8, count: int) -> Values:
         return self.decode_chunks(Slices.whole(data), np.array([count], np.int64))
 
+    def decode_at(self, data: U8, count: int, positions: I64) -> Values:
+        """Values ``positions`` (in range, sorted, unique) of a buffer of ``count``:
+        only the packed chunks that hold them are unpacked."""
+        word = self.word_bits // 8
+        dtype = np.dtype(f"<u{word}")
+        chunk_bytes = _FASTLANES * self.bits // 8
+        whole, tail = divmod(count, _FASTLANES)
+        raw_tail = tail > 0 and len(data) == whole * chunk_bytes + tail * word
+        packed_chunks = whole + int(tail > 0 and not raw_tail)
+        expected = whole * chunk_bytes + (
+            tail * word if raw_tail else (packed_chunks - whole) * chunk_bytes
+        )
+        if len(data) != expected:
+            raise corrupt(
+                f"bit-packed ({self.bits} of {self.word_bits} bits) values: buffer holds "
+                f"{len(data)} bytes, {expected} expected"
+            )
+        chunk = positions // _FASTLANES
+        out = np.empty(len(positions), dtype=dtype)
+        packed = chunk < packed_chunks
+        ids = np.unique(chunk[packed])
+        widths = np.full(len(ids), self.bits, np.int64)
+        unpacked = _unpack_grouped(data, ids * chunk_bytes, widths, self.word_bits)
+        out[packed] = unpacked[np.searchsorted(ids, chunk[packed]), positions[packed] % _FASTLANES]
+        if not bool(packed.all()):
+            raw = np.ascontiguousarray(data[whole * chunk_bytes :]).view(dtype)
+            out[~packed] = raw[positions[~packed] - whole * _FASTLANES]
+        return Fixed(out.view(np.uint8), self.word_bits, len(out))
+
     def decode_chunks(self, buffers: Slices, counts: I64) -> Values:
         word = self.word_bits // 8
         chunk_bytes = _FASTLANES * self.bits // 8
@@ -504,11 +543,24 @@ class FsstMiniBlock:
         return parse_symbol_table(self.raw_table)
 
     def decode(self, buffers: Sequence[Slices], counts: I64) -> Values:
+        inner = self._compressed(buffers, counts)
+        offsets, data = fsst_decompress(self.table, inner.data, inner.offsets)
+        return Var(offsets, data)
+
+    def decode_selected(self, buffers: Sequence[Slices], counts: I64, index: I64) -> Values:
+        # Every value is compressed on its own: expand only the ones asked for.
+        picked = take_values(self._compressed(buffers, counts), index)
+        assert isinstance(picked, Var)
+        offsets, data = fsst_decompress(self.table, picked.data, picked.offsets)
+        return Var(offsets, data)
+
+    def _compressed(self, buffers: Sequence[Slices], counts: I64) -> Var:
         inner = self.inner.decode(buffers, counts)
         if not isinstance(inner, Var):
             raise corrupt("FSST values do not decode to variable-width values")
-        offsets, data = fsst_decompress(self.table, inner.data, inner.offsets)
-        return Var(offsets, data)
+        if inner.count != int(counts.sum()):
+            raise corrupt(f"the chunks hold {inner.count} values, {int(counts.sum())} expected")
+        return inner
 
 
 def _fsst(msg: pb.Fsst, build: Builder) -> MiniBlockCodec:

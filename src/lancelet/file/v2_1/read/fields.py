@@ -20,7 +20,7 @@ from lancelet._proto import encodings_v2_1_pb2 as pb
 from lancelet.errors import CorruptFileError, LanceFileError
 from lancelet.file.container import ColumnInfo, Page, RangeSource
 from lancelet.file.v2_0.fields import concat_pages
-from lancelet.file.v2_1.read import blob, fullzip
+from lancelet.file.v2_1.read import blob, fullzip, miniblock
 from lancelet.file.v2_1.read.constant import ConstantPage
 from lancelet.file.v2_1.read.context import PageRef, guarded
 from lancelet.file.v2_1.read.layout import Kind, Node
@@ -130,14 +130,66 @@ class LeafColumn:
 
     def take(self, rows: I64) -> list[LeafRows]:
         """Sorted, unique rows."""
+        if not len(rows):
+            return []
         page_of = np.searchsorted(self.starts, rows, side="right") - 1
+        numbers, first = np.unique(page_of, return_index=True)
+        pieces = np.split(rows, first[1:])
+        wanted = {
+            page_no: piece - self.starts[page_no]
+            for page_no, piece in zip(numbers.tolist(), pieces, strict=True)
+        }
         out = []
-        for page_no in np.unique(page_of).tolist():
-            lo, hi = np.searchsorted(page_of, [page_no, page_no + 1])
-            local = rows[lo:hi] - self.starts[page_no]
-            page = self.decoder(page_no).take(local)
-            out.append(self._rows_of(page, len(local), page_no))
+        for run in self._runs(list(wanted)):
+            batched = self._take_batch(run, [wanted[p] for p in run]) if len(run) > 1 else None
+            if batched is not None:
+                out.append(batched)
+                continue
+            for page_no in run:
+                page = self.decoder(page_no).take(wanted[page_no])
+                out.append(self._rows_of(page, len(wanted[page_no]), page_no))
         return out
+
+    def _runs(self, page_numbers: list[int]) -> list[list[int]]:
+        """The pages in order, consecutive ones that decode alike in one run."""
+        runs: list[list[int]] = []
+        last_key = None
+        for page_no in page_numbers:
+            decoder = self.decoder(page_no)
+            key = decoder.batch_key if isinstance(decoder, MiniBlockPage) else None
+            if key is not None and key == last_key:
+                runs[-1].append(page_no)
+            else:
+                runs.append([page_no])
+            last_key = key
+        return runs
+
+    def _take_batch(self, run: list[int], rows: list[I64]) -> LeafRows | None:
+        """Rows of a run of mini-block pages, their chunks decoded in one batch; None
+        when the batch fails (the pages are then read one by one, whose errors name
+        the damaged page)."""
+        pages = [self.info.pages[p] for p in run]
+        lo = min(p.buffer_offsets[1] for p in pages)
+        hi = max(p.buffer_offsets[1] + p.buffer_sizes[1] for p in pages)
+        base = np.frombuffer(self.source.read(lo, hi - lo), dtype=np.uint8)
+        decoders = [self.decoder(p) for p in run]
+        try:
+            page = miniblock.take_pages(
+                [d for d in decoders if isinstance(d, MiniBlockPage)],
+                base,
+                [p.buffer_offsets[1] - lo for p in pages],
+                rows,
+            )
+            return self._rows_of(page, sum(len(r) for r in rows), run[0])
+        except (
+            LanceFileError,
+            pa.ArrowInvalid,
+            pa.ArrowIndexError,
+            IndexError,
+            ValueError,
+            OverflowError,
+        ):
+            return None
 
     def _rows_of(self, page: LevelledPage, rows: int, page_no: int) -> LeafRows:
         ref = self.ref(page_no)

@@ -16,6 +16,7 @@ all of them in one batch per buffer kind.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -24,12 +25,21 @@ import pyarrow as pa
 
 from lancelet._proto import encodings_v2_1_pb2 as pb
 from lancelet.errors import CorruptFileError
+from lancelet.file.v2_0.fields import concat_pages
 from lancelet.file.v2_1.read import compression
 from lancelet.file.v2_1.read.arrow import dictionary_array, to_arrow
 from lancelet.file.v2_1.read.context import PageRef, guarded
 from lancelet.file.v2_1.read.levels import LayerShape, check_levels, visible
 from lancelet.file.v2_1.read.page import LevelledPage
-from lancelet.file.v2_1.read.values import I64, U8, Slices, gather_ranges
+from lancelet.file.v2_1.read.values import (
+    I64,
+    U8,
+    Fixed,
+    Slices,
+    Values,
+    gather_ranges,
+    take_values,
+)
 
 _ALIGN = 8
 _MAX_LOG = 15
@@ -55,6 +65,17 @@ class _Decoded:
     defs: np.ndarray | None
     values: pa.Array
     level_starts: I64  # per decoded chunk: its first entry
+    num_levels: int
+
+
+@dataclass(frozen=True)
+class _Raw:
+    """:class:`_Decoded` before its values become Arrow."""
+
+    rep: np.ndarray | None
+    defs: np.ndarray | None
+    values: Values
+    level_starts: I64
     num_levels: int
 
 
@@ -124,7 +145,7 @@ class MiniBlockPage:
         if len(words) == 0:
             if items:
                 raise CorruptFileError(f"no chunks for {items} items")
-            self.counts = counts
+            self.counts = self.item_starts = counts
             return
         if bool(np.any(logs[:-1] == 0)):
             raise CorruptFileError("a chunk other than the last has no value count")
@@ -137,17 +158,19 @@ class MiniBlockPage:
 
     def _row_index(self, index: U8 | None, depth: int) -> None:
         n = len(self.counts)
-        self.preamble = np.zeros(n, dtype=bool)
-        self.trailer = np.zeros(n, dtype=bool)
         self.indexed = True
         if not self.has_rep:
-            rows = self.counts
+            # A row is an item: the chunk value counts are the row index.
             if int(self.layout.num_items) != self._rows:
                 raise CorruptFileError(
                     f"a page without lists holds {self.layout.num_items} items "
                     f"for {self._rows} rows"
                 )
-        elif index is None:
+            self.chunk_rows, self.first_row = self.counts, self.item_starts
+            return
+        self.preamble = np.zeros(n, dtype=bool)
+        self.trailer = np.zeros(n, dtype=bool)
+        if index is None:
             self.indexed = False  # rows are found by decoding the whole page
             rows = np.zeros(n, dtype=np.int64)
         else:
@@ -185,19 +208,66 @@ class MiniBlockPage:
                 f"a dictionary of {items} items in {len(self._dict_buffer)} bytes"
             )
         codec = compression.block_codec(self.layout.dictionary)
-        dtype = self.dtype.value_type if pa.types.is_dictionary(self.dtype) else self.dtype
-        return to_arrow(codec.decode(self._dict_buffer, items), dtype)
+        return to_arrow(codec.decode(self._dict_buffer, items), self._item_type)
+
+    @property
+    def _item_type(self) -> pa.DataType:
+        return self.dtype.value_type if pa.types.is_dictionary(self.dtype) else self.dtype
+
+    def _few_from_dictionary(self, indices: Values) -> pa.Array | None:
+        """The items ``indices`` point at, decoding only those when the dictionary's
+        codec can and they are few (a take); None: decode the whole dictionary."""
+        items = int(self.layout.num_dictionary_items)
+        codec = compression.block_codec(self.layout.dictionary)
+        if (
+            "dictionary" in self.__dict__
+            or not isinstance(codec, compression.OutOfLineBitpacking)
+            or not isinstance(indices, Fixed)
+            or indices.bits not in (8, 16, 32, 64)
+            or 16 * indices.count > items
+            or pa.types.is_dictionary(self.dtype)
+        ):
+            return None
+        assert self._dict_buffer is not None
+        raw = indices.as_uint().astype(np.int64)
+        if len(raw) and int(raw.max()) >= items:
+            raise CorruptFileError(
+                f"a dictionary index {int(raw.max())} is past the {items} dictionary items"
+            )
+        wanted, inverse = np.unique(raw, return_inverse=True)
+        entries = to_arrow(codec.decode_at(self._dict_buffer, items, wanted), self._item_type)
+        return entries.take(pa.array(inverse.reshape(-1)))
 
     # -- decoding chunks --------------------------------------------------------------
 
     def _decode(self, ids: I64) -> _Decoded:
-        data = self.data
-        starts, sizes, counts = self.offsets[ids], self.sizes[ids], self.counts[ids]
+        raw = self._decode_raw(self.data, self.offsets[ids], self.sizes[ids], self.counts[ids])
+        return _Decoded(
+            raw.rep, raw.defs, self._to_arrow(raw.values), raw.level_starts, raw.num_levels
+        )
+
+    def _to_arrow(self, values: Values, few: bool = False) -> pa.Array:
+        """``few``: values of a take, whose dictionary items may be decoded alone."""
+        if self._dict_buffer is not None:
+            found = self._few_from_dictionary(values) if few else None
+            if found is not None:
+                return found
+            return dictionary_array(values, self.dictionary, self.dtype, None)
+        return to_arrow(values, self.dtype)
+
+    def _decode_raw(
+        self, data: U8, starts: I64, sizes: I64, counts: I64, select: I64 | None = None
+    ) -> _Raw:
+        """Chunks at ``starts`` of ``data`` (their sizes and value counts given), decoded
+        with this page's codecs but not yet made Arrow; any page with the same
+        :attr:`batch_key` decodes the same way, so chunks of several pages may come in
+        one batch.  With ``select`` (positions among the chunks' values), the values
+        are only those; codecs that can leave the others undecoded do."""
         nbuf = int(self.layout.num_buffers)
         big = 4 if self.layout.has_large_chunk else 2
         small_fields = 1 + int(self.has_rep) + int(self.has_def)
         header = int(_pad(np.array([2 * small_fields + big * nbuf]))[0])
-        if len(ids) and int(sizes.min()) < header:
+        if len(starts) and int(sizes.min()) < header:
             raise CorruptFileError("a chunk is smaller than its header")
         fields = [_le(data, starts + 2 * k, 2) for k in range(small_fields)]
         buf_sizes = [_le(data, starts + 2 * small_fields + big * j, big) for j in range(nbuf)]
@@ -229,20 +299,24 @@ class MiniBlockPage:
             )
         if rep is None and defs is not None and bool(np.any(num_levels != counts)):
             raise CorruptFileError("a chunk without lists has more level entries than values")
-        values = self.value_codec.decode(value_slices, counts)
-        if values.count != int(counts.sum()):
-            raise CorruptFileError(
-                f"the chunks decode to {values.count} values, {int(counts.sum())} expected"
-            )
-        if self._dict_buffer is not None:
-            arr = dictionary_array(values, self.dictionary, self.dtype, None)
-        else:
-            arr = to_arrow(values, self.dtype)
+        values = self._values(value_slices, counts, select)
         total_levels = (
             int(num_levels.sum()) if (self.has_rep or self.has_def) else int(counts.sum())
         )
         per_chunk = num_levels if (self.has_rep or self.has_def) else counts
-        return _Decoded(rep, defs, arr, np.cumsum(per_chunk) - per_chunk, total_levels)
+        return _Raw(rep, defs, values, np.cumsum(per_chunk) - per_chunk, total_levels)
+
+    def _values(self, slices: list[Slices], counts: I64, select: I64 | None) -> Values:
+        codec = self.value_codec
+        expected = int(counts.sum())
+        if select is not None and isinstance(codec, compression.SelectiveCodec):
+            return codec.decode_selected(slices, counts, select)
+        values = codec.decode(slices, counts)
+        if values.count != expected:
+            raise CorruptFileError(
+                f"the chunks decode to {values.count} values, {expected} expected"
+            )
+        return values if select is None else take_values(values, select)
 
     @staticmethod
     def _levels(
@@ -346,14 +420,12 @@ class MiniBlockPage:
         if int(rows[0]) < 0 or int(rows[-1]) >= self._rows or bool(np.any(np.diff(rows) <= 0)):
             raise IndexError(f"rows to take must be sorted, unique and inside {self._rows}")
         if not self.has_rep:
-            chunk = np.searchsorted(self.item_starts, rows, side="right") - 1
-            ids = np.unique(chunk)
-            decoded = self._decode(ids)
-            local = (
-                decoded.level_starts[np.searchsorted(ids, chunk)] + rows - self.item_starts[chunk]
+            ids, local = self._flat_positions(rows, np.zeros(1, np.int64))
+            raw = self._decode_raw(
+                self.data, self.offsets[ids], self.sizes[ids], self.counts[ids], local
             )
-            defs = None if decoded.defs is None else decoded.defs[local]
-            return self._page(None, defs, decoded.values.take(pa.array(local)))
+            defs = None if raw.defs is None else raw.defs[local]
+            return self._page(None, defs, self._to_arrow(raw.values, few=True))
         ids = self._chunks_for_rows(rows)
         decoded = self._decode(ids)
         positions = self._row_starts(decoded, ids)
@@ -376,6 +448,32 @@ class MiniBlockPage:
             None if decoded.defs is None else decoded.defs[picks],
             decoded.values.take(pa.array(value_picks)),
         )
+
+    def _flat_positions(self, rows: I64, first: I64) -> tuple[I64, I64]:
+        """Without lists: the chunks holding ``rows`` and where each row lies among
+        those chunks' values decoded back to back after ``first[0]`` others."""
+        chunk = np.searchsorted(self.item_starts, rows, side="right") - 1
+        ids = np.unique(chunk)
+        before = np.cumsum(self.counts[ids]) - self.counts[ids] + first[0]
+        first[0] += int(self.counts[ids].sum())
+        return ids, before[np.searchsorted(ids, chunk)] + rows - self.item_starts[chunk]
+
+    @cached_property
+    def batch_key(self) -> bytes | None:
+        """Pages of one column with the same key decode their chunks alike (one
+        batch for a take); None: this page takes rows on its own."""
+        if self.has_rep:
+            return None
+        layout = self.layout
+        parts = [
+            layout.value_compression.SerializeToString(deterministic=True),
+            layout.def_compression.SerializeToString(deterministic=True),
+            bytes(
+                repr((tuple(layout.layers), layout.num_buffers, layout.has_large_chunk)), "ascii"
+            ),
+            b"dict" if self._dict_buffer is not None else b"",
+        ]
+        return b"\0".join(len(p).to_bytes(8, "little") + p for p in parts)
 
     def _chunks_for_rows(self, rows: I64) -> I64:
         n = len(self.counts)
@@ -411,3 +509,35 @@ class MiniBlockPage:
 
 def _cut(levels: np.ndarray | None, lo: int, hi: int) -> np.ndarray | None:
     return None if levels is None else levels[lo:hi]
+
+
+def take_pages(
+    pages: Sequence[MiniBlockPage], base: U8, data_at: Sequence[int], rows: Sequence[I64]
+) -> LevelledPage:
+    """Rows of several pages of one column that share a :attr:`~MiniBlockPage.batch_key`
+    (no lists), their chunks decoded in one batch: ``base`` holds every page's chunk
+    buffer, page ``i``'s at ``data_at[i]``; ``rows[i]`` are page-relative (sorted,
+    unique, in range).  Errors name no page: callers retry page by page to find it."""
+    first = pages[0]
+    starts, sizes, counts, picks = [], [], [], []
+    done = np.zeros(1, np.int64)
+    for page, at, wanted in zip(pages, data_at, rows, strict=True):
+        ids, local = page._flat_positions(wanted, done)
+        starts.append(page.offsets[ids] + at)
+        sizes.append(page.sizes[ids])
+        counts.append(page.counts[ids])
+        picks.append(local)
+    local = np.concatenate(picks)
+    raw = first._decode_raw(
+        base, np.concatenate(starts), np.concatenate(sizes), np.concatenate(counts), local
+    )
+    defs = None if raw.defs is None else raw.defs[local]
+    values = raw.values
+    if first._dict_buffer is None:
+        return first._page(None, defs, to_arrow(values, first.dtype))
+    parts, at_value = [], 0
+    for page, wanted in zip(pages, rows, strict=True):
+        part = take_values(values, np.arange(at_value, at_value + len(wanted)))
+        parts.append(page._to_arrow(part, few=True))
+        at_value += len(wanted)
+    return first._page(None, defs, concat_pages(parts))

@@ -161,3 +161,40 @@ def concat_values(parts: list[Values]) -> Values:
             ]
         )
     return Fsl(items, first.dimension, valid, sum(p.count for p in lists))
+
+
+def take_values(values: Values, index: I64) -> Values:
+    """The values at ``index`` (positions among ``values``, in range), same kind."""
+    if isinstance(values, Fixed):
+        return _take_fixed(values, index)
+    if isinstance(values, Bits):
+        per = values.bits_per_value
+        picked = values.bits[: values.count * per].reshape(values.count, per)[index]
+        return Bits(picked.reshape(-1), per, len(index))
+    if isinstance(values, Var):
+        starts = values.offsets[index]
+        lengths = values.offsets[index + 1] - starts
+        offsets = np.zeros(len(index) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        return Var(offsets, values.data[gather_ranges(starts, lengths)])
+    if isinstance(values, Packed):
+        fields = tuple(_take_fixed(f, index) for f in values.fields)
+        return Packed(fields, len(index))
+    dim = values.dimension
+    items = gather_ranges(index * dim, np.full(len(index), dim, dtype=np.int64))
+    valid = None if values.validity is None else values.validity[items]
+    return Fsl(take_values(values.items, items), dim, valid, len(index))
+
+
+def _take_fixed(values: Fixed, index: I64) -> Fixed:
+    width = values.bits // 8
+    if len(values.data) < values.count * width:
+        raise CorruptFileError(
+            f"{values.count} values of {values.bits} bits in {len(values.data)} bytes"
+        )
+    data = np.ascontiguousarray(values.data[: values.count * width])
+    if width in (1, 2, 4, 8):
+        picked = data.view(f"<u{width}")[index]
+    else:
+        picked = data.reshape(values.count, width)[index]
+    return Fixed(picked.reshape(-1).view(np.uint8), values.bits, len(index))
