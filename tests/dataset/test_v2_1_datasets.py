@@ -16,7 +16,7 @@ import pytest
 
 import lancelet as ll
 from lancelet.dataset.fragment import write_fragments
-from lancelet.errors import UnsupportedOptionError
+from lancelet.errors import UnsupportedVersionError
 from lancelet.file import LanceFileReader
 from tests.file.gen import ALL_TYPES, random_table
 from tests.file.oracle import assert_same
@@ -125,7 +125,7 @@ def test_compaction_keeps_the_dataset_format(tmp_path: Path) -> None:
         ll.write_dataset(part, uri, mode="append", data_storage_version="2.0")
     before = file_records(uri)
     # pylance would leave 2.2 files in a 2.0 dataset; lancelet refuses to mix formats.
-    with pytest.raises(UnsupportedOptionError, match="mixed formats"):
+    with pytest.raises(UnsupportedVersionError, match="mixed formats"):
         ll.dataset(uri).optimize.compact_files(data_storage_version="2.2")
     assert file_records(uri) == before
     ll.dataset(uri).optimize.compact_files(data_storage_version="2.0")
@@ -167,6 +167,18 @@ def test_row_operations_write_the_dataset_format(tmp_path: Path, version: str) -
     assert got.filter(pa.compute.equal(got["k"], 12))["twice"].to_pylist() == [24]
     assert got.filter(pa.compute.equal(got["k"], 14))["tag"].to_pylist() == ["0"]
     assert_same(got, ll.dataset(uri).to_table().sort_by("k"))
+
+
+def test_appending_another_format_is_refused(tmp_path: Path) -> None:
+    """pylance would add 2.2 files to a 2.0 dataset; lancelet writes no mixed formats."""
+    uri = str(tmp_path / "ds")
+    ll.write_dataset(pa.table({"a": [1, 2]}), uri, data_storage_version="2.0")
+    with pytest.raises(UnsupportedVersionError, match="mixed formats"):
+        ll.write_dataset(pa.table({"a": [3]}), uri, mode="append", data_storage_version="2.2")
+    ll.write_dataset(pa.table({"a": [3]}), uri, mode="append", data_storage_version="2.0")
+    ll.write_dataset(pa.table({"a": [4]}), uri, mode="append", data_storage_version=None)
+    assert lance.dataset(uri).to_table()["a"].to_pylist() == [1, 2, 3, 4]
+    assert {(a, b) for _, _, a, b in file_records(uri)} == {(2, 0)}
 
 
 def test_data_files_record_the_dataset_field_ids(tmp_path: Path) -> None:

@@ -30,8 +30,13 @@ import pyarrow as pa
 from pyroaring import BitMap
 
 from lancelet.dataset.scanner import LanceScanner
-from lancelet.dataset.write import discard_data_files, storage_version, write_fragment_files
-from lancelet.errors import CorruptDatasetError, UnsupportedOptionError
+from lancelet.dataset.write import (
+    check_writable,
+    discard_data_files,
+    storage_version,
+    write_fragment_files,
+)
+from lancelet.errors import CorruptDatasetError, UnsupportedVersionError
 from lancelet.table import features
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
@@ -307,15 +312,10 @@ def files_version(manifest: Manifest, settings: CompactionSettings, where: str) 
     """The format compacted files are written in: the dataset's.  pylance writes the
     one ``data_storage_version`` names, leaving a dataset of mixed formats; lancelet
     refuses that rather than ignore the option."""
-    version = storage_version(manifest.data_storage_version)
-    asked = settings.data_storage_version
-    if asked is not None and storage_version(asked) != version:
-        raise UnsupportedOptionError(
-            f"{where}: compaction with data_storage_version={asked!r} would leave Lance "
-            f"{storage_version(asked)} files in a dataset of format {version}; lancelet "
-            "does not write datasets of mixed formats"
-        )
-    return version
+    try:
+        return check_writable(manifest, settings.data_storage_version)
+    except UnsupportedVersionError as exc:
+        raise UnsupportedVersionError(f"{where}: compaction: {exc}") from exc
 
 
 def plan_bins(

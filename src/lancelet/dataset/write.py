@@ -38,15 +38,18 @@ def storage_version(requested: str | None) -> str:
     return file_version.writable(requested).name
 
 
-def check_writable(manifest: Manifest, requested: str | None = None) -> None:
-    """Refuse to add files to a dataset whose data file version lancelet cannot write,
-    or in another version than the dataset's."""
-    storage_version(manifest.data_storage_version)
-    if requested is not None and storage_version(requested) != manifest.data_storage_version:
+def check_writable(manifest: Manifest, requested: str | None = None) -> str:
+    """The format of files added to a dataset: its own.  Refuse a dataset whose data
+    file version lancelet cannot write, and another version asked for: pylance would
+    add files of that version, leaving a dataset of mixed formats, which lancelet
+    does not write."""
+    version = storage_version(manifest.data_storage_version)
+    if requested is not None and storage_version(requested) != version:
         raise UnsupportedVersionError(
-            f"data_storage_version {requested!r}: the dataset holds "
-            f"{manifest.data_storage_version} files"
+            f"data_storage_version {requested!r}: the dataset holds Lance {version} files, "
+            "and lancelet does not write datasets of mixed formats"
         )
+    return version
 
 
 def _from_pandas(data: Any) -> pa.Table | None:
@@ -136,7 +139,7 @@ def prepare(
     where: str,
 ) -> Prepared:
     if latest is not None and mode == "append":
-        version = storage_version(latest.data_storage_version)
+        version = check_writable(latest, data_storage_version)
         schema = latest.schema
         return Prepared(conform(reader, schema.to_arrow(), where), schema, True, version)
     if data_storage_version is None and latest is not None:

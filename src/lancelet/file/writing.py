@@ -22,6 +22,7 @@ from lancelet.io import LocalOutputFile, open_output
 
 DEFAULT_DATA_CACHE_BYTES = 8 * 1024 * 1024
 DEFAULT_MAX_PAGE_BYTES = 32 * 1024 * 1024
+_PAD = b"H"  # the byte pylance pads buffers with (72), so files can match byte for byte
 
 
 class PageSink:
@@ -35,7 +36,7 @@ class PageSink:
     def write_buffer(self, data: pa.Buffer | bytes) -> tuple[int, int]:
         pad = container.padding(self.out.position)
         if pad:
-            self.out.write(b"\0" * pad)
+            self.out.write(_PAD * pad)
         position = self.out.position
         self.out.write(data)
         return position, len(memoryview(data))

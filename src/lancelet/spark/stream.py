@@ -20,7 +20,6 @@ import pyarrow as pa
 from pyspark.sql import datasource as sds
 from pyspark.sql import types as st
 
-from lancelet.dataset.write import storage_version
 from lancelet.errors import CorruptDatasetError, VersionNotFoundError
 from lancelet.spark.options import WriteOptions
 from lancelet.spark.types import arrow_schema
@@ -92,9 +91,9 @@ class LanceStreamWriter(sds.DataSourceStreamArrowWriter):
         self.new_schema = arrow_schema(spark, self.uri)
         found = DatasetStore(self.uri).latest_manifest()
         latest = found[0] if found else None
-        if latest is None or overwrite:
-            storage_version(options.data_storage_version)
-        # Refuse a schema mismatch when the query starts, not at its first batch.
+        # Refuse an unwritable format, or one the dataset does not hold, when the query
+        # starts, not at its first batch; and a schema mismatch likewise.
+        files_version(latest, overwrite, options.data_storage_version)
         target_schema(spark, latest, not overwrite, self.uri)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> LanceCommitMessage:

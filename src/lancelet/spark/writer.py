@@ -77,12 +77,12 @@ def discard(uri: str, messages: Iterable[sds.WriterCommitMessage | None]) -> Non
 
 
 def files_version(latest: Manifest | None, overwrite: bool, requested: str | None) -> str:
-    """The file format a job writes: the dataset's when appending to it (or overwriting
-    it without naming one), else the one asked for (lancelet's default when none).  An
-    append that names another format than the dataset's is refused."""
+    """The file format a job writes: the dataset's when appending to it (another one
+    asked for is refused) or overwriting it without naming one, else the one asked
+    for (lancelet's default when none)."""
     if latest is not None and not overwrite:
-        check_writable(latest, requested)
-    if latest is not None and (not overwrite or requested is None):
+        return check_writable(latest, requested)
+    if latest is not None and requested is None:
         return storage_version(latest.data_storage_version)
     return storage_version(requested)
 

@@ -65,10 +65,12 @@ class FsstTable:
 
 @dataclass(frozen=True)
 class _Lookup:
-    long_value: U64  # per hash slot: the symbol of 3+ bytes there (0: none)
-    long_length: I64  # its length (0: none)
+    long_value: U64  # per hash slot: the symbol of 3+ bytes there (1 when none: no match)
+    long_mask: U64  # the symbol's bytes as a mask (0 when none)
+    long_length: I64
     long_code: I64
-    pair_code: I64  # 65536 entries: code of the 2-byte symbol, -1 for none
+    short_code: I64  # per 2-byte prefix: the 2-byte symbol's code, else the first byte's
+    short_length: I64  # 2 or 1
     byte_code: I64  # 256 entries: code of the 1-byte symbol, -1 for none
 
 
@@ -80,23 +82,31 @@ def _hash(prefix3: U64) -> I64:
 
 def _lookup(table: FsstTable) -> _Lookup:
     slots = 1 << _HASH_BITS
-    long_value = np.zeros(slots, dtype=np.uint64)
+    long_value = np.ones(slots, dtype=np.uint64)
+    long_mask = np.zeros(slots, dtype=np.uint64)
     long_length = np.zeros(slots, dtype=np.int64)
     long_code = np.zeros(slots, dtype=np.int64)
-    pair_code = np.full(1 << 16, -1, dtype=np.int64)
-    byte_code = np.full(256, -1, dtype=np.int64)
     codes = np.arange(table.size, dtype=np.int64)
     long = table.lengths >= 3
     slot = _hash(table.values[long] & np.uint64(0xFFFFFF))
     # Symbols are unique per slot by construction (see _admit); assign them.
     long_value[slot] = table.values[long]
+    long_mask[slot] = _MASKS[table.lengths[long]]
     long_length[slot] = table.lengths[long]
     long_code[slot] = codes[long]
-    two = table.lengths == 2
-    pair_code[table.values[two].astype(np.int64)] = codes[two]
+    byte_code = np.full(256, -1, dtype=np.int64)
     one = table.lengths == 1
     byte_code[table.values[one].astype(np.int64)] = codes[one]
-    return _Lookup(long_value, long_length, long_code, pair_code, byte_code)
+    prefixes = np.arange(1 << 16, dtype=np.int64)
+    short_code = byte_code[prefixes & 0xFF]
+    short_length = np.ones(1 << 16, dtype=np.int64)
+    two = table.lengths == 2
+    pairs = table.values[two].astype(np.int64)
+    short_code[pairs] = codes[two]
+    short_length[pairs] = 2
+    return _Lookup(
+        long_value, long_mask, long_length, long_code, short_code, short_length, byte_code
+    )
 
 
 def _words(data: U8) -> U64:
@@ -111,19 +121,25 @@ def _words(data: U8) -> U64:
 def _step(look: _Lookup, words: U64, at: I64, left: I64) -> tuple[I64, I64]:
     """The greedy choice at positions ``at`` (``left`` bytes to their string's end):
     the longest symbol's code (-1: escape the byte) and the bytes it covers."""
-    word = words[at] & _MASKS[np.minimum(left, 8)]
+    word = words[at]
+    near_end = np.flatnonzero(left < 8)
+    if len(near_end):
+        word[near_end] &= _MASKS[left[near_end]]
     slot = _hash(word & np.uint64(0xFFFFFF))
-    long_len = look.long_length[slot]
-    hit = (long_len > 0) & (long_len <= left)
-    hit &= (word & _MASKS[long_len]) == look.long_value[slot]
-    pair = look.pair_code[(word & np.uint64(0xFFFF)).astype(np.intp)]
-    pair[left < 2] = -1
-    byte = look.byte_code[(word & np.uint64(0xFF)).astype(np.intp)]
-    has_pair = pair >= 0
-    code = np.where(has_pair, pair, byte)
-    length = has_pair.astype(np.int64) + 1
-    code[hit] = look.long_code[slot[hit]]
-    length[hit] = long_len[hit]
+    hit = (word & look.long_mask[slot]) == look.long_value[slot]
+    prefix = (word & np.uint64(0xFFFF)).astype(np.intp)
+    code = look.short_code[prefix]
+    length = look.short_length[prefix]
+    if len(near_end):
+        # A symbol may hold zero bytes: it matches only where the string has its length.
+        tail = left[near_end]
+        hit[near_end] &= look.long_length[slot[near_end]] <= tail
+        last = near_end[tail < 2]
+        code[last] = look.byte_code[(word[last] & np.uint64(0xFF)).astype(np.intp)]
+        length[last] = 1
+    found = np.flatnonzero(hit)
+    code[found] = look.long_code[slot[found]]
+    length[found] = look.long_length[slot[found]]
     return code, length
 
 

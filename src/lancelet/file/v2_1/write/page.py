@@ -63,19 +63,32 @@ def _concat(arrays: list[pa.Array]) -> pa.Array:
     return pa.concat_arrays(arrays)
 
 
-def _levels_bytes(page: PageLevels) -> list[bytes]:
-    def raw(values: NDArray[np.uint16] | None) -> bytes:
-        return b"" if values is None else values.astype("<u2").tobytes()
-
-    return [raw(page.rep), raw(page.defs)]
-
-
-def _constant(page: PageLevels, inline: bytes | None, value: bytes | None) -> EncodedPage:
+def _constant(
+    page: PageLevels,
+    inline: bytes | None,
+    value: bytes | None,
+    options: Options,
+    compress_levels: bool = False,
+) -> EncodedPage:
+    """A constant page: the scalar (``inline`` or a ``value`` buffer; neither: all null)
+    and the page's levels, raw ``u16`` or (``compress_levels``, format 2.2) compressed
+    as one chunk the way mini-block levels are, with their value counts."""
     layout = pb.ConstantLayout(layers=page.layers)
     if inline is not None:
         layout.inline_value = inline
-    has_levels = page.rep is not None or page.defs is not None
-    buffers = _levels_bytes(page) if has_levels else []
+    buffers: list[bytes] = []
+    if page.rep is not None or page.defs is not None:
+        for name, data in (("rep", page.rep), ("def", page.defs)):
+            if data is None:
+                buffers.append(b"")
+            elif compress_levels:
+                counts = np.asarray([len(data)], dtype=np.int64)
+                chunked, encoding = levels.compress(data, counts, options.level_rle)
+                buffers.append(chunked.data.tobytes())
+                getattr(layout, f"{name}_compression").CopyFrom(encoding)
+                setattr(layout, f"num_{name}_values", len(data))
+            else:
+                buffers.append(data.astype("<u2").tobytes())
     if value is not None:
         buffers = [value, *buffers]
     return EncodedPage(buffers, pb.PageLayout(constant_layout=layout), page.num_rows)
@@ -340,21 +353,29 @@ def encode(
     """One page of the column ``path`` from the batches buffered for it."""
     page = page_levels(path, batches)
     values = _concat([b.values for b in batches])
+    packed_levels = options.level_rle  # format 2.2 compresses a constant page's levels
     if len(values) == 0:
-        return _constant(page, None, None)
+        return _constant(page, None, None, options, packed_levels)
     valid = _validity(values)
+    if options.constant_pages and page.defs is not None:
+        # A value is there only where its definition level is 0: a null struct above
+        # the leaf hides the values Arrow holds under it.
+        visible = page.visible
+        present = page.defs == 0 if visible is None else page.defs[visible] == 0
+        valid = None if bool(present.all()) else present
     if valid is not None and not valid.any():
         if len(path.lists) == 1:  # the leaf's own nulls and nothing above it
             layout = pb.ConstantLayout(layers=page.layers)
             return EncodedPage([], pb.PageLayout(constant_layout=layout), page.num_rows)
-        return _constant(page, None, None)
+        return _constant(page, None, None, options, packed_levels)
     if pa.types.is_dictionary(values.type):
         return _arrow_dictionary_page(page, values, params, options, where)
     block = to_block(values)
     if options.constant_pages:
         first = _constant_value(block, valid)
         if first is not None:
-            return _constant(page, *_scalar_buffer(block, first))
+            # pylance reads raw levels only beside a scalar
+            return _constant(page, *_scalar_buffer(block, first), options)
     meta = params.metadata or {}
     encoded = dictionary.try_encode(block, meta, options.dictionary_64, where)
     if encoded is not None:
