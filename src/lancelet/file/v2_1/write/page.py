@@ -1,8 +1,10 @@
 """Encoding one page of one leaf column: choosing the layout and the compression.
 
 The choices follow pylance 14: a page with no values, or only null ones, is a
-constant layout carrying just its levels; from format 2.2 a page whose non-null
-values are all equal is a constant layout too; low-cardinality pages are
+constant layout carrying just its levels (format 2.2 compresses them; a null
+struct above the leaf counts as null); from format 2.2 a page whose non-null
+values are all equal is a constant layout too (its levels raw: pylance reads
+them so only); low-cardinality pages are
 dictionary encoded; values narrower than 256 bytes go to mini-blocks, wider ones
 to full-zip (``lance-encoding:structural-encoding`` overrides this).
 """
