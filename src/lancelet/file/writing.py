@@ -5,7 +5,6 @@ and the footer.  A version's writer only turns batches into pages."""
 from __future__ import annotations
 
 import os
-from types import TracebackType
 
 import numpy as np
 import pyarrow as pa
@@ -210,17 +209,3 @@ class FileWriterBase:
         self.closed = True
         if self._out is not None:
             self._out.abort()
-
-    def __enter__(self) -> FileWriterBase:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if exc_type is None:
-            self.close()
-        else:
-            self.abort()
