@@ -52,3 +52,25 @@ def check_ranges(
             f"{what}: chunk {chunk}'s {name} (bytes {int(starts[chunk])}.."
             f"{int(ends[chunk])}) run past the {data.size} bytes that hold them"
         )
+
+
+def check_fixed_chunks(
+    data: npt.NDArray[np.uint8],
+    starts: IntArray,
+    sizes: IntArray,
+    counts: IntArray,
+    unit: int,
+    kind: str,
+    what: str,
+) -> None:
+    """Every chunk lies in ``data`` and is exactly ``counts[i] * unit`` bytes
+    (``kind`` names the codec and its items in the message, e.g. "packed struct rows")."""
+    bad = (sizes != counts * unit) | (starts + sizes > data.size)
+    if bad.any():
+        chunk = int(np.argmax(bad))
+        codec, items = kind.rsplit(" ", 1)
+        raise CorruptFileError(
+            f"{what}: {codec} chunk {chunk} is {int(sizes[chunk])} bytes at "
+            f"{int(starts[chunk])} (of {data.size}), but {int(counts[chunk])} {items} of "
+            f"{unit} bytes need {int(counts[chunk]) * unit}"
+        )

@@ -19,8 +19,8 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from lancelet.errors import CorruptFileError, UnsupportedEncodingError
-from lancelet.file.codecs._chunks import Bytes, IntArray, as_bytes, ints
+from lancelet.errors import UnsupportedEncodingError
+from lancelet.file.codecs._chunks import Bytes, IntArray, as_bytes, check_fixed_chunks, ints
 
 __all__ = ["decode_bss_chunks", "encode_bss_chunks"]
 
@@ -56,14 +56,7 @@ def decode_bss_chunks(
     c_starts = ints("chunk starts", starts, None, what)
     c_sizes = ints("chunk sizes", sizes, c_starts.size, what)
     c_counts = ints("value counts", counts, c_starts.size, what)
-    bad = (c_sizes != c_counts * width) | (c_starts + c_sizes > raw.size)
-    if bad.any():
-        chunk = int(np.argmax(bad))
-        raise CorruptFileError(
-            f"{what}: byte-stream-split chunk {chunk} is {int(c_sizes[chunk])} bytes at "
-            f"{int(c_starts[chunk])} (of {raw.size}), but {int(c_counts[chunk])} values of "
-            f"{width} bytes need {int(c_counts[chunk]) * width}"
-        )
+    check_fixed_chunks(raw, c_starts, c_sizes, c_counts, width, "byte-stream-split values", what)
     out = np.empty(int(c_sizes.sum()), dtype=np.uint8)
     out_starts = np.cumsum(c_sizes) - c_sizes
     for count in np.unique(c_counts):

@@ -24,7 +24,14 @@ import numpy as np
 import numpy.typing as npt
 
 from lancelet.errors import CorruptFileError, UnsupportedEncodingError
-from lancelet.file.codecs._chunks import Bytes, IntArray, as_bytes, gather_ranges, ints
+from lancelet.file.codecs._chunks import (
+    Bytes,
+    IntArray,
+    as_bytes,
+    check_fixed_chunks,
+    gather_ranges,
+    ints,
+)
 
 __all__ = [
     "FixedField",
@@ -94,14 +101,7 @@ def decode_packed_rows(
     c_starts = ints("chunk starts", starts, None, what)
     c_sizes = ints("chunk sizes", sizes, c_starts.size, what)
     c_counts = ints("row counts", counts, c_starts.size, what)
-    bad = (c_sizes != c_counts * row) | (c_starts + c_sizes > raw.size)
-    if bad.any():
-        chunk = int(np.argmax(bad))
-        raise CorruptFileError(
-            f"{what}: packed struct chunk {chunk} is {int(c_sizes[chunk])} bytes at "
-            f"{int(c_starts[chunk])} (of {raw.size}), but {int(c_counts[chunk])} rows of "
-            f"{row} bytes need {int(c_counts[chunk]) * row}"
-        )
+    check_fixed_chunks(raw, c_starts, c_sizes, c_counts, row, "packed struct rows", what)
     rows = raw[gather_ranges(c_starts, c_sizes)].reshape(-1, row)
     bounds = np.cumsum([0, *widths])
     return [rows[:, bounds[i] : bounds[i + 1]] for i in range(len(widths))]
