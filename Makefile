@@ -37,9 +37,11 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 # The dataset tests run twice: with the default data file format (2.2) and with 2.0.
+# The file tests run again without the compiled kernels, on the numpy paths alone.
 unit: $(STAMP)
 	$(BIN)/pytest -q
 	LANCELET_TEST_STORAGE_VERSION=2.0 $(BIN)/pytest -q tests/dataset
+	LANCELET_JIT=0 $(BIN)/pytest -q tests/file
 
 # Regenerate src/lancelet/_proto from protos/*.proto.
 protos: $(STAMP)

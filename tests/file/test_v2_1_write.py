@@ -310,6 +310,28 @@ def test_dictionary_and_constant_pages(tmp_path: Path, version: str) -> None:
     assert constant == ([True] * 5 if version == "2.2" else [False] * 5)
 
 
+def test_dictionaries_of_wide_integers(tmp_path: Path) -> None:
+    """64-bit integers and decimals over a narrow range take the direct-addressing
+    dictionary (negative values, a sign-extended high half, the extremes of int64
+    elsewhere); pylance reads every value back."""
+    rng = np.random.default_rng(11)
+    n = 5000
+    small = rng.integers(-40, 40, n)
+    table = pa.table(
+        {
+            "i64": pa.array(small, pa.int64()),
+            "u64": pa.array(rng.integers(2**64 - 30, 2**64 - 1, n, dtype=np.uint64, endpoint=True)),
+            "dec": pa.array(small, pa.int64()).cast(pa.decimal128(22, 2)),
+            "dec_wide": pa.array([10**30 * int(v) for v in small[:n]], pa.decimal128(38, 0)),
+            "extremes": pa.array(rng.choice([-(2**63), 2**63 - 1, 0], n), pa.int64()),
+        }
+    )
+    path = write(tmp_path / "mine.lance", table, "2.2")
+    assert_same(table, read_reference(path))
+    pages = [column[0] for column in layouts(path)]
+    assert all("dictionary: Some" in page for page in pages), pages
+
+
 @pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("n", [300, 1024, 5000])
 def test_all_null_pages_with_levels(tmp_path: Path, version: str, n: int) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import os
 import uuid
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import cache
 from types import TracebackType
 
 import pyarrow as pa
@@ -42,6 +44,17 @@ class LocalInputFile:
         self._whole = pa.py_buffer(b"")
 
 
+# While a large file is written, its bytes are pushed to disk in the background every
+# this many bytes, so the fsync that makes it durable at commit has little left to do.
+_BACKGROUND_SYNC_BYTES = 64 << 20
+_datasync = getattr(os, "fdatasync", os.fsync)
+
+
+@cache
+def _sync_pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(1, thread_name_prefix="lancelet-sync")
+
+
 class LocalOutputFile:
     """A file written under a temporary name and renamed into place on commit.
 
@@ -58,21 +71,40 @@ class LocalOutputFile:
         )
         self._file = open(self._tmp_path, "wb")  # noqa: SIM115 - closed in commit/abort
         self.position = 0
+        self._synced = 0
+        self._syncing: Future[None] | None = None
 
     def write(self, data: bytes | bytearray | memoryview | pa.Buffer) -> None:
         view = memoryview(data)
         self._file.write(view)
         self.position += view.nbytes
+        if self.position - self._synced >= _BACKGROUND_SYNC_BYTES:
+            self._sync_in_background()
+
+    def _sync_in_background(self) -> None:
+        if self._syncing is not None and not self._syncing.done():
+            return
+        self._file.flush()
+        self._synced = self.position
+        self._syncing = _sync_pool().submit(_datasync, self._file.fileno())
+
+    def _wait_for_sync(self) -> None:
+        syncing, self._syncing = self._syncing, None
+        if syncing is not None:
+            syncing.result()
 
     def commit(self) -> None:
         """Flush, then atomically publish the file under its final name."""
         self._file.flush()
+        self._wait_for_sync()
         os.fsync(self._file.fileno())
         self._file.close()
         os.replace(self._tmp_path, self.path)
 
     def abort(self) -> None:
         """Discard everything written so far."""
+        with contextlib.suppress(OSError):
+            self._wait_for_sync()
         if not self._file.closed:
             self._file.close()
         if os.path.exists(self._tmp_path):

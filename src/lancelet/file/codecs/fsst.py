@@ -20,7 +20,8 @@ is copied literally; any other code ``c`` expands to symbol ``c``.  Every value
 is compressed on its own, so an escape never straddles two values.
 
 Everything here works on whole buffers with numpy; there is no per-value or
-per-byte Python loop.
+per-byte Python loop.  With numba installed the expansion is one compiled loop
+instead (:mod:`lancelet.file.codecs.jit`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import pyarrow as pa
 from numpy.typing import NDArray
 
 from lancelet.errors import CorruptFileError
+from lancelet.file.codecs import jit
 
 __all__ = [
     "FSST_SYMBOL_TABLE_SIZE",
@@ -150,6 +152,8 @@ def fsst_decompress(
         return rel, data.copy()
     if data.size == 0:
         return rel, np.zeros(0, dtype=np.uint8)
+    if jit.enabled():
+        return _compiled_expand(data, rel, table)
     rows = _expansion_rows(data, rel, table)
     return _expand(rows, rel, table)
 
@@ -188,11 +192,36 @@ def _expansion_rows(
     payloads = escapes + 1
     dangling = _is_value_start(payloads, rel, data.size)
     if bool(dangling.any()):
-        pos = int(escapes[np.argmax(dangling)])
-        raise CorruptFileError(f"FSST escape at compressed byte {pos} has no payload byte")
+        raise _dangling(int(escapes[np.argmax(dangling)]))
     rows[payloads] += 256
     _check_codes(data, escapes, payloads, table)
     return rows
+
+
+def _compiled_expand(
+    data: NDArray[np.uint8], rel: NDArray[np.int64], table: FsstSymbolTable
+) -> tuple[NDArray[np.int64], NDArray[np.uint8]]:
+    from lancelet.file.codecs.kernels import fsst
+
+    offsets, out, error, pos = fsst.expand(
+        np.ascontiguousarray(data), rel, table.expansions, table.lengths, table.num_symbols
+    )
+    if error == fsst.DANGLING_ESCAPE:
+        raise _dangling(pos)
+    if error == fsst.MISSING_SYMBOL:
+        raise _missing(int(data[pos]), pos, table)
+    return offsets, out
+
+
+def _dangling(pos: int) -> CorruptFileError:
+    return CorruptFileError(f"FSST escape at compressed byte {pos} has no payload byte")
+
+
+def _missing(code: int, pos: int, table: FsstSymbolTable) -> CorruptFileError:
+    return CorruptFileError(
+        f"FSST code {code} at compressed byte {pos} refers to a missing symbol "
+        f"(the table has {table.num_symbols})"
+    )
 
 
 def _is_value_start(
@@ -245,10 +274,7 @@ def _check_codes(
     missing = high[~np.isin(high, allowed)]
     if missing.size:
         pos = int(missing[0])
-        raise CorruptFileError(
-            f"FSST code {int(data[pos])} at compressed byte {pos} refers to a missing symbol "
-            f"(the table has {table.num_symbols})"
-        )
+        raise _missing(int(data[pos]), pos, table)
 
 
 _INT32_LIMIT = 2**31 - 1

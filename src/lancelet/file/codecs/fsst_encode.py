@@ -24,11 +24,12 @@ operations, a step per code of the longest string.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 from numpy.typing import NDArray
 
+from lancelet.file.codecs import jit
 from lancelet.file.codecs.fsst import FSST_SYMBOL_TABLE_SIZE
 
 __all__ = ["FsstTable", "build_table", "compress", "serialize"]
@@ -155,6 +156,10 @@ class _Parse:
 
 def _parse(table: FsstTable, data: U8, offsets: I64) -> _Parse:
     look = _lookup(table)
+    if jit.enabled():
+        from lancelet.file.codecs.kernels import fsst
+
+        return _Parse(*fsst.parse(*_compiled_tables(look, data, offsets)))
     words = _words(data)
     cursor = offsets[:-1].copy()
     end = offsets[1:]
@@ -190,6 +195,10 @@ def compress(table: FsstTable, data: U8, offsets: I64) -> tuple[I64, U8]:
     the compressed strings' offsets (from 0) and bytes."""
     offsets = np.asarray(offsets, dtype=np.int64)
     look = _lookup(table)
+    if jit.enabled():
+        from lancelet.file.codecs.kernels import fsst
+
+        return fsst.compress(*_compiled_tables(look, data, offsets))
     words = _words(data)
     # Each string gets room for its worst case (every byte escaped), then is compacted.
     base = 2 * offsets[:-1]
@@ -215,6 +224,29 @@ def compress(table: FsstTable, data: U8, offsets: I64) -> tuple[I64, U8]:
         int(new_offsets[-1]), dtype=np.int64
     )
     return new_offsets, out[index]
+
+
+def _compiled_tables(look: _Lookup, data: U8, offsets: I64) -> tuple[NDArray[Any], ...]:
+    """The kernels' arguments: the data as padded words and compact lookups (see
+    ``kernels.fsst._choose``)."""
+    if len(offsets) == 0 or offsets[0] < 0 or offsets[-1] > len(data):
+        raise ValueError("FSST input offsets must lie within the data")
+    if bool(np.any(np.diff(offsets) < 0)):
+        raise ValueError("FSST input offsets must be non-decreasing")
+    long_info = np.where(look.long_length > 0, look.long_length << 8 | look.long_code, 0)
+    short_info = look.short_length << 8 | np.where(look.short_code < 0, _ESCAPE, look.short_code)
+    byte_info = np.where(look.byte_code < 0, _ESCAPE, look.byte_code)
+    padded = np.zeros(len(data) // 8 * 8 + 16, dtype=np.uint8)
+    padded[: len(data)] = data
+    return (
+        padded.view(np.uint64),
+        offsets,
+        look.long_value,
+        long_info.astype(np.uint16),
+        short_info.astype(np.uint16),
+        byte_info.astype(np.uint8),
+        _MASKS,
+    )
 
 
 TABLE_BYTES: Final = FSST_SYMBOL_TABLE_SIZE

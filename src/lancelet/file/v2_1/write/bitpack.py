@@ -75,16 +75,19 @@ def inline_rows(blocks: UInt) -> Chunked:
     word = blocks.dtype.itemsize
     count = blocks.shape[0]
     widths = bit_lengths(np.bitwise_or.reduce(blocks, axis=1))
-    sizes = word + widths * (BLOCK // 8)
+    sizes = (word + widths * (BLOCK // 8)).astype(np.int64)
+    header = widths.astype(blocks.dtype).view(np.uint8).reshape(count, word)
+    groups = _pack_rows(blocks, widths)
+    if len(groups) == 1:  # one width: every row is the same size, side by side
+        return Chunked(np.concatenate([header, groups[0][1]], axis=1).reshape(-1), sizes)
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
     out = np.zeros(int(sizes.sum()), dtype=np.uint8)
-    header = widths.astype(blocks.dtype).view(np.uint8).reshape(count, word)
     out[(starts[:, None] + np.arange(word)).reshape(-1)] = header.reshape(-1)
-    for rows, packed in _pack_rows(blocks, widths):
+    for rows, packed in groups:
         if packed.shape[1]:
             dest = starts[rows][:, None] + word + np.arange(packed.shape[1])
             out[dest.reshape(-1)] = packed.reshape(-1)
-    return Chunked(out, sizes.astype(np.int64))
+    return Chunked(out, sizes)
 
 
 def out_of_line_chunks(levels: NDArray[np.uint16], counts: I64, width: int) -> Chunked:

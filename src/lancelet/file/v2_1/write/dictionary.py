@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from numpy.typing import NDArray
 
 from lancelet.errors import SchemaError
 from lancelet.file.v2_1.write.blocks import Block, Fixed, Variable, to_block
@@ -48,13 +49,14 @@ class Encoded:
 def _as_arrow(block: Block) -> pa.Array:
     """The block's values as an Arrow array without validity (nulls count as values)."""
     if isinstance(block, Variable):
-        offsets = pa.py_buffer(block.offsets.astype(np.int64).tobytes())
-        data = pa.py_buffer(block.data.tobytes())
+        # Views, not copies: the block outlives the Arrow array.
+        offsets = pa.py_buffer(np.ascontiguousarray(block.offsets, dtype=np.int64))
+        data = pa.py_buffer(np.ascontiguousarray(block.data))
         return pa.Array.from_buffers(pa.large_binary(), block.num_values, [None, offsets, data])
     assert isinstance(block, Fixed)
     if block.bits_per_value == 64:
         return pa.array(block.data.view("<u8"))
-    data = pa.py_buffer(block.data.tobytes())
+    data = pa.py_buffer(np.ascontiguousarray(block.data))
     width = block.bits_per_value // 8
     return pa.Array.from_buffers(pa.binary(width), block.num_values, [None, data])
 
@@ -135,8 +137,12 @@ def try_encode(
     sampled = _sample_ratio(values)
     if sampled is not None and (sampled >= _NEAR_UNIQUE or math.ceil(sampled * n) > threshold):
         return None
-    encoded = pc.dictionary_encode(values)
-    dictionary = encoded.dictionary
+    dense = _dense(block)
+    if dense is not None:
+        dictionary, index_array = dense
+    else:
+        encoded = pc.dictionary_encode(values)
+        dictionary, index_array = encoded.dictionary, encoded.indices.to_numpy()
     cardinality = len(dictionary)
     if cardinality > threshold:
         return None
@@ -149,9 +155,39 @@ def try_encode(
         size += cardinality * block.bits_per_value // 8
     if size > budget:
         return None
-    indices = np.asarray(encoded.indices.to_numpy(), dtype="<u4")
+    indices = np.asarray(index_array, dtype="<u4")
     return Encoded(Fixed(indices.view(np.uint8), 32, n), _dictionary_block(block, dictionary),
                    cardinality)  # fmt: skip
+
+
+def _dense(block: Block) -> tuple[pa.Array, NDArray[np.int64]] | None:
+    """64-bit values (or 128-bit ones whose high half only extends the sign, as small
+    decimals are) spanning a range not much wider than the page: the dictionary, in
+    ascending order and in the block's width, and indices by direct addressing,
+    several times faster than hashing.  None when the values do not qualify."""
+    if not isinstance(block, Fixed) or block.bits_per_value not in (64, 128):
+        return None
+    if block.bits_per_value == 64:
+        values = block.data.view("<i8")
+    else:
+        halves = block.data.view("<i8").reshape(-1, 2)
+        values = halves[:, 0]
+        if not bool((halves[:, 1] == values >> 63).all()):
+            return None
+    low, high = int(values.min()), int(values.max())
+    if high - low >= 4 * len(values):
+        return None
+    present = np.zeros(high - low + 1, dtype=bool)
+    shifted = values - low
+    present[shifted] = True
+    rank = np.cumsum(present, dtype=np.int64) - 1
+    entries = (np.flatnonzero(present) + low).astype("<i8")
+    if block.bits_per_value == 64:
+        return pa.array(entries.view("<u8")), rank[shifted]
+    wide = np.stack([entries, entries >> 63], axis=1).reshape(-1).view(np.uint8)
+    return pa.FixedSizeBinaryArray.from_buffers(
+        pa.binary(16), len(entries), [None, pa.py_buffer(wide)]
+    ), rank[shifted]
 
 
 def _dictionary_block(block: Block, dictionary: pa.Array) -> Block:

@@ -15,13 +15,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from lancelet._proto import encodings_v2_1_pb2 as pb
-from lancelet.file.codecs import fsst_encode
+from lancelet.file.codecs import fsst_encode, jit
 from lancelet.file.codecs.byte_stream_split import encode_bss_chunks
 from lancelet.file.codecs.general import compress_buffer
 from lancelet.file.codecs.rle import encode_rle_chunks, rle_entry_count
 from lancelet.file.v2_1.write import bitpack, encodings
 from lancelet.file.v2_1.write.blocks import Fixed, FixedList, Variable
-from lancelet.file.v2_1.write.chunks import I64, U8, Chunked, gather, scatter
+from lancelet.file.v2_1.write.chunks import I64, U8, Chunked, scatter
 
 MAX_CHUNK_BYTES = 8 * 1024 - 6
 MAX_CHUNK_VALUES = 4096
@@ -175,15 +175,20 @@ def _variable_counts(offsets: I64, width: int, aim: int) -> I64:
     """Values per chunk as the reference cuts variable-width data: the most values,
     a power of two from 2 to 2048, whose offsets and bytes fit in ``aim`` bytes; the
     rest goes in one last chunk once it fits."""
+    if jit.enabled():
+        from lancelet.file.codecs.kernels import chunks as kernels
+
+        return kernels.variable_counts(offsets, width, aim, VARIABLE_MAX_VALUES)
     total = len(offsets) - 1
     # cost of values [s, s+k): offsets[s+k] - offsets[s] + (k+1)*width; with
     # key[i] = offsets[i] + i*width that is key[s+k] - key[s] + width.
     key = offsets + width * np.arange(total + 1, dtype=np.int64)
+    search = key.searchsorted  # a loop per chunk: keep each step cheap
+    room = aim - width
     counts: list[int] = []
     start = 0
     while start < total:
-        limit = key[start] + aim - width
-        fits = int(np.searchsorted(key, limit, side="right")) - 1 - start
+        fits = int(search(key[start] + room, "right")) - 1 - start
         remaining = total - start
         if fits >= remaining and remaining <= VARIABLE_MAX_VALUES:
             taken = remaining
@@ -200,6 +205,11 @@ def variable_chunks(block: Variable, counts: I64) -> Chunked:
     bytes, padding to the offset width."""
     width = block.bits_per_offset // 8
     offsets = block.offsets
+    if jit.enabled():
+        from lancelet.file.codecs.kernels import chunks as kernels
+
+        data, sizes = kernels.variable_chunks(offsets, block.data, counts, width, _VARIABLE_PAD)
+        return Chunked(data, sizes)
     value_starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
     byte_starts = offsets[value_starts]
     byte_counts = offsets[value_starts + counts] - byte_starts
@@ -208,14 +218,19 @@ def variable_chunks(block: Variable, counts: I64) -> Chunked:
     sizes = sizes + (-sizes % width)
     out_starts = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
     out = np.full(int(sizes.sum()), _VARIABLE_PAD, dtype=np.uint8)
-    # offsets: chunk c holds offsets[vs..vs+n] - offsets[vs] + head
-    owner = np.repeat(np.arange(len(counts)), counts + 1)
-    within = np.arange(len(owner)) - np.repeat(np.cumsum(counts + 1) - (counts + 1), counts + 1)
-    rel = offsets[value_starts[owner] + within] - byte_starts[owner] + head[owner]
-    typed = rel.astype("<u8" if width == 8 else "<u4").view(np.uint8).reshape(-1, width)
-    dest = out_starts[owner] + within * width
-    out[(dest[:, None] + np.arange(width)).reshape(-1)] = typed.reshape(-1)
-    data = gather(block.data, byte_starts, byte_counts)
+    # Chunk c holds offsets[vs..vs+n] - offsets[vs] + head: entry k of all chunks'
+    # offsets together belongs to chunk owner[k] and is offsets[k - owner[k]].  Every
+    # chunk starts at a multiple of the width, so the offsets go in as whole words.
+    entries = counts + 1
+    owner = np.repeat(np.arange(len(counts), dtype=np.int64), entries)
+    ramp = np.arange(len(owner), dtype=np.int64)
+    first_entry = value_starts + np.arange(len(counts), dtype=np.int64)
+    rel = offsets[ramp - owner] + (head - byte_starts)[owner]
+    words = out.view("<u8" if width == 8 else "<u4")
+    words[ramp + (out_starts // width - first_entry)[owner]] = rel
+    # Consecutive chunks hold consecutive values, so their bytes are one slice.
+    first = int(byte_starts[0]) if len(counts) else 0
+    data = block.data[first : first + int(byte_counts.sum())]
     scatter(out, out_starts + head, Chunked(data, byte_counts))
     return Chunked(out, sizes.astype(np.int64))
 

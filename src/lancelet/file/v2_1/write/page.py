@@ -133,11 +133,15 @@ def _constant_value(block: Block, valid: NDArray[np.bool_] | None) -> int | None
     """Index of a value every non-null value equals (None: they differ)."""
     if isinstance(block, FixedList | Packed):
         return None
+    # Most pages differ early: a look at the first values settles those cheaply.
     if valid is None and isinstance(block, Fixed) and block.bits_per_value % 8 == 0:
-        # Most pages differ early: a look at the first values settles those cheaply.
         width = block.bits_per_value // 8
         head = block.data[: 64 * width].reshape(-1, width)
         if not bool((head == head[0]).all()):
+            return None
+    if valid is None and isinstance(block, Variable):
+        first_lengths = np.diff(block.offsets[:65])
+        if not bool((first_lengths == first_lengths[0]).all()):
             return None
     keep = np.arange(block.num_values) if valid is None else np.flatnonzero(valid)
     if not len(keep):
@@ -150,7 +154,11 @@ def _constant_value(block: Block, valid: NDArray[np.bool_] | None) -> int | None
         size = int(lengths[0])
         if size == 0:
             return first
-        picked = chunks.gather(block.data, block.offsets[keep], lengths)
+        if valid is None:  # equal lengths: the values lie back to back
+            start = int(block.offsets[0])
+            picked = block.data[start : start + size * len(keep)]
+        else:
+            picked = chunks.gather(block.data, block.offsets[keep], lengths)
         rows = picked.reshape(len(keep), size)
         return first if bool((rows == rows[0]).all()) else None
     if block.bits_per_value == 1:

@@ -183,9 +183,10 @@ class _Slots:
 
 
 def _item_layer(slots: _Slots, valid: NDArray[np.bool_] | None, layer: int) -> _Slots:
-    live = slots.idx >= 0
+    # With no list above, every entry is live (idx is 0..n-1).
+    live = np.ones(len(slots.idx), dtype=bool) if slots.identity else slots.idx >= 0
     if valid is None:
-        has_null = bool(((slots.codes != 0) & live).any())
+        has_null = bool(slots.codes.any() if slots.identity else ((slots.codes != 0) & live).any())
         return _Slots(
             slots.idx, slots.rep, slots.codes, [*slots.nulls, has_null],
             [*slots.empties, False], slots.identity,
@@ -278,9 +279,10 @@ def shred(paths: Sequence[LeafPath], schema: pa.Schema, batch: pa.RecordBatch) -
         else:
             out.append(_leaf(next(path_iter), arr, slots, n))
 
+    # Every layer makes new arrays rather than writing into these, so columns share them.
+    ramp, no_codes = np.arange(n, dtype=np.int64), np.zeros(n, np.uint16)
     for column, field in zip(batch.columns, schema, strict=True):
-        start = _Slots(np.arange(n, dtype=np.int64), None, np.zeros(n, np.uint16), [], [], True)
-        visit(column, field, start, 0, 0)
+        visit(column, field, _Slots(ramp, None, no_codes, [], [], True), 0, 0)
     return out
 
 

@@ -9,6 +9,9 @@ reference.
 
 from __future__ import annotations
 
+import os
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -19,6 +22,7 @@ from lancelet.file.v2_1.write.shred import LeafBatch, LeafPath, leaf_paths, shre
 from lancelet.file.writing import FileWriterBase, PageSink
 
 PAGE_LAYOUT_URL = "/lance.encodings21.PageLayout"
+_WORKERS = min(8, os.cpu_count() or 1)
 
 
 def _options(minor: int) -> page_enc.Options:
@@ -48,12 +52,20 @@ class _LeafStream:
         self.pending.append(batch)
         self.pending_bytes += batch.values.nbytes + 2 * batch.num_entries
 
-    def flush(self, sink: PageSink, options: page_enc.Options, max_page_bytes: int) -> None:
-        if not self.pending:
-            return
+    def take_pending(self) -> list[LeafBatch]:
         batches, self.pending, self.pending_bytes = self.pending, [], 0
-        for piece in _pages(batches, max_page_bytes):
-            encoded = page_enc.encode(self.path, piece, self.params, options, self.where)
+        return batches
+
+    def encode(
+        self, batches: list[LeafBatch], options: page_enc.Options, max_page_bytes: int
+    ) -> list[page_enc.EncodedPage]:
+        return [
+            page_enc.encode(self.path, piece, self.params, options, self.where)
+            for piece in _pages(batches, max_page_bytes)
+        ]
+
+    def add(self, sink: PageSink, pages: list[page_enc.EncodedPage]) -> None:
+        for encoded in pages:
             sink.add_page(self.column, encoded.num_rows, encoded.buffers, encoded.layout,
                           self.next_row)  # fmt: skip
             self.next_row += encoded.num_rows
@@ -105,13 +117,68 @@ class FileWriter21(FileWriterBase):
         self._options = _options(self.version.footer[1])
         return len(self._paths)
 
+    def start(self, schema: pa.Schema) -> None:
+        super().start(schema)
+        self._encoder = _Encoder(self._sink, self._options, self._max_page_bytes)
+
     def _write(self, batch: pa.RecordBatch) -> None:
         leaves = shred(self._paths, self._arrow_schema, batch)
         for stream, leaf in zip(self._streams, leaves, strict=True):
             stream.append(leaf)
             if stream.pending_bytes >= self._cache_bytes:
-                stream.flush(self._sink, self._options, self._max_page_bytes)
+                self._encoder.submit(stream)
 
     def _flush(self) -> None:
         for stream in self._streams:
-            stream.flush(self._sink, self._options, self._max_page_bytes)
+            if stream.pending:
+                self._encoder.submit(stream)
+        self._encoder.drain()
+
+    def abort(self) -> None:
+        encoder = getattr(self, "_encoder", None)
+        if encoder is not None:
+            encoder.cancel()
+        super().abort()
+
+
+class _Encoder:
+    """Encodes pages on worker threads (numpy and the compiled kernels release the
+    GIL) while the caller shreds the next batch.  Pages reach the file in the order
+    they were submitted, whichever thread finishes first, so a file's bytes depend
+    only on its data; at most ``2 * workers`` encodings are in flight."""
+
+    def __init__(self, sink: PageSink, options: page_enc.Options, max_page_bytes: int) -> None:
+        self._sink = sink
+        self._options = options
+        self._max_page_bytes = max_page_bytes
+        self._pool = (
+            ThreadPoolExecutor(_WORKERS, thread_name_prefix="lancelet-encode")
+            if _WORKERS > 1
+            else None
+        )
+        self._queue: deque[tuple[_LeafStream, Future[list[page_enc.EncodedPage]]]] = deque()
+
+    def submit(self, stream: _LeafStream) -> None:
+        batches = stream.take_pending()
+        if self._pool is None:
+            stream.add(self._sink, stream.encode(batches, self._options, self._max_page_bytes))
+            return
+        job = self._pool.submit(stream.encode, batches, self._options, self._max_page_bytes)
+        self._queue.append((stream, job))
+        while self._queue and (len(self._queue) > 2 * _WORKERS or self._queue[0][1].done()):
+            self._add_first()
+
+    def drain(self) -> None:
+        while self._queue:
+            self._add_first()
+        self.cancel()
+
+    def cancel(self) -> None:
+        self._queue.clear()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def _add_first(self) -> None:
+        stream, job = self._queue.popleft()
+        stream.add(self._sink, job.result())

@@ -1,0 +1,47 @@
+"""Whether lancelet's compiled kernels run: numba installed (the ``fast`` extra) and
+not turned off with ``LANCELET_JIT=0``.
+
+The codecs are whole-array numpy.  A few steps are sequential byte by byte (FSST's
+greedy parse and its expansion), where numpy needs one pass per step of the longest
+value; with numba those run as compiled loops in :mod:`lancelet.file.codecs.kernels`.
+Both paths give identical output, and the tests run both.  Kernels release the GIL,
+so columns encoded on several threads run in parallel.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from collections.abc import Callable
+from functools import cache
+from typing import Any, TypeVar, cast
+
+__all__ = ["ENV_VAR", "enabled", "kernel"]
+
+ENV_VAR = "LANCELET_JIT"
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@cache
+def _numba_installed() -> bool:
+    return importlib.util.find_spec("numba") is not None
+
+
+def enabled() -> bool:
+    """True when kernels should run (read on every call, so tests can switch it)."""
+    # The kernels read bytes as native 64-bit words, which must be little endian.
+    little = sys.byteorder == "little"
+    return little and os.environ.get(ENV_VAR, "1") != "0" and _numba_installed()
+
+
+def kernel(fn: F) -> F:
+    """``fn`` compiled by numba on first call, cached on disk, without the GIL.
+
+    Numba does not check bounds: every kernel validates the indices it derives from
+    file bytes itself, and its caller validates the arrays it passes in.
+    """
+    import numba
+
+    return cast(F, numba.njit(cache=True, nogil=True)(fn))

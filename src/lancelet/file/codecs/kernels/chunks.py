@@ -1,0 +1,72 @@
+"""Cutting variable-width values into mini-block chunks, as compiled loops; same
+output as ``v2_1.write.miniblock._variable_counts`` and ``variable_chunks``."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from lancelet.file.codecs.jit import kernel
+
+U8 = NDArray[np.uint8]
+I64 = NDArray[np.int64]
+
+
+@kernel
+def variable_counts(offsets: I64, width: int, aim: int, max_values: int) -> I64:
+    """Values per chunk: the most values, a power of two from 2 to ``max_values``,
+    whose offsets and bytes fit in ``aim`` bytes; the rest in one last chunk once it
+    fits."""
+    total = len(offsets) - 1
+    counts = np.empty(total, dtype=np.int64)
+    chunks = 0
+    start = 0
+    while start < total:
+        # Values [start, j) cost offsets[j] - offsets[start] + (j - start + 1) * width.
+        limit = offsets[start] + aim - width
+        j = start + 1
+        cap = start + max_values + 2  # past max_values the answer no longer changes
+        while j <= total and j < cap and offsets[j] + (j - start) * width <= limit:
+            j += 1
+        fits = j - 1 - start
+        remaining = total - start
+        if fits >= remaining and remaining <= max_values:
+            taken = remaining
+        else:
+            power = 1
+            while power * 2 <= fits:
+                power *= 2
+            taken = min(max(power, 2), max_values, remaining)
+        counts[chunks] = taken
+        chunks += 1
+        start += taken
+    return counts[:chunks]
+
+
+@kernel
+def variable_chunks(offsets: I64, data: U8, counts: I64, width: int, pad: int) -> tuple[U8, I64]:
+    """Per chunk: its values' offsets (``width`` bytes, little endian, relative to
+    the chunk, the first just past the offsets), their bytes, padding to ``width``."""
+    sizes = np.empty(len(counts), dtype=np.int64)
+    first = 0
+    for c in range(len(counts)):
+        n = counts[c]
+        size = (n + 1) * width + offsets[first + n] - offsets[first]
+        sizes[c] = size + (-size) % width
+        first += n
+    out = np.full(sizes.sum(), pad, dtype=np.uint8)
+    at = 0
+    first = 0
+    for c in range(len(counts)):
+        n = counts[c]
+        head = (n + 1) * width
+        base = offsets[first]
+        for k in range(n + 1):
+            value = offsets[first + k] - base + head
+            for b in range(width):
+                out[at + k * width + b] = (value >> (8 * b)) & 0xFF
+        end = offsets[first + n]
+        out[at + head : at + head + end - base] = data[base:end]
+        at += sizes[c]
+        first += n
+    return out, sizes

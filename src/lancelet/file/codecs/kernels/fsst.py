@@ -1,0 +1,179 @@
+"""FSST's greedy compression and its expansion as compiled loops.
+
+Same tables and same output as the numpy paths in
+:mod:`lancelet.file.codecs.fsst_encode` and :mod:`lancelet.file.codecs.fsst`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from lancelet.file.codecs.jit import kernel
+
+U8 = NDArray[np.uint8]
+U16 = NDArray[np.uint16]
+U64 = NDArray[np.uint64]
+I64 = NDArray[np.int64]
+
+ESCAPE = 255
+OK = 0
+DANGLING_ESCAPE = 1
+MISSING_SYMBOL = 2
+
+
+# The greedy step is written out in both loops below: numba compiled it 2-3x slower
+# as a shared (even inlined) helper.  Its lookups are ``length << 8 | code`` with code
+# 255 for an escape: per hash slot the symbol of 3+ bytes (0 when none), per 2-byte
+# prefix the 2- or 1-byte choice, per byte the 1-byte choice (see
+# ``fsst_encode._step``); small tables keep them in cache.  ``words`` is the data
+# zero-padded to whole 64-bit words plus one.
+
+
+@kernel
+def compress(
+    words: U64,
+    offsets: I64,
+    long_value: U64,
+    long_info: U16,
+    short_info: U16,
+    byte_info: U8,
+    masks: U64,
+) -> tuple[I64, U8]:
+    """Each string ``data[offsets[i]:offsets[i+1]]`` compressed greedily, the longest
+    symbol at each position; offsets from 0 and bytes."""
+    n = len(offsets) - 1
+    out = np.empty(2 * (offsets[n] - offsets[0]), dtype=np.uint8)
+    new_offsets = np.empty(n + 1, dtype=np.int64)
+    new_offsets[0] = 0
+    written = 0
+    prime = np.uint64(2971215073)
+    low32 = np.uint64(0xFFFFFFFF)
+    for i in range(n):
+        at = offsets[i]
+        end = offsets[i + 1]
+        while at < end:
+            left = end - at
+            shift = np.uint64(8 * (at & 7))
+            word = words[at >> 3] >> shift
+            if shift != 0:
+                word |= words[(at >> 3) + 1] << (np.uint64(64) - shift)
+            if left < 8:
+                word &= masks[left]
+            slot = (((word & np.uint64(0xFFFFFF)) * prime) & low32) >> np.uint64(16)
+            info = np.int64(long_info[slot])
+            length = info >> 8
+            if length == 0 or length > left or (word & masks[length]) != long_value[slot]:
+                if left >= 2:
+                    info = np.int64(short_info[word & np.uint64(0xFFFF)])
+                else:
+                    info = 256 | np.int64(byte_info[word & np.uint64(0xFF)])
+                length = info >> 8
+            code = info & 0xFF
+            if code == ESCAPE:
+                out[written] = ESCAPE
+                out[written + 1] = np.uint8(word & np.uint64(0xFF))
+                written += 2
+            else:
+                out[written] = code
+                written += 1
+            at += length
+        new_offsets[i + 1] = written
+    return new_offsets, out[:written]
+
+
+@kernel
+def parse(
+    words: U64,
+    offsets: I64,
+    long_value: U64,
+    long_info: U16,
+    short_info: U16,
+    byte_info: U8,
+    masks: U64,
+) -> tuple[I64, I64, I64, I64]:
+    """Every token of every string, in string then position order: its string, start,
+    code (-1 for an escaped byte) and length."""
+    n = len(offsets) - 1
+    total = offsets[n] - offsets[0]
+    string = np.empty(total, dtype=np.int64)
+    start = np.empty(total, dtype=np.int64)
+    codes = np.empty(total, dtype=np.int64)
+    lengths = np.empty(total, dtype=np.int64)
+    count = 0
+    prime = np.uint64(2971215073)
+    low32 = np.uint64(0xFFFFFFFF)
+    for i in range(n):
+        at = offsets[i]
+        end = offsets[i + 1]
+        while at < end:
+            left = end - at
+            shift = np.uint64(8 * (at & 7))
+            word = words[at >> 3] >> shift
+            if shift != 0:
+                word |= words[(at >> 3) + 1] << (np.uint64(64) - shift)
+            if left < 8:
+                word &= masks[left]
+            slot = (((word & np.uint64(0xFFFFFF)) * prime) & low32) >> np.uint64(16)
+            info = np.int64(long_info[slot])
+            length = info >> 8
+            if length == 0 or length > left or (word & masks[length]) != long_value[slot]:
+                if left >= 2:
+                    info = np.int64(short_info[word & np.uint64(0xFFFF)])
+                else:
+                    info = 256 | np.int64(byte_info[word & np.uint64(0xFF)])
+                length = info >> 8
+            code = info & 0xFF
+            string[count] = i
+            start[count] = at
+            codes[count] = -1 if code == ESCAPE else code
+            lengths[count] = length
+            count += 1
+            at += length
+    return string[:count], start[:count], codes[:count], lengths[:count]
+
+
+@kernel
+def expand(
+    data: U8, rel: I64, expansions: U8, lengths: I64, num_symbols: int
+) -> tuple[I64, U8, int, int]:
+    """Expand FSST codes value by value.  ``rel`` must be non-decreasing within
+    ``0..len(data)`` (the caller checks).  Returns output offsets, bytes, and an
+    error (``DANGLING_ESCAPE`` or ``MISSING_SYMBOL``) with its byte position."""
+    n = len(rel) - 1
+    out_offsets = np.empty(n + 1, dtype=np.int64)
+    out_offsets[0] = 0
+    total = 0
+    for i in range(n):
+        p = rel[i]
+        end = rel[i + 1]
+        while p < end:
+            code = data[p]
+            if code == ESCAPE:
+                if p + 1 >= end:
+                    return out_offsets, data[:0], DANGLING_ESCAPE, p
+                total += 1
+                p += 2
+            elif code >= num_symbols:
+                return out_offsets, data[:0], MISSING_SYMBOL, p
+            else:
+                total += lengths[code]
+                p += 1
+        out_offsets[i + 1] = total
+    # Every symbol is written as a whole 8-byte row; the padding absorbs the overrun.
+    out = np.empty(total + 8, dtype=np.uint8)
+    w = 0
+    p = rel[0]
+    stop = rel[n]
+    while p < stop:
+        code = data[p]
+        if code == ESCAPE:
+            out[w] = data[p + 1]
+            w += 1
+            p += 2
+        else:
+            for k in range(8):
+                out[w + k] = expansions[code, k]
+            w += lengths[code]
+            p += 1
+    return out_offsets, out[:total], OK, 0

@@ -1,0 +1,144 @@
+"""The compiled kernels (numba, ``lancelet.file.codecs.jit``) give exactly what the
+numpy paths give, byte for byte, errors included.  The numpy paths themselves are
+checked against pylance and independent computations elsewhere, and the file tests
+run once more with ``LANCELET_JIT=0`` (see the Makefile)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+from lancelet.errors import CorruptFileError
+from lancelet.file.codecs import bitpacking, fsst_encode, jit
+from lancelet.file.codecs.fsst import fsst_decompress
+from lancelet.file.v2_1.write import miniblock
+from lancelet.file.v2_1.write.blocks import Variable
+
+pytestmark = pytest.mark.skipif(not jit.enabled(), reason="numba missing or LANCELET_JIT=0")
+
+
+def _both(monkeypatch: pytest.MonkeyPatch, fn: Callable[[], Any]) -> tuple[Any, Any]:
+    compiled = fn()
+    with monkeypatch.context() as m:
+        m.setenv(jit.ENV_VAR, "0")
+        assert not jit.enabled()
+        plain = fn()
+    return compiled, plain
+
+
+def _strings(values: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    lengths = np.array([len(v) for v in values], dtype=np.int64)
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    return np.frombuffer(b"".join(values), dtype=np.uint8), offsets
+
+
+def _text(seed: int, count: int) -> list[bytes]:
+    rng = np.random.default_rng(seed)
+    words = [b"ab", b"abc", b"abcdefgh", b"abcdefghij", b"\xff", b"x", b"quickly ", b""]
+    values = [b"".join(rng.choice(words, int(rng.integers(0, 12)))) for _ in range(count)]
+    return values + [rng.bytes(int(rng.integers(0, 20))) for _ in range(count // 5)]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_fsst_compress(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    data, offsets = _strings(_text(seed, 3000))
+    table = fsst_encode.build_table(data, offsets)
+    compiled, plain = _both(monkeypatch, lambda: fsst_encode.compress(table, data, offsets))
+    assert np.array_equal(compiled[0], plain[0])
+    assert compiled[1].tobytes() == plain[1].tobytes()
+
+
+def test_fsst_compress_of_a_slice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Offsets that start past 0 and a last string that ends before the data does."""
+    data, offsets = _strings(_text(4, 500))
+    table = fsst_encode.build_table(data, offsets)
+    sub = offsets[100:301]
+    compiled, plain = _both(monkeypatch, lambda: fsst_encode.compress(table, data, sub))
+    assert np.array_equal(compiled[0], plain[0])
+    assert compiled[1].tobytes() == plain[1].tobytes()
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_fsst_table_building(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """Building a table parses a sample each round: the compiled parse must choose
+    the same tokens, so the tables come out identical."""
+    data, offsets = _strings(_text(seed, 4000))
+    compiled, plain = _both(monkeypatch, lambda: fsst_encode.build_table(data, offsets))
+    assert np.array_equal(compiled.values, plain.values)
+    assert np.array_equal(compiled.lengths, plain.lengths)
+    assert compiled.size > 10
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+def test_fsst_expand(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    data, offsets = _strings(_text(seed, 2000))
+    table = fsst_encode.build_table(data, offsets)
+    new_offsets, compressed = fsst_encode.compress(table, data, offsets)
+    blob = fsst_encode.serialize(table)
+    compiled, plain = _both(monkeypatch, lambda: fsst_decompress(blob, compressed, new_offsets))
+    assert np.array_equal(compiled[0], offsets) and np.array_equal(plain[0], offsets)
+    assert compiled[1].tobytes() == plain[1].tobytes() == data.tobytes()
+
+
+@pytest.mark.parametrize(
+    ("stream", "match"),
+    [
+        (b"\x00\xff", "escape at compressed byte 1 has no payload"),
+        (b"\x00\x07", "code 7 at compressed byte 1 refers to a missing symbol"),
+    ],
+)
+def test_fsst_expand_errors(monkeypatch: pytest.MonkeyPatch, stream: bytes, match: str) -> None:
+    data, offsets = _strings([b"abcabcabc" * 10] * 10)
+    table = fsst_encode.build_table(data, offsets)
+    table = fsst_encode.FsstTable(table.values[:2], table.lengths[:2])
+    blob = fsst_encode.serialize(table)
+    raw = np.frombuffer(stream, dtype=np.uint8)
+    bounds = np.array([0, len(raw)])
+    for setting in ("1", "0"):
+        monkeypatch.setenv(jit.ENV_VAR, setting)
+        with pytest.raises(CorruptFileError, match=match):
+            fsst_decompress(blob, raw, bounds)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, np.uint64])
+def test_fastlanes_pack(monkeypatch: pytest.MonkeyPatch, dtype: type) -> None:
+    rng = np.random.default_rng(8)
+    width = np.dtype(dtype).itemsize * 8
+    for bits in sorted({1, 3, width // 2, width - 1, width}):
+        top = (1 << bits) - 1
+        chunks = rng.integers(0, top, size=(3, 1024), dtype=np.uint64, endpoint=True)
+        chunks = chunks.astype(dtype)
+        compiled, plain = _both(monkeypatch, lambda c=chunks, b=bits: bitpacking._pack_chunks(c, b))
+        assert compiled.dtype == plain.dtype and np.array_equal(compiled, plain), bits
+
+
+@pytest.mark.parametrize("aim", [64, 1000, 4096, 1 << 16])
+@pytest.mark.parametrize("bits_per_offset", [32, 64])
+def test_variable_chunks(monkeypatch: pytest.MonkeyPatch, aim: int, bits_per_offset: int) -> None:
+    rng = np.random.default_rng(aim)
+    lengths = np.concatenate(
+        [rng.integers(0, 40, 5000), rng.integers(0, 3, 3000), rng.integers(200, 900, 50)]
+    )
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    block = Variable(offsets, rng.integers(0, 256, int(offsets[-1]), dtype=np.uint8),
+                     bits_per_offset)  # fmt: skip
+    width = bits_per_offset // 8
+
+    def cut() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        counts = miniblock._variable_counts(offsets, width, aim)
+        chunked = miniblock.variable_chunks(block, counts)
+        return counts, chunked.data, chunked.sizes
+
+    compiled, plain = _both(monkeypatch, cut)
+    for got, want in zip(compiled, plain, strict=True):
+        assert np.array_equal(got, want)
+
+
+def test_switch_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(jit.ENV_VAR, "0")
+    assert not jit.enabled()
+    monkeypatch.setenv(jit.ENV_VAR, "1")
+    assert jit.enabled()
