@@ -20,6 +20,7 @@ from lancelet.errors import (
     UnsupportedTypeError,
 )
 from lancelet.file import container, v0_1
+from lancelet.file.parallel import map_columns
 from lancelet.file.schema import from_lance_fields
 from lancelet.file.v2_0.fields import ColumnPages, build_reader
 from lancelet.file.v2_0.layout import FieldNode, Kind, build_layout, column_labels
@@ -102,6 +103,15 @@ class ReaderResults:
 
     def to_table(self) -> pa.Table:
         return self._table()
+
+
+def _chunk_jobs(reader: ColumnReader, start: int, end: int) -> list[Callable[[], list[pa.Array]]]:
+    """``reader.chunks(start, end)`` split into jobs where the reader can (2.1+)."""
+    split = getattr(reader, "chunk_jobs", None)
+    if split is not None:
+        jobs: list[Callable[[], list[pa.Array]]] = split(start, end)
+        return jobs
+    return [lambda: reader.chunks(start, end)]
 
 
 class LanceFileReader:
@@ -311,7 +321,13 @@ class LanceFileReader:
         end = start + num_rows
 
         def table() -> pa.Table:
-            chunked = [pa.chunked_array(r.chunks(start, end), type=r.dtype) for r in readers]
+            # Every page of every column is a job; the pool runs them all.
+            jobs = [_chunk_jobs(r, start, end) for r in readers]
+            done = iter(map_columns(lambda job: job(), [job for js in jobs for job in js]))
+            chunked = [
+                pa.chunked_array([c for _ in js for c in next(done)], type=r.dtype)
+                for r, js in zip(readers, jobs, strict=True)
+            ]
             return pa.Table.from_arrays(chunked, schema=schema)
 
         return ReaderResults(
@@ -353,7 +369,7 @@ class LanceFileReader:
         schema, readers = self._project(columns)
 
         def table() -> pa.Table:
-            return pa.Table.from_arrays([r.take(rows) for r in readers], schema=schema)
+            return pa.Table.from_arrays(map_columns(lambda r: r.take(rows), readers), schema=schema)
 
         def batches() -> Iterator[pa.RecordBatch]:
             for lo in range(0, len(rows), batch_size):

@@ -215,15 +215,28 @@ def from_lance_fields(
     fields = list(fields)
     children: dict[int, list[file_pb2.Field]] = {}
     ids = {f.id for f in fields}
+    owner: file_pb2.Field | None = None
     for f in fields:
         if f.parent_id != -1 and f.parent_id not in ids:
             raise SchemaError(
                 f"field {f.name!r} names a parent id {f.parent_id} that does not exist"
             )
+        if f.id == -1 and owner is not None:
+            # pylance 14 writes a blob v2 column's descriptor struct with unnumbered
+            # children right after it, in pre-order.
+            children.setdefault(owner.id, []).append(f)
+            continue
+        owner = f if f.id >= 0 and _is_blob_v2_descriptor(f) else None
+        if f.id == -1:
+            raise SchemaError(f"field {f.name!r} has no field id")
         children.setdefault(f.parent_id, []).append(f)
     top = [_to_arrow_field(f, children, depth=0) for f in children.get(-1, [])]
     schema_meta = {k.encode(): v for k, v in (metadata or {}).items()}
     return pa.schema(top, metadata=schema_meta or None)
+
+
+def _is_blob_v2_descriptor(field: file_pb2.Field) -> bool:
+    return field.logical_type == "struct" and "lance-encoding:blob" in field.metadata
 
 
 def _to_arrow_field(
@@ -231,7 +244,8 @@ def _to_arrow_field(
 ) -> pa.Field:
     if depth > 64:
         raise SchemaError(f"field {field.name!r}: schema nesting is deeper than 64 levels")
-    kids = [_to_arrow_field(c, children, depth + 1) for c in children.get(field.id, [])]
+    below = children.get(field.id, []) if field.id >= 0 else []
+    kids = [_to_arrow_field(c, children, depth + 1) for c in below]
     name = field.logical_type
     if name == "struct":
         dtype: pa.DataType = pa.struct(kids)

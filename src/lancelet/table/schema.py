@@ -14,9 +14,11 @@ from functools import cached_property
 import pyarrow as pa
 
 from lancelet._proto import file_pb2
-from lancelet.errors import SchemaError
+from lancelet.errors import SchemaError, UnsupportedFeatureError
 from lancelet.file.schema import from_lance_fields, to_lance_fields
 from lancelet.file.v2_0.layout import is_packed_struct
+
+BLOB_V2_EXTENSION = "lance.blob.v2"
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,13 @@ class LanceSchema:
     @cached_property
     def _arrow(self) -> pa.Schema:
         # Readers ask for it per fragment and per batch; the schema never changes.
+        blobs = [f.name for f in self.fields if f.extension_name == BLOB_V2_EXTENSION]
+        if blobs:
+            raise UnsupportedFeatureError(
+                f"column {blobs[0]!r} is a blob v2 column (pylance's "
+                "'lance-encoding:blob' in format 2.2, values kept in .blob files beside "
+                "the data files); lancelet does not read blob v2 columns yet"
+            )
         return from_lance_fields(self.fields, self.metadata)
 
     @property

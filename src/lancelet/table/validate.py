@@ -31,7 +31,12 @@ from google.protobuf import unknown_fields
 from google.protobuf.message import Message
 
 from lancelet._proto import file_pb2, table_pb2
-from lancelet.errors import CorruptDatasetError, LanceletError, UnsupportedTypeError
+from lancelet.errors import (
+    CorruptDatasetError,
+    LanceletError,
+    UnsupportedFeatureError,
+    UnsupportedTypeError,
+)
 from lancelet.table import features
 from lancelet.table.fragment_check import TOMBSTONE, Checked
 from lancelet.table.manifest import Manifest, data_file_format
@@ -121,8 +126,8 @@ def check_manifest(manifest: Manifest, checked: list[Checked], path: str) -> Non
     _check_schema(manifest.schema.fields, path)
     try:
         manifest.schema.to_arrow()
-    except UnsupportedTypeError:
-        raise  # a type lancelet cannot hold yet (a map, say) is no damage
+    except (UnsupportedTypeError, UnsupportedFeatureError):
+        raise  # a type or column kind lancelet cannot hold yet (a map, say) is no damage
     except LanceletError as exc:
         raise CorruptDatasetError(f"{path}: the schema is invalid: {exc}") from exc
     _check_fragment_ids(manifest, path)

@@ -8,9 +8,9 @@ first leaf below it (every leaf below carries the same).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import numpy as np
 import pyarrow as pa
@@ -118,15 +118,22 @@ class LeafColumn:
     # -- rows of the leaf ------------------------------------------------------------
 
     def read(self, start: int, end: int) -> list[LeafRows]:
-        out = []
+        return [job() for job in self.page_jobs(start, end)]
+
+    def page_jobs(self, start: int, end: int) -> list[Callable[[], LeafRows]]:
+        """The rows of each page in ``[start, end)``, one job per page: pages decode
+        independently, so the jobs may run on several threads."""
+        jobs: list[Callable[[], LeafRows]] = []
         for page_no in self.pages_for(start, end):
             first = int(self.starts[page_no])
             lo, hi = max(start - first, 0), min(end, int(self.starts[page_no + 1])) - first
-            if hi <= lo:
-                continue
-            page = self.decoder(page_no).read(lo, hi)
-            out.append(self._rows_of(page, hi - lo, page_no))
-        return out
+            if hi > lo:
+                jobs.append(partial(self._page_rows, page_no, lo, hi))
+        return jobs
+
+    def _page_rows(self, page_no: int, lo: int, hi: int) -> LeafRows:
+        page = self.decoder(page_no).read(lo, hi)
+        return self._rows_of(page, hi - lo, page_no)
 
     def take(self, rows: I64) -> list[LeafRows]:
         """Sorted, unique rows."""
@@ -294,13 +301,18 @@ class FieldReader:
         self.leaves = node.leaves()
 
     def chunks(self, start: int, end: int) -> list[pa.Array]:
+        return [chunk for job in self.chunk_jobs(start, end) for chunk in job()]
+
+    def chunk_jobs(self, start: int, end: int) -> list[Callable[[], list[pa.Array]]]:
+        """``chunks(start, end)`` as jobs that may run on several threads: a leaf's
+        pages stay separate chunks (no copy), one job each."""
         if self.node.kind is Kind.LEAF:
-            # A leaf's pages stay separate chunks (no copy).
             column = self.columns[self._column(self.node)]
-            return [part.values for part in column.read(start, end)] or [
-                pa.array([], type=self.dtype)
-            ]
-        return [self.read(start, end)]
+            jobs = column.page_jobs(start, end)
+            if not jobs:
+                return [lambda: [pa.array([], type=self.dtype)]]
+            return [partial(_values_of, job) for job in jobs]
+        return [lambda: [self.read(start, end)]]
 
     def read(self, start: int, end: int) -> pa.Array:
         if end <= start:
@@ -414,3 +426,7 @@ def lineages(nodes: list[Node]) -> dict[int, tuple[Kind, ...]]:
     for top in nodes:
         visit(top, ())
     return out
+
+
+def _values_of(job: Callable[[], LeafRows]) -> list[pa.Array]:
+    return [job().values]

@@ -1,0 +1,52 @@
+"""Decoding columns on several threads.
+
+Numpy, Arrow's kernels and lancelet's compiled kernels release the GIL, so the
+columns of one read decode in parallel.  One pool serves the process; work that a
+pool thread starts runs on that thread, so nested reads never wait on themselves.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from functools import cache
+from typing import TypeVar
+
+__all__ = ["WORKERS", "map_columns"]
+
+WORKERS = min(8, os.cpu_count() or 1)
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+_local = threading.local()
+
+
+def _mark_worker() -> None:
+    _local.worker = True
+
+
+@cache
+def _pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(
+        WORKERS, thread_name_prefix="lancelet-decode", initializer=_mark_worker
+    )
+
+
+def map_columns(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
+    """``[fn(item) for item in items]``, on the pool when that can help.
+
+    Returns or raises only once no job runs any more: a job still reading a file's
+    mapping after the caller has moved on (and perhaps deleted the file) would crash
+    the interpreter.  After a failure, jobs not yet started are cancelled."""
+    if WORKERS < 2 or len(items) < 2 or getattr(_local, "worker", False):
+        return [fn(item) for item in items]
+    jobs = [_pool().submit(fn, item) for item in items]
+    _, pending = wait(jobs, return_when=FIRST_EXCEPTION)
+    if pending:  # something failed: stop what has not started, let the rest finish
+        for job in pending:
+            job.cancel()
+        wait(pending)
+    return [job.result() for job in jobs]

@@ -1,0 +1,57 @@
+"""Decoding on the shared pool: results in order, errors as a serial loop gives them,
+and nothing left running once a read returns or raises."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from lancelet.file import parallel
+
+pytestmark = pytest.mark.skipif(parallel.WORKERS < 2, reason="one CPU: reads run serially")
+
+
+def test_results_keep_their_order() -> None:
+    def slow_first(i: int) -> int:
+        time.sleep(0.05 if i == 0 else 0)
+        return i * i
+
+    assert parallel.map_columns(slow_first, list(range(10))) == [i * i for i in range(10)]
+
+
+def test_a_failure_waits_for_running_jobs_and_skips_the_rest() -> None:
+    running = threading.Event()
+    finished: list[int] = []
+    started: list[int] = []
+
+    def job(i: int) -> int:
+        started.append(i)
+        if i == 0:
+            running.set()
+            time.sleep(0.2)
+            finished.append(i)
+            return i
+        running.wait()
+        if i == 1:
+            raise ValueError("page 1 is damaged")
+        time.sleep(0.05)
+        finished.append(i)
+        return i
+
+    with pytest.raises(ValueError, match="page 1 is damaged"):
+        parallel.map_columns(job, list(range(50)))
+    # The slow job had finished before the error surfaced, and most never started.
+    assert 0 in finished
+    assert len(started) < 50
+    snapshot = list(finished)
+    time.sleep(0.3)
+    assert finished == snapshot
+
+
+def test_jobs_that_map_again_run_inline() -> None:
+    def outer(i: int) -> list[int]:
+        return parallel.map_columns(lambda j: i * 10 + j, [0, 1, 2])
+
+    assert parallel.map_columns(outer, [1, 2, 3]) == [[10, 11, 12], [20, 21, 22], [30, 31, 32]]
