@@ -55,3 +55,24 @@ def test_jobs_that_map_again_run_inline() -> None:
         return parallel.map_columns(lambda j: i * 10 + j, [0, 1, 2])
 
     assert parallel.map_columns(outer, [1, 2, 3]) == [[10, 11, 12], [20, 21, 22], [30, 31, 32]]
+
+
+def _slow_square(i: int) -> int:
+    time.sleep(0.05)
+    return i * i
+
+
+def _slow_squares(items: list[int]) -> list[int]:
+    return parallel.map_columns(_slow_square, items)
+
+
+def test_a_forked_child_decodes_on_its_own_pool() -> None:
+    """The parent's pool threads do not exist in a forked child; without a pool of
+    its own the child would wait for them forever."""
+    import multiprocessing
+
+    assert _slow_squares([1, 2, 3, 4]) == [1, 4, 9, 16]  # every parent thread started
+    context = multiprocessing.get_context("fork")
+    with context.Pool(1) as pool:
+        result = pool.apply_async(_slow_squares, ([5, 6, 7],))
+        assert result.get(timeout=30) == [25, 36, 49]

@@ -35,6 +35,11 @@ def _pool() -> ThreadPoolExecutor:
     )
 
 
+# A forked child has the parent's pool object but none of its threads: it makes its own.
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_pool.cache_clear)
+
+
 def map_columns(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
     """``[fn(item) for item in items]``, on the pool when that can help.
 

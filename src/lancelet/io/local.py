@@ -55,6 +55,11 @@ def _sync_pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(1, thread_name_prefix="lancelet-sync")
 
 
+# A forked child has the parent's pool object but not its thread: it makes its own.
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_sync_pool.cache_clear)
+
+
 class LocalOutputFile:
     """A file written under a temporary name and renamed into place on commit.
 
