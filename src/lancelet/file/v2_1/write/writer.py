@@ -9,20 +9,19 @@ reference.
 
 from __future__ import annotations
 
-import os
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from lancelet.file import parallel
 from lancelet.file.v2_1.write import page as page_enc
 from lancelet.file.v2_1.write import params as field_params
 from lancelet.file.v2_1.write.shred import LeafBatch, LeafPath, leaf_paths, shred
 from lancelet.file.writing import FileWriterBase, PageSink
 
 PAGE_LAYOUT_URL = "/lance.encodings21.PageLayout"
-_WORKERS = min(8, os.cpu_count() or 1)
 
 
 def _options(minor: int) -> page_enc.Options:
@@ -152,8 +151,8 @@ class _Encoder:
         self._options = options
         self._max_page_bytes = max_page_bytes
         self._pool = (
-            ThreadPoolExecutor(_WORKERS, thread_name_prefix="lancelet-encode")
-            if _WORKERS > 1
+            ThreadPoolExecutor(parallel.WORKERS, thread_name_prefix="lancelet-encode")
+            if parallel.WORKERS > 1
             else None
         )
         self._queue: deque[tuple[_LeafStream, Future[list[page_enc.EncodedPage]]]] = deque()
@@ -165,7 +164,7 @@ class _Encoder:
             return
         job = self._pool.submit(stream.encode, batches, self._options, self._max_page_bytes)
         self._queue.append((stream, job))
-        while self._queue and (len(self._queue) > 2 * _WORKERS or self._queue[0][1].done()):
+        while self._queue and (len(self._queue) > 2 * parallel.WORKERS or self._queue[0][1].done()):
             self._add_first()
 
     def drain(self) -> None:
