@@ -1,0 +1,1 @@
+"""Scalar indices and the system indices, on the layouts the specification gives."""
