@@ -76,6 +76,10 @@ class CorruptDatasetError(DatasetError):
     """A manifest, transaction, deletion or tag file is missing or unreadable."""
 
 
+class CorruptIndexError(CorruptDatasetError):
+    """An index's files are missing, unreadable or contradict the dataset."""
+
+
 class UnsupportedFeatureError(DatasetError):
     """The manifest sets a reader or writer feature flag lancelet does not implement."""
 

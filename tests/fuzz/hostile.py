@@ -141,7 +141,7 @@ CASES: dict[str, tuple[Edit, str]] = {
     "list with two children": (_second_list_child, "field 'l' .* is a list with 2 child"),
     "deletion flag without deletion files": (_no_deletion_files, "the deletion-files feature"),
     "row ids without stable row ids": (
-        _set(lambda pb: fragment(pb, 2), "inline_row_ids", b"\x00"),
+        _set(lambda pb: fragment(pb, 2), "inline_created_at_versions", b"\x00"),
         "fragment 2: carries row id or row version sequences",
     ),
     "base path without the feature": (

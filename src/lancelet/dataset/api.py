@@ -16,7 +16,7 @@ from lancelet.dataset.write import (
     prepare,
     write_fragment_files,
 )
-from lancelet.errors import ArgumentError, DatasetAlreadyExistsError, UnsupportedFeatureError
+from lancelet.errors import ArgumentError, DatasetAlreadyExistsError
 from lancelet.table.naming import ManifestNaming
 from lancelet.transaction import operations as ops
 from lancelet.transaction.commit import commit_transaction
@@ -52,13 +52,17 @@ def write_dataset(
         raise ArgumentError(
             f"write_dataset: mode must be 'create', 'append' or 'overwrite', not {mode!r}"
         )
-    if enable_stable_row_ids:
-        raise UnsupportedFeatureError("lancelet does not yet write datasets with stable row ids")
     store = DatasetStore(uri)
     found = store.latest_manifest()
     latest = found[0] if found else None
     if latest is not None and mode == "create":
         raise DatasetAlreadyExistsError(f"{store.root}: a dataset already exists here")
+    if enable_stable_row_ids and latest is not None and not latest.stable_row_ids:
+        # pylance ignores the flag here; a dataset cannot start giving rows stable ids.
+        raise ArgumentError(
+            f"{store.root}: enable_stable_row_ids applies when a dataset is created; this "
+            "one exists without stable row ids"
+        )
     prepared = prepare(latest, as_reader(data, schema), mode, data_storage_version, store.root)
     fragments = tuple(
         write_fragment_files(
@@ -66,7 +70,13 @@ def write_dataset(
         )
     )
     operation: ops.Operation = (
-        ops.Append(fragments) if prepared.appends else ops.Overwrite(fragments, prepared.schema)
+        ops.Append(fragments)
+        if prepared.appends
+        else ops.Overwrite(
+            fragments,
+            prepared.schema,
+            stable_row_ids=enable_stable_row_ids if latest is None else None,
+        )
     )
     txn = ops.Transaction(latest.version if latest else 0, operation)
     scheme = ManifestNaming.V1 if enable_v2_manifest_paths is False else ManifestNaming.V2

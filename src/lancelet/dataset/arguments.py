@@ -47,9 +47,9 @@ def _at_least(value: Any, minimum: int, name: str, call: str) -> int | None:
     return min(number, _MAX_ROWS)
 
 
-def flag(value: Any, name: str, call: str) -> bool:
+def flag(value: Any, name: str, call: str, default: bool = False) -> bool:
     if value is None:
-        return False
+        return default
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{call}: {name} must be True or False, not {value!r}")
     return bool(value)

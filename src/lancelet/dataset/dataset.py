@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -26,11 +27,18 @@ from lancelet.dataset.merge_insert import MergeInsertBuilder, Planner
 from lancelet.dataset.operation import LanceOperation
 from lancelet.dataset.optimize import DatasetOptimizer
 from lancelet.dataset.options import check_options
+from lancelet.dataset.projection import projection
 from lancelet.dataset.scannable import Scannable
 from lancelet.dataset.tags import Tags, resolve_version
+from lancelet.dataset.take import take_by_row_ids
 from lancelet.dataset.update import RowRewrite, discard_rewrite, plan_update
 from lancelet.dataset.write import discard_data_files
-from lancelet.errors import RetryableCommitConflictError, SchemaError, UnsupportedOptionError
+from lancelet.errors import (
+    ArgumentError,
+    RetryableCommitConflictError,
+    SchemaError,
+    UnsupportedOptionError,
+)
 from lancelet.table import features
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
@@ -124,6 +132,38 @@ class LanceDataset(Scannable):
 
     def _source(self) -> tuple[DatasetStore, Manifest, list[Fragment] | None]:
         return self._store, self._manifest, None
+
+    @property
+    def has_stable_row_ids(self) -> bool:
+        return self._manifest.stable_row_ids
+
+    def _take_rows(
+        self,
+        row_ids: Sequence[int] | pa.Array,
+        columns: Sequence[str] | Mapping[str, str] | None = None,
+        *,
+        ignore_deletions: bool = False,
+        **kargs: Any,
+    ) -> pa.Table:
+        """Rows by row id (stable ids, or addresses without them), in the order asked
+        for; an id of no live row is left out, as in pylance."""
+        call = "LanceDataset._take_rows"
+        if kargs:
+            raise UnsupportedOptionError(f"{call}: options {sorted(kargs)} are not supported")
+        ids = arguments.indices(row_ids, call)
+        if len(ids) and int(ids.min()) < 0:
+            raise ArgumentError(f"{call}: row id {int(ids.min())} is negative")
+        shape = projection(columns, self.schema, f"{self._uri}: _take_rows")
+        if shape.special_outputs or shape.special_reads:
+            raise UnsupportedOptionError(f"{call}: _rowid and _rowaddr cannot be taken yet")
+        table = take_by_row_ids(
+            self._store,
+            self._manifest,
+            ids.astype(np.uint64),
+            list(shape.reads),
+            ignore_deletions=ignore_deletions,
+        )
+        return shape.apply(table, f"{self._uri}: _take_rows")
 
     def get_fragments(self, filter: str | pc.Expression | None = None) -> list[LanceFragment]:
         if filter is not None:

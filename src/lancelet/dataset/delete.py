@@ -9,13 +9,12 @@ import pyarrow.compute as pc
 
 from lancelet import io
 from lancelet.dataset.scanner import ROW_ADDRESS, LanceScanner
+from lancelet.table import row_address
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.table.manifest_file import check_encodable
 from lancelet.transaction.operations import Delete
 from lancelet.transaction.store import DatasetStore
-
-_OFFSET_MASK = np.uint64(0xFFFFFFFF)
 
 
 def matching_offsets(
@@ -26,8 +25,7 @@ def matching_offsets(
         store, manifest, columns=[ROW_ADDRESS], filter=predicate, fragments=[fragment]
     )
     addresses = scan.to_table().column(ROW_ADDRESS).to_numpy()
-    offsets: np.ndarray = (addresses & _OFFSET_MASK).astype(np.uint32)
-    return offsets
+    return row_address.offsets(addresses)
 
 
 def plan_delete(
@@ -54,14 +52,11 @@ def delete_addresses(
     addresses = np.unique(np.asarray(addresses, dtype=np.uint64))
     if not len(addresses):
         return (), ()
-    fragment_ids = (addresses >> np.uint64(32)).astype(np.int64)
-    offsets = (addresses & _OFFSET_MASK).astype(np.uint32)
-    ids, starts = np.unique(fragment_ids, return_index=True)
     updated: list[Fragment] = []
     removed: list[int] = []
     try:
-        for fragment_id, rows in zip(ids, np.split(offsets, starts[1:]), strict=True):
-            fragment = manifest.fragment(int(fragment_id))
+        for fragment_id, rows in row_address.by_fragment(addresses).items():
+            fragment = manifest.fragment(fragment_id)
             assert fragment is not None, f"row address of unknown fragment {fragment_id}"
             remaining = store.delete_rows(fragment, rows, manifest.version)
             if remaining is None:

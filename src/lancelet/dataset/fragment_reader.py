@@ -111,6 +111,12 @@ class FragmentReader:
             self._file(index)
         _ = self._locations
         _ = self.deleted
+        _ = self.row_ids
+
+    @cached_property
+    def row_ids(self) -> np.ndarray | None:
+        """The stable id of each physical row; None when the fragment has none."""
+        return self.store.read_row_ids(self.fragment)
 
     @cached_property
     def deleted(self) -> np.ndarray:

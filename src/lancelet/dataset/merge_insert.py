@@ -22,6 +22,7 @@ from lancelet.dataset.delete import delete_addresses
 from lancelet.dataset.filter import parse_filter
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.scanner import ROW_ADDRESS, LanceScanner, live_rows
+from lancelet.dataset.take import row_ids_at
 from lancelet.dataset.update import RowRewrite
 from lancelet.dataset.write import (
     as_reader,
@@ -31,6 +32,7 @@ from lancelet.dataset.write import (
     write_fragment_files,
 )
 from lancelet.errors import DatasetError, LanceletError, SchemaError
+from lancelet.table import row_address, row_ids
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.table.schema import LanceSchema
@@ -39,7 +41,6 @@ from lancelet.transaction.store import DatasetStore
 
 # The source row each join pair came from.
 _SOURCE_ROW = "__merge_source_row"
-_OFFSET_MASK = np.uint64(0xFFFFFFFF)
 _ARROW_ERRORS = (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError)
 
 Matched = Literal["keep", "update", "delete", "fail"]
@@ -174,10 +175,8 @@ def plan_merge_insert(
     source = _source_columns(source, schema, keys, label)
     outcome = _classify(store, manifest, source, keys, spec, label)
     new_rows = _new_rows(store, manifest, source, outcome, schema, label)
-    new_fragments = write_fragment_files(
-        store, new_rows, manifest.schema, manifest.data_storage_version
-    )
     replaced = outcome.updated_pairs.column(ROW_ADDRESS).to_numpy()
+    new_fragments = _write_new_rows(store, manifest, new_rows, replaced)
     try:
         updated, removed = delete_addresses(
             store, manifest, np.concatenate([replaced, outcome.deleted])
@@ -275,8 +274,8 @@ def _matched_rows(
     unique, counts = np.unique(addresses, return_counts=True)
     if len(unique) and counts.max() > 1:
         raise DatasetError(
-            f"{where}: several source rows match the same target row (fragment "
-            f"{int(unique[counts > 1][0]) >> 32}); each target row may be updated "
+            f"{where}: several source rows match the same target row "
+            f"({row_address.describe(unique[counts > 1][0])}); each target row may be updated "
             "by one source row only"
         )
     return pairs, none
@@ -342,7 +341,7 @@ def _new_rows(
     outcome: _Outcome,
     schema: pa.Schema,
     where: str,
-) -> pa.RecordBatchReader:
+) -> pa.Table:
     """Updated rows (source values over the target's, for columns the source omits)
     then inserted rows (nulls for omitted columns), in the dataset's schema."""
     pairs = outcome.updated_pairs
@@ -359,7 +358,30 @@ def _new_rows(
     rows = pa.concat_tables([updated.select(schema.names), new.select(schema.names)])
     reader = conform(rows.to_reader(), schema, where)
     # Checked now, before any file is written: the rows are in memory anyway.
-    return pa.Table.from_batches(list(reader), schema=schema).to_reader()
+    return pa.Table.from_batches(list(reader), schema=schema)
+
+
+def _write_new_rows(
+    store: DatasetStore, manifest: Manifest, rows: pa.Table, replaced: np.ndarray
+) -> list[Fragment]:
+    """Write the updated rows (the first ``len(replaced)``) then the inserted ones.
+    With stable row ids an updated row keeps its id and an inserted one gets a new id
+    at commit, so the two go to fragments of their own."""
+    version = manifest.data_storage_version
+    if not manifest.stable_row_ids:
+        return write_fragment_files(store, rows.to_reader(), manifest.schema, version)
+    moved = write_fragment_files(
+        store, rows.slice(0, len(replaced)).to_reader(), manifest.schema, version
+    )
+    try:
+        moved = row_ids.carrying(moved, row_ids_at(store, manifest, replaced))
+        inserted = write_fragment_files(
+            store, rows.slice(len(replaced)).to_reader(), manifest.schema, version
+        )
+    except BaseException:
+        discard_data_files(store, moved)
+        raise
+    return moved + inserted
 
 
 def rows_at(
@@ -369,14 +391,12 @@ def rows_at(
     if not len(addresses):
         return manifest.schema.to_arrow().empty_table().select(columns)
     unique, back = np.unique(addresses.astype(np.uint64), return_inverse=True)
-    fragment_ids = (unique >> np.uint64(32)).astype(np.int64)
-    offsets = (unique & _OFFSET_MASK).astype(np.int64)
-    ids, starts = np.unique(fragment_ids, return_index=True)
     parts = []
-    for fragment_id, rows in zip(ids, np.split(offsets, starts[1:]), strict=True):
-        fragment = manifest.fragment(int(fragment_id))
+    for fragment_id, rows in row_address.by_fragment(unique).items():
+        fragment = manifest.fragment(fragment_id)
         assert fragment is not None, f"row address of unknown fragment {fragment_id}"
-        parts.append(FragmentReader(store, manifest.schema, fragment).take(columns, rows))
+        reader = FragmentReader(store, manifest.schema, fragment)
+        parts.append(reader.take(columns, rows.astype(np.int64)))
     return pa.concat_tables(parts).take(pa.array(back.reshape(-1)))
 
 

@@ -37,7 +37,7 @@ from lancelet.dataset.write import (
     write_fragment_files,
 )
 from lancelet.errors import CorruptDatasetError, UnsupportedVersionError
-from lancelet.table import features
+from lancelet.table import features, row_ids
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.transaction import operations as ops
@@ -406,10 +406,27 @@ def rewrite_fragments(
                 f"{store.root}: fragments {ids} of version {manifest.version} hold a different "
                 "number of live rows than their deletion files say"
             )
+        if manifest.stable_row_ids:
+            written = row_ids.carrying(written, _live_row_ids(store, fragments))
     except BaseException:
         discard_data_files(store, written)
         raise
     return tuple(written)
+
+
+def _live_row_ids(store: DatasetStore, fragments: Sequence[Fragment]) -> np.ndarray:
+    """The stable ids of the live rows of ``fragments``, in scan order: compaction
+    moves rows, and they keep their ids."""
+    parts = []
+    for fragment in fragments:
+        ids = store.read_row_ids(fragment)
+        if ids is None:
+            raise CorruptDatasetError(
+                f"{store.root}: fragment {fragment.id} lists no row ids, but the dataset "
+                "has stable row ids"
+            )
+        parts.append(np.delete(ids, store.read_deletions(fragment).astype(np.int64)))
+    return np.concatenate(parts) if parts else np.zeros(0, np.uint64)
 
 
 # -- committing ---------------------------------------------------------------------

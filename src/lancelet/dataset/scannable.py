@@ -98,6 +98,7 @@ class Scannable:
             batch_size=arguments.positive(batch_size, "batch_size", call),
             strict_batch_size=arguments.flag(strict_batch_size, "strict_batch_size", call),
             fragments=chosen,
+            use_scalar_index=arguments.flag(use_scalar_index, "use_scalar_index", call, True),
         )
 
     def to_table(

@@ -23,7 +23,9 @@ from lancelet.dataset.projection import (
     projection,
     with_specials,
 )
-from lancelet.errors import CorruptDatasetError
+from lancelet.dataset.index_plan import index_candidates
+from lancelet.errors import CorruptDatasetError, CorruptIndexError
+from lancelet.table import row_address
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.store import DatasetStore
@@ -34,7 +36,6 @@ __all__ = [
     "ROW_ID",
     "LanceScanner",
     "live_rows",
-    "row_addresses",
 ]
 
 DEFAULT_BATCH_SIZE = 8192
@@ -48,20 +49,14 @@ _READ_STEP = 64 * 1024
 _DENSE = 0.25
 
 
-def row_addresses(fragment_id: int, start: int, stop: int) -> np.ndarray:
-    """A row's address is its fragment id in the high 32 bits, its offset in the low."""
-    out: np.ndarray = np.arange(start, stop, dtype=np.uint64) | np.uint64(fragment_id << 32)
-    return out
-
-
 def live_rows(
     reader: FragmentReader, table: pa.Table, start: int, stop: int, *, with_addresses: bool
 ) -> pa.Table:
     """Physical rows ``[start, stop)`` of a fragment read into ``table``: deleted ones
-    dropped, and the row id and address columns added when asked for."""
+    dropped, and the row id and address columns added when asked for (a row's id is
+    its address unless the dataset has stable row ids)."""
     if with_addresses:
-        address = pa.array(row_addresses(reader.fragment.id, start, stop))
-        table = table.append_column(ROW_ID, address).append_column(ROW_ADDRESS, address)
+        table = with_row_columns(reader, table, np.arange(start, stop, dtype=np.uint32))
     deleted = reader.deleted
     dead = deleted[(deleted >= start) & (deleted < stop)]
     if len(dead):
@@ -69,6 +64,16 @@ def live_rows(
         keep[dead.astype(np.int64) - start] = False
         table = table.filter(pa.array(keep))
     return table
+
+
+def with_row_columns(reader: FragmentReader, table: pa.Table, offsets: np.ndarray) -> pa.Table:
+    """``table``, the given physical rows of a fragment, with their id and address."""
+    address = row_address.of_offsets(reader.fragment.id, offsets)
+    ids = reader.row_ids
+    row_id = address if ids is None else ids[offsets]
+    return table.append_column(ROW_ID, pa.array(row_id)).append_column(
+        ROW_ADDRESS, pa.array(address)
+    )
 
 
 def _conformed(table: pa.Table, schema: pa.Schema) -> pa.Table:
@@ -94,6 +99,7 @@ class LanceScanner:
         batch_size: int | None = None,
         strict_batch_size: bool = False,
         fragments: Sequence[Fragment] | None = None,
+        use_scalar_index: bool = True,
     ) -> None:
         self._store = store
         self._manifest = manifest
@@ -111,6 +117,11 @@ class LanceScanner:
         self._batch_size = batch_size or DEFAULT_BATCH_SIZE
         self._strict = strict_batch_size
         self._fragments = list(manifest.fragments if fragments is None else fragments)
+        self._candidates = (
+            index_candidates(store, manifest, filter, self._filter_schema)
+            if use_scalar_index and isinstance(filter, str)
+            else None
+        )
 
     def _columns_of(self, filter: str | pc.Expression | None) -> list[str]:
         if filter is None:
@@ -145,6 +156,10 @@ class LanceScanner:
     def _fragment_tables(self, fragment: Fragment, step: int) -> Iterator[pa.Table]:
         reader = FragmentReader(self._store, self._manifest.schema, fragment)
         columns = self._read_columns()
+        candidates = self._candidates.get(fragment.id) if self._candidates else None
+        if candidates is not None:
+            yield from self._indexed(reader, columns, candidates, step)
+            return
         probe = [c for c in columns if c in self._filter_columns]
         late = [c for c in columns if c not in probe]
         for start in range(0, fragment.physical_rows, step):
@@ -156,6 +171,28 @@ class LanceScanner:
                 table = self._late_materialized(reader, probe, late, start, stop)
                 if table.num_rows:
                     yield table
+
+    def _indexed(
+        self, reader: FragmentReader, columns: list[str], candidates: np.ndarray, step: int
+    ) -> Iterator[pa.Table]:
+        """The rows of a fragment an index bounded the filter to: only those read, the
+        deleted ones dropped, the whole filter applied."""
+        fragment = reader.fragment
+        if len(candidates) and int(candidates[-1]) >= fragment.physical_rows:
+            raise CorruptIndexError(
+                f"{self._where}: an index lists row {int(candidates[-1])} of fragment "
+                f"{fragment.id}, which has {fragment.physical_rows} rows"
+            )
+        offsets = np.setdiff1d(candidates, reader.deleted, assume_unique=True)
+        for start in range(0, len(offsets), step):
+            chunk = offsets[start : start + step]
+            table = reader.take(columns, chunk.astype(np.int64))
+            if self._needs_address():
+                table = with_row_columns(reader, table, chunk)
+            assert self._filter is not None  # candidates come from a filter
+            table = table.filter(self._filter)
+            if table.num_rows:
+                yield table
 
     def _needs_address(self) -> bool:
         return (

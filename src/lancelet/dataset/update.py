@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 from lancelet.dataset.delete import delete_addresses, discard_deletions
 from lancelet.dataset.filter import parse_value
 from lancelet.dataset.projection import evaluate
-from lancelet.dataset.scanner import ROW_ADDRESS, LanceScanner
+from lancelet.dataset.scanner import ROW_ADDRESS, ROW_ID, LanceScanner
 from lancelet.dataset.write import (
     check_writable,
     conform,
@@ -27,6 +27,7 @@ from lancelet.dataset.write import (
     write_fragment_files,
 )
 from lancelet.errors import SchemaError
+from lancelet.table import row_ids
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.operations import Delete, Update
 from lancelet.transaction.store import DatasetStore
@@ -93,6 +94,10 @@ class _Assignments:
         return cast.combine_chunks() if cast.num_chunks != 1 else cast.chunk(0)
 
 
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.empty(0, np.uint64)
+
+
 def plan_update(
     store: DatasetStore,
     manifest: Manifest,
@@ -106,26 +111,31 @@ def plan_update(
     check_writable(manifest, data_storage_version)
     schema = manifest.schema.to_arrow()
     assignments = _Assignments(updates, schema, label)
-    scan = LanceScanner(store, manifest, columns=[*schema.names, ROW_ADDRESS], filter=where)
+    scan = LanceScanner(store, manifest, columns=[*schema.names, ROW_ID, ROW_ADDRESS], filter=where)
     addresses: list[np.ndarray] = []
+    ids: list[np.ndarray] = []
 
     def rewritten() -> Iterator[pa.RecordBatch]:
         for batch in scan.to_batches():
             addresses.append(batch.column(ROW_ADDRESS).to_numpy())
-            yield assignments.apply(batch.drop_columns([ROW_ADDRESS]))
+            ids.append(batch.column(ROW_ID).to_numpy())
+            yield assignments.apply(batch.drop_columns([ROW_ID, ROW_ADDRESS]))
 
     reader = pa.RecordBatchReader.from_batches(schema, rewritten())
     new_fragments = write_fragment_files(
         store, conform(reader, schema, label), manifest.schema, manifest.data_storage_version
     )
     try:
-        found = np.concatenate(addresses) if addresses else np.empty(0, np.uint64)
+        if manifest.stable_row_ids:
+            # Updated rows keep their ids in their new place, as in pylance.
+            new_fragments = row_ids.carrying(new_fragments, _joined(ids))
+        found = _joined(addresses)
         updated, removed = delete_addresses(store, manifest, found)
     except BaseException:
         discard_data_files(store, new_fragments)
         raise
     # As pylance records them: the ids of the updated columns and of their nested fields.
     columns = manifest.schema.resolve(list(updates), label)
-    ids = sorted(i for f in columns for i in manifest.schema.subtree_ids(f.id))
-    operation = Update(removed, updated, tuple(new_fragments), (), tuple(ids))
+    field_ids = sorted(i for f in columns for i in manifest.schema.subtree_ids(f.id))
+    operation = Update(removed, updated, tuple(new_fragments), (), tuple(field_ids))
     return RowRewrite(operation, {"num_rows_updated": len(found)})

@@ -36,6 +36,7 @@ from lancelet.dataset.delete import delete_addresses
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.merge_insert import _KeySet
 from lancelet.dataset.scanner import ROW_ADDRESS
+from lancelet.dataset.take import row_ids_at
 from lancelet.dataset.write import check_writable, conform, discard_data_files, write_fragment_files
 from lancelet.errors import DatasetError, LanceletError, SchemaError
 from lancelet.spark.source import FORMAT
@@ -47,6 +48,7 @@ from lancelet.spark.table_jobs import (
     gathered,
 )
 from lancelet.spark.table_versions import command_properties, counts_frame
+from lancelet.table import row_address, row_ids
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.table.schema import LanceSchema
@@ -435,6 +437,10 @@ class _TargetRows:
         self._updated.append(addresses[kinds == UPDATE])
         self._deleted.append(addresses[kinds == DELETE])
 
+    def in_order(self) -> np.ndarray:
+        """Updated addresses in the order their new rows were written."""
+        return np.concatenate(self._updated) if self._updated else np.empty(0, np.uint64)
+
     def checked(self, where: str) -> tuple[np.ndarray, np.ndarray]:
         """Updated and deleted addresses; refuses a target row that several source
         rows change (deleting it twice is harmless)."""
@@ -447,7 +453,7 @@ class _TargetRows:
             row = int(clash[0])
             raise DatasetError(
                 f"{where}: multiple source rows matched and attempted to modify the same "
-                f"target row (fragment {row >> 32}, offset {row & 0xFFFFFFFF}); make each "
+                f"target row ({row_address.describe(row)}); make each "
                 "target row match one source row"
             )
         return unique, deleted
@@ -495,6 +501,9 @@ class MergeTask:
                 version,
             )
             updated_rows, deleted_rows = targets.checked(where)
+            if manifest.stable_row_ids:
+                # Updated rows keep their ids, as in a merge_insert.
+                new = row_ids.carrying(new, row_ids_at(store, manifest, targets.in_order()))
             addresses = np.concatenate([updated_rows, deleted_rows])
             updated, removed = delete_addresses(store, manifest, addresses)
         except BaseException:

@@ -31,12 +31,10 @@ FLAG_NAMES = {
     MIXED_FILE_VERSIONS: "mixed data file versions",
 }
 
-# Stable row ids change only what ``_rowid`` means, not which rows a scan
-# returns, so reading is safe; writing would have to maintain the sequences.
 READABLE = DELETION_FILES | STABLE_ROW_IDS | USE_V2_FORMAT_DEPRECATED | TABLE_CONFIG
 READABLE |= DISABLE_TRANSACTION_FILE | MIXED_FILE_VERSIONS
-WRITABLE = DELETION_FILES | USE_V2_FORMAT_DEPRECATED | TABLE_CONFIG | DISABLE_TRANSACTION_FILE
-WRITABLE |= MIXED_FILE_VERSIONS
+WRITABLE = DELETION_FILES | STABLE_ROW_IDS | USE_V2_FORMAT_DEPRECATED | TABLE_CONFIG
+WRITABLE |= DISABLE_TRANSACTION_FILE | MIXED_FILE_VERSIONS
 
 
 def _describe(bits: int) -> str:
@@ -66,10 +64,16 @@ def check_writable(flags: int, where: str) -> None:
 
 
 def flags_for(
-    has_deletions: bool, config: Mapping[str, str], mixed_versions: bool = False
+    has_deletions: bool,
+    config: Mapping[str, str],
+    mixed_versions: bool = False,
+    stable_row_ids: bool = False,
 ) -> tuple[int, int]:
     """The (reader, writer) flags a manifest with these properties must carry."""
     reader = writer = 0
+    if stable_row_ids:
+        reader |= STABLE_ROW_IDS
+        writer |= STABLE_ROW_IDS
     if has_deletions:
         reader |= DELETION_FILES
         writer |= DELETION_FILES

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any
+from typing import Any, Literal
 
 from google.protobuf import json_format
 
@@ -91,11 +91,74 @@ class DataFile:
 
 
 @dataclass(frozen=True)
+class ExternalFile:
+    """Bytes ``[offset, offset + size)`` of a file named relative to the dataset root."""
+
+    path: str
+    offset: int
+    size: int
+
+
+@dataclass(frozen=True)
+class Sequence:
+    """A per-row sequence a fragment carries (row ids, row versions): serialized bytes
+    inline in the manifest, or a range of an external file."""
+
+    inline: bytes | None = None
+    external: ExternalFile | None = None
+
+    def fill(self, pb: table_pb2.DataFragment, inline_field: str, external_field: str) -> None:
+        if self.external is not None:
+            target = getattr(pb, external_field)
+            target.path, target.offset, target.size = (
+                self.external.path,
+                self.external.offset,
+                self.external.size,
+            )
+        else:
+            setattr(pb, inline_field, self.inline or b"")
+
+    @classmethod
+    def read(cls, pb: table_pb2.DataFragment, oneof: _Oneof) -> Sequence | None:
+        which = pb.WhichOneof(oneof)
+        if which is None:
+            return None
+        value = getattr(pb, which)
+        if which.startswith("inline"):
+            return cls(inline=bytes(value))
+        return cls(external=ExternalFile(value.path, value.offset, value.size))
+
+
+_Oneof = Literal[
+    "row_id_sequence", "last_updated_at_version_sequence", "created_at_version_sequence"
+]
+# (oneof name, inline field, external field) of each sequence, by Fragment attribute.
+_SEQUENCES: dict[str, tuple[_Oneof, str, str]] = {
+    "row_ids": ("row_id_sequence", "inline_row_ids", "external_row_ids"),
+    "last_updated_at": (
+        "last_updated_at_version_sequence",
+        "inline_last_updated_at_versions",
+        "external_last_updated_at_versions",
+    ),
+    "created_at": (
+        "created_at_version_sequence",
+        "inline_created_at_versions",
+        "external_created_at_versions",
+    ),
+}
+
+
+@dataclass(frozen=True)
 class Fragment:
     id: int
     files: tuple[DataFile, ...]
     physical_rows: int
     deletion_file: DeletionFile | None = None
+    # Stable row ids: the rows' ids, and the versions that created and last updated
+    # them (kept as read; lancelet does not write version sequences).
+    row_ids: Sequence | None = None
+    last_updated_at: Sequence | None = None
+    created_at: Sequence | None = None
 
     @property
     def num_deleted_rows(self) -> int:
@@ -131,6 +194,10 @@ class Fragment:
         )
         if self.deletion_file is not None:
             pb.deletion_file.CopyFrom(self.deletion_file.to_proto())
+        for attribute, (_, inline, external) in _SEQUENCES.items():
+            sequence: Sequence | None = getattr(self, attribute)
+            if sequence is not None:
+                sequence.fill(pb, inline, external)
         return pb
 
     @cached_property
@@ -144,6 +211,13 @@ class Fragment:
         deletion = (
             DeletionFile.from_proto(pb.deletion_file) if pb.HasField("deletion_file") else None
         )
+        sequences = {
+            attribute: Sequence.read(pb, oneof) for attribute, (oneof, _, _) in _SEQUENCES.items()
+        }
         return cls(
-            pb.id, tuple(DataFile.from_proto(f) for f in pb.files), pb.physical_rows, deletion
+            pb.id,
+            tuple(DataFile.from_proto(f) for f in pb.files),
+            pb.physical_rows,
+            deletion,
+            **sequences,
         )

@@ -12,7 +12,8 @@ already.  The checks here are those a fragment's own bytes decide (see
 * data file paths relative to the data directory, staying inside it;
 * field ids a data file may list (-2 marks one no longer stored there), none held by
   two files; one column index per field, none used twice;
-* a deletion file of a known kind, deleting between one row and all of them.
+* a deletion file of a known kind, deleting between one row and all of them;
+* an inline row id sequence that decodes to one id per physical row.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from google.protobuf.message import Message
 
 from lancelet._proto import table_pb2
 from lancelet.errors import CorruptDatasetError
+from lancelet.table import row_ids
 from lancelet.table.fragment import DataFile, Fragment
 
 TOMBSTONE = -2
@@ -40,6 +42,8 @@ class Checked:
     # row ids), files under another base path (multiple base paths), and the data
     # files' format versions, as (major, minor).
     sequences: bool
+    # Whether it lists its rows' stable ids (a dataset with stable row ids needs them).
+    row_ids: bool
     base_paths: bool
     formats: frozenset[tuple[int, int]]
     # The version its deletion file was written from (-1: it has none).
@@ -123,10 +127,17 @@ def _decode(pb: table_pb2.DataFragment, where: str) -> Checked:
             pb.WhichOneof("created_at_version_sequence"),
         )
     )
+    if fragment.row_ids is not None and fragment.row_ids.inline is not None:
+        row_ids.decode(fragment.row_ids.inline, fragment.physical_rows, where)
     formats = frozenset((d.file_major_version, d.file_minor_version) for d in fragment.files)
     deletion = fragment.deletion_file
     return Checked(
-        fragment, sequences, base, formats, -1 if deletion is None else deletion.read_version
+        fragment,
+        sequences,
+        fragment.row_ids is not None,
+        base,
+        formats,
+        -1 if deletion is None else deletion.read_version,
     )
 
 

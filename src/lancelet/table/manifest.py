@@ -53,6 +53,11 @@ class Manifest:
         return sum(f.num_rows for f in self.fragments)
 
     @property
+    def stable_row_ids(self) -> bool:
+        """Whether rows keep an id of their own (else a row's id is its address)."""
+        return bool(self.reader_feature_flags & features.STABLE_ROW_IDS)
+
+    @property
     def data_storage_version(self) -> str:
         return self.data_format[1]
 

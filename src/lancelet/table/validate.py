@@ -145,7 +145,10 @@ def _fragments_fit(manifest: Manifest, checked: list[Checked]) -> bool:
     """Whether every fragment agrees with the rest of the manifest, in a few passes
     that run in C (a manifest may hold thousands of fragments)."""
     flags = manifest.reader_feature_flags
-    if not flags & features.STABLE_ROW_IDS and any(map(_SEQUENCES, checked)):
+    if flags & features.STABLE_ROW_IDS:
+        if not all(map(_ROW_IDS, checked)):
+            return False
+    elif any(map(_SEQUENCES, checked)):
         return False
     if not flags & features.BASE_PATHS and any(map(_BASE_PATHS, checked)):
         return False
@@ -155,6 +158,7 @@ def _fragments_fit(manifest: Manifest, checked: list[Checked]) -> bool:
 
 
 _SEQUENCES = attrgetter("sequences")
+_ROW_IDS = attrgetter("row_ids")
 _BASE_PATHS = attrgetter("base_paths")
 _FORMATS = attrgetter("formats")
 _READ_VERSION = attrgetter("deletion_read_version")
@@ -239,6 +243,10 @@ def _check_fragment(checked: Checked, manifest: Manifest, where: str) -> None:
         raise CorruptDatasetError(
             f"{where}: carries row id or row version sequences, but the manifest does "
             "not declare stable row ids"
+        )
+    if flags & features.STABLE_ROW_IDS and not checked.row_ids:
+        raise CorruptDatasetError(
+            f"{where}: lists no row ids, but the manifest declares stable row ids"
         )
     if checked.base_paths and not flags & features.BASE_PATHS:
         raise CorruptDatasetError(

@@ -18,6 +18,7 @@ from lancelet.errors import CorruptDatasetError, DatasetError, VersionNotFoundEr
 from lancelet.table import features
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest, WriterVersion, data_file_format
+from lancelet.table.row_ids import with_row_ids
 from lancelet.table.schema import LanceSchema
 from lancelet.transaction.operations import (
     Append,
@@ -319,6 +320,12 @@ def _mixed_versions(manifest: Manifest) -> bool:
     )
 
 
+def _stable_row_ids(base: Manifest | None, op: Operation) -> bool:
+    if isinstance(op, Overwrite) and op.stable_row_ids is not None:
+        return op.stable_row_ids
+    return base is not None and base.stable_row_ids
+
+
 def build_manifest(
     base: Manifest | None,
     txn: Transaction,
@@ -329,10 +336,16 @@ def build_manifest(
 ) -> Manifest:
     """The manifest of version ``base.version + 1`` (or 1 for a new dataset)."""
     derived = _apply(base, txn.operation, load, data_format)
+    stable = _stable_row_ids(base, txn.operation)
+    if stable:
+        derived = with_row_ids(
+            derived, base.next_row_id if base else 0, (base.version if base else 0) + 1
+        )
     reader, writer = features.flags_for(
         any(f.deletion_file is not None for f in derived.fragments),
         derived.config,
         _mixed_versions(derived),
+        stable,
     )
     return replace(
         derived,

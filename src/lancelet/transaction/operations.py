@@ -34,6 +34,8 @@ class Overwrite:
     fragments: tuple[Fragment, ...]
     schema: LanceSchema
     config_upsert_values: Mapping[str, str] = field(default_factory=dict)
+    # Whether the new dataset gives rows stable ids; None keeps what the old one did.
+    stable_row_ids: bool | None = None
 
 
 @dataclass(frozen=True)

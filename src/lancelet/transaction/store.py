@@ -11,6 +11,7 @@ import contextlib
 import hashlib
 import json
 import os
+import posixpath
 from collections import OrderedDict
 from dataclasses import replace
 from functools import lru_cache
@@ -19,7 +20,7 @@ import numpy as np
 
 from lancelet import io
 from lancelet.errors import CorruptDatasetError, DatasetNotFoundError, VersionNotFoundError
-from lancelet.table import deletion, naming
+from lancelet.table import deletion, naming, row_ids
 from lancelet.table.fragment import DeletionFile, Fragment
 from lancelet.table.fragment_check import check_fragments
 from lancelet.table.manifest import Manifest
@@ -192,6 +193,33 @@ class DatasetStore:
         except OSError as exc:
             raise CorruptDatasetError(f"{path}: cannot read transaction file: {exc}") from exc
         return decode_transaction(data, path)
+
+    # -- row id sequences -------------------------------------------------------------
+
+    def read_row_ids(self, fragment: Fragment) -> np.ndarray | None:
+        """The stable row id of each physical row of ``fragment`` (uint64), or None
+        when it lists none (row ids are then its row addresses)."""
+        sequence = fragment.row_ids
+        if sequence is None:
+            return None
+        where = f"{self.root}: fragment {fragment.id}"
+        data = sequence.inline
+        if sequence.external is not None:
+            external = sequence.external
+            clean = posixpath.normpath(external.path)
+            if clean.startswith(("/", "..")) or not external.path:
+                raise CorruptDatasetError(
+                    f"{where}: the row id file {external.path!r} is outside the dataset"
+                )
+            path = self.path(clean)
+            where = f"{path}: row ids of fragment {fragment.id}"
+            try:
+                data = io.read_bytes(path)[external.offset : external.offset + external.size]
+            except OSError as exc:
+                raise CorruptDatasetError(f"{where}: cannot read: {exc}") from exc
+            if len(data) != external.size:
+                raise CorruptDatasetError(f"{where}: the file ends before the sequence does")
+        return row_ids.decode(data or b"", fragment.physical_rows, where)
 
     # -- deletion files ---------------------------------------------------------------
 

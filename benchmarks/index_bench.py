@@ -1,0 +1,102 @@
+"""Scalar index lookups on TPC-H lineitem: lancelet vs its own scan and vs pylance.
+
+    python benchmarks/index_bench.py --scale 1 --runs 5
+
+One dataset (written by pylance, file format ``--version``) gets a BTREE index on
+``l_orderkey`` and a BITMAP index on ``l_shipmode``, built by each library in turn
+(build times compared).  Then, with each library's own indices:
+
+* equality on ``l_orderkey`` (BTREE), a narrow range on it (about 0.01% of rows);
+* equality on ``l_shipmode`` (BITMAP; about 1/7 of the rows);
+
+each timed with the index, and for lancelet also as a plain scan
+(``use_scalar_index=False``).  Every result is checked against the scan before
+timing.  Prints medians of ``--runs`` runs and the ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from file_bench import lineitem, median_time
+
+QUERIES = {
+    "btree equality": "l_orderkey = 1234567",
+    "btree narrow range": "l_orderkey >= 3000000 AND l_orderkey < 3000600",
+    "bitmap equality": "l_shipmode = 'MAIL'",
+}
+COLUMNS = ["l_orderkey", "l_partkey", "l_shipmode", "l_extendedprice"]
+
+
+def _build(library: object, uri: str) -> float:
+    def build() -> None:
+        ds = library.dataset(uri)  # type: ignore[attr-defined]
+        ds.create_scalar_index("l_orderkey", "BTREE", replace=True)
+        ds.create_scalar_index("l_shipmode", "BITMAP", replace=True)
+
+    return median_time(build, 1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--version", default="2.2")
+    args = parser.parse_args()
+
+    import lance
+
+    import lancelet
+
+    table = lineitem(args.scale)
+    root = Path(tempfile.mkdtemp(prefix="index_bench_"))
+    try:
+        uris = {}
+        for name in ("lancelet", "pylance"):
+            uris[name] = str(root / name)
+            lance.write_dataset(table, uris[name], data_storage_version=args.version)
+        libraries = {"lancelet": lancelet, "pylance": lance}
+        builds = {name: _build(libraries[name], uris[name]) for name in libraries}
+        print(f"rows {table.num_rows:,}; file format {args.version}; medians of {args.runs}")
+        print(
+            f"index build (BTREE + BITMAP) s: lancelet {builds['lancelet']:.3f}  pylance "
+            f"{builds['pylance']:.3f}  ratio {builds['lancelet'] / builds['pylance']:.2f}"
+        )
+        ours = lancelet.dataset(uris["lancelet"])
+        theirs = lance.dataset(uris["pylance"])
+        print(f"{'query':22} {'indexed':>9} {'scan':>9} {'speedup':>8} {'pylance':>9} {'vs pl':>7}")
+        for label, where in QUERIES.items():
+            _compare(label, where, ours, theirs, args.runs)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _compare(label: str, where: str, ours: Any, theirs: Any, runs: int) -> None:
+    """Check both libraries' indexed results against the scan, then time them."""
+    expected = ours.to_table(columns=COLUMNS, filter=where, use_scalar_index=False)
+    got = ours.to_table(columns=COLUMNS, filter=where)
+    other = theirs.to_table(columns=COLUMNS, filter=where)
+    key = [(c, "ascending") for c in COLUMNS]
+    assert got.sort_by(key).equals(expected.sort_by(key)), label
+    assert other.sort_by(key).equals(expected.sort_by(key)), label
+    indexed = median_time(lambda: ours.to_table(columns=COLUMNS, filter=where), runs)
+    scan = median_time(
+        lambda: ours.to_table(columns=COLUMNS, filter=where, use_scalar_index=False),
+        max(1, runs // 2),
+    )
+    pylance = median_time(lambda: theirs.to_table(columns=COLUMNS, filter=where), runs)
+    print(
+        f"{label:22} {indexed:9.4f} {scan:9.3f} {scan / indexed:7.0f}x "
+        f"{pylance:9.4f} {indexed / pylance:7.2f}"
+    )
+
+
+if __name__ == "__main__":
+    main()

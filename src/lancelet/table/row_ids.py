@@ -1,0 +1,252 @@
+"""Row id sequences: the stable row id of each physical row of a fragment.
+
+With stable row ids, every row gets an id from the manifest's ``next_row_id``
+counter when it is first written, and keeps it while it moves (compaction,
+update, merge).  A fragment lists its rows' ids, in physical order, as a
+``RowIdSequence`` (rowids.proto): a run of segments, each encoded the way that
+suits it (a range, a range with holes or with a bitmap, a sorted or unsorted
+array of 16-, 32- or 64-bit offsets from a base).
+
+Decoding checks every length against the fragment's row count before it
+allocates, so damaged metadata is an error, never a huge allocation or a wrong id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from lancelet._proto import rowids_pb2
+from lancelet.errors import CorruptDatasetError
+from lancelet.table.fragment import Fragment, Sequence
+
+if TYPE_CHECKING:
+    from lancelet.table.manifest import Manifest
+
+_U16 = np.dtype("<u2")
+_U32 = np.dtype("<u4")
+_U64 = np.dtype("<u8")
+_DTYPES: dict[str, np.dtype[Any]] = {"u16_array": _U16, "u32_array": _U32, "u64_array": _U64}
+# Runs beyond this many contiguous stretches are stored as one array segment.
+_MAX_RANGES = 16
+
+
+def decode(data: bytes, num_rows: int, where: str) -> np.ndarray:
+    """The ``num_rows`` ids a serialized ``RowIdSequence`` lists, as uint64."""
+    sequence = rowids_pb2.RowIdSequence()
+    try:
+        sequence.ParseFromString(data)
+    except Exception as exc:  # protobuf raises DecodeError or RuntimeError
+        raise CorruptDatasetError(f"{where}: the row id sequence does not decode: {exc}") from exc
+    parts: list[np.ndarray] = []
+    remaining = num_rows
+    for number, segment in enumerate(sequence.segments):
+        ids = _segment(segment, remaining, f"{where}: row id segment {number}")
+        parts.append(ids)
+        remaining -= len(ids)
+    if remaining:
+        raise CorruptDatasetError(
+            f"{where}: the row id sequence lists {num_rows - remaining} ids for {num_rows} rows"
+        )
+    out: np.ndarray = np.concatenate(parts) if parts else np.zeros(0, np.uint64)
+    return out
+
+
+def _segment(segment: rowids_pb2.U64Segment, limit: int, where: str) -> np.ndarray:
+    kind = segment.WhichOneof("segment")
+    if kind == "range":
+        start, length = _span(segment.range.start, segment.range.end, limit, where)
+        return np.arange(start, start + length, dtype=np.uint64)
+    if kind == "range_with_holes":
+        with_holes = segment.range_with_holes
+        start, length = _span(with_holes.start, with_holes.end, limit + _MAX_HOLES, where)
+        holes = _array(with_holes.holes, length, where)
+        if len(holes) and (
+            bool(np.any(np.diff(holes.astype(np.int64)) <= 0))
+            or int(holes[0]) < start
+            or int(holes[-1]) >= start + length
+        ):
+            raise CorruptDatasetError(f"{where}: the holes are not sorted inside the range")
+        keep = np.ones(length, dtype=bool)
+        keep[(holes - np.uint64(start)).astype(np.int64)] = False
+        return _within(np.flatnonzero(keep).astype(np.uint64) + np.uint64(start), limit, where)
+    if kind == "range_with_bitmap":
+        bitmap = segment.range_with_bitmap.bitmap
+        start, end = segment.range_with_bitmap.start, segment.range_with_bitmap.end
+        start, length = _span(start, end, 8 * len(bitmap), where)
+        if len(bitmap) != (length + 7) // 8:
+            raise CorruptDatasetError(
+                f"{where}: a bitmap of {len(bitmap)} bytes for a range of {length} ids"
+            )
+        # Bit i of byte j stands for start + 8j + i (least significant bit first, as
+        # pylance writes it).
+        bits = np.unpackbits(np.frombuffer(bitmap, dtype=np.uint8), bitorder="little")[:length]
+        return _within(np.flatnonzero(bits).astype(np.uint64) + np.uint64(start), limit, where)
+    if kind in ("sorted_array", "array"):
+        values = _array(getattr(segment, kind), limit, where)
+        if kind == "sorted_array" and bool(np.any(values[1:] <= values[:-1])):
+            raise CorruptDatasetError(f"{where}: a sorted array of row ids is not sorted")
+        return values
+    raise CorruptDatasetError(f"{where}: a segment of unknown kind")
+
+
+# A range with holes may span more ids than the fragment has rows; not by more than
+# this, so a damaged range cannot make the decoder allocate without bound.
+_MAX_HOLES = 1 << 26
+
+
+def _span(start: int, end: int, limit: int, where: str) -> tuple[int, int]:
+    if end < start or end - start > limit:
+        raise CorruptDatasetError(
+            f"{where}: the range [{start}, {end}) does not fit the fragment's rows"
+        )
+    return start, end - start
+
+
+def _within(ids: np.ndarray, limit: int, where: str) -> np.ndarray:
+    if len(ids) > limit:
+        raise CorruptDatasetError(f"{where}: lists more ids than the fragment has rows")
+    return ids
+
+
+def _array(pb: rowids_pb2.EncodedU64Array, limit: int, where: str) -> np.ndarray:
+    kind = pb.WhichOneof("array")
+    if kind is None:
+        return np.zeros(0, np.uint64)
+    part = getattr(pb, kind)
+    data = part.values if kind == "u64_array" else part.offsets
+    dtype = _DTYPES[kind]
+    if len(data) % dtype.itemsize or len(data) // dtype.itemsize > limit:
+        raise CorruptDatasetError(
+            f"{where}: an array of {len(data)} bytes does not hold whole {dtype.itemsize}-byte "
+            f"values for at most {limit} rows"
+        )
+    values: np.ndarray = np.frombuffer(data, dtype=dtype).astype(np.uint64)
+    if kind == "u64_array":
+        return values
+    if part.base > (1 << 64) - 1 - (1 << 32):
+        raise CorruptDatasetError(f"{where}: the array's base {part.base} overflows")
+    out: np.ndarray = values + np.uint64(part.base)
+    return out
+
+
+def encode(ids: np.ndarray) -> bytes:
+    """A ``RowIdSequence`` for ``ids`` (uint64, physical order): a few ranges when the
+    ids run in a few contiguous stretches, otherwise one segment, whichever of a
+    range with holes, a range with a bitmap or an array is smallest."""
+    ids = np.ascontiguousarray(ids, dtype=np.uint64)
+    sequence = rowids_pb2.RowIdSequence()
+    if len(ids):
+        breaks = np.flatnonzero(ids[1:] != ids[:-1] + np.uint64(1)) + 1
+        if len(breaks) < _MAX_RANGES:
+            for run in np.split(ids, breaks):
+                sequence.segments.add().range.CopyFrom(
+                    rowids_pb2.U64Segment.Range(start=int(run[0]), end=int(run[-1]) + 1)
+                )
+        else:
+            sequence.segments.append(_one_segment(ids))
+    return sequence.SerializeToString()
+
+
+def _one_segment(ids: np.ndarray) -> rowids_pb2.U64Segment:
+    segment = rowids_pb2.U64Segment()
+    if not bool(np.all(ids[1:] > ids[:-1])):
+        segment.array.CopyFrom(_encoded_array(ids))
+        return segment
+    start, end = int(ids[0]), int(ids[-1]) + 1
+    holes = np.setdiff1d(np.arange(start, end, dtype=np.uint64), ids, assume_unique=True)
+    costs = {
+        "holes": _array_bytes(holes),
+        "bitmap": (end - start + 7) // 8,
+        "sorted": _array_bytes(ids),
+    }
+    best = min(costs, key=costs.__getitem__)
+    if best == "holes":
+        segment.range_with_holes.CopyFrom(
+            rowids_pb2.U64Segment.RangeWithHoles(start=start, end=end, holes=_encoded_array(holes))
+        )
+    elif best == "bitmap":
+        bits = np.zeros(end - start, dtype=bool)
+        bits[(ids - np.uint64(start)).astype(np.int64)] = True
+        bitmap = np.packbits(bits, bitorder="little").tobytes()
+        segment.range_with_bitmap.CopyFrom(
+            rowids_pb2.U64Segment.RangeWithBitmap(start=start, end=end, bitmap=bitmap)
+        )
+    else:
+        segment.sorted_array.CopyFrom(_encoded_array(ids))
+    return segment
+
+
+def _width(values: np.ndarray) -> int:
+    if not len(values):
+        return 2
+    spread = int(values.max()) - int(values.min())
+    return 2 if spread < 1 << 16 else 4 if spread < 1 << 32 else 8
+
+
+def _array_bytes(values: np.ndarray) -> int:
+    return _width(values) * len(values)
+
+
+def _encoded_array(values: np.ndarray) -> rowids_pb2.EncodedU64Array:
+    out = rowids_pb2.EncodedU64Array()
+    width = _width(values)
+    if width == 8:
+        out.u64_array.values = values.astype(_U64).tobytes()
+        return out
+    base = int(values.min()) if len(values) else 0
+    offsets = (values - np.uint64(base)).astype(_U16 if width == 2 else _U32).tobytes()
+    target = out.u16_array if width == 2 else out.u32_array
+    target.base = base
+    target.offsets = offsets
+    return out
+
+
+def with_row_ids(manifest: Manifest, floor: int, version: int) -> Manifest:
+    """``manifest`` with ids for the rows of fragments that list none (the new ones),
+    handed out in fragment order from ``next_row_id``, which never goes below
+    ``floor`` (a restored version must not hand out ids again); their rows are
+    recorded as created and last updated at ``version``."""
+    next_id = max(manifest.next_row_id, floor)
+    fragments = []
+    for fragment in manifest.fragments:
+        if fragment.row_ids is None:
+            ids = np.arange(next_id, next_id + fragment.physical_rows, dtype=np.uint64)
+            created = Sequence(inline=_one_version(fragment.physical_rows, version))
+            fragment = replace(
+                fragment,
+                row_ids=Sequence(inline=encode(ids)),
+                created_at=created,
+                last_updated_at=created,
+            )
+            next_id += fragment.physical_rows
+        fragments.append(fragment)
+    return replace(manifest, fragments=tuple(fragments), next_row_id=next_id)
+
+
+def carrying(fragments: Iterable[Fragment], ids: np.ndarray) -> list[Fragment]:
+    """New fragments holding rows that keep their ids (moved, not inserted): ``ids``
+    lists them in the fragments' physical order."""
+    out = []
+    start = 0
+    for fragment in fragments:
+        stop = start + fragment.physical_rows
+        if stop > len(ids):
+            raise ValueError("fewer row ids than rows written")
+        out.append(replace(fragment, row_ids=Sequence(inline=encode(ids[start:stop]))))
+        start = stop
+    if start != len(ids):
+        raise ValueError("more row ids than rows written")
+    return out
+
+
+def _one_version(rows: int, version: int) -> bytes:
+    """A ``RowDatasetVersionSequence`` giving every one of ``rows`` rows ``version``."""
+    sequence = rowids_pb2.RowDatasetVersionSequence()
+    run = sequence.runs.add()
+    run.span.range.start, run.span.range.end = 0, rows
+    run.version = version
+    return sequence.SerializeToString()
