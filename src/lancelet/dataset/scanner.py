@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 
 from lancelet.dataset.filter import referenced_columns, to_expression
 from lancelet.dataset.fragment_reader import FragmentReader
+from lancelet.dataset.index_plan import index_candidates
 from lancelet.dataset.projection import (
     ROW_ADDRESS,
     ROW_ID,
@@ -23,7 +24,6 @@ from lancelet.dataset.projection import (
     projection,
     with_specials,
 )
-from lancelet.dataset.index_plan import index_candidates
 from lancelet.errors import CorruptDatasetError, CorruptIndexError
 from lancelet.table import row_address
 from lancelet.table.fragment import Fragment
