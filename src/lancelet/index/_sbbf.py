@@ -41,7 +41,8 @@ def _rotl(x: np.ndarray, r: int) -> np.ndarray:
 
 
 def _round(acc: np.ndarray, lane: np.ndarray) -> np.ndarray:
-    return _rotl(acc + lane * _P2, 31) * _P1
+    result: np.ndarray = _rotl(acc + lane * _P2, 31) * _P1
+    return result
 
 
 def _gather(data: np.ndarray, positions: np.ndarray, width: int) -> np.ndarray:
@@ -94,7 +95,8 @@ def _stripes(
     acc = _rotl(lanes[0], 1) + _rotl(lanes[1], 7) + _rotl(lanes[2], 12) + _rotl(lanes[3], 18)
     for lane in lanes:
         acc = ((acc ^ _round(np.zeros_like(lane), lane)) * _P1) + _P4
-    return acc
+    result: np.ndarray = acc
+    return result
 
 
 def _tail(
