@@ -52,7 +52,7 @@ def table(seed: int = 7) -> pa.Table:
     )
 
 
-INDICES = {
+INDICES: dict[str, tuple[Any, dict[str, Any]]] = {
     "i": ("ZONEMAP", {"rows_per_zone": ZONE}),
     "f": ("ZONEMAP", {"rows_per_zone": ZONE}),
     "s": ("BLOOMFILTER", {"number_of_items": ZONE, "probability": 0.01}),
@@ -85,7 +85,10 @@ def build(root: Path, version: str) -> Built:
     path = str(root / f"ds{version}")
     shutil.rmtree(path, ignore_errors=True)
     ds = lance.write_dataset(
-        table(), path, max_rows_per_file=PER_FILE, data_storage_version=version
+        table(),
+        path,
+        max_rows_per_file=PER_FILE,
+        data_storage_version=version,  # type: ignore[arg-type]
     )
     ds.delete("(i > 400) OR (n32 = 7)")
     for column, (kind, params) in INDICES.items():
@@ -117,7 +120,7 @@ def swap_index(built: Built, column: str, write: Callable[[str], Any], root: Pat
         name=old["name"],
         fields=[field_id],
         dataset_version=ds.version,
-        fragment_ids={f.fragment_id for f in ds.get_fragments()},
+        fragment_ids={f.fragment_id for f in ds.get_fragments()},  # type: ignore[arg-type]
         index_version=details.index_version,
         index_details=(details.type_url, details.value),
     )

@@ -45,7 +45,8 @@ def test_pylance_label_list_answers_exactly(built: Built) -> None:
     assert index.statistics() == ds.stats.index_stats("tags_idx")["indices"][0]
     null_lists = [t is None for t in built.live["tags"].to_pylist()]
     expected_nulls = np.sort(built.live["_rowaddr"].to_numpy()[np.array(null_lists)])
-    assert np.array_equal(index.null_list_addresses(), expected_nulls)
+    nulls = index.null_list_addresses()
+    assert nulls is not None and np.array_equal(nulls, expected_nulls)
 
 
 def test_details_match_pylance(built: Built) -> None:
