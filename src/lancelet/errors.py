@@ -98,3 +98,7 @@ class IncompatibleTransactionError(CommitConflictError):
 
 class CommitRetriesExhaustedError(CommitConflictError):
     """Every allowed retry lost the race to another writer."""
+
+
+class CorruptIndexError(CorruptDatasetError):
+    """An index file under ``_indices/`` is missing, unreadable or contradicts itself."""
