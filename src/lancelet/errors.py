@@ -94,3 +94,15 @@ class IncompatibleTransactionError(CommitConflictError):
 
 class CommitRetriesExhaustedError(CommitConflictError):
     """Every allowed retry lost the race to another writer."""
+
+
+class ScalarIndexError(LanceletError):
+    """A scalar index cannot be read, searched or written."""
+
+
+class CorruptIndexError(ScalarIndexError):
+    """An index file is missing, or its contents contradict the index format."""
+
+
+class UnsupportedIndexError(ScalarIndexError):
+    """An index uses a layout or option this implementation does not read or write."""
