@@ -27,7 +27,9 @@ def table(rows: int = 12_000, seed: int = 7) -> pa.Table:
     nulls = rng.random(rows) < 0.05
     ints = rng.integers(-50, 250, rows)
     special = np.array([np.nan, -0.0, 0.0, np.inf, -np.inf, -np.nan, 1.5, -2.25])
-    floats = np.where(rng.random(rows) < 0.3, special[rng.integers(0, len(special), rows)], ints / 4)
+    floats = np.where(
+        rng.random(rows) < 0.3, special[rng.integers(0, len(special), rows)], ints / 4
+    )
     strings = np.array([f"k{v:03d}" if v % 7 else f"é{v}" for v in ints], dtype=object)
     base = datetime.date(2000, 1, 1)
     return pa.table(
@@ -35,7 +37,11 @@ def table(rows: int = 12_000, seed: int = 7) -> pa.Table:
             "i": pa.array(ints, pa.int64(), mask=nulls),
             "f": pa.array(floats, pa.float64(), mask=np.roll(nulls, 1)),
             "s": pa.array(strings, pa.string(), mask=np.roll(nulls, 2)),
-            "d": pa.array([base + datetime.timedelta(days=int(v)) for v in ints % 90], pa.date32()),
+            "d": pa.array(
+                [base + datetime.timedelta(days=int(v)) for v in ints % 90],
+                pa.date32(),
+                mask=np.roll(nulls, 5),
+            ),
             "ts": pa.array((ints % 60) * 1_000_000, pa.timestamp("us"), mask=np.roll(nulls, 3)),
             "b": pa.array(ints % 3 == 0, pa.bool_(), mask=np.roll(nulls, 4)),
             "dec": pa.array(
@@ -63,7 +69,9 @@ class Indexed:
 
 def build(root: Path, kind: str, version: str) -> Indexed:
     path = root / f"{kind}-{version}"
-    ds = lance.write_dataset(table(), str(path), data_storage_version=version, max_rows_per_file=5000)
+    ds = lance.write_dataset(
+        table(), str(path), data_storage_version=version, max_rows_per_file=5000
+    )
     ds.delete("i = 7")
     indexed = ds.to_table(with_row_address=True)
     for column in COLUMNS:

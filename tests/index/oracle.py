@@ -47,7 +47,10 @@ def queries(column: str, values: pa.Array) -> list[tuple[IndexQuery, pc.Expressi
         out += [
             (Range(column, zero, False), field > zero),
             (Range(column, None, True, zero, False), field < zero),
-            (Range(column, pa.scalar(-0.0, values.type), True, zero, True), (field >= -0.0) & (field <= zero)),
+            (
+                Range(column, pa.scalar(-0.0, values.type), True, zero, True),
+                (field >= -0.0) & (field <= zero),
+            ),
         ]
     return out
 
@@ -58,6 +61,8 @@ def expected(
     """Sorted addresses of the indexed rows ``expr`` keeps (floats: by pylance's scan of
     ``dataset``, the version the index was built on)."""
     if pa.types.is_floating(indexed.schema.field(column).type):
-        found = dataset.to_table(columns=[column], filter=expr, with_row_address=True, use_scalar_index=False)
+        found = dataset.to_table(
+            columns=[column], filter=expr, with_row_address=True, use_scalar_index=False
+        )
         return np.sort(found["_rowaddr"].to_numpy())
     return np.sort(indexed.filter(expr)["_rowaddr"].to_numpy())

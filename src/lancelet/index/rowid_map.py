@@ -38,7 +38,9 @@ class RowAddressSet:
 
 
 def _bitmap(offsets: np.ndarray) -> BitMap:
-    return BitMap(array.array("I", np.ascontiguousarray(offsets, dtype=np.uint32).tobytes()))
+    # No run containers: pylance never writes them (and BitMap optimizes by default).
+    values = array.array("I", np.ascontiguousarray(offsets, dtype=np.uint32).tobytes())
+    return BitMap(values, optimize=False)
 
 
 def serialize(addresses: np.ndarray) -> bytes:
