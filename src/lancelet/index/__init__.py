@@ -3,6 +3,7 @@
 from lancelet.index.base import ScalarIndex, SearchResult
 from lancelet.index.bitmap import BitmapIndex, write_bitmap
 from lancelet.index.btree import BTreeIndex, write_btree
+from lancelet.index import external_sort
 from lancelet.index.remapping import DELETED, AddressMapping
 
 __all__ = [
@@ -10,6 +11,7 @@ __all__ = [
     "AddressMapping",
     "BTreeIndex",
     "BitmapIndex",
+    "external_sort",
     "ScalarIndex",
     "SearchResult",
     "write_bitmap",
