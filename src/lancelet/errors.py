@@ -76,10 +76,6 @@ class CorruptDatasetError(DatasetError):
     """A manifest, transaction, deletion or tag file is missing or unreadable."""
 
 
-class CorruptIndexError(CorruptDatasetError):
-    """An index's files are missing, unreadable or contradict the dataset."""
-
-
 class UnsupportedFeatureError(DatasetError):
     """The manifest sets a reader or writer feature flag lancelet does not implement."""
 
@@ -100,5 +96,14 @@ class CommitRetriesExhaustedError(CommitConflictError):
     """Every allowed retry lost the race to another writer."""
 
 
-class CorruptIndexError(CorruptDatasetError):
-    """An index file under ``_indices/`` is missing, unreadable or contradicts itself."""
+class ScalarIndexError(LanceletError):
+    """A scalar index cannot be read, searched or written."""
+
+
+class UnsupportedIndexError(ScalarIndexError):
+    """An index uses a layout or option this implementation does not read or write."""
+
+
+class CorruptIndexError(ScalarIndexError, CorruptDatasetError):
+    """An index file under ``_indices/`` is missing, or contradicts its format or the
+    dataset."""

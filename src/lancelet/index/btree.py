@@ -1,0 +1,332 @@
+"""The BTREE scalar index: every value with its row address, sorted, in pages.
+
+Two files in the index directory (pylance's layout):
+
+* ``page_data.lance``: ``values`` (the column's type) and ``ids`` (uint64 row
+  addresses), sorted by value (nulls first, floats in total order), cut into pages of
+  ``batch_size`` rows (4096): page ``i`` is rows ``[i * 4096, (i + 1) * 4096)``.
+* ``page_lookup.lance``: one row per page: ``min`` (null when the page holds nulls),
+  ``max`` (null when it holds only nulls), ``null_count`` and ``page_idx`` (uint32);
+  schema metadata ``batch_size`` ("4096") and ``range_partitioned`` ("false").
+
+The lookup is read once on open; a search reads only the pages whose range can hold a
+match, and checks each against the lookup (sorted, nulls first, inside its bounds), so
+damage shows as an error rather than as wrong rows.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lancelet.errors import CorruptIndexError, UnsupportedIndexError
+from lancelet.expr import IndexQuery
+from lancelet.file import LanceFileReader, LanceFileWriter
+from lancelet.index import files, ordering, queries
+from lancelet.index.base import SearchResult
+from lancelet.index.external_sort import IDS, VALUES, as_table, pair_schema, sorted_blocks
+from lancelet.index.remapping import AddressMapping
+
+LOOKUP_FILE = "page_lookup.lance"
+DATA_FILE = "page_data.lance"
+BATCH_SIZE = 4096
+DEFAULT_RUN_ROWS = 1 << 20
+
+
+def lookup_schema(value_type: pa.DataType) -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("min", value_type),
+            pa.field("max", value_type),
+            pa.field("null_count", pa.uint32(), nullable=False),
+            pa.field("page_idx", pa.uint32(), nullable=False),
+        ]
+    )
+
+
+# -- writing ---------------------------------------------------------------------------
+
+
+class _PageWriter:
+    """Cuts a sorted stream into pages, writes them, and keeps each page's summary."""
+
+    def __init__(self, writer: LanceFileWriter, batch_size: int):
+        self.writer = writer
+        self.batch_size = batch_size
+        self.pending: list[pa.Table] = []
+        self.held = 0
+        self.mins: list[pa.Array] = []
+        self.maxs: list[pa.Array] = []
+        self.null_counts: list[int] = []
+
+    def add(self, table: pa.Table) -> None:
+        self.pending.append(table)
+        self.held += table.num_rows
+        if self.held >= self.batch_size:
+            whole = pa.concat_tables(self.pending).combine_chunks()
+            full = (whole.num_rows // self.batch_size) * self.batch_size
+            self._pages(whole.slice(0, full))
+            rest = whole.slice(full)
+            self.pending, self.held = [rest], rest.num_rows
+
+    def finish(self) -> None:
+        if self.held:
+            self._pages(pa.concat_tables(self.pending).combine_chunks())
+        self.pending, self.held = [], 0
+
+    def _pages(self, table: pa.Table) -> None:
+        self.writer.write_batch(table)
+        values = table.column(VALUES).combine_chunks()
+        for start in range(0, table.num_rows, self.batch_size):
+            page = values.slice(start, self.batch_size)
+            nulls = page.null_count
+            # Nulls sort first: a page holding any starts with one, so its min is null.
+            self.mins.append(page.slice(0, 1) if nulls == 0 else pa.nulls(1, page.type))
+            self.maxs.append(page.slice(len(page) - 1, 1))
+            self.null_counts.append(nulls)
+
+    def lookup(self, value_type: pa.DataType) -> pa.Table:
+        count = len(self.null_counts)
+        empty = pa.array([], value_type)
+        return pa.Table.from_arrays(
+            [
+                pa.concat_arrays(self.mins) if count else empty,
+                pa.concat_arrays(self.maxs) if count else empty,
+                pa.array(self.null_counts, pa.uint32()),
+                pa.array(np.arange(count, dtype=np.uint32)),
+            ],
+            schema=lookup_schema(value_type),
+        )
+
+
+def write_btree(
+    batches: Iterable[tuple[pa.Array, np.ndarray]],
+    directory: str | os.PathLike[str],
+    value_type: pa.DataType,
+    version: str,
+    *,
+    run_rows: int = DEFAULT_RUN_ROWS,
+    batch_size: int = BATCH_SIZE,
+) -> int:
+    """Write a BTREE index of ``(values, row addresses)`` batches into ``directory``, in
+    file format ``version`` (the dataset's).  Sorting holds at most ``run_rows`` rows in
+    memory at once; longer inputs are sorted in runs spilled to the directory and
+    merged.  Returns the number of rows indexed."""
+    where = os.fspath(directory)
+    files.check_value_type(value_type, where)
+    version = files.writable_version(version)
+    os.makedirs(where, exist_ok=True)
+    schema = pair_schema(value_type)
+    data_path, lookup_path = os.path.join(where, DATA_FILE), os.path.join(where, LOOKUP_FILE)
+    tables = (as_table(values, ids, schema) for values, ids in batches)
+    writer = LanceFileWriter(data_path, schema, version=version)
+    pages = _PageWriter(writer, batch_size)
+    try:
+        with sorted_blocks(tables, schema, where, version, run_rows) as blocks:
+            for block in blocks:
+                pages.add(block)
+        pages.finish()
+        rows = writer.close() or 0
+        meta = {"batch_size": str(batch_size), "range_partitioned": "false"}
+        files.write_table(lookup_path, pages.lookup(value_type), version, meta)
+    except BaseException:
+        if not writer.closed:
+            writer.abort()
+        files.remove_quietly([data_path, lookup_path])
+        raise
+    return rows
+
+
+# -- reading ---------------------------------------------------------------------------
+
+
+def _batch_size(meta: dict[str, str], path: str) -> int:
+    if meta.get("range_partitioned", "false") != "false":
+        raise UnsupportedIndexError(f"{path}: range-partitioned BTREE indices are not supported")
+    text = meta.get("batch_size", str(BATCH_SIZE))
+    if not text.isdigit() or not 0 < int(text) <= 1 << 31:
+        raise CorruptIndexError(f"{path}: the page size (batch_size) {text!r} is not valid")
+    return int(text)
+
+
+class BTreeIndex:
+    """A BTREE index directory, opened for searching."""
+
+    def __init__(self, directory: str, lookup: pa.Table, data: LanceFileReader, batch_size: int):
+        self.directory = directory
+        self._data = data
+        self._batch_size = batch_size
+        self._lookup = lookup
+        self.value_type: pa.DataType = lookup.schema.field("min").type
+        self._min_keys = ordering.search_keys(lookup.column("min").combine_chunks())
+        self._max_keys = ordering.search_keys(lookup.column("max").combine_chunks())
+        self._null_counts = lookup.column("null_count").to_numpy().astype(np.int64)
+        self._check_lookup()
+
+    @classmethod
+    def open(cls, directory: str | os.PathLike[str]) -> BTreeIndex:
+        where = os.fspath(directory)
+        lookup_path = os.path.join(where, LOOKUP_FILE)
+        columns = [
+            ("min", None),
+            ("max", None),
+            ("null_count", pa.uint32()),
+            ("page_idx", pa.uint32()),
+        ]
+        reader = files.open_file(lookup_path, columns)
+        if reader.schema.field("min").type != reader.schema.field("max").type:
+            raise CorruptIndexError(f"{lookup_path}: min and max have different types")
+        batch_size = _batch_size(files.metadata(reader), lookup_path)
+        lookup = files.read_rows(reader, 0, reader.num_rows())
+        value_type = lookup.schema.field("min").type
+        data = files.open_file(
+            os.path.join(where, DATA_FILE), [(VALUES, value_type), (IDS, pa.uint64())]
+        )
+        # Pages are listed by page_idx; put them in data order.
+        lookup = lookup.take(pc.sort_indices(lookup.column("page_idx")))
+        return cls(where, lookup, data, batch_size)
+
+    @property
+    def num_pages(self) -> int:
+        return int(self._lookup.num_rows)
+
+    def _page_rows(self) -> np.ndarray:
+        total = self._data.num_rows()
+        starts = np.arange(self.num_pages, dtype=np.int64) * self._batch_size
+        return np.clip(total - starts, 0, self._batch_size)
+
+    def _check_lookup(self) -> None:
+        path = os.path.join(self.directory, LOOKUP_FILE)
+        pages, total = self.num_pages, self._data.num_rows()
+        idx = self._lookup.column("page_idx").to_numpy()
+        if not np.array_equal(idx, np.arange(pages)) or pages != -(-total // self._batch_size):
+            raise CorruptIndexError(
+                f"{path}: {pages} pages (page_idx {idx[:8].tolist()}...) do not cover the "
+                f"{total} rows of {DATA_FILE} in pages of {self._batch_size}"
+            )
+        rows, nulls = self._page_rows(), self._null_counts
+        min_null = self._min_keys.is_null().to_numpy(zero_copy_only=False)
+        max_null = self._max_keys.is_null().to_numpy(zero_copy_only=False)
+        # Nulls sort first: whole pages of nulls, then at most one page that starts with them.
+        partial = np.flatnonzero(nulls < rows)
+        bad = (
+            np.any(nulls > rows)
+            or np.any(min_null != (nulls > 0))
+            or np.any(max_null != (nulls == rows))
+            or (len(partial) > 0 and np.any(nulls[partial[0] + 1 :] != 0))
+        )
+        min_r, max_r = ordering.dense_ranks([self._min_keys, self._max_keys])
+        both = ~min_null & ~max_null
+        follows = ~max_null[:-1] & ~min_null[1:]
+        if (
+            bad
+            or np.any(min_r[both] > max_r[both])
+            or np.any(max_r[:-1][follows] > min_r[1:][follows])
+        ):
+            raise CorruptIndexError(f"{path}: the page summaries contradict each other")
+
+    # -- searching ---------------------------------------------------------------------
+
+    def _candidate_pages(self, plan: queries.Plan) -> np.ndarray:
+        max_valid = self._max_keys.is_valid().to_numpy(zero_copy_only=False)
+        if isinstance(plan, queries.Nulls):
+            return np.flatnonzero(self._null_counts > 0)
+        if isinstance(plan, queries.KeySet):
+            min_r, max_r, lit = ordering.dense_ranks([self._min_keys, self._max_keys, plan.keys])
+            lit = np.unique(lit)
+            upto_max = np.searchsorted(lit, max_r, side="right")
+            below_min = np.where(min_r < 0, 0, np.searchsorted(lit, min_r, side="left"))
+            return np.flatnonzero(max_valid & (upto_max > below_min))
+        bounds = [b for b in (plan.low, plan.high) if b is not None]
+        extra = pa.array(bounds, self._min_keys.type) if bounds else self._min_keys.slice(0, 0)
+        min_r, max_r, lit = ordering.dense_ranks([self._min_keys, self._max_keys, extra])
+        keep = max_valid.copy()
+        it = iter(lit)
+        if plan.low is not None:
+            low = next(it)
+            keep &= (max_r > low) | ((max_r == low) & plan.low_inclusive)
+        if plan.high is not None:
+            high = next(it)
+            keep &= (min_r < high) | ((min_r == high) & plan.high_inclusive)
+        return np.flatnonzero(keep)
+
+    def _check_page(self, page: int, keys: pa.Array) -> None:
+        nulls = int(self._null_counts[page])
+        rest = keys.slice(nulls)
+        ok = keys.slice(0, nulls).null_count == nulls and rest.null_count == 0
+        if ok and len(rest):
+            ok = not pc.any(pc.less(rest.slice(1), rest.slice(0, len(rest) - 1))).as_py()
+            low, high = self._min_keys[page], self._max_keys[page]
+            ok = ok and not (low.is_valid and pc.less(rest[0], low).as_py())
+            ok = ok and not pc.greater(rest[len(rest) - 1], high).as_py()
+        if not ok:
+            raise CorruptIndexError(
+                f"{os.path.join(self.directory, DATA_FILE)}: page {page} does not match "
+                f"its summary in {LOOKUP_FILE}"
+            )
+
+    def _read_pages(self, pages: np.ndarray) -> Iterator[tuple[int, pa.Table]]:
+        if not len(pages):
+            return
+        # Neighbouring pages are read together.
+        breaks = np.flatnonzero(np.diff(pages) != 1) + 1
+        rows = self._page_rows()
+        for group in np.split(pages, breaks):
+            start = int(group[0]) * self._batch_size
+            table = files.read_rows(self._data, start, int(rows[group].sum()))
+            for page in group:
+                offset = (int(page) - int(group[0])) * self._batch_size
+                yield int(page), table.slice(offset, int(rows[page]))
+
+    def search(self, query: IndexQuery) -> SearchResult | None:
+        plan = queries.plan(query, self.value_type)
+        if plan is None:
+            return None
+        found: list[np.ndarray] = []
+        for page, table in self._read_pages(self._candidate_pages(plan)):
+            keys = ordering.search_keys(table.column(VALUES).combine_chunks())
+            self._check_page(page, keys)
+            hits = table.column(IDS).filter(plan.mask(keys))
+            found.append(hits.to_numpy())
+        addresses = np.unique(np.concatenate(found)) if found else np.empty(0, np.uint64)
+        return SearchResult(addresses.astype(np.uint64, copy=False), exact=True)
+
+    def statistics(self) -> dict[str, Any]:
+        """What pylance's ``index_stats(name)["indices"][i]`` shows for a BTREE index."""
+        if not self.num_pages:
+            null = pa.scalar(None, self.value_type)
+            return {"min": ordering.display(null), "max": ordering.display(null), "num_pages": 0}
+        return {
+            "min": ordering.display(self._lookup.column("min")[0]),
+            "max": ordering.display(self._lookup.column("max")[self.num_pages - 1]),
+            "num_pages": self.num_pages,
+        }
+
+    def scan(self) -> Iterator[pa.Table]:
+        """Every (values, ids) row, page by page, checked."""
+        for page, table in self._read_pages(np.arange(self.num_pages)):
+            self._check_page(page, ordering.search_keys(table.column(VALUES).combine_chunks()))
+            yield table
+
+    def remap(
+        self,
+        mapping: AddressMapping,
+        out_directory: str | os.PathLike[str],
+        version: str,
+        *,
+        run_rows: int = DEFAULT_RUN_ROWS,
+    ) -> int:
+        """Write this index with its addresses changed by ``mapping`` (rows mapped to
+        ``DELETED`` dropped) into ``out_directory``; returns the rows written."""
+
+        def batches() -> Iterator[tuple[pa.Array, np.ndarray]]:
+            for table in self.scan():
+                ids, keep = mapping.apply(table.column(IDS).to_numpy())
+                yield table.column(VALUES).combine_chunks().filter(pa.array(keep)), ids[keep]
+
+        return write_btree(batches(), out_directory, self.value_type, version, run_rows=run_rows)
