@@ -8,7 +8,6 @@ import os
 import shutil
 from pathlib import Path
 
-import lance
 import numpy as np
 import pyarrow as pa
 import pytest
