@@ -9,7 +9,7 @@ from tests.index import _pylance, fixtures
 def built(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> _pylance.Built:
-    root: Path = tmp_path_factory.mktemp("indices")
+    root = tmp_path_factory.mktemp("indices")
     return _pylance.build(root, request.param)
 
 
