@@ -52,10 +52,7 @@ def take_rows(
         )
         parts.append(reader.take(columns, physical))
         order.append(selected)
-    if not parts:
-        return FragmentReader(store, manifest.schema, Fragment(0, (), 0)).read(columns, 0, 0)
-    table = pa.concat_tables(parts)
-    return table.take(pa.array(np.argsort(np.concatenate(order), kind="stable")))
+    return _in_asked_order(store, manifest, columns, parts, order)
 
 
 # Per manifest (kept alive by the entry, so its id is not reused): the ids of its live
@@ -154,10 +151,7 @@ def take_by_row_ids(
         if len(selected):
             parts.append(reader.take(columns, local.astype(np.int64)))
             order.append(selected)
-    if not parts:
-        return FragmentReader(store, manifest.schema, Fragment(0, (), 0)).read(columns, 0, 0)
-    table = pa.concat_tables(parts)
-    return table.take(pa.array(np.argsort(np.concatenate(order), kind="stable")))
+    return _in_asked_order(store, manifest, columns, parts, order)
 
 
 def row_ids_at(store: DatasetStore, manifest: Manifest, addresses: np.ndarray) -> np.ndarray:
@@ -175,3 +169,18 @@ def row_ids_at(store: DatasetStore, manifest: Manifest, addresses: np.ndarray) -
             selected = fragment_ids == fragment_id
             out[selected] = ids[offsets[selected]]
     return out
+
+
+def _in_asked_order(
+    store: DatasetStore,
+    manifest: Manifest,
+    columns: Sequence[str],
+    parts: list[pa.Table],
+    order: list[np.ndarray],
+) -> pa.Table:
+    """Rows taken fragment by fragment (``parts``, with the request positions each
+    answers in ``order``), put back in the order they were asked for."""
+    if not parts:
+        return FragmentReader(store, manifest.schema, Fragment(0, (), 0)).read(columns, 0, 0)
+    table = pa.concat_tables(parts)
+    return table.take(pa.array(np.argsort(np.concatenate(order), kind="stable")))

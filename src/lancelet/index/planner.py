@@ -12,7 +12,7 @@ cheaper, never change its result.  Fragments outside the answer are scanned.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import reduce
 
@@ -87,9 +87,3 @@ def _intersect(a: Candidates, b: Candidates) -> Candidates:
 def _unite(a: Candidates, b: Candidates) -> Candidates:
     """OR: only fragments both bound, with rows in either."""
     return {f: np.union1d(rows, b[f]) for f, rows in a.items() if f in b}
-
-
-def covered_fragments(candidates: Candidates | None, fragment_ids: Sequence[int]) -> set[int]:
-    if candidates is None:
-        return set()
-    return {f for f in fragment_ids if f in candidates}
