@@ -94,3 +94,14 @@ class IncompatibleTransactionError(CommitConflictError):
 
 class CommitRetriesExhaustedError(CommitConflictError):
     """Every allowed retry lost the race to another writer."""
+
+
+class IndexNotFoundError(DatasetError, KeyError):
+    """No index of the dataset has the name given."""
+
+    def __str__(self) -> str:  # a KeyError would print its message quoted
+        return str(self.args[0]) if self.args else ""
+
+
+class IndexExistsError(DatasetError, ValueError):
+    """An index of that name exists already, and replacing it was not asked for."""
