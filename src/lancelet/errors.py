@@ -107,3 +107,14 @@ class UnsupportedIndexError(ScalarIndexError):
 class CorruptIndexError(ScalarIndexError, CorruptDatasetError):
     """An index file under ``_indices/`` is missing, or contradicts its format or the
     dataset."""
+
+
+class IndexNotFoundError(DatasetError, KeyError):
+    """No index of the dataset has the name given."""
+
+    def __str__(self) -> str:  # a KeyError would print its message quoted
+        return str(self.args[0]) if self.args else ""
+
+
+class IndexExistsError(DatasetError, ValueError):
+    """An index of that name exists already, and replacing it was not asked for."""

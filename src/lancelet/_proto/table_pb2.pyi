@@ -340,6 +340,7 @@ class IndexMetadata(_message.Message):
     INDEX_VERSION_FIELD_NUMBER: _builtins.int
     CREATED_AT_FIELD_NUMBER: _builtins.int
     BASE_ID_FIELD_NUMBER: _builtins.int
+    FILES_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     dataset_version: _builtins.int
     fragment_bitmap: _builtins.bytes
@@ -352,6 +353,10 @@ class IndexMetadata(_message.Message):
     def fields(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
     @_builtins.property
     def index_details(self) -> _any_pb2.Any: ...
+    @_builtins.property
+    def files(self) -> _containers.RepeatedCompositeFieldContainer[Global___IndexFile]:
+        """The files of the index and their sizes (pylance 14 writes them)."""
+
     def __init__(
         self,
         *,
@@ -364,10 +369,11 @@ class IndexMetadata(_message.Message):
         index_version: _builtins.int | None = ...,
         created_at: _builtins.int | None = ...,
         base_id: _builtins.int | None = ...,
+        files: _abc.Iterable[Global___IndexFile] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_base_id", b"_base_id", "_created_at", b"_created_at", "_index_version", b"_index_version", "base_id", b"base_id", "created_at", b"created_at", "index_details", b"index_details", "index_version", b"index_version", "uuid", b"uuid"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_base_id", b"_base_id", "_created_at", b"_created_at", "_index_version", b"_index_version", "base_id", b"base_id", "created_at", b"created_at", "dataset_version", b"dataset_version", "fields", b"fields", "fragment_bitmap", b"fragment_bitmap", "index_details", b"index_details", "index_version", b"index_version", "name", b"name", "uuid", b"uuid"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_base_id", b"_base_id", "_created_at", b"_created_at", "_index_version", b"_index_version", "base_id", b"base_id", "created_at", b"created_at", "dataset_version", b"dataset_version", "fields", b"fields", "files", b"files", "fragment_bitmap", b"fragment_bitmap", "index_details", b"index_details", "index_version", b"index_version", "name", b"name", "uuid", b"uuid"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__base_id: _TypeAlias = _typing.Literal["base_id"]  # noqa: Y015
     _WhichOneofArgType__base_id: _TypeAlias = _typing.Literal["_base_id", b"_base_id"]  # noqa: Y015
@@ -383,6 +389,28 @@ class IndexMetadata(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__index_version) -> _WhichOneofReturnType__index_version | None: ...
 
 Global___IndexMetadata: _TypeAlias = IndexMetadata  # noqa: Y015
+
+@_typing.final
+class IndexFile(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PATH_FIELD_NUMBER: _builtins.int
+    SIZE_BYTES_FIELD_NUMBER: _builtins.int
+    path: _builtins.str
+    size_bytes: _builtins.int
+    def __init__(
+        self,
+        *,
+        path: _builtins.str = ...,
+        size_bytes: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["path", b"path", "size_bytes", b"size_bytes"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___IndexFile: _TypeAlias = IndexFile  # noqa: Y015
 
 @_typing.final
 class IndexSection(_message.Message):

@@ -24,7 +24,6 @@ import contextlib
 import os
 import re
 import time
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -81,7 +80,7 @@ class _References:
         if manifest.transaction_file:
             self.files.add(os.path.join(naming.TRANSACTIONS_DIR, manifest.transaction_file))
         for index in manifest.indices:
-            self.index_uuids.add(str(uuid.UUID(bytes=index.uuid.uuid)))
+            self.index_uuids.add(str(index.uuid))
 
 
 @dataclass

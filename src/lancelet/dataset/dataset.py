@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelet.dataset import arguments, schema_ops
+from lancelet.dataset import arguments, indices, schema_ops
 from lancelet.dataset.cleanup import CleanupStats, cleanup_old_versions
 from lancelet.dataset.delete import plan_delete
 from lancelet.dataset.fragment import LanceFragment
@@ -261,6 +261,22 @@ class LanceDataset(Scannable):
     def _advance_to(self, manifest: Manifest) -> None:
         """Become the version a commit made on this dataset's behalf."""
         self._manifest = manifest
+
+    # -- indices (dataset/indices.py) -------------------------------------------------
+
+    def list_indices(self) -> list[dict[str, Any]]:
+        return indices.list_indices(self._manifest)
+
+    def describe_indices(self) -> list[indices.IndexDescription]:
+        return indices.describe_indices(self._manifest)
+
+    def drop_index(self, name: str) -> None:
+        """Remove the index; its files stay until ``cleanup_old_versions``."""
+        indices.drop_index(self, name)
+
+    @property
+    def stats(self) -> indices.DatasetStats:
+        return indices.DatasetStats(self)
 
     # -- schema evolution and metadata (dataset/schema_ops.py) ----------------------
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-from pyroaring import BitMap
+from pyroaring import FrozenBitMap
 
 from lancelet.dataset.scanner import LanceScanner
 from lancelet.dataset.write import (
@@ -227,12 +227,9 @@ def _candidate(
     return None
 
 
-def _index_coverage(manifest: Manifest) -> list[BitMap | None]:
+def _index_coverage(manifest: Manifest) -> list[FrozenBitMap | None]:
     """Per index, the fragments it covers (None: unrecorded, taken as all)."""
-    return [
-        BitMap.deserialize(index.fragment_bitmap) if index.fragment_bitmap else None
-        for index in manifest.indices
-    ]
+    return [index.fragment_bitmap for index in manifest.indices]
 
 
 def _candidate_runs(

@@ -15,6 +15,7 @@ from lancelet._version import __version__
 from lancelet.file import version as file_version
 from lancelet.table import features
 from lancelet.table.fragment import Fragment
+from lancelet.table.index import IndexMetadata
 from lancelet.table.schema import LanceSchema
 
 LIBRARY = "lancelet"
@@ -46,7 +47,7 @@ class Manifest:
     version_aux_data: int = 0
     branch: str | None = None
     # Index metadata travels with the manifest in its index section.
-    indices: tuple[table_pb2.IndexMetadata, ...] = ()
+    indices: tuple[IndexMetadata, ...] = ()
 
     @property
     def num_rows(self) -> int:
@@ -101,7 +102,7 @@ class Manifest:
     def from_proto(
         cls,
         pb: table_pb2.Manifest,
-        indices: tuple[table_pb2.IndexMetadata, ...] = (),
+        indices: tuple[IndexMetadata, ...] = (),
         fragments: tuple[Fragment, ...] | None = None,
     ) -> Manifest:
         """``fragments``: those of ``pb`` decoded already (see table/fragment_check.py)."""

@@ -21,8 +21,9 @@ from lancelet._proto import table_pb2
 from lancelet.errors import CorruptDatasetError, UnsupportedFeatureError
 from lancelet.table import features
 from lancelet.table.fragment_check import decode_fragments
+from lancelet.table.index import IndexMetadata, check_indices
 from lancelet.table.manifest import Manifest
-from lancelet.table.validate import check_manifest, check_wire
+from lancelet.table.validate import check_manifest, check_wire, tolerated_unknowns_only
 
 MAGIC = b"LANC"
 _FOOTER = struct.Struct("<QHH4s")
@@ -58,7 +59,8 @@ def encode_manifest(manifest: Manifest, where: str = "manifest") -> bytes:
     out = bytearray()
     if manifest.indices:
         pb.index_section = len(out)
-        out += _length_prefixed(table_pb2.IndexSection(indices=list(manifest.indices)))
+        section = table_pb2.IndexSection(indices=[i.to_proto() for i in manifest.indices])
+        out += _length_prefixed(section)
     offset = len(out)
     body = b"".join([pb.SerializeToString(), *(f.manifest_field for f in manifest.fragments)])
     out += struct.pack("<I", len(body)) + body
@@ -89,19 +91,43 @@ def decode_manifest(data: bytes, path: str) -> Manifest:
         raise CorruptDatasetError(f"{path}: not a manifest (magic {magic!r}, expected {MAGIC!r})")
     pb = table_pb2.Manifest()
     size = _message_at(data, offset, pb, "manifest", path)
-    indices: tuple[table_pb2.IndexMetadata, ...] = ()
-    if pb.HasField("index_section"):
-        section = table_pb2.IndexSection()
-        _message_at(data, pb.index_section, section, "index section", path)
-        indices = tuple(section.indices)
+    section = _index_section(data, pb, path)
     # A feature lancelet does not implement explains what would otherwise look like
     # damage (data files of another format, say), so it is named first.
     features.check_readable(pb.reader_feature_flags, path)
     check_wire(pb, size, path)
     checked = decode_fragments(pb, path)
+    indices = tuple(IndexMetadata.from_proto(i, path) for i in section.indices)
     try:
         manifest = Manifest.from_proto(pb, indices, tuple(c.fragment for c in checked))
     except (KeyError, ValueError) as exc:
         raise CorruptDatasetError(f"{path}: manifest content is invalid: {exc}") from exc
     check_manifest(manifest, checked, path)
+    check_manifest_indices(manifest, path)
     return manifest
+
+
+def check_manifest_indices(manifest: Manifest, path: str) -> None:
+    field_ids = frozenset(f.id for f in manifest.schema.fields)
+    check_indices(manifest.indices, field_ids, manifest.version, manifest.max_fragment_id, path)
+
+
+def _index_section(data: bytes, pb: table_pb2.Manifest, path: str) -> table_pb2.IndexSection:
+    """The index section, if the manifest points at one, checked for damage its
+    protobuf decoding hides (see :func:`.validate.check_wire`)."""
+    section = table_pb2.IndexSection()
+    if not pb.HasField("index_section"):
+        return section
+    size = _message_at(data, pb.index_section, section, "index section", path)
+    if size != section.ByteSize():
+        raise CorruptDatasetError(
+            f"{path}: the index section's {size} bytes decode to a message of "
+            f"{section.ByteSize()} bytes: a field occurs more than once"
+        )
+    for index in section.indices:
+        where = f"index {index.name!r}"
+        tolerated_unknowns_only(index, path, where)
+        tolerated_unknowns_only(index.uuid, path, where)
+        for file in index.files:
+            tolerated_unknowns_only(file, path, where)
+    return section

@@ -63,9 +63,9 @@ def check_wire(pb: table_pb2.Manifest, size: int, path: str) -> None:
     is the length of the bytes ``pb`` was parsed from.  Fragments are checked in
     :mod:`.fragment_check`."""
     _check_canonical(pb, size, path)
-    _tolerated_unknowns_only(pb, path, "the manifest")
+    tolerated_unknowns_only(pb, path, "the manifest")
     for field in pb.fields:
-        _tolerated_unknowns_only(field, path, f"field {field.name!r}")
+        tolerated_unknowns_only(field, path, f"field {field.name!r}")
 
 
 _MAPS = ("schema_metadata", "config", "table_metadata")
@@ -100,7 +100,7 @@ def _unknown(message: Message) -> list[tuple[int, int]]:
     return [(found[i].field_number, found[i].wire_type) for i in range(len(found))]
 
 
-def _tolerated_unknowns_only(message: Message, path: str, where: str) -> None:
+def tolerated_unknowns_only(message: Message, path: str, where: str) -> None:
     """Newer writers add fields, so unknown numbers are tolerated here, but not with a
     known number (damage), nor length-delimited: a message such as a whole fragment or
     field disappears into one when a byte of its tag is damaged."""

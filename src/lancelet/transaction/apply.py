@@ -1,27 +1,28 @@
-"""Fold a transaction into the manifest it was committed on top of.
+"""Fold an operation into the manifest it is committed on top of.
 
-``build_manifest(current, txn, ...)`` is a pure function: the new version's
-manifest from the latest committed one and the operation.  Conflict checks
-have already run; any rebasing has already been folded into ``txn``.
+Each kind of operation has a fold (tied to it in :mod:`.registry`): a pure function
+giving the new version's manifest, before :func:`stamp` sets its version and flags,
+from the latest committed one and the operation.  Conflict checks have already run;
+any rebasing has already been folded into the operation.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from pyroaring import BitMap
-
-from lancelet._proto import file_pb2, table_pb2
+from lancelet._proto import file_pb2
 from lancelet.errors import CorruptDatasetError, DatasetError, VersionNotFoundError
 from lancelet.table import features
 from lancelet.table.fragment import Fragment
+from lancelet.table.index import IndexMetadata
 from lancelet.table.manifest import Manifest, WriterVersion, data_file_format
 from lancelet.table.row_ids import with_row_ids
 from lancelet.table.schema import LanceSchema
 from lancelet.transaction.operations import (
     Append,
+    CreateIndex,
     Delete,
     Foreign,
     MapUpdate,
@@ -32,12 +33,26 @@ from lancelet.transaction.operations import (
     ReserveFragments,
     Restore,
     Rewrite,
-    Transaction,
     Update,
     UpdateConfig,
 )
 
 ManifestLoader = Callable[[int], Manifest]
+
+
+@dataclass(frozen=True)
+class FoldContext:
+    """What a fold may need beyond the latest manifest: earlier manifests (a restore)
+    and the data format of a new dataset."""
+
+    load: ManifestLoader
+    data_format: tuple[str, str] = ("lance", "2.0")
+
+
+def existing(base: Manifest | None, op: Operation) -> Manifest:
+    if base is None:
+        raise DatasetError(f"a {type(op).__name__} needs an existing dataset")
+    return base
 
 
 def _number(fragments: tuple[Fragment, ...], first_id: int) -> tuple[Fragment, ...]:
@@ -51,7 +66,8 @@ def _max_id(current: int | None, fragments: tuple[Fragment, ...]) -> int | None:
     return max(ids) if ids else None
 
 
-def _append(base: Manifest, op: Append) -> Manifest:
+def fold_append(base: Manifest | None, op: Append, ctx: FoldContext) -> Manifest:
+    base = existing(base, op)
     added = _number(op.fragments, base.next_fragment_id())
     return replace(
         base,
@@ -71,7 +87,8 @@ def _files_format(fragments: tuple[Fragment, ...], fallback: tuple[str, str]) ->
     return ("lance", f"{major}.{minor}")
 
 
-def _overwrite(base: Manifest | None, op: Overwrite, data_format: tuple[str, str]) -> Manifest:
+def fold_overwrite(base: Manifest | None, op: Overwrite, ctx: FoldContext) -> Manifest:
+    data_format = ctx.data_format
     first = base.next_fragment_id() if base else 0
     fragments = _number(op.fragments, first)
     config = {**(base.config if base else {}), **op.config_upsert_values}
@@ -96,7 +113,8 @@ def _changed(
     return tuple(by_id.get(f.id, f) for f in base.fragments if f.id not in gone)
 
 
-def _delete(base: Manifest, op: Delete) -> Manifest:
+def fold_delete(base: Manifest | None, op: Delete, ctx: FoldContext) -> Manifest:
+    base = existing(base, op)
     return replace(base, fragments=_changed(base, op.updated_fragments, op.deleted_fragment_ids))
 
 
@@ -119,7 +137,8 @@ def _with_field_metadata(
     return tuple(out)
 
 
-def _update_config(base: Manifest, op: UpdateConfig) -> Manifest:
+def fold_update_config(base: Manifest | None, op: UpdateConfig, ctx: FoldContext) -> Manifest:
+    base = existing(base, op)
     config = {k: v for k, v in base.config.items() if k not in op.delete_keys}
     config.update(op.upsert_values)
     schema = base.schema
@@ -138,12 +157,13 @@ def _update_config(base: Manifest, op: UpdateConfig) -> Manifest:
     return replace(base, config=config, schema=schema, table_metadata=table_metadata)
 
 
-def _update(base: Manifest, op: Update) -> Manifest:
+def fold_update(base: Manifest | None, op: Update, ctx: FoldContext) -> Manifest:
+    base = existing(base, op)
     kept = _changed(base, op.updated_fragments, op.removed_fragment_ids)
     added = _number(op.new_fragments, base.next_fragment_id())
     # Fragments whose values of indexed fields changed in place leave those indices.
     updated = {f.id for f in op.updated_fragments}
-    indices = _uncover(base.indices, updated, set(op.fields_modified))
+    indices = uncover(base.indices, updated, set(op.fields_modified))
     return replace(
         base,
         fragments=kept + added,
@@ -152,7 +172,8 @@ def _update(base: Manifest, op: Update) -> Manifest:
     )
 
 
-def _rewrite(base: Manifest, op: Rewrite) -> Manifest:
+def fold_rewrite(base: Manifest | None, op: Rewrite, ctx: FoldContext) -> Manifest:
+    base = existing(base, op)
     # The manifest lists fragments in increasing id order (readers reject anything
     # else), so the new fragments, with their reserved ids, go where the ids put them.
     present = {f.id for f in base.fragments}
@@ -173,7 +194,7 @@ def _rewrite(base: Manifest, op: Rewrite) -> Manifest:
         )
     fragments = tuple(sorted(kept + added, key=lambda f: f.id))
     max_id = _max_id(base.max_fragment_id, added)
-    indices = _uncover(base.indices, gone)
+    indices = uncover(base.indices, gone)
     return replace(base, fragments=fragments, max_fragment_id=max_id, indices=indices)
 
 
@@ -183,34 +204,22 @@ def _with_fresh_ids(fragments: tuple[Fragment, ...], base: Manifest) -> tuple[Fr
     return tuple(f.with_id(next(fresh)) if f.id == 0 else f for f in fragments)
 
 
-def _uncover(
-    indices: tuple[table_pb2.IndexMetadata, ...],
-    gone: set[int],
-    fields: set[int] | None = None,
-) -> tuple[table_pb2.IndexMetadata, ...]:
+def uncover(
+    indices: tuple[IndexMetadata, ...], gone: set[int], fields: set[int] | None = None
+) -> tuple[IndexMetadata, ...]:
     """Indices no longer claim fragments that were rewritten (only those indexing one
     of ``fields``, when given): their rows are found by scanning until the index is
     rebuilt, never through stale row addresses or values."""
-    out = []
-    for index in indices:
-        if index.fragment_bitmap and (fields is None or fields & set(index.fields)):
-            covered = BitMap.deserialize(index.fragment_bitmap)
-            if covered & BitMap(gone):
-                index = _copy(index)
-                index.fragment_bitmap = (covered - BitMap(gone)).serialize()
-        out.append(index)
-    return tuple(out)
+    return tuple(
+        i.without_fragments(gone) if fields is None or fields & set(i.fields) else i
+        for i in indices
+    )
 
 
-def _copy(index: table_pb2.IndexMetadata) -> table_pb2.IndexMetadata:
-    copied = table_pb2.IndexMetadata()
-    copied.CopyFrom(index)
-    return copied
-
-
-def _restore(base: Manifest, op: Restore, load: ManifestLoader) -> Manifest:
+def fold_restore(base: Manifest | None, op: Restore, ctx: FoldContext) -> Manifest:
+    base = existing(base, op)
     try:
-        old = load(op.version)
+        old = ctx.load(op.version)
     except VersionNotFoundError as exc:
         raise VersionNotFoundError(f"cannot restore: {exc}") from exc
     # Fragment ids handed out since must stay reserved.
@@ -239,18 +248,16 @@ def _copy_field(f: file_pb2.Field) -> file_pb2.Field:
 
 
 def _relevant_indices(
-    indices: tuple[table_pb2.IndexMetadata, ...], schema: LanceSchema
-) -> tuple[table_pb2.IndexMetadata, ...]:
+    indices: tuple[IndexMetadata, ...], schema: LanceSchema
+) -> tuple[IndexMetadata, ...]:
     """Indices over fields the schema no longer has are dropped (system indices,
     which cover no field, stay)."""
     ids = {f.id for f in schema.fields}
-    return tuple(i for i in indices if i.name in _SYSTEM_INDICES or set(i.fields) <= ids)
+    return tuple(i for i in indices if i.is_system or set(i.fields) <= ids)
 
 
-_SYSTEM_INDICES = frozenset({"__lance_frag_reuse", "__lance_mem_wal"})
-
-
-def _project(base: Manifest, op: Project) -> Manifest:
+def fold_project(base: Manifest | None, op: Project, ctx: FoldContext) -> Manifest:
+    base = existing(base, op)
     # No data is rewritten: files keep their field ids, and ids the schema drops go
     # unread; only files left holding no field at all are unlisted.
     schema = _with_current_metadata(op.schema, base.schema)
@@ -270,42 +277,35 @@ def _without_unread_files(fragment: Fragment, field_ids: set[int]) -> Fragment:
     return replace(fragment, files=kept)
 
 
-def _merge(base: Manifest, op: Merge) -> Manifest:
+def fold_merge(base: Manifest | None, op: Merge, ctx: FoldContext) -> Manifest:
+    base = existing(base, op)
     schema = _with_current_metadata(op.schema, base.schema)
     indices = _relevant_indices(base.indices, schema)
     return replace(base, fragments=op.fragments, schema=schema, indices=indices)
 
 
-def _reserve(base: Manifest, op: ReserveFragments) -> Manifest:
+def fold_reserve(base: Manifest | None, op: ReserveFragments, ctx: FoldContext) -> Manifest:
+    base = existing(base, op)
     return replace(base, max_fragment_id=base.next_fragment_id() + op.num_fragments - 1)
 
 
-def _apply(
-    base: Manifest | None, op: Operation, load: ManifestLoader, data_format: tuple[str, str]
-) -> Manifest:
-    if isinstance(op, Overwrite):
-        return _overwrite(base, op, data_format)
-    if base is None:
-        raise DatasetError(f"a {type(op).__name__} needs an existing dataset")
-    if isinstance(op, Append):
-        return _append(base, op)
-    if isinstance(op, Delete):
-        return _delete(base, op)
-    if isinstance(op, UpdateConfig):
-        return _update_config(base, op)
-    if isinstance(op, Restore):
-        return _restore(base, op, load)
-    if isinstance(op, ReserveFragments):
-        return _reserve(base, op)
-    if isinstance(op, Project):
-        return _project(base, op)
-    if isinstance(op, Merge):
-        return _merge(base, op)
-    if isinstance(op, Update):
-        return _update(base, op)
-    if isinstance(op, Rewrite):
-        return _rewrite(base, op)
-    assert isinstance(op, Foreign)
+def fold_create_index(base: Manifest | None, op: CreateIndex, ctx: FoldContext) -> Manifest:
+    """A new index replaces those of its name (as in the reference); removed ones go by
+    uuid, and one already gone (dropped concurrently) is no error."""
+    base = existing(base, op)
+    fields = {f for i in op.new_indices for f in i.fields}
+    missing = sorted(fields - {f.id for f in base.schema.fields})
+    if missing:
+        raise DatasetError(
+            f"cannot add an index on field ids {missing}: version {base.version} has no such field"
+        )
+    names = {i.name for i in op.new_indices}
+    removed = {i.uuid for i in op.removed_indices}
+    kept = tuple(i for i in base.indices if i.name not in names and i.uuid not in removed)
+    return replace(base, indices=kept + op.new_indices)
+
+
+def fold_foreign(base: Manifest | None, op: Foreign, ctx: FoldContext) -> Manifest:
     raise DatasetError(f"lancelet cannot commit a {op.name} operation")
 
 
@@ -326,17 +326,13 @@ def _stable_row_ids(base: Manifest | None, op: Operation) -> bool:
     return base is not None and base.stable_row_ids
 
 
-def build_manifest(
-    base: Manifest | None,
-    txn: Transaction,
-    *,
-    transaction_file: str,
-    load: ManifestLoader,
-    data_format: tuple[str, str] = ("lance", "2.0"),
+def stamp(
+    derived: Manifest, base: Manifest | None, op: Operation, transaction_file: str
 ) -> Manifest:
-    """The manifest of version ``base.version + 1`` (or 1 for a new dataset)."""
-    derived = _apply(base, txn.operation, load, data_format)
-    stable = _stable_row_ids(base, txn.operation)
+    """The folded manifest as version ``base.version + 1`` (or 1 for a new dataset),
+    with row ids for new rows when the dataset keeps them, this writer's name and the
+    feature flags its content needs."""
+    stable = _stable_row_ids(base, op)
     if stable:
         derived = with_row_ids(
             derived, base.next_row_id if base else 0, (base.version if base else 0) + 1

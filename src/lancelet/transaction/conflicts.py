@@ -18,6 +18,13 @@ The table follows the reference's conflict resolver, with deliberate differences
   is retryable, so that two upserts cannot both insert one new key;
 * a rewrite meeting a concurrent index build is compatible: indices stop claiming
   rewritten fragments when the manifest is built;
+* likewise an index build meeting a concurrent rewrite, delete or update is rebased
+  rather than retried: its new indices stop claiming the fragments the winner
+  rewrote, removed or changed the indexed values of (those rows are scanned until
+  the index is rebuilt), so it need not be built again;
+* two index commits that add, replace or drop an index of the same name clash
+  (retryable): the reference lets the later one silently replace the earlier, which
+  would undo a drop or replace an index its writer thought it had just created;
 * two table-metadata updates clash when one sets a key the other sets or removes,
   or either replaces the whole map, as config keys do (the reference never
   compares them, so one writer's value would silently be lost).
@@ -35,22 +42,22 @@ import numpy as np
 from lancelet.errors import IncompatibleTransactionError, RetryableCommitConflictError
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
+from lancelet.transaction.apply import uncover
 from lancelet.transaction.operations import (
     Append,
+    CreateIndex,
     Delete,
     Foreign,
     MapUpdate,
-    Merge,
     Operation,
     Overwrite,
-    Project,
-    ReserveFragments,
-    Restore,
     Rewrite,
     Transaction,
     Update,
     UpdateConfig,
 )
+from lancelet.transaction.registry import KINDS
+from lancelet.transaction.registry import kind_of as kind_of  # re-exported
 
 
 class Outcome(Enum):
@@ -74,26 +81,6 @@ class RebaseContext(Protocol):
 
 Check = Callable[[Transaction, Operation, int, RebaseContext], Transaction]
 Rule = Union[Outcome, Check]  # noqa: UP007 - a runtime alias; | needs 3.10 types
-
-
-def kind_of(op: Operation | None) -> str:
-    if op is None:
-        return "unknown"
-    if isinstance(op, Foreign):
-        return op.name
-    names: dict[type, str] = {
-        Append: "append",
-        Delete: "delete",
-        Overwrite: "overwrite",
-        Restore: "restore",
-        ReserveFragments: "reserve_fragments",
-        UpdateConfig: "update_config",
-        Project: "project",
-        Merge: "merge",
-        Update: "update",
-        Rewrite: "rewrite",
-    }
-    return names[type(op)]
 
 
 # -- case-by-case checks ------------------------------------------------------------
@@ -282,6 +269,61 @@ def _config_overlap(
     return mine
 
 
+def _index_rebased(
+    mine: Transaction, theirs: Operation, version: int, ctx: RebaseContext
+) -> Transaction:
+    """New indices stop claiming the fragments theirs removed or rewrote, and those
+    whose indexed values it changed in place, as they would had they been committed
+    first (see :func:`.apply.uncover`)."""
+    op = mine.operation
+    assert isinstance(op, CreateIndex)
+    indices = op.new_indices
+    if isinstance(theirs, Delete):
+        indices = uncover(indices, set(theirs.deleted_fragment_ids))
+    elif isinstance(theirs, Update):
+        indices = uncover(indices, set(theirs.removed_fragment_ids))
+        changed = {f.id for f in theirs.updated_fragments}
+        indices = uncover(indices, changed, set(theirs.fields_modified))
+    else:
+        touched = _touched(theirs)
+        if touched is None:
+            raise _retry(theirs, version, op, "may have rewritten the fragments")
+        indices = uncover(indices, touched)
+    if indices == op.new_indices:
+        return mine
+    return replace(mine, operation=replace(op, new_indices=indices))
+
+
+def _same_index_names(
+    mine: Transaction, theirs: Operation, version: int, ctx: RebaseContext
+) -> Transaction:
+    op = mine.operation
+    assert isinstance(op, CreateIndex) and isinstance(theirs, CreateIndex)
+    both = sorted(op.names() & theirs.names())
+    if both:
+        raise RetryableCommitConflictError(
+            f"version {version} also added, replaced or dropped indices {both}; "
+            "re-read the dataset and try again"
+        )
+    return mine
+
+
+def _indexed_fields_remain(
+    mine: Transaction, theirs: Operation, version: int, ctx: RebaseContext
+) -> Transaction:
+    """A schema change that kept every field the new indices cover is no conflict."""
+    op = mine.operation
+    assert isinstance(op, CreateIndex)
+    fields = {f.id for f in ctx.read_manifest(version).schema.fields}
+    gone = sorted({f for i in op.new_indices for f in i.fields} - fields)
+    if gone:
+        raise IncompatibleTransactionError(
+            f"version {version} ({kind_of(theirs)}) removed or replaced field ids {gone}, "
+            "which this index build covers"
+        )
+    return mine
+
+
 # -- the table ----------------------------------------------------------------------
 
 # Deletes and updates (which delete the old copies of the rows they rewrite).
@@ -353,6 +395,23 @@ RULES: dict[str, dict[str, Rule]] = {
         "unknown": RETRY,
         "*": OK,
     },
+    # Index builds and drops.  New fragments are not indexed, so appends commute;
+    # deletions are applied at query time, but fragments removed or rewritten leave
+    # the new indices' bitmaps.
+    "create_index": {
+        "delete": _index_rebased,
+        "update": _index_rebased,
+        "rewrite": _index_rebased,
+        "data_replacement": _index_rebased,
+        "create_index": _same_index_names,
+        "project": _indexed_fields_remain,
+        "merge": _indexed_fields_remain,
+        "overwrite": INCOMPATIBLE,
+        "restore": INCOMPATIBLE,
+        _MEM_WAL: INCOMPATIBLE,
+        "unknown": RETRY,
+        "*": OK,
+    },
     "merge": {
         "append": RETRY,
         "delete": RETRY,
@@ -368,6 +427,10 @@ RULES: dict[str, dict[str, Rule]] = {
         "*": OK,
     },
 }
+
+
+_UNRULED = {k.name for k in KINDS} - set(RULES)
+assert not _UNRULED, f"operation kinds without a conflict rule row: {sorted(_UNRULED)}"
 
 
 def rule_for(mine: Operation, theirs: Operation | None) -> Rule:

@@ -1,10 +1,12 @@
-"""Transactions and their operations, as immutable values.
+"""Transactions and their operations, as immutable values, and each operation's
+protobuf codec.
 
 Each operation says what a commit changes relative to the version it read.  The
 manifest of the new version is derived from them in :mod:`.apply`, and the
-conflict rules in :mod:`.conflicts` compare them pairwise.  Operations that
-lancelet cannot yet perform but may meet in another writer's transaction file
-are kept as :class:`Foreign`, with just enough detail to judge conflicts.
+conflict rules in :mod:`.conflicts` compare them pairwise; :mod:`.registry` ties
+each kind to its codec, fold and claims.  Operations that lancelet cannot yet
+perform but may meet in another writer's transaction file are kept as
+:class:`Foreign`, with just enough detail to judge conflicts.
 """
 
 from __future__ import annotations
@@ -12,13 +14,11 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol, Union
-
-from google.protobuf.message import DecodeError
+from typing import Any, Protocol, Union
 
 from lancelet._proto import transaction_pb2
-from lancelet.errors import CorruptDatasetError
 from lancelet.table.fragment import Fragment
+from lancelet.table.index import IndexMetadata
 from lancelet.table.schema import LanceSchema
 
 _Pb = transaction_pb2.Transaction
@@ -137,6 +137,19 @@ class Merge:
 
 
 @dataclass(frozen=True)
+class CreateIndex:
+    """Indices added, replaced or dropped.  A new index replaces every index of its
+    name; ``removed_indices`` are dropped by uuid (their files stay until cleanup)."""
+
+    new_indices: tuple[IndexMetadata, ...] = ()
+    removed_indices: tuple[IndexMetadata, ...] = ()
+
+    def names(self) -> set[str]:
+        """The names of the indices it adds, replaces or drops."""
+        return {i.name for i in (*self.new_indices, *self.removed_indices)}
+
+
+@dataclass(frozen=True)
 class Foreign:
     """An operation written by another implementation that lancelet does not perform.
 
@@ -159,6 +172,7 @@ Operation = Union[  # noqa: UP007 - a runtime alias
     Merge,
     Update,
     Rewrite,
+    CreateIndex,
     Foreign,
 ]
 
@@ -174,56 +188,89 @@ class Transaction:
     properties: Mapping[str, str] = field(default_factory=dict, hash=False)
 
 
-# -- protobuf conversion ------------------------------------------------------------
+# -- protobuf codecs, one pair per kind (tied to the kinds in :mod:`.registry`) -------
+#
+# An encoder fills the operation's message inside ``Transaction.operation`` (the
+# oneof field named by its kind); a decoder reads it back.  ``where`` names the
+# transaction file in errors.
+
+_TxnPb = transaction_pb2.Transaction
+# A oneof's message: each kind has its own class, all of them protobuf messages.
+Message = Any
 
 
-def _frags(pbs: object) -> tuple[Fragment, ...]:
-    return tuple(Fragment.from_proto(f) for f in pbs)  # type: ignore[attr-defined]
+def _frags(pbs: Any) -> tuple[Fragment, ...]:
+    return tuple(Fragment.from_proto(f) for f in pbs)
 
 
-def _fill_operation(pb: _Pb, op: Operation) -> None:
-    if isinstance(op, Append):
-        pb.append.fragments.extend(f.to_proto() for f in op.fragments)
-    elif isinstance(op, Overwrite):
-        pb.overwrite.fragments.extend(f.to_proto() for f in op.fragments)
-        pb.overwrite.schema.extend(op.schema.fields)
-        pb.overwrite.schema_metadata.update(op.schema.metadata)
-        pb.overwrite.config_upsert_values.update(op.config_upsert_values)
-    elif isinstance(op, Delete):
-        pb.delete.updated_fragments.extend(f.to_proto() for f in op.updated_fragments)
-        pb.delete.deleted_fragment_ids.extend(op.deleted_fragment_ids)
-        pb.delete.predicate = op.predicate
-    elif isinstance(op, Restore):
-        pb.restore.version = op.version
-    elif isinstance(op, ReserveFragments):
-        pb.reserve_fragments.num_fragments = op.num_fragments
-    elif isinstance(op, UpdateConfig):
-        _fill_update_config(pb.update_config, op)
-    elif isinstance(op, Project):
-        pb.project.schema.extend(op.schema.fields)
-    elif isinstance(op, Merge):
-        pb.merge.fragments.extend(f.to_proto() for f in op.fragments)
-        pb.merge.schema.extend(op.schema.fields)
-        pb.merge.schema_metadata.update(op.schema.metadata)
-    elif isinstance(op, Update):
-        _fill_update(pb.update, op)
-    elif isinstance(op, Rewrite):
-        for group in op.groups:
-            g = pb.rewrite.groups.add()
-            g.old_fragments.extend(f.to_proto() for f in group.old_fragments)
-            g.new_fragments.extend(f.to_proto() for f in group.new_fragments)
-    else:
-        raise TypeError(f"lancelet cannot write a {op.name} transaction")
+def _schema(pb: Any) -> LanceSchema:
+    return LanceSchema(tuple(pb.schema), dict(pb.schema_metadata))
 
 
-def encode_transaction(txn: Transaction) -> bytes:
-    pb = _Pb(read_version=txn.read_version, uuid=txn.uuid, tag=txn.tag)
-    pb.transaction_properties.update(txn.properties)
-    _fill_operation(pb, txn.operation)
-    return pb.SerializeToString()
+def encode_append(op: Append, pb: Message) -> None:
+    pb.fragments.extend(f.to_proto() for f in op.fragments)
 
 
-def _fill_update(pb: transaction_pb2.Transaction.Update, op: Update) -> None:
+def decode_append(pb: Message, where: str) -> Append:
+    return Append(_frags(pb.fragments))
+
+
+def encode_overwrite(op: Overwrite, pb: Message) -> None:
+    pb.fragments.extend(f.to_proto() for f in op.fragments)
+    pb.schema.extend(op.schema.fields)
+    pb.schema_metadata.update(op.schema.metadata)
+    pb.config_upsert_values.update(op.config_upsert_values)
+
+
+def decode_overwrite(pb: Message, where: str) -> Overwrite:
+    return Overwrite(_frags(pb.fragments), _schema(pb), dict(pb.config_upsert_values))
+
+
+def encode_delete(op: Delete, pb: Message) -> None:
+    pb.updated_fragments.extend(f.to_proto() for f in op.updated_fragments)
+    pb.deleted_fragment_ids.extend(op.deleted_fragment_ids)
+    pb.predicate = op.predicate
+
+
+def decode_delete(pb: Message, where: str) -> Delete:
+    return Delete(_frags(pb.updated_fragments), tuple(pb.deleted_fragment_ids), pb.predicate)
+
+
+def encode_restore(op: Restore, pb: Message) -> None:
+    pb.version = op.version
+
+
+def decode_restore(pb: Message, where: str) -> Restore:
+    return Restore(pb.version)
+
+
+def encode_reserve(op: ReserveFragments, pb: Message) -> None:
+    pb.num_fragments = op.num_fragments
+
+
+def decode_reserve(pb: Message, where: str) -> ReserveFragments:
+    return ReserveFragments(pb.num_fragments)
+
+
+def encode_project(op: Project, pb: Message) -> None:
+    pb.schema.extend(op.schema.fields)
+
+
+def decode_project(pb: Message, where: str) -> Project:
+    return Project(LanceSchema(tuple(pb.schema)))
+
+
+def encode_merge(op: Merge, pb: Message) -> None:
+    pb.fragments.extend(f.to_proto() for f in op.fragments)
+    pb.schema.extend(op.schema.fields)
+    pb.schema_metadata.update(op.schema.metadata)
+
+
+def decode_merge(pb: Message, where: str) -> Merge:
+    return Merge(_frags(pb.fragments), _schema(pb))
+
+
+def encode_update(op: Update, pb: Message) -> None:
     pb.removed_fragment_ids.extend(op.removed_fragment_ids)
     pb.updated_fragments.extend(f.to_proto() for f in op.updated_fragments)
     pb.new_fragments.extend(f.to_proto() for f in op.new_fragments)
@@ -231,7 +278,42 @@ def _fill_update(pb: transaction_pb2.Transaction.Update, op: Update) -> None:
     pb.fields_for_preserving_frag_bitmap.extend(op.fields_for_preserving_frag_bitmap)
 
 
-_UpdateConfigPb = transaction_pb2.Transaction.UpdateConfig
+def decode_update(pb: Message, where: str) -> Update:
+    return Update(
+        tuple(pb.removed_fragment_ids),
+        _frags(pb.updated_fragments),
+        _frags(pb.new_fragments),
+        tuple(pb.fields_modified),
+        tuple(pb.fields_for_preserving_frag_bitmap),
+    )
+
+
+def encode_rewrite(op: Rewrite, pb: Message) -> None:
+    for group in op.groups:
+        g = pb.groups.add()
+        g.old_fragments.extend(f.to_proto() for f in group.old_fragments)
+        g.new_fragments.extend(f.to_proto() for f in group.new_fragments)
+
+
+def decode_rewrite(pb: Message, where: str) -> Rewrite:
+    groups = [RewriteGroup(_frags(g.old_fragments), _frags(g.new_fragments)) for g in pb.groups]
+    if pb.old_fragments:  # the deprecated single-group form
+        groups.append(RewriteGroup(_frags(pb.old_fragments), _frags(pb.new_fragments)))
+    return Rewrite(tuple(groups))
+
+
+def encode_create_index(op: CreateIndex, pb: Message) -> None:
+    pb.new_indices.extend(i.to_proto() for i in op.new_indices)
+    pb.removed_indices.extend(i.to_proto() for i in op.removed_indices)
+
+
+def decode_create_index(pb: Message, where: str) -> CreateIndex:
+    return CreateIndex(
+        tuple(IndexMetadata.from_proto(i, where) for i in pb.new_indices),
+        tuple(IndexMetadata.from_proto(i, where) for i in pb.removed_indices),
+    )
+
+
 _UpdateMapPb = transaction_pb2.Transaction.UpdateMap
 
 
@@ -250,7 +332,7 @@ def _read_map(pb: _UpdateMapPb) -> MapUpdate:
     return MapUpdate(entries, pb.replace)
 
 
-def _fill_update_config(pb: _UpdateConfigPb, op: UpdateConfig) -> None:
+def encode_update_config(op: UpdateConfig, pb: Message) -> None:
     # Current writers use the UpdateMap fields rather than the deprecated flat ones.
     changes: dict[str, str | None] = {**op.upsert_values, **{k: None for k in op.delete_keys}}
     if changes:
@@ -263,7 +345,7 @@ def _fill_update_config(pb: _UpdateConfigPb, op: UpdateConfig) -> None:
         _fill_map(pb.field_metadata_updates[field_id], update)
 
 
-def _config_op(pb: _UpdateConfigPb) -> UpdateConfig:
+def decode_update_config(pb: Message, where: str) -> UpdateConfig:
     """Both the UpdateMap fields and the older flat ones (upsert_values, delete_keys)."""
     upserts = dict(pb.upsert_values)
     deletes = list(pb.delete_keys)
@@ -282,68 +364,19 @@ def _config_op(pb: _UpdateConfigPb) -> UpdateConfig:
     return UpdateConfig(upserts, tuple(deletes), metadata, fields, table)
 
 
-def _update(pb: transaction_pb2.Transaction.Update) -> Update:
-    return Update(
-        tuple(pb.removed_fragment_ids),
-        _frags(pb.updated_fragments),
-        _frags(pb.new_fragments),
-        tuple(pb.fields_modified),
-        tuple(pb.fields_for_preserving_frag_bitmap),
-    )
-
-
-def _rewrite(pb: transaction_pb2.Transaction.Rewrite) -> Rewrite:
-    groups = [RewriteGroup(_frags(g.old_fragments), _frags(g.new_fragments)) for g in pb.groups]
-    if pb.old_fragments:  # the deprecated single-group form
-        groups.append(RewriteGroup(_frags(pb.old_fragments), _frags(pb.new_fragments)))
-    return Rewrite(tuple(groups))
-
-
-def _foreign(pb: _Pb, kind: str) -> Foreign:
+def decode_foreign(pb: _TxnPb, kind: str) -> Foreign:
+    """An operation lancelet does not perform, with the fragments it may have changed."""
     if kind == "data_replacement":
         return Foreign(kind, frozenset(r.fragment_id for r in pb.data_replacement.replacements))
-    if kind in ("create_index", "update_mem_wal_state"):
+    if kind == "update_mem_wal_state":
         return Foreign(kind, frozenset())
     return Foreign(kind, None)
 
 
-def _operation(pb: _Pb) -> Operation:
-    kind = pb.WhichOneof("operation")
-    if kind == "append":
-        return Append(_frags(pb.append.fragments))
-    if kind == "overwrite":
-        o = pb.overwrite
-        schema = LanceSchema(tuple(o.schema), dict(o.schema_metadata))
-        return Overwrite(_frags(o.fragments), schema, dict(o.config_upsert_values))
-    if kind == "delete":
-        d = pb.delete
-        return Delete(_frags(d.updated_fragments), tuple(d.deleted_fragment_ids), d.predicate)
-    if kind == "restore":
-        return Restore(pb.restore.version)
-    if kind == "reserve_fragments":
-        return ReserveFragments(pb.reserve_fragments.num_fragments)
-    if kind == "update_config":
-        return _config_op(pb.update_config)
-    if kind == "project":
-        return Project(LanceSchema(tuple(pb.project.schema)))
-    if kind == "merge":
-        m = pb.merge
-        return Merge(_frags(m.fragments), LanceSchema(tuple(m.schema), dict(m.schema_metadata)))
-    if kind == "update":
-        return _update(pb.update)
-    if kind == "rewrite":
-        return _rewrite(pb.rewrite)
-    return _foreign(pb, kind or "unknown")
+def __getattr__(name: str) -> Any:
+    # Whole transactions are encoded through the registry, which imports this module.
+    if name in ("encode_transaction", "decode_transaction"):
+        from lancelet.transaction import registry
 
-
-def decode_transaction(data: bytes, path: str) -> Transaction:
-    pb = _Pb()
-    try:
-        pb.ParseFromString(data)
-    except DecodeError as exc:
-        raise CorruptDatasetError(f"{path}: transaction does not parse: {exc}") from exc
-    try:
-        operation = _operation(pb)
-    except (KeyError, ValueError) as exc:  # an enum value or a map key no writer uses
-        raise CorruptDatasetError(f"{path}: transaction content is invalid: {exc!r}") from exc
-    return Transaction(pb.read_version, operation, pb.uuid, pb.tag, dict(pb.transaction_properties))
+        return getattr(registry, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -24,10 +24,11 @@ from lancelet.table import deletion, naming, row_ids
 from lancelet.table.fragment import DeletionFile, Fragment
 from lancelet.table.fragment_check import check_fragments
 from lancelet.table.manifest import Manifest
-from lancelet.table.manifest_file import decode_manifest, encode_manifest
+from lancelet.table.manifest_file import check_manifest_indices, decode_manifest, encode_manifest
 from lancelet.table.naming import ManifestLocation, ManifestNaming
 from lancelet.table.validate import check_manifest
-from lancelet.transaction.operations import Transaction, decode_transaction, encode_transaction
+from lancelet.transaction.operations import Transaction
+from lancelet.transaction.registry import decode_transaction, encode_transaction
 
 # Manifests decoded in this process, by content.  Every commit re-reads the latest
 # manifest, often through a new DatasetStore (one per write_dataset call), and a writer
@@ -145,6 +146,7 @@ class DatasetStore:
         a reader makes: a commit never writes a manifest readers would refuse."""
         where = f"{self.root}: version {manifest.version} (not committed)"
         check_manifest(manifest, check_fragments(manifest.fragments, where), where)
+        check_manifest_indices(manifest, where)
         return encode_manifest(manifest, where)
 
     def publish_manifest(

@@ -9,28 +9,14 @@ between the winner's manifest and its predecessor's, which is what readers will 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from lancelet.errors import CorruptDatasetError
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
-from lancelet.transaction.conflicts import kind_of
-from lancelet.transaction.operations import (
-    Append,
-    Delete,
-    Foreign,
-    Merge,
-    Operation,
-    Overwrite,
-    Project,
-    ReserveFragments,
-    Restore,
-    Rewrite,
-    Transaction,
-    Update,
-    UpdateConfig,
-)
+from lancelet.transaction.claims import Claims, files_of
+from lancelet.transaction.operations import Operation, Transaction
+from lancelet.transaction.registry import claims_of, kind_of
 
 
 @dataclass(frozen=True)
@@ -45,10 +31,6 @@ class _Difference:
     fields_changed: bool
 
 
-def _files(fragments: Iterable[Fragment]) -> frozenset[str]:
-    return frozenset(d.path for f in fragments for d in f.files)
-
-
 def _field_shapes(manifest: Manifest) -> list[tuple[int, int, str]]:
     return [(f.id, f.parent_id, f.logical_type) for f in manifest.schema.fields]
 
@@ -60,54 +42,12 @@ def _difference(before: Manifest, after: Manifest) -> _Difference:
     old_ids = {f.id for f in before.fragments}
     return _Difference(
         changed,
-        _files(f for f in after.fragments if f.id not in old_ids),
+        files_of(f for f in after.fragments if f.id not in old_ids),
         _field_shapes(before) != _field_shapes(after),
     )
 
 
-@dataclass(frozen=True)
-class _Claims:
-    """What an operation says it did.  ``touched`` are the existing fragments it may
-    change or remove; ``added_files`` the data files of the fragments it adds."""
-
-    touched: frozenset[int]
-    added_files: frozenset[str] = frozenset()
-    # Kinds of change allowed to the touched fragments beyond the listed ones.
-    only_files_dropped: bool = False
-    only_files_added: bool = False
-
-
-def _claims(op: Operation) -> _Claims | None:
-    """None: the operation may change anything (so the rules treat it as such)."""
-    if isinstance(op, (Overwrite, Restore)):
-        return None
-    if isinstance(op, Append):
-        return _Claims(frozenset(), _files(op.fragments))
-    if isinstance(op, Delete):
-        return _Claims(
-            frozenset({f.id for f in op.updated_fragments} | set(op.deleted_fragment_ids))
-        )
-    if isinstance(op, Update):
-        touched = {f.id for f in op.updated_fragments} | set(op.removed_fragment_ids)
-        return _Claims(frozenset(touched), _files(op.new_fragments))
-    if isinstance(op, Rewrite):
-        new = _files(f for g in op.groups for f in g.new_fragments)
-        return _Claims(frozenset(op.old_ids()), new)
-    if isinstance(op, Project):
-        return _Claims(frozenset(), only_files_dropped=True)
-    if isinstance(op, Merge):
-        return _Claims(frozenset(), _files(op.fragments), only_files_added=True)
-    if isinstance(op, (UpdateConfig, ReserveFragments)):
-        return _Claims(frozenset())
-    assert isinstance(op, Foreign)
-    return None if op.touched is None else _Claims(op.touched)
-
-
-def _changes_fields(op: Operation) -> bool:
-    return isinstance(op, (Overwrite, Restore, Project, Merge, Foreign))
-
-
-def _allowed(claims: _Claims, old: Fragment, new: Fragment | None) -> bool:
+def _allowed(claims: Claims, old: Fragment, new: Fragment | None) -> bool:
     """A change to a fragment the operation did not list, which it may still make."""
     same_rows = new is not None and new.physical_rows == old.physical_rows
     if new is None or not same_rows or new.deletion_file != old.deletion_file:
@@ -126,7 +66,7 @@ def check_winner(theirs: Transaction | None, before: Manifest, after: Manifest, 
     op = theirs.operation
     if theirs.read_version >= after.version:
         _refuse(where, op, [f"its transaction claims to have read version {theirs.read_version}"])
-    claims = _claims(op)
+    claims = claims_of(op)
     if claims is None:
         return
     seen = _difference(before, after)
@@ -141,7 +81,7 @@ def check_winner(theirs: Transaction | None, before: Manifest, after: Manifest, 
     if seen.added_files - claims.added_files:
         extra = sorted(seen.added_files - claims.added_files)
         problems.append(f"data files {extra[:3]} were added, which its transaction does not list")
-    if seen.fields_changed and not _changes_fields(op):
+    if seen.fields_changed and not claims.changes_fields:
         problems.append("the schema's fields changed")
     if problems:
         _refuse(where, op, problems)
