@@ -40,7 +40,17 @@ from sqlglot.errors import ParseError, TokenError
 from lancelet.dataset import kernels
 from lancelet.errors import FilterError
 
-__all__ = ["parse_filter", "parse_value", "referenced_columns", "to_expression"]
+__all__ = [
+    "Operand",
+    "exact_literal",
+    "node_sql",
+    "operand",
+    "parse_filter",
+    "parse_value",
+    "referenced_columns",
+    "syntax_tree",
+    "to_expression",
+]
 
 
 class _FilterDialect(Dialect):
@@ -108,6 +118,48 @@ def referenced_columns(sql: str, schema: pa.Schema | None = None) -> set[str]:
     return {column.parts[0].name for column in tree.find_all(exp.Column)}
 
 
+# --- the parts of a filter, for readers of its structure (lancelet.expr) ----------------
+
+
+def syntax_tree(sql: str) -> exp.Expression:
+    """The sqlglot tree of ``sql`` as :func:`parse_filter` parses it."""
+    return _parse(sql)
+
+
+def node_sql(node: exp.Expression) -> str:
+    """SQL text for a sub-tree of :func:`syntax_tree` that parses back to the same tree."""
+    return _sql(node)
+
+
+@dataclass(frozen=True)
+class Operand:
+    """A value sub-expression of a filter, typed as :func:`parse_filter` types it.
+
+    ``path``: the resolved column (and struct field) names when the sub-expression
+    names a column; ``const``: its value when it is known while parsing.
+    """
+
+    type: pa.DataType
+    path: tuple[str, ...] | None
+    const: pa.Scalar | None
+
+
+def operand(node: exp.Expression, sql: str, schema: pa.Schema) -> Operand:
+    """Translate the value sub-expression ``node`` of the filter ``sql``."""
+    value = _Translator(sql, schema).visit(node)
+    return Operand(value.type, value.path, value.const)
+
+
+def exact_literal(const: pa.Scalar, target: pa.DataType, node: exp.Expression) -> pa.Scalar | None:
+    """``const`` in the type ``target`` as a comparison with a ``target`` column adopts
+    it (floats rounded to the column's precision, strings parsed as dates...); None when
+    the comparison would keep another type (``int8_col > 1000``) or ``const`` is NULL."""
+    adopted = _adopt(_const(const), target, node).const
+    if adopted is None or not adopted.is_valid or adopted.type != target:
+        return None
+    return adopted
+
+
 def _check_expression(expression: pc.Expression, schema: pa.Schema) -> None:
     # Binding against an empty table reports missing fields and non-boolean results for
     # the cost of planning a zero-row scan.
@@ -152,6 +204,8 @@ class _Value:
     const: pa.Scalar | None = None
     # A column (or struct field) as named, not computed from one.
     is_column: bool = False
+    # The resolved names of that column and struct fields, when is_column.
+    path: tuple[str, ...] | None = None
 
 
 def _const(value: pa.Scalar) -> _Value:
@@ -251,7 +305,7 @@ class _Translator:
         for part in parts[1:]:
             field = self._child(field, part, resolved)
             resolved.append(field.name)
-        return _Value(pc.field(*resolved), field.type, is_column=True)
+        return _Value(pc.field(*resolved), field.type, is_column=True, path=tuple(resolved))
 
     def _child(self, field: pa.Field, part: exp.Identifier, path: list[str]) -> pa.Field:
         dotted = ".".join(path)

@@ -9,6 +9,11 @@ Leaves name one column (``column``: a top-level name, or a dotted path into
 structs) and carry literals already in that column's Arrow type, so an index
 compares like with like.  A condition the tree has no leaf for is an
 :class:`Opaque` leaf: evaluated by Arrow, never by an index.
+
+What each leaf means exactly (NULLs, floats' total order, -0.0, NaN) is spelled out
+in :mod:`lancelet.expr.arrow`, which evaluates it; an index answering a leaf must
+select the same rows.  Trees come from SQL (:mod:`lancelet.expr.from_sql`) and from
+Spark's pushed filters (:func:`lancelet.spark.filters.to_predicate`).
 """
 
 from __future__ import annotations

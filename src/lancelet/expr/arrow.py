@@ -1,0 +1,190 @@
+"""A predicate tree evaluated by Arrow: :func:`to_arrow` makes the compute expression.
+
+Each leaf means what the equivalent SQL means to :func:`~lancelet.dataset.filter.parse_filter`
+(DataFusion's semantics, as pylance has them), so that ``to_arrow(predicate_tree(sql))``
+and ``parse_filter(sql)`` select the same rows:
+
+* A leaf is NULL where its column is NULL (IsNull excepted), as SQL comparisons are.
+* Floats: Equals and IsIn use IEEE equality, so ``-0.0`` equals ``0.0`` and NaN equals
+  nothing; a float leaf's value is never NaN.  Range compares in IEEE 754's total
+  order, the sign of zero ignored: a NaN with its sign bit clear is above every
+  number (``x > 1`` holds for it), one with its sign bit set below every number.
+* LikePrefix: the string starts with the prefix, character for character.
+* And, Or and Not use SQL's three-valued logic (Kleene's).
+* Opaque: SQL text translated by :func:`~lancelet.dataset.filter.parse_value`; a bare
+  ``NULL`` there is a boolean NULL.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lancelet.dataset import kernels
+from lancelet.dataset.filter import parse_value
+from lancelet.errors import FilterError
+from lancelet.expr.nodes import (
+    And,
+    Equals,
+    HasAll,
+    HasAny,
+    IsIn,
+    IsNull,
+    LikePrefix,
+    Not,
+    Opaque,
+    Or,
+    Predicate,
+    Range,
+)
+
+__all__ = ["column_type", "to_arrow"]
+
+_NULL_BOOL = pa.scalar(None, pa.bool_())
+_TRUE = pa.scalar(True)
+
+
+def to_arrow(pred: Predicate, schema: pa.Schema) -> pc.Expression:
+    """The Arrow compute expression for ``pred`` over a table of ``schema``.
+
+    Raises :class:`FilterError` when a leaf names a column ``schema`` lacks, carries a
+    value that is not in its column's type, or is one no evaluator here supports.
+    """
+    if isinstance(pred, And):
+        return _combine(pc.and_kleene, pred.children, schema)
+    if isinstance(pred, Or):
+        return _combine(pc.or_kleene, pred.children, schema)
+    if isinstance(pred, Not):
+        return pc.invert(to_arrow(pred.child, schema))
+    if isinstance(pred, Opaque):
+        return _opaque(pred.sql, schema)
+    if isinstance(pred, IsNull):
+        field, _ = _column(pred.column, schema)
+        return pc.is_null(field)
+    if isinstance(pred, Equals):
+        return _equals(pred, schema)
+    if isinstance(pred, Range):
+        return _range(pred, schema)
+    if isinstance(pred, IsIn):
+        return _is_in(pred, schema)
+    if isinstance(pred, LikePrefix):
+        return _like_prefix(pred, schema)
+    if isinstance(pred, (HasAny, HasAll)):
+        raise FilterError(
+            f"{type(pred).__name__} on column {pred.column!r} cannot be evaluated: "
+            "lancelet's filters do not support array_has_any/array_has_all yet"
+        )
+    raise FilterError(f"{pred!r} is not a predicate")
+
+
+def column_type(column: str, schema: pa.Schema) -> pa.DataType:
+    """The type of a leaf's column: a top-level name or a dotted path into structs."""
+    return _column(column, schema)[1]
+
+
+def _column(column: str, schema: pa.Schema) -> tuple[pc.Expression, pa.DataType]:
+    path = column.split(".")
+    if schema.get_field_index(path[0]) < 0:
+        raise FilterError(f"the predicate names the column {column!r}, which the table lacks")
+    dtype: pa.DataType = schema.field(path[0]).type
+    for depth, name in enumerate(path[1:], 1):
+        if not pa.types.is_struct(dtype) or dtype.get_field_index(name) < 0:
+            parent = ".".join(path[:depth])
+            raise FilterError(
+                f"the predicate names {column!r}, but {parent!r} has no field {name!r}"
+            )
+        dtype = dtype.field(name).type
+    return pc.field(*path), dtype
+
+
+def _combine(
+    fn: Callable[..., Any], children: tuple[Predicate, ...], schema: pa.Schema
+) -> pc.Expression:
+    if not children:
+        raise FilterError(f"an {fn.__name__} predicate with no operands")
+    return functools.reduce(fn, [to_arrow(child, schema) for child in children])
+
+
+def _opaque(sql: str, schema: pa.Schema) -> pc.Expression:
+    expression, dtype, _ = parse_value(sql, schema)
+    if pa.types.is_null(dtype):
+        return pc.scalar(_NULL_BOOL)
+    if not pa.types.is_boolean(dtype):
+        raise FilterError(f"filter {sql!r} does not return a boolean (it returns {dtype})")
+    return expression
+
+
+def _checked(column: str, value: pa.Scalar, dtype: pa.DataType) -> pa.Scalar:
+    if value.type != dtype:
+        raise FilterError(
+            f"the predicate compares column {column!r} of type {dtype} with a {value.type} value"
+        )
+    if not value.is_valid:
+        raise FilterError(f"the predicate compares column {column!r} with NULL")
+    if pa.types.is_floating(dtype) and value.as_py() != value.as_py():
+        raise FilterError(f"the predicate compares the float column {column!r} with NaN")
+    return value
+
+
+def _equals(pred: Equals, schema: pa.Schema) -> pc.Expression:
+    field, dtype = _column(pred.column, schema)
+    return pc.equal(field, pc.scalar(_checked(pred.column, pred.value, dtype)))
+
+
+def _range(pred: Range, schema: pa.Schema) -> pc.Expression:
+    field, dtype = _column(pred.column, schema)
+    subject = field
+    if pa.types.is_floating(dtype):
+        subject = kernels.float_order_key_expr(field, dtype, signed_zero=False)
+    out: pc.Expression | None = None
+    for bound, inclusive, strict, loose in (
+        (pred.low, pred.low_inclusive, operator.gt, operator.ge),
+        (pred.high, pred.high_inclusive, operator.lt, operator.le),
+    ):
+        if bound is None:
+            continue
+        value = _checked(pred.column, bound, dtype)
+        if pa.types.is_floating(dtype):
+            value = kernels.float_order_key(value.as_py(), dtype, signed_zero=False)
+        test = (loose if inclusive else strict)(subject, pc.scalar(value))
+        out = test if out is None else pc.and_kleene(out, test)
+    if out is None:
+        return pc.if_else(pc.is_valid(field), pc.scalar(_TRUE), pc.scalar(_NULL_BOOL))
+    return out
+
+
+def _is_in(pred: IsIn, schema: pa.Schema) -> pc.Expression:
+    field, dtype = _column(pred.column, schema)
+    values = pred.values
+    if values.type != dtype:
+        raise FilterError(
+            f"the predicate looks for {values.type} values in column {pred.column!r} "
+            f"of type {dtype}"
+        )
+    if values.null_count:
+        raise FilterError(f"the predicate looks for NULL in column {pred.column!r}")
+    if pa.types.is_floating(dtype):
+        if pc.any(pc.is_nan(values)).as_py():
+            raise FilterError(f"the predicate looks for NaN in the float column {pred.column!r}")
+        if pc.any(pc.equal(values, 0)).as_py():
+            # The hash lookup tells -0.0 from 0.0; SQL's equality does not.
+            values = pa.concat_arrays([values, pa.array([0.0, -0.0], dtype)])
+    if len(values) == 0:
+        hit: pc.Expression = pc.scalar(pa.scalar(False))
+    else:
+        hit = pc.is_in(field, value_set=values)
+    return pc.if_else(pc.is_valid(field), hit, pc.scalar(_NULL_BOOL))
+
+
+def _like_prefix(pred: LikePrefix, schema: pa.Schema) -> pc.Expression:
+    field, dtype = _column(pred.column, schema)
+    if not (pa.types.is_string(dtype) or pa.types.is_large_string(dtype)):
+        raise FilterError(
+            f"the predicate matches a prefix of column {pred.column!r} of type {dtype}"
+        )
+    return pc.starts_with(field, pattern=pred.prefix)

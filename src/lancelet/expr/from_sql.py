@@ -1,0 +1,218 @@
+"""A SQL filter string as a predicate tree (:mod:`lancelet.expr.nodes`).
+
+The filter is split at AND, OR, NOT and parentheses.  A part that compares one column
+with literals in a shape an index can answer becomes a leaf:
+
+* ``col = lit`` -> Equals; ``col <> lit`` -> Not(Equals)
+* ``col <, <=, >, >= lit`` -> Range; ``col BETWEEN a AND b`` -> Range (both bounds
+  inclusive, reversed bounds give an empty Range); ``NOT BETWEEN`` -> Not(Range)
+* ``col IN (lits)`` -> IsIn; ``col IS NULL`` -> IsNull; ``IS NOT NULL`` -> Not(IsNull)
+* ``col LIKE 'abc%'`` (no other ``%``, no ``_``, no backslash, no ESCAPE) -> LikePrefix
+
+with the literal on either side.  A literal makes a leaf only when the comparison
+adopts it into the column's type (:func:`lancelet.dataset.filter.exact_literal`): the
+leaf then means exactly what the SQL means.  A NULL literal, a float NaN, a literal
+that keeps its own type (``int8_col > 1000``, ``int_col = 1.5``), an IN list holding a
+NULL or a column whose name (or a struct field name on its path) contains a dot keep
+the part Opaque, as does every other construct.  ``array_has_any`` and
+``array_has_all`` are not filters :mod:`lancelet.dataset.filter` translates, so a
+filter using them is refused like any other untranslatable filter.
+
+Opaque parts are regenerated SQL text that :func:`parse_filter` translates to the same
+expression as the part had in the whole filter.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from sqlglot import exp
+
+from lancelet.dataset.filter import exact_literal, node_sql, operand, parse_filter, syntax_tree
+from lancelet.expr.nodes import (
+    And,
+    Equals,
+    IsIn,
+    IsNull,
+    LikePrefix,
+    Not,
+    Opaque,
+    Or,
+    Predicate,
+    Range,
+)
+
+__all__ = ["predicate_tree"]
+
+# ``lit < col`` reads as ``col > lit``: the operator with its sides swapped.
+_MIRRORED: dict[type[exp.Expression], type[exp.Expression]] = {
+    exp.EQ: exp.EQ,
+    exp.NEQ: exp.NEQ,
+    exp.LT: exp.GT,
+    exp.LTE: exp.GTE,
+    exp.GT: exp.LT,
+    exp.GTE: exp.LTE,
+}
+
+
+def predicate_tree(sql: str, schema: pa.Schema) -> Predicate:
+    """The predicate tree of the SQL filter ``sql`` over ``schema``'s columns.
+
+    Raises :class:`~lancelet.errors.FilterError` for any filter :func:`parse_filter`
+    refuses, with the same message.
+    """
+    parse_filter(sql, schema)
+    return _Splitter(sql, schema).visit(syntax_tree(sql))
+
+
+class _Splitter:
+    def __init__(self, sql: str, schema: pa.Schema) -> None:
+        self.sql = sql
+        self.schema = schema
+
+    def visit(self, node: exp.Expression) -> Predicate:
+        if isinstance(node, exp.Paren):
+            return self.visit(node.this)
+        if isinstance(node, (exp.And, exp.Or)):
+            children = tuple(self.visit(n) for n in _flatten(node, type(node)))
+            return And(children) if isinstance(node, exp.And) else Or(children)
+        if isinstance(node, exp.Not):
+            return Not(self.visit(node.this))
+        leaf = self.leaf(node)
+        return leaf if leaf is not None else Opaque(node_sql(node))
+
+    def leaf(self, node: exp.Expression) -> Predicate | None:
+        if isinstance(node, tuple(_MIRRORED)):
+            return self.comparison(node)
+        if isinstance(node, exp.Between) and not node.args.get("symmetric"):
+            return self.between(node)
+        if isinstance(node, exp.In):
+            return self.is_in(node)
+        if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
+            path = self.column(node.this)
+            return None if path is None else IsNull(_dotted(path))
+        if type(node) is exp.Like:
+            prefix = self.like_prefix(node)
+            if prefix is None:
+                return None
+            # sqlglot marks NOT LIKE with a flag rather than a NOT node.
+            return Not(prefix) if node.args.get("negate") else prefix
+        return None
+
+    def column(self, node: exp.Expression) -> tuple[str, ...] | None:
+        """The resolved path of ``node`` when it names a column (or struct field) whose
+        dotted name cannot be misread."""
+        if not isinstance(node, (exp.Column, exp.Dot)):
+            return None
+        path = operand(node, self.sql, self.schema).path
+        if path is None or any("." in name for name in path):
+            return None
+        return path
+
+    def literal(self, node: exp.Expression, path: tuple[str, ...]) -> pa.Scalar | None:
+        """``node``'s value in the column's type, when the comparison adopts it exactly."""
+        if isinstance(node, (exp.Column, exp.Dot)):
+            return None
+        const = operand(node, self.sql, self.schema).const
+        if const is None:
+            return None
+        value = exact_literal(const, _field_type(self.schema, path), node)
+        if value is None or _is_nan(value):
+            return None
+        return value
+
+    def comparison(self, node: exp.Expression) -> Predicate | None:
+        kind: type[exp.Expression] = type(node)
+        subject, other = node.this, node.expression
+        path = self.column(subject)
+        if path is None:
+            kind, subject, other = _MIRRORED[kind], other, subject
+            path = self.column(subject)
+        if path is None:
+            return None
+        value = self.literal(other, path)
+        if value is None:
+            return None
+        column = _dotted(path)
+        if kind is exp.EQ:
+            return Equals(column, value)
+        if kind is exp.NEQ:
+            return Not(Equals(column, value))
+        if kind in (exp.GT, exp.GTE):
+            return Range(column, low=value, low_inclusive=kind is exp.GTE)
+        return Range(column, high=value, high_inclusive=kind is exp.LTE)
+
+    def between(self, node: exp.Between) -> Predicate | None:
+        path = self.column(node.this)
+        if path is None:
+            return None
+        low = self.literal(node.args["low"], path)
+        high = self.literal(node.args["high"], path)
+        if low is None or high is None:
+            return None
+        return Range(_dotted(path), low=low, high=high)
+
+    def is_in(self, node: exp.In) -> Predicate | None:
+        if any(node.args.get(key) for key in ("query", "unnest", "field")):
+            return None
+        path = self.column(node.this)
+        if path is None or not node.expressions:
+            return None
+        values = [self.literal(item, path) for item in node.expressions]
+        known = [v for v in values if v is not None]
+        if len(known) < len(values):
+            # Includes a NULL in the list: x IN (1, NULL) is NULL, not FALSE, for x <> 1.
+            return None
+        array = pa.array(known, _field_type(self.schema, path))
+        return IsIn(_dotted(path), pc.unique(array))
+
+    def like_prefix(self, node: exp.Like) -> LikePrefix | None:
+        path = self.column(node.this)
+        if path is None:
+            return None
+        dtype = _field_type(self.schema, path)
+        if not (pa.types.is_string(dtype) or pa.types.is_large_string(dtype)):
+            return None
+        pattern = operand(node.expression, self.sql, self.schema).const
+        if pattern is None or not pattern.is_valid or not pa.types.is_string(pattern.type):
+            return None
+        text = pattern.as_py()
+        prefix = text[:-1]
+        # A backslash escapes the next character in Arrow's (and DataFusion's) LIKE.
+        if not text.endswith("%") or any(c in prefix for c in "%_\\"):
+            return None
+        return LikePrefix(_dotted(path), prefix)
+
+
+def _flatten(node: exp.Expression, kind: type[exp.Expression]) -> list[exp.Expression]:
+    """The operands of a chain of one associative operator, parentheses included."""
+    out: list[exp.Expression] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        inner = current
+        while isinstance(inner, exp.Paren):
+            inner = inner.this
+        if type(inner) is kind:
+            stack.extend([inner.expression, inner.this])
+        else:
+            out.append(current)
+    return out
+
+
+def _dotted(path: tuple[str, ...]) -> str:
+    return ".".join(path)
+
+
+def _field_type(schema: pa.Schema, path: tuple[str, ...]) -> pa.DataType:
+    dtype: pa.DataType = schema.field(path[0]).type
+    for name in path[1:]:
+        dtype = dtype.field(name).type
+    return dtype
+
+
+def _is_nan(value: pa.Scalar) -> bool:
+    if not pa.types.is_floating(value.type):
+        return False
+    number: float = value.as_py()
+    return number != number
