@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelet.dataset import arguments, indices, schema_ops
+from lancelet.dataset import arguments, index_build, indices, schema_ops
 from lancelet.dataset.cleanup import CleanupStats, cleanup_old_versions
 from lancelet.dataset.delete import plan_delete
 from lancelet.dataset.fragment import LanceFragment
@@ -273,6 +273,40 @@ class LanceDataset(Scannable):
     def drop_index(self, name: str) -> None:
         """Remove the index; its files stay until ``cleanup_old_versions``."""
         indices.drop_index(self, name)
+
+    def create_scalar_index(
+        self,
+        column: str,
+        index_type: str,
+        name: str | None = None,
+        *,
+        replace: bool = True,
+        train: bool = True,
+        fragment_ids: list[int] | None = None,
+        index_uuid: str | None = None,
+        progress_callback: Any = None,
+        format_version: int | str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Index ``column`` (BTREE, BITMAP, LABEL_LIST, ZONEMAP or BLOOMFILTER) over
+        every fragment of this version, and commit it as a new version.  Filters on
+        the column then read only the rows the index points to."""
+        index_build.create_scalar_index(
+            self,
+            column,
+            index_type,
+            name,
+            replace=replace,
+            train=train,
+            fragment_ids=fragment_ids,
+            index_uuid=index_uuid,
+            progress_callback=progress_callback,
+            format_version=format_version,
+            **kwargs,
+        )
+
+    def index_statistics(self, index_name: str) -> dict[str, Any]:
+        return indices.index_statistics(self._store, self._manifest, index_name)
 
     @property
     def stats(self) -> indices.DatasetStats:

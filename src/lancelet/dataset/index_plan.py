@@ -1,18 +1,173 @@
-"""The scalar indices a scan may use, and the rows they bound its filter to."""
+"""The scalar indices a scan may use, and the rows they bound its filter to.
+
+An index is usable for a version when lancelet knows its type (by the details'
+``type_url``, at an index version it reads), it covers one field of the current
+schema, and its fragment bitmap is recorded.  It is used only for the fragments
+its bitmap holds that the version still has: a fragment rewritten since (by
+compaction, or an update of the indexed column) has a new id or has left the
+bitmap, so its rows are scanned.  Every other index is ignored, never guessed at.
+
+Open indices are kept per dataset store, by uuid: index files never change once
+committed.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+
+import numpy as np
 import pyarrow as pa
 
-from lancelet.index.planner import Candidates
+from lancelet.dataset.take import MISSING, addresses_of_ids
+from lancelet.errors import ArgumentError
+from lancelet.expr import INDEX_QUERIES, And, IndexQuery, Not, Or, Predicate
+from lancelet.expr.from_sql import predicate_tree
+from lancelet.index import registry
+from lancelet.index.base import ScalarIndex, SearchResult
+from lancelet.index.planner import Candidates, IndexedColumn, plan
+from lancelet.table import naming
+from lancelet.table.fragment import Fragment
+from lancelet.table.index import IndexMetadata
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.store import DatasetStore
 
 
 def index_candidates(
-    store: DatasetStore, manifest: Manifest, filter: str, schema: pa.Schema
+    store: DatasetStore,
+    manifest: Manifest,
+    filter: str,
+    schema: pa.Schema,
+    fragments: Sequence[Fragment],
 ) -> Candidates | None:
     """Candidate rows per fragment that an index covers; None to scan everything."""
     if not manifest.indices:
         return None
-    return None
+    predicate = predicate_tree(filter, schema)
+    wanted = set(_leaf_columns(predicate))
+    present = frozenset(f.id for f in fragments)
+    columns = {
+        column: parts
+        for column, parts in usable_indices(store, manifest, present).items()
+        if column in wanted
+    }
+    return plan(predicate, columns) if columns else None
+
+
+def _leaf_columns(predicate: Predicate) -> Iterator[str]:
+    if isinstance(predicate, INDEX_QUERIES):
+        yield predicate.column
+    elif isinstance(predicate, And | Or):
+        for child in predicate.children:
+            yield from _leaf_columns(child)
+    elif isinstance(predicate, Not):
+        yield from _leaf_columns(predicate.child)
+
+
+def usable_indices(
+    store: DatasetStore, manifest: Manifest, present: frozenset[int]
+) -> dict[str, list[IndexedColumn]]:
+    """Each column's usable indices (a delta index: one entry with several parts),
+    covering only fragments in ``present``; indices are opened when first asked."""
+    paths = field_paths(manifest)
+    arrow = manifest.schema.to_arrow()
+    by_name: dict[str, list[IndexMetadata]] = {}
+    for index in manifest.indices:
+        if _readable(index) and len(index.fields) == 1 and index.fields[0] in paths:
+            by_name.setdefault(index.name, []).append(index)
+    out: dict[str, list[IndexedColumn]] = {}
+    for segments in by_name.values():
+        column = paths[segments[0].fields[0]]
+        if any(paths.get(s.fields[0]) != column for s in segments):
+            continue  # segments of one name disagree on the field: trust none
+        dtype = column_type(arrow, column)
+        parts = tuple(_LazyPart(store, manifest, s, _covered(s, present), dtype) for s in segments)
+        out.setdefault(column, []).append(IndexedColumn(tuple((p, p.fragments) for p in parts)))
+    return out
+
+
+def column_type(schema: pa.Schema, path: str) -> pa.DataType:
+    """The Arrow type of a top-level column or a dotted path into structs."""
+    top, *nested = path.split(".")
+    dtype = schema.field(top).type
+    for name in nested:
+        dtype = dtype.field(name).type
+    return dtype
+
+
+def _readable(index: IndexMetadata) -> bool:
+    details = index.index_details
+    kind = registry.BY_TYPE_URL.get(details.type_url) if details else None
+    if kind is None or index.fragment_bitmap is None:
+        return False
+    return kind.reads(index.index_version or 0)
+
+
+def _covered(index: IndexMetadata, present: frozenset[int]) -> frozenset[int]:
+    assert index.fragment_bitmap is not None
+    return frozenset(index.fragment_bitmap) & present
+
+
+def field_paths(manifest: Manifest) -> dict[int, str]:
+    """Field id -> the dotted path the predicate tree names it by (fields under a
+    list, or with a dot in a name on the path, are left out: no leaf names them)."""
+    fields = {f.id: f for f in manifest.schema.fields}
+    out: dict[int, str] = {}
+    for f in manifest.schema.fields:
+        parts, ok = [f.name], "." not in f.name
+        parent = fields.get(f.parent_id)
+        while parent is not None:
+            parts.append(parent.name)
+            ok = ok and "." not in parent.name and parent.logical_type == "struct"
+            parent = fields.get(parent.parent_id)
+        if ok:
+            out[f.id] = ".".join(reversed(parts))
+    return out
+
+
+class _LazyPart:
+    """One index segment, opened (and kept open by the store) on first search."""
+
+    def __init__(
+        self,
+        store: DatasetStore,
+        manifest: Manifest,
+        index: IndexMetadata,
+        fragments: frozenset[int],
+        dtype: pa.DataType,
+    ) -> None:
+        self._store = store
+        self._manifest = manifest
+        self._index = index
+        self.fragments = fragments
+        self._type = dtype
+
+    def search(self, query: IndexQuery) -> SearchResult | None:
+        try:
+            found = opened(self._store, self._index, self._type).search(query)
+        except ArgumentError:
+            return None  # the index holds values of another type than the column's
+        if found is None or not _keyed_by_row_id(self._index, self._manifest):
+            return found
+        # Rows listed by stable row id: found where those ids live now.
+        addresses = addresses_of_ids(self._store, self._manifest, found.addresses)
+        addresses = np.unique(addresses[addresses != MISSING])
+        return SearchResult(addresses, found.exact)
+
+
+def _keyed_by_row_id(index: IndexMetadata, manifest: Manifest) -> bool:
+    assert index.index_details is not None
+    kind = registry.BY_TYPE_URL[index.index_details.type_url]
+    return kind.keyed_by_row_id(index.index_version or 0, manifest.stable_row_ids)
+
+
+def opened(store: DatasetStore, index: IndexMetadata, dtype: pa.DataType) -> ScalarIndex:
+    """The open reader of an index segment on a column of type ``dtype``, cached by
+    the store."""
+    cache: dict[str, ScalarIndex] = store.cache("scalar_indices")
+    key = str(index.uuid)
+    found = cache.get(key)
+    if found is None:
+        assert index.index_details is not None
+        kind = registry.BY_TYPE_URL[index.index_details.type_url]
+        found = cache[key] = kind.open(store.path(naming.INDICES_DIR, key), dtype)
+    return found

@@ -1,10 +1,8 @@
 """The indices of a dataset, as pylance shows them, and the commits that change them.
 
 Everything here reads the manifest's index metadata (:mod:`lancelet.table.index`);
-nothing opens an index file.  What only an index's files can tell (a B-tree's
-pages, a vector index's partitions) comes from the index implementations through
-:data:`TYPE_STATISTICS` and :data:`DETAILS_DECODERS`, keyed by the name of the
-index's details message (``"BTreeIndexDetails"``).
+only ``index_statistics`` opens index files, for what they alone can tell (a
+B-tree's pages, a bitmap index's keys), and only of the types lancelet reads.
 
 ``commit_index`` is the entry point of index builders: it records an index whose
 files are already written under ``_indices/<uuid>/`` with one ``CreateIndex``
@@ -16,7 +14,7 @@ from __future__ import annotations
 
 import os
 import uuid as uuid_lib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -24,7 +22,9 @@ from typing import TYPE_CHECKING, Any
 from pyroaring import BitMap, FrozenBitMap
 
 from lancelet import io
+from lancelet.dataset import index_plan
 from lancelet.errors import ArgumentError, IndexExistsError, IndexNotFoundError
+from lancelet.index import registry
 from lancelet.table import naming
 from lancelet.table.index import IndexDetails, IndexFile, IndexMetadata, index_type
 from lancelet.table.manifest import Manifest
@@ -35,27 +35,6 @@ from lancelet.transaction.store import DatasetStore
 
 if TYPE_CHECKING:
     from lancelet.dataset.dataset import LanceDataset
-
-
-# -- hooks for the index implementations ---------------------------------------------
-
-
-@dataclass(frozen=True)
-class TypeStatistics:
-    """What an index implementation reports for ``index_stats``: one entry per
-    segment (delta) for ``"indices"`` / ``"segments"``, and its type name when the
-    metadata alone does not tell it."""
-
-    segments: list[dict[str, Any]]
-    index_type: str | None = None
-
-
-# (store, manifest, the segments of one index) -> statistics read from their files.
-StatisticsReader = Callable[[DatasetStore, Manifest, Sequence[IndexMetadata]], TypeStatistics]
-TYPE_STATISTICS: dict[str, StatisticsReader] = {}
-
-# Details message value -> the ``details`` pylance's ``describe_indices`` shows.
-DETAILS_DECODERS: dict[str, Callable[[bytes], dict[str, Any]]] = {}
 
 
 # -- descriptions ----------------------------------------------------------------------
@@ -170,9 +149,6 @@ def _details(index: IndexMetadata) -> dict[str, Any] | None:
     details = index.index_details
     if details is None or not details.value:
         return {}
-    decode = DETAILS_DECODERS.get(details.message_name)
-    if decode is not None:
-        return decode(details.value)
     return {} if details.message_name in _PLAIN_DETAILS else None
 
 
@@ -210,23 +186,22 @@ def _named(manifest: Manifest, name: str, where: str) -> list[IndexMetadata]:
 
 def index_statistics(store: DatasetStore, manifest: Manifest, name: str) -> dict[str, Any]:
     """pylance's ``stats.index_stats(name)``.  The type-specific ``indices`` and
-    ``segments`` entries come from :data:`TYPE_STATISTICS`; without a reader for
-    the index's kind they are left out rather than made up."""
+    ``segments`` entries are read from the index files of the types lancelet reads;
+    for other types they are left out rather than made up."""
     indices = _named(manifest, name, store.root)
     per_delta = [_indexed_rows(manifest, i) for i in indices]
     covered = {f.id for f in manifest.fragments if any(i.covers(f.id) for i in indices)}
     kind = indices[0].index_details
-    reader = TYPE_STATISTICS.get(kind.message_name) if kind else None
-    specific = reader(store, manifest, indices) if reader else None
+    specific = _segment_statistics(store, manifest, indices)
     stats: dict[str, Any] = {
-        "index_type": (specific and specific.index_type) or index_type(kind),
+        "index_type": index_type(kind),
         "name": name,
         "num_indices": len(indices),
         "num_segments": len(indices),
     }
     if specific is not None:
-        stats["indices"] = specific.segments
-        stats["segments"] = specific.segments
+        stats["indices"] = specific
+        stats["segments"] = specific
     created = [i.created_at for i in indices if i.created_at is not None]
     stats.update(
         {
@@ -239,6 +214,23 @@ def index_statistics(store: DatasetStore, manifest: Manifest, name: str) -> dict
         }
     )
     return stats
+
+
+def _segment_statistics(
+    store: DatasetStore, manifest: Manifest, indices: Sequence[IndexMetadata]
+) -> list[dict[str, Any]] | None:
+    kind = indices[0].index_details
+    paths = index_plan.field_paths(manifest)
+    if kind is None or kind.type_url not in registry.BY_TYPE_URL:
+        return None
+    out = []
+    for index in indices:
+        path = paths.get(index.fields[0]) if len(index.fields) == 1 else None
+        if path is None:
+            return None
+        dtype = index_plan.column_type(manifest.schema.to_arrow(), path)
+        out.append(index_plan.opened(store, index, dtype).statistics())
+    return out
 
 
 # -- commits -----------------------------------------------------------------------------
@@ -266,33 +258,63 @@ def commit_index(
     lists it.  An index of that name is replaced only with ``replace=True``."""
     manifest = dataset._manifest
     where = f"{dataset.uri} version {manifest.version}"
-    _check_new_index(manifest, name, field_ids, fragment_ids, replace, where)
+    fragment_ids = list(fragment_ids)
+    check_new_index(manifest, name, field_ids, replace, where, fragment_ids)
+    index = new_index_metadata(
+        dataset, name, field_ids, index_uuid, index_details, fragment_ids, index_version
+    )
+    commit_indices(dataset, (index,))
+
+
+def new_index_metadata(
+    dataset: LanceDataset,
+    name: str,
+    field_ids: Sequence[int],
+    index_uuid: uuid_lib.UUID,
+    index_details: IndexDetails,
+    fragment_ids: Iterable[int],
+    index_version: int,
+) -> IndexMetadata:
+    """The metadata of an index built from ``dataset``'s version, whose files are
+    under ``_indices/<index_uuid>/``."""
     files = _index_files(dataset._store, index_uuid)
     if not files:
-        raise ArgumentError(f"{where}: index {name!r} has no files under _indices/{index_uuid}/")
-    index = IndexMetadata(
+        raise ArgumentError(
+            f"{dataset.uri}: index {name!r} has no files under _indices/{index_uuid}/"
+        )
+    return IndexMetadata(
         uuid=index_uuid,
         fields=tuple(field_ids),
         name=name,
-        dataset_version=manifest.version,
+        dataset_version=dataset.version,
         fragment_bitmap=FrozenBitMap(fragment_ids),
         index_details=index_details,
         index_version=index_version,
         created_at=int(datetime.now(timezone.utc).timestamp() * 1000),
         files=files,
     )
-    txn = ops.Transaction(manifest.version, ops.CreateIndex((index,)))
+
+
+def commit_indices(
+    dataset: LanceDataset,
+    new: Sequence[IndexMetadata],
+    removed: Sequence[IndexMetadata] = (),
+) -> None:
+    """One CreateIndex commit: ``new`` replaces every index of its names, ``removed``
+    are dropped by uuid."""
+    txn = ops.Transaction(dataset.version, ops.CreateIndex(tuple(new), tuple(removed)))
     dataset._advance_to(commit_transaction(dataset._store, txn))
 
 
-def _check_new_index(
+def check_new_index(
     manifest: Manifest,
     name: str,
     field_ids: Sequence[int],
-    fragment_ids: Iterable[int],
     replace: bool,
     where: str,
+    fragment_ids: Iterable[int] = (),
 ) -> None:
+    """Refuse an index that ``manifest`` cannot take under ``name``."""
     if not name:
         raise ArgumentError(f"{where}: an index needs a name")
     unknown = set(field_ids) - {f.id for f in manifest.schema.fields}
@@ -318,9 +340,7 @@ def _check_new_index(
 
 def drop_index(dataset: LanceDataset, name: str) -> None:
     """Commit the removal of every index named ``name``."""
-    removed = tuple(_named(dataset._manifest, name, dataset.uri))
-    txn = ops.Transaction(dataset.version, ops.CreateIndex((), removed))
-    dataset._advance_to(commit_transaction(dataset._store, txn))
+    commit_indices(dataset, (), _named(dataset._manifest, name, dataset.uri))
 
 
 @dataclass(frozen=True)

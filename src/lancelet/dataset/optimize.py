@@ -29,6 +29,7 @@ import numpy as np
 import pyarrow as pa
 from pyroaring import FrozenBitMap
 
+from lancelet.dataset.index_build import optimize_indices
 from lancelet.dataset.scanner import LanceScanner
 from lancelet.dataset.write import (
     check_writable,
@@ -509,3 +510,19 @@ class DatasetOptimizer:
         fragments are rewritten)."""
         options = {k: v for k, v in locals().items() if k != "self"}
         return compact(self._dataset, options)
+
+    def optimize_indices(
+        self,
+        *,
+        num_indices_to_merge: int = 1,
+        index_names: list[str] | None = None,
+        retrain: bool = False,
+    ) -> None:
+        """Bring fragments added since an index was built under it: rebuilt as one
+        segment, or with ``num_indices_to_merge=0`` as a delta segment of its own."""
+        optimize_indices(
+            self._dataset,
+            num_indices_to_merge=num_indices_to_merge,
+            index_names=index_names,
+            retrain=retrain,
+        )

@@ -118,7 +118,7 @@ class LanceScanner:
         self._strict = strict_batch_size
         self._fragments = list(manifest.fragments if fragments is None else fragments)
         self._candidates = (
-            index_candidates(store, manifest, filter, self._filter_schema)
+            index_candidates(store, manifest, filter, self._filter_schema, self._fragments)
             if use_scalar_index and isinstance(filter, str)
             else None
         )
@@ -154,9 +154,11 @@ class LanceScanner:
         return [n for n in self._arrow.names if n in wanted]
 
     def _fragment_tables(self, fragment: Fragment, step: int) -> Iterator[pa.Table]:
+        candidates = self._candidates.get(fragment.id) if self._candidates else None
+        if candidates is not None and not len(candidates):
+            return  # an index says no row of the fragment matches: nothing to open
         reader = FragmentReader(self._store, self._manifest.schema, fragment)
         columns = self._read_columns()
-        candidates = self._candidates.get(fragment.id) if self._candidates else None
         if candidates is not None:
             yield from self._indexed(reader, columns, candidates, step)
             return

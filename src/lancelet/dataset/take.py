@@ -88,7 +88,7 @@ def _id_map(store: DatasetStore, manifest: Manifest) -> tuple[np.ndarray, np.nda
     return sorted_ids, sorted_addresses
 
 
-def _addresses_of_ids(store: DatasetStore, manifest: Manifest, ids: np.ndarray) -> np.ndarray:
+def addresses_of_ids(store: DatasetStore, manifest: Manifest, ids: np.ndarray) -> np.ndarray:
     """The address of the live row with each id; ``MISSING`` where no live row has it."""
     sorted_ids, sorted_addresses = _id_map(store, manifest)
     if not len(sorted_ids):
@@ -129,7 +129,7 @@ def take_by_row_ids(
     of no row at all is an error."""
     ids = ids.astype(np.uint64)
     if manifest.stable_row_ids:
-        addresses = _addresses_of_ids(store, manifest, ids)
+        addresses = addresses_of_ids(store, manifest, ids)
         ignore_deletions = True  # only live rows were found
     else:
         _checked_addresses(store, manifest, ids)

@@ -10,7 +10,7 @@ full filter to the rows it reads, so an index only ever narrows a scan.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -24,7 +24,13 @@ class SearchResult:
     exact: bool
 
 
-class ScalarIndex(Protocol):
+class Searchable(Protocol):
     def search(self, query: IndexQuery) -> SearchResult | None:
         """The rows that may match ``query``; None when this index cannot answer it."""
+        ...
+
+
+class ScalarIndex(Searchable, Protocol):
+    def statistics(self) -> dict[str, Any]:
+        """What pylance's ``index_stats(name)["indices"][i]`` shows for this segment."""
         ...

@@ -14,7 +14,7 @@ from contextlib import contextmanager, suppress
 
 import pyarrow as pa
 
-from lancelet.errors import ArgumentError, CorruptIndexError, LanceletError
+from lancelet.errors import CorruptIndexError, LanceletError, UnsupportedTypeError
 from lancelet.file import LanceFileReader, LanceFileWriter
 from lancelet.file import version as file_version
 from lancelet.index import ordering
@@ -66,7 +66,7 @@ def metadata(reader: LanceFileReader) -> dict[str, str]:
 
 def check_value_type(dtype: pa.DataType, what: str) -> None:
     if not ordering.is_indexable(dtype):
-        raise ArgumentError(f"{what}: values of type {dtype} cannot be indexed")
+        raise UnsupportedTypeError(f"{what}: values of type {dtype} cannot be indexed")
 
 
 def writable_version(version: str) -> str:

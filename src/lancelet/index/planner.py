@@ -12,14 +12,14 @@ cheaper, never change its result.  Fragments outside the answer are scanned.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import reduce
 
 import numpy as np
 
 from lancelet.expr import INDEX_QUERIES, And, IndexQuery, Or, Predicate
-from lancelet.index.base import ScalarIndex
+from lancelet.index.base import Searchable
 from lancelet.table import row_address
 
 
@@ -28,21 +28,26 @@ class IndexedColumn:
     """The indices of one column: a delta index is several, each with the fragments
     it covers (those still present and unchanged in the version being read)."""
 
-    parts: tuple[tuple[ScalarIndex, frozenset[int]], ...]
+    parts: tuple[tuple[Searchable, frozenset[int]], ...]
 
 
 # fragment id -> candidate physical offsets (sorted, unique, uint32)
 Candidates = dict[int, np.ndarray]
 
 
-def plan(predicate: Predicate, columns: Mapping[str, IndexedColumn]) -> Candidates | None:
-    """Candidate rows per covered fragment; None when the indices bound nothing."""
+def plan(predicate: Predicate, columns: Mapping[str, Sequence[IndexedColumn]]) -> Candidates | None:
+    """Candidate rows per covered fragment; None when the indices bound nothing.
+    A column may have several indices: each one that answers a leaf bounds it."""
     return _walk(predicate, columns)
 
 
-def _walk(predicate: Predicate, columns: Mapping[str, IndexedColumn]) -> Candidates | None:
+def _walk(
+    predicate: Predicate, columns: Mapping[str, Sequence[IndexedColumn]]
+) -> Candidates | None:
     if isinstance(predicate, INDEX_QUERIES):
-        return _leaf(predicate, columns)
+        answers = [_search(predicate, index) for index in columns.get(predicate.column, ())]
+        bounded = [a for a in answers if a is not None]
+        return reduce(_intersect, bounded) if bounded else None
     if isinstance(predicate, And):
         bounded = [c for c in (_walk(p, columns) for p in predicate.children) if c is not None]
         return reduce(_intersect, bounded) if bounded else None
@@ -55,21 +60,28 @@ def _walk(predicate: Predicate, columns: Mapping[str, IndexedColumn]) -> Candida
     return None  # Not, Opaque
 
 
-def _leaf(query: IndexQuery, columns: Mapping[str, IndexedColumn]) -> Candidates | None:
-    indexed = columns.get(query.column)
-    if indexed is None:
-        return None
+def _search(query: IndexQuery, indexed: IndexedColumn) -> Candidates | None:
+    """The rows one index (all of its segments) says may match, per covered fragment."""
     out: Candidates = {}
     for index, fragments in indexed.parts:
+        if not fragments:
+            continue
         result = index.search(query)
         if result is None:
             return None
-        found = row_address.by_fragment(result.addresses)
+        found = row_address.by_fragment(_sorted(result.addresses))
         for fragment_id in fragments:
             rows = found.get(fragment_id, _NONE)
             previous = out.get(fragment_id)
             out[fragment_id] = rows if previous is None else np.union1d(previous, rows)
     return out
+
+
+def _sorted(addresses: np.ndarray) -> np.ndarray:
+    """Addresses as sorted and unique, whatever an index file said."""
+    if len(addresses) > 1 and not (addresses[1:] > addresses[:-1]).all():
+        return np.unique(addresses)
+    return addresses
 
 
 _NONE = np.zeros(0, dtype=np.uint32)

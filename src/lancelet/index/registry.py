@@ -7,13 +7,14 @@ type_url is not here is listed but never used by the planner.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
+from lancelet.errors import ArgumentError
 from lancelet.index import bitmap, bloomfilter, btree, label_list, zonemap
 from lancelet.index._files import IndexDetails
 from lancelet.index.base import ScalarIndex
@@ -29,6 +30,52 @@ class IndexType:
     write: Callable[[Batches, str, pa.DataType, str], Any]
     # (directory, value type) -> the index
     open: Callable[[str, pa.DataType], ScalarIndex]
+    # Keyword parameters ``create_scalar_index`` passes on to ``write``.
+    parameters: frozenset[str] = frozenset()
+    # The index version pylance writes on a dataset with stable row ids, where it
+    # differs from ``details.index_version``.
+    stable_version: int | None = None
+    # On a dataset with stable row ids, the index versions that list rows by row id
+    # rather than by row address (pylance 14 keys BITMAP and LABEL_LIST by id, and
+    # BTREE at version 0; version 1 BTREEs, zone maps and Bloom filters by address).
+    row_id_versions: frozenset[int] = frozenset()
+
+    def version_for(self, stable_row_ids: bool) -> int:
+        """The index version to record for a new index."""
+        if stable_row_ids and self.stable_version is not None:
+            return self.stable_version
+        return self.details.index_version
+
+    def reads(self, version: int) -> bool:
+        """Whether lancelet reads an index of this type at ``version``."""
+        return version in {self.details.index_version, self.version_for(True)}
+
+    def keyed_by_row_id(self, version: int, stable_row_ids: bool) -> bool:
+        """Whether the index lists rows by stable row id (else by row address)."""
+        return stable_row_ids and version in self.row_id_versions
+
+    def build(
+        self,
+        batches: Batches,
+        directory: str,
+        value_type: pa.DataType,
+        file_version: str,
+        params: Mapping[str, Any],
+    ) -> IndexDetails:
+        """Write the index and return the details the manifest records for it."""
+        for key, value in params.items():
+            _check_parameter(self.name, key, value)
+        written = self.write(batches, directory, value_type, file_version, **params)
+        return written if isinstance(written, IndexDetails) else self.details
+
+
+def _check_parameter(kind: str, key: str, value: Any) -> None:
+    if key == "probability":
+        ok = isinstance(value, float | int) and not isinstance(value, bool) and 0 < value < 1
+        if not ok:
+            raise ArgumentError(f"{kind} index: probability must be in (0, 1), got {value!r}")
+    elif not isinstance(value, int) or isinstance(value, bool) or not 0 < value < 2**32:
+        raise ArgumentError(f"{kind} index: {key} must be a positive integer, got {value!r}")
 
 
 TYPES = (
@@ -37,30 +84,36 @@ TYPES = (
         IndexDetails("/lance.table.BTreeIndexDetails", b"", 0),
         btree.write_btree,
         lambda directory, _: btree.BTreeIndex.open(directory),
+        stable_version=1,
+        row_id_versions=frozenset({0}),
     ),
     IndexType(
         "BITMAP",
         IndexDetails("/lance.table.BitmapIndexDetails", b"", 0),
         bitmap.write_bitmap,
         lambda directory, _: bitmap.BitmapIndex.open(directory),
+        row_id_versions=frozenset({0}),
     ),
     IndexType(
         "LABEL_LIST",
         label_list.label_list_details(),
         label_list.write_label_list,
         lambda directory, _: label_list.LabelListIndex.open(directory),
+        row_id_versions=frozenset({1}),
     ),
     IndexType(
         "ZONEMAP",
         zonemap.zonemap_details(),
         zonemap.write_zonemap,
         lambda directory, _: zonemap.ZoneMapIndex.open(directory),
+        frozenset({"rows_per_zone"}),
     ),
     IndexType(
         "BLOOMFILTER",
         bloomfilter.bloomfilter_details(),
         bloomfilter.write_bloomfilter,
         bloomfilter.BloomFilterIndex.open,
+        frozenset({"number_of_items", "probability"}),
     ),
 )
 BY_NAME = {t.name: t for t in TYPES}

@@ -15,6 +15,7 @@ import posixpath
 from collections import OrderedDict
 from dataclasses import replace
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -57,10 +58,16 @@ class DatasetStore:
     def __init__(self, uri: str | os.PathLike[str]) -> None:
         self.root = io.local_path(uri)
         self._read_manifest = lru_cache(maxsize=64)(self._load_manifest)
+        self._caches: dict[str, dict[str, Any]] = {}
 
     def __reduce__(self) -> tuple[type[DatasetStore], tuple[str]]:
         # Distributed jobs ship datasets to other processes; the cache stays behind.
         return DatasetStore, (self.root,)
+
+    def cache(self, name: str) -> dict[str, Any]:
+        """A dictionary kept as long as this store, for what the layers above open
+        from immutable files (index readers, by uuid)."""
+        return self._caches.setdefault(name, {})
 
     def path(self, *parts: str) -> str:
         return os.path.join(self.root, *parts)

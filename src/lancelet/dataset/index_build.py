@@ -1,0 +1,377 @@
+"""Building scalar indices: ``create_scalar_index`` and ``optimize_indices``.
+
+An index is built from one version: its column's live values, with their row
+addresses, are streamed from a scan into the index type's writer (which sorts in
+bounded memory where it has to), under ``_indices/<uuid>/`` in the dataset's data
+file format.  Nothing is visible until one ``CreateIndex`` commit lists the new
+index with the fragments it holds; if building or committing fails, the new
+directory is removed and the dataset is as it was.
+
+Every argument is checked before any file is written.  Options that pylance takes
+but lancelet does not implement are refused by name rather than ignored.
+"""
+
+from __future__ import annotations
+
+import shutil
+import uuid as uuid_lib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lancelet.dataset import index_plan, indices
+from lancelet.dataset.scanner import ROW_ADDRESS, ROW_ID, LanceScanner
+from lancelet.errors import (
+    ArgumentError,
+    IndexNotFoundError,
+    SchemaError,
+    UnsupportedIndexError,
+    UnsupportedOptionError,
+    UnsupportedTypeError,
+)
+from lancelet.file import version as file_version
+from lancelet.index import registry
+from lancelet.table import naming
+from lancelet.table.index import IndexDetails, IndexMetadata
+from lancelet.table.manifest import Manifest
+from lancelet.table.schema import LanceSchema
+
+if TYPE_CHECKING:
+    from lancelet.dataset.dataset import LanceDataset
+
+# Index types pylance builds that lancelet does not (yet): refused by name.
+PYLANCE_ONLY = frozenset({"INVERTED", "FTS", "NGRAM", "RTREE", "MINHASHLSH"})
+
+# Rows per batch handed to an index writer.
+_BATCH_ROWS = 1 << 17
+
+
+@dataclass(frozen=True)
+class IndexedField:
+    """The column an index covers: its field id, its path, and its Arrow type."""
+
+    id: int
+    path: str
+    type: pa.DataType
+
+
+def create_scalar_index(
+    dataset: LanceDataset,
+    column: str,
+    index_type: str,
+    name: str | None = None,
+    *,
+    replace: bool = True,
+    train: bool = True,
+    fragment_ids: Sequence[int] | None = None,
+    index_uuid: str | None = None,
+    progress_callback: Any = None,
+    format_version: int | str | None = None,
+    **kwargs: Any,
+) -> None:
+    manifest = dataset._manifest
+    where = f"{dataset.uri} version {manifest.version}"
+    _refuse_options(where, train, fragment_ids, progress_callback, format_version)
+    kind = index_kind(index_type, where)
+    params = _parameters(kind, kwargs, where)
+    field = resolve_field(manifest.schema, column, where)
+    name = name or _default_name(manifest, field, kind)
+    indices.check_new_index(manifest, name, [field.id], replace, where)
+    uid = _new_uuid(index_uuid, where)
+    details = build_index(dataset, manifest, kind, field, uid, params)
+    try:
+        indices.commit_index(
+            dataset,
+            name,
+            [field.id],
+            uid,
+            details,
+            [f.id for f in manifest.fragments],
+            replace=replace,
+            index_version=kind.version_for(manifest.stable_row_ids),
+        )
+    except BaseException:
+        shutil.rmtree(dataset._store.path(naming.INDICES_DIR, str(uid)), ignore_errors=True)
+        raise
+
+
+def _refuse_options(
+    where: str,
+    train: bool,
+    fragment_ids: Sequence[int] | None,
+    progress_callback: Any,
+    format_version: int | str | None,
+) -> None:
+    given = {
+        "train=False": not train,
+        "fragment_ids": fragment_ids is not None,
+        "progress_callback": progress_callback is not None,
+        "format_version": format_version is not None,
+    }
+    for option, set_ in given.items():
+        if set_:
+            raise UnsupportedOptionError(
+                f"{where}: create_scalar_index does not support {option} in lancelet"
+            )
+
+
+def index_kind(index_type: object, where: str) -> registry.IndexType:
+    if not isinstance(index_type, str):
+        raise UnsupportedOptionError(
+            f"{where}: index_type must be an index type's name; "
+            f"lancelet does not take {type(index_type).__name__}"
+        )
+    wanted = index_type.upper()
+    if wanted in PYLANCE_ONLY:
+        raise UnsupportedIndexError(f"{where}: lancelet does not build {wanted} indices")
+    kind = registry.BY_NAME.get(wanted)
+    if kind is None:
+        raise ArgumentError(
+            f"{where}: unknown index type {index_type!r}; "
+            f"lancelet builds {sorted(registry.BY_NAME)}"
+        )
+    return kind
+
+
+def _parameters(kind: registry.IndexType, kwargs: Mapping[str, Any], where: str) -> dict[str, Any]:
+    unknown = sorted(set(kwargs) - kind.parameters)
+    if unknown:
+        accepted = sorted(kind.parameters) or "none"
+        raise UnsupportedOptionError(
+            f"{where}: {kind.name} index does not take {unknown}; its parameters: {accepted}"
+        )
+    return dict(kwargs)
+
+
+def resolve_field(schema: LanceSchema, column: str, where: str) -> IndexedField:
+    """The field ``column`` names: a top-level column or a dotted path into structs,
+    matched exactly or else case-insensitively (as pylance matches)."""
+    if not isinstance(column, str):
+        raise UnsupportedOptionError(f"{where}: lancelet indexes one column, named by a string")
+    parent, dtype = -1, None
+    arrow = schema.to_arrow()
+    fields: Sequence[pa.Field] = list(arrow)
+    found = None
+    for part in column.split("."):
+        found = _child(schema, parent, part)
+        arrow_field = next((f for f in fields if f.name == found.name), None) if found else None
+        if found is None or arrow_field is None:
+            raise SchemaError(f"{where}: no column {column!r} to index")
+        parent, dtype = found.id, arrow_field.type
+        fields = list(dtype) if pa.types.is_struct(dtype) else []
+    assert found is not None and dtype is not None
+    return IndexedField(found.id, _path(schema, found.id), dtype)
+
+
+def _child(schema: LanceSchema, parent: int, name: str) -> Any:
+    children = [f for f in schema.fields if f.parent_id == parent]
+    exact = [f for f in children if f.name == name]
+    folded = [f for f in children if f.name.lower() == name.lower()]
+    if exact:
+        return exact[0]
+    return folded[0] if len(folded) == 1 else None
+
+
+def _path(schema: LanceSchema, field_id: int) -> str:
+    by_id = {f.id: f for f in schema.fields}
+    parts = []
+    current = by_id.get(field_id)
+    while current is not None:
+        parts.append(current.name)
+        current = by_id.get(current.parent_id)
+    return ".".join(reversed(parts))
+
+
+def _default_name(manifest: Manifest, field: IndexedField, kind: registry.IndexType) -> str:
+    """``<column>_idx``, or ``<column>_idx_2``, ... when an index of another type or
+    on another field has the name: pylance replaces an index of the same kind."""
+    base = f"{field.path}_idx"
+    for n in range(1, len(manifest.indices) + 2):
+        name = base if n == 1 else f"{base}_{n}"
+        same = [i for i in manifest.indices if i.name == name]
+        if not same or all(_same_kind(i, field, kind) for i in same):
+            return name
+    raise AssertionError("unreachable: some suffix is free")
+
+
+def _same_kind(index: IndexMetadata, field: IndexedField, kind: registry.IndexType) -> bool:
+    url = index.index_details.type_url if index.index_details else ""
+    return index.fields == (field.id,) and url == kind.details.type_url
+
+
+def _new_uuid(index_uuid: str | None, where: str) -> uuid_lib.UUID:
+    if index_uuid is None:
+        return uuid_lib.uuid4()
+    try:
+        return uuid_lib.UUID(str(index_uuid))
+    except ValueError as exc:
+        raise ArgumentError(f"{where}: index_uuid {index_uuid!r} is not a UUID") from exc
+
+
+def build_index(
+    dataset: LanceDataset,
+    manifest: Manifest,
+    kind: registry.IndexType,
+    field: IndexedField,
+    uid: uuid_lib.UUID,
+    params: Mapping[str, Any],
+    fragment_ids: Sequence[int] | None = None,
+) -> IndexDetails:
+    """Write the index files of ``field`` over the live rows of ``manifest``'s
+    fragments (or of ``fragment_ids``) under ``_indices/<uid>/``; its details."""
+    store = dataset._store
+    directory = store.path(naming.INDICES_DIR, str(uid))
+    version = file_version.writable(manifest.data_storage_version).name
+    stable = manifest.stable_row_ids
+    by_id = kind.keyed_by_row_id(kind.version_for(stable), stable)
+    rows = _values(dataset, manifest, field, fragment_ids, by_id)
+    try:
+        written = kind.build(rows, directory, field.type, version, params)
+    except UnsupportedTypeError as exc:
+        shutil.rmtree(directory, ignore_errors=True)
+        where = f"{dataset.uri} version {manifest.version}"
+        raise UnsupportedTypeError(
+            f"{where}: cannot build a {kind.name} index on column {field.path!r}: {exc}"
+        ) from exc
+    except BaseException:
+        shutil.rmtree(directory, ignore_errors=True)
+        raise
+    return IndexDetails(written.type_url, written.value)
+
+
+def _values(
+    dataset: LanceDataset,
+    manifest: Manifest,
+    field: IndexedField,
+    fragment_ids: Sequence[int] | None,
+    by_row_id: bool,
+) -> Iterator[tuple[pa.Array, np.ndarray]]:
+    """(values, row addresses or stable row ids) of the live rows, in address order."""
+    top, *nested = field.path.split(".")
+    fragments = None
+    if fragment_ids is not None:
+        wanted = set(fragment_ids)
+        fragments = [f for f in manifest.fragments if f.id in wanted]
+    scanner = LanceScanner(
+        dataset._store,
+        manifest,
+        columns=[top],
+        with_row_id=by_row_id,
+        with_row_address=not by_row_id,
+        batch_size=_BATCH_ROWS,
+        fragments=fragments,
+    )
+    for batch in scanner.to_batches():
+        values = batch.column(0)
+        if nested:
+            values = pc.struct_field(values, nested)
+        rows = batch.column(ROW_ID if by_row_id else ROW_ADDRESS).to_numpy(zero_copy_only=False)
+        yield values, rows.astype(np.uint64, copy=False)
+
+
+def optimize_indices(
+    dataset: LanceDataset,
+    *,
+    num_indices_to_merge: int = 1,
+    index_names: Sequence[str] | None = None,
+    retrain: bool = False,
+) -> None:
+    """Bring the fragments added since an index was built under it.
+
+    With ``num_indices_to_merge=0`` the new fragments get a delta segment of their
+    own next to the existing ones; otherwise (and with ``retrain``) the index is
+    rebuilt as one segment over every fragment.  Indices of types lancelet does not
+    build are left as they are, unless named in ``index_names``, which refuses them.
+    """
+    manifest = dataset._manifest
+    where = f"{dataset.uri} version {manifest.version}"
+    if not isinstance(num_indices_to_merge, int) or num_indices_to_merge < 0:
+        raise ArgumentError(f"{where}: num_indices_to_merge must be a non-negative integer")
+    for name, segments in _groups(manifest, index_names, where).items():
+        current = manifest = dataset._manifest
+        uncovered = [f.id for f in current.fragments if not any(s.covers(f.id) for s in segments)]
+        merge = retrain or (num_indices_to_merge > 0 and len(segments) > 1)
+        if not uncovered and not merge:
+            continue
+        kind = registry.BY_TYPE_URL[_type_url(segments[0])]
+        field = resolve_field(
+            current.schema, index_plan.field_paths(current)[segments[0].fields[0]], where
+        )
+        scope = None if merge or num_indices_to_merge > 0 else uncovered
+        _rebuild(dataset, name, kind, field, segments, scope)
+
+
+def _groups(
+    manifest: Manifest, names: Sequence[str] | None, where: str
+) -> dict[str, list[IndexMetadata]]:
+    groups: dict[str, list[IndexMetadata]] = {}
+    for index in manifest.indices:
+        if not index.is_system:
+            groups.setdefault(index.name, []).append(index)
+    if names is not None:
+        missing = sorted(set(names) - set(groups))
+        if missing:
+            raise IndexNotFoundError(f"{where}: no index named {missing}")
+        groups = {n: groups[n] for n in names}
+    out = {}
+    for name, segments in groups.items():
+        if _rebuildable(manifest, segments):
+            out[name] = segments
+        elif names is not None:
+            raise UnsupportedIndexError(f"{where}: lancelet cannot rebuild index {name!r}")
+    return out
+
+
+def _type_url(index: IndexMetadata) -> str:
+    return index.index_details.type_url if index.index_details else ""
+
+
+def _rebuildable(manifest: Manifest, segments: Sequence[IndexMetadata]) -> bool:
+    first = segments[0]
+    paths = index_plan.field_paths(manifest)
+    return (
+        _type_url(first) in registry.BY_TYPE_URL
+        and len(first.fields) == 1
+        and first.fields[0] in paths
+        and all(s.fields == first.fields and _type_url(s) == _type_url(first) for s in segments)
+    )
+
+
+def _recorded_parameters(
+    dataset: LanceDataset, kind: registry.IndexType, field: IndexedField, index: IndexMetadata
+) -> dict[str, Any]:
+    """The build parameters of an existing segment, as its files record them."""
+    if not kind.parameters:
+        return {}
+    opened = index_plan.opened(dataset._store, index, field.type)
+    return {p: getattr(opened, p) for p in kind.parameters}
+
+
+def _rebuild(
+    dataset: LanceDataset,
+    name: str,
+    kind: registry.IndexType,
+    field: IndexedField,
+    segments: Sequence[IndexMetadata],
+    delta_of: Sequence[int] | None,
+) -> None:
+    """Commit ``name`` rebuilt whole (``delta_of`` None) or with a delta segment over
+    the fragments ``delta_of``."""
+    manifest = dataset._manifest
+    uid = uuid_lib.uuid4()
+    params = _recorded_parameters(dataset, kind, field, segments[0])
+    details = build_index(dataset, manifest, kind, field, uid, params, delta_of)
+    covered = [f.id for f in manifest.fragments] if delta_of is None else list(delta_of)
+    new = indices.new_index_metadata(
+        dataset, name, [field.id], uid, details, covered, kind.version_for(manifest.stable_row_ids)
+    )
+    kept = () if delta_of is None else tuple(segments)
+    try:
+        indices.commit_indices(dataset, (*kept, new), () if delta_of is not None else segments)
+    except BaseException:
+        shutil.rmtree(dataset._store.path(naming.INDICES_DIR, str(uid)), ignore_errors=True)
+        raise
