@@ -375,3 +375,35 @@ def test_drop_index_stops_its_use(path: str, spy: Spy) -> None:
     assert ds.to_table(filter="id = 5")["id"].to_pylist() == [5]
     assert spy.searches == 0
     assert lance.dataset(path).list_indices() == []
+
+
+TRICKY = [
+    "f >= 0.0 AND f >= -0.0",
+    "f > -0.0 AND f < 0.5",
+    "f >= -0.0 AND f <= 0.0",
+    "f >= 1 AND f <= 1",
+    "f > 3 AND f < 2",
+    "f > 1 AND f > 2 AND f < 9 AND f <= 8.5",
+    "f > 8.5 AND f >= 8.5",
+    "f >= 0 AND f < 0",
+    "f > 8 AND f <= 9 AND f >= 9",
+    "(f > 1 AND f < 3) OR f IS NULL",
+    "f > 1 AND NOT (f > 2)",
+]
+
+
+@pytest.mark.parametrize("kind", ["BTREE", "BITMAP"])
+def test_ranges_joined_by_and_select_what_a_scan_does(tmp_path: Path, kind: str, spy: Spy) -> None:
+    """An AND of ranges on one column is searched as one range: zeros of both signs,
+    NaN bounds and empty ranges must still select exactly what the scan selects."""
+    values = [-0.0, 0.0, 0.5, 1.0, 2.0, 2.5, 3.0, 8.5, 9.0, float("nan"), None, -1.0]
+    out = str(tmp_path / "f")
+    ll.write_dataset(pa.table({"f": pa.array(values * 20, pa.float64())}), out)
+    ds = ll.dataset(out)
+    ds.create_scalar_index("f", kind)
+    py = lance.dataset(out)
+    for sql in TRICKY:
+        want = _rows(ds.to_table(filter=sql, use_scalar_index=False, with_row_address=True))
+        assert _rows(ds.to_table(filter=sql, with_row_address=True)) == want, sql
+        assert _rows(py.to_table(filter=sql, with_row_address=True)) == want, sql
+    assert spy.searches > 0

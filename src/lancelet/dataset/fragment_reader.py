@@ -8,12 +8,14 @@ reads, and a column no file of the fragment holds reads as nulls.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
 
+from lancelet import io
 from lancelet.errors import (
     CorruptDatasetError,
     LanceFileError,
@@ -42,14 +44,7 @@ class FragmentReader:
         if index not in self._files:
             data_file = self.fragment.files[index]
             path = self.store.data_path(data_file.path)
-            try:
-                reader = LanceFileReader(path)
-            except (UnsupportedVersionError, UnsupportedEncodingError):
-                raise  # a file lancelet cannot read yet is not a damaged one
-            except (LanceFileError, OSError) as exc:
-                raise CorruptDatasetError(
-                    f"fragment {self.fragment.id}: data file {data_file.path}: {exc}"
-                ) from exc
+            reader = self._open(path, data_file)
             if reader.num_rows() != self.fragment.physical_rows:
                 raise CorruptDatasetError(
                     f"{path}: holds {reader.num_rows()} rows, fragment {self.fragment.id} "
@@ -59,6 +54,25 @@ class FragmentReader:
             check_file_fields(data_file.fields, list(reader.field_ids), self._missing, where)
             self._files[index] = reader
         return self._files[index]
+
+    def _open(self, path: str, data_file: DataFile) -> LanceFileReader:
+        """The file's reader, shared with earlier readers of the same store while the
+        file is unchanged (opening parses its footer and column metadata)."""
+        opened = self.store.cache("data_files")
+        key = (path, io.fingerprint(path))
+        reader: LanceFileReader | None = opened.get(key)
+        if reader is not None:
+            return reader
+        try:
+            reader = LanceFileReader(path)
+        except (UnsupportedVersionError, UnsupportedEncodingError):
+            raise  # a file lancelet cannot read yet is not a damaged one
+        except (LanceFileError, OSError) as exc:
+            raise CorruptDatasetError(
+                f"fragment {self.fragment.id}: data file {data_file.path}: {exc}"
+            ) from exc
+        opened[key] = reader
+        return reader
 
     @cached_property
     def _missing(self) -> set[int]:
@@ -70,8 +84,7 @@ class FragmentReader:
         """Dataset field id -> where that top-level column is in one data file."""
         reader = self._file(index)
         arrow = reader.schema
-        local = LanceSchema.from_arrow(arrow)
-        local_ids = column_field_ids(local, structural=reader.structural)
+        local, local_ids = _layout(reader)
         if len(local_ids) != len(data_file.fields):
             raise CorruptDatasetError(
                 f"{data_file.path}: the manifest lists {len(data_file.fields)} fields, "
@@ -175,6 +188,21 @@ class FragmentReader:
                 f"fragment {self.fragment.id}: column {field.name!r} is stored as "
                 f"{stored.type}, which does not fit the schema's {field.type}: {exc}"
             ) from exc
+
+
+_LAYOUTS: weakref.WeakKeyDictionary[LanceFileReader, tuple[LanceSchema, list[int]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _layout(reader: LanceFileReader) -> tuple[LanceSchema, list[int]]:
+    """A data file's own schema, with the ids of its fields that own a column; kept
+    as long as the reader is (readers are shared while their file is unchanged)."""
+    found = _LAYOUTS.get(reader)
+    if found is None:
+        local = LanceSchema.from_arrow(reader.schema)
+        found = _LAYOUTS[reader] = (local, column_field_ids(local, structural=reader.structural))
+    return found
 
 
 def _renamed(dtype: pa.DataType, names: Iterator[str]) -> pa.DataType:

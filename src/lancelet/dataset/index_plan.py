@@ -15,14 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-import numpy as np
 import pyarrow as pa
 
 from lancelet.dataset.take import MISSING, addresses_of_ids
 from lancelet.errors import ArgumentError
 from lancelet.expr import INDEX_QUERIES, And, IndexQuery, Not, Or, Predicate
 from lancelet.expr.from_sql import predicate_tree
-from lancelet.index import registry
+from lancelet.index import registry, sorted_sets
 from lancelet.index.base import ScalarIndex, SearchResult
 from lancelet.index.planner import Candidates, IndexedColumn, plan
 from lancelet.table import naming
@@ -150,7 +149,7 @@ class _LazyPart:
             return found
         # Rows listed by stable row id: found where those ids live now.
         addresses = addresses_of_ids(self._store, self._manifest, found.addresses)
-        addresses = np.unique(addresses[addresses != MISSING])
+        addresses = sorted_sets.unique(addresses[addresses != MISSING])
         return SearchResult(addresses, found.exact)
 
 

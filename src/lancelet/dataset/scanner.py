@@ -49,6 +49,11 @@ _READ_STEP = 64 * 1024
 _DENSE = 0.25
 
 
+# Candidates of more than this share of a fragment's rows are cheaper to find by a scan
+# (pages read whole and filtered) than to take one by one.
+_SPARSE = 0.05
+
+
 def live_rows(
     reader: FragmentReader, table: pa.Table, start: int, stop: int, *, with_addresses: bool
 ) -> pa.Table:
@@ -159,7 +164,7 @@ class LanceScanner:
             return  # an index says no row of the fragment matches: nothing to open
         reader = FragmentReader(self._store, self._manifest.schema, fragment)
         columns = self._read_columns()
-        if candidates is not None:
+        if candidates is not None and len(candidates) <= fragment.physical_rows * _SPARSE:
             yield from self._indexed(reader, columns, candidates, step)
             return
         probe = [c for c in columns if c in self._filter_columns]

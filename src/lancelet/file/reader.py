@@ -29,6 +29,8 @@ from lancelet.file.v2_1.read import layout as layout21
 from lancelet.io import LocalInputFile, open_input
 
 DEFAULT_BATCH_SIZE = 1024
+# Takes of at most this many rows decode their columns on the calling thread.
+_INLINE_TAKE = 64
 
 
 class ColumnReader(Protocol):
@@ -369,6 +371,8 @@ class LanceFileReader:
         schema, readers = self._project(columns)
 
         def table() -> pa.Table:
+            if len(rows) <= _INLINE_TAKE:  # too little work to be worth the pool's hand-offs
+                return pa.Table.from_arrays([r.take(rows) for r in readers], schema=schema)
             return pa.Table.from_arrays(map_columns(lambda r: r.take(rows), readers), schema=schema)
 
         def batches() -> Iterator[pa.RecordBatch]:

@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelet.errors import ArgumentError
+from lancelet.index import sorted_sets
 
 _LOW = np.uint64(0xFFFFFFFF)
 _SHIFT = np.uint64(32)
@@ -119,4 +120,4 @@ def zone_addresses(fragment_ids: np.ndarray, starts: np.ndarray, lengths: np.nda
     # A running count that restarts at each zone: position minus the zone's first slot.
     within = np.arange(total, dtype=np.int64) - np.repeat(ends - lengths, lengths)
     result = np.repeat(firsts, lengths) + within.astype(np.uint64)
-    return np.unique(result)
+    return sorted_sets.unique(result)

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 
 from lancelet.errors import CorruptIndexError
 from lancelet.expr import IndexQuery
-from lancelet.index import files, ordering, queries, rowid_map
+from lancelet.index import files, ordering, queries, rowid_map, sorted_sets
 from lancelet.index.base import SearchResult
 from lancelet.index.external_sort import IDS, VALUES, as_table, pair_schema, sort_table
 from lancelet.index.remapping import AddressMapping
@@ -133,8 +133,8 @@ class BitmapIndex:
         addresses = [s.addresses for s in sets]
         full = [s.full_fragments for s in sets]
         return rowid_map.RowAddressSet(
-            np.unique(np.concatenate(addresses)) if addresses else np.empty(0, np.uint64),
-            np.unique(np.concatenate(full)) if full else np.empty(0, np.uint32),
+            sorted_sets.union(addresses),
+            sorted_sets.union(full, np.uint32),
         )
 
     def search(self, query: IndexQuery) -> SearchResult | None:
@@ -169,7 +169,7 @@ class BitmapIndex:
             moved, keep = mapping.apply(found.addresses)
             if keep.any():
                 kept.append(i)
-                bitmaps.append(rowid_map.serialize(np.unique(moved[keep])))
+                bitmaps.append(rowid_map.serialize(sorted_sets.unique(moved[keep])))
         os.makedirs(where, exist_ok=True)
         _write_lookup(
             os.path.join(where, LOOKUP_FILE),

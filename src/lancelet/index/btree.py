@@ -17,6 +17,7 @@ damage shows as an error rather than as wrong rows.
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -27,7 +28,7 @@ import pyarrow.compute as pc
 from lancelet.errors import CorruptIndexError, UnsupportedIndexError
 from lancelet.expr import IndexQuery
 from lancelet.file import LanceFileReader, LanceFileWriter
-from lancelet.index import files, ordering, queries
+from lancelet.index import files, ordering, queries, sorted_sets
 from lancelet.index.base import SearchResult
 from lancelet.index.external_sort import IDS, VALUES, as_table, pair_schema, sorted_blocks
 from lancelet.index.remapping import AddressMapping
@@ -154,6 +155,10 @@ def _batch_size(meta: dict[str, str], path: str) -> int:
     return int(text)
 
 
+# Decoded pages an open index keeps (each holds up to a batch of 4,096 keys and ids).
+_CACHED_PAGES = 16
+
+
 class BTreeIndex:
     """A BTREE index directory, opened for searching."""
 
@@ -167,6 +172,8 @@ class BTreeIndex:
         self._max_keys = ordering.search_keys(lookup.column("max").combine_chunks())
         self._null_counts = lookup.column("null_count").to_numpy().astype(np.int64)
         self._check_lookup()
+        # Pages read and checked lately: repeated lookups of nearby keys skip the decode.
+        self._pages: OrderedDict[int, tuple[pa.Array, pa.Array]] = OrderedDict()
 
     @classmethod
     def open(cls, directory: str | os.PathLike[str]) -> BTreeIndex:
@@ -270,7 +277,20 @@ class BTreeIndex:
                 f"its summary in {LOOKUP_FILE}"
             )
 
-    def _read_pages(self, pages: np.ndarray) -> Iterator[tuple[int, pa.Table]]:
+    def _read_pages(self, pages: np.ndarray) -> Iterator[tuple[int, pa.Array, pa.Array]]:
+        """(page, its search keys, its row ids), checked against the lookup."""
+        cached = [int(p) for p in pages if int(p) in self._pages]
+        for page in cached:
+            self._pages.move_to_end(page)
+            yield page, *self._pages[page]
+        for page, table in self._page_tables(np.setdiff1d(pages, cached)):
+            keys = ordering.search_keys(table.column(VALUES).combine_chunks())
+            self._check_page(page, keys)
+            ids = table.column(IDS).combine_chunks()
+            self._remember(page, keys, ids)
+            yield page, keys, ids
+
+    def _page_tables(self, pages: np.ndarray) -> Iterator[tuple[int, pa.Table]]:
         if not len(pages):
             return
         # Neighbouring pages are read together.
@@ -283,17 +303,20 @@ class BTreeIndex:
                 offset = (int(page) - int(group[0])) * self._batch_size
                 yield int(page), table.slice(offset, int(rows[page]))
 
+    def _remember(self, page: int, keys: pa.Array, ids: pa.Array) -> None:
+        self._pages[page] = (keys, ids)
+        while len(self._pages) > _CACHED_PAGES:
+            self._pages.popitem(last=False)
+
     def search(self, query: IndexQuery) -> SearchResult | None:
         plan = queries.plan(query, self.value_type)
         if plan is None:
             return None
         found: list[np.ndarray] = []
-        for page, table in self._read_pages(self._candidate_pages(plan)):
-            keys = ordering.search_keys(table.column(VALUES).combine_chunks())
-            self._check_page(page, keys)
-            hits = table.column(IDS).filter(plan.mask(keys))
+        for _, keys, ids in self._read_pages(self._candidate_pages(plan)):
+            hits = ids.filter(plan.mask(keys))
             found.append(hits.to_numpy())
-        addresses = np.unique(np.concatenate(found)) if found else np.empty(0, np.uint64)
+        addresses = sorted_sets.union(found)
         return SearchResult(addresses.astype(np.uint64, copy=False), exact=True)
 
     def statistics(self) -> dict[str, Any]:
@@ -309,7 +332,7 @@ class BTreeIndex:
 
     def scan(self) -> Iterator[pa.Table]:
         """Every (values, ids) row, page by page, checked."""
-        for page, table in self._read_pages(np.arange(self.num_pages)):
+        for page, table in self._page_tables(np.arange(self.num_pages)):
             self._check_page(page, ordering.search_keys(table.column(VALUES).combine_chunks()))
             yield table
 

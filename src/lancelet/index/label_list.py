@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 
 from lancelet.errors import ArgumentError, CorruptIndexError, LanceFileError, UnsupportedTypeError
 from lancelet.expr import HasAll, HasAny, IndexQuery
+from lancelet.index import sorted_sets
 from lancelet.index._files import IndexDetails, read_index_file, write_index_file
 from lancelet.index._treemap_for_labels import deserialize_treemap, serialize_treemap
 from lancelet.index.base import SearchResult
@@ -168,8 +169,8 @@ class LabelListIndex:
         if not sets:
             return SearchResult(np.zeros(0, dtype=np.uint64), exact=True)
         if isinstance(query, HasAny):
-            return SearchResult(np.unique(np.concatenate(sets)), exact=True)
-        both = reduce(lambda a, b: np.intersect1d(a, b, assume_unique=True), sets)
+            return SearchResult(sorted_sets.union(sets), exact=True)
+        both = reduce(sorted_sets.intersection, sets)
         return SearchResult(both, exact=True)
 
     def _bitmaps(self, rows: np.ndarray) -> list[np.ndarray]:

@@ -12,13 +12,18 @@ cheaper, never change its result.  Fragments outside the answer are scanned.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import reduce
+from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from lancelet.expr import INDEX_QUERIES, And, IndexQuery, Or, Predicate
+from lancelet.expr import INDEX_QUERIES, And, IndexQuery, Or, Predicate, Range
+from lancelet.index import sorted_sets
 from lancelet.index.base import Searchable
 from lancelet.table import row_address
 
@@ -49,7 +54,8 @@ def _walk(
         bounded = [a for a in answers if a is not None]
         return reduce(_intersect, bounded) if bounded else None
     if isinstance(predicate, And):
-        bounded = [c for c in (_walk(p, columns) for p in predicate.children) if c is not None]
+        children = _merged_ranges(predicate.children)
+        bounded = [c for c in (_walk(p, columns) for p in children) if c is not None]
         return reduce(_intersect, bounded) if bounded else None
     if isinstance(predicate, Or):
         each = [_walk(p, columns) for p in predicate.children]
@@ -58,6 +64,60 @@ def _walk(
             return None
         return reduce(_unite, every)
     return None  # Not, Opaque
+
+
+def _merged_ranges(children: tuple[Predicate, ...]) -> list[Predicate]:
+    """An AND's ranges on one column as one range (``a >= 3 AND a < 9``): an index
+    then reads the rows between, not everything above 3 and everything below 9."""
+    ranges: dict[str, Range] = {}
+    rest: list[Predicate] = []
+    for child in children:
+        if not isinstance(child, Range):
+            rest.append(child)
+            continue
+        known = ranges.get(child.column)
+        merged = child if known is None else _intersection(known, child)
+        if merged is None:
+            rest.append(child)
+        else:
+            ranges[child.column] = merged
+    return [*ranges.values(), *rest]
+
+
+def _intersection(a: Range, b: Range) -> Range | None:
+    """The range both allow, or None where the bounds do not order plainly (NaN, or
+    values equal without being identical, as -0.0 and 0.0)."""
+    low = _pick(a.low, a.low_inclusive, b.low, b.low_inclusive, pc.greater)
+    high = _pick(a.high, a.high_inclusive, b.high, b.high_inclusive, pc.less)
+    if low is None or high is None:
+        return None
+    return Range(a.column, low[0], low[1], high[0], high[1])
+
+
+def _pick(
+    x: pa.Scalar | None, x_inc: bool, y: pa.Scalar | None, y_inc: bool, tighter: Any
+) -> tuple[pa.Scalar | None, bool] | None:
+    if x is None or y is None:
+        return (y, y_inc) if x is None else (x, x_inc)
+    if not (_plain(x) and _plain(y) and x.type.equals(y.type)):
+        return None
+    if x.equals(y):
+        same_sign = not pa.types.is_floating(x.type) or (
+            math.copysign(1, x.as_py()) == math.copysign(1, y.as_py())
+        )
+        return (x, x_inc and y_inc) if same_sign else None
+    if tighter(x, y).as_py():
+        return x, x_inc
+    if tighter(y, x).as_py():
+        return y, y_inc
+    return None
+
+
+def _plain(value: pa.Scalar) -> bool:
+    """A bound that compares as a value: not null, not NaN."""
+    if not value.is_valid:
+        return False
+    return not pa.types.is_floating(value.type) or value.as_py() == value.as_py()
 
 
 def _search(query: IndexQuery, indexed: IndexedColumn) -> Candidates | None:
@@ -73,14 +133,14 @@ def _search(query: IndexQuery, indexed: IndexedColumn) -> Candidates | None:
         for fragment_id in fragments:
             rows = found.get(fragment_id, _NONE)
             previous = out.get(fragment_id)
-            out[fragment_id] = rows if previous is None else np.union1d(previous, rows)
+            out[fragment_id] = rows if previous is None else sorted_sets.union([previous, rows])
     return out
 
 
 def _sorted(addresses: np.ndarray) -> np.ndarray:
     """Addresses as sorted and unique, whatever an index file said."""
     if len(addresses) > 1 and not (addresses[1:] > addresses[:-1]).all():
-        return np.unique(addresses)
+        return sorted_sets.unique(addresses)
     return addresses
 
 
@@ -92,10 +152,10 @@ def _intersect(a: Candidates, b: Candidates) -> Candidates:
     out = dict(a)
     for fragment_id, rows in b.items():
         mine = out.get(fragment_id)
-        out[fragment_id] = rows if mine is None else np.intersect1d(mine, rows, assume_unique=True)
+        out[fragment_id] = rows if mine is None else sorted_sets.intersection(mine, rows)
     return out
 
 
 def _unite(a: Candidates, b: Candidates) -> Candidates:
     """OR: only fragments both bound, with rows in either."""
-    return {f: np.union1d(rows, b[f]) for f, rows in a.items() if f in b}
+    return {f: sorted_sets.union([rows, b[f]]) for f, rows in a.items() if f in b}

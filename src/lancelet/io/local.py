@@ -206,3 +206,14 @@ def delete(path: str | os.PathLike[str]) -> None:
 def modified_at(path: str | os.PathLike[str]) -> float:
     """Modification time in seconds since the epoch."""
     return os.stat(local_path(path)).st_mtime
+
+
+def fingerprint(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """(size, modification time in ns) of a file, None if it does not exist: what a
+    cache of an immutable file's contents is keyed by, so a file replaced or damaged
+    in place is opened afresh."""
+    try:
+        found = os.stat(local_path(path))
+    except FileNotFoundError:
+        return None
+    return found.st_size, found.st_mtime_ns

@@ -54,20 +54,34 @@ def _remember(key: tuple[str, bytes], manifest: Manifest) -> None:
             break
 
 
+class BoundedCache(OrderedDict[Any, Any]):
+    """A dict that forgets its oldest entries beyond ``limit``."""
+
+    def __init__(self, limit: int = 256) -> None:
+        super().__init__()
+        self.limit = limit
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        super().__setitem__(key, value)
+        while len(self) > self.limit:
+            self.popitem(last=False)
+
+
 class DatasetStore:
     def __init__(self, uri: str | os.PathLike[str]) -> None:
         self.root = io.local_path(uri)
         self._read_manifest = lru_cache(maxsize=64)(self._load_manifest)
-        self._caches: dict[str, dict[str, Any]] = {}
+        self._caches: dict[str, BoundedCache] = {}
 
     def __reduce__(self) -> tuple[type[DatasetStore], tuple[str]]:
         # Distributed jobs ship datasets to other processes; the cache stays behind.
         return DatasetStore, (self.root,)
 
-    def cache(self, name: str) -> dict[str, Any]:
+    def cache(self, name: str) -> dict[Any, Any]:
         """A dictionary kept as long as this store, for what the layers above open
-        from immutable files (index readers, by uuid)."""
-        return self._caches.setdefault(name, {})
+        from immutable files (index readers by uuid, data file readers); it holds at
+        most a few hundred entries, the oldest dropped first."""
+        return self._caches.setdefault(name, BoundedCache())
 
     def path(self, *parts: str) -> str:
         return os.path.join(self.root, *parts)
