@@ -5,6 +5,9 @@ from small pools full of edge cases (extremes of each integer width, NaN of both
 -0.0, infinities, strings holding LIKE's wildcards and backslashes, nulls everywhere),
 so that equalities hit and comparisons straddle.  Literals come from pools per type
 family plus pools of other families, so many literals do not fit the column's type.
+List columns (lists of 0-4 items from those pools, NULL items and NULL lists among
+them) are searched with array_has_any / array_has_all / array_has in all their
+spellings, their values often drawn from the items' own pool.
 """
 
 from __future__ import annotations
@@ -60,6 +63,17 @@ COLUMNS: dict[str, tuple[pa.DataType, list[object]]] = {
     "st": (pa.struct([("a", pa.int32()), ("z", pa.string())]), []),
 }
 STRUCT_FIELDS = {"st.a": "i32", "st.z": "s"}
+# list column name -> (list type, the scalar column whose pool its items come from)
+LIST_COLUMNS: dict[str, tuple[pa.DataType, str]] = {
+    "li8": (pa.list_(pa.int8()), "i8"),
+    "lu64": (pa.list_(pa.uint64()), "u64"),
+    "lf32": (pa.list_(pa.float32()), "f32"),
+    "lf64": (pa.large_list(pa.float64()), "f64"),
+    "ls": (pa.list_(pa.string()), "s"),
+    "lLs": (pa.large_list(pa.large_string()), "Ls"),
+    "ld": (pa.list_(pa.date32()), "d"),
+    "lb": (pa.list_(pa.bool_()), "b"),
+}
 
 NUMBER_LITERALS = [
     "0", "1", "-1", "2", "5", "127", "128", "-128", "-129", "255", "256", "1000", "1.5", "2.0",
@@ -68,6 +82,7 @@ NUMBER_LITERALS = [
     "18446744073709551615", "18446744073709551616",
     "CAST('NaN' AS DOUBLE)", "CAST('-inf' AS DOUBLE)", "CAST('inf' AS FLOAT)",
     "CAST(1 AS TINYINT)", "2 + 3", "99999999.99", "-2.25",
+    "CAST(1.5 AS FLOAT)", "CAST(-0.0 AS FLOAT)", "-CAST('NaN' AS DOUBLE)",
 ]  # fmt: skip
 STRING_LITERALS = ["''", "'a'", "'ab'", "'A'", '"apple"', "'it''s'", "'a\\b'", "'é'", "'b'"]
 DATE_LITERALS = ["'2020-01-01'", "DATE '2020-01-01'", "'1970-01-01'", "DATE '1969-12-31'"]
@@ -97,8 +112,10 @@ def family_literals(dtype: pa.DataType) -> list[str]:
 
 
 @st.composite
-def tables(draw: st.DrawFn) -> pa.Table:
-    names = draw(st.lists(st.sampled_from(sorted(COLUMNS)), min_size=1, max_size=6, unique=True))
+def tables(draw: st.DrawFn, *, lists: bool = False) -> pa.Table:
+    """Random columns of ``COLUMNS`` (and of ``LIST_COLUMNS`` with ``lists``)."""
+    menu = sorted(COLUMNS) + (sorted(LIST_COLUMNS) if lists else [])
+    names = draw(st.lists(st.sampled_from(menu), min_size=1, max_size=6, unique=True))
     rows = draw(st.integers(0, 24))
     arrays: dict[str, pa.Array] = {"_row": pa.array(range(rows), pa.int64())}
     for name in names:
@@ -111,6 +128,8 @@ def _values(draw: st.DrawFn, pool: list[object], rows: int) -> list[object]:
 
 
 def _column(draw: st.DrawFn, name: str, rows: int) -> pa.Array:
+    if name in LIST_COLUMNS:
+        return _list_column(draw, name, rows)
     dtype, pool = COLUMNS[name]
     if name != "st":
         return pa.array(_values(draw, pool, rows), dtype)
@@ -121,15 +140,29 @@ def _column(draw: st.DrawFn, name: str, rows: int) -> pa.Array:
     return pa.StructArray.from_arrays([a, z], names=["a", "z"], mask=mask)
 
 
+def _list_column(draw: st.DrawFn, name: str, rows: int) -> pa.Array:
+    """Lists of 0-4 items, duplicates and NULL items among them, some lists NULL."""
+    dtype, scalar = LIST_COLUMNS[name]
+    items = st.lists(st.sampled_from([None, *COLUMNS[scalar][1]]), max_size=4)
+    lists = draw(st.lists(st.none() | items, min_size=rows, max_size=rows))
+    return pa.array(lists, dtype)
+
+
+def list_names(table: pa.Table) -> list[str]:
+    return [n for n in table.column_names if n in LIST_COLUMNS]
+
+
 def column_names(table: pa.Table) -> list[str]:
-    """The columns a filter may name: struct fields by their dotted path."""
-    names = [n for n in table.column_names if n not in ("_row", "st")]
+    """The scalar columns a filter may name: struct fields by their dotted path."""
+    names = [n for n in table.column_names if n not in ("_row", "st", *LIST_COLUMNS)]
     if "st" in table.column_names:
         names += list(STRUCT_FIELDS)
     return names
 
 
 def _type_of(name: str) -> pa.DataType:
+    if name in LIST_COLUMNS:
+        return COLUMNS[LIST_COLUMNS[name][1]][0]  # the item type
     return COLUMNS[STRUCT_FIELDS.get(name, name)][0]
 
 
@@ -161,9 +194,61 @@ def spelled(draw: st.DrawFn, column: str) -> str:
 _COMPARISONS = ["=", "<>", "!=", "<", "<=", ">", ">="]
 
 
+_ANY = ["array_has_any", "list_has_any", "arrays_overlap"]
+_ALL = ["array_has_all", "list_has_all"]
+_ONE = ["array_has", "array_contains", "list_has", "list_contains"]
+_ARRAYS = ["[{}]", "make_array({})", "ARRAY[{}]", "make_list({})"]
+
+
+def _sql_of(value: object, dtype: pa.DataType) -> str:
+    """A SQL literal of ``value`` in ``dtype``."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        kind = "FLOAT" if dtype == pa.float32() else "DOUBLE"
+        if math.isnan(value):
+            cast = f"CAST('NaN' AS {kind})"
+            return f"-{cast}" if math.copysign(1, value) < 0 else cast
+        text = repr(value) if math.isfinite(value) else f"'{value}'"
+        return f"CAST({text} AS {kind})"
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    if isinstance(value, datetime.date):
+        return f"DATE '{value.isoformat()}'"
+    return str(value)
+
+
+@st.composite
+def item_literals(draw: st.DrawFn, column: str) -> str:
+    """For a list column: often one of its items' own values, else any literal."""
+    dtype, pool = COLUMNS[LIST_COLUMNS[column][1]]
+    if draw(st.booleans()):
+        return _sql_of(draw(st.sampled_from(pool)), dtype)
+    return draw(literals(column))
+
+
+@st.composite
+def membership_sql(draw: st.DrawFn, table: pa.Table) -> str:
+    """array_has_any / array_has_all / array_has over a list column."""
+    column = draw(st.sampled_from(list_names(table)))
+    name = draw(spelled(column))
+    function = draw(st.sampled_from(_ANY + _ALL + _ONE))
+    if function in _ONE:
+        return f"{function}({name}, {draw(item_literals(column))})"
+    if draw(st.integers(0, 19)) == 0:
+        return f"{function}({name}, NULL)"
+    items = draw(st.lists(item_literals(column), max_size=4))
+    if items and draw(st.booleans()):
+        items.append(items[0])  # a duplicate
+    array = draw(st.sampled_from(_ARRAYS)).format(", ".join(items))
+    return f"{function}({name}, {array})"
+
+
 @st.composite
 def leaf_sql(draw: st.DrawFn, table: pa.Table, *, negations: bool = True) -> str:
     """One condition in a shape an index might answer (or nearly so)."""
+    if list_names(table) and (not column_names(table) or draw(st.integers(0, 3)) == 0):
+        return draw(membership_sql(table))
     column = draw(st.sampled_from(column_names(table)))
     name = draw(spelled(column))
     strings = pa.types.is_string(_type_of(column)) or pa.types.is_large_string(_type_of(column))

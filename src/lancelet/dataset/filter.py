@@ -33,16 +33,18 @@ from typing import Any, ClassVar
 import pyarrow as pa
 import pyarrow.compute as pc
 import sqlglot
-from sqlglot import exp, tokens
+from sqlglot import exp, generator, parser, tokens
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 
-from lancelet.dataset import kernels
+from lancelet.dataset import array_has, kernels
 from lancelet.errors import FilterError
 
 __all__ = [
+    "Membership",
     "Operand",
     "exact_literal",
+    "membership",
     "node_sql",
     "operand",
     "parse_filter",
@@ -58,6 +60,26 @@ class _FilterDialect(Dialect):
 
     class Tokenizer(tokens.Tokenizer):
         IDENTIFIERS: ClassVar[list[str | tuple[str, str]]] = ['"', "`"]
+
+    class Parser(parser.Parser):
+        # sqlglot reads these names as the functions DataFusion spells array_has_all,
+        # array_has_any and make_array; DataFusion does not know them, so they stay
+        # unknown functions here too.
+        FUNCTIONS: ClassVar[dict[str, Any]] = {
+            name: build
+            for name, build in parser.Parser.FUNCTIONS.items()
+            if name not in ("ARRAY", "ARRAY_CONTAINS_ALL", "ARRAY_OVERLAPS")
+        }
+
+    class Generator(generator.Generator):
+        # Spellings that parse back to the same tree (sqlglot's defaults, ARRAY(1) and
+        # l @> ARRAY(1), do not).
+        TRANSFORMS: ClassVar[dict[type[exp.Expr], Callable[..., str]]] = {
+            **generator.Generator.TRANSFORMS,
+            exp.Array: lambda self, e: f"[{self.expressions(e, flat=True)}]",
+            exp.ArrayContains: lambda self, e: self.func("ARRAY_HAS", e.this, e.expression),
+            exp.ArrayContainsAll: lambda self, e: self.func("ARRAY_HAS_ALL", e.this, e.expression),
+        }
 
 
 def parse_filter(sql: str, schema: pa.Schema) -> pc.Expression:
@@ -158,6 +180,27 @@ def exact_literal(const: pa.Scalar, target: pa.DataType, node: exp.Expression) -
     if adopted is None or not adopted.is_valid or adopted.type != target:
         return None
     return adopted
+
+
+@dataclass(frozen=True)
+class Membership:
+    """A call of ``array_has_any``, ``array_has_all`` or ``array_has`` (``mode`` "any"
+    of its one value) as :func:`parse_filter` reads it: the list, and the values typed
+    for it (:func:`lancelet.dataset.array_has.needles`); ``needles`` is None when the
+    call is NULL on every row (a NULL array or value)."""
+
+    lists: Operand
+    mode: array_has.Mode
+    needles: array_has.Needles | None
+
+
+def membership(node: exp.Expression, sql: str, schema: pa.Schema) -> Membership | None:
+    """``node`` of the filter ``sql`` as a :class:`Membership`; None for other nodes."""
+    call = _membership_call(node)
+    if call is None:
+        return None
+    subject, mode, needles = _read_membership(_Translator(sql, schema), node, *call)
+    return Membership(Operand(subject.type, subject.path, subject.const), mode, needles)
 
 
 def _check_expression(expression: pc.Expression, schema: pa.Schema) -> None:
@@ -351,6 +394,8 @@ def _find_field(
 
 
 def _construct_name(node: exp.Expression) -> str:
+    if isinstance(node, exp.Array):
+        return "[...] (an array, taken only as the values of array_has_any or array_has_all)"
     if isinstance(node, exp.Anonymous):
         return f"function {node.name}()"
     if isinstance(node, exp.TryCast):
@@ -834,6 +879,97 @@ def _concat(a: Any, b: Any) -> Any:
     return pc.binary_join_element_wise(a, b, "")
 
 
+# --- list membership: array_has_any, array_has_all, array_has ---------------------------
+
+# DataFusion's names that sqlglot leaves as unknown functions (it reads array_has,
+# array_contains and array_has_all itself), and what each asks.
+_MEMBERSHIP_NAMES = {
+    "array_has_any": "any",
+    "list_has_any": "any",
+    "arrays_overlap": "any",
+    "list_has_all": "all",
+    "list_has": "value",
+    "list_contains": "value",
+}
+_ARRAY_BUILDERS = ("make_array", "make_list")
+
+
+def _membership_call(node: exp.Expression) -> tuple[str, list[exp.Expression]] | None:
+    """What a membership call asks ("any", "all" or "value") and its arguments."""
+    if isinstance(node, exp.ArrayContains | exp.ArrayContainsAll):
+        extra = [
+            k for k, v in node.args.items() if v is not None and k not in ("this", "expression")
+        ]
+        args = [node.this, node.expression, *(node.args[k] for k in extra)]
+        return ("value" if isinstance(node, exp.ArrayContains) else "all"), args
+    if isinstance(node, exp.Anonymous) and node.name.lower() in _MEMBERSHIP_NAMES:
+        return _MEMBERSHIP_NAMES[node.name.lower()], list(node.expressions)
+    return None
+
+
+def _function_name(node: exp.Expression) -> str:
+    if isinstance(node, exp.Anonymous):
+        return node.name.lower()
+    return "array_has" if isinstance(node, exp.ArrayContains) else "array_has_all"
+
+
+def _read_membership(
+    t: _Translator, node: exp.Expression, kind: str, args: list[exp.Expression]
+) -> tuple[_Value, array_has.Mode, array_has.Needles | None]:
+    name = _function_name(node)
+    where = f"{_sql(node)!r} (filter {t.sql!r})"
+    wanted = "a value" if kind == "value" else "an array of values"
+    if len(args) != 2:
+        raise FilterError(f"{where}: {name} takes a list and {wanted}")
+    subject = t.visit(args[0])
+    if subject.const is not None or not array_has.is_list(subject.type):
+        raise FilterError(f"{where}: {name} looks in a list column, not a {subject.type}")
+    if kind == "any" and isinstance(args[1], exp.Null):
+        literals: list[pa.Scalar] | None = None  # pylance: NULL on every row
+    else:
+        literals = _membership_literals(t, args[1], kind == "value", where, name)
+    try:
+        needles = array_has.needles(
+            subject.type.value_type, literals or [], element=kind == "value"
+        )
+    except FilterError as e:
+        raise FilterError(f"{where}: {e}") from None
+    if literals is None or (kind == "value" and not literals[0].is_valid):
+        return subject, "any", None
+    return subject, ("all" if kind == "all" else "any"), needles
+
+
+def _membership_literals(
+    t: _Translator, node: exp.Expression, single: bool, where: str, name: str
+) -> list[pa.Scalar]:
+    if single:
+        elements = [node]
+    elif isinstance(node, exp.Array) or (
+        isinstance(node, exp.Anonymous) and node.name.lower() in _ARRAY_BUILDERS
+    ):
+        elements = list(node.expressions)
+    else:
+        raise FilterError(f"{where}: {name} takes an array of literals such as [1, 2]")
+    out: list[pa.Scalar] = []
+    for element in elements:
+        value = t.visit(element)
+        if value.const is None:
+            raise FilterError(f"{where}: lancelet's {name} takes literal values only")
+        out.append(value.const)
+    return out
+
+
+def _membership(t: _Translator, node: exp.Expression) -> _Value:
+    call = _membership_call(node)
+    if call is None:
+        raise FilterError(f"unsupported SQL construct {_construct_name(node)} in filter {t.sql!r}")
+    subject, mode, needles = _read_membership(t, node, *call)
+    if needles is None:
+        return _NULL_BOOL
+    expr = array_has.expression(subject.expr, subject.type, needles, mode)
+    return _Value(expr, pa.bool_())
+
+
 _HANDLERS: dict[type[exp.Expression], _Handler] = {
     exp.Column: _column,
     exp.Dot: _dot,
@@ -871,4 +1007,7 @@ _HANDLERS: dict[type[exp.Expression], _Handler] = {
     exp.Upper: _function(pc.utf8_upper),
     exp.Length: _function(pc.utf8_length),
     exp.Abs: _function(pc.abs_checked),
+    exp.Anonymous: _membership,
+    exp.ArrayContains: _membership,
+    exp.ArrayContainsAll: _membership,
 }

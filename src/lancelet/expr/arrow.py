@@ -10,6 +10,10 @@ and ``parse_filter(sql)`` select the same rows:
   order, the sign of zero ignored: a NaN with its sign bit clear is above every
   number (``x > 1`` holds for it), one with its sign bit set below every number.
 * LikePrefix: the string starts with the prefix, character for character.
+* HasAny / HasAll: the list holds an item equal to any / each of the values, floats
+  equal when their bits are (``-0.0`` is not ``0.0``); NULL where the list is NULL.
+  With no values, FALSE / TRUE on every row, NULL lists included (as SQL's
+  ``array_has_any(l, [])`` is).
 * And, Or and Not use SQL's three-valued logic (Kleene's).
 * Opaque: SQL text translated by :func:`~lancelet.dataset.filter.parse_value`; a bare
   ``NULL`` there is a boolean NULL.
@@ -25,7 +29,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelet.dataset import kernels
+from lancelet.dataset import array_has, kernels
 from lancelet.dataset.filter import parse_value
 from lancelet.errors import FilterError
 from lancelet.expr.nodes import (
@@ -75,10 +79,7 @@ def to_arrow(pred: Predicate, schema: pa.Schema) -> pc.Expression:
     if isinstance(pred, LikePrefix):
         return _like_prefix(pred, schema)
     if isinstance(pred, (HasAny, HasAll)):
-        raise FilterError(
-            f"{type(pred).__name__} on column {pred.column!r} cannot be evaluated: "
-            "lancelet's filters do not support array_has_any/array_has_all yet"
-        )
+        return _has(pred, schema)
     raise FilterError(f"{pred!r} is not a predicate")
 
 
@@ -188,3 +189,23 @@ def _like_prefix(pred: LikePrefix, schema: pa.Schema) -> pc.Expression:
             f"the predicate matches a prefix of column {pred.column!r} of type {dtype}"
         )
     return pc.starts_with(field, pattern=pred.prefix)
+
+
+def _has(pred: HasAny | HasAll, schema: pa.Schema) -> pc.Expression:
+    field, dtype = _column(pred.column, schema)
+    if not array_has.is_list(dtype):
+        raise FilterError(
+            f"the predicate looks for values in column {pred.column!r} of type {dtype}"
+        )
+    item_type, values = dtype.value_type, pred.values
+    if values.type != item_type or pa.types.is_nested(item_type):
+        raise FilterError(
+            f"the predicate looks for {values.type} values in the lists of column "
+            f"{pred.column!r} of type {dtype}"
+        )
+    if values.null_count:
+        raise FilterError(f"the predicate looks for NULL in the lists of column {pred.column!r}")
+    if pa.types.is_floating(item_type) and pc.any(pc.is_nan(values)).as_py():
+        raise FilterError(f"the predicate looks for NaN in the lists of column {pred.column!r}")
+    mode: array_has.Mode = "any" if isinstance(pred, HasAny) else "all"
+    return array_has.has_values_expr(field, dtype, values, mode)

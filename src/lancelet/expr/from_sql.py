@@ -8,15 +8,21 @@ with literals in a shape an index can answer becomes a leaf:
   inclusive, reversed bounds give an empty Range); ``NOT BETWEEN`` -> Not(Range)
 * ``col IN (lits)`` -> IsIn; ``col IS NULL`` -> IsNull; ``IS NOT NULL`` -> Not(IsNull)
 * ``col LIKE 'abc%'`` (no other ``%``, no ``_``, no backslash, no ESCAPE) -> LikePrefix
+* ``array_has_any(col, [lits])`` (and its other spellings) -> HasAny;
+  ``array_has_all(col, [lits])`` -> HasAll; ``array_has(col, lit)`` -> HasAny of one
 
 with the literal on either side.  A literal makes a leaf only when the comparison
 adopts it into the column's type (:func:`lancelet.dataset.filter.exact_literal`): the
 leaf then means exactly what the SQL means.  A NULL literal, a float NaN, a literal
 that keeps its own type (``int8_col > 1000``, ``int_col = 1.5``), an IN list holding a
 NULL or a column whose name (or a struct field name on its path) contains a dot keep
-the part Opaque, as does every other construct.  ``array_has_any`` and
-``array_has_all`` are not filters :mod:`lancelet.dataset.filter` translates, so a
-filter using them is refused like any other untranslatable filter.
+the part Opaque, as does every other construct.
+
+The list functions make a leaf only when the SQL compares the items in the list's
+own item type (:func:`lancelet.dataset.array_has.needles`: ``array_has_any(f32_list,
+[0.1])`` compares in float64 and stays Opaque) and the values are neither empty nor
+NULL nor NaN; integers the item type cannot hold are left out of HasAny (no item equals
+them), and make array_has_all Opaque.
 
 Opaque parts are regenerated SQL text that :func:`parse_filter` translates to the same
 expression as the part had in the whole filter.
@@ -28,10 +34,19 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from lancelet.dataset.filter import exact_literal, node_sql, operand, parse_filter, syntax_tree
+from lancelet.dataset.filter import (
+    exact_literal,
+    membership,
+    node_sql,
+    operand,
+    parse_filter,
+    syntax_tree,
+)
 from lancelet.expr.nodes import (
     And,
     Equals,
+    HasAll,
+    HasAny,
     IsIn,
     IsNull,
     LikePrefix,
@@ -97,7 +112,7 @@ class _Splitter:
                 return None
             # sqlglot marks NOT LIKE with a flag rather than a NOT node.
             return Not(prefix) if node.args.get("negate") else prefix
-        return None
+        return self.has(node)
 
     def column(self, node: exp.Expression) -> tuple[str, ...] | None:
         """The resolved path of ``node`` when it names a column (or struct field) whose
@@ -182,6 +197,22 @@ class _Splitter:
         if not text.endswith("%") or any(c in prefix for c in "%_\\"):
             return None
         return LikePrefix(_dotted(path), prefix)
+
+    def has(self, node: exp.Expression) -> HasAny | HasAll | None:
+        call = membership(node, self.sql, self.schema)
+        if call is None or call.needles is None or call.lists.path is None:
+            return None
+        if any("." in name for name in call.lists.path):
+            return None
+        values, item_type = call.needles.values, call.lists.type.value_type
+        if values.type != item_type or not len(values) or values.null_count:
+            return None
+        if pa.types.is_floating(item_type) and pc.any(pc.is_nan(values)).as_py():
+            return None
+        column, values = _dotted(call.lists.path), pc.unique(values)
+        if call.mode == "all":
+            return None if call.needles.unmatchable else HasAll(column, values)
+        return HasAny(column, values)
 
 
 def _flatten(node: exp.Expression, kind: type[exp.Expression]) -> list[exp.Expression]:

@@ -65,7 +65,8 @@ class LikePrefix:
 
 @dataclass(frozen=True)
 class HasAny:
-    """``array_has_any(column, values)``: a list column holding any of ``values``."""
+    """``array_has_any(column, values)``: a list column holding any of ``values`` (no
+    nulls, in the list's item type)."""
 
     column: str
     values: pa.Array
@@ -73,7 +74,8 @@ class HasAny:
 
 @dataclass(frozen=True)
 class HasAll:
-    """``array_has_all(column, values)``: a list column holding every one of ``values``."""
+    """``array_has_all(column, values)``: a list column holding every one of ``values``
+    (no nulls, in the list's item type)."""
 
     column: str
     values: pa.Array
