@@ -85,11 +85,15 @@ class ReadOptions:
     rows_per_partition: int = DEFAULT_ROWS_PER_PARTITION
     batch_size: int = DEFAULT_BATCH_SIZE
     pushdown: bool = PUSHED_READ_PER_QUERY
+    # Whether pushed filters may be answered by the dataset's scalar indices
+    # (pylance's scanner option of the same name).
+    use_scalar_index: bool = True
 
 
 _READ_KEYS = frozenset(
     {
         "pushdown",
+        "use_scalar_index",
         "version",
         "tag",
         "columns",
@@ -125,6 +129,7 @@ def read_options(options: Mapping[str, str]) -> ReadOptions:
         rows_per_partition=_positive_int(options, "rows_per_partition", DEFAULT_ROWS_PER_PARTITION),
         batch_size=_positive_int(options, "batch_size", DEFAULT_BATCH_SIZE),
         pushdown=_pushdown(options),
+        use_scalar_index=_bool(options, "use_scalar_index", True),
     )
 
 

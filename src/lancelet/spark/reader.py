@@ -4,7 +4,9 @@ A reader reads the version its options name (``LanceDataSource`` fixes it once p
 DataFrame), so every partition of every query on a DataFrame reads the same version
 even if commits land meanwhile.  A partition is a range of physical rows of one
 fragment; a task reads it in slices, drops deleted rows, applies the filters Spark
-pushed down and hands Spark Arrow record batches.
+pushed down and hands Spark Arrow record batches.  When scalar indices answer the
+pushed filters, a range carries the only rows it needs to read, and a range with no
+such rows is left out (see :mod:`lancelet.spark.index_read`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import datasource as sds
@@ -19,9 +22,18 @@ from pyspark.sql import types as st
 
 from lancelet.dataset.dataset import LanceDataset
 from lancelet.dataset.fragment_reader import FragmentReader
-from lancelet.dataset.scanner import ROW_ADDRESS, ROW_ID, live_rows
-from lancelet.errors import SchemaError
+from lancelet.dataset.scanner import ROW_ADDRESS, ROW_ID, live_rows, with_row_columns
+from lancelet.errors import ArgumentError, SchemaError
+from lancelet.index.planner import Candidates
 from lancelet.spark.filters import conjunction, to_expression, top_level_columns
+from lancelet.spark.index_read import (
+    DENSE,
+    CandidateRows,
+    filter_digest,
+    in_range,
+    index_candidates,
+    pushed_predicate,
+)
 from lancelet.spark.options import ReadOptions
 from lancelet.spark.types import (
     natural_spark_type,
@@ -31,6 +43,7 @@ from lancelet.spark.types import (
 )
 from lancelet.spark.writer import PortableSchema
 from lancelet.table.fragment import Fragment
+from lancelet.table.manifest import Manifest
 from lancelet.transaction.store import DatasetStore
 
 ROW_COLUMNS = (ROW_ID, ROW_ADDRESS)
@@ -67,23 +80,43 @@ class _Column:
 
 
 class FragmentRange(sds.InputPartition):
-    """Physical rows ``[start, stop)`` of one fragment.  The fragment travels with it, so
-    a task needs no manifest (decoding one per task grows with the fragment count)."""
+    """Physical rows ``[start, stop)`` of one fragment, or only the ``rows`` of them an
+    index left.  The fragment travels with it, so a task needs no manifest (decoding
+    one per task grows with the fragment count)."""
 
-    def __init__(self, fragment: Fragment, start: int, stop: int) -> None:
+    def __init__(
+        self, fragment: Fragment, start: int, stop: int, rows: CandidateRows | None = None
+    ) -> None:
         super().__init__((fragment.id, start, stop))
         self.fragment = fragment
         self.start = start
         self.stop = stop
+        self.rows = rows
 
 
-def _ranges(fragments: Iterable[Fragment], rows_per_partition: int) -> list[FragmentRange]:
-    return [
-        FragmentRange(f, start, min(start + rows_per_partition, f.physical_rows))
-        for f in fragments
-        if f.num_rows
-        for start in range(0, f.physical_rows, rows_per_partition)
-    ]
+def _ranges(
+    fragments: Iterable[Fragment],
+    rows_per_partition: int,
+    candidates: Candidates | None = None,
+    planned_for: str = "",
+) -> list[FragmentRange]:
+    out = []
+    for fragment in fragments:
+        if not fragment.num_rows:
+            continue
+        found = None if candidates is None else candidates.get(fragment.id)
+        for start in range(0, fragment.physical_rows, rows_per_partition):
+            stop = min(start + rows_per_partition, fragment.physical_rows)
+            if found is None:
+                out.append(FragmentRange(fragment, start, stop))
+                continue
+            rows = in_range(found, start, stop)
+            if len(rows) > (stop - start) * DENSE:
+                out.append(FragmentRange(fragment, start, stop))
+            elif len(rows):
+                kept = CandidateRows.of(rows, planned_for)
+                out.append(FragmentRange(fragment, start, stop, kept))
+    return out
 
 
 class LanceReader(sds.DataSourceReader):
@@ -99,6 +132,7 @@ class LanceReader(sds.DataSourceReader):
         self._pushable = self._natural_columns(schema, dataset.schema)
         self._filters: list[pc.Expression] = []
         self._filter_columns: set[str] = set()
+        self._pushed: list[sds.Filter] = []  # the Spark filters behind self._filters
 
     # -- planning (on the driver) -----------------------------------------------------
 
@@ -144,8 +178,21 @@ class LanceReader(sds.DataSourceReader):
         return conjunction(self._filters)
 
     def partitions(self) -> Sequence[sds.InputPartition]:
-        manifest = DatasetStore(self._uri).read_manifest(self._version)
-        return _ranges(manifest.fragments, self._options.rows_per_partition)
+        store = DatasetStore(self._uri)
+        manifest = store.read_manifest(self._version)
+        candidates = self._index_candidates(store, manifest)
+        return _ranges(
+            manifest.fragments,
+            self._options.rows_per_partition,
+            candidates,
+            filter_digest(self.pushed_filter),
+        )
+
+    def _index_candidates(self, store: DatasetStore, manifest: Manifest) -> Candidates | None:
+        if not (self._options.use_scalar_index and self._pushed and manifest.indices):
+            return None
+        predicate = pushed_predicate(self._pushed, self._pushable)
+        return None if predicate is None else index_candidates(store, manifest, predicate)
 
     # -- reading (in tasks) -----------------------------------------------------------
 
@@ -160,11 +207,41 @@ class LanceReader(sds.DataSourceReader):
         target = spark_arrow_schema(self._schema)
         data_columns = self._data_columns(schema.top_level_names())
         step = self._options.batch_size
-        for start in range(part.start, part.stop, step):
-            stop = min(start + step, part.stop)
-            table = self._slice(reader, data_columns, start, stop)
+        if part.rows is None:
+            tables = self._slices(reader, data_columns, part.start, part.stop)
+        else:
+            tables = self._candidates(reader, data_columns, part.rows)
+        for table in tables:
             if table.num_rows:
                 yield from self._to_spark(table, target).to_batches(max_chunksize=step)
+
+    def _slices(
+        self, reader: FragmentReader, columns: list[str], start: int, stop: int
+    ) -> Iterator[pa.Table]:
+        step = self._options.batch_size
+        for low in range(start, stop, step):
+            yield self._slice(reader, columns, low, min(low + step, stop))
+
+    def _candidates(
+        self, reader: FragmentReader, columns: list[str], rows: CandidateRows
+    ) -> Iterator[pa.Table]:
+        """The rows an index left: only those read, the deleted ones dropped, every
+        pushed filter applied."""
+        expression = self.pushed_filter
+        if expression is None or filter_digest(expression) != rows.planned_for:
+            # Rows left out for one filter would be missing from another's answer.
+            raise ArgumentError(
+                f"{self._where}: a partition of fragment {reader.fragment.id} was planned "
+                f"for other pushed filters than this reader's ({expression})"
+            )
+        offsets = np.setdiff1d(rows.offsets(), reader.deleted, assume_unique=True)
+        step = self._options.batch_size
+        for low in range(0, len(offsets), step):
+            chunk = offsets[low : low + step]
+            table = reader.take(columns, chunk.astype(np.int64))
+            if self._needs_addresses():
+                table = with_row_columns(reader, table, chunk)
+            yield table.filter(expression)
 
     def _data_columns(self, names: list[str]) -> list[str]:
         wanted = {c.source for c in self._columns} | self._filter_columns
@@ -204,6 +281,7 @@ class LanceFilteringReader(LanceReader):
         # Each call replaces what an earlier one pushed: Spark may replay the filters
         # on a reader (to push a limit after them).
         pushed: list[pc.Expression] = []
+        taken: list[sds.Filter] = []
         columns: set[str] = set()
         left = []
         for spark_filter in filters:
@@ -212,6 +290,7 @@ class LanceFilteringReader(LanceReader):
                 left.append(spark_filter)
             else:
                 pushed.append(expression)
+                taken.append(spark_filter)
                 columns |= top_level_columns(spark_filter)
-        self._filters, self._filter_columns = pushed, columns
+        self._filters, self._filter_columns, self._pushed = pushed, columns, taken
         return left

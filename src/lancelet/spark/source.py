@@ -54,7 +54,9 @@ class LanceDataSource(sds.DataSource):
     Read options: ``version`` (a number or a tag), ``tag``, ``columns`` (comma-separated
     or a JSON list), ``with_row_id``, ``with_row_address``, ``rows_per_partition``,
     ``batch_size``, ``pushdown`` (evaluate the filters Spark pushes in lancelet: on by
-    default, and only possible, where Spark keeps a pushed read to its query).
+    default, and only possible, where Spark keeps a pushed read to its query),
+    ``use_scalar_index`` (let the dataset's scalar indices narrow the rows the pushed
+    filters are evaluated on; true by default).
 
     Write options: ``max_rows_per_file``, ``data_storage_version`` and, with Spark's
     append mode, ``write_mode`` (``create``/``errorifexists`` or ``ignore``).

@@ -41,6 +41,7 @@ from lancelet.spark import table_jobs
 from lancelet.spark.options import read_options
 from lancelet.spark.session import register
 from lancelet.spark.source import FORMAT
+from lancelet.spark.table_indices import indices_frame
 from lancelet.spark.table_jobs import (
     CompactionRun,
     DeleteTask,
@@ -168,6 +169,40 @@ class LanceTable:
 
     def optimize(self) -> LanceOptimizeBuilder:
         return LanceOptimizeBuilder(self._spark, self._uri)
+
+    # -- scalar indices ---------------------------------------------------------------
+
+    def createIndex(
+        self,
+        column: str,
+        indexType: str,
+        name: str | None = None,
+        replace: bool = True,
+        **params: Any,
+    ) -> None:
+        """Build a scalar index (``BTREE``, ``BITMAP``, ``LABEL_LIST``, ``ZONEMAP`` or
+        ``BLOOMFILTER``) on ``column`` (a dotted path reaches into structs) over every
+        fragment of the latest version, and commit it as a new version.  ``params`` are
+        those of pylance's ``create_scalar_index`` for the type.  Built here, on the
+        driver, in one commit (the storage must be shared with the executors, as for
+        every other write).  Reads whose pushed filters it answers then read only the
+        rows it points to; fragments written later are read whole until the index
+        is brought over them (``lancelet.dataset(path).optimize.optimize_indices()``)."""
+        LanceDataset(self._uri).create_scalar_index(
+            column, indexType, name, replace=replace, **params
+        )
+
+    def dropIndex(self, name: str) -> None:
+        """Remove the index ``name`` in a new version (``IndexNotFoundError`` if the
+        latest version has none of that name); its files stay until ``vacuum``."""
+        LanceDataset(self._uri).drop_index(name)
+
+    def listIndices(self) -> DataFrame:
+        """The latest version's scalar indices, one row per segment: name, type,
+        fields, uuid, version (the dataset version it was built at), numFragments,
+        fragmentIds and numIndexedRows (live rows of the fragments it covers)."""
+        _, manifest = self._latest()
+        return indices_frame(self._spark, manifest)
 
     # -- row-level changes ------------------------------------------------------------
 
