@@ -101,7 +101,7 @@ def path(tmp_path: Path) -> str:
 
 
 class Spy:
-    """Counts index searches, so a test can tell an index was (not) used."""
+    """Counts index searches that answered, so a test can tell an index was (not) used."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.searches = 0
@@ -113,8 +113,9 @@ class Spy:
 
             class Counted:
                 def search(self, query: Any) -> Any:
-                    spy.searches += 1
-                    return index.search(query)
+                    found = index.search(query)
+                    spy.searches += found is not None
+                    return found
 
                 def __getattr__(self, name: str) -> Any:
                     return getattr(index, name)
@@ -407,3 +408,25 @@ def test_ranges_joined_by_and_select_what_a_scan_does(tmp_path: Path, kind: str,
         assert _rows(ds.to_table(filter=sql, with_row_address=True)) == want, sql
         assert _rows(py.to_table(filter=sql, with_row_address=True)) == want, sql
     assert spy.searches > 0
+
+
+PREFIXES = ["", "a", "ab", "b", "é", "\U0010ffff", "a\U0010ffff", "z", "A"]
+
+
+@pytest.mark.parametrize("kind", ["BTREE", "BITMAP"])
+def test_prefix_like_reads_through_the_index(tmp_path: Path, kind: str, spy: Spy) -> None:
+    """LIKE 'p%' is searched as the strings from p up to p's successor; the rows must
+    be those that start with p (checked in Python), the last code point included."""
+    words = ["", "a", "ab", "abc", "ac", "b", "é", "éa", "\U0010ffff", "\U0010ffffx", "a\U0010ffff"]
+    values = [*words, "a\U0010ffffb", "A", "ze", None] * 5
+    out = str(tmp_path / "s")
+    ll.write_dataset(pa.table({"s": pa.array(values, pa.string())}), out)
+    ds = ll.dataset(out)
+    ds.create_scalar_index("s", kind)
+    for prefix in PREFIXES:
+        sql = "s LIKE '" + prefix + "%'"
+        want = [v for v in values if v is not None and v.startswith(prefix)]
+        before = spy.searches
+        assert ds.to_table(filter=sql)["s"].to_pylist() == want, prefix
+        assert spy.searches > before
+        assert lance.dataset(out).to_table(filter=sql)["s"].to_pylist() == want, prefix

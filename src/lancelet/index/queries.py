@@ -1,8 +1,8 @@
 """The index queries a sorted-values index answers, reduced to what it compares.
 
-Equals and Range become a key interval, IsIn a set of keys, IsNull itself; keys are
-:func:`lancelet.index.ordering.search_keys`.  Literals must already have the indexed
-column's type.
+Equals, Range and a string prefix (LIKE 'p%') become a key interval, IsIn a set of
+keys, IsNull itself; keys are :func:`lancelet.index.ordering.search_keys`.  Literals
+must already have the indexed column's type.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelet.errors import ArgumentError
-from lancelet.expr import Equals, IndexQuery, IsIn, IsNull, Range
+from lancelet.expr import Equals, IndexQuery, IsIn, IsNull, LikePrefix, Range
 from lancelet.index import ordering
 
 
@@ -89,4 +89,29 @@ def plan(query: IndexQuery, dtype: pa.DataType) -> Plan | None:
                 f"column {query.column!r}: IN values of type {values.type} for an index of {dtype}"
             )
         return KeySet(ordering.search_keys(values.drop_null()).unique())
+    if isinstance(query, LikePrefix) and (
+        pa.types.is_string(dtype) or pa.types.is_large_string(dtype)
+    ):
+        # Strings starting with p lie in [p, successor(p)): Arrow orders strings by
+        # their UTF-8 bytes, which is code point order.
+        after = _successor(query.prefix)
+        return Interval(
+            pa.scalar(query.prefix, dtype),
+            True,
+            None if after is None else pa.scalar(after, dtype),
+            False,
+        )
+    return None
+
+
+def _successor(prefix: str) -> str | None:
+    """The least string above every string that starts with ``prefix``; None when
+    there is none (the prefix is empty or all U+10FFFF)."""
+    chars = list(prefix)
+    while chars:
+        code = ord(chars[-1]) + 1
+        if code <= 0x10FFFF:
+            chars[-1] = chr(0xE000 if 0xD800 <= code <= 0xDFFF else code)
+            return "".join(chars)
+        chars.pop()
     return None
