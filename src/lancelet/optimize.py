@@ -25,6 +25,7 @@ from lancelet.dataset.optimize import (
 )
 from lancelet.errors import UnsupportedFeatureError
 from lancelet.table.fragment import DataFile, DeletionFile, Fragment
+from lancelet.table.fragment import Sequence as RowSequence
 from lancelet.table.naming import DeletionKind
 from lancelet.transaction import operations as ops
 
@@ -67,12 +68,45 @@ class CompactionOptions(TypedDict, total=False):
 _KIND_NAMES = {DeletionKind.ARROW: "array", DeletionKind.BITMAP: "bitmap"}
 _KINDS = {v: k for k, v in _KIND_NAMES.items()}
 # pylance keys whose non-empty values describe features lancelet lacks.
-_UNSUPPORTED_KEYS = (
-    "row_id_meta",
-    "overlays",
-    "created_at_version_meta",
-    "last_updated_at_version_meta",
-)
+_UNSUPPORTED_KEYS = ("overlays",)
+# Fragment attribute -> pylance's key and the key of its inline form.
+_SEQUENCE_KEYS = {
+    "row_ids": ("row_id_meta", "Inline"),
+    "created_at": ("created_at_version_meta", "inline"),
+    "last_updated_at": ("last_updated_at_version_meta", "inline"),
+}
+
+
+def _sequences_json(fragment: Fragment) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for attribute, (key, inline) in _SEQUENCE_KEYS.items():
+        sequence: RowSequence | None = getattr(fragment, attribute)
+        if sequence is None:
+            continue
+        if sequence.inline is None:
+            raise UnsupportedFeatureError(
+                f"fragment {fragment.id}: {key} in an external file cannot be shipped as JSON"
+            )
+        out[key] = {inline: list(sequence.inline)}
+    return out
+
+
+def _sequences_from_json(data: Mapping[str, Any], fragment_id: int) -> dict[str, RowSequence]:
+    out: dict[str, RowSequence] = {}
+    for attribute, (key, inline) in _SEQUENCE_KEYS.items():
+        found = data.get(key)
+        if not found:
+            continue
+        body = found.get(inline) if isinstance(found, Mapping) else None
+        if not isinstance(body, list) or len(found) != 1:
+            raise UnsupportedFeatureError(
+                f"fragment {fragment_id}: {key} other than inline bytes is not supported"
+            )
+        try:
+            out[attribute] = RowSequence(inline=bytes(body))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"fragment {fragment_id}: {key} is not a list of bytes") from exc
+    return out
 
 
 def _fragment_json(fragment: Fragment) -> dict[str, Any]:
@@ -91,6 +125,7 @@ def _fragment_json(fragment: Fragment) -> dict[str, Any]:
             for f in fragment.files
         ],
         "physical_rows": fragment.physical_rows,
+        **_sequences_json(fragment),
     }
     deletion = fragment.deletion_file
     if deletion is not None:
@@ -138,7 +173,13 @@ def _fragment_from_json(data: Mapping[str, Any]) -> Fragment:
         deletion = DeletionFile(
             kind, int(d["read_version"]), int(d["id"]), int(d["num_deleted_rows"] or 0)
         )
-    return Fragment(fragment_id, tuple(files), int(data.get("physical_rows") or 0), deletion)
+    return Fragment(
+        fragment_id,
+        tuple(files),
+        int(data.get("physical_rows") or 0),
+        deletion,
+        **_sequences_from_json(data, fragment_id),
+    )
 
 
 def _options_json(settings: CompactionSettings) -> dict[str, Any]:

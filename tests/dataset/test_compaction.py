@@ -367,6 +367,31 @@ def test_json_is_exchanged_with_pylance(tmp_path: Path) -> None:
     assert _checked(ours).equals(_checked(theirs))
 
 
+@pytest.mark.parametrize("planner", ["lancelet", "pylance"])
+def test_distributed_compaction_keeps_stable_row_ids(tmp_path: Path, planner: str) -> None:
+    """Tasks and results travel as JSON with the fragments' row ids and row versions,
+    in pylance's keys, so a stable-row-id dataset compacts on other processes too."""
+    uri = str(tmp_path / "stable")
+    table = pa.table({"id": pa.array(range(2000), pa.int64())})
+    ll.write_dataset(table, uri, max_rows_per_file=300, enable_stable_row_ids=True)
+    ll.dataset(uri).delete("id % 5 = 0")
+    library: Any = lance if planner == "pylance" else ll
+    plan = library.optimize.Compaction.plan(
+        library.dataset(uri), {"target_rows_per_fragment": 1000}
+    )
+    tasks = [ll.optimize.CompactionTask.from_json(t.json()) for t in plan.tasks]
+    results = [t.execute(ll.dataset(uri)) for t in tasks]
+    back = [ll.optimize.RewriteResult.from_json(r.json()) for r in results]
+    ll.optimize.Compaction.commit(ll.dataset(uri), back)
+    assert len(ll.dataset(uri).get_fragments()) == 1
+    kept = [i for i in range(2000) if i % 5]
+    for ds in (ll.dataset(uri), lance.dataset(uri)):
+        got = ds.to_table(with_row_id=True)
+        assert got["id"].to_pylist() == kept
+        assert got["_rowid"].to_pylist() == kept
+    assert lance.dataset(uri)._take_rows([7, 1999])["id"].to_pylist() == [7, 1999]
+
+
 def test_concurrent_delete_of_a_rewritten_fragment_fails_retryably(tmp_path: Path) -> None:
     uri = str(tmp_path / "ds")
     _build(uri, [100] * 6, [], pylance=False)
