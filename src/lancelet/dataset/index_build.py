@@ -164,7 +164,7 @@ def resolve_field(schema: LanceSchema, column: str, where: str) -> IndexedField:
         parent, dtype = found.id, arrow_field.type
         fields = list(dtype) if pa.types.is_struct(dtype) else []
     assert found is not None and dtype is not None
-    return IndexedField(found.id, _path(schema, found.id), dtype)
+    return IndexedField(found.id, schema.field_path(found.id), dtype)
 
 
 def _child(schema: LanceSchema, parent: int, name: str) -> Any:
@@ -174,16 +174,6 @@ def _child(schema: LanceSchema, parent: int, name: str) -> Any:
     if exact:
         return exact[0]
     return folded[0] if len(folded) == 1 else None
-
-
-def _path(schema: LanceSchema, field_id: int) -> str:
-    by_id = {f.id: f for f in schema.fields}
-    parts = []
-    current = by_id.get(field_id)
-    while current is not None:
-        parts.append(current.name)
-        current = by_id.get(current.parent_id)
-    return ".".join(reversed(parts))
 
 
 def _default_name(manifest: Manifest, field: IndexedField, kind: registry.IndexType) -> str:

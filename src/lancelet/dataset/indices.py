@@ -28,7 +28,6 @@ from lancelet.index import registry
 from lancelet.table import naming
 from lancelet.table.index import IndexDetails, IndexFile, IndexMetadata, index_type
 from lancelet.table.manifest import Manifest
-from lancelet.table.schema import LanceSchema
 from lancelet.transaction import operations as ops
 from lancelet.transaction.commit import commit_transaction
 from lancelet.transaction.store import DatasetStore
@@ -70,16 +69,6 @@ class IndexDescription:
     details: dict[str, Any] | None
 
 
-def _field_path(schema: LanceSchema, field_id: int) -> str:
-    by_id = {f.id: f for f in schema.fields}
-    parts = []
-    current = by_id.get(field_id)
-    while current is not None:
-        parts.append(current.name)
-        current = by_id.get(current.parent_id)
-    return ".".join(reversed(parts))
-
-
 def _by_name(manifest: Manifest) -> dict[str, list[IndexMetadata]]:
     """User-visible indices (system ones aside) by name, names sorted as pylance lists."""
     groups: dict[str, list[IndexMetadata]] = {}
@@ -100,7 +89,7 @@ def list_indices(manifest: Manifest) -> list[dict[str, Any]]:
             "name": index.name,
             "type": index_type(index.index_details),
             "uuid": str(index.uuid),
-            "fields": [_field_path(manifest.schema, f) for f in index.fields],
+            "fields": [manifest.schema.field_path(f) for f in index.fields],
             "version": index.dataset_version,
             "fragment_ids": _bitmap(index),
             "base_id": index.base_id,
@@ -164,7 +153,7 @@ def describe_indices(manifest: Manifest) -> list[IndexDescription]:
                 index_type=index_type(first.index_details),
                 num_rows_indexed=sum(_indexed_rows(manifest, i) for i in indices),
                 fields=list(first.fields),
-                field_names=[_field_path(manifest.schema, f) for f in first.fields],
+                field_names=[manifest.schema.field_path(f) for f in first.fields],
                 num_segments=len(indices),
                 total_size_bytes=None if None in sizes else sum(s or 0 for s in sizes),
                 segments=[_segment(i) for i in indices],

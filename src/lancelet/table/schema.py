@@ -64,6 +64,16 @@ class LanceSchema:
                 ids.append(f.id)
         return ids
 
+    def field_path(self, field_id: int) -> str:
+        """The dotted path of a field from its top-level column (``"s.x"``)."""
+        by_id = {f.id: f for f in self.fields}
+        parts = []
+        current = by_id.get(field_id)
+        while current is not None:
+            parts.append(current.name)
+            current = by_id.get(current.parent_id)
+        return ".".join(reversed(parts))
+
     def resolve(self, names: Sequence[str], where: str) -> list[file_pb2.Field]:
         """Top-level fields by name, in the order asked for."""
         by_name = {f.name: f for f in self.top_level()}
