@@ -30,7 +30,7 @@ from lancelet.io import LocalInputFile, open_input
 
 DEFAULT_BATCH_SIZE = 1024
 # Takes of at most this many rows decode their columns on the calling thread.
-_INLINE_TAKE = 64
+_INLINE_TAKE = 2048
 
 
 class ColumnReader(Protocol):
