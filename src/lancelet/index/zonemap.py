@@ -10,7 +10,8 @@ except ``IS NULL`` with a null-row buffer, which is answered exactly.  Floats ar
 compared so that no zone holding a match is ever dropped, whichever of IEEE or total
 order the caller's filter uses: ``-0.0`` and ``0.0`` count as equal, exclusive bounds
 as inclusive, and a zone holding NaNs may hold anything on a range query (the
-reference's minimum skips NaNs, so a negative NaN can sit below it).
+reference's minimum skips NaNs, so a negative NaN can sit below it; a zone of NaNs
+alone has a null minimum in its files).
 """
 
 from __future__ import annotations
@@ -206,8 +207,7 @@ class ZoneMapIndex:
         lengths = bounds[2].astype(np.int64)
         if np.any(null_counts + nan_counts > lengths):
             raise CorruptIndexError(f"{file.path}: a zone counts more nulls and NaNs than rows")
-        if not pc.is_null(mins).equals(pc.is_null(maxs)):
-            raise CorruptIndexError(f"{file.path}: a zone has a min but no max, or the reverse")
+        _check_extremes(file.path, mins, maxs, nan_counts)
         found = null_rows(file, _NULLS_KEY, bounds)
         nulls = None
         if found is not None:
@@ -245,7 +245,8 @@ class ZoneMapIndex:
         return SearchResult(addresses, exact=False)
 
     def _has_values(self) -> np.ndarray:
-        mask: np.ndarray = pc.is_valid(self._mins).to_numpy(zero_copy_only=False)
+        """Zones holding a non-null value (NaNs only, where the min is null)."""
+        mask: np.ndarray = pc.is_valid(self._maxs).to_numpy(zero_copy_only=False)
         return mask
 
     def _may_hold_any(self, values: pa.Array) -> np.ndarray:
@@ -269,6 +270,10 @@ class ZoneMapIndex:
         high = np.asarray(pc.fill_null(self._maxs, 0).to_numpy(zero_copy_only=False), np.float64)
         low = np.where(np.isnan(low), -np.inf, low)
         high = np.where(np.isnan(high), np.inf, high)
+        # A zone of NaNs alone (a null min, in the reference's files) holds no number.
+        nans_only = pc.is_null(self._mins).to_numpy(zero_copy_only=False)
+        low = np.where(nans_only, np.inf, low)
+        high = np.where(nans_only, -np.inf, high)
         if for_range:
             nans = self._nan_counts > 0
             low = np.where(nans, -np.inf, low)
@@ -307,6 +312,19 @@ class ZoneMapIndex:
         if hi_value is not None:
             mask = mask & (zone_low <= hi_value)
         return mask
+
+
+def _check_extremes(path: str, mins: pa.Array, maxs: pa.Array, nan_counts: np.ndarray) -> None:
+    """A zone has both extremes or neither, except that the reference records a float
+    zone whose values are all NaN with a null min and a NaN max."""
+    lone_max = pc.and_(pc.is_null(mins), pc.is_valid(maxs)).to_numpy(zero_copy_only=False)
+    if pa.types.is_floating(maxs.type) and lone_max.any():
+        nan_max = np.isnan(np.asarray(pc.fill_null(maxs, 0).to_numpy(zero_copy_only=False)))
+        if np.all(nan_max[lone_max] & (nan_counts[lone_max] > 0)):
+            lone_max[:] = False
+    lone_min = pc.and_(pc.is_valid(mins), pc.is_null(maxs)).to_numpy(zero_copy_only=False)
+    if lone_max.any() or lone_min.any():
+        raise CorruptIndexError(f"{path}: a zone has a min but no max, or the reverse")
 
 
 def literals(values: list[pa.Scalar], value_type: pa.DataType) -> pa.Array | None:
