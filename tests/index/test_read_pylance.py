@@ -48,5 +48,18 @@ def test_statistics_match_pylance(indexed: Indexed, column: str) -> None:
 
 def test_queries_the_index_cannot_answer_give_none(indexed: Indexed) -> None:
     index = open_index(indexed, "s")
-    assert index.search(LikePrefix("s", "k0")) is None
     assert index.search(HasAny("s", pa.array(["k001"]))) is None
+
+
+def test_prefix_search_finds_the_strings_that_start_with_it(indexed: Indexed) -> None:
+    index = open_index(indexed, "s")
+    rows = indexed.indexed
+    for prefix in ["k0", "k00", "", "zz"]:
+        found = index.search(LikePrefix("s", prefix))
+        assert found is not None and found.exact
+        want = sorted(
+            a
+            for s, a in zip(rows["s"].to_pylist(), rows["_rowaddr"].to_pylist(), strict=True)
+            if s is not None and s.startswith(prefix)
+        )
+        assert found.addresses.tolist() == want, prefix
