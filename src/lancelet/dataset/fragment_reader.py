@@ -81,8 +81,19 @@ class FragmentReader:
         return set(column_field_ids(self.schema)) - held
 
     def _file_columns(self, index: int, data_file: DataFile) -> dict[int, _Location]:
-        """Dataset field id -> where that top-level column is in one data file."""
+        """Dataset field id -> where that top-level column is in one data file (kept
+        with the shared reader: a lookup costs as much as a small take)."""
         reader = self._file(index)
+        names = tuple((f.id, f.name) for f in self.schema.fields)
+        known = _LOCATIONS.setdefault(reader, {})
+        key = (index, tuple(data_file.fields), names)
+        if key not in known:
+            known[key] = self._locate(index, reader, data_file)
+        return known[key]
+
+    def _locate(
+        self, index: int, reader: LanceFileReader, data_file: DataFile
+    ) -> dict[int, _Location]:
         arrow = reader.schema
         local, local_ids = _layout(reader)
         if len(local_ids) != len(data_file.fields):
@@ -189,6 +200,11 @@ class FragmentReader:
                 f"{stored.type}, which does not fit the schema's {field.type}: {exc}"
             ) from exc
 
+
+_LOCATIONS: weakref.WeakKeyDictionary[
+    LanceFileReader,
+    dict[tuple[int, tuple[int, ...], tuple[tuple[int, str], ...]], dict[int, _Location]],
+] = weakref.WeakKeyDictionary()
 
 _LAYOUTS: weakref.WeakKeyDictionary[LanceFileReader, tuple[LanceSchema, list[int]]] = (
     weakref.WeakKeyDictionary()

@@ -30,6 +30,8 @@ expression as the part had in the whole filter.
 
 from __future__ import annotations
 
+import functools
+
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
@@ -70,8 +72,11 @@ _MIRRORED: dict[type[exp.Expression], type[exp.Expression]] = {
 }
 
 
+@functools.lru_cache(maxsize=256)
 def predicate_tree(sql: str, schema: pa.Schema) -> Predicate:
-    """The predicate tree of the SQL filter ``sql`` over ``schema``'s columns.
+    """The predicate tree of the SQL filter ``sql`` over ``schema``'s columns (cached
+    like the Arrow expression: the trees are immutable, and parsing costs as much as
+    an indexed lookup).
 
     Raises :class:`~lancelet.errors.FilterError` for any filter :func:`parse_filter`
     refuses, with the same message.

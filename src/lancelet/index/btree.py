@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -243,15 +244,15 @@ class BTreeIndex:
         max_valid = self._max_keys.is_valid().to_numpy(zero_copy_only=False)
         if isinstance(plan, queries.Nulls):
             return np.flatnonzero(self._null_counts > 0)
+        min_r, max_r = self._bounds.ranks
         if isinstance(plan, queries.KeySet):
-            min_r, max_r, lit = ordering.dense_ranks([self._min_keys, self._max_keys, plan.keys])
-            lit = np.unique(lit)
+            lit = np.unique(self._bounds.place(plan.keys))
             upto_max = np.searchsorted(lit, max_r, side="right")
             below_min = np.where(min_r < 0, 0, np.searchsorted(lit, min_r, side="left"))
             return np.flatnonzero(max_valid & (upto_max > below_min))
         bounds = [b for b in (plan.low, plan.high) if b is not None]
         extra = pa.array(bounds, self._min_keys.type) if bounds else self._min_keys.slice(0, 0)
-        min_r, max_r, lit = ordering.dense_ranks([self._min_keys, self._max_keys, extra])
+        lit = self._bounds.place(extra)
         keep = max_valid.copy()
         it = iter(lit)
         if plan.low is not None:
@@ -261,6 +262,11 @@ class BTreeIndex:
             high = next(it)
             keep &= (min_r < high) | ((min_r == high) & plan.high_inclusive)
         return np.flatnonzero(keep)
+
+    @cached_property
+    def _bounds(self) -> ordering.Ranked:
+        """The pages' bounds ranked once; each search places only its literals."""
+        return ordering.Ranked([self._min_keys, self._max_keys])
 
     def _check_page(self, page: int, keys: pa.Array) -> None:
         nulls = int(self._null_counts[page])
@@ -279,11 +285,13 @@ class BTreeIndex:
 
     def _read_pages(self, pages: np.ndarray) -> Iterator[tuple[int, pa.Array, pa.Array]]:
         """(page, its search keys, its row ids), checked against the lookup."""
-        cached = [int(p) for p in pages if int(p) in self._pages]
-        for page in cached:
-            self._pages.move_to_end(page)
-            yield page, *self._pages[page]
-        for page, table in self._page_tables(np.setdiff1d(pages, cached)):
+        wanted = pages.tolist()
+        missing = np.array([p for p in wanted if p not in self._pages], dtype=np.int64)
+        for page in wanted:
+            if page in self._pages:
+                self._pages.move_to_end(page)
+                yield page, *self._pages[page]
+        for page, table in self._page_tables(missing):
             keys = ordering.search_keys(table.column(VALUES).combine_chunks())
             self._check_page(page, keys)
             ids = table.column(IDS).combine_chunks()

@@ -102,6 +102,40 @@ def dense_ranks(arrays: list[pa.Array]) -> list[np.ndarray]:
     return [ranks[lo:hi] for lo, hi in itertools.pairwise(bounds)]
 
 
+class Ranked:
+    """Arrays ranked among each other once (like :func:`dense_ranks`), against which a
+    query's few literals are then placed without ranking everything again.
+
+    Ranks are odd here (``2r + 1`` for dense rank ``r``; nulls -1).  A literal equal to
+    a ranked value gets that value's rank, one between two values the even number
+    between theirs, so comparing ranks compares values."""
+
+    def __init__(self, arrays: list[pa.Array]) -> None:
+        self.ranks = [np.where(r < 0, -1, 2 * r - 1) for r in dense_ranks(arrays)]
+        present = pa.chunked_array(arrays, type=arrays[0].type).combine_chunks().drop_null()
+        distinct = pc.unique(present)
+        distinct = distinct.take(pc.sort_indices(distinct))
+        # numpy orders these as Arrow does: numbers and times by value, strings by code
+        # point (UTF-8 byte order), bytes by byte, decimals by value.
+        self._sorted = distinct.to_numpy(zero_copy_only=False)
+
+    def place(self, literals: pa.Array) -> np.ndarray:
+        """The rank of each literal (of the ranked arrays' type)."""
+        out = np.full(len(literals), -1, dtype=np.int64)
+        valid = literals.is_valid().to_numpy(zero_copy_only=False)
+        values = literals.drop_null().to_numpy(zero_copy_only=False)
+        if not len(values):
+            return out
+        at = np.searchsorted(self._sorted, values)
+        if len(self._sorted):
+            found = self._sorted[np.minimum(at, len(self._sorted) - 1)]
+            equal = (at < len(self._sorted)) & (found == values)
+        else:
+            equal = np.zeros(len(values), dtype=bool)
+        out[valid] = 2 * at + equal.astype(np.int64)
+        return out
+
+
 def _format_float(value: float, dtype: pa.DataType) -> str:
     # Rust's Display: shortest round-trip digits, never an exponent, "NaN", "inf".
     if np.isnan(value):

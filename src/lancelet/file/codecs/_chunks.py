@@ -33,6 +33,18 @@ def ints(name: str, values: npt.ArrayLike, size: int | None, what: str) -> IntAr
     return out
 
 
+def sorted_groups(values: npt.NDArray[np.int64]) -> tuple[IntArray, IntArray]:
+    """The distinct values of the sorted ``values`` and where each first appears:
+    ``np.unique(values, return_index=True)`` without numpy 2's hashing, which costs
+    more than the whole of a small take."""
+    if not len(values):
+        return values.astype(np.int64), np.zeros(0, dtype=np.int64)
+    change = np.flatnonzero(values[1:] != values[:-1])
+    first = np.zeros(len(change) + 1, dtype=np.int64)
+    first[1:] = change + 1
+    return values[first].astype(np.int64), first
+
+
 def gather_ranges(starts: IntArray, sizes: IntArray) -> IntArray:
     """Indices of the concatenated byte ranges ``[start, start + size)``, in order."""
     total = int(sizes.sum())

@@ -28,6 +28,7 @@ import numpy as np
 
 from lancelet._proto import encodings_v2_1_pb2 as pb
 from lancelet.errors import CorruptFileError, UnsupportedEncodingError
+from lancelet.file.codecs._chunks import sorted_groups
 from lancelet.file.codecs.bitpacking import _unpack_chunks
 from lancelet.file.codecs.fsst import FsstSymbolTable, fsst_decompress, parse_symbol_table
 from lancelet.file.codecs.general import decompress_buffer
@@ -366,7 +367,7 @@ class OutOfLineBitpacking(BlockCodec):
         chunk = positions // _FASTLANES
         out = np.empty(len(positions), dtype=dtype)
         packed = chunk < packed_chunks
-        ids = np.unique(chunk[packed])
+        ids, _ = sorted_groups(np.sort(chunk[packed]))
         widths = np.full(len(ids), self.bits, np.int64)
         unpacked = _unpack_grouped(data, ids * chunk_bytes, widths, self.word_bits)
         out[packed] = unpacked[np.searchsorted(ids, chunk[packed]), positions[packed] % _FASTLANES]

@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 
 from lancelet._proto import encodings_v2_1_pb2 as pb
 from lancelet.errors import CorruptFileError, LanceFileError
+from lancelet.file.codecs._chunks import sorted_groups
 from lancelet.file.container import ColumnInfo, Page, RangeSource
 from lancelet.file.v2_0.fields import concat_pages
 from lancelet.file.v2_1.read import blob, fullzip, miniblock
@@ -140,7 +141,7 @@ class LeafColumn:
         if not len(rows):
             return []
         page_of = np.searchsorted(self.starts, rows, side="right") - 1
-        numbers, first = np.unique(page_of, return_index=True)
+        numbers, first = sorted_groups(page_of)
         pieces = np.split(rows, first[1:])
         wanted = {
             page_no: piece - self.starts[page_no]
@@ -330,7 +331,8 @@ class FieldReader:
         rows = np.asarray(rows, dtype=np.int64)
         if len(rows) == 0:
             return pa.array([], type=self.dtype)
-        wanted, inverse = np.unique(rows, return_inverse=True)
+        ascending = len(rows) < 2 or bool(np.all(rows[1:] > rows[:-1]))
+        wanted, inverse = (rows, None) if ascending else np.unique(rows, return_inverse=True)
         found = {
             self._column(leaf): concat_leaf_rows(
                 self.columns[self._column(leaf)].take(wanted), leaf.field.type
@@ -339,7 +341,7 @@ class FieldReader:
             if leaf.kind is not Kind.EMPTY_STRUCT
         }
         arr = self._assemble(self.node, found, len(wanted))
-        if len(wanted) == len(rows) and bool(np.all(wanted == rows)):
+        if inverse is None:
             return arr
         return arr.take(pa.array(inverse.reshape(-1)))
 

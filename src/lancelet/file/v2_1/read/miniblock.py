@@ -19,12 +19,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import cast
 
 import numpy as np
 import pyarrow as pa
 
 from lancelet._proto import encodings_v2_1_pb2 as pb
 from lancelet.errors import CorruptFileError
+from lancelet.file.codecs._chunks import sorted_groups
 from lancelet.file.v2_0.fields import concat_pages
 from lancelet.file.v2_1.read import compression
 from lancelet.file.v2_1.read.arrow import dictionary_array, to_arrow
@@ -50,12 +52,15 @@ def _pad(sizes: I64) -> I64:
     return (sizes + (_ALIGN - 1)) // _ALIGN * _ALIGN
 
 
-def _le(data: U8, at: I64, width: int) -> I64:
-    """Little-endian unsigned integers of ``width`` bytes at positions ``at``."""
-    out = np.zeros(len(at), dtype=np.int64)
-    for k in range(width):
-        out |= data[at + k].astype(np.int64) << (8 * k)
-    return out
+def _header_words(data: U8, starts: I64, small: int, big: int, nbuf: int) -> tuple[I64, I64]:
+    """Each chunk's header: ``small`` u16 words (level count, level buffer sizes),
+    then ``nbuf`` value buffer sizes of ``big`` bytes, as (chunks, small) and
+    (chunks, nbuf) arrays, gathered in one pass."""
+    width = 2 * small + big * nbuf
+    raw = data[starts[:, None] + np.arange(width, dtype=np.int64)]
+    words = np.ascontiguousarray(raw[:, : 2 * small]).view("<u2").astype(np.int64)
+    sizes = np.ascontiguousarray(raw[:, 2 * small :]).view(f"<u{big}").astype(np.int64)
+    return words.reshape(len(starts), small), sizes.reshape(len(starts), nbuf)
 
 
 @dataclass(frozen=True)
@@ -107,6 +112,8 @@ class MiniBlockPage:
         if not layout.HasField("value_compression"):
             raise CorruptFileError("a mini-block page without its value compression")
         self.value_codec = compression.miniblock_codec(layout.value_compression)
+        # A runtime protocol check costs as much as a small take: made once per page.
+        self._selective = isinstance(self.value_codec, compression.SelectiveCodec)
         self.rep_codec = compression.block_codec(layout.rep_compression) if self.has_rep else None
         self.def_codec = compression.block_codec(layout.def_compression) if self.has_def else None
         if layout.num_buffers != self.value_codec.num_buffers:
@@ -269,8 +276,9 @@ class MiniBlockPage:
         header = int(_pad(np.array([2 * small_fields + big * nbuf]))[0])
         if len(starts) and int(sizes.min()) < header:
             raise CorruptFileError("a chunk is smaller than its header")
-        fields = [_le(data, starts + 2 * k, 2) for k in range(small_fields)]
-        buf_sizes = [_le(data, starts + 2 * small_fields + big * j, big) for j in range(nbuf)]
+        words, size_words = _header_words(data, starts, small_fields, big, nbuf)
+        fields = list(words.T)
+        buf_sizes = list(size_words.T)
         num_levels = fields[0]
         pos = starts + header
         level_sizes = fields[1:]
@@ -309,8 +317,9 @@ class MiniBlockPage:
     def _values(self, slices: list[Slices], counts: I64, select: I64 | None) -> Values:
         codec = self.value_codec
         expected = int(counts.sum())
-        if select is not None and isinstance(codec, compression.SelectiveCodec):
-            return codec.decode_selected(slices, counts, select)
+        if select is not None and self._selective:
+            selective = cast(compression.SelectiveCodec, codec)
+            return selective.decode_selected(slices, counts, select)
         values = codec.decode(slices, counts)
         if values.count != expected:
             raise CorruptFileError(
@@ -453,7 +462,7 @@ class MiniBlockPage:
         """Without lists: the chunks holding ``rows`` and where each row lies among
         those chunks' values decoded back to back after ``first[0]`` others."""
         chunk = np.searchsorted(self.item_starts, rows, side="right") - 1
-        ids = np.unique(chunk)
+        ids, _ = sorted_groups(chunk)
         before = np.cumsum(self.counts[ids]) - self.counts[ids] + first[0]
         first[0] += int(self.counts[ids].sum())
         return ids, before[np.searchsorted(ids, chunk)] + rows - self.item_starts[chunk]
