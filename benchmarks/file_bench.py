@@ -50,10 +50,14 @@ def lineitem(scale: float) -> pa.Table:
     return table.cast(pa.schema(fields))
 
 
-def median_time(fn: Callable[[], object], runs: int) -> float:
+def median_time(fn: Callable[[], object], runs: int, *, collect: bool = True) -> float:
+    """The median of ``runs`` timed calls; ``collect``: a full garbage collection
+    before each (off for millisecond lookups, which it slows by a millisecond of
+    cold caches, as ``timeit`` leaves it out)."""
     times = []
     for _ in range(runs):
-        gc.collect()
+        if collect:
+            gc.collect()
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)
