@@ -279,7 +279,7 @@ def test_refused_options_change_nothing(tmp_path: Path) -> None:
 
 
 def test_failed_rewrite_removes_its_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    engine = importlib.import_module("lancelet.dataset.optimize")
+    engine = importlib.import_module("lancelet.dataset.compaction.rewrite")
     uri = str(tmp_path / "ds")
     _build(uri, [100] * 6, [], pylance=False)
     files, version = _data_files(uri), ll.dataset(uri).version

@@ -25,7 +25,7 @@ from lancelet.dataset.fragment import LanceFragment
 from lancelet.dataset.merge_columns import plan_merge
 from lancelet.dataset.merge_insert import MergeInsertBuilder, Planner
 from lancelet.dataset.operation import LanceOperation
-from lancelet.dataset.optimize import DatasetOptimizer
+from lancelet.dataset.optimizer import DatasetOptimizer
 from lancelet.dataset.options import check_options
 from lancelet.dataset.projection import projection
 from lancelet.dataset.scannable import Scannable
@@ -251,7 +251,7 @@ class LanceDataset(Scannable):
                 self._manifest = self._store.read_manifest(self._store.latest_version())
         raise AssertionError("unreachable")
 
-    # -- compaction (dataset/optimize.py) -------------------------------------------
+    # -- compaction (dataset/compaction/) --------------------------------------------
 
     @property
     def optimize(self) -> DatasetOptimizer:

@@ -1,0 +1,76 @@
+"""Committing a compaction: fresh fragment ids reserved, then one Rewrite.
+
+Nothing is visible until the commit: a ReserveFragments commit hands out fresh
+fragment ids, then one Rewrite, read at the plan's version, swaps every group for
+its new fragments.  A delete or update of a rewritten fragment committed meanwhile
+makes the Rewrite fail as retryable, instead of silently undoing it; appends are
+kept.  Files of a Rewrite that does not commit are removed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from lancelet.dataset.compaction.options import CompactionMetrics, CompactionSettings
+from lancelet.dataset.compaction.planning import plan_bins
+from lancelet.dataset.compaction.rewrite import rewrite_fragments
+from lancelet.dataset.write import discard_data_files
+from lancelet.table.manifest import Manifest
+from lancelet.transaction import operations as ops
+from lancelet.transaction.commit import commit_transaction
+from lancelet.transaction.store import DatasetStore
+
+if TYPE_CHECKING:
+    from lancelet.dataset.dataset import LanceDataset
+
+
+def _reserve_ids(
+    store: DatasetStore, read_version: int, groups: Sequence[ops.RewriteGroup]
+) -> list[ops.RewriteGroup]:
+    """The groups with their new fragments numbered from freshly reserved ids."""
+    count = sum(len(g.new_fragments) for g in groups)
+    if not count:
+        return list(groups)
+    txn = ops.Transaction(read_version, ops.ReserveFragments(count))
+    reserved = commit_transaction(store, txn)
+    assert reserved.max_fragment_id is not None
+    ids = iter(range(reserved.max_fragment_id - count + 1, reserved.max_fragment_id + 1))
+    return [
+        replace(g, new_fragments=tuple(f.with_id(next(ids)) for f in g.new_fragments))
+        for g in groups
+    ]
+
+
+def commit_rewrites(
+    store: DatasetStore, read_version: int, groups: Sequence[ops.RewriteGroup]
+) -> Manifest:
+    """Commit one Rewrite of ``groups`` read at ``read_version``; if it does not
+    commit, the new data files go."""
+    try:
+        numbered = _reserve_ids(store, read_version, groups)
+        txn = ops.Transaction(read_version, ops.Rewrite(tuple(numbered)))
+        return commit_transaction(store, txn)
+    except BaseException:
+        discard_data_files(store, [f for g in groups for f in g.new_fragments])
+        raise
+
+
+def compact(dataset: LanceDataset, options: Mapping[str, Any] | None) -> CompactionMetrics:
+    """Plan, rewrite and commit in one go; no new version when nothing needs it."""
+    store, manifest = dataset._store, dataset._manifest
+    settings = CompactionSettings.resolve(options, manifest.config, store.root)
+    groups: list[ops.RewriteGroup] = []
+    try:
+        for old in plan_bins(store, manifest, settings):
+            groups.append(ops.RewriteGroup(old, rewrite_fragments(store, manifest, old, settings)))
+    except BaseException:
+        discard_data_files(store, [f for g in groups for f in g.new_fragments])
+        raise
+    if not groups:
+        return CompactionMetrics()
+    dataset._advance_to(commit_rewrites(store, manifest.version, groups))
+    return CompactionMetrics.total(
+        [CompactionMetrics.of(g.old_fragments, g.new_fragments) for g in groups]
+    )

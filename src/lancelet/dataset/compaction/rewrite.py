@@ -1,0 +1,116 @@
+"""Rewriting one group of fragments: their live rows, in order, into new data files.
+
+A task writes ``max(1, rows // target)`` data files of near-equal size (the first
+ones one row longer), which is how pylance sizes them.  With stable row ids the
+rows keep their ids.  Nothing is committed here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from lancelet.dataset.compaction.options import CompactionSettings
+from lancelet.dataset.compaction.planning import deleted_count, files_version
+from lancelet.dataset.scanner import LanceScanner
+from lancelet.dataset.write import discard_data_files, write_fragment_files
+from lancelet.errors import CorruptDatasetError
+from lancelet.table import row_ids
+from lancelet.table.fragment import Fragment
+from lancelet.table.manifest import Manifest
+from lancelet.transaction.store import DatasetStore
+
+
+def output_sizes(rows: int, target: int) -> list[int]:
+    """Rows per new data file: ``max(1, rows // target)`` files of near-equal size."""
+    if rows == 0:
+        return []
+    count = max(1, rows // target)
+    base, longer = divmod(rows, count)
+    return [base + 1] * longer + [base] * (count - longer)
+
+
+class _RowSplitter:
+    """Cuts one stream of batches into consecutive readers of exact row counts."""
+
+    def __init__(self, batches: Iterator[pa.RecordBatch], schema: pa.Schema) -> None:
+        self._batches = batches
+        self._schema = schema
+        self._pending: pa.RecordBatch | None = None
+
+    def _next(self) -> pa.RecordBatch | None:
+        batch, self._pending = self._pending, None
+        return batch if batch is not None else next(self._batches, None)
+
+    def take(self, rows: int) -> pa.RecordBatchReader:
+        def batches() -> Iterator[pa.RecordBatch]:
+            left = rows
+            while left:
+                batch = self._next()
+                if batch is None:
+                    return
+                if batch.num_rows > left:
+                    self._pending = batch.slice(left)
+                    batch = batch.slice(0, left)
+                left -= batch.num_rows
+                yield batch
+
+        return pa.RecordBatchReader.from_batches(self._schema, batches())
+
+    def exhausted(self) -> bool:
+        while (batch := self._next()) is not None:
+            if batch.num_rows:
+                return False
+        return True
+
+
+def _live_rows(store: DatasetStore, fragments: Sequence[Fragment]) -> int:
+    # The scan reads the deletion files anyway and checks their counts.
+    return sum(f.physical_rows - deleted_count(store, f) for f in fragments)
+
+
+def rewrite_fragments(
+    store: DatasetStore,
+    manifest: Manifest,
+    fragments: Sequence[Fragment],
+    settings: CompactionSettings,
+) -> tuple[Fragment, ...]:
+    """New fragments (id 0, numbered at commit) holding the live rows of
+    ``fragments`` in order; their data files are written, not committed."""
+    sizes = output_sizes(_live_rows(store, fragments), settings.target_rows_per_fragment)
+    version = files_version(manifest, settings, store.root)
+    scan = LanceScanner(store, manifest, fragments=fragments, batch_size=settings.batch_size)
+    rows = _RowSplitter(scan.to_batches(), scan.projected_schema)
+    written: list[Fragment] = []
+    try:
+        for size in sizes:
+            written += write_fragment_files(store, rows.take(size), manifest.schema, version, size)
+        if [f.physical_rows for f in written] != sizes or not rows.exhausted():
+            ids = [f.id for f in fragments]
+            raise CorruptDatasetError(
+                f"{store.root}: fragments {ids} of version {manifest.version} hold a different "
+                "number of live rows than their deletion files say"
+            )
+        if manifest.stable_row_ids:
+            written = row_ids.carrying(written, _live_row_ids(store, fragments))
+    except BaseException:
+        discard_data_files(store, written)
+        raise
+    return tuple(written)
+
+
+def _live_row_ids(store: DatasetStore, fragments: Sequence[Fragment]) -> np.ndarray:
+    """The stable ids of the live rows of ``fragments``, in scan order: compaction
+    moves rows, and they keep their ids."""
+    parts = []
+    for fragment in fragments:
+        ids = store.read_row_ids(fragment)
+        if ids is None:
+            raise CorruptDatasetError(
+                f"{store.root}: fragment {fragment.id} lists no row ids, but the dataset "
+                "has stable row ids"
+            )
+        parts.append(np.delete(ids, store.read_deletions(fragment).astype(np.int64)))
+    return np.concatenate(parts) if parts else np.zeros(0, np.uint64)

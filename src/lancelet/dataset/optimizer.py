@@ -1,0 +1,59 @@
+"""``dataset.optimize``: table maintenance under pylance's method names."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lancelet.dataset.compaction import CompactionMetrics, compact
+from lancelet.dataset.index_build import optimize_indices
+
+if TYPE_CHECKING:
+    from lancelet.dataset.dataset import LanceDataset
+
+
+class DatasetOptimizer:
+    """``dataset.optimize``: table maintenance, with pylance's method names."""
+
+    def __init__(self, dataset: LanceDataset) -> None:
+        self._dataset = dataset
+
+    def compact_files(
+        self,
+        *,
+        target_rows_per_fragment: int | None = None,
+        max_rows_per_group: int | None = None,
+        max_bytes_per_file: int | None = None,
+        materialize_deletions: bool | None = None,
+        materialize_deletions_threshold: float | None = None,
+        defer_index_remap: bool | None = None,
+        num_threads: int | None = None,
+        batch_size: int | None = None,
+        compaction_mode: str | None = None,
+        binary_copy_read_batch_bytes: int | None = None,
+        max_source_fragments: int | None = None,
+        max_source_rows: int | None = None,
+        max_source_bytes: int | None = None,
+        excluded_fragment_ids: list[int] | None = None,
+        data_storage_version: str | None = None,
+    ) -> CompactionMetrics:
+        """Merge small fragments and drop deleted rows and dropped columns from the
+        files, keeping the order of the rows (see the module docstring for which
+        fragments are rewritten)."""
+        options = {k: v for k, v in locals().items() if k != "self"}
+        return compact(self._dataset, options)
+
+    def optimize_indices(
+        self,
+        *,
+        num_indices_to_merge: int = 1,
+        index_names: list[str] | None = None,
+        retrain: bool = False,
+    ) -> None:
+        """Bring fragments added since an index was built under it: rebuilt as one
+        segment, or with ``num_indices_to_merge=0`` as a delta segment of its own."""
+        optimize_indices(
+            self._dataset,
+            num_indices_to_merge=num_indices_to_merge,
+            index_names=index_names,
+            retrain=retrain,
+        )
