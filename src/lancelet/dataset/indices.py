@@ -225,7 +225,7 @@ def _segment_statistics(
 # -- commits -----------------------------------------------------------------------------
 
 
-def _index_files(store: DatasetStore, index_uuid: uuid_lib.UUID) -> tuple[IndexFile, ...]:
+def index_files(store: DatasetStore, index_uuid: uuid_lib.UUID) -> tuple[IndexFile, ...]:
     directory = store.path(naming.INDICES_DIR, str(index_uuid))
     names = sorted(io.list_dir(directory))
     return tuple(IndexFile(n, os.path.getsize(os.path.join(directory, n))) for n in names)
@@ -266,7 +266,7 @@ def new_index_metadata(
 ) -> IndexMetadata:
     """The metadata of an index built from ``dataset``'s version, whose files are
     under ``_indices/<index_uuid>/``."""
-    files = _index_files(dataset._store, index_uuid)
+    files = index_files(dataset._store, index_uuid)
     if not files:
         raise ArgumentError(
             f"{dataset.uri}: index {name!r} has no files under _indices/{index_uuid}/"

@@ -18,6 +18,7 @@ from lancelet.errors import ArgumentError
 from lancelet.index import bitmap, bloomfilter, btree, label_list, zonemap
 from lancelet.index._files import IndexDetails
 from lancelet.index.base import ScalarIndex
+from lancelet.table.index import ROW_ID_KEYED_VERSIONS
 
 Batches = Iterable[tuple[pa.Array, np.ndarray]]
 
@@ -85,21 +86,21 @@ TYPES = (
         btree.write_btree,
         lambda directory, _: btree.BTreeIndex.open(directory),
         stable_version=1,
-        row_id_versions=frozenset({0}),
+        row_id_versions=ROW_ID_KEYED_VERSIONS["/lance.table.BTreeIndexDetails"],
     ),
     IndexType(
         "BITMAP",
         IndexDetails("/lance.table.BitmapIndexDetails", b"", 0),
         bitmap.write_bitmap,
         lambda directory, _: bitmap.BitmapIndex.open(directory),
-        row_id_versions=frozenset({0}),
+        row_id_versions=ROW_ID_KEYED_VERSIONS["/lance.table.BitmapIndexDetails"],
     ),
     IndexType(
         "LABEL_LIST",
         label_list.label_list_details(),
         label_list.write_label_list,
         lambda directory, _: label_list.LabelListIndex.open(directory),
-        row_id_versions=frozenset({1}),
+        row_id_versions=ROW_ID_KEYED_VERSIONS["/lance.table.LabelListIndexDetails"],
     ),
     IndexType(
         "ZONEMAP",

@@ -29,6 +29,15 @@ FRAG_REUSE_INDEX = "__lance_frag_reuse"
 MEM_WAL_INDEX = "__lance_mem_wal"
 SYSTEM_INDICES = frozenset({FRAG_REUSE_INDEX, MEM_WAL_INDEX})
 
+# On a dataset with stable row ids, the index versions (per details type) that list
+# rows by stable row id rather than by row address, as pylance 14 writes them: such
+# an index needs no rewriting when compaction moves rows, only its fragments change.
+ROW_ID_KEYED_VERSIONS: dict[str, frozenset[int]] = {
+    "/lance.table.BTreeIndexDetails": frozenset({0}),
+    "/lance.table.BitmapIndexDetails": frozenset({0}),
+    "/lance.table.LabelListIndexDetails": frozenset({1}),
+}
+
 
 @dataclass(frozen=True)
 class IndexDetails:
@@ -73,6 +82,13 @@ class IndexMetadata:
     @property
     def is_system(self) -> bool:
         return self.name in SYSTEM_INDICES
+
+    def keyed_by_row_id(self, stable_row_ids: bool) -> bool:
+        """Whether the index lists rows by stable row id (else by row address)."""
+        if not stable_row_ids or self.index_details is None:
+            return False
+        versions = ROW_ID_KEYED_VERSIONS.get(self.index_details.type_url, frozenset())
+        return (self.index_version or 0) in versions
 
     def covers(self, fragment_id: int) -> bool:
         """Whether the index holds the rows of the fragment (an unrecorded bitmap is

@@ -12,6 +12,8 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
+from pyroaring import FrozenBitMap
+
 from lancelet._proto import file_pb2
 from lancelet.errors import CorruptDatasetError, DatasetError, VersionNotFoundError
 from lancelet.table import features
@@ -194,8 +196,69 @@ def fold_rewrite(base: Manifest | None, op: Rewrite, ctx: FoldContext) -> Manife
         )
     fragments = tuple(sorted(kept + added, key=lambda f: f.id))
     max_id = _max_id(base.max_fragment_id, added)
-    indices = uncover(base.indices, gone)
+    numbered = iter(added)
+    op = replace(
+        op,
+        groups=tuple(
+            replace(g, new_fragments=tuple(next(numbered) for _ in g.new_fragments))
+            for g in op.groups
+        ),
+    )
+    indices = moved_indices(base, op, frozenset(f.id for f in fragments))
     return replace(base, fragments=fragments, max_fragment_id=max_id, indices=indices)
+
+
+def moved_indices(
+    base: Manifest, op: Rewrite, present: frozenset[int]
+) -> tuple[IndexMetadata, ...]:
+    """The indices after a rewrite: those it remapped become their new segments, those
+    keyed by stable row id follow the rows, and the rest stop claiming the rewritten
+    fragments (their rows are scanned until the index is rebuilt).  Segments that
+    follow the rows claim only fragments ``present`` after it, as pylance's do."""
+    rewritten = {r.old_id: r for r in op.rewritten_indices}
+    missing = set(rewritten) - {i.uuid for i in base.indices}
+    if missing:
+        raise DatasetError(
+            f"rewrite onto version {base.version}: it remapped indices "
+            f"{sorted(str(u) for u in missing)}, which that version no longer has"
+        )
+    out = []
+    for index in base.indices:
+        found = rewritten.get(index.uuid)
+        if found is not None:
+            index = replace(
+                index,
+                uuid=found.new_id,
+                index_details=found.details or index.index_details,
+                index_version=found.index_version,
+                files=found.files,
+            )
+        if found is not None or index.keyed_by_row_id(base.stable_row_ids):
+            moved = _follow_rows(index, op)
+            if moved.fragment_bitmap is not None:
+                kept = moved.fragment_bitmap & FrozenBitMap(present)
+                moved = replace(moved, fragment_bitmap=kept)
+            out.append(moved)
+        else:
+            out.append(index.without_fragments(op.old_ids()))
+    return tuple(out)
+
+
+def _follow_rows(index: IndexMetadata, op: Rewrite) -> IndexMetadata:
+    """The index claims the new fragments of every group whose old fragments it all
+    held; of a group it held only in part, neither (its rows there are scanned)."""
+    held = index.fragment_bitmap
+    if held is None:
+        return index
+    bitmap = held
+    for group in op.groups:
+        old = FrozenBitMap(f.id for f in group.old_fragments)
+        if not old & bitmap:
+            continue
+        bitmap = bitmap - old
+        if old.issubset(held):
+            bitmap = bitmap | FrozenBitMap(f.id for f in group.new_fragments)
+    return replace(index, fragment_bitmap=bitmap)
 
 
 def _with_fresh_ids(fragments: tuple[Fragment, ...], base: Manifest) -> tuple[Fragment, ...]:

@@ -16,12 +16,14 @@ The table follows the reference's conflict resolver, with deliberate differences
   incompatible, because re-running it on the new data is well defined;
 * an upsert meeting a concurrent commit that added one of the keys it inserts
   is retryable, so that two upserts cannot both insert one new key;
-* a rewrite meeting a concurrent index build is compatible: indices stop claiming
-  rewritten fragments when the manifest is built;
+* a rewrite meeting a concurrent index build is compatible: indices it did not
+  remap stop claiming rewritten fragments when the manifest is built (only a build
+  that replaced or dropped a segment the rewrite remapped makes it retry);
 * likewise an index build meeting a concurrent rewrite, delete or update is rebased
   rather than retried: its new indices stop claiming the fragments the winner
   rewrote, removed or changed the indexed values of (those rows are scanned until
-  the index is rebuilt), so it need not be built again;
+  the index is rebuilt), so it need not be built again; a segment it drops that the
+  rewrite remapped is dropped under its new uuid;
 * two index commits that add, replace or drop an index of the same name clash
   (retryable): the reference lets the later one silently replace the earlier, which
   would undo a drop or replace an index its writer thought it had just created;
@@ -289,9 +291,28 @@ def _index_rebased(
         if touched is None:
             raise _retry(theirs, version, op, "may have rewritten the fragments")
         indices = uncover(indices, touched)
-    if indices == op.new_indices:
+    removed = op.removed_indices
+    if isinstance(theirs, Rewrite) and theirs.rewritten_indices:
+        # A segment theirs remapped lives on under its new uuid: drop that one.
+        renamed = {r.old_id: r.new_id for r in theirs.rewritten_indices}
+        removed = tuple(replace(i, uuid=renamed.get(i.uuid, i.uuid)) for i in removed)
+    if indices == op.new_indices and removed == op.removed_indices:
         return mine
-    return replace(mine, operation=replace(op, new_indices=indices))
+    return replace(mine, operation=replace(op, new_indices=indices, removed_indices=removed))
+
+
+def _rewritten_indices_remain(
+    mine: Transaction, theirs: Operation, version: int, ctx: RebaseContext
+) -> Transaction:
+    """A compaction that remapped index segments needs them still there: one that was
+    replaced or dropped meanwhile would come back, or its replacement be lost."""
+    op = mine.operation
+    assert isinstance(op, Rewrite)
+    present = {i.uuid for i in ctx.read_manifest(version).indices}
+    gone = sorted(str(r.old_id) for r in op.rewritten_indices if r.old_id not in present)
+    if gone:
+        raise _retry(theirs, version, op, f"replaced or dropped index segments {gone} that")
+    return mine
 
 
 def _same_index_names(
@@ -355,13 +376,16 @@ RULES: dict[str, dict[str, Rule]] = {
     "delete": {**_ROW_CHANGE, _MEM_WAL: INCOMPATIBLE},
     "update": {**_ROW_CHANGE, "append": _no_duplicate_inserts, "update": _no_duplicate_inserts},
     # Compaction: retried when anything changed the fragments it rewrote.  Indices
-    # stop claiming rewritten fragments when the manifest is built, so a concurrent
-    # index build is no conflict.
+    # it did not remap stop claiming rewritten fragments when the manifest is built,
+    # so a concurrent index build is no conflict, unless it replaced or dropped a
+    # segment the compaction remapped.
     "rewrite": {
         "delete": _retry_if_overlap,
         "update": _retry_if_overlap,
         "rewrite": _retry_if_overlap,
         "data_replacement": _retry_if_overlap,
+        "create_index": _rewritten_indices_remain,
+        "project": _rewritten_indices_remain,
         "merge": RETRY,
         "overwrite": INCOMPATIBLE,
         "restore": INCOMPATIBLE,

@@ -16,9 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Union
 
-from lancelet._proto import transaction_pb2
+from lancelet._proto import table_pb2, transaction_pb2
+from lancelet.errors import CorruptDatasetError
 from lancelet.table.fragment import Fragment
-from lancelet.table.index import IndexMetadata
+from lancelet.table.index import IndexDetails, IndexFile, IndexMetadata
 from lancelet.table.schema import LanceSchema
 
 _Pb = transaction_pb2.Transaction
@@ -112,10 +113,24 @@ class RewriteGroup:
 
 
 @dataclass(frozen=True)
+class RewrittenIndex:
+    """An index segment compaction rewrote for the moved rows: ``new_id``'s files
+    replace ``old_id``'s, with the given details, index version and files."""
+
+    old_id: uuid.UUID
+    new_id: uuid.UUID
+    details: IndexDetails | None = None
+    index_version: int = 0
+    files: tuple[IndexFile, ...] = ()
+
+
+@dataclass(frozen=True)
 class Rewrite:
-    """Compaction: each group's fragments replaced by new ones holding the same live rows."""
+    """Compaction: each group's fragments replaced by new ones holding the same live
+    rows; ``rewritten_indices`` were remapped to the new rows in the same commit."""
 
     groups: tuple[RewriteGroup, ...]
+    rewritten_indices: tuple[RewrittenIndex, ...] = ()
 
     def old_ids(self) -> set[int]:
         return {f.id for g in self.groups for f in g.old_fragments}
@@ -293,13 +308,39 @@ def encode_rewrite(op: Rewrite, pb: Message) -> None:
         g = pb.groups.add()
         g.old_fragments.extend(f.to_proto() for f in group.old_fragments)
         g.new_fragments.extend(f.to_proto() for f in group.new_fragments)
+    for index in op.rewritten_indices:
+        r = pb.rewritten_indices.add(new_index_version=index.index_version)
+        r.old_id.uuid = index.old_id.bytes
+        r.new_id.uuid = index.new_id.bytes
+        if index.details is not None:
+            r.new_index_details.type_url = index.details.type_url
+            r.new_index_details.value = index.details.value
+        r.new_index_files.extend(
+            table_pb2.IndexFile(path=f.path, size_bytes=f.size_bytes) for f in index.files
+        )
 
 
 def decode_rewrite(pb: Message, where: str) -> Rewrite:
     groups = [RewriteGroup(_frags(g.old_fragments), _frags(g.new_fragments)) for g in pb.groups]
     if pb.old_fragments:  # the deprecated single-group form
         groups.append(RewriteGroup(_frags(pb.old_fragments), _frags(pb.new_fragments)))
-    return Rewrite(tuple(groups))
+    return Rewrite(tuple(groups), tuple(_rewritten_index(r, where) for r in pb.rewritten_indices))
+
+
+def _rewritten_index(pb: Message, where: str) -> RewrittenIndex:
+    for name in ("old_id", "new_id"):
+        if len(getattr(pb, name).uuid) != 16:
+            raise CorruptDatasetError(f"{where}: a rewritten index's {name} is not 16 bytes")
+    details = None
+    if pb.HasField("new_index_details"):
+        details = IndexDetails(pb.new_index_details.type_url, pb.new_index_details.value)
+    return RewrittenIndex(
+        uuid.UUID(bytes=pb.old_id.uuid),
+        uuid.UUID(bytes=pb.new_id.uuid),
+        details,
+        pb.new_index_version,
+        tuple(IndexFile(f.path, f.size_bytes) for f in pb.new_index_files),
+    )
 
 
 def encode_create_index(op: CreateIndex, pb: Message) -> None:

@@ -1,10 +1,12 @@
 """Committing a compaction: fresh fragment ids reserved, then one Rewrite.
 
 Nothing is visible until the commit: a ReserveFragments commit hands out fresh
-fragment ids, then one Rewrite, read at the plan's version, swaps every group for
-its new fragments.  A delete or update of a rewritten fragment committed meanwhile
-makes the Rewrite fail as retryable, instead of silently undoing it; appends are
-kept.  Files of a Rewrite that does not commit are removed.
+fragment ids, the index segments holding the rewritten rows are remapped to the
+new fragments under new uuids, then one Rewrite, read at the plan's version, swaps
+every group for its new fragments and every remapped segment for its new one.
+A delete or update of a rewritten fragment committed meanwhile makes the Rewrite
+fail as retryable, instead of silently undoing it; appends are kept.  Files of a
+Rewrite that does not commit are removed.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from lancelet.dataset.compaction.options import CompactionMetrics, CompactionSettings
 from lancelet.dataset.compaction.planning import plan_bins
+from lancelet.dataset.compaction.remap import discard_indices, remap_indices
 from lancelet.dataset.compaction.rewrite import rewrite_fragments
 from lancelet.dataset.write import discard_data_files
 from lancelet.table.manifest import Manifest
@@ -46,14 +49,18 @@ def _reserve_ids(
 def commit_rewrites(
     store: DatasetStore, read_version: int, groups: Sequence[ops.RewriteGroup]
 ) -> Manifest:
-    """Commit one Rewrite of ``groups`` read at ``read_version``; if it does not
-    commit, the new data files go."""
+    """Commit one Rewrite of ``groups`` read at ``read_version``, with the index
+    segments it remaps (see :mod:`.remap`); if it does not commit, the new data
+    files and index segments go."""
+    rewritten: tuple[ops.RewrittenIndex, ...] = ()
     try:
         numbered = _reserve_ids(store, read_version, groups)
-        txn = ops.Transaction(read_version, ops.Rewrite(tuple(numbered)))
+        rewritten = remap_indices(store, store.read_manifest(read_version), numbered)
+        txn = ops.Transaction(read_version, ops.Rewrite(tuple(numbered), rewritten))
         return commit_transaction(store, txn)
     except BaseException:
         discard_data_files(store, [f for g in groups for f in g.new_fragments])
+        discard_indices(store, rewritten)
         raise
 
 
