@@ -88,6 +88,11 @@ class RetryableCommitConflictError(CommitConflictError):
     """The concurrent change touched data this one read; re-read and try again."""
 
 
+class ReuseIndexChangedError(RetryableCommitConflictError):
+    """A compaction that defers index remapping extends the Fragment Reuse Index it
+    read, and another commit replaced that index meanwhile."""
+
+
 class IncompatibleTransactionError(CommitConflictError):
     """The concurrent change makes this one meaningless (for example a restore)."""
 

@@ -257,7 +257,6 @@ def test_refused_options_change_nothing(tmp_path: Path) -> None:
     optimizer = ll.dataset(uri).optimize
     for refused in (
         {"max_bytes_per_file": 1 << 20},
-        {"defer_index_remap": True},
         {"compaction_mode": "force_binary_copy"},
     ):
         with pytest.raises(NotImplementedError, match=next(iter(refused))):

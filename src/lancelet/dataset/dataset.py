@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelet.dataset import arguments, index_build, indices, schema_ops
+from lancelet.dataset import arguments, frag_reuse, index_build, indices, schema_ops
 from lancelet.dataset.cleanup import CleanupStats, cleanup_old_versions
 from lancelet.dataset.delete import plan_delete
 from lancelet.dataset.fragment import LanceFragment
@@ -265,10 +265,20 @@ class LanceDataset(Scannable):
     # -- indices (dataset/indices.py) -------------------------------------------------
 
     def list_indices(self) -> list[dict[str, Any]]:
-        return indices.list_indices(self._manifest)
+        return indices.list_indices(frag_reuse.with_coverage(self._store, self._manifest))
 
     def describe_indices(self) -> list[indices.IndexDescription]:
-        return indices.describe_indices(self._manifest)
+        return indices.describe_indices(frag_reuse.with_coverage(self._store, self._manifest))
+
+    def remap_row_addrs(self, addrs: pa.Array) -> pa.Array | None:
+        """Row addresses carried across the compactions the Fragment Reuse Index
+        records (null where the row was dropped, or its fragment is gone); None
+        when the version has no reuse index."""
+        if not isinstance(addrs, pa.Array):
+            raise ArgumentError(f"remap_row_addrs takes a pyarrow Array, not {type(addrs)}")
+        if not (pa.types.is_integer(addrs.type) or pa.types.is_null(addrs.type)):
+            raise ArgumentError(f"remap_row_addrs takes integer addresses, not {addrs.type}")
+        return frag_reuse.remap_row_addrs(self._store, self._manifest, addrs)
 
     def drop_index(self, name: str) -> None:
         """Remove the index; its files stay until ``cleanup_old_versions``."""
@@ -306,7 +316,8 @@ class LanceDataset(Scannable):
         )
 
     def index_statistics(self, index_name: str) -> dict[str, Any]:
-        return indices.index_statistics(self._store, self._manifest, index_name)
+        manifest = frag_reuse.with_coverage(self._store, self._manifest)
+        return indices.index_statistics(self._store, manifest, index_name)
 
     @property
     def stats(self) -> indices.DatasetStats:

@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyroaring import FrozenBitMap
 
-from lancelet.dataset import index_plan, indices
+from lancelet.dataset import frag_reuse, index_plan, indices
 from lancelet.dataset.scanner import ROW_ADDRESS, ROW_ID, LanceScanner
 from lancelet.errors import (
     ArgumentError,
@@ -276,6 +277,7 @@ def optimize_indices(
     own next to the existing ones; otherwise (and with ``retrain``) the index is
     rebuilt as one segment over every fragment.  Indices of types lancelet does not
     build are left as they are, unless named in ``index_names``, which refuses them.
+    Afterwards, reuse versions no segment needs any more are trimmed.
     """
     manifest = dataset._manifest
     where = f"{dataset.uri} version {manifest.version}"
@@ -283,8 +285,14 @@ def optimize_indices(
         raise ArgumentError(f"{where}: num_indices_to_merge must be a non-negative integer")
     for name, segments in _groups(manifest, index_names, where).items():
         current = manifest = dataset._manifest
-        uncovered = [f.id for f in current.fragments if not any(s.covers(f.id) for s in segments)]
-        merge = retrain or (num_indices_to_merge > 0 and len(segments) > 1)
+        held = _held(dataset, segments)
+        uncovered = [f.id for f in current.fragments if not any(f.id in h for h in held)]
+        # A segment that still needs reuse versions is rebuilt, so they can be trimmed.
+        merge = (
+            retrain
+            or (num_indices_to_merge > 0 and len(segments) > 1)
+            or _needs_reuse(dataset, segments)
+        )
         if not uncovered and not merge:
             continue
         kind = registry.BY_TYPE_URL[_type_url(segments[0])]
@@ -293,6 +301,31 @@ def optimize_indices(
         )
         scope = None if merge or num_indices_to_merge > 0 else uncovered
         _rebuild(dataset, name, kind, field, segments, scope)
+    frag_reuse.cleanup(dataset)
+
+
+def _needs_reuse(dataset: LanceDataset, segments: Sequence[IndexMetadata]) -> bool:
+    manifest = dataset._manifest
+    reuse = frag_reuse.reuse_map(dataset._store, manifest)
+    return reuse is not None and any(
+        s.fragment_bitmap is not None
+        and frag_reuse.applies_to(s, manifest)
+        and reuse.needed(s.fragment_bitmap)
+        for s in segments
+    )
+
+
+def _held(dataset: LanceDataset, segments: Sequence[IndexMetadata]) -> list[FrozenBitMap]:
+    """The fragments each segment holds now, through the Fragment Reuse Index (an
+    unrecorded bitmap holds everything)."""
+    manifest = dataset._manifest
+    reuse = frag_reuse.reuse_map(dataset._store, manifest)
+    everything = FrozenBitMap(f.id for f in manifest.fragments)
+    out = []
+    for segment in segments:
+        held = frag_reuse.coverage(reuse, segment, manifest)
+        out.append(everything if held is None else held)
+    return out
 
 
 def _groups(

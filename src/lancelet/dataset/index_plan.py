@@ -5,7 +5,10 @@ An index is usable for a version when lancelet knows its type (by the details'
 schema, and its fragment bitmap is recorded.  It is used only for the fragments
 its bitmap holds that the version still has: a fragment rewritten since (by
 compaction, or an update of the indexed column) has a new id or has left the
-bitmap, so its rows are scanned.  Every other index is ignored, never guessed at.
+bitmap, so its rows are scanned.  A compaction that deferred remapping is the
+exception: the Fragment Reuse Index carries the segments it left behind, their
+coverage and the addresses they return, onto the new fragments.  Every other
+index is ignored, never guessed at.
 
 Open indices are kept per dataset store, by uuid: index files never change once
 committed.
@@ -17,12 +20,14 @@ from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
 
+from lancelet.dataset import frag_reuse
 from lancelet.dataset.take import MISSING, addresses_of_ids
 from lancelet.errors import ArgumentError
 from lancelet.expr import INDEX_QUERIES, And, IndexQuery, Not, Or, Predicate
 from lancelet.expr.from_sql import predicate_tree
 from lancelet.index import registry, sorted_sets
 from lancelet.index.base import ScalarIndex, SearchResult
+from lancelet.index.frag_reuse import ReuseMap
 from lancelet.index.planner import Candidates, IndexedColumn, plan
 from lancelet.table import naming
 from lancelet.table.fragment import Fragment
@@ -69,6 +74,7 @@ def usable_indices(
     covering only fragments in ``present``; indices are opened when first asked."""
     paths = field_paths(manifest)
     arrow = manifest.schema.to_arrow()
+    reuse = frag_reuse.reuse_map(store, manifest)
     by_name: dict[str, list[IndexMetadata]] = {}
     for index in manifest.indices:
         if _readable(index) and len(index.fields) == 1 and index.fields[0] in paths:
@@ -79,7 +85,10 @@ def usable_indices(
         if any(paths.get(s.fields[0]) != column for s in segments):
             continue  # segments of one name disagree on the field: trust none
         dtype = column_type(arrow, column)
-        parts = tuple(_LazyPart(store, manifest, s, _covered(s, present), dtype) for s in segments)
+        parts = tuple(
+            _LazyPart(store, manifest, s, _covered(reuse, s, manifest, present), dtype, reuse)
+            for s in segments
+        )
         out.setdefault(column, []).append(IndexedColumn(tuple((p, p.fragments) for p in parts)))
     return out
 
@@ -101,9 +110,12 @@ def _readable(index: IndexMetadata) -> bool:
     return kind.reads(index.index_version or 0)
 
 
-def _covered(index: IndexMetadata, present: frozenset[int]) -> frozenset[int]:
-    assert index.fragment_bitmap is not None
-    return frozenset(index.fragment_bitmap) & present
+def _covered(
+    reuse: ReuseMap | None, index: IndexMetadata, manifest: Manifest, present: frozenset[int]
+) -> frozenset[int]:
+    held = frag_reuse.coverage(reuse, index, manifest)
+    assert held is not None
+    return frozenset(held) & present
 
 
 def field_paths(manifest: Manifest) -> dict[int, str]:
@@ -133,18 +145,23 @@ class _LazyPart:
         index: IndexMetadata,
         fragments: frozenset[int],
         dtype: pa.DataType,
+        reuse: ReuseMap | None,
     ) -> None:
         self._store = store
         self._manifest = manifest
         self._index = index
         self.fragments = fragments
         self._type = dtype
+        self._reuse = reuse if index.mapped_by_reuse(manifest.stable_row_ids) else None
 
     def search(self, query: IndexQuery) -> SearchResult | None:
         try:
             found = opened(self._store, self._index, self._type).search(query)
         except ArgumentError:
             return None  # the index holds values of another type than the column's
+        if found is not None and self._reuse is not None:
+            moved, alive = self._reuse.remap(found.addresses)
+            return SearchResult(sorted_sets.unique(moved[alive]), found.exact)
         if found is None or not _keyed_by_row_id(self._index, self._manifest):
             return found
         # Rows listed by stable row id: found where those ids live now.

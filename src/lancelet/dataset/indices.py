@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from pyroaring import BitMap, FrozenBitMap
 
 from lancelet import io
-from lancelet.dataset import index_plan
+from lancelet.dataset import frag_reuse, index_plan
 from lancelet.errors import ArgumentError, IndexExistsError, IndexNotFoundError
 from lancelet.index import registry
 from lancelet.table import naming
@@ -339,4 +339,6 @@ class DatasetStats:
     dataset: LanceDataset
 
     def index_stats(self, index_name: str) -> dict[str, Any]:
-        return index_statistics(self.dataset._store, self.dataset._manifest, index_name)
+        store = self.dataset._store
+        manifest = frag_reuse.with_coverage(store, self.dataset._manifest)
+        return index_statistics(store, manifest, index_name)

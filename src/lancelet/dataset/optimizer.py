@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from lancelet.dataset import frag_reuse
 from lancelet.dataset.compaction import CompactionMetrics, compact
 from lancelet.dataset.index_build import optimize_indices
 
@@ -57,3 +58,9 @@ class DatasetOptimizer:
             index_names=index_names,
             retrain=retrain,
         )
+
+    def cleanup_frag_reuse_index(self) -> bool:
+        """Drop the Fragment Reuse Index's versions that every index segment has
+        been rebuilt past (``optimize_indices`` does this too); True when it
+        committed a new version."""
+        return frag_reuse.cleanup(self._dataset)

@@ -39,6 +39,19 @@ ROW_ID_KEYED_VERSIONS: dict[str, frozenset[int]] = {
 }
 
 
+# The segment types whose row addresses the Fragment Reuse Index maps forward after
+# a compaction that deferred remapping.  Zone maps and Bloom filters are not among
+# them: pylance answers from their zones as recorded (false negatives), so lancelet
+# uncovers their rewritten fragments instead.
+REUSE_MAPPED_TYPES = frozenset(
+    {
+        "/lance.table.BTreeIndexDetails",
+        "/lance.table.BitmapIndexDetails",
+        "/lance.table.LabelListIndexDetails",
+    }
+)
+
+
 @dataclass(frozen=True)
 class IndexDetails:
     """A ``google.protobuf.Any``: the kind of index and its type-specific parameters."""
@@ -89,6 +102,15 @@ class IndexMetadata:
             return False
         versions = ROW_ID_KEYED_VERSIONS.get(self.index_details.type_url, frozenset())
         return (self.index_version or 0) in versions
+
+    def mapped_by_reuse(self, stable_row_ids: bool) -> bool:
+        """Whether the Fragment Reuse Index maps this segment's row addresses."""
+        return (
+            not self.is_system
+            and self.index_details is not None
+            and self.index_details.type_url in REUSE_MAPPED_TYPES
+            and not self.keyed_by_row_id(stable_row_ids)
+        )
 
     def covers(self, fragment_id: int) -> bool:
         """Whether the index holds the rows of the fragment (an unrecorded bitmap is

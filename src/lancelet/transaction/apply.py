@@ -15,10 +15,15 @@ from dataclasses import dataclass, replace
 from pyroaring import FrozenBitMap
 
 from lancelet._proto import file_pb2
-from lancelet.errors import CorruptDatasetError, DatasetError, VersionNotFoundError
+from lancelet.errors import (
+    CorruptDatasetError,
+    DatasetError,
+    ReuseIndexChangedError,
+    VersionNotFoundError,
+)
 from lancelet.table import features
 from lancelet.table.fragment import Fragment
-from lancelet.table.index import IndexMetadata
+from lancelet.table.index import FRAG_REUSE_INDEX, IndexMetadata
 from lancelet.table.manifest import Manifest, WriterVersion, data_file_format
 from lancelet.table.row_ids import with_row_ids
 from lancelet.table.schema import LanceSchema
@@ -205,14 +210,33 @@ def fold_rewrite(base: Manifest | None, op: Rewrite, ctx: FoldContext) -> Manife
         ),
     )
     indices = moved_indices(base, op, frozenset(f.id for f in fragments))
+    if op.frag_reuse_index is not None:
+        indices = _with_reuse_index(base, indices, op)
     return replace(base, fragments=fragments, max_fragment_id=max_id, indices=indices)
+
+
+def _with_reuse_index(
+    base: Manifest, indices: tuple[IndexMetadata, ...], op: Rewrite
+) -> tuple[IndexMetadata, ...]:
+    """The Fragment Reuse Index swapped for the rewrite's, which extends the one it
+    read: another reuse index committed meanwhile would lose its versions."""
+    assert op.frag_reuse_index is not None
+    current = [i.uuid for i in base.indices if i.name == FRAG_REUSE_INDEX]
+    if current != ([op.frag_reuse_base] if op.frag_reuse_base is not None else []):
+        raise ReuseIndexChangedError(
+            f"version {base.version} changed the fragment reuse index this compaction "
+            "extends; re-read the dataset and try again"
+        )
+    kept = tuple(i for i in indices if i.name != FRAG_REUSE_INDEX)
+    return (*kept, op.frag_reuse_index)
 
 
 def moved_indices(
     base: Manifest, op: Rewrite, present: frozenset[int]
 ) -> tuple[IndexMetadata, ...]:
     """The indices after a rewrite: those it remapped become their new segments, those
-    keyed by stable row id follow the rows, and the rest stop claiming the rewritten
+    keyed by stable row id follow the rows, those a deferred rewrite leaves to the
+    Fragment Reuse Index stay as they were, and the rest stop claiming the rewritten
     fragments (their rows are scanned until the index is rebuilt).  Segments that
     follow the rows claim only fragments ``present`` after it, as pylance's do."""
     rewritten = {r.old_id: r for r in op.rewritten_indices}
@@ -233,6 +257,9 @@ def moved_indices(
                 index_version=found.index_version,
                 files=found.files,
             )
+        if index.is_system or (op.deferred and index.mapped_by_reuse(base.stable_row_ids)):
+            out.append(index)  # the reuse index maps its rows
+            continue
         if found is not None or index.keyed_by_row_id(base.stable_row_ids):
             moved = _follow_rows(index, op)
             if moved.fragment_bitmap is not None:

@@ -24,6 +24,12 @@ The table follows the reference's conflict resolver, with deliberate differences
   rewrote, removed or changed the indexed values of (those rows are scanned until
   the index is rebuilt), so it need not be built again; a segment it drops that the
   rewrite remapped is dropped under its new uuid;
+* a compaction that defers index remapping leaves the segments it would remap to
+  the Fragment Reuse Index, so it meets an index build as any rewrite does; it
+  retries only when the reuse index it extends was replaced meanwhile (by a trim,
+  or another deferred compaction: :func:`.apply.fold_rewrite` checks), and a trim
+  retries on any concurrent rewrite or index commit, whose segments may need a
+  reuse version it would drop;
 * two index commits that add, replace or drop an index of the same name clash
   (retryable): the reference lets the later one silently replace the earlier, which
   would undo a drop or replace an index its writer thought it had just created;
@@ -43,6 +49,7 @@ import numpy as np
 
 from lancelet.errors import IncompatibleTransactionError, RetryableCommitConflictError
 from lancelet.table.fragment import Fragment
+from lancelet.table.index import FRAG_REUSE_INDEX
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.apply import uncover
 from lancelet.transaction.operations import (
@@ -279,6 +286,9 @@ def _index_rebased(
     first (see :func:`.apply.uncover`)."""
     op = mine.operation
     assert isinstance(op, CreateIndex)
+    if FRAG_REUSE_INDEX in op.names() and isinstance(theirs, Rewrite):
+        # A trim judged which reuse versions the segments need before theirs.
+        raise _retry(theirs, version, op, "rewrote fragments, which may change what")
     indices = op.new_indices
     if isinstance(theirs, Delete):
         indices = uncover(indices, set(theirs.deleted_fragment_ids))
@@ -308,6 +318,12 @@ def _rewritten_indices_remain(
     replaced or dropped meanwhile would come back, or its replacement be lost."""
     op = mine.operation
     assert isinstance(op, Rewrite)
+    if (
+        op.frag_reuse_index is not None
+        and isinstance(theirs, CreateIndex)
+        and FRAG_REUSE_INDEX in theirs.names()
+    ):
+        raise _retry(theirs, version, op, "replaced the fragment reuse index that")
     present = {i.uuid for i in ctx.read_manifest(version).indices}
     gone = sorted(str(r.old_id) for r in op.rewritten_indices if r.old_id not in present)
     if gone:
@@ -321,6 +337,10 @@ def _same_index_names(
     op = mine.operation
     assert isinstance(op, CreateIndex) and isinstance(theirs, CreateIndex)
     both = sorted(op.names() & theirs.names())
+    if FRAG_REUSE_INDEX in op.names() | theirs.names():
+        # A trim judged what every segment needs; a segment built meanwhile may need
+        # a reuse version it dropped.
+        both = sorted({*both, FRAG_REUSE_INDEX})
     if both:
         raise RetryableCommitConflictError(
             f"version {version} also added, replaced or dropped indices {both}; "

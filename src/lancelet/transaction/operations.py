@@ -127,10 +127,19 @@ class RewrittenIndex:
 @dataclass(frozen=True)
 class Rewrite:
     """Compaction: each group's fragments replaced by new ones holding the same live
-    rows; ``rewritten_indices`` were remapped to the new rows in the same commit."""
+    rows; ``rewritten_indices`` were remapped to the new rows in the same commit.
+
+    A ``deferred`` rewrite leaves the segments the Fragment Reuse Index maps as they
+    were; ``frag_reuse_index`` (with a new reuse version) then replaces the one
+    whose uuid is ``frag_reuse_base``.  Like pylance, the transaction file records
+    neither: only the committing process needs them.
+    """
 
     groups: tuple[RewriteGroup, ...]
     rewritten_indices: tuple[RewrittenIndex, ...] = ()
+    deferred: bool = field(default=False, compare=False)
+    frag_reuse_index: IndexMetadata | None = field(default=None, compare=False, repr=False)
+    frag_reuse_base: uuid.UUID | None = field(default=None, compare=False)
 
     def old_ids(self) -> set[int]:
         return {f.id for g in self.groups for f in g.old_fragments}

@@ -11,15 +11,21 @@ Rewrite that does not commit are removed.
 
 from __future__ import annotations
 
+import shutil
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from lancelet.dataset import frag_reuse
+from lancelet.dataset.compaction.defer import reuse_version
 from lancelet.dataset.compaction.options import CompactionMetrics, CompactionSettings
 from lancelet.dataset.compaction.planning import plan_bins
 from lancelet.dataset.compaction.remap import discard_indices, remap_indices
 from lancelet.dataset.compaction.rewrite import rewrite_fragments
 from lancelet.dataset.write import discard_data_files
+from lancelet.errors import ReuseIndexChangedError
+from lancelet.table import naming
 from lancelet.table.manifest import Manifest
 from lancelet.transaction import operations as ops
 from lancelet.transaction.commit import commit_transaction
@@ -47,21 +53,65 @@ def _reserve_ids(
 
 
 def commit_rewrites(
-    store: DatasetStore, read_version: int, groups: Sequence[ops.RewriteGroup]
+    store: DatasetStore,
+    read_version: int,
+    groups: Sequence[ops.RewriteGroup],
+    defer_index_remap: bool = False,
 ) -> Manifest:
     """Commit one Rewrite of ``groups`` read at ``read_version``, with the index
-    segments it remaps (see :mod:`.remap`); if it does not commit, the new data
-    files and index segments go."""
+    segments it remaps (see :mod:`.remap`), or with ``defer_index_remap`` a new
+    reuse version instead (see :mod:`.defer`); if it does not commit, the new data
+    files and index segments go.
+
+    With stable row ids nothing is deferred: segments keyed by row id follow their
+    rows anyway, and the few keyed by address are remapped (pylance refuses to
+    defer on such datasets, so a reuse index there would be lancelet's alone)."""
     rewritten: tuple[ops.RewrittenIndex, ...] = ()
     try:
         numbered = _reserve_ids(store, read_version, groups)
-        rewritten = remap_indices(store, store.read_manifest(read_version), numbered)
+        read = store.read_manifest(read_version)
+        if defer_index_remap and not read.stable_row_ids:
+            return _commit_deferred(store, read_version, numbered)
+        rewritten = remap_indices(store, read, numbered)
         txn = ops.Transaction(read_version, ops.Rewrite(tuple(numbered), rewritten))
         return commit_transaction(store, txn)
     except BaseException:
         discard_data_files(store, [f for g in groups for f in g.new_fragments])
         discard_indices(store, rewritten)
         raise
+
+
+_REUSE_ATTEMPTS = 5
+
+
+def _commit_deferred(
+    store: DatasetStore, read_version: int, groups: Sequence[ops.RewriteGroup]
+) -> Manifest:
+    """The Rewrite with a reuse version for its moves, built on the latest reuse
+    index; rebuilt when another commit replaces that index first."""
+    for attempt in range(_REUSE_ATTEMPTS):
+        latest = store.read_manifest(store.latest_version())
+        op = ops.Rewrite(tuple(groups), deferred=True)
+        reuse = frag_reuse.reuse_map(store, latest)
+        old_ids = op.old_ids()
+        written: uuid.UUID | None = None
+        if frag_reuse.needs_version(latest, reuse, old_ids):
+            current = frag_reuse.reuse_index(latest)
+            index = frag_reuse.extended(store, latest, reuse_version(store, latest.version, groups))
+            written = index.uuid
+            op = replace(
+                op,
+                frag_reuse_index=index,
+                frag_reuse_base=current.uuid if current is not None else None,
+            )
+        try:
+            return commit_transaction(store, ops.Transaction(read_version, op))
+        except BaseException as exc:
+            if written is not None:
+                shutil.rmtree(store.path(naming.INDICES_DIR, str(written)), ignore_errors=True)
+            if not isinstance(exc, ReuseIndexChangedError) or attempt + 1 == _REUSE_ATTEMPTS:
+                raise
+    raise AssertionError("unreachable")
 
 
 def compact(dataset: LanceDataset, options: Mapping[str, Any] | None) -> CompactionMetrics:
@@ -77,7 +127,8 @@ def compact(dataset: LanceDataset, options: Mapping[str, Any] | None) -> Compact
         raise
     if not groups:
         return CompactionMetrics()
-    dataset._advance_to(commit_rewrites(store, manifest.version, groups))
+    committed = commit_rewrites(store, manifest.version, groups, settings.defer_index_remap)
+    dataset._advance_to(committed)
     return CompactionMetrics.total(
         [CompactionMetrics.of(g.old_fragments, g.new_fragments) for g in groups]
     )

@@ -92,6 +92,8 @@ class CompactionSettings:
     excluded_fragment_ids: tuple[int, ...] = ()
     # The file format of the rewritten files (None: the dataset's), as in pylance.
     data_storage_version: str | None = None
+    # Leave index segments to the Fragment Reuse Index instead of rewriting them.
+    defer_index_remap: bool = False
 
     @classmethod
     def resolve(
@@ -120,7 +122,6 @@ class CompactionSettings:
         out: dict[str, Any] = dict.fromkeys(OPTION_NAMES)
         out.update({f.name: getattr(self, f.name) for f in fields(self)})
         out.update(excluded_fragment_ids=list(self.excluded_fragment_ids))
-        out.update(defer_index_remap=False)
         return out
 
 
@@ -147,7 +148,6 @@ def _check_supported(values: Mapping[str, Any], where: str) -> None:
     # Binary copy may always fall back to re-encoding; only forcing it is refused.
     refused = {
         "max_bytes_per_file": values.get("max_bytes_per_file") is not None,
-        "defer_index_remap": bool(values.get("defer_index_remap")),
         "compaction_mode": mode == "force_binary_copy",
     }
     for name, is_refused in refused.items():

@@ -3,7 +3,8 @@
 Planning walks the fragments in manifest order.  A fragment is a candidate when
 it has fewer physical rows than the target, or (with ``materialize_deletions``)
 when more than the threshold fraction of its rows is deleted.  Consecutive
-candidates covered by the same indices form runs; a run holding one fragment
+candidates covered by the same indices (as the Fragment Reuse Index carries them)
+form runs; a run holding one fragment
 that is only small, with nothing to merge it with, is left alone.  Runs are cut
 into bins of at least ``target_rows_per_fragment`` live rows, the remainder
 joining the last bin, and each bin becomes one task.
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from pyroaring import FrozenBitMap
 
+from lancelet.dataset import frag_reuse
 from lancelet.dataset.compaction.options import CompactionSettings
 from lancelet.dataset.write import check_writable
 from lancelet.errors import UnsupportedVersionError
@@ -55,9 +57,15 @@ def _candidate(
     return None
 
 
-def _index_coverage(manifest: Manifest) -> list[FrozenBitMap | None]:
-    """Per index, the fragments it covers (None: unrecorded, taken as all)."""
-    return [index.fragment_bitmap for index in manifest.indices]
+def _index_coverage(store: DatasetStore, manifest: Manifest) -> list[FrozenBitMap | None]:
+    """Per index, the fragments it covers now, through the Fragment Reuse Index (None:
+    unrecorded, taken as all); system indices hold no rows."""
+    reuse = frag_reuse.reuse_map(store, manifest)
+    return [
+        frag_reuse.coverage(reuse, index, manifest)
+        for index in manifest.indices
+        if not index.is_system
+    ]
 
 
 def _candidate_runs(
@@ -65,7 +73,7 @@ def _candidate_runs(
 ) -> list[list[_Candidate]]:
     """Maximal runs of consecutive candidates that the same indices cover: indexed
     and unindexed rows must not share a fragment."""
-    coverage = _index_coverage(manifest)
+    coverage = _index_coverage(store, manifest)
     excluded = set(settings.excluded_fragment_ids)
     runs: list[list[_Candidate]] = []
     current: list[_Candidate] = []
@@ -155,4 +163,8 @@ def plan_bins(
         if len(run) > 1 or run[0].alone
         for group in _split_for_size(run, settings.target_rows_per_fragment)
     ]
-    return [tuple(c.fragment for c in group) for group in _within_limits(store, bins, settings)]
+    groups = [tuple(c.fragment for c in group) for group in _within_limits(store, bins, settings)]
+    if settings.defer_index_remap:
+        # A reuse version can only say "the surviving rows, in address order".
+        groups = [tuple(sorted(group, key=lambda f: f.id)) for group in groups]
+    return groups

@@ -198,10 +198,13 @@ class Compaction:
         Fails as retryable when a fragment they rewrote was changed meanwhile, and
         then removes the data files they wrote.
         """
-        CompactionSettings.resolve(options, {}, dataset.uri)
+        settings = CompactionSettings.resolve(options, dataset._manifest.config, dataset.uri)
         if not rewrites:
             return CompactionMetrics()
         groups = [ops.RewriteGroup(r.original_fragments, r.new_fragments) for r in rewrites]
         read_version = min(r.read_version for r in rewrites)
-        dataset._advance_to(commit_rewrites(dataset._store, read_version, groups))
+        committed = commit_rewrites(
+            dataset._store, read_version, groups, settings.defer_index_remap
+        )
+        dataset._advance_to(committed)
         return CompactionMetrics.total([r.metrics for r in rewrites])
