@@ -4,7 +4,8 @@ A random table (``tests/dataset/row_model.py``) is written by lancelet or pylanc
 (format 2.0 or 2.2, a few rows per file, sometimes with stable row ids), indexed by
 either library (BTREE, BITMAP, ZONEMAP, BLOOMFILTER, several on one column), then
 changed by a random sequence of steps, each done by either library: deletes,
-updates, appends, compactions, ``optimize_indices`` and new indices.  After every
+updates, appends, compactions (some deferring index remapping to the Fragment
+Reuse Index), trims of that index, ``optimize_indices`` and new indices.  After every
 step, random filters are run four ways and must agree:
 
 * lancelet using its indices, and lancelet with ``use_scalar_index=False``: the same
@@ -319,8 +320,21 @@ def _compact(data: st.DataObject, world: World, lib: str) -> None:
         args["materialize_deletions_threshold"] = data.draw(
             st.sampled_from([0.01, 0.1, 0.5]), "threshold"
         )
+    # pylance refuses to defer on a dataset with stable row ids; lancelet then
+    # remaps as without deferral.
+    stable = ll.dataset(world.path)._manifest.stable_row_ids
+    if data.draw(st.booleans(), "defer") and (lib == "lancelet" or not stable):
+        args["defer_index_remap"] = True
+        event("deferred compaction")
     note(f"{lib}: compact_files({args})")
     world.handle(lib).optimize.compact_files(**args)
+
+
+def _trim(data: st.DataObject, world: World, lib: str) -> None:
+    """Drop the reuse versions no segment needs (pylance has no such call)."""
+    note("lancelet: optimize.cleanup_frag_reuse_index()")
+    if world.handle("lancelet").optimize.cleanup_frag_reuse_index():
+        event("reuse versions trimmed")
 
 
 def _optimize(data: st.DataObject, world: World, lib: str) -> None:
@@ -350,7 +364,8 @@ STEPS = {
     "delete": (_delete, 4),
     "update": (_update, 4),
     "append": (_append, 4),
-    "compact": (_compact, 4),
+    "compact": (_compact, 5),
+    "trim": (_trim, 1),
     "optimize": (_optimize, 4),
     "index": (_create_index, 4),
     "merge_insert": (_merge_insert, 2),
@@ -423,6 +438,17 @@ def _agree(view: View, query: Query, *, pylance_filter: str = "") -> list[dict[s
             raise
         event(f"pylance refused: {pylance_filter}")
         return plain
+    if pylance_filter and answer != plain:
+        # pylance reads the filter otherwise: its indexed answer need only equal its
+        # own plain scan (up to its window bug).
+        reference = scan(view, "pylance", query, use_scalar_index=False)
+        if answer != reference and _pylance_window_bug(view, query):
+            assert len(answer) == len(reference), f"pylance's window has another size: {query}"
+        else:
+            why = f"pylance's indexed scan differs from its plain scan: {query}"
+            assert answer == reference, why
+        event(f"pylance reads otherwise: {pylance_filter}")
+        return plain
     if answer != plain and _pylance_window_bug(view, query):
         whole = {k: v for k, v in query.options.items() if k not in ("limit", "offset")}
         every = scan(view, "lancelet", Query(query.sql, whole), use_scalar_index=False)
@@ -433,11 +459,6 @@ def _agree(view: View, query: Query, *, pylance_filter: str = "") -> list[dict[s
     if answer != plain and _pylance_zone_map_nan_bug(view, query.sql):
         assert _subsequence(answer, plain), f"pylance returns rows the scan does not: {query}"
         event("pylance bug: zone map misses NaNs")
-        return plain
-    if pylance_filter and answer != plain:
-        reference = scan(view, "pylance", query, use_scalar_index=False)
-        assert answer == reference, f"pylance's indexed scan differs from its plain scan: {query}"
-        event(f"pylance reads otherwise: {pylance_filter}")
         return plain
     assert answer == plain, f"pylance differs from lancelet: {query}"
     return plain

@@ -13,6 +13,7 @@ but lancelet does not implement are refused by name rather than ignored.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import uuid as uuid_lib
 from collections.abc import Iterator, Mapping, Sequence
@@ -29,6 +30,7 @@ from lancelet.dataset.scanner import ROW_ADDRESS, ROW_ID, LanceScanner
 from lancelet.errors import (
     ArgumentError,
     IndexNotFoundError,
+    RetryableCommitConflictError,
     SchemaError,
     UnsupportedIndexError,
     UnsupportedOptionError,
@@ -301,7 +303,9 @@ def optimize_indices(
         )
         scope = None if merge or num_indices_to_merge > 0 else uncovered
         _rebuild(dataset, name, kind, field, segments, scope)
-    frag_reuse.cleanup(dataset)
+    # A commit meanwhile may need the versions; the next optimize trims them.
+    with contextlib.suppress(RetryableCommitConflictError):
+        frag_reuse.cleanup(dataset)
 
 
 def _needs_reuse(dataset: LanceDataset, segments: Sequence[IndexMetadata]) -> bool:

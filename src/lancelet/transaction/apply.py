@@ -256,6 +256,9 @@ def moved_indices(
                 index_details=found.details or index.index_details,
                 index_version=found.index_version,
                 files=found.files,
+                fragment_bitmap=(
+                    index.fragment_bitmap if found.coverage is None else found.coverage
+                ),
             )
         if index.is_system or (op.deferred and index.mapped_by_reuse(base.stable_row_ids)):
             out.append(index)  # the reuse index maps its rows

@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Union
 
+from pyroaring import FrozenBitMap
+
 from lancelet._proto import table_pb2, transaction_pb2
 from lancelet.errors import CorruptDatasetError
 from lancelet.table.fragment import Fragment
@@ -122,6 +124,10 @@ class RewrittenIndex:
     details: IndexDetails | None = None
     index_version: int = 0
     files: tuple[IndexFile, ...] = ()
+    # The fragments ``old_id`` held before the rewrite, when the Fragment Reuse
+    # Index carried them (the new segment no longer needs it); None: its bitmap.
+    # Known only to the committing process, like pylance's.
+    coverage: FrozenBitMap | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

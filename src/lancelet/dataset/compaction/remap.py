@@ -7,9 +7,10 @@ stops claiming them when the Rewrite is folded (see
 :func:`lancelet.transaction.apply.moved_indices`), so its rows are scanned until
 it is rebuilt: slower, never wrong.
 
-A dataset with a Fragment Reuse Index may hold segments whose addresses predate
-earlier compactions; those are left to be uncovered too rather than remapped
-from addresses that are no longer current.
+On a dataset with a Fragment Reuse Index, a segment may hold addresses from
+before earlier deferred compactions: its rows are carried through the reuse
+versions it needs and then through this compaction's moves, so the new segment
+is wholly current (and those versions can be trimmed once no segment needs them).
 """
 
 from __future__ import annotations
@@ -18,16 +19,18 @@ import shutil
 import uuid as uuid_lib
 from collections.abc import Sequence
 
+import numpy as np
 from pyroaring import FrozenBitMap
 
-from lancelet.dataset import index_plan
+from lancelet.dataset import frag_reuse, index_plan
 from lancelet.dataset.compaction.moves import rewrite_moves
 from lancelet.dataset.indices import index_files
 from lancelet.file import version as file_version
 from lancelet.index import bitmap, btree, registry
-from lancelet.index.remapping import AddressMapping
-from lancelet.table import naming
-from lancelet.table.index import FRAG_REUSE_INDEX, IndexMetadata
+from lancelet.index.frag_reuse import ReuseMap
+from lancelet.index.remapping import DELETED, AddressMapping
+from lancelet.table import naming, row_address
+from lancelet.table.index import IndexMetadata
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.operations import RewriteGroup, RewrittenIndex
 from lancelet.transaction.store import DatasetStore
@@ -35,22 +38,27 @@ from lancelet.transaction.store import DatasetStore
 _REMAPPED = frozenset({"/lance.table.BTreeIndexDetails", "/lance.table.BitmapIndexDetails"})
 
 
-def remappable(manifest: Manifest, gone: set[int]) -> list[IndexMetadata]:
-    """The segments holding rewritten fragments that lancelet rewrites."""
-    if any(i.name == FRAG_REUSE_INDEX for i in manifest.indices):
-        return []
+def remappable(
+    manifest: Manifest, gone: set[int], reuse: ReuseMap | None = None
+) -> list[IndexMetadata]:
+    """The segments holding rewritten fragments (through the reuse index, if any)
+    that lancelet rewrites."""
     paths = index_plan.field_paths(manifest)
-    return [
-        index
-        for index in manifest.indices
-        if index.fragment_bitmap is not None
-        and not index.fragment_bitmap.isdisjoint(FrozenBitMap(gone))
-        and index.index_details is not None
-        and index.index_details.type_url in _REMAPPED
-        and not index.keyed_by_row_id(manifest.stable_row_ids)
-        and len(index.fields) == 1
-        and index.fields[0] in paths
-    ]
+    gone_bitmap = FrozenBitMap(gone)
+    out = []
+    for index in manifest.indices:
+        held = frag_reuse.coverage(reuse, index, manifest)
+        if (
+            held is not None
+            and not held.isdisjoint(gone_bitmap)
+            and index.index_details is not None
+            and index.index_details.type_url in _REMAPPED
+            and not index.keyed_by_row_id(manifest.stable_row_ids)
+            and len(index.fields) == 1
+            and index.fields[0] in paths
+        ):
+            out.append(index)
+    return out
 
 
 def remap_indices(
@@ -61,22 +69,50 @@ def remap_indices(
     (numbered: their new fragments have their final ids).  If anything fails, the
     segments written so far are removed."""
     gone = {f.id for g in groups for f in g.old_fragments}
-    segments = remappable(manifest, gone)
+    reuse = frag_reuse.reuse_map(store, manifest)
+    segments = remappable(manifest, gone, reuse)
     if not segments:
         return ()
-    mapping = rewrite_moves(groups, store.read_deletions)
+    moves = rewrite_moves(groups, store.read_deletions)
     done: list[RewrittenIndex] = []
     try:
         for segment in segments:
-            done.append(_remap_one(store, manifest, segment, mapping))
+            mapping, coverage = moves, None
+            if reuse is not None and segment.fragment_bitmap is not None:
+                needed = reuse.needed(segment.fragment_bitmap)
+                if needed:
+                    mapping = _through_reuse(reuse, needed, moves)
+                    coverage = reuse.coverage(segment.fragment_bitmap)
+            done.append(_remap_one(store, manifest, segment, mapping, coverage))
     except BaseException:
         discard_indices(store, done)
         raise
     return tuple(done)
 
 
+def _through_reuse(reuse: ReuseMap, needed: set[int], moves: AddressMapping) -> AddressMapping:
+    """Every row of the fragments the needed reuse versions replaced, carried through
+    all versions and then ``moves``; and ``moves`` itself."""
+    versions = reuse.details.versions
+    old = [
+        row_address.of_range(f.id, 0, f.physical_rows)
+        for i in sorted(needed)
+        for g in versions[i].groups
+        for f in g.old_fragments
+    ]
+    keys = np.concatenate(old) if old else np.zeros(0, np.uint64)
+    carried, alive = reuse.remap(keys)
+    moved, exists = moves.apply(carried)
+    values = np.where(alive & exists, moved, DELETED)
+    return AddressMapping(np.concatenate([keys, moves.old]), np.concatenate([values, moves.new]))
+
+
 def _remap_one(
-    store: DatasetStore, manifest: Manifest, segment: IndexMetadata, mapping: AddressMapping
+    store: DatasetStore,
+    manifest: Manifest,
+    segment: IndexMetadata,
+    mapping: AddressMapping,
+    coverage: FrozenBitMap | None,
 ) -> RewrittenIndex:
     arrow = manifest.schema.to_arrow()
     dtype = index_plan.column_type(arrow, index_plan.field_paths(manifest)[segment.fields[0]])
@@ -100,6 +136,7 @@ def _remap_one(
         segment.index_details,
         segment.index_version or 0,
         index_files(store, new_id),
+        coverage,
     )
 
 
