@@ -64,7 +64,8 @@ def _deferred(uri: str) -> tuple[Any, Any]:
 
 def _rebuild_mapped(ds: Any) -> None:
     """Rebuild every index the reuse index maps, past its versions."""
-    _rebuild_mapped(ds)
+    for column, kind in (("id", "BTREE"), ("k", "BITMAP"), ("s", "BTREE"), ("tags", "LABEL_LIST")):
+        ds.create_scalar_index(column, kind, replace=True)
 
 
 def _fragment_ids(uri: str) -> list[int]:
@@ -94,7 +95,19 @@ def test_deferred_compaction_read_by_both(
         assert set(new) <= set(ours.segments[0].fragment_ids)
         theirs = {d.name: d for d in lance.dataset(uri).describe_indices()}[name]
         assert set(new) <= set(theirs.segments[0].fragment_ids)
+    # Listed alike, the reuse index included.
+    assert _listing(ll.dataset(uri)) == _listing(lance.dataset(uri))
+    assert FRAG_REUSE_INDEX in {i["name"] for i in ll.dataset(uri).list_indices()}
+    stats = ll.dataset(uri).stats.index_stats(FRAG_REUSE_INDEX)
+    assert stats == lance.dataset(uri).stats.index_stats(FRAG_REUSE_INDEX) == {"num_versions": 1}
     lance.dataset(uri).validate()
+
+
+def _listing(ds: Any) -> list[tuple[Any, ...]]:
+    return [
+        (i["name"], i["type"], sorted(i["fragment_ids"]), i["version"], i["fields"])
+        for i in ds.list_indices()
+    ]
 
 
 def _group_facts(version: Any) -> list[tuple[Any, ...]]:

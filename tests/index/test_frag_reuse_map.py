@@ -83,3 +83,18 @@ def test_a_group_with_no_survivors_drops_every_row() -> None:
     mapped, alive = reuse.remap(np.array([0, 1, 1 << 32, 2 << 32], np.uint64))
     assert alive.tolist() == [False, False, False, True]
     assert int(mapped[3]) == 2 << 32
+
+
+def test_groups_listed_out_of_address_order() -> None:
+    """A version's groups may come in any order; each keeps its own new fragments."""
+    late = _group({2: [0, 2], 3: [1]}, {2: 3, 3: 2}, [(9, 3)])
+    early = _group({0: [1], 1: [0, 1]}, {0: 2, 1: 2}, [(7, 1), (8, 2)])
+    groups = [late, early]
+    reuse = ReuseMap(ReuseDetails((ReuseVersion(4, tuple(groups)),)))
+    addresses = np.array([(f << 32) | o for f in range(4) for o in range(3)], np.uint64)
+    mapped, alive = reuse.remap(addresses)
+    model = _model(groups)
+    for i, start in enumerate(addresses.tolist()):
+        expected = model.get(start, start) if start in model or start >> 32 > 3 else None
+        got = int(mapped[i]) if alive[i] else None
+        assert got == expected, hex(start)

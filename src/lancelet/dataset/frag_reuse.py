@@ -91,6 +91,15 @@ def coverage(
     return reuse.coverage(bitmap)
 
 
+def _listed_coverage(
+    reuse: ReuseMap | None, index: IndexMetadata, manifest: Manifest
+) -> FrozenBitMap | None:
+    if index.name == FRAG_REUSE_INDEX and index.fragment_bitmap is not None:
+        # The new fragments of its versions that are still there, as pylance lists.
+        return index.fragment_bitmap & FrozenBitMap(f.id for f in manifest.fragments)
+    return coverage(reuse, index, manifest)
+
+
 def with_coverage(store: DatasetStore, manifest: Manifest) -> Manifest:
     """``manifest`` with each segment's bitmap as the reuse index carries it, for
     describing indices as pylance does; never to be committed."""
@@ -98,7 +107,7 @@ def with_coverage(store: DatasetStore, manifest: Manifest) -> Manifest:
     if reuse is None:
         return manifest
     indices = tuple(
-        replace(i, fragment_bitmap=coverage(reuse, i, manifest)) for i in manifest.indices
+        replace(i, fragment_bitmap=_listed_coverage(reuse, i, manifest)) for i in manifest.indices
     )
     return replace(manifest, indices=indices)
 
@@ -107,10 +116,10 @@ def with_coverage(store: DatasetStore, manifest: Manifest) -> Manifest:
 
 
 def needs_version(manifest: Manifest, reuse: ReuseMap | None, old_ids: set[int]) -> bool:
-    """Whether any segment the reuse index maps holds a rewritten fragment (else a
-    version would record moves nobody reads)."""
+    """Whether any segment a deferred compaction leaves as it is holds a rewritten
+    fragment (else a version would record moves nobody reads)."""
     for index in manifest.indices:
-        if applies_to(index, manifest):
+        if index.left_to_reuse(manifest.stable_row_ids):
             held = coverage(reuse, index, manifest)
             if held is None or not held.isdisjoint(FrozenBitMap(old_ids)):
                 return True

@@ -26,7 +26,13 @@ from lancelet.dataset import frag_reuse, index_plan
 from lancelet.errors import ArgumentError, IndexExistsError, IndexNotFoundError
 from lancelet.index import registry
 from lancelet.table import naming
-from lancelet.table.index import IndexDetails, IndexFile, IndexMetadata, index_type
+from lancelet.table.index import (
+    FRAG_REUSE_INDEX,
+    IndexDetails,
+    IndexFile,
+    IndexMetadata,
+    index_type,
+)
 from lancelet.table.manifest import Manifest
 from lancelet.transaction import operations as ops
 from lancelet.transaction.commit import commit_transaction
@@ -70,10 +76,11 @@ class IndexDescription:
 
 
 def _by_name(manifest: Manifest) -> dict[str, list[IndexMetadata]]:
-    """User-visible indices (system ones aside) by name, names sorted as pylance lists."""
+    """Listed indices by name, names sorted as pylance lists them: the user's, and
+    the Fragment Reuse Index (pylance lists it; other system indices it does not)."""
     groups: dict[str, list[IndexMetadata]] = {}
     for index in manifest.indices:
-        if not index.is_system:
+        if not index.is_system or index.name == FRAG_REUSE_INDEX:
             groups.setdefault(index.name, []).append(index)
     return dict(sorted(groups.items()))
 
@@ -130,7 +137,7 @@ def _segment(index: IndexMetadata) -> IndexSegmentDescription:
 # Kinds whose details pylance shows as an empty dict, whatever their parameters.
 _PLAIN_DETAILS = frozenset(
     f"{kind}IndexDetails"
-    for kind in ("BTree", "Bitmap", "LabelList", "ZoneMap", "BloomFilter", "NGram")
+    for kind in ("BTree", "Bitmap", "LabelList", "ZoneMap", "BloomFilter", "NGram", "FragmentReuse")
 )
 
 
@@ -178,6 +185,9 @@ def index_statistics(store: DatasetStore, manifest: Manifest, name: str) -> dict
     ``segments`` entries are read from the index files of the types lancelet reads;
     for other types they are left out rather than made up."""
     indices = _named(manifest, name, store.root)
+    if name == FRAG_REUSE_INDEX:
+        # What pylance tells of it.
+        return {"num_versions": len(frag_reuse.read_details(store, indices[0]).versions)}
     per_delta = [_indexed_rows(manifest, i) for i in indices]
     covered = {f.id for f in manifest.fragments if any(i.covers(f.id) for i in indices)}
     kind = indices[0].index_details

@@ -12,6 +12,7 @@ scanned.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -23,31 +24,43 @@ from lancelet.table.frag_reuse import ReuseDetails, ReuseVersion
 
 @dataclass(frozen=True)
 class _Moves:
-    """One version's moves: ``changed[i]`` (ascending) became ``targets[i]``; every
-    other row of a fragment in ``old_ids`` is gone."""
+    """One version's moves.  ``changed`` holds the surviving rows' old addresses,
+    ascending; the row at ``order[i]`` (``i`` when None) of the new fragments taken
+    in order (ending at ``ends``, with ids ``new_ids``) is where ``changed[i]`` went.
+    Every other row of a fragment in ``old_ids`` is gone."""
 
     old_ids: np.ndarray
     changed: np.ndarray
-    targets: np.ndarray
+    order: np.ndarray | None
+    ends: np.ndarray
+    new_ids: np.ndarray
 
     @classmethod
     def of(cls, version: ReuseVersion) -> _Moves:
-        changed: list[np.ndarray] = []
-        targets: list[np.ndarray] = []
-        for group in version.groups:
-            changed.append(group.changed)
-            targets.extend(
-                (np.uint64(f.id) << np.uint64(32)) | np.arange(f.physical_rows, dtype=np.uint64)
-                for f in group.new_fragments
-            )
         old = np.array(sorted(version.old_ids), dtype=np.uint64)
-        if not changed:
-            empty = np.zeros(0, dtype=np.uint64)
-            return cls(old, empty, empty)
-        keys = np.concatenate(changed)
-        values = np.concatenate(targets) if targets else np.zeros(0, dtype=np.uint64)
-        order = np.argsort(keys, kind="stable")
-        return cls(old, keys[order], values[order])
+        # Each group's addresses are ascending (checked when decoded), so the
+        # version's are when the groups follow one another; one group needs no copy.
+        parts = [g.changed for g in version.groups if len(g.changed)]
+        order = None
+        if len(parts) == 1:
+            changed = parts[0]
+        else:
+            changed = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
+            if any(a[-1] >= b[0] for a, b in itertools.pairwise(parts)):
+                order = np.argsort(changed, kind="stable")
+                changed = changed[order]
+        new = [f for g in version.groups for f in g.new_fragments]
+        ends = np.cumsum([f.physical_rows for f in new], dtype=np.uint64)
+        return cls(old, changed, order, ends, np.array([f.id for f in new], dtype=np.uint64))
+
+    def _targets(self, at: np.ndarray) -> np.ndarray:
+        """The new addresses of ``changed[at]``."""
+        position = at if self.order is None else self.order[at]
+        position = position.astype(np.uint64)
+        k = np.searchsorted(self.ends, position, side="right")
+        begin = np.where(k > 0, self.ends[np.maximum(k, 1) - 1], 0).astype(np.uint64)
+        targets: np.ndarray = (self.new_ids[k] << np.uint64(32)) | (position - begin)
+        return targets
 
     def apply(self, addresses: np.ndarray, alive: np.ndarray) -> None:
         """Move ``addresses`` in place; rows this version dropped leave ``alive``."""
@@ -58,7 +71,9 @@ class _Moves:
         if len(self.changed):
             at = np.minimum(np.searchsorted(self.changed, moving), len(self.changed) - 1)
             hit = self.changed[at] == moving
-            addresses[touched] = np.where(hit, self.targets[at], moving)
+            moved = moving.copy()
+            moved[hit] = self._targets(at[hit])
+            addresses[touched] = moved
         else:
             hit = np.zeros(len(moving), dtype=bool)
         alive[touched] = hit

@@ -60,9 +60,10 @@ class ReuseGroup:
     def new_ids(self) -> frozenset[int]:
         return frozenset(f.id for f in self.new_fragments)
 
-    def check(self, where: str) -> None:
+    def check(self, where: str, ascending: bool = False) -> None:
         """Refuse a group whose addresses cannot be the surviving rows of its old
-        fragments laid out over its new ones."""
+        fragments laid out over its new ones (``ascending``: known sorted and unique,
+        as a decoded treemap is)."""
         changed = self.changed
         if len(changed) != sum(f.physical_rows for f in self.new_fragments):
             raise CorruptIndexError(
@@ -71,20 +72,14 @@ class ReuseGroup:
             )
         if self.old_ids & self.new_ids or len(self.old_ids) != len(self.old_fragments):
             raise CorruptIndexError(f"{where}: a group's fragment ids repeat")
-        if len(changed) > 1 and not (changed[1:] > changed[:-1]).all():
+        if not ascending and len(changed) > 1 and not (changed[1:] > changed[:-1]).all():
             raise CorruptIndexError(f"{where}: a group's moved rows are not ascending")
-        ids = np.array(sorted(self.old_ids), dtype=np.uint64)
-        limits = np.array(
-            [f.physical_rows for f in sorted(self.old_fragments, key=lambda f: f.id)],
-            dtype=np.uint64,
-        )
-        fragment = changed >> np.uint64(32)
-        at = np.minimum(np.searchsorted(ids, fragment), max(len(ids) - 1, 0))
-        if len(changed) and (
-            not len(ids)
-            or (ids[at] != fragment).any()
-            or ((changed & np.uint64(0xFFFF_FFFF)) >= limits[at]).any()
-        ):
+        # Sorted and unique, so counting the rows inside each old fragment's range
+        # tells whether every row is one of them.
+        starts = np.array([f.id << 32 for f in self.old_fragments], dtype=np.uint64)
+        rows = np.array([f.physical_rows for f in self.old_fragments], dtype=np.uint64)
+        inside = np.searchsorted(changed, starts + rows) - np.searchsorted(changed, starts)
+        if int(inside.sum()) != len(changed):
             raise CorruptIndexError(
                 f"{where}: a group moves rows that are not rows of its old fragments "
                 f"{sorted(self.old_ids)}"
@@ -106,7 +101,7 @@ class ReuseGroup:
             raise CorruptIndexError(f"{where}: a group's moved rows do not parse: {exc}") from exc
         changed = np.frombuffer(bitmap.to_array(), dtype=np.uint64)
         group = cls(changed, _digests(pb.old_fragments), _digests(pb.new_fragments))
-        group.check(where)
+        group.check(where, ascending=True)
         return group
 
 

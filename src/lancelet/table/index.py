@@ -39,11 +39,11 @@ ROW_ID_KEYED_VERSIONS: dict[str, frozenset[int]] = {
 }
 
 
-# The segment types whose row addresses the Fragment Reuse Index maps forward after
-# a compaction that deferred remapping.  Zone maps and Bloom filters are not among
-# them: pylance answers from their zones as recorded (false negatives), so lancelet
-# uncovers their rewritten fragments instead.
-REUSE_MAPPED_TYPES = frozenset(
+# The segment types a compaction that defers remapping leaves to the Fragment Reuse
+# Index.  Zone maps and Bloom filters are not among them: pylance answers from their
+# zones as recorded, missing rows (lance#8221, #8504), so lancelet uncovers their
+# rewritten fragments instead.  (Reading, lancelet maps any segment's addresses.)
+REUSE_DEFERRED_TYPES = frozenset(
     {
         "/lance.table.BTreeIndexDetails",
         "/lance.table.BitmapIndexDetails",
@@ -104,12 +104,16 @@ class IndexMetadata:
         return (self.index_version or 0) in versions
 
     def mapped_by_reuse(self, stable_row_ids: bool) -> bool:
-        """Whether the Fragment Reuse Index maps this segment's row addresses."""
+        """Whether the Fragment Reuse Index maps this segment's rows: it lists them
+        by address."""
+        return not self.is_system and not self.keyed_by_row_id(stable_row_ids)
+
+    def left_to_reuse(self, stable_row_ids: bool) -> bool:
+        """Whether a compaction that defers remapping leaves this segment as it is."""
         return (
-            not self.is_system
+            self.mapped_by_reuse(stable_row_ids)
             and self.index_details is not None
-            and self.index_details.type_url in REUSE_MAPPED_TYPES
-            and not self.keyed_by_row_id(stable_row_ids)
+            and self.index_details.type_url in REUSE_DEFERRED_TYPES
         )
 
     def covers(self, fragment_id: int) -> bool:

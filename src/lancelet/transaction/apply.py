@@ -260,7 +260,7 @@ def moved_indices(
                     index.fragment_bitmap if found.coverage is None else found.coverage
                 ),
             )
-        if index.is_system or (op.deferred and index.mapped_by_reuse(base.stable_row_ids)):
+        if index.is_system or (op.deferred and index.left_to_reuse(base.stable_row_ids)):
             out.append(index)  # the reuse index maps its rows
             continue
         if found is not None or index.keyed_by_row_id(base.stable_row_ids):
