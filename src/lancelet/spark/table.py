@@ -18,15 +18,15 @@ commit fails with ``RetryableCommitConflictError`` (``IncompatibleTransactionErr
 when, for example, the table was restored meanwhile) and nothing the job wrote is
 left behind.
 
-``delete`` and ``update`` conditions and ``set`` expressions are lancelet's SQL, the
-dialect of pylance's filters, evaluated by the tasks per fragment; merge conditions
-and values are Spark SQL (see :mod:`lancelet.spark.table_merge`).
+Conditions and values are Spark's: SQL text or Columns that Spark evaluates, for
+``delete`` and ``update`` (see :mod:`lancelet.spark.table_rows`) as for merges (see
+:mod:`lancelet.spark.table_merge`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import asdict, replace
+from collections.abc import Callable, Mapping
+from dataclasses import asdict
 from datetime import timedelta
 from typing import Any, NoReturn
 
@@ -34,8 +34,6 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import types as st
 
 from lancelet.dataset.dataset import LanceDataset
-from lancelet.dataset.delete import plan_delete
-from lancelet.dataset.update import plan_update
 from lancelet.optimize import Compaction, CompactionMetrics, RewriteResult
 from lancelet.spark import table_jobs
 from lancelet.spark.options import read_options
@@ -44,26 +42,27 @@ from lancelet.spark.source import FORMAT
 from lancelet.spark.table_indices import indices_frame
 from lancelet.spark.table_jobs import (
     CompactionRun,
-    DeleteTask,
-    RowChanges,
-    TaskOutcome,
-    UpdateTask,
     discard_rewrite_result,
     gathered,
     run_per_item,
 )
 from lancelet.spark.table_merge import LanceMergeBuilder
+from lancelet.spark.table_rows import described, run_changes
 from lancelet.spark.table_versions import (
     command_properties,
     counts_frame,
+    detail_frame,
     history_frame,
+    instant_micros,
     restore_metrics,
+    version_at,
 )
 from lancelet.table.manifest import Manifest
 from lancelet.transaction import operations as ops
 from lancelet.transaction.store import DatasetStore
 
 DEFAULT_RETENTION_HOURS = 168.0
+RETENTION_CHECK = "spark.lancelet.retentionDurationCheck.enabled"
 
 _COMPACTION_METRICS = st.StructType(
     [
@@ -87,32 +86,16 @@ _COMPACTION_METRICS = st.StructType(
 )
 
 
-def _sql_text(value: object, what: str) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Column):
-        raise TypeError(
-            f'{what}: pass SQL text (like "price > 10"), not a pyspark Column; '
-            "a Column cannot be turned back into SQL reliably"
-        )
-    raise TypeError(f"{what} must be SQL text, not {type(value).__name__}")
-
-
-def _without_fragments(manifest: Manifest) -> Manifest:
-    """The version with no rows: planning on it checks a change's arguments and
-    writes nothing."""
-    return replace(manifest, fragments=())
-
-
 class LanceTable:
     """A Lance dataset seen from Spark; open one with :meth:`forPath`.
 
     It always works on the dataset's latest version.
     """
 
-    def __init__(self, spark: SparkSession, uri: str) -> None:
+    def __init__(self, spark: SparkSession, uri: str, alias: str | None = None) -> None:
         self._spark = spark
         self._uri = uri
+        self._alias = alias
 
     @classmethod
     def forPath(cls, spark: SparkSession, path: str) -> LanceTable:
@@ -131,10 +114,23 @@ class LanceTable:
 
     # -- reading and versions ---------------------------------------------------------
 
+    def alias(self, name: str) -> LanceTable:
+        """The same table under an alias, which ``toDF()`` and merge conditions use
+        (``table.alias("t").merge(updates.alias("s"), "t.id = s.id")``)."""
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"{self._uri}: an alias must be a non-empty string")
+        return LanceTable(self._spark, self._uri, name)
+
     def toDF(self) -> DataFrame:
         """The latest version as a DataFrame (``spark.read.format("lance")``); every
         query on it reads that version, so call again to see later commits."""
-        return self._spark.read.format(FORMAT).load(self._uri)
+        frame = self._spark.read.format(FORMAT).load(self._uri)
+        return frame if self._alias is None else frame.alias(self._alias)
+
+    def detail(self) -> DataFrame:
+        """One row in the shape of Delta's ``DESCRIBE DETAIL`` (see
+        :func:`lancelet.spark.table_versions.detail_frame`)."""
+        return detail_frame(self._spark, self._store())
 
     @property
     def version(self) -> int:
@@ -157,18 +153,34 @@ class LanceTable:
         after = store.read_manifest(dataset.version)
         return counts_frame(self._spark, restore_metrics(store, before, after))
 
+    def restoreToTimestamp(self, timestamp: object) -> DataFrame:
+        """Restore the latest version committed at or before ``timestamp`` (a string
+        or date Spark reads as a timestamp in the session time zone, or a datetime),
+        as :meth:`restoreToVersion` does."""
+        micros = instant_micros(self._spark, timestamp)
+        return self.restoreToVersion(version_at(self._store(), micros))
+
     def vacuum(self, retentionHours: float | None = None) -> DataFrame:
         """Remove versions older than ``retentionHours`` (default 168, a week), never
         the latest or a tagged one, and the files no remaining version needs; returns
-        what was removed."""
+        what was removed.  As in Delta, a retention under a week is refused unless
+        ``spark.lancelet.retentionDurationCheck.enabled`` is ``false``: a reader or
+        writer still working on an older version would lose its files."""
         hours = DEFAULT_RETENTION_HOURS if retentionHours is None else retentionHours
         if hours < 0:
             raise ValueError(f"{self._uri}: retentionHours must not be negative, got {hours}")
+        check = self._spark.conf.get(RETENTION_CHECK, "true")
+        if hours < DEFAULT_RETENTION_HOURS and str(check).strip().lower() != "false":
+            raise ValueError(
+                f"{self._uri}: vacuum with a retention of {hours} hours, under the "
+                f"{DEFAULT_RETENTION_HOURS:g} that protects running readers and writers; "
+                f'set spark.conf.set("{RETENTION_CHECK}", "false") if you are sure'
+            )
         stats = LanceDataset(self._uri).cleanup_old_versions(older_than=timedelta(hours=hours))
         return counts_frame(self._spark, asdict(stats))
 
     def optimize(self) -> LanceOptimizeBuilder:
-        return LanceOptimizeBuilder(self._spark, self._uri)
+        return LanceOptimizeBuilder(self._spark, self._uri, self.toDF)
 
     # -- scalar indices ---------------------------------------------------------------
 
@@ -206,53 +218,58 @@ class LanceTable:
 
     # -- row-level changes ------------------------------------------------------------
 
-    def delete(self, condition: str | None = None) -> DataFrame:
-        """Delete the rows matching ``condition`` (all rows without one); returns
-        ``num_affected_rows``.  No version is made when no row matches."""
-        predicate = "true" if condition is None else _sql_text(condition, "delete condition")
-        store, manifest = self._latest()
-        plan_delete(store, _without_fragments(manifest), predicate)
-        task = DeleteTask(self._uri, manifest.version, predicate)
-        changes = self._per_fragment(task, store, manifest)
+    def delete(self, condition: str | Column | None = None) -> DataFrame:
+        """Delete the rows matching ``condition`` (Spark SQL or a Column; all rows
+        without one), as Spark evaluates it; returns ``num_affected_rows``.  No version
+        is made when no row matches."""
+        store, manifest, changes = run_changes(self._spark, self._uri, condition, None)
         count = changes.counts.get("num_deleted_rows", 0)
         if changes.changes_rows:
+            predicate = described(condition)
             operation = ops.Delete(changes.updated_fragments(), changes.removed, predicate)
             properties = command_properties({"command": "DELETE"}, {"numDeletedRows": count})
             table_jobs.commit_changes(store, manifest, changes, operation, properties)
         return counts_frame(self._spark, {"num_affected_rows": count})
 
     def update(
-        self, condition: str | None = None, set: Mapping[str, str] | None = None
+        self,
+        condition: str | Column | None = None,
+        set: Mapping[str, str | Column] | None = None,
     ) -> DataFrame:
-        """Set columns to SQL expressions (``set={"price": "price * 2"}``) in the rows
-        matching ``condition`` (all rows without one); returns ``num_affected_rows``.
-        The rows are rewritten as new fragments; no version is made when none match."""
+        """Set columns to values (``set={"price": "price * 2"}`` or Columns, cast to
+        the column's type as Spark casts) in the rows matching ``condition`` (Spark SQL
+        or a Column; all rows without one), as Spark evaluates them; returns
+        ``num_affected_rows``.  The rows are rewritten as new fragments; no version is
+        made when none match."""
         if not set:
-            raise ValueError(f"{self._uri}: update needs set={{column: SQL expression}}")
-        updates = {name: _sql_text(value, f"set[{name!r}]") for name, value in set.items()}
-        where = None if condition is None else _sql_text(condition, "update condition")
-        store, manifest = self._latest()
-        checked = plan_update(store, _without_fragments(manifest), updates, where)
-        task = UpdateTask(self._uri, manifest.version, updates, where)
-        changes = self._per_fragment(task, store, manifest)
+            raise ValueError(f"{self._uri}: update needs set={{column: value}}")
+        store, manifest, changes = run_changes(self._spark, self._uri, condition, set)
         count = changes.counts.get("num_updated_rows", 0)
         if changes.changes_rows:
-            operation = replace(
-                checked.operation,  # the fields it changes, as pylance records them
-                removed_fragment_ids=changes.removed,
-                updated_fragments=changes.updated_fragments(),
-                new_fragments=changes.new_fragments(),
+            # As pylance records them: the updated columns and their nested fields.
+            columns = manifest.schema.resolve(list(set), self._uri)
+            fields = sorted(i for f in columns for i in manifest.schema.subtree_ids(f.id))
+            operation = ops.Update(
+                changes.removed,
+                changes.updated_fragments(),
+                changes.new_fragments(),
+                fields_for_preserving_frag_bitmap=tuple(fields),
             )
-            parameters = {"command": "UPDATE", "predicate": where or "true"}
+            parameters = {"command": "UPDATE", "predicate": described(condition)}
             properties = command_properties(parameters, {"numUpdatedRows": count})
             table_jobs.commit_changes(store, manifest, changes, operation, properties)
         return counts_frame(self._spark, {"num_affected_rows": count})
 
     def merge(self, source: DataFrame, condition: str) -> LanceMergeBuilder:
-        """Merge ``source`` into the table, joined on ``condition`` over ``target.``
-        and ``source.`` columns (``"target.id = source.id"``); add clauses, then
-        ``execute()``."""
-        return LanceMergeBuilder(self._spark, self._uri, source, condition)
+        """Merge ``source`` into the table, joined on ``condition`` over the table's
+        columns, qualified by its alias (``target`` unless :meth:`alias` named one), and
+        the source's, qualified by the other name the condition uses (the source
+        DataFrame's alias, or ``source``): ``"target.id = source.id"``, or
+        ``table.alias("t").merge(updates.alias("u"), "t.id = u.id")``.  Add clauses,
+        then ``execute()``."""
+        return LanceMergeBuilder(
+            self._spark, self._uri, source, condition, target_alias=self._alias or "target"
+        )
 
     # -- helpers ----------------------------------------------------------------------
 
@@ -263,38 +280,63 @@ class LanceTable:
         store = self._store()
         return store, store.read_manifest(store.latest_version())
 
-    def _per_fragment(
-        self,
-        task: DeleteTask | UpdateTask,
-        store: DatasetStore,
-        manifest: Manifest,
-    ) -> RowChanges:
-        """``task`` on every fragment of ``manifest``, one Spark task each."""
-        fragments = [f.to_json() for f in manifest.fragments]
-        outcomes: list[TaskOutcome[RowChanges]] = run_per_item(
-            self._spark.sparkContext, task, fragments
-        )
-        return RowChanges.total(gathered(outcomes, lambda c: c.discard(store, manifest)))
-
 
 class LanceOptimizeBuilder:
-    """Delta's ``DeltaOptimizeBuilder``: file compaction."""
+    """Delta's ``DeltaOptimizeBuilder``: file compaction, of the whole table or (with
+    :meth:`where`) of the fragments holding rows a condition selects."""
 
-    def __init__(self, spark: SparkSession, uri: str) -> None:
+    def __init__(
+        self,
+        spark: SparkSession,
+        uri: str,
+        frame: Callable[[], DataFrame],
+        condition: str | Column | None = None,
+    ) -> None:
         self._spark = spark
         self._uri = uri
+        self._frame = frame
+        self._condition = condition
+
+    def where(self, partitionFilter: str | Column) -> LanceOptimizeBuilder:
+        """Compact only fragments holding a row that ``partitionFilter`` (Spark SQL or
+        a Column; Lance tables have no partitions, so any condition) selects."""
+        if not isinstance(partitionFilter, str | Column):
+            raise TypeError(f"{self._uri}: where() takes SQL text or a Column")
+        return LanceOptimizeBuilder(self._spark, self._uri, self._frame, partitionFilter)
+
+    def _excluded(self, dataset: LanceDataset) -> list[int]:
+        """Fragments holding no row the condition selects, computed by Spark."""
+        if self._condition is None:
+            return []
+        from pyspark.sql import functions as F
+
+        frame = (
+            self._spark.read.format(FORMAT)
+            .option("version", str(dataset.version))
+            .option("with_row_address", "true")
+            .load(self._uri)
+        )
+        condition = self._condition
+        selected = frame.where(F.expr(condition) if isinstance(condition, str) else condition)
+        fragment = F.shiftright(F.col("_rowaddr"), 32).alias("fragment")
+        touched = {int(r["fragment"]) for r in selected.select(fragment).distinct().collect()}
+        return [f.fragment_id for f in dataset.get_fragments() if f.fragment_id not in touched]
 
     def executeCompaction(self, **options: Any) -> DataFrame:
         """Rewrite small fragments, and those with many deleted rows, into fuller ones:
         planned here, each task rewritten by a Spark task, committed here.  Takes the
-        options of pylance's ``compact_files`` (``target_rows_per_fragment``, ...).
-        Returns one row: ``path`` and ``metrics`` (files and fragments added and
-        removed)."""
+        options of pylance's ``compact_files`` (``target_rows_per_fragment``,
+        ``defer_index_remap``, ...).  Returns one row: ``path`` and ``metrics`` (files
+        and fragments added and removed)."""
         dataset = LanceDataset(self._uri)
+        excluded = self._excluded(dataset)
+        if excluded:
+            given = list(options.get("excluded_fragment_ids") or [])
+            options = {**options, "excluded_fragment_ids": sorted({*given, *excluded})}
         plan = Compaction.plan(dataset, options)
         store = DatasetStore(self._uri)
         tasks = [task.json() for task in plan.tasks]
-        outcomes = run_per_item(self._spark.sparkContext, CompactionRun(self._uri), tasks)
+        outcomes = run_per_item(self._spark, CompactionRun(self._uri), tasks)
         results = gathered(outcomes, lambda r: discard_rewrite_result(store, r))
         rewrites = [RewriteResult.from_json(r) for r in results]
         metrics = Compaction.commit(dataset, rewrites, options) if rewrites else CompactionMetrics()
@@ -311,6 +353,3 @@ class LanceOptimizeBuilder:
 
     def executeZOrderBy(self, *columns: str) -> NoReturn:
         raise NotImplementedError(f"{self._uri}: Lance datasets cannot be Z-ordered")
-
-    def where(self, partitionFilter: str) -> NoReturn:
-        raise NotImplementedError(f"{self._uri}: Lance datasets have no partitions to filter on")

@@ -2,9 +2,9 @@
 driver gathers and commits what they wrote.
 
 A job is planned on the driver from one dataset version.  Each Spark task changes a
-share of that version's fragments (one fragment for a delete or an update, the
-fragments of one hash bucket for a merge) and reports what it wrote as fragment JSON:
-fragments whose deletion vector grew, fragments left empty, new fragments.
+share of that version's fragments (those of one hash bucket of the rows a delete,
+update or merge changes; one compaction task) and reports what it wrote as fragment
+JSON: fragments whose deletion vector grew, fragments left empty, new fragments.
 
 A task never raises: a failure removes the task's own files and comes back as the
 error, so the driver, which sees every task's outcome, removes the files of the tasks
@@ -18,13 +18,14 @@ crashed writer does; ``cleanup_old_versions`` removes them.
 from __future__ import annotations
 
 import pickle
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+import pyarrow as pa
+
 from lancelet.dataset.dataset import LanceDataset
-from lancelet.dataset.delete import discard_deletions, plan_delete
-from lancelet.dataset.update import plan_update
+from lancelet.dataset.delete import discard_deletions
 from lancelet.dataset.write import discard_data_files
 from lancelet.errors import DatasetError
 from lancelet.optimize import CompactionTask, RewriteResult
@@ -35,7 +36,7 @@ from lancelet.transaction.commit import commit_transaction
 from lancelet.transaction.store import DatasetStore
 
 if TYPE_CHECKING:
-    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
 
 Json = dict[str, Any]
 T = TypeVar("T")
@@ -153,59 +154,6 @@ def gathered(outcomes: Sequence[TaskOutcome[T]], discard: Callable[[T], None]) -
     return results
 
 
-def fragment_view(uri: str, read_version: int, fragment: Json) -> tuple[DatasetStore, Manifest]:
-    """Version ``read_version`` narrowed to one fragment: what a task plans on."""
-    store = DatasetStore(uri)
-    manifest = store.read_manifest(read_version)
-    return store, replace(manifest, fragments=(Fragment.from_json(fragment),))
-
-
-@dataclass(frozen=True)
-class DeleteTask:
-    """Deletes the rows of one fragment that match ``predicate`` (lancelet SQL)."""
-
-    uri: str
-    read_version: int
-    predicate: str
-
-    def __call__(self, fragment: Json) -> TaskOutcome[RowChanges]:
-        return captured(lambda: self._run(fragment))
-
-    def _run(self, fragment: Json) -> RowChanges:
-        store, view = fragment_view(self.uri, self.read_version, fragment)
-        operation, count = plan_delete(store, view, self.predicate)
-        return RowChanges.written(
-            operation.updated_fragments,
-            operation.deleted_fragment_ids,
-            counts={"num_deleted_rows": count},
-        )
-
-
-@dataclass(frozen=True)
-class UpdateTask:
-    """Rewrites the rows of one fragment that match ``condition`` with ``updates``
-    (column -> lancelet SQL) applied: new fragments, and the old copies deleted."""
-
-    uri: str
-    read_version: int
-    updates: Mapping[str, str]
-    condition: str | None
-
-    def __call__(self, fragment: Json) -> TaskOutcome[RowChanges]:
-        return captured(lambda: self._run(fragment))
-
-    def _run(self, fragment: Json) -> RowChanges:
-        store, view = fragment_view(self.uri, self.read_version, fragment)
-        planned = plan_update(store, view, self.updates, self.condition)
-        operation = planned.operation
-        return RowChanges.written(
-            operation.updated_fragments,
-            operation.removed_fragment_ids,
-            operation.new_fragments,
-            counts={"num_updated_rows": planned.counts["num_rows_updated"]},
-        )
-
-
 @dataclass(frozen=True)
 class CompactionRun:
     """Executes one compaction task (as JSON); the result comes back as JSON."""
@@ -228,15 +176,37 @@ def discard_rewrite_result(store: DatasetStore, result: str) -> None:
 
 
 def run_per_item(
-    spark_context: SparkContext, task: Callable[[Any], TaskOutcome[T]], items: Sequence[Any]
+    spark: SparkSession, task: Callable[[Any], TaskOutcome[T]], items: Sequence[Any]
 ) -> list[TaskOutcome[T]]:
-    """``task`` over ``items``, one Spark task each."""
+    """``task`` over ``items``, about one Spark task each, in item order.
+
+    The items travel as a DataFrame and the task runs in ``mapInArrow``, not on an
+    RDD, so the same job runs under Spark Connect, where a client has no
+    ``SparkContext``."""
     if not items:
         return []
-    outcomes: list[TaskOutcome[T]] = (
-        spark_context.parallelize(list(items), len(items)).map(task).collect()
-    )
-    return outcomes
+    payload = [(i, pickle.dumps(item)) for i, item in enumerate(items)]
+    frame = spark.createDataFrame(payload, "i long, item binary")
+    frame = frame.repartitionByRange(len(items), "i")
+    rows = frame.mapInArrow(_PerItem(task), "i long, outcome binary").collect()
+    ordered = sorted(rows, key=lambda row: int(row["i"]))
+    return [pickle.loads(row["outcome"]) for row in ordered]
+
+
+@dataclass(frozen=True)
+class _PerItem(Generic[T]):
+    """The ``mapInArrow`` function of :func:`run_per_item`: each pickled item in,
+    its pickled outcome out."""
+
+    task: Callable[[Any], TaskOutcome[T]]
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            numbers = batch.column("i").to_pylist()
+            outcomes = [pickle.dumps(self.task(pickle.loads(b))) for b in batch.column("item")]
+            yield pa.RecordBatch.from_pydict(
+                {"i": pa.array(numbers, pa.int64()), "outcome": pa.array(outcomes, pa.binary())}
+            )
 
 
 def commit_changes(

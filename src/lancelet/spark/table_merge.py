@@ -78,8 +78,20 @@ class _Clause:
     from_source: bool = False
 
 
-def join_keys(condition: str, where: str) -> tuple[tuple[str, str], ...]:
-    """The (target column, source column) pairs of an AND of equalities."""
+@dataclass(frozen=True)
+class Aliases:
+    """The names the merge condition and clauses give the two sides."""
+
+    target: str = TARGET
+    source: str = SOURCE
+
+
+def join_keys(
+    condition: str, where: str, target: str = TARGET
+) -> tuple[tuple[tuple[str, str], ...], Aliases]:
+    """The (target column, source column) pairs of an AND of equalities, and the
+    aliases: ``target`` (the table's alias) and the other qualifier the condition
+    uses, the source's (``source`` by default, or the DataFrame's alias)."""
     if not isinstance(condition, str):
         raise TypeError(
             f"{where}: pass the merge condition as SQL text, e.g. 'target.id = source.id'"
@@ -88,8 +100,17 @@ def join_keys(condition: str, where: str) -> tuple[tuple[str, str], ...]:
         tree = sqlglot.parse_one(condition, read="spark")
     except (ParseError, TokenError) as exc:
         raise ValueError(f"{where}: cannot parse merge condition {condition!r}: {exc}") from exc
-    keys = tuple(_equality(term, condition, where) for term in _conjuncts(tree))
-    return keys
+    qualifiers = {c.table.lower() for c in tree.find_all(exp.Column) if c.table}
+    others = sorted(qualifiers - {target.lower()})
+    if len(others) != 1 or target.lower() not in qualifiers:
+        raise ValueError(
+            f"{where}: the merge condition {condition!r} must compare columns of the "
+            f"target ({target}.x) with columns of the source (qualified by its alias); "
+            f"it names {sorted(qualifiers) or 'no qualifiers'}"
+        )
+    aliases = Aliases(target.lower(), others[0])
+    keys = tuple(_equality(term, condition, where, aliases) for term in _conjuncts(tree))
+    return keys, aliases
 
 
 def _conjuncts(node: exp.Expr) -> list[exp.Expr]:
@@ -99,19 +120,19 @@ def _conjuncts(node: exp.Expr) -> list[exp.Expr]:
     return [node]
 
 
-def _equality(term: exp.Expr, condition: str, where: str) -> tuple[str, str]:
+def _equality(term: exp.Expr, condition: str, where: str, aliases: Aliases) -> tuple[str, str]:
     sides = {}
     if isinstance(term, exp.EQ):
         for side in (term.this.unnest(), term.expression.unnest()):
             if isinstance(side, exp.Column) and not side.args.get("db"):
                 sides[side.table.lower()] = side.name
-    if set(sides) != {TARGET, SOURCE}:
+    if set(sides) != {aliases.target, aliases.source}:
         raise ValueError(
             f"{where}: the merge condition {condition!r} must be equalities between a "
-            f"target and a source column joined by AND (like 'target.id = source.id'); "
-            f"{term.sql()!r} is not one"
+            f"target and a source column joined by AND (like "
+            f"'{aliases.target}.id = {aliases.source}.id'); {term.sql()!r} is not one"
         )
-    return sides[TARGET], sides[SOURCE]
+    return sides[aliases.target], sides[aliases.source]
 
 
 def _named(name: str, names: Iterable[str]) -> str | None:
@@ -145,9 +166,10 @@ class LanceMergeBuilder:
         source: DataFrame,
         condition: str,
         clauses: tuple[_Clause, ...] = (),
+        target_alias: str = TARGET,
     ) -> None:
         self._where = f"{uri}: merge"
-        self._keys = join_keys(condition, self._where)
+        self._keys, self._aliases = join_keys(condition, self._where, target_alias)
         self._spark = spark
         self._uri = uri
         self._source = source
@@ -156,7 +178,14 @@ class LanceMergeBuilder:
 
     def _with(self, clause: _Clause) -> LanceMergeBuilder:
         clauses = (*self._clauses, clause)
-        return LanceMergeBuilder(self._spark, self._uri, self._source, self._condition, clauses)
+        return LanceMergeBuilder(
+            self._spark,
+            self._uri,
+            self._source,
+            self._condition,
+            clauses,
+            self._aliases.target,
+        )
 
     def _values(self, values: Mapping[str, Sql] | None, what: str) -> Mapping[str, Sql]:
         if not values:
@@ -211,7 +240,7 @@ class LanceMergeBuilder:
             .option("with_row_address", "true")
             .load(self._uri)
         )
-        plan = _Plan(self._where, self._keys, self._clauses, target, self._source)
+        plan = _Plan(self._where, self._keys, self._clauses, target, self._source, self._aliases)
         task = MergeTask(self._uri, manifest.version)
         partitions = int(self._spark.conf.get("spark.sql.shuffle.partitions") or 1)
         rows = plan.changed_rows(self._condition, partitions)
@@ -283,8 +312,10 @@ class _Plan:
         clauses: tuple[_Clause, ...],
         target: DataFrame,
         source: DataFrame,
+        aliases: Aliases,
     ) -> None:
         self.where = where
+        self.aliases = aliases
         self.clauses = clauses
         self.target = target
         self.source = source
@@ -294,7 +325,8 @@ class _Plan:
             self._source_name(source_key)
 
     def target_name(self, name: str) -> str:
-        bare = name[len(TARGET) + 1 :] if name.lower().startswith(TARGET + ".") else name
+        prefix = self.aliases.target + "."
+        bare = name[len(prefix) :] if name.lower().startswith(prefix) else name
         found = _named(bare, (f.name for f in self.columns))
         if found is None:
             raise SchemaError(
@@ -322,8 +354,8 @@ class _Plan:
         }.get((inserts, by_source), "inner")
 
     def _chosen_clause(self) -> Column:
-        in_target = F.col(f"{TARGET}.{ROW_ADDRESS}").isNotNull()
-        in_source = F.col(f"{SOURCE}.{_IN_SOURCE}").isNotNull()
+        in_target = F.col(f"{self.aliases.target}.{ROW_ADDRESS}").isNotNull()
+        in_source = F.col(f"{self.aliases.source}.{_IN_SOURCE}").isNotNull()
         categories = {
             "matched": in_target & in_source,
             "not matched": ~in_target,
@@ -342,10 +374,10 @@ class _Plan:
         """Column ``name`` of a row written by ``clause``; ``given``: its values by
         target column."""
         if clause.from_source:
-            return F.col(f"{SOURCE}.`{self._source_name(name)}`")
+            return F.col(f"{self.aliases.source}.`{self._source_name(name)}`")
         if name in given:
             return _sql(given[name], f"{self.where}: the value of column {name!r}")
-        return F.col(f"{TARGET}.`{name}`") if clause.action == UPDATE else F.lit(None)
+        return F.col(f"{self.aliases.target}.`{name}`") if clause.action == UPDATE else F.lit(None)
 
     def _new_values(self) -> list[Column]:
         """Each target column's new value, in its Spark type (null in deleted rows)."""
@@ -376,13 +408,13 @@ class _Plan:
     def changed_rows(self, condition: str, partitions: int) -> DataFrame:
         """Per changed row: its target address (null when inserted), its kind and its
         new values; partitioned by target fragment, existing rows first."""
-        target = self.target.alias(TARGET)
-        source = self.source.withColumn(_IN_SOURCE, F.lit(True)).alias(SOURCE)
+        target = self.target.alias(self.aliases.target)
+        source = self.source.withColumn(_IN_SOURCE, F.lit(True)).alias(self.aliases.source)
         joined = target.join(source, F.expr(condition), self._join_type())
         chosen = joined.withColumn(_CLAUSE, self._chosen_clause())
         kinds = self._choice({i: F.lit(c.action) for i, c in enumerate(self.clauses)})
         rows = chosen.where(F.col(_CLAUSE).isNotNull()).select(
-            F.col(f"{TARGET}.{ROW_ADDRESS}").alias(_ADDRESS),
+            F.col(f"{self.aliases.target}.{ROW_ADDRESS}").alias(_ADDRESS),
             kinds.alias(_KIND),
             *self._new_values(),
         )

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as st
 
 from lancelet.errors import CorruptDatasetError
+from lancelet.table import features
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.transaction import operations as ops
@@ -171,3 +172,118 @@ def restore_metrics(store: DatasetStore, before: Manifest, after: Manifest) -> d
         "removed_files_size": sum(old[p] for p in removed),
         "restored_files_size": sum(new[p] for p in restored),
     }
+
+
+# -- time travel by timestamp -------------------------------------------------------------
+
+
+def instant_micros(spark: SparkSession, timestamp: object) -> int:
+    """Microseconds since the epoch of ``timestamp`` (a string or date Spark casts to a
+    timestamp, in the session's time zone as Delta reads ``timestampAsOf``, or a
+    ``datetime``/``date``), parsed by Spark itself."""
+    from pyspark.sql import functions as F
+
+    if isinstance(timestamp, datetime) and timestamp.tzinfo is not None:
+        return int(timestamp.timestamp() * 1_000_000)
+    if isinstance(timestamp, date):
+        text = timestamp.isoformat(sep=" ") if isinstance(timestamp, datetime) else str(timestamp)
+    elif isinstance(timestamp, str):
+        text = timestamp
+    else:
+        raise TypeError(f"a timestamp must be a string, date or datetime, not {timestamp!r}")
+    found = spark.range(1).select(F.unix_micros(F.to_timestamp(F.lit(text)))).first()
+    if found is None or found[0] is None:
+        raise ValueError(f"{text!r} is not a timestamp Spark can read")
+    return int(found[0])
+
+
+def version_at(store: DatasetStore, micros: int) -> int:
+    """The latest version committed at or before ``micros``; an instant before the
+    first version or after the latest is an error naming that version's time, as in
+    Delta."""
+    stamps = [
+        (location.version, store.read_manifest(location.version).timestamp_ns // 1000)
+        for location in store.list_versions()
+    ]
+    if not stamps:
+        raise ValueError(f"{store.root}: no versions")
+    earlier = [version for version, stamp in stamps if stamp <= micros]
+    if not earlier:
+        first = _utc(stamps[0][1])
+        raise ValueError(
+            f"{store.root}: the timestamp {_utc(micros)} is before the earliest version "
+            f"available, {stamps[0][0]} committed at {first}"
+        )
+    if micros > stamps[-1][1] and not _same_second(micros, stamps[-1][1]):
+        raise ValueError(
+            f"{store.root}: the timestamp {_utc(micros)} is after the latest version, "
+            f"{stamps[-1][0]} committed at {_utc(stamps[-1][1])}; use versionAsOf "
+            f"{stamps[-1][0]} to read it"
+        )
+    return max(earlier)
+
+
+def _utc(micros: int) -> str:
+    return datetime.fromtimestamp(micros / 1e6, tz=timezone.utc).isoformat()
+
+
+def _same_second(a: int, b: int) -> bool:
+    return a // 1_000_000 == b // 1_000_000
+
+
+# -- detail ------------------------------------------------------------------------------
+
+DETAIL_SCHEMA = st.StructType(
+    [
+        st.StructField("format", st.StringType(), False),
+        st.StructField("id", st.StringType()),
+        st.StructField("name", st.StringType()),
+        st.StructField("description", st.StringType()),
+        st.StructField("location", st.StringType(), False),
+        st.StructField("createdAt", st.TimestampType()),
+        st.StructField("lastModified", st.TimestampType(), False),
+        st.StructField("partitionColumns", st.ArrayType(st.StringType()), False),
+        st.StructField("clusteringColumns", st.ArrayType(st.StringType()), False),
+        st.StructField("numFiles", st.LongType(), False),
+        st.StructField("sizeInBytes", st.LongType(), False),
+        st.StructField("properties", st.MapType(st.StringType(), st.StringType()), False),
+        st.StructField("minReaderVersion", st.IntegerType()),
+        st.StructField("minWriterVersion", st.IntegerType()),
+        st.StructField("tableFeatures", st.ArrayType(st.StringType()), False),
+        st.StructField("statistics", st.MapType(st.StringType(), st.StringType()), False),
+    ]
+)
+
+
+def detail_frame(spark: SparkSession, store: DatasetStore) -> DataFrame:
+    """Delta's ``DESCRIBE DETAIL`` row for the latest version.  Lance has no table id,
+    name, partitions or protocol versions (those are null or empty); ``properties`` is
+    the dataset's config, ``tableFeatures`` its feature flags, and ``numFiles`` and
+    ``sizeInBytes`` count its data and deletion files."""
+    locations = store.list_versions()
+    latest = store.read_manifest(locations[-1].version)
+    first = store.read_manifest(locations[0].version)
+    files = _files(store, latest)
+    row: tuple[Any, ...] = (
+        "lance",
+        None,
+        None,
+        None,
+        store.root,
+        datetime.fromtimestamp(first.timestamp_ns / 1e9, tz=timezone.utc),
+        datetime.fromtimestamp(latest.timestamp_ns / 1e9, tz=timezone.utc),
+        [],
+        [],
+        len(files),
+        sum(files.values()),
+        dict(latest.config),
+        None,
+        None,
+        features.flag_names(latest.reader_feature_flags | latest.writer_feature_flags),
+        {
+            "numRows": str(latest.num_rows),
+            "numFragments": str(len(latest.fragments)),
+            "version": str(latest.version),
+        },
+    )
+    return spark.createDataFrame([row], DETAIL_SCHEMA)

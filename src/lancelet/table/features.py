@@ -37,6 +37,12 @@ WRITABLE = DELETION_FILES | STABLE_ROW_IDS | USE_V2_FORMAT_DEPRECATED | TABLE_CO
 WRITABLE |= DISABLE_TRANSACTION_FILE | MIXED_FILE_VERSIONS
 
 
+def flag_names(bits: int) -> list[str]:
+    """The names of the flags set in ``bits``, lowest bit first."""
+    bits_set = (1 << i for i in range(64) if bits & (1 << i))
+    return [FLAG_NAMES.get(bit, f"unknown ({bit})") for bit in bits_set]
+
+
 def _describe(bits: int) -> str:
     names = []
     for bit in (1 << i for i in range(64)):
