@@ -34,7 +34,10 @@ def test_plain_session_reads_and_writes(tmp_path: Path) -> None:
     ll.write_dataset(pa.table({"id": ids, "v": ids * 2}), path)
     job = Path(__file__).with_name("_plain_session_job.py")
     done = subprocess.run(
-        [sys.executable, str(job), path], capture_output=True, text=True, timeout=600,
+        [sys.executable, str(job), path],
+        capture_output=True,
+        text=True,
+        timeout=600,
         env={**os.environ},
     )
     assert done.returncode == 0, done.stderr[-3000:]
