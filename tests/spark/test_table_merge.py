@@ -176,9 +176,8 @@ def test_duplicate_matches_leave_nothing_behind(spark: SparkSession, uri: str) -
 def test_refused_conditions_and_clauses(spark: SparkSession, uri: str) -> None:
     table = LanceTable.forPath(spark, uri)
     source = source_frame(spark, rows(0, 5))
-    for condition in ("target.id > source.id", "target.id = source.id OR target.id = 1"):
-        with pytest.raises(ValueError, match="must be equalities"):
-            table.merge(source, condition)
+    with pytest.raises(ValueError, match="besides the target"):
+        table.merge(source, "target.id = source.id AND target.grp = other.grp")
     with pytest.raises(ValueError, match="cannot parse"):
         table.merge(source, "target.id = = source.id")
     with pytest.raises(TypeError, match="SQL text"):
@@ -231,3 +230,29 @@ def test_lancelet_written_target_and_reads_back(spark: SparkSession, tmp_path: P
     got = table.toDF().orderBy("id").toArrow()
     assert got.num_rows == 500
     assert got["id"].to_pylist() == list(range(500))
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [
+        "target.id = source.id AND source.grp <> 2",  # an equi-join with a filter
+        "abs(target.id - source.id) < 1 AND source.grp <> 2",  # no equality at all
+    ],
+)
+def test_any_boolean_condition(spark: SparkSession, uri: str, condition: str) -> None:
+    source = rows(2990, 3010, price_factor=3.0)
+    counts = _counts(
+        LanceTable.forPath(spark, uri)
+        .merge(source_frame(spark, source), condition)
+        .whenMatchedUpdateAll()
+        .execute()
+    )
+    ids, grp = source["id"].to_numpy(), source["grp"].to_numpy()
+    live = set(_live()["id"].to_pylist())
+    hit = [i for i, g in zip(ids.tolist(), grp.tolist(), strict=True) if i in live and g != 2]
+    assert counts["num_updated_rows"] == len(hit)
+    got = pylance_rows(uri)
+    prices = dict(zip(got["id"].to_pylist(), got["price"].to_pylist(), strict=True))
+    new = dict(zip(source["id"].to_pylist(), source["price"].to_pylist(), strict=True))
+    assert all(prices[i] == new[i] for i in hit)
+    assert got.num_rows == _live().num_rows

@@ -1,19 +1,23 @@
 """``LanceTable.merge``: Delta's MERGE builder over a Lance dataset.
 
 The join runs in Spark.  The target version is read with its row addresses and
-aliased ``target``, the source is aliased ``source``, and they are joined on the merge
-condition, an AND of equalities between target and source columns (with SQL's
-semantics: null keys match nothing).  A joined row is *matched* (both sides),
-*not matched* (source only) or *not matched by source* (target only); it takes the
-first clause of its category whose condition holds, or none.  Clause conditions and
-values are Spark SQL (strings or Columns) over ``target.x`` and ``source.x``, and new
-values are cast to the target column's Spark type in Spark.
+aliased ``target`` (or the table's alias), the source by the other alias the
+condition names (``source`` by default), and they are joined on the merge condition,
+any boolean Spark SQL expression: its equalities between target and source columns
+make it an equi-join, and serve as keys for spreading inserted rows and for noticing
+concurrent inserts (without any, every row added meanwhile counts). A joined row is
+*matched* (both sides), *not matched* (source only) or *not matched by source*
+(target only); it takes the first clause of its category whose condition holds, or
+none. Clause conditions and values are Spark SQL (strings or Columns) over
+``target.x`` and ``source.x``, and new values are cast to the target column's Spark
+type in Spark.
 
-The changed rows are then hash-partitioned by target fragment, so one task owns every
-change to a fragment; within a task the rows of existing target rows come first.  A
-task writes the updated rows, then the inserted rows, as new fragments and deletes
-the old copies of updated and deleted rows through one new deletion vector per
-fragment.  The driver commits one Update read at the version the join read.
+The changed rows are then hash-partitioned by target fragment, so one
+task owns every change to a fragment; within a task the rows of existing target rows
+come first. A task writes the updated rows, then the inserted rows, as new fragments
+and deletes the old copies of updated and deleted rows through one new deletion
+vector per fragment. The driver commits one Update read at the version the join
+read.
 """
 
 from __future__ import annotations
@@ -102,15 +106,14 @@ def join_keys(
         raise ValueError(f"{where}: cannot parse merge condition {condition!r}: {exc}") from exc
     qualifiers = {c.table.lower() for c in tree.find_all(exp.Column) if c.table}
     others = sorted(qualifiers - {target.lower()})
-    if len(others) != 1 or target.lower() not in qualifiers:
+    if len(others) > 1:
         raise ValueError(
-            f"{where}: the merge condition {condition!r} must compare columns of the "
-            f"target ({target}.x) with columns of the source (qualified by its alias); "
-            f"it names {sorted(qualifiers) or 'no qualifiers'}"
+            f"{where}: the merge condition {condition!r} names {others} besides the "
+            f"target ({target}); qualify source columns by one alias"
         )
-    aliases = Aliases(target.lower(), others[0])
-    keys = tuple(_equality(term, condition, where, aliases) for term in _conjuncts(tree))
-    return keys, aliases
+    aliases = Aliases(target.lower(), others[0] if others else SOURCE)
+    found = (_equality(term, aliases) for term in _conjuncts(tree))
+    return tuple(k for k in found if k is not None), aliases
 
 
 def _conjuncts(node: exp.Expr) -> list[exp.Expr]:
@@ -120,18 +123,16 @@ def _conjuncts(node: exp.Expr) -> list[exp.Expr]:
     return [node]
 
 
-def _equality(term: exp.Expr, condition: str, where: str, aliases: Aliases) -> tuple[str, str]:
+def _equality(term: exp.Expr, aliases: Aliases) -> tuple[str, str] | None:
+    """A conjunct equating a target column with a source column, as a key pair; any
+    other condition is Spark's to evaluate in the join."""
     sides = {}
     if isinstance(term, exp.EQ):
         for side in (term.this.unnest(), term.expression.unnest()):
             if isinstance(side, exp.Column) and not side.args.get("db"):
                 sides[side.table.lower()] = side.name
     if set(sides) != {aliases.target, aliases.source}:
-        raise ValueError(
-            f"{where}: the merge condition {condition!r} must be equalities between a "
-            f"target and a source column joined by AND (like "
-            f"'{aliases.target}.id = {aliases.source}.id'); {term.sql()!r} is not one"
-        )
+        return None
     return sides[aliases.target], sides[aliases.source]
 
 
@@ -420,8 +421,9 @@ class _Plan:
         )
         address = F.col(_ADDRESS)
         # Inserted rows spread over the partitions by key.
+        spread = self.keys or [f.name for f in self.columns]
         bucket = F.lit(-1) - F.pmod(
-            F.xxhash64(*[F.col(f"`{k}`") for k in self.keys]), F.lit(partitions)
+            F.xxhash64(*[F.col(f"`{k}`") for k in spread]), F.lit(partitions)
         )
         fragment = F.when(address.isNotNull(), F.shiftright(address, 32)).otherwise(bucket)
         return rows.repartition(partitions, fragment).sortWithinPartitions(address.isNull())
@@ -583,6 +585,10 @@ class _InsertedKeys:
     fragments: tuple[Fragment, ...]
 
     def found_in(self, fragments: tuple[Fragment, ...], schema: LanceSchema) -> bool:
+        if not self.on:
+            # No equality keys (a condition Spark evaluates as a whole): rows added
+            # meanwhile might have matched, so any of them counts.
+            return any(f.physical_rows for f in fragments)
         try:
             mine = pa.concat_tables(
                 FragmentReader(self.store, schema, f).read(list(self.on), 0, f.physical_rows)
