@@ -50,9 +50,9 @@ def test_merge_with_aliases(spark: SparkSession, uri: str) -> None:
             expected_price[row["id"]] = row["price"]
     expected_price += new["price"].to_pylist()[50:]
     assert got["price"].to_pylist() == expected_price
-    # A condition naming one side only is refused before anything runs.
-    with pytest.raises(ValueError, match="target"):
-        table.alias("t").merge(updates, "u.id = u.grp")
+    # A condition naming a third alias is refused before anything runs.
+    with pytest.raises(ValueError, match="besides the target"):
+        table.alias("t").merge(updates, "t.id = u.id AND t.grp = x.grp")
 
 
 def test_detail(spark: SparkSession, uri: str) -> None:
