@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 
 import pyspark
 
@@ -42,8 +43,16 @@ def dataset_path(options: Mapping[str, str]) -> str:
     return io.local_path(raw)
 
 
+def _get(options: Mapping[str, str], key: str) -> str | None:
+    """An option by name, whatever its case (Spark's map is case-insensitive; a plain
+    dict passed in tests may not be)."""
+    wanted = key.lower()
+    return next((v for k, v in options.items() if k.lower() == wanted), None)
+
+
 def _bool(options: Mapping[str, str], key: str, default: bool = False) -> bool:
-    raw = str(options.get(key, default)).strip().lower()
+    found = _get(options, key)
+    raw = str(default if found is None else found).strip().lower()
     if raw not in ("true", "false", "1", "0"):
         raise ValueError(f"lance data source: option {key}={raw!r} is not true or false")
     return raw in ("true", "1")
@@ -95,7 +104,9 @@ _READ_KEYS = frozenset(
         "pushdown",
         "use_scalar_index",
         "version",
+        "versionasof",
         "tag",
+        "timestampasof",
         "columns",
         "with_row_id",
         "with_row_address",
@@ -105,24 +116,66 @@ _READ_KEYS = frozenset(
 )
 
 
-def version_option(options: Mapping[str, str]) -> int | str | None:
-    """The version asked for: a number, a tag name, or None for the latest."""
-    version, tag = options.get("version"), options.get("tag")
-    if version is not None and tag is not None:
-        raise ValueError("lance data source: give option version or tag, not both")
-    if tag is not None:
-        return str(tag)
-    if version is None:
+@dataclass(frozen=True)
+class Instant:
+    """A point in time a read asks for (``timestampAsOf``): it reads the latest version
+    committed at or before it."""
+
+    micros: int  # since the Unix epoch
+    text: str  # as given
+
+
+def parse_instant(text: str) -> Instant:
+    """An ISO 8601 date or timestamp.  Without an offset it is local time: Spark's
+    default session time zone is the machine's, and a Python data source cannot see a
+    session's own setting (give an offset, e.g. ``Z``, to be unambiguous)."""
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError as exc:
+        raise ValueError(
+            f"lance data source: timestampAsOf={text!r} is not a date or timestamp "
+            "(ISO 8601, e.g. '2026-11-27 10:00:00' or '2026-11-27T10:00:00Z')"
+        ) from exc
+    if moment.tzinfo is None:
+        moment = moment.astimezone()  # local time
+    seconds = (moment - _EPOCH) // timedelta(microseconds=1)
+    return Instant(int(seconds), text)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_VERSION_KEYS = ("version", "versionAsOf", "tag", "timestampAsOf")
+
+
+def version_option(options: Mapping[str, str]) -> int | str | Instant | None:
+    """The version asked for: a number, a tag name, an instant, or None for the latest.
+    ``versionAsOf`` and ``timestampAsOf`` are Delta's names."""
+    given = {key: _get(options, key) for key in _VERSION_KEYS}
+    asked = {key: raw for key, raw in given.items() if raw is not None}
+    if len(asked) > 1:
+        raise ValueError(
+            f"lance data source: give one of the options {list(_VERSION_KEYS)}, not {sorted(asked)}"
+        )
+    if not asked:
         return None
+    ((key, raw),) = asked.items()
+    text = str(raw).strip()
+    if key == "tag":
+        return text
+    if key == "timestampAsOf":
+        return parse_instant(text)
+    if key == "versionAsOf" and not text.isdigit():
+        raise ValueError(f"lance data source: versionAsOf={raw!r} is not a version number")
     # pylance's dataset(version=...) takes a number or a tag name; so does this option.
-    return int(version) if str(version).strip().isdigit() else str(version)
+    return int(text) if text.isdigit() else text
 
 
 def read_options(options: Mapping[str, str]) -> ReadOptions:
     _check_known(options, _READ_KEYS, "read")
+    version = version_option(options)
     return ReadOptions(
         path=dataset_path(options),
-        version=version_option(options),
+        # An instant is resolved to a number by the source, once per DataFrame.
+        version=None if isinstance(version, Instant) else version,
         columns=_columns(options.get("columns")),
         with_row_id=_bool(options, "with_row_id"),
         with_row_address=_bool(options, "with_row_address"),
@@ -156,9 +209,14 @@ class WriteOptions:
     # Streaming only: the identity a query's commits are recorded under.
     stream_id: str | None = None
     checkpoint_location: str | None = None
+    # Delta's names: add the data's new columns; replace the schema on overwrite.
+    merge_schema: bool = False
+    overwrite_schema: bool = False
 
 
-_WRITE_KEYS = frozenset({"max_rows_per_file", "data_storage_version", "write_mode"})
+_WRITE_KEYS = frozenset(
+    {"max_rows_per_file", "data_storage_version", "write_mode", "mergeschema", "overwriteschema"}
+)
 _STREAM_KEYS = frozenset({"max_rows_per_file", "data_storage_version", "stream_id"})
 
 
@@ -185,4 +243,6 @@ def write_options(options: Mapping[str, str], *, streaming: bool = False) -> Wri
         write_mode=None if streaming else _write_mode(options),
         stream_id=options.get("stream_id"),
         checkpoint_location=options.get("checkpointlocation"),
+        merge_schema=_bool(options, "mergeSchema"),
+        overwrite_schema=_bool(options, "overwriteSchema"),
     )

@@ -12,6 +12,7 @@ from pyspark.sql import types as st
 from lancelet.dataset.tags import resolve_version
 from lancelet.errors import DatasetNotFoundError
 from lancelet.spark.options import (
+    Instant,
     ReadOptions,
     dataset_path,
     read_options,
@@ -25,6 +26,7 @@ from lancelet.spark.reader import (
     open_dataset,
 )
 from lancelet.spark.stream import LanceStreamWriter
+from lancelet.spark.table_versions import version_at
 from lancelet.spark.writer import LanceWriter
 from lancelet.transaction.store import DatasetStore
 
@@ -36,6 +38,8 @@ def snapshot_version(options: MutableMapping[str, str]) -> int | None:
     resolved now), else the latest; None when there is no dataset."""
     store = DatasetStore(dataset_path(options))
     asked = version_option(options)
+    if isinstance(asked, Instant):
+        return version_at(store, asked.micros)
     if asked is not None:
         return resolve_version(store, asked)
     location = store.latest_location()

@@ -22,17 +22,16 @@ from pyspark.sql import types as st
 
 from lancelet.errors import CorruptDatasetError, VersionNotFoundError
 from lancelet.spark.options import WriteOptions
-from lancelet.spark.types import arrow_schema
 from lancelet.spark.writer import (
     LanceCommitMessage,
     commit_fragments,
     discard,
     files_version,
     fragments_of,
+    new_dataset_schema,
     target_schema,
     write_task,
 )
-from lancelet.table.schema import LanceSchema
 from lancelet.transaction import operations as ops
 from lancelet.transaction.store import DatasetStore
 
@@ -88,20 +87,20 @@ class LanceStreamWriter(sds.DataSourceStreamArrowWriter):
         self.options = options
         self.overwrite = overwrite
         self.spark = spark
-        self.new_schema = arrow_schema(spark, self.uri)
+        self.new_schema = new_dataset_schema(spark, self.uri)
         found = DatasetStore(self.uri).latest_manifest()
         latest = found[0] if found else None
         # Refuse an unwritable format, or one the dataset does not hold, when the query
         # starts, not at its first batch; and a schema mismatch likewise.
         files_version(latest, overwrite, options.data_storage_version)
-        target_schema(spark, latest, not overwrite, self.uri)
+        target_schema(spark, latest, not overwrite, self.uri, replace=True)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> LanceCommitMessage:
         # Tasks read the latest version: earlier micro-batches may have created the
         # dataset since the query started.
         found = DatasetStore(self.uri).latest_manifest()
         latest = found[0] if found else None
-        schema = target_schema(self.spark, latest, not self.overwrite, self.uri)
+        schema = target_schema(self.spark, latest, not self.overwrite, self.uri, replace=True)
         read_version = latest.version if latest else 0
         files = files_version(latest, self.overwrite, self.options.data_storage_version)
         return write_task(
@@ -121,7 +120,7 @@ class LanceStreamWriter(sds.DataSourceStreamArrowWriter):
         read_version = self._read_version(messages)
         creates = read_version == 0
         operation: ops.Operation = (
-            ops.Overwrite(fragments, LanceSchema.from_arrow(self.new_schema))
+            ops.Overwrite(fragments, self.new_schema)
             if creates or self.overwrite
             else ops.Append(fragments)
         )

@@ -145,3 +145,27 @@ def arrow_schema(schema: st.StructType, where: str) -> pa.Schema:
 def same_spark_type(a: st.DataType, b: st.DataType) -> bool:
     """Equal as Spark types, whatever the nullability of nested fields."""
     return bool(a.simpleString() == b.simpleString())
+
+
+def nullable_schema(schema: pa.Schema) -> pa.Schema:
+    """Every field nullable, nested ones too (Spark's ``asNullable``); map keys stay
+    required, as Arrow demands."""
+    return pa.schema([_nullable(f) for f in schema], metadata=schema.metadata)
+
+
+def _nullable(field: pa.Field) -> pa.Field:
+    return field.with_type(_nullable_type(field.type)).with_nullable(True)
+
+
+def _nullable_type(dtype: pa.DataType) -> pa.DataType:
+    if pa.types.is_struct(dtype):
+        return pa.struct([_nullable(dtype.field(i)) for i in range(dtype.num_fields)])
+    if pa.types.is_map(dtype):
+        return pa.map_(dtype.key_field, _nullable(dtype.item_field), dtype.keys_sorted)
+    if pa.types.is_large_list(dtype):
+        return pa.large_list(_nullable(dtype.value_field))
+    if pa.types.is_fixed_size_list(dtype):
+        return pa.list_(_nullable(dtype.value_field), dtype.list_size)
+    if pa.types.is_list(dtype):
+        return pa.list_(_nullable(dtype.value_field))
+    return dtype

@@ -20,6 +20,7 @@ from pyspark.sql import datasource as sds
 from pyspark.sql import types as st
 
 from lancelet._proto import file_pb2
+from lancelet.dataset.schema_ops import extend_schema
 from lancelet.dataset.write import (
     check_writable,
     discard_data_files,
@@ -28,7 +29,12 @@ from lancelet.dataset.write import (
 )
 from lancelet.errors import DatasetAlreadyExistsError, SchemaError
 from lancelet.spark.options import WriteOptions
-from lancelet.spark.types import arrow_schema, natural_spark_type, same_spark_type
+from lancelet.spark.types import (
+    arrow_schema,
+    natural_spark_type,
+    nullable_schema,
+    same_spark_type,
+)
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.table.schema import LanceSchema
@@ -87,34 +93,63 @@ def files_version(latest: Manifest | None, overwrite: bool, requested: str | Non
     return storage_version(requested)
 
 
+def new_dataset_schema(spark: st.StructType, where: str) -> LanceSchema:
+    """The schema a DataFrame's columns get in a new dataset: every field nullable, as
+    Spark's file sources and Delta store them, so later writes may carry nulls."""
+    arrow = nullable_schema(arrow_schema(spark, where))
+    try:
+        return LanceSchema.from_arrow(arrow)
+    except SchemaError as exc:
+        raise type(exc)(f"{where}: {exc}") from exc
+
+
 def target_schema(
-    spark: st.StructType, dataset: Manifest | None, appends: bool, where: str
+    spark: st.StructType,
+    dataset: Manifest | None,
+    appends: bool,
+    where: str,
+    *,
+    merge: bool = False,
+    replace: bool = False,
 ) -> LanceSchema:
-    """The schema tasks write under: the dataset's when appending (after checking the
-    data fits it), else a new one from the data's Spark schema."""
-    if dataset is None or not appends:
-        arrow = arrow_schema(spark, where)
-        try:
-            return LanceSchema.from_arrow(arrow)
-        except SchemaError as exc:
-            raise type(exc)(f"{where}: {exc}") from exc
+    """The schema tasks write under.  A new dataset, or an overwrite that ``replace``s
+    the schema, takes the data's; otherwise the dataset's, after checking the data fits
+    it, extended by the data's new columns when ``merge`` allows them (Delta's
+    ``mergeSchema``).  Columns the data omits must be nullable: they are written as
+    nulls."""
+    if dataset is None or (replace and not appends):
+        return new_dataset_schema(spark, where)
     storage_version(dataset.data_storage_version)
-    check_fits(spark, dataset.schema.to_arrow(), where)
-    return dataset.schema
+    existing = dataset.schema.to_arrow()
+    added = [f for f in spark.fields if f.name not in existing.names]
+    if added and not merge:
+        hint = "" if appends else ", or overwriteSchema=true to replace the schema"
+        raise SchemaError(
+            f"{where}: the data has columns the dataset lacks: {[f.name for f in added]}; "
+            f"set option mergeSchema=true to add them{hint}"
+        )
+    kept = st.StructType([f for f in spark.fields if f.name in existing.names])
+    check_fits(kept, existing, where)
+    if not added:
+        return dataset.schema
+    return extend_schema(dataset, new_dataset_schema(st.StructType(added), where).to_arrow(), where)
 
 
 def check_fits(spark: st.StructType, dataset: pa.Schema, where: str) -> None:
-    """Appended data must have the dataset's columns, each of the Spark type the
-    column reads as, or void (nullability aside: nulls are checked as rows are written)."""
+    """Written data must have the dataset's columns, each of the Spark type the column
+    reads as, or void; a nullable column may be left out (nullability aside: nulls are
+    checked as rows are written)."""
     got = {f.name: f.dataType for f in spark.fields}
-    missing = [n for n in dataset.names if n not in got]
     extra = [n for n in got if n not in dataset.names]
-    if missing or extra:
+    required = [f.name for f in dataset if f.name not in got and not f.nullable]
+    if extra or required:
         raise SchemaError(
-            f"{where}: the data's columns differ from the dataset's "
-            f"(missing {missing}, unexpected {extra})"
+            f"{where}: the data's columns differ from the dataset's (missing non-nullable "
+            f"{required}, unexpected {extra})"
         )
     for column in dataset:
+        if column.name not in got:
+            continue  # written as nulls
         if isinstance(got[column.name], st.NullType) and column.nullable:
             continue  # an all-null column (``lit(None)``) fits any nullable one
         natural = natural_spark_type(column)
@@ -132,11 +167,20 @@ def _conformed(
     def cast() -> Iterator[pa.RecordBatch]:
         for batch in batches:
             try:
-                yield batch.select(schema.names).cast(schema)
+                yield _filled(batch, schema).cast(schema)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError) as exc:
                 raise SchemaError(f"{where}: rows do not fit the dataset's schema: {exc}") from exc
 
     return pa.RecordBatchReader.from_batches(schema, cast())
+
+
+def _filled(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """The batch's columns in the schema's order, nulls for those it omits."""
+    arrays = [
+        batch.column(f.name) if f.name in batch.schema.names else pa.nulls(batch.num_rows, f.type)
+        for f in schema
+    ]
+    return pa.RecordBatch.from_arrays(arrays, names=schema.names)
 
 
 def write_task(
@@ -172,7 +216,12 @@ def commit_fragments(
     try:
         return commit_transaction(store, txn, create_only=create_only, data_format=data_format)
     except BaseException:
-        new = operation.fragments if isinstance(operation, (ops.Append, ops.Overwrite)) else ()
+        new: tuple[Fragment, ...] = ()
+        if isinstance(operation, (ops.Append, ops.Overwrite)):
+            new = tuple(operation.fragments)
+        elif isinstance(operation, ops.Merge):
+            kept = {f.id for f in store.read_manifest(read_version).fragments}
+            new = tuple(f for f in operation.fragments if f.id not in kept)
         discard_data_files(store, new)
         raise
 
@@ -190,6 +239,8 @@ class LanceWriter(sds.DataSourceArrowWriter):
     write_mode: str | None = None
     # The dataset existed and write_mode is "ignore": tasks write nothing.
     skip: bool = False
+    # mergeSchema added columns to the schema tasks write under.
+    adds_columns: bool = False
 
     @classmethod
     def create(cls, spark: st.StructType, options: WriteOptions, overwrite: bool) -> LanceWriter:
@@ -198,12 +249,22 @@ class LanceWriter(sds.DataSourceArrowWriter):
         latest = found[0] if found else None
         if options.write_mode is not None and overwrite:
             raise ValueError(f"{uri}: write_mode={options.write_mode} needs Spark's append mode")
+        if options.overwrite_schema and not overwrite:
+            raise ValueError(f"{uri}: overwriteSchema=true needs Spark's overwrite mode")
         skip = latest is not None and options.write_mode == "ignore"
         if latest is not None and options.write_mode == "create":
             raise DatasetAlreadyExistsError(
                 f"{uri}: a dataset already exists here (write_mode=create / errorifexists)"
             )
-        schema = target_schema(spark, latest, not overwrite, uri)
+        schema = target_schema(
+            spark,
+            latest,
+            not overwrite,
+            uri,
+            merge=options.merge_schema,
+            replace=options.overwrite_schema,
+        )
+        adds = latest is not None and len(schema.fields) > len(latest.schema.fields)
         return cls(
             uri,
             PortableSchema.of(schema),
@@ -213,6 +274,7 @@ class LanceWriter(sds.DataSourceArrowWriter):
             files_version(latest, overwrite, options.data_storage_version),
             options.write_mode,
             skip,
+            adds,
         )
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> LanceCommitMessage:
@@ -237,16 +299,24 @@ class LanceWriter(sds.DataSourceArrowWriter):
         if self.write_mode == "ignore" and DatasetStore(self.uri).latest_location():
             discard(self.uri, messages)  # another writer created it meanwhile
             return
-        operation: ops.Operation = (
-            ops.Overwrite(fragments, self.schema.load())
-            if creates or self.overwrite
-            else ops.Append(fragments)
-        )
+        operation = self._operation(fragments, creates)
         # Appending creates the dataset only if no other writer has created it meanwhile.
         create_only = creates and not self.overwrite
         commit_fragments(
             self.uri, operation, self.read_version, create_only=create_only, version=self.version
         )
+
+    def _operation(self, fragments: tuple[Fragment, ...], creates: bool) -> ops.Operation:
+        if creates or self.overwrite:
+            return ops.Overwrite(fragments, self.schema.load())
+        if not self.adds_columns:
+            return ops.Append(fragments)
+        # New columns and new rows in one commit: the fragments read have no data for
+        # the new columns, which read as nulls; any commit since is a conflict.
+        read = DatasetStore(self.uri).read_manifest(self.read_version)
+        first = read.next_fragment_id()
+        added = tuple(f.with_id(first + i) for i, f in enumerate(fragments))
+        return ops.Merge(read.fragments + added, self.schema.load())
 
     def abort(self, messages: Sequence[sds.WriterCommitMessage | None]) -> None:
         discard(self.uri, messages)

@@ -374,7 +374,11 @@ def fold_merge(base: Manifest | None, op: Merge, ctx: FoldContext) -> Manifest:
     base = existing(base, op)
     schema = _with_current_metadata(op.schema, base.schema)
     indices = _relevant_indices(base.indices, schema)
-    return replace(base, fragments=op.fragments, schema=schema, indices=indices)
+    # A merge may bring new fragments (new rows along with the new columns).
+    max_id = _max_id(base.max_fragment_id, op.fragments)
+    return replace(
+        base, fragments=op.fragments, schema=schema, indices=indices, max_fragment_id=max_id
+    )
 
 
 def fold_reserve(base: Manifest | None, op: ReserveFragments, ctx: FoldContext) -> Manifest:
