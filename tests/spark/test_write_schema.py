@@ -168,6 +168,7 @@ def test_version_as_of_and_timestamp_as_of(spark: SparkSession, uri: str) -> Non
     for start in (20, 30):
         time.sleep(1.1)  # commits in separate seconds, so a timestamp between them exists
         lance.write_dataset(rows(start, start + 10), uri, mode="append")
+
     def read() -> DataFrameReader:  # a reader keeps its options: one per read
         return spark.read.format("lance")
 
