@@ -59,7 +59,7 @@ def _bool(options: Mapping[str, str], key: str, default: bool = False) -> bool:
 
 
 def _positive_int(options: Mapping[str, str], key: str, default: int) -> int:
-    raw = options.get(key)
+    raw = _get(options, key)
     if raw is None:
         return default
     try:
@@ -125,7 +125,7 @@ class Instant:
     text: str  # as given
 
 
-def parse_instant(text: str) -> Instant:
+def parse_instant(text: str, option: str = "timestampAsOf") -> Instant:
     """An ISO 8601 date or timestamp.  Without an offset it is local time: Spark's
     default session time zone is the machine's, and a Python data source cannot see a
     session's own setting (give an offset, e.g. ``Z``, to be unambiguous)."""
@@ -133,7 +133,7 @@ def parse_instant(text: str) -> Instant:
         moment = datetime.fromisoformat(text.strip())
     except ValueError as exc:
         raise ValueError(
-            f"lance data source: timestampAsOf={text!r} is not a date or timestamp "
+            f"lance data source: {option}={text!r} is not a date or timestamp "
             "(ISO 8601, e.g. '2026-11-27 10:00:00' or '2026-11-27T10:00:00Z')"
         ) from exc
     if moment.tzinfo is None:
@@ -169,8 +169,23 @@ def version_option(options: Mapping[str, str]) -> int | str | Instant | None:
     return int(text) if text.isdigit() else text
 
 
-def read_options(options: Mapping[str, str]) -> ReadOptions:
-    _check_known(options, _READ_KEYS, "read")
+# Options of spark.readStream only; schema() sees them too, as it serves both reads.
+_STREAM_READ_KEYS = frozenset(
+    {
+        "startingversion",
+        "startingtimestamp",
+        "maxrowspertrigger",
+        "maxfilespertrigger",
+        "ignoredeletes",
+        "skipchangecommits",
+    }
+)
+
+
+def read_options(options: Mapping[str, str], *, streaming: bool = False) -> ReadOptions:
+    """A batch read's options (``streaming``: the schema of a stream's read, which
+    may carry the stream's own options)."""
+    _check_known(options, _READ_KEYS | (_STREAM_READ_KEYS if streaming else frozenset()), "read")
     version = version_option(options)
     return ReadOptions(
         path=dataset_path(options),
@@ -246,3 +261,68 @@ def write_options(options: Mapping[str, str], *, streaming: bool = False) -> Wri
         merge_schema=_bool(options, "mergeSchema"),
         overwrite_schema=_bool(options, "overwriteSchema"),
     )
+
+
+@dataclass(frozen=True)
+class StreamOptions:
+    path: str
+    # Where the stream starts: None for the latest version's snapshot, then its
+    # changes; a version number or "latest" (changes only, from there), or an instant.
+    starting_version: int | str | Instant | None = None
+    max_rows_per_trigger: int | None = None
+    max_files_per_trigger: int | None = None
+    ignore_deletes: bool = False
+    skip_change_commits: bool = False
+    columns: tuple[str, ...] | None = None
+    rows_per_partition: int = DEFAULT_ROWS_PER_PARTITION
+    batch_size: int = DEFAULT_BATCH_SIZE
+
+
+_STREAM_KEYS_READ = _STREAM_READ_KEYS | {"columns", "rows_per_partition", "batch_size"}
+
+
+def stream_options(options: Mapping[str, str]) -> StreamOptions:
+    if version_option(options) is not None:
+        raise ValueError(
+            "lance data source: a stream reads the latest version and then each new one; "
+            "use option startingVersion or startingTimestamp to start from changes instead"
+        )
+    _check_known(options, frozenset(_STREAM_KEYS_READ), "streaming read")
+    limits = {k: _get(options, k) for k in ("maxRowsPerTrigger", "maxFilesPerTrigger")}
+    if all(v is not None for v in limits.values()):
+        raise ValueError(
+            "lance data source: give maxRowsPerTrigger or maxFilesPerTrigger, not both"
+        )
+    return StreamOptions(
+        path=dataset_path(options),
+        starting_version=_starting(options),
+        max_rows_per_trigger=_optional_positive(options, "maxRowsPerTrigger"),
+        max_files_per_trigger=_optional_positive(options, "maxFilesPerTrigger"),
+        ignore_deletes=_bool(options, "ignoreDeletes"),
+        skip_change_commits=_bool(options, "skipChangeCommits"),
+        columns=_columns(options.get("columns")),
+        rows_per_partition=_positive_int(options, "rows_per_partition", DEFAULT_ROWS_PER_PARTITION),
+        batch_size=_positive_int(options, "batch_size", DEFAULT_BATCH_SIZE),
+    )
+
+
+def _starting(options: Mapping[str, str]) -> int | str | Instant | None:
+    version, stamp = _get(options, "startingVersion"), _get(options, "startingTimestamp")
+    if version is not None and stamp is not None:
+        raise ValueError("lance data source: give startingVersion or startingTimestamp, not both")
+    if stamp is not None:
+        return parse_instant(stamp, "startingTimestamp")
+    if version is None:
+        return None
+    text = version.strip().lower()
+    if text == "latest":
+        return text
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(
+            f"lance data source: startingVersion={version!r} is not a version number or 'latest'"
+        )
+    return int(text)
+
+
+def _optional_positive(options: Mapping[str, str], key: str) -> int | None:
+    return None if _get(options, key) is None else _positive_int(options, key, 1)

@@ -94,7 +94,7 @@ class FragmentRange(sds.InputPartition):
         self.rows = rows
 
 
-def _ranges(
+def fragment_ranges(
     fragments: Iterable[Fragment],
     rows_per_partition: int,
     candidates: Candidates | None = None,
@@ -181,7 +181,7 @@ class LanceReader(sds.DataSourceReader):
         store = DatasetStore(self._uri)
         manifest = store.read_manifest(self._version)
         candidates = self._index_candidates(store, manifest)
-        return _ranges(
+        return fragment_ranges(
             manifest.fragments,
             self._options.rows_per_partition,
             candidates,

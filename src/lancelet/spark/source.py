@@ -16,6 +16,7 @@ from lancelet.spark.options import (
     ReadOptions,
     dataset_path,
     read_options,
+    stream_options,
     version_option,
     write_options,
 )
@@ -26,6 +27,7 @@ from lancelet.spark.reader import (
     open_dataset,
 )
 from lancelet.spark.stream import LanceStreamWriter
+from lancelet.spark.stream_source import LanceStreamReader
 from lancelet.spark.table_versions import version_at
 from lancelet.spark.writer import LanceWriter
 from lancelet.transaction.store import DatasetStore
@@ -55,7 +57,9 @@ class LanceDataSource(sds.DataSource):
     version is fixed here; a query without pushable filters may even rerun the read
     an earlier query planned (see :mod:`lancelet.spark.compat`).
 
-    Read options: ``version`` (a number or a tag), ``tag``, ``columns`` (comma-separated
+    Read options: ``version`` (a number or a tag), ``versionAsOf``, ``tag``,
+    ``timestampAsOf`` (the latest version committed at or before it; an ISO date or
+    timestamp, local time without an offset), ``columns`` (comma-separated
     or a JSON list), ``with_row_id``, ``with_row_address``, ``rows_per_partition``,
     ``batch_size``, ``pushdown`` (evaluate the filters Spark pushes in lancelet: on by
     default, and only possible, where Spark keeps a pushed read to its query),
@@ -64,7 +68,12 @@ class LanceDataSource(sds.DataSource):
 
     Write options: ``max_rows_per_file``, ``data_storage_version`` and, with Spark's
     append mode, ``write_mode`` (``create``/``errorifexists`` or ``ignore``).
-    Streaming: ``checkpointLocation`` (or ``stream_id``).
+    Streaming writes: ``checkpointLocation`` (or ``stream_id``).
+
+    Streaming reads (see :mod:`lancelet.spark.stream_source`): ``startingVersion``
+    (a number or ``latest``), ``startingTimestamp``, ``maxRowsPerTrigger``,
+    ``maxFilesPerTrigger`` (fragments), ``ignoreDeletes``, ``skipChangeCommits``,
+    ``columns``, ``rows_per_partition``, ``batch_size``.
     """
 
     # pyspark asks sources not to override __init__; this keeps its signature and
@@ -77,20 +86,26 @@ class LanceDataSource(sds.DataSource):
     def name(cls) -> str:
         return FORMAT
 
-    def _read_options(self) -> ReadOptions:
-        options = read_options(self.options)
+    def _read_options(self, *, streaming: bool = False) -> ReadOptions:
+        options = read_options(self.options, streaming=streaming)
         if self.snapshot is None:
             raise DatasetNotFoundError(f"{options.path}: no Lance dataset here")
         return replace(options, version=self.snapshot)
 
     def schema(self) -> st.StructType:
-        options = self._read_options()
+        options = self._read_options(streaming=True)  # serves batch and stream reads
         return dataset_schema(open_dataset(options), options)
 
     def reader(self, schema: st.StructType) -> LanceReader:
         options = self._read_options()
         kind = LanceFilteringReader if options.pushdown else LanceReader
         return kind(schema, options)
+
+    def streamReader(self, schema: st.StructType) -> LanceStreamReader:
+        options = stream_options(self.options)
+        if self.snapshot is None:
+            raise DatasetNotFoundError(f"{options.path}: no Lance dataset here")
+        return LanceStreamReader(schema, options, self.snapshot)
 
     def writer(self, schema: st.StructType, overwrite: bool) -> LanceWriter:
         return LanceWriter.create(schema, write_options(self.options), overwrite)
