@@ -14,6 +14,12 @@ On Spark local[2], TPC-H lineitem is first staged as Parquet; from that one Data
 
 The formats alternate run by run so machine noise hits both alike.  Prints the
 median seconds and the ratio lance / parquet.
+
+Where a lance scan's time goes is measured after: lancelet decoding the dataset in
+this process (no Spark), and Spark reading the Parquet files through a minimal Python
+data source that decodes them with pyarrow (so: Python data source transfer + Spark,
+with a fast decoder).  The scan's time is roughly the second plus lancelet's decode
+spread over Spark's two Python workers.
 """
 
 from __future__ import annotations
@@ -119,8 +125,76 @@ def main() -> None:
     for key in times["lance"]:
         a, b = statistics.median(times["lance"][key]), statistics.median(times["parquet"][key])
         print(f"{key:<20}{a:>10.2f}{b:>11.2f}{a / b:>8.2f}")
+    _where_time_goes(spark, root, args.runs)
     spark.stop()
     shutil.rmtree(root)
+
+
+def _where_time_goes(spark: object, root: str, runs: int) -> None:
+    from pyspark.sql import SparkSession
+    from pyspark.sql import functions as F
+
+    import lancelet
+
+    assert isinstance(spark, SparkSession)
+    lance_path, parquet_path = os.path.join(root, "out.lance"), os.path.join(root, "out.parquet")
+    spark.dataSource.register(_arrow_parquet_source())
+
+    def decode(columns: tuple[str, ...] | None) -> None:
+        for _ in lancelet.dataset(lance_path).to_batches(columns=columns):
+            pass
+
+    def through_python_source(pruned: bool) -> None:
+        df = spark.read.format("pyarrow_parquet").load(parquet_path)
+        if pruned:
+            df = df.select(*Q1_COLUMNS)
+        df.groupBy("l_returnflag", "l_linestatus").agg(
+            F.sum("l_quantity"), F.avg("l_extendedprice"), F.count("*")
+        ).collect()
+
+    parts = {
+        "lancelet decode, all columns (1 process)": lambda: decode(None),
+        "lancelet decode, Q1 columns (1 process)": lambda: decode(Q1_COLUMNS),
+        "pyarrow Parquet via a Python source + Q1 agg": lambda: through_python_source(False),
+    }
+    print("where the time of a lance scan goes (median seconds):")
+    for name, fn in parts.items():
+        print(f"  {name:<48}{statistics.median(timed(fn) for _ in range(runs)):>8.2f}")
+
+
+def _arrow_parquet_source() -> type:
+    """A Python data source reading Parquet files with pyarrow, one partition per file:
+    what Spark's Python data source path costs with a fast decoder."""
+    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+    class Reader(DataSourceReader):
+        def __init__(self, path: str) -> None:
+            self.files = sorted(
+                os.path.join(path, f) for f in os.listdir(path) if f.endswith(".parquet")
+            )
+
+        def partitions(self) -> list[InputPartition]:
+            return [InputPartition(f) for f in self.files]
+
+        def read(self, partition: InputPartition):  # type: ignore[no-untyped-def]
+            yield from pq.ParquetFile(partition.value).iter_batches(batch_size=1 << 16)
+
+    class Source(DataSource):
+        @classmethod
+        def name(cls) -> str:
+            return "pyarrow_parquet"
+
+        def schema(self):  # type: ignore[no-untyped-def]
+            from pyspark.sql.pandas.types import from_arrow_schema
+
+            path = self.options["path"]
+            first = next(f for f in sorted(os.listdir(path)) if f.endswith(".parquet"))
+            return from_arrow_schema(pq.read_schema(os.path.join(path, first)))
+
+        def reader(self, schema):  # type: ignore[no-untyped-def]
+            return Reader(self.options["path"])
+
+    return Source
 
 
 if __name__ == "__main__":
