@@ -180,8 +180,8 @@ def test_refused_conditions_and_clauses(spark: SparkSession, uri: str) -> None:
         table.merge(source, "target.id = source.id AND target.grp = other.grp")
     with pytest.raises(ValueError, match="cannot parse"):
         table.merge(source, "target.id = = source.id")
-    with pytest.raises(TypeError, match="SQL text"):
-        table.merge(source, F.col("target.id") == F.col("source.id"))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="SQL text or a Column"):
+        table.merge(source, 42)  # type: ignore[arg-type]
     merge = table.merge(source, "target.id = source.id")
     with pytest.raises(ValueError, match="at least one"):
         merge.execute()

@@ -28,12 +28,14 @@ def uri(tmp_path: Path) -> str:
     return path
 
 
-def test_merge_with_aliases(spark: SparkSession, uri: str) -> None:
+@pytest.mark.parametrize("as_column", [False, True])
+def test_merge_with_aliases(spark: SparkSession, uri: str, as_column: bool) -> None:
     table = LanceTable.forPath(spark, uri)
     updates = source_frame(spark, rows(250, 350, price_factor=2.0)).alias("u")
+    condition = (F.col("t.id") == F.col("u.id")) if as_column else "t.id = u.id"
     counts = (
         table.alias("t")
-        .merge(updates, "t.id = u.id")
+        .merge(updates, condition)
         .whenMatchedUpdate(condition="u.grp <> 0", set={"t.price": "u.price"})
         .whenNotMatchedInsertAll()
         .execute()
@@ -105,3 +107,29 @@ def test_optimize_where_compacts_only_selected_fragments(spark: SparkSession, ur
         lance.dataset(uri).to_table().sort_by("id").equals(ll.dataset(uri).to_table().sort_by("id"))
     )
     assert lance.dataset(uri).to_table().sort_by("id")["id"].to_pylist() == list(range(300))
+
+
+def test_merge_with_schema_evolution(spark: SparkSession, uri: str) -> None:
+    table = LanceTable.forPath(spark, uri)
+    source = source_frame(spark, rows(250, 350)).withColumn("note", F.concat(F.lit("v"), "id"))
+    before = lance.dataset(uri).version
+    counts = (
+        table.merge(source, "target.id = source.id")
+        .withSchemaEvolution()
+        .whenMatchedUpdateAll()
+        .whenNotMatchedInsertAll()
+        .execute()
+        .collect()[0]
+    )
+    assert (counts.num_updated_rows, counts.num_inserted_rows) == (50, 50)
+    dataset = lance.dataset(uri)
+    dataset.validate()
+    assert dataset.version == before + 1  # one commit: the column and the rows
+    assert dataset.schema.names == [*rows(0, 1).schema.names, "note"]
+    got = dataset.to_table().sort_by("id")
+    ids = got["id"].to_numpy()
+    assert ids.tolist() == list(range(350))
+    notes = got["note"].to_pylist()
+    assert notes == [f"v{i}" if i >= 250 else None for i in ids]
+    # Spark reads the evolved table, and a later plain append fits it.
+    assert spark.read.format("lance").load(uri).where("note IS NOT NULL").count() == 100

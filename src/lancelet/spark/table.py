@@ -260,13 +260,14 @@ class LanceTable:
             table_jobs.commit_changes(store, manifest, changes, operation, properties)
         return counts_frame(self._spark, {"num_affected_rows": count})
 
-    def merge(self, source: DataFrame, condition: str) -> LanceMergeBuilder:
+    def merge(self, source: DataFrame, condition: str | Column) -> LanceMergeBuilder:
         """Merge ``source`` into the table, joined on ``condition`` over the table's
         columns, qualified by its alias (``target`` unless :meth:`alias` named one), and
         the source's, qualified by the other name the condition uses (the source
         DataFrame's alias, or ``source``): ``"target.id = source.id"``, or
-        ``table.alias("t").merge(updates.alias("u"), "t.id = u.id")``.  Add clauses,
-        then ``execute()``."""
+        ``table.alias("t").merge(updates.alias("u"), "t.id = u.id")``, or the same as a
+        Column (``F.col("t.id") == F.col("u.id")``; SQL text under Spark Connect).  Add
+        clauses, then ``execute()``."""
         return LanceMergeBuilder(
             self._spark, self._uri, source, condition, target_alias=self._alias or "target"
         )

@@ -33,6 +33,7 @@ import pyarrow as pa
 import sqlglot
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as st
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
@@ -40,6 +41,7 @@ from lancelet.dataset.delete import delete_addresses
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.merge_insert import _KeySet
 from lancelet.dataset.scanner import ROW_ADDRESS
+from lancelet.dataset.schema_ops import extend_schema
 from lancelet.dataset.take import row_ids_at
 from lancelet.dataset.write import check_writable, conform, discard_data_files, write_fragment_files
 from lancelet.errors import DatasetError, LanceletError, SchemaError
@@ -52,11 +54,13 @@ from lancelet.spark.table_jobs import (
     gathered,
 )
 from lancelet.spark.table_versions import command_properties, counts_frame
+from lancelet.spark.writer import PortableSchema, new_dataset_schema
 from lancelet.table import row_address, row_ids
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.table.schema import LanceSchema
 from lancelet.transaction import operations as ops
+from lancelet.transaction.apply import FoldContext, fold_update
 from lancelet.transaction.store import DatasetStore
 
 TARGET, SOURCE = "target", "source"
@@ -90,6 +94,23 @@ class Aliases:
     source: str = SOURCE
 
 
+def column_aliases(
+    condition: Column, source: DataFrame, target: str, where: str
+) -> tuple[tuple[tuple[str, str], ...], Aliases]:
+    """No join keys (Spark plans the join from the Column itself; conflicts are then
+    judged without keys) and the aliases: the table's, and the source DataFrame's own
+    (``source`` if it has none).  Spark Connect keeps the plan on the server, where the
+    alias cannot be read: pass SQL text there."""
+    java = getattr(source, "_jdf", None)
+    if java is None:
+        raise TypeError(
+            f"{where}: under Spark Connect pass the merge condition as SQL text, e.g. 't.id = s.id'"
+        )
+    plan = java.queryExecution().analyzed()
+    alias = str(plan.alias()) if plan.nodeName() == "SubqueryAlias" else SOURCE
+    return (), Aliases(target.lower(), alias.lower())
+
+
 def join_keys(
     condition: str, where: str, target: str = TARGET
 ) -> tuple[tuple[tuple[str, str], ...], Aliases]:
@@ -98,7 +119,8 @@ def join_keys(
     uses, the source's (``source`` by default, or the DataFrame's alias)."""
     if not isinstance(condition, str):
         raise TypeError(
-            f"{where}: pass the merge condition as SQL text, e.g. 'target.id = source.id'"
+            f"{where}: the merge condition must be SQL text or a Column, not "
+            f"{type(condition).__name__}"
         )
     try:
         tree = sqlglot.parse_one(condition, read="spark")
@@ -165,20 +187,26 @@ class LanceMergeBuilder:
         spark: SparkSession,
         uri: str,
         source: DataFrame,
-        condition: str,
+        condition: str | Column,
         clauses: tuple[_Clause, ...] = (),
         target_alias: str = TARGET,
+        evolve: bool = False,
     ) -> None:
         self._where = f"{uri}: merge"
-        self._keys, self._aliases = join_keys(condition, self._where, target_alias)
+        self._evolve = evolve
+        self._keys, self._aliases = (
+            column_aliases(condition, source, target_alias, self._where)
+            if isinstance(condition, Column)
+            else join_keys(condition, self._where, target_alias)
+        )
         self._spark = spark
         self._uri = uri
         self._source = source
         self._condition = condition
         self._clauses = clauses
 
-    def _with(self, clause: _Clause) -> LanceMergeBuilder:
-        clauses = (*self._clauses, clause)
+    def _with(self, clause: _Clause | None = None, evolve: bool = False) -> LanceMergeBuilder:
+        clauses = self._clauses if clause is None else (*self._clauses, clause)
         return LanceMergeBuilder(
             self._spark,
             self._uri,
@@ -186,7 +214,14 @@ class LanceMergeBuilder:
             self._condition,
             clauses,
             self._aliases.target,
+            self._evolve or evolve,
         )
+
+    def withSchemaEvolution(self) -> LanceMergeBuilder:
+        """Let ``whenMatchedUpdateAll``/``whenNotMatchedInsertAll`` add the source's
+        columns the table lacks (null in the rows the merge does not write), as Delta
+        does; the new columns and the changed rows commit as one version."""
+        return self._with(evolve=True)
 
     def _values(self, values: Mapping[str, Sql] | None, what: str) -> Mapping[str, Sql]:
         if not values:
@@ -241,8 +276,15 @@ class LanceMergeBuilder:
             .option("with_row_address", "true")
             .load(self._uri)
         )
-        plan = _Plan(self._where, self._keys, self._clauses, target, self._source, self._aliases)
-        task = MergeTask(self._uri, manifest.version)
+        added = self._added_columns(target) if self._evolve else []
+        plan = _Plan(
+            self._where, self._keys, self._clauses, target, self._source, self._aliases, added
+        )
+        schema = None
+        if added:
+            columns = new_dataset_schema(st.StructType(added), self._where).to_arrow()
+            schema = extend_schema(manifest, columns, self._where)
+        task = MergeTask(self._uri, manifest.version, PortableSchema.of(schema) if schema else None)
         partitions = int(self._spark.conf.get("spark.sql.shuffle.partitions") or 1)
         rows = plan.changed_rows(self._condition, partitions)
         found = rows.mapInArrow(task, "outcome binary").collect()
@@ -252,8 +294,8 @@ class LanceMergeBuilder:
             name: changes.counts.get(name, 0)
             for name in ("num_updated_rows", "num_deleted_rows", "num_inserted_rows")
         }
-        if changes.changes_rows:
-            self._commit(store, manifest, changes, tuple(plan.keys), counts)
+        if changes.changes_rows or schema is not None:
+            self._commit(store, manifest, changes, tuple(plan.keys), counts, schema)
         return counts_frame(self._spark, {"num_affected_rows": sum(counts.values()), **counts})
 
     def _commit(
@@ -263,9 +305,10 @@ class LanceMergeBuilder:
         changes: RowChanges,
         keys: tuple[str, ...],
         counts: Mapping[str, int],
+        schema: LanceSchema | None,
     ) -> None:
         inserted = changes.inserted_fragments()
-        operation = ops.Update(
+        operation: ops.Operation = ops.Update(
             changes.removed,
             changes.updated_fragments(),
             changes.new_fragments() + inserted,
@@ -273,11 +316,32 @@ class LanceMergeBuilder:
             tuple(f.id for f in manifest.schema.fields),  # as pylance's merge_insert
             inserted_keys=_InsertedKeys(store, keys, inserted) if inserted else None,
         )
+        if schema is not None:
+            # New columns and changed rows in one commit: the rows' changes folded into
+            # the fragment list of a Merge (any commit since is then a conflict).
+            assert isinstance(operation, ops.Update)
+            folded = fold_update(manifest, operation, FoldContext(store.read_manifest))
+            operation = ops.Merge(folded.fragments, schema)
         properties = command_properties(
-            {"command": "MERGE", "predicate": self._condition},
+            {"command": "MERGE", "predicate": _text(self._condition)},
             {_camel(k): v for k, v in counts.items()},
         )
         commit_changes(store, manifest, changes, operation, properties)
+
+    def _added_columns(self, target: DataFrame) -> list[st.StructField]:
+        """The source's columns the target lacks, which ``*All`` clauses write."""
+        if not any(c.from_source for c in self._clauses):
+            return []
+        have = {f.name.lower() for f in target.schema.fields}
+        return [f for f in self._source.schema.fields if f.name.lower() not in have]
+
+
+def _text(condition: str | Column) -> str:
+    """The condition as history records it (a Column in Spark's own notation)."""
+    if isinstance(condition, str):
+        return condition
+    java = getattr(condition, "_jc", None)
+    return str(java.toString()) if java is not None else str(condition)
 
 
 def _camel(name: str) -> str:
@@ -314,13 +378,18 @@ class _Plan:
         target: DataFrame,
         source: DataFrame,
         aliases: Aliases,
+        added: list[st.StructField] | None = None,
     ) -> None:
         self.where = where
         self.aliases = aliases
         self.clauses = clauses
         self.target = target
         self.source = source
+        # The target's columns, then those schema evolution adds (null in the rows an
+        # update does not take from the source).
+        self.added = {f.name for f in added or []}
         self.columns = [f for f in target.schema.fields if f.name != ROW_ADDRESS]
+        self.columns += list(added or [])
         self.keys = [self.target_name(t) for t, _ in keys]
         for _, source_key in keys:
             self._source_name(source_key)
@@ -378,7 +447,8 @@ class _Plan:
             return F.col(f"{self.aliases.source}.`{self._source_name(name)}`")
         if name in given:
             return _sql(given[name], f"{self.where}: the value of column {name!r}")
-        return F.col(f"{self.aliases.target}.`{name}`") if clause.action == UPDATE else F.lit(None)
+        kept = clause.action == UPDATE and name not in self.added
+        return F.col(f"{self.aliases.target}.`{name}`") if kept else F.lit(None)
 
     def _new_values(self) -> list[Column]:
         """Each target column's new value, in its Spark type (null in deleted rows)."""
@@ -406,12 +476,13 @@ class _Plan:
         assert out is not None
         return out
 
-    def changed_rows(self, condition: str, partitions: int) -> DataFrame:
+    def changed_rows(self, condition: str | Column, partitions: int) -> DataFrame:
         """Per changed row: its target address (null when inserted), its kind and its
         new values; partitioned by target fragment, existing rows first."""
         target = self.target.alias(self.aliases.target)
         source = self.source.withColumn(_IN_SOURCE, F.lit(True)).alias(self.aliases.source)
-        joined = target.join(source, F.expr(condition), self._join_type())
+        on = condition if isinstance(condition, Column) else F.expr(condition)
+        joined = target.join(source, on, self._join_type())
         chosen = joined.withColumn(_CLAUSE, self._chosen_clause())
         kinds = self._choice({i: F.lit(c.action) for i, c in enumerate(self.clauses)})
         rows = chosen.where(F.col(_CLAUSE).isNotNull()).select(
@@ -507,6 +578,8 @@ class MergeTask:
 
     uri: str
     read_version: int
+    # The schema rows are written under when the merge adds columns.
+    schema: PortableSchema | None = None
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         outcome = captured(lambda: self._run(batches))
@@ -516,7 +589,8 @@ class MergeTask:
         where = f"{self.uri}: merge"
         store = DatasetStore(self.uri)
         manifest = store.read_manifest(self.read_version)
-        schema = manifest.schema.to_arrow()
+        lance_schema = manifest.schema if self.schema is None else self.schema.load()
+        schema = lance_schema.to_arrow()
         rows, targets = _SortedRows(batches), _TargetRows()
         new: list[Fragment] = []
         inserted: list[Fragment] = []
@@ -525,13 +599,13 @@ class MergeTask:
             new += write_fragment_files(
                 store,
                 self._written(rows.targeted(), schema, where, targets),
-                manifest.schema,
+                lance_schema,
                 version,
             )
             inserted += write_fragment_files(
                 store,
                 self._written(rows.untargeted(), schema, where, None),
-                manifest.schema,
+                lance_schema,
                 version,
             )
             updated_rows, deleted_rows = targets.checked(where)
