@@ -17,34 +17,13 @@ import pytest
 from pyspark.sql import DataFrame, DataFrameReader, SparkSession
 from pyspark.sql import functions as F
 
+from tests.spark.test_write import data_files, pylance_rows, rows
 from tests.spark.util import assert_same_rows
 from tests.versions import STORAGE_VERSION
 
 
-def rows(start: int, stop: int) -> pa.Table:
-    k = np.arange(start, stop, dtype=np.int64)
-    return pa.table(
-        {
-            "k": k,
-            "x": pa.array(k * 0.5, pa.float64(), mask=k % 5 == 0),
-            "s": pa.array([f"s{i}" for i in k], pa.string(), mask=k % 7 == 0),
-        }
-    )
-
-
 def frame(spark: SparkSession, table: pa.Table) -> DataFrame:
     return spark.createDataFrame(table).repartition(2)
-
-
-def pylance_rows(uri: str) -> pa.Table:
-    dataset = lance.dataset(uri)
-    dataset.validate()
-    return dataset.to_table()
-
-
-def data_files(uri: str) -> set[str]:
-    path = os.path.join(uri, "data")
-    return set(os.listdir(path)) if os.path.isdir(path) else set()
 
 
 def write(df: DataFrame, uri: str, mode: str = "append", **options: str) -> None:
