@@ -19,7 +19,8 @@ Where a lance scan's time goes is measured after: lancelet decoding the dataset 
 this process (no Spark), and Spark reading the Parquet files through a minimal Python
 data source that decodes them with pyarrow (so: Python data source transfer + Spark,
 with a fast decoder).  The scan's time is roughly the second plus lancelet's decode
-spread over Spark's two Python workers.
+spread over Spark's two Python workers.  Likewise for ingest: Spark handing the rows
+to a Python sink that drops them, and lancelet writing the same table in-process.
 """
 
 from __future__ import annotations
@@ -152,7 +153,18 @@ def _where_time_goes(spark: object, root: str, runs: int) -> None:
             F.sum("l_quantity"), F.avg("l_extendedprice"), F.count("*")
         ).collect()
 
+    def discard_through_python_source() -> None:
+        spark.read.parquet(parquet_path).write.format("discard").mode("append").save()
+
+    table = pq.read_table(parquet_path)
+
+    def encode() -> None:
+        lancelet.write_dataset(table, os.path.join(root, "encode.lance"), mode="overwrite")
+
+    spark.dataSource.register(_discarding_source())
     parts = {
+        "rows to a no-op Python sink (ingest transfer)": discard_through_python_source,
+        "lancelet write_dataset (1 process, Arrow in)": encode,
         "lancelet decode, all columns (1 process)": lambda: decode(None),
         "lancelet decode, Q1 columns (1 process)": lambda: decode(Q1_COLUMNS),
         "pyarrow Parquet via a Python source + Q1 agg": lambda: through_python_source(False),
@@ -160,6 +172,28 @@ def _where_time_goes(spark: object, root: str, runs: int) -> None:
     print("where the time of a lance scan goes (median seconds):")
     for name, fn in parts.items():
         print(f"  {name:<48}{statistics.median(timed(fn) for _ in range(runs)):>8.2f}")
+
+
+def _discarding_source() -> type:
+    """A Python data source whose writer drops every batch: what handing rows from
+    Spark to Python costs on its own."""
+    from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, WriterCommitMessage
+
+    class Writer(DataSourceArrowWriter):
+        def write(self, iterator):  # type: ignore[no-untyped-def]
+            for _ in iterator:
+                pass
+            return WriterCommitMessage()
+
+    class Source(DataSource):
+        @classmethod
+        def name(cls) -> str:
+            return "discard"
+
+        def writer(self, schema, overwrite):  # type: ignore[no-untyped-def]
+            return Writer()
+
+    return Source
 
 
 def _arrow_parquet_source() -> type:
