@@ -169,7 +169,7 @@ def _where_time_goes(spark: object, root: str, runs: int) -> None:
         "lancelet decode, Q1 columns (1 process)": lambda: decode(Q1_COLUMNS),
         "pyarrow Parquet via a Python source + Q1 agg": lambda: through_python_source(False),
     }
-    print("where the time of a lance scan goes (median seconds):")
+    print("where the time goes (median seconds):")
     for name, fn in parts.items():
         print(f"  {name:<48}{statistics.median(timed(fn) for _ in range(runs)):>8.2f}")
 
