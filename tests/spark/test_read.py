@@ -193,3 +193,28 @@ def test_vectors_read_as_arrays(spark: SparkSession, tmp_path: Path) -> None:
     df = spark.read.format("lance").load(uri)
     assert df.schema.simpleString() == "struct<k:bigint,vec:array<float>>"
     _as_read_by_pylance(df, uri)
+
+
+def test_filter_option(spark: SparkSession, tmp_path: Path) -> None:
+    """The ``filter`` option: the rows pylance's ``to_table(filter=...)`` gives, read
+    through lancelet's scanner (late materialization, scalar indices)."""
+    uri = str(tmp_path / "ds")
+    k = np.arange(0, 5000, dtype=np.int64)
+    table = pa.table({"k": k, "v": k * 0.5, "s": pa.array([f"s{i % 97}" for i in k])})
+    lance.write_dataset(table, uri, max_rows_per_file=1200, data_storage_version=STORAGE_VERSION)
+    dataset = lance.dataset(uri)
+    dataset.delete("k % 10 = 3")
+    dataset.create_scalar_index("k", "BTREE")
+    for sql in ("k >= 1000 AND k < 1100", "s = 's5' OR v < 3", "k = 4999", "k < 0"):
+        expected = lance.dataset(uri).to_table(filter=sql)
+        for indexed in ("true", "false"):
+            reader = spark.read.format("lance").option("filter", sql)
+            got = reader.option("use_scalar_index", indexed).load(uri).toArrow()
+            assert_same_rows(got, expected)
+    pruned = spark.read.format("lance").option("filter", "k < 20").option("columns", "s")
+    got = pruned.option("with_row_address", "true").load(uri).toArrow()
+    expected = lance.dataset(uri).to_table(columns=["s"], filter="k < 20", with_row_address=True)
+    assert sorted(got["_rowaddr"].to_pylist()) == sorted(expected["_rowaddr"].to_pylist())
+    assert got.column_names == ["s", "_rowaddr"]
+    with pytest.raises(Exception, match="nope"):
+        spark.read.format("lance").option("filter", "nope > 1").load(uri).collect()

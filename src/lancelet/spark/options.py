@@ -97,10 +97,13 @@ class ReadOptions:
     # Whether pushed filters may be answered by the dataset's scalar indices
     # (pylance's scanner option of the same name).
     use_scalar_index: bool = True
+    # The rows the DataFrame holds, in pylance's filter dialect, evaluated by lancelet.
+    filter: str | None = None
 
 
 _READ_KEYS = frozenset(
     {
+        "filter",
         "pushdown",
         "use_scalar_index",
         "version",
@@ -198,6 +201,7 @@ def read_options(options: Mapping[str, str], *, streaming: bool = False) -> Read
         batch_size=_positive_int(options, "batch_size", DEFAULT_BATCH_SIZE),
         pushdown=_pushdown(options),
         use_scalar_index=_bool(options, "use_scalar_index", True),
+        filter=_get(options, "filter"),
     )
 
 

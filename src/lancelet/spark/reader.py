@@ -22,7 +22,13 @@ from pyspark.sql import types as st
 
 from lancelet.dataset.dataset import LanceDataset
 from lancelet.dataset.fragment_reader import FragmentReader
-from lancelet.dataset.scanner import ROW_ADDRESS, ROW_ID, live_rows, with_row_columns
+from lancelet.dataset.scanner import (
+    ROW_ADDRESS,
+    ROW_ID,
+    LanceScanner,
+    live_rows,
+    with_row_columns,
+)
 from lancelet.errors import ArgumentError, SchemaError
 from lancelet.index.planner import Candidates
 from lancelet.spark.filters import conjunction, to_expression, top_level_columns
@@ -180,6 +186,12 @@ class LanceReader(sds.DataSourceReader):
     def partitions(self) -> Sequence[sds.InputPartition]:
         store = DatasetStore(self._uri)
         manifest = store.read_manifest(self._version)
+        if self._options.filter is not None:
+            # Refuse a filter that does not parse here, before any task runs.
+            LanceScanner(store, manifest, filter=self._options.filter, fragments=[])
+            # A fragment per partition: the scanner reads it filter columns first.
+            widest = max((f.physical_rows for f in manifest.fragments), default=1)
+            return fragment_ranges(manifest.fragments, max(1, widest))
         candidates = self._index_candidates(store, manifest)
         return fragment_ranges(
             manifest.fragments,
@@ -202,6 +214,9 @@ class LanceReader(sds.DataSourceReader):
         return self._read_range(partition)
 
     def _read_range(self, part: FragmentRange) -> Iterator[pa.RecordBatch]:
+        if self._options.filter is not None:
+            yield from self._scanned(part)
+            return
         schema = self._lance_schema.load()
         reader = FragmentReader(DatasetStore(self._uri), schema, part.fragment)
         target = spark_arrow_schema(self._schema)
@@ -214,6 +229,32 @@ class LanceReader(sds.DataSourceReader):
         for table in tables:
             if table.num_rows:
                 yield from self._to_spark(table, target).to_batches(max_chunksize=step)
+
+    def _scanned(self, part: FragmentRange) -> Iterator[pa.RecordBatch]:
+        """A fragment's rows that the ``filter`` option selects, read by lancelet's
+        scanner: filter columns first, the others only for matching rows, scalar
+        indices where they cover the fragment."""
+        store = DatasetStore(self._uri)
+        wanted = {c.source for c in self._columns} | self._filter_columns
+        scan = LanceScanner(
+            store,
+            store.read_manifest(self._version),
+            columns=self._data_columns(self._lance_schema.load().top_level_names()),
+            filter=self._options.filter,
+            fragments=[part.fragment],
+            with_row_id=ROW_ID in wanted,
+            with_row_address=ROW_ADDRESS in wanted,
+            batch_size=self._options.batch_size,
+            use_scalar_index=self._options.use_scalar_index,
+        )
+        target = spark_arrow_schema(self._schema)
+        expression = self.pushed_filter
+        for batch in scan.to_batches():
+            table = pa.Table.from_batches([batch])
+            if expression is not None:
+                table = table.filter(expression)
+            if table.num_rows:
+                yield from self._to_spark(table, target).to_batches()
 
     def _slices(
         self, reader: FragmentReader, columns: list[str], start: int, stop: int

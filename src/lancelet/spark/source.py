@@ -57,7 +57,10 @@ class LanceDataSource(sds.DataSource):
     version is fixed here; a query without pushable filters may even rerun the read
     an earlier query planned (see :mod:`lancelet.spark.compat`).
 
-    Read options: ``version`` (a number or a tag), ``versionAsOf``, ``tag``,
+    Read options: ``filter`` (the rows the DataFrame holds, in pylance's filter
+    dialect: lancelet reads them with late materialization and scalar indices, the
+    way to skip data while Spark 4.x pushes no filters to Python sources),
+    ``version`` (a number or a tag), ``versionAsOf``, ``tag``,
     ``timestampAsOf`` (the latest version committed at or before it; an ISO date or
     timestamp, local time without an offset), ``columns`` (comma-separated
     or a JSON list), ``with_row_id``, ``with_row_address``, ``rows_per_partition``,
