@@ -146,6 +146,7 @@ def test_bad_options(spark: SparkSession, tmp_path: Path, uri: str) -> None:
     refused = {
         "startingVersion or startingTimestamp": {"versionAsOf": "1"},
         "not a version number or 'latest'": {"startingVersion": "first"},
+        "after the latest version, 1": {"startingVersion": "7"},
         "not both": {"maxRowsPerTrigger": "5", "maxFilesPerTrigger": "1"},
         "must be a positive integer": {"maxRowsPerTrigger": "0"},
         "unknown streaming read option": {"pushdown": "false"},

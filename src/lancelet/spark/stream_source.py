@@ -141,6 +141,12 @@ class LanceStreamReader(sds.DataSourceStreamReader, SupportsTriggerAvailableNow)
         if start is None:
             return Position(self._snapshot, 0, True).as_offset()
         if isinstance(start, int):
+            latest = self._latest()
+            if start > latest:
+                raise ValueError(
+                    f"{self._options.path}: startingVersion {start} is after the latest "
+                    f"version, {latest}"
+                )
             return Position(start, 0, False).as_offset()
         return Position(self._latest() + 1, 0, False).as_offset()  # "latest"
 
