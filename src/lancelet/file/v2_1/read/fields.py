@@ -30,6 +30,9 @@ from lancelet.file.v2_1.read.miniblock import MiniBlockPage
 from lancelet.file.v2_1.read.page import LevelledPage, PageDecoder
 from lancelet.file.v2_1.read.values import I64, Bools
 
+# The layers of a top-level column whose items cannot be null.
+_PLAIN = (pb.REPDEF_ALL_VALID_ITEM,)
+
 
 @lru_cache(maxsize=256)
 def _shape(layers: tuple[int, ...]) -> LayerShape:
@@ -140,6 +143,11 @@ class LeafColumn:
         """Sorted, unique rows."""
         if not len(rows):
             return []
+        at = int(self.starts.searchsorted(rows[0], side="right")) - 1
+        if 0 <= at < len(self.info.pages) and int(rows[-1]) < int(self.starts[at + 1]):
+            # All in one page (a small take, or a column of one page).
+            page = self.decoder(at).take(rows - self.starts[at] if at else rows)
+            return [self._rows_of(page, len(rows), at)]
         page_of = np.searchsorted(self.starts, rows, side="right") - 1
         numbers, first = sorted_groups(page_of)
         pieces = np.split(rows, first[1:])
@@ -200,6 +208,15 @@ class LeafColumn:
             return None
 
     def _rows_of(self, page: LevelledPage, rows: int, page_no: int) -> LeafRows:
+        if (
+            page.rep is None
+            and page.defs is None
+            and page.layers == _PLAIN
+            and self.lineage == (Kind.LEAF,)
+            and len(page.values) == rows
+        ):
+            # A top-level column whose items are all valid: one layer, nothing to unravel.
+            return LeafRows(page.values, [Layer(rows, None)])
         ref = self.ref(page_no)
 
         def build() -> LeafRows:
