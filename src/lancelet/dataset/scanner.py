@@ -25,6 +25,9 @@ from lancelet.dataset.projection import (
     with_specials,
 )
 from lancelet.errors import CorruptDatasetError, CorruptIndexError
+from lancelet.expr import Predicate
+from lancelet.expr.arrow import evaluate
+from lancelet.expr.from_sql import predicate_tree
 from lancelet.table import row_address
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
@@ -122,11 +125,20 @@ class LanceScanner:
         self._batch_size = batch_size or DEFAULT_BATCH_SIZE
         self._strict = strict_batch_size
         self._fragments = list(manifest.fragments if fragments is None else fragments)
-        self._candidates = (
-            index_candidates(store, manifest, filter, self._filter_schema, self._fragments)
-            if use_scalar_index and isinstance(filter, str)
-            else None
-        )
+        # The filter's predicate tree, when an index may answer part of it: the planner
+        # reads it, and the rows an index bounded are filtered by it (see _indexed).
+        self._predicate: Predicate | None = None
+        self._candidates = None
+        if use_scalar_index and isinstance(filter, str) and manifest.indices:
+            self._predicate = predicate_tree(filter, self._filter_schema)
+            self._candidates = index_candidates(
+                store,
+                manifest,
+                filter,
+                self._filter_schema,
+                self._fragments,
+                predicate=self._predicate,
+            )
 
     def _columns_of(self, filter: str | pc.Expression | None) -> list[str]:
         if filter is None:
@@ -197,9 +209,23 @@ class LanceScanner:
             if self._needs_address():
                 table = with_row_columns(reader, table, chunk)
             assert self._filter is not None  # candidates come from a filter
-            table = table.filter(self._filter)
+            table = self._filtered(table)
             if table.num_rows:
                 yield table
+
+    def _filtered(self, table: pa.Table) -> pa.Table:
+        """``table`` filtered: by the predicate tree, its kernels run at once, where it
+        takes the filter (it selects what the filter selects, see lancelet.expr), else
+        by the filter's expression through Arrow's query engine, which costs more to
+        set up than the few rows of an indexed lookup take to evaluate."""
+        try:
+            mask = None if self._predicate is None else evaluate(self._predicate, table)
+        except pa.ArrowException:
+            mask = None  # the expression decides, and says what is wrong
+        if isinstance(mask, pa.Array | pa.ChunkedArray) and len(mask) == table.num_rows:
+            return table.filter(mask)
+        assert self._filter is not None
+        return table.filter(self._filter)
 
     def _needs_address(self) -> bool:
         return (
