@@ -246,10 +246,31 @@ class BTreeIndex:
         valid: np.ndarray = self._max_keys.is_valid().to_numpy(zero_copy_only=False)
         return valid
 
+    @cached_property
+    def _integer_bounds(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """For integer search keys: the pages' min and max keys (nulls as 0) and which
+        mins are null, as numpy; None for other keys."""
+        if not pa.types.is_integer(self._min_keys.type):
+            return None
+        mins = self._min_keys.fill_null(0).to_numpy()
+        maxs = self._max_keys.fill_null(0).to_numpy()
+        return mins, maxs, self._min_keys.is_null().to_numpy(zero_copy_only=False)
+
     def _candidate_pages(self, plan: queries.Plan) -> np.ndarray:
         max_valid = self._max_valid
         if isinstance(plan, queries.Nulls):
             return np.flatnonzero(self._null_counts > 0)
+        if isinstance(plan, queries.Interval) and self._integer_bounds is not None:
+            # As below, comparing keys rather than ranks (integers order as numbers).
+            mins, maxs, min_null = self._integer_bounds
+            keep = max_valid.copy()
+            if plan.low is not None:
+                low = np.asarray(plan.low.as_py(), dtype=maxs.dtype)
+                keep &= (maxs >= low) if plan.low_inclusive else (maxs > low)
+            if plan.high is not None:
+                high = np.asarray(plan.high.as_py(), dtype=mins.dtype)
+                keep &= min_null | ((mins <= high) if plan.high_inclusive else (mins < high))
+            return np.flatnonzero(keep)
         min_r, max_r = self._bounds.ranks
         if isinstance(plan, queries.KeySet):
             lit = np.unique(self._bounds.place(plan.keys))

@@ -317,6 +317,10 @@ class FieldReader:
         self.columns = columns
         self.path = path
         self.leaves = node.leaves()
+        # The leaf columns that hold levels and values (empty structs hold neither).
+        self._read = [
+            self._column(leaf) for leaf in self.leaves if leaf.kind is not Kind.EMPTY_STRUCT
+        ]
 
     def chunks(self, start: int, end: int) -> list[pa.Array]:
         return [chunk for job in self.chunk_jobs(start, end) for chunk in job()]
@@ -348,14 +352,11 @@ class FieldReader:
         rows = np.asarray(rows, dtype=np.int64)
         if len(rows) == 0:
             return pa.array([], type=self.dtype)
-        ascending = len(rows) < 2 or bool(np.all(rows[1:] > rows[:-1]))
+        ascending = len(rows) < 2 or bool((rows[1:] > rows[:-1]).all())
         wanted, inverse = (rows, None) if ascending else np.unique(rows, return_inverse=True)
         found = {
-            self._column(leaf): concat_leaf_rows(
-                self.columns[self._column(leaf)].take(wanted), leaf.field.type
-            )
-            for leaf in self.leaves
-            if leaf.kind is not Kind.EMPTY_STRUCT
+            column: concat_leaf_rows(self.columns[column].take(wanted), self.columns[column].dtype)
+            for column in self._read
         }
         arr = self._assemble(self.node, found, len(wanted))
         if inverse is None:

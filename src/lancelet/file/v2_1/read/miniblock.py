@@ -239,8 +239,11 @@ class MiniBlockPage:
             raise CorruptFileError(
                 f"a dictionary of {items} items in {len(self._dict_buffer)} bytes"
             )
-        codec = compression.block_codec(self.layout.dictionary)
-        return to_arrow(codec.decode(self._dict_buffer, items), self._item_type)
+        return to_arrow(self._dictionary_codec.decode(self._dict_buffer, items), self._item_type)
+
+    @cached_property
+    def _dictionary_codec(self) -> compression.BlockCodec:
+        return compression.block_codec(self.layout.dictionary)
 
     @property
     def _item_type(self) -> pa.DataType:
@@ -250,7 +253,7 @@ class MiniBlockPage:
         """The items ``indices`` point at, decoding only those when the dictionary's
         codec can and they are few (a take); None: decode the whole dictionary."""
         items = int(self.layout.num_dictionary_items)
-        codec = compression.block_codec(self.layout.dictionary)
+        codec = self._dictionary_codec
         if (
             "dictionary" in self.__dict__
             or not isinstance(codec, compression.OutOfLineBitpacking)
@@ -451,7 +454,7 @@ class MiniBlockPage:
     def _take(self, rows: I64) -> LevelledPage:
         if len(rows) == 0:
             return self._page(*self._empty())
-        if int(rows[0]) < 0 or int(rows[-1]) >= self._rows or bool(np.any(np.diff(rows) <= 0)):
+        if int(rows[0]) < 0 or int(rows[-1]) >= self._rows or bool((rows[1:] <= rows[:-1]).any()):
             raise IndexError(f"rows to take must be sorted, unique and inside {self._rows}")
         if not self.has_rep:
             few = self._take_few(rows) if self._pick is not None else None
