@@ -180,7 +180,7 @@ class LanceScanner:
             self._candidates = index_candidates(
                 store,
                 manifest,
-                filter,
+                parsed.sql,
                 self._filter_schema,
                 self._fragments,
                 predicate=self._predicate,
