@@ -81,7 +81,7 @@ def usable_indices(
     while the entry lives): a version's indices never change, and working them out
     costs as much as the lookup that uses them."""
     cache: dict[tuple[int, frozenset[int]], tuple[Manifest, dict[str, list[IndexedColumn]]]]
-    cache = store.cache("usable_indices")
+    cache = store.cache("usable_indices", limit=8)  # each entry holds a manifest
     key = (id(manifest), present)
     found = cache.get(key)
     if found is not None and found[0] is manifest:
