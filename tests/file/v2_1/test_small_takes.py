@@ -19,7 +19,7 @@ import pytest
 from lancelet.errors import LanceFileError
 from lancelet.file import LanceFileReader
 from lancelet.file.codecs import bitpacking
-from lancelet.file.v2_1.read import miniblock
+from lancelet.file.v2_1.read import fields, miniblock
 from tests.file.v2_1 import page_bytes
 
 N = 30_000
@@ -226,3 +226,29 @@ def test_damaged_chunks_raise_what_the_batched_path_raises(
             else:
                 assert quick == batched, (what, rows)
     assert errors >= 6  # most of the damage is found
+
+
+def test_rows_on_a_few_pages_are_taken_page_by_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = table()
+    path = write(tmp_path / "t.lance", data, "2.2", data_cache_bytes=64 * 1024)
+    column = data.column_names.index("i64")
+    starts = LanceFileReader(path)._leaves[column].starts
+    assert len(starts) > 6
+    batches: list[int] = []
+    real = fields.LeafColumn._take_batch
+
+    def spy(self: fields.LeafColumn, run: list[int], rows: Any) -> Any:
+        batches.append(len(run))
+        return real(self, run, rows)
+
+    monkeypatch.setattr(fields.LeafColumn, "_take_batch", spy)
+    edges = [int(starts[p]) for p in (1, 2, 3)]
+    few = sorted({e + d for e in edges for d in (-1, 0, 1)})
+    assert take(path, "i64", few).to_pylist() == data.column("i64").take(few).to_pylist()
+    assert not batches
+    # Rows on many pages still come in one batch.
+    many = [int(s) for s in starts[:-1]]
+    assert take(path, "i64", many).to_pylist() == data.column("i64").take(many).to_pylist()
+    assert batches and max(batches) > fields._FEW_PAGES

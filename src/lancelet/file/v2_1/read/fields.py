@@ -30,6 +30,8 @@ from lancelet.file.v2_1.read.miniblock import MiniBlockPage
 from lancelet.file.v2_1.read.page import LevelledPage, PageDecoder
 from lancelet.file.v2_1.read.values import I64, Bools
 
+# Runs of at most this many pages whose rows lie in few chunks are taken page by page.
+_FEW_PAGES = 4
 # The layers of a top-level column whose items cannot be null.
 _PLAIN = (pb.REPDEF_ALL_VALID_ITEM,)
 
@@ -157,7 +159,9 @@ class LeafColumn:
         }
         out = []
         for run in self._runs(list(wanted)):
-            batched = self._take_batch(run, [wanted[p] for p in run]) if len(run) > 1 else None
+            batched = None
+            if len(run) > 1 and not self._few_per_page(run, wanted):
+                batched = self._take_batch(run, [wanted[p] for p in run])
             if batched is not None:
                 out.append(batched)
                 continue
@@ -165,6 +169,17 @@ class LeafColumn:
                 page = self.decoder(page_no).take(wanted[page_no])
                 out.append(self._rows_of(page, len(wanted[page_no]), page_no))
         return out
+
+    def _few_per_page(self, run: list[int], wanted: dict[int, I64]) -> bool:
+        """Whether the run is of a few pages that each read their rows chunk by chunk
+        (they lie in a few of its chunks): then page by page costs less than a batch."""
+        if len(run) > _FEW_PAGES:
+            return False
+        for page_no in run:
+            decoder = self.decoder(page_no)
+            if not isinstance(decoder, MiniBlockPage) or not decoder.takes_few(wanted[page_no]):
+                return False
+        return True
 
     def _runs(self, page_numbers: list[int]) -> list[list[int]]:
         """The pages in order, consecutive ones that decode alike in one run."""

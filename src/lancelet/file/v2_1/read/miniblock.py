@@ -505,6 +505,18 @@ class MiniBlockPage:
     def _chunk_bytes(self) -> memoryview:
         return memoryview(np.ascontiguousarray(self.data).data)
 
+    def takes_few(self, rows: I64) -> bool:
+        """Whether a take of ``rows`` (sorted, in range) reads them chunk by chunk."""
+        if self.has_rep or self._pick is None or not len(rows):
+            return False
+        return self._chunk_span(rows) < _FEW_CHUNKS
+
+    def _chunk_span(self, rows: I64) -> int:
+        """How many chunks lie between the first and the last of ``rows``, less one."""
+        starts = self.item_starts
+        first = int(starts.searchsorted(rows[0], side="right"))
+        return int(starts.searchsorted(rows[-1], side="right")) - first
+
     def _take_few(self, rows: I64) -> LevelledPage | None:
         """Rows (sorted, unique, in range) of a page without lists that lie in a few
         chunks, read chunk by chunk and, where the value codec can, value by value;
