@@ -51,7 +51,9 @@ class FragmentReader:
                     f"says {self.fragment.physical_rows}"
                 )
             where = f"{path}: fragment {self.fragment.id}"
-            check_file_fields(data_file.fields, list(reader.field_ids), self._missing, where)
+            # The columns no file holds are worked out only if the ids disagree.
+            stored = list(reader.field_ids)
+            check_file_fields(data_file.fields, stored, lambda: self._missing, where)
             self._files[index] = reader
         return self._files[index]
 

@@ -42,11 +42,15 @@ def index_candidates(
     filter: str,
     schema: pa.Schema,
     fragments: Sequence[Fragment],
+    *,
+    predicate: Predicate | None = None,
 ) -> Candidates | None:
-    """Candidate rows per fragment that an index covers; None to scan everything."""
+    """Candidate rows per fragment that an index covers; None to scan everything.
+    ``predicate``: the filter's predicate tree, if the caller has it already."""
     if not manifest.indices:
         return None
-    predicate = predicate_tree(filter, schema)
+    if predicate is None:
+        predicate = predicate_tree(filter, schema)
     wanted = set(_leaf_columns(predicate))
     present = frozenset(f.id for f in fragments)
     columns = {
@@ -71,7 +75,25 @@ def usable_indices(
     store: DatasetStore, manifest: Manifest, present: frozenset[int]
 ) -> dict[str, list[IndexedColumn]]:
     """Each column's usable indices (a delta index: one entry with several parts),
-    covering only fragments in ``present``; indices are opened when first asked."""
+    covering only fragments in ``present``; indices are opened when first asked.
+
+    Kept by the store for the manifest object (held by the entry, so its id names it
+    while the entry lives): a version's indices never change, and working them out
+    costs as much as the lookup that uses them."""
+    cache: dict[tuple[int, frozenset[int]], tuple[Manifest, dict[str, list[IndexedColumn]]]]
+    cache = store.cache("usable_indices", limit=8)  # each entry holds a manifest
+    key = (id(manifest), present)
+    found = cache.get(key)
+    if found is not None and found[0] is manifest:
+        return found[1]
+    usable = _usable_indices(store, manifest, present)
+    cache[key] = (manifest, usable)
+    return usable
+
+
+def _usable_indices(
+    store: DatasetStore, manifest: Manifest, present: frozenset[int]
+) -> dict[str, list[IndexedColumn]]:
     paths = field_paths(manifest)
     arrow = manifest.schema.to_arrow()
     reuse = frag_reuse.reuse_map(store, manifest)

@@ -80,12 +80,42 @@ def projection(columns: Columns | None, schema: pa.Schema, where: str) -> Projec
             f"{where}: columns must be a list of names or a dict of SQL expressions, "
             f"not {columns!r}"
         )
-    return _of_names(columns, schema, where)
+    if not all(isinstance(name, str) for name in columns):
+        return _of_names(columns, schema, where)  # which says what is wrong
+    # Projections are immutable: a scan repeated on one schema object reuses its own.
+    key = (tuple(columns), id(schema))
+    found = _PROJECTIONS.get(key)
+    if found is not None and found[0] is schema:
+        return found[1]
+    made = _of_names(columns, schema, where)
+    _PROJECTIONS[key] = (schema, made)
+    while len(_PROJECTIONS) > 64:
+        _PROJECTIONS.pop(next(iter(_PROJECTIONS)), None)
+    return made
+
+
+# (column names, id(schema)) -> (schema, its projection); the entry holds the schema, so
+# its id names no other while it lives.
+_PROJECTIONS: dict[tuple[tuple[str, ...], int], tuple[pa.Schema, Projection]] = {}
 
 
 def with_specials(schema: pa.Schema) -> pa.Schema:
-    """``schema`` with the _rowid and _rowaddr columns expressions may read."""
-    return pa.schema([*schema, *(pa.field(n, pa.uint64()) for n in SPECIAL)])
+    """``schema`` with the _rowid and _rowaddr columns expressions may read (the same
+    object for the same ``schema`` object, while it is among the last few asked for:
+    filters are parsed once per schema, and a schema's hash costs as much as that)."""
+    found = _WITH_SPECIALS.get(id(schema))
+    if found is not None and found[0] is schema:
+        return found[1]
+    out = pa.schema([*schema, *(pa.field(n, pa.uint64()) for n in SPECIAL)])
+    _WITH_SPECIALS[id(schema)] = (schema, out)
+    while len(_WITH_SPECIALS) > 16:
+        _WITH_SPECIALS.pop(next(iter(_WITH_SPECIALS)), None)
+    return out
+
+
+# id(schema) -> (schema, with its special columns); the entry holds the schema, so its
+# id names no other while it lives.
+_WITH_SPECIALS: dict[int, tuple[pa.Schema, pa.Schema]] = {}
 
 
 def _of_names(names: Sequence[str], schema: pa.Schema, where: str) -> Projection:
@@ -99,7 +129,8 @@ def _of_names(names: Sequence[str], schema: pa.Schema, where: str) -> Projection
     computed = iter(range(len(plain)))
     layout = tuple(n if n in SPECIAL else next(computed) for n in names)
     found = {n: _resolve(n, schema, where) for n in plain}
-    reads = tuple(n for n in schema.names if n in {path[0] for path, _ in found.values()})
+    tops = {path[0] for path, _ in found.values()}
+    reads = tuple(n for n in schema.names if n in tops)
     fields = tuple(field.with_name(n) for n, (_, field) in found.items())
     if all(len(path) == 1 for path, _ in found.values()):
         return Projection(fields, reads, layout, frozenset())
@@ -110,7 +141,7 @@ def _of_names(names: Sequence[str], schema: pa.Schema, where: str) -> Projection
 def _resolve(name: str, schema: pa.Schema, where: str) -> tuple[list[str], pa.Field]:
     """A top-level column, else ``"s.x.y"`` as a path of struct fields; the path and
     the field it ends at.  A SchemaError names a column that is neither."""
-    if name in schema.names:
+    if schema.get_field_index(name) >= 0:
         return [name], schema.field(name)
     parts = name.split(".")
     container: pa.Schema | pa.DataType = schema

@@ -25,6 +25,9 @@ from lancelet.dataset.projection import (
     with_specials,
 )
 from lancelet.errors import CorruptDatasetError, CorruptIndexError
+from lancelet.expr import Predicate
+from lancelet.expr.arrow import evaluate
+from lancelet.expr.from_sql import predicate_tree
 from lancelet.table import row_address
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
@@ -89,6 +92,47 @@ def _conformed(table: pa.Table, schema: pa.Schema) -> pa.Table:
         raise CorruptDatasetError(f"the data read does not fit the schema: {exc}") from exc
 
 
+class _Parsed:
+    """A SQL filter over one schema object: its expression, the columns it reads, and
+    its predicate tree (made when first asked for: only scans that may use an index
+    need it)."""
+
+    def __init__(self, sql: str, schema: pa.Schema) -> None:
+        self.sql = sql
+        self.schema = schema
+        expression = to_expression(sql, schema)
+        assert expression is not None
+        self.expression: pc.Expression = expression
+        wanted = referenced_columns(sql, schema)
+        self.columns = [n for n in schema.names if n in wanted]
+        self._tree: Predicate | None = None
+
+    @property
+    def tree(self) -> Predicate:
+        if self._tree is None:
+            self._tree = predicate_tree(self.sql, self.schema)
+        return self._tree
+
+
+# (filter, id(schema)) -> the filter parsed; an entry holds its schema, so the id names
+# no other schema while the entry lives.  Parsing is cached below by (filter, schema)
+# too, but hashing a schema costs tens of microseconds, as much as a quick lookup's
+# decoding of a column.
+_PARSED: dict[tuple[str, int], _Parsed] = {}
+_PARSED_KEPT = 64
+
+
+def _parsed(sql: str, schema: pa.Schema) -> _Parsed:
+    key = (sql, id(schema))
+    found = _PARSED.get(key)
+    if found is not None and found.schema is schema:
+        return found
+    found = _PARSED[key] = _Parsed(sql, schema)
+    while len(_PARSED) > _PARSED_KEPT:
+        _PARSED.pop(next(iter(_PARSED)), None)
+    return found
+
+
 class LanceScanner:
     def __init__(
         self,
@@ -114,19 +158,33 @@ class LanceScanner:
         self._with_row_id = with_row_id or ROW_ID in self._projection.special_outputs
         self._with_row_address = with_row_address or ROW_ADDRESS in self._projection.special_outputs
         self._filter_schema = with_specials(self._arrow)
-        self._filter = to_expression(filter, self._filter_schema)
-        self._filter_columns = self._columns_of(filter)
+        parsed = _parsed(filter, self._filter_schema) if isinstance(filter, str) else None
+        if parsed is not None:
+            self._filter: pc.Expression | None = parsed.expression
+            self._filter_columns = parsed.columns
+        else:
+            self._filter = to_expression(filter, self._filter_schema)
+            self._filter_columns = self._columns_of(filter)
         # Arguments were checked at the API (scannable.py, arguments.py).
         self._limit = limit
         self._offset = offset or 0
         self._batch_size = batch_size or DEFAULT_BATCH_SIZE
         self._strict = strict_batch_size
         self._fragments = list(manifest.fragments if fragments is None else fragments)
-        self._candidates = (
-            index_candidates(store, manifest, filter, self._filter_schema, self._fragments)
-            if use_scalar_index and isinstance(filter, str)
-            else None
-        )
+        # The filter's predicate tree, when an index may answer part of it: the planner
+        # reads it, and the rows an index bounded are filtered by it (see _indexed).
+        self._predicate: Predicate | None = None
+        self._candidates = None
+        if use_scalar_index and parsed is not None and manifest.indices:
+            self._predicate = parsed.tree
+            self._candidates = index_candidates(
+                store,
+                manifest,
+                parsed.sql,
+                self._filter_schema,
+                self._fragments,
+                predicate=self._predicate,
+            )
 
     def _columns_of(self, filter: str | pc.Expression | None) -> list[str]:
         if filter is None:
@@ -197,9 +255,23 @@ class LanceScanner:
             if self._needs_address():
                 table = with_row_columns(reader, table, chunk)
             assert self._filter is not None  # candidates come from a filter
-            table = table.filter(self._filter)
+            table = self._filtered(table)
             if table.num_rows:
                 yield table
+
+    def _filtered(self, table: pa.Table) -> pa.Table:
+        """``table`` filtered: by the predicate tree, its kernels run at once, where it
+        takes the filter (it selects what the filter selects, see lancelet.expr), else
+        by the filter's expression through Arrow's query engine, which costs more to
+        set up than the few rows of an indexed lookup take to evaluate."""
+        try:
+            mask = None if self._predicate is None else evaluate(self._predicate, table)
+        except pa.ArrowException:
+            mask = None  # the expression decides, and says what is wrong
+        if isinstance(mask, pa.Array | pa.ChunkedArray) and len(mask) == table.num_rows:
+            return table.filter(mask)
+        assert self._filter is not None
+        return table.filter(self._filter)
 
     def _needs_address(self) -> bool:
         return (
@@ -235,6 +307,9 @@ class LanceScanner:
     def _tables(self, step: int) -> Iterator[pa.Table]:
         schema = self.projected_schema
         layout = self._layout
+        # Columns already of the schema's types need no cast, unless a field may not be
+        # null (the cast checks that): the table is then just given the schema.
+        nullable = all(field.nullable for field in schema)
         for table in self._selected(step):
             if not layout:
                 yield table.select([])
@@ -243,7 +318,10 @@ class LanceScanner:
             columns = [
                 table[item] if isinstance(item, str) else computed.column(item) for item in layout
             ]
-            yield _conformed(pa.Table.from_arrays(columns, names=schema.names), schema)
+            if nullable and [column.type for column in columns] == schema.types:
+                yield pa.Table.from_arrays(columns, schema=schema)
+            else:
+                yield _conformed(pa.Table.from_arrays(columns, names=schema.names), schema)
 
     def _selected(self, step: int) -> Iterator[pa.Table]:
         """Live rows that pass the filter, after offset and limit, not yet projected."""

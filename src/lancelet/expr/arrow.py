@@ -17,6 +17,10 @@ and ``parse_filter(sql)`` select the same rows:
 * And, Or and Not use SQL's three-valued logic (Kleene's).
 * Opaque: SQL text translated by :func:`~lancelet.dataset.filter.parse_value`; a bare
   ``NULL`` there is a boolean NULL.
+
+:func:`evaluate` applies the same kernels to a table's columns at once, without
+building an expression for Arrow's query engine, whose set-up costs more than the
+whole evaluation on the few rows an indexed lookup reads.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from __future__ import annotations
 import functools
 import operator
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeAlias
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -47,7 +51,7 @@ from lancelet.expr.nodes import (
     Range,
 )
 
-__all__ = ["column_type", "to_arrow"]
+__all__ = ["column_type", "evaluate", "to_arrow"]
 
 _NULL_BOOL = pa.scalar(None, pa.bool_())
 _TRUE = pa.scalar(True)
@@ -81,6 +85,101 @@ def to_arrow(pred: Predicate, schema: pa.Schema) -> pc.Expression:
     if isinstance(pred, (HasAny, HasAll)):
         return _has(pred, schema)
     raise FilterError(f"{pred!r} is not a predicate")
+
+
+# A boolean array, chunked array or scalar (Arrow's types are not checked statically).
+Mask: TypeAlias = Any
+
+
+def evaluate(pred: Predicate, table: pa.Table) -> Mask | None:
+    """``pred`` over ``table``'s rows, computed now with the kernels, in the order,
+    that :func:`to_arrow`'s expression uses: true, false or null per row (or one of
+    them for every row).  None when the tree has a part this evaluator leaves to the
+    expression: Opaque text, list predicates, a struct field, a column of lists,
+    dictionaries or other nested values, a float column's ranges and IN lists (which
+    compare by an order key there), a literal not of its column's type, a NULL or
+    NaN literal, or a column the table lacks."""
+    if isinstance(pred, And | Or):
+        if not pred.children:
+            return None
+        parts = [evaluate(child, table) for child in pred.children]
+        if any(part is None for part in parts):
+            return None
+        combine = pc.and_kleene if isinstance(pred, And) else pc.or_kleene
+        return functools.reduce(combine, parts)
+    if isinstance(pred, Not):
+        inner = evaluate(pred.child, table)
+        return None if inner is None else pc.invert(inner)
+    if not isinstance(pred, Equals | Range | IsIn | IsNull | LikePrefix):
+        return None
+    if "." in pred.column or table.schema.get_field_index(pred.column) < 0:
+        return None
+    column = table.column(pred.column)
+    dtype = column.type
+    if isinstance(pred, Equals) and pa.types.is_floating(dtype):
+        value = _literal_of(pred.value, dtype)
+        if value is None or value.as_py() != value.as_py():
+            return None  # NaN
+        return pc.equal(column, value)
+    if not _plain_type(dtype):
+        return None
+    if isinstance(pred, IsNull):
+        return pc.is_null(column)
+    if isinstance(pred, LikePrefix):
+        if not (pa.types.is_string(dtype) or pa.types.is_large_string(dtype)):
+            return None
+        return pc.starts_with(column, pattern=pred.prefix)
+    if isinstance(pred, Equals):
+        value = _literal_of(pred.value, dtype)
+        return None if value is None else pc.equal(column, value)
+    if isinstance(pred, Range):
+        return _eager_range(pred, column)
+    values = pred.values
+    if values.type != column.type or values.null_count:
+        return None
+    hit: Mask = pa.scalar(False) if len(values) == 0 else pc.is_in(column, value_set=values)
+    return pc.if_else(pc.is_valid(column), hit, _NULL_BOOL)
+
+
+def _plain_type(dtype: pa.DataType) -> bool:
+    """Types whose comparisons :func:`evaluate` makes as :func:`to_arrow` does with no
+    rewriting (floats compare by an order key there)."""
+    t = pa.types
+    return bool(
+        t.is_integer(dtype)
+        or t.is_decimal(dtype)
+        or t.is_string(dtype)
+        or t.is_large_string(dtype)
+        or t.is_binary(dtype)
+        or t.is_large_binary(dtype)
+        or t.is_temporal(dtype)
+        or t.is_boolean(dtype)
+    )
+
+
+def _literal_of(value: pa.Scalar | None, dtype: pa.DataType) -> pa.Scalar | None:
+    """A leaf's literal if :func:`_checked` takes it for a column of ``dtype``."""
+    if value is None or value.type != dtype or not value.is_valid:
+        return None
+    return value
+
+
+def _eager_range(pred: Range, column: pa.ChunkedArray) -> Mask | None:
+    out: Mask | None = None
+    for bound, inclusive, strict, loose in (
+        (pred.low, pred.low_inclusive, pc.greater, pc.greater_equal),
+        (pred.high, pred.high_inclusive, pc.less, pc.less_equal),
+    ):
+        if bound is None:
+            continue
+        value = _literal_of(bound, column.type)
+        if value is None:
+            return None
+        test = (loose if inclusive else strict)(column, value)
+        out = test if out is None else pc.and_kleene(out, test)
+    if out is None:
+        return pc.if_else(pc.is_valid(column), _TRUE, _NULL_BOOL)
+    return out
 
 
 def column_type(column: str, schema: pa.Schema) -> pa.DataType:

@@ -31,6 +31,8 @@ from lancelet.io import LocalInputFile, open_input
 DEFAULT_BATCH_SIZE = 1024
 # Takes of at most this many rows decode their columns on the calling thread.
 _INLINE_TAKE = 2048
+# Projections a reader keeps resolved.
+_PROJECTIONS = 32
 
 
 class ColumnReader(Protocol):
@@ -173,6 +175,9 @@ class LanceFileReader:
         except SchemaError as exc:
             raise CorruptFileError(f"{self.path}: {exc}") from exc
         self._globals: list[pa.Buffer] | None = None
+        # Projections resolved lately, by column names (None: the default columns):
+        # column readers hold no state of a read, so repeated reads share them.
+        self._projections: dict[tuple[str, ...] | None, tuple[pa.Schema, list[ColumnReader]]] = {}
         self._default_columns = list(columns) if columns is not None else None
         self._pages: list[ColumnPages] = []
         self._leaves: list[fields21.LeafColumn] = []
@@ -258,6 +263,16 @@ class LanceFileReader:
 
     def _project(self, columns: Sequence[str] | None) -> tuple[pa.Schema, list[ColumnReader]]:
         names = columns if columns is not None else self._default_columns
+        key = None if names is None else tuple(names)
+        found = self._projections.get(key)
+        if found is None:
+            found = self._projections[key] = self._projected(names)
+            if len(self._projections) > _PROJECTIONS:
+                self._projections.pop(next(iter(self._projections)), None)
+        schema, readers = found
+        return schema, list(readers)
+
+    def _projected(self, names: Sequence[str] | None) -> tuple[pa.Schema, list[ColumnReader]]:
         nodes: list[FieldNode | layout21.Node] = (
             list(self._nodes) if names is None else [self._resolve(name) for name in names]
         )

@@ -240,10 +240,37 @@ class BTreeIndex:
 
     # -- searching ---------------------------------------------------------------------
 
+    @cached_property
+    def _max_valid(self) -> np.ndarray:
+        """Pages holding some non-null value."""
+        valid: np.ndarray = self._max_keys.is_valid().to_numpy(zero_copy_only=False)
+        return valid
+
+    @cached_property
+    def _integer_bounds(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """For integer search keys: the pages' min and max keys (nulls as 0) and which
+        mins are null, as numpy; None for other keys."""
+        if not pa.types.is_integer(self._min_keys.type):
+            return None
+        mins = self._min_keys.fill_null(0).to_numpy()
+        maxs = self._max_keys.fill_null(0).to_numpy()
+        return mins, maxs, self._min_keys.is_null().to_numpy(zero_copy_only=False)
+
     def _candidate_pages(self, plan: queries.Plan) -> np.ndarray:
-        max_valid = self._max_keys.is_valid().to_numpy(zero_copy_only=False)
+        max_valid = self._max_valid
         if isinstance(plan, queries.Nulls):
             return np.flatnonzero(self._null_counts > 0)
+        if isinstance(plan, queries.Interval) and self._integer_bounds is not None:
+            # As below, comparing keys rather than ranks (integers order as numbers).
+            mins, maxs, min_null = self._integer_bounds
+            keep = max_valid.copy()
+            if plan.low is not None:
+                low = np.asarray(plan.low.as_py(), dtype=maxs.dtype)
+                keep &= (maxs >= low) if plan.low_inclusive else (maxs > low)
+            if plan.high is not None:
+                high = np.asarray(plan.high.as_py(), dtype=mins.dtype)
+                keep &= min_null | ((mins <= high) if plan.high_inclusive else (mins < high))
+            return np.flatnonzero(keep)
         min_r, max_r = self._bounds.ranks
         if isinstance(plan, queries.KeySet):
             lit = np.unique(self._bounds.place(plan.keys))
@@ -321,11 +348,29 @@ class BTreeIndex:
         if plan is None:
             return None
         found: list[np.ndarray] = []
-        for _, keys, ids in self._read_pages(self._candidate_pages(plan)):
-            hits = ids.filter(plan.mask(keys))
-            found.append(hits.to_numpy())
+        for page, keys, ids in self._read_pages(self._candidate_pages(plan)):
+            found.append(self._hits(plan, page, keys, ids))
         addresses = sorted_sets.union(found)
         return SearchResult(addresses.astype(np.uint64, copy=False), exact=True)
+
+    def _hits(self, plan: queries.Plan, page: int, keys: pa.Array, ids: pa.Array) -> np.ndarray:
+        """The row ids of a page's keys that ``plan`` selects."""
+        if isinstance(plan, queries.Interval) and pa.types.is_integer(keys.type):
+            # The page was checked to hold its nulls first, then its keys in order: the
+            # keys of an interval are one run of it, found by two binary searches.
+            nulls = int(self._null_counts[page])
+            values = keys.slice(nulls).to_numpy()
+            lo, hi = 0, len(values)
+            if plan.low is not None:
+                low = np.asarray(plan.low.as_py(), dtype=values.dtype)
+                lo = int(values.searchsorted(low, "left" if plan.low_inclusive else "right"))
+            if plan.high is not None:
+                high = np.asarray(plan.high.as_py(), dtype=values.dtype)
+                hi = int(values.searchsorted(high, "right" if plan.high_inclusive else "left"))
+            hits: np.ndarray = ids.slice(nulls + lo, max(hi - lo, 0)).to_numpy()
+            return hits
+        selected: np.ndarray = ids.filter(plan.mask(keys)).to_numpy()
+        return selected
 
     def statistics(self) -> dict[str, Any]:
         """What pylance's ``index_stats(name)["indices"][i]`` shows for a BTREE index."""

@@ -77,6 +77,8 @@ def search_keys(values: pa.Array) -> pa.Array:
 
 
 def search_key(value: pa.Scalar) -> pa.Scalar:
+    if value.type not in FLOATS:
+        return value  # as search_keys: other values are their own keys
     return search_keys(pa.array([value], value.type))[0]
 
 

@@ -63,13 +63,12 @@ def _literal(value: pa.Scalar, dtype: pa.DataType, column: str) -> pa.Scalar:
 def plan(query: IndexQuery, dtype: pa.DataType) -> Plan | None:
     """What ``query`` compares, or None when a sorted-values index cannot answer it.
     A query no row can match (a null literal) becomes an empty key set."""
-    nothing = KeySet(pa.array([], ordering.search_keys(pa.array([], dtype)).type))
     if isinstance(query, IsNull):
         return Nulls()
     if isinstance(query, Equals):
         value = _literal(query.value, dtype, query.column)
         if not value.is_valid:
-            return nothing
+            return _nothing(dtype)
         key = ordering.search_key(value)
         return Interval(key, True, key, True)
     if isinstance(query, Range):
@@ -77,7 +76,7 @@ def plan(query: IndexQuery, dtype: pa.DataType) -> Plan | None:
             None if b is None else _literal(b, dtype, query.column) for b in (query.low, query.high)
         ]
         if any(b is not None and not b.is_valid for b in bounds):
-            return nothing  # a comparison with NULL is never true
+            return _nothing(dtype)  # a comparison with NULL is never true
         low, high = (None if b is None else ordering.search_key(b) for b in bounds)
         return Interval(low, query.low_inclusive, high, query.high_inclusive)
     if isinstance(query, IsIn):
@@ -102,6 +101,11 @@ def plan(query: IndexQuery, dtype: pa.DataType) -> Plan | None:
             False,
         )
     return None
+
+
+def _nothing(dtype: pa.DataType) -> KeySet:
+    """The plan of a query no row can match."""
+    return KeySet(pa.array([], ordering.search_keys(pa.array([], dtype)).type))
 
 
 def _successor(prefix: str) -> str | None:

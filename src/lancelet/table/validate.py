@@ -24,7 +24,7 @@ field at fault.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from operator import attrgetter
 
 from google.protobuf import unknown_fields
@@ -286,7 +286,10 @@ def _check_deletion_flag(manifest: Manifest, checked: list[Checked], path: str) 
 
 
 def check_file_fields(
-    listed: tuple[int, ...], stored: list[int], missing: Iterable[int], where: str
+    listed: tuple[int, ...],
+    stored: list[int],
+    missing: Iterable[int] | Callable[[], Iterable[int]],
+    where: str,
 ) -> None:
     """The field ids the manifest lists for a data file against those the file records.
 
@@ -295,7 +298,7 @@ def check_file_fields(
     only positions (0, 1, ...).  For those, a column the fragment lacks (``missing``:
     one added with no data since the fragment was written) cannot be numbered between
     the file's ids: it came after the file, or before every column of a file that
-    added columns."""
+    added columns.  ``missing`` may be given as a function, asked only when needed."""
     if len(stored) == len(listed) and all(
         mine in (theirs, TOMBSTONE) for mine, theirs in zip(listed, stored, strict=True)
     ):
@@ -305,6 +308,8 @@ def check_file_fields(
             f"{where}: the manifest lists field ids {list(listed)}, the file records {stored}"
         )
     ids = [i for i in listed if i != TOMBSTONE]
+    if callable(missing):
+        missing = missing()
     between = sorted(n for n in missing if ids and min(ids) < n < max(ids))
     if between:
         raise CorruptDatasetError(

@@ -77,11 +77,11 @@ class DatasetStore:
         # Distributed jobs ship datasets to other processes; the cache stays behind.
         return DatasetStore, (self.root,)
 
-    def cache(self, name: str) -> dict[Any, Any]:
+    def cache(self, name: str, limit: int = 256) -> dict[Any, Any]:
         """A dictionary kept as long as this store, for what the layers above open
         from immutable files (index readers by uuid, data file readers); it holds at
-        most a few hundred entries, the oldest dropped first."""
-        return self._caches.setdefault(name, BoundedCache())
+        most ``limit`` entries (a few hundred), the oldest dropped first."""
+        return self._caches.setdefault(name, BoundedCache(limit))
 
     def path(self, *parts: str) -> str:
         return os.path.join(self.root, *parts)

@@ -271,6 +271,29 @@ def _unpack_by_gather(words: UIntArray, bits: int) -> UIntArray:
     return out
 
 
+def unpack_positions(words: UIntArray, bits: int, positions: npt.NDArray[np.int64]) -> UIntArray:
+    """Values ``positions`` (0..1023) of one FastLanes chunk: ``words`` is the chunk's
+    ``bits * lanes`` packed words, flat.  Only the words holding those values are read,
+    so a take of a few values costs a few array operations whatever the width."""
+    dtype = words.dtype
+    if bits == 0:
+        return np.zeros(len(positions), dtype=dtype)
+    width = dtype.itemsize * 8
+    first, shift, _, _, _ = _gather_plan(bits, width)
+    word = first[positions]
+    low = shift[positions]
+    out: UIntArray = words[word] >> low.astype(dtype)
+    spills = low + bits > width
+    if bool(spills.any()):
+        # The value continues at the bottom of the next word of its lane.
+        lanes = _CHUNK // width
+        back = (width - low[spills]).astype(dtype)
+        out[spills] |= words[word[spills] + lanes] << back
+    if bits < width:
+        out &= dtype.type((1 << bits) - 1)
+    return out
+
+
 def _unpack_by_rows(words: UIntArray, bits: int) -> UIntArray:
     """:func:`_unpack_chunks` for many chunks: a few whole-array steps per row."""
     dtype = words.dtype

@@ -29,7 +29,7 @@ import numpy as np
 from lancelet._proto import encodings_v2_1_pb2 as pb
 from lancelet.errors import CorruptFileError, UnsupportedEncodingError
 from lancelet.file.codecs._chunks import sorted_groups
-from lancelet.file.codecs.bitpacking import _unpack_chunks
+from lancelet.file.codecs.bitpacking import _unpack_chunks, unpack_positions
 from lancelet.file.codecs.fsst import FsstSymbolTable, fsst_decompress, parse_symbol_table
 from lancelet.file.codecs.general import decompress_buffer
 from lancelet.file.v2_1.read.values import (
@@ -63,6 +63,20 @@ class MiniBlockCodec(Protocol):
     def num_buffers(self) -> int: ...
 
     def decode(self, buffers: Sequence[Slices], counts: I64) -> Values: ...
+
+
+class PickingCodec(Protocol):
+    """A mini-block codec that reads a few values of one chunk without decoding the
+    rest of it (a small take)."""
+
+    def pick(self, buffers: Sequence[U8], count: int, index: I64) -> Values | None:
+        """Values ``index`` (sorted positions below ``count``) of the chunk whose
+        buffers are ``buffers`` and that holds ``count`` values; None when the chunk
+        is not laid out as its encoding says (the caller then decodes it the general
+        way, whose errors describe the damage) or the pick would not be cheap.
+
+        A pick checks the chunk at least as strictly as :meth:`decode` does."""
+        ...
 
 
 @runtime_checkable
@@ -217,6 +231,18 @@ class FlatMiniBlock:
     def decode(self, buffers: Sequence[Slices], counts: I64) -> Values:
         return self.flat.decode_chunks(buffers[0], counts)
 
+    def pick(self, buffers: Sequence[U8], count: int, index: I64) -> Values | None:
+        bits = self.flat.bits
+        buf = buffers[0]
+        if bits % 8 or len(buf) != count * bits // 8:
+            return None
+        width = bits // 8
+        if width in (1, 2, 4, 8):
+            picked = buf.view(f"<u{width}")[index]
+        else:
+            picked = buf.reshape(count, width)[index]
+        return Fixed(picked.reshape(-1).view(np.uint8), bits, len(index))
+
 
 def _flat_codec(msg: pb.Flat) -> FlatCodec:
     _no_buffer_compression(msg, "data", "flat values")
@@ -329,6 +355,19 @@ class InlineMiniBlock:
 
     def decode(self, buffers: Sequence[Slices], counts: I64) -> Values:
         return self.codec.decode_chunks(buffers[0], counts)
+
+    def pick(self, buffers: Sequence[U8], count: int, index: I64) -> Values | None:
+        word_bits = self.codec.word_bits
+        word = word_bits // 8
+        buf = buffers[0]
+        if not 0 <= count <= _FASTLANES or len(buf) < word:
+            return None
+        bits = int.from_bytes(buf[:word].tobytes(), "little")
+        if bits > word_bits or len(buf) != word + _FASTLANES * bits // 8:
+            return None
+        words = buf[word:].view(f"<u{word}")
+        picked = unpack_positions(words, bits, index)
+        return Fixed(picked.view(np.uint8), word_bits, len(picked))
 
 
 def _inline(msg: pb.InlineBitpacking) -> InlineBitpacking:
@@ -487,6 +526,25 @@ class VariableMiniBlock:
         )
         return Var(out, data)
 
+    def pick(self, buffers: Sequence[U8], count: int, index: I64) -> Values | None:
+        buf = buffers[0]
+        width = self.offset_bits // 8
+        table = (count + 1) * width
+        if len(buf) < table:
+            return None
+        offsets = buf[:table].view(f"<u{width}").astype(np.int64)
+        if (
+            int(offsets[0]) != table
+            or int(offsets[-1]) > len(buf)
+            or bool(np.any(offsets[1:] < offsets[:-1]))
+        ):
+            return None
+        starts = offsets[index]
+        lengths = offsets[index + 1] - starts
+        out = np.zeros(len(index) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=out[1:])
+        return Var(out, buf[gather_ranges(starts, lengths)])
+
 
 def _variable_mini(msg: pb.Variable, build: Builder) -> MiniBlockCodec:
     return VariableMiniBlock(_offset_bits(msg, "variable-width values"))
@@ -556,6 +614,14 @@ class FsstMiniBlock:
         offsets, data = fsst_decompress(self.table, picked.data, picked.offsets)
         return Var(offsets, data)
 
+    def pick(self, buffers: Sequence[U8], count: int, index: I64) -> Values | None:
+        inner = getattr(self.inner, "pick", None)
+        picked = None if inner is None else inner(buffers, count, index)
+        if not isinstance(picked, Var):
+            return None
+        offsets, data = fsst_decompress(self.table, picked.data, picked.offsets)
+        return Var(offsets, data)
+
     def _compressed(self, buffers: Sequence[Slices], counts: I64) -> Var:
         inner = self.inner.decode(buffers, counts)
         if not isinstance(inner, Var):
@@ -606,6 +672,15 @@ class GeneralMiniBlock:
         base = np.concatenate(parts) if parts else np.zeros(0, np.uint8)
         inflated = Slices(base, np.cumsum(sizes) - sizes, sizes)
         return self.inner.decode([inflated, *buffers[1:]], counts)
+
+    def pick(self, buffers: Sequence[U8], count: int, index: I64) -> Values | None:
+        inner = getattr(self.inner, "pick", None)
+        if inner is None:
+            return None
+        picked: Values | None = inner(
+            [_inflate(self.scheme, buffers[0]), *buffers[1:]], count, index
+        )
+        return picked
 
 
 def _general_mini(msg: pb.General, build: Builder) -> MiniBlockCodec:
@@ -795,6 +870,32 @@ class RleMiniBlock:
         )
         return Fixed(np.ascontiguousarray(out).view(np.uint8), self.bits, len(out))
 
+    def pick(self, buffers: Sequence[U8], count: int, index: I64) -> Values | None:
+        rle = _codec("rle", "rle")
+        if self.bits not in rle.VALUE_BITS or self.length_bits not in rle.LENGTH_BITS:
+            return None
+        values, lengths = buffers
+        value_bytes, length_bytes = self.bits // 8, self.length_bits // 8
+        runs = len(values) // value_bytes
+        if len(values) % value_bytes or len(lengths) != runs * length_bytes:
+            return None
+        run_lengths = lengths.view(f"<u{length_bytes}")
+        if runs and int(run_lengths.min()) == 0:
+            return None
+        ends = np.cumsum(run_lengths, dtype=np.int64)
+        total = int(ends[-1]) if runs else 0
+        if total < count:
+            return None
+        if total > count:
+            # As the batched decode: only a legacy chunk of a power of two values may
+            # have a last run reaching past it (clipped, which moves no position).
+            before_last = int(ends[-2]) if runs > 1 else 0
+            if before_last >= count or count & (count - 1):
+                return None
+        run = np.searchsorted(ends, index, side="right")
+        picked = values.view(f"<u{value_bytes}")[run]
+        return Fixed(picked.view(np.uint8), self.bits, len(picked))
+
 
 @dataclass(frozen=True)
 class RleBlock(BlockCodec):
@@ -829,6 +930,16 @@ class BssMiniBlock:
             buf.base, buf.starts, buf.sizes, counts, self.bits, what="byte-stream-split values"
         )
         return Fixed(np.ascontiguousarray(out).view(np.uint8), self.bits, len(out))
+
+    def pick(self, buffers: Sequence[U8], count: int, index: I64) -> Values | None:
+        bss = _codec("byte_stream_split", "byte_stream_split")
+        buf = buffers[0]
+        if self.bits not in bss.VALUE_BITS or len(buf) != count * self.bits // 8:
+            return None
+        # Byte k of value i is byte i of stream k.
+        streams = buf.reshape(self.bits // 8, count)
+        picked = np.ascontiguousarray(streams[:, index].T)
+        return Fixed(picked.reshape(-1), self.bits, len(index))
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,11 @@ from lancelet.file.v2_1.read.miniblock import MiniBlockPage
 from lancelet.file.v2_1.read.page import LevelledPage, PageDecoder
 from lancelet.file.v2_1.read.values import I64, Bools
 
+# Runs of at most this many pages whose rows lie in few chunks are taken page by page.
+_FEW_PAGES = 4
+# The layers of a top-level column whose items cannot be null.
+_PLAIN = (pb.REPDEF_ALL_VALID_ITEM,)
+
 
 @lru_cache(maxsize=256)
 def _shape(layers: tuple[int, ...]) -> LayerShape:
@@ -140,6 +145,11 @@ class LeafColumn:
         """Sorted, unique rows."""
         if not len(rows):
             return []
+        at = int(self.starts.searchsorted(rows[0], side="right")) - 1
+        if 0 <= at < len(self.info.pages) and int(rows[-1]) < int(self.starts[at + 1]):
+            # All in one page (a small take, or a column of one page).
+            page = self.decoder(at).take(rows - self.starts[at] if at else rows)
+            return [self._rows_of(page, len(rows), at)]
         page_of = np.searchsorted(self.starts, rows, side="right") - 1
         numbers, first = sorted_groups(page_of)
         pieces = np.split(rows, first[1:])
@@ -149,7 +159,9 @@ class LeafColumn:
         }
         out = []
         for run in self._runs(list(wanted)):
-            batched = self._take_batch(run, [wanted[p] for p in run]) if len(run) > 1 else None
+            batched = None
+            if len(run) > 1 and not self._few_per_page(run, wanted):
+                batched = self._take_batch(run, [wanted[p] for p in run])
             if batched is not None:
                 out.append(batched)
                 continue
@@ -157,6 +169,17 @@ class LeafColumn:
                 page = self.decoder(page_no).take(wanted[page_no])
                 out.append(self._rows_of(page, len(wanted[page_no]), page_no))
         return out
+
+    def _few_per_page(self, run: list[int], wanted: dict[int, I64]) -> bool:
+        """Whether the run is of a few pages that each read their rows chunk by chunk
+        (they lie in a few of its chunks): then page by page costs less than a batch."""
+        if len(run) > _FEW_PAGES:
+            return False
+        for page_no in run:
+            decoder = self.decoder(page_no)
+            if not isinstance(decoder, MiniBlockPage) or not decoder.takes_few(wanted[page_no]):
+                return False
+        return True
 
     def _runs(self, page_numbers: list[int]) -> list[list[int]]:
         """The pages in order, consecutive ones that decode alike in one run."""
@@ -200,6 +223,15 @@ class LeafColumn:
             return None
 
     def _rows_of(self, page: LevelledPage, rows: int, page_no: int) -> LeafRows:
+        if (
+            page.rep is None
+            and page.defs is None
+            and page.layers == _PLAIN
+            and self.lineage == (Kind.LEAF,)
+            and len(page.values) == rows
+        ):
+            # A top-level column whose items are all valid: one layer, nothing to unravel.
+            return LeafRows(page.values, [Layer(rows, None)])
         ref = self.ref(page_no)
 
         def build() -> LeafRows:
@@ -300,6 +332,10 @@ class FieldReader:
         self.columns = columns
         self.path = path
         self.leaves = node.leaves()
+        # The leaf columns that hold levels and values (empty structs hold neither).
+        self._read = [
+            self._column(leaf) for leaf in self.leaves if leaf.kind is not Kind.EMPTY_STRUCT
+        ]
 
     def chunks(self, start: int, end: int) -> list[pa.Array]:
         return [chunk for job in self.chunk_jobs(start, end) for chunk in job()]
@@ -331,14 +367,11 @@ class FieldReader:
         rows = np.asarray(rows, dtype=np.int64)
         if len(rows) == 0:
             return pa.array([], type=self.dtype)
-        ascending = len(rows) < 2 or bool(np.all(rows[1:] > rows[:-1]))
+        ascending = len(rows) < 2 or bool((rows[1:] > rows[:-1]).all())
         wanted, inverse = (rows, None) if ascending else np.unique(rows, return_inverse=True)
         found = {
-            self._column(leaf): concat_leaf_rows(
-                self.columns[self._column(leaf)].take(wanted), leaf.field.type
-            )
-            for leaf in self.leaves
-            if leaf.kind is not Kind.EMPTY_STRUCT
+            column: concat_leaf_rows(self.columns[column].take(wanted), self.columns[column].dtype)
+            for column in self._read
         }
         arr = self._assemble(self.node, found, len(wanted))
         if inverse is None:

@@ -11,12 +11,17 @@ entries after its last finished row).
 A chunk: u16 level count, u16 size of its rep and of its def buffer (when present),
 one size per value buffer (u16, or u32 with ``has_large_chunk``), padding to 8, then
 each buffer padded to 8.  Reads decode only the chunks that hold the rows asked for,
-all of them in one batch per buffer kind.
+all of them in one batch per buffer kind.  A take whose rows lie in a few chunks of a
+page without lists reads each of those chunks on its own and, where the value codec
+can (:class:`~.compression.PickingCodec`), decodes only the values asked for; any
+doubt about a chunk sends the take down the batched path, whose checks and errors
+are the reference.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import struct
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import cast
@@ -25,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelet._proto import encodings_v2_1_pb2 as pb
-from lancelet.errors import CorruptFileError
+from lancelet.errors import CorruptFileError, LanceFileError
 from lancelet.file.codecs._chunks import sorted_groups
 from lancelet.file.v2_0.fields import concat_pages
 from lancelet.file.v2_1.read import compression
@@ -40,12 +45,29 @@ from lancelet.file.v2_1.read.values import (
     Fixed,
     Slices,
     Values,
+    concat_values,
     gather_ranges,
     take_values,
 )
 
 _ALIGN = 8
 _MAX_LOG = 15
+# A take whose rows span at most this many chunks of a page without lists reads them
+# one chunk at a time (:meth:`MiniBlockPage._take_few`).
+_FEW_CHUNKS = 16
+# What a chunk whose bytes contradict each other may raise on the way; the batched
+# path then reads it again and reports the damage.
+_DOUBT = (
+    LanceFileError,
+    ValueError,
+    IndexError,
+    OverflowError,
+    TypeError,
+    BufferError,
+    struct.error,
+    pa.ArrowInvalid,
+    pa.ArrowIndexError,
+)
 
 
 def _pad(sizes: I64) -> I64:
@@ -114,6 +136,9 @@ class MiniBlockPage:
         self.value_codec = compression.miniblock_codec(layout.value_compression)
         # A runtime protocol check costs as much as a small take: made once per page.
         self._selective = isinstance(self.value_codec, compression.SelectiveCodec)
+        self._pick: Callable[[Sequence[U8], int, I64], Values | None] | None = getattr(
+            self.value_codec, "pick", None
+        )
         self.rep_codec = compression.block_codec(layout.rep_compression) if self.has_rep else None
         self.def_codec = compression.block_codec(layout.def_compression) if self.has_def else None
         if layout.num_buffers != self.value_codec.num_buffers:
@@ -214,8 +239,11 @@ class MiniBlockPage:
             raise CorruptFileError(
                 f"a dictionary of {items} items in {len(self._dict_buffer)} bytes"
             )
-        codec = compression.block_codec(self.layout.dictionary)
-        return to_arrow(codec.decode(self._dict_buffer, items), self._item_type)
+        return to_arrow(self._dictionary_codec.decode(self._dict_buffer, items), self._item_type)
+
+    @cached_property
+    def _dictionary_codec(self) -> compression.BlockCodec:
+        return compression.block_codec(self.layout.dictionary)
 
     @property
     def _item_type(self) -> pa.DataType:
@@ -225,7 +253,7 @@ class MiniBlockPage:
         """The items ``indices`` point at, decoding only those when the dictionary's
         codec can and they are few (a take); None: decode the whole dictionary."""
         items = int(self.layout.num_dictionary_items)
-        codec = compression.block_codec(self.layout.dictionary)
+        codec = self._dictionary_codec
         if (
             "dictionary" in self.__dict__
             or not isinstance(codec, compression.OutOfLineBitpacking)
@@ -426,9 +454,12 @@ class MiniBlockPage:
     def _take(self, rows: I64) -> LevelledPage:
         if len(rows) == 0:
             return self._page(*self._empty())
-        if int(rows[0]) < 0 or int(rows[-1]) >= self._rows or bool(np.any(np.diff(rows) <= 0)):
+        if int(rows[0]) < 0 or int(rows[-1]) >= self._rows or bool((rows[1:] <= rows[:-1]).any()):
             raise IndexError(f"rows to take must be sorted, unique and inside {self._rows}")
         if not self.has_rep:
+            few = self._take_few(rows) if self._pick is not None else None
+            if few is not None:
+                return few
             ids, local = self._flat_positions(rows, np.zeros(1, np.int64))
             raw = self._decode_raw(
                 self.data, self.offsets[ids], self.sizes[ids], self.counts[ids], local
@@ -457,6 +488,105 @@ class MiniBlockPage:
             None if decoded.defs is None else decoded.defs[picks],
             decoded.values.take(pa.array(value_picks)),
         )
+
+    # -- small takes, chunk by chunk (no lists) --------------------------------------
+
+    @cached_property
+    def _header(self) -> tuple[struct.Struct, int]:
+        """A chunk header's layout without lists (level count, definition level size
+        if any, value buffer sizes) and its size, padded."""
+        nbuf = int(self.layout.num_buffers)
+        size_code, size_bytes = ("I", 4) if self.layout.has_large_chunk else ("H", 2)
+        small = 1 + int(self.has_def)
+        layout = struct.Struct("<" + "H" * small + size_code * nbuf)
+        return layout, int(_pad(np.array([2 * small + size_bytes * nbuf]))[0])
+
+    @cached_property
+    def _chunk_bytes(self) -> memoryview:
+        return memoryview(np.ascontiguousarray(self.data).data)
+
+    def takes_few(self, rows: I64) -> bool:
+        """Whether a take of ``rows`` (sorted, in range) reads them chunk by chunk."""
+        if self.has_rep or self._pick is None or not len(rows):
+            return False
+        return self._chunk_span(rows) < _FEW_CHUNKS
+
+    def _chunk_span(self, rows: I64) -> int:
+        """How many chunks lie between the first and the last of ``rows``, less one."""
+        starts = self.item_starts
+        first = int(starts.searchsorted(rows[0], side="right"))
+        return int(starts.searchsorted(rows[-1], side="right")) - first
+
+    def _take_few(self, rows: I64) -> LevelledPage | None:
+        """Rows (sorted, unique, in range) of a page without lists that lie in a few
+        chunks, read chunk by chunk and, where the value codec can, value by value;
+        None when they span more chunks, or a chunk looks wrong in any way (the
+        batched path then reads them and raises what it finds)."""
+        starts = self.item_starts
+        first = int(starts.searchsorted(rows[0], side="right")) - 1
+        last = int(starts.searchsorted(rows[-1], side="right")) - 1
+        if last - first >= _FEW_CHUNKS:
+            return None
+        try:
+            return self._pick_chunks(rows, first, last)
+        except _DOUBT:
+            return None
+
+    def _pick_chunks(self, rows: I64, first: int, last: int) -> LevelledPage | None:
+        chunk_starts = self.item_starts[first : last + 1]
+        cuts = [*rows.searchsorted(chunk_starts).tolist(), len(rows)]
+        parts: list[Values] = []
+        levels: list[np.ndarray] = []
+        for k, chunk_start in enumerate(chunk_starts.tolist()):
+            lo, hi = cuts[k], cuts[k + 1]
+            if lo == hi:
+                continue
+            local = rows[lo:hi] - chunk_start
+            picked = self._pick_chunk(first + k, local)
+            if picked is None:
+                return None
+            parts.append(picked[0])
+            if picked[1] is not None:
+                levels.append(picked[1])
+        defs = None
+        if self.has_def:
+            defs = levels[0] if len(levels) == 1 else np.concatenate(levels)
+        return self._page(None, defs, self._to_arrow(concat_values(parts), few=True))
+
+    def _pick_chunk(self, chunk: int, local: I64) -> tuple[Values, np.ndarray | None] | None:
+        """Values (and definition levels) ``local`` of one chunk, checked as
+        :meth:`_decode_raw` checks it; None if any check fails."""
+        assert self._pick is not None
+        data = self.data
+        start, size = int(self.offsets[chunk]), int(self.sizes[chunk])
+        count = int(self.counts[chunk])
+        layout, header = self._header
+        if size < header:
+            return None
+        fields = layout.unpack_from(self._chunk_bytes, start)
+        pos = start + header
+        def_at = def_size = 0
+        small = 1
+        if self.has_def:
+            def_at, def_size, small = pos, fields[1], 2
+            pos += -(-def_size // _ALIGN) * _ALIGN
+        buffers = []
+        for buffer_size in fields[small:]:
+            buffers.append(data[pos : pos + buffer_size])
+            pos += -(-buffer_size // _ALIGN) * _ALIGN
+        if pos - start != size:
+            return None
+        defs = None
+        if self.def_codec is not None:
+            num_levels = fields[0]
+            if num_levels != count:
+                return None
+            one = np.array([num_levels], np.int64)
+            where = Slices(data, np.array([def_at], np.int64), np.array([def_size], np.int64))
+            decoded = self.def_codec.decode_chunks(where, one)
+            defs = compression.levels_of(decoded, num_levels, "definition")[local]
+        values = self._pick(buffers, count, local)
+        return None if values is None else (values, defs)
 
     def _flat_positions(self, rows: I64, first: I64) -> tuple[I64, I64]:
         """Without lists: the chunks holding ``rows`` and where each row lies among
