@@ -45,6 +45,7 @@ class Run:
             .start(self.out)
         )
         query.awaitTermination(120)
+        self.progress = query.recentProgress
         sizes = [p["numInputRows"] for p in query.recentProgress if p["numInputRows"]]
         assert self.batches() >= before
         return sizes
@@ -79,6 +80,9 @@ def test_snapshot_then_appends_exactly_once(spark: SparkSession, tmp_path: Path,
     assert run.keys() == list(range(140))
     assert run() == []  # nothing new: no rows
     assert run.keys() == list(range(140))
+    latest = lance.dataset(uri).version
+    reported = [p["sources"][0].get("latestOffset") for p in run.progress]
+    assert any(f'"version":{latest + 1}' in str(r).replace(" ", "") for r in reported), reported
 
 
 def test_limits_cut_batches(spark: SparkSession, tmp_path: Path, uri: str) -> None:

@@ -166,6 +166,11 @@ class LanceStreamReader(sds.DataSourceStreamReader, SupportsTriggerAvailableNow)
             return ReadMaxFiles(self._options.max_files_per_trigger)
         return ReadAllAvailable()
 
+    def reportLatestOffset(self) -> dict[str, Any] | None:
+        """Where the stream would end if it read everything committed (Spark shows it
+        in the query's progress): past the latest version."""
+        return Position(self._latest() + 1, 0, False).as_offset()
+
     def prepareForTriggerAvailableNow(self) -> None:
         self._target = self._latest()
 
