@@ -44,6 +44,7 @@ class VersionChange:
     # lists them, in id order.
     added: tuple[Fragment, ...]
     operation: str  # the transaction's kind, for messages ("unknown" without one)
+    schema: LanceSchema  # the version's
 
 
 def schema_shape(schema: LanceSchema) -> tuple[tuple[int, int, str, str, bool], ...]:
@@ -59,7 +60,7 @@ def version_change(store: DatasetStore, version: int) -> VersionChange:
     operation = _operation(store, current)
     name = kind_of(operation) if current.transaction_file else "unknown"
     kind, added = _classify(previous, current, operation)
-    return VersionChange(version, kind, added, name)
+    return VersionChange(version, kind, added, name, current.schema)
 
 
 def _manifest(store: DatasetStore, version: int) -> Manifest:

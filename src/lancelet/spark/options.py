@@ -291,7 +291,7 @@ def stream_options(options: Mapping[str, str]) -> StreamOptions:
             "lance data source: a stream reads the latest version and then each new one; "
             "use option startingVersion or startingTimestamp to start from changes instead"
         )
-    _check_known(options, frozenset(_STREAM_KEYS_READ), "streaming read")
+    _check_known(options, _STREAM_KEYS_READ, "streaming read")
     limits = {k: _get(options, k) for k in ("maxRowsPerTrigger", "maxFilesPerTrigger")}
     if all(v is not None for v in limits.values()):
         raise ValueError(

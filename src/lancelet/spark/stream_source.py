@@ -87,7 +87,7 @@ class _Feed:
         if change.kind in (ChangeKind.NONE, ChangeKind.REWRITE):
             return ()
         if change.kind is ChangeKind.APPEND:
-            if schema_shape(self._store.read_manifest(version).schema) != self._shape:
+            if schema_shape(change.schema) != self._shape:
                 raise StreamChangeError(
                     f"{where}: the schema differs from the stream's; restart the stream "
                     "from a new DataFrame"
@@ -102,11 +102,9 @@ class _Feed:
         )
         if skip:
             return ()
-        option = (
-            "ignoreDeletes or skipChangeCommits"
-            if change.kind is ChangeKind.DELETE
-            else ("skipChangeCommits")
-        )
+        option = "skipChangeCommits"
+        if change.kind is ChangeKind.DELETE:
+            option = "ignoreDeletes or skipChangeCommits"
         raise StreamChangeError(
             f"{where}: the commit {change.kind.value}s rows the stream may have delivered; "
             f"set option {option} to skip such commits"

@@ -308,7 +308,7 @@ class LanceMergeBuilder:
         schema: LanceSchema | None,
     ) -> None:
         inserted = changes.inserted_fragments()
-        operation: ops.Operation = ops.Update(
+        update = ops.Update(
             changes.removed,
             changes.updated_fragments(),
             changes.new_fragments() + inserted,
@@ -316,11 +316,11 @@ class LanceMergeBuilder:
             tuple(f.id for f in manifest.schema.fields),  # as pylance's merge_insert
             inserted_keys=_InsertedKeys(store, keys, inserted) if inserted else None,
         )
+        operation: ops.Operation = update
         if schema is not None:
             # New columns and changed rows in one commit: the rows' changes folded into
             # the fragment list of a Merge (any commit since is then a conflict).
-            assert isinstance(operation, ops.Update)
-            folded = fold_update(manifest, operation, FoldContext(store.read_manifest))
+            folded = fold_update(manifest, update, FoldContext(store.read_manifest))
             operation = ops.Merge(folded.fragments, schema)
         properties = command_properties(
             {"command": "MERGE", "predicate": _text(self._condition)},
