@@ -42,9 +42,12 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[2]
 # Generous per mutant: one read of a small fixture takes milliseconds.
 STALL_S = 20.0
-# A worker's memory ceiling.  A mutant that makes a reader allocate beyond this hit an
-# unchecked size, and shows up as a ``foreign`` MemoryError rather than an OOM kill.
-MEMORY_LIMIT = 3 << 30
+# A worker's address-space ceiling.  A mutant that makes a reader allocate beyond this
+# hit an unchecked size, and shows up as a ``foreign`` MemoryError rather than an OOM
+# kill.  A quiet worker already maps about 2 GB (numba's LLVM, Arrow's allocator, a
+# malloc arena per thread), so the ceiling leaves room above that: at 3 GB, a CI run
+# once saw a foreign error on a mutant that allocates nothing unusual.
+MEMORY_LIMIT = 6 << 30
 
 FAILURES = frozenset({"crash", "hang", "foreign", "invalid"})
 
@@ -156,7 +159,11 @@ def _run_worker(campaign: Campaign, mutants: Sequence[Mutant], deadline: float) 
             },
             spec,
         )
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), str(REPO / "src")]))
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([str(REPO), str(REPO / "src")]),
+        MALLOC_ARENA_MAX="2",  # glibc reserves 64 MB of address space per thread arena
+    )
     proc = subprocess.Popen(
         [sys.executable, "-m", "tests.fuzz.worker", spec.name],
         cwd=REPO,
@@ -214,6 +221,6 @@ def assert_acceptable(outcomes: Sequence[Outcome], *, minimum: int = 1) -> None:
     """Fail, listing each offender, unless every outcome is acceptable; also fail when
     fewer than ``minimum`` mutants ran (a campaign that tests nothing proves nothing)."""
     bad = [o for o in outcomes if not o.acceptable]
-    lines = [f"{o.kind}: {o.mutant.describe()}: {o.detail[:300]}" for o in bad[:20]]
+    lines = [f"{o.kind}: {o.mutant.describe()}: {o.detail[-700:]}" for o in bad[:20]]
     assert not bad, f"{len(bad)} of {len(outcomes)} mutants misbehaved:\n" + "\n".join(lines)
     assert len(outcomes) >= minimum, f"only {len(outcomes)} mutants ran in the time budget"
