@@ -52,6 +52,15 @@ class URIError(LanceletError, ValueError):
     """A location is malformed (a NUL byte) or uses a storage scheme lancelet lacks."""
 
 
+class StorageError(LanceletError, OSError):
+    """A storage backend refused or failed a request (credentials, network, a store
+    without conditional writes); the message names the location."""
+
+
+class StorageNotFoundError(StorageError, FileNotFoundError):
+    """An object that should exist in a store does not."""
+
+
 class DatasetError(LanceletError):
     """A dataset cannot be opened, read or changed."""
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 import pickle
 import struct
 from collections.abc import Callable
@@ -147,7 +148,7 @@ def test_unknown_keywords_are_type_errors(ds: ll.LanceDataset, tmp_path: Path) -
     [
         ("dataset", {"asof": "2020-01-01"}),
         ("dataset", {"commit_lock": object()}),
-        ("dataset", {"storage_options": {"region": "x"}}),
+        ("dataset", {"session": object()}),
         ("dataset", {"default_scan_options": {"limit": "1"}}),
         ("write_dataset", {"progress": object()}),
         ("write_dataset", {"max_bytes_per_file": 1000}),
@@ -318,14 +319,14 @@ def test_file_uris(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "uri", ["memory://x", "s3://bucket/x", "s3a://bucket/x", "gs://b/x", "az://c/x", "hdfs://n/x"]
+    "uri", ["hdfs://n/x", "s3+ddb://bucket/x", "http://host/x", "ftp://h/x", "wasb://c/x"]
 )
 def test_unknown_schemes_are_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, uri: str
 ) -> None:
     monkeypatch.chdir(tmp_path)
     scheme = uri.split(":")[0]
-    with pytest.raises(URIError, match=f"'{scheme}'"):
+    with pytest.raises(URIError, match=re.escape(f"'{scheme}'")):
         ll.write_dataset(TABLE, uri)
     with pytest.raises(URIError):
         ll.dataset(uri)

@@ -26,11 +26,18 @@ WriteMode = Literal["create", "append", "overwrite"]
 
 
 def dataset(
-    uri: str | os.PathLike[str], version: Version | None = None, **options: Any
+    uri: str | os.PathLike[str],
+    version: Version | None = None,
+    *,
+    storage_options: dict[str, str] | None = None,
+    **options: Any,
 ) -> LanceDataset:
-    """Open a dataset at its latest version, a version number, or a tag name."""
+    """Open a dataset at its latest version, a version number, or a tag name.
+
+    ``storage_options`` configure the object store (pylance's keys: ``endpoint``,
+    ``region``, ``aws_access_key_id``, ``allow_http``, ...)."""
     check_options(options, "dataset")
-    return LanceDataset(uri, version)
+    return LanceDataset(uri, version, storage_options=storage_options)
 
 
 def write_dataset(
@@ -44,6 +51,7 @@ def write_dataset(
     data_storage_version: str | None = None,
     enable_v2_manifest_paths: bool | None = None,
     enable_stable_row_ids: bool = False,
+    storage_options: dict[str, str] | None = None,
     **options: Any,
 ) -> LanceDataset:
     """Create a dataset, append to it, or overwrite it with ``data``."""
@@ -52,7 +60,7 @@ def write_dataset(
         raise ArgumentError(
             f"write_dataset: mode must be 'create', 'append' or 'overwrite', not {mode!r}"
         )
-    store = DatasetStore(uri)
+    store = DatasetStore(uri, storage_options)
     found = store.latest_manifest()
     latest = found[0] if found else None
     if latest is not None and mode == "create":
@@ -92,4 +100,4 @@ def write_dataset(
         # The commit never happened, so nothing can reference these files.
         discard_data_files(store, fragments)
         raise
-    return LanceDataset(uri, manifest=manifest)
+    return LanceDataset(uri, manifest=manifest, storage_options=storage_options)

@@ -20,8 +20,6 @@ later commit made them old.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
 import time
 from collections.abc import Iterator
@@ -45,7 +43,7 @@ UNVERIFIED_AGE = timedelta(days=7)
 # ".<name>.<32 hex>.tmp", object stores stage uploads as "<name>#<n>".
 _TEMP = re.compile(r"^(\..+\.[0-9a-f]{32}\.tmp|.+#\d+)$")
 _DETACHED_MANIFEST = re.compile(r"^d\d+\.manifest$")
-_BRANCHES_DIR = os.path.join("_refs", "branches")
+_BRANCHES_DIR = "_refs/branches"
 _BRANCH_TREES_DIR = "tree"
 
 
@@ -73,12 +71,12 @@ class _References:
     def add(self, store: DatasetStore, manifest: Manifest) -> None:
         for fragment in manifest.fragments:
             for data_file in fragment.files:
-                self.files.add(os.path.join(naming.DATA_DIR, data_file.path))
+                self.files.add(io.join(naming.DATA_DIR, data_file.path))
             if fragment.deletion_file is not None:
                 path = store.deletion_path(fragment.id, fragment.deletion_file)
-                self.files.add(os.path.relpath(path, store.root))
+                self.files.add(io.relative(path, store.root))
         if manifest.transaction_file:
-            self.files.add(os.path.join(naming.TRANSACTIONS_DIR, manifest.transaction_file))
+            self.files.add(io.join(naming.TRANSACTIONS_DIR, manifest.transaction_file))
         for index in manifest.indices:
             self.index_uuids.add(str(index.uuid))
 
@@ -157,7 +155,7 @@ def _refuse_branches(store: DatasetStore) -> None:
     # Branch manifests live elsewhere and may use this dataset's files; lancelet
     # does not read them, so it cannot tell which files they need.
     branches = io.list_dir(store.path(_BRANCHES_DIR))
-    if branches or os.path.isdir(store.path(_BRANCH_TREES_DIR)):
+    if branches or io.is_dir(store.path(_BRANCH_TREES_DIR)):
         raise DatasetError(
             f"{store.root}: the dataset has branches; lancelet cannot clean up a dataset "
             "with branches without risking files they use"
@@ -259,8 +257,8 @@ def _protect_new_versions(store: DatasetStore, seen: list[int], kept: _Reference
 def _remove(path: str, stats: CleanupStats) -> bool | None:
     """Delete one file: True if deleted, False if already gone, None on failure."""
     try:
-        size = os.path.getsize(path)
-        os.remove(path)
+        size = io.size_of(path)
+        io.delete(path)
     except FileNotFoundError:
         return False
     except OSError:
@@ -275,13 +273,12 @@ def _remove(path: str, stats: CleanupStats) -> bool | None:
 
 def _walk(store: DatasetStore, directory: str) -> Iterator[str]:
     """Every file under ``directory``, relative to the dataset root."""
-    for parent, _dirs, files in os.walk(store.path(directory)):
-        for name in files:
-            yield os.path.relpath(os.path.join(parent, name), store.root)
+    for relative, _ in io.list_tree(store.path(directory)):
+        yield io.join(directory, relative)
 
 
 def _is_temp(relative: str) -> bool:
-    return _TEMP.match(os.path.basename(relative)) is not None
+    return _TEMP.match(relative.rsplit("/", 1)[-1]) is not None
 
 
 class _Candidate(NamedTuple):
@@ -309,7 +306,7 @@ def _candidates(store: DatasetStore, plan: _Plan) -> Iterator[_Candidate]:
             if relative.endswith(suffixes) or _is_temp(relative):
                 yield _Candidate(relative, relative in verified.files, counter, commit_file)
     for relative in _walk(store, naming.INDICES_DIR):
-        parts = relative.split(os.sep)
+        parts = relative.split("/")
         # Only files inside an index's own directory, which is named by its uuid.
         if len(parts) >= 3 and parts[1] not in kept.index_uuids:
             yield _Candidate(
@@ -318,7 +315,7 @@ def _candidates(store: DatasetStore, plan: _Plan) -> Iterator[_Candidate]:
     for name in io.list_dir(store.path(naming.VERSIONS_DIR)):
         # Staging files of commits that died: pylance's ".tmp*" and lancelet's own.
         if name.startswith(".tmp") or _is_temp(name):
-            yield _Candidate(os.path.join(naming.VERSIONS_DIR, name), False, "", True)
+            yield _Candidate(io.join(naming.VERSIONS_DIR, name), False, "", True)
     for relative in _walk(store, naming.TAGS_DIR):
         if _is_temp(relative):
             yield _Candidate(relative, False, "", False)
@@ -338,9 +335,9 @@ def _delete_files(
         if _remove(path, stats) and candidate.counter:
             setattr(stats, candidate.counter, getattr(stats, candidate.counter) + 1)
         if candidate.counter == "index_files_removed":
-            index_dirs.add(store.path(*candidate.relative.split(os.sep)[:2]))
+            index_dirs.add(store.path(*candidate.relative.split("/")[:2]))
     for directory in index_dirs:
-        _remove_empty_dirs(directory)
+        io.remove_empty_dirs(directory)
 
 
 def _may_remove(
@@ -356,16 +353,7 @@ def _may_remove(
     return candidate.verified or modified_ns < unverified_before_ns
 
 
-def _remove_empty_dirs(top: str) -> None:
-    for parent, _dirs, _files in os.walk(top, topdown=False):
-        # Fails harmlessly when a file remains or was just added.
-        with contextlib.suppress(OSError):
-            os.rmdir(parent)
-
-
 def _modified_ns(path: str) -> int | None:
     # Nanoseconds, as manifest timestamps are: a float of seconds loses the last digits.
-    try:
-        return os.stat(path).st_mtime_ns
-    except FileNotFoundError:
-        return None
+    found = io.head(path)
+    return None if found is None else found.modified_ns

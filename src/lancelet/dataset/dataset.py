@@ -57,9 +57,10 @@ class LanceDataset(Scannable):
         version: Version | None = None,
         *,
         manifest: Manifest | None = None,
+        storage_options: dict[str, str] | None = None,
     ) -> None:
         self._uri = os.fspath(uri)
-        self._store = DatasetStore(self._uri)
+        self._store = DatasetStore(self._uri, storage_options)
         if manifest is None:
             number = (
                 self._store.latest_version()
@@ -178,7 +179,7 @@ class LanceDataset(Scannable):
     # -- versions ---------------------------------------------------------------------
 
     def checkout_version(self, version: Version) -> LanceDataset:
-        return LanceDataset(self._uri, version)
+        return LanceDataset(self._uri, version, storage_options=self._store.storage_options)
 
     def _commit(self, operation: ops.Operation) -> None:
         txn = ops.Transaction(self.version, operation)
@@ -483,18 +484,19 @@ class LanceDataset(Scannable):
         read_version: int | None = None,
         *,
         max_retries: int = 20,
+        storage_options: dict[str, str] | None = None,
         **options: Any,
     ) -> LanceDataset:
         """Commit an operation prepared elsewhere (for example by ``write_fragments``)."""
         check_options(options, "LanceDataset.commit")
-        store = DatasetStore(base_uri)
+        store = DatasetStore(base_uri, storage_options)
         op = operation.to_operation()
         if read_version is None:
             location = store.latest_location()
             read_version = location.version if location else 0
         txn = ops.Transaction(read_version, op)
         manifest = commit_transaction(store, txn, policy=CommitPolicy(max_retries=max_retries))
-        return LanceDataset(base_uri, manifest=manifest)
+        return LanceDataset(base_uri, manifest=manifest, storage_options=storage_options)
 
     def validate(self) -> None:
         """Read every data and deletion file's metadata; raise if any is missing or corrupt."""

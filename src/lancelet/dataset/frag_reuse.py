@@ -11,7 +11,6 @@ stale zones.  A version no segment depends on any more is dropped by
 
 from __future__ import annotations
 
-import shutil
 import time
 import uuid as uuid_lib
 from dataclasses import replace
@@ -202,7 +201,7 @@ def cleanup(dataset: LanceDataset) -> bool:
         dataset._advance_to(commit_transaction(store, txn))
     except BaseException:
         if after is not None:
-            shutil.rmtree(store.path(naming.INDICES_DIR, str(after.uuid)), ignore_errors=True)
+            io.remove_tree(store.path(naming.INDICES_DIR, str(after.uuid)))
         raise
     return True
 

@@ -133,6 +133,7 @@ class LanceFragment(Scannable):
         mode: str = "append",
         *,
         data_storage_version: str | None = None,
+        storage_options: dict[str, str] | None = None,
         **options: Any,
     ) -> Fragment:
         """Write ``data`` as the data file of one new fragment (not committed)."""
@@ -146,6 +147,7 @@ class LanceFragment(Scannable):
             max_rows_per_file=2**62,
             max_rows_per_group=max_rows_per_group,
             data_storage_version=data_storage_version,
+            storage_options=storage_options,
         )
         if not fragments:
             raise ValueError("LanceFragment.create needs at least one row")
@@ -163,6 +165,7 @@ def write_fragments(
     max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE,
     max_rows_per_group: int = 1024,
     data_storage_version: str | None = None,
+    storage_options: dict[str, str] | None = None,
     **options: Any,
 ) -> list[Fragment] | ops.Transaction:
     """Write data files for a later single commit (``LanceDataset.commit``).
@@ -173,7 +176,7 @@ def write_fragments(
     if mode not in ("append", "overwrite"):
         raise ArgumentError(f"write_fragments: mode must be 'append' or 'overwrite', not {mode!r}")
     storage_version(data_storage_version)
-    store = DatasetStore(dataset_uri)
+    store = DatasetStore(dataset_uri, storage_options)
     found = store.latest_manifest()
     latest = found[0] if found else None
     prepared = prepare(latest, as_reader(data, schema), mode, data_storage_version, store.root)

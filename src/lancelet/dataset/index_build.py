@@ -14,7 +14,6 @@ but lancelet does not implement are refused by name rather than ignored.
 from __future__ import annotations
 
 import contextlib
-import shutil
 import uuid as uuid_lib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyroaring import FrozenBitMap
 
+from lancelet import io
 from lancelet.dataset import frag_reuse, index_plan, indices
 from lancelet.dataset.scanner import ROW_ADDRESS, ROW_ID, LanceScanner
 from lancelet.errors import (
@@ -98,7 +98,7 @@ def create_scalar_index(
             index_version=kind.version_for(manifest.stable_row_ids),
         )
     except BaseException:
-        shutil.rmtree(dataset._store.path(naming.INDICES_DIR, str(uid)), ignore_errors=True)
+        io.remove_tree(dataset._store.path(naming.INDICES_DIR, str(uid)))
         raise
 
 
@@ -225,13 +225,13 @@ def build_index(
     try:
         written = kind.build(rows, directory, field.type, version, params)
     except UnsupportedTypeError as exc:
-        shutil.rmtree(directory, ignore_errors=True)
+        io.remove_tree(directory)
         where = f"{dataset.uri} version {manifest.version}"
         raise UnsupportedTypeError(
             f"{where}: cannot build a {kind.name} index on column {field.path!r}: {exc}"
         ) from exc
     except BaseException:
-        shutil.rmtree(directory, ignore_errors=True)
+        io.remove_tree(directory)
         raise
     return IndexDetails(written.type_url, written.value)
 
@@ -400,5 +400,5 @@ def _rebuild(
     try:
         indices.commit_indices(dataset, (*kept, new), () if delta_of is not None else segments)
     except BaseException:
-        shutil.rmtree(dataset._store.path(naming.INDICES_DIR, str(uid)), ignore_errors=True)
+        io.remove_tree(dataset._store.path(naming.INDICES_DIR, str(uid)))
         raise

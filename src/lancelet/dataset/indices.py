@@ -12,7 +12,6 @@ stay until ``cleanup_old_versions`` finds no kept version referring to them.
 
 from __future__ import annotations
 
-import os
 import uuid as uuid_lib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -238,7 +237,7 @@ def _segment_statistics(
 def index_files(store: DatasetStore, index_uuid: uuid_lib.UUID) -> tuple[IndexFile, ...]:
     directory = store.path(naming.INDICES_DIR, str(index_uuid))
     names = sorted(io.list_dir(directory))
-    return tuple(IndexFile(n, os.path.getsize(os.path.join(directory, n))) for n in names)
+    return tuple(IndexFile(n, io.size_of(io.join(directory, n))) for n in names)
 
 
 def commit_index(

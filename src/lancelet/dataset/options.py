@@ -59,7 +59,7 @@ _DEFAULTS: dict[str, Callable[[Any], bool]] = {
     ),
 }
 
-_STORAGE = ("storage_options", "session", "namespace_client", "table_id", "base_store_params")
+_STORAGE = ("session", "namespace_client", "table_id", "base_store_params")
 _BASES = ("initial_bases", "target_bases", "target_all_bases")
 _BLOBS = ("external_blob_mode", "allow_external_blob_outside_bases")
 _WRITE = (

@@ -10,7 +10,6 @@ files, and the old values stay behind, unreferenced, until compaction.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -380,7 +379,7 @@ class _DataFiles:
         with LanceFileWriter.for_dataset(path, values.schema, ids, version=self.version) as writer:
             writer.write_batch(values)
         self.written.append(path)
-        size = os.path.getsize(path)
+        size = io.size_of(path)
         new_file = data_file(name, schema, self.version, size, values.schema.names)
         return replace(fragment, files=(*fragment.files, new_file))
 

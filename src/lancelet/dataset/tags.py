@@ -18,7 +18,6 @@ A tagged version is never removed by ``cleanup_old_versions``.
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 import urllib.parse
@@ -260,7 +259,7 @@ class Tags:
                 f"{self._store.root}: cannot point tag {tag!r} at version {version}: "
                 "that version does not exist"
             )
-        return version, os.path.getsize(path)
+        return version, io.size_of(path)
 
     def list(self) -> dict[str, dict[str, Any]]:
         """Every tag, by name, as pylance's ``tags.list()`` reports it."""

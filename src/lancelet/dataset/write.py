@@ -8,7 +8,6 @@ leaves orphans that ``cleanup_old_versions`` removes.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -213,7 +212,7 @@ class _FileSink:
             return
         self._writer.close()
         self._writer = None
-        size = os.path.getsize(self.paths[-1])
+        size = io.size_of(self.paths[-1])
         data_file_ = data_file(self._name, self._schema, self._version, size)
         self.fragments.append(Fragment(0, (data_file_,), self._rows))
 

@@ -16,7 +16,6 @@ from lancelet.errors import (
     CorruptFileError,
     SchemaError,
     UnsupportedEncodingError,
-    UnsupportedOptionError,
     UnsupportedTypeError,
 )
 from lancelet.file import container, v0_1
@@ -26,7 +25,7 @@ from lancelet.file.v2_0.fields import ColumnPages, build_reader
 from lancelet.file.v2_0.layout import FieldNode, Kind, build_layout, column_labels
 from lancelet.file.v2_1.read import fields as fields21
 from lancelet.file.v2_1.read import layout as layout21
-from lancelet.io import LocalInputFile, open_input
+from lancelet.io import InputFile, configure, open_input
 
 DEFAULT_BATCH_SIZE = 1024
 # Takes of at most this many rows decode their columns on the calling thread.
@@ -130,6 +129,7 @@ class LanceFileReader:
         storage_options: dict[str, str] | None = None,
         columns: Sequence[str] | None = None,
     ) -> LanceFileReader:
+        configure(path, storage_options)  # before the first read, which tells the version
         if cls is LanceFileReader and v0_1.is_legacy(path):
             from lancelet.file.v0_1.reader import LegacyFileReader  # it subclasses this one
 
@@ -143,12 +143,7 @@ class LanceFileReader:
         columns: Sequence[str] | None = None,
     ):
         self.path = os.fspath(path)
-        if storage_options:
-            # Object stores come later; a local path takes no options.
-            raise UnsupportedOptionError(
-                f"{self.path}: LanceFileReader does not support storage_options yet"
-            )
-        self._source: LocalInputFile = open_input(self.path)
+        self._source: InputFile = open_input(self.path)
         self._footer = container.read_footer(self._source)
         descriptor = file_pb2.FileDescriptor()
         container.parse_message(

@@ -17,6 +17,7 @@ import pyarrow as pa
 from lancelet.errors import UnsupportedOptionError, UnsupportedVersionError
 from lancelet.file import version as file_version
 from lancelet.file.writing import FileWriterBase
+from lancelet.io import configure
 
 
 def _writer_class(version: file_version.FileVersion) -> type[FileWriterBase]:
@@ -57,10 +58,7 @@ class LanceFileWriter:
         **kwargs: Any,
     ) -> None:
         where = os.fspath(path)
-        if storage_options:
-            raise UnsupportedOptionError(
-                f"{where}: storage_options are not supported (lancelet writes local files)"
-            )
+        configure(path, storage_options)
         for key, value in kwargs.items():
             if key in ("namespace_client", "table_id") and value is None:
                 continue

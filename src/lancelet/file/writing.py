@@ -17,7 +17,7 @@ from lancelet.errors import LanceFileError, SchemaError
 from lancelet.file import container
 from lancelet.file.schema import renumbered, to_lance_fields
 from lancelet.file.version import FileVersion
-from lancelet.io import LocalOutputFile, open_output
+from lancelet.io import OutputFile, open_output
 
 DEFAULT_DATA_CACHE_BYTES = 8 * 1024 * 1024
 DEFAULT_MAX_PAGE_BYTES = 32 * 1024 * 1024
@@ -27,7 +27,7 @@ _PAD = b"H"  # the byte pylance pads buffers with (72), so files can match byte 
 class PageSink:
     """Appends 64-byte aligned buffers to the output and records page metadata."""
 
-    def __init__(self, out: LocalOutputFile, num_columns: int, page_url: str) -> None:
+    def __init__(self, out: OutputFile, num_columns: int, page_url: str) -> None:
         self.out = out
         self.page_url = page_url
         self.pages: list[list[file2_pb2.ColumnMetadata.Page]] = [[] for _ in range(num_columns)]
@@ -87,7 +87,7 @@ class FileWriterBase:
         self._max_page_bytes = max_page_bytes or DEFAULT_MAX_PAGE_BYTES
         self._schema_metadata: dict[str, str] = {}
         self._global_buffers: list[bytes] = []
-        self._out: LocalOutputFile | None = None
+        self._out: OutputFile | None = None
         self._rows = 0
         self.closed = False
         self.size_bytes: int | None = None

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from lancelet import io
 from lancelet.errors import CorruptIndexError, LanceFileError
 from lancelet.file import LanceFileReader, LanceFileWriter
 
@@ -61,8 +62,8 @@ class IndexFile:
 def read_index_file(
     directory: str | os.PathLike[str], name: str, columns: Sequence[str] | None = None
 ) -> IndexFile:
-    path = os.path.join(os.fspath(directory), name)
-    if not os.path.isfile(path):
+    path = io.join(os.fspath(directory), name)
+    if not io.exists(path):
         raise CorruptIndexError(f"{path}: index file is missing")
     try:
         reader = LanceFileReader(path)
@@ -103,8 +104,7 @@ def write_index_file(
 ) -> str:
     """Write ``table`` with schema ``metadata``; each of ``buffers`` becomes a global
     buffer whose index is stored under its key, as the reference records them."""
-    os.makedirs(os.fspath(directory), exist_ok=True)
-    path = os.path.join(os.fspath(directory), name)
+    path = io.join(os.fspath(directory), name)
     writer = LanceFileWriter(path, table.schema, version=version)
     try:
         for key, data in buffers.items():

@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lancelet import io
 from lancelet.errors import CorruptIndexError
 from lancelet.expr import IndexQuery
 from lancelet.index import files, ordering, queries, rowid_map, sorted_sets
@@ -79,8 +80,7 @@ def write_bitmap(
     starts = _group_starts(values)
     bounds = np.r_[starts, len(values)]
     bitmaps = [rowid_map.serialize(ids[lo:hi]) for lo, hi in itertools.pairwise(bounds)]
-    os.makedirs(where, exist_ok=True)
-    _write_lookup(os.path.join(where, LOOKUP_FILE), values.take(pa.array(starts)), bitmaps, version)
+    _write_lookup(io.join(where, LOOKUP_FILE), values.take(pa.array(starts)), bitmaps, version)
     return len(bitmaps)
 
 
@@ -92,7 +92,7 @@ class BitmapIndex:
 
     def __init__(self, directory: str, lookup: pa.Table):
         self.directory = directory
-        self._path = os.path.join(directory, LOOKUP_FILE)
+        self._path = io.join(directory, LOOKUP_FILE)
         self._keys = lookup.column("keys").combine_chunks()
         self._bitmaps = lookup.column("bitmaps").combine_chunks()
         self.value_type: pa.DataType = self._keys.type
@@ -107,7 +107,7 @@ class BitmapIndex:
     @classmethod
     def open(cls, directory: str | os.PathLike[str]) -> BitmapIndex:
         where = os.fspath(directory)
-        path = os.path.join(where, LOOKUP_FILE)
+        path = io.join(where, LOOKUP_FILE)
         reader = files.open_file(path, [("keys", None), ("bitmaps", pa.binary())])
         stated = files.metadata(reader).get(STATS_KEY)
         if stated is not None:
@@ -170,9 +170,8 @@ class BitmapIndex:
             if keep.any():
                 kept.append(i)
                 bitmaps.append(rowid_map.serialize(sorted_sets.unique(moved[keep])))
-        os.makedirs(where, exist_ok=True)
         _write_lookup(
-            os.path.join(where, LOOKUP_FILE),
+            io.join(where, LOOKUP_FILE),
             self._keys.take(pa.array(kept, pa.int64())),
             bitmaps,
             version,

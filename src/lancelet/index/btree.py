@@ -26,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lancelet import io
 from lancelet.errors import CorruptIndexError, UnsupportedIndexError
 from lancelet.expr import IndexQuery
 from lancelet.file import LanceFileReader, LanceFileWriter
@@ -122,14 +123,13 @@ def write_btree(
     where = os.fspath(directory)
     files.check_value_type(value_type, where)
     version = files.writable_version(version)
-    os.makedirs(where, exist_ok=True)
     schema = pair_schema(value_type)
-    data_path, lookup_path = os.path.join(where, DATA_FILE), os.path.join(where, LOOKUP_FILE)
+    data_path, lookup_path = io.join(where, DATA_FILE), io.join(where, LOOKUP_FILE)
     tables = (as_table(values, ids, schema) for values, ids in batches)
     writer = LanceFileWriter(data_path, schema, version=version)
     pages = _PageWriter(writer, batch_size)
     try:
-        with sorted_blocks(tables, schema, where, version, run_rows) as blocks:
+        with sorted_blocks(tables, schema, version, run_rows) as blocks:
             for block in blocks:
                 pages.add(block)
         pages.finish()
@@ -179,7 +179,7 @@ class BTreeIndex:
     @classmethod
     def open(cls, directory: str | os.PathLike[str]) -> BTreeIndex:
         where = os.fspath(directory)
-        lookup_path = os.path.join(where, LOOKUP_FILE)
+        lookup_path = io.join(where, LOOKUP_FILE)
         columns = [
             ("min", None),
             ("max", None),
@@ -193,7 +193,7 @@ class BTreeIndex:
         lookup = files.read_rows(reader, 0, reader.num_rows())
         value_type = lookup.schema.field("min").type
         data = files.open_file(
-            os.path.join(where, DATA_FILE), [(VALUES, value_type), (IDS, pa.uint64())]
+            io.join(where, DATA_FILE), [(VALUES, value_type), (IDS, pa.uint64())]
         )
         # Pages are listed by page_idx; put them in data order.
         lookup = lookup.take(pc.sort_indices(lookup.column("page_idx")))
@@ -209,7 +209,7 @@ class BTreeIndex:
         return np.clip(total - starts, 0, self._batch_size)
 
     def _check_lookup(self) -> None:
-        path = os.path.join(self.directory, LOOKUP_FILE)
+        path = io.join(self.directory, LOOKUP_FILE)
         pages, total = self.num_pages, self._data.num_rows()
         idx = self._lookup.column("page_idx").to_numpy()
         if not np.array_equal(idx, np.arange(pages)) or pages != -(-total // self._batch_size):
@@ -306,7 +306,7 @@ class BTreeIndex:
             ok = ok and not pc.greater(rest[len(rest) - 1], high).as_py()
         if not ok:
             raise CorruptIndexError(
-                f"{os.path.join(self.directory, DATA_FILE)}: page {page} does not match "
+                f"{io.join(self.directory, DATA_FILE)}: page {page} does not match "
                 f"its summary in {LOOKUP_FILE}"
             )
 

@@ -14,6 +14,7 @@ and then by address, as :func:`lancelet.index.ordering.sort_indices` orders them
 from __future__ import annotations
 
 import os
+import tempfile
 import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -129,17 +130,18 @@ def _batches_of(batches: Iterable[pa.Table], rows: int) -> Iterator[pa.Table]:
 def sorted_blocks(
     tables: Iterable[pa.Table],
     schema: pa.Schema,
-    scratch_dir: str,
     version: str,
     run_rows: int,
 ) -> Iterator[Iterator[pa.Table]]:
     """All rows of ``tables`` in sorted order, as a stream of sorted tables.
 
-    Spilled runs live in ``scratch_dir`` and are removed when the context exits.
+    Spilled runs live in a local temporary directory (scratch, never the dataset's
+    store, which may be remote) that is removed when the context exits.
     """
     if run_rows <= 0:
         raise ArgumentError(f"run_rows must be positive, not {run_rows}")
     spilled: list[str] = []
+    scratch = tempfile.TemporaryDirectory(prefix="lancelet-sort-")
     try:
         runs = _batches_of(tables, run_rows)
         first = next(runs, None)
@@ -150,7 +152,7 @@ def sorted_blocks(
             yield iter([only])
             return
         for run in (first, second, *runs):
-            path = os.path.join(scratch_dir, f"_sort_run_{uuid.uuid4().hex}.lance")
+            path = os.path.join(scratch.name, f"_sort_run_{uuid.uuid4().hex}.lance")
             spilled.append(path)
             with LanceFileWriter(path, schema, version=version) as writer:
                 writer.write_batch(sort_table(run))
@@ -158,3 +160,4 @@ def sorted_blocks(
         yield _merge([_Run(path, block_rows) for path in spilled])
     finally:
         remove_quietly(spilled)
+        scratch.cleanup()

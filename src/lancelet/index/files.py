@@ -8,12 +8,12 @@ wrong reading one (a missing file, damaged bytes, an unexpected schema) is a
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 
 import pyarrow as pa
 
+from lancelet import io
 from lancelet.errors import CorruptIndexError, LanceletError, UnsupportedTypeError
 from lancelet.file import LanceFileReader, LanceFileWriter
 from lancelet.file import version as file_version
@@ -91,4 +91,4 @@ def write_table(path: str, table: pa.Table, version: str, meta: dict[str, str]) 
 def remove_quietly(paths: Sequence[str]) -> None:
     for path in paths:
         with suppress(FileNotFoundError):
-            os.remove(path)
+            io.delete(path)

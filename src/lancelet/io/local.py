@@ -1,10 +1,13 @@
-"""Local filesystem storage."""
+"""Local filesystem storage: files read through memory maps, written under a
+temporary name and renamed into place."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import uuid
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cache
 from types import TracebackType
@@ -12,6 +15,7 @@ from types import TracebackType
 import pyarrow as pa
 
 from lancelet.errors import LanceFileError
+from lancelet.io.base import ObjectInfo
 from lancelet.io.uri import local_path
 
 
@@ -38,6 +42,9 @@ class LocalInputFile:
     def read(self, offset: int, length: int) -> pa.Buffer:
         """The bytes ``[offset, offset + length)``; the caller has range-checked them."""
         return self._whole.slice(offset, length)
+
+    def prefetch(self, ranges: Sequence[tuple[int, int]]) -> None:
+        """Nothing to do: the mapping pages bytes in as they are touched."""
 
     def close(self) -> None:
         # Buffers handed out may still point into the map; it is unmapped when the last goes.
@@ -130,20 +137,91 @@ class LocalOutputFile:
             self.abort()
 
 
-def open_input(path: str | os.PathLike[str]) -> LocalInputFile:
-    return LocalInputFile(path)
+class LocalStorage:
+    """The local filesystem; keys are absolute paths."""
 
+    def open_input(self, key: str, uri: str) -> LocalInputFile:
+        return LocalInputFile(key)
 
-def open_output(path: str | os.PathLike[str]) -> LocalOutputFile:
-    return LocalOutputFile(path)
+    def open_output(self, key: str, uri: str) -> LocalOutputFile:
+        return LocalOutputFile(key)
 
+    def read_bytes(self, key: str) -> bytes:
+        with open(key, "rb") as f:
+            return f.read()
 
-# -- whole-object operations used by the table layer ------------------------------------
+    def put(self, key: str, data: bytes, *, durable: bool = True) -> None:
+        """Write ``data`` under ``key``, replacing any previous file atomically.
 
+        ``durable=False`` skips the fsync, for objects that are only hints.
+        """
+        tmp = _write_temp(key, data, durable)
+        os.replace(tmp, key)
 
-def read_bytes(path: str | os.PathLike[str]) -> bytes:
-    with open(local_path(path), "rb") as f:
-        return f.read()
+    def put_if_not_exists(self, key: str, data: bytes) -> bool:
+        """Publish ``data`` under ``key`` only if nothing is there yet; False if something was.
+
+        The complete file is written under a private name first and then hard-linked
+        to ``key``: ``link`` fails atomically when the target exists, so two writers
+        racing for one name can never both win, and a reader never sees a partial
+        file under the final name.
+        """
+        if os.path.lexists(key):
+            return False  # lost already: skip writing and syncing a file that cannot win
+        tmp = _write_temp(key, data)
+        try:
+            os.link(tmp, key)
+        except FileExistsError:
+            return False
+        finally:
+            os.remove(tmp)
+        return True
+
+    def head(self, key: str) -> ObjectInfo | None:
+        try:
+            found = os.stat(key)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return ObjectInfo(found.st_size, found.st_mtime_ns)
+
+    def list_dir(self, key: str) -> list[str]:
+        try:
+            return os.listdir(key)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+
+    def list_tree(self, key: str) -> Iterator[tuple[str, ObjectInfo]]:
+        for parent, _dirs, files in os.walk(key):
+            for name in files:
+                path = os.path.join(parent, name)
+                found = self.head(path)
+                if found is not None:
+                    yield os.path.relpath(path, key).replace(os.sep, "/"), found
+
+    def is_dir(self, key: str) -> bool:
+        return os.path.isdir(key)
+
+    def delete(self, key: str) -> None:
+        """Remove a file; a file that is already gone is not an error."""
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(key)
+
+    def remove_empty_dirs(self, key: str) -> None:
+        """Remove ``key`` and the directories below it that are empty."""
+        for parent, _dirs, _files in os.walk(key, topdown=False):
+            # Fails harmlessly when a file remains or was just added.
+            with contextlib.suppress(OSError):
+                os.rmdir(parent)
+
+    def remove_tree(self, key: str) -> None:
+        shutil.rmtree(key, ignore_errors=True)
+
+    def fingerprint(self, key: str) -> tuple[int, int] | None:
+        """(size, modification time in ns), None if the file does not exist: what a
+        cache of an immutable file's contents is keyed by, so a file replaced or
+        damaged in place is opened afresh."""
+        found = self.head(key)
+        return None if found is None else (found.size, found.modified_ns)
 
 
 def _write_temp(path: str, data: bytes, durable: bool = True) -> str:
@@ -156,64 +234,3 @@ def _write_temp(path: str, data: bytes, durable: bool = True) -> str:
             f.flush()
             os.fsync(f.fileno())
     return tmp
-
-
-def put(path: str | os.PathLike[str], data: bytes, *, durable: bool = True) -> None:
-    """Write ``data`` under ``path``, replacing any previous object atomically.
-
-    ``durable=False`` skips the fsync, for objects that are only hints.
-    """
-    path = local_path(path)
-    tmp = _write_temp(path, data, durable)
-    os.replace(tmp, path)
-
-
-def put_if_not_exists(path: str | os.PathLike[str], data: bytes) -> bool:
-    """Publish ``data`` under ``path`` only if nothing is there yet; False if something was.
-
-    The complete file is written under a private name first and then hard-linked
-    to ``path``: ``link`` fails atomically when the target exists, so two writers
-    racing for one name can never both win, and a reader never sees a partial
-    file under the final name.
-    """
-    path = local_path(path)
-    if os.path.lexists(path):
-        return False  # lost already: skip writing and syncing a file that cannot win
-    tmp = _write_temp(path, data)
-    try:
-        os.link(tmp, path)
-    except FileExistsError:
-        return False
-    finally:
-        os.remove(tmp)
-    return True
-
-
-def list_dir(path: str | os.PathLike[str]) -> list[str]:
-    """Names in a directory; empty when the directory does not exist."""
-    try:
-        return os.listdir(local_path(path))
-    except FileNotFoundError:
-        return []
-
-
-def delete(path: str | os.PathLike[str]) -> None:
-    """Remove a file; a file that is already gone is not an error."""
-    with contextlib.suppress(FileNotFoundError):
-        os.remove(local_path(path))
-
-
-def modified_at(path: str | os.PathLike[str]) -> float:
-    """Modification time in seconds since the epoch."""
-    return os.stat(local_path(path)).st_mtime
-
-
-def fingerprint(path: str | os.PathLike[str]) -> tuple[int, int] | None:
-    """(size, modification time in ns) of a file, None if it does not exist: what a
-    cache of an immutable file's contents is keyed by, so a file replaced or damaged
-    in place is opened afresh."""
-    try:
-        found = os.stat(local_path(path))
-    except FileNotFoundError:
-        return None
-    return found.st_size, found.st_mtime_ns

@@ -1,15 +1,18 @@
 """Turning the URIs users pass into storage locations.
 
-Only local storage exists so far.  A plain path or a ``file://`` URI names a local
-file; ``~`` is expanded as a shell would.  Any other scheme (``s3://``, ``gs://``,
-``memory://``, ...) is refused by name: treating it as a relative path would
-silently write a folder called ``s3:`` wherever the process happens to run.
+A plain path or a ``file://`` URI names a local file; ``~`` is expanded as a shell
+would.  ``s3://`` (and Spark's ``s3a://``), ``gs://``, ``az://``/``abfs(s)://`` name
+an object in a bucket, and ``memory://`` an object in the process's memory store.
+Any other scheme is refused by name: treating it as a relative path would silently
+write a folder called ``hdfs:`` wherever the process happens to run.
 """
 
 from __future__ import annotations
 
 import os
+import posixpath
 import re
+from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
 from lancelet.errors import URIError
@@ -20,9 +23,89 @@ _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*):")
 _MIN_SCHEME_LENGTH = 2
 
 
-def local_path(uri: str | os.PathLike[str]) -> str:
-    """The absolute local path ``uri`` names; an unsupported scheme or a NUL byte is a
-    :class:`URIError`."""
+# Object-store schemes, each with the scheme its backend knows it by.
+OBJECT_SCHEMES = {
+    "s3": "s3",
+    "s3a": "s3",
+    "gs": "gs",
+    "az": "az",
+    "abfs": "abfs",
+    "abfss": "abfss",
+    "memory": "memory",
+}
+
+
+@dataclass(frozen=True)
+class Location:
+    """A parsed location: ``scheme`` is "" for a local path; ``bucket`` is "" for
+    local and memory locations; ``key`` is the absolute path or the object key."""
+
+    scheme: str
+    bucket: str
+    key: str
+
+    @property
+    def backend_scheme(self) -> str:
+        return OBJECT_SCHEMES.get(self.scheme, "")
+
+
+def scheme_of(uri: str) -> str:
+    """The URI's scheme in lower case, "" for a plain path (or a drive letter)."""
+    match = _SCHEME.match(uri)
+    if match and len(match.group(1)) >= _MIN_SCHEME_LENGTH:
+        return match.group(1).lower()
+    return ""
+
+
+def parse(uri: str | os.PathLike[str]) -> Location:
+    """Where ``uri`` points; an unsupported scheme or a malformed URI is a :class:`URIError`."""
+    text = _text(uri)
+    scheme = scheme_of(text)
+    if scheme in ("", "file"):
+        return Location("", "", local_path(text))
+    if scheme not in OBJECT_SCHEMES:
+        raise URIError(_unsupported(text, scheme))
+    parts = urlsplit(text)
+    if parts.query or parts.fragment:
+        raise URIError(f"{text}: a storage URI cannot carry a query or fragment")
+    if scheme == "memory":
+        key = (parts.netloc + "/" + parts.path).strip("/")
+        return Location(scheme, "", _clean_key(text, key))
+    if not parts.netloc:
+        raise URIError(f"{text}: a {scheme}:// URI must name a bucket")
+    return Location(scheme, parts.netloc, _clean_key(text, parts.path.strip("/")))
+
+
+def _clean_key(uri: str, key: str) -> str:
+    """The key with "." and empty segments removed; ".." is refused (object keys have
+    no parent directories to climb to)."""
+    segments = [s for s in key.split("/") if s not in ("", ".")]
+    if ".." in segments:
+        raise URIError(f"{uri}: an object key cannot contain '..'")
+    return "/".join(segments)
+
+
+def normalize(uri: str | os.PathLike[str]) -> str:
+    """The canonical form of a location: an absolute local path, or
+    ``scheme://bucket/key`` with no trailing slash."""
+    found = parse(uri)
+    if not found.scheme:
+        return found.key
+    if found.scheme == "memory":
+        return f"memory://{found.key}"
+    return f"{found.scheme}://{found.bucket}/{found.key}".rstrip("/")
+
+
+def join(base: str, *parts: str) -> str:
+    """``base`` and relative ``parts`` joined with "/" (for paths and URIs alike)."""
+    return posixpath.join(base, *parts)
+
+
+def is_local(uri: str | os.PathLike[str]) -> bool:
+    return scheme_of(_text(uri)) in ("", "file")
+
+
+def _text(uri: str | os.PathLike[str]) -> str:
     if not isinstance(uri, (str, os.PathLike)):
         raise TypeError(f"a dataset or file location must be a str or path, not {uri!r}")
     text = os.fspath(uri)
@@ -30,18 +113,37 @@ def local_path(uri: str | os.PathLike[str]) -> str:
         text = os.fsdecode(text)
     if "\0" in text:
         raise URIError(f"{text!r}: a path cannot contain a NUL byte")
-    match = _SCHEME.match(text)
-    if match and len(match.group(1)) >= _MIN_SCHEME_LENGTH:
-        text = _from_uri(text, match.group(1).lower())
+    return text
+
+
+def _unsupported(uri: str, scheme: str) -> str:
+    known = ", ".join(sorted(f"{s}://" for s in OBJECT_SCHEMES))
+    if scheme.endswith("+ddb"):
+        return (
+            f"{uri}: the {scheme!r} scheme (commits through a DynamoDB manifest store) is "
+            "not supported; S3 has conditional writes, which lancelet commits with: use s3://"
+        )
+    return (
+        f"{uri}: the {scheme!r} storage scheme is not supported; lancelet reads and writes "
+        f"local paths (a plain path or file://) and {known}"
+    )
+
+
+def local_path(uri: str | os.PathLike[str]) -> str:
+    """The absolute local path ``uri`` names; an unsupported scheme or a NUL byte is a
+    :class:`URIError`."""
+    text = _text(uri)
+    scheme = scheme_of(text)
+    if scheme:
+        text = _from_uri(text, scheme)
     return os.path.abspath(os.path.expanduser(text))
 
 
 def _from_uri(uri: str, scheme: str) -> str:
+    if scheme in OBJECT_SCHEMES:
+        raise URIError(f"{uri}: a {scheme}:// location is not a local path")
     if scheme != "file":
-        raise URIError(
-            f"{uri}: the {scheme!r} storage scheme is not supported yet; lancelet reads and "
-            "writes local paths (a plain path or file://) only"
-        )
+        raise URIError(_unsupported(uri, scheme))
     parts = urlsplit(uri)
     if parts.netloc not in ("", "localhost"):
         raise URIError(f"{uri}: a file URI must name a local path, not host {parts.netloc!r}")

@@ -38,9 +38,15 @@ def dataset_path(options: Mapping[str, str]) -> str:
     if not raw:
         raise ValueError("lance data source: no path (pass one to load(), save() or start())")
     # Resolved on the driver, so every executor gets the same absolute path; a scheme
-    # lancelet has no store for (s3a://, gs://) is refused here, not turned into a local
+    # lancelet has no store for (hdfs://) is refused here, not turned into a local
     # folder in each executor's working directory.
-    return io.local_path(raw)
+    path = io.normalize(raw)
+    if path.startswith("memory://"):
+        # Executors are other processes, each with its own memory store.
+        raise ValueError(
+            f"lance data source: {raw}: a memory:// dataset cannot be shared with Spark executors"
+        )
+    return path
 
 
 def _get(options: Mapping[str, str], key: str) -> str | None:

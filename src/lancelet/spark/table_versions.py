@@ -7,7 +7,6 @@ records in the transaction's properties when it commits, under ``lancelet.table.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from datetime import date, datetime, timezone
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as st
 
+from lancelet import io
 from lancelet.errors import CorruptDatasetError
 from lancelet.table import features
 from lancelet.table.fragment import Fragment
@@ -142,7 +142,7 @@ def _size(path: str, recorded: int = 0) -> int:
     if recorded:
         return recorded
     try:
-        return os.path.getsize(path)
+        return io.size_of(path)
     except OSError:
         return 0
 

@@ -9,7 +9,6 @@ belongs to.
 
 from __future__ import annotations
 
-import os
 import re
 import secrets
 import uuid
@@ -21,7 +20,7 @@ VERSIONS_DIR = "_versions"
 TRANSACTIONS_DIR = "_transactions"
 DELETIONS_DIR = "_deletions"
 INDICES_DIR = "_indices"
-TAGS_DIR = os.path.join("_refs", "tags")
+TAGS_DIR = "_refs/tags"
 VERSION_HINT = "latest_version_hint.json"
 
 _U64_MAX = 2**64 - 1

@@ -20,7 +20,12 @@ from typing import Any
 import numpy as np
 
 from lancelet import io
-from lancelet.errors import CorruptDatasetError, DatasetNotFoundError, VersionNotFoundError
+from lancelet.errors import (
+    CorruptDatasetError,
+    DatasetNotFoundError,
+    StorageError,
+    VersionNotFoundError,
+)
 from lancelet.table import deletion, naming, row_ids
 from lancelet.table.fragment import DeletionFile, Fragment
 from lancelet.table.fragment_check import check_fragments
@@ -68,14 +73,22 @@ class BoundedCache(OrderedDict[Any, Any]):
 
 
 class DatasetStore:
-    def __init__(self, uri: str | os.PathLike[str]) -> None:
-        self.root = io.local_path(uri)
+    def __init__(
+        self, uri: str | os.PathLike[str], storage_options: dict[str, str] | None = None
+    ) -> None:
+        # The options configure the dataset's bucket for every later read and write.
+        io.configure(uri, storage_options)
+        self.root = io.normalize(uri)
+        self.storage_options = dict(storage_options) if storage_options else None
         self._read_manifest = lru_cache(maxsize=64)(self._load_manifest)
         self._caches: dict[str, BoundedCache] = {}
 
-    def __reduce__(self) -> tuple[type[DatasetStore], tuple[str]]:
-        # Distributed jobs ship datasets to other processes; the cache stays behind.
-        return DatasetStore, (self.root,)
+    def __reduce__(
+        self,
+    ) -> tuple[type[DatasetStore], tuple[str, dict[str, str] | None]]:
+        # Distributed jobs ship datasets to other processes, which configure the same
+        # store from the options; the cache stays behind.
+        return DatasetStore, (self.root, self.storage_options)
 
     def cache(self, name: str, limit: int = 256) -> dict[Any, Any]:
         """A dictionary kept as long as this store, for what the layers above open
@@ -84,7 +97,7 @@ class DatasetStore:
         return self._caches.setdefault(name, BoundedCache(limit))
 
     def path(self, *parts: str) -> str:
-        return os.path.join(self.root, *parts)
+        return io.join(self.root, *parts)
 
     def data_path(self, name: str) -> str:
         return self.path(naming.DATA_DIR, name)
@@ -98,7 +111,7 @@ class DatasetStore:
     def manifest_location(self, version: int) -> ManifestLocation | None:
         for scheme in (ManifestNaming.V2, ManifestNaming.V1):
             name = naming.manifest_name(version, scheme)
-            if os.path.exists(self.path(naming.VERSIONS_DIR, name)):
+            if io.exists(self.path(naming.VERSIONS_DIR, name)):
                 return ManifestLocation(version, name, scheme)
         return None
 
@@ -149,6 +162,8 @@ class DatasetStore:
         path = self.path(naming.VERSIONS_DIR, location.name)
         try:
             data = io.read_bytes(path)
+        except StorageError:
+            raise  # the store failed (credentials, network): not a damaged dataset
         except OSError as exc:
             raise CorruptDatasetError(f"{path}: cannot read manifest: {exc}") from exc
         key = _content_key(path, data)
@@ -191,7 +206,7 @@ class DatasetStore:
 
     def _other_scheme_has(self, version: int, scheme: ManifestNaming) -> bool:
         other = ManifestNaming.V1 if scheme is ManifestNaming.V2 else ManifestNaming.V2
-        return os.path.exists(self.path(naming.VERSIONS_DIR, naming.manifest_name(version, other)))
+        return io.exists(self.path(naming.VERSIONS_DIR, naming.manifest_name(version, other)))
 
     def _write_hint(self, version: int) -> None:
         # Only a hint: readers verify it, so a stale or lost hint costs a listing at worst.

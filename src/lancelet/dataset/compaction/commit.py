@@ -11,12 +11,12 @@ Rewrite that does not commit are removed.
 
 from __future__ import annotations
 
-import shutil
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from lancelet import io
 from lancelet.dataset import frag_reuse
 from lancelet.dataset.compaction.defer import reuse_version
 from lancelet.dataset.compaction.options import CompactionMetrics, CompactionSettings
@@ -108,7 +108,7 @@ def _commit_deferred(
             return commit_transaction(store, ops.Transaction(read_version, op))
         except BaseException as exc:
             if written is not None:
-                shutil.rmtree(store.path(naming.INDICES_DIR, str(written)), ignore_errors=True)
+                io.remove_tree(store.path(naming.INDICES_DIR, str(written)))
             if not isinstance(exc, ReuseIndexChangedError) or attempt + 1 == _REUSE_ATTEMPTS:
                 raise
     raise AssertionError("unreachable")

@@ -12,12 +12,12 @@ joining the last bin, and each bin becomes one task.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import numpy as np
 from pyroaring import FrozenBitMap
 
+from lancelet import io
 from lancelet.dataset import frag_reuse
 from lancelet.dataset.compaction.options import CompactionSettings
 from lancelet.dataset.write import check_writable
@@ -114,9 +114,7 @@ def _split_for_size(run: list[_Candidate], min_rows: int) -> list[list[_Candidat
 
 
 def _data_bytes(store: DatasetStore, fragment: Fragment) -> int:
-    return sum(
-        d.file_size_bytes or os.path.getsize(store.data_path(d.path)) for d in fragment.files
-    )
+    return sum(d.file_size_bytes or io.size_of(store.data_path(d.path)) for d in fragment.files)
 
 
 def _within_limits(

@@ -15,13 +15,13 @@ is wholly current (and those versions can be trimmed once no segment needs them)
 
 from __future__ import annotations
 
-import shutil
 import uuid as uuid_lib
 from collections.abc import Sequence
 
 import numpy as np
 from pyroaring import FrozenBitMap
 
+from lancelet import io
 from lancelet.dataset import frag_reuse, index_plan
 from lancelet.dataset.compaction.moves import rewrite_moves
 from lancelet.dataset.indices import index_files
@@ -128,7 +128,7 @@ def _remap_one(
         else:  # remappable() only lets these two through
             raise AssertionError(f"cannot remap {type(source).__name__}")
     except BaseException:
-        shutil.rmtree(directory, ignore_errors=True)
+        io.remove_tree(directory)
         raise
     return RewrittenIndex(
         segment.uuid,
@@ -143,4 +143,4 @@ def _remap_one(
 def discard_indices(store: DatasetStore, rewritten: Sequence[RewrittenIndex]) -> None:
     """Remove the files of rewritten segments that were never committed."""
     for index in rewritten:
-        shutil.rmtree(store.path(naming.INDICES_DIR, str(index.new_id)), ignore_errors=True)
+        io.remove_tree(store.path(naming.INDICES_DIR, str(index.new_id)))

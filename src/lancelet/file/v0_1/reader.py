@@ -12,7 +12,6 @@ from lancelet._proto import file_pb2
 from lancelet.errors import (
     CorruptFileError,
     SchemaError,
-    UnsupportedOptionError,
     UnsupportedTypeError,
 )
 from lancelet.file.container import first_overlap
@@ -83,11 +82,7 @@ class LegacyFileReader(LanceFileReader):
         storage_options: dict[str, str] | None = None,
         columns: Sequence[str] | None = None,
     ):
-        self.path = os.fspath(path)
-        if storage_options:
-            raise UnsupportedOptionError(
-                f"{self.path}: LanceFileReader does not support storage_options yet"
-            )
+        self.path = os.fspath(path)  # storage_options: configured by LanceFileReader.__new__
         self._source = open_input(self.path)
         self._layout = read_layout(self._source)
         fields = self._layout.fields

@@ -1,0 +1,103 @@
+"""The storage protocol every backend implements.
+
+Locations above this layer are strings: an absolute local path, or a URI whose
+scheme picks the backend (``s3://bucket/key``, ``memory://key``).  A backend sees
+only its own keys: a local backend the absolute path, an object store the key
+inside its bucket.  Objects are immutable once written, except the few that the
+table layer replaces whole (a version hint, a tag); every write is atomic, so a
+reader never sees half an object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Protocol
+
+import pyarrow as pa
+
+
+@dataclass(frozen=True)
+class ObjectInfo:
+    """What a listing or a head request tells about one object."""
+
+    size: int
+    modified_ns: int
+
+
+class InputFile(Protocol):
+    """An immutable object read by byte ranges."""
+
+    path: str
+    size: int
+
+    def read(self, offset: int, length: int) -> pa.Buffer:
+        """The bytes ``[offset, offset + length)``; the caller has range-checked them."""
+        ...
+
+    def prefetch(self, ranges: Sequence[tuple[int, int]]) -> None:
+        """Fetch ``(offset, length)`` ranges a reader is about to ask for, together.
+
+        Local files ignore it; object stores coalesce nearby ranges and fetch them
+        concurrently, so many small pages cost a few requests instead of one each."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class OutputFile(Protocol):
+    """An object written front to back, visible under its name only on :meth:`commit`."""
+
+    path: str
+    position: int
+
+    def write(self, data: bytes | bytearray | memoryview | pa.Buffer) -> None: ...
+
+    def commit(self) -> None: ...
+
+    def abort(self) -> None: ...
+
+    def __enter__(self) -> OutputFile: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+
+class Storage(Protocol):
+    """One backend: local files, memory, or an object store bucket.
+
+    Keys are "/"-separated.  ``list_dir`` names the immediate children of a
+    "directory" key (objects and deeper prefixes alike); ``list_tree`` walks every
+    object below one, yielding keys relative to it.
+    """
+
+    def open_input(self, key: str, uri: str) -> InputFile: ...
+
+    def open_output(self, key: str, uri: str) -> OutputFile: ...
+
+    def read_bytes(self, key: str) -> bytes: ...
+
+    def put(self, key: str, data: bytes, *, durable: bool = True) -> None: ...
+
+    def put_if_not_exists(self, key: str, data: bytes) -> bool: ...
+
+    def head(self, key: str) -> ObjectInfo | None: ...
+
+    def list_dir(self, key: str) -> list[str]: ...
+
+    def list_tree(self, key: str) -> Iterator[tuple[str, ObjectInfo]]: ...
+
+    def is_dir(self, key: str) -> bool: ...
+
+    def delete(self, key: str) -> None: ...
+
+    def remove_empty_dirs(self, key: str) -> None: ...
+
+    def remove_tree(self, key: str) -> None: ...
+
+    def fingerprint(self, key: str) -> tuple[int, int] | None: ...
