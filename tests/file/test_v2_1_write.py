@@ -641,7 +641,5 @@ def test_refused_on_nested_fields_and_packed_structs(tmp_path: Path) -> None:
 
 def test_refused_2_0_only_options(tmp_path: Path) -> None:
     table = pa.table({"a": [1]})
-    with pytest.raises(UnsupportedOptionError, match="storage_options"):
-        LanceFileWriter(tmp_path / "x.lance", table.schema, storage_options={"k": "v"})
     with pytest.raises(UnsupportedOptionError, match="bogus"):
         LanceFileWriter(tmp_path / "x.lance", table.schema, version="2.2", bogus=1)

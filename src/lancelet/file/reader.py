@@ -18,14 +18,14 @@ from lancelet.errors import (
     UnsupportedEncodingError,
     UnsupportedTypeError,
 )
-from lancelet.file import container, v0_1
+from lancelet.file import container, prefetch, v0_1
 from lancelet.file.parallel import map_columns
 from lancelet.file.schema import from_lance_fields
 from lancelet.file.v2_0.fields import ColumnPages, build_reader
 from lancelet.file.v2_0.layout import FieldNode, Kind, build_layout, column_labels
 from lancelet.file.v2_1.read import fields as fields21
 from lancelet.file.v2_1.read import layout as layout21
-from lancelet.io import InputFile, configure, open_input
+from lancelet.io import InputFile, LocalInputFile, configure, open_input
 
 DEFAULT_BATCH_SIZE = 1024
 # Takes of at most this many rows decode their columns on the calling thread.
@@ -308,6 +308,32 @@ class LanceFileReader:
 
     # -- reads -----------------------------------------------------------------------
 
+    def _projected_columns(self, columns: Sequence[str] | None) -> list[int]:
+        names = columns if columns is not None else self._default_columns
+        nodes = self._nodes if names is None else [self._resolve(name) for name in names]
+        return [c for node in nodes for c in prefetch.node_columns(node)]
+
+    def _prefetch_range(self, columns: Sequence[str] | None, start: int, end: int) -> None:
+        """Announce the pages rows ``[start, end)`` of ``columns`` need (see :mod:`.prefetch`)."""
+        if isinstance(self._source, LocalInputFile):
+            return  # a memory map needs no warning
+        ranges = [
+            r
+            for c in self._projected_columns(columns)
+            for r in prefetch.range_buffers(self._columns[c], start, end, self._num_rows)
+        ]
+        self._source.prefetch(prefetch.within(ranges, self._source.size))
+
+    def _prefetch_rows(self, columns: Sequence[str] | None, rows: np.ndarray) -> None:
+        if isinstance(self._source, LocalInputFile) or not len(rows):
+            return
+        ranges = [
+            r
+            for c in self._projected_columns(columns)
+            for r in prefetch.row_buffers(self._columns[c], rows, self._num_rows)
+        ]
+        self._source.prefetch(prefetch.within(ranges, self._source.size))
+
     def _batches(
         self,
         schema: pa.Schema,
@@ -315,9 +341,11 @@ class LanceFileReader:
         start: int,
         end: int,
         batch_size: int,
+        columns: Sequence[str] | None,
     ) -> Iterator[pa.RecordBatch]:
         for lo in range(start, end, batch_size):
             hi = min(lo + batch_size, end)
+            self._prefetch_range(columns, lo, hi)
             yield pa.RecordBatch.from_arrays([r.read(lo, hi) for r in readers], schema=schema)
 
     def _range_results(
@@ -333,6 +361,7 @@ class LanceFileReader:
         end = start + num_rows
 
         def table() -> pa.Table:
+            self._prefetch_range(columns, start, end)
             # Every page of every column is a job; the pool runs them all.
             jobs = [_chunk_jobs(r, start, end) for r in readers]
             done = iter(map_columns(lambda job: job(), [job for js in jobs for job in js]))
@@ -343,7 +372,7 @@ class LanceFileReader:
             return pa.Table.from_arrays(chunked, schema=schema)
 
         return ReaderResults(
-            schema, lambda: self._batches(schema, readers, start, end, batch_size), table
+            schema, lambda: self._batches(schema, readers, start, end, batch_size, columns), table
         )
 
     def read_all(
@@ -381,6 +410,7 @@ class LanceFileReader:
         schema, readers = self._project(columns)
 
         def table() -> pa.Table:
+            self._prefetch_rows(columns, rows)
             if len(rows) <= _INLINE_TAKE:  # too little work to be worth the pool's hand-offs
                 return pa.Table.from_arrays([r.take(rows) for r in readers], schema=schema)
             return pa.Table.from_arrays(map_columns(lambda r: r.take(rows), readers), schema=schema)
@@ -388,6 +418,7 @@ class LanceFileReader:
         def batches() -> Iterator[pa.RecordBatch]:
             for lo in range(0, len(rows), batch_size):
                 part = rows[lo : lo + batch_size]
+                self._prefetch_rows(columns, part)
                 yield pa.RecordBatch.from_arrays([r.take(part) for r in readers], schema=schema)
 
         return ReaderResults(schema, batches, table)
