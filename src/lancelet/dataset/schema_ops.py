@@ -379,7 +379,7 @@ class _DataFiles:
         with LanceFileWriter.for_dataset(path, values.schema, ids, version=self.version) as writer:
             writer.write_batch(values)
         self.written.append(path)
-        size = io.size_of(path)
+        size = writer.size_bytes if writer.size_bytes is not None else io.size_of(path)
         new_file = data_file(name, schema, self.version, size, values.schema.names)
         return replace(fragment, files=(*fragment.files, new_file))
 

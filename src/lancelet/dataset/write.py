@@ -211,8 +211,10 @@ class _FileSink:
         if self._writer is None:
             return
         self._writer.close()
+        size = self._writer.size_bytes
         self._writer = None
-        size = io.size_of(self.paths[-1])
+        if size is None:  # not expected: a closed writer knows its size
+            size = io.size_of(self.paths[-1])
         data_file_ = data_file(self._name, self._schema, self._version, size)
         self.fragments.append(Fragment(0, (data_file_,), self._rows))
 
