@@ -324,6 +324,20 @@ class LanceFileReader:
         ]
         self._source.prefetch(prefetch.within(ranges, self._source.size))
 
+    def _release_after(self, columns: Sequence[str] | None, end: int) -> None:
+        """After reading up to row ``end``: keep only the pages a read from ``end`` on
+        continues in (a sequential scan fetches no page twice)."""
+        if isinstance(self._source, LocalInputFile):
+            return
+        ranges = []
+        if end < self._num_rows:
+            ranges = [
+                r
+                for c in self._projected_columns(columns)
+                for r in prefetch.range_buffers(self._columns[c], end, end + 1, self._num_rows)
+            ]
+        self._source.retain(ranges)
+
     def _prefetch_rows(self, columns: Sequence[str] | None, rows: np.ndarray) -> None:
         if isinstance(self._source, LocalInputFile) or not len(rows):
             return
@@ -346,7 +360,11 @@ class LanceFileReader:
         for lo in range(start, end, batch_size):
             hi = min(lo + batch_size, end)
             self._prefetch_range(columns, lo, hi)
-            yield pa.RecordBatch.from_arrays([r.read(lo, hi) for r in readers], schema=schema)
+            try:
+                arrays = [r.read(lo, hi) for r in readers]
+            finally:
+                self._release_after(columns, hi)
+            yield pa.RecordBatch.from_arrays(arrays, schema=schema)
 
     def _range_results(
         self, start: int, num_rows: int, batch_size: int, columns: Sequence[str] | None
@@ -362,13 +380,16 @@ class LanceFileReader:
 
         def table() -> pa.Table:
             self._prefetch_range(columns, start, end)
-            # Every page of every column is a job; the pool runs them all.
-            jobs = [_chunk_jobs(r, start, end) for r in readers]
-            done = iter(map_columns(lambda job: job(), [job for js in jobs for job in js]))
-            chunked = [
-                pa.chunked_array([c for _ in js for c in next(done)], type=r.dtype)
-                for r, js in zip(readers, jobs, strict=True)
-            ]
+            try:
+                # Every page of every column is a job; the pool runs them all.
+                jobs = [_chunk_jobs(r, start, end) for r in readers]
+                done = iter(map_columns(lambda job: job(), [job for js in jobs for job in js]))
+                chunked = [
+                    pa.chunked_array([c for _ in js for c in next(done)], type=r.dtype)
+                    for r, js in zip(readers, jobs, strict=True)
+                ]
+            finally:
+                self._release_after(columns, end)
             return pa.Table.from_arrays(chunked, schema=schema)
 
         return ReaderResults(
@@ -411,15 +432,24 @@ class LanceFileReader:
 
         def table() -> pa.Table:
             self._prefetch_rows(columns, rows)
-            if len(rows) <= _INLINE_TAKE:  # too little work to be worth the pool's hand-offs
-                return pa.Table.from_arrays([r.take(rows) for r in readers], schema=schema)
-            return pa.Table.from_arrays(map_columns(lambda r: r.take(rows), readers), schema=schema)
+            try:
+                if len(rows) <= _INLINE_TAKE:  # too little work to be worth the pool's hand-offs
+                    arrays = [r.take(rows) for r in readers]
+                else:
+                    arrays = map_columns(lambda r: r.take(rows), readers)
+            finally:
+                self._source.retain(())
+            return pa.Table.from_arrays(arrays, schema=schema)
 
         def batches() -> Iterator[pa.RecordBatch]:
             for lo in range(0, len(rows), batch_size):
                 part = rows[lo : lo + batch_size]
                 self._prefetch_rows(columns, part)
-                yield pa.RecordBatch.from_arrays([r.take(part) for r in readers], schema=schema)
+                try:
+                    arrays = [r.take(part) for r in readers]
+                finally:
+                    self._source.retain(())
+                yield pa.RecordBatch.from_arrays(arrays, schema=schema)
 
         return ReaderResults(schema, batches, table)
 

@@ -43,6 +43,12 @@ class InputFile(Protocol):
         concurrently, so many small pages cost a few requests instead of one each."""
         ...
 
+    def retain(self, ranges: Sequence[tuple[int, int]]) -> None:
+        """Let go of fetched bytes outside ``ranges`` (the file's tail excepted): a reader
+        calls it after a read, keeping only what the next sequential read continues in,
+        so a long scan holds about one read's bytes, not the whole file's."""
+        ...
+
     def close(self) -> None: ...
 
 

@@ -46,6 +46,9 @@ class LocalInputFile:
     def prefetch(self, ranges: Sequence[tuple[int, int]]) -> None:
         """Nothing to do: the mapping pages bytes in as they are touched."""
 
+    def retain(self, ranges: Sequence[tuple[int, int]]) -> None:
+        """Nothing to do: the operating system pages the mapping out as it needs."""
+
     def close(self) -> None:
         # Buffers handed out may still point into the map; it is unmapped when the last goes.
         self._whole = pa.py_buffer(b"")

@@ -249,7 +249,8 @@ class ObjectInputFile:
         self._key = key
         self._lock = threading.Lock()
         self.size, tail = storage.get_tail(key, uri, TAIL_BYTES)
-        self._starts: list[int] = [self.size - tail.size]
+        self._tail_start = self.size - tail.size
+        self._starts: list[int] = [self._tail_start]
         self._blocks: list[pa.Buffer] = [tail]
 
     def _find(self, offset: int, length: int) -> pa.Buffer | None:
@@ -289,6 +290,16 @@ class ObjectInputFile:
             if block.size != end - start:
                 raise StorageError(f"{self.path}: asked for {end - start} bytes, got {block.size}")
             self._keep(start, block)
+
+    def retain(self, ranges: Sequence[tuple[int, int]]) -> None:
+        def wanted(start: int, block: pa.Buffer) -> bool:
+            end = start + block.size
+            return start == self._tail_start or any(o < end and start < o + n for o, n in ranges)
+
+        with self._lock:
+            kept = [(s, b) for s, b in zip(self._starts, self._blocks, strict=True) if wanted(s, b)]
+            self._starts = [s for s, _ in kept]
+            self._blocks = [b for _, b in kept]
 
     def close(self) -> None:
         with self._lock:
