@@ -115,27 +115,28 @@ class DatasetStore:
                 return ManifestLocation(version, name, scheme)
         return None
 
-    def _hinted_version(self) -> int | None:
+    def _hinted_location(self) -> ManifestLocation | None:
         try:
             hint = json.loads(io.read_bytes(self.path(naming.VERSIONS_DIR, naming.VERSION_HINT)))
             version = int(hint["version"])
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        return version if version > 0 and self.manifest_location(version) else None
+        return self.manifest_location(version) if version > 0 else None
 
     def latest_location(self) -> ManifestLocation | None:
         """The newest version: from the hint, probing forward past writers that died
         before updating it; a full listing only when the hint is missing or wrong."""
-        hinted = self._hinted_version()
-        if hinted is None:
+        location = self._hinted_location()
+        if location is None:
             versions = self.list_versions()
             return versions[-1] if versions else None
-        location = self.manifest_location(hinted)
         while True:
-            following = self.manifest_location(hinted + 1)
-            if following is None:
+            # A dataset names its manifests one way, so only that name is probed (a
+            # request each on an object store).
+            name = naming.manifest_name(location.version + 1, location.scheme)
+            if not io.exists(self.path(naming.VERSIONS_DIR, name)):
                 return location
-            hinted, location = hinted + 1, following
+            location = ManifestLocation(location.version + 1, name, location.scheme)
 
     def latest_version(self) -> int:
         location = self.latest_location()
@@ -153,19 +154,30 @@ class DatasetStore:
     def read_manifest(self, version: int) -> Manifest:
         return self._read_manifest(version)
 
+    def _manifest_bytes(self, version: int) -> tuple[str, bytes] | None:
+        """The manifest file of ``version`` and its bytes, under either naming scheme.
+
+        Reading and failing costs an object store what asking whether the file is there
+        would, so each name is simply read."""
+        for scheme in (ManifestNaming.V2, ManifestNaming.V1):
+            path = self.path(naming.VERSIONS_DIR, naming.manifest_name(version, scheme))
+            try:
+                return path, io.read_bytes(path)
+            except FileNotFoundError:
+                continue
+            except StorageError:
+                raise  # the store failed (credentials, network): not a damaged dataset
+            except OSError as exc:
+                raise CorruptDatasetError(f"{path}: cannot read manifest: {exc}") from exc
+        return None
+
     def _load_manifest(self, version: int) -> Manifest:
-        location = self.manifest_location(version)
-        if location is None:
+        found = self._manifest_bytes(version)
+        if found is None:
             if not self.list_versions():
                 raise DatasetNotFoundError(f"{self.root}: no Lance dataset here")
             raise VersionNotFoundError(f"{self.root}: version {version} does not exist")
-        path = self.path(naming.VERSIONS_DIR, location.name)
-        try:
-            data = io.read_bytes(path)
-        except StorageError:
-            raise  # the store failed (credentials, network): not a damaged dataset
-        except OSError as exc:
-            raise CorruptDatasetError(f"{path}: cannot read manifest: {exc}") from exc
+        path, data = found
         key = _content_key(path, data)
         manifest = _DECODED.get(key)
         if manifest is None:
