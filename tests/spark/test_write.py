@@ -258,8 +258,9 @@ def test_concurrent_overwrite_fails_the_append(spark: SparkSession, tmp_path: Pa
         )
 
 
-@pytest.mark.parametrize("uri", ["s3a://bucket/t", "s3://bucket/t", "gs://bucket/t"])
-def test_object_store_paths_are_refused_not_made_local(
+# Object stores are lancelet's own (see test_s3.py); other schemes are refused by name.
+@pytest.mark.parametrize("uri", ["hdfs://namenode/t", "s3n://bucket/t", "wasbs://c@a/t"])
+def test_unsupported_schemes_are_refused_not_made_local(
     spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, uri: str
 ) -> None:
     monkeypatch.chdir(tmp_path)

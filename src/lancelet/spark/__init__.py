@@ -10,6 +10,10 @@ registered; ``lancelet.spark.register(spark)`` registers it in an existing one. 
 and ``LanceTable.forPath(spark, path)`` runs deletes, updates, merges, compaction,
 history, restore and vacuum as Spark jobs that commit once.
 
+On S3 (``s3a://`` or ``s3://`` paths) the source takes the session's
+``spark.hadoop.fs.s3a.*`` settings, and ``storage.<key>`` options with pylance's
+``storage_options`` keys (see :mod:`lancelet.spark.storage`).
+
 Needs the ``spark`` extra (``pip install lancelet[spark]``).
 """
 

@@ -16,6 +16,8 @@ import pyspark
 from lancelet import io
 from lancelet.dataset.write import DEFAULT_MAX_ROWS_PER_FILE, storage_version
 from lancelet.spark.compat import PUSHED_READ_PER_QUERY
+from lancelet.spark.storage import is_storage_key, storage_options
+from lancelet.transaction.store import DatasetStore
 
 # Options Spark itself adds: the path given to load()/save()/start() and a streaming
 # query's checkpoint.
@@ -26,7 +28,12 @@ WRITE_MODES = ("create", "ignore")
 
 
 def _check_known(options: Mapping[str, str], known: frozenset[str], use: str) -> None:
-    unknown = sorted(k for k in (key.lower() for key in options) if k not in known | _FROM_SPARK)
+    """Refuse options not in ``known``; ``storage.*`` options are checked by the store."""
+    unknown = sorted(
+        k
+        for k in (key.lower() for key in options)
+        if k not in known | _FROM_SPARK and not is_storage_key(k)
+    )
     if unknown:
         raise ValueError(
             f"lance data source: unknown {use} option(s) {unknown}; known: {sorted(known)}"
@@ -47,6 +54,28 @@ def dataset_path(options: Mapping[str, str]) -> str:
             f"lance data source: {raw}: a memory:// dataset cannot be shared with Spark executors"
         )
     return path
+
+
+def _storage(
+    path: str, options: Mapping[str, str], settings: Mapping[str, str] | None
+) -> dict[str, str] | None:
+    """The read's or write's storage options (see :mod:`lancelet.spark.storage`),
+    checked by configuring the store now, before any task starts."""
+    found = storage_options(path, options, settings)
+    io.configure(path, found)
+    return found
+
+
+class _Stored:
+    """What the options of a read or write share: the dataset and how to reach it."""
+
+    path: str
+    storage_options: dict[str, str] | None
+
+    def store(self) -> DatasetStore:
+        """The dataset's store, configured with the storage options (executors too:
+        the options travel with the objects Spark pickles)."""
+        return DatasetStore(self.path, self.storage_options)
 
 
 def _get(options: Mapping[str, str], key: str) -> str | None:
@@ -91,7 +120,7 @@ def _columns(raw: str | None) -> tuple[str, ...] | None:
 
 
 @dataclass(frozen=True)
-class ReadOptions:
+class ReadOptions(_Stored):
     path: str
     version: int | str | None = None
     columns: tuple[str, ...] | None = None
@@ -105,6 +134,7 @@ class ReadOptions:
     use_scalar_index: bool = True
     # The rows the DataFrame holds, in pylance's filter dialect, evaluated by lancelet.
     filter: str | None = None
+    storage_options: dict[str, str] | None = None
 
 
 _READ_KEYS = frozenset(
@@ -191,13 +221,20 @@ _STREAM_READ_KEYS = frozenset(
 )
 
 
-def read_options(options: Mapping[str, str], *, streaming: bool = False) -> ReadOptions:
+def read_options(
+    options: Mapping[str, str],
+    *,
+    streaming: bool = False,
+    settings: Mapping[str, str] | None = None,
+) -> ReadOptions:
     """A batch read's options (``streaming``: the schema of a stream's read, which
-    may carry the stream's own options)."""
+    may carry the stream's own options); ``settings`` are the session's S3A settings
+    (see :mod:`lancelet.spark.storage`)."""
     _check_known(options, _READ_KEYS | (_STREAM_READ_KEYS if streaming else frozenset()), "read")
     version = version_option(options)
+    path = dataset_path(options)
     return ReadOptions(
-        path=dataset_path(options),
+        path=path,
         # An instant is resolved to a number by the source, once per DataFrame.
         version=None if isinstance(version, Instant) else version,
         columns=_columns(options.get("columns")),
@@ -208,6 +245,7 @@ def read_options(options: Mapping[str, str], *, streaming: bool = False) -> Read
         pushdown=_pushdown(options),
         use_scalar_index=_bool(options, "use_scalar_index", True),
         filter=_get(options, "filter"),
+        storage_options=_storage(path, options, settings),
     )
 
 
@@ -224,7 +262,7 @@ def _pushdown(options: Mapping[str, str]) -> bool:
 
 
 @dataclass(frozen=True)
-class WriteOptions:
+class WriteOptions(_Stored):
     path: str
     max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE
     data_storage_version: str | None = None
@@ -237,6 +275,7 @@ class WriteOptions:
     # Delta's names: add the data's new columns; replace the schema on overwrite.
     merge_schema: bool = False
     overwrite_schema: bool = False
+    storage_options: dict[str, str] | None = None
 
 
 _WRITE_KEYS = frozenset(
@@ -257,12 +296,18 @@ def _write_mode(options: Mapping[str, str]) -> str | None:
     return mode
 
 
-def write_options(options: Mapping[str, str], *, streaming: bool = False) -> WriteOptions:
+def write_options(
+    options: Mapping[str, str],
+    *,
+    streaming: bool = False,
+    settings: Mapping[str, str] | None = None,
+) -> WriteOptions:
     _check_known(options, _STREAM_KEYS if streaming else _WRITE_KEYS, "write")
     requested = options.get("data_storage_version")
     storage_version(requested)  # refuse an unwritable version before any task starts
+    path = dataset_path(options)
     return WriteOptions(
-        path=dataset_path(options),
+        path=path,
         max_rows_per_file=_positive_int(options, "max_rows_per_file", DEFAULT_MAX_ROWS_PER_FILE),
         data_storage_version=requested,
         write_mode=None if streaming else _write_mode(options),
@@ -270,11 +315,12 @@ def write_options(options: Mapping[str, str], *, streaming: bool = False) -> Wri
         checkpoint_location=options.get("checkpointlocation"),
         merge_schema=_bool(options, "mergeSchema"),
         overwrite_schema=_bool(options, "overwriteSchema"),
+        storage_options=_storage(path, options, settings),
     )
 
 
 @dataclass(frozen=True)
-class StreamOptions:
+class StreamOptions(_Stored):
     path: str
     # Where the stream starts: None for the latest version's snapshot, then its
     # changes; a version number or "latest" (changes only, from there), or an instant.
@@ -286,12 +332,15 @@ class StreamOptions:
     columns: tuple[str, ...] | None = None
     rows_per_partition: int = DEFAULT_ROWS_PER_PARTITION
     batch_size: int = DEFAULT_BATCH_SIZE
+    storage_options: dict[str, str] | None = None
 
 
 _STREAM_KEYS_READ = _STREAM_READ_KEYS | {"columns", "rows_per_partition", "batch_size"}
 
 
-def stream_options(options: Mapping[str, str]) -> StreamOptions:
+def stream_options(
+    options: Mapping[str, str], settings: Mapping[str, str] | None = None
+) -> StreamOptions:
     if version_option(options) is not None:
         raise ValueError(
             "lance data source: a stream reads the latest version and then each new one; "
@@ -303,8 +352,9 @@ def stream_options(options: Mapping[str, str]) -> StreamOptions:
         raise ValueError(
             "lance data source: give maxRowsPerTrigger or maxFilesPerTrigger, not both"
         )
+    path = dataset_path(options)
     return StreamOptions(
-        path=dataset_path(options),
+        path=path,
         starting_version=_starting(options),
         max_rows_per_trigger=_optional_positive(options, "maxRowsPerTrigger"),
         max_files_per_trigger=_optional_positive(options, "maxFilesPerTrigger"),
@@ -313,6 +363,7 @@ def stream_options(options: Mapping[str, str]) -> StreamOptions:
         columns=_columns(options.get("columns")),
         rows_per_partition=_positive_int(options, "rows_per_partition", DEFAULT_ROWS_PER_PARTITION),
         batch_size=_positive_int(options, "batch_size", DEFAULT_BATCH_SIZE),
+        storage_options=_storage(path, options, settings),
     )
 
 

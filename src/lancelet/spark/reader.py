@@ -57,7 +57,7 @@ _ROW_FIELD = pa.field("", pa.uint64(), nullable=False)
 
 
 def open_dataset(options: ReadOptions) -> LanceDataset:
-    return LanceDataset(options.path, options.version)
+    return LanceDataset(options.path, options.version, storage_options=options.storage_options)
 
 
 def dataset_schema(dataset: LanceDataset, options: ReadOptions) -> st.StructType:
@@ -128,7 +128,6 @@ def fragment_ranges(
 class LanceReader(sds.DataSourceReader):
     def __init__(self, schema: st.StructType, options: ReadOptions) -> None:
         dataset = open_dataset(options)
-        self._uri = dataset.uri
         self._version = dataset.version
         self._lance_schema = PortableSchema.of(dataset.lance_schema)
         self._where = f"{dataset.uri} version {dataset.version}"
@@ -184,7 +183,7 @@ class LanceReader(sds.DataSourceReader):
         return conjunction(self._filters)
 
     def partitions(self) -> Sequence[sds.InputPartition]:
-        store = DatasetStore(self._uri)
+        store = self._options.store()
         manifest = store.read_manifest(self._version)
         if self._options.filter is not None:
             # Refuse a filter that does not parse here, before any task runs.
@@ -218,7 +217,7 @@ class LanceReader(sds.DataSourceReader):
             yield from self._scanned(part)
             return
         schema = self._lance_schema.load()
-        reader = FragmentReader(DatasetStore(self._uri), schema, part.fragment)
+        reader = FragmentReader(self._options.store(), schema, part.fragment)
         target = spark_arrow_schema(self._schema)
         data_columns = self._data_columns(schema.top_level_names())
         step = self._options.batch_size
@@ -234,7 +233,7 @@ class LanceReader(sds.DataSourceReader):
         """A fragment's rows that the ``filter`` option selects, read by lancelet's
         scanner: filter columns first, the others only for matching rows, scalar
         indices where they cover the fragment."""
-        store = DatasetStore(self._uri)
+        store = self._options.store()
         wanted = {c.source for c in self._columns} | self._filter_columns
         scan = LanceScanner(
             store,

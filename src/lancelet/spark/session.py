@@ -8,7 +8,8 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from lancelet.spark.source import FORMAT, LanceDataSource
+from lancelet.spark.source import FORMAT, registered_source
+from lancelet.spark.storage import session_settings
 
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 # Light defaults: no web UI or progress bars, few shuffle partitions.  Callers override.
@@ -22,13 +23,15 @@ _DEFAULTS: dict[str, str] = {
 
 
 def register(spark: SparkSession) -> None:
-    """Make ``format("lance")`` available in ``spark``.
+    """Make ``format("lance")`` available in ``spark``, with the session's S3A
+    settings (``spark.hadoop.fs.s3a.*``) as they are now: call it again after
+    changing them (see :mod:`lancelet.spark.storage`).
 
     Also turns on Spark's Python filter pushdown, which Spark requires of a source
     whose reader accepts filters (``lancelet.spark.compat`` says when the lance
     reader does).
     """
-    spark.dataSource.register(LanceDataSource)
+    spark.dataSource.register(registered_source(session_settings(spark)))
     spark.conf.set(PUSHDOWN_CONF, "true")
 
 

@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import replace
+from typing import ClassVar
 
 from pyspark.sql import datasource as sds
 from pyspark.sql import types as st
@@ -26,6 +27,7 @@ from lancelet.spark.reader import (
     dataset_schema,
     open_dataset,
 )
+from lancelet.spark.storage import storage_options
 from lancelet.spark.stream import LanceStreamWriter
 from lancelet.spark.stream_source import LanceStreamReader
 from lancelet.spark.table_versions import version_at
@@ -35,10 +37,14 @@ from lancelet.transaction.store import DatasetStore
 FORMAT = "lance"
 
 
-def snapshot_version(options: MutableMapping[str, str]) -> int | None:
+def snapshot_version(
+    options: Mapping[str, str], settings: Mapping[str, str] | None = None
+) -> int | None:
     """The number of the version a read reads: the one asked for (a number or a tag,
-    resolved now), else the latest; None when there is no dataset."""
-    store = DatasetStore(dataset_path(options))
+    resolved now), else the latest; None when there is no dataset.  ``settings``: the
+    session's S3A settings."""
+    path = dataset_path(options)
+    store = DatasetStore(path, storage_options(path, options, settings))
     asked = version_option(options)
     if isinstance(asked, Instant):
         return version_at(store, asked.micros)
@@ -77,20 +83,29 @@ class LanceDataSource(sds.DataSource):
     (a number or ``latest``), ``startingTimestamp``, ``maxRowsPerTrigger``,
     ``maxFilesPerTrigger`` (fragments), ``ignoreDeletes``, ``skipChangeCommits``,
     ``columns``, ``rows_per_partition``, ``batch_size``.
+
+    Every read and write takes storage options as ``storage.<key>`` with pylance's
+    keys (``storage.endpoint``, ``storage.aws_access_key_id``, ...), over the S3A
+    settings of the session the source was registered in (see
+    :mod:`lancelet.spark.storage`).
     """
+
+    # The session's S3A settings (``fs.s3a.*``) when the source was registered: the
+    # source runs where no session is active (see :func:`registered_source`).
+    s3a_settings: ClassVar[Mapping[str, str]] = {}
 
     # pyspark asks sources not to override __init__; this keeps its signature and
     # behaviour, and adds the version every read of this DataFrame will read.
     def __init__(self, options: MutableMapping[str, str]) -> None:
         super().__init__(options)
-        self.snapshot = snapshot_version(options)
+        self.snapshot = snapshot_version(options, self.s3a_settings)
 
     @classmethod
     def name(cls) -> str:
         return FORMAT
 
     def _read_options(self, *, streaming: bool = False) -> ReadOptions:
-        options = read_options(self.options, streaming=streaming)
+        options = read_options(self.options, streaming=streaming, settings=self.s3a_settings)
         if self.snapshot is None:
             raise DatasetNotFoundError(f"{options.path}: no Lance dataset here")
         return replace(options, version=self.snapshot)
@@ -105,13 +120,32 @@ class LanceDataSource(sds.DataSource):
         return kind(schema, options)
 
     def streamReader(self, schema: st.StructType) -> LanceStreamReader:
-        options = stream_options(self.options)
+        options = stream_options(self.options, self.s3a_settings)
         if self.snapshot is None:
             raise DatasetNotFoundError(f"{options.path}: no Lance dataset here")
         return LanceStreamReader(schema, options, self.snapshot)
 
     def writer(self, schema: st.StructType, overwrite: bool) -> LanceWriter:
-        return LanceWriter.create(schema, write_options(self.options), overwrite)
+        options = write_options(self.options, settings=self.s3a_settings)
+        return LanceWriter.create(schema, options, overwrite)
 
     def streamWriter(self, schema: st.StructType, overwrite: bool) -> LanceStreamWriter:
-        return LanceStreamWriter(schema, write_options(self.options, streaming=True), overwrite)
+        options = write_options(self.options, streaming=True, settings=self.s3a_settings)
+        return LanceStreamWriter(schema, options, overwrite)
+
+
+def registered_source(s3a_settings: Mapping[str, str]) -> type[LanceDataSource]:
+    """The source to register in a session with these S3A settings.
+
+    Spark runs a Python data source in Python processes it starts, where no session
+    is active, and hands it only the read's or write's options; the settings travel
+    in the class itself, a subclass pickled by value (cloudpickle copies a class it
+    cannot import by name) when the session is registered."""
+    if not s3a_settings:
+        return LanceDataSource
+    frozen = dict(s3a_settings)
+
+    class SessionLanceDataSource(LanceDataSource):
+        s3a_settings: ClassVar[Mapping[str, str]] = frozen
+
+    return SessionLanceDataSource

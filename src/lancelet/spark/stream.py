@@ -88,7 +88,7 @@ class LanceStreamWriter(sds.DataSourceStreamArrowWriter):
         self.overwrite = overwrite
         self.spark = spark
         self.new_schema = new_dataset_schema(spark, self.uri)
-        found = DatasetStore(self.uri).latest_manifest()
+        found = options.store().latest_manifest()
         latest = found[0] if found else None
         # Refuse an unwritable format, or one the dataset does not hold, when the query
         # starts, not at its first batch; and a schema mismatch likewise.
@@ -98,26 +98,27 @@ class LanceStreamWriter(sds.DataSourceStreamArrowWriter):
     def write(self, iterator: Iterator[pa.RecordBatch]) -> LanceCommitMessage:
         # Tasks read the latest version: earlier micro-batches may have created the
         # dataset since the query started.
-        found = DatasetStore(self.uri).latest_manifest()
+        store = self.options.store()
+        found = store.latest_manifest()
         latest = found[0] if found else None
         schema = target_schema(self.spark, latest, not self.overwrite, self.uri, replace=True)
         read_version = latest.version if latest else 0
         files = files_version(latest, self.overwrite, self.options.data_storage_version)
         return write_task(
-            self.uri, schema, iterator, self.options.max_rows_per_file, read_version, files
+            store, schema, iterator, self.options.max_rows_per_file, read_version, files
         )
 
     def commit(self, messages: Sequence[sds.WriterCommitMessage | None], batchId: int) -> None:
-        store = DatasetStore(self.uri)
+        store = self.options.store()
         query = stream_identity(self.options)
         done = last_committed_batch(store, query)
         if done is not None and done >= batchId:
-            discard(self.uri, messages)  # a replay of a batch already committed
+            discard(store, messages)  # a replay of a batch already committed
             return
         fragments = tuple(fragments_of(messages))
         if not fragments and not self.overwrite:
             return
-        read_version = self._read_version(messages)
+        read_version = self._read_version(store, messages)
         creates = read_version == 0
         operation: ops.Operation = (
             ops.Overwrite(fragments, self.new_schema)
@@ -126,7 +127,7 @@ class LanceStreamWriter(sds.DataSourceStreamArrowWriter):
         )
         properties = {QUERY_KEY: query, BATCH_KEY: str(batchId)}
         commit_fragments(
-            self.uri,
+            store,
             operation,
             read_version,
             create_only=creates and not self.overwrite,
@@ -134,14 +135,16 @@ class LanceStreamWriter(sds.DataSourceStreamArrowWriter):
             version=self.options.data_storage_version,
         )
 
-    def _read_version(self, messages: Sequence[sds.WriterCommitMessage | None]) -> int:
+    def _read_version(
+        self, store: DatasetStore, messages: Sequence[sds.WriterCommitMessage | None]
+    ) -> int:
         """The oldest version a task wrote against: the commit is checked against every
         change since, so one that invalidates another task's files is a conflict."""
         seen = [m.read_version for m in messages if isinstance(m, LanceCommitMessage)]
         if seen:
             return min(seen)
-        location = DatasetStore(self.uri).latest_location()
+        location = store.latest_location()
         return location.version if location else 0
 
     def abort(self, messages: Sequence[sds.WriterCommitMessage | None], batchId: int) -> None:
-        discard(self.uri, messages)
+        discard(self.options.store(), messages)

@@ -125,9 +125,10 @@ class LanceStreamReader(sds.DataSourceStreamReader, SupportsTriggerAvailableNow)
             rows_per_partition=options.rows_per_partition,
             batch_size=options.batch_size,
             pushdown=False,
+            storage_options=options.storage_options,
         )
         self._rows = LanceReader(schema, read)  # reads a unit's rows in the tasks
-        store = DatasetStore(options.path)
+        store = options.store()
         shape = schema_shape(store.read_manifest(snapshot).schema)
         self._feed = _Feed(store, options, shape)
         self._target: int | None = None  # the last version availableNow reads
@@ -151,7 +152,7 @@ class LanceStreamReader(sds.DataSourceStreamReader, SupportsTriggerAvailableNow)
     def _first_at_or_after(self, instant: Instant) -> int:
         """Delta's ``startingTimestamp``: the first version committed at or after it
         (none yet: the next one)."""
-        store = DatasetStore(self._options.path)
+        store = self._options.store()
         for location in store.list_versions():
             if store.read_manifest(location.version).timestamp_ns // 1000 >= instant.micros:
                 return location.version
@@ -215,7 +216,7 @@ class LanceStreamReader(sds.DataSourceStreamReader, SupportsTriggerAvailableNow)
         return self._rows.read(partition)
 
     def _latest(self) -> int:
-        location = DatasetStore(self._options.path).latest_location()
+        location = self._options.store().latest_location()
         if location is None:
             raise DatasetError(f"{self._options.path}: the dataset is gone")
         return location.version

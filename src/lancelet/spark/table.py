@@ -30,15 +30,16 @@ from dataclasses import asdict
 from datetime import timedelta
 from typing import Any, NoReturn
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, DataFrameReader, SparkSession
 from pyspark.sql import types as st
 
 from lancelet.dataset.dataset import LanceDataset
 from lancelet.optimize import Compaction, CompactionMetrics, RewriteResult
 from lancelet.spark import table_jobs
-from lancelet.spark.options import read_options
+from lancelet.spark.options import dataset_path
 from lancelet.spark.session import register
 from lancelet.spark.source import FORMAT
+from lancelet.spark.storage import as_spark_options, table_storage_options
 from lancelet.spark.table_indices import indices_frame
 from lancelet.spark.table_jobs import (
     CompactionRun,
@@ -92,22 +93,49 @@ class LanceTable:
     It always works on the dataset's latest version.
     """
 
-    def __init__(self, spark: SparkSession, uri: str, alias: str | None = None) -> None:
+    def __init__(
+        self,
+        spark: SparkSession,
+        uri: str,
+        alias: str | None = None,
+        storage_options: dict[str, str] | None = None,
+    ) -> None:
         self._spark = spark
         self._uri = uri
         self._alias = alias
+        self._storage = storage_options
 
     @classmethod
-    def forPath(cls, spark: SparkSession, path: str) -> LanceTable:
-        """The dataset at ``path``; raises ``DatasetNotFoundError`` if there is none."""
+    def forPath(
+        cls,
+        spark: SparkSession,
+        path: str,
+        *,
+        storage_options: Mapping[str, str] | None = None,
+    ) -> LanceTable:
+        """The dataset at ``path``; raises ``DatasetNotFoundError`` if there is none.
+
+        ``storage_options`` (pylance's keys: ``endpoint``, ``aws_access_key_id``, ...)
+        configure the object store, over what the session's S3A settings
+        (``spark.hadoop.fs.s3a.*``, read now) give an ``s3a://`` or ``s3://`` path;
+        every job of the table, on the driver and in the tasks, uses them."""
         register(spark)
-        uri = read_options({"path": path}).path
-        DatasetStore(uri).latest_version()
-        return cls(spark, uri)
+        uri = dataset_path({"path": path})
+        storage = table_storage_options(spark, uri, storage_options)
+        DatasetStore(uri, storage).latest_version()
+        return cls(spark, uri, storage_options=storage)
 
     @classmethod
-    def isLanceTable(cls, spark: SparkSession, path: str) -> bool:
-        return DatasetStore(read_options({"path": path}).path).latest_location() is not None
+    def isLanceTable(
+        cls,
+        spark: SparkSession,
+        path: str,
+        *,
+        storage_options: Mapping[str, str] | None = None,
+    ) -> bool:
+        uri = dataset_path({"path": path})
+        storage = table_storage_options(spark, uri, storage_options)
+        return DatasetStore(uri, storage).latest_location() is not None
 
     def __repr__(self) -> str:
         return f"LanceTable({self._uri!r})"
@@ -119,12 +147,12 @@ class LanceTable:
         (``table.alias("t").merge(updates.alias("s"), "t.id = s.id")``)."""
         if not isinstance(name, str) or not name:
             raise ValueError(f"{self._uri}: an alias must be a non-empty string")
-        return LanceTable(self._spark, self._uri, name)
+        return LanceTable(self._spark, self._uri, name, self._storage)
 
     def toDF(self) -> DataFrame:
         """The latest version as a DataFrame (``spark.read.format("lance")``); every
         query on it reads that version, so call again to see later commits."""
-        frame = self._spark.read.format(FORMAT).load(self._uri)
+        frame = self._reader().load(self._uri)
         return frame if self._alias is None else frame.alias(self._alias)
 
     def detail(self) -> DataFrame:
@@ -148,7 +176,7 @@ class LanceTable:
         restore metrics (files and bytes removed and restored)."""
         store = self._store()
         before = store.read_manifest(store.latest_version())
-        dataset = LanceDataset(self._uri, version)
+        dataset = LanceDataset(self._uri, version, storage_options=self._storage)
         dataset.restore()
         after = store.read_manifest(dataset.version)
         return counts_frame(self._spark, restore_metrics(store, before, after))
@@ -176,11 +204,11 @@ class LanceTable:
                 f"{DEFAULT_RETENTION_HOURS:g} that protects running readers and writers; "
                 f'set spark.conf.set("{RETENTION_CHECK}", "false") if you are sure'
             )
-        stats = LanceDataset(self._uri).cleanup_old_versions(older_than=timedelta(hours=hours))
+        stats = self._dataset().cleanup_old_versions(older_than=timedelta(hours=hours))
         return counts_frame(self._spark, asdict(stats))
 
     def optimize(self) -> LanceOptimizeBuilder:
-        return LanceOptimizeBuilder(self._spark, self._uri, self.toDF)
+        return LanceOptimizeBuilder(self._spark, self._uri, self.toDF, storage=self._storage)
 
     # -- scalar indices ---------------------------------------------------------------
 
@@ -200,14 +228,12 @@ class LanceTable:
         every other write).  Reads whose pushed filters it answers then read only the
         rows it points to; fragments written later are read whole until the index
         is brought over them (``lancelet.dataset(path).optimize.optimize_indices()``)."""
-        LanceDataset(self._uri).create_scalar_index(
-            column, indexType, name, replace=replace, **params
-        )
+        self._dataset().create_scalar_index(column, indexType, name, replace=replace, **params)
 
     def dropIndex(self, name: str) -> None:
         """Remove the index ``name`` in a new version (``IndexNotFoundError`` if the
         latest version has none of that name); its files stay until ``vacuum``."""
-        LanceDataset(self._uri).drop_index(name)
+        self._dataset().drop_index(name)
 
     def listIndices(self) -> DataFrame:
         """The latest version's scalar indices, one row per segment: name, type,
@@ -222,7 +248,9 @@ class LanceTable:
         """Delete the rows matching ``condition`` (Spark SQL or a Column; all rows
         without one), as Spark evaluates it; returns ``num_affected_rows``.  No version
         is made when no row matches."""
-        store, manifest, changes = run_changes(self._spark, self._uri, condition, None)
+        store, manifest, changes = run_changes(
+            self._spark, self._uri, self._storage, condition, None
+        )
         count = changes.counts.get("num_deleted_rows", 0)
         if changes.changes_rows:
             predicate = described(condition)
@@ -243,7 +271,9 @@ class LanceTable:
         made when none match."""
         if not set:
             raise ValueError(f"{self._uri}: update needs set={{column: value}}")
-        store, manifest, changes = run_changes(self._spark, self._uri, condition, set)
+        store, manifest, changes = run_changes(
+            self._spark, self._uri, self._storage, condition, set
+        )
         count = changes.counts.get("num_updated_rows", 0)
         if changes.changes_rows:
             # As pylance records them: the updated columns and their nested fields.
@@ -269,13 +299,25 @@ class LanceTable:
         Column (``F.col("t.id") == F.col("u.id")``; SQL text under Spark Connect).  Add
         clauses, then ``execute()``."""
         return LanceMergeBuilder(
-            self._spark, self._uri, source, condition, target_alias=self._alias or "target"
+            self._spark,
+            self._uri,
+            source,
+            condition,
+            target_alias=self._alias or "target",
+            storage_options=self._storage,
         )
 
     # -- helpers ----------------------------------------------------------------------
 
     def _store(self) -> DatasetStore:
-        return DatasetStore(self._uri)
+        return DatasetStore(self._uri, self._storage)
+
+    def _dataset(self) -> LanceDataset:
+        return LanceDataset(self._uri, storage_options=self._storage)
+
+    def _reader(self) -> DataFrameReader:
+        """``spark.read.format("lance")`` with the table's storage options."""
+        return self._spark.read.format(FORMAT).options(**as_spark_options(self._storage))
 
     def _latest(self) -> tuple[DatasetStore, Manifest]:
         store = self._store()
@@ -292,18 +334,22 @@ class LanceOptimizeBuilder:
         uri: str,
         frame: Callable[[], DataFrame],
         condition: str | Column | None = None,
+        storage: dict[str, str] | None = None,
     ) -> None:
         self._spark = spark
         self._uri = uri
         self._frame = frame
         self._condition = condition
+        self._storage = storage
 
     def where(self, partitionFilter: str | Column) -> LanceOptimizeBuilder:
         """Compact only fragments holding a row that ``partitionFilter`` (Spark SQL or
         a Column; Lance tables have no partitions, so any condition) selects."""
         if not isinstance(partitionFilter, str | Column):
             raise TypeError(f"{self._uri}: where() takes SQL text or a Column")
-        return LanceOptimizeBuilder(self._spark, self._uri, self._frame, partitionFilter)
+        return LanceOptimizeBuilder(
+            self._spark, self._uri, self._frame, partitionFilter, self._storage
+        )
 
     def _excluded(self, dataset: LanceDataset) -> list[int]:
         """Fragments holding no row the condition selects, computed by Spark."""
@@ -313,6 +359,7 @@ class LanceOptimizeBuilder:
 
         frame = (
             self._spark.read.format(FORMAT)
+            .options(**as_spark_options(self._storage))
             .option("version", str(dataset.version))
             .option("with_row_address", "true")
             .load(self._uri)
@@ -329,15 +376,15 @@ class LanceOptimizeBuilder:
         options of pylance's ``compact_files`` (``target_rows_per_fragment``,
         ``defer_index_remap``, ...).  Returns one row: ``path`` and ``metrics`` (files
         and fragments added and removed)."""
-        dataset = LanceDataset(self._uri)
+        dataset = LanceDataset(self._uri, storage_options=self._storage)
         excluded = self._excluded(dataset)
         if excluded:
             given = list(options.get("excluded_fragment_ids") or [])
             options = {**options, "excluded_fragment_ids": sorted({*given, *excluded})}
         plan = Compaction.plan(dataset, options)
-        store = DatasetStore(self._uri)
+        store = DatasetStore(self._uri, self._storage)
         tasks = [task.json() for task in plan.tasks]
-        outcomes = run_per_item(self._spark, CompactionRun(self._uri), tasks)
+        outcomes = run_per_item(self._spark, CompactionRun(self._uri, self._storage), tasks)
         results = gathered(outcomes, lambda r: discard_rewrite_result(store, r))
         rewrites = [RewriteResult.from_json(r) for r in results]
         metrics = Compaction.commit(dataset, rewrites, options) if rewrites else CompactionMetrics()

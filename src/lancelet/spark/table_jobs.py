@@ -159,13 +159,15 @@ class CompactionRun:
     """Executes one compaction task (as JSON); the result comes back as JSON."""
 
     uri: str
+    storage_options: dict[str, str] | None = None
 
     def __call__(self, task: str) -> TaskOutcome[str]:
         return captured(lambda: self._run(task))
 
     def _run(self, task_json: str) -> str:
         task = CompactionTask.from_json(task_json)
-        return task.execute(LanceDataset(self.uri, task.read_version)).json()
+        dataset = LanceDataset(self.uri, task.read_version, storage_options=self.storage_options)
+        return task.execute(dataset).json()
 
 
 def discard_rewrite_result(store: DatasetStore, result: str) -> None:

@@ -46,6 +46,7 @@ from lancelet.dataset.take import row_ids_at
 from lancelet.dataset.write import check_writable, conform, discard_data_files, write_fragment_files
 from lancelet.errors import DatasetError, LanceletError, SchemaError
 from lancelet.spark.source import FORMAT
+from lancelet.spark.storage import as_spark_options
 from lancelet.spark.table_jobs import (
     RowChanges,
     TaskOutcome,
@@ -191,6 +192,7 @@ class LanceMergeBuilder:
         clauses: tuple[_Clause, ...] = (),
         target_alias: str = TARGET,
         evolve: bool = False,
+        storage_options: dict[str, str] | None = None,
     ) -> None:
         self._where = f"{uri}: merge"
         self._evolve = evolve
@@ -204,6 +206,7 @@ class LanceMergeBuilder:
         self._source = source
         self._condition = condition
         self._clauses = clauses
+        self._storage = storage_options
 
     def _with(self, clause: _Clause | None = None, evolve: bool = False) -> LanceMergeBuilder:
         clauses = self._clauses if clause is None else (*self._clauses, clause)
@@ -215,6 +218,7 @@ class LanceMergeBuilder:
             clauses,
             self._aliases.target,
             self._evolve or evolve,
+            self._storage,
         )
 
     def withSchemaEvolution(self) -> LanceMergeBuilder:
@@ -267,11 +271,12 @@ class LanceMergeBuilder:
         ``num_deleted_rows``, ``num_inserted_rows``).  A target row that several source
         rows would update is an error."""
         _check_clauses(self._clauses, self._where)
-        store = DatasetStore(self._uri)
+        store = DatasetStore(self._uri, self._storage)
         manifest = store.read_manifest(store.latest_version())
         check_writable(manifest)
         target = (
             self._spark.read.format(FORMAT)
+            .options(**as_spark_options(self._storage))
             .option("version", str(manifest.version))
             .option("with_row_address", "true")
             .load(self._uri)
@@ -284,7 +289,12 @@ class LanceMergeBuilder:
         if added:
             columns = new_dataset_schema(st.StructType(added), self._where).to_arrow()
             schema = extend_schema(manifest, columns, self._where)
-        task = MergeTask(self._uri, manifest.version, PortableSchema.of(schema) if schema else None)
+        task = MergeTask(
+            self._uri,
+            manifest.version,
+            PortableSchema.of(schema) if schema else None,
+            self._storage,
+        )
         partitions = int(self._spark.conf.get("spark.sql.shuffle.partitions") or 1)
         rows = plan.changed_rows(self._condition, partitions)
         found = rows.mapInArrow(task, "outcome binary").collect()
@@ -580,6 +590,8 @@ class MergeTask:
     read_version: int
     # The schema rows are written under when the merge adds columns.
     schema: PortableSchema | None = None
+    # The table's storage options (see lancelet.spark.storage).
+    storage_options: dict[str, str] | None = None
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         outcome = captured(lambda: self._run(batches))
@@ -587,7 +599,7 @@ class MergeTask:
 
     def _run(self, batches: Iterator[pa.RecordBatch]) -> RowChanges:
         where = f"{self.uri}: merge"
-        store = DatasetStore(self.uri)
+        store = DatasetStore(self.uri, self.storage_options)
         manifest = store.read_manifest(self.read_version)
         lance_schema = manifest.schema if self.schema is None else self.schema.load()
         schema = lance_schema.to_arrow()

@@ -22,6 +22,7 @@ from lancelet.dataset.scanner import ROW_ADDRESS
 from lancelet.dataset.write import check_writable
 from lancelet.errors import FilterError, SchemaError
 from lancelet.spark.source import FORMAT
+from lancelet.spark.storage import as_spark_options
 from lancelet.spark.table_jobs import RowChanges, TaskOutcome, gathered
 from lancelet.spark.table_merge import _ADDRESS, _KIND, DELETE, UPDATE, MergeTask
 from lancelet.table.manifest import Manifest
@@ -45,9 +46,12 @@ def described(value: Sql | None) -> str:
     return value if isinstance(value, str) else str(value)
 
 
-def _version(spark: SparkSession, uri: str, manifest: Manifest) -> DataFrame:
+def _version(
+    spark: SparkSession, uri: str, storage: dict[str, str] | None, manifest: Manifest
+) -> DataFrame:
     return (
         spark.read.format(FORMAT)
+        .options(**as_spark_options(storage))
         .option("version", str(manifest.version))
         .option("with_row_address", "true")
         .load(uri)
@@ -57,6 +61,7 @@ def _version(spark: SparkSession, uri: str, manifest: Manifest) -> DataFrame:
 def changed_rows(
     spark: SparkSession,
     uri: str,
+    storage: dict[str, str] | None,
     manifest: Manifest,
     condition: Sql | None,
     values: Mapping[str, Sql] | None,
@@ -65,7 +70,7 @@ def changed_rows(
     delete), in the shape the merge's task takes, analysed now so that a condition
     or value Spark cannot read fails before anything is written."""
     where = f"{uri}: {'update' if values else 'delete'}"
-    frame = _version(spark, uri, manifest)
+    frame = _version(spark, uri, storage, manifest)
     columns = [f for f in frame.schema.fields if f.name != ROW_ADDRESS]
     names = {f.name for f in columns}
     if values:
@@ -98,15 +103,18 @@ def changed_rows(
 def run_changes(
     spark: SparkSession,
     uri: str,
+    storage: dict[str, str] | None,
     condition: Sql | None,
     values: Mapping[str, Sql] | None,
 ) -> tuple[DatasetStore, Manifest, RowChanges]:
-    """Spark's rows for the change, written by the tasks; what they wrote."""
-    store = DatasetStore(uri)
+    """Spark's rows for the change, written by the tasks; what they wrote.
+    ``storage``: the table's storage options, for the driver and the tasks."""
+    store = DatasetStore(uri, storage)
     manifest = store.read_manifest(store.latest_version())
     check_writable(manifest)
-    rows = changed_rows(spark, uri, manifest, condition, values)
-    found = rows.mapInArrow(MergeTask(uri, manifest.version), "outcome binary").collect()
+    rows = changed_rows(spark, uri, storage, manifest, condition, values)
+    task = MergeTask(uri, manifest.version, storage_options=storage)
+    found = rows.mapInArrow(task, "outcome binary").collect()
     outcomes: list[TaskOutcome[RowChanges]] = [pickle.loads(r.outcome) for r in found]
     changes = RowChanges.total(gathered(outcomes, lambda c: c.discard(store, manifest)))
     return store, manifest, changes

@@ -77,9 +77,9 @@ def fragments_of(messages: Iterable[sds.WriterCommitMessage | None]) -> list[Fra
     ]
 
 
-def discard(uri: str, messages: Iterable[sds.WriterCommitMessage | None]) -> None:
+def discard(store: DatasetStore, messages: Iterable[sds.WriterCommitMessage | None]) -> None:
     """Delete the data files the messages describe; nothing references them."""
-    discard_data_files(DatasetStore(uri), fragments_of(messages))
+    discard_data_files(store, fragments_of(messages))
 
 
 def files_version(latest: Manifest | None, overwrite: bool, requested: str | None) -> str:
@@ -184,7 +184,7 @@ def _filled(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
 
 
 def write_task(
-    uri: str,
+    store: DatasetStore,
     schema: LanceSchema,
     batches: Iterator[pa.RecordBatch],
     max_rows_per_file: int,
@@ -193,14 +193,13 @@ def write_task(
 ) -> LanceCommitMessage:
     """One task's share: its batches as data files of file format ``version`` (removed
     again if writing fails)."""
-    store = DatasetStore(uri)
-    reader = _conformed(batches, schema.to_arrow(), uri)
+    reader = _conformed(batches, schema.to_arrow(), store.root)
     fragments = write_fragment_files(store, reader, schema, version, max_rows_per_file)
     return LanceCommitMessage(tuple(f.to_json() for f in fragments), read_version)
 
 
 def commit_fragments(
-    uri: str,
+    store: DatasetStore,
     operation: ops.Operation,
     read_version: int,
     *,
@@ -210,7 +209,6 @@ def commit_fragments(
 ) -> Manifest:
     """Commit once; on failure delete the operation's new data files and re-raise.
     ``version`` is the file format a new dataset records (default: lancelet's)."""
-    store = DatasetStore(uri)
     txn = ops.Transaction(read_version, operation, properties=dict(properties or {}))
     data_format = ("lance", storage_version(version))
     try:
@@ -241,11 +239,13 @@ class LanceWriter(sds.DataSourceArrowWriter):
     skip: bool = False
     # mergeSchema added columns to the schema tasks write under.
     adds_columns: bool = False
+    # How the driver and the tasks reach the dataset (see lancelet.spark.storage).
+    storage_options: dict[str, str] | None = None
 
     @classmethod
     def create(cls, spark: st.StructType, options: WriteOptions, overwrite: bool) -> LanceWriter:
         uri = options.path
-        found = DatasetStore(uri).latest_manifest()
+        found = options.store().latest_manifest()
         latest = found[0] if found else None
         if options.write_mode is not None and overwrite:
             raise ValueError(f"{uri}: write_mode={options.write_mode} needs Spark's append mode")
@@ -275,13 +275,17 @@ class LanceWriter(sds.DataSourceArrowWriter):
             options.write_mode,
             skip,
             adds,
+            options.storage_options,
         )
+
+    def _store(self) -> DatasetStore:
+        return DatasetStore(self.uri, self.storage_options)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> LanceCommitMessage:
         if self.skip:
             return LanceCommitMessage((), self.read_version)
         return write_task(
-            self.uri,
+            self._store(),
             self.schema.load(),
             iterator,
             self.max_rows_per_file,
@@ -296,14 +300,15 @@ class LanceWriter(sds.DataSourceArrowWriter):
         creates = self.read_version == 0
         if not fragments and not creates and not self.overwrite:
             return  # appending no rows makes no version
-        if self.write_mode == "ignore" and DatasetStore(self.uri).latest_location():
-            discard(self.uri, messages)  # another writer created it meanwhile
+        store = self._store()
+        if self.write_mode == "ignore" and store.latest_location():
+            discard(store, messages)  # another writer created it meanwhile
             return
         operation = self._operation(fragments, creates)
         # Appending creates the dataset only if no other writer has created it meanwhile.
         create_only = creates and not self.overwrite
         commit_fragments(
-            self.uri, operation, self.read_version, create_only=create_only, version=self.version
+            store, operation, self.read_version, create_only=create_only, version=self.version
         )
 
     def _operation(self, fragments: tuple[Fragment, ...], creates: bool) -> ops.Operation:
@@ -313,10 +318,10 @@ class LanceWriter(sds.DataSourceArrowWriter):
             return ops.Append(fragments)
         # New columns and new rows in one commit: the fragments read have no data for
         # the new columns, which read as nulls; any commit since is a conflict.
-        read = DatasetStore(self.uri).read_manifest(self.read_version)
+        read = self._store().read_manifest(self.read_version)
         first = read.next_fragment_id()
         added = tuple(f.with_id(first + i) for i, f in enumerate(fragments))
         return ops.Merge(read.fragments + added, self.schema.load())
 
     def abort(self, messages: Sequence[sds.WriterCommitMessage | None]) -> None:
-        discard(self.uri, messages)
+        discard(self._store(), messages)
