@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,6 +9,7 @@ import lance
 import pyarrow as pa
 import pytest
 
+from tests.storage import copy_tree
 from tests.versions import STORAGE_VERSION
 
 
@@ -20,7 +20,7 @@ class History:
     tables: dict[int, pa.Table]
 
     def copy(self, dest: Path) -> Path:
-        shutil.copytree(self.uri, dest)  # copy2 keeps mtimes, so copies age alike
+        copy_tree(self.uri, dest)  # locally copy2 keeps mtimes, so copies age alike
         return dest
 
 

@@ -6,7 +6,6 @@ datasets and fragments pickle."""
 from __future__ import annotations
 
 import inspect
-import os
 import pickle
 import re
 import struct
@@ -31,6 +30,7 @@ from lancelet.errors import (
     URIError,
 )
 from tests.dataset.util import keyed_table, snapshot
+from tests.storage import list_names, present, read_file, write_file
 
 TABLE = keyed_table(0, 50)
 
@@ -140,7 +140,7 @@ def test_unknown_keywords_are_type_errors(ds: ll.LanceDataset, tmp_path: Path) -
         ll.write_dataset(TABLE, tmp_path / "x", overwrite=True)
     with pytest.raises(TypeError, match="versoin"):
         ll.dataset(ds.uri, versoin=1)
-    assert not (tmp_path / "x").exists()
+    assert not present(tmp_path / "x")
 
 
 @pytest.mark.parametrize(
@@ -304,7 +304,7 @@ def test_home_is_expanded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path)
     ll.write_dataset(TABLE, "~/data/ds")
-    assert not (tmp_path / "~").exists()
+    assert not present(tmp_path / "~")
     assert lance.dataset(tmp_path / "home" / "data" / "ds").to_table().equals(TABLE)
     assert ll.dataset("~/data/ds").to_table().equals(TABLE)
 
@@ -334,7 +334,7 @@ def test_unknown_schemes_are_refused(
         ll.fragment.write_fragments(TABLE, uri)
     with pytest.raises(URIError):
         ll.file.LanceFileWriter(uri + "/f.lance", TABLE.schema)
-    assert os.listdir(tmp_path) == []
+    assert list_names(tmp_path) == []
 
 
 def test_nul_bytes_in_paths(tmp_path: Path) -> None:
@@ -354,9 +354,9 @@ def _without_data_format(uri: Path) -> None:
     same message without it, in the manifest file layout (length-prefixed message, then
     u64 offset, u16 major, u16 minor, b"LANC")."""
     versions = uri / "_versions"
-    (name,) = [n for n in os.listdir(versions) if n.endswith(".manifest")]
+    (name,) = [n for n in list_names(versions) if n.endswith(".manifest")]
     path = versions / name
-    data = path.read_bytes()
+    data = read_file(path)
     offset = struct.unpack_from("<Q", data, len(data) - 16)[0]
     (length,) = struct.unpack_from("<I", data, offset)
     pb = table_pb2.Manifest.FromString(data[offset + 4 : offset + 4 + length])
@@ -364,7 +364,7 @@ def _without_data_format(uri: Path) -> None:
     pb.ClearField("data_format")
     pb.ClearField("transaction_section")  # it pointed into the bytes left behind
     body = pb.SerializeToString()
-    path.write_bytes(struct.pack("<I", len(body)) + body + struct.pack("<QHH4s", 0, 0, 2, b"LANC"))
+    write_file(path, struct.pack("<I", len(body)) + body + struct.pack("<QHH4s", 0, 0, 2, b"LANC"))
 
 
 @pytest.mark.parametrize("strip_format", [False, True])

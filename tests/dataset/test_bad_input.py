@@ -24,6 +24,7 @@ from lancelet.errors import (
 from lancelet.table.manifest_file import decode_manifest, encode_manifest
 from tests.dataset.util import keyed_table
 from tests.dataset.util import snapshot as _snapshot
+from tests.storage import list_names, present, read_file, remove_file, write_file
 
 
 @pytest.fixture
@@ -89,8 +90,7 @@ def test_missing_version_and_tag(uri: str) -> None:
 
 def test_corrupt_latest_manifest(uri: str) -> None:
     path = _manifest_path(uri, 2)
-    with open(path, "r+b") as f:
-        f.truncate(os.path.getsize(path) - 5)
+    write_file(path, read_file(path)[:-5])
     with pytest.raises(CorruptDatasetError, match=os.path.basename(path)):
         ll.dataset(uri)
     assert ll.dataset(uri, version=1).count_rows() == 300
@@ -98,15 +98,15 @@ def test_corrupt_latest_manifest(uri: str) -> None:
 
 def test_manifest_with_garbage_body(uri: str) -> None:
     path = _manifest_path(uri, 2)
-    data = bytearray(Path(path).read_bytes())
+    data = bytearray(read_file(path))
     data[4:40] = b"\xff" * 36
-    Path(path).write_bytes(bytes(data))
+    write_file(path, bytes(data))
     with pytest.raises(CorruptDatasetError, match="manifest"):
         ll.dataset(uri)
 
 
 def test_missing_manifest_of_an_old_version(uri: str) -> None:
-    os.remove(_manifest_path(uri, 1))
+    remove_file(_manifest_path(uri, 1))
     with pytest.raises(VersionNotFoundError, match="version 1"):
         ll.dataset(uri, version=1)
     assert ll.dataset(uri).version == 2
@@ -114,12 +114,12 @@ def test_missing_manifest_of_an_old_version(uri: str) -> None:
 
 def _deletion_files(uri: str) -> list[str]:
     folder = os.path.join(uri, "_deletions")
-    return [os.path.join(folder, name) for name in sorted(os.listdir(folder))]
+    return [os.path.join(folder, name) for name in list_names(folder)]
 
 
 def test_missing_deletion_file_is_an_error_not_empty(uri: str) -> None:
     victim = _deletion_files(uri)[0]
-    os.remove(victim)
+    remove_file(victim)
     with pytest.raises(CorruptDatasetError, match=os.path.basename(victim)):
         ll.dataset(uri).to_table()
     with pytest.raises(CorruptDatasetError):
@@ -128,8 +128,7 @@ def test_missing_deletion_file_is_an_error_not_empty(uri: str) -> None:
 
 def test_corrupt_deletion_file(uri: str) -> None:
     victim = _deletion_files(uri)[0]
-    with open(victim, "wb") as f:
-        f.write(b"ARROW1 this is not an arrow file")
+    write_file(victim, b"ARROW1 this is not an arrow file")
     with pytest.raises(CorruptDatasetError, match="deletion file"):
         ll.dataset(uri).to_table()
 
@@ -137,7 +136,7 @@ def test_corrupt_deletion_file(uri: str) -> None:
 def test_missing_data_file(uri: str) -> None:
     fragment = ll.dataset(uri).get_fragments()[1]
     name = fragment.data_files()[0].path
-    os.remove(os.path.join(uri, "data", name))
+    remove_file(os.path.join(uri, "data", name))
     with pytest.raises(CorruptDatasetError, match=name):
         ll.dataset(uri).to_table()
     with pytest.raises(CorruptDatasetError, match=name):
@@ -146,11 +145,11 @@ def test_missing_data_file(uri: str) -> None:
 
 def _set_flags(uri: str, reader: int, writer: int) -> None:
     path = _manifest_path(uri, 2)
-    manifest = decode_manifest(Path(path).read_bytes(), path)
+    manifest = decode_manifest(read_file(path), path)
     from dataclasses import replace
 
     patched = replace(manifest, reader_feature_flags=reader, writer_feature_flags=writer)
-    Path(path).write_bytes(encode_manifest(patched))
+    write_file(path, encode_manifest(patched))
 
 
 def test_unknown_reader_flag_is_refused_by_name(uri: str) -> None:
@@ -171,7 +170,7 @@ def test_writer_flag_lancelet_cannot_maintain(uri: str) -> None:
 def test_unwritable_storage_versions(tmp_path: Path) -> None:
     with pytest.raises(UnsupportedVersionError, match="2.3"):
         ll.write_dataset(keyed_table(0, 5), str(tmp_path / "a"), data_storage_version="next")
-    assert not os.path.exists(tmp_path / "a" / "_versions")
+    assert not present(tmp_path / "a" / "_versions")
 
 
 def test_appending_to_an_unwritable_format_is_refused(tmp_path: Path) -> None:
@@ -189,7 +188,7 @@ def test_nulls_in_a_non_nullable_column(tmp_path: Path) -> None:
     with pytest.raises(SchemaError, match="not nullable"):
         ll.write_dataset(pa.table({"k": [3, None]}), uri, mode="append")
     assert lance.dataset(uri).count_rows() == 2
-    assert os.listdir(os.path.join(uri, "data")).__len__() == 1
+    assert len(list_names(os.path.join(uri, "data"))) == 1
 
 
 def test_options_that_would_change_results_are_refused(uri: str) -> None:

@@ -5,7 +5,6 @@ descriptors pylance's scan returns."""
 
 from __future__ import annotations
 
-import glob
 from pathlib import Path
 
 import lance
@@ -15,6 +14,7 @@ import pytest
 import lancelet as ll
 from lancelet.errors import UnsupportedFeatureError
 from lancelet.file import LanceFileReader
+from tests.storage import list_names
 
 
 @pytest.fixture
@@ -36,7 +36,8 @@ def test_opening_is_refused_naming_the_column(blob_dataset: Path) -> None:
 
 
 def test_data_file_reads_as_pylance_descriptors(blob_dataset: Path) -> None:
-    (path,) = glob.glob(str(blob_dataset / "data" / "*.lance"))
+    (name,) = [n for n in list_names(blob_dataset / "data") if n.endswith(".lance")]
+    path = str(blob_dataset / "data" / name)
     got = LanceFileReader(path).read_all().to_table()
     want = lance.dataset(blob_dataset).to_table()
     assert got.column_names == ["id", "b"]

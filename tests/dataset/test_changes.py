@@ -14,6 +14,7 @@ import lancelet
 from lancelet.dataset.changes import ChangeKind, version_change
 from lancelet.errors import VersionNotFoundError
 from lancelet.transaction.store import DatasetStore
+from tests.storage import remove_file
 from tests.versions import STORAGE_VERSION
 
 
@@ -95,6 +96,6 @@ def test_a_cleaned_up_version_is_an_error(tmp_path: Path) -> None:
     store = DatasetStore(uri)
     location = store.manifest_location(1)
     assert location is not None
-    (Path(uri) / "_versions" / location.name).unlink()
+    remove_file(Path(uri) / "_versions" / location.name)
     with pytest.raises(VersionNotFoundError, match="version 1 is gone"):
         version_change(DatasetStore(uri), 2)

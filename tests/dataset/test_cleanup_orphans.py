@@ -20,6 +20,7 @@ import lancelet as ll
 from lancelet.dataset.update import plan_update
 from lancelet.transaction import operations as ops
 from lancelet.transaction.store import DatasetStore
+from tests.storage import file_names, list_names, read_file, write_file
 
 HEX = "0123456789abcdef" * 2
 # Temporary files a writer killed mid-write leaves: lancelet's io layer names them
@@ -44,15 +45,19 @@ def _table(start: int, stop: int) -> pa.Table:
 
 
 def _files(root: Path) -> set[str]:
-    return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
+    return file_names(root)
+
+
+def _manifests(uri: Path) -> list[str]:
+    return [n for n in list_names(uri / "_versions") if n.endswith(".manifest")]
 
 
 def _referenced(uri: Path) -> set[str]:
     """The files pylance says the versions on disk need, plus each manifest's transaction
     file, the manifests themselves, the hint and the tags."""
     names = {"_versions/latest_version_hint.json"}
-    names |= {str(p.relative_to(uri)) for p in (uri / "_versions").glob("*.manifest")}
-    names |= {str(p.relative_to(uri)) for p in (uri / "_refs").rglob("*.json")}
+    names |= {f"_versions/{n}" for n in _manifests(uri)}
+    names |= {f"_refs/{n}" for n in file_names(uri / "_refs") if n.endswith(".json")}
     for info in lance.dataset(uri).versions():
         ds = lance.dataset(uri, version=info["version"])
         for fragment in ds.get_fragments():
@@ -60,14 +65,14 @@ def _referenced(uri: Path) -> set[str]:
             deletion = fragment.metadata.deletion_file
             if deletion is not None:
                 names.add(f"_deletions/{os.path.basename(deletion.path(fragment.fragment_id))}")
-    for name in os.listdir(uri / "_transactions"):
+    for name in list_names(uri / "_transactions"):
         if name.endswith(".txn") and _named_by_a_manifest(uri, name):
             names.add(f"_transactions/{name}")
     return names
 
 
 def _named_by_a_manifest(uri: Path, name: str) -> bool:
-    return any(name.encode() in p.read_bytes() for p in (uri / "_versions").glob("*.manifest"))
+    return any(name.encode() in read_file(uri / "_versions" / n) for n in _manifests(uri))
 
 
 def _killed_update(uri: Path) -> None:
@@ -77,9 +82,7 @@ def _killed_update(uri: Path) -> None:
     planned = plan_update(store, manifest, {"v": "v + 1"}, "k % 7 = 0", None)
     store.write_transaction(ops.Transaction(manifest.version, planned.operation))
     for relative in TEMPS:
-        path = uri / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(b"half a file")
+        write_file(uri / relative, b"half a file")
 
 
 @pytest.fixture
@@ -120,6 +123,7 @@ def test_cleanup_removes_everything_a_killed_update_left(
         lance.dataset(uri, version=version).validate()
 
 
+@pytest.mark.local_files("ages files with os.utime; store objects cannot be")
 def test_young_unverified_files_stay_without_the_promise(uri: Path) -> None:
     _killed_update(uri)
     orphans = _files(uri) - _referenced(uri)

@@ -29,6 +29,7 @@ from lancelet.transaction.operations import encode_transaction
 from lancelet.transaction.store import DatasetStore
 from lancelet.transaction.verify import check_winner
 from tests.dataset.util import snapshot
+from tests.storage import read_file, remove_file, write_file
 from tests.versions import STORAGE_VERSION
 
 TABLE = pa.table({"x": list(range(10))})
@@ -145,7 +146,7 @@ def _rewrite_winner_transaction(uri: str, version: int, lie: str) -> None:
             "append": ops.Append(()),
         }[lie]
         data = encode_transaction(replace(txn, operation=fake))
-    Path(store.transaction_path(name)).write_bytes(data)
+    write_file(store.transaction_path(name), data)
 
 
 @pytest.mark.parametrize("winner", [ll, lance], ids=["lancelet", "pylance"])
@@ -177,7 +178,7 @@ def test_a_winner_without_transaction_file_is_not_compatible(tmp_path: Path) -> 
     name = naming.manifest_name(2)
     path = Path(uri, naming.VERSIONS_DIR, name)
     damaged = replace(store.read_manifest(2), transaction_file="")
-    path.write_bytes(encode_manifest(damaged))
+    write_file(path, encode_manifest(damaged))
     mine, _ = plan_delete(DatasetStore(uri), stale._manifest, "k < 5")
     for operation in (mine, ops.UpdateConfig({"owner": "me"})):
         with pytest.raises(RetryableCommitConflictError, match="unknown"):
@@ -226,9 +227,9 @@ def test_a_winner_transaction_with_an_unknown_deletion_kind_is_corrupt(tmp_path:
     uri = str(tmp_path / "ds")
     stale, txn_path = _stale_reader_of_a_delete(uri)
     name = txn_path.name
-    pb = transaction_pb2.Transaction.FromString(txn_path.read_bytes())
+    pb = transaction_pb2.Transaction.FromString(read_file(txn_path))
     pb.delete.updated_fragments[0].deletion_file.file_type = 7  # type: ignore[assignment]
-    txn_path.write_bytes(pb.SerializeToString())
+    write_file(txn_path, pb.SerializeToString())
     with pytest.raises(CorruptDatasetError, match=f"{name}: transaction content is invalid"):
         stale.delete("k < 5")
     assert _keys(uri) == [*range(5), *range(10, 2000)]
@@ -238,7 +239,7 @@ def test_a_winner_whose_transaction_file_is_gone_is_not_rebased_over(tmp_path: P
     uri = str(tmp_path / "ds")
     stale, txn_path = _stale_reader_of_a_delete(uri)
     name = txn_path.name
-    txn_path.unlink()
+    remove_file(txn_path)
     with pytest.raises(CorruptDatasetError, match=f"{name}: cannot read transaction file"):
         stale.delete("k < 5")
     assert _keys(uri) == [*range(5), *range(10, 2000)]

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
 import pickle
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -20,6 +18,7 @@ import lancelet as ll
 import lancelet.optimize
 from lancelet.errors import RetryableCommitConflictError, UnsupportedVersionError
 from tests.dataset.util import keyed_table
+from tests.storage import copy_tree, list_names
 from tests.versions import STORAGE_VERSION
 
 Build = tuple[Sequence[int], Sequence[str]]  # rows per append, then deletes
@@ -75,7 +74,7 @@ def _checked(uri: str, version: int | None = None) -> pa.Table:
 
 
 def _data_files(uri: str) -> set[str]:
-    return set(os.listdir(Path(uri) / "data"))
+    return set(list_names(Path(uri) / "data"))
 
 
 def _referenced(uri: str) -> set[str]:
@@ -209,7 +208,7 @@ def test_indexed_and_unindexed_fragments_are_not_mixed(tmp_path: Path) -> None:
     for start in (300, 400, 500):
         lance.write_dataset(keyed_table(start, start + 100), ours, mode="append")
     theirs = str(tmp_path / "theirs")
-    shutil.copytree(ours, theirs)
+    copy_tree(ours, theirs)
     got = ll.dataset(ours).optimize.compact_files(target_rows_per_fragment=1000)
     want = lance.dataset(theirs).optimize.compact_files(target_rows_per_fragment=1000)
     assert _counts(got) == _counts(want) == (6, 2, 6, 2)

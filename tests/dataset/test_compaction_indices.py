@@ -23,6 +23,7 @@ from lancelet.errors import RetryableCommitConflictError
 from lancelet.index import btree
 from lancelet.transaction import operations as ops
 from tests.dataset.test_scalar_index import Spy
+from tests.storage import list_names, present
 from tests.versions import STORAGE_VERSION
 
 ROWS = 1200
@@ -132,7 +133,7 @@ def test_compaction_remaps_btree_and_bitmap_like_pylance(
         # pylance also keeps the id of fragment 1, whose rows were all deleted (gone
         # from the manifest); lancelet claims only fragments that exist.
         assert after[name][1] == new_fragments == _present(theirs, pylance_after[name][1])
-        assert os.path.isdir(os.path.join(ours, "_indices", after[name][0]))
+        assert present(os.path.join(ours, "_indices", after[name][0]))
     # lancelet does not remap zone maps or label lists: they stop claiming the
     # rewritten fragments (pylance remaps the label list).
     for name in ("z_idx", "tags_idx"):
@@ -185,11 +186,11 @@ def test_rewrite_transactions_carry_the_remapped_segments(tmp_path: Path) -> Non
 
 
 def _index_dirs(uri: str) -> set[str]:
-    return set(os.listdir(os.path.join(uri, "_indices")))
+    return set(list_names(os.path.join(uri, "_indices")))
 
 
 def _data_files(uri: str) -> set[str]:
-    return set(os.listdir(os.path.join(uri, "data")))
+    return set(list_names(os.path.join(uri, "data")))
 
 
 def test_a_failed_remap_leaves_the_dataset_as_it_was(

@@ -28,6 +28,9 @@ import pytest
 import lancelet as ll
 from lancelet.transaction.store import DatasetStore
 
+# Other processes cannot see this process's memory store.
+pytestmark = pytest.mark.local_files("writers run in other processes")
+
 WORKER = Path(__file__).with_name("_proc_concurrent.py")
 # Generous: a slow shared machine may take seconds just to start four interpreters.
 PROCESS_TIMEOUT_S = 180.0

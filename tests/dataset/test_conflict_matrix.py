@@ -10,7 +10,6 @@ the dataset must still be exactly at theirs' version.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -37,6 +36,7 @@ from lancelet.table.manifest import Manifest
 from lancelet.transaction import operations as ops
 from lancelet.transaction.commit import commit_transaction
 from lancelet.transaction.store import DatasetStore
+from tests.storage import copy_tree
 
 ROWS_PER_FRAGMENT = 10
 V_READ = 3  # v1: fragments 0-2; v2: fragment 3 appended; v3: fragment ids 4-7 reserved
@@ -326,7 +326,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def uri(template: Path, tmp_path: Path) -> str:
     dest = tmp_path / "ds"
-    shutil.copytree(template, dest)
+    copy_tree(template, dest)
     return str(dest)
 
 
@@ -900,7 +900,7 @@ def test_foreign_winners(uri: str, winner: str, mine_kind: str) -> None:
 def test_dropping_columns_unlists_files_holding_nothing_else_as_pylance_does(uri: str) -> None:
     ll.dataset(uri).add_columns({"w": "k * 2"})  # one new file per fragment
     twin = uri + "-pylance"
-    shutil.copytree(uri, twin)
+    copy_tree(uri, twin)
     ll.dataset(uri).drop_columns(["w", "v"])
     lance.dataset(twin).drop_columns(["w", "v"])
 

@@ -22,6 +22,7 @@ from lancelet.transaction.commit import commit_transaction
 from lancelet.transaction.conflicts import RULES
 from lancelet.transaction.store import DatasetStore
 from tests.dataset.util import keyed_table
+from tests.storage import list_names
 
 
 @pytest.fixture
@@ -191,7 +192,7 @@ def test_creators_with_different_manifest_naming_cannot_both_win(
     monkeypatch.setattr(DatasetStore, "write_transaction", racing)
     with pytest.raises(DatasetAlreadyExistsError):
         ll.write_dataset(pa.table({"a": [1]}), path)
-    manifests = [n for n in os.listdir(os.path.join(path, "_versions")) if n.endswith("manifest")]
+    manifests = [n for n in list_names(os.path.join(path, "_versions")) if n.endswith("manifest")]
     assert manifests == ["1.manifest"]
     assert lance.dataset(path).to_table().equals(pa.table({"a": [2]}))
 
@@ -202,7 +203,7 @@ def test_a_failed_delete_leaves_no_deletion_files(uri: str) -> None:
     ll.dataset(uri).restore()  # a restore makes every older reader's delete incompatible
     with pytest.raises(IncompatibleTransactionError, match="restore"):
         stale.delete("k % 2 = 0")
-    assert not deletions.exists() or not any(deletions.iterdir())
+    assert list_names(deletions) == []
     assert np.array_equal(_keys(uri), np.arange(2000))
 
 
@@ -222,8 +223,8 @@ def test_a_rebased_delete_leaves_no_unreferenced_files(uri: str) -> None:
     first.delete("k < 10")
     second.delete("k >= 990 AND k < 1000")  # same fragment: rebased, its deletion file merged
     assert len(_keys(uri)) == 1980
-    on_disk = set(os.listdir(Path(uri) / "_deletions"))
+    on_disk = set(list_names(Path(uri) / "_deletions"))
     assert on_disk == _referenced_deletion_files(uri)
     # One transaction file per version: none left over from before the rebase.
     versions = len(lance.dataset(uri).versions())
-    assert len(os.listdir(Path(uri) / "_transactions")) == versions
+    assert len(list_names(Path(uri) / "_transactions")) == versions

@@ -29,6 +29,9 @@ from lancelet.table import naming
 from lancelet.transaction.store import DatasetStore
 from tests.dataset._proc_crash import APPEND_KEYS, APPEND_WRITER, CRASH_STATUS
 
+# Other processes cannot see this process's memory store.
+pytestmark = pytest.mark.local_files("the crashing writer runs in another process")
+
 CHILD = Path(__file__).with_name("_proc_crash.py")
 CHILD_TIMEOUT_S = 120.0
 

@@ -33,6 +33,7 @@ from tests.dataset.test_compaction_indices import (
     _segments,
     _table,
 )
+from tests.storage import read_file, remove_file, write_file
 
 DEFER = {"target_rows_per_fragment": 5000, "defer_index_remap": True}
 
@@ -165,7 +166,7 @@ def test_external_details_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     index = frag_reuse.reuse_index(ll.dataset(uri)._manifest)
     assert index is not None and index.files
     path = os.path.join(uri, "_indices", str(index.uuid), details_codec.DETAILS_FILE)
-    assert os.path.getsize(path) == index.files[0].size_bytes
+    assert len(read_file(path)) == index.files[0].size_bytes
     _check(uri)
     lance.dataset(uri).validate()
 
@@ -180,12 +181,12 @@ def test_missing_or_damaged_details_are_errors(
     index = frag_reuse.reuse_index(ll.dataset(uri)._manifest)
     assert index is not None
     path = os.path.join(uri, "_indices", str(index.uuid), details_codec.DETAILS_FILE)
-    data = Path(path).read_bytes()
+    data = read_file(path)
     # One byte short: the file no longer holds what the manifest says.
-    Path(path).write_bytes(data[:-1])
+    write_file(path, data[:-1])
     with pytest.raises(CorruptIndexError, match="details"):
         ll.dataset(uri).to_table(filter="id = 17")
-    os.remove(path)
+    remove_file(path)
     with pytest.raises(CorruptIndexError, match="cannot read"):
         ll.dataset(uri).to_table(filter="id = 17")
     # Without the index the rows are still there.

@@ -3,7 +3,6 @@ commits pylance sees (pylance is the oracle throughout)."""
 
 from __future__ import annotations
 
-import shutil
 import struct
 import uuid
 from dataclasses import replace
@@ -33,6 +32,7 @@ from lancelet.table.manifest_file import encode_manifest
 from lancelet.transaction import operations as ops
 from lancelet.transaction.commit import commit_transaction
 from lancelet.transaction.store import DatasetStore
+from tests.storage import copy_tree, list_names, present, read_file, write_file
 from tests.versions import STORAGE_VERSION
 
 ROWS = 1000
@@ -115,7 +115,7 @@ def test_index_statistics_match_pylance(uri: str) -> None:
 
 
 def _index_section(path: Path) -> tuple[bytes, table_pb2.IndexSection]:
-    data = path.read_bytes()
+    data = read_file(path)
     (offset,) = struct.unpack_from("<Q", data, len(data) - 16)
     (length,) = struct.unpack_from("<I", data, offset)
     pb = table_pb2.Manifest.FromString(data[offset + 4 : offset + 4 + length])
@@ -137,7 +137,7 @@ def test_index_metadata_round_trips_pylance_bytes(uri: str) -> None:
         assert index.to_proto().SerializeToString() == pb.SerializeToString()
     manifest = DatasetStore(uri).read_manifest(ll.dataset(uri).version)
     out = Path(uri) / "reencoded"
-    out.write_bytes(encode_manifest(manifest))
+    write_file(out, encode_manifest(manifest))
     assert _index_section(out)[0] == raw
 
 
@@ -160,13 +160,13 @@ def test_drop_index_is_seen_by_pylance_and_cleanup_removes_its_files(uri: str) -
     assert "zm" not in [i["name"] for i in lance.dataset(uri).list_indices()]
     assert len(lance.dataset(uri).list_indices()) == 5
     directory = Path(uri, naming.INDICES_DIR, dropped)
-    assert directory.is_dir()  # until cleanup
+    assert present(directory)  # until cleanup
     with pytest.raises(IndexNotFoundError, match="zm"):
         ds.drop_index("zm")
     kept = {i["uuid"] for i in lance.dataset(uri).list_indices()}
     ll.dataset(uri).cleanup_old_versions(older_than=timedelta(0))
-    assert not directory.exists()
-    on_disk = {p.name for p in Path(uri, naming.INDICES_DIR).iterdir()}
+    assert not present(directory)
+    on_disk = set(list_names(Path(uri, naming.INDICES_DIR)))
     assert on_disk == kept
     assert lance.dataset(uri).to_table(filter="id = 500").num_rows == 1
 
@@ -181,7 +181,7 @@ def test_a_lancelet_committed_index_is_listed_and_used_by_pylance(uri: str) -> N
     details = ll.dataset(uri).describe_indices()
     btree = next(d for d in details if d.name == "id_idx")
     fresh = uuid.uuid4()
-    shutil.copytree(
+    copy_tree(
         Path(uri, naming.INDICES_DIR, source["uuid"]), Path(uri, naming.INDICES_DIR, str(fresh))
     )
     ds = ll.dataset(uri)
@@ -206,7 +206,7 @@ def test_commit_index_refuses_a_duplicate_name_unless_replacing(uri: str) -> Non
     (source,) = [i for i in ds.list_indices() if i["name"] == "id_idx"]
     details = IndexDetails("/lance.table.BTreeIndexDetails")
     fresh = uuid.uuid4()
-    shutil.copytree(
+    copy_tree(
         Path(uri, naming.INDICES_DIR, source["uuid"]), Path(uri, naming.INDICES_DIR, str(fresh))
     )
     with pytest.raises(IndexExistsError, match="already exists, please specify"):
@@ -263,7 +263,7 @@ def _create(uri: str, name: str, fields: tuple[int, ...], fragments: list[int]) 
     listed = {i["name"]: i for i in ll.dataset(uri).list_indices()}
     any_index = listed.get("id_idx", listed["s_idx"])
     fresh = uuid.uuid4()
-    shutil.copytree(
+    copy_tree(
         Path(uri, naming.INDICES_DIR, any_index["uuid"]), Path(uri, naming.INDICES_DIR, str(fresh))
     )
     return ops.CreateIndex(
@@ -337,7 +337,7 @@ def _damage(uri: str, change: Any) -> Path:
     first, *rest = manifest.indices
     damaged = replace(manifest, indices=(change(first), *rest))
     path = _latest_manifest(uri)
-    path.write_bytes(encode_manifest(damaged))
+    write_file(path, encode_manifest(damaged))
     return path
 
 
@@ -359,11 +359,11 @@ def test_damaged_index_metadata_is_a_clear_error(uri: str, change: Any, message:
 
 def test_a_fragment_bitmap_that_does_not_parse_is_a_clear_error(uri: str) -> None:
     path = _latest_manifest(uri)
-    data = bytearray(path.read_bytes())
+    data = bytearray(read_file(path))
     _, section = _index_section(path)
     bitmap = section.indices[0].fragment_bitmap
     start = bytes(data).index(bitmap)
     data[start : start + 4] = b"\xff\xff\xff\xff"  # the cookie
-    path.write_bytes(bytes(data))
+    write_file(path, bytes(data))
     with pytest.raises(CorruptDatasetError, match="fragment bitmap does not parse"):
         ll.dataset(uri)

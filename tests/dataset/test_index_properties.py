@@ -29,7 +29,6 @@ import math
 import os
 import shutil
 import struct
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -38,6 +37,7 @@ from unittest import mock
 
 import lance
 import pyarrow as pa
+import pytest
 from hypothesis import HealthCheck, Phase, event, given, note, seed, settings
 from hypothesis import strategies as st
 
@@ -46,6 +46,7 @@ from lancelet.dataset import index_plan
 from lancelet.errors import FilterError, IndexExistsError
 from tests.dataset import row_model as model
 from tests.expr.grammar import filter_sql
+from tests.storage import copy_tree, scratch_dir
 from tests.versions import STORAGE_VERSION
 
 EXAMPLES = int(os.environ.get("LANCELET_INDEX_PROPS_EXAMPLES", "10"))
@@ -608,7 +609,7 @@ def kept_on_failure(world: World) -> Iterator[None]:
         keep = os.environ.get("LANCELET_INDEX_PROPS_KEEP")
         if keep:
             shutil.rmtree(keep, ignore_errors=True)
-            shutil.copytree(world.path, keep)
+            copy_tree(world.path, keep)
         raise
 
 
@@ -620,9 +621,11 @@ def kept_on_failure(world: World) -> Iterator[None]:
     phases=PHASES,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-@given(st.data())
-def test_indexed_queries_equal_plain_scans(data: st.DataObject) -> None:
-    with tempfile.TemporaryDirectory() as root:
+@given(data=st.data())
+def test_indexed_queries_equal_plain_scans(
+    data: st.DataObject, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    with scratch_dir(tmp_path_factory.getbasetemp()) as root:
         world = data.draw(worlds(root), "world")
         with counting_searches(world), kept_on_failure(world):
             for _ in range(data.draw(st.integers(1, 3), "indices")):

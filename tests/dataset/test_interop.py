@@ -16,11 +16,12 @@ import pyarrow as pa
 
 import lancelet as ll
 from tests.dataset.util import assert_versions_match, keyed_table
+from tests.storage import list_names
 from tests.versions import STORAGE_VERSION
 
 
 def _deletion_kinds(uri: str) -> set[str]:
-    return {name.rsplit(".", 1)[1] for name in os.listdir(os.path.join(uri, "_deletions"))}
+    return {name.rsplit(".", 1)[1] for name in list_names(os.path.join(uri, "_deletions"))}
 
 
 def _drop(table: pa.Table, doomed: Callable[[np.ndarray], np.ndarray]) -> pa.Table:
@@ -154,7 +155,7 @@ def test_v1_manifest_names_are_read_and_kept(tmp_path: Path) -> None:
         first, uri, data_storage_version=STORAGE_VERSION, enable_v2_manifest_paths=False
     )
     ll.write_dataset(keyed_table(100, 200), uri, mode="append")
-    names = sorted(n for n in os.listdir(os.path.join(uri, "_versions")) if n.endswith("manifest"))
+    names = sorted(n for n in list_names(os.path.join(uri, "_versions")) if n.endswith("manifest"))
     assert names == ["1.manifest", "2.manifest"]
     both = pa.concat_tables([first, keyed_table(100, 200)])
     assert_versions_match(uri, {1: first, 2: both})
@@ -163,7 +164,7 @@ def test_v1_manifest_names_are_read_and_kept(tmp_path: Path) -> None:
 def test_new_datasets_can_use_v1_names(tmp_path: Path) -> None:
     uri = str(tmp_path / "ds")
     ll.write_dataset(keyed_table(0, 10), uri, enable_v2_manifest_paths=False)
-    assert "1.manifest" in os.listdir(os.path.join(uri, "_versions"))
+    assert "1.manifest" in list_names(os.path.join(uri, "_versions"))
     assert lance.dataset(uri).to_table().equals(keyed_table(0, 10))
 
 

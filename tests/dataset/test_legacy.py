@@ -3,7 +3,6 @@ metadata changes allowed where the manifest lancelet writes loses nothing."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from lancelet.errors import UnsupportedFeatureError, UnsupportedVersionError
 from tests.dataset.util import keyed_table, snapshot
 from tests.file.legacy import FIXTURE
 from tests.file.test_v0_1 import fixture_rows
+from tests.storage import copy_tree, list_names
 
 
 @pytest.fixture
@@ -71,7 +71,7 @@ def test_the_checked_in_fixture_dataset() -> None:
 
 def test_delete_and_metadata_changes(legacy: str) -> None:
     """They write a deletion file and a manifest, both of which pylance reads."""
-    data = sorted(p.name for p in (Path(legacy) / "data").iterdir())
+    data = list_names(Path(legacy) / "data")
     ours = ll.dataset(legacy)
     # Multiples of 5 less those of 35 below 2000, which pylance deleted already.
     assert ours.delete("k % 5 = 0") == {"num_deleted_rows": 500 - 58}
@@ -89,13 +89,13 @@ def test_delete_and_metadata_changes(legacy: str) -> None:
     want = want.filter(pa.array((k % 5 != 0) & ((k % 7 != 0) | (k >= 2000))))
     assert theirs.to_table().equals(want)
     assert ll.dataset(legacy).to_table().equals(want)
-    assert sorted(p.name for p in (Path(legacy) / "data").iterdir()) == data
+    assert list_names(Path(legacy) / "data") == data
 
 
 @pytest.fixture
 def fixture_copy(tmp_path: Path) -> str:
     uri = tmp_path / "fixture"
-    shutil.copytree(FIXTURE, uri)
+    copy_tree(FIXTURE, uri)
     return str(uri)
 
 

@@ -16,12 +16,13 @@ from lancelet.table import naming
 from lancelet.table.manifest_file import decode_manifest, encode_manifest
 from lancelet.table.schema import LanceSchema, column_field_ids
 from tests.dataset.util import keyed_table
+from tests.storage import list_names, read_file, write_file
 from tests.versions import STORAGE_VERSION
 
 
 def _manifests(uri: str) -> list[str]:
     folder = os.path.join(uri, "_versions")
-    return [os.path.join(folder, n) for n in sorted(os.listdir(folder)) if n.endswith(".manifest")]
+    return [os.path.join(folder, n) for n in sorted(list_names(folder)) if n.endswith(".manifest")]
 
 
 @pytest.fixture
@@ -35,7 +36,7 @@ def pylance_uri(tmp_path: Path) -> str:
 
 def test_pylance_manifest_fields(pylance_uri: str) -> None:
     path = _manifests(pylance_uri)[0]  # V2 names sort newest first
-    manifest = decode_manifest(Path(path).read_bytes(), path)
+    manifest = decode_manifest(read_file(path), path)
     assert manifest.version == 3
     assert manifest.writer_version.library == "lance"
     assert manifest.config == {"a": "1"}
@@ -50,7 +51,7 @@ def test_pylance_manifest_fields(pylance_uri: str) -> None:
 
 def test_footer_layout(pylance_uri: str) -> None:
     path = _manifests(pylance_uri)[0]
-    ours = encode_manifest(decode_manifest(Path(path).read_bytes(), path))
+    ours = encode_manifest(decode_manifest(read_file(path), path))
     offset, major, minor, magic = struct.unpack("<QHH4s", ours[-16:])
     assert (major, minor, magic) == (0, 2, b"LANC")
     (length,) = struct.unpack_from("<I", ours, offset)
@@ -63,8 +64,8 @@ def test_footer_layout(pylance_uri: str) -> None:
 def test_reencoded_manifest_is_accepted_by_pylance(pylance_uri: str) -> None:
     expected = lance.dataset(pylance_uri).to_table()
     for path in _manifests(pylance_uri):
-        data = Path(path).read_bytes()
-        Path(path).write_bytes(encode_manifest(decode_manifest(data, path)))
+        data = read_file(path)
+        write_file(path, encode_manifest(decode_manifest(data, path)))
     reopened = lance.dataset(pylance_uri)
     reopened.validate()
     assert reopened.to_table().equals(expected)
@@ -83,7 +84,7 @@ def test_manifest_names() -> None:
 
 
 def test_data_file_names_look_like_pylance_ones(pylance_uri: str) -> None:
-    theirs = os.listdir(os.path.join(pylance_uri, "data"))[0]
+    theirs = list_names(os.path.join(pylance_uri, "data"))[0]
     ours = naming.data_file_name()
     assert len(ours) == len(theirs) == 56
     assert set(ours[:24]) <= {"0", "1"} and int(ours[24:50], 16) >= 0
@@ -128,8 +129,7 @@ def test_encoded_fragments_are_the_message_protobuf_would_write(pylance_uri: str
     """The encoder appends each fragment's cached bytes after the other fields; parsed
     back, that is the same message protobuf's own serializer gives."""
     for path in _manifests(pylance_uri):
-        with open(path, "rb") as f:
-            manifest = decode_manifest(f.read(), path)
+        manifest = decode_manifest(read_file(path), path)
         data = encode_manifest(manifest)
         offset = struct.unpack_from("<Q", data, len(data) - 16)[0]
         (length,) = struct.unpack_from("<I", data, offset)

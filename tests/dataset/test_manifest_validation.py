@@ -7,6 +7,7 @@ reading other rows; and every manifest pylance writes passes the same checks.
 
 from __future__ import annotations
 
+from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from lancelet.table import naming
 from lancelet.transaction.store import DatasetStore
 from tests.fuzz.hostile import CASES, Edit, edited, fragment, message_range
 from tests.fuzz.wire import spans
+from tests.storage import list_names, read_file, write_file
 from tests.versions import STORAGE_VERSION
 
 
@@ -55,7 +57,7 @@ def _manifest_path(uri: Path) -> Path:
 def _rewrite(uri: Path, edit: Edit) -> Path:
     """Re-encode the latest manifest with ``edit`` applied; its path."""
     path = _manifest_path(uri)
-    path.write_bytes(edited(path.read_bytes(), edit))
+    write_file(path, edited(read_file(path), edit))
     return path
 
 
@@ -83,14 +85,17 @@ def test_deleted_count_unlike_the_file_is_refused_on_read(uri: Path) -> None:
 
 
 def _deletion_file(uri: Path, fragment_id: int) -> Path:
-    (found,) = (uri / naming.DELETIONS_DIR).glob(f"{fragment_id}-*.arrow")
-    return found
+    folder = uri / naming.DELETIONS_DIR
+    (found,) = (n for n in list_names(folder) if fnmatch(n, f"{fragment_id}-*.arrow"))
+    return folder / found
 
 
 def _write_arrow_deletions(path: Path, rows: list[int]) -> None:
     schema = pa.schema([pa.field("row_id", pa.uint32(), nullable=False)])
-    with pa.ipc.new_file(str(path), schema) as writer:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, schema) as writer:
         writer.write_batch(pa.record_batch([pa.array(rows, pa.uint32())], schema=schema))
+    write_file(path, sink.getvalue().to_pybytes())
 
 
 @pytest.mark.parametrize(
@@ -115,12 +120,12 @@ def test_unsorted_deletion_file_is_read_as_pylance_writes_them(uri: Path) -> Non
 def _flip_tag(uri: Path, field: str, new_tag: int) -> Path:
     """Change the tag byte of the first occurrence of ``field`` (a dotted path)."""
     path = _manifest_path(uri)
-    data = bytearray(path.read_bytes())
+    data = bytearray(read_file(path))
     start, length = message_range(bytes(data))
     found = spans(bytes(data), table_pb2.Manifest.DESCRIPTOR, start, start + length)
     span = next(s for s in found if s.name == field)
     data[span.start] = new_tag
-    path.write_bytes(bytes(data))
+    write_file(path, bytes(data))
     return path
 
 

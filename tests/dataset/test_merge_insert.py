@@ -5,7 +5,6 @@ one new key."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -27,6 +26,7 @@ from lancelet.errors import DatasetError, FilterError, RetryableCommitConflictEr
 from tests.dataset.test_update import unreferenced_files
 from tests.dataset.util import dataset_with_holes, keyed_table, snapshot, without_every_ninth
 from tests.dataset.util import read_by_both as _both
+from tests.storage import copy_tree
 from tests.versions import STORAGE_VERSION
 
 N = 3000
@@ -58,7 +58,7 @@ def _same_as_pylance(uri: str, tmp_path: Path, configure: Merge, source: pa.Tabl
     """The same merge by pylance on a copy and by lancelet on ``uri``: equal counts, the
     same rows (merge_insert promises no order), each result read alike by both."""
     copy = str(tmp_path / "pylance-copy")
-    shutil.copytree(uri, copy)
+    copy_tree(uri, copy)
     theirs = configure(lance.dataset(copy).merge_insert("k")).execute(source)
     ours = configure(ll.dataset(uri).merge_insert("k")).execute(source)
     assert ours == theirs
@@ -394,10 +394,10 @@ def test_concurrent_inserts_of_different_keys_both_land(uri: str) -> None:
     assert _both(uri).num_rows == _live().num_rows + 20
 
 
-@pytest.mark.parametrize("appender", [ll.write_dataset, lance.write_dataset])
+@pytest.mark.parametrize("appender", [ll, lance], ids=["lancelet", "pylance"])
 def test_an_append_of_the_key_meanwhile_also_counts(uri: str, appender: Any) -> None:
     second = ll.dataset(uri)
-    appender(_changed_values(5000, 5001), uri, mode="append")
+    appender.write_dataset(_changed_values(5000, 5001), uri, mode="append")
     builder = second.merge_insert("k").when_not_matched_insert_all()
     with pytest.raises(RetryableCommitConflictError):
         builder.conflict_retries(0).execute(_changed_values(5000, 5001))
@@ -446,6 +446,7 @@ _WORKER = textwrap.dedent(
 )
 
 
+@pytest.mark.local_files("the writers run in other processes")
 def test_two_processes_upserting_one_new_key(tmp_path: Path) -> None:
     uri, sync = str(tmp_path / "ds"), tmp_path / "sync"
     sync.mkdir()

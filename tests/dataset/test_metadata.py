@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ import lancelet as ll
 from lancelet.errors import SchemaError
 from tests.dataset.util import keyed_table
 from tests.dataset.util import snapshot as _snapshot
+from tests.storage import copy_tree
 from tests.versions import STORAGE_VERSION
 
 
@@ -33,7 +33,7 @@ class Twins:
     def __init__(self, uri: str) -> None:
         self.ours = uri
         self.theirs = uri + "-pylance"
-        shutil.copytree(uri, self.theirs)
+        copy_tree(uri, self.theirs)
 
     def apply(self, change: Callable[[Any], Any]) -> Any:
         """Make one change on both; they must return the same and read back the same."""

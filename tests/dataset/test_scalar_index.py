@@ -28,6 +28,7 @@ from lancelet.errors import (
     UnsupportedTypeError,
 )
 from tests.expr.grammar import NEG_NAN
+from tests.storage import file_names, list_names, read_file, remove_file, write_file
 from tests.versions import STORAGE_VERSION
 
 ROWS = 2000
@@ -289,7 +290,7 @@ def _unchanged(path: str, version: int) -> None:
     assert ds.version == version
     indices_dir = os.path.join(path, "_indices")
     listed = {str(i["uuid"]) for i in ds.list_indices()}
-    on_disk = set(os.listdir(indices_dir)) if os.path.isdir(indices_dir) else set()
+    on_disk = set(list_names(indices_dir))
     assert on_disk == listed
 
 
@@ -336,9 +337,9 @@ def test_unsupported_index_type_is_listed_and_ignored(path: str, spy: Spy) -> No
 
 
 def _index_files(path: str) -> Iterator[str]:
-    for root, _, files in os.walk(os.path.join(path, "_indices")):
-        for name in files:
-            yield os.path.join(root, name)
+    folder = os.path.join(path, "_indices")
+    for name in sorted(file_names(folder)):
+        yield os.path.join(folder, name)
 
 
 @pytest.mark.parametrize("damage", ["truncate", "remove"])
@@ -346,10 +347,10 @@ def test_damaged_index_is_an_error_not_other_rows(path: str, damage: str) -> Non
     ll.dataset(path).create_scalar_index("id", "BTREE")
     for file in _index_files(path):
         if damage == "remove":
-            os.remove(file)
+            remove_file(file)
         else:
-            with open(file, "r+b") as f:
-                f.truncate(os.path.getsize(file) // 2)
+            data = read_file(file)
+            write_file(file, data[: len(data) // 2])
     ds = ll.dataset(path)
     with pytest.raises(CorruptIndexError):
         ds.to_table(filter="id = 5")

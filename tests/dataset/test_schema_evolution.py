@@ -3,8 +3,6 @@ reads every result, and lancelet reads pylance's."""
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +18,7 @@ from lancelet.errors import FilterError, RetryableCommitConflictError, SchemaErr
 from tests.dataset.util import dataset_with_holes, keyed_table, without_every_ninth
 from tests.dataset.util import read_by_both as _both
 from tests.dataset.util import snapshot as _snapshot
+from tests.storage import copy_tree, list_names
 from tests.versions import STORAGE_VERSION
 
 
@@ -99,7 +98,7 @@ def test_add_columns_after_a_concurrent_append_must_retry(uri: str) -> None:
     with pytest.raises(RetryableCommitConflictError):
         stale.add_columns({"x": "k + 1"})
     files = {d.path for f in ll.dataset(uri).get_fragments() for d in f.data_files()}
-    on_disk = set(os.listdir(Path(uri) / "data"))
+    on_disk = set(list_names(Path(uri) / "data"))
     assert on_disk == files  # the failed add left no data files behind
 
 
@@ -124,7 +123,7 @@ def test_schema_changes_race(uri: str) -> None:
 def _twin(uri: str) -> str:
     """A byte-for-byte copy, for pylance to change the same way lancelet does."""
     twin = uri + "-pylance"
-    shutil.copytree(uri, twin)
+    copy_tree(uri, twin)
     return twin
 
 
@@ -157,7 +156,7 @@ def _data_files_are_referenced(uri: str) -> None:
         for f in lance.dataset(uri, version=v["version"]).get_fragments()
         for d in f.metadata.files
     }
-    assert set(os.listdir(Path(uri) / "data")) <= known
+    assert set(list_names(Path(uri) / "data")) <= known
 
 
 # -- casts ------------------------------------------------------------------------------
@@ -488,7 +487,7 @@ def _renamed_pt(table: pa.Table, x: str, y: str) -> pa.Table:
 
 def test_nested_rename_reads_the_old_values_in_both_libraries(uri: str) -> None:
     copy = uri + "-pylance"
-    shutil.copytree(uri, copy)
+    copy_tree(uri, copy)
     ll.dataset(uri).alter_columns({"path": "pt.x", "name": "xx"})
     lance.dataset(copy).alter_columns({"path": "pt.y", "name": "yy"})
     ll.dataset(uri).drop_columns(["pt.y"])  # a dropped sibling must not shift the values

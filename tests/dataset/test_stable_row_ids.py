@@ -15,6 +15,7 @@ import lancelet as ll
 from lancelet.errors import ArgumentError, CorruptDatasetError
 from lancelet.table.manifest_file import encode_manifest
 from lancelet.transaction.store import DatasetStore
+from tests.storage import list_names, write_file
 from tests.versions import STORAGE_VERSION
 
 
@@ -146,10 +147,10 @@ def test_restore_never_hands_out_ids_again(tmp_path: Path) -> None:
 def test_the_flag_only_applies_when_creating(tmp_path: Path) -> None:
     uri = str(tmp_path / "ds")
     ll.write_dataset(_table(0, 5), uri)
-    before = sorted(os.listdir(os.path.join(uri, "_versions")))
+    before = sorted(list_names(os.path.join(uri, "_versions")))
     with pytest.raises(ArgumentError, match="enable_stable_row_ids"):
         ll.write_dataset(_table(0, 5), uri, mode="overwrite", enable_stable_row_ids=True)
-    assert sorted(os.listdir(os.path.join(uri, "_versions"))) == before
+    assert sorted(list_names(os.path.join(uri, "_versions"))) == before
     # An overwrite of a dataset with stable row ids keeps them, as pylance's does.
     other = str(tmp_path / "other")
     ll.write_dataset(_table(0, 2), other, enable_stable_row_ids=True)
@@ -168,8 +169,8 @@ def test_a_fragment_without_ids_in_a_stable_dataset_is_damage(tmp_path: Path) ->
     bare = tuple(replace(f, row_ids=None) for f in manifest.fragments)
     location = store.latest_location()
     assert location is not None
-    Path(store.path("_versions", location.name)).write_bytes(
-        encode_manifest(replace(manifest, fragments=bare))
+    write_file(
+        store.path("_versions", location.name), encode_manifest(replace(manifest, fragments=bare))
     )
     with pytest.raises(CorruptDatasetError, match="row ids"):
         ll.dataset(uri).to_table()

@@ -16,6 +16,7 @@ from lancelet.dataset.tags import Tags, format_rfc3339, parse_rfc3339, resolve_v
 from lancelet.errors import TagError, VersionNotFoundError
 from lancelet.transaction.store import DatasetStore
 from tests.dataset.conftest import History
+from tests.storage import read_file, write_file
 from tests.versions import STORAGE_VERSION
 
 # Pylance's layout with the values blanked out.
@@ -36,7 +37,7 @@ def tags(uri: Path) -> Tags:
 
 
 def _tag_file(uri: Path, name: str) -> str:
-    return (uri / "_refs" / "tags" / f"{name}.json").read_text()
+    return read_file(uri / "_refs" / "tags" / f"{name}.json").decode()
 
 
 def test_created_tag_is_seen_by_pylance(uri: Path, tags: Tags, history: History) -> None:
@@ -89,11 +90,11 @@ def test_create_from_tag_and_update(uri: Path, tags: Tags) -> None:
 def test_update_keeps_pylance_created_at_exactly(uri: Path, tags: Tags) -> None:
     lance.dataset(uri).tags.create("old", 1)
     path = uri / "_refs" / "tags" / "old.json"
-    doc = json.loads(path.read_text())
+    doc = json.loads(read_file(path))
     doc["createdAt"] = "2026-01-01T00:00:00Z"
-    path.write_text(json.dumps(doc, indent=2))
+    write_file(path, json.dumps(doc, indent=2).encode())
     tags.update("old", 5)
-    assert json.loads(path.read_text())["createdAt"] == "2026-01-01T00:00:00Z"
+    assert json.loads(read_file(path))["createdAt"] == "2026-01-01T00:00:00Z"
     entry = lance.dataset(uri).tags.list()["old"]
     assert entry["created_at"] == datetime(2026, 1, 1, tzinfo=timezone.utc)
     assert entry["version"] == 5
@@ -204,7 +205,7 @@ def test_v1_manifest_names(tmp_path: Path) -> None:
     tags = Tags(DatasetStore(uri))
     tags.create("one", 1)
     assert tags.list() == lance.dataset(uri).tags.list()
-    assert tags.list()["one"]["manifest_size"] == (uri / "_versions" / "1.manifest").stat().st_size
+    assert tags.list()["one"]["manifest_size"] == len(read_file(uri / "_versions" / "1.manifest"))
     assert lance.dataset(uri, version="one").to_table().equals(table)
 
 

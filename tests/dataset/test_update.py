@@ -4,7 +4,6 @@ and against pylance doing the same update, and read back by pylance."""
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import lance
@@ -22,6 +21,7 @@ from lancelet.errors import (
 )
 from tests.dataset.util import dataset_with_holes, keyed_table, snapshot, without_every_ninth
 from tests.dataset.util import read_by_both as _both
+from tests.storage import copy_tree, list_names
 from tests.versions import STORAGE_VERSION
 
 N = 3000
@@ -58,8 +58,7 @@ def unreferenced_files(uri: str) -> set[str]:
     on_disk = {
         os.path.join(folder, name)
         for folder in ("data", "_deletions")
-        for name in os.listdir(os.path.join(uri, folder))
-        if os.path.isdir(os.path.join(uri, folder))
+        for name in list_names(os.path.join(uri, folder))
     }
     return on_disk - used
 
@@ -151,7 +150,7 @@ def _same_as_pylance(
     """Run one update with pylance on a copy and with lancelet on ``uri``: same counts,
     same rows, each implementation reading both results alike."""
     copy = str(tmp_path / "copy")
-    shutil.copytree(uri, copy)
+    copy_tree(uri, copy)
     theirs = lance.dataset(copy).update(updates, where)
     ours = ll.dataset(uri).update(updates, where)
     assert ours == theirs

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
-
 import lance
 import numpy as np
 import pyarrow as pa
 
 import lancelet as ll
+from tests.storage import file_tree
 
 
 def keyed_table(start: int, stop: int, seed: int = 0) -> pa.Table:
@@ -67,10 +66,4 @@ def dataset_with_holes(path: str, rows: int) -> str:
 
 def snapshot(uri: str) -> dict[str, bytes]:
     """Every file of a dataset and its bytes: a failed operation must leave it equal."""
-    out = {}
-    for folder, _, files in os.walk(uri):
-        for name in files:
-            path = os.path.join(folder, name)
-            with open(path, "rb") as f:
-                out[os.path.relpath(path, uri)] = f.read()
-    return out
+    return file_tree(uri)
