@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import inspect
 import os
-import re
 import pickle
+import re
 import struct
 from collections.abc import Callable
 from datetime import timedelta
