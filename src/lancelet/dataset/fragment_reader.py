@@ -70,6 +70,8 @@ class FragmentReader:
         except (UnsupportedVersionError, UnsupportedEncodingError):
             raise  # a file lancelet cannot read yet is not a damaged one
         except (LanceFileError, OSError) as exc:
+            if io.store_failed(exc):
+                raise
             raise CorruptDatasetError(
                 f"fragment {self.fragment.id}: data file {data_file.path}: {exc}"
             ) from exc

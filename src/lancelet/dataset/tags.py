@@ -231,6 +231,8 @@ class Tags:
         except FileNotFoundError:
             return None
         except OSError as exc:
+            if io.store_failed(exc):
+                raise
             raise CorruptDatasetError(f"{path}: cannot read tag {tag!r}: {exc}") from exc
         return TagContents.from_json(data, path)
 

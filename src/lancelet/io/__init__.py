@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
+from lancelet.errors import StorageError, StorageNotFoundError
 from lancelet.io.base import InputFile, ObjectInfo, OutputFile, Storage
 from lancelet.io.local import LocalInputFile, LocalOutputFile
 from lancelet.io.objects import STATS as REQUEST_STATS
@@ -52,6 +53,7 @@ __all__ = [
     "remove_tree",
     "resolve",
     "size_of",
+    "store_failed",
 ]
 
 
@@ -158,3 +160,10 @@ def relative(uri: str, root: str) -> str:
     if not uri.startswith(prefix):
         raise ValueError(f"{uri} is not below {root}")
     return uri[len(prefix) :]
+
+
+def store_failed(exc: BaseException) -> bool:
+    """Whether ``exc`` is a store failing a request (network, credentials, throttling)
+    rather than an object missing: such an error says nothing about the dataset, so
+    it must reach the caller as it is, not as a damaged dataset."""
+    return isinstance(exc, StorageError) and not isinstance(exc, StorageNotFoundError)

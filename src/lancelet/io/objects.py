@@ -15,6 +15,7 @@ concurrently.
 from __future__ import annotations
 
 import bisect
+import re
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -41,6 +42,10 @@ MIN_FETCH_BYTES = 256 << 10
 # Files are written to a local spool first (in memory up to this size) and uploaded
 # whole on commit, so an aborted write leaves nothing in the store.
 SPOOL_MEMORY_BYTES = 32 << 20
+# Fetched bytes are placed in memory at an address congruent to their file offset
+# modulo this, as a memory map places them: Lance pads pages to 64 bytes, so arrays
+# decoded in place are aligned as Arrow (and Acero, which warns otherwise) expects.
+ALIGNMENT = 64
 
 
 @dataclass
@@ -75,8 +80,30 @@ def _call(uri: str, work: Callable[[], T]) -> T:
     except (NotFoundError, FileNotFoundError) as exc:  # obstore raises either for a 404
         raise StorageNotFoundError(f"{uri}: no such object") from exc
     except BaseError as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise StorageError(f"{uri}: {type(exc).__name__}: {first}") from exc
+        raise StorageError(f"{uri}: {type(exc).__name__}: {_reason(exc)}") from exc
+
+
+# The error an S3-style XML body carries, and the operating system's word for a
+# failed connection, which obstore's message holds only on later lines.
+_XML_ERROR = re.compile(r"<Code>([^<]*)</Code>\s*(?:<Message>([^<]*)</Message>)?")
+_OS_MESSAGE = re.compile(r'\bmessage: "([^"]+)"')
+
+
+def _reason(exc: BaseException) -> str:
+    """The first line of a store error, with what later lines say that matters: the
+    S3 error code (``NoSuchBucket``) or why a connection failed."""
+    text = str(exc).strip()
+    if not text:
+        return type(exc).__name__
+    first = text.splitlines()[0]
+    found = _XML_ERROR.search(text)
+    if found:
+        detail = found[1] + (f": {found[2]}" if found[2] else "")
+        return first.split("<?xml")[0].rstrip() + " " + detail
+    failed = _OS_MESSAGE.findall(text)
+    if failed:
+        return f"{first} ({failed[-1]})"
+    return first
 
 
 class ObjectStorage:
@@ -204,14 +231,14 @@ class ObjectStorage:
 
         data = _call(uri, lambda: obstore.get_range(self.store, key, start=start, end=end))
         _count(read=end - start)
-        return pa.py_buffer(data)
+        return _placed(data, start)
 
     def get_ranges(self, key: str, uri: str, starts: list[int], ends: list[int]) -> list[pa.Buffer]:
         import obstore
 
         found = _call(uri, lambda: obstore.get_ranges(self.store, key, starts=starts, ends=ends))
         _count(requests=len(starts), read=sum(e - s for s, e in zip(starts, ends, strict=True)))
-        return [pa.py_buffer(b) for b in found]
+        return [_placed(b, start) for b, start in zip(found, starts, strict=True)]
 
     def get_tail(self, key: str, uri: str, length: int) -> tuple[int, pa.Buffer]:
         """The object's size and its last ``length`` bytes (all of it if smaller)."""
@@ -223,7 +250,19 @@ class ObjectStorage:
 
         size, data = _call(uri, fetch)
         _count(read=len(data))
-        return size, pa.py_buffer(data)
+        return size, _placed(data, size - len(data))
+
+
+def _placed(data: Any, start: int) -> pa.Buffer:
+    """``data``, the object's bytes from offset ``start`` on, at an address congruent
+    to ``start`` modulo :data:`ALIGNMENT` (copied there unless they already are)."""
+    buffer = pa.py_buffer(data)
+    if (buffer.address - start) % ALIGNMENT == 0:
+        return buffer
+    pad = start % ALIGNMENT
+    placed = pa.allocate_buffer(pad + buffer.size)  # pyarrow allocates 64-byte aligned
+    memoryview(placed).cast("B")[pad:] = memoryview(buffer).cast("B")
+    return placed.slice(pad)
 
 
 def _dir_prefix(key: str) -> str:
@@ -239,8 +278,10 @@ class ObjectInputFile:
     """An object read by ranges, keeping what it fetched while it lives.
 
     Fetched ranges are kept as buffers sorted by start; a read inside one is a
-    zero-copy slice.  Readers on several threads share one file, so the list is
-    guarded by a lock, and fetching happens outside it.
+    zero-copy slice.  No kept block lies inside another (a new block that covers
+    older ones replaces them), so ends ascend with starts and the one block that can
+    hold a range is the last that starts at or before it.  Readers on several threads
+    share one file, so the list is guarded by a lock, and fetching happens outside it.
     """
 
     def __init__(self, storage: ObjectStorage, key: str, uri: str) -> None:
@@ -256,18 +297,26 @@ class ObjectInputFile:
     def _find(self, offset: int, length: int) -> pa.Buffer | None:
         with self._lock:
             i = bisect.bisect_right(self._starts, offset) - 1
-            # Blocks may overlap, so a few before the nearest may cover the range too.
-            for j in range(i, max(i - 4, -1), -1):
-                start, block = self._starts[j], self._blocks[j]
-                if start <= offset and offset + length <= start + block.size:
+            if i >= 0:
+                start, block = self._starts[i], self._blocks[i]
+                if offset + length <= start + block.size:
                     return block.slice(offset - start, length)
         return None
 
     def _keep(self, start: int, block: pa.Buffer) -> None:
+        end = start + block.size
         with self._lock:
-            i = bisect.bisect_right(self._starts, start)
-            self._starts.insert(i, start)
-            self._blocks.insert(i, block)
+            starts, blocks = self._starts, self._blocks
+            lo = bisect.bisect_left(starts, start)
+            if lo > 0 and starts[lo - 1] + blocks[lo - 1].size >= end:
+                return  # an earlier block holds all of it (another thread fetched it)
+            if lo < len(starts) and starts[lo] == start and blocks[lo].size >= block.size:
+                return
+            hi = lo
+            while hi < len(starts) and starts[hi] + blocks[hi].size <= end:
+                hi += 1  # blocks inside the new one: it replaces them
+            starts[lo:hi] = [start]
+            blocks[lo:hi] = [block]
 
     def read(self, offset: int, length: int) -> pa.Buffer:
         found = self._find(offset, length)

@@ -87,7 +87,7 @@ def split_options(options: Mapping[str, Any] | None, where: str) -> StoreOptions
             raise UnsupportedOptionError(
                 f"{where}: the storage option {raw_key!r} is not supported by lancelet"
             )
-        text = _text(value)
+        text = _text(value, raw_key, where)
         if key in CLIENT_KEYS:
             out.client[key] = text
         elif key in RETRY_KEYS:
@@ -97,19 +97,38 @@ def split_options(options: Mapping[str, Any] | None, where: str) -> StoreOptions
     return out
 
 
-def _text(value: Any) -> str:
+def _text(value: Any, key: str, where: str) -> str:
+    if value is None:
+        # str(None) would set the option to "None"; pylance refuses it as well.
+        raise TypeError(f"{where}: storage option {key!r} has no value (None)")
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
 
 
+# The most a retry setting may say: obstore takes a retry count as a 64-bit integer,
+# and ten years of retrying is already forever.
+_MAX_RETRIES = 2**63 - 1
+_MAX_RETRY_SECONDS = 10 * 365 * 24 * 3600
+
+
 def _retry_value(key: str, text: str, where: str) -> Any:
     from datetime import timedelta
 
+    if key == "client_max_retries":
+        count = text.strip()
+        if not (count.isascii() and count.isdigit()) or int(count) > _MAX_RETRIES:
+            raise ArgumentError(
+                f"{where}: storage option {key!r}: {text!r} is not a count of retries"
+            )
+        return int(count)
     try:
-        number = float(text.removesuffix("s"))
+        seconds = float(text.removesuffix("s"))
     except ValueError:
         raise ArgumentError(f"{where}: storage option {key!r}: {text!r} is not a number") from None
-    if key == "client_max_retries":
-        return int(number)
-    return timedelta(seconds=number)
+    if not 0 <= seconds <= _MAX_RETRY_SECONDS:  # also refuses nan
+        raise ArgumentError(
+            f"{where}: storage option {key!r}: {text!r} is not a number of seconds "
+            f"between 0 and {_MAX_RETRY_SECONDS}"
+        )
+    return timedelta(seconds=seconds)

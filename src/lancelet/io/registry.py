@@ -33,12 +33,12 @@ def _local() -> LocalStorage:
 
 
 def configure(uri: str | os.PathLike[str], options: Mapping[str, Any] | None) -> None:
-    """Remember ``options`` for the bucket ``uri`` lies in.  No options leaves what an
-    earlier call configured; local paths take none that matter (pylance ignores them
-    too), but they are still checked for type."""
+    """Remember ``options`` for the bucket ``uri`` lies in.  No options (None or an
+    empty dict) leaves what an earlier call configured; local paths take none that
+    matter (pylance ignores them too), but they are still checked for type."""
     found = parse(uri)
     split = split_options(options, str(uri))
-    if not found.scheme or options is None:
+    if not found.scheme or not options:
         return
     with _lock:
         _configured[(found.backend_scheme, found.bucket)] = split

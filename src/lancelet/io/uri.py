@@ -77,8 +77,12 @@ def parse(uri: str | os.PathLike[str]) -> Location:
 
 
 def _clean_key(uri: str, key: str) -> str:
-    """The key with "." and empty segments removed; ".." is refused (object keys have
-    no parent directories to climb to)."""
+    """The key, percent-decoded as pylance decodes it (``a%20b`` is the key ``a b``),
+    with "." and empty segments removed; ".." is refused (object keys have no parent
+    directories to climb to)."""
+    key = unquote(key)
+    if "\0" in key:
+        raise URIError(f"{uri}: an object key cannot contain a NUL byte")
     segments = [s for s in key.split("/") if s not in ("", ".")]
     if ".." in segments:
         raise URIError(f"{uri}: an object key cannot contain '..'")
@@ -91,13 +95,28 @@ def normalize(uri: str | os.PathLike[str]) -> str:
     found = parse(uri)
     if not found.scheme:
         return found.key
+    key = _escape(found.key)
     if found.scheme == "memory":
-        return f"memory://{found.key}"
-    return f"{found.scheme}://{found.bucket}/{found.key}".rstrip("/")
+        return f"memory://{key}"
+    return f"{found.scheme}://{found.bucket}/{key}".rstrip("/")
+
+
+# What a key must escape for its URI to parse back to it: the percent sign (keys are
+# percent-decoded) and the characters that would start a query or a fragment.
+_ESCAPES = str.maketrans({"%": "%25", "?": "%3F", "#": "%23"})
+
+
+def _escape(key: str) -> str:
+    return key.translate(_ESCAPES)
 
 
 def join(base: str, *parts: str) -> str:
-    """``base`` and relative ``parts`` joined with "/" (for paths and URIs alike)."""
+    """``base`` and relative ``parts`` joined with "/" (for paths and URIs alike).
+
+    ``parts`` are names as they are (a listing's, a manifest's): below an object-store
+    URI they are escaped, so that the URI's percent-decoding gives them back."""
+    if scheme_of(base) in OBJECT_SCHEMES:
+        parts = tuple(_escape(part) for part in parts)
     return posixpath.join(base, *parts)
 
 

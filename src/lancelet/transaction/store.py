@@ -241,6 +241,8 @@ class DatasetStore:
         try:
             data = io.read_bytes(path)
         except OSError as exc:
+            if io.store_failed(exc):
+                raise
             raise CorruptDatasetError(f"{path}: cannot read transaction file: {exc}") from exc
         return decode_transaction(data, path)
 
@@ -266,6 +268,8 @@ class DatasetStore:
             try:
                 data = io.read_bytes(path)[external.offset : external.offset + external.size]
             except OSError as exc:
+                if io.store_failed(exc):
+                    raise
                 raise CorruptDatasetError(f"{where}: cannot read: {exc}") from exc
             if len(data) != external.size:
                 raise CorruptDatasetError(f"{where}: the file ends before the sequence does")
@@ -286,6 +290,8 @@ class DatasetStore:
         try:
             data = io.read_bytes(path)
         except OSError as exc:
+            if io.store_failed(exc):
+                raise
             raise CorruptDatasetError(
                 f"{path}: cannot read the deletion file of fragment {fragment.id}: {exc}"
             ) from exc
