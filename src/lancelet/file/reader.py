@@ -14,6 +14,7 @@ from google.protobuf.unknown_fields import UnknownFieldSet
 from lancelet._proto import file_pb2
 from lancelet.errors import (
     CorruptFileError,
+    LanceletError,
     SchemaError,
     UnsupportedEncodingError,
     UnsupportedTypeError,
@@ -130,11 +131,23 @@ class LanceFileReader:
         columns: Sequence[str] | None = None,
     ) -> LanceFileReader:
         configure(path, storage_options)  # before the first read, which tells the version
-        if cls is LanceFileReader and v0_1.is_legacy(path):
+        try:
+            source: InputFile | None = open_input(path)
+        except (LanceletError, OSError):
+            source = None  # __init__ opens it again and reports the problem
+        kind = cls
+        if cls is LanceFileReader and source is not None and v0_1.ends_in_legacy_footer(source):
             from lancelet.file.v0_1.reader import LegacyFileReader  # it subclasses this one
 
-            return super().__new__(LegacyFileReader)
-        return super().__new__(cls)
+            kind = LegacyFileReader
+        reader = super().__new__(kind)
+        # Handed to __init__, so a file is opened once (a request on an object store).
+        reader.__dict__["_opened"] = source
+        return reader
+
+    def _open_source(self) -> InputFile:
+        source: InputFile | None = self.__dict__.pop("_opened", None)
+        return source if source is not None else open_input(self.path)
 
     def __init__(
         self,
@@ -143,7 +156,7 @@ class LanceFileReader:
         columns: Sequence[str] | None = None,
     ):
         self.path = os.fspath(path)
-        self._source: InputFile = open_input(self.path)
+        self._source: InputFile = self._open_source()
         self._footer = container.read_footer(self._source)
         descriptor = file_pb2.FileDescriptor()
         container.parse_message(
@@ -309,6 +322,7 @@ class LanceFileReader:
     # -- reads -----------------------------------------------------------------------
 
     def _projected_columns(self, columns: Sequence[str] | None) -> list[int]:
+        """The file columns a read of ``columns`` decodes (what prefetching announces)."""
         names = columns if columns is not None else self._default_columns
         nodes = self._nodes if names is None else [self._resolve(name) for name in names]
         return [c for node in nodes for c in prefetch.node_columns(node)]

@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 
 from lancelet.errors import LanceletError
+from lancelet.file.container import RangeSource
 from lancelet.file.v0_1.container import footer_pair
 from lancelet.file.version import VERSIONS
 from lancelet.io import open_input
@@ -42,6 +43,11 @@ def is_legacy(path: str | os.PathLike[str]) -> bool:
     except (LanceletError, OSError):
         return False
     try:
-        return footer_pair(source) in VERSIONS["0.1"].footer_aliases
+        return ends_in_legacy_footer(source)
     finally:
         source.close()
+
+
+def ends_in_legacy_footer(source: RangeSource) -> bool:
+    """Whether an opened file ends in a legacy (0.1) footer."""
+    return footer_pair(source) in VERSIONS["0.1"].footer_aliases

@@ -36,7 +36,6 @@ from lancelet.file.v0_1.fields import (
     Struct,
 )
 from lancelet.file.v2_0.types import is_variable_width
-from lancelet.io import open_input
 
 
 class Column:
@@ -83,7 +82,7 @@ class LegacyFileReader(LanceFileReader):
         columns: Sequence[str] | None = None,
     ):
         self.path = os.fspath(path)  # storage_options: configured by LanceFileReader.__new__
-        self._source = open_input(self.path)
+        self._source = self._open_source()
         self._layout = read_layout(self._source)
         fields = self._layout.fields
         try:
@@ -107,6 +106,10 @@ class LegacyFileReader(LanceFileReader):
         return False  # every field owns a column, as in 2.0
 
     # -- projection -------------------------------------------------------------------
+
+    def _projected_columns(self, columns: Sequence[str] | None) -> list[int]:
+        """None to announce: a legacy file's pages are found as its fields read them."""
+        return []
 
     def _project(self, names: Sequence[str] | None) -> tuple[pa.Schema, list[ColumnReader]]:
         names = names if names is not None else self._default_columns
