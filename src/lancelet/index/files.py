@@ -27,9 +27,13 @@ def reading(path: str) -> Iterator[None]:
         yield
     except CorruptIndexError:
         raise
-    except FileNotFoundError as exc:
-        raise CorruptIndexError(f"{path}: the index file is missing") from exc
-    except (LanceletError, pa.ArrowException, OSError) as exc:
+    except OSError as exc:
+        if io.store_failed(exc):
+            raise  # the store failed a request: the index is not damaged
+        if isinstance(exc, FileNotFoundError):
+            raise CorruptIndexError(f"{path}: the index file is missing") from exc
+        raise CorruptIndexError(f"{path}: the index file cannot be read: {exc}") from exc
+    except (LanceletError, pa.ArrowException) as exc:
         raise CorruptIndexError(f"{path}: the index file cannot be read: {exc}") from exc
 
 
