@@ -155,5 +155,9 @@ def test_configure_checks_local_options_too(tmp_path: object) -> None:
 
 
 def test_the_memory_store_takes_no_options() -> None:
+    uri = f"memory://{uuid.uuid4().hex}/x"
     with pytest.raises(UnsupportedOptionError, match="memory"):
-        io.configure(f"memory://{uuid.uuid4().hex}", {"region": "x"})
+        io.configure(uri, {"region": "x"})
+    # The refused options are not remembered: the store still serves its locations.
+    io.put(uri, b"kept")
+    assert io.read_bytes(uri) == b"kept"

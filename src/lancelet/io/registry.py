@@ -40,10 +40,14 @@ def configure(uri: str | os.PathLike[str], options: Mapping[str, Any] | None) ->
     split = split_options(options, str(uri))
     if not found.scheme or not options:
         return
+    place = (found.backend_scheme, found.bucket)
     with _lock:
-        _configured[(found.backend_scheme, found.bucket)] = split
-    # Build the store now, so a bad option fails at the call that gave it.
-    _object_storage(found)
+        # Built before it is remembered: options a store refuses fail the call that
+        # gave them and leave the bucket as it was configured.
+        key = (*place, split.key())
+        if key not in _stores:
+            _stores[key] = _build(found.backend_scheme, found.bucket, split)
+        _configured[place] = split
 
 
 def resolve(uri: str | os.PathLike[str]) -> tuple[Storage, str, str]:
