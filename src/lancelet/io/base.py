@@ -13,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import pyarrow as pa
+
+Self = TypeVar("Self", bound="PublishOnSuccess")
 
 
 @dataclass(frozen=True)
@@ -107,3 +109,28 @@ class Storage(Protocol):
     def remove_tree(self, key: str) -> None: ...
 
     def fingerprint(self, key: str) -> tuple[int, int] | None: ...
+
+
+class PublishOnSuccess:
+    """``with`` support for an output file: published (``commit``) when the block
+    ends normally, discarded (``abort``) when it raises."""
+
+    def commit(self) -> None:
+        raise NotImplementedError
+
+    def abort(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self: Self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()

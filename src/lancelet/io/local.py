@@ -10,12 +10,11 @@ import uuid
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cache
-from types import TracebackType
 
 import pyarrow as pa
 
 from lancelet.errors import LanceFileError
-from lancelet.io.base import ObjectInfo
+from lancelet.io.base import ObjectInfo, PublishOnSuccess
 from lancelet.io.uri import local_path
 
 
@@ -70,7 +69,7 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_sync_pool.cache_clear)
 
 
-class LocalOutputFile:
+class LocalOutputFile(PublishOnSuccess):
     """A file written under a temporary name and renamed into place on commit.
 
     A writer that fails or is abandoned leaves nothing under the final name;
@@ -124,20 +123,6 @@ class LocalOutputFile:
             self._file.close()
         if os.path.exists(self._tmp_path):
             os.remove(self._tmp_path)
-
-    def __enter__(self) -> LocalOutputFile:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if exc_type is None:
-            self.commit()
-        else:
-            self.abort()
 
 
 class LocalStorage:

@@ -20,13 +20,12 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any, TypeVar
 
 import pyarrow as pa
 
 from lancelet.errors import StorageError, StorageNotFoundError
-from lancelet.io.base import ObjectInfo
+from lancelet.io.base import ObjectInfo, PublishOnSuccess
 
 T = TypeVar("T")
 
@@ -366,7 +365,7 @@ def _coalesce(ranges: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
     return starts, ends
 
 
-class ObjectOutputFile:
+class ObjectOutputFile(PublishOnSuccess):
     """An object written to a local spool and uploaded whole on :meth:`commit`.
 
     The upload is one put (multipart when large), so the object appears complete or
@@ -396,17 +395,3 @@ class ObjectOutputFile:
 
     def abort(self) -> None:
         self._spool.close()
-
-    def __enter__(self) -> ObjectOutputFile:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if exc_type is None:
-            self.commit()
-        else:
-            self.abort()
