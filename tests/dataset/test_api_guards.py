@@ -52,6 +52,9 @@ SIGNATURES = [
     (lance.LanceDataset.to_table, ll.LanceDataset.to_table, "scanner"),
     (lance.LanceDataset.to_batches, ll.LanceDataset.to_batches, "scanner"),
     (lance.LanceDataset.add_columns, ll.LanceDataset.add_columns, "add_columns"),
+    (lance.LanceDataset.insert, ll.LanceDataset.insert, "write_dataset"),
+    (lance.LanceDataset.sample, ll.LanceDataset.sample, "sample"),
+    (lance.LanceDataset.take, ll.LanceDataset.take, "take"),
     (
         lance.LanceDataset.cleanup_old_versions,
         ll.LanceDataset.cleanup_old_versions,

@@ -12,7 +12,7 @@ import time
 import warnings
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pyarrow as pa
@@ -27,8 +27,10 @@ from lancelet.dataset.merge_insert import MergeInsertBuilder, Planner
 from lancelet.dataset.operation import LanceOperation
 from lancelet.dataset.optimizer import DatasetOptimizer
 from lancelet.dataset.options import check_options
-from lancelet.dataset.projection import projection
+from lancelet.dataset.projection import Columns, projection
+from lancelet.dataset.sampling import sample_indices
 from lancelet.dataset.scannable import Scannable
+from lancelet.dataset.stats import LanceStats
 from lancelet.dataset.tags import Tags, resolve_version
 from lancelet.dataset.take import take_by_row_ids
 from lancelet.dataset.update import RowRewrite, discard_rewrite, plan_update
@@ -46,6 +48,9 @@ from lancelet.table.schema import LanceSchema
 from lancelet.transaction import operations as ops
 from lancelet.transaction.commit import CommitPolicy, commit_transaction
 from lancelet.transaction.store import DatasetStore
+
+if TYPE_CHECKING:
+    from lancelet.dataset.api import WriteMode
 
 Version = int | str
 
@@ -126,6 +131,9 @@ class LanceDataset(Scannable):
             )
         return out
 
+    def __len__(self) -> int:
+        return self.count_rows()
+
     def __repr__(self) -> str:
         return f"LanceDataset(uri={self._uri!r}, version={self.version})"
 
@@ -165,6 +173,15 @@ class LanceDataset(Scannable):
             ignore_deletions=ignore_deletions,
         )
         return shape.apply(table, f"{self._uri}: _take_rows")
+
+    def sample(
+        self,
+        num_rows: int,
+        columns: Columns | None = None,
+        randomize_order: bool = True,
+    ) -> pa.Table:
+        """``num_rows`` distinct rows chosen uniformly at random."""
+        return self.take(sample_indices(num_rows, self.count_rows(), randomize_order), columns)
 
     def get_fragments(self, filter: str | pc.Expression | None = None) -> list[LanceFragment]:
         if filter is not None:
@@ -227,6 +244,15 @@ class LanceDataset(Scannable):
             conflict_retries,
             retry_timeout,
         )
+
+    def insert(self, data: Any, *, mode: str = "append", **kwargs: Any) -> None:
+        """``write_dataset(data, this dataset, mode=mode, **kwargs)``; this object then
+        shows the version written."""
+        from lancelet.dataset.api import write_dataset
+
+        kwargs.setdefault("storage_options", self._store.storage_options)
+        written = write_dataset(data, self._uri, mode=cast("WriteMode", mode), **kwargs)
+        self._advance_to(written._manifest)
 
     def merge_insert(self, on: str | Sequence[str] | None = None) -> MergeInsertBuilder:
         """A builder for an upsert, insert-if-absent or replace-by-source, joined on
@@ -321,8 +347,8 @@ class LanceDataset(Scannable):
         return indices.index_statistics(self._store, manifest, index_name)
 
     @property
-    def stats(self) -> indices.DatasetStats:
-        return indices.DatasetStats(self)
+    def stats(self) -> LanceStats:
+        return LanceStats(self)
 
     # -- schema evolution and metadata (dataset/schema_ops.py) ----------------------
 

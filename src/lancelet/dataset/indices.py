@@ -339,15 +339,3 @@ def check_new_index(
 def drop_index(dataset: LanceDataset, name: str) -> None:
     """Commit the removal of every index named ``name``."""
     commit_indices(dataset, (), _named(dataset._manifest, name, dataset.uri))
-
-
-@dataclass(frozen=True)
-class DatasetStats:
-    """``ds.stats``: so far the index statistics."""
-
-    dataset: LanceDataset
-
-    def index_stats(self, index_name: str) -> dict[str, Any]:
-        store = self.dataset._store
-        manifest = frag_reuse.with_coverage(store, self.dataset._manifest)
-        return index_statistics(store, manifest, index_name)

@@ -17,6 +17,7 @@ A tagged version is never removed by ``cleanup_old_versions``.
 
 from __future__ import annotations
 
+import builtins
 import json
 import re
 import time
@@ -273,6 +274,19 @@ class Tags:
             if tag is not None and contents is not None:
                 out[tag] = contents.as_dict()
         return out
+
+    def list_ordered(self, order: str | None = None) -> builtins.list[tuple[str, dict[str, Any]]]:
+        """``list()`` as (name, tag) pairs sorted by version, newest first unless
+        ``order="asc"``; tags of one version stay in name order, as in pylance."""
+        if order is None:
+            order = "desc"
+        if order not in ("asc", "desc"):
+            raise ValueError(f"Invalid sort order '{order}'. Valid values are: asc, desc")
+        return sorted(
+            self.list().items(),
+            key=lambda item: item[1]["version"],
+            reverse=order == "desc",
+        )
 
     def get_version(self, tag: str) -> int:
         return self._require(tag).version
