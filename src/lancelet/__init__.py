@@ -17,6 +17,7 @@ from lancelet.dataset import (
     write_fragments,
 )
 from lancelet.dataset import dataset as _open_dataset
+from lancelet.schema import json_to_schema, schema_to_json
 
 # ``lancelet.dataset`` is a subpackage and, as in pylance, also the function that
 # opens a dataset; the function wins the attribute, the subpackage stays importable.
@@ -33,7 +34,9 @@ __all__ = [
     "errors",
     "file",
     "fragment",
+    "json_to_schema",
     "optimize",
+    "schema_to_json",
     "write_dataset",
     "write_fragments",
 ]
