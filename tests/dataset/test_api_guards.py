@@ -55,6 +55,7 @@ SIGNATURES = [
     (lance.LanceDataset.insert, ll.LanceDataset.insert, "write_dataset"),
     (lance.LanceDataset.sample, ll.LanceDataset.sample, "sample"),
     (lance.LanceDataset.take, ll.LanceDataset.take, "take"),
+    (lance.LanceDataset.drop, ll.LanceDataset.drop, "drop"),
     (
         lance.LanceDataset.cleanup_old_versions,
         ll.LanceDataset.cleanup_old_versions,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import lance
 import pyarrow as pa
@@ -166,3 +167,50 @@ def test_tags_list_ordered_empty_and_bad_order(uri: str) -> None:
         lance.dataset(uri).tags.list_ordered("up")
     with pytest.raises(ValueError, match="Invalid sort order"):
         ll.dataset(uri).tags.list_ordered("up")
+
+
+# -- LanceDataset.drop: delete a whole dataset -------------------------------------------
+
+
+def _dataset_with_extra_file(path: Path) -> str:
+    ll.write_dataset(TABLE, str(path), max_rows_per_file=20)
+    (path / "notes.txt").write_text("kept next to the dataset")
+    return str(path)
+
+
+@pytest.mark.parametrize("drop", [lance.LanceDataset.drop, ll.LanceDataset.drop])
+def test_drop_removes_the_dataset_and_everything_under_it(tmp_path: Path, drop: Any) -> None:
+    uri = _dataset_with_extra_file(tmp_path / "ds")
+    drop(uri)
+    assert not (tmp_path / "ds").exists()
+
+
+def test_drop_what_pylance_wrote(tmp_path: Path) -> None:
+    lance.write_dataset(TABLE, str(tmp_path / "ds"))
+    ll.LanceDataset.drop(tmp_path / "ds")
+    assert not (tmp_path / "ds").exists()
+    with pytest.raises(ValueError):
+        lance.dataset(str(tmp_path / "ds"))
+
+
+@pytest.mark.parametrize("drop", [lance.LanceDataset.drop, ll.LanceDataset.drop])
+def test_drop_missing_path(tmp_path: Path, drop: Any) -> None:
+    with pytest.raises(OSError):
+        drop(str(tmp_path / "nope"))
+    drop(str(tmp_path / "nope"), ignore_not_found=True)
+
+
+@pytest.mark.parametrize("drop", [lance.LanceDataset.drop, ll.LanceDataset.drop])
+def test_drop_refuses_what_is_not_a_dataset_root(tmp_path: Path, drop: Any) -> None:
+    plain = tmp_path / "plain" / "data"
+    plain.mkdir(parents=True)
+    (plain / "x.lance").write_bytes(b"data")
+    bad = tmp_path / "bad" / "_versions"
+    bad.mkdir(parents=True)
+    (bad / "1.manifest").write_bytes(b"garbage")
+    _dataset_with_extra_file(tmp_path / "parent" / "ds")
+    for path in ("plain", "bad", "parent"):
+        with pytest.raises(ValueError, match="Refusing to drop"):
+            drop(str(tmp_path / path), ignore_not_found=True)
+    assert (plain / "x.lance").exists() and (bad / "1.manifest").exists()
+    assert ll.dataset(str(tmp_path / "parent" / "ds")).to_table().equals(TABLE)

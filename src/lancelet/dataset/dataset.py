@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 from lancelet.dataset import arguments, frag_reuse, index_build, indices, schema_ops
 from lancelet.dataset.cleanup import CleanupStats, cleanup_old_versions
 from lancelet.dataset.delete import plan_delete
+from lancelet.dataset.drop import drop_dataset
 from lancelet.dataset.fragment import LanceFragment
 from lancelet.dataset.merge_columns import plan_merge
 from lancelet.dataset.merge_insert import MergeInsertBuilder, Planner
@@ -502,6 +503,15 @@ class LanceDataset(Scannable):
             delete_unverified=delete_unverified,
             error_if_tagged_old_versions=error_if_tagged_old_versions,
         )
+
+    @staticmethod
+    def drop(
+        base_uri: str | os.PathLike[str],
+        storage_options: dict[str, str] | None = None,
+        ignore_not_found: bool | None = None,
+    ) -> None:
+        """Delete the dataset at ``base_uri`` and everything under it."""
+        drop_dataset(base_uri, storage_options, ignore_not_found)
 
     @staticmethod
     def commit(
