@@ -214,3 +214,36 @@ def test_drop_refuses_what_is_not_a_dataset_root(tmp_path: Path, drop: Any) -> N
             drop(str(tmp_path / path), ignore_not_found=True)
     assert (plain / "x.lance").exists() and (bad / "1.manifest").exists()
     assert ll.dataset(str(tmp_path / "parent" / "ds")).to_table().equals(TABLE)
+
+
+# -- ds.stats.data_stats: bytes on disk per field ----------------------------------------
+
+
+def _data_stats(ds: Any) -> list[tuple[int, int]]:
+    return [(f.id, f.bytes_on_disk) for f in ds.stats.data_stats().fields]
+
+
+NESTED = pa.table(
+    {
+        "a": pa.array(range(3000), pa.int64()),
+        "b": [str(i) * 3 for i in range(3000)],
+        "s": [{"x": i, "y": [i] * (i % 3)} for i in range(3000)],
+        "v": pa.FixedSizeListArray.from_arrays(pa.array(range(6000), pa.float32()), 2),
+    }
+)
+
+
+@pytest.mark.parametrize("version", ["legacy", "2.0", "2.1", "2.2"])
+def test_data_stats(tmp_path: Path, version: str) -> None:
+    uri = str(tmp_path / "ds")
+    lance.write_dataset(NESTED, uri, max_rows_per_file=1000, data_storage_version=version)
+    lance.dataset(uri).add_columns({"z": "a * 2"})
+    lance.dataset(uri).delete("a < 10")
+    assert _data_stats(ll.dataset(uri)) == _data_stats(lance.dataset(uri))
+
+
+def test_data_stats_of_what_lancelet_wrote_after_a_drop(uri: str) -> None:
+    ll.dataset(uri).drop_columns(["s"])
+    ours = _data_stats(ll.dataset(uri))
+    assert ours == _data_stats(lance.dataset(uri))
+    assert [i for i, _ in ours] == [f.id for f in ll.dataset(uri).lance_schema.fields]

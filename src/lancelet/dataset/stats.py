@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from lancelet.dataset import frag_reuse
+from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.indices import index_statistics
 
 if TYPE_CHECKING:
@@ -16,6 +17,21 @@ class DatasetStats(TypedDict):
     num_deleted_rows: int
     num_fragments: int
     num_small_files: int
+
+
+@dataclass
+class FieldStatistics:
+    """Statistics about a field in the dataset."""
+
+    id: int  #: id of the field
+    bytes_on_disk: int  #: (possibly compressed) bytes on disk used to store the field
+
+
+@dataclass
+class DataStatistics:
+    """Statistics about the data in the dataset."""
+
+    fields: list[FieldStatistics] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -42,3 +58,22 @@ class LanceStats:
         store = self.dataset._store
         manifest = frag_reuse.with_coverage(store, self.dataset._manifest)
         return index_statistics(store, manifest, index_name)
+
+    def data_stats(self) -> DataStatistics:
+        """Bytes on disk of every field of the schema (pre-order): the sizes of the
+        pages of its column in every data file, 0 for a field with no column of its own
+        (a struct or list in files of format 2.1 and later) and for legacy datasets."""
+        dataset = self.dataset
+        manifest = dataset._manifest
+        sizes = {f.id: 0 for f in manifest.schema.fields}
+        if manifest.data_storage_version not in ("0.1", "legacy"):
+            for fragment in manifest.fragments:
+                reader = FragmentReader(dataset._store, manifest.schema, fragment)
+                for index, data_file in enumerate(fragment.files):
+                    opened = reader._file(index)
+                    for field_id, column in zip(
+                        data_file.fields, data_file.column_indices, strict=False
+                    ):
+                        if column >= 0 and field_id in sizes:
+                            sizes[field_id] += opened.page_bytes(column)
+        return DataStatistics([FieldStatistics(i, n) for i, n in sizes.items()])

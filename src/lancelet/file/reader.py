@@ -500,6 +500,10 @@ class LanceFileReader:
         data: bytes = container.read_global_buffer(self._source, self._footer, index).to_pybytes()
         return data
 
+    def page_bytes(self, column: int) -> int:
+        """Bytes the pages of one column take on disk (after any compression)."""
+        return sum(sum(page.buffer_sizes) for page in self._columns[column].pages)
+
     def metadata(self) -> LanceFileMetadata:
         f = self._footer
         gbo = np.frombuffer(
