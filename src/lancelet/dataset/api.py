@@ -8,10 +8,10 @@ from typing import Any, Literal
 import pyarrow as pa
 
 from lancelet.dataset.dataset import LanceDataset, Version
+from lancelet.dataset.inputs import as_reader, dataset_location
 from lancelet.dataset.options import check_options
 from lancelet.dataset.write import (
     DEFAULT_MAX_ROWS_PER_FILE,
-    as_reader,
     discard_data_files,
     prepare,
     write_fragment_files,
@@ -42,7 +42,7 @@ def dataset(
 
 def write_dataset(
     data: Any,
-    uri: str | os.PathLike[str],
+    uri: str | os.PathLike[str] | LanceDataset,
     schema: pa.Schema | None = None,
     mode: WriteMode = "create",
     *,
@@ -60,6 +60,7 @@ def write_dataset(
         raise ArgumentError(
             f"write_dataset: mode must be 'create', 'append' or 'overwrite', not {mode!r}"
         )
+    uri, storage_options = dataset_location(uri, storage_options, "write_dataset")
     store = DatasetStore(uri, storage_options)
     found = store.latest_manifest()
     latest = found[0] if found else None

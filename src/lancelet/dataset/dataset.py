@@ -23,6 +23,7 @@ from lancelet.dataset.cleanup import CleanupStats, cleanup_old_versions
 from lancelet.dataset.delete import plan_delete
 from lancelet.dataset.drop import drop_dataset
 from lancelet.dataset.fragment import LanceFragment
+from lancelet.dataset.inputs import dataset_location
 from lancelet.dataset.merge_columns import plan_merge
 from lancelet.dataset.merge_insert import MergeInsertBuilder, Planner
 from lancelet.dataset.operation import LanceOperation
@@ -515,7 +516,7 @@ class LanceDataset(Scannable):
 
     @staticmethod
     def commit(
-        base_uri: str | os.PathLike[str],
+        base_uri: str | os.PathLike[str] | LanceDataset,
         operation: LanceOperation.BaseOperation,
         read_version: int | None = None,
         *,
@@ -525,6 +526,9 @@ class LanceDataset(Scannable):
     ) -> LanceDataset:
         """Commit an operation prepared elsewhere (for example by ``write_fragments``)."""
         check_options(options, "LanceDataset.commit")
+        base_uri, storage_options = dataset_location(
+            base_uri, storage_options, "LanceDataset.commit"
+        )
         store = DatasetStore(base_uri, storage_options)
         op = operation.to_operation()
         if read_version is None:

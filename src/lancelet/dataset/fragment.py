@@ -9,12 +9,12 @@ import pyarrow as pa
 
 from lancelet.dataset.delete import matching_offsets
 from lancelet.dataset.fragment_reader import FragmentReader
+from lancelet.dataset.inputs import as_reader, dataset_location
 from lancelet.dataset.options import check_options, refuse_unless_default
 from lancelet.dataset.projection import Columns
 from lancelet.dataset.scannable import Filter, Scannable
 from lancelet.dataset.write import (
     DEFAULT_MAX_ROWS_PER_FILE,
-    as_reader,
     prepare,
     storage_version,
     write_fragment_files,
@@ -157,7 +157,7 @@ class LanceFragment(Scannable):
 
 def write_fragments(
     data: Any,
-    dataset_uri: str | os.PathLike[str],
+    dataset_uri: str | os.PathLike[str] | LanceDataset,
     schema: pa.Schema | None = None,
     *,
     return_transaction: bool = False,
@@ -176,6 +176,7 @@ def write_fragments(
     if mode not in ("append", "overwrite"):
         raise ArgumentError(f"write_fragments: mode must be 'append' or 'overwrite', not {mode!r}")
     storage_version(data_storage_version)
+    dataset_uri, storage_options = dataset_location(dataset_uri, storage_options, "write_fragments")
     store = DatasetStore(dataset_uri, storage_options)
     found = store.latest_manifest()
     latest = found[0] if found else None

@@ -15,8 +15,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelet.dataset.fragment_reader import FragmentReader
+from lancelet.dataset.inputs import as_reader
 from lancelet.dataset.schema_ops import extend_schema, new_data_files
-from lancelet.dataset.write import as_reader
 from lancelet.errors import SchemaError
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.operations import Merge

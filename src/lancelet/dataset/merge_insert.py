@@ -21,11 +21,11 @@ import pyarrow as pa
 from lancelet.dataset.delete import delete_addresses
 from lancelet.dataset.filter import parse_filter
 from lancelet.dataset.fragment_reader import FragmentReader
+from lancelet.dataset.inputs import as_reader
 from lancelet.dataset.scanner import ROW_ADDRESS, LanceScanner, live_rows
 from lancelet.dataset.take import row_ids_at
 from lancelet.dataset.update import RowRewrite
 from lancelet.dataset.write import (
-    as_reader,
     check_writable,
     conform,
     discard_data_files,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 import pyarrow as pa
 
@@ -49,58 +48,6 @@ def check_writable(manifest: Manifest, requested: str | None = None) -> str:
             "and lancelet does not write datasets of mixed formats"
         )
     return version
-
-
-def _from_pandas(data: Any) -> pa.Table | None:
-    module = type(data).__module__
-    if module.startswith("pandas") and type(data).__name__ == "DataFrame":
-        return pa.Table.from_pandas(data, preserve_index=False)
-    return None
-
-
-def as_reader(data: Any, schema: pa.Schema | None = None) -> pa.RecordBatchReader:
-    """Any of the inputs pylance accepts as a stream of record batches."""
-    if isinstance(data, pa.RecordBatchReader):
-        reader = data
-    elif isinstance(data, pa.Table):
-        reader = data.to_reader()
-    elif isinstance(data, pa.RecordBatch):
-        reader = pa.RecordBatchReader.from_batches(data.schema, [data])
-    elif (table := _from_pandas(data)) is not None:
-        reader = table.to_reader()
-    elif isinstance(data, Iterable):
-        reader = _reader_from_batches(data, schema)
-    else:
-        raise TypeError(f"cannot write data of type {type(data).__name__}")
-    if schema is not None and reader.schema != schema:
-        return _cast_reader(reader, schema)
-    return reader
-
-
-def _reader_from_batches(data: Iterable[Any], schema: pa.Schema | None) -> pa.RecordBatchReader:
-    batches = iter(data)
-    first = next(batches, None)
-    if first is None:
-        if schema is None:
-            raise SchemaError("no data and no schema: cannot tell what to write")
-        return pa.RecordBatchReader.from_batches(schema, [])
-    if not isinstance(first, pa.RecordBatch):
-        raise TypeError(f"expected record batches, got {type(first).__name__}")
-
-    def chain() -> Iterator[pa.RecordBatch]:
-        yield first
-        yield from batches
-
-    return pa.RecordBatchReader.from_batches(first.schema, chain())
-
-
-def _cast_reader(reader: pa.RecordBatchReader, schema: pa.Schema) -> pa.RecordBatchReader:
-    def cast() -> Iterator[pa.RecordBatch]:
-        for batch in reader:
-            yield batch.select(schema.names).cast(schema)
-
-    check_same_columns(schema, reader.schema, "write")
-    return pa.RecordBatchReader.from_batches(schema, cast())
 
 
 def conform(reader: pa.RecordBatchReader, schema: pa.Schema, where: str) -> pa.RecordBatchReader:
