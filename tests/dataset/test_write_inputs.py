@@ -240,3 +240,76 @@ def test_other_uri_kinds_refused(tmp_path: Path) -> None:
         lance.write_dataset(table, 42)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         ll.write_dataset(table, 42)  # type: ignore[arg-type]
+
+
+# -- add_columns from data -------------------------------------------------------------
+
+B_SCHEMA = pa.schema([("b", pa.int64())])
+
+
+def _open_both(tmp_path: Path, deletes: bool) -> tuple[lance.LanceDataset, ll.LanceDataset]:
+    table = pa.table({"a": list(range(10))})
+    opened = []
+    for name in ("theirs", "ours"):
+        uri = tmp_path / name
+        lance.write_dataset(table, uri, data_storage_version=STORAGE_VERSION, max_rows_per_file=4)
+        if deletes:
+            lance.dataset(uri).delete("a = 1 OR a = 6")
+        opened.append(uri)
+    return lance.dataset(opened[0]), ll.dataset(opened[1])
+
+
+def _b_batches(rows: int) -> Iterator[pa.RecordBatch]:
+    table = pa.table({"b": pa.array(range(100, 100 + rows), pa.int32())})
+    yield from table.to_batches(max_chunksize=3)
+
+
+@pytest.mark.parametrize("deletes", [False, True])
+def test_add_columns_from_generator(tmp_path: Path, deletes: bool) -> None:
+    theirs, ours = _open_both(tmp_path, deletes)
+    rows = theirs.count_rows()
+    theirs.add_columns(_b_batches(rows), reader_schema=B_SCHEMA)
+    ours.add_columns(_b_batches(rows), reader_schema=B_SCHEMA)
+    assert ours.version == theirs.version
+    _assert_same(theirs, ours)
+    assert ours.schema.field("b").type == pa.int64()
+
+
+def test_add_columns_from_table(tmp_path: Path) -> None:
+    theirs, ours = _open_both(tmp_path, deletes=True)
+    values = pa.table({"b": [f"v{i}" for i in range(8)], "c": list(range(8))})
+    theirs.add_columns(values)
+    ours.add_columns(values)
+    _assert_same(theirs, ours)
+
+
+@pytest.mark.parametrize("rows", [5, 9])
+def test_add_columns_wrong_length_refused(tmp_path: Path, rows: int) -> None:
+    theirs, ours = _open_both(tmp_path, deletes=True)  # 8 live rows
+    values = pa.table({"b": list(range(rows))})
+    with pytest.raises(OSError, match="Invalid user input"):
+        theirs.add_columns(values)
+    with pytest.raises(ll.errors.ArgumentError):
+        ours.add_columns(values)
+    assert ours.version == theirs.version == 2
+    assert ours.schema.names == ["a"]
+
+
+def test_add_columns_generator_without_schema_refused(tmp_path: Path) -> None:
+    theirs, ours = _open_both(tmp_path, deletes=False)
+    with pytest.raises(ValueError, match="Must provide schema"):
+        theirs.add_columns(_b_batches(10))
+    # lancelet takes the schema of the first batch, as its write_dataset does.
+    ours.add_columns(_b_batches(10))
+    assert ours.to_table().column("b").to_pylist() == list(range(100, 110))
+
+
+def test_add_columns_options_of_the_other_kind_refused(tmp_path: Path) -> None:
+    """pylance passes over ``reader_schema`` given with SQL and ``read_columns`` given
+    with data; lancelet refuses what it would not use."""
+    _, ours = _open_both(tmp_path, deletes=False)
+    with pytest.raises(ll.errors.ArgumentError, match="reader_schema"):
+        ours.add_columns({"b": "a * 2"}, reader_schema=B_SCHEMA)
+    with pytest.raises(ll.errors.ArgumentError, match="read_columns"):
+        ours.add_columns(pa.table({"b": list(range(10))}), read_columns=["a"])
+    assert ours.schema.names == ["a"]

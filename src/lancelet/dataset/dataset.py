@@ -23,7 +23,7 @@ from lancelet.dataset.cleanup import CleanupStats, cleanup_old_versions
 from lancelet.dataset.delete import plan_delete
 from lancelet.dataset.drop import drop_dataset
 from lancelet.dataset.fragment import LanceFragment
-from lancelet.dataset.inputs import dataset_location
+from lancelet.dataset.inputs import as_reader, dataset_location
 from lancelet.dataset.merge_columns import plan_merge
 from lancelet.dataset.merge_insert import MergeInsertBuilder, Planner
 from lancelet.dataset.operation import LanceOperation
@@ -382,16 +382,35 @@ class LanceDataset(Scannable):
 
     def add_columns(
         self,
-        transforms: schema_ops.NewColumns,
+        transforms: schema_ops.NewColumns | Any,
         read_columns: Sequence[str] | None = None,
+        reader_schema: pa.Schema | None = None,
         **options: Any,
     ) -> None:
         """New columns from SQL expressions (``{"name": "sql"}``), from a function over
-        record batches, or as all-null columns (``pa.Field``s or a ``pa.Schema``)."""
+        record batches, as all-null columns (``pa.Field``s or a ``pa.Schema``), or read
+        from data of any kind ``write_dataset`` takes (a table, a reader, batches under
+        ``reader_schema``, ...), one value for each live row in the dataset's order."""
         check_options(options, "add_columns")
-        self._commit_new_columns(
-            schema_ops.add_columns(self._store, self._manifest, transforms, read_columns, self._uri)
-        )
+        if schema_ops.is_transform(transforms):
+            if reader_schema is not None:
+                raise ArgumentError(
+                    f"{self._uri}: add_columns: reader_schema applies only to columns "
+                    "read from data, not to SQL, a function or fields"
+                )
+            operation = schema_ops.add_columns(
+                self._store, self._manifest, transforms, read_columns, self._uri
+            )
+        else:
+            if read_columns is not None:
+                raise ArgumentError(
+                    f"{self._uri}: add_columns: read_columns applies only to SQL or a "
+                    "function, not to columns read from data"
+                )
+            operation = schema_ops.add_columns_from_reader(
+                self._store, self._manifest, as_reader(transforms, reader_schema), self._uri
+            )
+        self._commit_new_columns(operation)
 
     def merge(
         self,

@@ -114,7 +114,7 @@ PYLANCE_KEYWORDS: dict[str, frozenset[str]] = {
         }
     ),
     "cleanup_old_versions": frozenset({"delete_rate_limit", "delete_concurrency", "versions"}),
-    "add_columns": frozenset({"reader_schema", "batch_size"}),
+    "add_columns": frozenset({"batch_size"}),
 }
 
 

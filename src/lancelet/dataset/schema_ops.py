@@ -25,7 +25,7 @@ from lancelet.dataset.filter import parse_value
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.projection import evaluate
 from lancelet.dataset.write import check_writable, data_file
-from lancelet.errors import SchemaError
+from lancelet.errors import ArgumentError, SchemaError
 from lancelet.file.writer import LanceFileWriter
 from lancelet.table import naming
 from lancelet.table.fragment import Fragment
@@ -350,6 +350,76 @@ def add_columns(
             fragments.append(files.add(fragment, values, new_schema))
     if new_schema is None:  # no fragments: only the schema changes
         raise SchemaError(f"{where}: cannot compute new columns of an empty dataset")
+    return Merge(tuple(fragments), new_schema)
+
+
+def is_transform(transforms: Any) -> bool:
+    """Whether ``add_columns`` computes its new columns (SQL, a function) or makes them
+    null (fields), rather than reading them from data, as pylance tells them apart."""
+    if isinstance(transforms, (Mapping, pa.Field, pa.Schema)) or callable(transforms):
+        return True
+    return isinstance(transforms, list) and bool(transforms) and isinstance(transforms[0], pa.Field)
+
+
+class _RowStream:
+    """Consecutive runs of rows from a reader."""
+
+    def __init__(self, reader: pa.RecordBatchReader) -> None:
+        self._batches = iter(reader)
+        self._pending: list[pa.RecordBatch] = []
+        self._pending_rows = 0
+
+    def _fill(self, rows: int) -> None:
+        while self._pending_rows < rows:
+            batch = next(self._batches, None)
+            if batch is None:
+                return
+            self._pending.append(batch)
+            self._pending_rows += batch.num_rows
+
+    def take(self, rows: int, schema: pa.Schema) -> pa.Table | None:
+        """The next ``rows`` rows; None when the stream ends first."""
+        self._fill(rows)
+        if self._pending_rows < rows:
+            return None
+        table = pa.Table.from_batches(self._pending, schema=schema)
+        self._pending = table.slice(rows).to_batches()
+        self._pending_rows -= rows
+        return table.slice(0, rows)
+
+    def has_more(self) -> bool:
+        self._fill(1)
+        return self._pending_rows > 0
+
+
+def add_columns_from_reader(
+    store: DatasetStore, manifest: Manifest, reader: pa.RecordBatchReader, where: str
+) -> Merge:
+    """New columns read from ``reader``: one row for each live row of the dataset, in
+    its order; deleted rows get nulls in the new data files."""
+    new_schema = extend_schema(manifest, reader.schema, where)
+    stream = _RowStream(reader)
+    fragments: list[Fragment] = []
+    with new_data_files(store, manifest) as files:
+        for fragment in manifest.fragments:
+            deleted = store.read_deletions(fragment)
+            live = stream.take(fragment.physical_rows - len(deleted), reader.schema)
+            if live is None:
+                raise ArgumentError(
+                    f"{where}: add_columns: the data ended before giving values for "
+                    "every row of the dataset"
+                )
+            positions = np.full(fragment.physical_rows, -1, dtype=np.int64)
+            keep = np.ones(fragment.physical_rows, dtype=bool)
+            keep[deleted] = False
+            positions[keep] = np.arange(live.num_rows, dtype=np.int64)
+            values = live.take(pa.array(positions, mask=~keep))
+            fragments.append(files.add(fragment, values, new_schema))
+        if stream.has_more():
+            raise ArgumentError(
+                f"{where}: add_columns: the data has more rows than the dataset "
+                f"({manifest.num_rows})"
+            )
     return Merge(tuple(fragments), new_schema)
 
 
