@@ -98,6 +98,10 @@ MATCHING = [
     "regexp_match(s, '[[:upper:]]')",
     "regexp_match(s, '(ap|ba)+')",
     "regexp_match(s, 'p{2}')",
+    "regexp_match(s, '(?i)A')",
+    "regexp_match(s, '\\x61')",
+    "regexp_match(s, '\\x{61}')",
+    "regexp_match(s, '(?P<n>a)')",
     "regexp_match(s, 'äpfel', 'i')",
     "regexp_match(ls, '^a')",
     "regexp_match(ls, '[]]')",
@@ -186,6 +190,12 @@ REFUSED = [
     ("regexp_match(s, 'a{,2}')", "{,n}"),
     ("regexp_match(s, 'a', 'x')", "flags"),
     ("regexp_match(s, 'a', 'g')", "flags"),
+    # Syntax only Rust's regex takes.
+    ("regexp_like(s, '(?x) a')", "RE2"),
+    ("regexp_like(s, '(?R)a$')", "RE2"),
+    ("regexp_match(s, '(?-u)a')", "RE2"),
+    ("regexp_match(s, 'a++')", "RE2"),
+    ("regexp_match(s, '\\u0061')", "\\u"),
     # Arguments lancelet does not take.
     ("regexp_match(s, s)", "string literal"),
     ("regexp_match(id, '1')", "matches strings"),

@@ -1038,6 +1038,12 @@ def _regexp(t: _Translator, node: exp.Expression, name: str, args: list[exp.Expr
         pattern = sql_functions.regex_pattern(texts[0], flags, name)
     except FilterError as e:
         raise FilterError(f"{where}: {e}") from None
+    try:
+        pc.match_substring_regex(pa.array([""]), pattern=pattern)  # compiles it
+    except pa.ArrowInvalid as e:
+        raise FilterError(
+            f"{where}: lancelet's regular expressions (RE2) do not take this pattern: {e}"
+        ) from None
     if pa.types.is_null(subject.type):
         matched = _NULL_BOOL
     else:
