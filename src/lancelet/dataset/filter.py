@@ -37,13 +37,14 @@ from sqlglot import exp, generator, parser, tokens
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 
-from lancelet.dataset import array_has, kernels
+from lancelet.dataset import array_has, kernels, sql_functions
 from lancelet.errors import FilterError
 
 __all__ = [
     "Membership",
     "Operand",
     "exact_literal",
+    "is_volatile",
     "membership",
     "node_sql",
     "operand",
@@ -60,6 +61,8 @@ class _FilterDialect(Dialect):
 
     class Tokenizer(tokens.Tokenizer):
         IDENTIFIERS: ClassVar[list[str | tuple[str, str]]] = ['"', "`"]
+        # Binary literals, X'0A0B'.
+        HEX_STRINGS: ClassVar[list[str | tuple[str, str]]] = [("X'", "'"), ("x'", "'")]
 
     class Parser(parser.Parser):
         # sqlglot reads these names as the functions DataFusion spells array_has_all,
@@ -94,7 +97,6 @@ def parse_filter(sql: str, schema: pa.Schema) -> pc.Expression:
     return expr
 
 
-@functools.lru_cache(maxsize=256)
 def parse_value(
     sql: str, schema: pa.Schema, *, computes: bool = False
 ) -> tuple[pc.Expression, pa.DataType, frozenset[str]]:
@@ -108,8 +110,29 @@ def parse_value(
     around, lancelet raises instead of returning the wrapped value.
 
     Cached: a scan asks for the expression and its columns separately, and a delete
-    scans fragment by fragment with the same filter.
+    scans fragment by fragment with the same filter.  Filters that read the clock
+    (``current_date``) are translated anew each time.
     """
+    if is_volatile(sql):
+        return _parse_value(sql, schema, computes)
+    return _cached_parse_value(sql, schema, computes)
+
+
+def is_volatile(sql: str) -> bool:
+    """Whether ``sql`` may read the clock, so that its translation must not be cached."""
+    return "current_date" in sql.lower()
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_parse_value(
+    sql: str, schema: pa.Schema, computes: bool
+) -> tuple[pc.Expression, pa.DataType, frozenset[str]]:
+    return _parse_value(sql, schema, computes)
+
+
+def _parse_value(
+    sql: str, schema: pa.Schema, computes: bool
+) -> tuple[pc.Expression, pa.DataType, frozenset[str]]:
     translator = _Translator(sql, schema, computes)
     value = translator.visit(_parse(sql))
     return value.expr, value.type, frozenset(translator.columns)
@@ -970,6 +993,135 @@ def _membership(t: _Translator, node: exp.Expression) -> _Value:
     return _Value(expr, pa.bool_())
 
 
+# --- other DataFusion functions: regexp_match, arrow_cast, current_date, X'..' ----------
+
+
+def _anonymous(t: _Translator, node: exp.Anonymous) -> _Value:
+    name = node.name.lower()
+    if name == "regexp_match":
+        return _regexp(t, node, "regexp_match", list(node.expressions))
+    if name == "arrow_cast":
+        return _arrow_cast(t, node)
+    return _membership(t, node)
+
+
+def _regexp_like(t: _Translator, node: exp.RegexpLike) -> _Value:
+    args = [node.this, node.expression]
+    if node.args.get("flag") is not None:
+        args.append(node.args["flag"])
+    return _regexp(t, node, "regexp_like", args)
+
+
+def _regexp(t: _Translator, node: exp.Expression, name: str, args: list[exp.Expression]) -> _Value:
+    """``regexp_like(s, pattern[, flags])``: true where ``pattern`` matches somewhere in
+    ``s``, NULL where ``s`` is NULL; ``regexp_match`` as a condition: the same, but
+    false (never NULL) where regexp_like is NULL."""
+    where = f"{_sql(node)!r} (filter {t.sql!r})"
+    if name == "regexp_match" and not _coerced_to_boolean(node):
+        raise FilterError(
+            f"{where}: lancelet takes regexp_match only as a condition (the whole filter "
+            "or an operand of AND, OR, NOT); use regexp_like for a boolean value"
+        )
+    if len(args) not in (2, 3):
+        raise FilterError(f"{where}: {name} takes a string, a pattern and optional flags")
+    subject = t.visit(args[0])
+    literals = [t.visit(a) for a in args[1:]]
+    if any(v.const is None or _family(v.type) not in ("string", "null") for v in literals):
+        raise FilterError(f"{where}: lancelet's {name} takes a string literal pattern and flags")
+    if _family(subject.type) not in ("string", "null"):
+        raise FilterError(f"{where}: {name} matches strings, not {subject.type}")
+    if any(v.const is not None and not v.const.is_valid for v in literals):
+        return _FALSE if name == "regexp_match" else _NULL_BOOL
+    texts = [v.const.as_py() for v in literals if v.const is not None]
+    flags = texts[1] if len(texts) > 1 else None
+    try:
+        pattern = sql_functions.regex_pattern(texts[0], flags, name)
+    except FilterError as e:
+        raise FilterError(f"{where}: {e}") from None
+    try:
+        pc.match_substring_regex(pa.array([""]), pattern=pattern)  # compiles it
+    except pa.ArrowInvalid as e:
+        raise FilterError(
+            f"{where}: lancelet's regular expressions (RE2) do not take this pattern: {e}"
+        ) from None
+    if pa.types.is_null(subject.type):
+        matched = _NULL_BOOL
+    else:
+        matched = _apply(pc.match_substring_regex, [subject], node, pattern=pattern)
+    if name == "regexp_match":
+        # pylance reads the list of groups as "matched" (NULL when nothing matched, or s
+        # or the pattern is NULL), and only where a boolean is expected.
+        return _apply(pc.coalesce, [matched, _FALSE], node)
+    return matched
+
+
+def _coerced_to_boolean(node: exp.Expression) -> bool:
+    """Whether ``node`` stands where pylance coerces regexp_match's list to a boolean:
+    the whole filter, or an operand of AND, OR or NOT."""
+    parent = node.parent
+    while isinstance(parent, exp.Paren):
+        parent = parent.parent
+    return parent is None or isinstance(parent, (exp.And, exp.Or, exp.Not))
+
+
+def _arrow_cast(t: _Translator, node: exp.Anonymous) -> _Value:
+    where = f"{_sql(node)!r} (filter {t.sql!r})"
+    if len(node.expressions) != 2:
+        raise FilterError(f"{where}: arrow_cast takes a value and a type name")
+    value, name = t.visit(node.expressions[0]), t.visit(node.expressions[1])
+    if name.const is None or not name.const.is_valid or _family(name.type) != "string":
+        raise FilterError(f"{where}: arrow_cast takes a type name as a string literal")
+    try:
+        target = sql_functions.arrow_type(name.const.as_py())
+    except FilterError as e:
+        raise FilterError(f"{where}: {e}") from None
+    if pa.types.is_timestamp(value.type) and pa.types.is_date32(target):
+        # arrow-rs drops the time of day (rounding toward the earlier day).
+        return _cast(value, target, node, safe=False)
+    if pa.types.is_timestamp(value.type) and pa.types.is_timestamp(target):
+        if value.type.tz is not None or _UNIT_ORDER[target.unit] < _UNIT_ORDER[value.type.unit]:
+            # pylance compares a timestamp cast to a coarser unit as if uncast.
+            raise FilterError(
+                f"{where}: lancelet casts only timestamps without a time zone to as fine a unit"
+            )
+        return _cast(value, target, node)
+    from_string = _family(value.type) == "string"
+    if pa.types.is_integer(target) and not from_string and not _holds_all(target, value.type):
+        # pylance neither raises nor gives NULL for values out of range (or NaN).
+        raise FilterError(
+            f"{where}: lancelet's arrow_cast converts to an integer type only from strings "
+            f"and integers it holds all of, not from {value.type}"
+        )
+    return _sql_cast(value, target, node)
+
+
+_UNIT_ORDER = {"s": 0, "ms": 1, "us": 2, "ns": 3}
+
+
+def _holds_all(target: pa.DataType, source: pa.DataType) -> bool:
+    """Whether the integer type ``target`` holds every value of the integer ``source``."""
+    if not pa.types.is_integer(source):
+        return False
+    source_signed = pa.types.is_signed_integer(source)
+    target_signed = pa.types.is_signed_integer(target)
+    if source_signed == target_signed:
+        return bool(target.bit_width >= source.bit_width)
+    return target_signed and bool(target.bit_width > source.bit_width)
+
+
+def _current_date(t: _Translator, node: exp.CurrentDate) -> _Value:
+    if node.this is not None:
+        raise t.unsupported(node, "current_date with an argument")
+    return _const(sql_functions.current_date())
+
+
+def _hex_string(t: _Translator, node: exp.HexString) -> _Value:
+    try:
+        return _const(pa.scalar(bytes.fromhex(node.this), pa.binary()))
+    except ValueError:
+        raise FilterError(f"{_sql(node)!r} is not a binary literal (filter {t.sql!r})") from None
+
+
 _HANDLERS: dict[type[exp.Expression], _Handler] = {
     exp.Column: _column,
     exp.Dot: _dot,
@@ -1007,7 +1159,10 @@ _HANDLERS: dict[type[exp.Expression], _Handler] = {
     exp.Upper: _function(pc.utf8_upper),
     exp.Length: _function(pc.utf8_length),
     exp.Abs: _function(pc.abs_checked),
-    exp.Anonymous: _membership,
+    exp.Anonymous: _anonymous,
+    exp.RegexpLike: _regexp_like,
+    exp.CurrentDate: _current_date,
+    exp.HexString: _hex_string,
     exp.ArrayContains: _membership,
     exp.ArrayContainsAll: _membership,
 }

@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelet.dataset.filter import referenced_columns, to_expression
+from lancelet.dataset.filter import is_volatile, referenced_columns, to_expression
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.index_plan import index_candidates
 from lancelet.dataset.projection import (
@@ -123,6 +123,8 @@ _PARSED_KEPT = 64
 
 
 def _parsed(sql: str, schema: pa.Schema) -> _Parsed:
+    if is_volatile(sql):
+        return _Parsed(sql, schema)  # reads the clock: parsed anew for each scan
     key = (sql, id(schema))
     found = _PARSED.get(key)
     if found is not None and found.schema is schema:

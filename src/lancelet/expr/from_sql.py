@@ -38,6 +38,7 @@ from sqlglot import exp
 
 from lancelet.dataset.filter import (
     exact_literal,
+    is_volatile,
     membership,
     node_sql,
     operand,
@@ -72,15 +73,25 @@ _MIRRORED: dict[type[exp.Expression], type[exp.Expression]] = {
 }
 
 
-@functools.lru_cache(maxsize=256)
 def predicate_tree(sql: str, schema: pa.Schema) -> Predicate:
     """The predicate tree of the SQL filter ``sql`` over ``schema``'s columns (cached
     like the Arrow expression: the trees are immutable, and parsing costs as much as
-    an indexed lookup).
+    an indexed lookup; filters reading the clock, ``current_date``, are not cached).
 
     Raises :class:`~lancelet.errors.FilterError` for any filter :func:`parse_filter`
     refuses, with the same message.
     """
+    if is_volatile(sql):
+        return _predicate_tree(sql, schema)
+    return _cached_predicate_tree(sql, schema)
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_predicate_tree(sql: str, schema: pa.Schema) -> Predicate:
+    return _predicate_tree(sql, schema)
+
+
+def _predicate_tree(sql: str, schema: pa.Schema) -> Predicate:
     parse_filter(sql, schema)
     return _Splitter(sql, schema).visit(syntax_tree(sql))
 
