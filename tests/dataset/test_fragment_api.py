@@ -1,0 +1,94 @@
+"""Fragment metadata in pylance's JSON form, checked against pylance."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import lance
+import pyarrow as pa
+import pytest
+
+import lancelet as ll
+from lancelet.errors import UnsupportedFeatureError
+from tests.dataset.util import keyed_table
+
+
+def _pylance_dataset(uri: str, stable: bool) -> lance.LanceDataset:
+    """Deletions, an update (a new fragment) and an added column (a second data file)."""
+    ds = lance.write_dataset(
+        keyed_table(0, 100), uri, max_rows_per_file=40, enable_stable_row_ids=stable
+    )
+    ds.delete("k % 7 = 0")
+    ds.update({"k": "k + 1000"}, "k < 3")
+    ds.add_columns({"double_k": "k * 2"})
+    return lance.dataset(uri)
+
+
+@pytest.mark.parametrize("stable", [False, True])
+def test_to_json_is_pylances(tmp_path: Path, stable: bool) -> None:
+    uri = str(tmp_path / "ds")
+    theirs = _pylance_dataset(uri, stable)
+    ours = ll.dataset(uri)
+    expected = [f.metadata.to_json() for f in theirs.get_fragments()]
+    got = [f.metadata.to_json() for f in ours.get_fragments()]
+    assert json.loads(json.dumps(got)) == json.loads(json.dumps(expected))
+    assert any(e["deletion_file"] for e in expected)
+    assert any(len(e["files"]) == 2 for e in expected)
+    assert all((e["row_id_meta"] is not None) == stable for e in expected)
+
+
+def test_legacy_to_json_is_pylances(tmp_path: Path) -> None:
+    uri = str(tmp_path / "ds")
+    theirs = lance.write_dataset(keyed_table(0, 50), uri, data_storage_version="legacy")
+    got = [f.metadata.to_json() for f in ll.dataset(uri).get_fragments()]
+    assert got == [f.metadata.to_json() for f in theirs.get_fragments()]
+
+
+@pytest.mark.parametrize("stable", [False, True])
+def test_from_json_takes_pylances_form(tmp_path: Path, stable: bool) -> None:
+    uri = str(tmp_path / "ds")
+    theirs = _pylance_dataset(uri, stable)
+    shipped = [json.dumps(f.metadata.to_json()) for f in theirs.get_fragments()]
+    ours = [ll.FragmentMetadata.from_json(s) for s in shipped]
+    assert [json.dumps(f.to_json()) for f in ours] == shipped
+    # The same fragments as lancelet reads them from pylance's manifest.
+    assert ours == [f.metadata for f in ll.dataset(uri).get_fragments()]
+
+
+def test_pylance_written_fragments_committed_by_lancelet(tmp_path: Path) -> None:
+    uri = str(tmp_path / "ds")
+    lance.write_dataset(keyed_table(0, 10), uri)
+    new = [lance.LanceFragment.create(uri, keyed_table(10 * i, 10 * i + 10)) for i in (1, 2)]
+    shipped = [ll.FragmentMetadata.from_json(json.dumps(f.to_json())) for f in new]
+    ll.LanceDataset.commit(uri, ll.LanceOperation.Append(shipped), read_version=1)
+    parts = [keyed_table(10 * i, 10 * i + 10) for i in range(3)]
+    assert lance.dataset(uri).to_table().equals(pa.concat_tables(parts))
+    again = [ll.FragmentMetadata.from_json(f.to_json()) for f in new]
+    ll.LanceDataset.commit(
+        uri, ll.LanceOperation.Overwrite(ll.dataset(uri).schema, again), read_version=2
+    )
+    assert lance.dataset(uri).to_table().equals(pa.concat_tables(parts[1:]))
+
+
+def test_pylance_takes_our_json(tmp_path: Path) -> None:
+    uri = str(tmp_path / "ds")
+    ll.write_dataset(keyed_table(0, 10), uri)
+    fragment = ll.LanceFragment.create(uri, keyed_table(10, 30))
+    theirs = lance.FragmentMetadata.from_json(json.dumps(fragment.to_json()))
+    lance.LanceDataset.commit(uri, lance.LanceOperation.Append([theirs]), read_version=1)
+    assert (
+        lance.dataset(uri)
+        .to_table()
+        .equals(pa.concat_tables([keyed_table(0, 10), keyed_table(10, 30)]))
+    )
+
+
+def test_from_json_refuses_what_lancelet_cannot_carry(tmp_path: Path) -> None:
+    uri = str(tmp_path / "ds")
+    ds = lance.write_dataset(keyed_table(0, 10), uri)
+    form = ds.get_fragments()[0].metadata.to_json()
+    with pytest.raises(UnsupportedFeatureError):
+        ll.FragmentMetadata.from_json({**form, "files": [{**form["files"][0], "base_id": 1}]})
+    with pytest.raises(UnsupportedFeatureError):
+        ll.FragmentMetadata.from_json({**form, "overlays": [{"data_file": {}, "offsets": []}]})
