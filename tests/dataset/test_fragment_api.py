@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import inspect
 import json
+import warnings
 from pathlib import Path
+from typing import Any
 
 import lance
 import pyarrow as pa
 import pytest
 
 import lancelet as ll
-from lancelet.errors import UnsupportedFeatureError
+from lancelet.errors import (
+    UnsupportedFeatureError,
+    UnsupportedOptionError,
+    UnsupportedVersionError,
+)
 from tests.dataset.util import keyed_table
 
 
@@ -92,3 +99,67 @@ def test_from_json_refuses_what_lancelet_cannot_carry(tmp_path: Path) -> None:
         ll.FragmentMetadata.from_json({**form, "files": [{**form["files"][0], "base_id": 1}]})
     with pytest.raises(UnsupportedFeatureError):
         ll.FragmentMetadata.from_json({**form, "overlays": [{"data_file": {}, "offsets": []}]})
+
+
+# -- LanceFragment.create options ------------------------------------------------------------
+
+
+def test_create_signature_is_pylances() -> None:
+    theirs = inspect.signature(lance.LanceFragment.create).parameters
+    ours = inspect.signature(ll.LanceFragment.create).parameters
+    assert list(ours) == list(theirs)
+    assert [p.kind for p in ours.values()] == [p.kind for p in theirs.values()]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"fragment_id": 5, "data_storage_version": "2.1"},
+        {"mode": "overwrite", "max_rows_per_group": 7},
+        {"use_legacy_format": False},
+        {"data_storage_version": "2.2", "storage_options": {}},
+    ],
+    ids=str,
+)
+def test_create_options_as_pylance(tmp_path: Path, options: dict[str, Any]) -> None:
+    data = pa.table({"k": list(range(20)), "s": [str(i) for i in range(20)]})
+    fragments = []
+    for name, module in (("theirs", lance), ("ours", ll)):
+        uri = str(tmp_path / name)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fragment = module.LanceFragment.create(uri, data, **options)
+        assert [w.category for w in caught] == (
+            [DeprecationWarning] if "use_legacy_format" in options else []
+        )
+        form = fragment.to_json()
+        lance.LanceDataset.commit(
+            uri,
+            lance.LanceOperation.Overwrite(
+                data.schema, [lance.FragmentMetadata.from_json(json.dumps(form))]
+            ),
+        )
+        assert lance.dataset(uri).to_table().equals(data)
+        fragments.append(form)
+    theirs, ours = fragments
+    for form in fragments:
+        for f in form["files"]:
+            del f["path"], f["file_size_bytes"]  # names are random; sizes are encodings'
+    assert ours == theirs
+
+
+def test_create_refuses_what_lancelet_lacks(tmp_path: Path) -> None:
+    uri = str(tmp_path / "ds")
+    data = keyed_table(0, 5)
+    for call in (lance.LanceFragment.create, ll.LanceFragment.create):
+        with pytest.raises(ValueError, match="together"):
+            call(uri, data, table_id=["t"])
+    with pytest.raises(UnsupportedOptionError):
+        ll.LanceFragment.create(uri, data, namespace_client=object(), table_id=["t"])
+    with pytest.raises(UnsupportedOptionError):
+        ll.LanceFragment.create(uri, data, progress=object())
+    with pytest.raises(TypeError):
+        ll.LanceFragment.create(uri, data, base_store_params={})
+    # lancelet writes no legacy files.
+    with pytest.warns(DeprecationWarning), pytest.raises(UnsupportedVersionError):
+        ll.LanceFragment.create(uri, data, use_legacy_format=True)

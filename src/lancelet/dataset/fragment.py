@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -10,7 +11,7 @@ import pyarrow as pa
 from lancelet.dataset.delete import matching_offsets
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.inputs import as_reader, dataset_location
-from lancelet.dataset.options import check_options, refuse_unless_default
+from lancelet.dataset.options import check_options, refuse_unimplemented
 from lancelet.dataset.projection import Columns
 from lancelet.dataset.scannable import Filter, Scannable
 from lancelet.dataset.write import (
@@ -133,12 +134,29 @@ class LanceFragment(Scannable):
         mode: str = "append",
         *,
         data_storage_version: str | None = None,
+        use_legacy_format: bool | None = None,
         storage_options: dict[str, str] | None = None,
-        **options: Any,
+        namespace_client: Any = None,
+        table_id: list[str] | None = None,
+        session: Any = None,
     ) -> Fragment:
         """Write ``data`` as the data file of one new fragment (not committed)."""
-        check_options(options, "LanceFragment.create")
-        refuse_unless_default("LanceFragment.create", "progress", progress)
+        if (namespace_client is None) != (table_id is None):
+            raise ValueError("Both 'namespace_client' and 'table_id' must be provided together.")
+        refuse_unimplemented(
+            "LanceFragment.create",
+            progress=progress,
+            namespace_client=namespace_client,
+            table_id=table_id,
+            session=session,
+        )
+        if use_legacy_format is not None:
+            warnings.warn(
+                "use_legacy_format is deprecated, use data_storage_version instead",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            data_storage_version = "legacy" if use_legacy_format else "stable"
         fragments = write_fragments(
             data,
             dataset_uri,
