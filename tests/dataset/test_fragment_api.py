@@ -10,6 +10,7 @@ from typing import Any
 
 import lance
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 import lancelet as ll
@@ -163,3 +164,43 @@ def test_create_refuses_what_lancelet_lacks(tmp_path: Path) -> None:
     # lancelet writes no legacy files.
     with pytest.warns(DeprecationWarning), pytest.raises(UnsupportedVersionError):
         ll.LanceFragment.create(uri, data, use_legacy_format=True)
+
+
+# -- LanceFragment.merge_columns ---------------------------------------------------------------
+
+
+def _double(batch: pa.RecordBatch) -> pa.RecordBatch:
+    return pa.record_batch([pc.multiply(batch["k"], 2)], ["double_k"])
+
+
+@pytest.mark.parametrize("batch_size", [None, 3])
+def test_merge_columns_as_pylance(tmp_path: Path, batch_size: int | None) -> None:
+    tables = []
+    for name, module in (("theirs", lance), ("ours", ll)):
+        uri = str(tmp_path / name)
+        lance.write_dataset(keyed_table(0, 30), uri, max_rows_per_file=10)
+        lance.dataset(uri).delete("k % 4 = 1")
+        ds = module.dataset(uri)
+        fragments = ds.get_fragments()
+        merged, schema = fragments[1].merge_columns(_double, ["k"], batch_size)
+        others = [f.metadata for f in fragments if f.fragment_id != merged.id]
+        operation = module.LanceOperation.Merge([*others, merged], schema)
+        module.LanceDataset.commit(uri, operation, read_version=ds.version)
+        tables.append(lance.dataset(uri).to_table())
+    theirs, ours = tables
+    assert ours.equals(theirs)
+    assert ours.column("double_k").null_count == 14  # the live rows of fragments 0 and 2
+
+
+def test_merge_columns_refusals(tmp_path: Path) -> None:
+    uri = str(tmp_path / "ds")
+    lance.write_dataset(keyed_table(0, 10), uri)
+    fragment = ll.dataset(uri).get_fragments()[0]
+    with pytest.raises(UnsupportedOptionError):
+        fragment.merge_columns(_double, ["k"], reader_schema=pa.schema([("k", pa.int64())]))
+    with pytest.raises(UnsupportedOptionError):
+        ll.LanceDataset.commit(
+            uri,
+            ll.LanceOperation.Merge([fragment.metadata], pa.schema([("k", pa.int64())])),  # type: ignore[arg-type]
+            read_version=1,
+        )

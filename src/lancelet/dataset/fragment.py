@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -14,6 +15,7 @@ from lancelet.dataset.inputs import as_reader, dataset_location
 from lancelet.dataset.options import check_options, refuse_unimplemented
 from lancelet.dataset.projection import Columns
 from lancelet.dataset.scannable import Filter, Scannable
+from lancelet.dataset.schema_ops import extend_schema, new_data_files
 from lancelet.dataset.write import (
     DEFAULT_MAX_ROWS_PER_FILE,
     prepare,
@@ -24,6 +26,7 @@ from lancelet.errors import ArgumentError
 from lancelet.table import naming
 from lancelet.table.fragment import DataFile, Fragment
 from lancelet.table.manifest import Manifest
+from lancelet.table.schema import LanceSchema
 from lancelet.transaction import operations as ops
 from lancelet.transaction.store import DatasetStore
 
@@ -117,6 +120,37 @@ class LanceFragment(Scannable):
         if not len(hits):
             return self._fragment
         return store.delete_rows(self._fragment, hits, manifest.version)
+
+    def merge_columns(
+        self,
+        value_func: Callable[[pa.RecordBatch], pa.RecordBatch],
+        columns: list[str] | None = None,
+        batch_size: int | None = None,
+        reader_schema: pa.Schema | None = None,
+    ) -> tuple[Fragment, LanceSchema]:
+        """New columns for this fragment: ``value_func`` maps batches of ``columns`` to
+        batches of the new columns, stored in a new data file (not committed; commit the
+        fragments with ``LanceOperation.Merge`` and the schema returned)."""
+        where = "LanceFragment.merge_columns"
+        refuse_unimplemented(where, reader_schema=reader_schema)
+        if batch_size is not None and batch_size <= 0:
+            raise ArgumentError(f"{where}: batch_size must be positive, not {batch_size}")
+        store, manifest = self._dataset._store, self._dataset._manifest
+        reads = list(columns) if columns is not None else manifest.schema.to_arrow().names
+        rows = self._fragment.physical_rows
+        # Deleted rows too, so that the new file lines up with the fragment's others.
+        table = FragmentReader(store, manifest.schema, self._fragment).read(reads, 0, rows)
+        batches = table.to_batches(max_chunksize=batch_size or max(rows, 1))
+        results = [value_func(batch) for batch in batches]
+        for result in results:
+            if not isinstance(result, pa.RecordBatch):
+                raise TypeError(f"{where}: value_func must return a pyarrow RecordBatch")
+        values = pa.Table.from_batches(results)
+        if values.num_rows != rows:
+            raise ArgumentError(f"{where}: value_func returned {values.num_rows} rows for {rows}")
+        with new_data_files(store, manifest) as files:
+            schema = extend_schema(manifest, values.schema, where)
+            return files.add(self._fragment, values, schema), schema
 
     def validate(self) -> None:
         """Open every data file and the deletion file; raise if any is missing or corrupt."""
