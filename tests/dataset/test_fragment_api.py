@@ -187,6 +187,7 @@ def test_merge_columns_as_pylance(tmp_path: Path, batch_size: int | None) -> Non
         operation = module.LanceOperation.Merge([*others, merged], schema)
         module.LanceDataset.commit(uri, operation, read_version=ds.version)
         tables.append(lance.dataset(uri).to_table())
+        assert ll.dataset(uri).to_table().equals(tables[-1])
     theirs, ours = tables
     assert ours.equals(theirs)
     assert ours.column("double_k").null_count == 14  # the live rows of fragments 0 and 2
