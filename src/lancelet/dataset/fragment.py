@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import warnings
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -10,9 +12,10 @@ import pyarrow as pa
 from lancelet.dataset.delete import matching_offsets
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.inputs import as_reader, dataset_location
-from lancelet.dataset.options import check_options, refuse_unless_default
+from lancelet.dataset.options import check_options, refuse_unimplemented
 from lancelet.dataset.projection import Columns
 from lancelet.dataset.scannable import Filter, Scannable
+from lancelet.dataset.schema_ops import extend_schema, new_data_files
 from lancelet.dataset.write import (
     DEFAULT_MAX_ROWS_PER_FILE,
     prepare,
@@ -23,6 +26,7 @@ from lancelet.errors import ArgumentError
 from lancelet.table import naming
 from lancelet.table.fragment import DataFile, Fragment
 from lancelet.table.manifest import Manifest
+from lancelet.table.schema import LanceSchema
 from lancelet.transaction import operations as ops
 from lancelet.transaction.store import DatasetStore
 
@@ -117,6 +121,37 @@ class LanceFragment(Scannable):
             return self._fragment
         return store.delete_rows(self._fragment, hits, manifest.version)
 
+    def merge_columns(
+        self,
+        value_func: Callable[[pa.RecordBatch], pa.RecordBatch],
+        columns: list[str] | None = None,
+        batch_size: int | None = None,
+        reader_schema: pa.Schema | None = None,
+    ) -> tuple[Fragment, LanceSchema]:
+        """New columns for this fragment: ``value_func`` maps batches of ``columns`` to
+        batches of the new columns, stored in a new data file (not committed; commit the
+        fragments with ``LanceOperation.Merge`` and the schema returned)."""
+        where = "LanceFragment.merge_columns"
+        refuse_unimplemented(where, reader_schema=reader_schema)
+        if batch_size is not None and batch_size <= 0:
+            raise ArgumentError(f"{where}: batch_size must be positive, not {batch_size}")
+        store, manifest = self._dataset._store, self._dataset._manifest
+        reads = list(columns) if columns is not None else manifest.schema.to_arrow().names
+        rows = self._fragment.physical_rows
+        # Deleted rows too, so that the new file lines up with the fragment's others.
+        table = FragmentReader(store, manifest.schema, self._fragment).read(reads, 0, rows)
+        batches = table.to_batches(max_chunksize=batch_size or max(rows, 1))
+        results = [value_func(batch) for batch in batches]
+        for result in results:
+            if not isinstance(result, pa.RecordBatch):
+                raise TypeError(f"{where}: value_func must return a pyarrow RecordBatch")
+        values = pa.Table.from_batches(results)
+        if values.num_rows != rows:
+            raise ArgumentError(f"{where}: value_func returned {values.num_rows} rows for {rows}")
+        with new_data_files(store, manifest) as files:
+            schema = extend_schema(manifest, values.schema, where)
+            return files.add(self._fragment, values, schema), schema
+
     def validate(self) -> None:
         """Open every data file and the deletion file; raise if any is missing or corrupt."""
         dataset = self._dataset
@@ -133,12 +168,29 @@ class LanceFragment(Scannable):
         mode: str = "append",
         *,
         data_storage_version: str | None = None,
+        use_legacy_format: bool | None = None,
         storage_options: dict[str, str] | None = None,
-        **options: Any,
+        namespace_client: Any = None,
+        table_id: list[str] | None = None,
+        session: Any = None,
     ) -> Fragment:
         """Write ``data`` as the data file of one new fragment (not committed)."""
-        check_options(options, "LanceFragment.create")
-        refuse_unless_default("LanceFragment.create", "progress", progress)
+        if (namespace_client is None) != (table_id is None):
+            raise ValueError("Both 'namespace_client' and 'table_id' must be provided together.")
+        refuse_unimplemented(
+            "LanceFragment.create",
+            progress=progress,
+            namespace_client=namespace_client,
+            table_id=table_id,
+            session=session,
+        )
+        if use_legacy_format is not None:
+            warnings.warn(
+                "use_legacy_format is deprecated, use data_storage_version instead",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            data_storage_version = "legacy" if use_legacy_format else "stable"
         fragments = write_fragments(
             data,
             dataset_uri,

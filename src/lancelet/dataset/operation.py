@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from lancelet.errors import UnsupportedOptionError
 from lancelet.table.fragment import Fragment
 from lancelet.table.schema import LanceSchema
 from lancelet.transaction import operations as ops
@@ -59,6 +60,24 @@ class LanceOperation:
 
         def to_operation(self) -> ops.Operation:
             return ops.Restore(self.version)
+
+    @dataclass
+    class Merge(BaseOperation):
+        """Fragments given new data files (``LanceFragment.merge_columns``) under the
+        schema that names their columns."""
+
+        fragments: Iterable[Fragment]
+        schema: LanceSchema
+
+        def to_operation(self) -> ops.Operation:
+            if not isinstance(self.schema, LanceSchema):
+                raise UnsupportedOptionError(
+                    "LanceOperation.Merge: the schema must be the LanceSchema that "
+                    "merge_columns returned, with its field ids"
+                )
+            # In fragment id order, whatever the order given, as pylance commits them.
+            fragments = sorted(self.fragments, key=lambda f: f.id)
+            return ops.Merge(tuple(fragments), self.schema)
 
     @dataclass
     class ReserveFragments(BaseOperation):

@@ -100,7 +100,6 @@ PYLANCE_KEYWORDS: dict[str, frozenset[str]] = {
         }
     ),
     "write_fragments": frozenset({*_WRITE, "enable_stable_row_ids"}),
-    "LanceFragment.create": frozenset({*_STORAGE, "use_legacy_format"}),
     "LanceDataset.commit": frozenset(
         {
             *_STORAGE,

@@ -7,12 +7,9 @@ minus the rows its deletion file marks as deleted.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, Literal
-
-from google.protobuf import json_format
 
 from lancelet._proto import table_pb2
 from lancelet.table.naming import DeletionKind
@@ -172,14 +169,17 @@ class Fragment:
         return replace(self, id=fragment_id)
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-able description, for shipping fragments between processes."""
-        out: dict[str, Any] = json_format.MessageToDict(self.to_proto())
-        return out
+        """This fragment as pylance's ``FragmentMetadata.to_json`` gives it."""
+        from lancelet.table.fragment_json import fragment_to_json
+
+        return fragment_to_json(self)
 
     @classmethod
     def from_json(cls, data: str | dict[str, Any]) -> Fragment:
-        parsed = json.loads(data) if isinstance(data, str) else data
-        return cls.from_proto(json_format.ParseDict(parsed, table_pb2.DataFragment()))
+        """A fragment from pylance's JSON form (a string, or the parsed dict)."""
+        from lancelet.table.fragment_json import fragment_from_json
+
+        return fragment_from_json(data)
 
     def to_proto(self) -> table_pb2.DataFragment:
         """The protobuf form; built once, since every commit re-serializes every fragment."""
