@@ -6,6 +6,7 @@ from pathlib import Path
 
 import lance
 import pyarrow as pa
+import pytest
 
 import lancelet as ll
 from lancelet.file import LanceFileWriter
@@ -65,3 +66,19 @@ def test_split_and_missing_columns(tmp_path: Path) -> None:
         .take([4, 0], columns=["c", "b"])
         .equals(pa.table({"c": [None, 1.5], "b": ["q", "x"]}))
     )
+
+
+def test_overwrite_refuses_fragments_with_deletions(tmp_path: Path) -> None:
+    """pylance refuses an Overwrite whose fragments carry deletion files (they are not
+    newly written); so does lancelet, leaving the dataset as it was."""
+    table = pa.table({"a": list(range(10))})
+    for name, lib in (("ours", ll), ("theirs", lance)):
+        ds = lib.write_dataset(table, tmp_path / name)
+        ds.delete("a < 3")
+        fragment = ds.get_fragments()[0].metadata
+        assert fragment.deletion_file is not None
+        with pytest.raises((ValueError, OSError), match="newly written"):
+            lib.LanceDataset.commit(
+                ds.uri, lib.LanceOperation.Overwrite(ds.schema, [fragment]), read_version=2
+            )
+        assert lance.dataset(tmp_path / name).version == 2

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from lancelet.errors import UnsupportedOptionError
+from lancelet.errors import ArgumentError, UnsupportedOptionError
 from lancelet.table.fragment import Fragment
 from lancelet.table.schema import LanceSchema
 from lancelet.transaction import operations as ops
@@ -41,7 +41,15 @@ class LanceOperation:
             schema = self.new_schema
             if isinstance(schema, pa.Schema):
                 schema = LanceSchema.from_arrow(schema)
-            return ops.Overwrite(tuple(self.fragments), schema, dict(self.config_upsert_values))
+            fragments = tuple(self.fragments)
+            for fragment in fragments:
+                if fragment.deletion_file is not None:
+                    # As pylance: deletions belong to a Delete against existing fragments.
+                    raise ArgumentError(
+                        f"Overwrite fragments must be newly written, but fragment "
+                        f"{fragment.id} carries a deletion file; commit deletions with Delete"
+                    )
+            return ops.Overwrite(fragments, schema, dict(self.config_upsert_values))
 
     @dataclass
     class Delete(BaseOperation):
