@@ -3,6 +3,11 @@
 Every error lancelet raises on purpose derives from :class:`LanceletError`, so
 callers can catch one class.  Messages name the file, column or version that is
 at fault.
+
+Where pylance raises a builtin exception for the same failure, lancelet's class also
+derives from that builtin (besides the bases it always had), so code written for
+pylance catches lancelet's errors: a missing dataset is a ``ValueError`` there, a
+commit conflict an ``OSError``, a missing or duplicate index a ``RuntimeError``.
 """
 
 from __future__ import annotations
@@ -32,6 +37,18 @@ class SchemaError(LanceletError, ValueError):
     """A schema is invalid, unsupported, or does not match the data given."""
 
 
+class AppendSchemaError(SchemaError, OSError):
+    """Data to append does not carry the dataset's columns and types (an ``OSError``
+    in pylance too)."""
+
+
+class IndexColumnNotFoundError(SchemaError, KeyError):
+    """The column to index is not in the schema (a ``KeyError`` in pylance)."""
+
+    def __str__(self) -> str:  # a KeyError would print its message quoted
+        return str(self.args[0]) if self.args else ""
+
+
 class UnsupportedTypeError(SchemaError):
     """An Arrow type cannot be stored in the requested Lance format version."""
 
@@ -42,6 +59,10 @@ class FilterError(LanceletError, ValueError):
 
 class ArgumentError(LanceletError, ValueError):
     """An argument of a lancelet call has the right type but an impossible value."""
+
+
+class UnknownIndexTypeError(ArgumentError, NotImplementedError):
+    """An index type name that names no index (a ``NotImplementedError`` in pylance)."""
 
 
 class UnsupportedOptionError(LanceletError, NotImplementedError):
@@ -65,7 +86,7 @@ class DatasetError(LanceletError):
     """A dataset cannot be opened, read or changed."""
 
 
-class DatasetNotFoundError(DatasetError, FileNotFoundError):
+class DatasetNotFoundError(DatasetError, FileNotFoundError, ValueError):
     """The path holds no Lance dataset (no manifest under ``_versions/``)."""
 
 
@@ -73,15 +94,16 @@ class DatasetAlreadyExistsError(DatasetError, FileExistsError):
     """``mode="create"`` was asked for a path that already holds a dataset."""
 
 
-class VersionNotFoundError(DatasetError, ValueError):
-    """A version number names no manifest of the dataset."""
+class VersionNotFoundError(DatasetError, ValueError, OSError):
+    """A version number names no manifest of the dataset (pylance raises ``ValueError``
+    when opening it, ``OSError`` from ``checkout_version``)."""
 
 
 class TagError(DatasetError, ValueError):
     """A tag does not exist, already exists, or points at a missing version."""
 
 
-class CorruptDatasetError(DatasetError):
+class CorruptDatasetError(DatasetError, ValueError):
     """A manifest, transaction, deletion or tag file is missing or unreadable."""
 
 
@@ -89,7 +111,7 @@ class UnsupportedFeatureError(DatasetError):
     """The manifest sets a reader or writer feature flag lancelet does not implement."""
 
 
-class CommitConflictError(DatasetError):
+class CommitConflictError(DatasetError, OSError):
     """A commit lost the race to a concurrent one and could not be rebased onto it."""
 
 
@@ -123,12 +145,16 @@ class CorruptIndexError(ScalarIndexError, CorruptDatasetError):
     dataset."""
 
 
-class IndexNotFoundError(DatasetError, KeyError):
+class IndexNotFoundError(DatasetError, KeyError, RuntimeError):
     """No index of the dataset has the name given."""
 
     def __str__(self) -> str:  # a KeyError would print its message quoted
         return str(self.args[0]) if self.args else ""
 
 
-class IndexExistsError(DatasetError, ValueError):
+class IndexExistsError(DatasetError, ValueError, RuntimeError):
     """An index of that name exists already, and replacing it was not asked for."""
+
+
+class RowOutOfRangeError(DatasetError, IndexError, OSError):
+    """A row position given to ``take`` is negative or past the dataset's last row."""

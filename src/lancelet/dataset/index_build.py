@@ -29,9 +29,10 @@ from lancelet.dataset import frag_reuse, index_plan, indices
 from lancelet.dataset.scanner import ROW_ADDRESS, ROW_ID, LanceScanner
 from lancelet.errors import (
     ArgumentError,
+    IndexColumnNotFoundError,
     IndexNotFoundError,
     RetryableCommitConflictError,
-    SchemaError,
+    UnknownIndexTypeError,
     UnsupportedIndexError,
     UnsupportedOptionError,
     UnsupportedTypeError,
@@ -133,7 +134,7 @@ def index_kind(index_type: object, where: str) -> registry.IndexType:
         raise UnsupportedIndexError(f"{where}: lancelet does not build {wanted} indices")
     kind = registry.BY_NAME.get(wanted)
     if kind is None:
-        raise ArgumentError(
+        raise UnknownIndexTypeError(
             f"{where}: unknown index type {index_type!r}; "
             f"lancelet builds {sorted(registry.BY_NAME)}"
         )
@@ -163,7 +164,7 @@ def resolve_field(schema: LanceSchema, column: str, where: str) -> IndexedField:
         found = _child(schema, parent, part)
         arrow_field = next((f for f in fields if f.name == found.name), None) if found else None
         if found is None or arrow_field is None:
-            raise SchemaError(f"{where}: no column {column!r} to index")
+            raise IndexColumnNotFoundError(f"{where}: no column {column!r} to index")
         parent, dtype = found.id, arrow_field.type
         fields = list(dtype) if pa.types.is_struct(dtype) else []
     assert found is not None and dtype is not None

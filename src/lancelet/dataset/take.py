@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelet.dataset.fragment_reader import FragmentReader
-from lancelet.errors import ArgumentError, CorruptDatasetError
+from lancelet.errors import ArgumentError, CorruptDatasetError, RowOutOfRangeError
 from lancelet.table import row_address
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
@@ -38,7 +38,7 @@ def take_rows(
     total = int(ends[-1]) if len(ends) else 0
     bad = wanted[(wanted < 0) | (wanted >= total)]
     if len(bad):
-        raise IndexError(f"{store.root}: row {int(bad[0])} is out of range (0..{total})")
+        raise RowOutOfRangeError(f"{store.root}: row {int(bad[0])} is out of range (0..{total})")
     which = np.searchsorted(ends, wanted, side="right")
     parts: list[pa.Table] = []
     order: list[np.ndarray] = []

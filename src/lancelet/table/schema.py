@@ -14,7 +14,7 @@ from functools import cached_property
 import pyarrow as pa
 
 from lancelet._proto import file_pb2
-from lancelet.errors import SchemaError, UnsupportedFeatureError
+from lancelet.errors import AppendSchemaError, SchemaError, UnsupportedFeatureError
 from lancelet.file.schema import from_lance_fields, to_lance_fields
 from lancelet.file.v2_0.layout import is_packed_struct
 
@@ -92,13 +92,13 @@ def check_same_columns(dataset: pa.Schema, data: pa.Schema, where: str) -> None:
     if set(want) != set(got):
         missing = sorted(set(want) - set(got))
         extra = sorted(set(got) - set(want))
-        raise SchemaError(
+        raise AppendSchemaError(
             f"{where}: the data's columns differ from the dataset's "
             f"(missing {missing}, unexpected {extra})"
         )
     for name, dtype in want.items():
         if got[name] != dtype:
-            raise SchemaError(
+            raise AppendSchemaError(
                 f"{where}: column {name!r} is {got[name]} in the data but {dtype} in the dataset"
             )
 

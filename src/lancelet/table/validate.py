@@ -219,7 +219,9 @@ def _misfits(found: frozenset[tuple[int, int]], manifest: Manifest) -> list[tupl
     """The data file versions in ``found`` that the dataset may not hold: any but its
     own format, unless the manifest declares mixed 2.x versions (pylance 14's reader
     flag), which admits every 2.x format.  Legacy (0.1) files never mix with 2.x ones,
-    and a pair that names no format fits nowhere."""
+    and a pair that names no format fits nowhere.  A manifest marked legacy over 2.x
+    files (as pylance 0.16 could leave it) is read, as pylance reads it, and its next
+    commit corrects the mark."""
     version = manifest.data_storage_version
     mixed = bool(manifest.reader_feature_flags & features.MIXED_FILE_VERSIONS)
     return sorted(v for v in found if not _fits(data_file_format(*v), version, mixed))
@@ -228,6 +230,8 @@ def _misfits(found: frozenset[tuple[int, int]], manifest: Manifest) -> list[tupl
 def _fits(name: str | None, version: str, mixed: bool) -> bool:
     if name is None:
         return False
+    if version == "0.1":
+        return name == version or _is_v2(name)
     return name == version or (mixed and _is_v2(name) and _is_v2(version))
 
 

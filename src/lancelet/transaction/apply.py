@@ -417,6 +417,25 @@ def _mixed_versions(manifest: Manifest) -> bool:
     )
 
 
+def _corrected_format(manifest: Manifest) -> Manifest:
+    """A dataset marked legacy (0.1) whose data files all share one newer format is
+    marked with that format, as pylance corrects the manifests some old writers left
+    wrong.  Files of several formats are left as they are."""
+    if manifest.data_storage_version != "0.1":
+        return manifest
+    found = {
+        data_file_format(d.file_major_version, d.file_minor_version)
+        for f in manifest.fragments
+        for d in f.files
+    }
+    if len(found) != 1:
+        return manifest
+    (actual,) = found
+    if actual is None or actual == "0.1":
+        return manifest
+    return replace(manifest, data_format=("lance", actual))
+
+
 def _stable_row_ids(base: Manifest | None, op: Operation) -> bool:
     if isinstance(op, Overwrite) and op.stable_row_ids is not None:
         return op.stable_row_ids
@@ -429,6 +448,7 @@ def stamp(
     """The folded manifest as version ``base.version + 1`` (or 1 for a new dataset),
     with row ids for new rows when the dataset keeps them, this writer's name and the
     feature flags its content needs."""
+    derived = _corrected_format(derived)
     stable = _stable_row_ids(base, op)
     if stable:
         derived = with_row_ids(
