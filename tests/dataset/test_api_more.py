@@ -51,6 +51,7 @@ def test_dataset_stats_default(uri: str) -> None:
     assert ours == {"num_deleted_rows": 7, "num_fragments": 3, "num_small_files": 3}
 
 
+@pytest.mark.local_files("lays out or copies directories with shutil for both libraries")
 @pytest.mark.parametrize("mode", ["append", "overwrite"])
 def test_insert_moves_the_dataset_to_the_new_version(uri: str, tmp_path: Path, mode: str) -> None:
     new = keyed_table(100, 130)
@@ -178,6 +179,7 @@ def _dataset_with_extra_file(path: Path) -> str:
     return str(path)
 
 
+@pytest.mark.local_files("lays out or copies directories with shutil for both libraries")
 @pytest.mark.parametrize("drop", [lance.LanceDataset.drop, ll.LanceDataset.drop])
 def test_drop_removes_the_dataset_and_everything_under_it(tmp_path: Path, drop: Any) -> None:
     uri = _dataset_with_extra_file(tmp_path / "ds")
@@ -200,6 +202,7 @@ def test_drop_missing_path(tmp_path: Path, drop: Any) -> None:
     drop(str(tmp_path / "nope"), ignore_not_found=True)
 
 
+@pytest.mark.local_files("lays out or copies directories with shutil for both libraries")
 @pytest.mark.parametrize("drop", [lance.LanceDataset.drop, ll.LanceDataset.drop])
 def test_drop_refuses_what_is_not_a_dataset_root(tmp_path: Path, drop: Any) -> None:
     plain = tmp_path / "plain" / "data"

@@ -64,6 +64,7 @@ def test_missing_field_and_no_files_is_legacy(tmp_path: Path) -> None:
     assert ours.data_storage_version == theirs.data_storage_version
 
 
+@pytest.mark.local_files("copies the dataset with shutil for both libraries")
 @pytest.mark.parametrize("written", ["2.0", "2.1"])
 def test_wrong_legacy_mark_is_corrected_on_commit(tmp_path: Path, written: str) -> None:
     """pylance's commit checks a legacy-marked manifest against its files and, when they

@@ -22,6 +22,9 @@ import lancelet as ll
 from lancelet.errors import LanceletError
 from tests.storage import list_names, write_file
 
+# Each case copies one pylance-written dataset for each library with shutil.
+pytestmark = pytest.mark.local_files("copies datasets with shutil for both libraries")
+
 # Most specific first: a FileNotFoundError is an OSError, a NotImplementedError a
 # RuntimeError.
 BUILTINS: tuple[type[BaseException], ...] = (
