@@ -44,8 +44,6 @@ def test_missing_objects(base: str) -> None:
         io.read_bytes(missing)
     with pytest.raises(FileNotFoundError):
         io.size_of(missing)
-    with pytest.raises(FileNotFoundError):
-        io.modified_at(missing)
     assert io.head(missing) is None
     assert not io.exists(missing)
     with pytest.raises((FileNotFoundError, LanceFileError)):

@@ -20,6 +20,7 @@ from lancelet.errors import (
     UnsupportedTypeError,
 )
 from lancelet.file import container, prefetch, v0_1
+from lancelet.file.container import ColumnInfo
 from lancelet.file.parallel import map_columns
 from lancelet.file.schema import from_lance_fields
 from lancelet.file.v2_0.fields import ColumnPages, build_reader
@@ -327,40 +328,42 @@ class LanceFileReader:
         nodes = self._nodes if names is None else [self._resolve(name) for name in names]
         return [c for node in nodes for c in prefetch.node_columns(node)]
 
+    def _buffers(
+        self, columns: Sequence[str] | None, of: Callable[[ColumnInfo], prefetch.Ranges]
+    ) -> prefetch.Ranges:
+        """``of`` each projected column's metadata, joined, and inside the file."""
+        found = [r for c in self._projected_columns(columns) for r in of(self._columns[c])]
+        return prefetch.within(found, self._source.size)
+
     def _prefetch_range(self, columns: Sequence[str] | None, start: int, end: int) -> None:
         """Announce the pages rows ``[start, end)`` of ``columns`` need (see :mod:`.prefetch`)."""
         if isinstance(self._source, LocalInputFile):
             return  # a memory map needs no warning
-        ranges = [
-            r
-            for c in self._projected_columns(columns)
-            for r in prefetch.range_buffers(self._columns[c], start, end, self._num_rows)
-        ]
-        self._source.prefetch(prefetch.within(ranges, self._source.size))
+        n = self._num_rows
+        self._source.prefetch(
+            self._buffers(columns, lambda info: prefetch.range_buffers(info, start, end, n))
+        )
 
     def _release_after(self, columns: Sequence[str] | None, end: int) -> None:
         """After reading up to row ``end``: keep only the pages a read from ``end`` on
         continues in (a sequential scan fetches no page twice)."""
         if isinstance(self._source, LocalInputFile):
             return
-        ranges = []
-        if end < self._num_rows:
-            ranges = [
-                r
-                for c in self._projected_columns(columns)
-                for r in prefetch.range_buffers(self._columns[c], end, end + 1, self._num_rows)
-            ]
-        self._source.retain(ranges)
+        n = self._num_rows
+        following = (
+            self._buffers(columns, lambda info: prefetch.range_buffers(info, end, end + 1, n))
+            if end < n
+            else []
+        )
+        self._source.retain(following)
 
     def _prefetch_rows(self, columns: Sequence[str] | None, rows: np.ndarray) -> None:
         if isinstance(self._source, LocalInputFile) or not len(rows):
             return
-        ranges = [
-            r
-            for c in self._projected_columns(columns)
-            for r in prefetch.row_buffers(self._columns[c], rows, self._num_rows)
-        ]
-        self._source.prefetch(prefetch.within(ranges, self._source.size))
+        n = self._num_rows
+        self._source.prefetch(
+            self._buffers(columns, lambda info: prefetch.row_buffers(info, rows, n))
+        )
 
     def _batches(
         self,

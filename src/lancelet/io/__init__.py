@@ -41,7 +41,6 @@ __all__ = [
     "list_dir",
     "list_tree",
     "local_path",
-    "modified_at",
     "normalize",
     "open_input",
     "open_output",
@@ -138,14 +137,6 @@ def remove_tree(uri: Location) -> None:
     """Remove ``uri`` and everything below it; what is already gone is no error."""
     storage, key, _ = resolve(uri)
     storage.remove_tree(key)
-
-
-def modified_at(uri: Location) -> float:
-    """Modification time in seconds since the epoch; a missing object is an error."""
-    found = head(uri)
-    if found is None:
-        raise FileNotFoundError(f"{uri}: no such file or object")
-    return found.modified_ns / 1e9
 
 
 def fingerprint(uri: Location) -> tuple[int, int] | None:
