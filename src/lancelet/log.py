@@ -68,7 +68,9 @@ def set_logger(
 
     The logger named ``name`` becomes :data:`LOGGER` (the one lancelet logs to) at
     ``level``; the handler gets the same level and ``format_string`` (pylance's
-    format when None).
+    format when None).  The defaults name lancelet's logger and file where pylance's
+    name ``"pylance"`` and ``pylance.log``, so that a plain ``set_logger()`` captures
+    what lancelet logs.
     """
     global LOGGER
     if log_handler is None:

@@ -244,10 +244,10 @@ class ShardedBatchSampler(Sampler):
         if with_row_id:
             raise UnsupportedOptionError(f"{where} does not return row ids (with_row_id=True)")
         if filter is None:
-            return self._runs(dataset, batch_size, columns)
+            return self._by_runs(dataset, batch_size, columns)
         return self._filtered(dataset, batch_size, columns, filter)
 
-    def _runs(
+    def _by_runs(
         self, dataset: LanceDataset, batch_size: int, columns: Columns | None
     ) -> Iterator[pa.RecordBatch]:
         ranges = strided_ranges(dataset.count_rows(), self._rank, self._world_size, batch_size)
