@@ -131,7 +131,9 @@ class DirectoryNamespace(LanceNamespace):
         ident = rq.namespace_id(request.id)
         self._prepare()
         entry = self._require_namespace(ident)
-        return DescribeNamespaceResponse(properties=entry.properties if entry else {})
+        # pylance answers {} for the root, None for a namespace created without any.
+        properties = entry.properties or None if entry is not None else {}
+        return DescribeNamespaceResponse(properties=properties)
 
     def drop_namespace(self, request: DropNamespaceRequest) -> DropNamespaceResponse:
         rq.refuse_fields(request, "drop_namespace", mode=rq.DROP_MODES, behavior=("restrict",))
@@ -177,9 +179,6 @@ class DirectoryNamespace(LanceNamespace):
         rq.refuse_fields(
             request,
             "describe_table",
-            version=None,
-            tag=None,
-            branch=None,
             with_table_uri=None,
             load_detailed_metadata=(False,),
             check_declared=None,
@@ -229,7 +228,7 @@ class DirectoryNamespace(LanceNamespace):
         return CreateTableResponse(location=uri, version=created.version)
 
     def declare_table(self, request: DeclareTableRequest) -> DeclareTableResponse:
-        rq.refuse_fields(request, "declare_table", location=None, vend_credentials=(False,))
+        rq.refuse_fields(request, "declare_table", vend_credentials=(False,))
         ident = rq.table_id(request.id)
         self._prepare()
         location = self._new_table_location(ident)
