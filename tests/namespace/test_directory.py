@@ -17,6 +17,7 @@ import lancelet
 import lancelet.namespace as lancelet_ns
 from lancelet.errors import ArgumentError, UnsupportedOptionError
 from tests.namespace import scenario
+from tests.s3server import S3Server
 
 LOCAL = "pylance's DirectoryNamespace reads and writes the root's files itself"
 
@@ -223,3 +224,15 @@ def test_create_empty_table_declares() -> None:
     # The name is taken until the declared table is dropped.
     with pytest.raises(spec.TableAlreadyExistsError):
         namespace.create_table(ln.CreateTableRequest(id=["a", "e"]), scenario.ipc_bytes(table))
+
+
+def test_object_store_root_shared_with_pylance(s3_server: S3Server, s3_bucket: str) -> None:
+    root = f"s3://{s3_bucket}/catalog"
+    storage = {f"storage.{k}": v for k, v in s3_server.storage_options.items()}
+    _populate(lancelet_ns.DirectoryNamespace(root=root, **storage))
+
+    def read_pylance(location: str) -> Any:
+        return lance.dataset(location, storage_options=s3_server.storage_options)
+
+    _check_populated(pylance_ns.DirectoryNamespace(root=root, **storage), read_pylance)
+    assert "catalog/__manifest/_versions/latest_version_hint.json" in s3_server.keys(s3_bucket)

@@ -16,6 +16,7 @@ import lance.namespace as pylance_ns
 import lance_namespace as ln
 import pytest
 from lance_namespace import errors as spec
+from lance_namespace_urllib3_client.models import Identity
 
 import lancelet.namespace as lancelet_ns
 from lancelet.errors import UnsupportedOptionError
@@ -115,3 +116,27 @@ def test_adapter_lifecycle_and_refusals() -> None:
         lancelet_ns.RestAdapter("dir", {"root": root}, host="0.0.0.0")
     with pytest.raises(UnsupportedOptionError, match="tls.cert_file"):
         lancelet_ns.RestNamespace(uri="http://127.0.0.1:1", **{"tls.cert_file": "x"})
+
+
+def test_client_refuses_fields_it_cannot_send() -> None:
+    seen: list[str | None] = []
+
+    class Recorder(lancelet_ns.DirectoryNamespace):
+        def list_tables(self, request: ln.ListTablesRequest) -> ln.ListTablesResponse:
+            seen.append(request.page_token)
+            return super().list_tables(request)
+
+    root = f"memory://rest-{uuid.uuid4().hex}"
+    adapter = lancelet_ns.RestAdapter("dir", {"root": root}, port=0)
+    adapter._namespace = Recorder(root=root)  # a backend that records what arrives
+    with adapter:
+        ours = lancelet_ns.RestNamespace(uri=f"http://127.0.0.1:{adapter.port}")
+        ours.list_tables(ln.ListTablesRequest(id=[], page_token="m", context={"header.X-A": "1"}))
+        assert seen == ["m"]
+        with pytest.raises(spec.UnsupportedOperationError, match="identity"):
+            ours.list_tables(ln.ListTablesRequest(id=[], identity=Identity(api_key="secret")))
+        with pytest.raises(spec.UnsupportedOperationError, match="properties"):
+            ours.create_table(
+                ln.CreateTableRequest(id=["t"], properties={"k": "v"}), scenario.ipc_bytes()
+            )
+    assert seen == ["m"]

@@ -47,7 +47,7 @@ from lance_namespace.errors import ErrorCode
 from pydantic import BaseModel
 
 from lancelet.errors import ArgumentError, UnsupportedOptionError
-from lancelet.namespace.errors import from_error_code
+from lancelet.namespace.errors import UnsupportedOperationError, from_error_code
 from lancelet.namespace.rest_routes import ARROW_STREAM, BY_OPERATION, DEFAULT_DELIMITER, join_id
 
 HEADER_PREFIX = "header."
@@ -120,8 +120,6 @@ class RestNamespace(LanceNamespace):
     def create_empty_table(self, request: CreateTableRequest) -> CreateTableResponse:
         """lance-namespace's deprecated ``create_empty_table``: declares the table."""
         if request.mode is not None or request.properties or request.storage_options:
-            from lancelet.namespace.errors import UnsupportedOperationError
-
             raise UnsupportedOperationError(
                 "Unsupported: lancelet's create_empty_table takes only an id"
             )
@@ -148,25 +146,44 @@ class RestNamespace(LanceNamespace):
             value = fields.pop(name, None)
             if value is not None:
                 query[name] = str(value).lower() if isinstance(value, bool) else str(value)
+        headers = _context_headers(fields)
+        if (route.method == "GET" or route.arrow_body) and any(fields.values()):
+            # Only the JSON body of a POST carries the other fields.
+            raise UnsupportedOperationError(
+                f"Unsupported: lancelet's RestNamespace cannot send {sorted(fields)} "
+                f"with {operation}"
+            )
         path = route.path(quote(join_id(ident, self._delimiter), safe=""))
         url = self._endpoint + path + ("?" + urlencode(query) if query else "")
         if route.arrow_body:
             body, content_type = bytes(data or b""), ARROW_STREAM
         else:
             body, content_type = json.dumps(fields).encode(), "application/json"
-        answer = self._send(
-            route.method, url, body if route.method == "POST" else None, content_type
-        )
+        sent = body if route.method == "POST" else None
+        answer = self._send(route.method, url, sent, {**headers, "Content-Type": content_type})
         return reply.model_validate(json.loads(answer) if answer else {})
 
-    def _send(self, method: str, url: str, body: bytes | None, content_type: str) -> bytes:
-        headers = {**self._headers, "Content-Type": content_type}
+    def _send(self, method: str, url: str, body: bytes | None, extra: dict[str, str]) -> bytes:
+        headers = {**self._headers, **extra}
         request = urllib.request.Request(url, data=body, method=method, headers=headers)
         try:
             with urllib.request.urlopen(request) as reply:
                 return bytes(reply.read())
         except urllib.error.HTTPError as exc:
             raise _error_of(exc.code, exc.read()) from None
+
+
+def _context_headers(fields: dict[str, Any]) -> dict[str, str]:
+    """The request context's ``header.<name>`` entries, as HTTP headers (the REST
+    spec's mapping); other entries stay in ``fields``."""
+    context = fields.pop("context", None) or {}
+    headers = {
+        k[len(HEADER_PREFIX) :]: v for k, v in context.items() if k.startswith(HEADER_PREFIX)
+    }
+    rest = {k: v for k, v in context.items() if not k.startswith(HEADER_PREFIX)}
+    if rest:
+        fields["context"] = rest
+    return headers
 
 
 def _error_of(status: int, payload: bytes) -> Exception:
