@@ -43,7 +43,7 @@ class InvalidInputError(LanceletError, spec.InvalidInputError):
 
 # The labels pylance's messages start with.  On the wire (a REST error's "error")
 # the message goes without its label, as pylance's server sends it; the code says it.
-LABELS = {
+LABELS: dict[int, str] = {
     spec.ErrorCode.UNSUPPORTED: "Unsupported",
     spec.ErrorCode.NAMESPACE_NOT_FOUND: "Namespace not found",
     spec.ErrorCode.NAMESPACE_ALREADY_EXISTS: "Namespace already exists",
@@ -56,7 +56,7 @@ LABELS = {
 
 def wire_message(code: int, message: str) -> str:
     """``message`` without the label its code implies."""
-    label = LABELS.get(spec.ErrorCode(code)) if code in spec.ErrorCode._value2member_map_ else None
+    label = LABELS.get(code)
     if label and message.startswith(label + ": "):
         return message[len(label) + 2 :]
     return message

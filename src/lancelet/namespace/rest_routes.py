@@ -179,7 +179,7 @@ _CONFLICT = {
     ErrorCode.TABLE_BRANCH_ALREADY_EXISTS,
     ErrorCode.CONCURRENT_MODIFICATION,
 }
-_OTHER = {
+_OTHER: dict[int, int] = {
     ErrorCode.UNSUPPORTED: 406,
     ErrorCode.INVALID_INPUT: 400,
     ErrorCode.PERMISSION_DENIED: 403,
@@ -195,7 +195,7 @@ def http_status(code: int) -> int:
         return 404
     if code in _CONFLICT:
         return 409
-    return _OTHER.get(ErrorCode(code), 500) if code in ErrorCode._value2member_map_ else 500
+    return _OTHER.get(code, 500)
 
 
 def join_id(ident: list[str] | None, delimiter: str) -> str:

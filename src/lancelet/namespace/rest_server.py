@@ -142,6 +142,11 @@ class _NamespaceHandler(BaseHTTPRequestHandler):
         pass  # a test server: no access log on stderr
 
     def _serve(self, method: str) -> None:
+        if self.headers.get("Transfer-Encoding"):
+            # Bodies are read by Content-Length; a chunked one would be misread.
+            self._error(int(ErrorCode.INVALID_INPUT), "request bodies must have a Content-Length")
+            self.close_connection = True
+            return
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         parts = urlsplit(self.path)
         segments = parts.path.split("/")
