@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Sequence
 from typing import Any
 
@@ -85,7 +84,7 @@ def relative_location(location: str | None) -> str:
         )
     if ".." in location.replace("\\", "/").split("/"):
         raise InvalidInputError(f"Invalid input: Path traversal is not allowed. {rule}: {location}")
-    return posixpath.normpath(location)
+    return location
 
 
 def page(names: list[str], token: str | None, limit: int | None) -> tuple[list[str], str | None]:
