@@ -591,7 +591,6 @@ def test_packed_structs(tmp_path: Path, version: str) -> None:
 @pytest.mark.parametrize(
     ("key", "value", "error"),
     [
-        ("lance-encoding:blob", "true", UnsupportedOptionError),
         ("lance-encoding:rle-threshold", "2", SchemaError),
         ("lance-encoding:bss", "sometimes", SchemaError),
         ("lance-encoding:compression", "snappy", SchemaError),

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelet.dataset import arguments, frag_reuse, index_build, indices, schema_ops
+from lancelet.dataset import arguments, blob, frag_reuse, index_build, indices, schema_ops
 from lancelet.dataset.cleanup import CleanupStats, cleanup_old_versions
 from lancelet.dataset.delete import plan_delete
 from lancelet.dataset.drop import drop_dataset
@@ -175,6 +175,20 @@ class LanceDataset(Scannable):
             ignore_deletions=ignore_deletions,
         )
         return shape.apply(table, f"{self._uri}: _take_rows")
+
+    def take_blobs(
+        self,
+        blob_column: str,
+        ids: Sequence[int] | pa.Array | None = None,
+        addresses: Sequence[int] | pa.Array | None = None,
+        indices: Sequence[int] | pa.Array | None = None,
+        *,
+        buffer_size: int = blob.DEFAULT_BLOB_BUFFER_SIZE,
+    ) -> list[blob.BlobFile | None]:
+        """The blobs of ``blob_column`` at rows chosen by exactly one of ``ids``,
+        ``addresses`` or ``indices``, as file-like objects (None for a null blob)."""
+        selection = (ids, addresses, indices)
+        return blob.take_blobs(self._store, self._manifest, blob_column, selection, buffer_size)
 
     def sample(
         self,

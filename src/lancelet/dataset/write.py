@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from lancelet import io
+from lancelet.dataset import blob
 from lancelet.errors import SchemaError, UnsupportedVersionError
 from lancelet.file import version as file_version
 from lancelet.file.writer import LanceFileWriter
@@ -101,6 +102,7 @@ def prepare(
             ) from exc
     else:
         version = storage_version(data_storage_version)
+    blob.check_writable(reader.schema, version, where)
     return Prepared(reader, LanceSchema.from_arrow(reader.schema), False, version)
 
 
