@@ -17,6 +17,7 @@ from lancelet.dataset import (
     write_fragments,
 )
 from lancelet.dataset import dataset as _open_dataset
+from lancelet.dataset.bases import DatasetBasePath
 from lancelet.dataset.blob import BlobColumn, BlobFile
 from lancelet.io.counters import bytes_read_counter, iops_counter
 from lancelet.log import set_logger
@@ -29,6 +30,7 @@ dataset = _open_dataset
 __all__ = [
     "BlobColumn",
     "BlobFile",
+    "DatasetBasePath",
     "FragmentMetadata",
     "LanceDataset",
     "LanceFragment",

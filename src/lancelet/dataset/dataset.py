@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelet.dataset import arguments, blob, frag_reuse, index_build, indices, schema_ops
+from lancelet.dataset import arguments, bases, blob, frag_reuse, index_build, indices, schema_ops
 from lancelet.dataset.cleanup import CleanupStats, cleanup_old_versions
 from lancelet.dataset.delete import plan_delete
 from lancelet.dataset.drop import drop_dataset
@@ -217,6 +217,28 @@ class LanceDataset(Scannable):
     def _commit(self, operation: ops.Operation) -> None:
         txn = ops.Transaction(self.version, operation)
         self._manifest = commit_transaction(self._store, txn)
+
+    # -- base paths (dataset/bases.py) ------------------------------------------------
+
+    def base_paths(self) -> dict[int, bases.DatasetBasePath]:
+        """The base paths registered for data files, by id."""
+        return bases.base_paths(self._manifest)
+
+    def add_bases(
+        self,
+        new_bases: list[bases.DatasetBasePath],
+        transaction_properties: dict[str, str] | None = None,
+    ) -> LanceDataset:
+        """Register more base paths (as a new version); returns this dataset."""
+        self._manifest = bases.add_bases(
+            self._store, self._manifest, new_bases, transaction_properties
+        )
+        return self
+
+    @property
+    def _ds(self) -> LanceDataset:
+        # pylance's tests reach its native dataset as ``_ds`` for ``base_paths()``.
+        return self
 
     def restore(self) -> None:
         """Make this (old) version the latest, as a new version."""
