@@ -130,3 +130,14 @@ def test_overwrite_keeps_the_bases(tmp_path: Path) -> None:
     ds = ll.write_dataset(TABLE, ds, mode="overwrite", target_bases=["b2"])
     assert _layout(lance.dataset(tmp_path / "primary"))[1] == [7]
     assert lance.dataset(tmp_path / "primary").to_table().equals(ds.to_table())
+
+
+def test_fragment_json_carries_base_ids(tmp_path: Path) -> None:
+    _write(lance, tmp_path)
+    theirs = lance.dataset(tmp_path / "primary").get_fragments()
+    ours = ll.dataset(tmp_path / "primary").get_fragments()
+    for mine, their in zip(ours, theirs, strict=True):
+        want = [f["base_id"] for f in their.metadata.to_json()["files"]]
+        assert [f["base_id"] for f in mine.metadata.to_json()["files"]] == want
+        again = ll.FragmentMetadata.from_json(their.metadata.to_json())
+        assert [f["base_id"] for f in again.to_json()["files"]] == want
