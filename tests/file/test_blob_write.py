@@ -9,7 +9,7 @@ import lance.file
 import pyarrow as pa
 import pytest
 
-from lancelet.errors import UnsupportedOptionError, UnsupportedTypeError
+from lancelet.errors import UnsupportedEncodingError, UnsupportedOptionError, UnsupportedTypeError
 from lancelet.file import LanceFileReader, LanceFileWriter
 
 BLOB = {"lance-encoding:blob": "true"}
@@ -80,3 +80,15 @@ def test_blobs_that_cannot_be_written_are_refused(tmp_path: Path) -> None:
     plain = pa.schema([pa.field("b", pa.large_binary(), metadata=BLOB)])
     with pytest.raises(UnsupportedOptionError, match="format 2.0"):
         LanceFileWriter(path, plain, version="2.0")
+
+
+def test_pylance_2_0_blob_file_is_refused_not_called_corrupt(tmp_path: Path) -> None:
+    table = pa.table(
+        {"b": pa.array([b"foo", None], pa.large_binary())},
+        schema=pa.schema([pa.field("b", pa.large_binary(), metadata=BLOB)]),
+    )
+    path = str(tmp_path / "p.lance")
+    with lance.file.LanceFileWriter(path, table.schema, version="2.0") as writer:
+        writer.write_batch(table)
+    with pytest.raises(UnsupportedEncodingError, match="2.0 blob column"):
+        LanceFileReader(path).read_all().to_table()
