@@ -92,3 +92,20 @@ def test_pylance_2_0_blob_file_is_refused_not_called_corrupt(tmp_path: Path) -> 
         writer.write_batch(table)
     with pytest.raises(UnsupportedEncodingError, match="2.0 blob column"):
         LanceFileReader(path).read_all().to_table()
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_blob_under_a_null_struct_reads_as_null(tmp_path: Path, version: str) -> None:
+    # The struct is null where its child still holds bytes: those are not a value.
+    child = pa.array([b"abc", b"hidden", b"xyz"], pa.large_binary())
+    struct = pa.StructArray.from_arrays(
+        [child], fields=[pa.field("b", pa.large_binary(), metadata=BLOB)],
+        mask=pa.array([False, True, False]),
+    )  # fmt: skip
+    table = pa.table({"s": struct})
+    path = str(tmp_path / "f.lance")
+    with LanceFileWriter(path, table.schema, version=version) as writer:
+        writer.write_batch(table)
+    want = [{"b": b"abc"}, None, {"b": b"xyz"}]
+    assert lance.file.LanceFileReader(path).read_all().to_table().column("s").to_pylist() == want
+    assert LanceFileReader(path).read_all().to_table().column("s").to_pylist() == want

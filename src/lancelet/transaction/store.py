@@ -109,13 +109,10 @@ class DatasetStore:
         return io.join(self._base(base_id).data_dir(), name)
 
     def remember_bases(self, manifest: Manifest) -> None:
-        """Learn the manifest's base paths (ids are never reused within a dataset)."""
+        """Learn the manifest's base paths.  Ids are not reused within a dataset's
+        history (short of a restore that dropped a base): the last manifest seen wins."""
         for base in manifest.base_paths:
-            known = self._bases.setdefault(base.id, base)
-            if known != base:
-                raise CorruptDatasetError(
-                    f"{self.root}: base path id {base.id} names both {known.path} and {base.path}"
-                )
+            self._bases[base.id] = base
 
     def _base(self, base_id: int) -> BasePath:
         if base_id not in self._bases:

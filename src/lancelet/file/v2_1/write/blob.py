@@ -72,12 +72,16 @@ def encode(
     chunks = [b.values for b in batches]
     described = pa.concat_arrays(chunks) if len(chunks) != 1 else chunks[0]
     positions = np.asarray(described.field(0).to_numpy(zero_copy_only=False), dtype=np.uint64)
-    sizes = described.field(1)
+    sizes = np.asarray(described.field(1).to_numpy(zero_copy_only=False), dtype=np.uint64)
     if page.defs is not None:
+        # A null here or above (a child under a null struct may still hold bytes)
+        # has only its levels: size 0, levels in the position.
         null = page.defs > 0
         positions = np.where(null, page.defs.astype(np.uint64) << np.uint64(_LEVEL_BITS), positions)
+        sizes = np.where(null, np.uint64(0), sizes)
     inner_values = pa.StructArray.from_arrays(
-        [pa.array(positions, pa.uint64()), sizes], fields=list(_DESCRIPTION)
+        [pa.array(positions, pa.uint64()), pa.array(sizes, pa.uint64())],
+        fields=list(_DESCRIPTION),
     )
     n = len(inner_values)
     inner_batch = LeafBatch(inner_values, None, None, (False,), (False,), n, (False,))
