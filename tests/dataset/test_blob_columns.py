@@ -106,3 +106,16 @@ def test_blob_column_wraps_binary_values() -> None:
         assert ours == theirs == [b"foo", b"", b"baz"]
     with pytest.raises(ValueError, match="Expected a binary array"):
         ll.BlobColumn(pa.array([1, 2, 3]))
+
+
+def test_appending_blobs_to_a_2_2_dataset_is_refused(tmp_path: Path) -> None:
+    uri = tmp_path / "ds"
+    ds = ll.write_dataset(pa.table({"idx": pa.array([0], pa.uint64())}), uri,
+                          data_storage_version="2.2")  # fmt: skip
+    ds.add_columns(pa.field("blobs", pa.large_binary(), metadata=BLOB))
+    rows = pa.table(
+        {"idx": pa.array([1], pa.uint64()), "blobs": pa.array([b"x"], pa.large_binary())}
+    )
+    with pytest.raises(NotImplementedError, match="blob column"):
+        ll.write_dataset(rows.select(["idx", "blobs"]), uri, mode="append")
+    assert ll.dataset(uri).count_rows() == 1
