@@ -17,6 +17,8 @@ from lancelet.dataset import (
     write_fragments,
 )
 from lancelet.dataset import dataset as _open_dataset
+from lancelet.dataset.bases import DatasetBasePath
+from lancelet.dataset.blob import BlobColumn, BlobFile
 from lancelet.io.counters import bytes_read_counter, iops_counter
 from lancelet.log import set_logger
 from lancelet.schema import json_to_schema, schema_to_json
@@ -26,6 +28,9 @@ from lancelet.schema import json_to_schema, schema_to_json
 dataset = _open_dataset
 
 __all__ = [
+    "BlobColumn",
+    "BlobFile",
+    "DatasetBasePath",
     "FragmentMetadata",
     "LanceDataset",
     "LanceFragment",

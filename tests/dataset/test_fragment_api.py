@@ -98,8 +98,6 @@ def test_from_json_refuses_what_lancelet_cannot_carry(tmp_path: Path) -> None:
     ds = lance.write_dataset(keyed_table(0, 10), uri)
     form = ds.get_fragments()[0].metadata.to_json()
     with pytest.raises(UnsupportedFeatureError):
-        ll.FragmentMetadata.from_json({**form, "files": [{**form["files"][0], "base_id": 1}]})
-    with pytest.raises(UnsupportedFeatureError):
         ll.FragmentMetadata.from_json({**form, "overlays": [{"data_file": {}, "offsets": []}]})
 
 

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 import pyarrow as pa
 
+from lancelet.dataset.bases import plan_write
 from lancelet.dataset.dataset import LanceDataset, Version
 from lancelet.dataset.inputs import as_reader, dataset_location
 from lancelet.dataset.options import check_options
@@ -55,6 +56,8 @@ def write_dataset(
     **options: Any,
 ) -> LanceDataset:
     """Create a dataset, append to it, or overwrite it with ``data``."""
+    initial_bases = options.pop("initial_bases", None)
+    target_bases = options.pop("target_bases", None)
     check_options(options, "write_dataset")
     if mode not in ("create", "append", "overwrite"):
         raise ArgumentError(
@@ -72,10 +75,11 @@ def write_dataset(
             f"{store.root}: enable_stable_row_ids applies when a dataset is created; this "
             "one exists without stable row ids"
         )
+    bases = plan_write(latest, mode, initial_bases, target_bases, store.root)
     prepared = prepare(latest, as_reader(data, schema), mode, data_storage_version, store.root)
     fragments = tuple(
         write_fragment_files(
-            store, prepared.reader, prepared.schema, prepared.version, max_rows_per_file
+            store, prepared.reader, prepared.schema, prepared.version, max_rows_per_file, bases
         )
     )
     operation: ops.Operation = (
@@ -85,6 +89,7 @@ def write_dataset(
             fragments,
             prepared.schema,
             stable_row_ids=enable_stable_row_ids if latest is None else None,
+            initial_bases=bases.initial,
         )
     )
     txn = ops.Transaction(latest.version if latest else 0, operation)

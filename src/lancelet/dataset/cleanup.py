@@ -31,6 +31,7 @@ from lancelet import io
 from lancelet.dataset.tags import Tags
 from lancelet.errors import DatasetError, TagError, VersionNotFoundError
 from lancelet.table import naming
+from lancelet.table.fragment import DataFile
 from lancelet.table.manifest import Manifest
 from lancelet.table.manifest_file import decode_manifest
 from lancelet.table.naming import ManifestLocation
@@ -71,7 +72,7 @@ class _References:
     def add(self, store: DatasetStore, manifest: Manifest) -> None:
         for fragment in manifest.fragments:
             for data_file in fragment.files:
-                self.files.add(io.join(naming.DATA_DIR, data_file.path))
+                self.files.add(_data_file_key(store, data_file))
             if fragment.deletion_file is not None:
                 path = store.deletion_path(fragment.id, fragment.deletion_file)
                 self.files.add(io.relative(path, store.root))
@@ -79,6 +80,16 @@ class _References:
             self.files.add(io.join(naming.TRANSACTIONS_DIR, manifest.transaction_file))
         for index in manifest.indices:
             self.index_uuids.add(str(index.uuid))
+
+
+def _data_file_key(store: DatasetStore, data_file: DataFile) -> str:
+    """A data file's path relative to the dataset root; one under a base path outside
+    the root (which cleanup never lists, so never removes) keeps its full path."""
+    if data_file.base_id is None:
+        return io.join(naming.DATA_DIR, data_file.path)
+    path = store.data_path(data_file.path, data_file.base_id)
+    root = store.root.rstrip("/") + "/"
+    return path[len(root) :] if path.startswith(root) else path
 
 
 @dataclass

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelet.dataset import arguments, frag_reuse, index_build, indices, schema_ops
+from lancelet.dataset import arguments, bases, blob, frag_reuse, index_build, indices, schema_ops
 from lancelet.dataset.cleanup import CleanupStats, cleanup_old_versions
 from lancelet.dataset.delete import plan_delete
 from lancelet.dataset.drop import drop_dataset
@@ -176,6 +176,20 @@ class LanceDataset(Scannable):
         )
         return shape.apply(table, f"{self._uri}: _take_rows")
 
+    def take_blobs(
+        self,
+        blob_column: str,
+        ids: Sequence[int] | pa.Array | None = None,
+        addresses: Sequence[int] | pa.Array | None = None,
+        indices: Sequence[int] | pa.Array | None = None,
+        *,
+        buffer_size: int = blob.DEFAULT_BLOB_BUFFER_SIZE,
+    ) -> list[blob.BlobFile | None]:
+        """The blobs of ``blob_column`` at rows chosen by exactly one of ``ids``,
+        ``addresses`` or ``indices``, as file-like objects (None for a null blob)."""
+        selection = (ids, addresses, indices)
+        return blob.take_blobs(self._store, self._manifest, blob_column, selection, buffer_size)
+
     def sample(
         self,
         num_rows: int,
@@ -203,6 +217,28 @@ class LanceDataset(Scannable):
     def _commit(self, operation: ops.Operation) -> None:
         txn = ops.Transaction(self.version, operation)
         self._manifest = commit_transaction(self._store, txn)
+
+    # -- base paths (dataset/bases.py) ------------------------------------------------
+
+    def base_paths(self) -> dict[int, bases.DatasetBasePath]:
+        """The base paths registered for data files, by id."""
+        return bases.base_paths(self._manifest)
+
+    def add_bases(
+        self,
+        new_bases: list[bases.DatasetBasePath],
+        transaction_properties: dict[str, str] | None = None,
+    ) -> LanceDataset:
+        """Register more base paths (as a new version); returns this dataset."""
+        self._manifest = bases.add_bases(
+            self._store, self._manifest, new_bases, transaction_properties
+        )
+        return self
+
+    @property
+    def _ds(self) -> LanceDataset:
+        # pylance's tests reach its native dataset as ``_ds`` for ``base_paths()``.
+        return self
 
     def restore(self) -> None:
         """Make this (old) version the latest, as a new version."""

@@ -43,7 +43,7 @@ class FragmentReader:
     def _file(self, index: int) -> LanceFileReader:
         if index not in self._files:
             data_file = self.fragment.files[index]
-            path = self.store.data_path(data_file.path)
+            path = self.store.data_path(data_file.path, data_file.base_id)
             reader = self._open(path, data_file)
             if reader.num_rows() != self.fragment.physical_rows:
                 raise CorruptDatasetError(

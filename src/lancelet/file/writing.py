@@ -22,6 +22,7 @@ from lancelet.io import OutputFile, open_output
 DEFAULT_DATA_CACHE_BYTES = 8 * 1024 * 1024
 DEFAULT_MAX_PAGE_BYTES = 32 * 1024 * 1024
 _PAD = b"H"  # the byte pylance pads buffers with (72), so files can match byte for byte
+PAD_BYTE = _PAD[0]
 
 
 class PageSink:

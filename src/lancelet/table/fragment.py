@@ -64,9 +64,11 @@ class DataFile:
     file_major_version: int = 2
     file_minor_version: int = 0
     file_size_bytes: int = 0
+    # The manifest's base path the file lives under (None: the dataset's own data/).
+    base_id: int | None = None
 
     def to_proto(self) -> table_pb2.DataFile:
-        return table_pb2.DataFile(
+        pb = table_pb2.DataFile(
             path=self.path,
             fields=self.fields,
             column_indices=self.column_indices,
@@ -74,6 +76,9 @@ class DataFile:
             file_minor_version=self.file_minor_version,
             file_size_bytes=self.file_size_bytes,
         )
+        if self.base_id is not None:
+            pb.base_id = self.base_id
+        return pb
 
     @classmethod
     def from_proto(cls, pb: table_pb2.DataFile) -> DataFile:
@@ -84,6 +89,7 @@ class DataFile:
             pb.file_major_version,
             pb.file_minor_version,
             pb.file_size_bytes,
+            pb.base_id if pb.HasField("base_id") else None,
         )
 
 

@@ -139,6 +139,21 @@ def check_manifest(manifest: Manifest, checked: list[Checked], path: str) -> Non
         # not, the manifest is refused rather than let through.
         raise CorruptDatasetError(f"{path}: the fragments do not fit the manifest")
     _check_deletion_flag(manifest, checked, path)
+    if any(map(_BASE_PATHS, checked)):
+        _check_base_ids(manifest, path)
+
+
+def _check_base_ids(manifest: Manifest, path: str) -> None:
+    ids = [b.id for b in manifest.base_paths]
+    if len(set(ids)) != len(ids) or any(i <= 0 for i in ids):
+        raise CorruptDatasetError(f"{path}: base path ids {ids} are not distinct positive ids")
+    for fragment in manifest.fragments:
+        for data_file in fragment.files:
+            if data_file.base_id is not None and data_file.base_id not in ids:
+                raise CorruptDatasetError(
+                    f"{path}: fragment {fragment.id}: data file {data_file.path!r} names base "
+                    f"path {data_file.base_id}, which the manifest does not list"
+                )
 
 
 def _fragments_fit(manifest: Manifest, checked: list[Checked]) -> bool:

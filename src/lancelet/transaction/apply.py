@@ -22,6 +22,7 @@ from lancelet.errors import (
     VersionNotFoundError,
 )
 from lancelet.table import features
+from lancelet.table.base_paths import BasePath, with_new_ids
 from lancelet.table.fragment import Fragment
 from lancelet.table.index import FRAG_REUSE_INDEX, IndexMetadata
 from lancelet.table.manifest import Manifest, WriterVersion, data_file_format
@@ -41,6 +42,7 @@ from lancelet.transaction.operations import (
     Restore,
     Rewrite,
     Update,
+    UpdateBases,
     UpdateConfig,
 )
 
@@ -108,7 +110,25 @@ def fold_overwrite(base: Manifest | None, op: Overwrite, ctx: FoldContext) -> Ma
         data_format=_files_format(op.fragments, base.data_format if base else data_format),
         config=config,
         table_metadata=base.table_metadata if base else {},
+        base_paths=_kept_bases(base, op.initial_bases),
     )
+
+
+def _kept_bases(base: Manifest | None, initial: tuple[BasePath, ...]) -> tuple[BasePath, ...]:
+    """An overwrite keeps the bases registered so far (their files may still be read
+    by older versions) and adds those a new dataset registers."""
+    kept = base.base_paths if base else ()
+    taken = {b.id for b in kept}
+    clash = next((b for b in initial if b.id in taken or b.id <= 0), None)
+    if clash is not None:
+        raise DatasetError(f"base path id {clash.id} ({clash.path}) is invalid or already used")
+    return kept + initial
+
+
+def fold_update_bases(base: Manifest | None, op: UpdateBases, ctx: FoldContext) -> Manifest:
+    base = existing(base, op)
+    added = with_new_ids(base.base_paths, op.new_bases)
+    return replace(base, base_paths=base.base_paths + added)
 
 
 def _changed(
@@ -459,6 +479,7 @@ def stamp(
         derived.config,
         _mixed_versions(derived),
         stable,
+        bool(derived.base_paths),
     )
     return replace(
         derived,

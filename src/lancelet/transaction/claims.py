@@ -18,6 +18,7 @@ from lancelet.transaction.operations import (
     ReserveFragments,
     Rewrite,
     Update,
+    UpdateBases,
     UpdateConfig,
 )
 
@@ -45,7 +46,7 @@ def anything(op: Operation) -> Claims | None:
     return None
 
 
-def nothing(op: ReserveFragments | UpdateConfig | CreateIndex) -> Claims:
+def nothing(op: ReserveFragments | UpdateConfig | UpdateBases | CreateIndex) -> Claims:
     return Claims(frozenset())
 
 

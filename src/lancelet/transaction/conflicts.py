@@ -428,6 +428,9 @@ RULES: dict[str, dict[str, Rule]] = {
         "*": OK,
     },
     "reserve_fragments": {"overwrite": INCOMPATIBLE, "restore": INCOMPATIBLE, "*": OK},
+    # New bases get their ids, and are checked for names and paths already taken,
+    # when folded onto the winner's manifest, so they commute with everything.
+    "update_bases": {"unknown": RETRY, "*": OK},
     # A new schema over the data this writer read: new rows or other schema changes
     # since then would be missing its columns or contradict it.
     "project": {

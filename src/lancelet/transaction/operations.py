@@ -20,6 +20,7 @@ from pyroaring import FrozenBitMap
 
 from lancelet._proto import table_pb2, transaction_pb2
 from lancelet.errors import CorruptDatasetError
+from lancelet.table.base_paths import BasePath
 from lancelet.table.fragment import Fragment
 from lancelet.table.index import IndexDetails, IndexFile, IndexMetadata
 from lancelet.table.schema import LanceSchema
@@ -39,6 +40,8 @@ class Overwrite:
     config_upsert_values: Mapping[str, str] = field(default_factory=dict)
     # Whether the new dataset gives rows stable ids; None keeps what the old one did.
     stable_row_ids: bool | None = None
+    # Base paths a new dataset registers (with their ids), besides those it keeps.
+    initial_bases: tuple[BasePath, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,13 @@ class UpdateConfig:
     # Per field id: changes to that field's metadata.
     field_metadata: Mapping[int, MapUpdate] = field(default_factory=dict)
     table_metadata: MapUpdate | None = None
+
+
+@dataclass(frozen=True)
+class UpdateBases:
+    """Register base paths; their ids are assigned when the commit is folded."""
+
+    new_bases: tuple[BasePath, ...]
 
 
 class InsertedKeys(Protocol):
@@ -198,6 +208,7 @@ Operation = Union[  # noqa: UP007 - a runtime alias
     Restore,
     ReserveFragments,
     UpdateConfig,
+    UpdateBases,
     Project,
     Merge,
     Update,
@@ -250,10 +261,25 @@ def encode_overwrite(op: Overwrite, pb: Message) -> None:
     pb.schema.extend(op.schema.fields)
     pb.schema_metadata.update(op.schema.metadata)
     pb.config_upsert_values.update(op.config_upsert_values)
+    pb.initial_bases.extend(b.to_proto() for b in op.initial_bases)
 
 
 def decode_overwrite(pb: Message, where: str) -> Overwrite:
-    return Overwrite(_frags(pb.fragments), _schema(pb), dict(pb.config_upsert_values))
+    bases = tuple(BasePath.from_proto(b) for b in pb.initial_bases)
+    return Overwrite(
+        _frags(pb.fragments), _schema(pb), dict(pb.config_upsert_values), initial_bases=bases
+    )
+
+
+def encode_update_bases(op: UpdateBases, pb: Message) -> None:
+    for base in op.new_bases:
+        new = pb.new_bases.add(path=base.path, is_dataset_root=base.is_dataset_root)
+        if base.name is not None:
+            new.name = base.name
+
+
+def decode_update_bases(pb: Message, where: str) -> UpdateBases:
+    return UpdateBases(tuple(BasePath.from_proto(b) for b in pb.new_bases))
 
 
 def encode_delete(op: Delete, pb: Message) -> None:

@@ -27,6 +27,7 @@ from lancelet.errors import (
     VersionNotFoundError,
 )
 from lancelet.table import deletion, naming, row_ids
+from lancelet.table.base_paths import BasePath
 from lancelet.table.fragment import DeletionFile, Fragment
 from lancelet.table.fragment_check import check_fragments
 from lancelet.table.manifest import Manifest
@@ -82,6 +83,7 @@ class DatasetStore:
         self.storage_options = dict(storage_options) if storage_options else None
         self._read_manifest = lru_cache(maxsize=64)(self._load_manifest)
         self._caches: dict[str, BoundedCache] = {}
+        self._bases: dict[int, BasePath] = {}
 
     def __reduce__(
         self,
@@ -99,8 +101,29 @@ class DatasetStore:
     def path(self, *parts: str) -> str:
         return io.join(self.root, *parts)
 
-    def data_path(self, name: str) -> str:
-        return self.path(naming.DATA_DIR, name)
+    def data_path(self, name: str, base_id: int | None = None) -> str:
+        """Where a data file is: under the dataset's ``data/``, or under the base path
+        ``base_id`` of the dataset's manifests."""
+        if base_id is None:
+            return self.path(naming.DATA_DIR, name)
+        return io.join(self._base(base_id).data_dir(), name)
+
+    def remember_bases(self, manifest: Manifest) -> None:
+        """Learn the manifest's base paths.  Ids are not reused within a dataset's
+        history (short of a restore that dropped a base): the last manifest seen wins."""
+        for base in manifest.base_paths:
+            self._bases[base.id] = base
+
+    def _base(self, base_id: int) -> BasePath:
+        if base_id not in self._bases:
+            found = self.latest_manifest()  # a base added since this store last looked
+            if found is not None:
+                self.remember_bases(found[0])
+        base = self._bases.get(base_id)
+        if base is None:
+            raise CorruptDatasetError(f"{self.root}: a data file names base path {base_id}, "
+                                      "which no manifest registers")  # fmt: skip
+        return base
 
     # -- versions ---------------------------------------------------------------------
 
@@ -187,6 +210,7 @@ class DatasetStore:
             raise CorruptDatasetError(
                 f"{path}: file name says version {version}, the manifest says {manifest.version}"
             )
+        self.remember_bases(manifest)
         return manifest
 
     def checked_manifest_bytes(self, manifest: Manifest) -> bytes:
@@ -205,6 +229,7 @@ class DatasetStore:
         name = naming.manifest_name(manifest.version, scheme)
         path = self.path(naming.VERSIONS_DIR, name)
         data = encode_manifest(manifest, self.root) if data is None else data
+        self.remember_bases(manifest)
         if not io.put_if_not_exists(path, data):
             return False
         if self._other_scheme_has(manifest.version, scheme):

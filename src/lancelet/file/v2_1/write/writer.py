@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from lancelet.file import parallel
+from lancelet.file.v2_1.write import blob
 from lancelet.file.v2_1.write import page as page_enc
 from lancelet.file.v2_1.write import params as field_params
 from lancelet.file.v2_1.write.shred import LeafBatch, LeafPath, leaf_paths, shred
@@ -44,10 +45,15 @@ class _LeafStream:
     pending: list[LeafBatch] = field(default_factory=list)
     pending_bytes: int = 0
     next_row: int = 0
+    # Blob columns write their values at once (where ``sink`` says) and keep only
+    # the values' descriptions for their pages.
+    blob_sink: PageSink | None = None
 
     def append(self, batch: LeafBatch) -> None:
         if batch.num_rows == 0:
             return
+        if self.blob_sink is not None:
+            batch = blob.describe(batch, self.blob_sink)
         self.pending.append(batch)
         self.pending_bytes += batch.values.nbytes + 2 * batch.num_entries
 
@@ -58,6 +64,9 @@ class _LeafStream:
     def encode(
         self, batches: list[LeafBatch], options: page_enc.Options, max_page_bytes: int
     ) -> list[page_enc.EncodedPage]:
+        if self.blob_sink is not None:
+            return [blob.encode(self.path, piece, options, self.where)
+                    for piece in _pages(batches, max_page_bytes)]  # fmt: skip
         return [
             page_enc.encode(self.path, piece, self.params, options, self.where)
             for piece in _pages(batches, max_page_bytes)
@@ -118,6 +127,9 @@ class FileWriter21(FileWriterBase):
 
     def start(self, schema: pa.Schema) -> None:
         super().start(schema)
+        for stream in self._streams:
+            if field_params.BLOB in (stream.path.field.metadata or {}):
+                stream.blob_sink = self._sink
         self._encoder = _Encoder(self._sink, self._options, self._max_page_bytes)
 
     def _write(self, batch: pa.RecordBatch) -> None:
