@@ -5,7 +5,7 @@ supports: ``write_dataset``, ``dataset``, ``LanceDataset``, ``LanceOperation``,
 ``LanceFragment`` and ``lancelet.fragment.write_fragments``.
 """
 
-from lancelet import errors, file, fragment, optimize
+from lancelet import arrow, errors, file, fragment, optimize
 from lancelet._version import __version__
 from lancelet.dataset import (
     FragmentMetadata,
@@ -30,6 +30,7 @@ __all__ = [
     "LanceOperation",
     "LanceScanner",
     "__version__",
+    "arrow",
     "dataset",
     "errors",
     "file",

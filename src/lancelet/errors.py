@@ -61,6 +61,10 @@ class ArgumentError(LanceletError, ValueError):
     """An argument of a lancelet call has the right type but an impossible value."""
 
 
+class InvalidJSONError(ArgumentError, OSError):
+    """A value written to a JSON column is not one JSON document (pylance: ``OSError``)."""
+
+
 class UnknownIndexTypeError(ArgumentError, NotImplementedError):
     """An index type name that names no index (a ``NotImplementedError`` in pylance)."""
 
