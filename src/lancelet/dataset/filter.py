@@ -37,7 +37,7 @@ from sqlglot import exp, generator, parser, tokens
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 
-from lancelet.dataset import array_has, kernels, sql_functions
+from lancelet.dataset import array_has, json_functions, kernels, sql_functions
 from lancelet.errors import FilterError
 
 __all__ = [
@@ -1002,7 +1002,16 @@ def _anonymous(t: _Translator, node: exp.Anonymous) -> _Value:
         return _regexp(t, node, "regexp_match", list(node.expressions))
     if name == "arrow_cast":
         return _arrow_cast(t, node)
+    if name in json_functions.NAMES:
+        return _json_function(t, node)
     return _membership(t, node)
+
+
+def _json_function(t: _Translator, node: exp.Expression) -> _Value:
+    name, subject_node, params = json_functions.call_parts(node)
+    subject = t.visit(subject_node)
+    expression, dtype = json_functions.expression(name, subject.expr, subject.type, params)
+    return _Value(expression, dtype)
 
 
 def _regexp_like(t: _Translator, node: exp.RegexpLike) -> _Value:
@@ -1165,4 +1174,6 @@ _HANDLERS: dict[type[exp.Expression], _Handler] = {
     exp.HexString: _hex_string,
     exp.ArrayContains: _membership,
     exp.ArrayContainsAll: _membership,
+    exp.JSONExtract: _json_function,
+    exp.JSONArrayContains: _json_function,
 }

@@ -41,15 +41,25 @@ def decode_column(docs: pa.Array) -> pa.Array:
 
 def encode(text: str) -> bytes:
     try:
-        value = json.loads(text, object_pairs_hook=_unique_keys)
-        if isinstance(value, (dict, list)):
-            return _container(value)
-        entry, data = _item(value)
+        return encode_value(json.loads(text, object_pairs_hook=_unique_keys))
     except (ValueError, RecursionError) as exc:
         # Includes what Lance's own, laxer parser takes ('', '[1,]', "'a'", '01'):
         # refused rather than guessed at.
         raise InvalidJSONError(f"Failed to encode JSON: {exc}") from exc
+
+
+def encode_value(value: Any) -> bytes:
+    """The JSONB document of a parsed JSON value (``dict``, ``list``, ``str``, number,
+    bool or ``None``)."""
+    if isinstance(value, (dict, list)):
+        return _container(value)
+    entry, data = _item(value)
     return struct.pack(">II", _SCALAR, entry) + data
+
+
+def to_text(value: Any) -> str:
+    """A parsed JSON value printed as Lance prints it."""
+    return decode(encode_value(value))
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
