@@ -118,6 +118,10 @@ class BFloat16Type(pa.ExtensionType):
     def to_pandas_dtype(self) -> Any:
         return PandasBFloat16Type()
 
+    def __hash__(self) -> int:
+        # pyarrow's Python extension types are unhashable; lancelet keeps types in sets.
+        return hash((self.extension_name, self.storage_type))
+
 
 class BFloat16Array(pa.ExtensionArray):
     """An array of ``lance.bfloat16`` values."""
@@ -364,6 +368,9 @@ def _storage_must_be(
 class _LanceImageType(pa.ExtensionType):
     def __arrow_ext_serialize__(self) -> bytes:
         return b""
+
+    def __hash__(self) -> int:
+        return hash((self.extension_name, self.storage_type, self.__arrow_ext_serialize__()))
 
     def __reduce__(self) -> Any:
         return type(self).__arrow_ext_deserialize__, (

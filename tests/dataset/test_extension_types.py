@@ -191,3 +191,48 @@ def test_json_pylance_takes_but_lancelet_refuses(tmp_path: Path, doc: str) -> No
     lance.write_dataset(table, str(tmp_path / "p"))
     with pytest.raises(InvalidJSONError):
         ll.write_dataset(table, str(tmp_path / "l"))
+
+
+def test_schema_json_matches_pylance() -> None:
+    schema = pa.schema(
+        [
+            pa.field("u", pa.uuid()),
+            pa.field("j", pa.json_()),
+            pa.field("b", la.BFloat16Type()),
+            pa.field("t", pa.fixed_shape_tensor(pa.float32(), [2, 2], dim_names=["x", "y"])),
+            pa.field("v", pa.list_(la.BFloat16Type(), 2)),
+        ]
+    )
+    described = ll.schema_to_json(schema)
+    assert described == lance.schema_to_json(schema)
+    assert ll.json_to_schema(described) == schema
+
+
+@pytest.mark.local_files("pylance's file reader opens the data file by path")
+def test_file_reader_returns_jsonb_like_pylance(tmp_path: Path) -> None:
+    table = pa.table({"j": pa.array(['{"b": 1, "a": [2]}', None], pa.json_())})
+    path = str(tmp_path / "f.lance")
+    writer = ll.file.LanceFileWriter(path)
+    writer.write_batch(table)
+    writer.close()
+    theirs = lance.file.LanceFileReader(path).read_all().to_table()
+    ours = ll.file.LanceFileReader(path).read_all().to_table()
+    assert ours.schema.equals(theirs.schema, check_metadata=True)
+    assert ours.column("j").to_pylist() == theirs.column("j").to_pylist()
+
+
+def test_rewrites_keep_extension_columns(tmp_path: Path) -> None:
+    table = _table().append_column("id", pa.array([0, 1, 2]))
+    uri = str(tmp_path / "ds")
+    ds = ll.write_dataset(table, uri)
+    ds.delete("id = 1")
+    ds.update({"id": "id + 10"}, where="id = 2")
+    ds.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(
+        table.slice(0, 1)
+    )
+    ds.optimize.compact_files()
+    expected = pa.concat_tables([table.slice(0, 1), table.slice(2, 1)])
+    expected = expected.set_column(9, "id", pa.array([0, 12]))
+    read = lance.dataset(uri).to_table().sort_by("id")
+    assert _comparable(read) == _expected(expected)
+    assert _comparable(ll.dataset(uri).to_table().sort_by("id")) == _expected(expected)

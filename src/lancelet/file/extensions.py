@@ -56,38 +56,42 @@ def extension_of(field: pa.Field) -> str | None:
 # -- schema ------------------------------------------------------------------------
 
 
-def storage_field(field: pa.Field) -> pa.Field:
-    """``field`` in storage form (the same field if it holds no extension type)."""
+def storage_field(field: pa.Field, json_as_jsonb: bool = True) -> pa.Field:
+    """``field`` in storage form (the same field if it holds no extension type);
+    ``arrow.json`` becomes ``lance.json`` (JSONB) with ``json_as_jsonb``."""
     dtype = field.type
     if not has_extension(dtype):
         return field
     meta = dict(field.metadata or {})
     if is_extension(dtype):
         name, serialized = _serialized(dtype)
-        if name == ARROW_JSON:
+        storage = dtype.storage_type
+        if name == ARROW_JSON and json_as_jsonb:
             name, serialized, storage = LANCE_JSON, b"", pa.large_binary()
-        else:
-            storage = dtype.storage_type
         meta.update({NAME_KEY: name.encode(), METADATA_KEY: serialized})
-        return storage_field(pa.field(field.name, storage, field.nullable)).with_metadata(meta)
-    return field.with_type(_with_children(dtype, [storage_field(c) for c in _children(dtype)]))
+        plain = storage_field(pa.field(field.name, storage, field.nullable), json_as_jsonb)
+        return plain.with_metadata(meta)
+    kids = [storage_field(c, json_as_jsonb) for c in _children(dtype)]
+    return field.with_type(_with_children(dtype, kids))
 
 
 def storage_schema(schema: pa.Schema) -> pa.Schema:
     return pa.schema([storage_field(f) for f in schema], metadata=schema.metadata)
 
 
-def logical_field(field: pa.Field) -> pa.Field:
+def logical_field(field: pa.Field, json_text: bool = True) -> pa.Field:
     """A storage-form field back as its extension type (an extension lancelet and
-    pyarrow do not know stays in storage form)."""
+    pyarrow do not know stays in storage form).  ``lance.json`` becomes ``arrow.json``
+    only with ``json_text``: a file reader returns the JSONB itself, as pylance's
+    does, and datasets print it (:func:`json_as_text`)."""
     if not _mentions_extension(field):
         return field
     kids = _children(field.type)
     dtype = field.type
     if kids:
-        dtype = _with_children(dtype, [logical_field(k) for k in kids])
+        dtype = _with_children(dtype, [logical_field(k, json_text) for k in kids])
     name = extension_of(field)
-    if name is None:
+    if name is None or (name == LANCE_JSON and not json_text):
         return field.with_type(dtype)
     meta = dict(field.metadata or {})
     serialized = meta.pop(METADATA_KEY, b"")
@@ -110,7 +114,7 @@ def register_extension(name: str, factory: Factory) -> None:
 
 def _make_extension(name: str, storage: pa.DataType, serialized: bytes) -> pa.DataType | None:
     if name == LANCE_JSON:
-        return pa.json_()
+        return pa.json_()  # its text, which json_as_text prints
     if name in _FACTORIES:
         return _FACTORIES[name](storage, serialized)
     if name == "arrow.fixed_shape_tensor" and pa.types.is_fixed_size_list(storage):
@@ -129,8 +133,8 @@ def _make_extension(name: str, storage: pa.DataType, serialized: bytes) -> pa.Da
     return back if is_extension(back) else None
 
 
-def logical_schema(schema: pa.Schema) -> pa.Schema:
-    return pa.schema([logical_field(f) for f in schema], metadata=schema.metadata)
+def logical_schema(schema: pa.Schema, json_text: bool = True) -> pa.Schema:
+    return pa.schema([logical_field(f, json_text) for f in schema], metadata=schema.metadata)
 
 
 def _mentions_extension(field: pa.Field) -> bool:
@@ -180,20 +184,32 @@ def storage_array(array: pa.Array | pa.ChunkedArray, field: pa.Field) -> pa.Arra
 
 
 def logical_array(array: pa.Array, field: pa.Field) -> pa.Array:
-    """A storage-form ``array`` as the logical type of its (storage-form) ``field``."""
-    target = logical_field(field).type
-    if target == array.type:
-        return array
-    if extension_of(field) == LANCE_JSON:
-        return pa.ExtensionArray.from_storage(target, jsonb.decode_column(array))
-    if pa.types.is_struct(array.type) and _holds_json(target):
-        kids = _children(field.type)
-        return _struct([logical_array(array.field(i), k) for i, k in enumerate(kids)], array)
-    if _holds_json(target):
-        raise UnsupportedTypeError(
-            f"column {field.name!r}: JSON nested inside {target} is not supported"
-        )
-    return array.cast(target)
+    """A storage-form ``array`` as the logical type of its (storage-form) ``field``,
+    JSON left as JSONB."""
+    target = logical_field(field, json_text=False).type
+    return array if target == array.type else array.cast(target)
+
+
+def json_as_text(column: pa.ChunkedArray, wanted: pa.DataType) -> pa.ChunkedArray:
+    """A column read from a file with its JSONB (``lance.json``) printed as the
+    ``arrow.json`` text ``wanted`` holds (at the top level or in structs)."""
+    if not _holds_json(wanted):
+        return column
+    chunks = [_printed(chunk, wanted) for chunk in column.chunks]
+    return pa.chunked_array(chunks, type=chunks[0].type if chunks else None)
+
+
+def _printed(array: pa.Array, wanted: pa.DataType) -> pa.Array:
+    if is_extension(wanted) and _serialized(wanted)[0] == ARROW_JSON:
+        if array.type != pa.large_binary():
+            return array  # not JSONB: left to the caller's cast to say it does not fit
+        return pa.ExtensionArray.from_storage(wanted, jsonb.decode_column(array))
+    if pa.types.is_struct(wanted) and pa.types.is_struct(array.type):
+        if array.type.num_fields != wanted.num_fields:
+            return array
+        kids = [_printed(array.field(i), wanted.field(i).type) for i in range(wanted.num_fields)]
+        return _struct(kids, array)
+    return array
 
 
 def _struct(children: list[pa.Array], like: pa.StructArray) -> pa.Array:
@@ -263,7 +279,7 @@ class _LogicalColumn:
     def __init__(self, inner: ColumnReader, field: pa.Field) -> None:
         self._inner = inner
         self._field = field
-        self._dtype = logical_field(field).type
+        self._dtype = logical_field(field, json_text=False).type
 
     @property
     def dtype(self) -> pa.DataType:

@@ -176,7 +176,7 @@ class LanceFileReader:
         self._all_field_ids = _preorder_ids(descriptor.schema.fields)
         try:
             self._logical_schema = from_lance_fields(
-                descriptor.schema.fields, descriptor.schema.metadata
+                descriptor.schema.fields, descriptor.schema.metadata, json_text=False
             )
             # Columns decode as extension types' storage; _projected wraps them back.
             self._schema = storage_schema(self._logical_schema)
@@ -298,7 +298,7 @@ class LanceFileReader:
                 assert isinstance(node, FieldNode)
                 readers.append(build_reader(node, self._pages))
         readers = [logical_reader(r, node.field) for r, node in zip(readers, nodes, strict=True)]
-        fields = [logical_field(node.field) for node in nodes]
+        fields = [logical_field(node.field, json_text=False) for node in nodes]
         return pa.schema(fields, metadata=self._schema.metadata), readers
 
     def _resolve(self, name: str) -> FieldNode | layout21.Node:

@@ -227,9 +227,12 @@ def _child_fields(dtype: pa.DataType) -> Iterator[pa.Field]:
 
 
 def from_lance_fields(
-    fields: Iterable[file_pb2.Field], metadata: Mapping[str, bytes] | None = None
+    fields: Iterable[file_pb2.Field],
+    metadata: Mapping[str, bytes] | None = None,
+    json_text: bool = True,
 ) -> pa.Schema:
-    """Rebuild the Arrow schema from a pre-order list of Lance fields."""
+    """Rebuild the Arrow schema from a pre-order list of Lance fields (JSON columns
+    as ``arrow.json`` text with ``json_text``, else as the JSONB stored)."""
     fields = list(fields)
     children: dict[int, list[file_pb2.Field]] = {}
     ids = {f.id for f in fields}
@@ -250,7 +253,7 @@ def from_lance_fields(
         children.setdefault(f.parent_id, []).append(f)
     top = [_to_arrow_field(f, children, depth=0) for f in children.get(-1, [])]
     schema_meta = {k.encode(): v for k, v in (metadata or {}).items()}
-    return extensions.logical_schema(pa.schema(top, metadata=schema_meta or None))
+    return extensions.logical_schema(pa.schema(top, metadata=schema_meta or None), json_text)
 
 
 def _is_blob_v2_descriptor(field: file_pb2.Field) -> bool:
