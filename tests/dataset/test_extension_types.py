@@ -236,3 +236,29 @@ def test_rewrites_keep_extension_columns(tmp_path: Path) -> None:
     read = lance.dataset(uri).to_table().sort_by("id")
     assert _comparable(read) == _expected(expected)
     assert _comparable(ll.dataset(uri).to_table().sort_by("id")) == _expected(expected)
+
+
+@pytest.mark.parametrize("builder", ["lancelet", "pylance"])
+def test_index_on_uuid_holds_its_storage(tmp_path: Path, builder: str) -> None:
+    keys = [bytes([i]) * 16 for i in range(40)]
+    table = pa.table({"u": pa.array(keys, pa.uuid()), "id": range(40)})
+    uri = str(tmp_path / "ds")
+    ll.write_dataset(table, uri)
+    (ll if builder == "lancelet" else lance).dataset(uri).create_scalar_index("u", "BTREE")
+    where = f"u = arrow_cast(X'{(bytes([7]) * 16).hex()}', 'FixedSizeBinary(16)')"
+    for library in (ll, lance):
+        ds = library.dataset(uri)
+        assert ds.to_table(filter=where)["id"].to_pylist() == [7]
+        assert ds.to_table(filter="u IS NOT NULL").num_rows == 40
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["uri = 'b.png'", "uri LIKE 'a%'", "encoded = X'78'", "bf16 IS NULL", "tensor IS NOT NULL"],
+)
+def test_filters_see_extension_storage_like_pylance(tmp_path: Path, where: str) -> None:
+    table = _table().append_column("id", pa.array([0, 1, 2]))
+    uri = str(tmp_path / "ds")
+    ll.write_dataset(table, uri)
+    expected = lance.dataset(uri).to_table(filter=where)["id"].to_pylist()
+    assert ll.dataset(uri).to_table(filter=where)["id"].to_pylist() == expected

@@ -39,6 +39,7 @@ from sqlglot.errors import ParseError, TokenError
 
 from lancelet.dataset import array_has, json_functions, kernels, sql_functions
 from lancelet.errors import FilterError
+from lancelet.file.extensions import ARROW_JSON, is_extension
 
 __all__ = [
     "Membership",
@@ -371,7 +372,12 @@ class _Translator:
         for part in parts[1:]:
             field = self._child(field, part, resolved)
             resolved.append(field.name)
-        return _Value(pc.field(*resolved), field.type, is_column=True, path=tuple(resolved))
+        expression, dtype = pc.field(*resolved), field.type
+        if is_extension(dtype) and dtype.extension_name != ARROW_JSON:
+            # pylance's filters see an extension column as its storage (uuid as
+            # FixedSizeBinary(16), an image URI as a string); JSON stays JSON.
+            expression, dtype = expression.cast(dtype.storage_type), dtype.storage_type
+        return _Value(expression, dtype, is_column=True, path=tuple(resolved))
 
     def _child(self, field: pa.Field, part: exp.Identifier, path: list[str]) -> pa.Field:
         dotted = ".".join(path)
@@ -1094,6 +1100,8 @@ def _arrow_cast(t: _Translator, node: exp.Anonymous) -> _Value:
                 f"{where}: lancelet casts only timestamps without a time zone to as fine a unit"
             )
         return _cast(value, target, node)
+    if pa.types.is_fixed_size_binary(target) and not pa.types.is_binary(value.type):
+        raise FilterError(f"{where}: lancelet casts only binary values to {target}")
     from_string = _family(value.type) == "string"
     if pa.types.is_integer(target) and not from_string and not _holds_all(target, value.type):
         # pylance neither raises nor gives NULL for values out of range (or NaN).
