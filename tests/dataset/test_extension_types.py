@@ -262,3 +262,24 @@ def test_filters_see_extension_storage_like_pylance(tmp_path: Path, where: str) 
     ll.write_dataset(table, uri)
     expected = lance.dataset(uri).to_table(filter=where)["id"].to_pylist()
     assert ll.dataset(uri).to_table(filter=where)["id"].to_pylist() == expected
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_lists_of_json_both_ways(tmp_path: Path, version: str) -> None:
+    items = pa.ExtensionArray.from_storage(
+        pa.json_(), pa.array(['{"b":1,"a":2}', None, "[2]", "3"])
+    )
+    lists = pa.ListArray.from_arrays(
+        [0, 2, 2, 3, 4], items, mask=pa.array([False, False, True, False])
+    )
+    table = pa.table({"l": lists.slice(0, 3), "m": lists.slice(1)})
+    expected = [
+        {"l": ['{"a":2,"b":1}', None], "m": []},
+        {"l": [], "m": None},
+        {"l": None, "m": ["3"]},
+    ]
+    for writer, reader in ((ll, lance), (lance, ll)):
+        uri = str(tmp_path / writer.__name__)
+        writer.write_dataset(table, uri, data_storage_version=version)
+        assert reader.dataset(uri).to_table().to_pylist() == expected
+        assert str(reader.dataset(uri).schema) == str(table.schema)

@@ -176,6 +176,9 @@ def storage_array(array: pa.Array | pa.ChunkedArray, field: pa.Field) -> pa.Arra
     if pa.types.is_struct(array.type) and _holds_json(array.type):
         kids = [array.type.field(i) for i in range(array.type.num_fields)]
         return _struct([storage_array(array.field(i), k) for i, k in enumerate(kids)], array)
+    if _is_variable_list(array.type) and _holds_json(array.type):
+        items = storage_array(array.values, array.type.value_field)
+        return _list(array, items, target)
     if _holds_json(array.type):
         raise UnsupportedTypeError(
             f"column {field.name!r}: JSON nested inside {array.type} is not supported"
@@ -209,7 +212,24 @@ def _printed(array: pa.Array, wanted: pa.DataType) -> pa.Array:
             return array
         kids = [_printed(array.field(i), wanted.field(i).type) for i in range(wanted.num_fields)]
         return _struct(kids, array)
+    if _is_variable_list(wanted) and _is_variable_list(array.type):
+        return _list(array, _printed(array.values, wanted.value_type), wanted)
     return array
+
+
+def _is_variable_list(dtype: pa.DataType) -> bool:
+    return bool(pa.types.is_list(dtype) or pa.types.is_large_list(dtype))
+
+
+def _list(like: pa.Array, items: pa.Array, dtype: pa.DataType) -> pa.Array:
+    """``like``'s lists over other ``items`` (its ``values``, converted)."""
+    make = pa.LargeListArray if pa.types.is_large_list(like.type) else pa.ListArray
+    mask = like.is_null() if like.null_count else None
+    # Rebased on the slice's first item: Arrow takes no nulls with sliced offsets.
+    offsets = like.offsets.to_numpy()
+    base = int(offsets[0]) if len(offsets) else 0
+    used = items.slice(base, int(offsets[-1]) - base) if len(offsets) else items
+    return make.from_arrays(offsets - base, used, type=dtype, mask=mask)
 
 
 def _struct(children: list[pa.Array], like: pa.StructArray) -> pa.Array:
