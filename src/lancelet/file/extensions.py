@@ -4,11 +4,12 @@ A Lance field of an extension type has its storage type's logical type, the
 extension's name in ``extension_name`` and both Arrow keys
 (``ARROW:extension:name``/``metadata``) in its metadata.  Readers here see the
 *storage* form (storage types with those keys on the fields) and turn it back
-into the extension type with pyarrow's own registry, so any registered or
-canonical extension returns as itself.
+into the extension type by name: lancelet's own (:func:`register_extension`), the
+canonical Arrow ones, else any pyarrow has registered.
 
 JSON is the exception: an ``arrow.json`` column (text) is stored as ``lance.json``,
-JSONB in a ``large_binary`` column (see :mod:`.jsonb`).
+JSONB in a ``large_binary`` column (see :mod:`.jsonb`).  As in pylance, a file
+reader returns that JSONB and a dataset prints it back to text.
 """
 
 from __future__ import annotations
@@ -171,11 +172,12 @@ def storage_array(array: pa.Array | pa.ChunkedArray, field: pa.Field) -> pa.Arra
         return array
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
-    if is_extension(array.type) and _serialized(array.type)[0] == ARROW_JSON:
+    if _is_json(array.type):
         return jsonb.encode_column(array.storage)
     if pa.types.is_struct(array.type) and _holds_json(array.type):
         kids = [array.type.field(i) for i in range(array.type.num_fields)]
-        return _struct([storage_array(array.field(i), k) for i, k in enumerate(kids)], array)
+        converted = [storage_array(array.field(i), k) for i, k in enumerate(kids)]
+        return _struct(converted, array, target)
     if _is_variable_list(array.type) and _holds_json(array.type):
         items = storage_array(array.values, array.type.value_field)
         return _list(array, items, target)
@@ -186,16 +188,9 @@ def storage_array(array: pa.Array | pa.ChunkedArray, field: pa.Field) -> pa.Arra
     return array.cast(target)
 
 
-def logical_array(array: pa.Array, field: pa.Field) -> pa.Array:
-    """A storage-form ``array`` as the logical type of its (storage-form) ``field``,
-    JSON left as JSONB."""
-    target = logical_field(field, json_text=False).type
-    return array if target == array.type else array.cast(target)
-
-
 def json_as_text(column: pa.ChunkedArray, wanted: pa.DataType) -> pa.ChunkedArray:
     """A column read from a file with its JSONB (``lance.json``) printed as the
-    ``arrow.json`` text ``wanted`` holds (at the top level or in structs)."""
+    ``arrow.json`` text ``wanted`` holds (at the top level, in structs or lists)."""
     if not _holds_json(wanted):
         return column
     chunks = [_printed(chunk, wanted) for chunk in column.chunks]
@@ -203,7 +198,7 @@ def json_as_text(column: pa.ChunkedArray, wanted: pa.DataType) -> pa.ChunkedArra
 
 
 def _printed(array: pa.Array, wanted: pa.DataType) -> pa.Array:
-    if is_extension(wanted) and _serialized(wanted)[0] == ARROW_JSON:
+    if _is_json(wanted):
         if array.type != pa.large_binary():
             return array  # not JSONB: left to the caller's cast to say it does not fit
         return pa.ExtensionArray.from_storage(wanted, jsonb.decode_column(array))
@@ -211,7 +206,7 @@ def _printed(array: pa.Array, wanted: pa.DataType) -> pa.Array:
         if array.type.num_fields != wanted.num_fields:
             return array
         kids = [_printed(array.field(i), wanted.field(i).type) for i in range(wanted.num_fields)]
-        return _struct(kids, array)
+        return _struct(kids, array, wanted)
     if _is_variable_list(wanted) and _is_variable_list(array.type):
         return _list(array, _printed(array.values, wanted.value_type), wanted)
     return array
@@ -232,15 +227,20 @@ def _list(like: pa.Array, items: pa.Array, dtype: pa.DataType) -> pa.Array:
     return make.from_arrays(offsets - base, used, type=dtype, mask=mask)
 
 
-def _struct(children: list[pa.Array], like: pa.StructArray) -> pa.Array:
-    names = [like.type.field(i).name for i in range(like.type.num_fields)]
+def _struct(children: list[pa.Array], like: pa.StructArray, dtype: pa.DataType) -> pa.Array:
+    """``like``'s structs over other ``children``, as type ``dtype``."""
+    fields = [dtype.field(i) for i in range(dtype.num_fields)]
     mask = like.is_null() if like.null_count else None
-    return pa.StructArray.from_arrays(children, names=names, mask=mask)
+    return pa.StructArray.from_arrays(children, fields=fields, mask=mask)
+
+
+def _is_json(dtype: pa.DataType) -> bool:
+    return is_extension(dtype) and dtype.extension_name == ARROW_JSON
 
 
 def _holds_json(dtype: pa.DataType) -> bool:
     if is_extension(dtype):
-        return _serialized(dtype)[0] == ARROW_JSON or _holds_json(dtype.storage_type)
+        return _is_json(dtype) or _holds_json(dtype.storage_type)
     return any(_holds_json(c.type) for c in _children(dtype))
 
 
@@ -298,21 +298,24 @@ class _LogicalColumn:
 
     def __init__(self, inner: ColumnReader, field: pa.Field) -> None:
         self._inner = inner
-        self._field = field
+        # JSON stays the JSONB stored (see logical_field).
         self._dtype = logical_field(field, json_text=False).type
 
     @property
     def dtype(self) -> pa.DataType:
         return self._dtype
 
+    def _logical(self, array: pa.Array) -> pa.Array:
+        return array if array.type == self._dtype else array.cast(self._dtype)
+
     def chunks(self, start: int, end: int) -> list[pa.Array]:
-        return [logical_array(c, self._field) for c in self._inner.chunks(start, end)]
+        return [self._logical(c) for c in self._inner.chunks(start, end)]
 
     def read(self, start: int, end: int) -> pa.Array:
-        return logical_array(self._inner.read(start, end), self._field)
+        return self._logical(self._inner.read(start, end))
 
     def take(self, rows: np.ndarray) -> pa.Array:
-        return logical_array(self._inner.take(rows), self._field)
+        return self._logical(self._inner.take(rows))
 
 
 def logical_reader(reader: ColumnReader, field: pa.Field) -> ColumnReader:
