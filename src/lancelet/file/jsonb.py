@@ -18,7 +18,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from lancelet.errors import CorruptFileError, InvalidJSONError
+from lancelet.errors import CorruptFileError, InvalidJSONError, UnsupportedEncodingError
 
 _ARRAY, _OBJECT, _SCALAR = 0x80000000, 0x40000000, 0x20000000
 _NULL, _STRING, _NUMBER, _FALSE, _TRUE, _CONTAINER = (k << 28 for k in range(6))
@@ -143,7 +143,7 @@ def _print_container(doc: bytes) -> str:
     if kind == _ARRAY:
         return "[" + ",".join(parts) + "]"
     if kind != _OBJECT:
-        raise CorruptFileError(f"unknown container header {header:#x}")
+        raise UnsupportedEncodingError(f"unknown container header {header:#x}")
     pairs = zip(parts[:count], parts[count:], strict=True)
     return "{" + ",".join(f"{k}:{v}" for k, v in pairs) + "}"
 
@@ -162,7 +162,7 @@ def _print_item(entry: int, data: bytes) -> str:
         return _print_number(data)
     if kind == _CONTAINER:
         return _print_container(data)
-    raise CorruptFileError(f"unknown JSONB entry {entry:#x}")
+    raise UnsupportedEncodingError(f"unknown JSONB entry {entry:#x}")
 
 
 def _print_number(data: bytes) -> str:
@@ -175,7 +175,7 @@ def _print_number(data: bytes) -> str:
         return str(int.from_bytes(data[1:], "big", signed=tag == _INT))
     if tag == _FLOAT:
         return format_float(struct.unpack(">d", data[1:9])[0])
-    raise CorruptFileError(f"unknown JSONB number tag {tag:#x}")
+    raise UnsupportedEncodingError(f"unknown JSONB number tag {tag:#x}")
 
 
 def format_float(value: float) -> str:
