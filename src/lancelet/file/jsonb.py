@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import struct
+from json.encoder import encode_basestring as _quoted  # json.dumps(ensure_ascii=False)
 from typing import Any
 
 import pyarrow as pa
@@ -41,7 +42,7 @@ def decode_column(docs: pa.Array) -> pa.Array:
 
 def encode(text: str) -> bytes:
     try:
-        return encode_value(json.loads(text, object_pairs_hook=_unique_keys))
+        return encode_value(_DECODER.decode(text))
     except (ValueError, RecursionError) as exc:
         # Includes what Lance's own, laxer parser takes ('', '[1,]', "'a'", '01'):
         # refused rather than guessed at.
@@ -64,11 +65,17 @@ def to_text(value: Any) -> str:
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out = dict(pairs)
-    if len(out) != len(pairs):
-        seen: set[str] = set()
-        dup = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
-        raise ValueError(f"duplicate object attribute {dup!r}")
-    return out
+    if len(out) == len(pairs):
+        return out
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise ValueError(f"duplicate object attribute {key!r}")
+        seen.add(key)
+    raise AssertionError("unreachable: some key repeats")
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
 
 
 def _container(value: dict[str, Any] | list[Any]) -> bytes:
@@ -157,7 +164,7 @@ def _print_item(entry: int, data: bytes) -> str:
     if kind == _FALSE:
         return "false"
     if kind == _STRING:
-        return json.dumps(data.decode(), ensure_ascii=False)
+        return _quoted(data.decode())
     if kind == _NUMBER:
         return _print_number(data)
     if kind == _CONTAINER:
