@@ -5,7 +5,7 @@ supports: ``write_dataset``, ``dataset``, ``LanceDataset``, ``LanceOperation``,
 ``LanceFragment`` and ``lancelet.fragment.write_fragments``.
 """
 
-from lancelet import errors, file, fragment, log, optimize
+from lancelet import arrow, errors, file, fragment, log, optimize
 from lancelet._version import __version__
 from lancelet.dataset import (
     FragmentMetadata,
@@ -37,6 +37,7 @@ __all__ = [
     "LanceOperation",
     "LanceScanner",
     "__version__",
+    "arrow",
     "bytes_read_counter",
     "dataset",
     "errors",

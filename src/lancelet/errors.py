@@ -57,8 +57,17 @@ class FilterError(LanceletError, ValueError):
     """A filter expression does not parse, or names a column the dataset lacks."""
 
 
+class FilterEvaluationError(FilterError):
+    """A filter's function fails on a row's value (pylance: ``ArrowInvalid``, a
+    ``ValueError``)."""
+
+
 class ArgumentError(LanceletError, ValueError):
     """An argument of a lancelet call has the right type but an impossible value."""
+
+
+class InvalidJSONError(ArgumentError, OSError):
+    """A value written to a JSON column is not one JSON document (pylance: ``OSError``)."""
 
 
 class UnknownIndexTypeError(ArgumentError, NotImplementedError):

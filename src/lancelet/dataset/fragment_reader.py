@@ -22,6 +22,7 @@ from lancelet.errors import (
     UnsupportedEncodingError,
     UnsupportedVersionError,
 )
+from lancelet.file.extensions import json_as_text
 from lancelet.file.reader import LanceFileReader
 from lancelet.table.fragment import DataFile, Fragment
 from lancelet.table.schema import LanceSchema, column_field_ids
@@ -249,4 +250,5 @@ def _as_type(column: pa.ChunkedArray, renamed: pa.DataType, wanted: pa.DataType)
         return column
     if renamed != column.type:
         column = pa.chunked_array([c.view(renamed) for c in column.chunks], type=renamed)
+    column = json_as_text(column, wanted)
     return column if column.type == wanted else column.cast(wanted)

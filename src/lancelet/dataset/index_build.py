@@ -38,6 +38,7 @@ from lancelet.errors import (
     UnsupportedTypeError,
 )
 from lancelet.file import version as file_version
+from lancelet.file.extensions import ARROW_JSON, is_extension
 from lancelet.index import registry
 from lancelet.table import naming
 from lancelet.table.index import IndexDetails, IndexMetadata
@@ -168,7 +169,15 @@ def resolve_field(schema: LanceSchema, column: str, where: str) -> IndexedField:
         parent, dtype = found.id, arrow_field.type
         fields = list(dtype) if pa.types.is_struct(dtype) else []
     assert found is not None and dtype is not None
-    return IndexedField(found.id, schema.field_path(found.id), dtype)
+    return IndexedField(found.id, schema.field_path(found.id), index_value_type(dtype))
+
+
+def index_value_type(dtype: pa.DataType) -> pa.DataType:
+    """What an index holds of a column: an extension type's storage (pylance indexes
+    a uuid as FixedSizeBinary(16)), JSON excepted."""
+    if is_extension(dtype) and dtype.extension_name != ARROW_JSON:
+        return dtype.storage_type
+    return dtype
 
 
 def _child(schema: LanceSchema, parent: int, name: str) -> Any:
@@ -263,6 +272,8 @@ def _values(
         values = batch.column(0)
         if nested:
             values = pc.struct_field(values, nested)
+        if index_value_type(values.type) != values.type:
+            values = values.storage
         rows = batch.column(ROW_ID if by_row_id else ROW_ADDRESS).to_numpy(zero_copy_only=False)
         yield values, rows.astype(np.uint64, copy=False)
 

@@ -15,6 +15,7 @@ from lancelet._proto import encodings_v2_0_pb2 as enc_pb
 from lancelet._proto import file2_pb2, file_pb2
 from lancelet.errors import LanceFileError, SchemaError
 from lancelet.file import container
+from lancelet.file.extensions import storage_batch, storage_schema
 from lancelet.file.schema import renumbered, to_lance_fields
 from lancelet.file.version import FileVersion
 from lancelet.io import OutputFile, open_output
@@ -117,7 +118,7 @@ class FileWriterBase:
         if self.field_ids is not None:
             self._fields = renumbered(self._fields, self.field_ids, self.path)
         self.schema = schema
-        num_columns = self._start_columns(schema)
+        num_columns = self._start_columns(storage_schema(schema))
         self._out = open_output(self.path)
         self._sink = PageSink(self._out, num_columns, self.page_url)
 
@@ -130,7 +131,7 @@ class FileWriterBase:
         self._check_schema(batch.schema)
         try:
             for rb in batch.to_batches() if isinstance(batch, pa.Table) else [batch]:
-                self._write(rb)
+                self._write(storage_batch(rb))
                 self._rows += rb.num_rows
         except BaseException:
             self.abort()

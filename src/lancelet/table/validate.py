@@ -76,19 +76,36 @@ def _check_canonical(pb: table_pb2.Manifest, size: int, path: str) -> None:
     encodes back to as many bytes.  A field that occurs twice (the first occurrence
     silently lost, or two messages merged) makes the bytes longer.  The reference
     leaves empty keys and values out of map entries, two bytes each, which the
-    protobuf library writes back."""
+    protobuf library writes back (and a shorter schema field may need a shorter
+    length prefix)."""
     encoded = pb.ByteSize()
-    empty = sum(_empty_entries(getattr(pb, name)) for name in _MAPS)
-    empty += sum(_empty_entries(field.metadata) for field in pb.fields)
-    if size not in (encoded, encoded - 2 * empty):
+    saved = sum(_omitted_bytes(getattr(pb, name)) for name in _MAPS)
+    for field in pb.fields:
+        saved += _prefixed(field.ByteSize()) - _prefixed(
+            field.ByteSize() - _omitted_bytes(field.metadata)
+        )
+    if size not in (encoded, encoded - saved):
         raise CorruptDatasetError(
             f"{path}: the manifest's {size} bytes decode to a message of {encoded} bytes: "
             "a field occurs more than once, so the manifest is damaged"
         )
 
 
-def _empty_entries(entries: Mapping[str, str] | Mapping[str, bytes]) -> int:
-    return sum((not key) + (not value) for key, value in entries.items())
+def _omitted_bytes(entries: Mapping[str, str] | Mapping[str, bytes]) -> int:
+    """How many bytes shorter the reference encodes a map's entries."""
+    saved = 0
+    for key, value in entries.items():
+        parts = [len(key.encode() if isinstance(key, str) else key)]
+        parts.append(len(value.encode() if isinstance(value, str) else value))
+        full = sum(_prefixed(n) + 1 for n in parts)
+        kept = sum(_prefixed(n) + 1 for n in parts if n)
+        saved += _prefixed(full) - _prefixed(kept)
+    return saved
+
+
+def _prefixed(length: int) -> int:
+    """The bytes of a length-delimited value with its length prefix."""
+    return length + max(1, (length.bit_length() + 6) // 7)
 
 
 # Wire type of length-delimited fields: strings, bytes and messages.
