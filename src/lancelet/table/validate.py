@@ -65,7 +65,9 @@ def check_wire(pb: table_pb2.Manifest, size: int, path: str) -> None:
     _check_canonical(pb, size, path)
     tolerated_unknowns_only(pb, path, "the manifest")
     for field in pb.fields:
-        tolerated_unknowns_only(field, path, f"field {field.name!r}")
+        where = f"field {field.name!r}"
+        _check_storage_class(field, path, where)
+        tolerated_unknowns_only(field, path, where, retired=(_STORAGE_CLASS,))
 
 
 _MAPS = ("schema_metadata", "config", "table_metadata")
@@ -100,12 +102,48 @@ def _unknown(message: Message) -> list[tuple[int, int]]:
     return [(found[i].field_number, found[i].wire_type) for i in range(len(found))]
 
 
-def tolerated_unknowns_only(message: Message, path: str, where: str) -> None:
+# ``Field.storage_class`` (string): written by Lance 0.19 to 0.39, since retired.
+# "default" (or "") is the ordinary storage; "blob" put the column in a separate
+# ``_blobs`` dataset, which lancelet does not read.
+_STORAGE_CLASS = 11
+_DEFAULT_STORAGE = (b"", b"default")
+
+
+def _check_storage_class(field: file_pb2.Field, path: str, where: str) -> None:
+    for number, wire, data in _unknown_values(field):
+        if number != _STORAGE_CLASS:
+            continue
+        if wire != _LEN:
+            raise CorruptDatasetError(
+                f"{path}: {where}: storage_class has wire type {wire}; the manifest is damaged"
+            )
+        if data == b"blob":
+            raise UnsupportedFeatureError(
+                f"{path}: {where}: the column has storage class 'blob' (stored in a "
+                "separate blob dataset), which lancelet does not read"
+            )
+        if data not in _DEFAULT_STORAGE:
+            raise CorruptDatasetError(
+                f"{path}: {where}: unknown storage class {data!r}; the manifest is damaged"
+            )
+
+
+def _unknown_values(message: Message) -> list[tuple[int, int, object]]:
+    found = unknown_fields.UnknownFieldSet(message)
+    return [(found[i].field_number, found[i].wire_type, found[i].data) for i in range(len(found))]
+
+
+def tolerated_unknowns_only(
+    message: Message, path: str, where: str, retired: tuple[int, ...] = ()
+) -> None:
     """Newer writers add fields, so unknown numbers are tolerated here, but not with a
     known number (damage), nor length-delimited: a message such as a whole fragment or
-    field disappears into one when a byte of its tag is damaged."""
+    field disappears into one when a byte of its tag is damaged.  ``retired`` numbers,
+    fields older writers set, are checked by the caller."""
     numbers = message.DESCRIPTOR.fields_by_number
     for number, wire in _unknown(message):
+        if number in retired:
+            continue
         if number in numbers:
             raise CorruptDatasetError(
                 f"{path}: {where}: field {numbers[number].name!r} has wire type {wire}, "
