@@ -34,6 +34,7 @@ from lancelet.index import files, ordering, queries, sorted_sets
 from lancelet.index.base import SearchResult
 from lancelet.index.external_sort import IDS, VALUES, as_table, pair_schema, sorted_blocks
 from lancelet.index.remapping import AddressMapping
+from lancelet.io import accounting
 
 LOOKUP_FILE = "page_lookup.lance"
 DATA_FILE = "page_data.lance"
@@ -175,6 +176,7 @@ class BTreeIndex:
         self._check_lookup()
         # Pages read and checked lately: repeated lookups of nearby keys skip the decode.
         self._pages: OrderedDict[int, tuple[pa.Array, pa.Array]] = OrderedDict()
+        self._prewarmed = False
 
     @classmethod
     def open(cls, directory: str | os.PathLike[str]) -> BTreeIndex:
@@ -314,6 +316,7 @@ class BTreeIndex:
         """(page, its search keys, its row ids), checked against the lookup."""
         wanted = pages.tolist()
         missing = np.array([p for p in wanted if p not in self._pages], dtype=np.int64)
+        accounting.add(parts_loaded=len(missing), index_cache_hits=len(wanted) - len(missing))
         for page in wanted:
             if page in self._pages:
                 self._pages.move_to_end(page)
@@ -340,8 +343,14 @@ class BTreeIndex:
 
     def _remember(self, page: int, keys: pa.Array, ids: pa.Array) -> None:
         self._pages[page] = (keys, ids)
-        while len(self._pages) > _CACHED_PAGES:
+        while len(self._pages) > _CACHED_PAGES and not self._prewarmed:
             self._pages.popitem(last=False)
+
+    def prewarm(self) -> None:
+        """Read every page into memory and keep them all there from now on."""
+        self._prewarmed = True
+        for _ in self._read_pages(np.arange(self.num_pages)):
+            pass
 
     def search(self, query: IndexQuery) -> SearchResult | None:
         plan = queries.plan(query, self.value_type)
