@@ -161,6 +161,18 @@ def _batch_size(meta: dict[str, str], path: str) -> int:
 _CACHED_PAGES = 16
 
 
+# Lance before 0.21 wrote the pages in the legacy file format, naming the row id column
+# "row_ids"; the reference reads the two columns by position.
+_LEGACY_IDS = "row_ids"
+
+
+def _open_pages(path: str, value_type: pa.DataType) -> LanceFileReader:
+    with files.reading(path):
+        names = LanceFileReader(path).schema.names
+    ids = _LEGACY_IDS if names == [VALUES, _LEGACY_IDS] else IDS
+    return files.open_file(path, [(VALUES, value_type), (ids, pa.uint64())])
+
+
 class BTreeIndex:
     """A BTREE index directory, opened for searching."""
 
@@ -194,9 +206,7 @@ class BTreeIndex:
         batch_size = _batch_size(files.metadata(reader), lookup_path)
         lookup = files.read_rows(reader, 0, reader.num_rows())
         value_type = lookup.schema.field("min").type
-        data = files.open_file(
-            io.join(where, DATA_FILE), [(VALUES, value_type), (IDS, pa.uint64())]
-        )
+        data = _open_pages(io.join(where, DATA_FILE), value_type)
         # Pages are listed by page_idx; put them in data order.
         lookup = lookup.take(pc.sort_indices(lookup.column("page_idx")))
         return cls(where, lookup, data, batch_size)
@@ -337,6 +347,7 @@ class BTreeIndex:
         for group in np.split(pages, breaks):
             start = int(group[0]) * self._batch_size
             table = files.read_rows(self._data, start, int(rows[group].sum()))
+            table = table.rename_columns([VALUES, IDS])  # a legacy file names them otherwise
             for page in group:
                 offset = (int(page) - int(group[0])) * self._batch_size
                 yield int(page), table.slice(offset, int(rows[page]))

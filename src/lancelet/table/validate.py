@@ -37,6 +37,7 @@ from lancelet.errors import (
     UnsupportedFeatureError,
     UnsupportedTypeError,
 )
+from lancelet.file import retired
 from lancelet.table import features
 from lancelet.table.fragment_check import TOMBSTONE, Checked
 from lancelet.table.manifest import Manifest, data_file_format
@@ -67,7 +68,7 @@ def check_wire(pb: table_pb2.Manifest, size: int, path: str) -> None:
     for field in pb.fields:
         where = f"field {field.name!r}"
         _check_storage_class(field, path, where)
-        tolerated_unknowns_only(field, path, where, retired=(_STORAGE_CLASS,))
+        tolerated_unknowns_only(field, path, where, retired=(retired.STORAGE_CLASS_NUMBER,))
 
 
 _MAPS = ("schema_metadata", "config", "table_metadata")
@@ -102,35 +103,24 @@ def _unknown(message: Message) -> list[tuple[int, int]]:
     return [(found[i].field_number, found[i].wire_type) for i in range(len(found))]
 
 
-# ``Field.storage_class`` (string): written by Lance 0.19 to 0.39, since retired.
-# "default" (or "") is the ordinary storage; "blob" put the column in a separate
-# ``_blobs`` dataset, which lancelet does not read.
-_STORAGE_CLASS = 11
-_DEFAULT_STORAGE = (b"", b"default")
-
-
 def _check_storage_class(field: file_pb2.Field, path: str, where: str) -> None:
-    for number, wire, data in _unknown_values(field):
-        if number != _STORAGE_CLASS:
-            continue
-        if wire != _LEN:
-            raise CorruptDatasetError(
-                f"{path}: {where}: storage_class has wire type {wire}; the manifest is damaged"
-            )
-        if data == b"blob":
-            raise UnsupportedFeatureError(
-                f"{path}: {where}: the column has storage class 'blob' (stored in a "
-                "separate blob dataset), which lancelet does not read"
-            )
-        if data not in _DEFAULT_STORAGE:
-            raise CorruptDatasetError(
-                f"{path}: {where}: unknown storage class {data!r}; the manifest is damaged"
-            )
-
-
-def _unknown_values(message: Message) -> list[tuple[int, int, object]]:
-    found = unknown_fields.UnknownFieldSet(message)
-    return [(found[i].field_number, found[i].wire_type, found[i].data) for i in range(len(found))]
+    found = retired.storage_class(field)
+    if found is None:
+        return
+    wire, data = found
+    if wire != _LEN:
+        raise CorruptDatasetError(
+            f"{path}: {where}: storage_class has wire type {wire}; the manifest is damaged"
+        )
+    if data == retired.BLOB_CLASS:
+        raise UnsupportedFeatureError(
+            f"{path}: {where}: the column has storage class 'blob' (stored in a "
+            "separate blob dataset), which lancelet does not read"
+        )
+    if data not in retired.DEFAULT_CLASSES:
+        raise CorruptDatasetError(
+            f"{path}: {where}: unknown storage class {data!r}; the manifest is damaged"
+        )
 
 
 def tolerated_unknowns_only(
