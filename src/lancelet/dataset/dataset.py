@@ -377,7 +377,7 @@ class LanceDataset(Scannable):
         format_version: int | str | None = None,
         **kwargs: Any,
     ) -> None:
-        """Index ``column`` (BTREE, BITMAP, LABEL_LIST, ZONEMAP or BLOOMFILTER) over
+        """Index ``column`` (BTREE, BITMAP, LABEL_LIST, ZONEMAP, BLOOMFILTER or NGRAM) over
         every fragment of this version, and commit it as a new version.  Filters on
         the column then read only the rows the index points to."""
         index_build.create_scalar_index(
