@@ -5,13 +5,13 @@ index search it plans at construction counts towards its first run, and each run
 (``to_table``, ``to_batches`` exhausted or closed, ``count_rows``) reports once,
 with the reads made and the index segments and pages it loaded.
 
-The counters are lancelet's own, named as pylance's: ``iops`` read calls made to
-storage, ``requests`` the requests they took (a local read is one), ``bytes_read``
-the bytes they returned; ``indices_loaded`` index segments opened from storage,
-``parts_loaded`` index pages read from storage (BTREE pages; the other index types
-are read whole when opened), ``index_cache_hits`` pages found in memory instead,
-``index_cache_misses`` the same as ``parts_loaded``; ``index_comparisons`` index
-segments searched, once per filter condition.
+The counters are lancelet's own, named as pylance's: ``iops`` and ``requests`` the
+read requests made of storage (as ``lancelet.iops_counter`` counts them: a local
+read is one), ``bytes_read`` the bytes they returned; ``indices_loaded`` index
+segments opened from storage; ``parts_loaded`` index pages read from storage (BTREE
+pages: the other index types are read whole when opened), ``index_cache_hits`` pages
+found in memory instead, ``index_cache_misses`` the same as ``parts_loaded``;
+``index_comparisons`` index segments searched, once per filter condition.
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@ __all__ = ["Counters", "add", "collecting"]
 
 @dataclass
 class Counters:
-    # Read calls made to storage, and the requests they needed (a local read is one).
+    # Read requests made of storage (as :mod:`.counters` counts them; a local read is
+    # one), counted as both iops and requests, and the bytes they returned.
     iops: int = 0
     requests: int = 0
     bytes_read: int = 0
