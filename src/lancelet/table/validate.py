@@ -68,7 +68,7 @@ def check_wire(pb: table_pb2.Manifest, size: int, path: str) -> None:
     for field in pb.fields:
         where = f"field {field.name!r}"
         _check_storage_class(field, path, where)
-        tolerated_unknowns_only(field, path, where, retired=(retired.STORAGE_CLASS_NUMBER,))
+        tolerated_unknowns_only(field, path, where, (retired.STORAGE_CLASS_NUMBER,))
 
 
 _MAPS = ("schema_metadata", "config", "table_metadata")
@@ -124,15 +124,15 @@ def _check_storage_class(field: file_pb2.Field, path: str, where: str) -> None:
 
 
 def tolerated_unknowns_only(
-    message: Message, path: str, where: str, retired: tuple[int, ...] = ()
+    message: Message, path: str, where: str, retired_numbers: tuple[int, ...] = ()
 ) -> None:
     """Newer writers add fields, so unknown numbers are tolerated here, but not with a
     known number (damage), nor length-delimited: a message such as a whole fragment or
-    field disappears into one when a byte of its tag is damaged.  ``retired`` numbers,
+    field disappears into one when a byte of its tag is damaged.  ``retired_numbers``,
     fields older writers set, are checked by the caller."""
     numbers = message.DESCRIPTOR.fields_by_number
     for number, wire in _unknown(message):
-        if number in retired:
+        if number in retired_numbers:
             continue
         if number in numbers:
             raise CorruptDatasetError(
