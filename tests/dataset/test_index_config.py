@@ -90,3 +90,12 @@ def test_query_objects_refuse_what_pylance_refuses() -> None:
 def test_a_full_text_search_is_refused(path: Path) -> None:
     with pytest.raises(UnsupportedOptionError, match="full_text_query"):
         ll.dataset(path).to_table(full_text_query=query.MatchQuery("w1", "s"))
+
+
+@pytest.mark.parametrize("kind", ["BTREE", "BITMAP", "ZONEMAP", "BLOOMFILTER"])
+def test_fragment_ids_are_refused_as_pylance_refuses_them(path: Path, kind: str) -> None:
+    with pytest.raises(ValueError, match="create_index_uncommitted"):
+        lance.dataset(path).create_scalar_index("x", kind, fragment_ids=[0])
+    with pytest.raises(ValueError, match="create_index_uncommitted"):
+        ll.dataset(path).create_scalar_index("x", kind, fragment_ids=[0])
+    assert ll.dataset(path).list_indices() == []

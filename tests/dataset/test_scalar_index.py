@@ -305,7 +305,7 @@ def _unchanged(path: str, version: int) -> None:
         (("id", "LABEL_LIST"), {}, UnsupportedTypeError),
         (("st", "BLOOMFILTER"), {}, UnsupportedTypeError),
         (("id", "BTREE"), {"train": False}, UnsupportedOptionError),
-        (("id", "BTREE"), {"fragment_ids": [0]}, UnsupportedOptionError),
+        (("id", "BTREE"), {"fragment_ids": [0]}, ArgumentError),  # ValueError in pylance
         (("id", "BTREE"), {"zone_size": 8}, UnsupportedOptionError),
         (("id", "ZONEMAP"), {"rows_per_zone": 0}, ArgumentError),
         (("id", "BLOOMFILTER"), {"probability": 1.5}, ArgumentError),

@@ -79,9 +79,16 @@ def create_scalar_index(
 ) -> None:
     manifest = dataset._manifest
     where = f"{dataset.uri} version {manifest.version}"
-    _refuse_options(where, train, fragment_ids, progress_callback, format_version)
+    _refuse_options(where, train, progress_callback, format_version)
     type_name, given = index_config.unpack(index_type, kwargs, where)
     kind = index_kind(type_name, where)
+    if fragment_ids is not None:
+        # pylance builds these types fragment by fragment only through
+        # create_index_uncommitted (which lancelet lacks), and refuses this as a ValueError.
+        raise ArgumentError(
+            f"{where}: {kind.name} distributed indexing uses create_index_uncommitted"
+            f'(..., index_type="{kind.name}", fragment_ids=...), which lancelet does not have'
+        )
     params = _parameters(kind, given, where)
     field = resolve_field(manifest.schema, column, where)
     name = name or _default_name(manifest, field, kind)
@@ -107,13 +114,11 @@ def create_scalar_index(
 def _refuse_options(
     where: str,
     train: bool,
-    fragment_ids: Sequence[int] | None,
     progress_callback: Any,
     format_version: int | str | None,
 ) -> None:
     given = {
         "train=False": not train,
-        "fragment_ids": fragment_ids is not None,
         "progress_callback": progress_callback is not None,
         "format_version": format_version is not None,
     }
