@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import lance
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
@@ -16,6 +17,7 @@ import pytest
 import lancelet as ll
 from lancelet.errors import FilterError, UnsupportedTypeError
 from lancelet.file import LanceFileReader
+from lancelet.index import ngram
 from tests.storage import list_names
 from tests.versions import STORAGE_VERSION
 
@@ -141,3 +143,56 @@ def test_contains_forms_lancelet_lacks_are_refused(tmp_path: Path, sql: str) -> 
     ll.write_dataset(pa.table({"s": ["a"], "i": [1]}), tmp_path)
     with pytest.raises(FilterError):
         ll.dataset(tmp_path).to_table(filter=sql)
+
+
+def _random_words(seed: int, n: int, alphabet: str) -> list[str | None]:
+    rng = np.random.default_rng(seed)
+    letters = np.array(list(alphabet))
+    out: list[str | None] = []
+    for i in range(n):
+        out.append(None if i % 23 == 0 else "".join(rng.choice(letters, rng.integers(0, 10))))
+    return out
+
+
+NEEDLES = ["abc", "ABC", "b1c", "a b", "zz", "0a1", "cab", "aaa", "Ünï", "ünïc", "c-a", "bca1"]
+
+
+@pytest.mark.parametrize("builder", ["lancelet", "pylance"])
+@pytest.mark.parametrize("stable", [False, True])
+def test_contains_is_narrowed_by_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, builder: str, stable: bool
+) -> None:
+    # pylance also indexes text lancelet refuses to (non-ASCII, which it folds)
+    alphabet = "abcABC01 -" if builder == "lancelet" else "abcABC01 -Üüïß"
+    table = pa.table({"s": _random_words(5, 4000, alphabet), "i": range(4000)})
+    lib: Any = ll if builder == "lancelet" else lance
+    lib.write_dataset(
+        table,
+        tmp_path,
+        max_rows_per_file=1500,
+        enable_stable_row_ids=stable,
+        data_storage_version=STORAGE_VERSION,
+    )
+    lib.dataset(tmp_path).delete("i % 9 = 4")
+    lib.dataset(tmp_path).create_scalar_index("s", "NGRAM")
+    live = table.filter(pa.array(np.arange(4000) % 9 != 4))
+    answered: list[bool] = []
+    search = ngram.NGramIndex.search
+
+    def spy(index: ngram.NGramIndex, query: Any) -> Any:
+        found = search(index, query)
+        answered.append(found is not None)
+        return found
+
+    monkeypatch.setattr(ngram.NGramIndex, "search", spy)
+    ds = ll.dataset(tmp_path)
+    for needle in NEEDLES:
+        sql = f"contains(s, '{needle}')"
+        seen: list[ll.ScanStatistics] = []
+        got = ds.scanner(filter=sql, scan_stats_callback=seen.append).to_table()
+        want = live.filter(pc.match_substring(live["s"], needle))["i"].to_pylist()
+        assert sorted(got["i"].to_pylist()) == want, needle
+        assert sorted(lance.dataset(tmp_path).to_table(filter=sql)["i"].to_pylist()) == want
+        assert seen[0].index_comparisons == 1
+        # looked up when the needle has a trigram of ASCII letters and digits
+        assert answered[-1] == (needle not in ("zz", "a b", "c-a", "Ünï", "ünïc")), needle

@@ -12,8 +12,10 @@ as 11..36.  The reference folds non-ASCII letters by a table of its own (``ü`` 
 ``u``, ...); lancelet does not reproduce that table, so it builds an NGRAM index only
 over ASCII text and refuses other text rather than write an index that would miss rows.
 
-Searching does not use the index (a ``contains`` filter is answered by the scan), so
-an index lancelet reads never narrows a scan; it is kept up to date for pylance.
+A ``contains(column, 'text')`` filter is narrowed to the rows holding every trigram
+of the text (lower-cased, so the scan then applies the filter itself); text with no
+trigram (shorter than three letters or digits in a row) or non-ASCII text is not
+looked up.
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ import pyarrow.compute as pc
 from pyroaring import BitMap
 
 from lancelet import io
-from lancelet.errors import UnsupportedTypeError
-from lancelet.expr import IndexQuery
+from lancelet.errors import CorruptIndexError, UnsupportedTypeError
+from lancelet.expr import Contains, IndexQuery
+from lancelet.file import LanceFileReader
 from lancelet.index import files
 from lancelet.index._files import IndexDetails
 from lancelet.index.base import SearchResult
@@ -176,21 +179,85 @@ def write_ngram(
     return len(postings)
 
 
-class NGramIndex:
-    """An NGRAM index directory, opened: lancelet answers no query from it."""
+def query_tokens(text: str) -> np.ndarray | None:
+    """The distinct tokens of the trigrams of ``text`` (as a row's are made); None when
+    lancelet cannot make them as the reference does (non-ASCII text) or there are none."""
+    if not text.isascii():
+        return None
+    values = pa.array([text])
+    tokens, _ = trigram_tokens(values, np.zeros(1, np.uint64), "query")
+    return np.unique(tokens) if len(tokens) else None
 
-    def __init__(self, directory: str):
-        self.directory = directory
+
+def deserialize_tree_map(data: bytes, where: str) -> np.ndarray:
+    """The sorted uint64 rows of a 64-bit Roaring tree map (:func:`serialize_tree_map`)."""
+    view = memoryview(data)
+    if len(view) < _U64.size:
+        raise CorruptIndexError(f"{where}: a posting list is {len(view)} bytes")
+    (count,) = _U64.unpack_from(view, 0)
+    position, parts, previous = _U64.size, [], -1
+    for _ in range(count):
+        if position + _U32.size > len(view):
+            raise CorruptIndexError(f"{where}: a posting list ends early")
+        (high,) = _U32.unpack_from(view, position)
+        position += _U32.size
+        try:
+            bitmap = BitMap.deserialize(bytes(view[position:]))
+        except (ValueError, OverflowError) as exc:
+            raise CorruptIndexError(f"{where}: a posting list is damaged: {exc}") from exc
+        if high <= previous:
+            raise CorruptIndexError(f"{where}: a posting list's parts are out of order")
+        position += len(bitmap.serialize())
+        previous = high
+        lows = np.asarray(bitmap.to_array(), dtype=np.uint64)
+        parts.append((np.uint64(high) << np.uint64(32)) | lows)
+    if position != len(view):
+        raise CorruptIndexError(f"{where}: a posting list has {len(view) - position} extra bytes")
+    return np.concatenate([np.zeros(0, np.uint64), *parts])
+
+
+class NGramIndex:
+    """An NGRAM index directory, opened: its tokens in memory, posting lists read as
+    ``contains`` queries need them."""
+
+    def __init__(self, path: str, reader: LanceFileReader, tokens: np.ndarray):
+        self.path = path
+        self._reader = reader
+        self._tokens = tokens
 
     @classmethod
     def open(cls, directory: str) -> NGramIndex:
-        return cls(directory)
+        path = io.join(directory, POSTINGS_FILE)
+        reader = files.open_file(path, [("tokens", pa.uint32()), ("posting_list", pa.binary())])
+        with files.reading(path):
+            tokens = reader.read_all(columns=["tokens"]).to_table().column(0)
+        if tokens.null_count:
+            raise CorruptIndexError(f"{path}: a token is null")
+        found = tokens.to_numpy()
+        if len(found) and np.any(found[1:] <= found[:-1]):
+            raise CorruptIndexError(f"{path}: the tokens are not in ascending order")
+        return cls(path, reader, found)
 
     def search(self, query: IndexQuery) -> SearchResult | None:
-        return None
+        """The rows that may hold the substring of a ``contains`` query: those holding
+        each of its trigrams (case and ASCII folding make it a superset)."""
+        if not isinstance(query, Contains):
+            return None
+        wanted = query_tokens(query.substring)
+        if wanted is None:
+            return None
+        places = np.searchsorted(self._tokens, wanted)
+        present = places < len(self._tokens)
+        present[present] = self._tokens[places[present]] == wanted[present]
+        if not np.all(present):
+            return SearchResult(np.zeros(0, np.uint64), exact=False)
+        rows: np.ndarray | None = None
+        for place in places.tolist():
+            table = files.read_rows(self._reader, place, 1)
+            listed = deserialize_tree_map(table.column(1)[0].as_py(), self.path)
+            rows = listed if rows is None else np.intersect1d(rows, listed, assume_unique=True)
+        assert rows is not None
+        return SearchResult(rows, exact=False)
 
     def statistics(self) -> dict[str, Any]:
-        path = io.join(self.directory, POSTINGS_FILE)
-        with files.reading(path):
-            reader = files.open_file(path, [("tokens", pa.uint32()), ("posting_list", pa.binary())])
-            return {"num_ngrams": reader.num_rows()}
+        return {"num_ngrams": len(self._tokens)}
