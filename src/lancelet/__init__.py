@@ -19,6 +19,7 @@ from lancelet.dataset import (
 from lancelet.dataset import dataset as _open_dataset
 from lancelet.dataset.bases import DatasetBasePath
 from lancelet.dataset.blob import BlobColumn, BlobFile
+from lancelet.dataset.scan_stats import ScanStatistics
 from lancelet.io.counters import bytes_read_counter, iops_counter
 from lancelet.log import set_logger
 from lancelet.schema import json_to_schema, schema_to_json
@@ -36,6 +37,7 @@ __all__ = [
     "LanceFragment",
     "LanceOperation",
     "LanceScanner",
+    "ScanStatistics",
     "__version__",
     "arrow",
     "bytes_read_counter",

@@ -98,7 +98,6 @@ REFUSED_SCAN_OPTIONS = [
     {"fast_search": True},
     {"blob_handling": "all_binary"},
     {"include_deleted_rows": True},
-    {"scan_stats_callback": print},
     {"row_addr_allowlist": b"\x00"},
     {"row_addr_blocklist": b"\x00"},
 ]

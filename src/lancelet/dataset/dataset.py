@@ -345,6 +345,20 @@ class LanceDataset(Scannable):
             raise ArgumentError(f"remap_row_addrs takes integer addresses, not {addrs.type}")
         return frag_reuse.remap_row_addrs(self._store, self._manifest, addrs)
 
+    def prewarm_index(
+        self,
+        name: str,
+        *,
+        with_position: bool = False,
+        index_segments: Sequence[str] | None = None,
+    ) -> None:
+        """Read the index ``name`` into memory now, for this object's later scans."""
+        from lancelet.dataset import prewarm
+
+        prewarm.prewarm_index(
+            self, name, with_position=with_position, index_segments=index_segments
+        )
+
     def drop_index(self, name: str) -> None:
         """Remove the index; its files stay until ``cleanup_old_versions``."""
         indices.drop_index(self, name)
@@ -363,7 +377,7 @@ class LanceDataset(Scannable):
         format_version: int | str | None = None,
         **kwargs: Any,
     ) -> None:
-        """Index ``column`` (BTREE, BITMAP, LABEL_LIST, ZONEMAP or BLOOMFILTER) over
+        """Index ``column`` (BTREE, BITMAP, LABEL_LIST, ZONEMAP, BLOOMFILTER or NGRAM) over
         every fragment of this version, and commit it as a new version.  Filters on
         the column then read only the rows the index points to."""
         index_build.create_scalar_index(

@@ -1070,6 +1070,20 @@ def _regexp(t: _Translator, node: exp.Expression, name: str, args: list[exp.Expr
     return matched
 
 
+def _contains(t: _Translator, node: exp.Contains) -> _Value:
+    """DataFusion's ``contains(s, sub)``: whether ``s`` holds ``sub`` (case-sensitive),
+    NULL where ``s`` is NULL; lancelet takes a literal ``sub`` only."""
+    where = f"{_sql(node)!r} (filter {t.sql!r})"
+    subject, needle = t.visit(node.this), t.visit(node.expression)
+    if needle.const is None or _family(needle.type) not in ("string", "null"):
+        raise FilterError(f"{where}: lancelet's contains takes a string literal to look for")
+    if _family(subject.type) not in ("string", "null"):
+        raise FilterError(f"{where}: contains looks in strings, not {subject.type}")
+    if not needle.const.is_valid or pa.types.is_null(subject.type):
+        return _NULL_BOOL
+    return _apply(pc.match_substring, [subject], node, pattern=needle.const.as_py())
+
+
 def _coerced_to_boolean(node: exp.Expression) -> bool:
     """Whether ``node`` stands where pylance coerces regexp_match's list to a boolean:
     the whole filter, or an operand of AND, OR or NOT."""
@@ -1177,6 +1191,7 @@ _HANDLERS: dict[type[exp.Expression], _Handler] = {
     exp.Length: _function(pc.utf8_length),
     exp.Abs: _function(pc.abs_checked),
     exp.Anonymous: _anonymous,
+    exp.Contains: _contains,
     exp.RegexpLike: _regexp_like,
     exp.CurrentDate: _current_date,
     exp.HexString: _hex_string,

@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 from pyroaring import FrozenBitMap
 
 from lancelet import io
-from lancelet.dataset import frag_reuse, index_plan, indices
+from lancelet.dataset import frag_reuse, index_config, index_plan, indices
 from lancelet.dataset.scanner import ROW_ADDRESS, ROW_ID, LanceScanner
 from lancelet.errors import (
     ArgumentError,
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from lancelet.dataset.dataset import LanceDataset
 
 # Index types pylance builds that lancelet does not (yet): refused by name.
-PYLANCE_ONLY = frozenset({"INVERTED", "FTS", "NGRAM", "RTREE", "MINHASHLSH"})
+PYLANCE_ONLY = frozenset({"INVERTED", "FTS", "RTREE", "MINHASHLSH", "JSON"})
 
 # Rows per batch handed to an index writer.
 _BATCH_ROWS = 1 << 17
@@ -67,7 +67,7 @@ class IndexedField:
 def create_scalar_index(
     dataset: LanceDataset,
     column: str,
-    index_type: str,
+    index_type: str | index_config.IndexConfig,
     name: str | None = None,
     *,
     replace: bool = True,
@@ -80,9 +80,17 @@ def create_scalar_index(
 ) -> None:
     manifest = dataset._manifest
     where = f"{dataset.uri} version {manifest.version}"
-    _refuse_options(where, train, fragment_ids, progress_callback, format_version)
-    kind = index_kind(index_type, where)
-    params = _parameters(kind, kwargs, where)
+    _refuse_options(where, train, progress_callback, format_version)
+    type_name, given = index_config.unpack(index_type, kwargs, where)
+    kind = index_kind(type_name, where)
+    if fragment_ids is not None:
+        # pylance builds these types fragment by fragment only through
+        # create_index_uncommitted (which lancelet lacks), and refuses this as a ValueError.
+        raise ArgumentError(
+            f"{where}: {kind.name} distributed indexing uses create_index_uncommitted"
+            f'(..., index_type="{kind.name}", fragment_ids=...), which lancelet does not have'
+        )
+    params = _parameters(kind, given, where)
     field = resolve_field(manifest.schema, column, where)
     name = name or _default_name(manifest, field, kind)
     indices.check_new_index(manifest, name, [field.id], replace, where)
@@ -107,13 +115,11 @@ def create_scalar_index(
 def _refuse_options(
     where: str,
     train: bool,
-    fragment_ids: Sequence[int] | None,
     progress_callback: Any,
     format_version: int | str | None,
 ) -> None:
     given = {
         "train=False": not train,
-        "fragment_ids": fragment_ids is not None,
         "progress_callback": progress_callback is not None,
         "format_version": format_version is not None,
     }

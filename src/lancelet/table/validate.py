@@ -37,6 +37,7 @@ from lancelet.errors import (
     UnsupportedFeatureError,
     UnsupportedTypeError,
 )
+from lancelet.file import retired
 from lancelet.table import features
 from lancelet.table.fragment_check import TOMBSTONE, Checked
 from lancelet.table.manifest import Manifest, data_file_format
@@ -65,7 +66,9 @@ def check_wire(pb: table_pb2.Manifest, size: int, path: str) -> None:
     _check_canonical(pb, size, path)
     tolerated_unknowns_only(pb, path, "the manifest")
     for field in pb.fields:
-        tolerated_unknowns_only(field, path, f"field {field.name!r}")
+        where = f"field {field.name!r}"
+        _check_storage_class(field, path, where)
+        tolerated_unknowns_only(field, path, where, (retired.STORAGE_CLASS_NUMBER,))
 
 
 _MAPS = ("schema_metadata", "config", "table_metadata")
@@ -117,12 +120,37 @@ def _unknown(message: Message) -> list[tuple[int, int]]:
     return [(found[i].field_number, found[i].wire_type) for i in range(len(found))]
 
 
-def tolerated_unknowns_only(message: Message, path: str, where: str) -> None:
+def _check_storage_class(field: file_pb2.Field, path: str, where: str) -> None:
+    found = retired.storage_class(field)
+    if found is None:
+        return
+    wire, data = found
+    if wire != _LEN:
+        raise CorruptDatasetError(
+            f"{path}: {where}: storage_class has wire type {wire}; the manifest is damaged"
+        )
+    if data == retired.BLOB_CLASS:
+        raise UnsupportedFeatureError(
+            f"{path}: {where}: the column has storage class 'blob' (stored in a "
+            "separate blob dataset), which lancelet does not read"
+        )
+    if data not in retired.DEFAULT_CLASSES:
+        raise CorruptDatasetError(
+            f"{path}: {where}: unknown storage class {data!r}; the manifest is damaged"
+        )
+
+
+def tolerated_unknowns_only(
+    message: Message, path: str, where: str, retired_numbers: tuple[int, ...] = ()
+) -> None:
     """Newer writers add fields, so unknown numbers are tolerated here, but not with a
     known number (damage), nor length-delimited: a message such as a whole fragment or
-    field disappears into one when a byte of its tag is damaged."""
+    field disappears into one when a byte of its tag is damaged.  ``retired_numbers``,
+    fields older writers set, are checked by the caller."""
     numbers = message.DESCRIPTOR.fields_by_number
     for number, wire in _unknown(message):
+        if number in retired_numbers:
+            continue
         if number in numbers:
             raise CorruptDatasetError(
                 f"{path}: {where}: field {numbers[number].name!r} has wire type {wire}, "
