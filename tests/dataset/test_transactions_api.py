@@ -418,3 +418,16 @@ def test_merge_with_pyarrow_schema_refuses_other_ids(tmp_path: Path) -> None:
     with pytest.raises(UnsupportedOptionError, match="field ids"):
         ll.LanceDataset.commit(uri, op, read_version=3)
     assert ll.dataset(uri).version == 3
+
+
+def test_kinds_without_a_class_read_as_opaque_operations(tmp_path: Path) -> None:
+    uri = tmp_path / "ds"
+    _write(lance, uri)
+    lance.dataset(uri).add_bases([lance.DatasetBasePath(str(tmp_path / "b1"), name="b1")])
+    theirs = lance.dataset(uri).read_transaction(2).operation
+    ours = ll.dataset(uri).read_transaction(2)
+    # pylance has no class for UpdateBases either, and shows a bare BaseOperation.
+    assert type(theirs).__name__ == type(ours.operation).__name__ == "BaseOperation"
+    with pytest.raises(UnsupportedOptionError, match="cannot commit"):
+        ll.LanceDataset.commit(uri, ll.Transaction(2, ours.operation))
+    assert ll.dataset(uri).version == 2
