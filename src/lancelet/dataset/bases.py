@@ -12,11 +12,11 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from lancelet.dataset.committing import commit_transaction
 from lancelet.errors import ArgumentError
 from lancelet.table.base_paths import BasePath, resolve, with_new_ids
 from lancelet.table.manifest import Manifest
 from lancelet.transaction import operations as ops
-from lancelet.transaction.commit import commit_transaction
 from lancelet.transaction.store import DatasetStore
 
 __all__ = ["DatasetBasePath", "WriteBases", "add_bases", "base_paths", "plan_write"]

@@ -123,10 +123,12 @@ def cleanup_old_versions(
     *,
     delete_unverified: bool = False,
     error_if_tagged_old_versions: bool = True,
+    latest: int | None = None,
 ) -> CleanupStats:
     """Remove versions older than ``older_than`` (default 14 days) and/or all but the
     newest ``retain_versions``, never the latest or a tagged one, then every data,
-    deletion, transaction and index file no remaining version needs."""
+    deletion, transaction and index file no remaining version needs.  ``latest``
+    (default: the latest version) and every version after it are kept."""
     if retain_versions is not None and retain_versions < 1:
         raise ValueError(f"retain_versions must be greater than 0, got {retain_versions}")
     _refuse_branches(store)
@@ -134,7 +136,7 @@ def cleanup_old_versions(
     if older_than is None and retain_versions is None:
         older_than = DEFAULT_OLDER_THAN
     # The latest version first: anything listed after it is at least as new, so kept.
-    latest = store.latest_version()
+    latest = store.latest_version() if latest is None else latest
     locations = store.list_versions()
     versions = [location.version for location in locations]
     policy = _Policy(

@@ -22,8 +22,10 @@ from lancelet.dataset.delete import delete_addresses
 from lancelet.dataset.filter import parse_filter
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.inputs import as_reader
+from lancelet.dataset.operation import public_operation
 from lancelet.dataset.scanner import ROW_ADDRESS, LanceScanner, live_rows
 from lancelet.dataset.take import row_ids_at
+from lancelet.dataset.transactions import Transaction
 from lancelet.dataset.update import RowRewrite
 from lancelet.dataset.write import (
     check_writable,
@@ -31,7 +33,7 @@ from lancelet.dataset.write import (
     discard_data_files,
     write_fragment_files,
 )
-from lancelet.errors import DatasetError, LanceletError, SchemaError
+from lancelet.errors import ArgumentError, DatasetError, LanceletError, SchemaError
 from lancelet.table import row_address, row_ids
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
@@ -84,8 +86,10 @@ class MergeInsertBuilder:
         schema: LanceSchema,
         on: str | Iterable[str] | None,
         run: Runner,
+        manifest: Manifest | None = None,
     ) -> None:
         self._store = store
+        self._manifest = manifest
         self._spec = MergeSpec(key_columns(on, schema, f"{store.root}: merge_insert"))
         self._run = run
         self._retries = 10
@@ -126,13 +130,7 @@ class MergeInsertBuilder:
     def execute(self, data_obj: Any, *, schema: pa.Schema | None = None) -> dict[str, int]:
         """Run the merge and commit it; returns the counts of inserted, updated and
         deleted rows."""
-        spec = self._spec
-        if spec.matched in ("keep", "fail") and not spec.insert and not spec.delete_unmatched:
-            raise ValueError(
-                f"{self._store.root}: this merge_insert changes nothing; call "
-                "when_matched_update_all, when_not_matched_insert_all or "
-                "when_not_matched_by_source_delete first"
-            )
+        spec = self._checked_spec()
         # Kept whole: a retry after a conflict joins the same rows again.
         source = as_reader(data_obj, schema).read_all()
         return self._run(
@@ -140,6 +138,32 @@ class MergeInsertBuilder:
             self._retries,
             self._timeout,
         )
+
+    def execute_uncommitted(
+        self, data_obj: Any, *, schema: pa.Schema | None = None
+    ) -> tuple[Transaction, dict[str, int]]:
+        """Write the merge's files without committing: the transaction to pass to
+        ``LanceDataset.commit``, and the counts it will have."""
+        if self._manifest is None:
+            raise ArgumentError("execute_uncommitted needs the dataset version it reads")
+        planned = plan_merge_insert(
+            self._store,
+            self._manifest,
+            as_reader(data_obj, schema).read_all(),
+            self._checked_spec(),
+        )
+        txn = Transaction(self._manifest.version, public_operation(planned.operation))
+        return txn, planned.counts
+
+    def _checked_spec(self) -> MergeSpec:
+        spec = self._spec
+        if spec.matched in ("keep", "fail") and not spec.insert and not spec.delete_unmatched:
+            raise ValueError(
+                f"{self._store.root}: this merge_insert changes nothing; call "
+                "when_matched_update_all, when_not_matched_insert_all or "
+                "when_not_matched_by_source_delete first"
+            )
+        return spec
 
 
 # -- planning ---------------------------------------------------------------------------

@@ -29,6 +29,15 @@ class LanceSchema:
     @classmethod
     def from_arrow(cls, schema: pa.Schema, first_id: int = 0) -> LanceSchema:
         meta = {k.decode(): v for k, v in (schema.metadata or {}).items()}
+        for key, value in meta.items():
+            try:
+                value.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                # Lance keeps metadata as text, as pylance requires (encode binary first).
+                raise SchemaError(
+                    f"schema metadata {key!r} is not valid UTF-8; encode binary values "
+                    "(for example base64) first"
+                ) from exc
         return cls(tuple(to_lance_fields(schema, first_id)), meta)
 
     def to_arrow(self) -> pa.Schema:

@@ -16,6 +16,7 @@ from pyroaring import FrozenBitMap
 
 from lancelet._proto import file_pb2
 from lancelet.errors import (
+    ArgumentError,
     CorruptDatasetError,
     DatasetError,
     ReuseIndexChangedError,
@@ -31,6 +32,7 @@ from lancelet.table.schema import LanceSchema
 from lancelet.transaction.operations import (
     Append,
     CreateIndex,
+    DataReplacement,
     Delete,
     Foreign,
     MapUpdate,
@@ -420,6 +422,25 @@ def fold_create_index(base: Manifest | None, op: CreateIndex, ctx: FoldContext) 
     removed = {i.uuid for i in op.removed_indices}
     kept = tuple(i for i in base.indices if i.name not in names and i.uuid not in removed)
     return replace(base, indices=kept + op.new_indices)
+
+
+def fold_data_replacement(base: Manifest | None, op: DataReplacement, ctx: FoldContext) -> Manifest:
+    base = existing(base, op)
+    by_id = {f.id: f for f in base.fragments}
+    replaced: dict[int, Fragment] = {}
+    for fragment_id, new_file in op.replacements:
+        fragment = replaced.get(fragment_id, by_id.get(fragment_id))
+        if fragment is None:
+            raise ArgumentError(f"DataReplacement: fragment {fragment_id} does not exist")
+        old = [d for d in fragment.files if d.fields == new_file.fields]
+        if not old:
+            raise ArgumentError(
+                f"DataReplacement: fragment {fragment_id} has no data file holding exactly "
+                f"fields {list(new_file.fields)}; a replacement must match an existing file"
+            )
+        files = tuple(new_file if d is old[0] else d for d in fragment.files)
+        replaced[fragment_id] = replace(fragment, files=files)
+    return replace(base, fragments=tuple(replaced.get(f.id, f) for f in base.fragments))
 
 
 def fold_foreign(base: Manifest | None, op: Foreign, ctx: FoldContext) -> Manifest:

@@ -10,6 +10,7 @@ from lancelet.table.fragment import Fragment
 from lancelet.transaction.operations import (
     Append,
     CreateIndex,
+    DataReplacement,
     Delete,
     Foreign,
     Merge,
@@ -74,6 +75,10 @@ def project(op: Project) -> Claims:
 
 def merge(op: Merge) -> Claims:
     return Claims(frozenset(), files_of(op.fragments), only_files_added=True, changes_fields=True)
+
+
+def data_replacement(op: DataReplacement) -> Claims:
+    return Claims(frozenset(op.fragment_ids()))
 
 
 def foreign(op: Foreign) -> Claims | None:

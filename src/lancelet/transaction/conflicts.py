@@ -55,6 +55,7 @@ from lancelet.transaction.apply import uncover
 from lancelet.transaction.operations import (
     Append,
     CreateIndex,
+    DataReplacement,
     Delete,
     Foreign,
     MapUpdate,
@@ -111,6 +112,8 @@ def _touched(op: Operation) -> set[int] | None:
         return {f.id for f in updated} | set(removed)
     if isinstance(op, Rewrite):
         return op.old_ids()
+    if isinstance(op, DataReplacement):
+        return op.fragment_ids()
     if isinstance(op, Foreign):
         return None if op.touched is None else set(op.touched)
     return None
@@ -424,6 +427,21 @@ RULES: dict[str, dict[str, Rule]] = {
     "update_config": {
         "overwrite": _config_overlap,
         "update_config": _config_overlap,
+        "unknown": RETRY,
+        "*": OK,
+    },
+    # New files for fragments' existing columns: a concurrent change to the same
+    # fragments (or to the columns) invalidates the files written.
+    "data_replacement": {
+        "delete": _retry_if_overlap,
+        "update": _retry_if_overlap,
+        "rewrite": _retry_if_overlap,
+        "data_replacement": _retry_if_overlap,
+        "merge": RETRY,
+        "project": RETRY,
+        "overwrite": INCOMPATIBLE,
+        "restore": INCOMPATIBLE,
+        _MEM_WAL: INCOMPATIBLE,
         "unknown": RETRY,
         "*": OK,
     },

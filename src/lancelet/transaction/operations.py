@@ -21,7 +21,7 @@ from pyroaring import FrozenBitMap
 from lancelet._proto import table_pb2, transaction_pb2
 from lancelet.errors import CorruptDatasetError
 from lancelet.table.base_paths import BasePath
-from lancelet.table.fragment import Fragment
+from lancelet.table.fragment import DataFile, Fragment
 from lancelet.table.index import IndexDetails, IndexFile, IndexMetadata
 from lancelet.table.schema import LanceSchema
 
@@ -190,6 +190,17 @@ class CreateIndex:
 
 
 @dataclass(frozen=True)
+class DataReplacement:
+    """Data files swapped in place: each ``(fragment id, file)`` replaces the fragment's
+    file holding exactly the same fields (same rows, new values)."""
+
+    replacements: tuple[tuple[int, DataFile], ...]
+
+    def fragment_ids(self) -> set[int]:
+        return {fragment_id for fragment_id, _ in self.replacements}
+
+
+@dataclass(frozen=True)
 class Foreign:
     """An operation written by another implementation that lancelet does not perform.
 
@@ -214,6 +225,7 @@ Operation = Union[  # noqa: UP007 - a runtime alias
     Update,
     Rewrite,
     CreateIndex,
+    DataReplacement,
     Foreign,
 ]
 
@@ -446,10 +458,19 @@ def decode_update_config(pb: Message, where: str) -> UpdateConfig:
     return UpdateConfig(upserts, tuple(deletes), metadata, fields, table)
 
 
+def encode_data_replacement(op: DataReplacement, pb: Message) -> None:
+    for fragment_id, new_file in op.replacements:
+        pb.replacements.add(fragment_id=fragment_id, new_file=new_file.to_proto())
+
+
+def decode_data_replacement(pb: Message, where: str) -> DataReplacement:
+    return DataReplacement(
+        tuple((r.fragment_id, DataFile.from_proto(r.new_file)) for r in pb.replacements)
+    )
+
+
 def decode_foreign(pb: _TxnPb, kind: str) -> Foreign:
     """An operation lancelet does not perform, with the fragments it may have changed."""
-    if kind == "data_replacement":
-        return Foreign(kind, frozenset(r.fragment_id for r in pb.data_replacement.replacements))
     if kind == "update_mem_wal_state":
         return Foreign(kind, frozenset())
     return Foreign(kind, None)

@@ -132,6 +132,10 @@ class DatasetStore:
         return sorted((loc for loc in found if loc is not None), key=lambda loc: loc.version)
 
     def manifest_location(self, version: int) -> ManifestLocation | None:
+        if naming.is_detached(version):
+            name = naming.detached_manifest_name(version)
+            found = io.exists(self.path(naming.VERSIONS_DIR, name))
+            return ManifestLocation(version, name, ManifestNaming.V2) if found else None
         for scheme in (ManifestNaming.V2, ManifestNaming.V1):
             name = naming.manifest_name(version, scheme)
             if io.exists(self.path(naming.VERSIONS_DIR, name)):
@@ -182,8 +186,13 @@ class DatasetStore:
 
         Reading and failing costs an object store what asking whether the file is there
         would, so each name is simply read."""
-        for scheme in (ManifestNaming.V2, ManifestNaming.V1):
-            path = self.path(naming.VERSIONS_DIR, naming.manifest_name(version, scheme))
+        names = (
+            [naming.detached_manifest_name(version)]
+            if naming.is_detached(version)
+            else [naming.manifest_name(version, s) for s in (ManifestNaming.V2, ManifestNaming.V1)]
+        )
+        for name in names:
+            path = self.path(naming.VERSIONS_DIR, name)
             try:
                 return path, io.read_bytes(path)
             except FileNotFoundError:
@@ -239,6 +248,15 @@ class DatasetStore:
             return False
         _remember(_content_key(path, data), manifest)
         self._write_hint(manifest.version)
+        return True
+
+    def publish_detached(self, manifest: Manifest) -> bool:
+        """Create the manifest of a detached version; False if that number is taken."""
+        path = self.path(naming.VERSIONS_DIR, naming.detached_manifest_name(manifest.version))
+        data = self.checked_manifest_bytes(manifest)
+        if not io.put_if_not_exists(path, data):
+            return False
+        _remember(_content_key(path, data), manifest)
         return True
 
     def _other_scheme_has(self, version: int, scheme: ManifestNaming) -> bool:
