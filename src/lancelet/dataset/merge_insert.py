@@ -18,6 +18,7 @@ from typing import Any, Literal
 import numpy as np
 import pyarrow as pa
 
+from lancelet.dataset import blob
 from lancelet.dataset.delete import delete_addresses
 from lancelet.dataset.filter import parse_filter
 from lancelet.dataset.fragment_reader import FragmentReader
@@ -170,6 +171,7 @@ def plan_merge_insert(
     what was written."""
     label = f"{store.root}: merge_insert"
     check_writable(manifest)
+    blob.refuse_rewrite(manifest, label)
     schema = manifest.schema.to_arrow()
     keys = key_columns(spec.on, manifest.schema, label)
     source = _source_columns(source, schema, keys, label)

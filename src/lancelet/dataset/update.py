@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lancelet.dataset import blob
 from lancelet.dataset.delete import delete_addresses, discard_deletions
 from lancelet.dataset.filter import parse_value
 from lancelet.dataset.projection import evaluate
@@ -109,6 +110,7 @@ def plan_update(
     committed.  A failure removes what was written."""
     label = f"{store.root}: update"
     check_writable(manifest, data_storage_version)
+    blob.refuse_rewrite(manifest, label)
     schema = manifest.schema.to_arrow()
     assignments = _Assignments(updates, schema, label)
     scan = LanceScanner(store, manifest, columns=[*schema.names, ROW_ID, ROW_ADDRESS], filter=where)

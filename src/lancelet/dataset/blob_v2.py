@@ -1,0 +1,93 @@
+"""``take_blobs`` on blob v2 columns (Lance 2.2 datasets): the descriptors a take
+returns, resolved to the values' bytes wherever pylance put them (see
+:mod:`lancelet.file.blob_v2`): in the row's data file, or in a sidecar file in the
+directory named after it."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+import pyarrow as pa
+
+from lancelet import io
+from lancelet.dataset.take import addresses_of_ids
+from lancelet.errors import CorruptFileError, UnsupportedFeatureError
+from lancelet.file.blob_v2 import DEDICATED, INLINE, PACKED, sidecar_name
+from lancelet.table import row_address
+from lancelet.table.fragment import DataFile
+from lancelet.table.manifest import Manifest
+from lancelet.transaction.store import DatasetStore
+
+__all__ = ["fragments_of", "resolve"]
+
+
+def fragments_of(
+    store: DatasetStore, manifest: Manifest, kind: str, rows: np.ndarray
+) -> np.ndarray:
+    """The fragment id of each selected row (``kind``: indices, ids or addresses)."""
+    if kind == "indices":
+        ends = np.cumsum([f.num_rows for f in manifest.fragments], dtype=np.int64)
+        ids = np.asarray([f.id for f in manifest.fragments], dtype=np.int64)
+        return ids[np.searchsorted(ends, rows, side="right")]
+    addresses = rows.astype(np.uint64)
+    if kind == "ids" and manifest.stable_row_ids:
+        addresses = addresses_of_ids(store, manifest, addresses)
+    return row_address.fragment_ids(addresses).astype(np.int64)
+
+
+def resolve(
+    store: DatasetStore,
+    manifest: Manifest,
+    field_id: int,
+    descriptors: pa.StructArray,
+    fragment_ids: np.ndarray,
+) -> list[bytes | None]:
+    """Each descriptor's bytes (None for a null), read from the data file of the
+    column ``field_id`` in the row's fragment or from its sidecar files."""
+    out: list[bytes | None] = [None] * len(descriptors)
+    valid = np.asarray(descriptors.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    # flatten: the children as the struct's rows see them (its offset, its nulls).
+    kinds, position_, size_, blob_ids = (
+        np.asarray(c.fill_null(0).to_numpy(zero_copy_only=False)) for c in descriptors.flatten()[:4]
+    )
+    positions, sizes = position_.astype(np.int64), size_.astype(np.int64)
+    files = {f.id: _data_file(f.files, field_id) for f in manifest.fragments}
+    reads: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
+    for row in np.flatnonzero(valid):
+        kind = int(kinds[row])
+        data = files[int(fragment_ids[row])]
+        path = store.data_path(data.path, data.base_id)
+        if kind == INLINE:
+            reads[path].append((int(row), int(positions[row]), int(sizes[row])))
+        elif kind in (PACKED, DEDICATED):
+            sidecar = io.join(path.removesuffix(".lance"), sidecar_name(int(blob_ids[row])))
+            start = int(positions[row]) if kind == PACKED else 0
+            reads[sidecar].append((int(row), start, int(sizes[row])))
+        else:
+            raise UnsupportedFeatureError(
+                f"take_blobs: blob of kind {kind} (an external blob) is not supported"
+            )
+    for path, wanted in reads.items():
+        _read_into(out, path, wanted)
+    return out
+
+
+def _data_file(files: tuple[DataFile, ...], field_id: int) -> DataFile:
+    held = [f for f in files if field_id in f.fields]
+    if not held:
+        raise CorruptFileError(f"no data file holds field {field_id}")
+    return held[0]
+
+
+def _read_into(out: list[bytes | None], path: str, wanted: list[tuple[int, int, int]]) -> None:
+    source = io.open_input(path)
+    try:
+        for row, start, size in wanted:
+            if start < 0 or start + size > source.size:
+                raise CorruptFileError(
+                    f"{path}: a blob of {size} bytes at {start} runs past the file's end"
+                )
+            out[row] = source.read(start, size).to_pybytes() if size else b""
+    finally:
+        source.close()

@@ -1,0 +1,132 @@
+"""lancelet writes blob columns of Lance 2.2 datasets as pylance's blob v2 columns
+(every value inline in its data file), through write_dataset, appends and
+fragments; pylance reads them back exactly, and each reads what the other appended."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import lance
+import pyarrow as pa
+import pytest
+
+import lancelet as ll
+from lancelet.errors import UnsupportedFeatureError, UnsupportedOptionError
+
+BLOB = {"lance-encoding:blob": "true"}
+# Empty, small, the 64 KiB around which pylance changes storage, and multi-MB ones.
+VALUES: list[bytes | None] = [
+    b"",
+    b"a",
+    b"b" * 65_536,
+    b"c" * 65_537,
+    b"d" * 3_000_000,
+    b"e" * 9_000_000,
+]
+
+
+def _schema(nullable: bool = True) -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("id", pa.int64()),
+            pa.field("b", pa.large_binary(), nullable=nullable, metadata=BLOB),
+        ]
+    )
+
+
+def _table(values: list[bytes | None], first: int = 0, nullable: bool = True) -> pa.Table:
+    ids = range(first, first + len(values))
+    return pa.table({"id": ids, "b": pa.array(values, pa.large_binary())}, schema=_schema(nullable))
+
+
+def _bytes(dataset: Any) -> list[bytes | None]:
+    rows = list(range(dataset.count_rows()))
+    return [None if b is None else b.readall() for b in dataset.take_blobs("b", indices=rows)]
+
+
+@pytest.mark.parametrize("nullable", [True, False])
+def test_pylance_reads_lancelets_blobs(tmp_path: Path, nullable: bool) -> None:
+    values = [*VALUES, None] if nullable else VALUES
+    table = _table(values, nullable=nullable)
+    ll.write_dataset(table, tmp_path / "ours", data_storage_version="2.2")
+    lance.write_dataset(table, tmp_path / "theirs", data_storage_version="2.2")
+    ours, theirs = lance.dataset(tmp_path / "ours"), lance.dataset(tmp_path / "theirs")
+    assert ours.schema.equals(theirs.schema, check_metadata=True)
+    assert ours.to_table().schema.equals(theirs.to_table().schema, check_metadata=True)
+    assert _bytes(ours) == values
+    (fragment,) = ours.get_fragments()
+    (data_file,) = fragment.metadata.files
+    (want,) = theirs.get_fragments()[0].metadata.files
+    assert (data_file.fields, data_file.column_indices) == (want.fields, want.column_indices)
+    descriptors = ours.to_table().column("b").to_pylist()
+    assert [d is None for d in descriptors] == [v is None for v in values]
+    assert [d["size"] for d in descriptors if d] == [len(v) for v in values if v is not None]
+    assert {d["kind"] for d in descriptors if d} == {0}  # inline
+
+
+def test_lancelet_reads_its_own_blobs(tmp_path: Path) -> None:
+    values = [*VALUES, None]
+    ll.write_dataset(_table(values), tmp_path / "ds", data_storage_version="2.2")
+    ours, theirs = ll.dataset(tmp_path / "ds"), lance.dataset(tmp_path / "ds")
+    assert _bytes(ours) == values
+    assert ours.to_table().equals(theirs.to_table())
+    assert ours.schema.equals(theirs.to_table().schema, check_metadata=True)
+
+
+def test_empty_dataset_then_appends(tmp_path: Path) -> None:
+    uri = tmp_path / "ds"
+    ll.write_dataset(_table([]), uri, data_storage_version="2.2")
+    assert lance.dataset(uri).count_rows() == 0
+    ll.write_dataset(_table([b"x", None]), uri, mode="append")
+    assert _bytes(lance.dataset(uri)) == [b"x", None]
+
+
+def test_each_appends_to_the_others_dataset(tmp_path: Path) -> None:
+    theirs_first, ours_next = [b"p" * 200_000, None, b"r" * 6_000_000], [b"s", b""]
+    uri = tmp_path / "ds"
+    lance.write_dataset(_table(theirs_first), uri, data_storage_version="2.2")
+    ll.write_dataset(_table(ours_next, first=3), uri, mode="append")
+    lance.write_dataset(_table([b"t" * 70_000], first=5), uri, mode="append")
+    want = theirs_first + ours_next + [b"t" * 70_000]
+    assert _bytes(lance.dataset(uri)) == want
+    assert _bytes(ll.dataset(uri)) == want
+    assert ll.dataset(uri).to_table().equals(lance.dataset(uri).to_table())
+
+
+def test_fragments_committed_by_overwrite(tmp_path: Path) -> None:
+    uri = tmp_path / "ds"
+    fragment = ll.LanceFragment.create(uri, _table(VALUES), data_storage_version="2.2")
+    ll.LanceDataset.commit(uri, ll.LanceOperation.Overwrite(_schema(), [fragment]))
+    assert _bytes(lance.dataset(uri)) == VALUES
+    assert lance.dataset(uri).to_table().equals(ll.dataset(uri).to_table())
+
+
+def test_deleted_rows_are_skipped(tmp_path: Path) -> None:
+    uri = tmp_path / "ds"
+    ll.write_dataset(_table(VALUES), uri, data_storage_version="2.2", max_rows_per_file=2)
+    ll.dataset(uri).delete("id = 2")
+    want = VALUES[:2] + VALUES[3:]
+    assert _bytes(lance.dataset(uri)) == want
+    assert _bytes(ll.dataset(uri)) == want
+
+
+def test_rewriting_rows_is_refused(tmp_path: Path) -> None:
+    uri = tmp_path / "ds"
+    ll.write_dataset(_table([b"a", b"b"]), uri, data_storage_version="2.2", max_rows_per_file=1)
+    ds = ll.dataset(uri)
+    with pytest.raises(UnsupportedFeatureError, match="blob v2 column"):
+        ds.update({"id": "id + 1"})
+    with pytest.raises(UnsupportedFeatureError, match="blob v2 column"):
+        ds.optimize.compact_files()
+    with pytest.raises(UnsupportedFeatureError, match="blob v2 column"):
+        ds.merge_insert("id").when_matched_update_all().execute(_table([b"z"]))
+    assert _bytes(lance.dataset(uri)) == [b"a", b"b"]
+
+
+def test_storage_thresholds_are_refused(tmp_path: Path) -> None:
+    meta = {**BLOB, "lance-encoding:blob-inline-size-threshold": "10"}
+    schema = pa.schema([pa.field("b", pa.large_binary(), metadata=meta)])
+    table = pa.table({"b": pa.array([b"x"], pa.large_binary())}, schema=schema)
+    with pytest.raises(UnsupportedOptionError, match="blob-inline-size-threshold"):
+        ll.write_dataset(table, tmp_path / "ds", data_storage_version="2.2")
