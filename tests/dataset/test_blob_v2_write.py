@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 import lancelet as ll
-from lancelet.errors import UnsupportedFeatureError, UnsupportedOptionError
+from lancelet.errors import UnsupportedFeatureError, UnsupportedOptionError, UnsupportedTypeError
 
 BLOB = {"lance-encoding:blob": "true"}
 # Empty, small, the 64 KiB around which pylance changes storage, and multi-MB ones.
@@ -129,4 +129,31 @@ def test_storage_thresholds_are_refused(tmp_path: Path) -> None:
     schema = pa.schema([pa.field("b", pa.large_binary(), metadata=meta)])
     table = pa.table({"b": pa.array([b"x"], pa.large_binary())}, schema=schema)
     with pytest.raises(UnsupportedOptionError, match="blob-inline-size-threshold"):
+        ll.write_dataset(table, tmp_path / "ds", data_storage_version="2.2")
+
+
+def test_binary_values_are_blobs_too(tmp_path: Path) -> None:
+    values = [b"x", None, b"y" * 100_000]
+    schema = pa.schema([pa.field("b", pa.binary(), metadata=BLOB)])
+    table = pa.table({"b": pa.array(values, pa.binary())}, schema=schema)
+    ll.write_dataset(table, tmp_path / "ours", data_storage_version="2.2")
+    lance.write_dataset(table, tmp_path / "theirs", data_storage_version="2.2")
+    ours, theirs = lance.dataset(tmp_path / "ours"), lance.dataset(tmp_path / "theirs")
+    assert ours.schema.equals(theirs.schema, check_metadata=True)
+    assert _bytes(ours) == _bytes(theirs) == values
+
+
+def test_nested_blob_columns_are_refused(tmp_path: Path) -> None:
+    blob = pa.field("b", pa.large_binary(), metadata=BLOB)
+    table = pa.table({"s": [{"b": b"x"}]}, schema=pa.schema([pa.field("s", pa.struct([blob]))]))
+    with pytest.raises(UnsupportedFeatureError, match="'s.b' is a blob column inside"):
+        ll.write_dataset(table, tmp_path / "ours", data_storage_version="2.2")
+    lance.write_dataset(table, tmp_path / "theirs", data_storage_version="2.2")
+    with pytest.raises(UnsupportedFeatureError, match="'b' is a blob v2 column inside"):
+        ll.dataset(tmp_path / "theirs").to_table()
+
+
+def test_pylance_blob_arrays_are_refused(tmp_path: Path) -> None:
+    table = pa.table({"b": lance.blob_array([b"x", None])})
+    with pytest.raises(UnsupportedTypeError, match="lance.blob.v2"):
         ll.write_dataset(table, tmp_path / "ds", data_storage_version="2.2")

@@ -132,7 +132,17 @@ def check_writable(schema: pa.Schema, version: str, where: str) -> None:
 def dataset_schema(schema: pa.Schema, version: str, where: str) -> LanceSchema:
     """The schema of a new dataset of ``version`` files holding ``schema``'s columns:
     from 2.2 on, blob columns are blob v2 columns, as pylance makes them."""
-    if version in ("2.0", "2.1") or not any(is_blob(f) for f in schema):
+    if version in ("2.0", "2.1"):
+        return LanceSchema.from_arrow(schema)
+    nested = [
+        f"{top.name}.{f.name}" for top in schema for f in _nested_fields(top.type) if is_blob(f)
+    ]
+    if nested:
+        raise UnsupportedFeatureError(
+            f"{where}: {nested[0]!r} is a blob column inside a struct or list; lancelet "
+            f"writes blob columns of Lance {version} datasets at the top level only"
+        )
+    if not any(is_blob(f) for f in schema):
         return LanceSchema.from_arrow(schema)
     meta = {k.decode(): v for k, v in (schema.metadata or {}).items()}
     return LanceSchema(tuple(blob_v2.lance_fields(schema, where)), meta)
@@ -148,6 +158,18 @@ def refuse_rewrite(manifest: Manifest, where: str) -> None:
             f"{where}: column {blobs[0]!r} is a blob v2 column; lancelet does not rewrite "
             "rows of datasets with blob v2 columns (it appends and reads them)"
         )
+
+
+def _nested_fields(dtype: pa.DataType) -> Iterator[pa.Field]:
+    if pa.types.is_struct(dtype):
+        children = [dtype.field(i) for i in range(dtype.num_fields)]
+    elif pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+        children = [dtype.value_field]
+    else:
+        children = []
+    for child in children:
+        yield child
+        yield from _nested_fields(child.type)
 
 
 def files_version(fragments: Sequence[Fragment]) -> str:

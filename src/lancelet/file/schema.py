@@ -47,6 +47,12 @@ _VARIABLE_WIDTH = (pa.string(), pa.binary(), pa.large_string(), pa.large_binary(
 
 def logical_type(dtype: pa.DataType, column: str) -> str:
     """The Lance logical type string of an Arrow type."""
+    if isinstance(dtype, pa.BaseExtensionType):
+        # pylance's own (lance.blob.v2 from blob_array / blob_field) included: a blob
+        # column is written from large_binary values marked lance-encoding:blob.
+        raise UnsupportedTypeError(
+            f"column {column!r}: Arrow extension type {dtype.extension_name!r} is not supported"
+        )
     if dtype in _SIMPLE:
         return _SIMPLE[dtype]
     if pa.types.is_decimal(dtype):

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import pyarrow as pa
 
 from lancelet._proto import file_pb2
-from lancelet.errors import UnsupportedOptionError
+from lancelet.errors import UnsupportedFeatureError, UnsupportedOptionError
 from lancelet.file.blob_v2 import (
     BLOB_KEY,
     EXTENSION,
@@ -80,6 +80,12 @@ def arrow_fields(fields: Sequence[file_pb2.Field]) -> tuple[list[file_pb2.Field]
     """The manifest's fields without the blob v2 columns' children (the columns kept
     as empty structs), and the names of those columns, whose Arrow form is
     :func:`~lancelet.file.blob_v2.descriptor_field`."""
+    nested = [f.name for f in fields if is_blob_v2(f) and f.parent_id != -1]
+    if nested:
+        raise UnsupportedFeatureError(
+            f"column {nested[0]!r} is a blob v2 column inside a struct or list, which "
+            "lancelet does not read"
+        )
     blob_ids = {f.id for f in fields if is_blob_v2(f)}
     kept = [f for f in fields if f.parent_id not in blob_ids]
     return kept, {f.name for f in fields if f.id in blob_ids}
