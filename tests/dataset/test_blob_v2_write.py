@@ -111,14 +111,12 @@ def test_deleted_rows_are_skipped(tmp_path: Path) -> None:
     assert _bytes(ll.dataset(uri)) == want
 
 
-def test_rewriting_rows_is_refused(tmp_path: Path) -> None:
+def test_updating_rows_is_refused(tmp_path: Path) -> None:
     uri = tmp_path / "ds"
     ll.write_dataset(_table([b"a", b"b"]), uri, data_storage_version="2.2", max_rows_per_file=1)
     ds = ll.dataset(uri)
     with pytest.raises(UnsupportedFeatureError, match="blob v2 column"):
         ds.update({"id": "id + 1"})
-    with pytest.raises(UnsupportedFeatureError, match="blob v2 column"):
-        ds.optimize.compact_files()
     with pytest.raises(UnsupportedFeatureError, match="blob v2 column"):
         ds.merge_insert("id").when_matched_update_all().execute(_table([b"z"]))
     assert _bytes(lance.dataset(uri)) == [b"a", b"b"]
@@ -157,3 +155,17 @@ def test_pylance_blob_arrays_are_refused(tmp_path: Path) -> None:
     table = pa.table({"b": lance.blob_array([b"x", None])})
     with pytest.raises(UnsupportedTypeError, match="lance.blob.v2"):
         ll.write_dataset(table, tmp_path / "ds", data_storage_version="2.2")
+
+
+def test_compaction_rewrites_values(tmp_path: Path) -> None:
+    # pylance's dataset holds values of every storage kind, in several fragments.
+    first = [b"x" * 10, b"y" * 100_000, None, b"", b"z" * 5_000_000]
+    uri = tmp_path / "ds"
+    lance.write_dataset(_table(first), uri, data_storage_version="2.2", max_rows_per_file=2)
+    ll.write_dataset(_table([b"s", b"t" * 70_000], first=5), uri, mode="append")
+    ll.dataset(uri).delete("id = 1")
+    want = [v for i, v in enumerate([*first, b"s", b"t" * 70_000]) if i != 1]
+    ll.dataset(uri).optimize.compact_files()
+    assert len(lance.dataset(uri).get_fragments()) == 1
+    assert _bytes(lance.dataset(uri)) == want
+    assert _bytes(ll.dataset(uri)) == want

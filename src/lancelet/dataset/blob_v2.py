@@ -6,20 +6,22 @@ directory named after it."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
 
 from lancelet import io
+from lancelet.dataset.scanner import ROW_ADDRESS
 from lancelet.dataset.take import addresses_of_ids
 from lancelet.errors import CorruptFileError, UnsupportedFeatureError
 from lancelet.file.blob_v2 import DEDICATED, INLINE, PACKED, sidecar_name
-from lancelet.table import row_address
+from lancelet.table import blob_v2, row_address
 from lancelet.table.fragment import DataFile
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.store import DatasetStore
 
-__all__ = ["fragments_of", "resolve"]
+__all__ = ["columns", "fragments_of", "resolve", "with_values"]
 
 
 def fragments_of(
@@ -71,6 +73,39 @@ def resolve(
     for path, wanted in reads.items():
         _read_into(out, path, wanted)
     return out
+
+
+def columns(manifest: Manifest) -> list[str]:
+    """The dataset's blob v2 columns."""
+    return [f.name for f in manifest.schema.top_level() if blob_v2.is_blob_v2(f)]
+
+
+def with_values(
+    store: DatasetStore,
+    manifest: Manifest,
+    batches: Iterator[pa.RecordBatch],
+    schema: pa.Schema,
+) -> tuple[Iterator[pa.RecordBatch], pa.Schema]:
+    """Scanned batches (with row addresses) as they are written: each blob v2
+    column's values in place of its descriptors, without the addresses."""
+    kept = [n for n in schema.names if n != ROW_ADDRESS]
+    out_schema = blob_v2.values_schema(pa.schema([schema.field(n) for n in kept], schema.metadata))
+    field_ids = {f.name: f.id for f in manifest.schema.top_level() if blob_v2.is_blob_v2(f)}
+
+    def resolved() -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            addresses = batch.column(ROW_ADDRESS).to_numpy(zero_copy_only=False)
+            fragments = row_address.fragment_ids(addresses).astype(np.int64)
+            arrays = []
+            for name in kept:
+                column = batch.column(name)
+                if name in field_ids:
+                    values = resolve(store, manifest, field_ids[name], column, fragments)
+                    column = pa.array(values, pa.large_binary())
+                arrays.append(column)
+            yield pa.RecordBatch.from_arrays(arrays, schema=out_schema)
+
+    return resolved(), out_schema
 
 
 def _data_file(files: tuple[DataFile, ...], field_id: int) -> DataFile:

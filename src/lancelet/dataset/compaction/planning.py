@@ -18,7 +18,7 @@ import numpy as np
 from pyroaring import FrozenBitMap
 
 from lancelet import io
-from lancelet.dataset import blob, frag_reuse
+from lancelet.dataset import frag_reuse
 from lancelet.dataset.compaction.options import CompactionSettings
 from lancelet.dataset.write import check_writable
 from lancelet.errors import UnsupportedVersionError
@@ -156,7 +156,6 @@ def plan_bins(
 ) -> list[tuple[Fragment, ...]]:
     """The groups of fragments to rewrite together, in manifest order."""
     files_version(manifest, settings, store.root)
-    blob.refuse_rewrite(manifest, f"{store.root}: compaction")
     features.check_writable(manifest.writer_feature_flags, store.root)
     bins = [
         group
