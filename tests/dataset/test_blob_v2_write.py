@@ -111,12 +111,23 @@ def test_deleted_rows_are_skipped(tmp_path: Path) -> None:
     assert _bytes(ll.dataset(uri)) == want
 
 
-def test_updating_rows_is_refused(tmp_path: Path) -> None:
+def test_updates_move_blob_values(tmp_path: Path) -> None:
+    first = [b"x" * 10, b"y" * 100_000, None, b"", b"z" * 5_000_000]
+    uri = tmp_path / "ds"
+    lance.write_dataset(_table(first), uri, data_storage_version="2.2", max_rows_per_file=3)
+    ll.dataset(uri).update({"id": "id + 100"}, where="id >= 1")
+    want = lance.dataset(uri).to_table(columns=["id"]).column("id").to_pylist()
+    assert want == [0, 101, 102, 103, 104]
+    assert _bytes(lance.dataset(uri)) == first
+    assert _bytes(ll.dataset(uri)) == first
+
+
+def test_rewriting_blob_values_is_refused(tmp_path: Path) -> None:
     uri = tmp_path / "ds"
     ll.write_dataset(_table([b"a", b"b"]), uri, data_storage_version="2.2", max_rows_per_file=1)
     ds = ll.dataset(uri)
-    with pytest.raises(UnsupportedFeatureError, match="blob v2 column"):
-        ds.update({"id": "id + 1"})
+    with pytest.raises(UnsupportedFeatureError, match="'b' is a blob v2 column"):
+        ds.update({"b": "b"})
     with pytest.raises(UnsupportedFeatureError, match="blob v2 column"):
         ds.merge_insert("id").when_matched_update_all().execute(_table([b"z"]))
     assert _bytes(lance.dataset(uri)) == [b"a", b"b"]

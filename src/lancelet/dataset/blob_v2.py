@@ -6,7 +6,7 @@ directory named after it."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -21,7 +21,14 @@ from lancelet.table.fragment import DataFile
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.store import DatasetStore
 
-__all__ = ["columns", "fragments_of", "resolve", "with_values"]
+__all__ = [
+    "columns",
+    "fragments_of",
+    "refuse_assignments",
+    "resolve",
+    "values_of",
+    "with_values",
+]
 
 
 def fragments_of(
@@ -80,6 +87,17 @@ def columns(manifest: Manifest) -> list[str]:
     return [f.name for f in manifest.schema.top_level() if blob_v2.is_blob_v2(f)]
 
 
+def refuse_assignments(manifest: Manifest, updates: Iterable[str], where: str) -> None:
+    """Refuse an update that assigns a blob v2 column (its values are bytes, not an
+    expression lancelet evaluates)."""
+    assigned = sorted(set(updates) & set(columns(manifest)))
+    if assigned:
+        raise UnsupportedFeatureError(
+            f"{where}: column {assigned[0]!r} is a blob v2 column; lancelet does not "
+            "update blob values"
+        )
+
+
 def with_values(
     store: DatasetStore,
     manifest: Manifest,
@@ -88,24 +106,29 @@ def with_values(
 ) -> tuple[Iterator[pa.RecordBatch], pa.Schema]:
     """Scanned batches (with row addresses) as they are written: each blob v2
     column's values in place of its descriptors, without the addresses."""
-    kept = [n for n in schema.names if n != ROW_ADDRESS]
-    out_schema = blob_v2.values_schema(pa.schema([schema.field(n) for n in kept], schema.metadata))
-    field_ids = {f.name: f.id for f in manifest.schema.top_level() if blob_v2.is_blob_v2(f)}
+    kept = pa.schema([f for f in schema if f.name != ROW_ADDRESS], schema.metadata)
 
     def resolved() -> Iterator[pa.RecordBatch]:
         for batch in batches:
             addresses = batch.column(ROW_ADDRESS).to_numpy(zero_copy_only=False)
-            fragments = row_address.fragment_ids(addresses).astype(np.int64)
-            arrays = []
-            for name in kept:
-                column = batch.column(name)
-                if name in field_ids:
-                    values = resolve(store, manifest, field_ids[name], column, fragments)
-                    column = pa.array(values, pa.large_binary())
-                arrays.append(column)
-            yield pa.RecordBatch.from_arrays(arrays, schema=out_schema)
+            yield values_of(store, manifest, batch.drop_columns([ROW_ADDRESS]), addresses)
 
-    return resolved(), out_schema
+    return resolved(), blob_v2.values_schema(kept)
+
+
+def values_of(
+    store: DatasetStore, manifest: Manifest, batch: pa.RecordBatch, addresses: np.ndarray
+) -> pa.RecordBatch:
+    """``batch`` (rows at ``addresses``) with each blob v2 column's values in place
+    of its descriptors."""
+    fragments = row_address.fragment_ids(addresses).astype(np.int64)
+    for field in manifest.schema.top_level():
+        i = batch.schema.get_field_index(field.name)
+        if blob_v2.is_blob_v2(field) and i >= 0:
+            values = resolve(store, manifest, field.id, batch.column(i), fragments)
+            plain = blob_v2.values_schema(pa.schema([batch.schema.field(i)])).field(0)
+            batch = batch.set_column(i, plain, pa.array(values, pa.large_binary()))
+    return batch
 
 
 def _data_file(files: tuple[DataFile, ...], field_id: int) -> DataFile:
