@@ -128,9 +128,26 @@ def test_rewriting_blob_values_is_refused(tmp_path: Path) -> None:
     ds = ll.dataset(uri)
     with pytest.raises(UnsupportedFeatureError, match="'b' is a blob v2 column"):
         ds.update({"b": "b"})
-    with pytest.raises(UnsupportedFeatureError, match="blob v2 column"):
-        ds.merge_insert("id").when_matched_update_all().execute(_table([b"z"]))
     assert _bytes(lance.dataset(uri)) == [b"a", b"b"]
+
+
+def test_merge_insert_with_and_without_blob_values(tmp_path: Path) -> None:
+    first = [b"x" * 10, b"y" * 100_000, None, b"z" * 5_000_000]
+    uri = tmp_path / "ds"
+    lance.write_dataset(_table(first), uri, data_storage_version="2.2", max_rows_per_file=2)
+    # Rows 1 and 4: new values from the source (row 4 inserted).
+    source = _table([b"new" * 30_000, b"four"], first=1).take([0, 1])
+    source = source.set_column(0, "id", pa.array([1, 4], pa.int64()))
+    ll.dataset(uri).merge_insert("id").when_matched_update_all().when_not_matched_insert_all(
+    ).execute(source)  # fmt: skip
+    # Row 3 with its id only: its blob stays as it was (read from pylance's sidecar).
+    keys = pa.table({"id": pa.array([3], pa.int64())})
+    ll.dataset(uri).merge_insert("id").when_matched_update_all().execute(keys)
+    got = lance.dataset(uri).to_table(columns=["id"]).column("id").to_pylist()
+    want = dict(zip(range(4), first, strict=True)) | {1: b"new" * 30_000, 4: b"four"}
+    assert sorted(got) == [0, 1, 2, 3, 4]
+    assert _bytes(lance.dataset(uri)) == [want[i] for i in got]
+    assert _bytes(ll.dataset(uri)) == [want[i] for i in got]
 
 
 def test_storage_thresholds_are_refused(tmp_path: Path) -> None:

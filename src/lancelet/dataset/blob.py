@@ -148,18 +148,6 @@ def dataset_schema(schema: pa.Schema, version: str, where: str) -> LanceSchema:
     return LanceSchema(tuple(blob_v2.lance_fields(schema, where)), meta)
 
 
-def refuse_rewrite(manifest: Manifest, where: str) -> None:
-    """Refuse rewriting rows of a dataset with blob v2 columns: a scan gives their
-    descriptors, which point into the files read, and lancelet writes blob columns
-    from their values only."""
-    blobs = [f.name for f in manifest.schema.top_level() if blob_v2.is_blob_v2(f)]
-    if blobs:
-        raise UnsupportedFeatureError(
-            f"{where}: column {blobs[0]!r} is a blob v2 column; lancelet does not rewrite "
-            "rows of datasets with blob v2 columns (it appends and reads them)"
-        )
-
-
 def _nested_fields(dtype: pa.DataType) -> Iterator[pa.Field]:
     if pa.types.is_struct(dtype):
         children = [dtype.field(i) for i in range(dtype.num_fields)]

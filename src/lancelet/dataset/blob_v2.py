@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
+from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -116,19 +117,23 @@ def with_values(
     return resolved(), blob_v2.values_schema(kept)
 
 
-def values_of(
-    store: DatasetStore, manifest: Manifest, batch: pa.RecordBatch, addresses: np.ndarray
-) -> pa.RecordBatch:
-    """``batch`` (rows at ``addresses``) with each blob v2 column's values in place
-    of its descriptors."""
+Rows = TypeVar("Rows", pa.RecordBatch, pa.Table)
+
+
+def values_of(store: DatasetStore, manifest: Manifest, rows: Rows, addresses: np.ndarray) -> Rows:
+    """``rows`` (those at ``addresses``) with each blob v2 column's values in place of
+    its descriptors."""
     fragments = row_address.fragment_ids(addresses).astype(np.int64)
     for field in manifest.schema.top_level():
-        i = batch.schema.get_field_index(field.name)
+        i = rows.schema.get_field_index(field.name)
         if blob_v2.is_blob_v2(field) and i >= 0:
-            values = resolve(store, manifest, field.id, batch.column(i), fragments)
-            plain = blob_v2.values_schema(pa.schema([batch.schema.field(i)])).field(0)
-            batch = batch.set_column(i, plain, pa.array(values, pa.large_binary()))
-    return batch
+            column = rows.column(i)
+            if isinstance(column, pa.ChunkedArray):
+                column = column.combine_chunks()
+            values = resolve(store, manifest, field.id, column, fragments)
+            plain = blob_v2.values_schema(pa.schema([rows.schema.field(i)])).field(0)
+            rows = rows.set_column(i, plain, pa.array(values, pa.large_binary()))
+    return rows
 
 
 def _data_file(files: tuple[DataFile, ...], field_id: int) -> DataFile:
