@@ -197,3 +197,11 @@ def test_compaction_rewrites_values(tmp_path: Path) -> None:
     assert len(lance.dataset(uri).get_fragments()) == 1
     assert _bytes(lance.dataset(uri)) == want
     assert _bytes(ll.dataset(uri)) == want
+
+
+def test_take_blobs_of_null_rows_only(tmp_path: Path) -> None:
+    uri = tmp_path / "ds"
+    ll.write_dataset(_table([None, b"a", None]), uri, data_storage_version="2.2")
+    assert ll.dataset(uri).take_blobs("b", indices=[2, 0]) == [None, None]
+    assert lance.dataset(uri).take_blobs("b", indices=[2, 0]) == [None, None]
+    assert ll.dataset(uri).take_blobs("b", indices=[]) == []

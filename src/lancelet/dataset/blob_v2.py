@@ -5,7 +5,6 @@ directory named after it."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from typing import TypeVar
 
@@ -55,31 +54,37 @@ def resolve(
 ) -> list[bytes | None]:
     """Each descriptor's bytes (None for a null), read from the data file of the
     column ``field_id`` in the row's fragment or from its sidecar files."""
-    out: list[bytes | None] = [None] * len(descriptors)
     valid = np.asarray(descriptors.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
     # flatten: the children as the struct's rows see them (its offset, its nulls).
-    kinds, position_, size_, blob_ids = (
-        np.asarray(c.fill_null(0).to_numpy(zero_copy_only=False)) for c in descriptors.flatten()[:4]
+    kinds, positions, sizes, blob_ids = (
+        np.asarray(c.fill_null(0).to_numpy(zero_copy_only=False)).astype(np.int64)
+        for c in descriptors.flatten()[:4]
     )
-    positions, sizes = position_.astype(np.int64), size_.astype(np.int64)
-    files = {f.id: _data_file(f.files, field_id) for f in manifest.fragments}
-    reads: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
-    for row in np.flatnonzero(valid):
-        kind = int(kinds[row])
-        data = files[int(fragment_ids[row])]
+    unknown = valid & ~np.isin(kinds, (INLINE, PACKED, DEDICATED))
+    if unknown.any():
+        kind = int(kinds[np.argmax(unknown)])
+        raise UnsupportedFeatureError(
+            f"take_blobs: blobs of kind {kind} (external blobs) are not supported"
+        )
+    # A dedicated sidecar holds its one value from the start.
+    starts = np.where(kinds == DEDICATED, 0, positions)
+    # The file each value is in: its fragment's data file (blob id -1) or a sidecar.
+    in_sidecar = kinds != INLINE
+    rows = np.flatnonzero(valid)
+    out: list[bytes | None] = [None] * len(descriptors)
+    if not rows.size:
+        return out
+    keys = np.stack([fragment_ids[rows], np.where(in_sidecar, blob_ids, -1)[rows]], axis=1)
+    places, group = np.unique(keys.reshape(-1, 2), axis=0, return_inverse=True)
+    order = np.argsort(group.reshape(-1), kind="stable")
+    bounds = np.cumsum(np.bincount(group.reshape(-1), minlength=len(places)))[:-1]
+    data_files = {f.id: _data_file(f.files, field_id) for f in manifest.fragments}
+    for (fragment_id, blob_id), members in zip(places, np.split(rows[order], bounds), strict=True):
+        data = data_files[int(fragment_id)]
         path = store.data_path(data.path, data.base_id)
-        if kind == INLINE:
-            reads[path].append((int(row), int(positions[row]), int(sizes[row])))
-        elif kind in (PACKED, DEDICATED):
-            sidecar = io.join(path.removesuffix(".lance"), sidecar_name(int(blob_ids[row])))
-            start = int(positions[row]) if kind == PACKED else 0
-            reads[sidecar].append((int(row), start, int(sizes[row])))
-        else:
-            raise UnsupportedFeatureError(
-                f"take_blobs: blob of kind {kind} (an external blob) is not supported"
-            )
-    for path, wanted in reads.items():
-        _read_into(out, path, wanted)
+        if blob_id >= 0:
+            path = io.join(path.removesuffix(".lance"), sidecar_name(int(blob_id)))
+        _read_into(out, path, members, starts[members], sizes[members])
     return out
 
 
@@ -143,14 +148,21 @@ def _data_file(files: tuple[DataFile, ...], field_id: int) -> DataFile:
     return held[0]
 
 
-def _read_into(out: list[bytes | None], path: str, wanted: list[tuple[int, int, int]]) -> None:
+def _read_into(
+    out: list[bytes | None],
+    path: str,
+    rows: np.ndarray,
+    starts: np.ndarray,
+    sizes: np.ndarray,
+) -> None:
     source = io.open_input(path)
     try:
-        for row, start, size in wanted:
-            if start < 0 or start + size > source.size:
-                raise CorruptFileError(
-                    f"{path}: a blob of {size} bytes at {start} runs past the file's end"
-                )
+        ends = starts + sizes
+        if len(rows) and (starts.min() < 0 or ends.max() > source.size):
+            raise CorruptFileError(f"{path}: a blob runs past the file's end")
+        ranges = list(zip(starts.tolist(), sizes.tolist(), strict=True))
+        source.prefetch(ranges)
+        for row, (start, size) in zip(rows.tolist(), ranges, strict=True):
             out[row] = source.read(start, size).to_pybytes() if size else b""
     finally:
         source.close()
