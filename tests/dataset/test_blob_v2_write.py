@@ -100,6 +100,10 @@ def test_fragments_committed_by_overwrite(tmp_path: Path) -> None:
     ll.LanceDataset.commit(uri, ll.LanceOperation.Overwrite(_schema(), [fragment]))
     assert _bytes(lance.dataset(uri)) == VALUES
     assert lance.dataset(uri).to_table().equals(ll.dataset(uri).to_table())
+    # More fragments for the dataset, under its schema.
+    more = ll.write_fragments(_table([b"m", None]), uri)
+    ll.LanceDataset.commit(uri, ll.LanceOperation.Append(more), read_version=1)
+    assert _bytes(lance.dataset(uri)) == [*VALUES, b"m", None]
 
 
 def test_deleted_rows_are_skipped(tmp_path: Path) -> None:

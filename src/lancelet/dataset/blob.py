@@ -3,8 +3,9 @@ binary column as file-like objects), :class:`BlobFile` (one blob opened as a
 read-only file) and the selection behind ``LanceDataset.take_blobs``.
 
 A blob column is a ``large_binary`` field marked ``lance-encoding:blob``; its values
-live out of line in the data files (2.1 blob pages).  ``take_blobs`` reads the
-selected values and hands each out as a :class:`BlobFile`; a null value is ``None``.
+live out of line in the data files (2.1 blob pages), or, from Lance 2.2 on, it is a
+blob v2 column (:mod:`lancelet.dataset.blob_v2`).  ``take_blobs`` reads the selected
+values and hands each out as a :class:`BlobFile`; a null value is ``None``.
 """
 
 from __future__ import annotations
