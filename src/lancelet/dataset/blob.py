@@ -3,26 +3,32 @@ binary column as file-like objects), :class:`BlobFile` (one blob opened as a
 read-only file) and the selection behind ``LanceDataset.take_blobs``.
 
 A blob column is a ``large_binary`` field marked ``lance-encoding:blob``; its values
-live out of line in the data files (2.1 blob pages).  ``take_blobs`` reads the
-selected values and hands each out as a :class:`BlobFile`; a null value is ``None``.
+live out of line in the data files (2.1 blob pages), or, from Lance 2.2 on, it is a
+blob v2 column (:mod:`lancelet.dataset.blob_v2`).  ``take_blobs`` reads the selected
+values and hands each out as a :class:`BlobFile`; a null value is ``None``.
 """
 
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 
 from lancelet.dataset import arguments
+from lancelet.dataset import blob_v2 as blob_v2_take
 from lancelet.dataset.take import take_by_row_ids, take_rows
 from lancelet.errors import ArgumentError, UnsupportedFeatureError, UnsupportedOptionError
+from lancelet.file import version as file_version
+from lancelet.table import blob_v2
+from lancelet.table.fragment import Fragment
+from lancelet.table.manifest import data_file_format
+from lancelet.table.schema import LanceSchema
 
 if TYPE_CHECKING:
     from lancelet.table.manifest import Manifest
-    from lancelet.table.schema import LanceSchema
     from lancelet.transaction.store import DatasetStore
 
 __all__ = ["BlobColumn", "BlobFile", "check_writable", "take_blobs"]
@@ -113,16 +119,56 @@ def is_blob(field: pa.Field) -> bool:
 
 
 def check_writable(schema: pa.Schema, version: str, where: str) -> None:
-    """Refuse blob columns in data files whose blob layout lancelet does not write
-    as pylance does: 2.0 files (the 2.0 blob encoding) and 2.2 datasets (pylance
-    writes those as blob v2 columns, values in ``.blob`` files beside the data)."""
+    """Refuse blob columns in 2.0 files (the 2.0 blob encoding, which lancelet does
+    not write)."""
     blobs = [f.name for f in schema if is_blob(f)]
-    if blobs and version != "2.1":
+    if blobs and version == "2.0":
         raise UnsupportedFeatureError(
             f"{where}: column {blobs[0]!r} is a blob column (lance-encoding:blob); lancelet "
-            f"writes blob columns in Lance 2.1 datasets only, not {version} "
-            "(pass data_storage_version='2.1')"
+            f"writes blob columns in Lance 2.1 and 2.2 datasets only, not {version} "
+            "(pass data_storage_version='2.1' or '2.2')"
         )
+
+
+def dataset_schema(schema: pa.Schema, version: str, where: str) -> LanceSchema:
+    """The schema of a new dataset of ``version`` files holding ``schema``'s columns:
+    from 2.2 on, blob columns are blob v2 columns, as pylance makes them."""
+    if version in ("2.0", "2.1"):
+        return LanceSchema.from_arrow(schema)
+    nested = [
+        f"{top.name}.{f.name}" for top in schema for f in _nested_fields(top.type) if is_blob(f)
+    ]
+    if nested:
+        raise UnsupportedFeatureError(
+            f"{where}: {nested[0]!r} is a blob column inside a struct or list; lancelet "
+            f"writes blob columns of Lance {version} datasets at the top level only"
+        )
+    if not any(is_blob(f) for f in schema):
+        return LanceSchema.from_arrow(schema)
+    meta = {k.decode(): v for k, v in (schema.metadata or {}).items()}
+    return LanceSchema(tuple(blob_v2.lance_fields(schema, where)), meta)
+
+
+def _nested_fields(dtype: pa.DataType) -> Iterator[pa.Field]:
+    if pa.types.is_struct(dtype):
+        children = [dtype.field(i) for i in range(dtype.num_fields)]
+    elif pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+        children = [dtype.value_field]
+    else:
+        children = []
+    for child in children:
+        yield child
+        yield from _nested_fields(child.type)
+
+
+def files_version(fragments: Sequence[Fragment]) -> str:
+    """The format of the fragments' data files (lancelet's default with none)."""
+    for fragment in fragments:
+        for data in fragment.files:
+            name = data_file_format(data.file_major_version, data.file_minor_version)
+            if name is not None:
+                return name
+    return file_version.DEFAULT_WRITE
 
 
 def _selection(ids: Any, addresses: Any, indices: Any, call: str) -> tuple[str, np.ndarray]:
@@ -164,7 +210,11 @@ def take_blobs(
             raise UnsupportedOptionError(
                 f"{call}: A take operation that includes row addresses must not target deleted rows"
             )
-    return [
-        None if value is None else BlobFile(value, buffer_size)
-        for value in table.column(column).to_pylist()
-    ]
+    values = table.column(column).combine_chunks()
+    if pa.types.is_struct(values.type):  # blob v2: descriptors of the values
+        field_id = next(f.id for f in schema.top_level() if f.name == column)
+        fragments = blob_v2_take.fragments_of(store, manifest, kind, rows)
+        data = blob_v2_take.resolve(store, manifest, field_id, values, fragments)
+    else:
+        data = values.to_pylist()
+    return [None if value is None else BlobFile(value, buffer_size) for value in data]

@@ -18,6 +18,7 @@ from typing import Any, Literal
 import numpy as np
 import pyarrow as pa
 
+from lancelet.dataset import blob_v2
 from lancelet.dataset.delete import delete_addresses
 from lancelet.dataset.filter import parse_filter
 from lancelet.dataset.fragment_reader import FragmentReader
@@ -35,6 +36,7 @@ from lancelet.dataset.write import (
 )
 from lancelet.errors import ArgumentError, DatasetError, LanceletError, SchemaError
 from lancelet.table import row_address, row_ids
+from lancelet.table.blob_v2 import values_schema
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.table.schema import LanceSchema
@@ -194,7 +196,8 @@ def plan_merge_insert(
     what was written."""
     label = f"{store.root}: merge_insert"
     check_writable(manifest)
-    schema = manifest.schema.to_arrow()
+    # Rows flow with their blob v2 values (the source's, or read from the target).
+    schema = values_schema(manifest.schema.to_arrow())
     keys = key_columns(spec.on, manifest.schema, label)
     source = _source_columns(source, schema, keys, label)
     outcome = _classify(store, manifest, source, keys, spec, label)
@@ -373,7 +376,9 @@ def _new_rows(
     new = source.take(pa.array(outcome.inserted, pa.int64()))
     omitted = [n for n in schema.names if n not in source.column_names]
     if omitted:
-        kept = rows_at(store, manifest, pairs.column(ROW_ADDRESS).to_numpy(), omitted)
+        addresses = pairs.column(ROW_ADDRESS).to_numpy()
+        kept = blob_v2.values_of(store, manifest, rows_at(store, manifest, addresses, omitted),
+                                 addresses)  # fmt: skip
         for name in omitted:
             updated = updated.append_column(schema.field(name), kept.column(name))
             new = new.append_column(

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from lancelet.dataset import blob
 from lancelet.errors import ArgumentError, UnsupportedOptionError
 from lancelet.table.fragment import DataFile, Fragment
 from lancelet.table.schema import LanceSchema
@@ -42,9 +43,9 @@ class LanceOperation:
 
         def to_operation(self) -> ops.Operation:
             schema = self.new_schema
-            if isinstance(schema, pa.Schema):
-                schema = LanceSchema.from_arrow(schema)
             fragments = tuple(self.fragments)
+            if isinstance(schema, pa.Schema):
+                schema = blob.dataset_schema(schema, blob.files_version(fragments), "Overwrite")
             for fragment in fragments:
                 if fragment.deletion_file is not None:
                     # As pylance: deletions belong to a Delete against existing fragments.

@@ -19,7 +19,7 @@ from lancelet.dataset.bases import WriteBases
 from lancelet.errors import SchemaError, UnsupportedVersionError
 from lancelet.file import version as file_version
 from lancelet.file.writer import LanceFileWriter
-from lancelet.table import naming
+from lancelet.table import blob_v2, naming
 from lancelet.table.base_paths import BasePath
 from lancelet.table.fragment import DataFile, Fragment
 from lancelet.table.manifest import Manifest
@@ -90,7 +90,8 @@ def prepare(
     if latest is not None and mode == "append":
         version = check_writable(latest, data_storage_version)
         schema = latest.schema
-        return Prepared(conform(reader, schema.to_arrow(), where), schema, True, version)
+        values = blob_v2.values_schema(schema.to_arrow())
+        return Prepared(conform(reader, values, where), schema, True, version)
     if data_storage_version is None and latest is not None:
         # An overwrite keeps the dataset's file format unless told otherwise, as
         # pylance's does; one lancelet cannot write must be replaced by name.
@@ -105,7 +106,7 @@ def prepare(
     else:
         version = storage_version(data_storage_version)
     blob.check_writable(reader.schema, version, where)
-    return Prepared(reader, LanceSchema.from_arrow(reader.schema), False, version)
+    return Prepared(reader, blob.dataset_schema(reader.schema, version, where), False, version)
 
 
 def data_file(

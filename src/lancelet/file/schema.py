@@ -48,6 +48,12 @@ _VARIABLE_WIDTH = (pa.string(), pa.binary(), pa.large_string(), pa.large_binary(
 
 def logical_type(dtype: pa.DataType, column: str) -> str:
     """The Lance logical type string of an Arrow type."""
+    if isinstance(dtype, pa.BaseExtensionType):
+        # pylance's own (lance.blob.v2 from blob_array / blob_field) included: a blob
+        # column is written from large_binary values marked lance-encoding:blob.
+        raise UnsupportedTypeError(
+            f"column {column!r}: Arrow extension type {dtype.extension_name!r} is not supported"
+        )
     if dtype in _SIMPLE:
         return _SIMPLE[dtype]
     if pa.types.is_decimal(dtype):
@@ -204,7 +210,8 @@ def to_lance_fields(schema: pa.Schema, first_id: int = 0) -> list[file_pb2.Field
 def renumbered(fields: list[file_pb2.Field], ids: Sequence[int], path: str) -> list[file_pb2.Field]:
     """``fields`` (numbered by position, as :func:`to_lance_fields` numbers them) with
     the ids ``ids`` in their place, parents renumbered alike."""
-    if len(ids) != len(fields) or len(set(ids)) != len(ids) or min(ids, default=0) < 0:
+    numbered = [i for i in ids if i != -1]
+    if len(ids) != len(fields) or len(set(numbered)) != len(numbered) or min(ids, default=0) < -1:
         raise SchemaError(
             f"{path}: {len(ids)} distinct non-negative field ids are needed for "
             f"{len(fields)} fields, got {list(ids)}"
@@ -214,7 +221,10 @@ def renumbered(fields: list[file_pb2.Field], ids: Sequence[int], path: str) -> l
         copy = file_pb2.Field()
         copy.CopyFrom(field)
         copy.id = ids[field.id]
-        copy.parent_id = -1 if field.parent_id == -1 else ids[field.parent_id]
+        # An unnumbered field (-1: a blob v2 descriptor's child) has no parent id
+        # either, as pylance writes it.
+        unparented = field.parent_id == -1 or copy.id == -1
+        copy.parent_id = -1 if unparented else ids[field.parent_id]
         out.append(copy)
     return out
 

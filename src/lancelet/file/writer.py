@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from lancelet.errors import UnsupportedOptionError, UnsupportedVersionError
 from lancelet.file import version as file_version
+from lancelet.file.blob_v2 import is_blob_values
 from lancelet.file.writing import FileWriterBase
 from lancelet.io import configure
 
@@ -24,7 +25,7 @@ def _refuse_blob_v2(schema: pa.Schema, version: file_version.FileVersion, path: 
     """pylance keeps a dataset's blob columns in 2.2 files as blob v2 (descriptors in
     the data file, values in ``.blob`` files beside it), which lancelet does not
     write; the 2.1 blob layout would give such a dataset columns pylance does not."""
-    blobs = [f.name for f in schema if f.metadata and b"lance-encoding:blob" in f.metadata]
+    blobs = [f.name for f in schema if is_blob_values(f)]
     if blobs and version.structural and version.name != "2.1":
         raise UnsupportedOptionError(
             f"{path}: column {blobs[0]!r} is a blob column; lancelet writes a dataset's "

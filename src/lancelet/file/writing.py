@@ -34,6 +34,10 @@ class PageSink:
         self.page_url = page_url
         self.pages: list[list[file2_pb2.ColumnMetadata.Page]] = [[] for _ in range(num_columns)]
 
+    def aligned_position(self) -> int:
+        """Where the next buffer will start."""
+        return self.out.position + container.padding(self.out.position)
+
     def write_buffer(self, data: pa.Buffer | bytes) -> tuple[int, int]:
         pad = container.padding(self.out.position)
         if pad:
@@ -140,13 +144,18 @@ class FileWriterBase:
     def _check_schema(self, got: pa.Schema) -> None:
         assert self.schema is not None
         expected = [(f.name, f.type) for f in self.schema]
-        actual = [(f.name, f.type) for f in got]
+        actual = [(f.name, self._stored_type(i, f)) for i, f in enumerate(got)]
         if expected != actual:
             self.abort()
             raise SchemaError(
                 f"{self.path}: batch schema does not match the file's schema; "
                 f"expected {self.schema.remove_metadata()}, got {got.remove_metadata()}"
             )
+
+    def _stored_type(self, index: int, field: pa.Field) -> pa.DataType:
+        """The type the batch's column ``index`` is stored as (a version may convert
+        some)."""
+        return field.type
 
     def add_schema_metadata(self, key: str, value: str) -> None:
         self._schema_metadata[key] = value

@@ -51,7 +51,7 @@ def describe(batch: LeafBatch, sink: PageSink) -> LeafBatch:
     positions = np.zeros(n, dtype=np.uint64)
     live = np.flatnonzero(sizes > 0)
     if live.size:
-        first, _ = sink.write_buffer(_region(values, offsets, valid, sizes[live]))
+        first, _ = sink.write_buffer(region(values, offsets, valid, sizes[live]))
         lengths = sizes[live].astype(np.int64)
         slots = -(-lengths // ALIGNMENT) * ALIGNMENT
         positions[live] = (first + np.concatenate(([0], np.cumsum(slots)[:-1]))).astype(np.uint64)
@@ -93,7 +93,7 @@ def encode(
     return EncodedPage(inner.buffers, pb.PageLayout(blob_layout=layout), page.num_rows)
 
 
-def _region(
+def region(
     values: pa.Array,
     offsets: npt.NDArray[np.int64],
     valid: npt.NDArray[np.bool_],

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from lancelet.errors import SchemaError, UnsupportedOptionError, UnsupportedTypeError
+from lancelet.file.blob_v2 import is_descriptor_field
 from lancelet.file.v2_0.layout import is_packed_struct
 from lancelet.file.v2_1.write import dictionary
 from lancelet.file.v2_1.write.blocks import is_variable, packed_field_problem
@@ -113,6 +114,8 @@ def _check_packed(field: pa.Field, where: str, minor: int) -> None:
 def _check_blob(field: pa.Field, where: str, in_list: bool) -> None:
     """pylance stores ``large_binary`` values of a blob column out of line (a blob
     page); it writes no other type that way, and cannot read blobs inside lists."""
+    if is_descriptor_field(field) and not in_list:
+        return
     if not pa.types.is_large_binary(field.type):
         raise UnsupportedTypeError(
             f"{where}: lance-encoding:blob needs a large_binary field, not {field.type}"

@@ -15,10 +15,13 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from lancelet.errors import UnsupportedFeatureError
 from lancelet.file import parallel
+from lancelet.file.blob_v2 import DESCRIPTOR_TYPE, is_descriptor_field
 from lancelet.file.v2_1.write import blob
 from lancelet.file.v2_1.write import page as page_enc
 from lancelet.file.v2_1.write import params as field_params
+from lancelet.file.v2_1.write.blob_v2 import inline_descriptors
 from lancelet.file.v2_1.write.shred import LeafBatch, LeafPath, leaf_paths, shred
 from lancelet.file.writing import FileWriterBase, PageSink
 
@@ -128,11 +131,32 @@ class FileWriter21(FileWriterBase):
     def start(self, schema: pa.Schema) -> None:
         super().start(schema)
         for stream in self._streams:
-            if field_params.BLOB in (stream.path.field.metadata or {}):
+            leaf = stream.path.field
+            if field_params.BLOB in (leaf.metadata or {}) and not is_descriptor_field(leaf):
                 stream.blob_sink = self._sink
         self._encoder = _Encoder(self._sink, self._options, self._max_page_bytes)
 
+    def _stored_type(self, index: int, field: pa.Field) -> pa.DataType:
+        binary = pa.types.is_large_binary(field.type) or pa.types.is_binary(field.type)
+        if binary and index in self._descriptor_columns():
+            return DESCRIPTOR_TYPE
+        return field.type
+
+    def _descriptor_columns(self) -> list[int]:
+        assert self.schema is not None
+        return [i for i, f in enumerate(self.schema) if is_descriptor_field(f)]
+
     def _write(self, batch: pa.RecordBatch) -> None:
+        for i in self._descriptor_columns():
+            column = batch.column(i)
+            if column.type == DESCRIPTOR_TYPE:
+                # A descriptor points into the file it was read from (or its sidecars).
+                raise UnsupportedFeatureError(
+                    f"{self.path}: column {batch.schema.field(i).name!r} holds blob v2 "
+                    "descriptors; lancelet writes blob columns from their values only"
+                )
+            described = inline_descriptors(column, self._sink)
+            batch = batch.set_column(i, self._arrow_schema.field(i), described)
         leaves = shred(self._paths, self._arrow_schema, batch)
         for stream, leaf in zip(self._streams, leaves, strict=True):
             stream.append(leaf)
