@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelet import io
-from lancelet.dataset.scanner import ROW_ADDRESS
+from lancelet.dataset.projection import ROW_ADDRESS
 from lancelet.dataset.take import addresses_of_ids
 from lancelet.errors import CorruptFileError, UnsupportedFeatureError
 from lancelet.file.blob_v2 import DEDICATED, INLINE, PACKED, sidecar_name
