@@ -25,6 +25,10 @@ class CorruptFileError(LanceFileError):
     """A file's bytes contradict the format: bad magic, offsets out of range, bad protobuf."""
 
 
+class FileRowOutOfRangeError(LanceFileError, IndexError, ValueError):
+    """Rows asked of a Lance file lie outside it (a ``ValueError`` in pylance)."""
+
+
 class UnsupportedVersionError(LanceFileError):
     """A file uses a format version this reader does not implement."""
 
@@ -35,6 +39,10 @@ class UnsupportedEncodingError(LanceFileError):
 
 class SchemaError(LanceletError, ValueError):
     """A schema is invalid, unsupported, or does not match the data given."""
+
+
+class EmptyWriteError(SchemaError, OSError):
+    """Data to write as a fragment has no columns or no rows (an ``OSError`` in pylance)."""
 
 
 class AppendSchemaError(SchemaError, OSError):

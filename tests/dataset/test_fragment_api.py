@@ -162,7 +162,7 @@ def test_create_refuses_what_lancelet_lacks(tmp_path: Path) -> None:
             call(uri, data, table_id=["t"])
     with pytest.raises(UnsupportedOptionError):
         ll.LanceFragment.create(uri, data, namespace_client=object(), table_id=["t"])
-    with pytest.raises(UnsupportedOptionError):
+    with pytest.raises(TypeError, match="FragmentWriteProgress"):
         ll.LanceFragment.create(uri, data, progress=object())
     with pytest.raises(TypeError):
         ll.LanceFragment.create(uri, data, base_store_params={})

@@ -10,6 +10,7 @@ import pyarrow as pa
 from lancelet.dataset.dataset import LanceDataset, Version
 from lancelet.dataset.inputs import as_reader, dataset_location
 from lancelet.dataset.options import check_options
+from lancelet.dataset.progress import FragmentWriteProgress, check_progress
 from lancelet.dataset.write import (
     DEFAULT_MAX_ROWS_PER_FILE,
     discard_data_files,
@@ -52,10 +53,12 @@ def write_dataset(
     enable_v2_manifest_paths: bool | None = None,
     enable_stable_row_ids: bool = False,
     storage_options: dict[str, str] | None = None,
+    progress: FragmentWriteProgress | None = None,
     **options: Any,
 ) -> LanceDataset:
     """Create a dataset, append to it, or overwrite it with ``data``."""
     check_options(options, "write_dataset")
+    check_progress(progress)
     if mode not in ("create", "append", "overwrite"):
         raise ArgumentError(
             f"write_dataset: mode must be 'create', 'append' or 'overwrite', not {mode!r}"
@@ -75,7 +78,12 @@ def write_dataset(
     prepared = prepare(latest, as_reader(data, schema), mode, data_storage_version, store.root)
     fragments = tuple(
         write_fragment_files(
-            store, prepared.reader, prepared.schema, prepared.version, max_rows_per_file
+            store,
+            prepared.reader,
+            prepared.schema,
+            prepared.version,
+            max_rows_per_file,
+            progress=progress,
         )
     )
     operation: ops.Operation = (

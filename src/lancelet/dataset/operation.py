@@ -101,3 +101,58 @@ class LanceOperation:
 
         def to_operation(self) -> ops.Operation:
             return ops.UpdateConfig(dict(self.upsert_values), tuple(self.delete_keys))
+
+    @dataclass
+    class Update(BaseOperation):
+        """Fragments changed in place (``updated_fragments``, e.g. from
+        ``LanceFragment.update_columns``), removed, or added."""
+
+        removed_fragment_ids: list[int] = field(default_factory=list)
+        updated_fragments: list[Fragment] = field(default_factory=list)
+        new_fragments: list[Fragment] = field(default_factory=list)
+        fields_modified: list[int] = field(default_factory=list)
+        fields_for_preserving_frag_bitmap: list[int] = field(default_factory=list)
+        update_mode: str = ""
+        updated_fragment_offsets: dict[int, bytes] | None = None
+
+        def to_operation(self) -> ops.Operation:
+            if self.update_mode not in ("", "rewrite_rows"):
+                raise UnsupportedOptionError(
+                    f"LanceOperation.Update: update_mode={self.update_mode!r} is not supported"
+                )
+            if self.updated_fragment_offsets is not None:
+                raise UnsupportedOptionError(
+                    "LanceOperation.Update: updated_fragment_offsets is not supported"
+                )
+            return ops.Update(
+                tuple(self.removed_fragment_ids),
+                tuple(self.updated_fragments),
+                tuple(self.new_fragments),
+                tuple(self.fields_modified),
+                tuple(self.fields_for_preserving_frag_bitmap),
+            )
+
+    @dataclass
+    class RewriteGroup:
+        old_fragments: list[Fragment]
+        new_fragments: list[Fragment]
+
+    @dataclass
+    class Rewrite(BaseOperation):
+        """Fragments replaced by new ones holding the same rows (a compaction done by
+        hand); new fragments with id 0 are numbered at commit."""
+
+        groups: list[LanceOperation.RewriteGroup]
+        rewritten_indices: list[object] = field(default_factory=list)
+
+        def to_operation(self) -> ops.Operation:
+            if self.rewritten_indices:
+                raise UnsupportedOptionError(
+                    "LanceOperation.Rewrite: rewritten_indices are not supported"
+                )
+            return ops.Rewrite(
+                tuple(
+                    ops.RewriteGroup(tuple(g.old_fragments), tuple(g.new_fragments))
+                    for g in self.groups
+                )
+            )

@@ -146,6 +146,17 @@ class FileWriterBase:
                 f"expected {self.schema.remove_metadata()}, got {got.remove_metadata()}"
             )
 
+    def _settle(self) -> None:
+        """Wait until pages handed to workers are in the file (a hook for writers that
+        encode in the background)."""
+
+    def tell(self) -> int:
+        """Bytes of pages in the file so far; data still buffered is not counted."""
+        if self._out is None:
+            return 0
+        self._settle()
+        return self._out.position
+
     def add_schema_metadata(self, key: str, value: str) -> None:
         self._schema_metadata[key] = value
 
@@ -160,7 +171,10 @@ class FileWriterBase:
             return None
         if self._out is None:
             self.closed = True
-            raise SchemaError(f"{self.path}: no schema was given and no batch was written")
+            raise SchemaError(
+                f"{self.path}: no schema was given and no batch was written; "
+                "Schema is unknown and file cannot be created"
+            )
         try:
             self._flush()
             self._finish()

@@ -165,6 +165,11 @@ class Fragment:
     def num_rows(self) -> int:
         return self.physical_rows - self.num_deleted_rows
 
+    @property
+    def row_id_meta(self) -> Sequence | None:
+        """pylance's name for the fragment's row id sequence."""
+        return self.row_ids
+
     def with_id(self, fragment_id: int) -> Fragment:
         return replace(self, id=fragment_id)
 
