@@ -17,6 +17,7 @@ from lancelet.dataset import (
     write_fragments,
 )
 from lancelet.dataset import dataset as _open_dataset
+from lancelet.dataset.udf import batch_udf
 from lancelet.schema import json_to_schema, schema_to_json
 
 # ``lancelet.dataset`` is a subpackage and, as in pylance, also the function that
@@ -30,6 +31,7 @@ __all__ = [
     "LanceOperation",
     "LanceScanner",
     "__version__",
+    "batch_udf",
     "dataset",
     "errors",
     "file",

@@ -69,6 +69,11 @@ class ArgumentError(LanceletError, ValueError):
     """An argument of a lancelet call has the right type but an impossible value."""
 
 
+class RowCountMismatchError(ArgumentError, OSError):
+    """Data for new columns holds fewer or more rows than the dataset (an ``OSError``
+    in pylance)."""
+
+
 class UnknownIndexTypeError(ArgumentError, NotImplementedError):
     """An index type name that names no index (a ``NotImplementedError`` in pylance)."""
 

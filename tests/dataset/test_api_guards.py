@@ -161,7 +161,6 @@ def test_unknown_keywords_are_type_errors(ds: ll.LanceDataset, tmp_path: Path) -
         ("commit", {"detached": True}),
         ("commit", {"commit_timeout": timedelta(seconds=1)}),
         ("cleanup_old_versions", {"versions": [1]}),
-        ("add_columns", {"batch_size": 5}),
     ],
 )
 def test_other_refused_options(

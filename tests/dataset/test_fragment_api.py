@@ -15,6 +15,7 @@ import pytest
 
 import lancelet as ll
 from lancelet.errors import (
+    ArgumentError,
     UnsupportedFeatureError,
     UnsupportedOptionError,
     UnsupportedVersionError,
@@ -202,7 +203,7 @@ def test_merge_columns_refusals(tmp_path: Path) -> None:
     uri = str(tmp_path / "ds")
     lance.write_dataset(keyed_table(0, 10), uri)
     fragment = ll.dataset(uri).get_fragments()[0]
-    with pytest.raises(UnsupportedOptionError):
+    with pytest.raises(ArgumentError, match="reader_schema"):
         fragment.merge_columns(_double, ["k"], reader_schema=pa.schema([("k", pa.int64())]))
     with pytest.raises(UnsupportedOptionError):
         ll.LanceDataset.commit(

@@ -385,6 +385,7 @@ class LanceDataset(Scannable):
         transforms: schema_ops.NewColumns | Any,
         read_columns: Sequence[str] | None = None,
         reader_schema: pa.Schema | None = None,
+        batch_size: int | None = None,
         **options: Any,
     ) -> None:
         """New columns from SQL expressions (``{"name": "sql"}``), from a function over
@@ -399,7 +400,7 @@ class LanceDataset(Scannable):
                     "read from data, not to SQL, a function or fields"
                 )
             operation = schema_ops.add_columns(
-                self._store, self._manifest, transforms, read_columns, self._uri
+                self._store, self._manifest, transforms, read_columns, self._uri, batch_size
             )
         else:
             if read_columns is not None:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from lancelet.dataset.delete import matching_offsets
+from lancelet.dataset.fragment_columns import merge_columns
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.fragment_session import FragmentSession, fragment_from_file
 from lancelet.dataset.fragment_update import update_columns
@@ -19,8 +19,7 @@ from lancelet.dataset.options import refuse_unimplemented
 from lancelet.dataset.progress import FragmentWriteProgress
 from lancelet.dataset.projection import Columns
 from lancelet.dataset.scannable import Filter, Scannable
-from lancelet.dataset.schema_ops import extend_schema, new_data_files
-from lancelet.errors import ArgumentError, EmptyWriteError
+from lancelet.errors import EmptyWriteError
 from lancelet.table import naming
 from lancelet.table.fragment import DataFile, Fragment
 from lancelet.table.manifest import Manifest
@@ -120,34 +119,20 @@ class LanceFragment(Scannable):
 
     def merge_columns(
         self,
-        value_func: Callable[[pa.RecordBatch], pa.RecordBatch],
+        value_func: Any,
         columns: list[str] | None = None,
         batch_size: int | None = None,
         reader_schema: pa.Schema | None = None,
     ) -> tuple[Fragment, LanceSchema]:
-        """New columns for this fragment: ``value_func`` maps batches of ``columns`` to
-        batches of the new columns, stored in a new data file (not committed; commit the
-        fragments with ``LanceOperation.Merge`` and the schema returned)."""
-        where = "LanceFragment.merge_columns"
-        refuse_unimplemented(where, reader_schema=reader_schema)
-        if batch_size is not None and batch_size <= 0:
-            raise ArgumentError(f"{where}: batch_size must be positive, not {batch_size}")
+        """New columns for this fragment: computed by ``value_func`` (SQL expressions by
+        name, or a function mapping batches of ``columns`` to batches of the new
+        columns) or read from it (data with a row for each live row), stored in a new
+        data file (not committed; commit the fragments with ``LanceOperation.Merge``
+        and the schema returned)."""
         store, manifest = self._dataset._store, self._dataset._manifest
-        reads = list(columns) if columns is not None else manifest.schema.to_arrow().names
-        rows = self._fragment.physical_rows
-        # Deleted rows too, so that the new file lines up with the fragment's others.
-        table = FragmentReader(store, manifest.schema, self._fragment).read(reads, 0, rows)
-        batches = table.to_batches(max_chunksize=batch_size or max(rows, 1))
-        results = [value_func(batch) for batch in batches]
-        for result in results:
-            if not isinstance(result, pa.RecordBatch):
-                raise TypeError(f"{where}: value_func must return a pyarrow RecordBatch")
-        values = pa.Table.from_batches(results)
-        if values.num_rows != rows:
-            raise ArgumentError(f"{where}: value_func returned {values.num_rows} rows for {rows}")
-        with new_data_files(store, manifest) as files:
-            schema = extend_schema(manifest, values.schema, where)
-            return files.add(self._fragment, values, schema), schema
+        return merge_columns(
+            store, manifest, self._fragment, value_func, columns, batch_size, reader_schema
+        )
 
     def merge(
         self,

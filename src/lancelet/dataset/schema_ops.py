@@ -24,8 +24,9 @@ from lancelet._proto import file_pb2
 from lancelet.dataset.filter import parse_value
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.projection import evaluate
+from lancelet.dataset.udf import RecordBatchFunction, apply_in_batches, batch_function
 from lancelet.dataset.write import check_writable, data_file
-from lancelet.errors import ArgumentError, SchemaError
+from lancelet.errors import RowCountMismatchError, SchemaError
 from lancelet.file.writer import LanceFileWriter
 from lancelet.table import naming
 from lancelet.table.fragment import Fragment
@@ -299,13 +300,21 @@ def _null_columns(new: pa.Schema, manifest: Manifest, where: str) -> Merge:
     return Merge(manifest.fragments, extend_schema(manifest, new, where))
 
 
-class _Computer:
+class ColumnComputer:
     """Computes the new columns for one fragment's rows (deleted rows included, so the
-    new file lines up with the fragment's existing files)."""
+    new file lines up with the fragment's existing files): SQL expressions, or a
+    function applied in batches of ``batch_size`` rows."""
 
     def __init__(
-        self, manifest: Manifest, transforms: NewColumns, read_columns: Sequence[str] | None
+        self,
+        manifest: Manifest,
+        transforms: NewColumns,
+        read_columns: Sequence[str] | None,
+        where: str,
+        batch_size: int | None = None,
     ) -> None:
+        self.where = where
+        self.batch_size = batch_size
         self.arrow = manifest.schema.to_arrow()
         if isinstance(transforms, Mapping):
             parsed = {
@@ -314,16 +323,16 @@ class _Computer:
             }
             self.expressions = {name: expr for name, (expr, _, _) in parsed.items()}
             self.reads = sorted({c for _, _, cols in parsed.values() for c in cols})
-            self.udf: BatchUDF | None = None
+            self.udf: RecordBatchFunction | None = None
         else:
             self.expressions = {}
-            self.udf = transforms  # type: ignore[assignment]
+            self.udf = batch_function(transforms, where)  # type: ignore[arg-type]
             self.reads = list(read_columns) if read_columns is not None else self.arrow.names
 
     def compute(self, table: pa.Table) -> pa.Table:
         if self.udf is None:
             return evaluate(table, self.expressions, "add_columns")
-        return pa.Table.from_batches([self.udf(batch) for batch in table.to_batches()])
+        return apply_in_batches(table, self.udf, self.batch_size, self.where)
 
 
 def add_columns(
@@ -332,13 +341,14 @@ def add_columns(
     transforms: NewColumns,
     read_columns: Sequence[str] | None,
     where: str,
+    batch_size: int | None = None,
 ) -> Merge:
     if isinstance(transforms, (pa.Field, pa.Schema)) or (
         isinstance(transforms, Sequence) and all(isinstance(f, pa.Field) for f in transforms)
     ):
         fields = [transforms] if isinstance(transforms, pa.Field) else list(transforms)
         return _null_columns(pa.schema(fields), manifest, where)
-    computer = _Computer(manifest, transforms, read_columns)
+    computer = ColumnComputer(manifest, transforms, read_columns, where, batch_size)
     new_schema: LanceSchema | None = None
     fragments: list[Fragment] = []
     with new_data_files(store, manifest) as files:
@@ -405,9 +415,9 @@ def add_columns_from_reader(
             deleted = store.read_deletions(fragment)
             live = stream.take(fragment.physical_rows - len(deleted), reader.schema)
             if live is None:
-                raise ArgumentError(
-                    f"{where}: add_columns: the data ended before giving values for "
-                    "every row of the dataset"
+                raise RowCountMismatchError(
+                    f"{where}: add_columns: Stream ended before producing values for all "
+                    "rows in dataset"
                 )
             positions = np.full(fragment.physical_rows, -1, dtype=np.int64)
             keep = np.ones(fragment.physical_rows, dtype=bool)
@@ -416,9 +426,9 @@ def add_columns_from_reader(
             values = live.take(pa.array(positions, mask=~keep))
             fragments.append(files.add(fragment, values, new_schema))
         if stream.has_more():
-            raise ArgumentError(
-                f"{where}: add_columns: the data has more rows than the dataset "
-                f"({manifest.num_rows})"
+            raise RowCountMismatchError(
+                f"{where}: add_columns: Stream produced more values than expected for "
+                f"dataset ({manifest.num_rows} rows)"
             )
     return Merge(tuple(fragments), new_schema)
 
