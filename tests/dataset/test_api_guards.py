@@ -154,7 +154,6 @@ def test_unknown_keywords_are_type_errors(ds: ll.LanceDataset, tmp_path: Path) -
         ("dataset", {"commit_lock": object()}),
         ("dataset", {"session": object()}),
         ("dataset", {"default_scan_options": {"limit": "1"}}),
-        ("write_dataset", {"max_bytes_per_file": 1000}),
         ("write_dataset", {"commit_message": "hello"}),
         ("write_dataset", {"use_legacy_format": True}),
         ("write_dataset", {"auto_cleanup_options": {"interval": 1}}),

@@ -178,3 +178,19 @@ def test_create_refuses_empty_input_as_pylance(tmp_path: Path) -> None:
         ll.LanceFragment.create(str(tmp_path / "ours"), empty)
     with pytest.raises(OSError):
         ll.LanceFragment.create(str(tmp_path / "ours"), pa.table({}))
+
+
+def test_compaction_max_bytes_per_file_as_pylance(tmp_path: Path) -> None:
+    values = pa.array(range(2 * 1024 * 1024))
+    data = pa.table({"a": pa.FixedSizeListArray.from_arrays(values, 1024)})
+    shapes = []
+    for lib in (ll, lance):
+        uri = str(tmp_path / lib.__name__)
+        ds = lib.write_dataset(data, uri, max_rows_per_file=1024, data_storage_version="2.1")
+        metrics = ds.optimize.compact_files(
+            target_rows_per_fragment=100 * 1024, max_bytes_per_file=1000, batch_size=128
+        )
+        shapes.append((metrics.fragments_removed, metrics.fragments_added, ds.count_rows()))
+        assert ds.to_table() == data
+    assert shapes[0] == shapes[1]
+    assert shapes[0][1] > 1  # the byte limit cut the one new fragment's rows in two

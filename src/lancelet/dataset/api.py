@@ -54,6 +54,7 @@ def write_dataset(
     enable_stable_row_ids: bool = False,
     storage_options: dict[str, str] | None = None,
     progress: FragmentWriteProgress | None = None,
+    max_bytes_per_file: int | None = None,
     **options: Any,
 ) -> LanceDataset:
     """Create a dataset, append to it, or overwrite it with ``data``."""
@@ -84,6 +85,7 @@ def write_dataset(
             prepared.version,
             max_rows_per_file,
             progress=progress,
+            max_bytes_per_file=max_bytes_per_file,
         )
     )
     operation: ops.Operation = (
