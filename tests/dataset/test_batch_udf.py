@@ -100,3 +100,15 @@ def test_add_columns_from_short_or_long_data_is_an_os_error(tmp_path: Path) -> N
             ds.add_columns(data)
         with pytest.raises(OSError):
             ds.add_columns(data)
+
+
+def test_null_sql_columns_write_no_data_as_pylance(tmp_path: Path) -> None:
+    results = []
+    for lib in (ll, lance):
+        uri = str(tmp_path / lib.__name__)
+        ds = lib.write_dataset(pa.table({"a": range(100)}), uri, max_rows_per_file=50)
+        ds.add_columns({"b": "CAST(NULL AS INT)"})
+        files = [len(f.data_files()) for f in ds.get_fragments()]
+        results.append((files, ds.schema, ds.to_table()))
+    assert results[0] == results[1]
+    assert results[0][0] == [1, 1]

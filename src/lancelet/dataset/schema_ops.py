@@ -329,6 +329,21 @@ class ColumnComputer:
             self.udf = batch_function(transforms, where)  # type: ignore[arg-type]
             self.reads = list(read_columns) if read_columns is not None else self.arrow.names
 
+    def null_literals(self) -> pa.Schema | None:
+        """The new columns' schema when every expression is a NULL literal (such as
+        ``CAST(NULL AS INT)``), else None."""
+        if self.udf is not None or not self.expressions:
+            return None
+        fields = []
+        for name, expr in self.expressions.items():
+            # A literal's form is "value[type]"; anything computed is a call "f(...)".
+            text = str(expr)
+            if not text.startswith("null[") or "(" in text:
+                return None
+            value = evaluate(pa.table({"_": [0]}), {name: expr}, "add_columns").column(0)
+            fields.append(pa.field(name, value.type))
+        return pa.schema(fields)
+
     def compute(self, table: pa.Table) -> pa.Table:
         if self.udf is None:
             return evaluate(table, self.expressions, "add_columns")
@@ -349,6 +364,10 @@ def add_columns(
         fields = [transforms] if isinstance(transforms, pa.Field) else list(transforms)
         return _null_columns(pa.schema(fields), manifest, where)
     computer = ColumnComputer(manifest, transforms, read_columns, where, batch_size)
+    nulls = computer.null_literals()
+    if nulls is not None:
+        # As pylance: columns that are NULL for every row need no data files.
+        return _null_columns(nulls, manifest, where)
     new_schema: LanceSchema | None = None
     fragments: list[Fragment] = []
     with new_data_files(store, manifest) as files:
