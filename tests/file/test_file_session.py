@@ -3,6 +3,7 @@ against pylance's ``lance.file``."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import lance.file as ref
@@ -82,3 +83,33 @@ def test_no_schema_no_data_message_is_pylances(tmp_path: Path) -> None:
         writer = lib.LanceFileWriter(str(tmp_path / f"{lib.__name__}.lance"))
         with pytest.raises(ValueError, match="Schema is unknown and file cannot be created"):
             writer.close()
+
+
+def test_threads_sharing_a_writer_keep_rows_whole(tmp_path: Path) -> None:
+    path = tmp_path / "shared.lance"
+    schema = pa.schema([("thread", pa.int64()), ("value", pa.int64()), ("text", pa.string())])
+
+    def write(writer: ours.LanceFileWriter, thread: int) -> None:
+        for batch in range(20):
+            values = np.arange(50) + 1000 * (thread * 20 + batch)
+            table = pa.table(
+                {
+                    "thread": np.full(50, thread),
+                    "value": values,
+                    "text": [f"{thread}:{v}" for v in values],
+                },
+                schema=schema,
+            )
+            writer.write_batch(table)
+
+    with ours.LanceFileWriter(path, schema) as writer:
+        threads = [threading.Thread(target=write, args=(writer, t)) for t in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    got = ours.LanceFileReader(path).read_all().to_table().to_pydict()
+    assert len(got["value"]) == 6 * 20 * 50
+    rows = list(zip(got["thread"], got["value"], got["text"], strict=True))
+    assert all(value // 1000 // 20 == thread for thread, value, _ in rows)
+    assert all(text == f"{thread}:{value}" for thread, value, text in rows)

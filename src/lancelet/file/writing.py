@@ -5,6 +5,7 @@ and the footer.  A version's writer only turns batches into pages."""
 from __future__ import annotations
 
 import os
+import threading
 
 import numpy as np
 import pyarrow as pa
@@ -90,6 +91,7 @@ class FileWriterBase:
         self._out: OutputFile | None = None
         self._rows = 0
         self.closed = False
+        self._lock = threading.RLock()
         self.size_bytes: int | None = None
         self.schema: pa.Schema | None = None
         # The ids the file's schema records; None: positions (0, 1, ... in pre-order).
@@ -121,6 +123,12 @@ class FileWriterBase:
         self._sink = PageSink(self._out, num_columns, self.page_url)
 
     def write_batch(self, batch: pa.RecordBatch | pa.Table) -> None:
+        # Threads may share a writer (as with pylance's): each batch goes in whole,
+        # or one thread's rows would interleave with another's column by column.
+        with self._lock:
+            self._write_batch(batch)
+
+    def _write_batch(self, batch: pa.RecordBatch | pa.Table) -> None:
         if self.closed:
             raise LanceFileError(f"{self.path}: write_batch after close")
         if self.schema is None:
@@ -167,6 +175,10 @@ class FileWriterBase:
 
     def close(self) -> int | None:
         """Finish the file and publish it; returns the number of rows written."""
+        with self._lock:
+            return self._close()
+
+    def _close(self) -> int | None:
         if self.closed:
             return None
         if self._out is None:
