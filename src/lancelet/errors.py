@@ -57,6 +57,11 @@ class IndexColumnNotFoundError(SchemaError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class ValueCastError(SchemaError, OSError):
+    """A stored value does not fit the type its column is altered to (an ``OSError``
+    in pylance)."""
+
+
 class UnsupportedTypeError(SchemaError):
     """An Arrow type cannot be stored in the requested Lance format version."""
 

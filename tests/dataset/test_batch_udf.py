@@ -112,3 +112,24 @@ def test_null_sql_columns_write_no_data_as_pylance(tmp_path: Path) -> None:
         results.append((files, ds.schema, ds.to_table()))
     assert results[0] == results[1]
     assert results[0][0] == [1, 1]
+
+
+@pytest.mark.parametrize(
+    ("alteration", "message"),
+    [
+        ({"path": "x", "data_type": pa.int8()}, "Can't cast value 1024 to type Int8"),
+        ({"path": "x", "data_type": pa.uint8()}, "Can't cast value 1024 to type UInt8"),
+        ({"path": "x", "data_type": pa.string()}, 'Cannot cast column "x" from Int32 to Utf8'),
+        ({"path": "q", "name": "z"}, 'Column "q" does not exist'),
+        ({"path": "x", "type": "string"}, "Unknown key: type"),
+        ({"path": "x"}, "At least one of name, nullable, or data_type must be specified"),
+    ],
+)
+def test_alter_columns_errors_name_what_pylance_names(
+    tmp_path: Path, alteration: dict[str, Any], message: str
+) -> None:
+    data = pa.table({"x": pa.array([1, 2, 1024], pa.int32())})
+    for lib in (ll, lance):
+        ds = lib.write_dataset(data, str(tmp_path / lib.__name__))
+        with pytest.raises(Exception, match=message):
+            ds.alter_columns(alteration)

@@ -26,7 +26,7 @@ from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.projection import evaluate
 from lancelet.dataset.udf import RecordBatchFunction, apply_in_batches, batch_function
 from lancelet.dataset.write import check_writable, data_file
-from lancelet.errors import RowCountMismatchError, SchemaError
+from lancelet.errors import RowCountMismatchError, SchemaError, ValueCastError
 from lancelet.file.writer import LanceFileWriter
 from lancelet.table import naming
 from lancelet.table.fragment import Fragment
@@ -145,11 +145,11 @@ def plan_alterations(
 
 
 def _check_alteration(schema: LanceSchema, alteration: Mapping[str, Any], where: str) -> Field:
-    unknown = set(alteration) - {"path", *_ALTERATION_KEYS}
+    unknown = sorted(set(alteration) - {"path", *_ALTERATION_KEYS})
     if unknown or "path" not in alteration:
         raise SchemaError(
-            f"{where}: an alteration has 'path' and some of {list(_ALTERATION_KEYS)}; "
-            f"got {sorted(alteration)}"
+            f"{where}: Unknown key: {unknown[0] if unknown else 'path missing'}; an "
+            f"alteration has 'path' and some of {list(_ALTERATION_KEYS)}, not {sorted(alteration)}"
         )
     if "data_type" in alteration and not isinstance(alteration["data_type"], pa.DataType):
         raise TypeError(
@@ -158,9 +158,11 @@ def _check_alteration(schema: LanceSchema, alteration: Mapping[str, Any], where:
         )
     if not any(alteration.get(key) is not None for key in _ALTERATION_KEYS):
         raise SchemaError(
-            f"{where}: alteration of {alteration['path']!r} changes nothing; "
-            f"give at least one of {list(_ALTERATION_KEYS)}"
+            f"{where}: alteration of {alteration['path']!r} changes nothing: "
+            "At least one of name, nullable, or data_type must be specified"
         )
+    if str(alteration["path"]) not in field_paths(schema):
+        raise SchemaError(f'{where}: Column "{alteration["path"]}" does not exist')
     target = resolve_field(schema, str(alteration["path"]), where)
     if target.parent_id != -1 and "data_type" in alteration:
         # A nested cast would split a struct over two files (pylance 14 fails at it too).
@@ -194,7 +196,8 @@ def _with_casts(
         old_type = old_arrow.field(old.name).type
         if not castable(old_type, dtype):
             raise SchemaError(
-                f"{where}: cannot cast column {old.name!r} from {old_type} to {dtype}"
+                f'{where}: Cannot cast column "{old.name}" from {arrow_type_name(old_type)} '
+                f"to {arrow_type_name(dtype)}"
             )
         current = next(f for f in fields if f.id == field_id)
         new = pa.field(current.name, dtype, current.nullable)
@@ -286,10 +289,45 @@ def _cast_values(old: pa.Table, casts: Sequence[Cast], deleted: np.ndarray, wher
             options = pc.CastOptions(cast.new.type, allow_time_truncate=True)
             columns.append(pc.cast(column, options=options))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-            raise SchemaError(
-                f"{where}: cannot cast column {cast.old.name!r} to {cast.new.type}: {exc}"
+            raise ValueCastError(
+                f"{where}: cannot cast column {cast.old.name!r} to {cast.new.type}: "
+                f"{_unfit_value(column, cast.new.type) or exc}"
             ) from exc
     return pa.Table.from_arrays(columns, schema=pa.schema([c.new for c in casts]))
+
+
+def _unfit_value(column: pa.Array, target: pa.DataType) -> str | None:
+    """pylance's words for the first integer that does not fit an integer ``target``."""
+    if not (pa.types.is_integer(column.type) and pa.types.is_integer(target)):
+        return None
+    wrapped = pc.cast(pc.cast(column, target, safe=False), column.type, safe=False)
+    unfit = np.flatnonzero(np.asarray(pc.fill_null(pc.not_equal(wrapped, column), False)))
+    if not len(unfit):
+        return None
+    return f"Can't cast value {column[int(unfit[0])].as_py()} to type {arrow_type_name(target)}"
+
+
+# Rust's arrow names of types whose pyarrow name differs only in more than case.
+_RUST_NAMES = {
+    "string": "Utf8",
+    "large_string": "LargeUtf8",
+    "bool": "Boolean",
+    "halffloat": "Float16",
+    "float": "Float32",
+    "double": "Float64",
+    "large_binary": "LargeBinary",
+}
+
+
+def arrow_type_name(dtype: pa.DataType) -> str:
+    """A primitive type as pylance's messages name it (Rust's arrow: Int8, Utf8, ...)."""
+    text = str(dtype)
+    if text in _RUST_NAMES:
+        return _RUST_NAMES[text]
+    if pa.types.is_integer(dtype) or text == "binary":
+        named = text.replace("uint", "UInt").replace("int", "Int")
+        return named[0].upper() + named[1:]
+    return text
 
 
 # -- adding -----------------------------------------------------------------------------
