@@ -3,6 +3,7 @@ given to ``LanceFragment.merge_columns``), checked against pylance."""
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -133,3 +134,43 @@ def test_alter_columns_errors_name_what_pylance_names(
         ds = lib.write_dataset(data, str(tmp_path / lib.__name__))
         with pytest.raises(Exception, match=message):
             ds.alter_columns(alteration)
+
+
+def test_checkpoint_resumes_a_failed_add_columns(tmp_path: Path) -> None:
+    uri = str(tmp_path / "ds")
+    ds = ll.write_dataset(_table(), uri, max_rows_per_file=20)
+    seen: list[int] = []
+    # The checkpoint is the caller's own local file, not part of the dataset.
+    with tempfile.TemporaryDirectory() as scratch:
+        checkpoint = Path(scratch) / "cache.sqlite"
+
+        @ll.batch_udf(checkpoint_file=checkpoint)
+        def failing(batch: pa.RecordBatch) -> pa.RecordBatch:
+            if batch["a"][0].as_py() >= 50:
+                raise RuntimeError("I failed")
+            return pa.record_batch([pc.multiply(batch["a"], 2)], ["a2"])
+
+        with pytest.raises(RuntimeError):
+            ds.add_columns(failing, read_columns=["a"])
+        assert ds.version == 1 and checkpoint.exists()
+
+        @ll.batch_udf(checkpoint_file=checkpoint)
+        def resumed(batch: pa.RecordBatch) -> pa.RecordBatch:
+            seen.append(batch["a"][0].as_py())
+            return pa.record_batch([pc.multiply(batch["a"], 2)], ["a2"])
+
+        ds.add_columns(resumed, read_columns=["a"])
+        assert not checkpoint.exists()
+    assert min(seen) >= 60  # fragments 0-2 came from the checkpoint
+    assert ds.to_table()["a2"].to_pylist() == [2 * i for i in range(100)]
+
+
+def test_fragment_merge_columns_refuses_a_checkpoint(tmp_path: Path) -> None:
+    ds = ll.write_dataset(_table(), str(tmp_path / "ds"))
+
+    @ll.batch_udf(checkpoint_file=tmp_path / "never.sqlite")
+    def same(batch: pa.RecordBatch) -> pa.RecordBatch:
+        return batch
+
+    with pytest.raises(ValueError, match="A checkpoint file cannot be used"):
+        ds.get_fragments()[0].merge_columns(same, columns=["a"])

@@ -35,6 +35,7 @@ from lancelet.dataset.scannable import Scannable
 from lancelet.dataset.stats import LanceStats
 from lancelet.dataset.tags import Tags, resolve_version
 from lancelet.dataset.take import take_by_row_ids
+from lancelet.dataset.udf import discard_checkpoint
 from lancelet.dataset.update import RowRewrite, discard_rewrite, plan_update
 from lancelet.dataset.write import discard_data_files
 from lancelet.errors import (
@@ -412,6 +413,7 @@ class LanceDataset(Scannable):
                 self._store, self._manifest, as_reader(transforms, reader_schema), self._uri
             )
         self._commit_new_columns(operation)
+        discard_checkpoint(transforms)
 
     def merge(
         self,

@@ -24,7 +24,15 @@ from lancelet._proto import file_pb2
 from lancelet.dataset.filter import parse_value
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.projection import evaluate
-from lancelet.dataset.udf import RecordBatchFunction, apply_in_batches, batch_function
+from lancelet.dataset.udf import (
+    BatchUDF as BatchUDFClass,
+)
+from lancelet.dataset.udf import (
+    RecordBatchFunction,
+    apply_in_batches,
+    batch_function,
+)
+from lancelet.dataset.udf_checkpoint import BatchCheckpoint
 from lancelet.dataset.write import check_writable, data_file
 from lancelet.errors import RowCountMismatchError, SchemaError, ValueCastError
 from lancelet.file.writer import LanceFileWriter
@@ -350,9 +358,11 @@ class ColumnComputer:
         read_columns: Sequence[str] | None,
         where: str,
         batch_size: int | None = None,
+        checkpoint: BatchCheckpoint | None = None,
     ) -> None:
         self.where = where
         self.batch_size = batch_size
+        self.checkpoint = checkpoint
         self.arrow = manifest.schema.to_arrow()
         if isinstance(transforms, Mapping):
             parsed = {
@@ -382,10 +392,11 @@ class ColumnComputer:
             fields.append(pa.field(name, value.type))
         return pa.schema(fields)
 
-    def compute(self, table: pa.Table) -> pa.Table:
+    def compute(self, table: pa.Table, fragment_id: int = 0) -> pa.Table:
         if self.udf is None:
             return evaluate(table, self.expressions, "add_columns")
-        return apply_in_batches(table, self.udf, self.batch_size, self.where)
+        saved = None if self.checkpoint is None else (self.checkpoint, fragment_id)
+        return apply_in_batches(table, self.udf, self.batch_size, self.where, saved)
 
 
 def add_columns(
@@ -402,6 +413,9 @@ def add_columns(
         fields = [transforms] if isinstance(transforms, pa.Field) else list(transforms)
         return _null_columns(pa.schema(fields), manifest, where)
     computer = ColumnComputer(manifest, transforms, read_columns, where, batch_size)
+    if isinstance(transforms, BatchUDFClass) and transforms.checkpoint_file is not None:
+        key = f"{store.root}@{manifest.version}:{computer.reads}:{batch_size}"
+        computer.checkpoint = BatchCheckpoint(transforms.checkpoint_file, key)
     nulls = computer.null_literals()
     if nulls is not None:
         # As pylance: columns that are NULL for every row need no data files.
@@ -411,7 +425,8 @@ def add_columns(
     with new_data_files(store, manifest) as files:
         for fragment in manifest.fragments:
             reader = FragmentReader(store, manifest.schema, fragment)
-            values = computer.compute(reader.read(computer.reads, 0, fragment.physical_rows))
+            table = reader.read(computer.reads, 0, fragment.physical_rows)
+            values = computer.compute(table, fragment.id)
             if new_schema is None:
                 new_schema = extend_schema(manifest, values.schema, where)
             fragments.append(files.add(fragment, values, new_schema))

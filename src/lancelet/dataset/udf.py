@@ -9,7 +9,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from lancelet.errors import ArgumentError, SchemaError, UnsupportedOptionError
+from lancelet.dataset.udf_checkpoint import BatchCheckpoint
+from lancelet.errors import ArgumentError, SchemaError
 
 RecordBatchFunction = Callable[[pa.RecordBatch], pa.RecordBatch]
 
@@ -56,8 +57,6 @@ def _as_batch(result: Any, where: str) -> pa.RecordBatch:
 def batch_function(transform: Callable[[pa.RecordBatch], Any], where: str) -> RecordBatchFunction:
     """``transform`` as a function whose every output is a record batch of one schema:
     a :class:`BatchUDF`'s declared one, or else that of its output for the first row."""
-    if isinstance(transform, BatchUDF) and transform.checkpoint_file is not None:
-        raise UnsupportedOptionError(f"{where}: batch_udf checkpoint files are not supported")
     expected = transform.output_schema if isinstance(transform, BatchUDF) else None
 
     def call(batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -78,18 +77,50 @@ def batch_function(transform: Callable[[pa.RecordBatch], Any], where: str) -> Re
 
 
 def apply_in_batches(
-    table: pa.Table, func: RecordBatchFunction, batch_size: int | None, where: str
+    table: pa.Table,
+    func: RecordBatchFunction,
+    batch_size: int | None,
+    where: str,
+    checkpoint: tuple[BatchCheckpoint, int] | None = None,
 ) -> pa.Table:
     """``func`` over ``table`` in batches of at most ``batch_size`` rows (default: as
-    the table is chunked), its outputs joined; they must hold as many rows."""
+    the table is chunked), its outputs joined; they must hold as many rows.  With a
+    ``checkpoint`` (and the fragment id the rows belong to), results found there are
+    reused and new ones recorded."""
     if batch_size is not None and batch_size <= 0:
         raise ArgumentError(f"{where}: batch_size must be positive, not {batch_size}")
     batches = table.to_batches(max_chunksize=batch_size) if batch_size else table.to_batches()
     if not batches:
         batches = [pa.RecordBatch.from_pylist([], schema=table.schema)]
-    results = [func(batch) for batch in batches]
+    if checkpoint is None:
+        results = [func(batch) for batch in batches]
+    else:
+        results = [_checkpointed(func, batch, i, *checkpoint) for i, batch in enumerate(batches)]
     values = pa.Table.from_batches(results)
     if values.num_rows != table.num_rows:
         raise ArgumentError(f"{where}: the function returned {values.num_rows} rows for "
                             f"{table.num_rows}")  # fmt: skip
     return values
+
+
+def _checkpointed(
+    func: RecordBatchFunction,
+    batch: pa.RecordBatch,
+    index: int,
+    checkpoint: BatchCheckpoint,
+    fragment_id: int,
+) -> pa.RecordBatch:
+    found = checkpoint.get(fragment_id, index)
+    if found is not None:
+        return found
+    result = func(batch)
+    checkpoint.put(fragment_id, index, result)
+    return result
+
+
+def discard_checkpoint(transform: object) -> None:
+    """Remove a :class:`BatchUDF`'s checkpoint file once its columns are committed."""
+    if isinstance(transform, BatchUDF) and transform.checkpoint_file is not None:
+        path = os.fspath(transform.checkpoint_file)
+        if os.path.exists(path):
+            os.remove(path)
