@@ -174,3 +174,17 @@ def test_fragment_merge_columns_refuses_a_checkpoint(tmp_path: Path) -> None:
 
     with pytest.raises(ValueError, match="A checkpoint file cannot be used"):
         ds.get_fragments()[0].merge_columns(same, columns=["a"])
+
+
+def test_functions_may_read_row_ids_as_pylance(tmp_path: Path) -> None:
+    tables = []
+    for lib in (ll, lance):
+        uri = str(tmp_path / lib.__name__)
+        ds = lib.write_dataset(_table(), uri, max_rows_per_file=30)
+        ds.delete("a % 7 = 0")
+
+        def copy_ids(batch: pa.RecordBatch) -> pa.RecordBatch:
+            return pa.record_batch({"id_copy": batch["_rowid"], "addr": batch["_rowaddr"]})
+
+        tables.append(_via_fragments(lib, uri, copy_ids, columns=["_rowid", "_rowaddr"]))
+    assert tables[0] == tables[1]

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.inputs import as_reader
+from lancelet.dataset.row_keys import read_physical
 from lancelet.dataset.schema_ops import (
     ColumnComputer,
     extend_schema,
@@ -38,10 +38,9 @@ def _computed(
         raise ArgumentError(f"{where}: A checkpoint file cannot be used to add columns to a "
                             "fragment")  # fmt: skip
     computer = ColumnComputer(manifest, transform, columns, where, batch_size)
-    rows = fragment.physical_rows
     # Deleted rows too, so that the new file lines up with the fragment's others.
-    table = FragmentReader(store, manifest.schema, fragment).read(computer.reads, 0, rows)
-    return computer.compute(table)
+    table = read_physical(store, manifest, fragment, computer.reads, where)
+    return computer.compute(table, fragment.id)
 
 
 def _read(store: DatasetStore, fragment: Fragment, data: Any, schema: pa.Schema | None) -> pa.Table:

@@ -12,8 +12,8 @@ import pyarrow.compute as pc
 
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.inputs import as_reader
-from lancelet.dataset.merge_columns import key_column
 from lancelet.dataset.projection import ROW_ADDRESS, ROW_ID
+from lancelet.dataset.row_keys import key_column
 from lancelet.dataset.schema_ops import new_data_files
 from lancelet.errors import ArgumentError, SchemaError
 from lancelet.table.fragment import DataFile, Fragment

@@ -17,9 +17,10 @@ import pyarrow.compute as pc
 
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.inputs import as_reader
-from lancelet.dataset.projection import ROW_ADDRESS, ROW_ID, SPECIAL
+from lancelet.dataset.projection import SPECIAL
+from lancelet.dataset.row_keys import key_column
 from lancelet.dataset.schema_ops import extend_schema, new_data_files
-from lancelet.errors import CorruptDatasetError, SchemaError
+from lancelet.errors import SchemaError
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.operations import Merge
@@ -38,26 +39,6 @@ def _matching_rows(right_keys: pa.Array, left_keys: pa.Array, where: str) -> pa.
     except pa.ArrowNotImplementedError as exc:
         raise SchemaError(f"{where}: cannot join on a key of type {left_keys.type}") from exc
     return pc.subtract(pa.scalar(size - 1, found.type), found)
-
-
-def key_column(
-    store: DatasetStore, manifest: Manifest, fragment: Fragment, column: str, where: str
-) -> pa.Array:
-    """The values of ``column`` (a stored column, ``_rowid`` or ``_rowaddr``) for every
-    physical row of ``fragment``, deleted rows included."""
-    rows = fragment.physical_rows
-    if column == ROW_ADDRESS or (column == ROW_ID and not manifest.stable_row_ids):
-        offsets = np.arange(rows, dtype=np.uint64)
-        return pa.array((np.uint64(fragment.id) << np.uint64(32)) | offsets)
-    if column == ROW_ID:
-        ids = store.read_row_ids(fragment)
-        if ids is None:
-            raise CorruptDatasetError(
-                f"{where}: the dataset has stable row ids, but fragment {fragment.id} lists none"
-            )
-        return pa.array(ids, pa.uint64())
-    table = FragmentReader(store, manifest.schema, fragment).read([column], 0, rows)
-    return table.column(0).combine_chunks()
 
 
 def plan_merge(

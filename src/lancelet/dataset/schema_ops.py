@@ -24,6 +24,7 @@ from lancelet._proto import file_pb2
 from lancelet.dataset.filter import parse_value
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.projection import evaluate
+from lancelet.dataset.row_keys import read_physical
 from lancelet.dataset.udf import (
     BatchUDF as BatchUDFClass,
 )
@@ -424,8 +425,7 @@ def add_columns(
     fragments: list[Fragment] = []
     with new_data_files(store, manifest) as files:
         for fragment in manifest.fragments:
-            reader = FragmentReader(store, manifest.schema, fragment)
-            table = reader.read(computer.reads, 0, fragment.physical_rows)
+            table = read_physical(store, manifest, fragment, computer.reads, where)
             values = computer.compute(table, fragment.id)
             if new_schema is None:
                 new_schema = extend_schema(manifest, values.schema, where)
