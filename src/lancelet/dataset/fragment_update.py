@@ -6,12 +6,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.inputs import as_reader
+from lancelet.dataset.merge_columns import matching_rows
 from lancelet.dataset.projection import ROW_ADDRESS, ROW_ID
 from lancelet.dataset.row_keys import key_column
 from lancelet.dataset.schema_ops import new_data_files
@@ -46,17 +46,7 @@ def _updated_columns(manifest: Manifest, right: pa.Schema, key: str, where: str)
     return names
 
 
-def _last_match(left: pa.Array, right: pa.Array) -> np.ndarray:
-    """For each left key, the position of the last right row with that key (-1: none)."""
-    reversed_right = right[::-1]
-    found = pc.index_in(left, value_set=reversed_right).to_numpy(zero_copy_only=False)
-    matched = ~np.isnan(found.astype(np.float64))
-    out = np.full(len(left), -1, dtype=np.int64)
-    out[matched] = len(right) - 1 - found[matched].astype(np.int64)
-    return out
-
-
-def _merged(old: pa.ChunkedArray, new: pa.ChunkedArray, match: np.ndarray, where: str) -> pa.Array:
+def _merged(old: pa.ChunkedArray, new: pa.ChunkedArray, match: pa.Array, where: str) -> pa.Array:
     column = old.combine_chunks()
     try:
         values = new.combine_chunks().cast(column.type)
@@ -64,8 +54,7 @@ def _merged(old: pa.ChunkedArray, new: pa.ChunkedArray, match: np.ndarray, where
         raise SchemaError(
             f"{where}: cannot store {new.type} values in a {column.type} column"
         ) from exc
-    taken = values.take(pa.array(np.where(match >= 0, match, 0)))
-    return pc.if_else(pa.array(match >= 0), taken, column)
+    return pc.if_else(match.is_valid(), values.take(match), column)
 
 
 def _tombstoned(files: tuple[DataFile, ...], gone: set[int]) -> tuple[DataFile, ...]:
@@ -102,7 +91,7 @@ def update_columns(
         raise SchemaError(
             f"{where}: cannot join {left.type} {left_on!r} with {right_keys.type}"
         ) from exc
-    match = _last_match(left, right_keys)
+    match = matching_rows(right_keys, left, where)
     old = FragmentReader(store, manifest.schema, fragment).read(names, 0, fragment.physical_rows)
     values = pa.table(
         [_merged(old.column(n), right.column(n), match, where) for n in names],

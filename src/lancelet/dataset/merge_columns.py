@@ -27,7 +27,7 @@ from lancelet.transaction.operations import Merge
 from lancelet.transaction.store import DatasetStore
 
 
-def _matching_rows(right_keys: pa.Array, left_keys: pa.Array, where: str) -> pa.Array:
+def matching_rows(right_keys: pa.Array, left_keys: pa.Array, where: str) -> pa.Array:
     """For each left key, the index of the right row holding it (the last, if several),
     or null."""
     size = len(right_keys)
@@ -66,7 +66,7 @@ def plan_merge(
     # One lookup for every fragment's keys (deleted rows included, to keep the new files
     # aligned), so the data's keys are hashed once.
     left = pa.concat_arrays([key_column(store, manifest, f, left_on, where) for f in chosen])
-    rows = _matching_rows(right.column(key).combine_chunks(), left, where)
+    rows = matching_rows(right.column(key).combine_chunks(), left, where)
     merged = []
     start = 0
     with new_data_files(store, manifest) as files:
