@@ -5,7 +5,7 @@ supports: ``write_dataset``, ``dataset``, ``LanceDataset``, ``LanceOperation``,
 ``LanceFragment`` and ``lancelet.fragment.write_fragments``.
 """
 
-from lancelet import errors, file, fragment, optimize
+from lancelet import arrow, commit, errors, file, fragment, log, optimize
 from lancelet._version import __version__
 from lancelet.dataset import (
     FragmentMetadata,
@@ -17,7 +17,13 @@ from lancelet.dataset import (
     write_fragments,
 )
 from lancelet.dataset import dataset as _open_dataset
+from lancelet.dataset.bases import DatasetBasePath
+from lancelet.dataset.blob import BlobColumn, BlobFile
+from lancelet.dataset.scan_stats import ScanStatistics
+from lancelet.dataset.transactions import Transaction
 from lancelet.dataset.udf import batch_udf
+from lancelet.io.counters import bytes_read_counter, iops_counter
+from lancelet.log import set_logger
 from lancelet.schema import json_to_schema, schema_to_json
 
 # ``lancelet.dataset`` is a subpackage and, as in pylance, also the function that
@@ -25,20 +31,31 @@ from lancelet.schema import json_to_schema, schema_to_json
 dataset = _open_dataset
 
 __all__ = [
+    "BlobColumn",
+    "BlobFile",
+    "DatasetBasePath",
     "FragmentMetadata",
     "LanceDataset",
     "LanceFragment",
     "LanceOperation",
     "LanceScanner",
+    "ScanStatistics",
+    "Transaction",
     "__version__",
     "batch_udf",
+    "arrow",
+    "bytes_read_counter",
+    "commit",
     "dataset",
     "errors",
     "file",
     "fragment",
+    "iops_counter",
     "json_to_schema",
+    "log",
     "optimize",
     "schema_to_json",
+    "set_logger",
     "write_dataset",
     "write_fragments",
 ]

@@ -70,6 +70,11 @@ class FilterError(LanceletError, ValueError):
     """A filter expression does not parse, or names a column the dataset lacks."""
 
 
+class FilterEvaluationError(FilterError):
+    """A filter's function fails on a row's value (pylance: ``ArrowInvalid``, a
+    ``ValueError``)."""
+
+
 class ArgumentError(LanceletError, ValueError):
     """An argument of a lancelet call has the right type but an impossible value."""
 
@@ -79,12 +84,21 @@ class RowCountMismatchError(ArgumentError, OSError):
     in pylance)."""
 
 
+class InvalidJSONError(ArgumentError, OSError):
+    """A value written to a JSON column is not one JSON document (pylance: ``OSError``)."""
+
+
 class UnknownIndexTypeError(ArgumentError, NotImplementedError):
     """An index type name that names no index (a ``NotImplementedError`` in pylance)."""
 
 
 class UnsupportedOptionError(LanceletError, NotImplementedError):
     """A pylance option that lancelet does not implement was given a non-default value."""
+
+
+class UnsupportedFunctionError(LanceletError, NotImplementedError):
+    """A pylance function whose work lancelet does not do (vector search, features of
+    pylance's native build such as datagen); it exists only to refuse clearly."""
 
 
 class URIError(LanceletError, ValueError):
@@ -130,11 +144,24 @@ class UnsupportedFeatureError(DatasetError):
 
 
 class CommitConflictError(DatasetError, OSError):
-    """A commit lost the race to a concurrent one and could not be rebased onto it."""
+    """A commit lost the race to a concurrent one and could not be rebased onto it.
+
+    pylance's ``lance.commit.CommitConflictError`` (an ``OSError``, which a custom
+    ``commit_lock`` raises): ``retryable`` says whether re-reading the dataset and
+    trying again can succeed."""
+
+    retryable: bool = False
+
+    def __init__(self, message: str = "", retryable: bool | None = None) -> None:
+        super().__init__(message)
+        if retryable is not None:
+            self.retryable = retryable
 
 
 class RetryableCommitConflictError(CommitConflictError):
     """The concurrent change touched data this one read; re-read and try again."""
+
+    retryable = True
 
 
 class ReuseIndexChangedError(RetryableCommitConflictError):
@@ -148,6 +175,8 @@ class IncompatibleTransactionError(CommitConflictError):
 
 class CommitRetriesExhaustedError(CommitConflictError):
     """Every allowed retry lost the race to another writer."""
+
+    retryable = True
 
 
 class ScalarIndexError(LanceletError):
@@ -172,6 +201,11 @@ class IndexNotFoundError(DatasetError, KeyError, RuntimeError):
 
 class IndexExistsError(DatasetError, ValueError, RuntimeError):
     """An index of that name exists already, and replacing it was not asked for."""
+
+
+class ManifestNamingError(DatasetError, OSError):
+    """The dataset's manifest naming scheme does not allow what was asked (a detached
+    commit needs v2 manifest paths)."""
 
 
 class RowOutOfRangeError(DatasetError, IndexError, OSError):

@@ -98,7 +98,6 @@ REFUSED_SCAN_OPTIONS = [
     {"fast_search": True},
     {"blob_handling": "all_binary"},
     {"include_deleted_rows": True},
-    {"scan_stats_callback": print},
     {"row_addr_allowlist": b"\x00"},
     {"row_addr_blocklist": b"\x00"},
 ]
@@ -150,14 +149,9 @@ def test_unknown_keywords_are_type_errors(ds: ll.LanceDataset, tmp_path: Path) -
 @pytest.mark.parametrize(
     ("call", "kwargs"),
     [
-        ("dataset", {"asof": "2020-01-01"}),
-        ("dataset", {"commit_lock": object()}),
         ("dataset", {"session": object()}),
         ("dataset", {"default_scan_options": {"limit": "1"}}),
-        ("write_dataset", {"commit_message": "hello"}),
         ("write_dataset", {"use_legacy_format": True}),
-        ("write_dataset", {"auto_cleanup_options": {"interval": 1}}),
-        ("commit", {"detached": True}),
         ("commit", {"commit_timeout": timedelta(seconds=1)}),
         ("cleanup_old_versions", {"versions": [1]}),
     ],

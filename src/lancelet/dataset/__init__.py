@@ -5,13 +5,21 @@ from lancelet.dataset.dataset import LanceDataset
 from lancelet.dataset.fragment import FragmentMetadata, LanceFragment, write_fragments
 from lancelet.dataset.operation import LanceOperation
 from lancelet.dataset.scanner import LanceScanner
+from lancelet.dataset.transactions import (
+    LANCE_COMMIT_MESSAGE_KEY,
+    AutoCleanupConfig,
+    Transaction,
+)
 
 __all__ = [
+    "LANCE_COMMIT_MESSAGE_KEY",
+    "AutoCleanupConfig",
     "FragmentMetadata",
     "LanceDataset",
     "LanceFragment",
     "LanceOperation",
     "LanceScanner",
+    "Transaction",
     "dataset",
     "write_dataset",
     "write_fragments",

@@ -79,7 +79,6 @@ class Scannable:
             fast_search=fast_search,
             blob_handling=blob_handling,
             include_deleted_rows=include_deleted_rows,
-            scan_stats_callback=scan_stats_callback,
             order_by=order_by,
             row_addr_allowlist=row_addr_allowlist,
             row_addr_blocklist=row_addr_blocklist,
@@ -99,6 +98,7 @@ class Scannable:
             strict_batch_size=arguments.flag(strict_batch_size, "strict_batch_size", call),
             fragments=chosen,
             use_scalar_index=arguments.flag(use_scalar_index, "use_scalar_index", call, True),
+            scan_stats_callback=scan_stats_callback,
         )
 
     def to_table(

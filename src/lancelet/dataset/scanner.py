@@ -7,7 +7,8 @@ compute expression over whole batches, and trims to ``offset``/``limit``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -24,10 +25,13 @@ from lancelet.dataset.projection import (
     projection,
     with_specials,
 )
+from lancelet.dataset.scan_stats import ScanRecorder, ScanStatistics
 from lancelet.errors import CorruptDatasetError, CorruptIndexError
 from lancelet.expr import Predicate
 from lancelet.expr.arrow import evaluate
 from lancelet.expr.from_sql import predicate_tree
+from lancelet.index.planner import Candidates
+from lancelet.io import accounting
 from lancelet.table import row_address
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
@@ -151,7 +155,9 @@ class LanceScanner:
         strict_batch_size: bool = False,
         fragments: Sequence[Fragment] | None = None,
         use_scalar_index: bool = True,
+        scan_stats_callback: Callable[[ScanStatistics], Any] | None = None,
     ) -> None:
+        self._recorder = ScanRecorder(scan_stats_callback)
         self._store = store
         self._manifest = manifest
         self._arrow = manifest.schema.to_arrow()
@@ -179,14 +185,18 @@ class LanceScanner:
         self._candidates = None
         if use_scalar_index and parsed is not None and manifest.indices:
             self._predicate = parsed.tree
-            self._candidates = index_candidates(
-                store,
-                manifest,
-                parsed.sql,
-                self._filter_schema,
-                self._fragments,
-                predicate=self._predicate,
-            )
+            with accounting.collecting(self._recorder.planning):
+                self._candidates = self._plan(parsed.sql)
+
+    def _plan(self, sql: str) -> Candidates | None:
+        return index_candidates(
+            self._store,
+            self._manifest,
+            sql,
+            self._filter_schema,
+            self._fragments,
+            predicate=self._predicate,
+        )
 
     def _columns_of(self, filter: str | pc.Expression | None) -> list[str]:
         if filter is None:
@@ -348,6 +358,9 @@ class LanceScanner:
                     return
 
     def to_batches(self) -> Iterator[pa.RecordBatch]:
+        return self._recorder.stream(self._batches())
+
+    def _batches(self) -> Iterator[pa.RecordBatch]:
         # Read in steps of several batches: fewer, larger reads cut page decoding and
         # per-call overhead; the output is still cut to the batch size.
         tables = self._tables(max(self._batch_size, _READ_STEP))
@@ -361,6 +374,9 @@ class LanceScanner:
         return pa.RecordBatchReader.from_batches(self.projected_schema, self.to_batches())
 
     def to_table(self) -> pa.Table:
+        return self._recorder.run(self._table)
+
+    def _table(self) -> pa.Table:
         tables = list(self._tables(step=_WHOLE_FRAGMENT))
         if not self._layout:
             # Arrow's concatenation of tables without columns drops their rows.
@@ -371,6 +387,9 @@ class LanceScanner:
         return pa.concat_tables(tables)
 
     def count_rows(self) -> int:
+        return self._recorder.run(self._count_rows)
+
+    def _count_rows(self) -> int:
         if self._filter is None:
             total = sum(f.num_rows for f in self._fragments) - self._offset
             total = max(total, 0)

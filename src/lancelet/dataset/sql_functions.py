@@ -122,6 +122,9 @@ _UNITS = {
 _TIMESTAMP = re.compile(r"Timestamp\(\s*(\w+)\s*(?:,\s*None\s*)?\)")
 
 
+_FIXED_SIZE_BINARY = re.compile(r"FixedSizeBinary\(\s*(\d{1,9})\s*\)")
+
+
 def arrow_type(name: str) -> pa.DataType:
     """The Arrow type an ``arrow_cast`` type name (arrow-rs's spelling) names, for the
     names lancelet supports."""
@@ -131,7 +134,12 @@ def arrow_type(name: str) -> pa.DataType:
     match = _TIMESTAMP.fullmatch(text)
     if match and match.group(1) in _UNITS:
         return pa.timestamp(_UNITS[match.group(1)])
-    supported = ", ".join([*_NAMED_TYPES, "Timestamp(<unit>, None)", "Timestamp(s|ms|us|ns)"])
+    width = _FIXED_SIZE_BINARY.fullmatch(text)
+    if width:
+        return pa.binary(int(width.group(1)))
+    supported = ", ".join(
+        [*_NAMED_TYPES, "Timestamp(<unit>, None)", "Timestamp(s|ms|us|ns)", "FixedSizeBinary(n)"]
+    )
     raise FilterError(
         f"arrow_cast: lancelet does not support the type {name!r}; it supports {supported}"
     )

@@ -22,10 +22,17 @@ from lancelet.errors import (
 )
 from lancelet.file import container, prefetch, v0_1
 from lancelet.file.container import ColumnInfo
+from lancelet.file.extensions import logical_field, logical_reader, storage_schema
 from lancelet.file.parallel import map_columns
 from lancelet.file.schema import from_lance_fields
 from lancelet.file.v2_0.fields import ColumnPages, build_reader
-from lancelet.file.v2_0.layout import FieldNode, Kind, build_layout, column_labels
+from lancelet.file.v2_0.layout import (
+    FieldNode,
+    Kind,
+    build_layout,
+    column_count,
+    column_labels,
+)
 from lancelet.file.v2_1.read import fields as fields21
 from lancelet.file.v2_1.read import layout as layout21
 from lancelet.io import InputFile, LocalInputFile, configure, open_input
@@ -186,7 +193,11 @@ class LanceFileReader:
         self._field_ids = tuple(f.id for f in descriptor.schema.fields)
         self._all_field_ids = _preorder_ids(descriptor.schema.fields)
         try:
-            self._schema = from_lance_fields(descriptor.schema.fields, descriptor.schema.metadata)
+            self._logical_schema = from_lance_fields(
+                descriptor.schema.fields, descriptor.schema.metadata, json_text=False
+            )
+            # Columns decode as extension types' storage; _projected wraps them back.
+            self._schema = storage_schema(self._logical_schema)
         except UnsupportedTypeError as exc:
             if not self._footer.structural:
                 raise CorruptFileError(f"{self.path}: {exc}") from exc
@@ -205,7 +216,7 @@ class LanceFileReader:
         if self._footer.structural:
             self._open_structural()
             return
-        nodes = build_layout(self._schema)
+        nodes = self._layout_2_0()
         labels = column_labels(nodes)
         self._columns = container.read_columns(self._source, self._footer, labels)
         if len(labels) != len(self._columns):
@@ -220,6 +231,20 @@ class LanceFileReader:
             self._check_rows(node, self._num_rows, pages, "the file says")
         self._pages = pages
         self._nodes: list[FieldNode] | list[layout21.Node] = nodes
+
+    def _layout_2_0(self) -> list[FieldNode]:
+        nodes = build_layout(self._schema)
+        if column_count(nodes) == self._footer.num_columns:
+            return nodes
+        # Early 2.0 writers stored strings and binaries as lists of bytes, in two
+        # columns: only the file's encodings tell which fields they are.
+        columns = container.read_columns(self._source, self._footer)
+
+        def list_encoded(column: int) -> bool:
+            pages = columns[column].pages if column < len(columns) else ()
+            return bool(pages) and pages[0].encoding.WhichOneof("array_encoding") == "list"
+
+        return build_layout(self._schema, list_encoded)
 
     def _open_structural(self) -> None:
         """Format 2.1+: one column per leaf, structure in the leaves' levels."""
@@ -304,8 +329,9 @@ class LanceFileReader:
             else:
                 assert isinstance(node, FieldNode)
                 readers.append(build_reader(node, self._pages))
-        schema = pa.schema([node.field for node in nodes], metadata=self._schema.metadata)
-        return schema, readers
+        readers = [logical_reader(r, node.field) for r, node in zip(readers, nodes, strict=True)]
+        fields = [logical_field(node.field, json_text=False) for node in nodes]
+        return pa.schema(fields, metadata=self._schema.metadata), readers
 
     def _resolve(self, name: str) -> FieldNode | layout21.Node:
         """A top-level column or a dotted path to a struct sub-field."""
@@ -559,7 +585,7 @@ class LanceFileReader:
         ]
         data_bytes = min([g.position for g in globals_] + [f.column_meta_start])
         return LanceFileMetadata(
-            schema=self._schema,
+            schema=self._logical_schema,
             num_rows=self._num_rows,
             num_data_bytes=data_bytes,
             num_column_metadata_bytes=f.cmo_table_pos - f.column_meta_start,
@@ -572,7 +598,7 @@ class LanceFileReader:
 
     @property
     def schema(self) -> pa.Schema:
-        return self._schema
+        return self._logical_schema
 
 
 def _preorder_ids(fields: Sequence[file_pb2.Field]) -> tuple[int, ...]:

@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from lancelet.errors import LanceFileError
 from lancelet.io.base import ObjectInfo, PublishOnSuccess
+from lancelet.io.counters import count_read
 from lancelet.io.uri import local_path
 
 
@@ -40,6 +41,7 @@ class LocalInputFile:
 
     def read(self, offset: int, length: int) -> pa.Buffer:
         """The bytes ``[offset, offset + length)``; the caller has range-checked them."""
+        count_read(1, length)
         return self._whole.slice(offset, length)
 
     def prefetch(self, ranges: Sequence[tuple[int, int]]) -> None:
@@ -136,7 +138,9 @@ class LocalStorage:
 
     def read_bytes(self, key: str) -> bytes:
         with open(key, "rb") as f:
-            return f.read()
+            data = f.read()
+        count_read(1, len(data))
+        return data
 
     def put(self, key: str, data: bytes, *, durable: bool = True) -> None:
         """Write ``data`` under ``key``, replacing any previous file atomically.

@@ -279,7 +279,7 @@ def _packed_rows(block: Packed) -> Fixed:
     return Fixed(data, 8 * sum(r.shape[1] for r in rows), block.num_values)
 
 
-def _packed_page(page: PageLevels, block: Packed, options: Options, where: str) -> EncodedPage:
+def packed_page(page: PageLevels, block: Packed, options: Options, where: str) -> EncodedPage:
     widths = [f.bits_per_value if isinstance(f, Fixed) else f.bits_per_offset for f in block.fields]
     if block.fixed:
         flat_rows = miniblock.flat(_packed_rows(block))
@@ -326,7 +326,7 @@ def _structured(
     page: PageLevels, block: Block, params: FieldParams, options: Options, where: str
 ) -> EncodedPage:
     if isinstance(block, Packed):
-        return _packed_page(page, block, options, where)
+        return packed_page(page, block, options, where)
     wide = max_value_bytes(block) >= MINIBLOCK_MAX_VALUE_BYTES
     if params.structural == "fullzip" or (params.structural is None and wide):
         return _fullzip(page, block, params)
@@ -361,6 +361,11 @@ def encode(
     where: str,
 ) -> EncodedPage:
     """One page of the column ``path`` from the batches buffered for it."""
+    if path.empty_struct:
+        # The reference marks an empty struct's column nullable, with no levels.
+        layout = pb.ConstantLayout(layers=[pb.REPDEF_NULLABLE_ITEM])
+        rows = sum(b.num_rows for b in batches)
+        return EncodedPage([], pb.PageLayout(constant_layout=layout), rows)
     page = page_levels(path, batches)
     values = _concat([b.values for b in batches])
     packed_levels = options.level_rle  # format 2.2 compresses a constant page's levels
