@@ -194,3 +194,21 @@ def test_compaction_max_bytes_per_file_as_pylance(tmp_path: Path) -> None:
         assert ds.to_table() == data
     assert shapes[0] == shapes[1]
     assert shapes[0][1] > 1  # the byte limit cut the one new fragment's rows in two
+
+
+@pytest.mark.local_files("pylance's file writer puts the replacement file on local disk")
+def test_data_files_built_with_lists_replace_data_as_pylance(tmp_path: Path) -> None:
+    tables = []
+    for lib in (ll, lance):
+        uri = str(tmp_path / lib.__name__)
+        ds = lib.write_dataset(pa.table({"a": range(10)}), uri)
+        ds.add_columns({"b": "a + 1"})
+        ds = lib.dataset(uri)
+        name = f"{lib.__name__}-b.lance"
+        with lance.file.LanceFileWriter(f"{uri}/data/{name}") as writer:
+            writer.write_batch(pa.table({"b": range(100, 110)}))
+        new_file = lib.fragment.DataFile(name, [1], [0], file_major_version=2, file_minor_version=2)
+        group = lib.LanceOperation.DataReplacementGroup(0, new_file)
+        op = lib.LanceOperation.DataReplacement([group])
+        tables.append(lib.LanceDataset.commit(uri, op, read_version=ds.version).to_table())
+    assert tables[0] == tables[1]

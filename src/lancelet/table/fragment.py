@@ -83,6 +83,12 @@ class DataFile:
     def __post_init__(self) -> None:
         if type(self.path) is str:
             object.__setattr__(self, "path", _CallablePath(self.path))
+        # Callers build data files with lists (pylance's form); compared and hashed
+        # against the manifest's, they must be tuples.
+        for name in ("fields", "column_indices"):
+            value = getattr(self, name)
+            if not isinstance(value, tuple):
+                object.__setattr__(self, name, tuple(int(i) for i in value))
 
     def to_proto(self) -> table_pb2.DataFile:
         pb = table_pb2.DataFile(
