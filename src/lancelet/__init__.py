@@ -21,6 +21,7 @@ from lancelet.dataset.bases import DatasetBasePath
 from lancelet.dataset.blob import BlobColumn, BlobFile
 from lancelet.dataset.scan_stats import ScanStatistics
 from lancelet.dataset.transactions import Transaction
+from lancelet.dataset.udf import batch_udf
 from lancelet.io.counters import bytes_read_counter, iops_counter
 from lancelet.log import set_logger
 from lancelet.schema import json_to_schema, schema_to_json
@@ -41,6 +42,7 @@ __all__ = [
     "ScanStatistics",
     "Transaction",
     "__version__",
+    "batch_udf",
     "arrow",
     "bytes_read_counter",
     "commit",

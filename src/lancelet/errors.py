@@ -25,6 +25,10 @@ class CorruptFileError(LanceFileError):
     """A file's bytes contradict the format: bad magic, offsets out of range, bad protobuf."""
 
 
+class FileRowOutOfRangeError(LanceFileError, IndexError, ValueError):
+    """Rows asked of a Lance file lie outside it (a ``ValueError`` in pylance)."""
+
+
 class UnsupportedVersionError(LanceFileError):
     """A file uses a format version this reader does not implement."""
 
@@ -37,6 +41,10 @@ class SchemaError(LanceletError, ValueError):
     """A schema is invalid, unsupported, or does not match the data given."""
 
 
+class EmptyWriteError(SchemaError, OSError):
+    """Data to write as a fragment has no columns or no rows (an ``OSError`` in pylance)."""
+
+
 class AppendSchemaError(SchemaError, OSError):
     """Data to append does not carry the dataset's columns and types (an ``OSError``
     in pylance too)."""
@@ -47,6 +55,11 @@ class IndexColumnNotFoundError(SchemaError, KeyError):
 
     def __str__(self) -> str:  # a KeyError would print its message quoted
         return str(self.args[0]) if self.args else ""
+
+
+class ValueCastError(SchemaError, OSError):
+    """A stored value does not fit the type its column is altered to (an ``OSError``
+    in pylance)."""
 
 
 class UnsupportedTypeError(SchemaError):
@@ -64,6 +77,11 @@ class FilterEvaluationError(FilterError):
 
 class ArgumentError(LanceletError, ValueError):
     """An argument of a lancelet call has the right type but an impossible value."""
+
+
+class RowCountMismatchError(ArgumentError, OSError):
+    """Data for new columns holds fewer or more rows than the dataset (an ``OSError``
+    in pylance)."""
 
 
 class InvalidJSONError(ArgumentError, OSError):

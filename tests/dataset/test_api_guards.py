@@ -151,13 +151,9 @@ def test_unknown_keywords_are_type_errors(ds: ll.LanceDataset, tmp_path: Path) -
     [
         ("dataset", {"session": object()}),
         ("dataset", {"default_scan_options": {"limit": "1"}}),
-        ("write_dataset", {"progress": object()}),
-        ("write_dataset", {"max_bytes_per_file": 1000}),
         ("write_dataset", {"use_legacy_format": True}),
         ("commit", {"commit_timeout": timedelta(seconds=1)}),
         ("cleanup_old_versions", {"versions": [1]}),
-        ("add_columns", {"batch_size": 5}),
-        ("fragment_create", {"progress": object()}),
     ],
 )
 def test_other_refused_options(

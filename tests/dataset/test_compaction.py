@@ -254,12 +254,8 @@ def test_refused_options_change_nothing(tmp_path: Path) -> None:
     _build(uri, [100] * 3, [], pylance=False)
     version, files = ll.dataset(uri).version, _data_files(uri)
     optimizer = ll.dataset(uri).optimize
-    for refused in (
-        {"max_bytes_per_file": 1 << 20},
-        {"compaction_mode": "force_binary_copy"},
-    ):
-        with pytest.raises(NotImplementedError, match=next(iter(refused))):
-            optimizer.compact_files(**refused)
+    with pytest.raises(NotImplementedError, match="compaction_mode"):
+        optimizer.compact_files(compaction_mode="force_binary_copy")
     with pytest.raises(ValueError, match="compaction_mode"):
         optimizer.compact_files(compaction_mode="fast")
     with pytest.raises(UnsupportedVersionError):

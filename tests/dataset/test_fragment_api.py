@@ -15,6 +15,7 @@ import pytest
 
 import lancelet as ll
 from lancelet.errors import (
+    ArgumentError,
     UnsupportedFeatureError,
     UnsupportedOptionError,
     UnsupportedVersionError,
@@ -160,7 +161,7 @@ def test_create_refuses_what_lancelet_lacks(tmp_path: Path) -> None:
             call(uri, data, table_id=["t"])
     with pytest.raises(UnsupportedOptionError):
         ll.LanceFragment.create(uri, data, namespace_client=object(), table_id=["t"])
-    with pytest.raises(UnsupportedOptionError):
+    with pytest.raises(TypeError, match="FragmentWriteProgress"):
         ll.LanceFragment.create(uri, data, progress=object())
     with pytest.raises(TypeError):
         ll.LanceFragment.create(uri, data, base_store_params={})
@@ -200,7 +201,7 @@ def test_merge_columns_refusals(tmp_path: Path) -> None:
     uri = str(tmp_path / "ds")
     lance.write_dataset(keyed_table(0, 10), uri)
     fragment = ll.dataset(uri).get_fragments()[0]
-    with pytest.raises(UnsupportedOptionError):
+    with pytest.raises(ArgumentError, match="reader_schema"):
         fragment.merge_columns(_double, ["k"], reader_schema=pa.schema([("k", pa.int64())]))
     # A pyarrow schema (deprecated) is refused unless its ids are the files' ids.
     with pytest.deprecated_call():

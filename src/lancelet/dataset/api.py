@@ -15,6 +15,7 @@ from lancelet.dataset.committing import commit_transaction
 from lancelet.dataset.dataset import LanceDataset, Version
 from lancelet.dataset.inputs import as_reader, dataset_location
 from lancelet.dataset.options import check_options
+from lancelet.dataset.progress import FragmentWriteProgress, check_progress
 from lancelet.dataset.transactions import AutoCleanupConfig, commit_properties
 from lancelet.dataset.write import (
     DEFAULT_MAX_ROWS_PER_FILE,
@@ -70,6 +71,8 @@ def write_dataset(
     auto_cleanup_options: AutoCleanupConfig | None = None,
     commit_message: str | None = None,
     transaction_properties: dict[str, str] | None = None,
+    progress: FragmentWriteProgress | None = None,
+    max_bytes_per_file: int | None = None,
     **options: Any,
 ) -> LanceDataset:
     """Create a dataset, append to it, or overwrite it with ``data``.
@@ -80,6 +83,7 @@ def write_dataset(
     initial_bases = options.pop("initial_bases", None)
     target_bases = options.pop("target_bases", None)
     check_options(options, "write_dataset")
+    check_progress(progress)
     if mode not in ("create", "append", "overwrite"):
         raise ArgumentError(
             f"write_dataset: mode must be 'create', 'append' or 'overwrite', not {mode!r}"
@@ -100,7 +104,14 @@ def write_dataset(
     prepared = prepare(latest, as_reader(data, schema), mode, data_storage_version, store.root)
     fragments = tuple(
         write_fragment_files(
-            store, prepared.reader, prepared.schema, prepared.version, max_rows_per_file, bases
+            store,
+            prepared.reader,
+            prepared.schema,
+            prepared.version,
+            max_rows_per_file,
+            bases,
+            progress=progress,
+            max_bytes_per_file=max_bytes_per_file,
         )
     )
     cleanup = config_values(auto_cleanup_options) if auto_cleanup_options else {}

@@ -37,6 +37,7 @@ from lancelet.dataset.scannable import Scannable
 from lancelet.dataset.stats import LanceStats
 from lancelet.dataset.tags import Tags, resolve_version
 from lancelet.dataset.take import take_by_row_ids
+from lancelet.dataset.udf import discard_checkpoint
 from lancelet.dataset.update import RowRewrite, discard_rewrite, plan_update
 from lancelet.dataset.write import discard_data_files
 from lancelet.errors import (
@@ -453,6 +454,7 @@ class LanceDataset(Scannable):
         transforms: schema_ops.NewColumns | Any,
         read_columns: Sequence[str] | None = None,
         reader_schema: pa.Schema | None = None,
+        batch_size: int | None = None,
         **options: Any,
     ) -> None:
         """New columns from SQL expressions (``{"name": "sql"}``), from a function over
@@ -467,7 +469,7 @@ class LanceDataset(Scannable):
                     "read from data, not to SQL, a function or fields"
                 )
             operation = schema_ops.add_columns(
-                self._store, self._manifest, transforms, read_columns, self._uri
+                self._store, self._manifest, transforms, read_columns, self._uri, batch_size
             )
         else:
             if read_columns is not None:
@@ -479,6 +481,7 @@ class LanceDataset(Scannable):
                 self._store, self._manifest, as_reader(transforms, reader_schema), self._uri
             )
         self._commit_new_columns(operation)
+        discard_checkpoint(transforms)
 
     def merge(
         self,

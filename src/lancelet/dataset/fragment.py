@@ -1,33 +1,29 @@
-"""``LanceFragment`` and ``write_fragments``: per-fragment reads and distributed writes."""
+"""``LanceFragment``: per-fragment reads and writes."""
 
 from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from lancelet.dataset.delete import matching_offsets
+from lancelet.dataset.fragment_columns import merge_columns
 from lancelet.dataset.fragment_reader import FragmentReader
-from lancelet.dataset.inputs import as_reader, dataset_location
-from lancelet.dataset.options import check_options, refuse_unimplemented
+from lancelet.dataset.fragment_session import FragmentSession, fragment_from_file
+from lancelet.dataset.fragment_update import update_columns
+from lancelet.dataset.fragment_write import FragmentWrite, write_data, write_fragments
+from lancelet.dataset.merge_columns import plan_merge
+from lancelet.dataset.options import refuse_unimplemented
+from lancelet.dataset.progress import FragmentWriteProgress
 from lancelet.dataset.projection import Columns
 from lancelet.dataset.scannable import Filter, Scannable
-from lancelet.dataset.schema_ops import extend_schema, new_data_files
-from lancelet.dataset.write import (
-    DEFAULT_MAX_ROWS_PER_FILE,
-    prepare,
-    storage_version,
-    write_fragment_files,
-)
-from lancelet.errors import ArgumentError
+from lancelet.errors import EmptyWriteError
 from lancelet.table import naming
 from lancelet.table.fragment import DataFile, Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.table.schema import LanceSchema
-from lancelet.transaction import operations as ops
 from lancelet.transaction.store import DatasetStore
 
 if TYPE_CHECKING:
@@ -123,34 +119,63 @@ class LanceFragment(Scannable):
 
     def merge_columns(
         self,
-        value_func: Callable[[pa.RecordBatch], pa.RecordBatch],
+        value_func: Any,
         columns: list[str] | None = None,
         batch_size: int | None = None,
         reader_schema: pa.Schema | None = None,
     ) -> tuple[Fragment, LanceSchema]:
-        """New columns for this fragment: ``value_func`` maps batches of ``columns`` to
-        batches of the new columns, stored in a new data file (not committed; commit the
-        fragments with ``LanceOperation.Merge`` and the schema returned)."""
-        where = "LanceFragment.merge_columns"
-        refuse_unimplemented(where, reader_schema=reader_schema)
-        if batch_size is not None and batch_size <= 0:
-            raise ArgumentError(f"{where}: batch_size must be positive, not {batch_size}")
+        """New columns for this fragment: computed by ``value_func`` (SQL expressions by
+        name, or a function mapping batches of ``columns`` to batches of the new
+        columns) or read from it (data with a row for each live row), stored in a new
+        data file (not committed; commit the fragments with ``LanceOperation.Merge``
+        and the schema returned)."""
         store, manifest = self._dataset._store, self._dataset._manifest
-        reads = list(columns) if columns is not None else manifest.schema.to_arrow().names
-        rows = self._fragment.physical_rows
-        # Deleted rows too, so that the new file lines up with the fragment's others.
-        table = FragmentReader(store, manifest.schema, self._fragment).read(reads, 0, rows)
-        batches = table.to_batches(max_chunksize=batch_size or max(rows, 1))
-        results = [value_func(batch) for batch in batches]
-        for result in results:
-            if not isinstance(result, pa.RecordBatch):
-                raise TypeError(f"{where}: value_func must return a pyarrow RecordBatch")
-        values = pa.Table.from_batches(results)
-        if values.num_rows != rows:
-            raise ArgumentError(f"{where}: value_func returned {values.num_rows} rows for {rows}")
-        with new_data_files(store, manifest) as files:
-            schema = extend_schema(manifest, values.schema, where)
-            return files.add(self._fragment, values, schema), schema
+        return merge_columns(
+            store, manifest, self._fragment, value_func, columns, batch_size, reader_schema
+        )
+
+    def merge(
+        self,
+        data_obj: Any,
+        left_on: str,
+        right_on: str | None = None,
+        schema: pa.Schema | None = None,
+    ) -> tuple[Fragment, LanceSchema]:
+        """This fragment with the columns of ``data_obj`` joined on ``left_on`` (a column,
+        ``_rowid`` or ``_rowaddr``) = ``right_on`` (not committed; commit the fragments
+        with ``LanceOperation.Merge`` and the schema returned)."""
+        store, manifest = self._dataset._store, self._dataset._manifest
+        where = f"{store.root}: fragment {self.fragment_id}: merge"
+        merge = plan_merge(
+            store, manifest, data_obj, left_on, right_on, schema, where, [self._fragment]
+        )
+        return merge.fragments[0], merge.schema
+
+    def update_columns(
+        self,
+        data_obj: Any,
+        left_on: str = "_rowid",
+        right_on: str | None = None,
+        schema: pa.Schema | None = None,
+        *,
+        with_offsets: bool = False,
+    ) -> tuple[Fragment, list[int]]:
+        """New values for existing columns, joined on ``left_on`` = ``right_on``; returns
+        the fragment and the ids of the fields changed (not committed; commit with
+        ``LanceOperation.Update(updated_fragments=..., fields_modified=...)``)."""
+        refuse_unimplemented("LanceFragment.update_columns", with_offsets=with_offsets)
+        store, manifest = self._dataset._store, self._dataset._manifest
+        return update_columns(store, manifest, self._fragment, data_obj, left_on, right_on, schema)
+
+    def open_session(
+        self, columns: Columns | None = None, with_row_address: bool | None = None
+    ) -> FragmentSession:
+        return FragmentSession(self, columns, bool(with_row_address))
+
+    @staticmethod
+    def create_from_file(filename: str, dataset: LanceDataset, fragment_id: int) -> Fragment:
+        """A fragment of a data file already written under the dataset's ``data/``."""
+        return fragment_from_file(filename, dataset, fragment_id)
 
     def validate(self) -> None:
         """Open every data file and the deletion file; raise if any is missing or corrupt."""
@@ -164,7 +189,7 @@ class LanceFragment(Scannable):
         fragment_id: int | None = None,
         schema: pa.Schema | None = None,
         max_rows_per_group: int = 1024,
-        progress: Any = None,
+        progress: FragmentWriteProgress | None = None,
         mode: str = "append",
         *,
         data_storage_version: str | None = None,
@@ -179,7 +204,6 @@ class LanceFragment(Scannable):
             raise ValueError("Both 'namespace_client' and 'table_id' must be provided together.")
         refuse_unimplemented(
             "LanceFragment.create",
-            progress=progress,
             namespace_client=namespace_client,
             table_id=table_id,
             session=session,
@@ -191,58 +215,19 @@ class LanceFragment(Scannable):
                 stacklevel=2,
             )
             data_storage_version = "legacy" if use_legacy_format else "stable"
-        fragments = write_fragments(
-            data,
+        target = FragmentWrite(
             dataset_uri,
-            schema,
-            mode=mode,
+            mode,
+            data_storage_version,
+            storage_options,
             max_rows_per_file=2**62,
-            max_rows_per_group=max_rows_per_group,
-            data_storage_version=data_storage_version,
-            storage_options=storage_options,
+            progress=progress,
+            fragment_id=fragment_id or 0,
         )
+        fragments = write_data(data, schema, target).fragments
         if not fragments:
-            raise ValueError("LanceFragment.create needs at least one row")
-        assert isinstance(fragments, list)
-        return fragments[0].with_id(fragment_id or 0)
+            raise EmptyWriteError(f"{dataset_uri}: LanceFragment.create: input data was empty")
+        return fragments[0]
 
 
-def write_fragments(
-    data: Any,
-    dataset_uri: str | os.PathLike[str] | LanceDataset,
-    schema: pa.Schema | None = None,
-    *,
-    return_transaction: bool = False,
-    mode: str = "append",
-    max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE,
-    max_rows_per_group: int = 1024,
-    data_storage_version: str | None = None,
-    storage_options: dict[str, str] | None = None,
-    **options: Any,
-) -> list[Fragment] | ops.Transaction:
-    """Write data files for a later single commit (``LanceDataset.commit``).
-
-    Fragments come back with id 0; the commit assigns real ids.
-    """
-    check_options(options, "write_fragments")
-    if mode not in ("append", "overwrite"):
-        raise ArgumentError(f"write_fragments: mode must be 'append' or 'overwrite', not {mode!r}")
-    storage_version(data_storage_version)
-    dataset_uri, storage_options = dataset_location(dataset_uri, storage_options, "write_fragments")
-    store = DatasetStore(dataset_uri, storage_options)
-    found = store.latest_manifest()
-    latest = found[0] if found else None
-    prepared = prepare(latest, as_reader(data, schema), mode, data_storage_version, store.root)
-    lance_schema = prepared.schema
-    fragments = write_fragment_files(
-        store, prepared.reader, lance_schema, prepared.version, max_rows_per_file
-    )
-    if not return_transaction:
-        return fragments
-    read_version = latest.version if latest else 0
-    operation: ops.Operation = (
-        ops.Append(tuple(fragments))
-        if mode == "append"
-        else ops.Overwrite(tuple(fragments), lance_schema)
-    )
-    return ops.Transaction(read_version, operation)
+__all__ = ["FragmentMetadata", "LanceFragment", "write_fragments"]

@@ -8,6 +8,7 @@ wins.  The joined values go into one new data file per fragment (a Merge).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -16,14 +17,17 @@ import pyarrow.compute as pc
 
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.inputs import as_reader
+from lancelet.dataset.projection import SPECIAL
+from lancelet.dataset.row_keys import key_column
 from lancelet.dataset.schema_ops import extend_schema, new_data_files
 from lancelet.errors import SchemaError
+from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.operations import Merge
 from lancelet.transaction.store import DatasetStore
 
 
-def _matching_rows(right_keys: pa.Array, left_keys: pa.Array, where: str) -> pa.Array:
+def matching_rows(right_keys: pa.Array, left_keys: pa.Array, where: str) -> pa.Array:
     """For each left key, the index of the right row holding it (the last, if several),
     or null."""
     size = len(right_keys)
@@ -45,7 +49,9 @@ def plan_merge(
     right_on: str | None,
     schema: pa.Schema | None,
     where: str,
+    fragments: Sequence[Fragment] | None = None,
 ) -> Merge:
+    """The Merge adding the data's columns to ``fragments`` (default: all of them)."""
     right = as_reader(data, schema).read_all()
     key = left_on if right_on is None else right_on
     _check_key(manifest, right.schema, left_on, key, where)
@@ -53,15 +59,15 @@ def plan_merge(
     if not added.num_columns:
         raise SchemaError(f"{where}: the data holds no column besides the key {key!r}")
     new_schema = extend_schema(manifest, added.schema, where)
-    readers = [FragmentReader(store, manifest.schema, f) for f in manifest.fragments]
+    chosen = manifest.fragments if fragments is None else fragments
+    readers = [FragmentReader(store, manifest.schema, f) for f in chosen]
     if not readers:
         return Merge((), new_schema)
     # One lookup for every fragment's keys (deleted rows included, to keep the new files
     # aligned), so the data's keys are hashed once.
-    left_keys = [r.read([left_on], 0, r.fragment.physical_rows).column(0) for r in readers]
-    left = pa.concat_arrays([chunk for keys in left_keys for chunk in keys.chunks])
-    rows = _matching_rows(right.column(key).combine_chunks(), left, where)
-    fragments = []
+    left = pa.concat_arrays([key_column(store, manifest, f, left_on, where) for f in chosen])
+    rows = matching_rows(right.column(key).combine_chunks(), left, where)
+    merged = []
     start = 0
     with new_data_files(store, manifest) as files:
         for reader in readers:
@@ -69,19 +75,20 @@ def plan_merge(
             values = added.take(rows.slice(start, count))
             start += count
             _check_required(values, reader.deleted, where)
-            fragments.append(files.add(reader.fragment, values, new_schema))
-    return Merge(tuple(fragments), new_schema)
+            merged.append(files.add(reader.fragment, values, new_schema))
+    return Merge(tuple(merged), new_schema)
 
 
 def _check_key(
     manifest: Manifest, data: pa.Schema, left_on: str, right_on: str, where: str
 ) -> None:
     dataset = manifest.schema.to_arrow()
-    if left_on not in dataset.names:
+    if left_on not in dataset.names and left_on not in SPECIAL:
         raise SchemaError(f"{where}: no column {left_on!r} to join on; columns are {dataset.names}")
     if right_on not in data.names:
         raise SchemaError(f"{where}: the data has no key column {right_on!r}; it has {data.names}")
-    left_type, right_type = dataset.field(left_on).type, data.field(right_on).type
+    left_type = pa.uint64() if left_on in SPECIAL else dataset.field(left_on).type
+    right_type = data.field(right_on).type
     if left_type != right_type:
         raise SchemaError(
             f"{where}: key column {right_on!r} is {right_type} in the data but "

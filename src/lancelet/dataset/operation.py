@@ -196,6 +196,31 @@ class LanceOperation:
                 _map_update(self.table_metadata_updates),
             )
 
+    @dataclass
+    class RewriteGroup:
+        old_fragments: list[Fragment]
+        new_fragments: list[Fragment]
+
+    @dataclass
+    class Rewrite(BaseOperation):
+        """Fragments replaced by new ones holding the same rows (a compaction done by
+        hand); new fragments with id 0 are numbered at commit."""
+
+        groups: list[LanceOperation.RewriteGroup]
+        rewritten_indices: list[object] = field(default_factory=list)
+
+        def to_operation(self) -> ops.Operation:
+            if self.rewritten_indices:
+                raise UnsupportedOptionError(
+                    "LanceOperation.Rewrite: rewritten_indices are not supported"
+                )
+            return ops.Rewrite(
+                tuple(
+                    ops.RewriteGroup(tuple(g.old_fragments), tuple(g.new_fragments))
+                    for g in self.groups
+                )
+            )
+
 
 def _schema_of_files(schema: pa.Schema, fragments: list[Fragment]) -> LanceSchema:
     """A pyarrow schema given ids as pylance gives them (in order, from 0), accepted only

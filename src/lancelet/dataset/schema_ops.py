@@ -24,8 +24,18 @@ from lancelet._proto import file_pb2
 from lancelet.dataset.filter import parse_value
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.projection import evaluate
+from lancelet.dataset.row_keys import read_physical
+from lancelet.dataset.udf import (
+    BatchUDF as BatchUDFClass,
+)
+from lancelet.dataset.udf import (
+    RecordBatchFunction,
+    apply_in_batches,
+    batch_function,
+)
+from lancelet.dataset.udf_checkpoint import BatchCheckpoint
 from lancelet.dataset.write import check_writable, data_file
-from lancelet.errors import ArgumentError, SchemaError
+from lancelet.errors import RowCountMismatchError, SchemaError, ValueCastError
 from lancelet.file.writer import LanceFileWriter
 from lancelet.table import naming
 from lancelet.table.fragment import Fragment
@@ -144,11 +154,11 @@ def plan_alterations(
 
 
 def _check_alteration(schema: LanceSchema, alteration: Mapping[str, Any], where: str) -> Field:
-    unknown = set(alteration) - {"path", *_ALTERATION_KEYS}
+    unknown = sorted(set(alteration) - {"path", *_ALTERATION_KEYS})
     if unknown or "path" not in alteration:
         raise SchemaError(
-            f"{where}: an alteration has 'path' and some of {list(_ALTERATION_KEYS)}; "
-            f"got {sorted(alteration)}"
+            f"{where}: Unknown key: {unknown[0] if unknown else 'path missing'}; an "
+            f"alteration has 'path' and some of {list(_ALTERATION_KEYS)}, not {sorted(alteration)}"
         )
     if "data_type" in alteration and not isinstance(alteration["data_type"], pa.DataType):
         raise TypeError(
@@ -157,9 +167,11 @@ def _check_alteration(schema: LanceSchema, alteration: Mapping[str, Any], where:
         )
     if not any(alteration.get(key) is not None for key in _ALTERATION_KEYS):
         raise SchemaError(
-            f"{where}: alteration of {alteration['path']!r} changes nothing; "
-            f"give at least one of {list(_ALTERATION_KEYS)}"
+            f"{where}: alteration of {alteration['path']!r} changes nothing: "
+            "At least one of name, nullable, or data_type must be specified"
         )
+    if str(alteration["path"]) not in field_paths(schema):
+        raise SchemaError(f'{where}: Column "{alteration["path"]}" does not exist')
     target = resolve_field(schema, str(alteration["path"]), where)
     if target.parent_id != -1 and "data_type" in alteration:
         # A nested cast would split a struct over two files (pylance 14 fails at it too).
@@ -193,7 +205,8 @@ def _with_casts(
         old_type = old_arrow.field(old.name).type
         if not castable(old_type, dtype):
             raise SchemaError(
-                f"{where}: cannot cast column {old.name!r} from {old_type} to {dtype}"
+                f'{where}: Cannot cast column "{old.name}" from {arrow_type_name(old_type)} '
+                f"to {arrow_type_name(dtype)}"
             )
         current = next(f for f in fields if f.id == field_id)
         new = pa.field(current.name, dtype, current.nullable)
@@ -285,10 +298,45 @@ def _cast_values(old: pa.Table, casts: Sequence[Cast], deleted: np.ndarray, wher
             options = pc.CastOptions(cast.new.type, allow_time_truncate=True)
             columns.append(pc.cast(column, options=options))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-            raise SchemaError(
-                f"{where}: cannot cast column {cast.old.name!r} to {cast.new.type}: {exc}"
+            raise ValueCastError(
+                f"{where}: cannot cast column {cast.old.name!r} to {cast.new.type}: "
+                f"{_unfit_value(column, cast.new.type) or exc}"
             ) from exc
     return pa.Table.from_arrays(columns, schema=pa.schema([c.new for c in casts]))
+
+
+def _unfit_value(column: pa.Array, target: pa.DataType) -> str | None:
+    """pylance's words for the first integer that does not fit an integer ``target``."""
+    if not (pa.types.is_integer(column.type) and pa.types.is_integer(target)):
+        return None
+    wrapped = pc.cast(pc.cast(column, target, safe=False), column.type, safe=False)
+    unfit = np.flatnonzero(np.asarray(pc.fill_null(pc.not_equal(wrapped, column), False)))
+    if not len(unfit):
+        return None
+    return f"Can't cast value {column[int(unfit[0])].as_py()} to type {arrow_type_name(target)}"
+
+
+# Rust's arrow names of types whose pyarrow name differs only in more than case.
+_RUST_NAMES = {
+    "string": "Utf8",
+    "large_string": "LargeUtf8",
+    "bool": "Boolean",
+    "halffloat": "Float16",
+    "float": "Float32",
+    "double": "Float64",
+    "large_binary": "LargeBinary",
+}
+
+
+def arrow_type_name(dtype: pa.DataType) -> str:
+    """A primitive type as pylance's messages name it (Rust's arrow: Int8, Utf8, ...)."""
+    text = str(dtype)
+    if text in _RUST_NAMES:
+        return _RUST_NAMES[text]
+    if pa.types.is_integer(dtype) or text == "binary":
+        named = text.replace("uint", "UInt").replace("int", "Int")
+        return named[0].upper() + named[1:]
+    return text
 
 
 # -- adding -----------------------------------------------------------------------------
@@ -299,13 +347,23 @@ def _null_columns(new: pa.Schema, manifest: Manifest, where: str) -> Merge:
     return Merge(manifest.fragments, extend_schema(manifest, new, where))
 
 
-class _Computer:
+class ColumnComputer:
     """Computes the new columns for one fragment's rows (deleted rows included, so the
-    new file lines up with the fragment's existing files)."""
+    new file lines up with the fragment's existing files): SQL expressions, or a
+    function applied in batches of ``batch_size`` rows."""
 
     def __init__(
-        self, manifest: Manifest, transforms: NewColumns, read_columns: Sequence[str] | None
+        self,
+        manifest: Manifest,
+        transforms: NewColumns,
+        read_columns: Sequence[str] | None,
+        where: str,
+        batch_size: int | None = None,
+        checkpoint: BatchCheckpoint | None = None,
     ) -> None:
+        self.where = where
+        self.batch_size = batch_size
+        self.checkpoint = checkpoint
         self.arrow = manifest.schema.to_arrow()
         if isinstance(transforms, Mapping):
             parsed = {
@@ -314,16 +372,32 @@ class _Computer:
             }
             self.expressions = {name: expr for name, (expr, _, _) in parsed.items()}
             self.reads = sorted({c for _, _, cols in parsed.values() for c in cols})
-            self.udf: BatchUDF | None = None
+            self.udf: RecordBatchFunction | None = None
         else:
             self.expressions = {}
-            self.udf = transforms  # type: ignore[assignment]
+            self.udf = batch_function(transforms, where)  # type: ignore[arg-type]
             self.reads = list(read_columns) if read_columns is not None else self.arrow.names
 
-    def compute(self, table: pa.Table) -> pa.Table:
+    def null_literals(self) -> pa.Schema | None:
+        """The new columns' schema when every expression is a NULL literal (such as
+        ``CAST(NULL AS INT)``), else None."""
+        if self.udf is not None or not self.expressions:
+            return None
+        fields = []
+        for name, expr in self.expressions.items():
+            # A literal's form is "value[type]"; anything computed is a call "f(...)".
+            text = str(expr)
+            if not text.startswith("null[") or "(" in text:
+                return None
+            value = evaluate(pa.table({"_": [0]}), {name: expr}, "add_columns").column(0)
+            fields.append(pa.field(name, value.type))
+        return pa.schema(fields)
+
+    def compute(self, table: pa.Table, fragment_id: int = 0) -> pa.Table:
         if self.udf is None:
             return evaluate(table, self.expressions, "add_columns")
-        return pa.Table.from_batches([self.udf(batch) for batch in table.to_batches()])
+        saved = None if self.checkpoint is None else (self.checkpoint, fragment_id)
+        return apply_in_batches(table, self.udf, self.batch_size, self.where, saved)
 
 
 def add_columns(
@@ -332,19 +406,27 @@ def add_columns(
     transforms: NewColumns,
     read_columns: Sequence[str] | None,
     where: str,
+    batch_size: int | None = None,
 ) -> Merge:
     if isinstance(transforms, (pa.Field, pa.Schema)) or (
         isinstance(transforms, Sequence) and all(isinstance(f, pa.Field) for f in transforms)
     ):
         fields = [transforms] if isinstance(transforms, pa.Field) else list(transforms)
         return _null_columns(pa.schema(fields), manifest, where)
-    computer = _Computer(manifest, transforms, read_columns)
+    computer = ColumnComputer(manifest, transforms, read_columns, where, batch_size)
+    if isinstance(transforms, BatchUDFClass) and transforms.checkpoint_file is not None:
+        key = f"{store.root}@{manifest.version}:{computer.reads}:{batch_size}"
+        computer.checkpoint = BatchCheckpoint(transforms.checkpoint_file, key)
+    nulls = computer.null_literals()
+    if nulls is not None:
+        # As pylance: columns that are NULL for every row need no data files.
+        return _null_columns(nulls, manifest, where)
     new_schema: LanceSchema | None = None
     fragments: list[Fragment] = []
     with new_data_files(store, manifest) as files:
         for fragment in manifest.fragments:
-            reader = FragmentReader(store, manifest.schema, fragment)
-            values = computer.compute(reader.read(computer.reads, 0, fragment.physical_rows))
+            table = read_physical(store, manifest, fragment, computer.reads, where)
+            values = computer.compute(table, fragment.id)
             if new_schema is None:
                 new_schema = extend_schema(manifest, values.schema, where)
             fragments.append(files.add(fragment, values, new_schema))
@@ -405,9 +487,9 @@ def add_columns_from_reader(
             deleted = store.read_deletions(fragment)
             live = stream.take(fragment.physical_rows - len(deleted), reader.schema)
             if live is None:
-                raise ArgumentError(
-                    f"{where}: add_columns: the data ended before giving values for "
-                    "every row of the dataset"
+                raise RowCountMismatchError(
+                    f"{where}: add_columns: Stream ended before producing values for all "
+                    "rows in dataset"
                 )
             positions = np.full(fragment.physical_rows, -1, dtype=np.int64)
             keep = np.ones(fragment.physical_rows, dtype=bool)
@@ -416,9 +498,9 @@ def add_columns_from_reader(
             values = live.take(pa.array(positions, mask=~keep))
             fragments.append(files.add(fragment, values, new_schema))
         if stream.has_more():
-            raise ArgumentError(
-                f"{where}: add_columns: the data has more rows than the dataset "
-                f"({manifest.num_rows})"
+            raise RowCountMismatchError(
+                f"{where}: add_columns: Stream produced more values than expected for "
+                f"dataset ({manifest.num_rows} rows)"
             )
     return Merge(tuple(fragments), new_schema)
 

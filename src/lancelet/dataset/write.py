@@ -16,6 +16,7 @@ import pyarrow as pa
 from lancelet import io
 from lancelet.dataset import blob
 from lancelet.dataset.bases import WriteBases
+from lancelet.dataset.progress import FragmentWriteProgress
 from lancelet.errors import SchemaError, UnsupportedVersionError
 from lancelet.file import version as file_version
 from lancelet.file.writer import LanceFileWriter
@@ -135,9 +136,15 @@ class _FileSink:
         max_rows: int,
         version: str,
         bases: WriteBases | None = None,
+        progress: FragmentWriteProgress | None = None,
+        fragment_id: int = 0,
+        max_bytes: int | None = None,
     ) -> None:
         if max_rows <= 0:
             raise ValueError("max_rows_per_file must be positive")
+        if max_bytes is not None and max_bytes <= 0:
+            raise ValueError("max_bytes_per_file must be positive")
+        self._max_bytes = max_bytes
         self._store = store
         self._schema = schema
         self._arrow = schema.to_arrow()
@@ -150,6 +157,8 @@ class _FileSink:
         self._base: BasePath | None = None
         self.fragments: list[Fragment] = []
         self.paths: list[str] = []
+        self._progress = progress
+        self._fragment_id = fragment_id
 
     def write(self, batch: pa.RecordBatch) -> None:
         while batch.num_rows:
@@ -160,8 +169,16 @@ class _FileSink:
             self._writer.write_batch(batch.slice(0, room))
             self._rows += min(room, batch.num_rows)
             batch = batch.slice(room)
-            if self._rows == self._max_rows:
+            if self._rows == self._max_rows or self._too_big():
                 self.finish_file()
+
+    def _too_big(self) -> bool:
+        """Whether the file's flushed pages reach ``max_bytes``; as in pylance, data
+        still in the writer's column buffers does not count, so a file can end up
+        larger."""
+        if self._max_bytes is None or self._writer is None:
+            return False
+        return self._writer.tell() >= self._max_bytes
 
     def _open(self) -> None:
         self._name = naming.data_file_name()
@@ -174,6 +191,9 @@ class _FileSink:
         ids = file_field_ids(self._schema)
         self._writer = LanceFileWriter.for_dataset(path, self._arrow, ids, version=self._version)
         self._rows = 0
+        if self._progress is not None:
+            opened = data_file(self._name, self._schema, self._version, 0)
+            self._progress.begin(Fragment(self._fragment_id, (opened,), 0))
 
     def finish_file(self) -> None:
         if self._writer is None:
@@ -185,7 +205,10 @@ class _FileSink:
             size = io.size_of(self.paths[-1])
         base_id = None if self._base is None else self._base.id
         data_file_ = data_file(self._name, self._schema, self._version, size, base_id=base_id)
-        self.fragments.append(Fragment(0, (data_file_,), self._rows))
+        fragment = Fragment(self._fragment_id, (data_file_,), self._rows)
+        self.fragments.append(fragment)
+        if self._progress is not None:
+            self._progress.complete(fragment)
 
     def abort(self) -> None:
         if self._writer is not None:
@@ -202,10 +225,26 @@ def write_fragment_files(
     version: str,
     max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE,
     bases: WriteBases | None = None,
+    *,
+    progress: FragmentWriteProgress | None = None,
+    fragment_id: int = 0,
+    max_bytes_per_file: int | None = None,
 ) -> list[Fragment]:
     """Write the stream as data files of file format ``version`` (under ``bases``'
-    targets, if any); fragments come back with id 0 (assigned at commit)."""
-    sink = _FileSink(store, schema, max_rows_per_file, version, bases)
+    targets, if any); fragments come back with id ``fragment_id`` (0: assigned at
+    commit). ``progress`` is told as each fragment is opened and finished;
+    ``max_bytes_per_file`` (None: no limit) starts a new file once a file's pages
+    reach that size."""
+    sink = _FileSink(
+        store,
+        schema,
+        max_rows_per_file,
+        version,
+        bases,
+        progress,
+        fragment_id,
+        max_bytes_per_file,
+    )
     try:
         for batch in reader:
             sink.write(batch)

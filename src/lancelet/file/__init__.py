@@ -6,19 +6,28 @@ The names follow pylance's ``lance.file`` module.
 from lancelet.file.reader import (
     LanceBufferDescriptor,
     LanceColumnMetadata,
+    LanceColumnStatistics,
     LanceFileMetadata,
     LanceFileReader,
+    LanceFileStatistics,
     LancePageMetadata,
     ReaderResults,
 )
+from lancelet.file.session import LanceFileSession, ListResult
+from lancelet.file.version import stable_version
 from lancelet.file.writer import LanceFileWriter
 
 __all__ = [
     "LanceBufferDescriptor",
     "LanceColumnMetadata",
+    "LanceColumnStatistics",
     "LanceFileMetadata",
     "LanceFileReader",
+    "LanceFileSession",
+    "LanceFileStatistics",
     "LanceFileWriter",
     "LancePageMetadata",
+    "ListResult",
     "ReaderResults",
+    "stable_version",
 ]

@@ -14,6 +14,7 @@ from google.protobuf.unknown_fields import UnknownFieldSet
 from lancelet._proto import file_pb2
 from lancelet.errors import (
     CorruptFileError,
+    FileRowOutOfRangeError,
     LanceletError,
     SchemaError,
     UnsupportedEncodingError,
@@ -73,6 +74,17 @@ class LancePageMetadata:
 class LanceColumnMetadata:
     column_buffers: list[LanceBufferDescriptor]
     pages: list[LancePageMetadata]
+
+
+@dataclass(frozen=True)
+class LanceColumnStatistics:
+    num_pages: int
+    size_bytes: int
+
+
+@dataclass(frozen=True)
+class LanceFileStatistics:
+    columns: list[LanceColumnStatistics]
 
 
 @dataclass(frozen=True)
@@ -413,7 +425,7 @@ class LanceFileReader:
         self, start: int, num_rows: int, batch_size: int, columns: Sequence[str] | None
     ) -> ReaderResults:
         if start < 0 or num_rows < 0 or start + num_rows > self._num_rows:
-            raise IndexError(
+            raise FileRowOutOfRangeError(
                 f"{self.path}: rows [{start}, {start + num_rows}) are outside 0..{self._num_rows}"
             )
         if batch_size <= 0:
@@ -470,7 +482,7 @@ class LanceFileReader:
         rows = np.asarray(indices, dtype=np.int64).reshape(-1)
         if len(rows) and (rows.min() < 0 or rows.max() >= self._num_rows):
             bad = int(rows[(rows < 0) | (rows >= self._num_rows)][0])
-            raise IndexError(f"{self.path}: row {bad} is outside 0..{self._num_rows}")
+            raise FileRowOutOfRangeError(f"{self.path}: row {bad} is outside 0..{self._num_rows}")
         schema, readers = self._project(columns)
 
         def table() -> pa.Table:
@@ -532,6 +544,18 @@ class LanceFileReader:
     def page_bytes(self, column: int) -> int:
         """Bytes the pages of one column take on disk (after any compression)."""
         return sum(sum(page.buffer_sizes) for page in self._columns[column].pages)
+
+    def file_statistics(self) -> LanceFileStatistics:
+        """Pages and on-disk bytes (page and column buffers) of each column."""
+        return LanceFileStatistics(
+            [
+                LanceColumnStatistics(
+                    len(c.pages),
+                    sum(c.buffer_sizes) + sum(sum(p.buffer_sizes) for p in c.pages),
+                )
+                for c in self._columns
+            ]
+        )
 
     def metadata(self) -> LanceFileMetadata:
         f = self._footer

@@ -59,6 +59,11 @@ ALIASES = {"legacy": "0.1", "stable": "2.2", "next": "2.3", "0.3": "2.0"}
 DEFAULT_WRITE = "2.2"
 
 
+def stable_version() -> str:
+    """The version pylance calls "stable" (pylance's ``lance.file.stable_version``)."""
+    return ALIASES["stable"]
+
+
 def by_name(requested: str) -> FileVersion:
     """The version a user's ``data_storage_version`` names (case does not matter)."""
     key = str(requested).strip().lower()

@@ -120,6 +120,10 @@ class LanceFileWriter:
         """The format version being written ("2.0", "2.1", ...)."""
         return self._inner.version.name
 
+    def tell(self) -> int:
+        """Bytes written to the file so far (pages flushed from the column buffers)."""
+        return self._inner.tell()
+
     def write_batch(self, batch: pa.RecordBatch | pa.Table) -> None:
         self._inner.write_batch(batch)
 

@@ -5,6 +5,7 @@ and the footer.  A version's writer only turns batches into pages."""
 from __future__ import annotations
 
 import os
+import threading
 
 import numpy as np
 import pyarrow as pa
@@ -96,6 +97,7 @@ class FileWriterBase:
         self._out: OutputFile | None = None
         self._rows = 0
         self.closed = False
+        self._lock = threading.RLock()
         self.size_bytes: int | None = None
         self.schema: pa.Schema | None = None
         # The ids the file's schema records; None: positions (0, 1, ... in pre-order).
@@ -127,6 +129,12 @@ class FileWriterBase:
         self._sink = PageSink(self._out, num_columns, self.page_url)
 
     def write_batch(self, batch: pa.RecordBatch | pa.Table) -> None:
+        # Threads may share a writer (as with pylance's): each batch goes in whole,
+        # or one thread's rows would interleave with another's column by column.
+        with self._lock:
+            self._write_batch(batch)
+
+    def _write_batch(self, batch: pa.RecordBatch | pa.Table) -> None:
         if self.closed:
             raise LanceFileError(f"{self.path}: write_batch after close")
         if self.schema is None:
@@ -152,6 +160,17 @@ class FileWriterBase:
                 f"expected {self.schema.remove_metadata()}, got {got.remove_metadata()}"
             )
 
+    def _settle(self) -> None:
+        """Wait until pages handed to workers are in the file (a hook for writers that
+        encode in the background)."""
+
+    def tell(self) -> int:
+        """Bytes of pages in the file so far; data still buffered is not counted."""
+        if self._out is None:
+            return 0
+        self._settle()
+        return self._out.position
+
     def _stored_type(self, index: int, field: pa.Field) -> pa.DataType:
         """The type the batch's column ``index`` is stored as (a version may convert
         some)."""
@@ -167,11 +186,18 @@ class FileWriterBase:
 
     def close(self) -> int | None:
         """Finish the file and publish it; returns the number of rows written."""
+        with self._lock:
+            return self._close()
+
+    def _close(self) -> int | None:
         if self.closed:
             return None
         if self._out is None:
             self.closed = True
-            raise SchemaError(f"{self.path}: no schema was given and no batch was written")
+            raise SchemaError(
+                f"{self.path}: no schema was given and no batch was written; "
+                "Schema is unknown and file cannot be created"
+            )
         try:
             self._flush()
             self._finish()

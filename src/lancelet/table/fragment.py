@@ -83,6 +83,12 @@ class DataFile:
     def __post_init__(self) -> None:
         if type(self.path) is str:
             object.__setattr__(self, "path", _CallablePath(self.path))
+        # Callers build data files with lists (pylance's form); compared and hashed
+        # against the manifest's, they must be tuples.
+        for name in ("fields", "column_indices"):
+            value = getattr(self, name)
+            if not isinstance(value, tuple):
+                object.__setattr__(self, name, tuple(int(i) for i in value))
 
     def to_proto(self) -> table_pb2.DataFile:
         pb = table_pb2.DataFile(
@@ -187,6 +193,11 @@ class Fragment:
     @property
     def num_rows(self) -> int:
         return self.physical_rows - self.num_deleted_rows
+
+    @property
+    def row_id_meta(self) -> Sequence | None:
+        """pylance's name for the fragment's row id sequence."""
+        return self.row_ids
 
     def with_id(self, fragment_id: int) -> Fragment:
         return replace(self, id=fragment_id)

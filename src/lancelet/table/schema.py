@@ -42,6 +42,10 @@ class LanceSchema:
     def to_arrow(self) -> pa.Schema:
         return self._arrow
 
+    def to_pyarrow(self) -> pa.Schema:
+        """pylance's name for :meth:`to_arrow`."""
+        return self._arrow
+
     @cached_property
     def _arrow(self) -> pa.Schema:
         # Readers ask for it per fragment and per batch; the schema never changes.

@@ -86,6 +86,8 @@ class CompactionSettings:
     materialize_deletions: bool = True
     materialize_deletions_threshold: float = 0.1
     batch_size: int | None = None
+    # A new data file is started once a file's flushed pages reach this size.
+    max_bytes_per_file: int | None = None
     max_source_fragments: int | None = None
     max_source_rows: int | None = None
     max_source_bytes: int | None = None
@@ -146,10 +148,7 @@ def _check_supported(values: Mapping[str, Any], where: str) -> None:
     if mode is not None and mode not in _MODES:
         raise ValueError(f"{where}: compaction_mode must be one of {_MODES}, not {mode!r}")
     # Binary copy may always fall back to re-encoding; only forcing it is refused.
-    refused = {
-        "max_bytes_per_file": values.get("max_bytes_per_file") is not None,
-        "compaction_mode": mode == "force_binary_copy",
-    }
+    refused = {"compaction_mode": mode == "force_binary_copy"}
     for name, is_refused in refused.items():
         if is_refused:
             raise NotImplementedError(

@@ -93,9 +93,19 @@ def rewrite_fragments(
     rows = _RowSplitter(batches, schema)
     written: list[Fragment] = []
     try:
+        counts = []
         for size in sizes:
-            written += write_fragment_files(store, rows.take(size), manifest.schema, version, size)
-        if [f.physical_rows for f in written] != sizes or not rows.exhausted():
+            part = write_fragment_files(
+                store,
+                rows.take(size),
+                manifest.schema,
+                version,
+                size,
+                max_bytes_per_file=settings.max_bytes_per_file,
+            )
+            written += part
+            counts.append(sum(f.physical_rows for f in part))
+        if counts != sizes or not rows.exhausted():
             ids = [f.id for f in fragments]
             raise CorruptDatasetError(
                 f"{store.root}: fragments {ids} of version {manifest.version} hold a different "

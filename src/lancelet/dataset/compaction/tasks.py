@@ -59,10 +59,16 @@ class RewriteResult:
     """What one executed task wrote; pass it to :meth:`Compaction.commit`."""
 
     read_version: int
-    original_fragments: tuple[Fragment, ...]
+    original_fragments: list[Fragment]
     # Numbered when committed.
-    new_fragments: tuple[Fragment, ...]
+    new_fragments: list[Fragment]
     metrics: CompactionMetrics
+
+    def __repr__(self) -> str:
+        return (
+            f"RewriteResult(read_version={self.read_version}, "
+            f"new_fragments={self.new_fragments!r}, old_fragments={self.original_fragments!r})"
+        )
 
     def json(self) -> str:
         return dumps(
@@ -80,8 +86,8 @@ class RewriteResult:
         data = json_module.loads(json)
         return cls(
             int(data["read_version"]),
-            tuple(fragment_from_json(f) for f in data["original_fragments"]),
-            tuple(fragment_from_json(f) for f in data["new_fragments"]),
+            [fragment_from_json(f) for f in data["original_fragments"]],
+            [fragment_from_json(f) for f in data["new_fragments"]],
             CompactionMetrics.from_json(data.get("metrics") or {}),
         )
 
@@ -94,7 +100,7 @@ class CompactionTask:
     """One group of adjacent fragments to rewrite together."""
 
     read_version: int
-    fragments: tuple[Fragment, ...]
+    fragments: list[Fragment]
     options: CompactionSettings
 
     def execute(self, dataset: LanceDataset) -> RewriteResult:
@@ -107,7 +113,7 @@ class CompactionTask:
         )
         new = rewrite_fragments(store, manifest, self.fragments, self.options)
         metrics = CompactionMetrics.of(self.fragments, new)
-        return RewriteResult(self.read_version, self.fragments, new, metrics)
+        return RewriteResult(self.read_version, list(self.fragments), list(new), metrics)
 
     def _task_json(self) -> dict[str, Any]:
         return {"fragments": [fragment_json(f) for f in self.fragments]}
@@ -124,7 +130,7 @@ class CompactionTask:
     @classmethod
     def from_json(cls, json: str) -> CompactionTask:
         data = json_module.loads(json)
-        fragments = tuple(fragment_from_json(f) for f in data["task"]["fragments"])
+        fragments = [fragment_from_json(f) for f in data["task"]["fragments"]]
         return cls(int(data["read_version"]), fragments, options_from_json(data["options"]))
 
     def __reduce__(self) -> tuple[Any, tuple[str]]:
@@ -136,11 +142,17 @@ class CompactionPlan:
     """The tasks of one compaction, planned from version ``read_version``."""
 
     read_version: int
-    tasks: tuple[CompactionTask, ...]
+    tasks: list[CompactionTask]
     options: CompactionSettings
 
     def num_tasks(self) -> int:
         return len(self.tasks)
+
+    def __repr__(self) -> str:
+        return (
+            f"CompactionPlan(read_version={self.read_version}, "
+            f"tasks=<{len(self.tasks)} compaction tasks>)"
+        )
 
     def json(self) -> str:
         return dumps(
@@ -156,10 +168,10 @@ class CompactionPlan:
         data = json_module.loads(json)
         version = int(data["read_version"])
         options = options_from_json(data["options"])
-        tasks = tuple(
-            CompactionTask(version, tuple(fragment_from_json(f) for f in t["fragments"]), options)
+        tasks = [
+            CompactionTask(version, [fragment_from_json(f) for f in t["fragments"]], options)
             for t in data["tasks"]
-        )
+        ]
         return cls(version, tasks, options)
 
     def __reduce__(self) -> tuple[Any, tuple[str]]:
@@ -177,7 +189,7 @@ class Compaction:
         store, manifest = dataset._store, dataset._manifest
         settings = CompactionSettings.resolve(options, manifest.config, store.root)
         bins = plan_bins(store, manifest, settings)
-        tasks = tuple(CompactionTask(manifest.version, b, settings) for b in bins)
+        tasks = [CompactionTask(manifest.version, list(b), settings) for b in bins]
         return CompactionPlan(manifest.version, tasks, settings)
 
     @staticmethod
@@ -201,7 +213,9 @@ class Compaction:
         settings = CompactionSettings.resolve(options, dataset._manifest.config, dataset.uri)
         if not rewrites:
             return CompactionMetrics()
-        groups = [ops.RewriteGroup(r.original_fragments, r.new_fragments) for r in rewrites]
+        groups = [
+            ops.RewriteGroup(tuple(r.original_fragments), tuple(r.new_fragments)) for r in rewrites
+        ]
         read_version = min(r.read_version for r in rewrites)
         committed = commit_rewrites(
             dataset._store, read_version, groups, settings.defer_index_remap

@@ -13,6 +13,7 @@ from lancelet.errors import (
     CorruptFileError,
     SchemaError,
     UnsupportedTypeError,
+    UnsupportedVersionError,
 )
 from lancelet.file.container import first_overlap
 from lancelet.file.extensions import storage_schema
@@ -22,6 +23,7 @@ from lancelet.file.reader import (
     LanceColumnMetadata,
     LanceFileMetadata,
     LanceFileReader,
+    LanceFileStatistics,
     LancePageMetadata,
 )
 from lancelet.file.schema import from_lance_fields
@@ -144,6 +146,11 @@ class LegacyFileReader(LanceFileReader):
         return node, node.field.with_name(name)
 
     # -- reads ------------------------------------------------------------------------
+
+    def file_statistics(self) -> LanceFileStatistics:
+        raise UnsupportedVersionError(
+            f"{self.path}: file statistics are kept only for Lance 2.x files, not legacy ones"
+        )
 
     def metadata(self) -> LanceFileMetadata:
         """The file as 2.x metadata would describe it: a column per field with pages

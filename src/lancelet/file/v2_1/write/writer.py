@@ -169,6 +169,9 @@ class FileWriter21(FileWriterBase):
                 self._encoder.submit(stream)
         self._encoder.drain()
 
+    def _settle(self) -> None:
+        self._encoder.settle()
+
     def abort(self) -> None:
         encoder = getattr(self, "_encoder", None)
         if encoder is not None:
@@ -203,9 +206,13 @@ class _Encoder:
         while self._queue and (len(self._queue) > 2 * parallel.WORKERS or self._queue[0][1].done()):
             self._add_first()
 
-    def drain(self) -> None:
+    def settle(self) -> None:
+        """Add every page submitted so far to the file."""
         while self._queue:
             self._add_first()
+
+    def drain(self) -> None:
+        self.settle()
         self.cancel()
 
     def cancel(self) -> None:

@@ -1,0 +1,124 @@
+"""``write_fragments``: data files written for a later commit (distributed writes)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from lancelet.dataset.inputs import as_reader, dataset_location
+from lancelet.dataset.options import check_options
+from lancelet.dataset.progress import FragmentWriteProgress, check_progress
+from lancelet.dataset.write import (
+    DEFAULT_MAX_ROWS_PER_FILE,
+    prepare,
+    storage_version,
+    write_fragment_files,
+)
+from lancelet.errors import ArgumentError, EmptyWriteError
+from lancelet.table.fragment import Fragment
+from lancelet.table.manifest import Manifest
+from lancelet.table.schema import LanceSchema
+from lancelet.transaction import operations as ops
+from lancelet.transaction.store import DatasetStore
+
+if TYPE_CHECKING:
+    from lancelet.dataset.dataset import LanceDataset
+
+
+@dataclass(frozen=True)
+class FragmentWrite:
+    """Where and how to write: the dataset, the mode, the file format version, and
+    how data is cut into files."""
+
+    dataset_uri: str | os.PathLike[str] | LanceDataset
+    mode: str = "append"
+    data_storage_version: str | None = None
+    storage_options: dict[str, str] | None = None
+    max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE
+    max_bytes_per_file: int | None = None
+    progress: FragmentWriteProgress | None = None
+    fragment_id: int = 0
+
+
+@dataclass(frozen=True)
+class Written:
+    fragments: list[Fragment]
+    schema: LanceSchema
+    latest: Manifest | None
+
+
+def write_data(data: Any, schema: pa.Schema | None, target: FragmentWrite) -> Written:
+    """Write ``data`` as new fragments' data files (not committed)."""
+    check_progress(target.progress)
+    if target.mode not in ("append", "overwrite"):
+        raise ArgumentError(
+            f"write_fragments: mode must be 'append' or 'overwrite', not {target.mode!r}"
+        )
+    storage_version(target.data_storage_version)
+    uri, storage_options = dataset_location(
+        target.dataset_uri, target.storage_options, "write_fragments"
+    )
+    store = DatasetStore(uri, storage_options)
+    found = store.latest_manifest()
+    latest = found[0] if found else None
+    prepared = prepare(
+        latest, as_reader(data, schema), target.mode, target.data_storage_version, store.root
+    )
+    if not len(prepared.reader.schema):
+        raise EmptyWriteError(f"{store.root}: cannot write data with an empty schema")
+    fragments = write_fragment_files(
+        store,
+        prepared.reader,
+        prepared.schema,
+        prepared.version,
+        target.max_rows_per_file,
+        progress=target.progress,
+        fragment_id=target.fragment_id,
+        max_bytes_per_file=target.max_bytes_per_file,
+    )
+    return Written(fragments, prepared.schema, latest)
+
+
+def write_fragments(
+    data: Any,
+    dataset_uri: str | os.PathLike[str] | LanceDataset,
+    schema: pa.Schema | None = None,
+    *,
+    return_transaction: bool = False,
+    mode: str = "append",
+    max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE,
+    max_rows_per_group: int = 1024,
+    data_storage_version: str | None = None,
+    storage_options: dict[str, str] | None = None,
+    progress: FragmentWriteProgress | None = None,
+    max_bytes_per_file: int | None = None,
+    **options: Any,
+) -> list[Fragment] | ops.Transaction:
+    """Write data files for a later single commit (``LanceDataset.commit``).
+
+    Fragments come back with id 0; the commit assigns real ids. ``progress`` is told
+    as each fragment's data file is opened and finished; a file is closed once its
+    flushed pages reach ``max_bytes_per_file``.
+    """
+    check_options(options, "write_fragments")
+    target = FragmentWrite(
+        dataset_uri,
+        mode,
+        data_storage_version,
+        storage_options,
+        max_rows_per_file,
+        max_bytes_per_file,
+        progress,
+    )
+    written = write_data(data, schema, target)
+    if not return_transaction:
+        return written.fragments
+    read_version = written.latest.version if written.latest else 0
+    fragments = tuple(written.fragments)
+    operation: ops.Operation = (
+        ops.Append(fragments) if mode == "append" else ops.Overwrite(fragments, written.schema)
+    )
+    return ops.Transaction(read_version, operation)
