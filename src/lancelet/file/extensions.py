@@ -66,6 +66,12 @@ def storage_field(field: pa.Field, json_as_jsonb: bool = True) -> pa.Field:
     meta = dict(field.metadata or {})
     if is_extension(dtype):
         name, serialized = _serialized(dtype)
+        if name in _OWN_FORM:
+            raise UnsupportedTypeError(
+                f"column {field.name!r}: Arrow extension type {name!r} (pylance's blob "
+                "arrays) is not written by lancelet; give large_binary values with "
+                "lance-encoding:blob metadata"
+            )
         storage = dtype.storage_type
         if name == ARROW_JSON and json_as_jsonb:
             name, serialized, storage = LANCE_JSON, b"", pa.large_binary()
@@ -92,7 +98,7 @@ def logical_field(field: pa.Field, json_text: bool = True) -> pa.Field:
     if kids:
         dtype = _with_children(dtype, [logical_field(k, json_text) for k in kids])
     name = extension_of(field)
-    if name is None or (name == LANCE_JSON and not json_text):
+    if name is None or name in _OWN_FORM or (name == LANCE_JSON and not json_text):
         return field.with_type(dtype)
     meta = dict(field.metadata or {})
     serialized = meta.pop(METADATA_KEY, b"")
@@ -102,6 +108,10 @@ def logical_field(field: pa.Field, json_text: bool = True) -> pa.Field:
         return field.with_type(dtype)
     return pa.field(field.name, made, field.nullable, metadata=meta or None)
 
+
+# Extensions whose columns lancelet keeps in storage form with their metadata, because
+# the dataset layer handles them itself (pylance registers a class of the same name).
+_OWN_FORM = frozenset({"lance.blob.v2"})
 
 Factory = Callable[[pa.DataType, bytes], pa.DataType]
 _FACTORIES: dict[str, Factory] = {}
@@ -130,7 +140,12 @@ def _make_extension(name: str, storage: pa.DataType, serialized: bytes) -> pa.Da
     # pyarrow rebuilds it from the same two metadata keys on an IPC schema.
     keys = {NAME_KEY: name.encode(), METADATA_KEY: serialized}
     probe = pa.schema([pa.field("x", storage, metadata=keys)])
-    back = pa.ipc.read_schema(pa.py_buffer(probe.serialize())).field(0).type
+    try:
+        back = pa.ipc.read_schema(pa.py_buffer(probe.serialize())).field(0).type
+    except (TypeError, ValueError, pa.ArrowException):
+        # A class another library registered under this name refuses this storage:
+        # the column keeps its storage form (same values), as an unknown name does.
+        return None
     return back if is_extension(back) else None
 
 
