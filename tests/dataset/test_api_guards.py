@@ -91,13 +91,11 @@ def test_every_pylance_keyword_is_known(
 
 REFUSED_SCAN_OPTIONS = [
     {"nearest": {"column": "v", "q": [1.0], "k": 1}},
-    {"order_by": ["k"]},
     {"batch_size_bytes": 1024},
     {"index_segments": ["x"]},
     {"full_text_query": "row"},
     {"fast_search": True},
     {"blob_handling": "all_binary"},
-    {"include_deleted_rows": True},
     {"scan_stats_callback": print},
     {"row_addr_allowlist": b"\x00"},
     {"row_addr_blocklist": b"\x00"},
@@ -153,7 +151,6 @@ def test_unknown_keywords_are_type_errors(ds: ll.LanceDataset, tmp_path: Path) -
         ("dataset", {"asof": "2020-01-01"}),
         ("dataset", {"commit_lock": object()}),
         ("dataset", {"session": object()}),
-        ("dataset", {"default_scan_options": {"limit": "1"}}),
         ("write_dataset", {"progress": object()}),
         ("write_dataset", {"max_bytes_per_file": 1000}),
         ("write_dataset", {"commit_message": "hello"}),

@@ -4,9 +4,11 @@ from lancelet.dataset.api import dataset, write_dataset
 from lancelet.dataset.dataset import LanceDataset
 from lancelet.dataset.fragment import FragmentMetadata, LanceFragment, write_fragments
 from lancelet.dataset.operation import LanceOperation
+from lancelet.dataset.ordering import ColumnOrdering
 from lancelet.dataset.scanner import LanceScanner
 
 __all__ = [
+    "ColumnOrdering",
     "FragmentMetadata",
     "LanceDataset",
     "LanceFragment",

@@ -35,9 +35,13 @@ def dataset(
     """Open a dataset at its latest version, a version number, or a tag name.
 
     ``storage_options`` configure the object store (pylance's keys: ``endpoint``,
-    ``region``, ``aws_access_key_id``, ``allow_http``, ...)."""
+    ``region``, ``aws_access_key_id``, ``allow_http``, ...); ``default_scan_options``
+    are scan keywords applied to every scan that leaves them unset."""
+    scan_defaults = options.pop("default_scan_options", None)
     check_options(options, "dataset")
-    return LanceDataset(uri, version, storage_options=storage_options)
+    return LanceDataset(
+        uri, version, storage_options=storage_options, default_scan_options=scan_defaults
+    )
 
 
 def write_dataset(

@@ -7,6 +7,7 @@ version they created, as pylance's do.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 import warnings
@@ -31,7 +32,9 @@ from lancelet.dataset.optimizer import DatasetOptimizer
 from lancelet.dataset.options import check_options
 from lancelet.dataset.projection import Columns, projection
 from lancelet.dataset.sampling import sample_indices
+from lancelet.dataset.scan_defaults import checked_defaults, with_defaults
 from lancelet.dataset.scannable import Scannable
+from lancelet.dataset.scanner import LanceScanner
 from lancelet.dataset.stats import LanceStats
 from lancelet.dataset.tags import Tags, resolve_version
 from lancelet.dataset.take import take_by_row_ids
@@ -46,7 +49,7 @@ from lancelet.errors import (
 from lancelet.table import features
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
-from lancelet.table.schema import LanceSchema
+from lancelet.table.schema_view import LanceSchema as PublicLanceSchema
 from lancelet.transaction import operations as ops
 from lancelet.transaction.commit import CommitPolicy, commit_transaction
 from lancelet.transaction.store import DatasetStore
@@ -65,8 +68,12 @@ class LanceDataset(Scannable):
         *,
         manifest: Manifest | None = None,
         storage_options: dict[str, str] | None = None,
+        default_scan_options: Mapping[str, Any] | None = None,
     ) -> None:
         self._uri = os.fspath(uri)
+        self._scan_defaults = checked_defaults(
+            default_scan_options, Scannable.scanner, "lancelet.dataset"
+        )
         self._store = DatasetStore(self._uri, storage_options)
         if manifest is None:
             number = (
@@ -96,12 +103,14 @@ class LanceDataset(Scannable):
 
     @property
     def schema(self) -> pa.Schema:
+        if self._scan_defaults is not None:
+            return self.scanner().projected_schema
         return self._manifest.schema.to_arrow()
 
     @property
-    def lance_schema(self) -> LanceSchema:
+    def lance_schema(self) -> PublicLanceSchema:
         """The schema with Lance field ids."""
-        return self._manifest.schema
+        return PublicLanceSchema(self._manifest.schema)
 
     @property
     def data_storage_version(self) -> str:
@@ -143,6 +152,14 @@ class LanceDataset(Scannable):
 
     def _source(self) -> tuple[DatasetStore, Manifest, list[Fragment] | None]:
         return self._store, self._manifest, None
+
+    # Scannable.scanner's signature, which it takes and passes on.
+    @functools.wraps(Scannable.scanner)
+    def scanner(self, *args: Any, **kwargs: Any) -> LanceScanner:
+        if self._scan_defaults is None:
+            return super().scanner(*args, **kwargs)
+        merged = with_defaults(Scannable.scanner, args, kwargs, self._scan_defaults)
+        return super().scanner(**merged)
 
     @property
     def has_stable_row_ids(self) -> bool:
@@ -198,7 +215,12 @@ class LanceDataset(Scannable):
     # -- versions ---------------------------------------------------------------------
 
     def checkout_version(self, version: Version) -> LanceDataset:
-        return LanceDataset(self._uri, version, storage_options=self._store.storage_options)
+        return LanceDataset(
+            self._uri,
+            version,
+            storage_options=self._store.storage_options,
+            default_scan_options=self._scan_defaults,
+        )
 
     def _commit(self, operation: ops.Operation) -> None:
         txn = ops.Transaction(self.version, operation)
@@ -259,7 +281,9 @@ class LanceDataset(Scannable):
     def merge_insert(self, on: str | Sequence[str] | None = None) -> MergeInsertBuilder:
         """A builder for an upsert, insert-if-absent or replace-by-source, joined on
         ``on`` (default: the schema's primary key)."""
-        return MergeInsertBuilder(self._store, self._manifest.schema, on, self._rewrite_rows)
+        return MergeInsertBuilder(
+            self._store, self._manifest.schema, on, self._rewrite_rows, self._manifest
+        )
 
     def _rewrite_rows(
         self, plan: Planner, conflict_retries: int, retry_timeout: timedelta

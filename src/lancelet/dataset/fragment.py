@@ -26,7 +26,7 @@ from lancelet.errors import ArgumentError
 from lancelet.table import naming
 from lancelet.table.fragment import DataFile, Fragment
 from lancelet.table.manifest import Manifest
-from lancelet.table.schema import LanceSchema
+from lancelet.table.schema_view import LanceSchema as PublicLanceSchema
 from lancelet.transaction import operations as ops
 from lancelet.transaction.store import DatasetStore
 
@@ -127,7 +127,7 @@ class LanceFragment(Scannable):
         columns: list[str] | None = None,
         batch_size: int | None = None,
         reader_schema: pa.Schema | None = None,
-    ) -> tuple[Fragment, LanceSchema]:
+    ) -> tuple[Fragment, PublicLanceSchema]:
         """New columns for this fragment: ``value_func`` maps batches of ``columns`` to
         batches of the new columns, stored in a new data file (not committed; commit the
         fragments with ``LanceOperation.Merge`` and the schema returned)."""
@@ -150,7 +150,7 @@ class LanceFragment(Scannable):
             raise ArgumentError(f"{where}: value_func returned {values.num_rows} rows for {rows}")
         with new_data_files(store, manifest) as files:
             schema = extend_schema(manifest, values.schema, where)
-            return files.add(self._fragment, values, schema), schema
+            return files.add(self._fragment, values, schema), PublicLanceSchema(schema)
 
     def validate(self) -> None:
         """Open every data file and the deletion file; raise if any is missing or corrupt."""

@@ -14,6 +14,8 @@ import pyarrow as pa
 from lancelet.errors import ArgumentError, UnsupportedOptionError
 from lancelet.table.fragment import Fragment
 from lancelet.table.schema import LanceSchema
+from lancelet.table.schema_view import LanceSchema as PublicLanceSchema
+from lancelet.table.schema_view import inner_schema
 from lancelet.transaction import operations as ops
 
 
@@ -33,14 +35,14 @@ class LanceOperation:
 
     @dataclass
     class Overwrite(BaseOperation):
-        new_schema: pa.Schema | LanceSchema
+        new_schema: pa.Schema | LanceSchema | PublicLanceSchema
         fragments: Iterable[Fragment]
         config_upsert_values: dict[str, str] = field(default_factory=dict)
 
         def to_operation(self) -> ops.Operation:
             schema = self.new_schema
-            if isinstance(schema, pa.Schema):
-                schema = LanceSchema.from_arrow(schema)
+            if isinstance(schema, pa.Schema | PublicLanceSchema):
+                schema = inner_schema(schema, "LanceOperation.Overwrite")
             fragments = tuple(self.fragments)
             for fragment in fragments:
                 if fragment.deletion_file is not None:
@@ -75,17 +77,34 @@ class LanceOperation:
         schema that names their columns."""
 
         fragments: Iterable[Fragment]
-        schema: LanceSchema
+        schema: LanceSchema | PublicLanceSchema
 
         def to_operation(self) -> ops.Operation:
-            if not isinstance(self.schema, LanceSchema):
+            schema = self.schema
+            if isinstance(schema, PublicLanceSchema):
+                schema = schema.inner
+            if not isinstance(schema, LanceSchema):
                 raise UnsupportedOptionError(
                     "LanceOperation.Merge: the schema must be the LanceSchema that "
                     "merge_columns returned, with its field ids"
                 )
             # In fragment id order, whatever the order given, as pylance commits them.
             fragments = sorted(self.fragments, key=lambda f: f.id)
-            return ops.Merge(tuple(fragments), self.schema)
+            return ops.Merge(tuple(fragments), schema)
+
+    @dataclass
+    class Project(BaseOperation):
+        """A new schema over the same data files: columns dropped, renamed or reordered
+        by field id (a field keeps the data of the field id it carries)."""
+
+        schema: PublicLanceSchema
+
+        def to_operation(self) -> ops.Operation:
+            if not isinstance(self.schema, PublicLanceSchema):
+                raise TypeError(
+                    f"LanceOperation.Project: schema must be a LanceSchema, not {self.schema!r}"
+                )
+            return ops.Project(self.schema.inner)
 
     @dataclass
     class ReserveFragments(BaseOperation):

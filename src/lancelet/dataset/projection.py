@@ -22,7 +22,9 @@ from lancelet.errors import FilterError, SchemaError
 
 ROW_ID = "_rowid"
 ROW_ADDRESS = "_rowaddr"
-SPECIAL = (ROW_ID, ROW_ADDRESS)
+# A row's position among the dataset's live rows: what ``take`` takes it by.
+ROW_OFFSET = "_rowoffset"
+SPECIAL = (ROW_ID, ROW_ADDRESS, ROW_OFFSET)
 
 Columns = Sequence[str] | Mapping[str, str]
 
@@ -31,12 +33,12 @@ Columns = Sequence[str] | Mapping[str, str]
 class Projection:
     # The columns computed (or selected) from the dataset's, in output order.
     fields: tuple[pa.Field, ...]
-    # Top-level dataset columns to read, in schema order; never _rowid / _rowaddr.
+    # Top-level dataset columns to read, in schema order; never a SPECIAL column.
     reads: tuple[str, ...]
     # The output in order: an int is the position of one of ``fields``, a string is
-    # _rowid or _rowaddr, named in a list of columns.
+    # a SPECIAL column named in a list of columns.
     layout: tuple[int | str, ...]
-    # _rowid / _rowaddr that expressions read.
+    # SPECIAL columns that expressions read.
     special_reads: frozenset[str]
     # None: the output is the read columns selected by name.
     expressions: Mapping[str, pc.Expression] | None = None
@@ -68,8 +70,8 @@ def evaluate(table: pa.Table, expressions: Mapping[str, pc.Expression], where: s
 
 
 def projection(columns: Columns | None, schema: pa.Schema, where: str) -> Projection:
-    """``schema`` is the dataset's Arrow schema; ``_rowid`` and ``_rowaddr`` are known
-    besides its columns."""
+    """``schema`` is the dataset's Arrow schema; ``_rowid``, ``_rowaddr`` and
+    ``_rowoffset`` are known besides its columns."""
     if columns is None:
         fields = tuple(schema)
         return Projection(fields, tuple(schema.names), tuple(range(len(fields))), frozenset())
@@ -100,7 +102,7 @@ _PROJECTIONS: dict[tuple[tuple[str, ...], int], tuple[pa.Schema, Projection]] = 
 
 
 def with_specials(schema: pa.Schema) -> pa.Schema:
-    """``schema`` with the _rowid and _rowaddr columns expressions may read (the same
+    """``schema`` with the _rowid, _rowaddr and _rowoffset columns expressions may read (the same
     object for the same ``schema`` object, while it is among the last few asked for:
     filters are parsed once per schema, and a schema's hash costs as much as that)."""
     found = _WITH_SPECIALS.get(id(schema))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from lancelet import io
-from lancelet.errors import SchemaError, UnsupportedVersionError
+from lancelet.errors import AppendSchemaError, SchemaError, UnsupportedVersionError
 from lancelet.file import version as file_version
 from lancelet.file.writer import LanceFileWriter
 from lancelet.table import naming
@@ -65,6 +65,28 @@ def conform(reader: pa.RecordBatchReader, schema: pa.Schema, where: str) -> pa.R
     return pa.RecordBatchReader.from_batches(schema, batches())
 
 
+def conform_append(
+    reader: pa.RecordBatchReader, schema: pa.Schema, where: str
+) -> pa.RecordBatchReader:
+    """Data appended to a dataset, which may leave out nullable top-level columns (as
+    pylance allows: its data files then hold only the columns given, and the others
+    read as nulls): the columns given, in the dataset's order and types."""
+    given = set(reader.schema.names)
+    missing = [f for f in schema if f.name not in given]
+    if not missing:
+        return conform(reader, schema, where)
+    required = [f.name for f in missing if not f.nullable]
+    unexpected = [n for n in reader.schema.names if schema.get_field_index(n) < 0]
+    if required or unexpected:
+        raise AppendSchemaError(
+            f"{where}: Append with different schema: fields did not match, "
+            f"missing={required}, unexpected={unexpected} (only nullable columns may "
+            "be left out)"
+        )
+    subset = pa.schema([f for f in schema if f.name in given], metadata=schema.metadata)
+    return conform(reader, subset, where)
+
+
 @dataclass(frozen=True)
 class Prepared:
     """Data about to be written: the stream, the schema (with field ids) to write it
@@ -87,7 +109,7 @@ def prepare(
     if latest is not None and mode == "append":
         version = check_writable(latest, data_storage_version)
         schema = latest.schema
-        return Prepared(conform(reader, schema.to_arrow(), where), schema, True, version)
+        return Prepared(conform_append(reader, schema.to_arrow(), where), schema, True, version)
     if data_storage_version is None and latest is not None:
         # An overwrite keeps the dataset's file format unless told otherwise, as
         # pylance's does; one lancelet cannot write must be replaced by name.
@@ -119,13 +141,21 @@ class _FileSink:
     """Cuts a stream of batches into data files of at most ``max_rows`` rows."""
 
     def __init__(
-        self, store: DatasetStore, schema: LanceSchema, max_rows: int, version: str
+        self,
+        store: DatasetStore,
+        schema: LanceSchema,
+        max_rows: int,
+        version: str,
+        names: list[str] | None = None,
     ) -> None:
         if max_rows <= 0:
             raise ValueError("max_rows_per_file must be positive")
         self._store = store
         self._schema = schema
-        self._arrow = schema.to_arrow()
+        # The columns the files hold: all of the schema's, or those an append gave.
+        self._names = names
+        arrow = schema.to_arrow()
+        self._arrow = arrow if names is None else pa.schema([arrow.field(n) for n in names])
         self._version = version
         self._max_rows = max_rows
         self._writer: LanceFileWriter | None = None
@@ -150,7 +180,7 @@ class _FileSink:
         self._name = naming.data_file_name()
         path = self._store.data_path(self._name)
         self.paths.append(path)
-        ids = file_field_ids(self._schema)
+        ids = file_field_ids(self._schema, self._names)
         self._writer = LanceFileWriter.for_dataset(path, self._arrow, ids, version=self._version)
         self._rows = 0
 
@@ -162,7 +192,7 @@ class _FileSink:
         self._writer = None
         if size is None:  # not expected: a closed writer knows its size
             size = io.size_of(self.paths[-1])
-        data_file_ = data_file(self._name, self._schema, self._version, size)
+        data_file_ = data_file(self._name, self._schema, self._version, size, self._names)
         self.fragments.append(Fragment(0, (data_file_,), self._rows))
 
     def abort(self) -> None:
@@ -181,8 +211,11 @@ def write_fragment_files(
     max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE,
 ) -> list[Fragment]:
     """Write the stream as data files of file format ``version``; fragments come back
-    with id 0 (assigned at commit)."""
-    sink = _FileSink(store, schema, max_rows_per_file, version)
+    with id 0 (assigned at commit).  A stream of some of the schema's columns (in its
+    order; see :func:`conform_append`) gives files of those columns only."""
+    given = reader.schema.names
+    names = None if given == schema.to_arrow().names else given
+    sink = _FileSink(store, schema, max_rows_per_file, version, names)
     try:
         for batch in reader:
             sink.write(batch)

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from lancelet.errors import StorageError, StorageNotFoundError
 from lancelet.io.base import InputFile, ObjectInfo, OutputFile, Storage
-from lancelet.io.local import LocalInputFile, LocalOutputFile
+from lancelet.io.local import LOCAL_READS, LocalInputFile, LocalOutputFile
 from lancelet.io.objects import STATS as REQUEST_STATS
 from lancelet.io.registry import configure, resolve
 from lancelet.io.uri import is_local, join, local_path, normalize
@@ -24,6 +24,7 @@ Location = str | os.PathLike[str]
 
 __all__ = [
     "REQUEST_STATS",
+    "read_counters",
     "InputFile",
     "LocalInputFile",
     "LocalOutputFile",
@@ -54,6 +55,14 @@ __all__ = [
     "size_of",
     "store_failed",
 ]
+
+
+def read_counters() -> tuple[int, int]:
+    """Reads (local ranges and object store requests) and bytes read, process-wide."""
+    return (
+        LOCAL_READS.reads + REQUEST_STATS.requests,
+        LOCAL_READS.bytes_read + REQUEST_STATS.bytes_read,
+    )
 
 
 def open_input(uri: Location) -> InputFile:

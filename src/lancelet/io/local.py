@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -16,6 +17,25 @@ import pyarrow as pa
 from lancelet.errors import LanceFileError
 from lancelet.io.base import ObjectInfo, PublishOnSuccess
 from lancelet.io.uri import local_path
+
+
+class LocalReads:
+    """Ranges read from local files and their bytes, since the process started: what
+    a scan's analysis reports as local I/O (object stores count their requests in
+    :data:`lancelet.io.objects.STATS`)."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+        self.bytes_read = 0
+        self._lock = threading.Lock()
+
+    def count(self, length: int) -> None:
+        with self._lock:
+            self.reads += 1
+            self.bytes_read += length
+
+
+LOCAL_READS = LocalReads()
 
 
 class LocalInputFile:
@@ -40,6 +60,7 @@ class LocalInputFile:
 
     def read(self, offset: int, length: int) -> pa.Buffer:
         """The bytes ``[offset, offset + length)``; the caller has range-checked them."""
+        LOCAL_READS.count(length)
         return self._whole.slice(offset, length)
 
     def prefetch(self, ranges: Sequence[tuple[int, int]]) -> None:
