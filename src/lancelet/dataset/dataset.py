@@ -7,7 +7,7 @@ version they created, as pylance's do.
 
 from __future__ import annotations
 
-import functools
+import inspect
 import os
 import time
 import warnings
@@ -153,8 +153,6 @@ class LanceDataset(Scannable):
     def _source(self) -> tuple[DatasetStore, Manifest, list[Fragment] | None]:
         return self._store, self._manifest, None
 
-    # Scannable.scanner's signature, which it takes and passes on.
-    @functools.wraps(Scannable.scanner)
     def scanner(self, *args: Any, **kwargs: Any) -> LanceScanner:
         if self._scan_defaults is None:
             return super().scanner(*args, **kwargs)
@@ -585,6 +583,11 @@ class LanceDataset(Scannable):
         """Read every data and deletion file's metadata; raise if any is missing or corrupt."""
         for fragment in self.get_fragments():
             fragment.validate()
+
+
+# Introspection (help(), pylance-compatibility checks) sees the parameters the override
+# takes and passes on to Scannable.scanner.
+LanceDataset.scanner.__signature__ = inspect.signature(Scannable.scanner)  # type: ignore[attr-defined]
 
 
 def _summary(manifest: Manifest) -> dict[str, str]:
