@@ -17,7 +17,9 @@ from lancelet.dataset import (
     write_fragments,
 )
 from lancelet.dataset import dataset as _open_dataset
+from lancelet.io import bytes_read_counter, iops_counter
 from lancelet.schema import json_to_schema, schema_to_json
+from lancelet.transaction.session import Session
 
 # ``lancelet.dataset`` is a subpackage and, as in pylance, also the function that
 # opens a dataset; the function wins the attribute, the subpackage stays importable.
@@ -29,11 +31,14 @@ __all__ = [
     "LanceFragment",
     "LanceOperation",
     "LanceScanner",
+    "Session",
     "__version__",
+    "bytes_read_counter",
     "dataset",
     "errors",
     "file",
     "fragment",
+    "iops_counter",
     "json_to_schema",
     "optimize",
     "schema_to_json",

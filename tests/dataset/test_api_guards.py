@@ -150,7 +150,6 @@ def test_unknown_keywords_are_type_errors(ds: ll.LanceDataset, tmp_path: Path) -
     [
         ("dataset", {"asof": "2020-01-01"}),
         ("dataset", {"commit_lock": object()}),
-        ("dataset", {"session": object()}),
         ("write_dataset", {"progress": object()}),
         ("write_dataset", {"max_bytes_per_file": 1000}),
         ("write_dataset", {"commit_message": "hello"}),

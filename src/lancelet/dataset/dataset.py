@@ -52,6 +52,7 @@ from lancelet.table.manifest import Manifest
 from lancelet.table.schema_view import LanceSchema as PublicLanceSchema
 from lancelet.transaction import operations as ops
 from lancelet.transaction.commit import CommitPolicy, commit_transaction
+from lancelet.transaction.session import Session
 from lancelet.transaction.store import DatasetStore
 
 if TYPE_CHECKING:
@@ -69,12 +70,13 @@ class LanceDataset(Scannable):
         manifest: Manifest | None = None,
         storage_options: dict[str, str] | None = None,
         default_scan_options: Mapping[str, Any] | None = None,
+        session: Session | None = None,
     ) -> None:
         self._uri = os.fspath(uri)
         self._scan_defaults = checked_defaults(
             default_scan_options, Scannable.scanner, "lancelet.dataset"
         )
-        self._store = DatasetStore(self._uri, storage_options)
+        self._store = DatasetStore(self._uri, storage_options, session)
         if manifest is None:
             number = (
                 self._store.latest_version()
@@ -120,6 +122,10 @@ class LanceDataset(Scannable):
     def max_field_id(self) -> int:
         # Counts ids data files still hold for dropped columns, as pylance does.
         return schema_ops.next_field_id(self._manifest) - 1
+
+    def session(self) -> Session:
+        """The caches this dataset shares with others opened with the same session."""
+        return self._store.session
 
     @property
     def tags(self) -> Tags:
@@ -218,6 +224,7 @@ class LanceDataset(Scannable):
             version,
             storage_options=self._store.storage_options,
             default_scan_options=self._scan_defaults,
+            session=self._store.session,
         )
 
     def _commit(self, operation: ops.Operation) -> None:

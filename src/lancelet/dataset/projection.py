@@ -25,6 +25,8 @@ ROW_ADDRESS = "_rowaddr"
 # A row's position among the dataset's live rows: what ``take`` takes it by.
 ROW_OFFSET = "_rowoffset"
 SPECIAL = (ROW_ID, ROW_ADDRESS, ROW_OFFSET)
+# Those a filter or an expression may read; pylance has no _rowoffset there.
+IN_EXPRESSIONS = (ROW_ID, ROW_ADDRESS)
 
 Columns = Sequence[str] | Mapping[str, str]
 
@@ -102,13 +104,13 @@ _PROJECTIONS: dict[tuple[tuple[str, ...], int], tuple[pa.Schema, Projection]] = 
 
 
 def with_specials(schema: pa.Schema) -> pa.Schema:
-    """``schema`` with the _rowid, _rowaddr and _rowoffset columns expressions may read (the same
+    """``schema`` with the _rowid and _rowaddr columns expressions may read (the same
     object for the same ``schema`` object, while it is among the last few asked for:
     filters are parsed once per schema, and a schema's hash costs as much as that)."""
     found = _WITH_SPECIALS.get(id(schema))
     if found is not None and found[0] is schema:
         return found[1]
-    out = pa.schema([*schema, *(pa.field(n, pa.uint64()) for n in SPECIAL)])
+    out = pa.schema([*schema, *(pa.field(n, pa.uint64()) for n in IN_EXPRESSIONS)])
     _WITH_SPECIALS[id(schema)] = (schema, out)
     while len(_WITH_SPECIALS) > 16:
         _WITH_SPECIALS.pop(next(iter(_WITH_SPECIALS)), None)

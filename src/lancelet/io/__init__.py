@@ -24,6 +24,8 @@ Location = str | os.PathLike[str]
 
 __all__ = [
     "REQUEST_STATS",
+    "bytes_read_counter",
+    "iops_counter",
     "read_counters",
     "InputFile",
     "LocalInputFile",
@@ -55,6 +57,16 @@ __all__ = [
     "size_of",
     "store_failed",
 ]
+
+
+def iops_counter() -> int:
+    """Reads so far, process-wide (pylance's ``lance.iops_counter``)."""
+    return read_counters()[0]
+
+
+def bytes_read_counter() -> int:
+    """Bytes read so far, process-wide (pylance's ``lance.bytes_read_counter``)."""
+    return read_counters()[1]
 
 
 def read_counters() -> tuple[int, int]:

@@ -241,7 +241,8 @@ def _check_base(
         )
     if policy.is_strict(txn) and txn.read_version != latest.version:
         raise CommitRetriesExhaustedError(
-            f"{store.root}: an overwrite with max_retries=0 commits on its read version "
+            f"{store.root}: Commit conflict for version {txn.read_version + 1}: an "
+            "overwrite with max_retries=0 commits on its read version "
             f"{txn.read_version} or not at all, and version {latest.version} exists; "
             "nothing was committed"
         )
