@@ -265,7 +265,10 @@ class LanceScanner:
         self._metrics.fragments_scanned += 1
         reader = FragmentReader(self._store, self._manifest.schema, fragment)
         columns = self._read_columns()
-        if candidates is not None and len(candidates) <= fragment.physical_rows * _SPARSE:
+        sparse = candidates is not None and len(candidates) <= fragment.physical_rows * _SPARSE
+        # With deleted rows, an index decides which come back, as in pylance: those it
+        # lists (it was built before they were deleted), not others the filter matches.
+        if candidates is not None and (sparse or self._include_deleted):
             yield from self._indexed(reader, columns, candidates, step)
             return
         probe = [c for c in columns if c in self._filter_columns]
