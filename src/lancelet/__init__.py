@@ -5,7 +5,7 @@ supports: ``write_dataset``, ``dataset``, ``LanceDataset``, ``LanceOperation``,
 ``LanceFragment`` and ``lancelet.fragment.write_fragments``.
 """
 
-from lancelet import errors, file, fragment, optimize
+from lancelet import errors, file, fragment, log, optimize
 from lancelet._version import __version__
 from lancelet.dataset import (
     FragmentMetadata,
@@ -17,7 +17,8 @@ from lancelet.dataset import (
     write_fragments,
 )
 from lancelet.dataset import dataset as _open_dataset
-from lancelet.io import bytes_read_counter, iops_counter
+from lancelet.io.counters import bytes_read_counter, iops_counter
+from lancelet.log import set_logger
 from lancelet.schema import json_to_schema, schema_to_json
 from lancelet.transaction.session import Session
 
@@ -40,8 +41,10 @@ __all__ = [
     "fragment",
     "iops_counter",
     "json_to_schema",
+    "log",
     "optimize",
     "schema_to_json",
+    "set_logger",
     "write_dataset",
     "write_fragments",
 ]

@@ -77,6 +77,11 @@ class UnsupportedOptionError(LanceletError, NotImplementedError):
     """A pylance option that lancelet does not implement was given a non-default value."""
 
 
+class UnsupportedFunctionError(LanceletError, NotImplementedError):
+    """A pylance function whose work lancelet does not do (vector search, features of
+    pylance's native build such as datagen); it exists only to refuse clearly."""
+
+
 class URIError(LanceletError, ValueError):
     """A location is malformed (a NUL byte) or uses a storage scheme lancelet lacks."""
 

@@ -20,6 +20,7 @@ import pyarrow as pa
 from lancelet import io
 from lancelet.dataset.ordering import ColumnOrdering
 from lancelet.expr import Equals, HasAll, HasAny, IndexQuery, IsIn, IsNull, LikePrefix, Range
+from lancelet.io.counters import bytes_read_counter, iops_counter
 
 
 @dataclass
@@ -131,12 +132,12 @@ def explain(facts: ScanFacts, verbose: bool = False) -> str:
 
 def analyze(facts: ScanFacts, run: Callable[[], pa.Table]) -> str:
     """The plan with what running it (``run``) cost: elapsed time, rows, and reads."""
-    reads_before, bytes_before = io.read_counters()
+    reads_before, bytes_before = iops_counter(), bytes_read_counter()
     requests_before = io.REQUEST_STATS.requests
     started = time.perf_counter()
     result = run()
     elapsed = time.perf_counter() - started
-    reads, bytes_read = io.read_counters()
+    reads, bytes_read = iops_counter(), bytes_read_counter()
     requests = io.REQUEST_STATS.requests - requests_before
     metrics = facts.metrics
     read_metrics = (

@@ -234,6 +234,7 @@ def read_columns(
         )
     _add_tail(source, footer, layout)
     layout.check()
+    layout.check_data_aligned(source, tolerate_packed=not footer.structural)
     return columns
 
 
@@ -245,6 +246,7 @@ class _Layout:
         self.starts: list[int] = []
         self.sizes: list[int] = []
         self.names: list[str] = []
+        self.data: list[int] = []
 
     def add(self, start: int, size: int, name: str) -> None:
         self.starts.append(start)
@@ -255,6 +257,29 @@ class _Layout:
         self.starts.extend(starts)
         self.sizes.extend(sizes)
         self.names.extend([name] * len(starts))
+
+    def add_data(self, starts: Sequence[int], sizes: Sequence[int], name: str) -> None:
+        """Page and column buffers: like :meth:`add_all`, and checked for alignment."""
+        self.data.extend(range(len(self.starts), len(self.starts) + len(starts)))
+        self.add_all(starts, sizes, name)
+
+    def check_data_aligned(self, source: RangeSource, tolerate_packed: bool) -> None:
+        """Refuse a misaligned data buffer (see :func:`check_aligned`).
+
+        Early 2.0 writers (pylance 0.13) did not pad: they wrote the data buffers
+        back to back from the start of the file.  ``tolerate_packed`` accepts
+        misaligned buffers from such a file when the data buffers tile the start
+        of the file exactly, because moving any one of them would leave a gap or an
+        overlap, so a damaged position is still refused.
+        """
+        data = np.asarray(self.data, dtype=np.int64)
+        starts = np.asarray(self.starts, dtype=np.int64)[data] if data.size else data
+        sizes = np.asarray(self.sizes, dtype=np.int64)[data] if data.size else data
+        misaligned = np.flatnonzero((sizes > 0) & (starts % ALIGNMENT != 0))
+        if not misaligned.size or (tolerate_packed and _tiles_from_zero(starts, sizes)):
+            return
+        first = int(data[misaligned[0]])
+        check_aligned(source, self.starts[first], self.sizes[first], self.names[first])
 
     def check(self) -> None:
         starts = np.asarray(self.starts, dtype=np.int64)
@@ -267,6 +292,14 @@ class _Layout:
                 f"{starts[first] + sizes[first]}) overlaps {self.names[second]} "
                 f"(from byte {starts[second]})"
             )
+
+
+def _tiles_from_zero(starts: np.ndarray, sizes: np.ndarray) -> bool:
+    """Whether the non-empty ranges cover ``[0, total)`` with no gap between them."""
+    keep = sizes > 0
+    order = np.argsort(starts[keep], kind="stable")
+    s, n = starts[keep][order], sizes[keep][order]
+    return bool(s.size) and s[0] == 0 and bool(np.array_equal(s[1:], (s + n)[:-1]))
 
 
 def first_overlap(starts: np.ndarray, sizes: np.ndarray) -> tuple[int, int] | None:
@@ -313,8 +346,7 @@ def _column_info(
             )
         for off, size in zip(page.buffer_offsets, page.buffer_sizes, strict=True):
             check_range(source, off, size, f"{what} buffer")
-            check_aligned(source, off, size, f"{what} buffer")
-        layout.add_all(page.buffer_offsets, page.buffer_sizes, f"{what} buffer")
+        layout.add_data(page.buffer_offsets, page.buffer_sizes, f"{what} buffer")
         encoding = enc_pb.ArrayEncoding()
         page_layout = None
         if structural:
@@ -335,8 +367,7 @@ def _column_info(
         raise CorruptFileError(f"{source.path}: {label} lists mismatched buffer offsets and sizes")
     for off, size in zip(meta.buffer_offsets, meta.buffer_sizes, strict=True):
         check_range(source, off, size, f"{label} buffer")
-        check_aligned(source, off, size, f"{label} buffer")
-    layout.add_all(meta.buffer_offsets, meta.buffer_sizes, f"{label} buffer")
+    layout.add_data(meta.buffer_offsets, meta.buffer_sizes, f"{label} buffer")
     return ColumnInfo(tuple(pages), tuple(meta.buffer_offsets), tuple(meta.buffer_sizes))
 
 

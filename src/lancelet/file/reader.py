@@ -24,7 +24,13 @@ from lancelet.file.container import ColumnInfo
 from lancelet.file.parallel import map_columns
 from lancelet.file.schema import from_lance_fields
 from lancelet.file.v2_0.fields import ColumnPages, build_reader
-from lancelet.file.v2_0.layout import FieldNode, Kind, build_layout, column_labels
+from lancelet.file.v2_0.layout import (
+    FieldNode,
+    Kind,
+    build_layout,
+    column_count,
+    column_labels,
+)
 from lancelet.file.v2_1.read import fields as fields21
 from lancelet.file.v2_1.read import layout as layout21
 from lancelet.io import InputFile, LocalInputFile, configure, open_input
@@ -193,7 +199,7 @@ class LanceFileReader:
         if self._footer.structural:
             self._open_structural()
             return
-        nodes = build_layout(self._schema)
+        nodes = self._layout_2_0()
         labels = column_labels(nodes)
         self._columns = container.read_columns(self._source, self._footer, labels)
         if len(labels) != len(self._columns):
@@ -208,6 +214,20 @@ class LanceFileReader:
             self._check_rows(node, self._num_rows, pages, "the file says")
         self._pages = pages
         self._nodes: list[FieldNode] | list[layout21.Node] = nodes
+
+    def _layout_2_0(self) -> list[FieldNode]:
+        nodes = build_layout(self._schema)
+        if column_count(nodes) == self._footer.num_columns:
+            return nodes
+        # Early 2.0 writers stored strings and binaries as lists of bytes, in two
+        # columns: only the file's encodings tell which fields they are.
+        columns = container.read_columns(self._source, self._footer)
+
+        def list_encoded(column: int) -> bool:
+            pages = columns[column].pages if column < len(columns) else ()
+            return bool(pages) and pages[0].encoding.WhichOneof("array_encoding") == "list"
+
+        return build_layout(self._schema, list_encoded)
 
     def _open_structural(self) -> None:
         """Format 2.1+: one column per leaf, structure in the leaves' levels."""

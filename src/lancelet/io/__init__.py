@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from lancelet.errors import StorageError, StorageNotFoundError
 from lancelet.io.base import InputFile, ObjectInfo, OutputFile, Storage
-from lancelet.io.local import LOCAL_READS, LocalInputFile, LocalOutputFile
+from lancelet.io.local import LocalInputFile, LocalOutputFile
 from lancelet.io.objects import STATS as REQUEST_STATS
 from lancelet.io.registry import configure, resolve
 from lancelet.io.uri import is_local, join, local_path, normalize
@@ -24,9 +24,6 @@ Location = str | os.PathLike[str]
 
 __all__ = [
     "REQUEST_STATS",
-    "bytes_read_counter",
-    "iops_counter",
-    "read_counters",
     "InputFile",
     "LocalInputFile",
     "LocalOutputFile",
@@ -57,24 +54,6 @@ __all__ = [
     "size_of",
     "store_failed",
 ]
-
-
-def iops_counter() -> int:
-    """Reads so far, process-wide (pylance's ``lance.iops_counter``)."""
-    return read_counters()[0]
-
-
-def bytes_read_counter() -> int:
-    """Bytes read so far, process-wide (pylance's ``lance.bytes_read_counter``)."""
-    return read_counters()[1]
-
-
-def read_counters() -> tuple[int, int]:
-    """Reads (local ranges and object store requests) and bytes read, process-wide."""
-    return (
-        LOCAL_READS.reads + REQUEST_STATS.requests,
-        LOCAL_READS.bytes_read + REQUEST_STATS.bytes_read,
-    )
 
 
 def open_input(uri: Location) -> InputFile:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -16,26 +15,8 @@ import pyarrow as pa
 
 from lancelet.errors import LanceFileError
 from lancelet.io.base import ObjectInfo, PublishOnSuccess
+from lancelet.io.counters import count_read
 from lancelet.io.uri import local_path
-
-
-class LocalReads:
-    """Ranges read from local files and their bytes, since the process started: what
-    a scan's analysis reports as local I/O (object stores count their requests in
-    :data:`lancelet.io.objects.STATS`)."""
-
-    def __init__(self) -> None:
-        self.reads = 0
-        self.bytes_read = 0
-        self._lock = threading.Lock()
-
-    def count(self, length: int) -> None:
-        with self._lock:
-            self.reads += 1
-            self.bytes_read += length
-
-
-LOCAL_READS = LocalReads()
 
 
 class LocalInputFile:
@@ -60,7 +41,7 @@ class LocalInputFile:
 
     def read(self, offset: int, length: int) -> pa.Buffer:
         """The bytes ``[offset, offset + length)``; the caller has range-checked them."""
-        LOCAL_READS.count(length)
+        count_read(1, length)
         return self._whole.slice(offset, length)
 
     def prefetch(self, ranges: Sequence[tuple[int, int]]) -> None:
@@ -157,7 +138,9 @@ class LocalStorage:
 
     def read_bytes(self, key: str) -> bytes:
         with open(key, "rb") as f:
-            return f.read()
+            data = f.read()
+        count_read(1, len(data))
+        return data
 
     def put(self, key: str, data: bytes, *, durable: bool = True) -> None:
         """Write ``data`` under ``key``, replacing any previous file atomically.

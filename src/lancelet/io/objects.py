@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from lancelet.errors import StorageError, StorageNotFoundError
 from lancelet.io.base import ObjectInfo, PublishOnSuccess
+from lancelet.io.counters import count_read
 
 T = TypeVar("T")
 
@@ -68,6 +69,8 @@ def _count(requests: int = 1, read: int = 0, written: int = 0) -> None:
         STATS.requests += requests
         STATS.bytes_read += read
         STATS.bytes_written += written
+    if read:
+        count_read(requests, read)
 
 
 def _call(uri: str, work: Callable[[], T]) -> T:

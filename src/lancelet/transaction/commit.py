@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from lancelet import io
+from lancelet import io, log
 from lancelet.errors import (
     CommitRetriesExhaustedError,
     DatasetAlreadyExistsError,
@@ -31,7 +31,7 @@ from lancelet.table.manifest import Manifest
 from lancelet.table.naming import ManifestNaming
 from lancelet.transaction.conflicts import rebase
 from lancelet.transaction.operations import Delete, Overwrite, Transaction, Update
-from lancelet.transaction.registry import build_manifest
+from lancelet.transaction.registry import build_manifest, kind_of
 from lancelet.transaction.store import DatasetStore
 from lancelet.transaction.verify import check_winner
 
@@ -208,12 +208,21 @@ def _commit_loop(
         data = store.checked_manifest_bytes(manifest)
         attempts.publishing = True
         if store.publish_manifest(manifest, scheme, data):
+            log.LOGGER.debug(
+                "%s: committed version %d (%s, read version %d)",
+                store.root, manifest.version, kind_of(txn.operation), txn.read_version,
+            )  # fmt: skip
             return manifest
         attempts.publishing = False
         # The window another writer can win in: the first attempt, less the time it
         # spent catching up with versions committed while this one was being prepared.
         window_s = window_s or time.perf_counter() - started - catching_up
-        time.sleep(policy.backoff(attempt, window_s))
+        wait_s = policy.backoff(attempt, window_s)
+        log.LOGGER.debug(
+            "%s: another writer committed version %d first; attempt %d retries in %.3fs",
+            store.root, manifest.version, attempt + 1, wait_s,
+        )  # fmt: skip
+        time.sleep(wait_s)
     raise CommitRetriesExhaustedError(
         f"{store.root}: gave up after {policy.attempts} attempt(s) "
         f"(max_retries={policy.max_retries}); other writers kept committing first"

@@ -217,6 +217,10 @@ class ListReader(FieldReader):
         super().__init__(node, columns)
         self.child = child
 
+    @property
+    def list_type(self) -> pa.DataType:
+        return self.dtype
+
     def _decode_page(self, page_no: int) -> list_enc.ListPage:
         page = self.pages.page(page_no)
         ctx = self.pages.context(page_no)
@@ -271,7 +275,8 @@ class ListReader(FieldReader):
             items = self.child.take(gather_ranges(item_starts, lengths))
         offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
-        large = pa.types.is_large_list(self.dtype)
+        list_type = self.list_type
+        large = pa.types.is_large_list(list_type)
         if not large and offsets[-1] >= 2**31:
             raise LanceFileError(
                 f"{self.pages.source.path}: {self.pages.label}: {offsets[-1]} items do not "
@@ -280,7 +285,7 @@ class ListReader(FieldReader):
         off_type = pa.int64() if large else pa.int32()
         mask = None if valid.all() else pa.array(~valid)
         cls = pa.LargeListArray if large else pa.ListArray
-        arr = cls.from_arrays(pa.array(offsets, type=off_type), items, type=self.dtype, mask=mask)
+        arr = cls.from_arrays(pa.array(offsets, type=off_type), items, type=list_type, mask=mask)
         return arr
 
     def read(self, start: int, end: int) -> pa.Array:
@@ -300,6 +305,41 @@ class ListReader(FieldReader):
             starts[sel] = np.where(local > 0, lp.ends[np.maximum(local - 1, 0)] + base, base)
             valid[sel] = True if lp.valid is None else lp.valid[local]
         return self._assemble(starts, ends, valid)
+
+
+class BytesListReader(ListReader):
+    """A string or binary field an early 2.0 writer stored as a list of uint8."""
+
+    def __init__(self, node: FieldNode, columns: Sequence[ColumnPages], child: FieldReader):
+        super().__init__(node, columns, child)
+        large = pa.types.is_large_string(self.dtype) or pa.types.is_large_binary(self.dtype)
+        self._list_type = pa.large_list(pa.uint8()) if large else pa.list_(pa.uint8())
+
+    @property
+    def list_type(self) -> pa.DataType:
+        return self._list_type
+
+    def _assemble(
+        self, item_starts: np.ndarray, item_ends: np.ndarray, valid: np.ndarray
+    ) -> pa.Array:
+        lists = super()._assemble(item_starts, item_ends, valid)
+        items = lists.values
+        if items.null_count:
+            raise CorruptFileError(f"{self.pages.source.path}: {self.pages.label} has null bytes")
+        values = items.buffers()[1]
+        if values is not None and items.offset:
+            values = values.slice(items.offset)
+        arr = pa.Array.from_buffers(
+            self.dtype,
+            len(lists),
+            [lists.buffers()[0], lists.buffers()[1], values],
+            offset=lists.offset,
+        )
+        try:
+            arr.validate(full=True)
+        except pa.ArrowInvalid as exc:
+            raise CorruptFileError(f"{self.pages.source.path}: {self.pages.label}: {exc}") from exc
+        return arr
 
 
 def _concat(parts: list[pa.Array], dtype: pa.DataType) -> pa.Array:
@@ -362,6 +402,8 @@ def build_reader(node: FieldNode, columns: Sequence[ColumnPages]) -> FieldReader
     if node.kind is Kind.STRUCT:
         kids = [build_reader(c, columns) for c in node.children]
         return StructReader(node, columns, kids)
+    if node.bytes_as_list:
+        return BytesListReader(node, columns, build_reader(node.children[0], columns))
     if node.kind is Kind.LIST:
         return ListReader(node, columns, build_reader(node.children[0], columns))
     return LeafReader(node, columns)

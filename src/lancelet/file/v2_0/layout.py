@@ -10,7 +10,7 @@ descendants row by row, so its children get no columns of their own.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 
@@ -52,9 +52,14 @@ class FieldNode:
     field: pa.Field
     column: int
     children: tuple[FieldNode, ...]
+    # A string or binary field stored the way early 2.0 writers (pylance 0.13) did:
+    # as a list of uint8, an offsets column followed by a bytes column.
+    bytes_as_list: bool = False
 
     @property
     def kind(self) -> Kind:
+        if self.bytes_as_list:
+            return Kind.LIST
         dtype = self.field.type
         if pa.types.is_struct(dtype):
             return Kind.LEAF if is_packed_struct(self.field) else Kind.STRUCT
@@ -79,13 +84,33 @@ def _child_fields(field: pa.Field) -> list[pa.Field]:
     return []
 
 
-def build_layout(schema: pa.Schema) -> list[FieldNode]:
-    """One node per top-level field, with column indices assigned in pre-order."""
+def is_bytes_type(dtype: pa.DataType) -> bool:
+    return bool(
+        pa.types.is_string(dtype)
+        or pa.types.is_large_string(dtype)
+        or pa.types.is_binary(dtype)
+        or pa.types.is_large_binary(dtype)
+    )
+
+
+def build_layout(
+    schema: pa.Schema, list_encoded: Callable[[int], bool] | None = None
+) -> list[FieldNode]:
+    """One node per top-level field, with column indices assigned in pre-order.
+
+    ``list_encoded(column)`` says whether a file's column holds list pages: given,
+    a string or binary field whose column does is taken as an early 2.0 list of
+    bytes and given a second column for the bytes.
+    """
     counter = [0]
 
     def node(field: pa.Field) -> FieldNode:
         column = counter[0]
         counter[0] += 1
+        if list_encoded is not None and is_bytes_type(field.type) and list_encoded(column):
+            counter[0] += 1
+            item = FieldNode(pa.field("item", pa.uint8(), nullable=False), column + 1, ())
+            return FieldNode(field, column, (item,), bytes_as_list=True)
         children = tuple(node(child) for child in _child_fields(field))
         return FieldNode(field, column, children)
 

@@ -361,6 +361,11 @@ def encode(
     where: str,
 ) -> EncodedPage:
     """One page of the column ``path`` from the batches buffered for it."""
+    if path.empty_struct:
+        # The reference marks an empty struct's column nullable, with no levels.
+        layout = pb.ConstantLayout(layers=[pb.REPDEF_NULLABLE_ITEM])
+        rows = sum(b.num_rows for b in batches)
+        return EncodedPage([], pb.PageLayout(constant_layout=layout), rows)
     page = page_levels(path, batches)
     values = _concat([b.values for b in batches])
     packed_levels = options.level_rle  # format 2.2 compresses a constant page's levels

@@ -47,6 +47,8 @@ class LeafPath:
     # The field's metadata over its ancestors' (pylance applies a struct's or a list's
     # encoding metadata to everything below it).
     metadata: Mapping[bytes, bytes] = dataclass_field(default_factory=dict)
+    # A struct without fields: it owns a column of levels only (see shred).
+    empty_struct: bool = False
 
     @property
     def num_lists(self) -> int:
@@ -130,7 +132,12 @@ def leaf_paths(schema: pa.Schema) -> list[LeafPath]:
         meta = {**inherited, **(field.metadata or {})}
         if pa.types.is_struct(dtype) and not is_packed_struct(field):
             if dtype.num_fields == 0:
-                raise UnsupportedTypeError(f"column {name!r}: empty structs cannot be written")
+                if any(lists):
+                    raise UnsupportedTypeError(
+                        f"column {name!r}: empty structs inside lists cannot be written"
+                    )
+                out.append(LeafPath(field, name, (False,), meta, empty_struct=True))
+                return
             for child in dtype:
                 visit(child, f"{name}.{child.name}", (*lists, False), meta)
         elif pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
@@ -269,7 +276,9 @@ def shred(paths: Sequence[LeafPath], schema: pa.Schema, batch: pa.RecordBatch) -
 
     def visit(arr: pa.Array, field: pa.Field, slots: _Slots, depth: int, lists: int) -> None:
         dtype = arr.type
-        if pa.types.is_struct(dtype) and not is_packed_struct(field):
+        if pa.types.is_struct(dtype) and dtype.num_fields == 0 and not is_packed_struct(field):
+            out.append(_empty_struct(next(path_iter), arr, slots, n))
+        elif pa.types.is_struct(dtype) and not is_packed_struct(field):
             slots = _item_layer(slots, _validity(arr), depth)
             for i, child in enumerate(dtype):
                 visit(arr.field(i), child, slots, depth + 1, lists)
@@ -284,6 +293,21 @@ def shred(paths: Sequence[LeafPath], schema: pa.Schema, batch: pa.RecordBatch) -
     for column, field in zip(batch.columns, schema, strict=True):
         visit(column, field, _Slots(ramp, None, no_codes, [], [], True), 0, 0)
     return out
+
+
+def _empty_struct(path: LeafPath, arr: pa.Array, slots: _Slots, num_rows: int) -> LeafBatch:
+    """An empty struct's column: one entry per row and no values.
+
+    As in the reference, its pages carry one layer and no levels, so every row
+    reads as a valid empty struct: a null one (or one under a null struct) could
+    not be told apart and is refused.
+    """
+    if arr.null_count or slots.codes.any():
+        raise UnsupportedTypeError(
+            f"column {path.name!r}: an empty struct with nulls (its own or a parent's) "
+            "cannot be written in Lance file format 2.1+"
+        )
+    return LeafBatch(pa.nulls(num_rows), None, None, (False,), (False,), num_rows, path.lists)
 
 
 @dataclass(frozen=True)

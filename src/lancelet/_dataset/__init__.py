@@ -1,0 +1,1 @@
+"""Internal dataset helpers under pylance's names (``lance._dataset``)."""
