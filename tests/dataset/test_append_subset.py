@@ -184,3 +184,11 @@ def test_filter_errors_read_as_pylance_s(tmp_path: Path) -> None:
         ds.to_table(offset=-1)
     with pytest.raises(ValueError, match="Limit must be non-negative"):
         ds.to_table(limit=-1)
+
+
+def test_field_metadata_as_pylance(tmp_path: Path) -> None:
+    schema = pa.schema([pa.field("a", pa.int64(), metadata={"key": "value"})])
+    ll.write_dataset(pa.table({"a": [1]}, schema=schema), tmp_path / "ds")
+    ours = ll.dataset(tmp_path / "ds").lance_schema.fields()[0]
+    theirs = lance.dataset(tmp_path / "ds").lance_schema.fields()[0]
+    assert ours.metadata == theirs.metadata == {"key": "value"}

@@ -198,7 +198,7 @@ def test_plans_describe_the_scan(tmp_path: Path) -> None:
     ds = ll.write_dataset(TABLE, tmp_path / "ds", max_rows_per_file=25)
     plan = ds.scanner(columns=["s"], filter="id < 30", with_row_id=True).explain_plan()
     read = _read_line(plan)
-    assert "projection=[id, s]" in read and "num_fragments=3" in read
+    assert "projection=[id, (s)]" in read and "num_fragments=3" in read
     assert "row_id=true" in read and "filter=id < 30" in read
     assert "ScalarIndexQuery" not in plan
 
@@ -265,3 +265,15 @@ def test_read_params(tmp_path: Path) -> None:
 def test_column_ordering_pickles() -> None:
     ordering = ColumnOrdering("k", ascending=False)
     assert pickle.loads(pickle.dumps(ordering)) == ordering
+
+
+@pytest.mark.parametrize("late", [None, False, True, ["s"], ["id"]], ids=str)
+def test_late_materialization_is_honoured(
+    twins: tuple[lance.LanceDataset, ll.LanceDataset], late: bool | list[str] | None
+) -> None:
+    theirs, ours = twins
+    kwargs = {"filter": "k = 3", "columns": ["id", "s", "k"], "late_materialization": late}
+    assert ours.to_table(**kwargs) == theirs.to_table(**kwargs)
+    read = _read_line(ours.scanner(**kwargs).explain_plan())
+    delayed = late is None or late is True or late == ["s"]
+    assert ("(s)" in read) == delayed and "(k)" not in read

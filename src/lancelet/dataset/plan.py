@@ -39,6 +39,8 @@ class ScanFacts:
 
     uri: str
     reads: Sequence[str]
+    # Those of ``reads`` read after the filter, only for the rows it passed.
+    late: Sequence[str]
     num_fragments: int
     filter: str | None
     filter_columns: Sequence[str]
@@ -87,6 +89,12 @@ def describe_query(query: IndexQuery) -> str:
     return f"{name}({column}, [{', '.join(_literal(v) for v in query.values)}])"
 
 
+def _read_column(name: str, late: Sequence[str]) -> str:
+    # In parentheses: read after the filter, for the rows it passed (in the fragments
+    # scanned; rows an index found are taken whole).
+    return f"({name})" if name in late else name
+
+
 def _ordering(key: ColumnOrdering) -> str:
     direction = "ASC" if key.ascending else "DESC"
     nulls = "FIRST" if key.nulls_first else "LAST"
@@ -104,7 +112,7 @@ def _nodes(facts: ScanFacts, verbose: bool) -> list[tuple[int, str, str]]:
         out.append(("Sort", f"order_by=[{', '.join(_ordering(k) for k in facts.order)}]"))
     read = [
         f"uri={facts.uri}",
-        f"projection=[{', '.join(facts.reads)}]",
+        f"projection=[{', '.join(_read_column(c, facts.late) for c in facts.reads)}]",
         f"num_fragments={facts.num_fragments}",
         f"row_id={_flag(facts.with_row_id)}",
         f"row_addr={_flag(facts.with_row_address)}",

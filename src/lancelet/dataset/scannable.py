@@ -100,6 +100,7 @@ class Scannable:
             use_scalar_index=arguments.flag(use_scalar_index, "use_scalar_index", call, True),
             order_by=orderings(order_by, call),
             include_deleted_rows=arguments.flag(include_deleted_rows, "include_deleted_rows", call),
+            late_materialization=_late_columns(late_materialization, call),
         )
 
     def to_table(
@@ -197,6 +198,14 @@ class Scannable:
         computed = iter(out.columns)
         arrays = [table[n] if n in SPECIAL else next(computed) for n in named]
         return pa.Table.from_arrays(arrays, names=named)
+
+
+def _late_columns(value: Any, call: str) -> bool | list[str] | None:
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str) or not all(isinstance(c, str) for c in value):
+        raise TypeError(f"{call}: late_materialization must be a bool or a list of column names")
+    return list(value)
 
 
 def _fragment_metadata(fragments: Iterable[LanceFragment], call: str) -> list[Fragment]:

@@ -170,6 +170,7 @@ class LanceScanner:
         use_scalar_index: bool = True,
         order_by: Sequence[ColumnOrdering] = (),
         include_deleted_rows: bool = False,
+        late_materialization: bool | Sequence[str] | None = None,
     ) -> None:
         self._store = store
         self._manifest = manifest
@@ -199,6 +200,13 @@ class LanceScanner:
         self._strict = strict_batch_size
         self._fragments = list(manifest.fragments if fragments is None else fragments)
         self._order = tuple(order_by)
+        # Columns read only for the rows that pass the filter: None means every
+        # column the filter does not read (True and the default), else those named.
+        self._late: frozenset[str] | None = None
+        if late_materialization is False:
+            self._late = frozenset()
+        elif late_materialization is not None and late_materialization is not True:
+            self._late = frozenset(late_materialization)
         self._offsets_before: dict[int, int] | None = None
         check_columns(self._order, self._filter_schema, self._where)
         # The filter's predicate tree, when an index may answer part of it: the planner
@@ -271,8 +279,8 @@ class LanceScanner:
         if candidates is not None and (sparse or self._include_deleted):
             yield from self._indexed(reader, columns, candidates, step)
             return
-        probe = [c for c in columns if c in self._filter_columns]
-        late = [c for c in columns if c not in probe]
+        late = self._late_columns(columns)
+        probe = [c for c in columns if c not in late]
         for start in range(0, fragment.physical_rows, step):
             stop = min(start + step, fragment.physical_rows)
             self._metrics.ranges_scanned += 1
@@ -284,6 +292,13 @@ class LanceScanner:
                 table = self._late_materialized(reader, probe, late, start, stop)
                 if table.num_rows:
                     yield table
+
+    def _late_columns(self, columns: list[str]) -> list[str]:
+        """The columns of ``columns`` read after the filter, for the rows it passed."""
+        if self._filter is None:
+            return []
+        late = [c for c in columns if c not in self._filter_columns]
+        return late if self._late is None else [c for c in late if c in self._late]
 
     def _indexed(
         self, reader: FragmentReader, columns: list[str], candidates: np.ndarray, step: int
@@ -448,6 +463,7 @@ class LanceScanner:
         return ScanFacts(
             uri=self._store.root,
             reads=reads,
+            late=self._late_columns(reads),
             num_fragments=len(self._fragments),
             filter=self._filter_text,
             filter_columns=self._filter_columns,

@@ -38,6 +38,7 @@ class LanceField:
     def id(self) -> int:
         return self._field.id
 
+    @property
     def metadata(self) -> dict[str, str]:
         return {k: v.decode(errors="replace") for k, v in self._field.metadata.items()}
 
@@ -61,7 +62,7 @@ class LanceField:
 
     def __repr__(self) -> str:
         f = self._field
-        meta = ", ".join(f'"{k}": "{v}"' for k, v in sorted(self.metadata().items()))
+        meta = ", ".join(f'"{k}": "{v}"' for k, v in sorted(self.metadata.items()))
         children = ", ".join(repr(c) for c in self.children())
         return (
             f'Field {{ name: "{f.name}", id: {f.id}, parent_id: {f.parent_id}, '
