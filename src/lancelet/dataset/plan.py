@@ -61,8 +61,12 @@ def _flag(value: bool) -> str:
 
 
 def _literal(value: pa.Scalar | None) -> str:
+    """A value as pylance's plans print it: strings bare, bytes as (the start of)
+    their hex."""
     python = None if value is None else value.as_py()
-    return f"'{python}'" if isinstance(python, str) else str(python)
+    if isinstance(python, bytes):
+        return python[:10].hex() + ("..." if len(python) > 10 else "")
+    return str(python)
 
 
 def describe_query(query: IndexQuery) -> str:
@@ -77,7 +81,7 @@ def describe_query(query: IndexQuery) -> str:
         if query.high is not None:
             op = "<=" if query.high_inclusive else "<"
             bounds.append(f"{column} {op} {_literal(query.high)}")
-        return " AND ".join(bounds) or f"{column} IS NOT NULL"
+        return " && ".join(bounds) or f"{column} IS NOT NULL"
     if isinstance(query, IsIn):
         return f"{column} IN ({', '.join(_literal(v) for v in query.values)})"
     if isinstance(query, IsNull):
