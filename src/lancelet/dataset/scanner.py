@@ -29,7 +29,7 @@ from lancelet.dataset.projection import (
     projection,
     with_specials,
 )
-from lancelet.dataset.row_columns import with_row_columns
+from lancelet.dataset.row_columns import live_rows_before, row_offsets, with_row_columns
 from lancelet.errors import (
     ArgumentError,
     CorruptDatasetError,
@@ -362,14 +362,13 @@ class LanceScanner:
         self, reader: FragmentReader, table: pa.Table, offsets: np.ndarray
     ) -> pa.Table:
         """``table``, the given physical rows of a fragment, with their row id, address
-        and offset among the dataset's live rows; a deleted row (kept only when
-        ``include_deleted_rows``) has a null id and address, as in pylance."""
+        and (when asked for) offset among the dataset's live rows; a deleted row (kept
+        only with ``include_deleted_rows``) has a null id and address, as in pylance."""
         table = with_row_columns(reader, table, offsets)
         deleted = reader.deleted
-        # A deleted row's offset is that of the next live row, as in pylance.
-        before = self._live_rows_before(reader.fragment.id)
-        position = offsets.astype(np.uint64) - np.searchsorted(deleted, offsets)
-        table = table.append_column(ROW_OFFSET, pa.array(position + np.uint64(before)))
+        if ROW_OFFSET in self._projection.special_outputs:
+            first = self._live_rows_before(reader.fragment.id)
+            table = table.append_column(ROW_OFFSET, row_offsets(offsets, deleted, first))
         if self._include_deleted and len(deleted):
             alive = pa.array(~np.isin(offsets, deleted))
             for name in (ROW_ID, ROW_ADDRESS):
@@ -381,10 +380,7 @@ class LanceScanner:
     def _live_rows_before(self, fragment_id: int) -> int:
         """The live rows of the dataset's fragments before this one."""
         if self._offsets_before is None:
-            counts = np.array([f.num_rows for f in self._manifest.fragments], dtype=np.int64)
-            starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(int)
-            ids = [f.id for f in self._manifest.fragments]
-            self._offsets_before = dict(zip(ids, starts.tolist(), strict=True))
+            self._offsets_before = live_rows_before(self._manifest)
         if fragment_id not in self._offsets_before:
             raise ArgumentError(f"{self._where}: fragment {fragment_id} is not in the dataset")
         return self._offsets_before[fragment_id]

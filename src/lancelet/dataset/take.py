@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.projection import ROW_OFFSET, SPECIAL
-from lancelet.dataset.row_columns import with_row_columns
+from lancelet.dataset.row_columns import live_rows_before, with_row_columns
 from lancelet.errors import ArgumentError, CorruptDatasetError, RowOutOfRangeError
 from lancelet.table import row_address
 from lancelet.table.fragment import Fragment
@@ -38,7 +38,7 @@ def take_rows(
     """Rows at the given positions of the scan order, in the order asked for; with
     ``system``, each row's ``_rowid``, ``_rowaddr`` and ``_rowoffset`` follow."""
     frags = list(manifest.fragments if fragments is None else fragments)
-    before = _live_rows_before(manifest)
+    before = live_rows_before(manifest)
     wanted = np.asarray(indices, dtype=np.int64).reshape(-1)
     ends = np.cumsum([f.num_rows for f in frags], dtype=np.int64)
     total = int(ends[-1]) if len(ends) else 0
@@ -68,13 +68,6 @@ def take_rows(
         for name in SPECIAL:
             table = table.append_column(name, pa.array([], pa.uint64()))
     return table
-
-
-def _live_rows_before(manifest: Manifest) -> dict[int, int]:
-    """Per fragment id, the live rows of the dataset's fragments before it."""
-    counts = np.array([f.num_rows for f in manifest.fragments], dtype=np.int64)
-    starts = np.cumsum(counts) - counts
-    return dict(zip((f.id for f in manifest.fragments), starts.tolist(), strict=True))
 
 
 # Per manifest (kept alive by the entry, so its id is not reused): the ids of its live
