@@ -5,7 +5,7 @@ supports: ``write_dataset``, ``dataset``, ``LanceDataset``, ``LanceOperation``,
 ``LanceFragment`` and ``lancelet.fragment.write_fragments``.
 """
 
-from lancelet import errors, file, fragment, log, optimize
+from lancelet import arrow, commit, errors, file, fragment, log, optimize
 from lancelet._version import __version__
 from lancelet.dataset import (
     FragmentMetadata,
@@ -17,6 +17,10 @@ from lancelet.dataset import (
     write_fragments,
 )
 from lancelet.dataset import dataset as _open_dataset
+from lancelet.dataset.bases import DatasetBasePath
+from lancelet.dataset.blob import BlobColumn, BlobFile
+from lancelet.dataset.scan_stats import ScanStatistics
+from lancelet.dataset.transactions import Transaction
 from lancelet.io.counters import bytes_read_counter, iops_counter
 from lancelet.log import set_logger
 from lancelet.schema import json_to_schema, schema_to_json
@@ -27,14 +31,21 @@ from lancelet.transaction.session import Session
 dataset = _open_dataset
 
 __all__ = [
+    "BlobColumn",
+    "BlobFile",
+    "DatasetBasePath",
     "FragmentMetadata",
     "LanceDataset",
     "LanceFragment",
     "LanceOperation",
     "LanceScanner",
+    "ScanStatistics",
     "Session",
+    "Transaction",
     "__version__",
+    "arrow",
     "bytes_read_counter",
+    "commit",
     "dataset",
     "errors",
     "file",

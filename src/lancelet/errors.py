@@ -65,8 +65,17 @@ class FilterError(LanceletError, ValueError):
         super().__init__(self.PREFIX + message.replace(self.PREFIX, ""))
 
 
+class FilterEvaluationError(FilterError):
+    """A filter's function fails on a row's value (pylance: ``ArrowInvalid``, a
+    ``ValueError``)."""
+
+
 class ArgumentError(LanceletError, ValueError):
     """An argument of a lancelet call has the right type but an impossible value."""
+
+
+class InvalidJSONError(ArgumentError, OSError):
+    """A value written to a JSON column is not one JSON document (pylance: ``OSError``)."""
 
 
 class UnknownIndexTypeError(ArgumentError, NotImplementedError):
@@ -125,11 +134,24 @@ class UnsupportedFeatureError(DatasetError):
 
 
 class CommitConflictError(DatasetError, OSError):
-    """A commit lost the race to a concurrent one and could not be rebased onto it."""
+    """A commit lost the race to a concurrent one and could not be rebased onto it.
+
+    pylance's ``lance.commit.CommitConflictError`` (an ``OSError``, which a custom
+    ``commit_lock`` raises): ``retryable`` says whether re-reading the dataset and
+    trying again can succeed."""
+
+    retryable: bool = False
+
+    def __init__(self, message: str = "", retryable: bool | None = None) -> None:
+        super().__init__(message)
+        if retryable is not None:
+            self.retryable = retryable
 
 
 class RetryableCommitConflictError(CommitConflictError):
     """The concurrent change touched data this one read; re-read and try again."""
+
+    retryable = True
 
 
 class ReuseIndexChangedError(RetryableCommitConflictError):
@@ -143,6 +165,8 @@ class IncompatibleTransactionError(CommitConflictError):
 
 class CommitRetriesExhaustedError(CommitConflictError):
     """Every allowed retry lost the race to another writer."""
+
+    retryable = True
 
 
 class ScalarIndexError(LanceletError):
@@ -167,6 +191,11 @@ class IndexNotFoundError(DatasetError, KeyError, RuntimeError):
 
 class IndexExistsError(DatasetError, ValueError, RuntimeError):
     """An index of that name exists already, and replacing it was not asked for."""
+
+
+class ManifestNamingError(DatasetError, OSError):
+    """The dataset's manifest naming scheme does not allow what was asked (a detached
+    commit needs v2 manifest paths)."""
 
 
 class RowOutOfRangeError(DatasetError, IndexError, OSError):

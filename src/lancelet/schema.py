@@ -13,6 +13,7 @@ from typing import Any
 import pyarrow as pa
 
 from lancelet.errors import SchemaError
+from lancelet.file.extensions import logical_field, storage_field
 from lancelet.file.schema import logical_type, parse_logical_type
 from lancelet.table.schema_view import LanceField, LanceSchema
 
@@ -27,7 +28,9 @@ def schema_to_json(schema: pa.Schema) -> dict[str, Any]:
     """A JSON-compatible dict describing ``schema``, as pylance writes it."""
     if not isinstance(schema, pa.Schema):
         raise TypeError(f"schema_to_json: expected a pyarrow.Schema, not {type(schema).__name__}")
-    out: dict[str, Any] = {"fields": [_field_to_json(f) for f in schema]}
+    # Extension types are written as their storage type with Arrow's extension keys.
+    fields = [storage_field(f, json_as_jsonb=False) for f in schema]
+    out: dict[str, Any] = {"fields": [_field_to_json(f) for f in fields]}
     if schema.metadata:
         out["metadata"] = _text_metadata(schema.metadata, "the schema")
     return out
@@ -36,7 +39,8 @@ def schema_to_json(schema: pa.Schema) -> dict[str, Any]:
 def json_to_schema(schema_json: dict[str, Any]) -> pa.Schema:
     """The Arrow schema a dict from :func:`schema_to_json` (or pylance's) describes."""
     doc = _object(schema_json, "the schema")
-    fields = [_field_from_json(f) for f in _list(_required(doc, "fields", "the schema"), "fields")]
+    listed = _list(_required(doc, "fields", "the schema"), "fields")
+    fields = [logical_field(_field_from_json(f)) for f in listed]
     metadata = doc.get("metadata")
     return pa.schema(fields, metadata=_metadata_from_json(metadata, "the schema"))
 

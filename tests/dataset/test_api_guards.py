@@ -96,7 +96,6 @@ REFUSED_SCAN_OPTIONS = [
     {"full_text_query": "row"},
     {"fast_search": True},
     {"blob_handling": "all_binary"},
-    {"scan_stats_callback": print},
     {"row_addr_allowlist": b"\x00"},
     {"row_addr_blocklist": b"\x00"},
 ]
@@ -148,14 +147,9 @@ def test_unknown_keywords_are_type_errors(ds: ll.LanceDataset, tmp_path: Path) -
 @pytest.mark.parametrize(
     ("call", "kwargs"),
     [
-        ("dataset", {"asof": "2020-01-01"}),
-        ("dataset", {"commit_lock": object()}),
         ("write_dataset", {"progress": object()}),
         ("write_dataset", {"max_bytes_per_file": 1000}),
-        ("write_dataset", {"commit_message": "hello"}),
         ("write_dataset", {"use_legacy_format": True}),
-        ("write_dataset", {"auto_cleanup_options": {"interval": 1}}),
-        ("commit", {"detached": True}),
         ("commit", {"commit_timeout": timedelta(seconds=1)}),
         ("cleanup_old_versions", {"versions": [1]}),
         ("add_columns", {"batch_size": 5}),

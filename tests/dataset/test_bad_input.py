@@ -195,6 +195,4 @@ def test_options_that_would_change_results_are_refused(uri: str) -> None:
     ds = ll.dataset(uri)
     with pytest.raises(NotImplementedError, match="nearest"):
         ds.to_table(nearest={"column": "v", "q": [1.0]})
-    with pytest.raises(NotImplementedError, match="asof"):
-        ll.dataset(uri, asof="2020-01-01")
     assert ds.to_table(batch_readahead=4, io_buffer_size=1 << 20).num_rows == 270

@@ -1,7 +1,8 @@
-"""Blob v2 columns (pylance 14, ``lance-encoding:blob`` in format 2.2): lancelet does
-not read them yet, and says so rather than calling the dataset corrupt; the data file
-itself, whose descriptor struct pylance writes with unnumbered children, reads as the
-descriptors pylance's scan returns."""
+"""Blob v2 columns (pylance 14's ``lance-encoding:blob`` in format 2.2) that pylance
+wrote: lancelet scans their descriptors as pylance does, and ``take_blobs`` finds
+each value wherever pylance put it (in the data file, in a shared sidecar file, in
+a sidecar file of its own); the data file itself, whose descriptor struct pylance
+writes with unnumbered children, reads as the descriptors pylance's scan returns."""
 
 from __future__ import annotations
 
@@ -12,9 +13,12 @@ import pyarrow as pa
 import pytest
 
 import lancelet as ll
-from lancelet.errors import UnsupportedFeatureError
 from lancelet.file import LanceFileReader
 from tests.storage import list_names
+
+# Inline, in the shared sidecar file, null, empty, in a sidecar file of its own,
+# and the largest inline value and the smallest shared one pylance chooses.
+VALUES = [b"x" * 10, b"y" * 100_000, None, b"", b"z" * 5_000_000, b"w" * 65_536, b"v" * 65_537]
 
 
 @pytest.fixture
@@ -25,14 +29,33 @@ def blob_dataset(tmp_path: Path) -> Path:
             pa.field("b", pa.large_binary(), metadata={"lance-encoding:blob": "true"}),
         ]
     )
-    table = pa.table({"id": [1, 2, 3], "b": [b"x" * 10, b"y" * 100_000, None]}, schema=schema)
+    table = pa.table({"id": range(len(VALUES)), "b": VALUES}, schema=schema)
     lance.write_dataset(table, tmp_path / "ds", data_storage_version="2.2")
     return tmp_path / "ds"
 
 
-def test_opening_is_refused_naming_the_column(blob_dataset: Path) -> None:
-    with pytest.raises(UnsupportedFeatureError, match="'b' is a blob v2 column"):
-        ll.dataset(blob_dataset)
+def _bytes(blobs: list) -> list[bytes | None]:  # type: ignore[type-arg]
+    return [None if b is None else b.readall() for b in blobs]
+
+
+def test_scans_give_pylance_descriptors(blob_dataset: Path) -> None:
+    ours, theirs = ll.dataset(blob_dataset), lance.dataset(blob_dataset)
+    assert ours.to_table().equals(theirs.to_table())
+    assert ours.to_table().schema == theirs.to_table().schema
+    got = ours.to_table(columns=["b"], filter="id >= 3")
+    assert got.equals(theirs.to_table(columns=["b"], filter="id >= 3"))
+
+
+def test_take_blobs_reads_every_storage_kind(blob_dataset: Path) -> None:
+    ours, theirs = ll.dataset(blob_dataset), lance.dataset(blob_dataset)
+    kinds = {d["kind"] for d in theirs.to_table().column("b").to_pylist() if d is not None}
+    assert kinds == {0, 1, 2}  # the fixture covers them all
+    rows = list(range(len(VALUES)))[::-1]
+    assert _bytes(ours.take_blobs("b", indices=rows)) == [VALUES[i] for i in rows]
+    assert _bytes(theirs.take_blobs("b", indices=rows)) == [VALUES[i] for i in rows]
+    ids = theirs.to_table(with_row_id=True).column("_rowid").to_pylist()
+    assert _bytes(ours.take_blobs("b", ids=ids[2:5])) == VALUES[2:5]
+    assert _bytes(ours.take_blobs("b", addresses=ids[4:])) == VALUES[4:]
 
 
 def test_data_file_reads_as_pylance_descriptors(blob_dataset: Path) -> None:
@@ -44,6 +67,3 @@ def test_data_file_reads_as_pylance_descriptors(blob_dataset: Path) -> None:
     assert got.column("id").equals(want.column("id"))
     assert got.column("b").type == want.column("b").type
     assert got.column("b").to_pylist() == want.column("b").to_pylist()
-    # An inline blob and one in a sidecar file, then a null.
-    kinds = [None if d is None else d["kind"] for d in got.column("b").to_pylist()]
-    assert kinds == [0, 1, None]

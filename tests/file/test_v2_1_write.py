@@ -591,7 +591,6 @@ def test_packed_structs(tmp_path: Path, version: str) -> None:
 @pytest.mark.parametrize(
     ("key", "value", "error"),
     [
-        ("lance-encoding:blob", "true", UnsupportedOptionError),
         ("lance-encoding:rle-threshold", "2", SchemaError),
         ("lance-encoding:bss", "sometimes", SchemaError),
         ("lance-encoding:compression", "snappy", SchemaError),
@@ -615,7 +614,7 @@ def test_unimplemented_metadata_refused(
 
 
 def test_refused_on_nested_fields_and_packed_structs(tmp_path: Path) -> None:
-    inner = pa.field("v", pa.int32(), metadata={"lance-encoding:blob": "true"})
+    inner = pa.field("v", pa.large_binary(), metadata={"lance-encoding:blob": "true"})
     schema = pa.schema([pa.field("l", pa.list_(inner))])
     with pytest.raises(UnsupportedOptionError, match="l.v"):
         LanceFileWriter(tmp_path / "x.lance", schema, version="2.1")

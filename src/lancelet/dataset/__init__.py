@@ -6,14 +6,22 @@ from lancelet.dataset.fragment import FragmentMetadata, LanceFragment, write_fra
 from lancelet.dataset.operation import LanceOperation
 from lancelet.dataset.ordering import ColumnOrdering
 from lancelet.dataset.scanner import LanceScanner
+from lancelet.dataset.transactions import (
+    LANCE_COMMIT_MESSAGE_KEY,
+    AutoCleanupConfig,
+    Transaction,
+)
 
 __all__ = [
     "ColumnOrdering",
+    "LANCE_COMMIT_MESSAGE_KEY",
+    "AutoCleanupConfig",
     "FragmentMetadata",
     "LanceDataset",
     "LanceFragment",
     "LanceOperation",
     "LanceScanner",
+    "Transaction",
     "dataset",
     "write_dataset",
     "write_fragments",

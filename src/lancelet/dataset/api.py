@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import os
+from datetime import datetime
 from typing import Any, Literal
 
 import pyarrow as pa
 
+from lancelet.dataset.asof import version_asof
+from lancelet.dataset.auto_cleanup import config_values
+from lancelet.dataset.bases import plan_write
+from lancelet.dataset.committing import commit_transaction
 from lancelet.dataset.dataset import LanceDataset, Version
 from lancelet.dataset.inputs import as_reader, dataset_location
 from lancelet.dataset.options import check_options
+from lancelet.dataset.transactions import AutoCleanupConfig, commit_properties
 from lancelet.dataset.write import (
     DEFAULT_MAX_ROWS_PER_FILE,
     discard_data_files,
@@ -19,7 +25,7 @@ from lancelet.dataset.write import (
 from lancelet.errors import ArgumentError, DatasetAlreadyExistsError, UnsupportedOptionError
 from lancelet.table.naming import ManifestNaming
 from lancelet.transaction import operations as ops
-from lancelet.transaction.commit import commit_transaction
+from lancelet.transaction.commit import CommitLock, CommitPolicy
 from lancelet.transaction.session import Session
 from lancelet.transaction.store import DatasetStore
 
@@ -31,23 +37,32 @@ def dataset(
     version: Version | None = None,
     *,
     storage_options: dict[str, str] | None = None,
+    asof: datetime | str | None = None,
+    commit_lock: CommitLock | None = None,
     **options: Any,
 ) -> LanceDataset:
-    """Open a dataset at its latest version, a version number, or a tag name.
+    """Open a dataset at its latest version, a version number, or a tag name, or the
+    latest version committed at or before ``asof``.
 
     ``storage_options`` configure the object store (pylance's keys: ``endpoint``,
-    ``region``, ``aws_access_key_id``, ``allow_http``, ...); ``default_scan_options``
-    are scan keywords applied to every scan that leaves them unset."""
+    ``region``, ``aws_access_key_id``, ``allow_http``, ...); ``commit_lock`` is held
+    around the commits the dataset makes; ``default_scan_options`` are scan keywords
+    applied to every scan that leaves them unset."""
     scan_defaults = options.pop("default_scan_options", None)
     session = dataset_session(options, "lancelet.dataset")
     check_read_params(options.pop("read_params", None), "lancelet.dataset")
     check_options(options, "dataset")
+    if asof is not None:
+        if version is not None:
+            raise ArgumentError("dataset: give version or asof, not both")
+        version = version_asof(DatasetStore(os.fspath(uri), storage_options), asof)
     return LanceDataset(
         uri,
         version,
         storage_options=storage_options,
         default_scan_options=scan_defaults,
         session=session,
+        commit_lock=commit_lock,
     )
 
 
@@ -96,9 +111,19 @@ def write_dataset(
     enable_v2_manifest_paths: bool | None = None,
     enable_stable_row_ids: bool = False,
     storage_options: dict[str, str] | None = None,
+    commit_lock: CommitLock | None = None,
+    auto_cleanup_options: AutoCleanupConfig | None = None,
+    commit_message: str | None = None,
+    transaction_properties: dict[str, str] | None = None,
     **options: Any,
 ) -> LanceDataset:
-    """Create a dataset, append to it, or overwrite it with ``data``."""
+    """Create a dataset, append to it, or overwrite it with ``data``.
+
+    ``auto_cleanup_options`` apply to a new dataset only (an existing one keeps its
+    config, as in pylance); ``commit_message`` and ``transaction_properties`` are
+    recorded with the commit (``LanceDataset.read_transaction``)."""
+    initial_bases = options.pop("initial_bases", None)
+    target_bases = options.pop("target_bases", None)
     check_options(options, "write_dataset")
     if mode not in ("create", "append", "overwrite"):
         raise ArgumentError(
@@ -116,22 +141,30 @@ def write_dataset(
             f"{store.root}: enable_stable_row_ids applies when a dataset is created; this "
             "one exists without stable row ids"
         )
+    bases = plan_write(latest, mode, initial_bases, target_bases, store.root)
     prepared = prepare(latest, as_reader(data, schema), mode, data_storage_version, store.root)
     fragments = tuple(
         write_fragment_files(
-            store, prepared.reader, prepared.schema, prepared.version, max_rows_per_file
+            store, prepared.reader, prepared.schema, prepared.version, max_rows_per_file, bases
         )
     )
+    cleanup = config_values(auto_cleanup_options) if auto_cleanup_options else {}
     operation: ops.Operation = (
         ops.Append(fragments)
         if prepared.appends
         else ops.Overwrite(
             fragments,
             prepared.schema,
+            cleanup if latest is None else {},
             stable_row_ids=enable_stable_row_ids if latest is None else None,
+            initial_bases=bases.initial,
         )
     )
-    txn = ops.Transaction(latest.version if latest else 0, operation)
+    txn = ops.Transaction(
+        latest.version if latest else 0,
+        operation,
+        properties=commit_properties(commit_message, transaction_properties),
+    )
     scheme = ManifestNaming.V1 if enable_v2_manifest_paths is False else ManifestNaming.V2
     try:
         manifest = commit_transaction(
@@ -140,6 +173,7 @@ def write_dataset(
             create_only=mode == "create",
             data_format=("lance", prepared.version),
             new_dataset_naming=scheme,
+            policy=CommitPolicy(lock=commit_lock),
         )
     except BaseException:
         # The commit never happened, so nothing can reference these files.

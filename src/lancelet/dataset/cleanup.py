@@ -31,6 +31,7 @@ from lancelet import io
 from lancelet.dataset.tags import Tags
 from lancelet.errors import DatasetError, TagError, VersionNotFoundError
 from lancelet.table import naming
+from lancelet.table.fragment import DataFile
 from lancelet.table.manifest import Manifest
 from lancelet.table.manifest_file import decode_manifest
 from lancelet.table.naming import ManifestLocation
@@ -71,7 +72,7 @@ class _References:
     def add(self, store: DatasetStore, manifest: Manifest) -> None:
         for fragment in manifest.fragments:
             for data_file in fragment.files:
-                self.files.add(io.join(naming.DATA_DIR, data_file.path))
+                self.files.add(_data_file_key(store, data_file))
             if fragment.deletion_file is not None:
                 path = store.deletion_path(fragment.id, fragment.deletion_file)
                 self.files.add(io.relative(path, store.root))
@@ -79,6 +80,16 @@ class _References:
             self.files.add(io.join(naming.TRANSACTIONS_DIR, manifest.transaction_file))
         for index in manifest.indices:
             self.index_uuids.add(str(index.uuid))
+
+
+def _data_file_key(store: DatasetStore, data_file: DataFile) -> str:
+    """A data file's path relative to the dataset root; one under a base path outside
+    the root (which cleanup never lists, so never removes) keeps its full path."""
+    if data_file.base_id is None:
+        return io.join(naming.DATA_DIR, data_file.path)
+    path = store.data_path(data_file.path, data_file.base_id)
+    root = store.root.rstrip("/") + "/"
+    return path[len(root) :] if path.startswith(root) else path
 
 
 @dataclass
@@ -112,10 +123,12 @@ def cleanup_old_versions(
     *,
     delete_unverified: bool = False,
     error_if_tagged_old_versions: bool = True,
+    latest: int | None = None,
 ) -> CleanupStats:
     """Remove versions older than ``older_than`` (default 14 days) and/or all but the
     newest ``retain_versions``, never the latest or a tagged one, then every data,
-    deletion, transaction and index file no remaining version needs."""
+    deletion, transaction and index file no remaining version needs.  ``latest``
+    (default: the latest version) and every version after it are kept."""
     if retain_versions is not None and retain_versions < 1:
         raise ValueError(f"retain_versions must be greater than 0, got {retain_versions}")
     _refuse_branches(store)
@@ -123,7 +136,7 @@ def cleanup_old_versions(
     if older_than is None and retain_versions is None:
         older_than = DEFAULT_OLDER_THAN
     # The latest version first: anything listed after it is at least as new, so kept.
-    latest = store.latest_version()
+    latest = store.latest_version() if latest is None else latest
     locations = store.list_versions()
     versions = [location.version for location in locations]
     policy = _Policy(

@@ -11,7 +11,7 @@ import inspect
 import os
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, cast
 
@@ -19,8 +19,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelet.dataset import arguments, frag_reuse, index_build, indices, schema_ops
+from lancelet.dataset import arguments, bases, blob, frag_reuse, index_build, indices, schema_ops
+from lancelet.dataset import transactions as commit_api
 from lancelet.dataset.cleanup import CleanupStats, cleanup_old_versions
+from lancelet.dataset.committing import commit_transaction
 from lancelet.dataset.delete import plan_delete
 from lancelet.dataset.drop import drop_dataset
 from lancelet.dataset.fragment import LanceFragment
@@ -51,7 +53,7 @@ from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.table.schema_view import LanceSchema as PublicLanceSchema
 from lancelet.transaction import operations as ops
-from lancelet.transaction.commit import CommitPolicy, commit_transaction
+from lancelet.transaction.commit import CommitLock, CommitPolicy, check_lock
 from lancelet.transaction.session import Session
 from lancelet.transaction.store import DatasetStore
 
@@ -71,11 +73,14 @@ class LanceDataset(Scannable):
         storage_options: dict[str, str] | None = None,
         default_scan_options: Mapping[str, Any] | None = None,
         session: Session | None = None,
+        commit_lock: CommitLock | None = None,
     ) -> None:
         self._uri = os.fspath(uri)
         self._scan_defaults = checked_defaults(
             default_scan_options, Scannable.scanner, "lancelet.dataset"
         )
+        check_lock(commit_lock)
+        self._commit_lock = commit_lock
         self._store = DatasetStore(self._uri, storage_options, session)
         if manifest is None:
             number = (
@@ -197,6 +202,20 @@ class LanceDataset(Scannable):
         )
         return shape.apply(table, f"{self._uri}: _take_rows")
 
+    def take_blobs(
+        self,
+        blob_column: str,
+        ids: Sequence[int] | pa.Array | None = None,
+        addresses: Sequence[int] | pa.Array | None = None,
+        indices: Sequence[int] | pa.Array | None = None,
+        *,
+        buffer_size: int = blob.DEFAULT_BLOB_BUFFER_SIZE,
+    ) -> list[blob.BlobFile | None]:
+        """The blobs of ``blob_column`` at rows chosen by exactly one of ``ids``,
+        ``addresses`` or ``indices``, as file-like objects (None for a null blob)."""
+        selection = (ids, addresses, indices)
+        return blob.take_blobs(self._store, self._manifest, blob_column, selection, buffer_size)
+
     def sample(
         self,
         num_rows: int,
@@ -229,7 +248,40 @@ class LanceDataset(Scannable):
 
     def _commit(self, operation: ops.Operation) -> None:
         txn = ops.Transaction(self.version, operation)
-        self._manifest = commit_transaction(self._store, txn)
+        policy = CommitPolicy(lock=self._commit_lock)
+        self._manifest = commit_transaction(self._store, txn, policy=policy)
+
+    def read_transaction(self, version: int) -> commit_api.Transaction | None:
+        """The transaction that made ``version`` (its operation and properties)."""
+        return commit_api.read_transaction(self._store, version)
+
+    def get_transactions(
+        self, recent_transactions: int = 10
+    ) -> list[commit_api.Transaction | None]:
+        """The transactions of this version and those before it, newest first."""
+        return commit_api.recent_transactions(self._store, self.version, recent_transactions)
+
+    # -- base paths (dataset/bases.py) ------------------------------------------------
+
+    def base_paths(self) -> dict[int, bases.DatasetBasePath]:
+        """The base paths registered for data files, by id."""
+        return bases.base_paths(self._manifest)
+
+    def add_bases(
+        self,
+        new_bases: list[bases.DatasetBasePath],
+        transaction_properties: dict[str, str] | None = None,
+    ) -> LanceDataset:
+        """Register more base paths (as a new version); returns this dataset."""
+        self._manifest = bases.add_bases(
+            self._store, self._manifest, new_bases, transaction_properties
+        )
+        return self
+
+    @property
+    def _ds(self) -> LanceDataset:
+        # pylance's tests reach its native dataset as ``_ds`` for ``base_paths()``.
+        return self
 
     def restore(self) -> None:
         """Make this (old) version the latest, as a new version."""
@@ -287,7 +339,7 @@ class LanceDataset(Scannable):
         """A builder for an upsert, insert-if-absent or replace-by-source, joined on
         ``on`` (default: the schema's primary key)."""
         return MergeInsertBuilder(
-            self._store, self._manifest.schema, on, self._rewrite_rows, self._manifest
+            self._store, self._manifest.schema, on, self._rewrite_rows, manifest=self._manifest
         )
 
     def _rewrite_rows(
@@ -338,6 +390,20 @@ class LanceDataset(Scannable):
             raise ArgumentError(f"remap_row_addrs takes integer addresses, not {addrs.type}")
         return frag_reuse.remap_row_addrs(self._store, self._manifest, addrs)
 
+    def prewarm_index(
+        self,
+        name: str,
+        *,
+        with_position: bool = False,
+        index_segments: Sequence[str] | None = None,
+    ) -> None:
+        """Read the index ``name`` into memory now, for this object's later scans."""
+        from lancelet.dataset import prewarm
+
+        prewarm.prewarm_index(
+            self, name, with_position=with_position, index_segments=index_segments
+        )
+
     def drop_index(self, name: str) -> None:
         """Remove the index; its files stay until ``cleanup_old_versions``."""
         indices.drop_index(self, name)
@@ -356,7 +422,7 @@ class LanceDataset(Scannable):
         format_version: int | str | None = None,
         **kwargs: Any,
     ) -> None:
-        """Index ``column`` (BTREE, BITMAP, LABEL_LIST, ZONEMAP or BLOOMFILTER) over
+        """Index ``column`` (BTREE, BITMAP, LABEL_LIST, ZONEMAP, BLOOMFILTER or NGRAM) over
         every fragment of this version, and commit it as a new version.  Filters on
         the column then read only the rows the index points to."""
         index_build.create_scalar_index(
@@ -467,17 +533,34 @@ class LanceDataset(Scannable):
         self, values: Mapping[str, str | None], *, replace: bool = False
     ) -> dict[str, str]:
         arguments.string_mapping(values, "values", "update_config", nullable=True)
-        upserts = {k: v for k, v in values.items() if v is not None}
-        removed = [k for k, v in values.items() if v is None and not replace]
-        if replace:
-            removed = [k for k in self._manifest.config if k not in upserts]
-        self._commit(ops.UpdateConfig(upserts, tuple(removed)))
+
+        def change(manifest: Manifest) -> ops.UpdateConfig:
+            upserts = {k: v for k, v in values.items() if v is not None}
+            removed = [k for k, v in values.items() if v is None and not replace]
+            if replace:
+                removed = [k for k in manifest.config if k not in upserts]
+            return ops.UpdateConfig(upserts, tuple(removed))
+
+        self._commit_config(change)
         return self.config()
 
     def delete_config_keys(self, keys: Sequence[str]) -> None:
         if isinstance(keys, str) or not all(isinstance(k, str) for k in keys):
             raise TypeError(f"delete_config_keys: keys must be a list of strings, not {keys!r}")
-        self._commit(ops.UpdateConfig({}, tuple(keys)))
+        self._commit_config(lambda manifest: ops.UpdateConfig({}, tuple(keys)))
+
+    def _commit_config(self, change: Callable[[Manifest], ops.UpdateConfig]) -> None:
+        """Commit a config change; when the versions since this one cannot be checked
+        against it (cleaned up meanwhile), make it again on the latest version, as a
+        caller re-reading the dataset would."""
+        for attempt in range(3):
+            try:
+                self._commit(change(self._manifest))
+                return
+            except RetryableCommitConflictError:
+                if attempt == 2:
+                    raise
+                self._manifest = self._store.read_manifest(self._store.latest_version())
 
     @property
     def metadata(self) -> dict[str, str]:
@@ -565,26 +648,63 @@ class LanceDataset(Scannable):
     @staticmethod
     def commit(
         base_uri: str | os.PathLike[str] | LanceDataset,
-        operation: LanceOperation.BaseOperation,
+        operation: LanceOperation.BaseOperation | commit_api.Transaction,
         read_version: int | None = None,
-        *,
-        max_retries: int = 20,
+        commit_lock: CommitLock | None = None,
         storage_options: dict[str, str] | None = None,
+        enable_v2_manifest_paths: bool | None = None,
+        detached: bool | None = False,
+        max_retries: int = 20,
+        *,
+        commit_message: str | None = None,
         **options: Any,
     ) -> LanceDataset:
-        """Commit an operation prepared elsewhere (for example by ``write_fragments``)."""
+        """Commit an operation prepared elsewhere (for example by ``write_fragments``),
+        or a whole ``Transaction``."""
         check_options(options, "LanceDataset.commit")
         base_uri, storage_options = dataset_location(
             base_uri, storage_options, "LanceDataset.commit"
         )
         store = DatasetStore(base_uri, storage_options)
-        op = operation.to_operation()
-        if read_version is None:
-            location = store.latest_location()
-            read_version = location.version if location else 0
-        txn = ops.Transaction(read_version, op)
-        manifest = commit_transaction(store, txn, policy=CommitPolicy(max_retries=max_retries))
+        txn = commit_api.transaction_to_commit(operation, read_version, commit_message, store)
+        manifest = commit_transaction(
+            store,
+            txn,
+            policy=CommitPolicy(max_retries=max_retries, lock=commit_lock),
+            new_dataset_naming=commit_api.manifest_naming(enable_v2_manifest_paths),
+            detached=bool(detached),
+        )
         return LanceDataset(base_uri, manifest=manifest, storage_options=storage_options)
+
+    @staticmethod
+    def commit_batch(
+        dest: str | os.PathLike[str] | LanceDataset,
+        transactions: Sequence[commit_api.Transaction],
+        commit_lock: CommitLock | None = None,
+        storage_options: dict[str, str] | None = None,
+        enable_v2_manifest_paths: bool | None = None,
+        detached: bool | None = False,
+        max_retries: int = 20,
+        **options: Any,
+    ) -> dict[str, Any]:
+        """Commit several append transactions as one; returns ``{"dataset": the new
+        version, "merged": the transaction committed}``."""
+        check_options(options, "LanceDataset.commit_batch")
+        read_version = dest.version if isinstance(dest, LanceDataset) else None
+        uri, storage_options = dataset_location(dest, storage_options, "commit_batch")
+        if read_version is None:
+            read_version = DatasetStore(uri, storage_options).latest_version()
+        merged = commit_api.merged_appends(read_version, transactions)
+        dataset = LanceDataset.commit(
+            uri,
+            merged,
+            commit_lock=commit_lock,
+            storage_options=storage_options,
+            enable_v2_manifest_paths=enable_v2_manifest_paths,
+            detached=detached,
+            max_retries=max_retries,
+        )
+        return {"dataset": dataset, "merged": merged}
 
     def validate(self) -> None:
         """Read every data and deletion file's metadata; raise if any is missing or corrupt."""

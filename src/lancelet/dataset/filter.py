@@ -39,8 +39,9 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokenizer_core import Token, TokenType
 
-from lancelet.dataset import array_has, kernels, sql_functions
+from lancelet.dataset import array_has, json_functions, kernels, sql_functions
 from lancelet.errors import FilterError
+from lancelet.file.extensions import ARROW_JSON, is_extension
 
 __all__ = [
     "Membership",
@@ -388,7 +389,12 @@ class _Translator:
         for part in parts[1:]:
             field = self._child(field, part, resolved)
             resolved.append(field.name)
-        return _Value(pc.field(*resolved), field.type, is_column=True, path=tuple(resolved))
+        expression, dtype = pc.field(*resolved), field.type
+        if is_extension(dtype) and dtype.extension_name != ARROW_JSON:
+            # pylance's filters see an extension column as its storage (uuid as
+            # FixedSizeBinary(16), an image URI as a string); JSON stays JSON.
+            expression, dtype = expression.cast(dtype.storage_type), dtype.storage_type
+        return _Value(expression, dtype, is_column=True, path=tuple(resolved))
 
     def _child(self, field: pa.Field, part: exp.Identifier, path: list[str]) -> pa.Field:
         dotted = ".".join(path)
@@ -1033,7 +1039,16 @@ def _anonymous(t: _Translator, node: exp.Anonymous) -> _Value:
         return _regexp(t, node, "regexp_match", list(node.expressions))
     if name == "arrow_cast":
         return _arrow_cast(t, node)
+    if name in json_functions.NAMES:
+        return _json_function(t, node)
     return _membership(t, node)
+
+
+def _json_function(t: _Translator, node: exp.Expression) -> _Value:
+    name, subject_node, params = json_functions.call_parts(node)
+    subject = t.visit(subject_node)
+    expression, dtype = json_functions.expression(name, subject.expr, subject.type, params)
+    return _Value(expression, dtype)
 
 
 def _regexp_like(t: _Translator, node: exp.RegexpLike) -> _Value:
@@ -1086,6 +1101,20 @@ def _regexp(t: _Translator, node: exp.Expression, name: str, args: list[exp.Expr
     return matched
 
 
+def _contains(t: _Translator, node: exp.Contains) -> _Value:
+    """DataFusion's ``contains(s, sub)``: whether ``s`` holds ``sub`` (case-sensitive),
+    NULL where ``s`` is NULL; lancelet takes a literal ``sub`` only."""
+    where = f"{_sql(node)!r} (filter {t.sql!r})"
+    subject, needle = t.visit(node.this), t.visit(node.expression)
+    if needle.const is None or _family(needle.type) not in ("string", "null"):
+        raise FilterError(f"{where}: lancelet's contains takes a string literal to look for")
+    if _family(subject.type) not in ("string", "null"):
+        raise FilterError(f"{where}: contains looks in strings, not {subject.type}")
+    if not needle.const.is_valid or pa.types.is_null(subject.type):
+        return _NULL_BOOL
+    return _apply(pc.match_substring, [subject], node, pattern=needle.const.as_py())
+
+
 def _coerced_to_boolean(node: exp.Expression) -> bool:
     """Whether ``node`` stands where pylance coerces regexp_match's list to a boolean:
     the whole filter, or an operand of AND, OR or NOT."""
@@ -1118,6 +1147,8 @@ def _arrow_cast(t: _Translator, node: exp.Anonymous) -> _Value:
         return _cast(value, target, node)
     if _is_list_type(target) and not (pa.types.is_null(value.type) or _is_list_type(value.type)):
         raise FilterError(f"{where}: only NULL and lists cast to {target}")
+    if pa.types.is_fixed_size_binary(target) and not pa.types.is_binary(value.type):
+        raise FilterError(f"{where}: lancelet casts only binary values to {target}")
     from_string = _family(value.type) == "string"
     if pa.types.is_integer(target) and not from_string and not _holds_all(target, value.type):
         # pylance neither raises nor gives NULL for values out of range (or NaN).
@@ -1202,9 +1233,12 @@ _HANDLERS: dict[type[exp.Expression], _Handler] = {
     exp.Length: _function(pc.utf8_length),
     exp.Abs: _function(pc.abs_checked),
     exp.Anonymous: _anonymous,
+    exp.Contains: _contains,
     exp.RegexpLike: _regexp_like,
     exp.CurrentDate: _current_date,
     exp.HexString: _hex_string,
     exp.ArrayContains: _membership,
     exp.ArrayContainsAll: _membership,
+    exp.JSONExtract: _json_function,
+    exp.JSONArrayContains: _json_function,
 }

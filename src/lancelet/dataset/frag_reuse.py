@@ -21,6 +21,7 @@ import pyarrow as pa
 from pyroaring import FrozenBitMap
 
 from lancelet import io
+from lancelet.dataset.committing import commit_transaction
 from lancelet.errors import CorruptIndexError
 from lancelet.index.frag_reuse import ReuseMap
 from lancelet.table import frag_reuse, naming
@@ -28,7 +29,6 @@ from lancelet.table.frag_reuse import ReuseDetails, ReuseVersion
 from lancelet.table.fragment import ExternalFile
 from lancelet.table.index import FRAG_REUSE_INDEX, IndexFile, IndexMetadata
 from lancelet.table.manifest import Manifest
-from lancelet.transaction.commit import commit_transaction
 from lancelet.transaction.operations import CreateIndex, Transaction
 from lancelet.transaction.store import DatasetStore
 

@@ -22,6 +22,7 @@ from lancelet.errors import (
     UnsupportedEncodingError,
     UnsupportedVersionError,
 )
+from lancelet.file.extensions import json_as_text
 from lancelet.file.reader import LanceFileReader
 from lancelet.table.fragment import DataFile, Fragment
 from lancelet.table.schema import LanceSchema, column_field_ids
@@ -43,7 +44,7 @@ class FragmentReader:
     def _file(self, index: int) -> LanceFileReader:
         if index not in self._files:
             data_file = self.fragment.files[index]
-            path = self.store.data_path(data_file.path)
+            path = self.store.data_path(data_file.path, data_file.base_id)
             reader = self._open(path, data_file)
             if reader.num_rows() != self.fragment.physical_rows:
                 raise CorruptDatasetError(
@@ -249,4 +250,5 @@ def _as_type(column: pa.ChunkedArray, renamed: pa.DataType, wanted: pa.DataType)
         return column
     if renamed != column.type:
         column = pa.chunked_array([c.view(renamed) for c in column.chunks], type=renamed)
+    column = json_as_text(column, wanted)
     return column if column.type == wanted else column.cast(wanted)

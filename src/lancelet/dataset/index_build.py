@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 from pyroaring import FrozenBitMap
 
 from lancelet import io
-from lancelet.dataset import frag_reuse, index_plan, indices
+from lancelet.dataset import frag_reuse, index_config, index_plan, indices
 from lancelet.dataset.scanner import ROW_ADDRESS, ROW_ID, LanceScanner
 from lancelet.errors import (
     ArgumentError,
@@ -38,6 +38,7 @@ from lancelet.errors import (
     UnsupportedTypeError,
 )
 from lancelet.file import version as file_version
+from lancelet.file.extensions import ARROW_JSON, is_extension
 from lancelet.index import registry
 from lancelet.table import naming
 from lancelet.table.index import IndexDetails, IndexMetadata
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
     from lancelet.dataset.dataset import LanceDataset
 
 # Index types pylance builds that lancelet does not (yet): refused by name.
-PYLANCE_ONLY = frozenset({"INVERTED", "FTS", "NGRAM", "RTREE", "MINHASHLSH"})
+PYLANCE_ONLY = frozenset({"INVERTED", "FTS", "RTREE", "MINHASHLSH", "JSON"})
 
 # Rows per batch handed to an index writer.
 _BATCH_ROWS = 1 << 17
@@ -66,7 +67,7 @@ class IndexedField:
 def create_scalar_index(
     dataset: LanceDataset,
     column: str,
-    index_type: str,
+    index_type: str | index_config.IndexConfig,
     name: str | None = None,
     *,
     replace: bool = True,
@@ -79,9 +80,17 @@ def create_scalar_index(
 ) -> None:
     manifest = dataset._manifest
     where = f"{dataset.uri} version {manifest.version}"
-    _refuse_options(where, train, fragment_ids, progress_callback, format_version)
-    kind = index_kind(index_type, where)
-    params = _parameters(kind, kwargs, where)
+    _refuse_options(where, train, progress_callback, format_version)
+    type_name, given = index_config.unpack(index_type, kwargs, where)
+    kind = index_kind(type_name, where)
+    if fragment_ids is not None:
+        # pylance builds these types fragment by fragment only through
+        # create_index_uncommitted (which lancelet lacks), and refuses this as a ValueError.
+        raise ArgumentError(
+            f"{where}: {kind.name} distributed indexing uses create_index_uncommitted"
+            f'(..., index_type="{kind.name}", fragment_ids=...), which lancelet does not have'
+        )
+    params = _parameters(kind, given, where)
     field = resolve_field(manifest.schema, column, where)
     name = name or _default_name(manifest, field, kind)
     indices.check_new_index(manifest, name, [field.id], replace, where)
@@ -106,13 +115,11 @@ def create_scalar_index(
 def _refuse_options(
     where: str,
     train: bool,
-    fragment_ids: Sequence[int] | None,
     progress_callback: Any,
     format_version: int | str | None,
 ) -> None:
     given = {
         "train=False": not train,
-        "fragment_ids": fragment_ids is not None,
         "progress_callback": progress_callback is not None,
         "format_version": format_version is not None,
     }
@@ -168,7 +175,15 @@ def resolve_field(schema: LanceSchema, column: str, where: str) -> IndexedField:
         parent, dtype = found.id, arrow_field.type
         fields = list(dtype) if pa.types.is_struct(dtype) else []
     assert found is not None and dtype is not None
-    return IndexedField(found.id, schema.field_path(found.id), dtype)
+    return IndexedField(found.id, schema.field_path(found.id), index_value_type(dtype))
+
+
+def index_value_type(dtype: pa.DataType) -> pa.DataType:
+    """What an index holds of a column: an extension type's storage (pylance indexes
+    a uuid as FixedSizeBinary(16)), JSON excepted."""
+    if is_extension(dtype) and dtype.extension_name != ARROW_JSON:
+        return dtype.storage_type
+    return dtype
 
 
 def _child(schema: LanceSchema, parent: int, name: str) -> Any:
@@ -263,6 +278,8 @@ def _values(
         values = batch.column(0)
         if nested:
             values = pc.struct_field(values, nested)
+        if index_value_type(values.type) != values.type:
+            values = values.storage
         rows = batch.column(ROW_ID if by_row_id else ROW_ADDRESS).to_numpy(zero_copy_only=False)
         yield values, rows.astype(np.uint64, copy=False)
 

@@ -31,6 +31,7 @@ from lancelet.index import registry, sorted_sets
 from lancelet.index.base import ScalarIndex, SearchResult
 from lancelet.index.frag_reuse import ReuseMap
 from lancelet.index.planner import Candidates, IndexedColumn, plan
+from lancelet.io import accounting
 from lancelet.table import naming
 from lancelet.table.fragment import Fragment
 from lancelet.table.index import IndexMetadata
@@ -233,4 +234,5 @@ def opened(store: DatasetStore, index: IndexMetadata, dtype: pa.DataType) -> Sca
         assert index.index_details is not None
         kind = registry.BY_TYPE_URL[index.index_details.type_url]
         found = cache[key] = kind.open(store.path(naming.INDICES_DIR, key), dtype)
+        accounting.add(indices_loaded=1)
     return found

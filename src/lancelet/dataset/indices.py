@@ -22,6 +22,7 @@ from pyroaring import BitMap, FrozenBitMap
 
 from lancelet import io
 from lancelet.dataset import frag_reuse, index_plan
+from lancelet.dataset.committing import commit_transaction
 from lancelet.errors import ArgumentError, IndexExistsError, IndexNotFoundError
 from lancelet.index import registry
 from lancelet.table import naming
@@ -34,7 +35,6 @@ from lancelet.table.index import (
 )
 from lancelet.table.manifest import Manifest
 from lancelet.transaction import operations as ops
-from lancelet.transaction.commit import commit_transaction
 from lancelet.transaction.store import DatasetStore
 
 if TYPE_CHECKING:

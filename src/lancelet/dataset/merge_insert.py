@@ -18,13 +18,16 @@ from typing import Any, Literal
 import numpy as np
 import pyarrow as pa
 
+from lancelet.dataset import blob_v2
 from lancelet.dataset.delete import delete_addresses
 from lancelet.dataset.filter import parse_filter
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.inputs import as_reader
 from lancelet.dataset.merge_plan import analyze_merge, explain_merge
+from lancelet.dataset.operation import public_operation
 from lancelet.dataset.scanner import ROW_ADDRESS, LanceScanner, live_rows
 from lancelet.dataset.take import row_ids_at
+from lancelet.dataset.transactions import Transaction
 from lancelet.dataset.update import RowRewrite
 from lancelet.dataset.write import (
     check_writable,
@@ -32,8 +35,9 @@ from lancelet.dataset.write import (
     discard_data_files,
     write_fragment_files,
 )
-from lancelet.errors import DatasetError, LanceletError, SchemaError
+from lancelet.errors import ArgumentError, DatasetError, LanceletError, SchemaError
 from lancelet.table import row_address, row_ids
+from lancelet.table.blob_v2 import values_schema
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.table.schema import LanceSchema
@@ -147,25 +151,15 @@ class MergeInsertBuilder:
     def analyze_plan(self, data_obj: Any, *, schema: pa.Schema | None = None) -> str:
         """Run this merge on ``data_obj`` without committing it (the files it writes
         are removed) and return its plan with what it did."""
-        self._check_changes()
+        self._checked_spec()
         source = as_reader(data_obj, schema).read_all()
         manifest = self._planned_on()
         return analyze_merge(self._store, manifest, self._spec, source, plan_merge_insert)
 
-    def _check_changes(self) -> None:
-        spec = self._spec
-        if spec.matched in ("keep", "fail") and not spec.insert and not spec.delete_unmatched:
-            raise ValueError(
-                f"{self._store.root}: this merge_insert changes nothing; call "
-                "when_matched_update_all, when_not_matched_insert_all or "
-                "when_not_matched_by_source_delete first"
-            )
-
     def execute(self, data_obj: Any, *, schema: pa.Schema | None = None) -> dict[str, int]:
         """Run the merge and commit it; returns the counts of inserted, updated and
         deleted rows."""
-        spec = self._spec
-        self._check_changes()
+        spec = self._checked_spec()
         # Kept whole: a retry after a conflict joins the same rows again.
         source = as_reader(data_obj, schema).read_all()
         return self._run(
@@ -173,6 +167,32 @@ class MergeInsertBuilder:
             self._retries,
             self._timeout,
         )
+
+    def execute_uncommitted(
+        self, data_obj: Any, *, schema: pa.Schema | None = None
+    ) -> tuple[Transaction, dict[str, int]]:
+        """Write the merge's files without committing: the transaction to pass to
+        ``LanceDataset.commit``, and the counts it will have."""
+        if self._manifest is None:
+            raise ArgumentError("execute_uncommitted needs the dataset version it reads")
+        planned = plan_merge_insert(
+            self._store,
+            self._manifest,
+            as_reader(data_obj, schema).read_all(),
+            self._checked_spec(),
+        )
+        txn = Transaction(self._manifest.version, public_operation(planned.operation))
+        return txn, planned.counts
+
+    def _checked_spec(self) -> MergeSpec:
+        spec = self._spec
+        if spec.matched in ("keep", "fail") and not spec.insert and not spec.delete_unmatched:
+            raise ValueError(
+                f"{self._store.root}: this merge_insert changes nothing; call "
+                "when_matched_update_all, when_not_matched_insert_all or "
+                "when_not_matched_by_source_delete first"
+            )
+        return spec
 
 
 # -- planning ---------------------------------------------------------------------------
@@ -203,7 +223,8 @@ def plan_merge_insert(
     what was written."""
     label = f"{store.root}: merge_insert"
     check_writable(manifest)
-    schema = manifest.schema.to_arrow()
+    # Rows flow with their blob v2 values (the source's, or read from the target).
+    schema = values_schema(manifest.schema.to_arrow())
     keys = key_columns(spec.on, manifest.schema, label)
     source = _source_columns(source, schema, keys, label)
     outcome = _classify(store, manifest, source, keys, spec, label)
@@ -382,7 +403,9 @@ def _new_rows(
     new = source.take(pa.array(outcome.inserted, pa.int64()))
     omitted = [n for n in schema.names if n not in source.column_names]
     if omitted:
-        kept = rows_at(store, manifest, pairs.column(ROW_ADDRESS).to_numpy(), omitted)
+        addresses = pairs.column(ROW_ADDRESS).to_numpy()
+        kept = blob_v2.values_of(store, manifest, rows_at(store, manifest, addresses, omitted),
+                                 addresses)  # fmt: skip
         for name in omitted:
             updated = updated.append_column(schema.field(name), kept.column(name))
             new = new.append_column(

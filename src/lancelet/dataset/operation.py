@@ -6,16 +6,17 @@ returned fragment metadata, and commit once with one of these.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from lancelet.dataset import blob
 from lancelet.errors import ArgumentError, UnsupportedOptionError
-from lancelet.table.fragment import Fragment
+from lancelet.table.fragment import DataFile, Fragment
 from lancelet.table.schema import LanceSchema
 from lancelet.table.schema_view import LanceSchema as PublicLanceSchema
-from lancelet.table.schema_view import inner_schema
 from lancelet.transaction import operations as ops
 
 
@@ -24,7 +25,9 @@ class LanceOperation:
 
     class BaseOperation:
         def to_operation(self) -> ops.Operation:
-            raise NotImplementedError
+            raise UnsupportedOptionError(
+                f"{type(self).__name__}: lancelet cannot commit this operation"
+            )
 
     @dataclass
     class Append(BaseOperation):
@@ -41,9 +44,11 @@ class LanceOperation:
 
         def to_operation(self) -> ops.Operation:
             schema = self.new_schema
-            if isinstance(schema, pa.Schema | PublicLanceSchema):
-                schema = inner_schema(schema, "LanceOperation.Overwrite")
+            if isinstance(schema, PublicLanceSchema):
+                schema = schema.inner
             fragments = tuple(self.fragments)
+            if isinstance(schema, pa.Schema):
+                schema = blob.dataset_schema(schema, blob.files_version(fragments), "Overwrite")
             for fragment in fragments:
                 if fragment.deletion_file is not None:
                     # As pylance: deletions belong to a Delete against existing fragments.
@@ -77,19 +82,25 @@ class LanceOperation:
         schema that names their columns."""
 
         fragments: Iterable[Fragment]
-        schema: LanceSchema | PublicLanceSchema
+        schema: LanceSchema | PublicLanceSchema | pa.Schema
+
+        def __post_init__(self) -> None:
+            if isinstance(self.schema, pa.Schema):
+                warnings.warn(
+                    "Passing a pyarrow schema to LanceOperation.Merge is deprecated; "
+                    "pass the LanceSchema that merge_columns returned",
+                    DeprecationWarning,
+                    stacklevel=3,
+                )
 
         def to_operation(self) -> ops.Operation:
+            # In fragment id order, whatever the order given, as pylance commits them.
+            fragments = sorted(self.fragments, key=lambda f: f.id)
             schema = self.schema
             if isinstance(schema, PublicLanceSchema):
                 schema = schema.inner
-            if not isinstance(schema, LanceSchema):
-                raise UnsupportedOptionError(
-                    "LanceOperation.Merge: the schema must be the LanceSchema that "
-                    "merge_columns returned, with its field ids"
-                )
-            # In fragment id order, whatever the order given, as pylance commits them.
-            fragments = sorted(self.fragments, key=lambda f: f.id)
+            if isinstance(schema, pa.Schema):
+                schema = _schema_of_files(schema, fragments)
             return ops.Merge(tuple(fragments), schema)
 
     @dataclass
@@ -114,9 +125,171 @@ class LanceOperation:
             return ops.ReserveFragments(self.num_fragments)
 
     @dataclass
-    class UpdateConfig(BaseOperation):
-        upsert_values: dict[str, str] = field(default_factory=dict)
-        delete_keys: list[str] = field(default_factory=list)
+    class Update(BaseOperation):
+        """Rows rewritten: deletion vectors grown in ``updated_fragments`` (or whole
+        fragments removed), the new values written as ``new_fragments``."""
+
+        removed_fragment_ids: list[int] = field(default_factory=list)
+        updated_fragments: list[Fragment] = field(default_factory=list)
+        new_fragments: list[Fragment] = field(default_factory=list)
+        fields_modified: list[int] = field(default_factory=list)
+        fields_for_preserving_frag_bitmap: list[int] = field(default_factory=list)
+        update_mode: str = ""
+        updated_fragment_offsets: dict[int, bytes] | None = None
+        # The upsert's inserted keys, when lancelet planned it (never written).
+        _inserted_keys: ops.InsertedKeys | None = field(default=None, repr=False, compare=False)
 
         def to_operation(self) -> ops.Operation:
-            return ops.UpdateConfig(dict(self.upsert_values), tuple(self.delete_keys))
+            if self.update_mode or self.updated_fragment_offsets:
+                raise UnsupportedOptionError(
+                    "LanceOperation.Update: update_mode and updated_fragment_offsets are "
+                    "not supported"
+                )
+            return ops.Update(
+                tuple(self.removed_fragment_ids),
+                tuple(self.updated_fragments),
+                tuple(self.new_fragments),
+                tuple(self.fields_modified),
+                tuple(self.fields_for_preserving_frag_bitmap),
+                inserted_keys=self._inserted_keys,
+            )
+
+    @dataclass
+    class DataReplacementGroup:
+        fragment_id: int
+        new_file: DataFile
+
+    @dataclass
+    class DataReplacement(BaseOperation):
+        """Existing data files replaced by new ones holding the same fields."""
+
+        replacements: list[LanceOperation.DataReplacementGroup]
+
+        def to_operation(self) -> ops.Operation:
+            return ops.DataReplacement(
+                tuple((g.fragment_id, g.new_file) for g in self.replacements)
+            )
+
+    @dataclass
+    class UpdateMap:
+        """Changes to a string map: ``None`` as a value removes the key; ``replace``
+        drops every key not named first."""
+
+        updates: dict[str, str | None]
+        replace: bool = False
+
+        def to_map_update(self) -> ops.MapUpdate:
+            return ops.MapUpdate(dict(self.updates), self.replace)
+
+    @dataclass
+    class UpdateConfig(BaseOperation):
+        """Changes to the dataset's config, table metadata, schema metadata, and the
+        metadata of fields (by field id)."""
+
+        config_updates: LanceOperation.UpdateMap | None = None
+        table_metadata_updates: LanceOperation.UpdateMap | None = None
+        schema_metadata_updates: LanceOperation.UpdateMap | None = None
+        field_metadata_updates: dict[int, LanceOperation.UpdateMap] | None = None
+
+        def to_operation(self) -> ops.Operation:
+            upserts: dict[str, str] = {}
+            deletes: list[str] = []
+            if self.config_updates is not None:
+                if self.config_updates.replace:
+                    # A commit-time replace of config is not expressible as lancelet's
+                    # key upserts and removals without racing other writers.
+                    raise UnsupportedOptionError(
+                        "LanceOperation.UpdateConfig: config_updates with replace=True "
+                        "is not supported"
+                    )
+                for key, value in self.config_updates.updates.items():
+                    if value is None:
+                        deletes.append(key)
+                    else:
+                        upserts[key] = value
+            return ops.UpdateConfig(
+                upserts,
+                tuple(deletes),
+                _map_update(self.schema_metadata_updates),
+                {int(k): v.to_map_update() for k, v in (self.field_metadata_updates or {}).items()},
+                _map_update(self.table_metadata_updates),
+            )
+
+
+def _schema_of_files(schema: pa.Schema, fragments: list[Fragment]) -> LanceSchema:
+    """A pyarrow schema given ids as pylance gives them (in order, from 0), accepted only
+    when those are exactly the ids the fragments' data files store: other ids would
+    read columns from the wrong files."""
+    lance_schema = LanceSchema.from_arrow(schema)
+    declared = {f.id for f in lance_schema.fields}
+    for fragment in fragments:
+        stored = {i for d in fragment.files for i in d.fields if i >= 0}
+        if stored != declared:
+            raise UnsupportedOptionError(
+                "LanceOperation.Merge: the pyarrow schema's field ids (assigned in order) "
+                f"{sorted(declared)} differ from those fragment {fragment.id} stores "
+                f"{sorted(stored)}; pass the LanceSchema that merge_columns returned"
+            )
+    return lance_schema
+
+
+def _map_update(update: LanceOperation.UpdateMap | None) -> ops.MapUpdate | None:
+    return None if update is None else update.to_map_update()
+
+
+def _public_map(update: ops.MapUpdate | None) -> LanceOperation.UpdateMap | None:
+    return (
+        None if update is None else LanceOperation.UpdateMap(dict(update.entries), update.replace)
+    )
+
+
+def _public_update_config(op: ops.UpdateConfig) -> LanceOperation.UpdateConfig:
+    config: dict[str, str | None] = {**op.upsert_values, **dict.fromkeys(op.delete_keys)}
+    return LanceOperation.UpdateConfig(
+        LanceOperation.UpdateMap(config) if config else None,
+        _public_map(op.table_metadata),
+        _public_map(op.schema_metadata),
+        {
+            k: LanceOperation.UpdateMap(dict(v.entries), v.replace)
+            for k, v in op.field_metadata.items()
+        }
+        or None,
+    )
+
+
+def public_operation(op: ops.Operation) -> LanceOperation.BaseOperation:
+    """The ``LanceOperation`` a committed operation is, as ``read_transaction`` shows it."""
+    if isinstance(op, ops.Append):
+        return LanceOperation.Append(list(op.fragments))
+    if isinstance(op, ops.Overwrite):
+        return LanceOperation.Overwrite(
+            op.schema, list(op.fragments), dict(op.config_upsert_values)
+        )
+    if isinstance(op, ops.Delete):
+        return LanceOperation.Delete(
+            list(op.updated_fragments), list(op.deleted_fragment_ids), op.predicate
+        )
+    if isinstance(op, ops.Update):
+        return LanceOperation.Update(
+            list(op.removed_fragment_ids),
+            list(op.updated_fragments),
+            list(op.new_fragments),
+            list(op.fields_modified),
+            list(op.fields_for_preserving_frag_bitmap),
+            _inserted_keys=op.inserted_keys,
+        )
+    if isinstance(op, ops.Restore):
+        return LanceOperation.Restore(op.version)
+    if isinstance(op, ops.Merge):
+        return LanceOperation.Merge(list(op.fragments), op.schema)
+    if isinstance(op, ops.ReserveFragments):
+        return LanceOperation.ReserveFragments(op.num_fragments)
+    if isinstance(op, ops.DataReplacement):
+        return LanceOperation.DataReplacement(
+            [LanceOperation.DataReplacementGroup(i, f) for i, f in op.replacements]
+        )
+    if isinstance(op, ops.UpdateConfig):
+        return _public_update_config(op)
+    # As pylance shows a kind it has no class for: an opaque operation, which cannot
+    # be committed again.
+    return LanceOperation.BaseOperation()

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from lancelet.dataset import frag_reuse
+from lancelet.dataset import auto_cleanup, frag_reuse
 from lancelet.dataset.compaction import CompactionMetrics, compact
 from lancelet.dataset.index_build import optimize_indices
+from lancelet.dataset.options import check_options
+from lancelet.dataset.transactions import AutoCleanupConfig
 
 if TYPE_CHECKING:
     from lancelet.dataset.dataset import LanceDataset
@@ -64,3 +66,12 @@ class DatasetOptimizer:
         been rebuilt past (``optimize_indices`` does this too); True when it
         committed a new version."""
         return frag_reuse.cleanup(self._dataset)
+
+    def enable_auto_cleanup(self, auto_cleanup_config: AutoCleanupConfig, **kwargs: Any) -> None:
+        """Clean up old versions after commits, as ``auto_cleanup_config`` says."""
+        check_options(kwargs, "enable_auto_cleanup")
+        self._dataset.update_config(auto_cleanup.config_values(auto_cleanup_config))
+
+    def disable_auto_cleanup(self, **kwargs: Any) -> None:
+        check_options(kwargs, "disable_auto_cleanup")
+        self._dataset.delete_config_keys([auto_cleanup.INTERVAL_KEY, auto_cleanup.OLDER_THAN_KEY])

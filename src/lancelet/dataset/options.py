@@ -79,9 +79,7 @@ PYLANCE_KEYWORDS: dict[str, frozenset[str]] = {
     "dataset": frozenset(
         {
             *_STORAGE,
-            "asof",
             "block_size",
-            "commit_lock",
             "default_scan_options",
             "index_cache_size",
             "index_cache_size_bytes",
@@ -92,26 +90,19 @@ PYLANCE_KEYWORDS: dict[str, frozenset[str]] = {
     "write_dataset": frozenset(
         {
             *_WRITE,
-            "auto_cleanup_options",
             "blob_pack_file_size_threshold",
-            "commit_lock",
-            "commit_message",
-            "transaction_properties",
         }
     ),
     "write_fragments": frozenset({*_WRITE, "enable_stable_row_ids"}),
     "LanceDataset.commit": frozenset(
         {
             *_STORAGE,
-            "commit_lock",
-            "commit_message",
             "commit_timeout",
-            "detached",
             "enable_stable_row_ids",
-            "enable_v2_manifest_paths",
             "namespace_client_managed_versioning",
         }
     ),
+    "LanceDataset.commit_batch": frozenset({"base_store_params", "commit_timeout"}),
     "cleanup_old_versions": frozenset({"delete_rate_limit", "delete_concurrency", "versions"}),
     "add_columns": frozenset({"batch_size"}),
 }

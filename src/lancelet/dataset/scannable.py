@@ -79,7 +79,6 @@ class Scannable:
             full_text_query=full_text_query,
             fast_search=fast_search,
             blob_handling=blob_handling,
-            scan_stats_callback=scan_stats_callback,
             row_addr_allowlist=row_addr_allowlist,
             row_addr_blocklist=row_addr_blocklist,
         )
@@ -101,6 +100,7 @@ class Scannable:
             order_by=orderings(order_by, call),
             include_deleted_rows=arguments.flag(include_deleted_rows, "include_deleted_rows", call),
             late_materialization=_late_columns(late_materialization, call),
+            scan_stats_callback=scan_stats_callback,
         )
 
     def to_table(

@@ -8,7 +8,7 @@ compute expression over whole batches, and trims to ``offset``/``limit``.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -30,6 +30,7 @@ from lancelet.dataset.projection import (
     with_specials,
 )
 from lancelet.dataset.row_columns import live_rows_before, row_offsets, with_row_columns
+from lancelet.dataset.scan_stats import ScanRecorder, ScanStatistics
 from lancelet.errors import (
     ArgumentError,
     CorruptDatasetError,
@@ -39,6 +40,8 @@ from lancelet.errors import (
 from lancelet.expr import Predicate
 from lancelet.expr.arrow import evaluate
 from lancelet.expr.from_sql import predicate_tree
+from lancelet.index.planner import Candidates
+from lancelet.io import accounting
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.store import DatasetStore
@@ -171,7 +174,9 @@ class LanceScanner:
         order_by: Sequence[ColumnOrdering] = (),
         include_deleted_rows: bool = False,
         late_materialization: bool | Sequence[str] | None = None,
+        scan_stats_callback: Callable[[ScanStatistics], Any] | None = None,
     ) -> None:
+        self._recorder = ScanRecorder(scan_stats_callback)
         self._store = store
         self._manifest = manifest
         self._arrow = manifest.schema.to_arrow()
@@ -220,15 +225,21 @@ class LanceScanner:
         self._index_searches: list[Any] = []
         if use_scalar_index and parsed is not None and manifest.indices:
             self._predicate = parsed.tree
-            with searches_logged() as self._index_searches:
-                self._candidates = index_candidates(
-                    store,
-                    manifest,
-                    parsed.sql,
-                    self._filter_schema,
-                    self._fragments,
-                    predicate=self._predicate,
-                )
+            with (
+                searches_logged() as self._index_searches,
+                accounting.collecting(self._recorder.planning),
+            ):
+                self._candidates = self._plan(parsed.sql)
+
+    def _plan(self, sql: str) -> Candidates | None:
+        return index_candidates(
+            self._store,
+            self._manifest,
+            sql,
+            self._filter_schema,
+            self._fragments,
+            predicate=self._predicate,
+        )
 
     def _columns_of(self, filter: str | pc.Expression | None) -> list[str]:
         if filter is None:
@@ -502,6 +513,9 @@ class LanceScanner:
             yield whole.slice(first, min(step, stop - first))
 
     def to_batches(self) -> Iterator[pa.RecordBatch]:
+        return self._recorder.stream(self._batches())
+
+    def _batches(self) -> Iterator[pa.RecordBatch]:
         # Read in steps of several batches: fewer, larger reads cut page decoding and
         # per-call overhead; the output is still cut to the batch size.
         # A multiple of the batch size, so that only a fragment's last batch is short.
@@ -517,6 +531,9 @@ class LanceScanner:
         return pa.RecordBatchReader.from_batches(self.projected_schema, self.to_batches())
 
     def to_table(self) -> pa.Table:
+        return self._recorder.run(self._table)
+
+    def _table(self) -> pa.Table:
         tables = list(self._tables(step=_WHOLE_FRAGMENT))
         if not self._layout:
             # Arrow's concatenation of tables without columns drops their rows.
@@ -527,6 +544,9 @@ class LanceScanner:
         return pa.concat_tables(tables)
 
     def count_rows(self) -> int:
+        return self._recorder.run(self._count_rows)
+
+    def _count_rows(self) -> int:
         if self._filter is None:
             total = sum(self._rows_of(f) for f in self._fragments) - self._offset
             total = max(total, 0)

@@ -125,6 +125,9 @@ _FIXED_SIZE_LIST = re.compile(r"FixedSizeList\(\s*(\d+)\s*(?:,|x)\s*(.+)\)")
 _LIST = re.compile(r"(Large)?List\(\s*(.+)\)")
 
 
+_FIXED_SIZE_BINARY = re.compile(r"FixedSizeBinary\(\s*(\d{1,9})\s*\)")
+
+
 def arrow_type(name: str) -> pa.DataType:
     """The Arrow type an ``arrow_cast`` type name (arrow-rs's spelling) names, for the
     names lancelet supports."""
@@ -134,6 +137,9 @@ def arrow_type(name: str) -> pa.DataType:
     match = _TIMESTAMP.fullmatch(text)
     if match and match.group(1) in _UNITS:
         return pa.timestamp(_UNITS[match.group(1)])
+    width = _FIXED_SIZE_BINARY.fullmatch(text)
+    if width:
+        return pa.binary(int(width.group(1)))
     fixed = _FIXED_SIZE_LIST.fullmatch(text)
     if fixed:
         return pa.list_(arrow_type(fixed.group(2)), int(fixed.group(1)))
@@ -146,6 +152,7 @@ def arrow_type(name: str) -> pa.DataType:
             *_NAMED_TYPES,
             "Timestamp(<unit>, None)",
             "Timestamp(s|ms|us|ns)",
+            "FixedSizeBinary(n)",
             "List(<type>)",
             "LargeList(<type>)",
             "FixedSizeList(<n>, <type>)",

@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lancelet.dataset import blob_v2
 from lancelet.dataset.delete import delete_addresses, discard_deletions
 from lancelet.dataset.filter import parse_value
 from lancelet.dataset.projection import evaluate
@@ -28,6 +29,7 @@ from lancelet.dataset.write import (
 )
 from lancelet.errors import SchemaError
 from lancelet.table import row_ids
+from lancelet.table.blob_v2 import values_schema
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.operations import Delete, Update
 from lancelet.transaction.store import DatasetStore
@@ -109,6 +111,7 @@ def plan_update(
     committed.  A failure removes what was written."""
     label = f"{store.root}: update"
     check_writable(manifest, data_storage_version)
+    blob_v2.refuse_assignments(manifest, updates, label)
     schema = manifest.schema.to_arrow()
     assignments = _Assignments(updates, schema, label)
     scan = LanceScanner(store, manifest, columns=[*schema.names, ROW_ID, ROW_ADDRESS], filter=where)
@@ -119,8 +122,11 @@ def plan_update(
         for batch in scan.to_batches():
             addresses.append(batch.column(ROW_ADDRESS).to_numpy())
             ids.append(batch.column(ROW_ID).to_numpy())
-            yield assignments.apply(batch.drop_columns([ROW_ID, ROW_ADDRESS]))
+            rows = assignments.apply(batch.drop_columns([ROW_ID, ROW_ADDRESS]))
+            # Blob v2 values move with their rows, written anew (inline).
+            yield blob_v2.values_of(store, manifest, rows, addresses[-1])
 
+    schema = values_schema(schema)
     reader = pa.RecordBatchReader.from_batches(schema, rewritten())
     new_fragments = write_fragment_files(
         store, conform(reader, schema, label), manifest.schema, manifest.data_storage_version

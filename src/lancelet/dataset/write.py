@@ -14,10 +14,13 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from lancelet import io
+from lancelet.dataset import blob
+from lancelet.dataset.bases import WriteBases
 from lancelet.errors import AppendSchemaError, SchemaError, UnsupportedVersionError
 from lancelet.file import version as file_version
 from lancelet.file.writer import LanceFileWriter
-from lancelet.table import naming
+from lancelet.table import blob_v2, naming
+from lancelet.table.base_paths import BasePath
 from lancelet.table.fragment import DataFile, Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.table.schema import (
@@ -109,7 +112,8 @@ def prepare(
     if latest is not None and mode == "append":
         version = check_writable(latest, data_storage_version)
         schema = latest.schema
-        return Prepared(conform_append(reader, schema.to_arrow(), where), schema, True, version)
+        values = blob_v2.values_schema(schema.to_arrow())
+        return Prepared(conform_append(reader, values, where), schema, True, version)
     if data_storage_version is None and latest is not None:
         # An overwrite keeps the dataset's file format unless told otherwise, as
         # pylance's does; one lancelet cannot write must be replaced by name.
@@ -123,18 +127,24 @@ def prepare(
             ) from exc
     else:
         version = storage_version(data_storage_version)
-    return Prepared(reader, LanceSchema.from_arrow(reader.schema), False, version)
+    blob.check_writable(reader.schema, version, where)
+    return Prepared(reader, blob.dataset_schema(reader.schema, version, where), False, version)
 
 
 def data_file(
-    name: str, schema: LanceSchema, version: str, size: int, names: list[str] | None = None
+    name: str,
+    schema: LanceSchema,
+    version: str,
+    size: int,
+    names: list[str] | None = None,
+    base_id: int | None = None,
 ) -> DataFile:
     """The manifest's record of a data file holding the columns ``names`` (default:
     all) of ``schema``, written in file format ``version``."""
     chosen = file_version.by_name(version)
     ids = column_field_ids(schema, names, structural=chosen.structural)
     major, minor = chosen.manifest_pair
-    return DataFile(name, tuple(ids), tuple(range(len(ids))), major, minor, size)
+    return DataFile(name, tuple(ids), tuple(range(len(ids))), major, minor, size, base_id)
 
 
 class _FileSink:
@@ -146,6 +156,7 @@ class _FileSink:
         schema: LanceSchema,
         max_rows: int,
         version: str,
+        bases: WriteBases | None = None,
         names: list[str] | None = None,
     ) -> None:
         if max_rows <= 0:
@@ -161,6 +172,8 @@ class _FileSink:
         self._writer: LanceFileWriter | None = None
         self._name = ""
         self._rows = 0
+        self._bases = bases
+        self._base: BasePath | None = None
         self.fragments: list[Fragment] = []
         self.paths: list[str] = []
 
@@ -178,7 +191,11 @@ class _FileSink:
 
     def _open(self) -> None:
         self._name = naming.data_file_name()
-        path = self._store.data_path(self._name)
+        self._base = None if self._bases is None else self._bases.next_target()
+        if self._base is None:
+            path = self._store.data_path(self._name)
+        else:  # a new dataset's bases are not registered yet: no store lookup
+            path = io.join(self._base.data_dir(), self._name)
         self.paths.append(path)
         ids = file_field_ids(self._schema, self._names)
         self._writer = LanceFileWriter.for_dataset(path, self._arrow, ids, version=self._version)
@@ -192,7 +209,8 @@ class _FileSink:
         self._writer = None
         if size is None:  # not expected: a closed writer knows its size
             size = io.size_of(self.paths[-1])
-        data_file_ = data_file(self._name, self._schema, self._version, size, self._names)
+        base_id = None if self._base is None else self._base.id
+        data_file_ = data_file(self._name, self._schema, self._version, size, self._names, base_id)
         self.fragments.append(Fragment(0, (data_file_,), self._rows))
 
     def abort(self) -> None:
@@ -209,13 +227,15 @@ def write_fragment_files(
     schema: LanceSchema,
     version: str,
     max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE,
+    bases: WriteBases | None = None,
 ) -> list[Fragment]:
-    """Write the stream as data files of file format ``version``; fragments come back
-    with id 0 (assigned at commit).  A stream of some of the schema's columns (in its
-    order; see :func:`conform_append`) gives files of those columns only."""
+    """Write the stream as data files of file format ``version`` (under ``bases``'
+    targets, if any); fragments come back with id 0 (assigned at commit).  A stream of
+    some of the schema's columns (in its order; see :func:`conform_append`) gives files
+    of those columns only."""
     given = reader.schema.names
     names = None if given == schema.to_arrow().names else given
-    sink = _FileSink(store, schema, max_rows_per_file, version, names)
+    sink = _FileSink(store, schema, max_rows_per_file, version, bases, names)
     try:
         for batch in reader:
             sink.write(batch)
@@ -230,4 +250,4 @@ def discard_data_files(store: DatasetStore, fragments: Iterable[Fragment]) -> No
     """Remove data files a failed commit left unreferenced."""
     for fragment in fragments:
         for data_file in fragment.files:
-            io.delete(store.data_path(data_file.path))
+            io.delete(store.data_path(data_file.path, data_file.base_id))

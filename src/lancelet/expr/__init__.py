@@ -4,6 +4,7 @@ Spark filter translation all read."""
 from lancelet.expr.nodes import (
     INDEX_QUERIES,
     And,
+    Contains,
     Equals,
     HasAll,
     HasAny,
@@ -21,6 +22,7 @@ from lancelet.expr.nodes import (
 __all__ = [
     "INDEX_QUERIES",
     "And",
+    "Contains",
     "Equals",
     "HasAll",
     "HasAny",

@@ -10,6 +10,7 @@ and ``parse_filter(sql)`` select the same rows:
   order, the sign of zero ignored: a NaN with its sign bit clear is above every
   number (``x > 1`` holds for it), one with its sign bit set below every number.
 * LikePrefix: the string starts with the prefix, character for character.
+* Contains: the string holds the substring somewhere, character for character.
 * HasAny / HasAll: the list holds an item equal to any / each of the values, floats
   equal when their bits are (``-0.0`` is not ``0.0``); NULL where the list is NULL.
   With no values, FALSE / TRUE on every row, NULL lists included (as SQL's
@@ -38,6 +39,7 @@ from lancelet.dataset.filter import parse_value
 from lancelet.errors import FilterError
 from lancelet.expr.nodes import (
     And,
+    Contains,
     Equals,
     HasAll,
     HasAny,
@@ -84,6 +86,9 @@ def to_arrow(pred: Predicate, schema: pa.Schema) -> pc.Expression:
         return _like_prefix(pred, schema)
     if isinstance(pred, (HasAny, HasAll)):
         return _has(pred, schema)
+    if isinstance(pred, Contains):
+        field, _ = _column(pred.column, schema)
+        return pc.match_substring(field, pattern=pred.substring)
     raise FilterError(f"{pred!r} is not a predicate")
 
 

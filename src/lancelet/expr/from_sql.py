@@ -47,6 +47,7 @@ from lancelet.dataset.filter import (
 )
 from lancelet.expr.nodes import (
     And,
+    Contains,
     Equals,
     HasAll,
     HasAny,
@@ -128,6 +129,8 @@ class _Splitter:
                 return None
             # sqlglot marks NOT LIKE with a flag rather than a NOT node.
             return Not(prefix) if node.args.get("negate") else prefix
+        if isinstance(node, exp.Contains):
+            return self.contains(node)
         return self.has(node)
 
     def column(self, node: exp.Expression) -> tuple[str, ...] | None:
@@ -213,6 +216,18 @@ class _Splitter:
         if not text.endswith("%") or any(c in prefix for c in "%_\\"):
             return None
         return LikePrefix(_dotted(path), prefix)
+
+    def contains(self, node: exp.Contains) -> Contains | None:
+        path = self.column(node.this)
+        if path is None:
+            return None
+        dtype = _field_type(self.schema, path)
+        if not (pa.types.is_string(dtype) or pa.types.is_large_string(dtype)):
+            return None
+        needle = operand(node.expression, self.sql, self.schema).const
+        if needle is None or not needle.is_valid or not pa.types.is_string(needle.type):
+            return None
+        return Contains(_dotted(path), needle.as_py())
 
     def has(self, node: exp.Expression) -> HasAny | HasAll | None:
         call = membership(node, self.sql, self.schema)

@@ -82,6 +82,15 @@ class HasAll:
 
 
 @dataclass(frozen=True)
+class Contains:
+    """``contains(column, substring)``: a string column holding ``substring``
+    (case-sensitive)."""
+
+    column: str
+    substring: str
+
+
+@dataclass(frozen=True)
 class Opaque:
     """Any other condition, as SQL text the Arrow evaluator understands."""
 
@@ -104,6 +113,6 @@ class Not:
 
 
 # The leaves an index may answer: each names the single column it reads.
-IndexQuery = Equals | Range | IsIn | IsNull | LikePrefix | HasAny | HasAll
-INDEX_QUERIES = (Equals, Range, IsIn, IsNull, LikePrefix, HasAny, HasAll)
+IndexQuery = Equals | Range | IsIn | IsNull | LikePrefix | HasAny | HasAll | Contains
+INDEX_QUERIES = (Equals, Range, IsIn, IsNull, LikePrefix, HasAny, HasAll, Contains)
 Predicate = IndexQuery | Opaque | And | Or | Not

@@ -182,10 +182,15 @@ def parse_message(
     except (DecodeError, RuntimeError, ValueError) as exc:
         raise CorruptFileError(f"{path}: {what} is not a valid protobuf message: {exc}") from exc
     if strict:
-        size = message.ByteSize()
-        message.DiscardUnknownFields()
-        if message.ByteSize() != size:
-            raise CorruptFileError(f"{path}: {what} holds fields its format does not define")
+        strict_message(message, what, path)
+
+
+def strict_message(message: Message, what: str, path: str) -> None:
+    """Refuse a parsed ``message`` holding fields (at any depth) its schema lacks."""
+    size = message.ByteSize()
+    message.DiscardUnknownFields()
+    if message.ByteSize() != size:
+        raise CorruptFileError(f"{path}: {what} holds fields its format does not define")
 
 
 def _unpack_any(

@@ -7,6 +7,7 @@ pool thread starts runs on that thread, so nested reads never wait on themselves
 
 from __future__ import annotations
 
+import contextvars
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -48,7 +49,8 @@ def map_columns(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
     the interpreter.  After a failure, jobs not yet started are cancelled."""
     if WORKERS < 2 or len(items) < 2 or getattr(_local, "worker", False):
         return [fn(item) for item in items]
-    jobs = [_pool().submit(fn, item) for item in items]
+    # Each job runs in a copy of the caller's context, which carries its scan counters.
+    jobs = [_pool().submit(contextvars.copy_context().run, fn, item) for item in items]
     _, pending = wait(jobs, return_when=FIRST_EXCEPTION)
     if pending:  # something failed: stop what has not started, let the rest finish
         for job in pending:

@@ -21,6 +21,7 @@ from lancelet.errors import (
 )
 from lancelet.file import container, prefetch, v0_1
 from lancelet.file.container import ColumnInfo
+from lancelet.file.extensions import logical_field, logical_reader, storage_schema
 from lancelet.file.parallel import map_columns
 from lancelet.file.schema import from_lance_fields
 from lancelet.file.v2_0.fields import ColumnPages, build_reader
@@ -180,7 +181,11 @@ class LanceFileReader:
         self._field_ids = tuple(f.id for f in descriptor.schema.fields)
         self._all_field_ids = _preorder_ids(descriptor.schema.fields)
         try:
-            self._schema = from_lance_fields(descriptor.schema.fields, descriptor.schema.metadata)
+            self._logical_schema = from_lance_fields(
+                descriptor.schema.fields, descriptor.schema.metadata, json_text=False
+            )
+            # Columns decode as extension types' storage; _projected wraps them back.
+            self._schema = storage_schema(self._logical_schema)
         except UnsupportedTypeError as exc:
             if not self._footer.structural:
                 raise CorruptFileError(f"{self.path}: {exc}") from exc
@@ -312,8 +317,9 @@ class LanceFileReader:
             else:
                 assert isinstance(node, FieldNode)
                 readers.append(build_reader(node, self._pages))
-        schema = pa.schema([node.field for node in nodes], metadata=self._schema.metadata)
-        return schema, readers
+        readers = [logical_reader(r, node.field) for r, node in zip(readers, nodes, strict=True)]
+        fields = [logical_field(node.field, json_text=False) for node in nodes]
+        return pa.schema(fields, metadata=self._schema.metadata), readers
 
     def _resolve(self, name: str) -> FieldNode | layout21.Node:
         """A top-level column or a dotted path to a struct sub-field."""
@@ -555,7 +561,7 @@ class LanceFileReader:
         ]
         data_bytes = min([g.position for g in globals_] + [f.column_meta_start])
         return LanceFileMetadata(
-            schema=self._schema,
+            schema=self._logical_schema,
             num_rows=self._num_rows,
             num_data_bytes=data_bytes,
             num_column_metadata_bytes=f.cmo_table_pos - f.column_meta_start,
@@ -568,7 +574,7 @@ class LanceFileReader:
 
     @property
     def schema(self) -> pa.Schema:
-        return self._schema
+        return self._logical_schema
 
 
 def _preorder_ids(fields: Sequence[file_pb2.Field]) -> tuple[int, ...]:

@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from lancelet._proto import file_pb2
 from lancelet.errors import SchemaError, UnsupportedTypeError
+from lancelet.file import extensions
 
 _SIMPLE: dict[pa.DataType, str] = {
     pa.null(): "null",
@@ -47,6 +48,12 @@ _VARIABLE_WIDTH = (pa.string(), pa.binary(), pa.large_string(), pa.large_binary(
 
 def logical_type(dtype: pa.DataType, column: str) -> str:
     """The Lance logical type string of an Arrow type."""
+    if isinstance(dtype, pa.BaseExtensionType):
+        # pylance's own (lance.blob.v2 from blob_array / blob_field) included: a blob
+        # column is written from large_binary values marked lance-encoding:blob.
+        raise UnsupportedTypeError(
+            f"column {column!r}: Arrow extension type {dtype.extension_name!r} is not supported"
+        )
     if dtype in _SIMPLE:
         return _SIMPLE[dtype]
     if pa.types.is_decimal(dtype):
@@ -70,7 +77,12 @@ def logical_type(dtype: pa.DataType, column: str) -> str:
         value = logical_type(dtype.value_type, column)
         return f"dict:{value}:{logical_type(dtype.index_type, column)}:false"
     if pa.types.is_fixed_size_list(dtype):
-        inner = logical_type(dtype.value_type, column)
+        item = extensions.extension_of(dtype.value_field)
+        if item is not None and item != extensions.BFLOAT16:
+            raise UnsupportedTypeError(
+                f"column {column!r}: fixed-size lists of {item} have no Lance logical type"
+            )
+        inner = item or logical_type(dtype.value_type, column)
         return f"fixed_size_list:{inner}:{dtype.list_size}"
     raise UnsupportedTypeError(f"column {column!r}: Arrow type {dtype} has no Lance logical type")
 
@@ -108,6 +120,8 @@ def parse_logical_type(name: str, column: str) -> pa.DataType:
             )
         elif head == "fixed_size_list":
             inner, _, size = rest.rpartition(":")
+            if inner == extensions.BFLOAT16:
+                return pa.list_(_bfloat16_item(), int(size))
             if inner.split(":")[0] in ("struct", "list", "large_list", "map"):
                 # Items with child fields of their own (2.2 files): not read yet.
                 raise UnsupportedTypeError(f"column {column!r}: unsupported logical type {name!r}")
@@ -117,6 +131,11 @@ def parse_logical_type(name: str, column: str) -> pa.DataType:
     except (ValueError, TypeError, pa.ArrowInvalid) as exc:
         raise SchemaError(f"column {column!r}: malformed logical type {name!r}") from exc
     raise UnsupportedTypeError(f"column {column!r}: unsupported logical type {name!r}")
+
+
+def _bfloat16_item() -> pa.Field:
+    meta = {extensions.NAME_KEY: extensions.BFLOAT16.encode(), extensions.METADATA_KEY: b""}
+    return pa.field("item", pa.binary(2), metadata=meta)
 
 
 _OFFSET = re.compile(r"[+-](?:[01][0-9]|2[0-3]):?[0-5][0-9]")
@@ -157,22 +176,27 @@ def _metadata(meta: Mapping[bytes, bytes] | None) -> dict[str, bytes]:
 
 
 def to_lance_fields(schema: pa.Schema, first_id: int = 0) -> list[file_pb2.Field]:
-    """Flatten an Arrow schema into Lance fields, assigning ids in pre-order."""
+    """Flatten an Arrow schema into Lance fields, assigning ids in pre-order.
+    Extension types are stored as their storage type (see :mod:`.extensions`)."""
+    schema = extensions.storage_schema(schema)
     out: list[file_pb2.Field] = []
     next_id = [first_id]
 
     def visit(field: pa.Field, parent: int) -> None:
         fid = next_id[0]
         next_id[0] += 1
+        extension = extensions.extension_of(field)
+        is_json = extension == extensions.LANCE_JSON
         out.append(
             file_pb2.Field(
                 name=field.name,
                 id=fid,
                 parent_id=parent,
-                logical_type=logical_type(field.type, field.name),
+                logical_type="json" if is_json else logical_type(field.type, field.name),
                 nullable=field.nullable,
                 metadata=_metadata(field.metadata),
                 encoding=_legacy_encoding(field.type),
+                extension_name=extension or "",
             )
         )
         for child in _child_fields(field.type):
@@ -186,7 +210,8 @@ def to_lance_fields(schema: pa.Schema, first_id: int = 0) -> list[file_pb2.Field
 def renumbered(fields: list[file_pb2.Field], ids: Sequence[int], path: str) -> list[file_pb2.Field]:
     """``fields`` (numbered by position, as :func:`to_lance_fields` numbers them) with
     the ids ``ids`` in their place, parents renumbered alike."""
-    if len(ids) != len(fields) or len(set(ids)) != len(ids) or min(ids, default=0) < 0:
+    numbered = [i for i in ids if i != -1]
+    if len(ids) != len(fields) or len(set(numbered)) != len(numbered) or min(ids, default=0) < -1:
         raise SchemaError(
             f"{path}: {len(ids)} distinct non-negative field ids are needed for "
             f"{len(fields)} fields, got {list(ids)}"
@@ -196,7 +221,10 @@ def renumbered(fields: list[file_pb2.Field], ids: Sequence[int], path: str) -> l
         copy = file_pb2.Field()
         copy.CopyFrom(field)
         copy.id = ids[field.id]
-        copy.parent_id = -1 if field.parent_id == -1 else ids[field.parent_id]
+        # An unnumbered field (-1: a blob v2 descriptor's child) has no parent id
+        # either, as pylance writes it.
+        unparented = field.parent_id == -1 or copy.id == -1
+        copy.parent_id = -1 if unparented else ids[field.parent_id]
         out.append(copy)
     return out
 
@@ -209,9 +237,12 @@ def _child_fields(dtype: pa.DataType) -> Iterator[pa.Field]:
 
 
 def from_lance_fields(
-    fields: Iterable[file_pb2.Field], metadata: Mapping[str, bytes] | None = None
+    fields: Iterable[file_pb2.Field],
+    metadata: Mapping[str, bytes] | None = None,
+    json_text: bool = True,
 ) -> pa.Schema:
-    """Rebuild the Arrow schema from a pre-order list of Lance fields."""
+    """Rebuild the Arrow schema from a pre-order list of Lance fields (JSON columns
+    as ``arrow.json`` text with ``json_text``, else as the JSONB stored)."""
     fields = list(fields)
     children: dict[int, list[file_pb2.Field]] = {}
     ids = {f.id for f in fields}
@@ -232,7 +263,7 @@ def from_lance_fields(
         children.setdefault(f.parent_id, []).append(f)
     top = [_to_arrow_field(f, children, depth=0) for f in children.get(-1, [])]
     schema_meta = {k.encode(): v for k, v in (metadata or {}).items()}
-    return pa.schema(top, metadata=schema_meta or None)
+    return extensions.logical_schema(pa.schema(top, metadata=schema_meta or None), json_text)
 
 
 def _is_blob_v2_descriptor(field: file_pb2.Field) -> bool:
@@ -256,6 +287,9 @@ def _to_arrow_field(
     else:
         dtype = parse_logical_type(name, field.name)
     meta = {k.encode(): v for k, v in field.metadata.items()}
+    if field.extension_name and extensions.NAME_KEY not in meta:
+        meta[extensions.NAME_KEY] = field.extension_name.encode()
+        meta[extensions.METADATA_KEY] = b""
     if pa.types.is_null(dtype) and not field.nullable:
         raise SchemaError(f"field {field.name!r}: a null-typed field must be nullable")
     return pa.field(field.name, dtype, nullable=field.nullable, metadata=meta or None)

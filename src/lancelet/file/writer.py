@@ -16,8 +16,21 @@ import pyarrow as pa
 
 from lancelet.errors import UnsupportedOptionError, UnsupportedVersionError
 from lancelet.file import version as file_version
+from lancelet.file.blob_v2 import is_blob_values
 from lancelet.file.writing import FileWriterBase
 from lancelet.io import configure
+
+
+def _refuse_blob_v2(schema: pa.Schema, version: file_version.FileVersion, path: str) -> None:
+    """pylance keeps a dataset's blob columns in 2.2 files as blob v2 (descriptors in
+    the data file, values in ``.blob`` files beside it), which lancelet does not
+    write; the 2.1 blob layout would give such a dataset columns pylance does not."""
+    blobs = [f.name for f in schema if is_blob_values(f)]
+    if blobs and version.structural and version.name != "2.1":
+        raise UnsupportedOptionError(
+            f"{path}: column {blobs[0]!r} is a blob column; lancelet writes a dataset's "
+            f"blob columns in Lance 2.1 files only, not {version.name}"
+        )
 
 
 def _writer_class(version: file_version.FileVersion) -> type[FileWriterBase]:
@@ -81,6 +94,7 @@ class LanceFileWriter:
         (``field_ids``, one per field of ``schema`` in pre-order) as pylance's do: a
         reader matches a file's columns to the manifest's by them."""
         writer = cls(path, None, version=version)
+        _refuse_blob_v2(schema, writer._inner.version, os.fspath(path))
         writer._inner.field_ids = tuple(field_ids)
         writer._inner.start(schema)
         return writer

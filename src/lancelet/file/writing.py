@@ -15,6 +15,7 @@ from lancelet._proto import encodings_v2_0_pb2 as enc_pb
 from lancelet._proto import file2_pb2, file_pb2
 from lancelet.errors import LanceFileError, SchemaError
 from lancelet.file import container
+from lancelet.file.extensions import storage_batch, storage_schema
 from lancelet.file.schema import renumbered, to_lance_fields
 from lancelet.file.version import FileVersion
 from lancelet.io import OutputFile, open_output
@@ -22,6 +23,7 @@ from lancelet.io import OutputFile, open_output
 DEFAULT_DATA_CACHE_BYTES = 8 * 1024 * 1024
 DEFAULT_MAX_PAGE_BYTES = 32 * 1024 * 1024
 _PAD = b"H"  # the byte pylance pads buffers with (72), so files can match byte for byte
+PAD_BYTE = _PAD[0]
 
 
 class PageSink:
@@ -31,6 +33,10 @@ class PageSink:
         self.out = out
         self.page_url = page_url
         self.pages: list[list[file2_pb2.ColumnMetadata.Page]] = [[] for _ in range(num_columns)]
+
+    def aligned_position(self) -> int:
+        """Where the next buffer will start."""
+        return self.out.position + container.padding(self.out.position)
 
     def write_buffer(self, data: pa.Buffer | bytes) -> tuple[int, int]:
         pad = container.padding(self.out.position)
@@ -116,7 +122,7 @@ class FileWriterBase:
         if self.field_ids is not None:
             self._fields = renumbered(self._fields, self.field_ids, self.path)
         self.schema = schema
-        num_columns = self._start_columns(schema)
+        num_columns = self._start_columns(storage_schema(schema))
         self._out = open_output(self.path)
         self._sink = PageSink(self._out, num_columns, self.page_url)
 
@@ -129,7 +135,7 @@ class FileWriterBase:
         self._check_schema(batch.schema)
         try:
             for rb in batch.to_batches() if isinstance(batch, pa.Table) else [batch]:
-                self._write(rb)
+                self._write(storage_batch(rb))
                 self._rows += rb.num_rows
         except BaseException:
             self.abort()
@@ -138,13 +144,18 @@ class FileWriterBase:
     def _check_schema(self, got: pa.Schema) -> None:
         assert self.schema is not None
         expected = [(f.name, f.type) for f in self.schema]
-        actual = [(f.name, f.type) for f in got]
+        actual = [(f.name, self._stored_type(i, f)) for i, f in enumerate(got)]
         if expected != actual:
             self.abort()
             raise SchemaError(
                 f"{self.path}: batch schema does not match the file's schema; "
                 f"expected {self.schema.remove_metadata()}, got {got.remove_metadata()}"
             )
+
+    def _stored_type(self, index: int, field: pa.Field) -> pa.DataType:
+        """The type the batch's column ``index`` is stored as (a version may convert
+        some)."""
+        return field.type
 
     def add_schema_metadata(self, key: str, value: str) -> None:
         self._schema_metadata[key] = value

@@ -34,6 +34,7 @@ from lancelet.index import files, ordering, queries, sorted_sets
 from lancelet.index.base import SearchResult
 from lancelet.index.external_sort import IDS, VALUES, as_table, pair_schema, sorted_blocks
 from lancelet.index.remapping import AddressMapping
+from lancelet.io import accounting
 
 LOOKUP_FILE = "page_lookup.lance"
 DATA_FILE = "page_data.lance"
@@ -160,6 +161,18 @@ def _batch_size(meta: dict[str, str], path: str) -> int:
 _CACHED_PAGES = 16
 
 
+# Lance before 0.21 wrote the pages in the legacy file format, naming the row id column
+# "row_ids"; the reference reads the two columns by position.
+_LEGACY_IDS = "row_ids"
+
+
+def _open_pages(path: str, value_type: pa.DataType) -> LanceFileReader:
+    with files.reading(path):
+        names = LanceFileReader(path).schema.names
+    ids = _LEGACY_IDS if names == [VALUES, _LEGACY_IDS] else IDS
+    return files.open_file(path, [(VALUES, value_type), (ids, pa.uint64())])
+
+
 class BTreeIndex:
     """A BTREE index directory, opened for searching."""
 
@@ -175,6 +188,7 @@ class BTreeIndex:
         self._check_lookup()
         # Pages read and checked lately: repeated lookups of nearby keys skip the decode.
         self._pages: OrderedDict[int, tuple[pa.Array, pa.Array]] = OrderedDict()
+        self._prewarmed = False
 
     @classmethod
     def open(cls, directory: str | os.PathLike[str]) -> BTreeIndex:
@@ -192,9 +206,7 @@ class BTreeIndex:
         batch_size = _batch_size(files.metadata(reader), lookup_path)
         lookup = files.read_rows(reader, 0, reader.num_rows())
         value_type = lookup.schema.field("min").type
-        data = files.open_file(
-            io.join(where, DATA_FILE), [(VALUES, value_type), (IDS, pa.uint64())]
-        )
+        data = _open_pages(io.join(where, DATA_FILE), value_type)
         # Pages are listed by page_idx; put them in data order.
         lookup = lookup.take(pc.sort_indices(lookup.column("page_idx")))
         return cls(where, lookup, data, batch_size)
@@ -314,6 +326,7 @@ class BTreeIndex:
         """(page, its search keys, its row ids), checked against the lookup."""
         wanted = pages.tolist()
         missing = np.array([p for p in wanted if p not in self._pages], dtype=np.int64)
+        accounting.add(parts_loaded=len(missing), index_cache_hits=len(wanted) - len(missing))
         for page in wanted:
             if page in self._pages:
                 self._pages.move_to_end(page)
@@ -334,14 +347,21 @@ class BTreeIndex:
         for group in np.split(pages, breaks):
             start = int(group[0]) * self._batch_size
             table = files.read_rows(self._data, start, int(rows[group].sum()))
+            table = table.rename_columns([VALUES, IDS])  # a legacy file names them otherwise
             for page in group:
                 offset = (int(page) - int(group[0])) * self._batch_size
                 yield int(page), table.slice(offset, int(rows[page]))
 
     def _remember(self, page: int, keys: pa.Array, ids: pa.Array) -> None:
         self._pages[page] = (keys, ids)
-        while len(self._pages) > _CACHED_PAGES:
+        while len(self._pages) > _CACHED_PAGES and not self._prewarmed:
             self._pages.popitem(last=False)
+
+    def prewarm(self) -> None:
+        """Read every page into memory and keep them all there from now on."""
+        self._prewarmed = True
+        for _ in self._read_pages(np.arange(self.num_pages)):
+            pass
 
     def search(self, query: IndexQuery) -> SearchResult | None:
         plan = queries.plan(query, self.value_type)

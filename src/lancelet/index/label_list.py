@@ -112,8 +112,9 @@ def _group(keys: pa.Array, owners: np.ndarray) -> tuple[pa.Array, list[bytes]]:
     codes = rank[encoded.indices.to_numpy(zero_copy_only=False)]
     sequence = np.lexsort((owners, codes))
     codes, owners = codes[sequence], owners[sequence]
-    bounds = np.append(np.flatnonzero(np.diff(codes)) + 1, len(codes))
-    starts = np.insert(bounds[:-1], 0, 0) if len(codes) else bounds[:0]
+    # Where each key's run ends, and where it starts (no runs without keys).
+    bounds = np.append(np.flatnonzero(np.diff(codes)) + 1, len(codes))[: len(codes)]
+    starts = np.insert(bounds[:-1], 0, 0) if len(codes) else bounds
     bitmaps = [serialize_treemap(owners[s:e]) for s, e in zip(starts, bounds, strict=True)]
     return dictionary.take(pa.array(order)), bitmaps
 

@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 from lancelet.expr import INDEX_QUERIES, And, IndexQuery, Or, Predicate, Range
 from lancelet.index import sorted_sets
 from lancelet.index.base import Searchable
+from lancelet.io import accounting
 from lancelet.table import row_address
 
 
@@ -127,6 +128,7 @@ def _search(query: IndexQuery, indexed: IndexedColumn) -> Candidates | None:
         if not fragments:
             continue
         result = index.search(query)
+        accounting.add(index_comparisons=1)
         if result is None:
             return None
         found = row_address.by_fragment(_sorted(result.addresses))

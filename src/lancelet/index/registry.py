@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelet.errors import ArgumentError
-from lancelet.index import bitmap, bloomfilter, btree, label_list, zonemap
+from lancelet.index import bitmap, bloomfilter, btree, label_list, ngram, zonemap
 from lancelet.index._files import IndexDetails
 from lancelet.index.base import ScalarIndex
 from lancelet.table.index import ROW_ID_KEYED_VERSIONS
@@ -115,6 +115,13 @@ TYPES = (
         bloomfilter.write_bloomfilter,
         bloomfilter.BloomFilterIndex.open,
         frozenset({"number_of_items", "probability"}),
+    ),
+    IndexType(
+        "NGRAM",
+        ngram.NGRAM_DETAILS,
+        ngram.write_ngram,
+        lambda directory, _: ngram.NGramIndex.open(directory),
+        row_id_versions=ROW_ID_KEYED_VERSIONS["/lance.table.NGramIndexDetails"],
     ),
 )
 BY_NAME = {t.name: t for t in TYPES}

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import threading
 
+from lancelet.io import accounting
+
 _lock = threading.Lock()
 _requests = 0
 _bytes = 0
@@ -18,6 +20,7 @@ def count_read(requests: int, nbytes: int) -> None:
     with _lock:
         _requests += requests
         _bytes += nbytes
+    accounting.add(iops=requests, requests=requests, bytes_read=nbytes)
 
 
 def iops_counter() -> int:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import pyarrow as pa
 
+from lancelet.dataset.committing import commit_transaction
 from lancelet.dataset.dataset import LanceDataset
 from lancelet.dataset.delete import discard_deletions
 from lancelet.dataset.write import discard_data_files
@@ -32,7 +33,6 @@ from lancelet.optimize import CompactionTask, RewriteResult
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.transaction import operations as ops
-from lancelet.transaction.commit import commit_transaction
 from lancelet.transaction.store import DatasetStore
 
 if TYPE_CHECKING:

@@ -152,7 +152,7 @@ def _files(store: DatasetStore, manifest: Manifest) -> dict[str, int]:
     out: dict[str, int] = {}
     for fragment in manifest.fragments:
         for data_file in fragment.files:
-            path = store.data_path(data_file.path)
+            path = store.data_path(data_file.path, data_file.base_id)
             out[path] = _size(path, data_file.file_size_bytes)
         if fragment.deletion_file is not None:
             path = store.deletion_path(fragment.id, fragment.deletion_file)

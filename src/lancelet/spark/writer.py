@@ -20,6 +20,7 @@ from pyspark.sql import datasource as sds
 from pyspark.sql import types as st
 
 from lancelet._proto import file_pb2
+from lancelet.dataset.committing import commit_transaction
 from lancelet.dataset.schema_ops import extend_schema
 from lancelet.dataset.write import (
     check_writable,
@@ -39,7 +40,6 @@ from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.table.schema import LanceSchema
 from lancelet.transaction import operations as ops
-from lancelet.transaction.commit import commit_transaction
 from lancelet.transaction.store import DatasetStore
 
 

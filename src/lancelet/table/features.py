@@ -32,9 +32,9 @@ FLAG_NAMES = {
 }
 
 READABLE = DELETION_FILES | STABLE_ROW_IDS | USE_V2_FORMAT_DEPRECATED | TABLE_CONFIG
-READABLE |= DISABLE_TRANSACTION_FILE | MIXED_FILE_VERSIONS
+READABLE |= DISABLE_TRANSACTION_FILE | MIXED_FILE_VERSIONS | BASE_PATHS
 WRITABLE = DELETION_FILES | STABLE_ROW_IDS | USE_V2_FORMAT_DEPRECATED | TABLE_CONFIG
-WRITABLE |= DISABLE_TRANSACTION_FILE | MIXED_FILE_VERSIONS
+WRITABLE |= DISABLE_TRANSACTION_FILE | MIXED_FILE_VERSIONS | BASE_PATHS
 
 
 def flag_names(bits: int) -> list[str]:
@@ -74,9 +74,10 @@ def flags_for(
     config: Mapping[str, str],
     mixed_versions: bool = False,
     stable_row_ids: bool = False,
+    base_paths: bool = False,
 ) -> tuple[int, int]:
     """The (reader, writer) flags a manifest with these properties must carry."""
-    reader = writer = 0
+    reader = writer = BASE_PATHS if base_paths else 0
     if stable_row_ids:
         reader |= STABLE_ROW_IDS
         writer |= STABLE_ROW_IDS

@@ -7,6 +7,7 @@ minus the rows its deletion file marks as deleted.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, Literal
@@ -54,6 +55,18 @@ class DeletionFile:
         return cls(_KIND_FROM_PB[pb.file_type], pb.read_version, pb.id, pb.num_deleted_rows)
 
 
+class _CallablePath(str):
+    """A data file's path that can still be called, as ``path()`` was in old pylance."""
+
+    def __call__(self) -> str:
+        warnings.warn(
+            "DataFile.path() is deprecated, use DataFile.path instead",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return str(self)
+
+
 @dataclass(frozen=True)
 class DataFile:
     """``fields[i]`` is stored in column ``column_indices[i]`` of the file (pre-order)."""
@@ -64,9 +77,15 @@ class DataFile:
     file_major_version: int = 2
     file_minor_version: int = 0
     file_size_bytes: int = 0
+    # The manifest's base path the file lives under (None: the dataset's own data/).
+    base_id: int | None = None
+
+    def __post_init__(self) -> None:
+        if type(self.path) is str:
+            object.__setattr__(self, "path", _CallablePath(self.path))
 
     def to_proto(self) -> table_pb2.DataFile:
-        return table_pb2.DataFile(
+        pb = table_pb2.DataFile(
             path=self.path,
             fields=self.fields,
             column_indices=self.column_indices,
@@ -74,6 +93,9 @@ class DataFile:
             file_minor_version=self.file_minor_version,
             file_size_bytes=self.file_size_bytes,
         )
+        if self.base_id is not None:
+            pb.base_id = self.base_id
+        return pb
 
     @classmethod
     def from_proto(cls, pb: table_pb2.DataFile) -> DataFile:
@@ -84,6 +106,7 @@ class DataFile:
             pb.file_major_version,
             pb.file_minor_version,
             pb.file_size_bytes,
+            pb.base_id if pb.HasField("base_id") else None,
         )
 
 

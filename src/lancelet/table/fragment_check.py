@@ -25,7 +25,7 @@ from google.protobuf import unknown_fields
 from google.protobuf.message import Message
 
 from lancelet._proto import table_pb2
-from lancelet.errors import CorruptDatasetError
+from lancelet.errors import CorruptDatasetError, UnsupportedFeatureError
 from lancelet.table import row_ids
 from lancelet.table.fragment import DataFile, Fragment
 
@@ -113,7 +113,11 @@ def _decode(pb: table_pb2.DataFragment, where: str) -> Checked:
     base = any(d.HasField("base_id") for d in pb.files)
     if pb.HasField("deletion_file"):
         _no_unknown(pb.deletion_file, f"{where}, deletion file")
-        base = base or pb.deletion_file.HasField("base_id")
+        if pb.deletion_file.HasField("base_id"):
+            raise UnsupportedFeatureError(
+                f"{where}: its deletion file lies under a base path; lancelet reads and "
+                "writes deletion files under the dataset root only"
+            )
         if pb.deletion_file.file_type not in _KINDS:
             raise CorruptDatasetError(
                 f"{where}: deletion file kind {pb.deletion_file.file_type} is unknown"

@@ -32,7 +32,7 @@ def _data_file(f: DataFile) -> dict[str, Any]:
         "file_major_version": f.file_major_version,
         "file_minor_version": f.file_minor_version,
         "file_size_bytes": f.file_size_bytes or None,
-        "base_id": None,
+        "base_id": f.base_id,
         "path": f.path,
     }
 
@@ -76,7 +76,7 @@ def _no_base(data: dict[str, Any], what: str) -> None:
 
 
 def _read_data_file(data: dict[str, Any]) -> DataFile:
-    _no_base(data, "a data file")
+    base_id = data.get("base_id")
     return DataFile(
         str(data["path"]),
         tuple(int(i) for i in data["fields"]),
@@ -84,6 +84,7 @@ def _read_data_file(data: dict[str, Any]) -> DataFile:
         int(data.get("file_major_version", 0)),
         int(data.get("file_minor_version", 0)),
         int(data.get("file_size_bytes") or 0),
+        None if base_id is None else int(base_id),
     )
 
 

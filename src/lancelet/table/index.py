@@ -36,6 +36,7 @@ ROW_ID_KEYED_VERSIONS: dict[str, frozenset[int]] = {
     "/lance.table.BTreeIndexDetails": frozenset({0}),
     "/lance.table.BitmapIndexDetails": frozenset({0}),
     "/lance.table.LabelListIndexDetails": frozenset({1}),
+    "/lance.table.NGramIndexDetails": frozenset({0}),
 }
 
 

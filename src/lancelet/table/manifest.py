@@ -14,6 +14,7 @@ from lancelet._proto import table_pb2
 from lancelet._version import __version__
 from lancelet.file import version as file_version
 from lancelet.table import features
+from lancelet.table.base_paths import BasePath
 from lancelet.table.fragment import Fragment
 from lancelet.table.index import IndexMetadata
 from lancelet.table.schema import LanceSchema
@@ -48,6 +49,7 @@ class Manifest:
     branch: str | None = None
     # Index metadata travels with the manifest in its index section.
     indices: tuple[IndexMetadata, ...] = ()
+    base_paths: tuple[BasePath, ...] = ()
 
     @property
     def num_rows(self) -> int:
@@ -90,6 +92,7 @@ class Manifest:
             ),
             config=dict(self.config),
             table_metadata=dict(self.table_metadata),
+            base_paths=[b.to_proto() for b in self.base_paths],
         )
         pb.timestamp.seconds, pb.timestamp.nanos = divmod(self.timestamp_ns, 1_000_000_000)
         if self.max_fragment_id is not None:
@@ -126,6 +129,7 @@ class Manifest:
             version_aux_data=pb.version_aux_data,
             branch=pb.branch if pb.HasField("branch") else None,
             indices=indices,
+            base_paths=tuple(BasePath.from_proto(b) for b in pb.base_paths),
         )
 
 

@@ -41,6 +41,22 @@ def manifest_name(version: int, scheme: ManifestNaming = ManifestNaming.V2) -> s
     return f"{_U64_MAX - version:020d}{MANIFEST_SUFFIX}"
 
 
+# Detached versions have the top bit set: random numbers no attached version reaches.
+DETACHED_VERSION_MASK = 1 << 63
+
+
+def is_detached(version: int) -> bool:
+    return bool(version & DETACHED_VERSION_MASK)
+
+
+def new_detached_version() -> int:
+    return DETACHED_VERSION_MASK | secrets.randbits(63)
+
+
+def detached_manifest_name(version: int) -> str:
+    return f"d{version}{MANIFEST_SUFFIX}"
+
+
 _V2_NAME = re.compile(r"^(\d{20})\.manifest$")
 _V1_NAME = re.compile(r"^(\d{1,19})\.manifest$")
 

@@ -14,11 +14,10 @@ from functools import cached_property
 import pyarrow as pa
 
 from lancelet._proto import file_pb2
-from lancelet.errors import AppendSchemaError, SchemaError, UnsupportedFeatureError
+from lancelet.errors import AppendSchemaError, SchemaError
 from lancelet.file.schema import from_lance_fields, to_lance_fields
 from lancelet.file.v2_0.layout import is_packed_struct
-
-BLOB_V2_EXTENSION = "lance.blob.v2"
+from lancelet.table import blob_v2
 
 
 @dataclass(frozen=True)
@@ -29,6 +28,15 @@ class LanceSchema:
     @classmethod
     def from_arrow(cls, schema: pa.Schema, first_id: int = 0) -> LanceSchema:
         meta = {k.decode(): v for k, v in (schema.metadata or {}).items()}
+        for key, value in meta.items():
+            try:
+                value.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                # Lance keeps metadata as text, as pylance requires (encode binary first).
+                raise SchemaError(
+                    f"schema metadata {key!r} is not valid UTF-8; encode binary values "
+                    "(for example base64) first"
+                ) from exc
         return cls(tuple(to_lance_fields(schema, first_id)), meta)
 
     def to_arrow(self) -> pa.Schema:
@@ -37,14 +45,9 @@ class LanceSchema:
     @cached_property
     def _arrow(self) -> pa.Schema:
         # Readers ask for it per fragment and per batch; the schema never changes.
-        blobs = [f.name for f in self.fields if f.extension_name == BLOB_V2_EXTENSION]
-        if blobs:
-            raise UnsupportedFeatureError(
-                f"column {blobs[0]!r} is a blob v2 column (pylance's "
-                "'lance-encoding:blob' in format 2.2, values kept in .blob files beside "
-                "the data files); lancelet does not read blob v2 columns yet"
-            )
-        return from_lance_fields(self.fields, self.metadata)
+        fields, blobs = blob_v2.arrow_fields(self.fields)
+        arrow = from_lance_fields(fields, self.metadata)
+        return blob_v2.with_descriptors(arrow, blobs) if blobs else arrow
 
     @property
     def max_field_id(self) -> int:
@@ -149,6 +152,11 @@ def _walked_ids(
     out: list[tuple[int, bool]] = []
     wanted = set(arrow.names if names is None else names)
     for top in arrow:
+        if blob_v2.is_blob_v2(flat[position]):
+            if top.name in wanted:
+                out += blob_v2.walked_ids(flat[position])
+            position += blob_v2.subtree_size(flat, position)
+            continue
         walked = _walk(top, structural)
         if top.name in wanted:
             out += [(flat[position + i].id, owns) for i, (_, owns) in enumerate(walked)]

@@ -37,6 +37,7 @@ from lancelet.errors import (
     UnsupportedFeatureError,
     UnsupportedTypeError,
 )
+from lancelet.file import retired
 from lancelet.table import features
 from lancelet.table.fragment_check import TOMBSTONE, Checked
 from lancelet.table.manifest import Manifest, data_file_format
@@ -65,7 +66,9 @@ def check_wire(pb: table_pb2.Manifest, size: int, path: str) -> None:
     _check_canonical(pb, size, path)
     tolerated_unknowns_only(pb, path, "the manifest")
     for field in pb.fields:
-        tolerated_unknowns_only(field, path, f"field {field.name!r}")
+        where = f"field {field.name!r}"
+        _check_storage_class(field, path, where)
+        tolerated_unknowns_only(field, path, where, (retired.STORAGE_CLASS_NUMBER,))
 
 
 _MAPS = ("schema_metadata", "config", "table_metadata")
@@ -76,19 +79,36 @@ def _check_canonical(pb: table_pb2.Manifest, size: int, path: str) -> None:
     encodes back to as many bytes.  A field that occurs twice (the first occurrence
     silently lost, or two messages merged) makes the bytes longer.  The reference
     leaves empty keys and values out of map entries, two bytes each, which the
-    protobuf library writes back."""
+    protobuf library writes back (and a shorter schema field may need a shorter
+    length prefix)."""
     encoded = pb.ByteSize()
-    empty = sum(_empty_entries(getattr(pb, name)) for name in _MAPS)
-    empty += sum(_empty_entries(field.metadata) for field in pb.fields)
-    if size not in (encoded, encoded - 2 * empty):
+    saved = sum(_omitted_bytes(getattr(pb, name)) for name in _MAPS)
+    for field in pb.fields:
+        saved += _prefixed(field.ByteSize()) - _prefixed(
+            field.ByteSize() - _omitted_bytes(field.metadata)
+        )
+    if size not in (encoded, encoded - saved):
         raise CorruptDatasetError(
             f"{path}: the manifest's {size} bytes decode to a message of {encoded} bytes: "
             "a field occurs more than once, so the manifest is damaged"
         )
 
 
-def _empty_entries(entries: Mapping[str, str] | Mapping[str, bytes]) -> int:
-    return sum((not key) + (not value) for key, value in entries.items())
+def _omitted_bytes(entries: Mapping[str, str] | Mapping[str, bytes]) -> int:
+    """How many bytes shorter the reference encodes a map's entries."""
+    saved = 0
+    for key, value in entries.items():
+        parts = [len(key.encode() if isinstance(key, str) else key)]
+        parts.append(len(value.encode() if isinstance(value, str) else value))
+        full = sum(_prefixed(n) + 1 for n in parts)
+        kept = sum(_prefixed(n) + 1 for n in parts if n)
+        saved += _prefixed(full) - _prefixed(kept)
+    return saved
+
+
+def _prefixed(length: int) -> int:
+    """The bytes of a length-delimited value with its length prefix."""
+    return length + max(1, (length.bit_length() + 6) // 7)
 
 
 # Wire type of length-delimited fields: strings, bytes and messages.
@@ -100,12 +120,37 @@ def _unknown(message: Message) -> list[tuple[int, int]]:
     return [(found[i].field_number, found[i].wire_type) for i in range(len(found))]
 
 
-def tolerated_unknowns_only(message: Message, path: str, where: str) -> None:
+def _check_storage_class(field: file_pb2.Field, path: str, where: str) -> None:
+    found = retired.storage_class(field)
+    if found is None:
+        return
+    wire, data = found
+    if wire != _LEN:
+        raise CorruptDatasetError(
+            f"{path}: {where}: storage_class has wire type {wire}; the manifest is damaged"
+        )
+    if data == retired.BLOB_CLASS:
+        raise UnsupportedFeatureError(
+            f"{path}: {where}: the column has storage class 'blob' (stored in a "
+            "separate blob dataset), which lancelet does not read"
+        )
+    if data not in retired.DEFAULT_CLASSES:
+        raise CorruptDatasetError(
+            f"{path}: {where}: unknown storage class {data!r}; the manifest is damaged"
+        )
+
+
+def tolerated_unknowns_only(
+    message: Message, path: str, where: str, retired_numbers: tuple[int, ...] = ()
+) -> None:
     """Newer writers add fields, so unknown numbers are tolerated here, but not with a
     known number (damage), nor length-delimited: a message such as a whole fragment or
-    field disappears into one when a byte of its tag is damaged."""
+    field disappears into one when a byte of its tag is damaged.  ``retired_numbers``,
+    fields older writers set, are checked by the caller."""
     numbers = message.DESCRIPTOR.fields_by_number
     for number, wire in _unknown(message):
+        if number in retired_numbers:
+            continue
         if number in numbers:
             raise CorruptDatasetError(
                 f"{path}: {where}: field {numbers[number].name!r} has wire type {wire}, "
@@ -139,6 +184,21 @@ def check_manifest(manifest: Manifest, checked: list[Checked], path: str) -> Non
         # not, the manifest is refused rather than let through.
         raise CorruptDatasetError(f"{path}: the fragments do not fit the manifest")
     _check_deletion_flag(manifest, checked, path)
+    if any(map(_BASE_PATHS, checked)):
+        _check_base_ids(manifest, path)
+
+
+def _check_base_ids(manifest: Manifest, path: str) -> None:
+    ids = [b.id for b in manifest.base_paths]
+    if len(set(ids)) != len(ids) or any(i <= 0 for i in ids):
+        raise CorruptDatasetError(f"{path}: base path ids {ids} are not distinct positive ids")
+    for fragment in manifest.fragments:
+        for data_file in fragment.files:
+            if data_file.base_id is not None and data_file.base_id not in ids:
+                raise CorruptDatasetError(
+                    f"{path}: fragment {fragment.id}: data file {data_file.path!r} names base "
+                    f"path {data_file.base_id}, which the manifest does not list"
+                )
 
 
 def _fragments_fit(manifest: Manifest, checked: list[Checked]) -> bool:

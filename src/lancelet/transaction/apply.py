@@ -16,12 +16,14 @@ from pyroaring import FrozenBitMap
 
 from lancelet._proto import file_pb2
 from lancelet.errors import (
+    ArgumentError,
     CorruptDatasetError,
     DatasetError,
     ReuseIndexChangedError,
     VersionNotFoundError,
 )
 from lancelet.table import features
+from lancelet.table.base_paths import BasePath, with_new_ids
 from lancelet.table.fragment import Fragment
 from lancelet.table.index import FRAG_REUSE_INDEX, IndexMetadata
 from lancelet.table.manifest import Manifest, WriterVersion, data_file_format
@@ -30,6 +32,7 @@ from lancelet.table.schema import LanceSchema
 from lancelet.transaction.operations import (
     Append,
     CreateIndex,
+    DataReplacement,
     Delete,
     Foreign,
     MapUpdate,
@@ -41,6 +44,7 @@ from lancelet.transaction.operations import (
     Restore,
     Rewrite,
     Update,
+    UpdateBases,
     UpdateConfig,
 )
 
@@ -108,7 +112,25 @@ def fold_overwrite(base: Manifest | None, op: Overwrite, ctx: FoldContext) -> Ma
         data_format=_files_format(op.fragments, base.data_format if base else data_format),
         config=config,
         table_metadata=base.table_metadata if base else {},
+        base_paths=_kept_bases(base, op.initial_bases),
     )
+
+
+def _kept_bases(base: Manifest | None, initial: tuple[BasePath, ...]) -> tuple[BasePath, ...]:
+    """An overwrite keeps the bases registered so far (their files may still be read
+    by older versions) and adds those a new dataset registers."""
+    kept = base.base_paths if base else ()
+    taken = {b.id for b in kept}
+    clash = next((b for b in initial if b.id in taken or b.id <= 0), None)
+    if clash is not None:
+        raise DatasetError(f"base path id {clash.id} ({clash.path}) is invalid or already used")
+    return kept + initial
+
+
+def fold_update_bases(base: Manifest | None, op: UpdateBases, ctx: FoldContext) -> Manifest:
+    base = existing(base, op)
+    added = with_new_ids(base.base_paths, op.new_bases)
+    return replace(base, base_paths=base.base_paths + added)
 
 
 def _changed(
@@ -402,6 +424,25 @@ def fold_create_index(base: Manifest | None, op: CreateIndex, ctx: FoldContext) 
     return replace(base, indices=kept + op.new_indices)
 
 
+def fold_data_replacement(base: Manifest | None, op: DataReplacement, ctx: FoldContext) -> Manifest:
+    base = existing(base, op)
+    by_id = {f.id: f for f in base.fragments}
+    replaced: dict[int, Fragment] = {}
+    for fragment_id, new_file in op.replacements:
+        fragment = replaced.get(fragment_id, by_id.get(fragment_id))
+        if fragment is None:
+            raise ArgumentError(f"DataReplacement: fragment {fragment_id} does not exist")
+        old = [d for d in fragment.files if d.fields == new_file.fields]
+        if not old:
+            raise ArgumentError(
+                f"DataReplacement: fragment {fragment_id} has no data file holding exactly "
+                f"fields {list(new_file.fields)}; a replacement must match an existing file"
+            )
+        files = tuple(new_file if d is old[0] else d for d in fragment.files)
+        replaced[fragment_id] = replace(fragment, files=files)
+    return replace(base, fragments=tuple(replaced.get(f.id, f) for f in base.fragments))
+
+
 def fold_foreign(base: Manifest | None, op: Foreign, ctx: FoldContext) -> Manifest:
     raise DatasetError(f"lancelet cannot commit a {op.name} operation")
 
@@ -459,6 +500,7 @@ def stamp(
         derived.config,
         _mixed_versions(derived),
         stable,
+        bool(derived.base_paths),
     )
     return replace(
         derived,

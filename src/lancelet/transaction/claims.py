@@ -10,6 +10,7 @@ from lancelet.table.fragment import Fragment
 from lancelet.transaction.operations import (
     Append,
     CreateIndex,
+    DataReplacement,
     Delete,
     Foreign,
     Merge,
@@ -18,6 +19,7 @@ from lancelet.transaction.operations import (
     ReserveFragments,
     Rewrite,
     Update,
+    UpdateBases,
     UpdateConfig,
 )
 
@@ -45,7 +47,7 @@ def anything(op: Operation) -> Claims | None:
     return None
 
 
-def nothing(op: ReserveFragments | UpdateConfig | CreateIndex) -> Claims:
+def nothing(op: ReserveFragments | UpdateConfig | UpdateBases | CreateIndex) -> Claims:
     return Claims(frozenset())
 
 
@@ -73,6 +75,10 @@ def project(op: Project) -> Claims:
 
 def merge(op: Merge) -> Claims:
     return Claims(frozenset(), files_of(op.fragments), only_files_added=True, changes_fields=True)
+
+
+def data_replacement(op: DataReplacement) -> Claims:
+    return Claims(frozenset(op.fragment_ids()))
 
 
 def foreign(op: Foreign) -> Claims | None:

@@ -14,18 +14,21 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field, replace
 
 from lancelet import io, log
 from lancelet.errors import (
+    CommitConflictError,
     CommitRetriesExhaustedError,
     DatasetAlreadyExistsError,
     DatasetNotFoundError,
+    ManifestNamingError,
     RetryableCommitConflictError,
     VersionNotFoundError,
 )
-from lancelet.table import features
+from lancelet.table import features, naming
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.table.naming import ManifestNaming
@@ -34,6 +37,10 @@ from lancelet.transaction.operations import Delete, Overwrite, Transaction, Upda
 from lancelet.transaction.registry import build_manifest, kind_of
 from lancelet.transaction.store import DatasetStore
 from lancelet.transaction.verify import check_winner
+
+# pylance's ``commit_lock``: given the version about to be created, a context manager
+# held while its manifest is published (for stores without atomic put-if-absent).
+CommitLock = Callable[[int], AbstractContextManager[None]]
 
 
 @dataclass(frozen=True)
@@ -53,6 +60,10 @@ class CommitPolicy:
     first_slots: int = 4
     min_slot_s: float = 0.001
     max_backoff_s: float = 10.0
+    lock: CommitLock | None = None
+
+    def __post_init__(self) -> None:
+        check_lock(self.lock)
 
     @property
     def attempts(self) -> int:
@@ -66,6 +77,11 @@ class CommitPolicy:
         most = max(int(self.max_backoff_s / slot), 1)
         slots = min(self.first_slots * 2 ** min(attempt, 20), most)
         return float(random.randrange(slots) * slot)
+
+
+def check_lock(lock: object) -> None:
+    if lock is not None and not callable(lock):
+        raise TypeError(f"commit_lock must be a function, got {type(lock)}")
 
 
 def _rebase_onto(
@@ -207,7 +223,7 @@ def _commit_loop(
         )
         data = store.checked_manifest_bytes(manifest)
         attempts.publishing = True
-        if store.publish_manifest(manifest, scheme, data):
+        if _publish(store, manifest, scheme, data, policy.lock):
             log.LOGGER.debug(
                 "%s: committed version %d (%s, read version %d)",
                 store.root, manifest.version, kind_of(txn.operation), txn.read_version,
@@ -227,6 +243,58 @@ def _commit_loop(
         f"{store.root}: gave up after {policy.attempts} attempt(s) "
         f"(max_retries={policy.max_retries}); other writers kept committing first"
     )
+
+
+def _publish(
+    store: DatasetStore,
+    manifest: Manifest,
+    scheme: ManifestNaming,
+    data: bytes,
+    lock: CommitLock | None,
+) -> bool:
+    if lock is None:
+        return store.publish_manifest(manifest, scheme, data)
+    try:
+        with lock(manifest.version):
+            return store.publish_manifest(manifest, scheme, data)
+    except CommitConflictError as exc:
+        # The lock's own verdict: another writer holds, or took, this version.
+        raise CommitConflictError(
+            f"{store.root}: the commit lock refused version {manifest.version}: "
+            f"{type(exc).__name__}: {exc}",
+            retryable=False,
+        ) from exc
+
+
+def commit_detached(
+    store: DatasetStore, txn: Transaction, data_format: tuple[str, str] = ("lance", "2.0")
+) -> Manifest:
+    """Commit ``txn`` on top of its read version (attached or detached) as a detached
+    version: a random number outside the lineage, never the latest, readable only by
+    its number.  Nothing can conflict with it, so it is neither checked nor rebased."""
+    location = store.latest_location()
+    if location is None:
+        raise DatasetNotFoundError(f"{store.root}: no Lance dataset here")
+    if location.scheme is not ManifestNaming.V2:
+        raise ManifestNamingError(
+            f"{store.root}: detached commits are not supported on a dataset with v1 manifest "
+            "paths; migrate it to v2 manifest paths first"
+        )
+    base = store.read_manifest(txn.read_version)
+    features.check_writable(base.writer_feature_flags, store.root)
+    name = store.write_transaction(txn)
+    try:
+        built = build_manifest(
+            base, txn, transaction_file=name, load=store.read_manifest, data_format=data_format
+        )
+        for _ in range(8):  # 63 random bits: a collision is all but impossible
+            manifest = replace(built, version=naming.new_detached_version())
+            if store.publish_detached(manifest):
+                return manifest
+    except BaseException:
+        io.delete(store.transaction_path(name))
+        raise
+    raise CommitConflictError(f"{store.root}: no free detached version number found")
 
 
 def _check_base(
@@ -250,8 +318,8 @@ def _check_base(
         )
     if policy.is_strict(txn) and txn.read_version != latest.version:
         raise CommitRetriesExhaustedError(
-            f"{store.root}: Commit conflict for version {txn.read_version + 1}: an "
-            "overwrite with max_retries=0 commits on its read version "
+            f"{store.root}: Commit conflict for version {txn.read_version + 1}: an overwrite "
+            f"with max_retries=0 commits on its read version "
             f"{txn.read_version} or not at all, and version {latest.version} exists; "
             "nothing was committed"
         )

@@ -55,6 +55,7 @@ from lancelet.transaction.apply import uncover
 from lancelet.transaction.operations import (
     Append,
     CreateIndex,
+    DataReplacement,
     Delete,
     Foreign,
     MapUpdate,
@@ -111,6 +112,8 @@ def _touched(op: Operation) -> set[int] | None:
         return {f.id for f in updated} | set(removed)
     if isinstance(op, Rewrite):
         return op.old_ids()
+    if isinstance(op, DataReplacement):
+        return op.fragment_ids()
     if isinstance(op, Foreign):
         return None if op.touched is None else set(op.touched)
     return None
@@ -427,7 +430,25 @@ RULES: dict[str, dict[str, Rule]] = {
         "unknown": RETRY,
         "*": OK,
     },
+    # New files for fragments' existing columns: a concurrent change to the same
+    # fragments (or to the columns) invalidates the files written.
+    "data_replacement": {
+        "delete": _retry_if_overlap,
+        "update": _retry_if_overlap,
+        "rewrite": _retry_if_overlap,
+        "data_replacement": _retry_if_overlap,
+        "merge": RETRY,
+        "project": RETRY,
+        "overwrite": INCOMPATIBLE,
+        "restore": INCOMPATIBLE,
+        _MEM_WAL: INCOMPATIBLE,
+        "unknown": RETRY,
+        "*": OK,
+    },
     "reserve_fragments": {"overwrite": INCOMPATIBLE, "restore": INCOMPATIBLE, "*": OK},
+    # New bases get their ids, and are checked for names and paths already taken,
+    # when folded onto the winner's manifest, so they commute with everything.
+    "update_bases": {"unknown": RETRY, "*": OK},
     # A new schema over the data this writer read: new rows or other schema changes
     # since then would be missing its columns or contradict it.
     "project": {

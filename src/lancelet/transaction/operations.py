@@ -20,7 +20,8 @@ from pyroaring import FrozenBitMap
 
 from lancelet._proto import table_pb2, transaction_pb2
 from lancelet.errors import CorruptDatasetError
-from lancelet.table.fragment import Fragment
+from lancelet.table.base_paths import BasePath
+from lancelet.table.fragment import DataFile, Fragment
 from lancelet.table.index import IndexDetails, IndexFile, IndexMetadata
 from lancelet.table.schema import LanceSchema
 
@@ -39,6 +40,8 @@ class Overwrite:
     config_upsert_values: Mapping[str, str] = field(default_factory=dict)
     # Whether the new dataset gives rows stable ids; None keeps what the old one did.
     stable_row_ids: bool | None = None
+    # Base paths a new dataset registers (with their ids), besides those it keeps.
+    initial_bases: tuple[BasePath, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,13 @@ class UpdateConfig:
     # Per field id: changes to that field's metadata.
     field_metadata: Mapping[int, MapUpdate] = field(default_factory=dict)
     table_metadata: MapUpdate | None = None
+
+
+@dataclass(frozen=True)
+class UpdateBases:
+    """Register base paths; their ids are assigned when the commit is folded."""
+
+    new_bases: tuple[BasePath, ...]
 
 
 class InsertedKeys(Protocol):
@@ -180,6 +190,17 @@ class CreateIndex:
 
 
 @dataclass(frozen=True)
+class DataReplacement:
+    """Data files swapped in place: each ``(fragment id, file)`` replaces the fragment's
+    file holding exactly the same fields (same rows, new values)."""
+
+    replacements: tuple[tuple[int, DataFile], ...]
+
+    def fragment_ids(self) -> set[int]:
+        return {fragment_id for fragment_id, _ in self.replacements}
+
+
+@dataclass(frozen=True)
 class Foreign:
     """An operation written by another implementation that lancelet does not perform.
 
@@ -198,11 +219,13 @@ Operation = Union[  # noqa: UP007 - a runtime alias
     Restore,
     ReserveFragments,
     UpdateConfig,
+    UpdateBases,
     Project,
     Merge,
     Update,
     Rewrite,
     CreateIndex,
+    DataReplacement,
     Foreign,
 ]
 
@@ -250,10 +273,25 @@ def encode_overwrite(op: Overwrite, pb: Message) -> None:
     pb.schema.extend(op.schema.fields)
     pb.schema_metadata.update(op.schema.metadata)
     pb.config_upsert_values.update(op.config_upsert_values)
+    pb.initial_bases.extend(b.to_proto() for b in op.initial_bases)
 
 
 def decode_overwrite(pb: Message, where: str) -> Overwrite:
-    return Overwrite(_frags(pb.fragments), _schema(pb), dict(pb.config_upsert_values))
+    bases = tuple(BasePath.from_proto(b) for b in pb.initial_bases)
+    return Overwrite(
+        _frags(pb.fragments), _schema(pb), dict(pb.config_upsert_values), initial_bases=bases
+    )
+
+
+def encode_update_bases(op: UpdateBases, pb: Message) -> None:
+    for base in op.new_bases:
+        new = pb.new_bases.add(path=base.path, is_dataset_root=base.is_dataset_root)
+        if base.name is not None:
+            new.name = base.name
+
+
+def decode_update_bases(pb: Message, where: str) -> UpdateBases:
+    return UpdateBases(tuple(BasePath.from_proto(b) for b in pb.new_bases))
 
 
 def encode_delete(op: Delete, pb: Message) -> None:
@@ -420,10 +458,19 @@ def decode_update_config(pb: Message, where: str) -> UpdateConfig:
     return UpdateConfig(upserts, tuple(deletes), metadata, fields, table)
 
 
+def encode_data_replacement(op: DataReplacement, pb: Message) -> None:
+    for fragment_id, new_file in op.replacements:
+        pb.replacements.add(fragment_id=fragment_id, new_file=new_file.to_proto())
+
+
+def decode_data_replacement(pb: Message, where: str) -> DataReplacement:
+    return DataReplacement(
+        tuple((r.fragment_id, DataFile.from_proto(r.new_file)) for r in pb.replacements)
+    )
+
+
 def decode_foreign(pb: _TxnPb, kind: str) -> Foreign:
     """An operation lancelet does not perform, with the fragments it may have changed."""
-    if kind == "data_replacement":
-        return Foreign(kind, frozenset(r.fragment_id for r in pb.data_replacement.replacements))
     if kind == "update_mem_wal_state":
         return Foreign(kind, frozenset())
     return Foreign(kind, None)

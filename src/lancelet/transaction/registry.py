@@ -64,6 +64,10 @@ KINDS: tuple[Kind[Any], ...] = (
          apply.fold_project, claims.project),
     Kind("update_config", ops.UpdateConfig, ops.encode_update_config, ops.decode_update_config,
          apply.fold_update_config, claims.nothing),
+    Kind("update_bases", ops.UpdateBases, ops.encode_update_bases, ops.decode_update_bases,
+         apply.fold_update_bases, claims.nothing),
+    Kind("data_replacement", ops.DataReplacement, ops.encode_data_replacement,
+         ops.decode_data_replacement, apply.fold_data_replacement, claims.data_replacement),
 )  # fmt: skip
 
 _BY_CLASS: dict[type, Kind[Any]] = {k.cls: k for k in KINDS}

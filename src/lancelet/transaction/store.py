@@ -27,6 +27,7 @@ from lancelet.errors import (
     VersionNotFoundError,
 )
 from lancelet.table import deletion, naming, row_ids
+from lancelet.table.base_paths import BasePath
 from lancelet.table.fragment import DeletionFile, Fragment
 from lancelet.table.fragment_check import check_fragments
 from lancelet.table.manifest import Manifest
@@ -73,6 +74,7 @@ class DatasetStore:
         self.storage_options = dict(storage_options) if storage_options else None
         self._read_manifest = lru_cache(maxsize=64)(self._load_manifest)
         self.session = Session() if session is None else session
+        self._bases: dict[int, BasePath] = {}
 
     def __reduce__(
         self,
@@ -90,8 +92,29 @@ class DatasetStore:
     def path(self, *parts: str) -> str:
         return io.join(self.root, *parts)
 
-    def data_path(self, name: str) -> str:
-        return self.path(naming.DATA_DIR, name)
+    def data_path(self, name: str, base_id: int | None = None) -> str:
+        """Where a data file is: under the dataset's ``data/``, or under the base path
+        ``base_id`` of the dataset's manifests."""
+        if base_id is None:
+            return self.path(naming.DATA_DIR, name)
+        return io.join(self._base(base_id).data_dir(), name)
+
+    def remember_bases(self, manifest: Manifest) -> None:
+        """Learn the manifest's base paths.  Ids are not reused within a dataset's
+        history (short of a restore that dropped a base): the last manifest seen wins."""
+        for base in manifest.base_paths:
+            self._bases[base.id] = base
+
+    def _base(self, base_id: int) -> BasePath:
+        if base_id not in self._bases:
+            found = self.latest_manifest()  # a base added since this store last looked
+            if found is not None:
+                self.remember_bases(found[0])
+        base = self._bases.get(base_id)
+        if base is None:
+            raise CorruptDatasetError(f"{self.root}: a data file names base path {base_id}, "
+                                      "which no manifest registers")  # fmt: skip
+        return base
 
     # -- versions ---------------------------------------------------------------------
 
@@ -100,6 +123,10 @@ class DatasetStore:
         return sorted((loc for loc in found if loc is not None), key=lambda loc: loc.version)
 
     def manifest_location(self, version: int) -> ManifestLocation | None:
+        if naming.is_detached(version):
+            name = naming.detached_manifest_name(version)
+            found = io.exists(self.path(naming.VERSIONS_DIR, name))
+            return ManifestLocation(version, name, ManifestNaming.V2) if found else None
         for scheme in (ManifestNaming.V2, ManifestNaming.V1):
             name = naming.manifest_name(version, scheme)
             if io.exists(self.path(naming.VERSIONS_DIR, name)):
@@ -150,8 +177,13 @@ class DatasetStore:
 
         Reading and failing costs an object store what asking whether the file is there
         would, so each name is simply read."""
-        for scheme in (ManifestNaming.V2, ManifestNaming.V1):
-            path = self.path(naming.VERSIONS_DIR, naming.manifest_name(version, scheme))
+        names = (
+            [naming.detached_manifest_name(version)]
+            if naming.is_detached(version)
+            else [naming.manifest_name(version, s) for s in (ManifestNaming.V2, ManifestNaming.V1)]
+        )
+        for name in names:
+            path = self.path(naming.VERSIONS_DIR, name)
             try:
                 return path, io.read_bytes(path)
             except FileNotFoundError:
@@ -178,6 +210,7 @@ class DatasetStore:
             raise CorruptDatasetError(
                 f"{path}: file name says version {version}, the manifest says {manifest.version}"
             )
+        self.remember_bases(manifest)
         return manifest
 
     def checked_manifest_bytes(self, manifest: Manifest) -> bytes:
@@ -196,6 +229,7 @@ class DatasetStore:
         name = naming.manifest_name(manifest.version, scheme)
         path = self.path(naming.VERSIONS_DIR, name)
         data = encode_manifest(manifest, self.root) if data is None else data
+        self.remember_bases(manifest)
         if not io.put_if_not_exists(path, data):
             return False
         if self._other_scheme_has(manifest.version, scheme):
@@ -205,6 +239,15 @@ class DatasetStore:
             return False
         _remember(_content_key(path, data), manifest)
         self._write_hint(manifest.version)
+        return True
+
+    def publish_detached(self, manifest: Manifest) -> bool:
+        """Create the manifest of a detached version; False if that number is taken."""
+        path = self.path(naming.VERSIONS_DIR, naming.detached_manifest_name(manifest.version))
+        data = self.checked_manifest_bytes(manifest)
+        if not io.put_if_not_exists(path, data):
+            return False
+        _remember(_content_key(path, data), manifest)
         return True
 
     def _other_scheme_has(self, version: int, scheme: ManifestNaming) -> bool:

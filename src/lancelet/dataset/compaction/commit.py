@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from lancelet import io
 from lancelet.dataset import frag_reuse
+from lancelet.dataset.committing import commit_transaction
 from lancelet.dataset.compaction.defer import reuse_version
 from lancelet.dataset.compaction.options import CompactionMetrics, CompactionSettings
 from lancelet.dataset.compaction.planning import plan_bins
@@ -28,7 +29,6 @@ from lancelet.errors import ReuseIndexChangedError
 from lancelet.table import naming
 from lancelet.table.manifest import Manifest
 from lancelet.transaction import operations as ops
-from lancelet.transaction.commit import commit_transaction
 from lancelet.transaction.store import DatasetStore
 
 if TYPE_CHECKING:

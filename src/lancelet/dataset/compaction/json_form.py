@@ -68,7 +68,7 @@ def fragment_json(fragment: Fragment) -> dict[str, Any]:
                 "file_major_version": f.file_major_version,
                 "file_minor_version": f.file_minor_version,
                 "file_size_bytes": f.file_size_bytes,
-                "base_id": None,
+                "base_id": f.base_id,
             }
             for f in fragment.files
         ],
@@ -101,7 +101,7 @@ def fragment_from_json(data: Mapping[str, Any]) -> Fragment:
             raise UnsupportedFeatureError(f"fragment {fragment_id}: {key} is not supported")
     files = []
     for f in data["files"]:
-        _no_base(f, fragment_id)
+        base_id = f.get("base_id")
         files.append(
             DataFile(
                 f["path"],
@@ -110,6 +110,7 @@ def fragment_from_json(data: Mapping[str, Any]) -> Fragment:
                 int(f.get("file_major_version") or 0),
                 int(f.get("file_minor_version") or 0),
                 int(f.get("file_size_bytes") or 0),
+                None if base_id is None else int(base_id),
             )
         )
     deletion = None

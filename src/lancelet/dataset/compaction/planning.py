@@ -114,7 +114,9 @@ def _split_for_size(run: list[_Candidate], min_rows: int) -> list[list[_Candidat
 
 
 def _data_bytes(store: DatasetStore, fragment: Fragment) -> int:
-    return sum(d.file_size_bytes or io.size_of(store.data_path(d.path)) for d in fragment.files)
+    return sum(
+        d.file_size_bytes or io.size_of(store.data_path(d.path, d.base_id)) for d in fragment.files
+    )
 
 
 def _within_limits(

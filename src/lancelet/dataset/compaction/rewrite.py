@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import pyarrow as pa
 
+from lancelet.dataset import blob_v2
 from lancelet.dataset.compaction.options import CompactionSettings
 from lancelet.dataset.compaction.planning import deleted_count, files_version
 from lancelet.dataset.scanner import LanceScanner
@@ -81,8 +82,15 @@ def rewrite_fragments(
     ``fragments`` in order; their data files are written, not committed."""
     sizes = output_sizes(_live_rows(store, fragments), settings.target_rows_per_fragment)
     version = files_version(manifest, settings, store.root)
-    scan = LanceScanner(store, manifest, fragments=fragments, batch_size=settings.batch_size)
-    rows = _RowSplitter(scan.to_batches(), scan.projected_schema)
+    # Blob v2 values are read and written again (inline) rather than their
+    # descriptors copied: those point into the files being replaced.
+    blobs = bool(blob_v2.columns(manifest))
+    scan = LanceScanner(store, manifest, fragments=fragments, batch_size=settings.batch_size,
+                        with_row_address=blobs)  # fmt: skip
+    batches, schema = scan.to_batches(), scan.projected_schema
+    if blobs:
+        batches, schema = blob_v2.with_values(store, manifest, batches, schema)
+    rows = _RowSplitter(batches, schema)
     written: list[Fragment] = []
     try:
         for size in sizes:

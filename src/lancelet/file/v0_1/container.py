@@ -17,7 +17,8 @@ from google.protobuf.message import Message
 
 from lancelet._proto import file_pb2, table_pb2
 from lancelet.errors import CorruptFileError, UnsupportedEncodingError
-from lancelet.file.container import RangeSource, check_range, parse_message
+from lancelet.file import retired
+from lancelet.file.container import RangeSource, check_range, parse_message, strict_message
 
 MAGIC = b"LANC"
 FOOTER = struct.Struct("<qHH4s")  # metadata position, major, minor, magic
@@ -80,7 +81,10 @@ def read_layout(source: RangeSource) -> Layout:
     tail = source.size - FOOTER.size
     meta_pos, major, minor, _ = FOOTER.unpack(source.read(tail, FOOTER.size).to_pybytes())
     meta = file_pb2.Metadata()
-    _message(source, meta_pos, tail, meta, "file metadata", strict=True)
+    _message(source, meta_pos, tail, meta, "file metadata", strict=False)
+    for stats_field in meta.statistics.schema:
+        retired.drop_storage_class(stats_field)
+    strict_message(meta, "file metadata", path)
     offsets = _batch_offsets(path, meta)
     if meta.manifest_position == 0:
         raise UnsupportedEncodingError(

@@ -15,6 +15,7 @@ from lancelet.errors import (
     UnsupportedTypeError,
 )
 from lancelet.file.container import first_overlap
+from lancelet.file.extensions import storage_schema
 from lancelet.file.reader import (
     ColumnReader,
     LanceBufferDescriptor,
@@ -86,7 +87,12 @@ class LegacyFileReader(LanceFileReader):
         self._layout = read_layout(self._source)
         fields = self._layout.fields
         try:
-            self._schema = from_lance_fields(fields, self._layout.schema_metadata)
+            self._logical_schema = from_lance_fields(
+                fields, self._layout.schema_metadata, json_text=False
+            )
+            # Decoded as extension types' storage (with their Arrow keys), which a
+            # dataset casts to its own types.
+            self._schema = storage_schema(self._logical_schema)
         except UnsupportedTypeError:
             raise
         except SchemaError as exc:

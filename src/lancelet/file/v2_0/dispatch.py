@@ -87,6 +87,13 @@ def _encoding_kind(ctx: PageContext, enc: pb.ArrayEncoding, dtype: pa.DataType) 
             f"{ctx.path}: {ctx.what} uses the 2.0 encoding {kind or None!r}, "
             "which lancelet cannot decode"
         )
+    if kind == "packed_struct" and types.is_variable_width(dtype):
+        # pylance's 2.0 blob columns: (position, size) descriptions of values stored
+        # elsewhere in the file, which lancelet does not follow yet.
+        raise UnsupportedEncodingError(
+            f"{ctx.path}: {ctx.what} is a 2.0 blob column (lance-encoding:blob), which "
+            "lancelet cannot read yet"
+        )
     if not ACCEPTS[kind](dtype):
         raise ctx.corrupt(f"the {kind} encoding cannot hold values of type {dtype}")
     return kind

@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelet._proto import encodings_v2_0_pb2 as enc_pb
-from lancelet.errors import UnsupportedTypeError
+from lancelet.errors import UnsupportedOptionError, UnsupportedTypeError
 from lancelet.file.codecs.general import BufferCompression, compression_from_metadata
 from lancelet.file.v2_0 import list as list_enc
 from lancelet.file.v2_0 import packed_struct
@@ -129,6 +129,18 @@ def _make_streams(nodes: list[FieldNode], cache_bytes: int, max_page_bytes: int)
     return streams
 
 
+def _refuse_blobs(nodes: list[FieldNode], path: str) -> None:
+    """pylance's 2.0 blob encoding (values out of line) is not written by lancelet;
+    writing the values inline instead would make a file pylance cannot read."""
+    for top in nodes:
+        for node in top.walk():
+            if b"lance-encoding:blob" in (node.field.metadata or {}):
+                raise UnsupportedOptionError(
+                    f"{path}: column {node.field.name!r}: blob columns (lance-encoding:blob) "
+                    "are not written by lancelet in Lance file format 2.0; use 2.1"
+                )
+
+
 def _check_packed_types(nodes: list[FieldNode], path: str) -> None:
     """Refuse up front the packed structs pylance fails to write (it fails on the first rows)."""
     for top in nodes:
@@ -186,6 +198,7 @@ class FileWriter20(FileWriterBase):
 
     def _start_columns(self, schema: pa.Schema) -> int:
         self._nodes = build_layout(schema)
+        _refuse_blobs(self._nodes, self.path)
         _check_packed_types(self._nodes, self.path)
         self._streams = _make_streams(self._nodes, self._cache_bytes, self._max_page_bytes)
         return column_count(self._nodes)

@@ -279,7 +279,7 @@ def _packed_rows(block: Packed) -> Fixed:
     return Fixed(data, 8 * sum(r.shape[1] for r in rows), block.num_values)
 
 
-def _packed_page(page: PageLevels, block: Packed, options: Options, where: str) -> EncodedPage:
+def packed_page(page: PageLevels, block: Packed, options: Options, where: str) -> EncodedPage:
     widths = [f.bits_per_value if isinstance(f, Fixed) else f.bits_per_offset for f in block.fields]
     if block.fixed:
         flat_rows = miniblock.flat(_packed_rows(block))
@@ -326,7 +326,7 @@ def _structured(
     page: PageLevels, block: Block, params: FieldParams, options: Options, where: str
 ) -> EncodedPage:
     if isinstance(block, Packed):
-        return _packed_page(page, block, options, where)
+        return packed_page(page, block, options, where)
     wide = max_value_bytes(block) >= MINIBLOCK_MAX_VALUE_BYTES
     if params.structural == "fullzip" or (params.structural is None and wide):
         return _fullzip(page, block, params)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from lancelet.errors import SchemaError, UnsupportedOptionError, UnsupportedTypeError
+from lancelet.file.blob_v2 import is_descriptor_field
 from lancelet.file.v2_0.layout import is_packed_struct
 from lancelet.file.v2_1.write import dictionary
 from lancelet.file.v2_1.write.blocks import is_variable, packed_field_problem
@@ -110,14 +111,22 @@ def _check_packed(field: pa.Field, where: str, minor: int) -> None:
             )
 
 
-def _refuse_unimplemented(meta: Mapping[bytes, bytes], where: str) -> None:
-    if BLOB in meta:
-        raise UnsupportedOptionError(
-            f"{where}: blob columns (lance-encoding:blob) are not written by lancelet in "
-            "Lance file format 2.1+"
+def _check_blob(field: pa.Field, where: str, in_list: bool) -> None:
+    """pylance stores ``large_binary`` values of a blob column out of line (a blob
+    page); it writes no other type that way, and cannot read blobs inside lists."""
+    if is_descriptor_field(field) and not in_list:
+        return
+    if not pa.types.is_large_binary(field.type):
+        raise UnsupportedTypeError(
+            f"{where}: lance-encoding:blob needs a large_binary field, not {field.type}"
         )
+    if in_list:
+        raise UnsupportedOptionError(f"{where}: blob values inside lists are not supported")
+
+
+def _refuse_unimplemented(meta: Mapping[bytes, bytes], where: str) -> None:
     for key in meta:
-        if key.startswith(PREFIX) and key not in _HONOURED and key != PACKED:
+        if key.startswith(PREFIX) and key not in _HONOURED and key not in (PACKED, BLOB):
             raise UnsupportedOptionError(
                 f"{where}: field metadata key {_text(key)!r} is not implemented by lancelet's "
                 "2.1 writer"
@@ -177,13 +186,17 @@ def parse(meta: Mapping[bytes, bytes], where: str, minor: int) -> FieldParams:
     )
 
 
-def check_field_tree(field: pa.Field, path: str, name: str, minor: int) -> None:
+def check_field_tree(
+    field: pa.Field, path: str, name: str, minor: int, in_list: bool = False
+) -> None:
     """Refuse metadata lancelet does not implement on any field of a column (structs
     and lists included), and packed structs the file version cannot hold.  ``name``
     is the field's dotted path, ``path`` the file's, ``minor`` the format's (2.x)."""
     meta: Mapping[bytes, bytes] = field.metadata or {}
     where = f"{path}: column {name!r}"
     _refuse_unimplemented(meta, where)
+    if BLOB in meta:
+        _check_blob(field, where, in_list)
     if is_packed_struct(field):
         _check_packed(field, where, minor)
         return
@@ -193,5 +206,6 @@ def check_field_tree(field: pa.Field, path: str, name: str, minor: int) -> None:
         children = list(dtype)
     elif pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
         children = [dtype.value_field]
+    nested = in_list or not pa.types.is_struct(dtype)
     for child in children:
-        check_field_tree(child, path, f"{name}.{child.name}", minor)
+        check_field_tree(child, path, f"{name}.{child.name}", minor, nested)

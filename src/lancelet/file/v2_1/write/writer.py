@@ -15,9 +15,13 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from lancelet.errors import UnsupportedFeatureError
 from lancelet.file import parallel
+from lancelet.file.blob_v2 import DESCRIPTOR_TYPE, is_descriptor_field
+from lancelet.file.v2_1.write import blob
 from lancelet.file.v2_1.write import page as page_enc
 from lancelet.file.v2_1.write import params as field_params
+from lancelet.file.v2_1.write.blob_v2 import inline_descriptors
 from lancelet.file.v2_1.write.shred import LeafBatch, LeafPath, leaf_paths, shred
 from lancelet.file.writing import FileWriterBase, PageSink
 
@@ -44,10 +48,15 @@ class _LeafStream:
     pending: list[LeafBatch] = field(default_factory=list)
     pending_bytes: int = 0
     next_row: int = 0
+    # Blob columns write their values at once (where ``sink`` says) and keep only
+    # the values' descriptions for their pages.
+    blob_sink: PageSink | None = None
 
     def append(self, batch: LeafBatch) -> None:
         if batch.num_rows == 0:
             return
+        if self.blob_sink is not None:
+            batch = blob.describe(batch, self.blob_sink)
         self.pending.append(batch)
         self.pending_bytes += batch.values.nbytes + 2 * batch.num_entries
 
@@ -58,6 +67,9 @@ class _LeafStream:
     def encode(
         self, batches: list[LeafBatch], options: page_enc.Options, max_page_bytes: int
     ) -> list[page_enc.EncodedPage]:
+        if self.blob_sink is not None:
+            return [blob.encode(self.path, piece, options, self.where)
+                    for piece in _pages(batches, max_page_bytes)]  # fmt: skip
         return [
             page_enc.encode(self.path, piece, self.params, options, self.where)
             for piece in _pages(batches, max_page_bytes)
@@ -118,9 +130,33 @@ class FileWriter21(FileWriterBase):
 
     def start(self, schema: pa.Schema) -> None:
         super().start(schema)
+        for stream in self._streams:
+            leaf = stream.path.field
+            if field_params.BLOB in (leaf.metadata or {}) and not is_descriptor_field(leaf):
+                stream.blob_sink = self._sink
         self._encoder = _Encoder(self._sink, self._options, self._max_page_bytes)
 
+    def _stored_type(self, index: int, field: pa.Field) -> pa.DataType:
+        binary = pa.types.is_large_binary(field.type) or pa.types.is_binary(field.type)
+        if binary and index in self._descriptor_columns():
+            return DESCRIPTOR_TYPE
+        return field.type
+
+    def _descriptor_columns(self) -> list[int]:
+        assert self.schema is not None
+        return [i for i, f in enumerate(self.schema) if is_descriptor_field(f)]
+
     def _write(self, batch: pa.RecordBatch) -> None:
+        for i in self._descriptor_columns():
+            column = batch.column(i)
+            if column.type == DESCRIPTOR_TYPE:
+                # A descriptor points into the file it was read from (or its sidecars).
+                raise UnsupportedFeatureError(
+                    f"{self.path}: column {batch.schema.field(i).name!r} holds blob v2 "
+                    "descriptors; lancelet writes blob columns from their values only"
+                )
+            described = inline_descriptors(column, self._sink)
+            batch = batch.set_column(i, self._arrow_schema.field(i), described)
         leaves = shred(self._paths, self._arrow_schema, batch)
         for stream, leaf in zip(self._streams, leaves, strict=True):
             stream.append(leaf)

@@ -1,0 +1,1 @@
+"""The classes behind :mod:`lancelet.arrow`."""

@@ -1,0 +1,5 @@
+"""pylance's ``lance.blob`` names (re-exported)."""
+
+from lancelet.dataset.blob import DEFAULT_BLOB_BUFFER_SIZE, BlobColumn, BlobFile
+
+__all__ = ["DEFAULT_BLOB_BUFFER_SIZE", "BlobColumn", "BlobFile"]

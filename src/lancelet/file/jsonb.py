@@ -1,0 +1,201 @@
+"""The binary JSON (JSONB) Lance stores a JSON column as (``lance.json``).
+
+Each value is one document: a 4-byte big-endian container header (its kind in
+the top bits, its number of items below) and 4-byte entries (a kind and a byte
+length) ahead of the items' bytes.  An object's keys come sorted (by bytes)
+before its values; a lone scalar is a scalar container of one entry.  Numbers are
+a tag byte then the smallest big-endian integer that holds them, or a float64.
+
+Documents are parsed and printed one at a time: JSON has no columnar form.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+from json.encoder import encode_basestring as _quoted  # json.dumps(ensure_ascii=False)
+from typing import Any
+
+import pyarrow as pa
+
+from lancelet.errors import CorruptFileError, InvalidJSONError, UnsupportedEncodingError
+
+_ARRAY, _OBJECT, _SCALAR = 0x80000000, 0x40000000, 0x20000000
+_NULL, _STRING, _NUMBER, _FALSE, _TRUE, _CONTAINER = (k << 28 for k in range(6))
+_KIND, _LENGTH = 0x70000000, 0x0FFFFFFF
+_ZERO, _NAN, _INF, _NEG_INF, _INT, _UINT, _FLOAT = 0x00, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60
+_WIDTHS = ((1, "b", "B"), (2, "h", "H"), (4, "i", "I"), (8, "q", "Q"))
+
+
+def encode_column(texts: pa.Array) -> pa.Array:
+    """JSON text (strings) to JSONB (``large_binary``); nulls stay null."""
+    docs = [None if t is None else encode(t) for t in texts.to_pylist()]
+    return pa.array(docs, type=pa.large_binary())
+
+
+def decode_column(docs: pa.Array) -> pa.Array:
+    """JSONB to JSON text as Lance prints it (compact, keys sorted)."""
+    texts = [None if d is None else decode(d) for d in docs.to_pylist()]
+    return pa.array(texts, type=pa.string())
+
+
+def encode(text: str) -> bytes:
+    try:
+        return encode_value(_DECODER.decode(text))
+    except (ValueError, RecursionError) as exc:
+        # Includes what Lance's own, laxer parser takes ('', '[1,]', "'a'", '01'):
+        # refused rather than guessed at.
+        raise InvalidJSONError(f"Failed to encode JSON: {exc}") from exc
+
+
+def encode_value(value: Any) -> bytes:
+    """The JSONB document of a parsed JSON value (``dict``, ``list``, ``str``, number,
+    bool or ``None``)."""
+    if isinstance(value, (dict, list)):
+        return _container(value)
+    entry, data = _item(value)
+    return struct.pack(">II", _SCALAR, entry) + data
+
+
+def to_text(value: Any) -> str:
+    """A parsed JSON value printed as Lance prints it."""
+    return decode(encode_value(value))
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) == len(pairs):
+        return out
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise ValueError(f"duplicate object attribute {key!r}")
+        seen.add(key)
+    raise AssertionError("unreachable: some key repeats")
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
+
+
+def _container(value: dict[str, Any] | list[Any]) -> bytes:
+    if isinstance(value, list):
+        items = [_item(v) for v in value]
+        head = [_ARRAY | len(items)]
+    else:
+        keys = sorted((k.encode() for k in value), key=bytes)
+        items = [(_STRING | len(k), k) for k in keys]
+        items += [_item(value[k.decode()]) for k in keys]
+        head = [_OBJECT | len(keys)]
+    words = head + [entry for entry, _ in items]
+    return struct.pack(f">{len(words)}I", *words) + b"".join(data for _, data in items)
+
+
+def _item(value: Any) -> tuple[int, bytes]:
+    if value is None:
+        return _NULL, b""
+    if value is True:
+        return _TRUE, b""
+    if value is False:
+        return _FALSE, b""
+    if isinstance(value, str):
+        data = value.encode()
+        return _STRING | len(data), data
+    if isinstance(value, (int, float)):
+        data = _number(value)
+        return _NUMBER | len(data), data
+    data = _container(value)
+    return _CONTAINER | len(data), data
+
+
+def _number(value: int | float) -> bytes:
+    if isinstance(value, int) and value == 0:
+        return bytes([_ZERO])
+    if isinstance(value, float) and not math.isfinite(value):
+        # NaN and the infinities (JSON has none; Lance takes them and prints null).
+        return bytes([_NAN if math.isnan(value) else _INF if value > 0 else _NEG_INF])
+    if isinstance(value, int) and -(1 << 63) <= value < (1 << 64):
+        for width, i_code, u_code in _WIDTHS:
+            bits = width * 8
+            if value < 0 and value >= -(1 << (bits - 1)):
+                return bytes([_INT]) + struct.pack(">" + i_code, value)
+            if 0 < value < (1 << bits):
+                return bytes([_UINT]) + struct.pack(">" + u_code, value)
+    return bytes([_FLOAT]) + struct.pack(">d", float(value))
+
+
+def decode(doc: bytes) -> str:
+    try:
+        (header,) = struct.unpack_from(">I", doc, 0)
+        if header & 0xE0000000 == _SCALAR:
+            (entry,) = struct.unpack_from(">I", doc, 4)
+            return _print_item(entry, doc[8 : 8 + (entry & _LENGTH)])
+        return _print_container(doc)
+    except (struct.error, IndexError, UnicodeDecodeError) as exc:
+        raise CorruptFileError(f"damaged JSONB value: {exc}") from exc
+
+
+def _print_container(doc: bytes) -> str:
+    (header,) = struct.unpack_from(">I", doc, 0)
+    count = header & _LENGTH
+    kind = header & 0xE0000000
+    slots = count * 2 if kind == _OBJECT else count
+    entries = struct.unpack_from(f">{slots}I", doc, 4)
+    pos = 4 + 4 * slots
+    parts = []
+    for entry in entries:
+        end = pos + (entry & _LENGTH)
+        parts.append(_print_item(entry, doc[pos:end]))
+        pos = end
+    if kind == _ARRAY:
+        return "[" + ",".join(parts) + "]"
+    if kind != _OBJECT:
+        raise UnsupportedEncodingError(f"unknown container header {header:#x}")
+    pairs = zip(parts[:count], parts[count:], strict=True)
+    return "{" + ",".join(f"{k}:{v}" for k, v in pairs) + "}"
+
+
+def _print_item(entry: int, data: bytes) -> str:
+    kind = entry & _KIND
+    if kind == _NULL:
+        return "null"
+    if kind == _TRUE:
+        return "true"
+    if kind == _FALSE:
+        return "false"
+    if kind == _STRING:
+        return _quoted(data.decode())
+    if kind == _NUMBER:
+        return _print_number(data)
+    if kind == _CONTAINER:
+        return _print_container(data)
+    raise UnsupportedEncodingError(f"unknown JSONB entry {entry:#x}")
+
+
+def _print_number(data: bytes) -> str:
+    tag = data[0]
+    if tag == _ZERO:
+        return "0"
+    if tag in (_NAN, _INF, _NEG_INF):
+        return "null"
+    if tag in (_INT, _UINT):
+        return str(int.from_bytes(data[1:], "big", signed=tag == _INT))
+    if tag == _FLOAT:
+        return format_float(struct.unpack(">d", data[1:9])[0])
+    raise UnsupportedEncodingError(f"unknown JSONB number tag {tag:#x}")
+
+
+def format_float(value: float) -> str:
+    """A float as Lance prints one: Python's shortest digits, positional from 1e-5
+    up to 1e16, else ``d.ddde-N`` / ``d.ddde+N``."""
+    if not math.isfinite(value):
+        return "null"
+    text = repr(value)
+    mantissa, _, exponent = text.partition("e")
+    if not exponent:
+        return text
+    power = int(exponent)
+    if power == -5:
+        sign, digits = ("-", mantissa[1:]) if mantissa.startswith("-") else ("", mantissa)
+        return f"{sign}0.0000{digits.replace('.', '')}"
+    return f"{mantissa}e{'+' if power > 0 else '-'}{abs(power)}"
