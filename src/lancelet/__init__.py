@@ -25,6 +25,7 @@ from lancelet.dataset.udf import batch_udf
 from lancelet.io.counters import bytes_read_counter, iops_counter
 from lancelet.log import set_logger
 from lancelet.schema import json_to_schema, schema_to_json
+from lancelet.transaction.session import Session
 
 # ``lancelet.dataset`` is a subpackage and, as in pylance, also the function that
 # opens a dataset; the function wins the attribute, the subpackage stays importable.
@@ -40,6 +41,7 @@ __all__ = [
     "LanceOperation",
     "LanceScanner",
     "ScanStatistics",
+    "Session",
     "Transaction",
     "__version__",
     "batch_udf",

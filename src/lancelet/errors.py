@@ -67,7 +67,15 @@ class UnsupportedTypeError(SchemaError):
 
 
 class FilterError(LanceletError, ValueError):
-    """A filter expression does not parse, or names a column the dataset lacks."""
+    """A filter expression does not parse, or names a column the dataset lacks.
+
+    Its message starts as pylance's do for the same mistakes, ``Invalid user input:``
+    (once, however often the message is wrapped in another)."""
+
+    PREFIX = "Invalid user input: "
+
+    def __init__(self, message: str) -> None:
+        super().__init__(self.PREFIX + message.replace(self.PREFIX, ""))
 
 
 class FilterEvaluationError(FilterError):

@@ -1,4 +1,4 @@
-"""``lancelet.schema``: pylance's ``schema_to_json`` and ``json_to_schema``.
+"""``lancelet.schema``: pylance's ``LanceSchema``, ``schema_to_json`` and ``json_to_schema``.
 
 The JSON form is pylance's: a schema is ``{"fields": [...], "metadata": {...}}``, a
 field ``{"name", "type", "nullable", "metadata"}`` (metadata only when there is
@@ -15,6 +15,9 @@ import pyarrow as pa
 from lancelet.errors import SchemaError
 from lancelet.file.extensions import logical_field, storage_field
 from lancelet.file.schema import logical_type, parse_logical_type
+from lancelet.table.schema_view import LanceField, LanceSchema
+
+__all__ = ["LanceField", "LanceSchema", "json_to_schema", "schema_to_json"]
 
 # Logical types pylance reads from the JSON "type" string alone.
 _SIMPLE_NAMES = frozenset({"date32:day", "date64:ms"})

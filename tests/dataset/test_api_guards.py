@@ -91,13 +91,11 @@ def test_every_pylance_keyword_is_known(
 
 REFUSED_SCAN_OPTIONS = [
     {"nearest": {"column": "v", "q": [1.0], "k": 1}},
-    {"order_by": ["k"]},
     {"batch_size_bytes": 1024},
     {"index_segments": ["x"]},
     {"full_text_query": "row"},
     {"fast_search": True},
     {"blob_handling": "all_binary"},
-    {"include_deleted_rows": True},
     {"row_addr_allowlist": b"\x00"},
     {"row_addr_blocklist": b"\x00"},
 ]
@@ -149,8 +147,6 @@ def test_unknown_keywords_are_type_errors(ds: ll.LanceDataset, tmp_path: Path) -
 @pytest.mark.parametrize(
     ("call", "kwargs"),
     [
-        ("dataset", {"session": object()}),
-        ("dataset", {"default_scan_options": {"limit": "1"}}),
         ("write_dataset", {"use_legacy_format": True}),
         ("commit", {"commit_timeout": timedelta(seconds=1)}),
         ("cleanup_old_versions", {"versions": [1]}),

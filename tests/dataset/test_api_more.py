@@ -248,4 +248,4 @@ def test_data_stats_of_what_lancelet_wrote_after_a_drop(uri: str) -> None:
     ll.dataset(uri).drop_columns(["s"])
     ours = _data_stats(ll.dataset(uri))
     assert ours == _data_stats(lance.dataset(uri))
-    assert [i for i, _ in ours] == [f.id for f in ll.dataset(uri).lance_schema.fields]
+    assert [i for i, _ in ours] == [f.id for f in ll.dataset(uri).lance_schema.inner.fields]

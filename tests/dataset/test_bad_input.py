@@ -56,8 +56,8 @@ def test_create_over_an_existing_dataset(uri: str) -> None:
 
 def test_append_with_another_schema(uri: str) -> None:
     before = _snapshot(uri)
-    wrong = pa.table({"k": pa.array([1], pa.int32())})
-    with pytest.raises(SchemaError, match="missing"):
+    wrong = pa.table({"k": [1], "unknown": [1]})
+    with pytest.raises(SchemaError, match="unknown"):
         ll.write_dataset(wrong, uri, mode="append")
     retyped = keyed_table(0, 5).set_column(0, "k", pa.array(range(5), pa.int32()))
     with pytest.raises(SchemaError, match="'k'"):

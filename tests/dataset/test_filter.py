@@ -605,8 +605,8 @@ MEMBERSHIP_REFUSED = [
     ("array_has_all(ls, NULL)", "takes an array of literals"),
     ("array_has_any(li, CAST(NULL AS INT))", "takes an array of literals"),
     ("array_has_any(li, (1, 2))", "takes an array of literals"),
-    ("array_has(ls, ['a'])", r"\[\.\.\.\] \(an array"),
-    ("array_has_any(ls, [['a']])", r"\[\.\.\.\] \(an array"),
+    ("array_has(ls, ['a'])", "cannot hold values of type list"),
+    ("array_has_any(ls, [['a']])", "cannot hold values of type list"),
     ("array_has_any(ls)", "array_has_any takes a list and an array of values"),
     ("array_has_any(ls, ['a'], ['b'])", "array_has_any takes a list and an array of values"),
     ("array_has(ls, 'a', 'b')", "array_has takes a list and a value"),
@@ -647,7 +647,7 @@ def test_membership_refused_as_pylance_refuses(
 # expressions in the array, no constant list, no strings read as numbers or dates as
 # timestamps, no float16, decimal or timestamp lists...).
 MEMBERSHIP_BEYOND_LANCELET = [
-    ("array_has_any(['a', 'b'], ls)", r"\[\.\.\.\] \(an array"),
+    ("array_has_any(['a', 'b'], ls)", "looks in a list column"),
     ("array_has_any(ls, ls)", "takes an array of literals"),
     ("array_has_any(ls, [s])", "takes literal values only"),
     ("array_has(ls, s)", "takes literal values only"),

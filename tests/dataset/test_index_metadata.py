@@ -322,7 +322,7 @@ def test_an_index_build_meeting_an_overwrite_or_a_dropped_field_is_incompatible(
     with pytest.raises(IncompatibleTransactionError, match="field ids"):
         _commit(uri, read, build)
     read = ll.dataset(uri).version
-    build = _create(uri, "xs", (ll.dataset(uri).lance_schema.fields[0].id,), [0])
+    build = _create(uri, "xs", (ll.dataset(uri).lance_schema.fields()[0].id(),), [0])
     ll.write_dataset(_table(0, 5), uri, mode="overwrite")
     with pytest.raises(IncompatibleTransactionError):
         _commit(uri, read, build)

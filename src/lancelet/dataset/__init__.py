@@ -4,6 +4,7 @@ from lancelet.dataset.api import dataset, write_dataset
 from lancelet.dataset.dataset import LanceDataset
 from lancelet.dataset.fragment import FragmentMetadata, LanceFragment, write_fragments
 from lancelet.dataset.operation import LanceOperation
+from lancelet.dataset.ordering import ColumnOrdering
 from lancelet.dataset.scanner import LanceScanner
 from lancelet.dataset.transactions import (
     LANCE_COMMIT_MESSAGE_KEY,
@@ -12,6 +13,7 @@ from lancelet.dataset.transactions import (
 )
 
 __all__ = [
+    "ColumnOrdering",
     "LANCE_COMMIT_MESSAGE_KEY",
     "AutoCleanupConfig",
     "FragmentMetadata",

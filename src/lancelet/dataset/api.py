@@ -23,10 +23,11 @@ from lancelet.dataset.write import (
     prepare,
     write_fragment_files,
 )
-from lancelet.errors import ArgumentError, DatasetAlreadyExistsError
+from lancelet.errors import ArgumentError, DatasetAlreadyExistsError, UnsupportedOptionError
 from lancelet.table.naming import ManifestNaming
 from lancelet.transaction import operations as ops
 from lancelet.transaction.commit import CommitLock, CommitPolicy
+from lancelet.transaction.session import Session
 from lancelet.transaction.store import DatasetStore
 
 WriteMode = Literal["create", "append", "overwrite"]
@@ -46,13 +47,57 @@ def dataset(
 
     ``storage_options`` configure the object store (pylance's keys: ``endpoint``,
     ``region``, ``aws_access_key_id``, ``allow_http``, ...); ``commit_lock`` is held
-    around the commits the dataset makes."""
+    around the commits the dataset makes; ``default_scan_options`` are scan keywords
+    applied to every scan that leaves them unset."""
+    scan_defaults = options.pop("default_scan_options", None)
+    session = dataset_session(options, "lancelet.dataset")
+    check_read_params(options.pop("read_params", None), "lancelet.dataset")
     check_options(options, "dataset")
     if asof is not None:
         if version is not None:
             raise ArgumentError("dataset: give version or asof, not both")
         version = version_asof(DatasetStore(os.fspath(uri), storage_options), asof)
-    return LanceDataset(uri, version, storage_options=storage_options, commit_lock=commit_lock)
+    return LanceDataset(
+        uri,
+        version,
+        storage_options=storage_options,
+        default_scan_options=scan_defaults,
+        session=session,
+        commit_lock=commit_lock,
+    )
+
+
+# File reader options that only tune speed (caching, extra checks while decoding):
+# lancelet's results are the same either way, and it always checks what it decodes.
+_READ_PARAMS = frozenset({"cache_repetition_index", "validate_on_decode"})
+
+
+def check_read_params(params: Any, call: str) -> None:
+    if params is None:
+        return
+    if not isinstance(params, dict):
+        raise TypeError(f"{call}: read_params must be a dict, not {params!r}")
+    for name, value in params.items():
+        if name not in _READ_PARAMS:
+            raise UnsupportedOptionError(f"{call}: lancelet does not support read_params {name!r}")
+        if not isinstance(value, bool):
+            raise TypeError(f"{call}: read_params {name!r} must be True or False, not {value!r}")
+
+
+def dataset_session(options: dict[str, Any], call: str) -> Session | None:
+    """The session ``options`` give (taking ``session`` and the cache sizes out of
+    them): the one passed, else one with the cache sizes, else None (a new one)."""
+    session = options.pop("session", None)
+    sizes = {
+        name: options.pop(name)
+        for name in ("index_cache_size_bytes", "metadata_cache_size_bytes")
+        if options.get(name) is not None
+    }
+    if session is not None and not isinstance(session, Session):
+        raise TypeError(f"{call}: session must be a lancelet Session, not {session!r}")
+    if session is not None or not sizes:
+        return session
+    return Session(**sizes)
 
 
 def write_dataset(

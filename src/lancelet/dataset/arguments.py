@@ -43,6 +43,11 @@ def _at_least(value: Any, minimum: int, name: str, call: str) -> int | None:
         return None
     number = _integer(value, name, call)
     if number < minimum:
+        if minimum == 0:
+            # pylance's wording for a negative limit or offset, which callers match on.
+            raise ArgumentError(
+                f"{call}: {name.capitalize()} must be non-negative ({name}={number})"
+            )
         raise ArgumentError(f"{call}: {name} must be at least {minimum}, got {number}")
     return min(number, _MAX_ROWS)
 

@@ -7,6 +7,7 @@ version they created, as pylance's do.
 
 from __future__ import annotations
 
+import inspect
 import os
 import time
 import warnings
@@ -33,7 +34,9 @@ from lancelet.dataset.optimizer import DatasetOptimizer
 from lancelet.dataset.options import check_options
 from lancelet.dataset.projection import Columns, projection
 from lancelet.dataset.sampling import sample_indices
+from lancelet.dataset.scan_defaults import checked_defaults, with_defaults
 from lancelet.dataset.scannable import Scannable
+from lancelet.dataset.scanner import LanceScanner
 from lancelet.dataset.stats import LanceStats
 from lancelet.dataset.tags import Tags, resolve_version
 from lancelet.dataset.take import take_by_row_ids
@@ -49,9 +52,10 @@ from lancelet.errors import (
 from lancelet.table import features
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
-from lancelet.table.schema import LanceSchema
+from lancelet.table.schema_view import LanceSchema as PublicLanceSchema
 from lancelet.transaction import operations as ops
 from lancelet.transaction.commit import CommitLock, CommitPolicy, check_lock
+from lancelet.transaction.session import Session
 from lancelet.transaction.store import DatasetStore
 
 if TYPE_CHECKING:
@@ -68,12 +72,17 @@ class LanceDataset(Scannable):
         *,
         manifest: Manifest | None = None,
         storage_options: dict[str, str] | None = None,
+        default_scan_options: Mapping[str, Any] | None = None,
+        session: Session | None = None,
         commit_lock: CommitLock | None = None,
     ) -> None:
         self._uri = os.fspath(uri)
+        self._scan_defaults = checked_defaults(
+            default_scan_options, Scannable.scanner, "lancelet.dataset"
+        )
         check_lock(commit_lock)
         self._commit_lock = commit_lock
-        self._store = DatasetStore(self._uri, storage_options)
+        self._store = DatasetStore(self._uri, storage_options, session)
         if manifest is None:
             number = (
                 self._store.latest_version()
@@ -102,12 +111,14 @@ class LanceDataset(Scannable):
 
     @property
     def schema(self) -> pa.Schema:
+        if self._scan_defaults is not None:
+            return self.scanner().projected_schema
         return self._manifest.schema.to_arrow()
 
     @property
-    def lance_schema(self) -> LanceSchema:
+    def lance_schema(self) -> PublicLanceSchema:
         """The schema with Lance field ids."""
-        return self._manifest.schema
+        return PublicLanceSchema(self._manifest.schema)
 
     @property
     def data_storage_version(self) -> str:
@@ -117,6 +128,10 @@ class LanceDataset(Scannable):
     def max_field_id(self) -> int:
         # Counts ids data files still hold for dropped columns, as pylance does.
         return schema_ops.next_field_id(self._manifest) - 1
+
+    def session(self) -> Session:
+        """The caches this dataset shares with others opened with the same session."""
+        return self._store.session
 
     @property
     def tags(self) -> Tags:
@@ -149,6 +164,12 @@ class LanceDataset(Scannable):
 
     def _source(self) -> tuple[DatasetStore, Manifest, list[Fragment] | None]:
         return self._store, self._manifest, None
+
+    def scanner(self, *args: Any, **kwargs: Any) -> LanceScanner:
+        if self._scan_defaults is None:
+            return super().scanner(*args, **kwargs)
+        merged = with_defaults(Scannable.scanner, args, kwargs, self._scan_defaults)
+        return super().scanner(**merged)
 
     @property
     def has_stable_row_ids(self) -> bool:
@@ -218,7 +239,13 @@ class LanceDataset(Scannable):
     # -- versions ---------------------------------------------------------------------
 
     def checkout_version(self, version: Version) -> LanceDataset:
-        return LanceDataset(self._uri, version, storage_options=self._store.storage_options)
+        return LanceDataset(
+            self._uri,
+            version,
+            storage_options=self._store.storage_options,
+            default_scan_options=self._scan_defaults,
+            session=self._store.session,
+        )
 
     def _commit(self, operation: ops.Operation) -> None:
         txn = ops.Transaction(self.version, operation)
@@ -686,6 +713,11 @@ class LanceDataset(Scannable):
         """Read every data and deletion file's metadata; raise if any is missing or corrupt."""
         for fragment in self.get_fragments():
             fragment.validate()
+
+
+# Introspection (help(), pylance-compatibility checks) sees the parameters the override
+# takes and passes on to Scannable.scanner.
+LanceDataset.scanner.__signature__ = inspect.signature(Scannable.scanner)  # type: ignore[attr-defined]
 
 
 def _summary(manifest: Manifest) -> dict[str, str]:

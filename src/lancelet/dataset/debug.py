@@ -14,7 +14,7 @@ from lancelet.table.fragment import Fragment
 
 def format_schema(dataset: LanceDataset) -> str:
     """The dataset's schema with its field ids, types and metadata."""
-    return render(dataset.lance_schema)
+    return render(dataset._manifest.schema)
 
 
 def format_manifest(dataset: LanceDataset) -> str:
@@ -26,7 +26,7 @@ def format_fragment(fragment: Fragment, dataset: LanceDataset) -> str:
     """A fragment's metadata, each data file with the fields it holds."""
     if not isinstance(fragment, Fragment):
         raise TypeError(f"format_fragment takes a FragmentMetadata, not {fragment!r}")
-    return render(describe_fragment_files(fragment, dataset.lance_schema))
+    return render(describe_fragment_files(fragment, dataset._manifest.schema))
 
 
 def list_transactions(dataset: LanceDataset, /, max_transactions: int = 10) -> list[str]:

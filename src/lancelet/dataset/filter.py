@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import decimal
 import functools
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -36,6 +37,7 @@ import sqlglot
 from sqlglot import exp, generator, parser, tokens
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
+from sqlglot.tokenizer_core import Token, TokenType
 
 from lancelet.dataset import array_has, json_functions, kernels, sql_functions
 from lancelet.errors import FilterError
@@ -57,6 +59,9 @@ __all__ = [
 ]
 
 
+_TYPED_LITERAL_TOKENS = frozenset({TokenType.TIMESTAMP, TokenType.DATE, TokenType.DATETIME})
+
+
 class _FilterDialect(Dialect):
     """Generic SQL in which backticks and double quotes both delimit identifiers."""
 
@@ -64,6 +69,16 @@ class _FilterDialect(Dialect):
         IDENTIFIERS: ClassVar[list[str | tuple[str, str]]] = ['"', "`"]
         # Binary literals, X'0A0B'.
         HEX_STRINGS: ClassVar[list[str | tuple[str, str]]] = [("X'", "'"), ("x'", "'")]
+
+        def tokenize(self, sql: str) -> list[Token]:
+            found = super().tokenize(sql)
+            # DataFusion reads TIMESTAMP "2021-01-02 00:00:00" (and DATE "...") as the
+            # typed literal it reads with single quotes.
+            for before, token in itertools.pairwise(found):
+                typed = before.token_type in _TYPED_LITERAL_TOKENS
+                if typed and token.token_type == TokenType.IDENTIFIER:
+                    token.token_type = TokenType.STRING
+            return found
 
     class Parser(parser.Parser):
         # sqlglot reads these names as the functions DataFusion spells array_has_all,
@@ -364,8 +379,10 @@ class _Translator:
                 # that name no column.
                 return _const(pa.scalar(parts[0].name, pa.string()))
             names = ", ".join(self.schema.names)
+            column = _sql(node)
             raise FilterError(
-                f"unknown column {_sql(node)!r} in filter {self.sql!r}; the columns are: {names}"
+                f"No field named {column}: unknown column {column!r} in filter {self.sql!r}; "
+                f"the columns are: {names}"
             )
         self.columns.add(field.name)
         resolved = [field.name]
@@ -423,8 +440,6 @@ def _find_field(
 
 
 def _construct_name(node: exp.Expression) -> str:
-    if isinstance(node, exp.Array):
-        return "[...] (an array, taken only as the values of array_has_any or array_has_all)"
     if isinstance(node, exp.Anonymous):
         return f"function {node.name}()"
     if isinstance(node, exp.TryCast):
@@ -607,6 +622,22 @@ def _number(text: str) -> pa.Scalar:
     if 0 <= value < 2**64:
         return pa.scalar(value, pa.uint64())
     return pa.scalar(float(value), pa.float64())
+
+
+def _array(t: _Translator, node: exp.Array) -> _Value:
+    """``[1.0, 2.0]``: a list literal, its items literals of one type, as DataFusion
+    takes them (an update casts it to the column's list type)."""
+    items = [t.visit(item) for item in node.expressions]
+    where = f"{_sql(node)!r} (in {t.sql!r})"
+    if not items:
+        raise FilterError(f"{where}: an empty array literal has no type")
+    if any(item.const is None for item in items):
+        raise FilterError(f"{where}: the items of an array literal must be literals")
+    types = sorted({str(item.type) for item in items})
+    if len(types) > 1 or pa.types.is_null(items[0].type):
+        raise FilterError(f"{where}: Array expressions must have a consistent datatype: {types}")
+    values = [item.const.as_py() for item in items if item.const is not None]
+    return _const(pa.scalar(values, pa.list_(items[0].type)))
 
 
 def _boolean(t: _Translator, node: exp.Boolean) -> _Value:
@@ -1114,6 +1145,8 @@ def _arrow_cast(t: _Translator, node: exp.Anonymous) -> _Value:
                 f"{where}: lancelet casts only timestamps without a time zone to as fine a unit"
             )
         return _cast(value, target, node)
+    if _is_list_type(target) and not (pa.types.is_null(value.type) or _is_list_type(value.type)):
+        raise FilterError(f"{where}: only NULL and lists cast to {target}")
     if pa.types.is_fixed_size_binary(target) and not pa.types.is_binary(value.type):
         raise FilterError(f"{where}: lancelet casts only binary values to {target}")
     from_string = _family(value.type) == "string"
@@ -1127,6 +1160,14 @@ def _arrow_cast(t: _Translator, node: exp.Anonymous) -> _Value:
 
 
 _UNIT_ORDER = {"s": 0, "ms": 1, "us": 2, "ns": 3}
+
+
+def _is_list_type(dtype: pa.DataType) -> bool:
+    return bool(
+        pa.types.is_list(dtype)
+        or pa.types.is_large_list(dtype)
+        or pa.types.is_fixed_size_list(dtype)
+    )
 
 
 def _holds_all(target: pa.DataType, source: pa.DataType) -> bool:
@@ -1158,6 +1199,7 @@ _HANDLERS: dict[type[exp.Expression], _Handler] = {
     exp.Dot: _dot,
     exp.Bracket: _bracket,
     exp.Literal: _literal,
+    exp.Array: _array,
     exp.Boolean: _boolean,
     exp.Null: _null,
     exp.Paren: _paren,

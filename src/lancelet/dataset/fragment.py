@@ -23,7 +23,7 @@ from lancelet.errors import EmptyWriteError
 from lancelet.table import naming
 from lancelet.table.fragment import DataFile, Fragment
 from lancelet.table.manifest import Manifest
-from lancelet.table.schema import LanceSchema
+from lancelet.table.schema_view import LanceSchema as PublicLanceSchema
 from lancelet.transaction.store import DatasetStore
 
 if TYPE_CHECKING:
@@ -123,16 +123,17 @@ class LanceFragment(Scannable):
         columns: list[str] | None = None,
         batch_size: int | None = None,
         reader_schema: pa.Schema | None = None,
-    ) -> tuple[Fragment, LanceSchema]:
+    ) -> tuple[Fragment, PublicLanceSchema]:
         """New columns for this fragment: computed by ``value_func`` (SQL expressions by
         name, or a function mapping batches of ``columns`` to batches of the new
         columns) or read from it (data with a row for each live row), stored in a new
         data file (not committed; commit the fragments with ``LanceOperation.Merge``
         and the schema returned)."""
         store, manifest = self._dataset._store, self._dataset._manifest
-        return merge_columns(
+        fragment, schema = merge_columns(
             store, manifest, self._fragment, value_func, columns, batch_size, reader_schema
         )
+        return fragment, PublicLanceSchema(schema)
 
     def merge(
         self,
@@ -140,7 +141,7 @@ class LanceFragment(Scannable):
         left_on: str,
         right_on: str | None = None,
         schema: pa.Schema | None = None,
-    ) -> tuple[Fragment, LanceSchema]:
+    ) -> tuple[Fragment, PublicLanceSchema]:
         """This fragment with the columns of ``data_obj`` joined on ``left_on`` (a column,
         ``_rowid`` or ``_rowaddr``) = ``right_on`` (not committed; commit the fragments
         with ``LanceOperation.Merge`` and the schema returned)."""
@@ -149,7 +150,7 @@ class LanceFragment(Scannable):
         merge = plan_merge(
             store, manifest, data_obj, left_on, right_on, schema, where, [self._fragment]
         )
-        return merge.fragments[0], merge.schema
+        return merge.fragments[0], PublicLanceSchema(merge.schema)
 
     def update_columns(
         self,

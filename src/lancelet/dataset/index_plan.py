@@ -16,7 +16,9 @@ committed.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 
 import pyarrow as pa
 
@@ -35,6 +37,24 @@ from lancelet.table.fragment import Fragment
 from lancelet.table.index import IndexMetadata
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.store import DatasetStore
+
+# (index name, query, answered) for each index search while a scan plans, so that the
+# scan's plan can say which indices it used (see :func:`searches_logged`).
+_SEARCHES: ContextVar[list[tuple[str, IndexQuery, bool]] | None] = ContextVar(
+    "index_searches", default=None
+)
+
+
+@contextlib.contextmanager
+def searches_logged() -> Iterator[list[tuple[str, IndexQuery, bool]]]:
+    """The index searches made inside the block: (index name, query, whether the
+    index answered it)."""
+    log: list[tuple[str, IndexQuery, bool]] = []
+    token = _SEARCHES.set(log)
+    try:
+        yield log
+    finally:
+        _SEARCHES.reset(token)
 
 
 def index_candidates(
@@ -181,11 +201,16 @@ class _LazyPart:
         try:
             found = opened(self._store, self._index, self._type).search(query)
         except ArgumentError:
-            return None  # the index holds values of another type than the column's
-        if found is not None and self._reuse is not None:
+            found = None  # the index holds values of another type than the column's
+        log = _SEARCHES.get()
+        if log is not None:
+            log.append((self._index.name, query, found is not None))
+        if found is None:
+            return None
+        if self._reuse is not None:
             moved, alive = self._reuse.remap(found.addresses)
             return SearchResult(sorted_sets.unique(moved[alive]), found.exact)
-        if found is None or not _keyed_by_row_id(self._index, self._manifest):
+        if not _keyed_by_row_id(self._index, self._manifest):
             return found
         # Rows listed by stable row id: found where those ids live now.
         addresses = addresses_of_ids(self._store, self._manifest, found.addresses)

@@ -23,6 +23,7 @@ from lancelet.dataset.delete import delete_addresses
 from lancelet.dataset.filter import parse_filter
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.inputs import as_reader
+from lancelet.dataset.merge_plan import analyze_merge, explain_merge
 from lancelet.dataset.operation import public_operation
 from lancelet.dataset.scanner import ROW_ADDRESS, LanceScanner, live_rows
 from lancelet.dataset.take import row_ids_at
@@ -91,6 +92,7 @@ class MergeInsertBuilder:
         manifest: Manifest | None = None,
     ) -> None:
         self._store = store
+        # The version explain_plan and analyze_plan describe (default: the latest).
         self._manifest = manifest
         self._spec = MergeSpec(key_columns(on, schema, f"{store.root}: merge_insert"))
         self._run = run
@@ -128,6 +130,31 @@ class MergeInsertBuilder:
     def retry_timeout(self, timeout: timedelta) -> MergeInsertBuilder:
         self._timeout = timeout
         return self
+
+    def _planned_on(self) -> Manifest:
+        if self._manifest is not None:
+            return self._manifest
+        return self._store.read_manifest(self._store.latest_version())
+
+    def explain_plan(self, schema: pa.Schema | None = None, verbose: bool = False) -> str:
+        """The plan of this merge for source data of ``schema`` (default: the
+        dataset's), checked as :meth:`execute` checks the data."""
+        manifest = self._planned_on()
+        arrow = manifest.schema.to_arrow()
+        source = arrow if schema is None else schema
+        if not isinstance(source, pa.Schema):
+            raise TypeError(f"explain_plan: schema must be a pyarrow.Schema, not {schema!r}")
+        label = f"{self._store.root}: merge_insert"
+        _source_columns(source.empty_table(), arrow, self._spec.on, label)
+        return explain_merge(self._store, manifest, self._spec, source, verbose)
+
+    def analyze_plan(self, data_obj: Any, *, schema: pa.Schema | None = None) -> str:
+        """Run this merge on ``data_obj`` without committing it (the files it writes
+        are removed) and return its plan with what it did."""
+        self._checked_spec()
+        source = as_reader(data_obj, schema).read_all()
+        manifest = self._planned_on()
+        return analyze_merge(self._store, manifest, self._spec, source, plan_merge_insert)
 
     def execute(self, data_obj: Any, *, schema: pa.Schema | None = None) -> dict[str, int]:
         """Run the merge and commit it; returns the counts of inserted, updated and

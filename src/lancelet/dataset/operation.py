@@ -16,6 +16,7 @@ from lancelet.dataset import blob
 from lancelet.errors import ArgumentError, UnsupportedOptionError
 from lancelet.table.fragment import DataFile, Fragment
 from lancelet.table.schema import LanceSchema
+from lancelet.table.schema_view import LanceSchema as PublicLanceSchema
 from lancelet.transaction import operations as ops
 
 
@@ -37,12 +38,14 @@ class LanceOperation:
 
     @dataclass
     class Overwrite(BaseOperation):
-        new_schema: pa.Schema | LanceSchema
+        new_schema: pa.Schema | LanceSchema | PublicLanceSchema
         fragments: Iterable[Fragment]
         config_upsert_values: dict[str, str] = field(default_factory=dict)
 
         def to_operation(self) -> ops.Operation:
             schema = self.new_schema
+            if isinstance(schema, PublicLanceSchema):
+                schema = schema.inner
             fragments = tuple(self.fragments)
             if isinstance(schema, pa.Schema):
                 schema = blob.dataset_schema(schema, blob.files_version(fragments), "Overwrite")
@@ -79,7 +82,7 @@ class LanceOperation:
         schema that names their columns."""
 
         fragments: Iterable[Fragment]
-        schema: LanceSchema | pa.Schema
+        schema: LanceSchema | PublicLanceSchema | pa.Schema
 
         def __post_init__(self) -> None:
             if isinstance(self.schema, pa.Schema):
@@ -94,9 +97,25 @@ class LanceOperation:
             # In fragment id order, whatever the order given, as pylance commits them.
             fragments = sorted(self.fragments, key=lambda f: f.id)
             schema = self.schema
+            if isinstance(schema, PublicLanceSchema):
+                schema = schema.inner
             if isinstance(schema, pa.Schema):
                 schema = _schema_of_files(schema, fragments)
             return ops.Merge(tuple(fragments), schema)
+
+    @dataclass
+    class Project(BaseOperation):
+        """A new schema over the same data files: columns dropped, renamed or reordered
+        by field id (a field keeps the data of the field id it carries)."""
+
+        schema: PublicLanceSchema
+
+        def to_operation(self) -> ops.Operation:
+            if not isinstance(self.schema, PublicLanceSchema):
+                raise TypeError(
+                    f"LanceOperation.Project: schema must be a LanceSchema, not {self.schema!r}"
+                )
+            return ops.Project(self.schema.inner)
 
     @dataclass
     class ReserveFragments(BaseOperation):

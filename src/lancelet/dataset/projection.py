@@ -22,7 +22,11 @@ from lancelet.errors import FilterError, SchemaError
 
 ROW_ID = "_rowid"
 ROW_ADDRESS = "_rowaddr"
-SPECIAL = (ROW_ID, ROW_ADDRESS)
+# A row's position among the dataset's live rows: what ``take`` takes it by.
+ROW_OFFSET = "_rowoffset"
+SPECIAL = (ROW_ID, ROW_ADDRESS, ROW_OFFSET)
+# Those a filter or an expression may read; pylance has no _rowoffset there.
+IN_EXPRESSIONS = (ROW_ID, ROW_ADDRESS)
 
 Columns = Sequence[str] | Mapping[str, str]
 
@@ -31,12 +35,12 @@ Columns = Sequence[str] | Mapping[str, str]
 class Projection:
     # The columns computed (or selected) from the dataset's, in output order.
     fields: tuple[pa.Field, ...]
-    # Top-level dataset columns to read, in schema order; never _rowid / _rowaddr.
+    # Top-level dataset columns to read, in schema order; never a SPECIAL column.
     reads: tuple[str, ...]
     # The output in order: an int is the position of one of ``fields``, a string is
-    # _rowid or _rowaddr, named in a list of columns.
+    # a SPECIAL column named in a list of columns.
     layout: tuple[int | str, ...]
-    # _rowid / _rowaddr that expressions read.
+    # SPECIAL columns that expressions read.
     special_reads: frozenset[str]
     # None: the output is the read columns selected by name.
     expressions: Mapping[str, pc.Expression] | None = None
@@ -68,8 +72,8 @@ def evaluate(table: pa.Table, expressions: Mapping[str, pc.Expression], where: s
 
 
 def projection(columns: Columns | None, schema: pa.Schema, where: str) -> Projection:
-    """``schema`` is the dataset's Arrow schema; ``_rowid`` and ``_rowaddr`` are known
-    besides its columns."""
+    """``schema`` is the dataset's Arrow schema; ``_rowid``, ``_rowaddr`` and
+    ``_rowoffset`` are known besides its columns."""
     if columns is None:
         fields = tuple(schema)
         return Projection(fields, tuple(schema.names), tuple(range(len(fields))), frozenset())
@@ -106,7 +110,7 @@ def with_specials(schema: pa.Schema) -> pa.Schema:
     found = _WITH_SPECIALS.get(id(schema))
     if found is not None and found[0] is schema:
         return found[1]
-    out = pa.schema([*schema, *(pa.field(n, pa.uint64()) for n in SPECIAL)])
+    out = pa.schema([*schema, *(pa.field(n, pa.uint64()) for n in IN_EXPRESSIONS)])
     _WITH_SPECIALS[id(schema)] = (schema, out)
     while len(_WITH_SPECIALS) > 16:
         _WITH_SPECIALS.pop(next(iter(_WITH_SPECIALS)), None)

@@ -17,7 +17,8 @@ import pyarrow.compute as pc
 
 from lancelet.dataset import arguments
 from lancelet.dataset.options import refuse_unimplemented
-from lancelet.dataset.projection import Columns, projection
+from lancelet.dataset.ordering import orderings
+from lancelet.dataset.projection import SPECIAL, Columns, projection
 from lancelet.dataset.scanner import LanceScanner
 from lancelet.dataset.take import take_rows
 from lancelet.errors import UnsupportedOptionError
@@ -78,8 +79,6 @@ class Scannable:
             full_text_query=full_text_query,
             fast_search=fast_search,
             blob_handling=blob_handling,
-            include_deleted_rows=include_deleted_rows,
-            order_by=order_by,
             row_addr_allowlist=row_addr_allowlist,
             row_addr_blocklist=row_addr_blocklist,
         )
@@ -98,6 +97,9 @@ class Scannable:
             strict_batch_size=arguments.flag(strict_batch_size, "strict_batch_size", call),
             fragments=chosen,
             use_scalar_index=arguments.flag(use_scalar_index, "use_scalar_index", call, True),
+            order_by=orderings(order_by, call),
+            include_deleted_rows=arguments.flag(include_deleted_rows, "include_deleted_rows", call),
+            late_materialization=_late_columns(late_materialization, call),
             scan_stats_callback=scan_stats_callback,
         )
 
@@ -177,17 +179,33 @@ class Scannable:
         call = f"{type(self).__name__}.take"
         rows = arguments.indices(indices, call)
         store, manifest, own = self._source()
-        shape = projection(columns, manifest.schema.to_arrow(), f"{store.root}: take")
-        if shape.special_outputs or shape.special_reads:
-            raise UnsupportedOptionError(f"{call}: _rowid and _rowaddr cannot be taken yet")
-        if not isinstance(columns, Mapping) and shape.expressions is not None:
+        where = f"{store.root}: take"
+        named = None if columns is None or isinstance(columns, Mapping) else list(columns)
+        # pylance takes a system column named twice twice; other names once each.
+        plain = None if named is None else [n for n in named if n not in SPECIAL]
+        shape = projection(columns if plain is None else plain, manifest.schema.to_arrow(), where)
+        if named is not None and shape.expressions is not None:
             # pylance returns such a take as the nested struct, a scan as a flat column.
             raise UnsupportedOptionError(
                 f"{call}: nested paths {list(shape.expressions)} in a take; use a dict, "
                 "such as {'s.x': 's.x'}"
             )
-        table = take_rows(store, manifest, rows, list(shape.reads), own)
-        return shape.apply(table, f"{store.root}: take")
+        system = bool(shape.special_reads) or named != plain
+        table = take_rows(store, manifest, rows, list(shape.reads), own, system=system)
+        out = shape.apply(table, where)
+        if named is None or named == plain:
+            return out
+        computed = iter(out.columns)
+        arrays = [table[n] if n in SPECIAL else next(computed) for n in named]
+        return pa.Table.from_arrays(arrays, names=named)
+
+
+def _late_columns(value: Any, call: str) -> bool | list[str] | None:
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str) or not all(isinstance(c, str) for c in value):
+        raise TypeError(f"{call}: late_materialization must be a bool or a list of column names")
+    return list(value)
 
 
 def _fragment_metadata(fragments: Iterable[LanceFragment], call: str) -> list[Fragment]:

@@ -7,6 +7,7 @@ compute expression over whole batches, and trims to ``offset``/``limit``.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -16,23 +17,31 @@ import pyarrow.compute as pc
 
 from lancelet.dataset.filter import is_volatile, referenced_columns, to_expression
 from lancelet.dataset.fragment_reader import FragmentReader
-from lancelet.dataset.index_plan import index_candidates
+from lancelet.dataset.index_plan import index_candidates, searches_logged
+from lancelet.dataset.ordering import ColumnOrdering, check_columns, sorted_table
+from lancelet.dataset.plan import ScanFacts, ScanMetrics, analyze, explain
 from lancelet.dataset.projection import (
     ROW_ADDRESS,
     ROW_ID,
+    ROW_OFFSET,
     SPECIAL,
     Columns,
     projection,
     with_specials,
 )
+from lancelet.dataset.row_columns import live_rows_before, row_offsets, with_row_columns
 from lancelet.dataset.scan_stats import ScanRecorder, ScanStatistics
-from lancelet.errors import CorruptDatasetError, CorruptIndexError
+from lancelet.errors import (
+    ArgumentError,
+    CorruptDatasetError,
+    CorruptIndexError,
+    UnsupportedOptionError,
+)
 from lancelet.expr import Predicate
 from lancelet.expr.arrow import evaluate
 from lancelet.expr.from_sql import predicate_tree
 from lancelet.index.planner import Candidates
 from lancelet.io import accounting
-from lancelet.table import row_address
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.store import DatasetStore
@@ -43,9 +52,12 @@ __all__ = [
     "ROW_ID",
     "LanceScanner",
     "live_rows",
+    "with_row_columns",
 ]
 
 DEFAULT_BATCH_SIZE = 8192
+# pylance's environment variable for the batch size of scans that give none.
+BATCH_SIZE_VARIABLE = "LANCE_DEFAULT_BATCH_SIZE"
 # Rows read at once when the result is gathered whole: a default-sized fragment in one
 # read, so page chunks pass through without being cut and copied.
 _WHOLE_FRAGMENT = 1 << 20
@@ -78,14 +90,18 @@ def live_rows(
     return table
 
 
-def with_row_columns(reader: FragmentReader, table: pa.Table, offsets: np.ndarray) -> pa.Table:
-    """``table``, the given physical rows of a fragment, with their id and address."""
-    address = row_address.of_offsets(reader.fragment.id, offsets)
-    ids = reader.row_ids
-    row_id = address if ids is None else ids[offsets]
-    return table.append_column(ROW_ID, pa.array(row_id)).append_column(
-        ROW_ADDRESS, pa.array(address)
-    )
+def default_batch_size() -> int:
+    """The batch size of a scan that names none: the environment's, else 8192."""
+    given = os.environ.get(BATCH_SIZE_VARIABLE)
+    if given is None:
+        return DEFAULT_BATCH_SIZE
+    try:
+        size = int(given)
+    except ValueError:
+        size = 0
+    if size < 1:
+        raise ArgumentError(f"{BATCH_SIZE_VARIABLE}={given!r} is not a positive integer")
+    return size
 
 
 def _conformed(table: pa.Table, schema: pa.Schema) -> pa.Table:
@@ -155,6 +171,9 @@ class LanceScanner:
         strict_batch_size: bool = False,
         fragments: Sequence[Fragment] | None = None,
         use_scalar_index: bool = True,
+        order_by: Sequence[ColumnOrdering] = (),
+        include_deleted_rows: bool = False,
+        late_materialization: bool | Sequence[str] | None = None,
         scan_stats_callback: Callable[[ScanStatistics], Any] | None = None,
     ) -> None:
         self._recorder = ScanRecorder(scan_stats_callback)
@@ -165,6 +184,12 @@ class LanceScanner:
         self._projection = projection(columns, self._arrow, self._where)
         self._with_row_id = with_row_id or ROW_ID in self._projection.special_outputs
         self._with_row_address = with_row_address or ROW_ADDRESS in self._projection.special_outputs
+        if include_deleted_rows and not self._with_row_id:
+            # As pylance: a deleted row is told apart by its null row id.
+            raise ArgumentError(
+                f"{self._where}: include_deleted_rows is set but with_row_id is false"
+            )
+        self._include_deleted = include_deleted_rows
         self._filter_schema = with_specials(self._arrow)
         parsed = _parsed(filter, self._filter_schema) if isinstance(filter, str) else None
         if parsed is not None:
@@ -176,16 +201,34 @@ class LanceScanner:
         # Arguments were checked at the API (scannable.py, arguments.py).
         self._limit = limit
         self._offset = offset or 0
-        self._batch_size = batch_size or DEFAULT_BATCH_SIZE
+        self._batch_size = batch_size or default_batch_size()
         self._strict = strict_batch_size
         self._fragments = list(manifest.fragments if fragments is None else fragments)
+        self._order = tuple(order_by)
+        # Columns read only for the rows that pass the filter: None means every
+        # column the filter does not read (True and the default), else those named.
+        self._late: frozenset[str] | None = None
+        if late_materialization is False:
+            self._late = frozenset()
+        elif late_materialization is not None and late_materialization is not True:
+            self._late = frozenset(late_materialization)
+        self._offsets_before: dict[int, int] | None = None
+        check_columns(self._order, self._filter_schema, self._where)
         # The filter's predicate tree, when an index may answer part of it: the planner
         # reads it, and the rows an index bounded are filtered by it (see _indexed).
         self._predicate: Predicate | None = None
         self._candidates = None
+        self._filter_text = parsed.sql if parsed is not None else None
+        if filter is not None and parsed is None:
+            self._filter_text = str(filter)
+        self._metrics = ScanMetrics()
+        self._index_searches: list[Any] = []
         if use_scalar_index and parsed is not None and manifest.indices:
             self._predicate = parsed.tree
-            with accounting.collecting(self._recorder.planning):
+            with (
+                searches_logged() as self._index_searches,
+                accounting.collecting(self._recorder.planning),
+            ):
                 self._candidates = self._plan(parsed.sql)
 
     def _plan(self, sql: str) -> Candidates | None:
@@ -208,6 +251,11 @@ class LanceScanner:
         return list(self._filter_schema.names)
 
     @property
+    def dataset_schema(self) -> pa.Schema:
+        """The schema of the dataset scanned, before projection."""
+        return self._arrow
+
+    @property
     def projected_schema(self) -> pa.Schema:
         fields = [
             pa.field(item, pa.uint64()) if isinstance(item, str) else self._projection.fields[item]
@@ -226,21 +274,28 @@ class LanceScanner:
     def _read_columns(self) -> list[str]:
         wanted = set(self._projection.reads)
         wanted |= {c for c in self._filter_columns if c not in SPECIAL}
+        wanted |= {key.column_name for key in self._order if key.column_name not in SPECIAL}
         return [n for n in self._arrow.names if n in wanted]
 
     def _fragment_tables(self, fragment: Fragment, step: int) -> Iterator[pa.Table]:
         candidates = self._candidates.get(fragment.id) if self._candidates else None
         if candidates is not None and not len(candidates):
             return  # an index says no row of the fragment matches: nothing to open
+        self._metrics.fragments_scanned += 1
         reader = FragmentReader(self._store, self._manifest.schema, fragment)
         columns = self._read_columns()
-        if candidates is not None and len(candidates) <= fragment.physical_rows * _SPARSE:
+        sparse = candidates is not None and len(candidates) <= fragment.physical_rows * _SPARSE
+        # With deleted rows, an index decides which come back, as in pylance: those it
+        # lists (it was built before they were deleted), not others the filter matches.
+        if candidates is not None and (sparse or self._include_deleted):
             yield from self._indexed(reader, columns, candidates, step)
             return
-        probe = [c for c in columns if c in self._filter_columns]
-        late = [c for c in columns if c not in probe]
+        late = self._late_columns(columns)
+        probe = [c for c in columns if c not in late]
         for start in range(0, fragment.physical_rows, step):
             stop = min(start + step, fragment.physical_rows)
+            self._metrics.ranges_scanned += 1
+            self._metrics.rows_scanned += stop - start
             if self._filter is None or not late:
                 table = self._live(reader, reader.read(columns, start, stop), start, stop)
                 yield table if self._filter is None else table.filter(self._filter)
@@ -248,6 +303,13 @@ class LanceScanner:
                 table = self._late_materialized(reader, probe, late, start, stop)
                 if table.num_rows:
                     yield table
+
+    def _late_columns(self, columns: list[str]) -> list[str]:
+        """The columns of ``columns`` read after the filter, for the rows it passed."""
+        if self._filter is None:
+            return []
+        late = [c for c in columns if c not in self._filter_columns]
+        return late if self._late is None else [c for c in late if c in self._late]
 
     def _indexed(
         self, reader: FragmentReader, columns: list[str], candidates: np.ndarray, step: int
@@ -260,12 +322,16 @@ class LanceScanner:
                 f"{self._where}: an index lists row {int(candidates[-1])} of fragment "
                 f"{fragment.id}, which has {fragment.physical_rows} rows"
             )
-        offsets = np.setdiff1d(candidates, reader.deleted, assume_unique=True)
+        offsets = candidates
+        if not self._include_deleted:
+            offsets = np.setdiff1d(candidates, reader.deleted, assume_unique=True)
         for start in range(0, len(offsets), step):
             chunk = offsets[start : start + step]
+            self._metrics.ranges_scanned += 1
+            self._metrics.rows_scanned += len(chunk)
             table = reader.take(columns, chunk.astype(np.int64))
             if self._needs_address():
-                table = with_row_columns(reader, table, chunk)
+                table = self._with_system_columns(reader, table, chunk)
             assert self._filter is not None  # candidates come from a filter
             table = self._filtered(table)
             if table.num_rows:
@@ -291,10 +357,44 @@ class LanceScanner:
             or self._with_row_address
             or bool(self._projection.special_reads)
             or bool(set(SPECIAL) & set(self._filter_columns))
+            or ROW_OFFSET in self._projection.special_outputs
+            or any(key.column_name in SPECIAL for key in self._order)
         )
 
     def _live(self, reader: FragmentReader, table: pa.Table, start: int, stop: int) -> pa.Table:
-        return live_rows(reader, table, start, stop, with_addresses=self._needs_address())
+        if self._needs_address():
+            offsets = np.arange(start, stop, dtype=np.uint32)
+            table = self._with_system_columns(reader, table, offsets)
+        if self._include_deleted:
+            return table
+        return live_rows(reader, table, start, stop, with_addresses=False)
+
+    def _with_system_columns(
+        self, reader: FragmentReader, table: pa.Table, offsets: np.ndarray
+    ) -> pa.Table:
+        """``table``, the given physical rows of a fragment, with their row id, address
+        and (when asked for) offset among the dataset's live rows; a deleted row (kept
+        only with ``include_deleted_rows``) has a null id and address, as in pylance."""
+        table = with_row_columns(reader, table, offsets)
+        deleted = reader.deleted
+        if ROW_OFFSET in self._projection.special_outputs:
+            first = self._live_rows_before(reader.fragment.id)
+            table = table.append_column(ROW_OFFSET, row_offsets(offsets, deleted, first))
+        if self._include_deleted and len(deleted):
+            alive = pa.array(~np.isin(offsets, deleted))
+            for name in (ROW_ID, ROW_ADDRESS):
+                index = table.schema.get_field_index(name)
+                nulled = pc.if_else(alive, table[name], pa.scalar(None, pa.uint64()))
+                table = table.set_column(index, name, nulled)
+        return table
+
+    def _live_rows_before(self, fragment_id: int) -> int:
+        """The live rows of the dataset's fragments before this one."""
+        if self._offsets_before is None:
+            self._offsets_before = live_rows_before(self._manifest)
+        if fragment_id not in self._offsets_before:
+            raise ArgumentError(f"{self._where}: fragment {fragment_id} is not in the dataset")
+        return self._offsets_before[fragment_id]
 
     def _late_materialized(
         self, reader: FragmentReader, probe: list[str], late: list[str], start: int, stop: int
@@ -322,7 +422,8 @@ class LanceScanner:
         # Columns already of the schema's types need no cast, unless a field may not be
         # null (the cast checks that): the table is then just given the schema.
         nullable = all(field.nullable for field in schema)
-        for table in self._selected(step):
+        selected = self._ordered(step) if self._order else self._selected(step)
+        for table in selected:
             if not layout:
                 yield table.select([])
                 continue
@@ -342,10 +443,11 @@ class LanceScanner:
         for fragment in self._fragments:
             if remaining == 0:
                 return
-            if self._filter is None and skip >= fragment.num_rows:
-                skip -= fragment.num_rows  # the whole fragment falls before the offset
+            rows = self._rows_of(fragment)
+            if self._filter is None and skip >= rows:
+                skip -= rows  # the whole fragment falls before the offset
                 continue
-            for table in self._fragment_tables(fragment, step):
+            for table in self._read(fragment, step):
                 if skip:
                     dropped = min(skip, table.num_rows)
                     table, skip = table.slice(dropped), skip - dropped
@@ -357,13 +459,68 @@ class LanceScanner:
                 if remaining == 0:
                     return
 
+    def _read(self, fragment: Fragment, step: int) -> Iterator[pa.Table]:
+        """A fragment's rows that pass the filter, counted for the scan's metrics."""
+        for table in self._fragment_tables(fragment, step):
+            self._metrics.output_rows += table.num_rows
+            yield table
+
+    def _facts(self) -> ScanFacts:
+        reads = self._read_columns()
+        return ScanFacts(
+            uri=self._store.root,
+            reads=reads,
+            late=self._late_columns(reads),
+            num_fragments=len(self._fragments),
+            filter=self._filter_text,
+            filter_columns=self._filter_columns,
+            with_row_id=self._with_row_id,
+            with_row_address=self._with_row_address,
+            include_deleted_rows=self._include_deleted,
+            index_searches=tuple(self._index_searches),
+            order=self._order,
+            offset=self._offset,
+            limit=self._limit,
+            output=self.projected_schema.names,
+            batch_size=self._batch_size,
+            metrics=self._metrics,
+        )
+
+    def explain_plan(self, verbose: bool = False) -> str:
+        """The plan of this scan: what it reads, filters, sorts, slices and returns."""
+        return explain(self._facts(), verbose)
+
+    def analyze_plan(self, count_rows: bool = False) -> str:
+        """Run the scan and return its plan with what each step cost."""
+        if count_rows:
+            raise UnsupportedOptionError("LanceScanner.analyze_plan: count_rows=True")
+        self._metrics = ScanMetrics()
+        return analyze(self._facts(), self.to_table)
+
+    def _rows_of(self, fragment: Fragment) -> int:
+        return fragment.physical_rows if self._include_deleted else fragment.num_rows
+
+    def _ordered(self, step: int) -> Iterator[pa.Table]:
+        """The rows that pass the filter, sorted by ``order_by``, then offset and limit
+        applied, as pylance does: the sort needs every row before the first is known."""
+        tables = [t for f in self._fragments for t in self._read(f, step)]
+        if not tables:
+            return
+        whole = sorted_table(pa.concat_tables(tables), self._order, self._where)
+        start = min(self._offset, whole.num_rows)
+        stop = whole.num_rows if self._limit is None else min(start + self._limit, whole.num_rows)
+        for first in range(start, stop, step):
+            yield whole.slice(first, min(step, stop - first))
+
     def to_batches(self) -> Iterator[pa.RecordBatch]:
         return self._recorder.stream(self._batches())
 
     def _batches(self) -> Iterator[pa.RecordBatch]:
         # Read in steps of several batches: fewer, larger reads cut page decoding and
         # per-call overhead; the output is still cut to the batch size.
-        tables = self._tables(max(self._batch_size, _READ_STEP))
+        # A multiple of the batch size, so that only a fragment's last batch is short.
+        size = self._batch_size
+        tables = self._tables(-(-max(size, _READ_STEP) // size) * size)
         if self._strict:
             yield from exact_batches(tables, self._batch_size)
             return
@@ -391,7 +548,7 @@ class LanceScanner:
 
     def _count_rows(self) -> int:
         if self._filter is None:
-            total = sum(f.num_rows for f in self._fragments) - self._offset
+            total = sum(self._rows_of(f) for f in self._fragments) - self._offset
             total = max(total, 0)
             return total if self._limit is None else min(total, self._limit)
         return sum(t.num_rows for t in self._selected(step=_WHOLE_FRAGMENT))

@@ -509,7 +509,11 @@ def extend_schema(manifest: Manifest, new: pa.Schema, where: str) -> LanceSchema
     """The dataset's schema with the columns of ``new`` appended under fresh field ids."""
     clash = set(new.names) & set(manifest.schema.top_level_names())
     if clash:
-        raise SchemaError(f"{where}: columns {sorted(clash)} already exist")
+        first = next(n for n in new.names if n in clash)
+        raise SchemaError(
+            f"{where}: Column {first} already exists in the dataset "
+            f"(columns {sorted(clash)} already exist)"
+        )
     if len(set(new.names)) != len(new.names):
         raise SchemaError(f"{where}: the new columns repeat a name: {new.names}")
     added = LanceSchema.from_arrow(new, first_id=next_field_id(manifest))

@@ -120,6 +120,9 @@ _UNITS = {
 }
 # Timestamp(Second, None) and the newer Timestamp(s).
 _TIMESTAMP = re.compile(r"Timestamp\(\s*(\w+)\s*(?:,\s*None\s*)?\)")
+# FixedSizeList(32, Float32) and the newer FixedSizeList(32 x Float32); List(Int64).
+_FIXED_SIZE_LIST = re.compile(r"FixedSizeList\(\s*(\d+)\s*(?:,|x)\s*(.+)\)")
+_LIST = re.compile(r"(Large)?List\(\s*(.+)\)")
 
 
 _FIXED_SIZE_BINARY = re.compile(r"FixedSizeBinary\(\s*(\d{1,9})\s*\)")
@@ -137,8 +140,23 @@ def arrow_type(name: str) -> pa.DataType:
     width = _FIXED_SIZE_BINARY.fullmatch(text)
     if width:
         return pa.binary(int(width.group(1)))
+    fixed = _FIXED_SIZE_LIST.fullmatch(text)
+    if fixed:
+        return pa.list_(arrow_type(fixed.group(2)), int(fixed.group(1)))
+    variable = _LIST.fullmatch(text)
+    if variable:
+        item = arrow_type(variable.group(2))
+        return pa.large_list(item) if variable.group(1) else pa.list_(item)
     supported = ", ".join(
-        [*_NAMED_TYPES, "Timestamp(<unit>, None)", "Timestamp(s|ms|us|ns)", "FixedSizeBinary(n)"]
+        [
+            *_NAMED_TYPES,
+            "Timestamp(<unit>, None)",
+            "Timestamp(s|ms|us|ns)",
+            "FixedSizeBinary(n)",
+            "List(<type>)",
+            "LargeList(<type>)",
+            "FixedSizeList(<n>, <type>)",
+        ]
     )
     raise FilterError(
         f"arrow_cast: lancelet does not support the type {name!r}; it supports {supported}"

@@ -8,6 +8,8 @@ import numpy as np
 import pyarrow as pa
 
 from lancelet.dataset.fragment_reader import FragmentReader
+from lancelet.dataset.projection import ROW_OFFSET, SPECIAL
+from lancelet.dataset.row_columns import live_rows_before, with_row_columns
 from lancelet.errors import ArgumentError, CorruptDatasetError, RowOutOfRangeError
 from lancelet.table import row_address
 from lancelet.table.fragment import Fragment
@@ -30,9 +32,13 @@ def take_rows(
     indices: Sequence[int] | np.ndarray | pa.Array,
     columns: Sequence[str],
     fragments: Sequence[Fragment] | None = None,
+    *,
+    system: bool = False,
 ) -> pa.Table:
-    """Rows at the given positions of the scan order, in the order asked for."""
+    """Rows at the given positions of the scan order, in the order asked for; with
+    ``system``, each row's ``_rowid``, ``_rowaddr`` and ``_rowoffset`` follow."""
     frags = list(manifest.fragments if fragments is None else fragments)
+    before = live_rows_before(manifest)
     wanted = np.asarray(indices, dtype=np.int64).reshape(-1)
     ends = np.cumsum([f.num_rows for f in frags], dtype=np.int64)
     total = int(ends[-1]) if len(ends) else 0
@@ -50,9 +56,18 @@ def take_rows(
         physical = live_to_physical(
             wanted[selected] - first, reader.deleted, fragment.physical_rows
         )
-        parts.append(reader.take(columns, physical))
+        part = reader.take(columns, physical)
+        if system:
+            part = with_row_columns(reader, part, physical.astype(np.uint32))
+            position = wanted[selected] - first + before[fragment.id]
+            part = part.append_column(ROW_OFFSET, pa.array(position.astype(np.uint64)))
+        parts.append(part)
         order.append(selected)
-    return _in_asked_order(store, manifest, columns, parts, order)
+    table = _in_asked_order(store, manifest, columns, parts, order)
+    if system and not parts:
+        for name in SPECIAL:
+            table = table.append_column(name, pa.array([], pa.uint64()))
+    return table
 
 
 # Per manifest (kept alive by the entry, so its id is not reused): the ids of its live

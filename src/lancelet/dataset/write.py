@@ -17,7 +17,7 @@ from lancelet import io
 from lancelet.dataset import blob
 from lancelet.dataset.bases import WriteBases
 from lancelet.dataset.progress import FragmentWriteProgress
-from lancelet.errors import SchemaError, UnsupportedVersionError
+from lancelet.errors import AppendSchemaError, SchemaError, UnsupportedVersionError
 from lancelet.file import version as file_version
 from lancelet.file.writer import LanceFileWriter
 from lancelet.table import blob_v2, naming
@@ -69,6 +69,28 @@ def conform(reader: pa.RecordBatchReader, schema: pa.Schema, where: str) -> pa.R
     return pa.RecordBatchReader.from_batches(schema, batches())
 
 
+def conform_append(
+    reader: pa.RecordBatchReader, schema: pa.Schema, where: str
+) -> pa.RecordBatchReader:
+    """Data appended to a dataset, which may leave out nullable top-level columns (as
+    pylance allows: its data files then hold only the columns given, and the others
+    read as nulls): the columns given, in the dataset's order and types."""
+    given = set(reader.schema.names)
+    missing = [f for f in schema if f.name not in given]
+    if not missing:
+        return conform(reader, schema, where)
+    required = [f.name for f in missing if not f.nullable]
+    unexpected = [n for n in reader.schema.names if schema.get_field_index(n) < 0]
+    if required or unexpected:
+        raise AppendSchemaError(
+            f"{where}: Append with different schema: fields did not match, "
+            f"missing={required}, unexpected={unexpected} (only nullable columns may "
+            "be left out)"
+        )
+    subset = pa.schema([f for f in schema if f.name in given], metadata=schema.metadata)
+    return conform(reader, subset, where)
+
+
 @dataclass(frozen=True)
 class Prepared:
     """Data about to be written: the stream, the schema (with field ids) to write it
@@ -92,7 +114,7 @@ def prepare(
         version = check_writable(latest, data_storage_version)
         schema = latest.schema
         values = blob_v2.values_schema(schema.to_arrow())
-        return Prepared(conform(reader, values, where), schema, True, version)
+        return Prepared(conform_append(reader, values, where), schema, True, version)
     if data_storage_version is None and latest is not None:
         # An overwrite keeps the dataset's file format unless told otherwise, as
         # pylance's does; one lancelet cannot write must be replaced by name.
@@ -139,6 +161,7 @@ class _FileSink:
         progress: FragmentWriteProgress | None = None,
         fragment_id: int = 0,
         max_bytes: int | None = None,
+        names: list[str] | None = None,
     ) -> None:
         if max_rows <= 0:
             raise ValueError("max_rows_per_file must be positive")
@@ -147,7 +170,10 @@ class _FileSink:
         self._max_bytes = max_bytes
         self._store = store
         self._schema = schema
-        self._arrow = schema.to_arrow()
+        # The columns the files hold: all of the schema's, or those an append gave.
+        self._names = names
+        arrow = schema.to_arrow()
+        self._arrow = arrow if names is None else pa.schema([arrow.field(n) for n in names])
         self._version = version
         self._max_rows = max_rows
         self._writer: LanceFileWriter | None = None
@@ -188,11 +214,11 @@ class _FileSink:
         else:  # a new dataset's bases are not registered yet: no store lookup
             path = io.join(self._base.data_dir(), self._name)
         self.paths.append(path)
-        ids = file_field_ids(self._schema)
+        ids = file_field_ids(self._schema, self._names)
         self._writer = LanceFileWriter.for_dataset(path, self._arrow, ids, version=self._version)
         self._rows = 0
         if self._progress is not None:
-            opened = data_file(self._name, self._schema, self._version, 0)
+            opened = data_file(self._name, self._schema, self._version, 0, self._names)
             self._progress.begin(Fragment(self._fragment_id, (opened,), 0))
 
     def finish_file(self) -> None:
@@ -204,7 +230,7 @@ class _FileSink:
         if size is None:  # not expected: a closed writer knows its size
             size = io.size_of(self.paths[-1])
         base_id = None if self._base is None else self._base.id
-        data_file_ = data_file(self._name, self._schema, self._version, size, base_id=base_id)
+        data_file_ = data_file(self._name, self._schema, self._version, size, self._names, base_id)
         fragment = Fragment(self._fragment_id, (data_file_,), self._rows)
         self.fragments.append(fragment)
         if self._progress is not None:
@@ -234,7 +260,10 @@ def write_fragment_files(
     targets, if any); fragments come back with id ``fragment_id`` (0: assigned at
     commit). ``progress`` is told as each fragment is opened and finished;
     ``max_bytes_per_file`` (None: no limit) starts a new file once a file's pages
-    reach that size."""
+    reach that size.  A stream of some of the schema's columns (in its order; see
+    :func:`conform_append`) gives files of those columns only."""
+    given = reader.schema.names
+    names = None if given == schema.to_arrow().names else given
     sink = _FileSink(
         store,
         schema,
@@ -244,6 +273,7 @@ def write_fragment_files(
         progress,
         fragment_id,
         max_bytes_per_file,
+        names,
     )
     try:
         for batch in reader:

@@ -129,7 +129,7 @@ class LanceReader(sds.DataSourceReader):
     def __init__(self, schema: st.StructType, options: ReadOptions) -> None:
         dataset = open_dataset(options)
         self._version = dataset.version
-        self._lance_schema = PortableSchema.of(dataset.lance_schema)
+        self._lance_schema = PortableSchema.of(dataset.lance_schema.inner)
         self._where = f"{dataset.uri} version {dataset.version}"
         self._schema = schema
         self._options = options

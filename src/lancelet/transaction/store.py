@@ -36,6 +36,7 @@ from lancelet.table.naming import ManifestLocation, ManifestNaming
 from lancelet.table.validate import check_manifest
 from lancelet.transaction.operations import Transaction
 from lancelet.transaction.registry import decode_transaction, encode_transaction
+from lancelet.transaction.session import Session
 
 # Manifests decoded in this process, by content.  Every commit re-reads the latest
 # manifest, often through a new DatasetStore (one per write_dataset call), and a writer
@@ -60,29 +61,19 @@ def _remember(key: tuple[str, bytes], manifest: Manifest) -> None:
             break
 
 
-class BoundedCache(OrderedDict[Any, Any]):
-    """A dict that forgets its oldest entries beyond ``limit``."""
-
-    def __init__(self, limit: int = 256) -> None:
-        super().__init__()
-        self.limit = limit
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        super().__setitem__(key, value)
-        while len(self) > self.limit:
-            self.popitem(last=False)
-
-
 class DatasetStore:
     def __init__(
-        self, uri: str | os.PathLike[str], storage_options: dict[str, str] | None = None
+        self,
+        uri: str | os.PathLike[str],
+        storage_options: dict[str, str] | None = None,
+        session: Session | None = None,
     ) -> None:
         # The options configure the dataset's bucket for every later read and write.
         io.configure(uri, storage_options)
         self.root = io.normalize(uri)
         self.storage_options = dict(storage_options) if storage_options else None
         self._read_manifest = lru_cache(maxsize=64)(self._load_manifest)
-        self._caches: dict[str, BoundedCache] = {}
+        self.session = Session() if session is None else session
         self._bases: dict[int, BasePath] = {}
 
     def __reduce__(
@@ -96,7 +87,7 @@ class DatasetStore:
         """A dictionary kept as long as this store, for what the layers above open
         from immutable files (index readers by uuid, data file readers); it holds at
         most ``limit`` entries (a few hundred), the oldest dropped first."""
-        return self._caches.setdefault(name, BoundedCache(limit))
+        return self.session.cache(name, limit)
 
     def path(self, *parts: str) -> str:
         return io.join(self.root, *parts)
