@@ -166,9 +166,8 @@ class FullScanSampler(FragmentSampler):
         yield from ds.get_fragments()
 
 
-class ShardedFragmentSampler(FragmentSampler):
-    """Process ``rank`` of ``world_size`` reads fragments ``rank``, ``rank +
-    world_size``, ... (of the fragments shuffled with ``seed`` when ``randomize``)."""
+class _Sharded:
+    """Which process of how many, the shuffle's seed and the epoch."""
 
     def __init__(self, rank: int, world_size: int, randomize: bool = False, seed: int = 0):
         check_shard(rank, world_size, type(self).__name__)
@@ -180,6 +179,11 @@ class ShardedFragmentSampler(FragmentSampler):
 
     def set_epoch(self, epoch: int) -> None:
         self._epoch = epoch
+
+
+class ShardedFragmentSampler(_Sharded, FragmentSampler):
+    """Process ``rank`` of ``world_size`` reads fragments ``rank``, ``rank +
+    world_size``, ... (of the fragments shuffled with ``seed`` when ``randomize``)."""
 
     @staticmethod
     def from_torch(randomize: bool = False, seed: int = 0) -> ShardedFragmentSampler:
@@ -197,7 +201,7 @@ class ShardedFragmentSampler(FragmentSampler):
         yield from fragments[self._rank :: self._world_size]
 
 
-class ShardedBatchSampler(Sampler):
+class ShardedBatchSampler(_Sharded, Sampler):
     """Process ``rank`` of ``world_size`` reads every ``world_size``-th run of
     ``batch_size`` rows, starting with run ``rank``.
 
@@ -210,17 +214,6 @@ class ShardedBatchSampler(Sampler):
 
     # Batches held back to shuffle a filtered stream.
     SHUFFLE_BUFFER = 256
-
-    def __init__(self, rank: int, world_size: int, randomize: bool = False, seed: int = 0):
-        check_shard(rank, world_size, type(self).__name__)
-        self._rank = rank
-        self._world_size = world_size
-        self._randomize = randomize
-        self._seed = seed
-        self._epoch = 0
-
-    def set_epoch(self, epoch: int) -> None:
-        self._epoch = epoch
 
     @staticmethod
     def from_torch(randomize: bool = False, seed: int = 0) -> ShardedBatchSampler:

@@ -138,8 +138,8 @@ class BoostQuery(FullTextQuery):
         return FullTextQueryType.BOOST
 
 
-class MultiMatchQuery(FullTextQuery):
-    """A match query over several columns, each scored on its own."""
+class _ColumnsQuery(FullTextQuery):
+    """A match query over several columns."""
 
     def __init__(
         self,
@@ -153,26 +153,17 @@ class MultiMatchQuery(FullTextQuery):
         _require(operator, FullTextOperator, "operator")
         self.query, self.columns = query, _columns(columns, boosts)
         self.boosts, self.operator = boosts, operator
+
+
+class MultiMatchQuery(_ColumnsQuery):
+    """A match query over several columns, each scored on its own."""
 
     def query_type(self) -> FullTextQueryType:
         return FullTextQueryType.MULTI_MATCH
 
 
-class CombinedFieldsQuery(FullTextQuery):
+class CombinedFieldsQuery(_ColumnsQuery):
     """A match query over several columns taken as one field (BM25F)."""
-
-    def __init__(
-        self,
-        query: str,
-        columns: list[str],
-        *,
-        boosts: list[float] | None = None,
-        operator: FullTextOperator = FullTextOperator.OR,
-    ):
-        _require(query, str, "query")
-        _require(operator, FullTextOperator, "operator")
-        self.query, self.columns = query, _columns(columns, boosts)
-        self.boosts, self.operator = boosts, operator
 
     def query_type(self) -> FullTextQueryType:
         return FullTextQueryType.COMBINED_FIELDS
