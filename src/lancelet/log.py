@@ -14,11 +14,19 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
+import time
 import warnings
+from pathlib import Path
 
 from lancelet.errors import ArgumentError
 
 ENV_NAME_PYLANCE_LOGGING_LEVEL = "LANCE_LOG"
+# With LANCE_LOG set, pylance's core logs to stderr, or to this file, with timestamps
+# of this precision (s, ms, us, ns); lancelet does the same.
+ENV_NAME_LOG_FILE = "LANCE_LOG_FILE"
+ENV_NAME_TS_PRECISION = "LANCE_LOG_TS_PRECISION"
+_FRACTION_DIGITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
 
 LOGGER_NAME = "lancelet"
 DEFAULT_FORMAT = (
@@ -53,8 +61,54 @@ def _initial_level() -> str:
     return _DEFAULT_LEVEL
 
 
+class CoreLogFormatter(logging.Formatter):
+    """pylance's core log line: ``[2024-01-02T03:04:05.678Z INFO  target] message``."""
+
+    def __init__(self, digits: int = 0) -> None:
+        super().__init__()
+        self.digits = digits
+
+    def format(self, record: logging.LogRecord) -> str:
+        seconds = int(record.created)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+        if self.digits:
+            # A float time: digits past the microsecond are as good as it is.
+            nanos = round((record.created - seconds) * 1e9)
+            stamp += "." + f"{min(nanos, 999_999_999):09d}"[: self.digits]
+        return f"[{stamp}Z {record.levelname:<5} {record.name}] {record.getMessage()}"
+
+
+def _precision_digits() -> int:
+    name = os.environ.get(ENV_NAME_TS_PRECISION, "s").strip().lower() or "s"
+    if name not in _FRACTION_DIGITS:
+        warnings.warn(
+            f"{ENV_NAME_TS_PRECISION}={name!r} is none of s, ms, us, ns; lancelet uses s",
+            stacklevel=3,
+        )
+        return 0
+    return _FRACTION_DIGITS[name]
+
+
+def _env_handler() -> logging.Handler | None:
+    """The handler ``LANCE_LOG`` asks for: none when it is unset."""
+    if not os.environ.get(ENV_NAME_PYLANCE_LOGGING_LEVEL):
+        return None
+    target = os.environ.get(ENV_NAME_LOG_FILE)
+    handler: logging.Handler
+    if target:
+        Path(target).parent.mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(target)
+    else:
+        handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(CoreLogFormatter(_precision_digits()))
+    return handler
+
+
 LOGGER = logging.getLogger(LOGGER_NAME)
 LOGGER.setLevel(_initial_level())
+_ENV_HANDLER = _env_handler()
+if _ENV_HANDLER is not None:
+    LOGGER.addHandler(_ENV_HANDLER)
 
 
 def set_logger(

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import logging
 import os
+import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from unittest import mock
@@ -104,3 +107,48 @@ def test_commits_are_logged_at_debug(tmp_path: Path, caplog: pytest.LogCaptureFi
     assert len(commits) == 2
     assert "committed version 1 (overwrite, read version 0)" in commits[0]
     assert "committed version 2 (delete, read version 1)" in commits[1]
+
+
+# -- LANCE_LOG in a new process: where the lines go and how they look --------------
+
+_WRITE = (
+    "import {lib} as lance, pyarrow as pa; "
+    "lance.write_dataset(pa.table({{'x': range(10)}}), 'memory://log-test')"
+)
+_FRACTIONS = {"ns": r"\.\d{9}", "us": r"\.\d{6}", "ms": r"\.\d{3}", "s": ""}
+
+
+def _run_writer(lib: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    # Only the variables given: a log setting of the test run must not leak in.
+    base = {"PATH": os.environ["PATH"], "PYTHONPATH": os.pathsep.join(sys.path)}
+    return subprocess.run(
+        [sys.executable, "-c", _WRITE.format(lib=lib)],
+        env={**base, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+
+
+@pytest.mark.parametrize("precision", list(_FRACTIONS))
+def test_lance_log_lines_look_like_pylance_core_lines(precision: str) -> None:
+    stamp = re.compile(rf"^\[\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\d{_FRACTIONS[precision]}Z ")
+    env = {"LANCE_LOG": "debug", "LANCE_LOG_TS_PRECISION": precision}
+    for lib in ("lance", "lancelet"):
+        lines = _run_writer(lib, env).stderr.splitlines()
+        assert lines and all(stamp.match(line) for line in lines), (lib, lines[:3])
+        assert any(" DEBUG " in line for line in lines), lib
+
+
+@pytest.mark.local_files("the log file is written by another process")
+def test_lance_log_file_takes_the_lines_and_gets_its_directory(tmp_path: Path) -> None:
+    for lib in ("lance", "lancelet"):
+        target = tmp_path / lib / "nested" / "core.log"
+        done = _run_writer(lib, {"LANCE_LOG": "info", "LANCE_LOG_FILE": str(target)})
+        assert target.read_text().strip(), lib
+        assert " INFO " not in done.stderr, lib
+
+
+def test_without_lance_log_nothing_is_printed() -> None:
+    for lib in ("lance", "lancelet"):
+        assert _run_writer(lib, {}).stderr == "", lib

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 import pyarrow as pa
 
+from lancelet import log
 from lancelet.dataset.asof import version_asof
 from lancelet.dataset.auto_cleanup import config_values
 from lancelet.dataset.bases import plan_write
@@ -134,6 +135,7 @@ def write_dataset(
             f"write_dataset: mode must be 'create', 'append' or 'overwrite', not {mode!r}"
         )
     uri, storage_options = dataset_location(uri, storage_options, "write_dataset")
+    log.LOGGER.info('event="writing" uri=%r mode=%s', uri, mode)
     store = DatasetStore(uri, storage_options)
     found = store.latest_manifest()
     latest = found[0] if found else None
