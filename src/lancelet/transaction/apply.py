@@ -440,7 +440,10 @@ def fold_data_replacement(base: Manifest | None, op: DataReplacement, ctx: FoldC
             )
         files = tuple(new_file if d is old[0] else d for d in fragment.files)
         replaced[fragment_id] = replace(fragment, files=files)
-    return replace(base, fragments=tuple(replaced.get(f.id, f) for f in base.fragments))
+    # An index over a replaced column holds the old values of the replaced fragments.
+    indices = uncover(base.indices, set(replaced), op.field_ids())
+    fragments = tuple(replaced.get(f.id, f) for f in base.fragments)
+    return replace(base, fragments=fragments, indices=indices)
 
 
 def fold_foreign(base: Manifest | None, op: Foreign, ctx: FoldContext) -> Manifest:

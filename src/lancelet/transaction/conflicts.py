@@ -19,11 +19,14 @@ The table follows the reference's conflict resolver, with deliberate differences
 * a rewrite meeting a concurrent index build is compatible: indices it did not
   remap stop claiming rewritten fragments when the manifest is built (only a build
   that replaced or dropped a segment the rewrite remapped makes it retry);
-* likewise an index build meeting a concurrent rewrite, delete or update is rebased
-  rather than retried: its new indices stop claiming the fragments the winner
-  rewrote, removed or changed the indexed values of (those rows are scanned until
-  the index is rebuilt), so it need not be built again; a segment it drops that the
-  rewrite remapped is dropped under its new uuid;
+* likewise an index build meeting a concurrent rewrite, delete, update or data
+  replacement is rebased rather than retried: its new indices stop claiming the
+  fragments the winner rewrote, removed or changed the indexed values of (those rows
+  are scanned until the index is rebuilt), so it need not be built again; a segment
+  it drops that the rewrite remapped is dropped under its new uuid;
+* a data replacement meeting a concurrent index build is compatible for the same
+  reason: folded onto the winner's manifest, it makes every index over a replaced
+  column stop claiming the replaced fragments (the reference retries both cases);
 * a compaction that defers index remapping leaves the segments it would remap to
   the Fragment Reuse Index, so it meets an index build as any rewrite does; it
   retries only when the reuse index it extends was replaced meanwhile (by a trim,
@@ -299,6 +302,8 @@ def _index_rebased(
         indices = uncover(indices, set(theirs.removed_fragment_ids))
         changed = {f.id for f in theirs.updated_fragments}
         indices = uncover(indices, changed, set(theirs.fields_modified))
+    elif isinstance(theirs, DataReplacement):
+        indices = uncover(indices, theirs.fragment_ids(), theirs.field_ids())
     else:
         touched = _touched(theirs)
         if touched is None:

@@ -199,6 +199,9 @@ class DataReplacement:
     def fragment_ids(self) -> set[int]:
         return {fragment_id for fragment_id, _ in self.replacements}
 
+    def field_ids(self) -> set[int]:
+        return {field for _, data_file in self.replacements for field in data_file.fields}
+
 
 @dataclass(frozen=True)
 class Foreign:
