@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import pickle
 import warnings
 from pathlib import Path
 from typing import Any
@@ -100,6 +101,28 @@ def test_from_json_refuses_what_lancelet_cannot_carry(tmp_path: Path) -> None:
     form = ds.get_fragments()[0].metadata.to_json()
     with pytest.raises(UnsupportedFeatureError):
         ll.FragmentMetadata.from_json({**form, "overlays": [{"data_file": {}, "offsets": []}]})
+
+
+def test_deletion_file_is_pylances() -> None:
+    # Same constructor (keywords and positions), asdict, JSON and pickling as pylance.
+    kwargs: dict[str, Any] = {
+        "read_version": 1, "id": 123, "file_type": "array", "num_deleted_rows": 10,
+        "base_id": 456,
+    }  # fmt: skip
+    theirs = lance.fragment.DeletionFile(**kwargs)
+    ours = ll.fragment.DeletionFile(**kwargs)
+    assert ours.asdict() == theirs.asdict()
+    assert ll.fragment.DeletionFile(2, 7, "bitmap", 3).asdict() == (
+        lance.fragment.DeletionFile(2, 7, "bitmap", 3, None).asdict()
+    )
+    meta = {"id": 1, "files": [], "physical_rows": 1000}
+    their_meta = lance.fragment.FragmentMetadata(**meta, deletion_file=theirs)
+    our_meta = ll.FragmentMetadata(**meta, deletion_file=ours)
+    assert our_meta.to_json() == their_meta.to_json()
+    back = ll.FragmentMetadata.from_json(json.dumps(their_meta.to_json()))
+    assert back == our_meta == pickle.loads(pickle.dumps(our_meta))
+    with pytest.raises(ValueError, match="'array' or 'bitmap'"):
+        ll.fragment.DeletionFile(1, 1, "roaring", 1)
 
 
 # -- LanceFragment.create options ------------------------------------------------------------

@@ -35,12 +35,43 @@ def _varint(value: int) -> bytes:
     return bytes(out)
 
 
+# pylance's names of the two deletion file kinds.
+DELETION_KIND_NAMES = {DeletionKind.ARROW: "array", DeletionKind.BITMAP: "bitmap"}
+_DELETION_KINDS = {name: kind for kind, name in DELETION_KIND_NAMES.items()}
+
+
 @dataclass(frozen=True)
 class DeletionFile:
-    kind: DeletionKind
+    """A fragment's deleted rows, with pylance's fields and order: ``file_type`` is
+    "array" (an Arrow array of offsets) or "bitmap"; ``base_id`` names the base path
+    it lies under (None: the dataset's own)."""
+
     read_version: int
     id: int
+    file_type: str
     num_deleted_rows: int
+    base_id: int | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.file_type, DeletionKind):  # lancelet's own enum, accepted
+            object.__setattr__(self, "file_type", DELETION_KIND_NAMES[self.file_type])
+        if self.file_type not in _DELETION_KINDS:
+            raise ValueError(
+                f"deletion file type must be 'array' or 'bitmap', not {self.file_type!r}"
+            )
+
+    @property
+    def kind(self) -> DeletionKind:
+        return _DELETION_KINDS[self.file_type]
+
+    def asdict(self) -> dict[str, int | str | None]:
+        return {
+            "read_version": self.read_version,
+            "id": self.id,
+            "file_type": self.file_type,
+            "num_deleted_rows": self.num_deleted_rows,
+            "base_id": self.base_id,
+        }
 
     def to_proto(self) -> table_pb2.DeletionFile:
         return table_pb2.DeletionFile(
@@ -48,11 +79,14 @@ class DeletionFile:
             read_version=self.read_version,
             id=self.id,
             num_deleted_rows=self.num_deleted_rows,
+            base_id=self.base_id,
         )
 
     @classmethod
     def from_proto(cls, pb: table_pb2.DeletionFile) -> DeletionFile:
-        return cls(_KIND_FROM_PB[pb.file_type], pb.read_version, pb.id, pb.num_deleted_rows)
+        base_id = pb.base_id if pb.HasField("base_id") else None
+        kind = DELETION_KIND_NAMES[_KIND_FROM_PB[pb.file_type]]
+        return cls(pb.read_version, pb.id, kind, pb.num_deleted_rows, base_id)
 
 
 class _CallablePath(str):
@@ -185,6 +219,10 @@ class Fragment:
     row_ids: Sequence | None = None
     last_updated_at: Sequence | None = None
     created_at: Sequence | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.files, tuple):  # pylance's form is a list
+            object.__setattr__(self, "files", tuple(self.files))
 
     @property
     def num_deleted_rows(self) -> int:

@@ -38,13 +38,7 @@ def _data_file(f: DataFile) -> dict[str, Any]:
 
 
 def _deletion_file(d: DeletionFile) -> dict[str, Any]:
-    return {
-        "read_version": d.read_version,
-        "id": d.id,
-        "file_type": _KIND_NAMES[d.kind],
-        "num_deleted_rows": d.num_deleted_rows,
-        "base_id": None,
-    }
+    return d.asdict()
 
 
 def _sequence(s: Sequence, inline: str, external: str) -> dict[str, Any]:
@@ -89,15 +83,16 @@ def _read_data_file(data: dict[str, Any]) -> DataFile:
 
 
 def _read_deletion_file(data: dict[str, Any]) -> DeletionFile:
-    _no_base(data, "a deletion file")
     file_type = data.get("file_type", "array")
     if file_type not in _KINDS:
         raise ArgumentError(f"unknown deletion file type {file_type!r}")
+    base_id = data.get("base_id")
     return DeletionFile(
-        _KINDS[file_type],
         int(data["read_version"]),
         int(data["id"]),
+        file_type,
         int(data.get("num_deleted_rows") or 0),
+        None if base_id is None else int(base_id),
     )
 
 

@@ -28,7 +28,7 @@ from lancelet.errors import (
 )
 from lancelet.table import deletion, naming, row_ids
 from lancelet.table.base_paths import BasePath
-from lancelet.table.fragment import DeletionFile, Fragment
+from lancelet.table.fragment import DELETION_KIND_NAMES, DeletionFile, Fragment
 from lancelet.table.fragment_check import check_fragments
 from lancelet.table.manifest import Manifest
 from lancelet.table.manifest_file import check_manifest_indices, decode_manifest, encode_manifest
@@ -352,6 +352,7 @@ class DatasetStore:
         self, fragment_id: int, read_version: int, rows: np.ndarray
     ) -> DeletionFile:
         kind, data = deletion.encode(rows)
-        file = DeletionFile(kind, read_version, naming.new_deletion_file_id(), len(rows))
+        file_type = DELETION_KIND_NAMES[kind]
+        file = DeletionFile(read_version, naming.new_deletion_file_id(), file_type, len(rows))
         io.put(self.deletion_path(fragment_id, file), data)
         return file

@@ -120,7 +120,7 @@ def fragment_from_json(data: Mapping[str, Any]) -> Fragment:
         if kind is None:
             raise ValueError(f"fragment {fragment_id}: unknown deletion file type {d!r}")
         deletion = DeletionFile(
-            kind, int(d["read_version"]), int(d["id"]), int(d["num_deleted_rows"] or 0)
+            int(d["read_version"]), int(d["id"]), _KIND_NAMES[kind], int(d["num_deleted_rows"] or 0)
         )
     return Fragment(
         fragment_id,
