@@ -219,6 +219,21 @@ def test_multi_page_columns(tmp_path: Path, version: str) -> None:
 
 
 @pytest.mark.parametrize("version", VERSIONS)
+def test_max_page_bytes_splits_pages_where_pylance_keeps_one(tmp_path: Path, version: str) -> None:
+    # A deliberate difference: pylance's 2.1+ writer ignores max_page_bytes (it splits
+    # pages only when reading), lancelet honours it, so that a writer's pages, and the
+    # memory a reader needs for one, stay bounded.  The values are the same either way.
+    table = pa.table({"a": pa.array(range(3000), pa.int64())})
+    theirs = tmp_path / "theirs.lance"
+    with ref.LanceFileWriter(str(theirs), table.schema, version=version, max_page_bytes=1) as w:
+        w.write_batch(table)
+    ours = roundtrip(tmp_path, table, version, max_page_bytes=8_000)
+    assert len(ref.LanceFileReader(str(theirs)).metadata().columns[0].pages) == 1
+    assert len(layouts(ours)[0]) > 1
+    assert_same(table, ref.LanceFileReader(str(ours)).read_all().to_table())
+
+
+@pytest.mark.parametrize("version", VERSIONS)
 def test_full_zip_for_wide_values(tmp_path: Path, version: str) -> None:
     rng = np.random.default_rng(9)
     n = 400
