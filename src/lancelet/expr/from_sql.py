@@ -200,34 +200,33 @@ class _Splitter:
         array = pa.array(known, _field_type(self.schema, path))
         return IsIn(_dotted(path), pc.unique(array))
 
-    def like_prefix(self, node: exp.Like) -> LikePrefix | None:
+    def _text_against_string_column(self, node: exp.Expression) -> tuple[str, str] | None:
+        """(column, text) when ``node`` applies a string constant to a string column."""
         path = self.column(node.this)
         if path is None:
             return None
         dtype = _field_type(self.schema, path)
         if not (pa.types.is_string(dtype) or pa.types.is_large_string(dtype)):
             return None
-        pattern = operand(node.expression, self.sql, self.schema).const
-        if pattern is None or not pattern.is_valid or not pa.types.is_string(pattern.type):
+        text = operand(node.expression, self.sql, self.schema).const
+        if text is None or not text.is_valid or not pa.types.is_string(text.type):
             return None
-        text = pattern.as_py()
+        return _dotted(path), text.as_py()
+
+    def like_prefix(self, node: exp.Like) -> LikePrefix | None:
+        found = self._text_against_string_column(node)
+        if found is None:
+            return None
+        column, text = found
         prefix = text[:-1]
         # A backslash escapes the next character in Arrow's (and DataFusion's) LIKE.
         if not text.endswith("%") or any(c in prefix for c in "%_\\"):
             return None
-        return LikePrefix(_dotted(path), prefix)
+        return LikePrefix(column, prefix)
 
     def contains(self, node: exp.Contains) -> Contains | None:
-        path = self.column(node.this)
-        if path is None:
-            return None
-        dtype = _field_type(self.schema, path)
-        if not (pa.types.is_string(dtype) or pa.types.is_large_string(dtype)):
-            return None
-        needle = operand(node.expression, self.sql, self.schema).const
-        if needle is None or not needle.is_valid or not pa.types.is_string(needle.type):
-            return None
-        return Contains(_dotted(path), needle.as_py())
+        found = self._text_against_string_column(node)
+        return None if found is None else Contains(*found)
 
     def has(self, node: exp.Expression) -> HasAny | HasAll | None:
         call = membership(node, self.sql, self.schema)
