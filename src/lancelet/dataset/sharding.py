@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelet.dataset.projection import Columns
+from lancelet.dataset.scanner import exact_batches
 from lancelet.errors import ArgumentError
 
 if TYPE_CHECKING:
@@ -67,21 +68,8 @@ def every_nth_row(
 
 def rebatch(batches: Iterable[pa.RecordBatch], batch_size: int) -> Iterator[pa.RecordBatch]:
     """The rows of a stream in batches of ``batch_size`` rows (the last one shorter)."""
-    pending: list[pa.RecordBatch] = []
-    held = 0
-    for batch in batches:
-        pending.append(batch)
-        held += batch.num_rows
-        if held < batch_size:
-            continue
-        combined = pa.Table.from_batches(pending).combine_chunks()
-        whole = held - held % batch_size
-        for start in range(0, whole, batch_size):
-            yield combined.slice(start, batch_size).to_batches()[0]
-        pending = combined.slice(whole).to_batches()
-        held -= whole
-    if held:
-        yield pa.Table.from_batches(pending).combine_chunks().to_batches()[0]
+    tables = (pa.Table.from_batches([batch]) for batch in batches)
+    return exact_batches(tables, batch_size)
 
 
 def torch_shard() -> tuple[int, int]:
