@@ -7,7 +7,11 @@ STAMP := $(VENV)/.installed
 
 DEMO_STAMP := $(VENV)/.demo-installed
 
-.PHONY: demo test lint typecheck unit protos bench clean
+# Fresh environments for the checks of what a user gets (see `user`).
+USER_VENV := .venv-user
+DEMO_VENV := .venv-demo
+
+.PHONY: demo test lint typecheck unit user user-install user-demo protos bench clean
 
 # `make demo`: set up (virtual environment, dependencies, Java) and run the flights
 # pipeline on Spark's local mode; it exits non-zero if its own checks fail.
@@ -27,7 +31,23 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-test: lint typecheck unit
+test: lint typecheck unit user
+
+# What a user gets, each in a fresh virtual environment: `pip install .` with no
+# extras, then a smoke check of every default path (tests/user_install/smoke.py); and
+# `make demo` from scratch, as the README tells a new user to run it.
+user: user-install user-demo
+
+user-install:
+	rm -rf $(USER_VENV)
+	$(PYTHON) -m venv $(USER_VENV)
+	$(USER_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(USER_VENV)/bin/python -m pip install --quiet .
+	$(USER_VENV)/bin/python -s tests/user_install/smoke.py
+
+user-demo:
+	rm -rf $(DEMO_VENV)
+	$(MAKE) demo VENV=$(DEMO_VENV)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
@@ -53,4 +73,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/file_bench.py --scale 1
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache demo-data
+	rm -rf $(VENV) $(USER_VENV) $(DEMO_VENV) .mypy_cache .pytest_cache .ruff_cache demo-data

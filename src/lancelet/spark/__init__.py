@@ -17,6 +17,14 @@ On S3 (``s3a://`` or ``s3://`` paths) the source takes the session's
 Needs the ``spark`` extra (``pip install lancelet[spark]``).
 """
 
+import importlib.util
+
+if importlib.util.find_spec("pyspark") is None:
+    raise ImportError(
+        "lancelet.spark needs PySpark and pandas: pip install 'lancelet[spark]'",
+        name="pyspark",
+    )
+
 from lancelet.spark.session import register, save, session
 from lancelet.spark.source import FORMAT, LanceDataSource
 from lancelet.spark.table import LanceTable

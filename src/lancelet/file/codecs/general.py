@@ -15,19 +15,20 @@ Framing of the compressed buffer (as written by the reference):
   (not the LZ4 frame format).
 * ``none``: the bytes as they are.
 
-Decoding uses the ``zstandard`` and ``lz4`` packages when present (imported
-lazily so they stay optional).  Without ``zstandard``, zstd falls back to the
-codec bundled in pyarrow; lz4 has no fallback because pyarrow's raw LZ4 decoder
-does not report a short or corrupt block.
+The ``zstandard`` and ``lz4`` packages do the work; both are plain dependencies,
+because pylance's default 2.2 writer compresses dictionary values with lz4, so a
+plain install must read and write them.  They are imported on first use, which
+keeps ``import lancelet`` quick.  (pyarrow's raw LZ4 decoder would not do: it does
+not report a short or corrupt block.)
 """
 
 from __future__ import annotations
 
-import importlib
 import re
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 from types import ModuleType
 from typing import Final
 
@@ -52,12 +53,18 @@ _ZSTD_MAX_LEVEL: Final = 22
 _INT32 = re.compile(rb"[+-]?[0-9]+")
 
 
-def _load(name: str) -> ModuleType | None:
-    """Import an optional codec package, or return None when it is not installed."""
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        return None
+@cache
+def _zstandard() -> ModuleType:
+    import zstandard
+
+    return zstandard
+
+
+@cache
+def _lz4_block() -> ModuleType:
+    import lz4.block
+
+    return lz4.block
 
 
 def _unknown_scheme(scheme: str) -> UnsupportedEncodingError:
@@ -110,13 +117,11 @@ def _zstd_frame_size(payload: bytes, expected: int | None) -> int:
     """Uncompressed size of a bare frame, from the caller or the frame header."""
     if expected is not None:
         return expected
-    zstd = _load("zstandard")
-    declared = -1
-    if zstd is not None:
-        try:
-            declared = int(zstd.frame_content_size(payload))
-        except zstd.ZstdError as exc:
-            raise CorruptFileError(f"zstd buffer: bad frame header: {exc}") from exc
+    zstd = _zstandard()
+    try:
+        declared = int(zstd.frame_content_size(payload))
+    except zstd.ZstdError as exc:
+        raise CorruptFileError(f"zstd buffer: bad frame header: {exc}") from exc
     if declared < 0:
         raise UnsupportedEncodingError(
             "zstd buffer without length prefix or content size; pass expected_size"
@@ -136,15 +141,10 @@ def _check_frame_header(zstd: ModuleType, payload: bytes, size: int) -> None:
 
 def _zstd_decode(payload: bytes, size: int) -> bytes:
     _check_size(size, len(payload), _ZSTD_MAX_RATIO, "zstd")
-    zstd = _load("zstandard")
+    zstd = _zstandard()
     try:
-        if zstd is not None:
-            _check_frame_header(zstd, payload, size)
-            out = bytes(zstd.ZstdDecompressor().decompress(payload, max_output_size=size))
-        else:
-            import pyarrow as pa
-
-            out = bytes(pa.decompress(payload, size, codec="zstd", asbytes=True))
+        _check_frame_header(zstd, payload, size)
+        out = bytes(zstd.ZstdDecompressor().decompress(payload, max_output_size=size))
     except CorruptFileError:
         raise
     except Exception as exc:  # codec errors have library-specific types
@@ -168,13 +168,7 @@ def _zstd_compress(data: bytes, level: int | None) -> bytes:
     # The reference passes level 0 when none is given, which zstd reads as its default.
     # zstd itself clamps larger levels; the Python bindings refuse them instead.
     lvl = 0 if level is None else min(level, _ZSTD_MAX_LEVEL)
-    zstd = _load("zstandard")
-    if zstd is not None:
-        frame = bytes(zstd.ZstdCompressor(level=lvl).compress(data))
-    else:
-        import pyarrow as pa
-
-        frame = bytes(pa.Codec("zstd", compression_level=lvl).compress(data, asbytes=True))
+    frame = bytes(_zstandard().ZstdCompressor(level=lvl).compress(data))
     return struct.pack("<Q", len(data)) + frame
 
 
@@ -183,22 +177,13 @@ def _zstd_compress(data: bytes, level: int | None) -> bytes:
 # ---------------------------------------------------------------------------
 
 
-def _lz4_module() -> ModuleType:
-    lz4 = _load("lz4.block")
-    if lz4 is None:
-        raise UnsupportedEncodingError(
-            "lz4-compressed buffer needs the 'lz4' package (pip install lz4)"
-        )
-    return lz4
-
-
 def _lz4_decompress(data: bytes, expected: int | None) -> bytes:
     if len(data) < _LZ4_PREFIX:
         raise CorruptFileError(f"lz4 buffer of {len(data)} bytes has no length prefix")
     (size,) = struct.unpack_from("<I", data)
     _check_expected(size, expected, "lz4")
     _check_size(size, len(data) - _LZ4_PREFIX, _LZ4_MAX_RATIO, "lz4")
-    lz4 = _lz4_module()
+    lz4 = _lz4_block()
     try:
         # lz4.block reads the same 4-byte little-endian size prefix itself.
         out = bytes(lz4.decompress(data))
@@ -209,7 +194,7 @@ def _lz4_decompress(data: bytes, expected: int | None) -> bytes:
 
 
 def _lz4_compress(data: bytes) -> bytes:
-    return bytes(_lz4_module().compress(data, store_size=True))
+    return bytes(_lz4_block().compress(data, store_size=True))
 
 
 # ---------------------------------------------------------------------------
