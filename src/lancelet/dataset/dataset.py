@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 
 from lancelet.dataset import arguments, bases, blob, frag_reuse, index_build, indices, schema_ops
 from lancelet.dataset import transactions as commit_api
+from lancelet.dataset.arrow_dataset import ArrowDataset
 from lancelet.dataset.cleanup import CleanupStats, cleanup_old_versions
 from lancelet.dataset.committing import commit_transaction
 from lancelet.dataset.delete import plan_delete
@@ -64,7 +65,7 @@ if TYPE_CHECKING:
 Version = int | str
 
 
-class LanceDataset(Scannable):
+class LanceDataset(ArrowDataset):
     def __init__(
         self,
         uri: str | os.PathLike[str],
@@ -247,6 +248,13 @@ class LanceDataset(Scannable):
             session=self._store.session,
         )
 
+    def checkout_latest(self) -> None:
+        """Move this object to the dataset's latest version."""
+        manifest = self._store.read_manifest(self._store.latest_version())
+        where = f"{self._uri} version {manifest.version}"
+        features.check_readable(manifest.reader_feature_flags, where)
+        self._manifest = manifest
+
     def _commit(self, operation: ops.Operation) -> None:
         txn = ops.Transaction(self.version, operation)
         policy = CommitPolicy(lock=self._commit_lock)
@@ -380,6 +388,10 @@ class LanceDataset(Scannable):
 
     def describe_indices(self) -> list[indices.IndexDescription]:
         return indices.describe_indices(frag_reuse.with_coverage(self._store, self._manifest))
+
+    @property
+    def has_index(self) -> bool:
+        return len(self.describe_indices()) > 0
 
     def remap_row_addrs(self, addrs: pa.Array) -> pa.Array | None:
         """Row addresses carried across the compactions the Fragment Reuse Index

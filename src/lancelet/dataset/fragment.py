@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from lancelet.dataset.arrow_dataset import ArrowFragment
 from lancelet.dataset.delete import matching_offsets
 from lancelet.dataset.fragment_columns import merge_columns
 from lancelet.dataset.fragment_reader import FragmentReader
@@ -18,7 +19,7 @@ from lancelet.dataset.merge_columns import plan_merge
 from lancelet.dataset.options import refuse_unimplemented
 from lancelet.dataset.progress import FragmentWriteProgress
 from lancelet.dataset.projection import Columns
-from lancelet.dataset.scannable import Filter, Scannable
+from lancelet.dataset.scannable import Filter
 from lancelet.errors import EmptyWriteError
 from lancelet.table import naming
 from lancelet.table.fragment import DataFile, Fragment
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 FragmentMetadata = Fragment
 
 
-class LanceFragment(Scannable):
+class LanceFragment(ArrowFragment):
     def __init__(
         self,
         dataset: LanceDataset,
