@@ -57,6 +57,19 @@ class IndexColumnNotFoundError(SchemaError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class DataColumnNotFoundError(SchemaError, KeyError):
+    """A column the schema given names is not in the data (a ``KeyError`` in pylance,
+    from ``pyarrow.Table.from_pandas``)."""
+
+    def __str__(self) -> str:  # a KeyError would print its message quoted
+        return str(self.args[0]) if self.args else ""
+
+
+class DataTypeError(SchemaError, TypeError):
+    """Values of the data given cannot be converted to Arrow (a ``TypeError`` in
+    pylance: pyarrow's ``ArrowTypeError``)."""
+
+
 class ValueCastError(SchemaError, OSError):
     """A stored value does not fit the type its column is altered to (an ``OSError``
     in pylance)."""

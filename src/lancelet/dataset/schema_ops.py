@@ -517,7 +517,9 @@ def extend_schema(manifest: Manifest, new: pa.Schema, where: str) -> LanceSchema
     if len(set(new.names)) != len(new.names):
         raise SchemaError(f"{where}: the new columns repeat a name: {new.names}")
     added = LanceSchema.from_arrow(new, first_id=next_field_id(manifest))
-    return LanceSchema(manifest.schema.fields + added.fields, manifest.schema.metadata)
+    # As pylance: the new columns' schema metadata joins the dataset's, whose keys win.
+    metadata = {**added.metadata, **manifest.schema.metadata}
+    return LanceSchema(manifest.schema.fields + added.fields, metadata)
 
 
 class _DataFiles:

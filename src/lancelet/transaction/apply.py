@@ -395,6 +395,10 @@ def _without_unread_files(fragment: Fragment, field_ids: set[int]) -> Fragment:
 def fold_merge(base: Manifest | None, op: Merge, ctx: FoldContext) -> Manifest:
     base = existing(base, op)
     schema = _with_current_metadata(op.schema, base.schema)
+    # New columns bring the schema metadata keys of their data, as in pylance.
+    brought = {k: v for k, v in op.schema.metadata.items() if k not in schema.metadata}
+    if brought:
+        schema = LanceSchema(schema.fields, {**brought, **schema.metadata})
     indices = _relevant_indices(base.indices, schema)
     # A merge may bring new fragments (new rows along with the new columns).
     max_id = _max_id(base.max_fragment_id, op.fragments)
