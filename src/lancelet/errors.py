@@ -100,6 +100,11 @@ class ArgumentError(LanceletError, ValueError):
     """An argument of a lancelet call has the right type but an impossible value."""
 
 
+class NegativeCountError(ArgumentError, OverflowError):
+    """A count that must be unsigned is negative (an ``OverflowError`` in pylance,
+    whose binding cannot convert it)."""
+
+
 class RowCountMismatchError(ArgumentError, OSError):
     """Data for new columns holds fewer or more rows than the dataset (an ``OSError``
     in pylance)."""

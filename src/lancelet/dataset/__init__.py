@@ -3,6 +3,7 @@
 from lancelet.dataset.api import dataset, write_dataset
 from lancelet.dataset.dataset import LanceDataset
 from lancelet.dataset.fragment import FragmentMetadata, LanceFragment, write_fragments
+from lancelet.dataset.index_operation import Index, IndexFile
 from lancelet.dataset.operation import LanceOperation
 from lancelet.dataset.ordering import ColumnOrdering
 from lancelet.dataset.scanner import LanceScanner
@@ -17,6 +18,8 @@ __all__ = [
     "LANCE_COMMIT_MESSAGE_KEY",
     "AutoCleanupConfig",
     "FragmentMetadata",
+    "Index",
+    "IndexFile",
     "LanceDataset",
     "LanceFragment",
     "LanceOperation",
