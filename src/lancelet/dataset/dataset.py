@@ -46,8 +46,8 @@ from lancelet.dataset.update import RowRewrite, discard_rewrite, plan_update
 from lancelet.dataset.write import discard_data_files
 from lancelet.errors import (
     ArgumentError,
+    ColumnChangeError,
     RetryableCommitConflictError,
-    SchemaError,
     UnsupportedOptionError,
 )
 from lancelet.table import features
@@ -356,6 +356,11 @@ class LanceDataset(ArrowDataset):
     ) -> dict[str, int]:
         """Plan on this version and commit; re-plan on the new latest version when a
         concurrent commit changed what the plan read.  An uncommitted plan's files go."""
+        conflict_retries = arguments.unsigned(conflict_retries, "conflict_retries", self._uri)
+        if not isinstance(retry_timeout, timedelta):
+            raise TypeError(
+                f"{self._uri}: retry_timeout must be a timedelta, not {retry_timeout!r}"
+            )
         deadline = time.monotonic() + retry_timeout.total_seconds()
         for attempt in range(conflict_retries + 1):
             planned = plan(self._manifest)
@@ -484,7 +489,7 @@ class LanceDataset(ArrowDataset):
             is_struct = pa.types.is_struct(values.type)
             values = pc.struct_field(values, name) if is_struct else pc.list_flatten(values)
         if values.null_count:
-            raise SchemaError(
+            raise ColumnChangeError(
                 f"{self._uri}: column {path!r} holds nulls, it cannot be non-nullable"
             )
 
@@ -646,7 +651,9 @@ class LanceDataset(ArrowDataset):
         return cleanup_old_versions(
             self._store,
             arguments.duration(older_than, "older_than", call),
-            arguments.row_count(retain_versions, "retain_versions", call),
+            None
+            if retain_versions is None
+            else arguments.unsigned(retain_versions, "retain_versions", call),
             delete_unverified=delete_unverified,
             error_if_tagged_old_versions=error_if_tagged_old_versions,
         )

@@ -20,7 +20,7 @@ from lancelet.dataset.options import refuse_unimplemented
 from lancelet.dataset.progress import FragmentWriteProgress
 from lancelet.dataset.projection import Columns
 from lancelet.dataset.scannable import Filter
-from lancelet.errors import EmptyWriteError
+from lancelet.errors import ArgumentError, EmptyWriteError
 from lancelet.table import naming
 from lancelet.table.fragment import DataFile, Fragment
 from lancelet.table.manifest import Manifest
@@ -43,10 +43,10 @@ class LanceFragment(ArrowFragment):
     ) -> None:
         if fragment is None:
             if fragment_id is None:
-                raise ValueError("either fragment_id or fragment is required")
+                raise ArgumentError("either fragment_id or fragment is required")
             found = dataset._manifest.fragment(fragment_id)
             if found is None:
-                raise ValueError(
+                raise ArgumentError(
                     f"{dataset.uri}: version {dataset.version} has no fragment {fragment_id}"
                 )
             fragment = found

@@ -28,6 +28,7 @@ from lancelet.dataset.scanner import ROW_ADDRESS, ROW_ID, LanceScanner
 from lancelet.errors import (
     ArgumentError,
     IndexColumnNotFoundError,
+    IndexTypeError,
     UnknownIndexTypeError,
     UnsupportedIndexError,
     UnsupportedOptionError,
@@ -46,6 +47,10 @@ if TYPE_CHECKING:
 
 # Index types pylance builds that lancelet does not (yet): refused by name.
 PYLANCE_ONLY = frozenset({"INVERTED", "FTS", "RTREE", "MINHASHLSH", "JSON"})
+
+# The index types whose refusal of a column's type is a TypeError in pylance (a Bloom
+# filter's is a ValueError; pylance builds zone maps on any type).
+_TYPE_ERROR_KINDS = frozenset({"BTREE", "BITMAP", "LABEL_LIST", "NGRAM"})
 
 # Rows per batch handed to an index writer.
 _BATCH_ROWS = 1 << 17
@@ -239,7 +244,8 @@ def build_index(
     except UnsupportedTypeError as exc:
         io.remove_tree(directory)
         where = f"{dataset.uri} version {manifest.version}"
-        raise UnsupportedTypeError(
+        refusal = IndexTypeError if kind.name in _TYPE_ERROR_KINDS else UnsupportedTypeError
+        raise refusal(
             f"{where}: cannot build a {kind.name} index on column {field.path!r}: {exc}"
         ) from exc
     except BaseException:

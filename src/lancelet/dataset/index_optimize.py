@@ -27,7 +27,7 @@ from pyroaring import FrozenBitMap
 from lancelet import io
 from lancelet.dataset import frag_reuse, index_plan, indices
 from lancelet.dataset.index_build import IndexedField, build_index, resolve_field
-from lancelet.errors import NegativeCountError, UnsupportedIndexError
+from lancelet.errors import NumberOutOfRangeError, UnsupportedIndexError
 from lancelet.index import registry
 from lancelet.table import naming
 from lancelet.table.index import IndexMetadata
@@ -62,7 +62,7 @@ def optimize_indices(
     if not isinstance(merge, int):
         raise TypeError(f"{where}: num_indices_to_merge must be an integer, not {merge!r}")
     if merge < 0:
-        raise NegativeCountError(f"{where}: num_indices_to_merge must not be negative: {merge}")
+        raise NumberOutOfRangeError(f"{where}: num_indices_to_merge must not be negative: {merge}")
     plans = [
         plan
         for name, segments in _groups(manifest, index_names, where).items()
