@@ -12,7 +12,7 @@ import os
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -34,6 +34,7 @@ from lancelet.dataset.operation import LanceOperation
 from lancelet.dataset.optimizer import DatasetOptimizer
 from lancelet.dataset.options import check_options
 from lancelet.dataset.projection import Columns, projection
+from lancelet.dataset.pylance_only import PylanceOnlyMethods
 from lancelet.dataset.sampling import sample_indices
 from lancelet.dataset.scan_defaults import checked_defaults, with_defaults
 from lancelet.dataset.scannable import Scannable
@@ -43,6 +44,7 @@ from lancelet.dataset.tags import Tags, resolve_version
 from lancelet.dataset.take import take_by_row_ids
 from lancelet.dataset.udf import discard_checkpoint
 from lancelet.dataset.update import RowRewrite, discard_rewrite, plan_update
+from lancelet.dataset.version_info import VersionInfo, version_entry
 from lancelet.dataset.write import discard_data_files
 from lancelet.errors import (
     ArgumentError,
@@ -65,7 +67,7 @@ if TYPE_CHECKING:
 Version = int | str
 
 
-class LanceDataset(ArrowDataset):
+class LanceDataset(ArrowDataset, VersionInfo, PylanceOnlyMethods):
     def __init__(
         self,
         uri: str | os.PathLike[str],
@@ -143,17 +145,10 @@ class LanceDataset(ArrowDataset):
 
     def versions(self) -> list[dict[str, Any]]:
         """Every version still on disk, oldest first, as pylance lists them."""
-        out = []
-        for location in self._store.list_versions():
-            manifest = self._store.read_manifest(location.version)
-            out.append(
-                {
-                    "version": manifest.version,
-                    "timestamp": datetime.fromtimestamp(manifest.timestamp_ns / 1e9),
-                    "metadata": _summary(manifest),
-                }
-            )
-        return out
+        return [
+            version_entry(self._store.read_manifest(location.version))
+            for location in self._store.list_versions()
+        ]
 
     def __len__(self) -> int:
         return self.count_rows()
@@ -737,20 +732,6 @@ class LanceDataset(ArrowDataset):
 # Introspection (help(), pylance-compatibility checks) sees the parameters the override
 # takes and passes on to Scannable.scanner.
 LanceDataset.scanner.__signature__ = inspect.signature(Scannable.scanner)  # type: ignore[attr-defined]
-
-
-def _summary(manifest: Manifest) -> dict[str, str]:
-    fragments = manifest.fragments
-    deleted = sum(f.num_deleted_rows for f in fragments)
-    return {
-        "total_data_file_rows": str(sum(f.physical_rows for f in fragments)),
-        "total_data_files": str(sum(len(f.files) for f in fragments)),
-        "total_deletion_file_rows": str(deleted),
-        "total_deletion_files": str(sum(f.deletion_file is not None for f in fragments)),
-        "total_files_size": str(sum(d.file_size_bytes for f in fragments for d in f.files)),
-        "total_fragments": str(len(fragments)),
-        "total_rows": str(manifest.num_rows),
-    }
 
 
 def discard_new_files(store: DatasetStore, base: Manifest, operation: ops.Merge) -> None:

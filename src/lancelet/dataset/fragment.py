@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 
+from lancelet.dataset import arguments
 from lancelet.dataset.arrow_dataset import ArrowFragment
 from lancelet.dataset.delete import matching_offsets
 from lancelet.dataset.fragment_columns import merge_columns
@@ -117,6 +120,23 @@ class LanceFragment(ArrowFragment):
         if not len(hits):
             return self._fragment
         return store.delete_rows(self._fragment, hits, manifest.version)
+
+    def delete_rows(self, offsets: Iterable[int] | np.ndarray | pa.Array) -> Fragment | None:
+        """The fragment's metadata with the rows at physical ``offsets`` (positions in
+        its data files, counting deleted rows) deleted too (not committed); None when
+        no row is left."""
+        call = "LanceFragment.delete_rows"
+        given = offsets if isinstance(offsets, (np.ndarray, pa.Array)) else list(offsets)
+        rows = arguments.indices(given, call)
+        if len(rows) and int(rows.max()) >= self.physical_rows:
+            raise ArgumentError(
+                f"{call}: offset {int(rows.max())} is out of range for fragment "
+                f"{self.fragment_id} with {self.physical_rows} rows"
+            )
+        if not len(rows):
+            return self._fragment
+        store, manifest = self._dataset._store, self._dataset._manifest
+        return store.delete_rows(self._fragment, rows, manifest.version)
 
     def merge_columns(
         self,
