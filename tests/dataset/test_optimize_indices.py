@@ -8,6 +8,7 @@ every call, the versions made and their transactions must agree.
 
 from __future__ import annotations
 
+import os
 import warnings
 from pathlib import Path
 from types import ModuleType
@@ -16,6 +17,8 @@ from typing import Any
 import lance
 import pyarrow as pa
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from lance.dataset import Index as TheirIndex
 
 import lancelet as ll
@@ -203,3 +206,36 @@ def test_create_index_operation_round_trip(tmp_path: Path) -> None:
         )
     assert results[1] == results[0]
     assert isinstance(LanceOperation.CreateIndex([], []), LanceOperation.BaseOperation)
+
+
+EXAMPLES = int(os.environ.get("LANCELET_OPTIMIZE_EXAMPLES", "12"))
+_STEPS = st.one_of(
+    st.sampled_from(["append", "append", "delete one row", "delete fragment 1", "ib"]),
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "num_indices_to_merge": st.sampled_from([0, 0, 1, 2, 3, None]),
+            "index_names": st.sampled_from([["ia"], ["ib"], ["ia", "ib"], ["nope"]]),
+            "retrain": st.booleans(),
+        },
+    ),
+)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=st.lists(_STEPS, min_size=1, max_size=7))
+def test_random_histories_commit_as_pylance(
+    tmp_path_factory: pytest.TempPathFactory, steps: list[Any]
+) -> None:
+    """Random appends, deletions, index builds and optimize calls: the same versions
+    and CreateIndex transactions as pylance's after every call."""
+    steps = ["ia", *steps]
+    if "ib" in steps:  # an index is built once
+        first = steps.index("ib")
+        steps = [s for i, s in enumerate(steps) if s != "ib" or i == first]
+    root = tmp_path_factory.mktemp("history")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        theirs = _history(lance, root / "p", steps)
+        ours = _history(ll, root / "l", steps)
+    assert ours == theirs
