@@ -19,7 +19,11 @@ from lancelet.dataset import (
 from lancelet.dataset import dataset as _open_dataset
 from lancelet.dataset.bases import DatasetBasePath
 from lancelet.dataset.blob import BlobColumn, BlobFile
+from lancelet.dataset.cleanup import CleanupStats
+from lancelet.dataset.index_operation import Index, IndexFile
+from lancelet.dataset.merge_insert import MergeInsertBuilder
 from lancelet.dataset.scan_stats import ScanStatistics
+from lancelet.dataset.stats import DataStatistics, FieldStatistics
 from lancelet.dataset.transactions import Transaction
 from lancelet.dataset.udf import batch_udf
 from lancelet.io.counters import bytes_read_counter, iops_counter
@@ -34,12 +38,18 @@ dataset = _open_dataset
 __all__ = [
     "BlobColumn",
     "BlobFile",
+    "CleanupStats",
+    "DataStatistics",
     "DatasetBasePath",
+    "FieldStatistics",
     "FragmentMetadata",
+    "Index",
+    "IndexFile",
     "LanceDataset",
     "LanceFragment",
     "LanceOperation",
     "LanceScanner",
+    "MergeInsertBuilder",
     "ScanStatistics",
     "Session",
     "Transaction",

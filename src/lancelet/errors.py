@@ -33,6 +33,11 @@ class UnsupportedVersionError(LanceFileError):
     """A file uses a format version this reader does not implement."""
 
 
+class UnknownStorageVersionError(UnsupportedVersionError, ValueError):
+    """A ``data_storage_version`` names no Lance file format version (a ``ValueError``
+    in pylance)."""
+
+
 class UnsupportedEncodingError(LanceFileError):
     """A page uses an encoding this reader does not implement."""
 
@@ -57,6 +62,19 @@ class IndexColumnNotFoundError(SchemaError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class DataColumnNotFoundError(SchemaError, KeyError):
+    """A column the schema given names is not in the data (a ``KeyError`` in pylance,
+    from ``pyarrow.Table.from_pandas``)."""
+
+    def __str__(self) -> str:  # a KeyError would print its message quoted
+        return str(self.args[0]) if self.args else ""
+
+
+class DataTypeError(SchemaError, TypeError):
+    """Values of the data given cannot be converted to Arrow (a ``TypeError`` in
+    pylance: pyarrow's ``ArrowTypeError``)."""
+
+
 class ValueCastError(SchemaError, OSError):
     """A stored value does not fit the type its column is altered to (an ``OSError``
     in pylance)."""
@@ -66,8 +84,22 @@ class UnsupportedTypeError(SchemaError):
     """An Arrow type cannot be stored in the requested Lance format version."""
 
 
-class FilterError(LanceletError, ValueError):
-    """A filter expression does not parse, or names a column the dataset lacks.
+class IndexTypeError(UnsupportedTypeError, TypeError):
+    """A column's type does not suit the index type asked for (a ``TypeError`` in
+    pylance for BTREE, BITMAP, LABEL_LIST and NGRAM indices)."""
+
+
+class ColumnChangeError(SchemaError, OSError):
+    """A schema change names a column that does not exist or already does, makes two
+    columns collide, or casts or constrains values that do not allow it
+    (``alter_columns``, ``add_columns``, ``merge``): an ``OSError`` in pylance."""
+
+
+class FilterError(LanceletError, ValueError, OSError):
+    """A filter or SQL expression does not parse, names a column the dataset lacks, or
+    does not type-check.  pylance raises a ``ValueError`` for these in scans
+    (``to_table``, ``scanner``) and an ``OSError`` in ``count_rows``, ``delete``,
+    merge_insert conditions and ``add_columns``, so this is both.
 
     Its message starts as pylance's do for the same mistakes, ``Invalid user input:``
     (once, however often the message is wrapped in another)."""
@@ -85,6 +117,12 @@ class FilterEvaluationError(FilterError):
 
 class ArgumentError(LanceletError, ValueError):
     """An argument of a lancelet call has the right type but an impossible value."""
+
+
+class NumberOutOfRangeError(ArgumentError, OverflowError):
+    """A number pylance takes as an unsigned 64-bit integer (a version, a row
+    position, a count) is negative or too large: an ``OverflowError`` in pylance,
+    whose binding cannot convert it."""
 
 
 class RowCountMismatchError(ArgumentError, OSError):
@@ -126,6 +164,11 @@ class DatasetError(LanceletError):
     """A dataset cannot be opened, read or changed."""
 
 
+class MergeInsertError(DatasetError, OSError):
+    """A merge_insert meets rows it may not change: several source rows matching one
+    target row, or a match under ``when_matched_fail`` (an ``OSError`` in pylance)."""
+
+
 class DatasetNotFoundError(DatasetError, FileNotFoundError, ValueError):
     """The path holds no Lance dataset (no manifest under ``_versions/``)."""
 
@@ -141,6 +184,15 @@ class VersionNotFoundError(DatasetError, ValueError, OSError):
 
 class TagError(DatasetError, ValueError):
     """A tag does not exist, already exists, or points at a missing version."""
+
+
+class TagNotFoundError(TagError, OSError):
+    """No tag has the name given (pylance: a ``ValueError`` when opening a version by
+    it or changing it, an ``OSError`` from ``checkout_version``)."""
+
+
+class InvalidTagNameError(TagError, OSError):
+    """A tag name pylance refuses (an ``OSError`` in pylance)."""
 
 
 class CorruptDatasetError(DatasetError, ValueError):

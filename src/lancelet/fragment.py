@@ -1,6 +1,19 @@
 """pylance's ``lance.fragment`` names: fragment metadata and distributed writes."""
 
 from lancelet.dataset.fragment import FragmentMetadata, LanceFragment, write_fragments
+from lancelet.dataset.fragment_session import FragmentSession
+from lancelet.dataset.progress import FragmentWriteProgress, NoopFragmentWriteProgress
+from lancelet.dataset.udf import BatchUDF
 from lancelet.table.fragment import DataFile, DeletionFile
 
-__all__ = ["DataFile", "DeletionFile", "FragmentMetadata", "LanceFragment", "write_fragments"]
+__all__ = [
+    "BatchUDF",
+    "DataFile",
+    "DeletionFile",
+    "FragmentMetadata",
+    "FragmentSession",
+    "FragmentWriteProgress",
+    "LanceFragment",
+    "NoopFragmentWriteProgress",
+    "write_fragments",
+]

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from lancelet.errors import ArgumentError
+from lancelet.errors import ArgumentError, NumberOutOfRangeError, RowOutOfRangeError
 
 # No dataset holds more rows than 64-bit row addresses can name, so a larger limit or
 # offset means "all"; clamping keeps slicing arithmetic inside int64.
@@ -26,6 +26,20 @@ def _integer(value: Any, name: str, call: str) -> int:
     if isinstance(value, bool) or not isinstance(value, Integral):
         raise TypeError(f"{call}: {name} must be an integer, not {value!r}")
     return int(value)
+
+
+_UNSIGNED_END = 1 << 64
+
+
+def unsigned(value: Any, name: str, call: str) -> int:
+    """A number pylance's binding takes as an unsigned 64-bit integer (a version, a
+    count of retries or versions): outside that range, an OverflowError as there."""
+    number = _integer(value, name, call)
+    if number < 0:
+        raise NumberOutOfRangeError(f"{call}: {name} must not be negative, got {number}")
+    if number >= _UNSIGNED_END:
+        raise NumberOutOfRangeError(f"{call}: {name} {number} is too large")
+    return number
 
 
 def row_count(value: Any, name: str, call: str) -> int | None:
@@ -73,17 +87,31 @@ def indices(value: Any, call: str) -> np.ndarray:
     if array.ndim != 1:
         raise TypeError(f"{call}: indices must be a flat list of row positions, not {value!r}")
     if array.size and array.dtype == object:
-        try:
-            array = np.array(array, dtype=np.int64)
-        except OverflowError:
-            raise ArgumentError(f"{call}: an index is out of range") from None
-        except (TypeError, ValueError):
-            raise TypeError(f"{call}: indices must be integers, not {value!r}") from None
+        array = _object_indices(array, value, call)
     if array.size and array.dtype.kind not in "iu":
         raise TypeError(f"{call}: indices must be integers, not {array.dtype} values")
+    # As pylance's binding: a negative position cannot be converted (OverflowError);
+    # one past the rows but within 64 bits is out of range.
+    if array.size and array.dtype.kind == "i" and int(array.min()) < 0:
+        raise NumberOutOfRangeError(f"{call}: index {int(array.min())} is negative")
     if array.size and array.dtype.kind == "u" and int(array.max()) >= 1 << 63:
-        raise ArgumentError(f"{call}: index {int(array.max())} is out of range")
+        raise RowOutOfRangeError(f"{call}: index {int(array.max())} is out of range")
     return array.astype(np.int64, copy=False)
+
+
+def _object_indices(array: np.ndarray, value: Any, call: str) -> np.ndarray:
+    """Python ints (any size) as int64, or uint64 beyond it."""
+    for dtype in (np.int64, np.uint64):
+        try:
+            return np.array(array, dtype=dtype)
+        except OverflowError:
+            continue
+        except (TypeError, ValueError):
+            raise TypeError(f"{call}: indices must be integers, not {value!r}") from None
+    smallest = min(int(v) for v in array)
+    if smallest < 0:
+        raise NumberOutOfRangeError(f"{call}: index {smallest} is negative")
+    raise NumberOutOfRangeError(f"{call}: index {max(int(v) for v in array)} is too large")
 
 
 def string_mapping(value: Any, name: str, call: str, *, nullable: bool) -> Mapping[str, Any]:

@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 from lancelet import io
 from lancelet.dataset.tags import Tags
-from lancelet.errors import DatasetError, TagError, VersionNotFoundError
+from lancelet.errors import ArgumentError, DatasetError, TagError, VersionNotFoundError
 from lancelet.table import naming
 from lancelet.table.fragment import DataFile
 from lancelet.table.manifest import Manifest
@@ -130,7 +130,7 @@ def cleanup_old_versions(
     deletion, transaction and index file no remaining version needs.  ``latest``
     (default: the latest version) and every version after it are kept."""
     if retain_versions is not None and retain_versions < 1:
-        raise ValueError(f"retain_versions must be greater than 0, got {retain_versions}")
+        raise ArgumentError(f"retain_versions must be greater than 0, got {retain_versions}")
     _refuse_branches(store)
     now_ns = time.time_ns()
     if older_than is None and retain_versions is None:

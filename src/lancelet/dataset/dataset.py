@@ -12,7 +12,7 @@ import os
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 
 from lancelet.dataset import arguments, bases, blob, frag_reuse, index_build, indices, schema_ops
 from lancelet.dataset import transactions as commit_api
+from lancelet.dataset.arrow_dataset import ArrowDataset
 from lancelet.dataset.cleanup import CleanupStats, cleanup_old_versions
 from lancelet.dataset.committing import commit_transaction
 from lancelet.dataset.delete import plan_delete
@@ -33,6 +34,7 @@ from lancelet.dataset.operation import LanceOperation
 from lancelet.dataset.optimizer import DatasetOptimizer
 from lancelet.dataset.options import check_options
 from lancelet.dataset.projection import Columns, projection
+from lancelet.dataset.pylance_only import PylanceOnlyMethods
 from lancelet.dataset.sampling import sample_indices
 from lancelet.dataset.scan_defaults import checked_defaults, with_defaults
 from lancelet.dataset.scannable import Scannable
@@ -42,11 +44,12 @@ from lancelet.dataset.tags import Tags, resolve_version
 from lancelet.dataset.take import take_by_row_ids
 from lancelet.dataset.udf import discard_checkpoint
 from lancelet.dataset.update import RowRewrite, discard_rewrite, plan_update
+from lancelet.dataset.version_info import VersionInfo, version_entry
 from lancelet.dataset.write import discard_data_files
 from lancelet.errors import (
     ArgumentError,
+    ColumnChangeError,
     RetryableCommitConflictError,
-    SchemaError,
     UnsupportedOptionError,
 )
 from lancelet.table import features
@@ -64,7 +67,7 @@ if TYPE_CHECKING:
 Version = int | str
 
 
-class LanceDataset(Scannable):
+class LanceDataset(ArrowDataset, VersionInfo, PylanceOnlyMethods):
     def __init__(
         self,
         uri: str | os.PathLike[str],
@@ -142,17 +145,10 @@ class LanceDataset(Scannable):
 
     def versions(self) -> list[dict[str, Any]]:
         """Every version still on disk, oldest first, as pylance lists them."""
-        out = []
-        for location in self._store.list_versions():
-            manifest = self._store.read_manifest(location.version)
-            out.append(
-                {
-                    "version": manifest.version,
-                    "timestamp": datetime.fromtimestamp(manifest.timestamp_ns / 1e9),
-                    "metadata": _summary(manifest),
-                }
-            )
-        return out
+        return [
+            version_entry(self._store.read_manifest(location.version))
+            for location in self._store.list_versions()
+        ]
 
     def __len__(self) -> int:
         return self.count_rows()
@@ -246,6 +242,13 @@ class LanceDataset(Scannable):
             default_scan_options=self._scan_defaults,
             session=self._store.session,
         )
+
+    def checkout_latest(self) -> None:
+        """Move this object to the dataset's latest version."""
+        manifest = self._store.read_manifest(self._store.latest_version())
+        where = f"{self._uri} version {manifest.version}"
+        features.check_readable(manifest.reader_feature_flags, where)
+        self._manifest = manifest
 
     def _commit(self, operation: ops.Operation) -> None:
         txn = ops.Transaction(self.version, operation)
@@ -348,6 +351,11 @@ class LanceDataset(Scannable):
     ) -> dict[str, int]:
         """Plan on this version and commit; re-plan on the new latest version when a
         concurrent commit changed what the plan read.  An uncommitted plan's files go."""
+        conflict_retries = arguments.unsigned(conflict_retries, "conflict_retries", self._uri)
+        if not isinstance(retry_timeout, timedelta):
+            raise TypeError(
+                f"{self._uri}: retry_timeout must be a timedelta, not {retry_timeout!r}"
+            )
         deadline = time.monotonic() + retry_timeout.total_seconds()
         for attempt in range(conflict_retries + 1):
             planned = plan(self._manifest)
@@ -380,6 +388,10 @@ class LanceDataset(Scannable):
 
     def describe_indices(self) -> list[indices.IndexDescription]:
         return indices.describe_indices(frag_reuse.with_coverage(self._store, self._manifest))
+
+    @property
+    def has_index(self) -> bool:
+        return len(self.describe_indices()) > 0
 
     def remap_row_addrs(self, addrs: pa.Array) -> pa.Array | None:
         """Row addresses carried across the compactions the Fragment Reuse Index
@@ -472,7 +484,7 @@ class LanceDataset(Scannable):
             is_struct = pa.types.is_struct(values.type)
             values = pc.struct_field(values, name) if is_struct else pc.list_flatten(values)
         if values.null_count:
-            raise SchemaError(
+            raise ColumnChangeError(
                 f"{self._uri}: column {path!r} holds nulls, it cannot be non-nullable"
             )
 
@@ -634,7 +646,9 @@ class LanceDataset(Scannable):
         return cleanup_old_versions(
             self._store,
             arguments.duration(older_than, "older_than", call),
-            arguments.row_count(retain_versions, "retain_versions", call),
+            None
+            if retain_versions is None
+            else arguments.unsigned(retain_versions, "retain_versions", call),
             delete_unverified=delete_unverified,
             error_if_tagged_old_versions=error_if_tagged_old_versions,
         )
@@ -718,20 +732,6 @@ class LanceDataset(Scannable):
 # Introspection (help(), pylance-compatibility checks) sees the parameters the override
 # takes and passes on to Scannable.scanner.
 LanceDataset.scanner.__signature__ = inspect.signature(Scannable.scanner)  # type: ignore[attr-defined]
-
-
-def _summary(manifest: Manifest) -> dict[str, str]:
-    fragments = manifest.fragments
-    deleted = sum(f.num_deleted_rows for f in fragments)
-    return {
-        "total_data_file_rows": str(sum(f.physical_rows for f in fragments)),
-        "total_data_files": str(sum(len(f.files) for f in fragments)),
-        "total_deletion_file_rows": str(deleted),
-        "total_deletion_files": str(sum(f.deletion_file is not None for f in fragments)),
-        "total_files_size": str(sum(d.file_size_bytes for f in fragments for d in f.files)),
-        "total_fragments": str(len(fragments)),
-        "total_rows": str(manifest.num_rows),
-    }
 
 
 def discard_new_files(store: DatasetStore, base: Manifest, operation: ops.Merge) -> None:

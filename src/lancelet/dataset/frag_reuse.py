@@ -6,7 +6,8 @@ reuse version (:func:`extended`); searches map those segments' addresses and
 coverage forward (:func:`reuse_map`).  Zone maps and Bloom filters stop claiming
 the rewritten fragments instead, as without deferral: pylance answers from their
 stale zones.  A version no segment depends on any more is dropped by
-:func:`trimmed` (``optimize_indices`` and ``cleanup_frag_reuse_index`` commit it).
+:func:`trimmed` (``cleanup_frag_reuse_index`` commits it; ``optimize_indices`` leaves
+the reuse index as it is, as pylance's does).
 """
 
 from __future__ import annotations

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 
+from lancelet.dataset import arguments
+from lancelet.dataset.arrow_dataset import ArrowFragment
 from lancelet.dataset.delete import matching_offsets
 from lancelet.dataset.fragment_columns import merge_columns
 from lancelet.dataset.fragment_reader import FragmentReader
@@ -18,8 +22,8 @@ from lancelet.dataset.merge_columns import plan_merge
 from lancelet.dataset.options import refuse_unimplemented
 from lancelet.dataset.progress import FragmentWriteProgress
 from lancelet.dataset.projection import Columns
-from lancelet.dataset.scannable import Filter, Scannable
-from lancelet.errors import EmptyWriteError
+from lancelet.dataset.scannable import Filter
+from lancelet.errors import ArgumentError, EmptyWriteError
 from lancelet.table import naming
 from lancelet.table.fragment import DataFile, Fragment
 from lancelet.table.manifest import Manifest
@@ -32,7 +36,7 @@ if TYPE_CHECKING:
 FragmentMetadata = Fragment
 
 
-class LanceFragment(Scannable):
+class LanceFragment(ArrowFragment):
     def __init__(
         self,
         dataset: LanceDataset,
@@ -42,10 +46,10 @@ class LanceFragment(Scannable):
     ) -> None:
         if fragment is None:
             if fragment_id is None:
-                raise ValueError("either fragment_id or fragment is required")
+                raise ArgumentError("either fragment_id or fragment is required")
             found = dataset._manifest.fragment(fragment_id)
             if found is None:
-                raise ValueError(
+                raise ArgumentError(
                     f"{dataset.uri}: version {dataset.version} has no fragment {fragment_id}"
                 )
             fragment = found
@@ -116,6 +120,23 @@ class LanceFragment(Scannable):
         if not len(hits):
             return self._fragment
         return store.delete_rows(self._fragment, hits, manifest.version)
+
+    def delete_rows(self, offsets: Iterable[int] | np.ndarray | pa.Array) -> Fragment | None:
+        """The fragment's metadata with the rows at physical ``offsets`` (positions in
+        its data files, counting deleted rows) deleted too (not committed); None when
+        no row is left."""
+        call = "LanceFragment.delete_rows"
+        given = offsets if isinstance(offsets, (np.ndarray, pa.Array)) else list(offsets)
+        rows = arguments.indices(given, call)
+        if len(rows) and int(rows.max()) >= self.physical_rows:
+            raise ArgumentError(
+                f"{call}: offset {int(rows.max())} is out of range for fragment "
+                f"{self.fragment_id} with {self.physical_rows} rows"
+            )
+        if not len(rows):
+            return self._fragment
+        store, manifest = self._dataset._store, self._dataset._manifest
+        return store.delete_rows(self._fragment, rows, manifest.version)
 
     def merge_columns(
         self,

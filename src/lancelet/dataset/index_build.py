@@ -13,7 +13,6 @@ but lancelet does not implement are refused by name rather than ignored.
 
 from __future__ import annotations
 
-import contextlib
 import uuid as uuid_lib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -22,16 +21,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyroaring import FrozenBitMap
 
 from lancelet import io
-from lancelet.dataset import frag_reuse, index_config, index_plan, indices
+from lancelet.dataset import index_config, indices
 from lancelet.dataset.scanner import ROW_ADDRESS, ROW_ID, LanceScanner
 from lancelet.errors import (
     ArgumentError,
     IndexColumnNotFoundError,
-    IndexNotFoundError,
-    RetryableCommitConflictError,
+    IndexTypeError,
     UnknownIndexTypeError,
     UnsupportedIndexError,
     UnsupportedOptionError,
@@ -50,6 +47,10 @@ if TYPE_CHECKING:
 
 # Index types pylance builds that lancelet does not (yet): refused by name.
 PYLANCE_ONLY = frozenset({"INVERTED", "FTS", "RTREE", "MINHASHLSH", "JSON"})
+
+# The index types whose refusal of a column's type is a TypeError in pylance (a Bloom
+# filter's is a ValueError; pylance builds zone maps on any type).
+_TYPE_ERROR_KINDS = frozenset({"BTREE", "BITMAP", "LABEL_LIST", "NGRAM"})
 
 # Rows per batch handed to an index writer.
 _BATCH_ROWS = 1 << 17
@@ -243,7 +244,8 @@ def build_index(
     except UnsupportedTypeError as exc:
         io.remove_tree(directory)
         where = f"{dataset.uri} version {manifest.version}"
-        raise UnsupportedTypeError(
+        refusal = IndexTypeError if kind.name in _TYPE_ERROR_KINDS else UnsupportedTypeError
+        raise refusal(
             f"{where}: cannot build a {kind.name} index on column {field.path!r}: {exc}"
         ) from exc
     except BaseException:
@@ -282,141 +284,3 @@ def _values(
             values = values.storage
         rows = batch.column(ROW_ID if by_row_id else ROW_ADDRESS).to_numpy(zero_copy_only=False)
         yield values, rows.astype(np.uint64, copy=False)
-
-
-def optimize_indices(
-    dataset: LanceDataset,
-    *,
-    num_indices_to_merge: int = 1,
-    index_names: Sequence[str] | None = None,
-    retrain: bool = False,
-) -> None:
-    """Bring the fragments added since an index was built under it.
-
-    With ``num_indices_to_merge=0`` the new fragments get a delta segment of their
-    own next to the existing ones; otherwise (and with ``retrain``) the index is
-    rebuilt as one segment over every fragment.  Indices of types lancelet does not
-    build are left as they are, unless named in ``index_names``, which refuses them.
-    Afterwards, reuse versions no segment needs any more are trimmed.
-    """
-    manifest = dataset._manifest
-    where = f"{dataset.uri} version {manifest.version}"
-    if not isinstance(num_indices_to_merge, int) or num_indices_to_merge < 0:
-        raise ArgumentError(f"{where}: num_indices_to_merge must be a non-negative integer")
-    for name, segments in _groups(manifest, index_names, where).items():
-        current = manifest = dataset._manifest
-        held = _held(dataset, segments)
-        uncovered = [f.id for f in current.fragments if not any(f.id in h for h in held)]
-        # A segment that still needs reuse versions is rebuilt, so they can be trimmed.
-        merge = (
-            retrain
-            or (num_indices_to_merge > 0 and len(segments) > 1)
-            or _needs_reuse(dataset, segments)
-        )
-        if not uncovered and not merge:
-            continue
-        kind = registry.BY_TYPE_URL[_type_url(segments[0])]
-        field = resolve_field(
-            current.schema, index_plan.field_paths(current)[segments[0].fields[0]], where
-        )
-        scope = None if merge or num_indices_to_merge > 0 else uncovered
-        _rebuild(dataset, name, kind, field, segments, scope)
-    # A commit meanwhile may need the versions; the next optimize trims them.
-    with contextlib.suppress(RetryableCommitConflictError):
-        frag_reuse.cleanup(dataset)
-
-
-def _needs_reuse(dataset: LanceDataset, segments: Sequence[IndexMetadata]) -> bool:
-    manifest = dataset._manifest
-    reuse = frag_reuse.reuse_map(dataset._store, manifest)
-    return reuse is not None and any(
-        s.fragment_bitmap is not None
-        and frag_reuse.applies_to(s, manifest)
-        and reuse.needed(s.fragment_bitmap)
-        for s in segments
-    )
-
-
-def _held(dataset: LanceDataset, segments: Sequence[IndexMetadata]) -> list[FrozenBitMap]:
-    """The fragments each segment holds now, through the Fragment Reuse Index (an
-    unrecorded bitmap holds everything)."""
-    manifest = dataset._manifest
-    reuse = frag_reuse.reuse_map(dataset._store, manifest)
-    everything = FrozenBitMap(f.id for f in manifest.fragments)
-    out = []
-    for segment in segments:
-        held = frag_reuse.coverage(reuse, segment, manifest)
-        out.append(everything if held is None else held)
-    return out
-
-
-def _groups(
-    manifest: Manifest, names: Sequence[str] | None, where: str
-) -> dict[str, list[IndexMetadata]]:
-    groups: dict[str, list[IndexMetadata]] = {}
-    for index in manifest.indices:
-        if not index.is_system:
-            groups.setdefault(index.name, []).append(index)
-    if names is not None:
-        missing = sorted(set(names) - set(groups))
-        if missing:
-            raise IndexNotFoundError(f"{where}: no index named {missing}")
-        groups = {n: groups[n] for n in names}
-    out = {}
-    for name, segments in groups.items():
-        if _rebuildable(manifest, segments):
-            out[name] = segments
-        elif names is not None:
-            raise UnsupportedIndexError(f"{where}: lancelet cannot rebuild index {name!r}")
-    return out
-
-
-def _type_url(index: IndexMetadata) -> str:
-    return index.index_details.type_url if index.index_details else ""
-
-
-def _rebuildable(manifest: Manifest, segments: Sequence[IndexMetadata]) -> bool:
-    first = segments[0]
-    paths = index_plan.field_paths(manifest)
-    return (
-        _type_url(first) in registry.BY_TYPE_URL
-        and len(first.fields) == 1
-        and first.fields[0] in paths
-        and all(s.fields == first.fields and _type_url(s) == _type_url(first) for s in segments)
-    )
-
-
-def _recorded_parameters(
-    dataset: LanceDataset, kind: registry.IndexType, field: IndexedField, index: IndexMetadata
-) -> dict[str, Any]:
-    """The build parameters of an existing segment, as its files record them."""
-    if not kind.parameters:
-        return {}
-    opened = index_plan.opened(dataset._store, index, field.type)
-    return {p: getattr(opened, p) for p in kind.parameters}
-
-
-def _rebuild(
-    dataset: LanceDataset,
-    name: str,
-    kind: registry.IndexType,
-    field: IndexedField,
-    segments: Sequence[IndexMetadata],
-    delta_of: Sequence[int] | None,
-) -> None:
-    """Commit ``name`` rebuilt whole (``delta_of`` None) or with a delta segment over
-    the fragments ``delta_of``."""
-    manifest = dataset._manifest
-    uid = uuid_lib.uuid4()
-    params = _recorded_parameters(dataset, kind, field, segments[0])
-    details = build_index(dataset, manifest, kind, field, uid, params, delta_of)
-    covered = [f.id for f in manifest.fragments] if delta_of is None else list(delta_of)
-    new = indices.new_index_metadata(
-        dataset, name, [field.id], uid, details, covered, kind.version_for(manifest.stable_row_ids)
-    )
-    kept = () if delta_of is None else tuple(segments)
-    try:
-        indices.commit_indices(dataset, (*kept, new), () if delta_of is not None else segments)
-    except BaseException:
-        io.remove_tree(dataset._store.path(naming.INDICES_DIR, str(uid)))
-        raise

@@ -261,7 +261,8 @@ def commit_index(
     index = new_index_metadata(
         dataset, name, field_ids, index_uuid, index_details, fragment_ids, index_version
     )
-    commit_indices(dataset, (index,))
+    # A replaced index's segments are removed by the same commit, as pylance lists them.
+    commit_indices(dataset, (index,), tuple(i for i in manifest.indices if i.name == name))
 
 
 def new_index_metadata(
@@ -298,8 +299,8 @@ def commit_indices(
     new: Sequence[IndexMetadata],
     removed: Sequence[IndexMetadata] = (),
 ) -> None:
-    """One CreateIndex commit: ``new`` replaces every index of its names, ``removed``
-    are dropped by uuid."""
+    """One CreateIndex commit: ``new`` joins the indices, ``removed`` are dropped by
+    uuid."""
     txn = ops.Transaction(dataset.version, ops.CreateIndex(tuple(new), tuple(removed)))
     dataset._advance_to(commit_transaction(dataset._store, txn))
 

@@ -15,15 +15,27 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.dataset as pa_ds
 
-from lancelet.errors import SchemaError
+from lancelet.errors import DataColumnNotFoundError, DataTypeError, SchemaError
 from lancelet.table.schema import check_same_columns
 
 
-def _from_pandas(data: Any) -> pa.Table | None:
+def _from_pandas(data: Any, schema: pa.Schema | None) -> pa.Table | None:
+    """A pandas DataFrame as pylance converts one: by ``pyarrow.Table.from_pandas``
+    with the schema given (which selects the columns), keeping an index other than a
+    default range as columns (``__index_level_0__`` when unnamed), a range index in
+    the schema's pandas metadata."""
     module = type(data).__module__
-    if module.startswith("pandas") and type(data).__name__ == "DataFrame":
-        return pa.Table.from_pandas(data, preserve_index=False)
-    return None
+    if not (module.startswith("pandas") and type(data).__name__ == "DataFrame"):
+        return None
+    where = "cannot convert the pandas DataFrame"
+    try:
+        return pa.Table.from_pandas(data, schema=schema)
+    except KeyError as exc:
+        raise DataColumnNotFoundError(f"{where}: {exc.args[0] if exc.args else exc}") from exc
+    except pa.ArrowTypeError as exc:
+        raise DataTypeError(f"{where}: {exc}") from exc
+    except pa.ArrowInvalid as exc:
+        raise SchemaError(f"{where}: {exc}") from exc
 
 
 def _is_polars_frame(data: Any) -> bool:
@@ -69,7 +81,7 @@ def as_reader(data: Any, schema: pa.Schema | None = None) -> pa.RecordBatchReade
         reader = data.to_reader()
     elif isinstance(data, pa.RecordBatch):
         reader = _single_batch(data)
-    elif (table := _from_pandas(data)) is not None:
+    elif (table := _from_pandas(data, schema)) is not None:
         reader = table.to_reader()
     elif _is_polars_frame(data):
         reader = data.to_arrow().to_reader()

@@ -20,7 +20,7 @@ from lancelet.dataset.inputs import as_reader
 from lancelet.dataset.projection import SPECIAL
 from lancelet.dataset.row_keys import key_column
 from lancelet.dataset.schema_ops import extend_schema, new_data_files
-from lancelet.errors import SchemaError
+from lancelet.errors import ColumnChangeError, SchemaError
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.operations import Merge
@@ -84,13 +84,17 @@ def _check_key(
 ) -> None:
     dataset = manifest.schema.to_arrow()
     if left_on not in dataset.names and left_on not in SPECIAL:
-        raise SchemaError(f"{where}: no column {left_on!r} to join on; columns are {dataset.names}")
+        raise ColumnChangeError(
+            f"{where}: no column {left_on!r} to join on; columns are {dataset.names}"
+        )
     if right_on not in data.names:
-        raise SchemaError(f"{where}: the data has no key column {right_on!r}; it has {data.names}")
+        raise ColumnChangeError(
+            f"{where}: the data has no key column {right_on!r}; it has {data.names}"
+        )
     left_type = pa.uint64() if left_on in SPECIAL else dataset.field(left_on).type
     right_type = data.field(right_on).type
     if left_type != right_type:
-        raise SchemaError(
+        raise ColumnChangeError(
             f"{where}: key column {right_on!r} is {right_type} in the data but "
             f"{left_on!r} is {left_type} in the dataset"
         )
@@ -104,7 +108,7 @@ def _check_required(values: pa.Table, deleted: np.ndarray, where: str) -> None:
         if field.nullable:
             continue
         if (np.asarray(column.is_null()) & live).any():
-            raise SchemaError(
+            raise ColumnChangeError(
                 f"{where}: column {field.name!r} is not nullable, but some rows of the "
                 "dataset have no match in the data"
             )

@@ -18,7 +18,7 @@ from typing import Any, Literal
 import numpy as np
 import pyarrow as pa
 
-from lancelet.dataset import blob_v2
+from lancelet.dataset import arguments, blob_v2
 from lancelet.dataset.delete import delete_addresses
 from lancelet.dataset.filter import parse_filter
 from lancelet.dataset.fragment_reader import FragmentReader
@@ -35,7 +35,13 @@ from lancelet.dataset.write import (
     discard_data_files,
     write_fragment_files,
 )
-from lancelet.errors import ArgumentError, DatasetError, LanceletError, SchemaError
+from lancelet.errors import (
+    AppendSchemaError,
+    ArgumentError,
+    LanceletError,
+    MergeInsertError,
+    SchemaError,
+)
 from lancelet.table import row_address, row_ids
 from lancelet.table.blob_v2 import values_schema
 from lancelet.table.fragment import Fragment
@@ -72,7 +78,7 @@ def key_columns(on: str | Iterable[str] | None, schema: LanceSchema, where: str)
     else:
         keys = (on,) if isinstance(on, str) else tuple(on)
     if not keys:
-        raise ValueError(
+        raise ArgumentError(
             f"{where}: merge_insert needs key columns: pass `on` or give the dataset a primary key"
         )
     schema.resolve(keys, where)
@@ -124,10 +130,12 @@ class MergeInsertBuilder:
         return self
 
     def conflict_retries(self, max_retries: int) -> MergeInsertBuilder:
-        self._retries = max_retries
+        self._retries = arguments.unsigned(max_retries, "max_retries", "conflict_retries")
         return self
 
     def retry_timeout(self, timeout: timedelta) -> MergeInsertBuilder:
+        if not isinstance(timeout, timedelta):
+            raise TypeError(f"retry_timeout: timeout must be a datetime.timedelta, not {timeout!r}")
         self._timeout = timeout
         return self
 
@@ -186,8 +194,9 @@ class MergeInsertBuilder:
 
     def _checked_spec(self) -> MergeSpec:
         spec = self._spec
-        if spec.matched in ("keep", "fail") and not spec.insert and not spec.delete_unmatched:
-            raise ValueError(
+        # when_matched_fail alone checks that no source row matches, as in pylance.
+        if spec.matched == "keep" and not spec.insert and not spec.delete_unmatched:
+            raise ArgumentError(
                 f"{self._store.root}: this merge_insert changes nothing; call "
                 "when_matched_update_all, when_not_matched_insert_all or "
                 "when_not_matched_by_source_delete first"
@@ -271,17 +280,18 @@ def _source_columns(
     source: pa.Table, schema: pa.Schema, keys: tuple[str, ...], where: str
 ) -> pa.Table:
     """The source's columns in the dataset's order; it may leave some out (they keep
-    their values in updated rows and are null in inserted ones), but not the keys."""
+    their values in updated rows and are null in inserted ones), but not the keys.
+    A mismatch is an OSError as well, as in pylance (which checks it as an append)."""
     unexpected = [n for n in source.column_names if n not in schema.names]
     if unexpected:
-        raise SchemaError(f"{where}: the data has columns the dataset lacks: {unexpected}")
+        raise AppendSchemaError(f"{where}: the data has columns the dataset lacks: {unexpected}")
     missing_keys = [k for k in keys if k not in source.column_names]
     if missing_keys:
-        raise SchemaError(f"{where}: key column {missing_keys[0]!r} is missing from the data")
+        raise AppendSchemaError(f"{where}: key column {missing_keys[0]!r} is missing from the data")
     for name in source.column_names:
         want, got = schema.field(name).type, source.schema.field(name).type
         if want != got:
-            raise SchemaError(
+            raise AppendSchemaError(
                 f"{where}: column {name!r} is {got} in the data but {want} in the dataset"
             )
     return source.select([n for n in schema.names if n in source.column_names])
@@ -314,7 +324,7 @@ def _matched_rows(
     the matched target rows that are deleted."""
     none = np.empty(0, dtype=np.uint64)
     if spec.matched == "fail" and pairs.num_rows:
-        raise DatasetError(
+        raise MergeInsertError(
             f"{where}: {pairs.num_rows} source rows match existing rows "
             "(when_matched_fail); nothing was changed"
         )
@@ -327,7 +337,7 @@ def _matched_rows(
     addresses = pairs.column(ROW_ADDRESS).to_numpy()
     unique, counts = np.unique(addresses, return_counts=True)
     if len(unique) and counts.max() > 1:
-        raise DatasetError(
+        raise MergeInsertError(
             f"{where}: several source rows match the same target row "
             f"({row_address.describe(unique[counts > 1][0])}); each target row may be updated "
             "by one source row only"

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from lancelet.dataset import blob
+from lancelet.dataset.index_operation import Index, public_index, stored_index
 from lancelet.errors import ArgumentError, UnsupportedOptionError
 from lancelet.table.fragment import DataFile, Fragment
 from lancelet.table.schema import LanceSchema
@@ -152,6 +153,21 @@ class LanceOperation:
                 tuple(self.fields_modified),
                 tuple(self.fields_for_preserving_frag_bitmap),
                 inserted_keys=self._inserted_keys,
+            )
+
+    @dataclass
+    class CreateIndex(BaseOperation):
+        """Index segments added (``new_indices``) and dropped (``removed_indices``, by
+        uuid); a replaced index lists its old segments among the removed."""
+
+        new_indices: list[Index]
+        removed_indices: list[Index]
+
+        def to_operation(self) -> ops.Operation:
+            where = "LanceOperation.CreateIndex"
+            return ops.CreateIndex(
+                tuple(stored_index(i, where) for i in self.new_indices),
+                tuple(stored_index(i, where) for i in self.removed_indices),
             )
 
     @dataclass
@@ -315,6 +331,11 @@ def public_operation(op: ops.Operation) -> LanceOperation.BaseOperation:
         )
     if isinstance(op, ops.UpdateConfig):
         return _public_update_config(op)
+    if isinstance(op, ops.CreateIndex):
+        return LanceOperation.CreateIndex(
+            [public_index(i) for i in op.new_indices],
+            [public_index(i) for i in op.removed_indices],
+        )
     # As pylance shows a kind it has no class for: an opaque operation, which cannot
     # be committed again.
     return LanceOperation.BaseOperation()

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from lancelet.dataset import auto_cleanup, frag_reuse
 from lancelet.dataset.compaction import CompactionMetrics, compact
-from lancelet.dataset.index_build import optimize_indices
+from lancelet.dataset.index_optimize import optimize_indices
 from lancelet.dataset.options import check_options
 from lancelet.dataset.transactions import AutoCleanupConfig
 
@@ -48,12 +48,14 @@ class DatasetOptimizer:
     def optimize_indices(
         self,
         *,
-        num_indices_to_merge: int = 1,
+        num_indices_to_merge: int | None = None,
         index_names: list[str] | None = None,
         retrain: bool = False,
     ) -> None:
-        """Bring fragments added since an index was built under it: rebuilt as one
-        segment, or with ``num_indices_to_merge=0`` as a delta segment of its own."""
+        """Bring fragments added since an index was built under it: merged with the
+        index's last ``num_indices_to_merge`` segments into one, or with
+        ``num_indices_to_merge=0`` as a delta segment of their own; one commit for
+        every index changed, none when nothing changes (as pylance)."""
         optimize_indices(
             self._dataset,
             num_indices_to_merge=num_indices_to_merge,
@@ -63,7 +65,7 @@ class DatasetOptimizer:
 
     def cleanup_frag_reuse_index(self) -> bool:
         """Drop the Fragment Reuse Index's versions that every index segment has
-        been rebuilt past (``optimize_indices`` does this too); True when it
+        been rebuilt past (lancelet's own: pylance keeps them); True when it
         committed a new version."""
         return frag_reuse.cleanup(self._dataset)
 

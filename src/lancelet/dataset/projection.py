@@ -60,7 +60,13 @@ class Projection:
         if not self.expressions:
             return table.select([])
         out = evaluate(table, self.expressions, where)
-        return out.cast(pa.schema(self.fields))
+        # Only the columns whose type changes are cast: a cast to the same struct type
+        # refuses the null rows of a struct with non-nullable children (blob columns).
+        columns = [
+            column if column.type == field.type else column.cast(field.type)
+            for column, field in zip(out.columns, self.fields, strict=True)
+        ]
+        return pa.Table.from_arrays(columns, schema=pa.schema(self.fields))
 
 
 def evaluate(table: pa.Table, expressions: Mapping[str, pc.Expression], where: str) -> pa.Table:
@@ -174,7 +180,7 @@ def _of_expressions(columns: Mapping[str, str], schema: pa.Schema, where: str) -
             )
         expr, dtype, read = parse_value(sql, known, computes=True)
         expressions[name] = expr
-        fields.append(pa.field(name, dtype))
+        fields.append(_output_field(name, sql, dtype, schema))
         reads |= read
     return Projection(
         tuple(fields),
@@ -183,3 +189,12 @@ def _of_expressions(columns: Mapping[str, str], schema: pa.Schema, where: str) -
         frozenset(reads & set(SPECIAL)),
         expressions,
     )
+
+
+def _output_field(name: str, sql: str, dtype: pa.DataType, schema: pa.Schema) -> pa.Field:
+    """A column given by its bare name keeps its field, renamed (metadata, such as the
+    mark of a blob column, and nullability), as in pylance."""
+    index = schema.get_field_index(sql)
+    if index >= 0 and schema.field(index).type == dtype:
+        return schema.field(index).with_name(name)
+    return pa.field(name, dtype)

@@ -8,13 +8,15 @@ compute expression over whole batches, and trims to ``offset``/``limit``.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lancelet.dataset.arrow_scanner import ArrowScanner
+from lancelet.dataset.blob import DEFAULT_BLOB_BUFFER_SIZE, BlobFile, take_blobs
 from lancelet.dataset.filter import is_volatile, referenced_columns, to_expression
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.index_plan import index_candidates, searches_logged
@@ -56,6 +58,7 @@ __all__ = [
 ]
 
 DEFAULT_BATCH_SIZE = 8192
+_NOT_ARGUMENTS = frozenset({"self", "store", "manifest"})
 # pylance's environment variable for the batch size of scans that give none.
 BATCH_SIZE_VARIABLE = "LANCE_DEFAULT_BATCH_SIZE"
 # Rows read at once when the result is gathered whole: a default-sized fragment in one
@@ -155,7 +158,7 @@ def _parsed(sql: str, schema: pa.Schema) -> _Parsed:
     return found
 
 
-class LanceScanner:
+class LanceScanner(ArrowScanner):
     def __init__(
         self,
         store: DatasetStore,
@@ -176,6 +179,8 @@ class LanceScanner:
         late_materialization: bool | Sequence[str] | None = None,
         scan_stats_callback: Callable[[ScanStatistics], Any] | None = None,
     ) -> None:
+        # The scan as asked for, to repeat it with row ids (blobs in to_pandas).
+        self._arguments = {k: v for k, v in locals().items() if k not in _NOT_ARGUMENTS}
         self._recorder = ScanRecorder(scan_stats_callback)
         self._store = store
         self._manifest = manifest
@@ -249,6 +254,22 @@ class LanceScanner:
             return [n for n in self._filter_schema.names if n in wanted]
         # A compute expression does not list its fields, so read them all.
         return list(self._filter_schema.names)
+
+    def with_row_ids(self) -> LanceScanner:
+        """The same scan with ``_rowid`` as its last column."""
+        return LanceScanner(self._store, self._manifest, **{**self._arguments, "with_row_id": True})
+
+    def column_source(self, name: str) -> str | None:
+        """The dataset column the output column ``name`` is, as stored (renamed by a
+        mapping of columns or not); None for a computed one."""
+        columns = self._arguments["columns"]
+        source = columns.get(name) if isinstance(columns, Mapping) else name
+        return source if source in self._arrow.names else None
+
+    def take_blobs(self, column: str, row_ids: pa.Array) -> list[BlobFile | None]:
+        """The blobs of the dataset's blob column ``column`` in the rows ``row_ids``."""
+        selection = (row_ids, None, None)
+        return take_blobs(self._store, self._manifest, column, selection, DEFAULT_BLOB_BUFFER_SIZE)
 
     @property
     def dataset_schema(self) -> pa.Schema:

@@ -35,7 +35,7 @@ from lancelet.dataset.udf import (
 )
 from lancelet.dataset.udf_checkpoint import BatchCheckpoint
 from lancelet.dataset.write import check_writable, data_file
-from lancelet.errors import RowCountMismatchError, SchemaError, ValueCastError
+from lancelet.errors import ColumnChangeError, RowCountMismatchError, SchemaError, ValueCastError
 from lancelet.file.writer import LanceFileWriter
 from lancelet.table import naming
 from lancelet.table.fragment import Fragment
@@ -171,7 +171,7 @@ def _check_alteration(schema: LanceSchema, alteration: Mapping[str, Any], where:
             "At least one of name, nullable, or data_type must be specified"
         )
     if str(alteration["path"]) not in field_paths(schema):
-        raise SchemaError(f'{where}: Column "{alteration["path"]}" does not exist')
+        raise ColumnChangeError(f'{where}: Column "{alteration["path"]}" does not exist')
     target = resolve_field(schema, str(alteration["path"]), where)
     if target.parent_id != -1 and "data_type" in alteration:
         # A nested cast would split a struct over two files (pylance 14 fails at it too).
@@ -204,7 +204,7 @@ def _with_casts(
         old = next(f for f in original.fields if f.id == field_id)
         old_type = old_arrow.field(old.name).type
         if not castable(old_type, dtype):
-            raise SchemaError(
+            raise ColumnChangeError(
                 f'{where}: Cannot cast column "{old.name}" from {arrow_type_name(old_type)} '
                 f"to {arrow_type_name(dtype)}"
             )
@@ -230,7 +230,7 @@ def _check_unique_names(schema: LanceSchema, where: str) -> None:
         siblings.setdefault(f.parent_id, []).append(f.name)
     for names in siblings.values():
         if len(set(names)) != len(names):
-            raise SchemaError(f"{where}: the renamed columns would collide: {names}")
+            raise ColumnChangeError(f"{where}: the renamed columns would collide: {names}")
 
 
 def _is_list(dtype: pa.DataType) -> bool:
@@ -510,14 +510,16 @@ def extend_schema(manifest: Manifest, new: pa.Schema, where: str) -> LanceSchema
     clash = set(new.names) & set(manifest.schema.top_level_names())
     if clash:
         first = next(n for n in new.names if n in clash)
-        raise SchemaError(
+        raise ColumnChangeError(
             f"{where}: Column {first} already exists in the dataset "
             f"(columns {sorted(clash)} already exist)"
         )
     if len(set(new.names)) != len(new.names):
-        raise SchemaError(f"{where}: the new columns repeat a name: {new.names}")
+        raise ColumnChangeError(f"{where}: the new columns repeat a name: {new.names}")
     added = LanceSchema.from_arrow(new, first_id=next_field_id(manifest))
-    return LanceSchema(manifest.schema.fields + added.fields, manifest.schema.metadata)
+    # As pylance: the new columns' schema metadata joins the dataset's, whose keys win.
+    metadata = {**added.metadata, **manifest.schema.metadata}
+    return LanceSchema(manifest.schema.fields + added.fields, metadata)
 
 
 class _DataFiles:

@@ -27,7 +27,14 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from lancelet import io
-from lancelet.errors import CorruptDatasetError, TagError, VersionNotFoundError
+from lancelet.dataset import arguments
+from lancelet.errors import (
+    CorruptDatasetError,
+    InvalidTagNameError,
+    TagError,
+    TagNotFoundError,
+    VersionNotFoundError,
+)
 from lancelet.table import naming
 from lancelet.transaction.store import DatasetStore
 
@@ -198,6 +205,7 @@ def resolve_version(store: DatasetStore, version: int | str) -> int:
                 f"{store.root}: tag {version!r} points at version {number}, which does not exist"
             )
         return number
+    version = arguments.unsigned(version, "version", store.root)
     if _version_manifest(store, version) is None:
         raise VersionNotFoundError(f"{store.root}: version {version} does not exist")
     return version
@@ -223,7 +231,7 @@ class Tags:
             # pylance 14 accepts these but then fails to list any tag of the dataset.
             problem = "lancelet only creates tags with ASCII names (pylance cannot list others)"
         if problem is not None:
-            raise TagError(f"{self._store.root}: invalid tag name {tag!r}: {problem}")
+            raise InvalidTagNameError(f"{self._store.root}: invalid tag name {tag!r}: {problem}")
 
     def _read(self, tag: str) -> TagContents | None:
         path = self._path(tag)
@@ -241,7 +249,7 @@ class Tags:
         self._check_name(tag)
         contents = self._read(tag)
         if contents is None:
-            raise TagError(f"{self._store.root}: tag {tag!r} does not exist")
+            raise TagNotFoundError(f"{self._store.root}: tag {tag!r} does not exist")
         return contents
 
     def _target(self, tag: str, reference: int | str) -> tuple[int, int]:
@@ -255,7 +263,7 @@ class Tags:
                 )
             version = source.version
         else:
-            version = reference
+            version = arguments.unsigned(reference, "version", f"{self._store.root}: tag {tag!r}")
         path = _version_manifest(self._store, version)
         if path is None:
             raise VersionNotFoundError(

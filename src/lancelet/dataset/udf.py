@@ -50,7 +50,8 @@ def _as_batch(result: Any, where: str) -> pa.RecordBatch:
     if isinstance(result, pa.RecordBatch):
         return result
     if type(result).__name__ == "DataFrame" and hasattr(result, "to_dict"):
-        return pa.RecordBatch.from_pandas(result, preserve_index=False)
+        # As pylance: an index other than a default range becomes a column.
+        return pa.RecordBatch.from_pandas(result)
     raise TypeError(f"{where}: the function must return a pyarrow RecordBatch, not {result!r}")
 
 
@@ -71,7 +72,9 @@ def batch_function(transform: Callable[[pa.RecordBatch], Any], where: str) -> Re
                 f"{where}: Output schema of function does not match the expected schema. "
                 f"Expected:\n{expected}\nGot:\n{result.schema}"
             )
-        return result
+        # The schema metadata pylance keeps is the first output's (a DataFrame's range
+        # index is recorded there, differently for each batch).
+        return result.replace_schema_metadata(expected.metadata)
 
     return call
 

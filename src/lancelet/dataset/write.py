@@ -17,7 +17,14 @@ from lancelet import io
 from lancelet.dataset import blob
 from lancelet.dataset.bases import WriteBases
 from lancelet.dataset.progress import FragmentWriteProgress
-from lancelet.errors import AppendSchemaError, SchemaError, UnsupportedVersionError
+from lancelet.errors import (
+    AppendSchemaError,
+    ArgumentError,
+    NumberOutOfRangeError,
+    SchemaError,
+    UnknownStorageVersionError,
+    UnsupportedVersionError,
+)
 from lancelet.file import version as file_version
 from lancelet.file.writer import LanceFileWriter
 from lancelet.table import blob_v2, naming
@@ -37,6 +44,12 @@ DEFAULT_MAX_ROWS_PER_FILE = 1024 * 1024
 
 def storage_version(requested: str | None) -> str:
     """The file format version ("2.0", ...) a ``data_storage_version`` asks to write."""
+    if requested is not None:
+        try:
+            file_version.by_name(requested)
+        except UnsupportedVersionError as exc:
+            # A name of no version is a ValueError, as in pylance.
+            raise UnknownStorageVersionError(str(exc)) from exc
     return file_version.writable(requested).name
 
 
@@ -163,8 +176,10 @@ class _FileSink:
         max_bytes: int | None = None,
         names: list[str] | None = None,
     ) -> None:
-        if max_rows <= 0:
-            raise ValueError("max_rows_per_file must be positive")
+        if max_rows < 0:
+            raise NumberOutOfRangeError(f"max_rows_per_file must be positive, got {max_rows}")
+        if max_rows == 0:
+            raise ArgumentError("max_rows_per_file must be positive, got 0")
         if max_bytes is not None and max_bytes <= 0:
             raise ValueError("max_bytes_per_file must be positive")
         self._max_bytes = max_bytes

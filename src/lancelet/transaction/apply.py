@@ -395,6 +395,10 @@ def _without_unread_files(fragment: Fragment, field_ids: set[int]) -> Fragment:
 def fold_merge(base: Manifest | None, op: Merge, ctx: FoldContext) -> Manifest:
     base = existing(base, op)
     schema = _with_current_metadata(op.schema, base.schema)
+    # New columns bring the schema metadata keys of their data, as in pylance.
+    brought = {k: v for k, v in op.schema.metadata.items() if k not in schema.metadata}
+    if brought:
+        schema = LanceSchema(schema.fields, {**brought, **schema.metadata})
     indices = _relevant_indices(base.indices, schema)
     # A merge may bring new fragments (new rows along with the new columns).
     max_id = _max_id(base.max_fragment_id, op.fragments)
@@ -409,8 +413,9 @@ def fold_reserve(base: Manifest | None, op: ReserveFragments, ctx: FoldContext) 
 
 
 def fold_create_index(base: Manifest | None, op: CreateIndex, ctx: FoldContext) -> Manifest:
-    """A new index replaces those of its name (as in the reference); removed ones go by
-    uuid, and one already gone (dropped concurrently) is no error."""
+    """New indices join the others, as in pylance 14 (a new segment of an index keeps
+    its other segments); removed ones go by uuid, and one already gone (dropped
+    concurrently) is no error."""
     base = existing(base, op)
     fields = {f for i in op.new_indices for f in i.fields}
     missing = sorted(fields - {f.id for f in base.schema.fields})
@@ -418,9 +423,8 @@ def fold_create_index(base: Manifest | None, op: CreateIndex, ctx: FoldContext) 
         raise DatasetError(
             f"cannot add an index on field ids {missing}: version {base.version} has no such field"
         )
-    names = {i.name for i in op.new_indices}
-    removed = {i.uuid for i in op.removed_indices}
-    kept = tuple(i for i in base.indices if i.name not in names and i.uuid not in removed)
+    removed = {i.uuid for i in (*op.removed_indices, *op.new_indices)}
+    kept = tuple(i for i in base.indices if i.uuid not in removed)
     return replace(base, indices=kept + op.new_indices)
 
 

@@ -178,8 +178,9 @@ class Merge:
 
 @dataclass(frozen=True)
 class CreateIndex:
-    """Indices added, replaced or dropped.  A new index replaces every index of its
-    name; ``removed_indices`` are dropped by uuid (their files stay until cleanup)."""
+    """Indices added, replaced or dropped: ``new_indices`` join the others (a replaced
+    index lists its old segments among ``removed_indices``), which are dropped by uuid
+    (their files stay until cleanup)."""
 
     new_indices: tuple[IndexMetadata, ...] = ()
     removed_indices: tuple[IndexMetadata, ...] = ()

@@ -9,6 +9,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from lancelet.dataset.write import storage_version
+from lancelet.errors import ArgumentError, NumberOutOfRangeError
 from lancelet.table.fragment import Fragment
 
 CONFIG_PREFIX = "lance.compaction."
@@ -104,13 +105,18 @@ class CompactionSettings:
         given = {k: v for k, v in (options or {}).items() if v is not None}
         unknown = sorted(set(given).difference(OPTION_NAMES))
         if unknown:
-            raise ValueError(f"{where}: invalid compaction option: {', '.join(unknown)}")
+            raise ArgumentError(f"{where}: invalid compaction option: {', '.join(unknown)}")
         values = {**_from_config(config, where), **given}
         _check_supported(values, where)
         names = {f.name for f in fields(cls)}
         settings = cls(**{k: v for k, v in values.items() if k in names})
+        if settings.target_rows_per_fragment < 0:
+            raise NumberOutOfRangeError(
+                f"{where}: target_rows_per_fragment must not be negative, "
+                f"got {settings.target_rows_per_fragment}"
+            )
         if settings.target_rows_per_fragment < 1:
-            raise ValueError(f"{where}: target_rows_per_fragment must be at least 1")
+            raise ArgumentError(f"{where}: target_rows_per_fragment must be at least 1")
         excluded = tuple(int(i) for i in settings.excluded_fragment_ids)
         return replace(settings, excluded_fragment_ids=excluded)
 
@@ -146,7 +152,7 @@ def _check_supported(values: Mapping[str, Any], where: str) -> None:
     """Refuse options that would make the result differ from pylance's."""
     mode = values.get("compaction_mode")
     if mode is not None and mode not in _MODES:
-        raise ValueError(f"{where}: compaction_mode must be one of {_MODES}, not {mode!r}")
+        raise ArgumentError(f"{where}: compaction_mode must be one of {_MODES}, not {mode!r}")
     # Binary copy may always fall back to re-encoding; only forcing it is refused.
     refused = {"compaction_mode": mode == "force_binary_copy"}
     for name, is_refused in refused.items():
