@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from concurrent.futures import Future
 
 import pytest
 
@@ -76,3 +77,36 @@ def test_a_forked_child_decodes_on_its_own_pool() -> None:
     with context.Pool(1) as pool:
         result = pool.apply_async(_slow_squares, ([5, 6, 7],))
         assert result.get(timeout=30) == [25, 36, 49]
+
+
+class _TakenJob(Future[object]):
+    """A job a pool thread has taken off its queue but not yet marked running: it can
+    still be cancelled, and the thread then notifies its waiters."""
+
+    def cancel(self) -> bool:
+        cancelled = super().cancel()
+        self.set_running_or_notify_cancel()
+        return cancelled
+
+
+class _QueuedFirstPool:
+    """An executor whose first job is still being taken while the second fails."""
+
+    def submit(self, fn: object, *args: object) -> Future[object]:
+        job: Future[object] = _TakenJob()
+        self.count = getattr(self, "count", 0) + 1
+        if self.count == 2:
+            job.set_exception(ValueError("page 2 is damaged"))
+        elif self.count > 2:
+            job.set_result(None)
+        return job
+
+
+def test_the_failure_is_raised_not_an_earlier_jobs_cancellation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(parallel, "WORKERS", 2)
+    pool = _QueuedFirstPool()
+    monkeypatch.setattr(parallel, "_pool", lambda: pool)
+    with pytest.raises(ValueError, match="page 2 is damaged"):
+        parallel.map_columns(lambda i: i, [0, 1, 2])

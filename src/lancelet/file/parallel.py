@@ -56,4 +56,8 @@ def map_columns(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
         for job in pending:
             job.cancel()
         wait(pending)
+        # A job listed before the failed one may have been cancelled too (taken off the
+        # queue but not yet marked running): raise the failure, not that cancellation.
+        failed = next(j for j in jobs if not j.cancelled() and j.exception() is not None)
+        failed.result()
     return [job.result() for job in jobs]
