@@ -9,7 +9,8 @@ Typing follows DataFusion, as pylance exhibits it, where pyarrow's defaults diff
 * A literal compared with a column takes the column's type when it can do so exactly, so
   ``int8_col = 5`` compares int8 values while ``int8_col > 1000`` still works (in int64).
   Float literals are rounded to a float32 column's precision, so ``f32 = 0.1`` matches.
-* Strings compared with dates or timestamps are parsed as dates or timestamps.
+* Strings compared with dates or timestamps are parsed as dates or timestamps; time
+  zones, timestamp literals and units as :mod:`lancelet.dataset.sql_time` describes.
 * Floats compare in IEEE 754's total order, as DataFusion's do: ``-NaN`` is below every
   number and ``NaN`` above, ``-0.0`` is below ``0.0`` except when compared with a
   constant.
@@ -39,7 +40,7 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokenizer_core import Token, TokenType
 
-from lancelet.dataset import array_has, json_functions, kernels, sql_functions
+from lancelet.dataset import array_has, json_functions, kernels, sql_functions, sql_time
 from lancelet.errors import FilterError
 from lancelet.file.extensions import ARROW_JSON, is_extension
 
@@ -469,6 +470,8 @@ def _adopt(literal: _Value, target: pa.DataType, node: exp.Expression) -> _Value
         return literal
     if pa.types.is_null(value.type):
         return _const(pa.scalar(None, target))
+    if pa.types.is_timestamp(target):
+        return _adopt_time(literal, target, node)
     source, dest = _family(value.type), _family(target)
     if source == "string" and dest == "time":
         return _cast(literal, target, node)
@@ -491,6 +494,30 @@ def _adopt(literal: _Value, target: pa.DataType, node: exp.Expression) -> _Value
     return _const(cast) if exact else literal
 
 
+def _adopt_time(literal: _Value, target: pa.TimestampType, node: exp.Expression) -> _Value:
+    """A constant compared with a timestamp, as :func:`sql_time.adopt` reads it."""
+    assert literal.const is not None
+    if pa.types.is_timestamp(literal.type) and literal.type.tz is None and target.tz:
+        sql_time.check_zone_reading(node, target.tz)
+    adopted = sql_time.adopt(literal.const, target)
+    return literal if adopted is None else _const(adopted)
+
+
+def _align_times(left: _Value, right: _Value, node: exp.Expression) -> tuple[_Value, _Value]:
+    """Two timestamps as pylance compares them: one without a zone read in the other's
+    zone; of different units, refused (pylance truncates to the coarser)."""
+    values = [left, right]
+    for i, (value, other) in enumerate(((left, right), (right, left))):
+        if value.type.tz is None and other.type.tz is not None:
+            sql_time.check_zone_reading(node, other.type.tz)
+            zoned = pa.timestamp(value.type.unit, other.type.tz)
+            values[i] = _Value(sql_time.localize(value.expr, other.type.tz), zoned)
+    if left.type.unit != right.type.unit:
+        constant = left.const if left.const is not None else right.const
+        raise sql_time.unit_error(_sql(node), left.type, right.type, constant)
+    return values[0], values[1]
+
+
 def _coerce(left: _Value, right: _Value, node: exp.Expression) -> tuple[_Value, _Value]:
     if pa.types.is_null(left.type) and pa.types.is_null(right.type):
         # No kernel compares two untyped NULLs; the answer is NULL whatever the type.
@@ -504,6 +531,8 @@ def _coerce(left: _Value, right: _Value, node: exp.Expression) -> tuple[_Value, 
         left = _cast(left, right.type, node)
     elif _family(right.type) == "string" and _family(left.type) == "time":
         right = _cast(right, left.type, node)
+    if pa.types.is_timestamp(left.type) and pa.types.is_timestamp(right.type):
+        left, right = _align_times(left, right, node)
     return left, right
 
 
@@ -771,8 +800,10 @@ def _between(t: _Translator, node: exp.Between) -> _Value:
     if node.args.get("symmetric"):
         raise t.unsupported(node, "BETWEEN SYMMETRIC")
     subject = t.visit(node.this)
-    above = _compare(pc.greater_equal, subject, t.visit(node.args["low"]), node)
-    below = _compare(pc.less_equal, subject, t.visit(node.args["high"]), node)
+    low, high = t.visit(node.args["low"]), t.visit(node.args["high"])
+    sql_time.check_mixed_list(subject.type, [low.type, high.type], _sql(node), "BETWEEN")
+    above = _compare(pc.greater_equal, subject, low, node)
+    below = _compare(pc.less_equal, subject, high, node)
     return _apply(pc.and_kleene, [above, below], node)
 
 
@@ -783,6 +814,7 @@ def _in(t: _Translator, node: exp.In) -> _Value:
     items = [t.visit(item) for item in node.expressions]
     if not items:
         raise t.unsupported(node, "IN with an empty list")
+    sql_time.check_mixed_list(subject.type, [item.type for item in items], _sql(node), "IN")
     if subject.const is None and all(item.const is not None for item in items):
         fast = _in_value_set(subject, items, node)
         if fast is not None:
@@ -860,12 +892,20 @@ def _backslash_escapes(pattern: str, escape: str) -> str:
 
 
 def _cast_handler(t: _Translator, node: exp.Cast) -> _Value:
-    return _sql_cast(t.visit(node.this), _arrow_type(t, node.to), node)
+    value, target = t.visit(node.this), _arrow_type(t, node.to)
+    if sql_time.coarsens(value.type, target):
+        if not t.computes:
+            raise sql_time.coarsening_error(_sql(node), t.sql)
+        # pylance truncates toward zero (the unsafe cast does too).
+        return _cast(value, target, node, safe=False)
+    return _sql_cast(value, target, node)
 
 
 def _sql_cast(value: _Value, target: pa.DataType, node: exp.Expression) -> _Value:
     """CAST as SQL engines do it where Arrow's safe cast is stricter."""
     source = value.type
+    if value.const is not None and sql_time.casts_text(source, target, value.const):
+        return _const(sql_time.cast_text(value.const, target))
     if pa.types.is_integer(target) and pa.types.is_floating(source):
         # SQL truncates toward zero; Arrow's safe cast refuses fractional values.
         value = _apply(pc.trunc, [value], node)
@@ -916,8 +956,8 @@ def _arrow_type(t: _Translator, sql_type: exp.DataType) -> pa.DataType:
     if kind in _SQL_TYPES:
         return _SQL_TYPES[kind]
     if kind in (exp.DataType.Type.TIMESTAMP, exp.DataType.Type.DATETIME):
-        # DataFusion's TIMESTAMP is nanosecond precision unless told otherwise.
-        precision = params[0] if params else 9
+        # pylance's TIMESTAMP is microsecond precision unless told otherwise.
+        precision = params[0] if params else 6
         if precision not in _TIMESTAMP_UNITS:
             raise t.unsupported(sql_type, f"timestamp precision {precision}")
         return pa.timestamp(_TIMESTAMP_UNITS[precision])
