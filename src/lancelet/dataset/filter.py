@@ -40,7 +40,14 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokenizer_core import Token, TokenType
 
-from lancelet.dataset import array_has, json_functions, kernels, sql_functions, sql_time
+from lancelet.dataset import (
+    array_has,
+    json_functions,
+    kernels,
+    sql_case,
+    sql_functions,
+    sql_time,
+)
 from lancelet.errors import FilterError
 from lancelet.file.extensions import ARROW_JSON, is_extension
 
@@ -975,6 +982,14 @@ def _function(fn: Callable[..., Any]) -> _Handler:
     return handler
 
 
+def _case_mapping(direction: sql_case.Direction) -> _Handler:
+    def handler(t: _Translator, node: exp.Expression) -> _Value:
+        value = t.visit(node.this)
+        return _apply(sql_case.function(direction, value.type), [value], node)
+
+    return handler
+
+
 def _concat(a: Any, b: Any) -> Any:
     return pc.binary_join_element_wise(a, b, "")
 
@@ -1268,8 +1283,8 @@ _HANDLERS: dict[type[exp.Expression], _Handler] = {
     exp.Mod: _mod,
     exp.DPipe: _arithmetic(_concat),
     exp.Cast: _cast_handler,
-    exp.Lower: _function(pc.utf8_lower),
-    exp.Upper: _function(pc.utf8_upper),
+    exp.Lower: _case_mapping("lower"),
+    exp.Upper: _case_mapping("upper"),
     exp.Length: _function(pc.utf8_length),
     exp.Abs: _function(pc.abs_checked),
     exp.Anonymous: _anonymous,
