@@ -47,6 +47,7 @@ from lancelet.dataset import (
     sql_case,
     sql_functions,
     sql_time,
+    sql_types,
 )
 from lancelet.errors import FilterError
 from lancelet.file.extensions import ARROW_JSON, is_extension
@@ -64,6 +65,7 @@ __all__ = [
     "referenced_columns",
     "syntax_tree",
     "to_expression",
+    "value_nullable",
 ]
 
 
@@ -142,6 +144,14 @@ def parse_value(
     return _cached_parse_value(sql, schema, computes)
 
 
+@functools.lru_cache(maxsize=256)
+def value_nullable(sql: str, schema: pa.Schema) -> bool:
+    """Whether the SQL value ``sql`` may be NULL, as pylance records it for a projected or
+    added column (:func:`sql_types.nullable`)."""
+    translator = _Translator(sql, schema, computes=True)
+    return sql_types.nullable(_parse(sql), translator.column_nullable)
+
+
 def is_volatile(sql: str) -> bool:
     """Whether ``sql`` may read the clock, so that its translation must not be cached."""
     return "current_date" in sql.lower()
@@ -158,7 +168,10 @@ def _parse_value(
     sql: str, schema: pa.Schema, computes: bool
 ) -> tuple[pc.Expression, pa.DataType, frozenset[str]]:
     translator = _Translator(sql, schema, computes)
-    value = translator.visit(_parse(sql))
+    tree = _parse(sql)
+    if computes:
+        translator.coerced = sql_types.coerced_literals(tree, translator.column_type)
+    value = translator.visit(tree)
     return value.expr, value.type, frozenset(translator.columns)
 
 
@@ -359,6 +372,8 @@ class _Translator:
         self.schema = schema
         self.computes = computes
         self.columns: set[str] = set()
+        # The literals pylance gives a column's type (computed values only).
+        self.coerced: dict[int, pa.DataType] = {}
 
     def visit(self, node: exp.Expression) -> _Value:
         handler = _HANDLERS.get(type(node))
@@ -367,10 +382,40 @@ class _Translator:
                 f"unsupported SQL construct {_construct_name(node)} in filter {self.sql!r}"
             )
         value = handler(self, node)
+        if id(node) in self.coerced:
+            value = _coerce_literal(self, value, self.coerced[id(node)], node)
         # sqlglot marks NOT LIKE / NOT ILIKE with a flag instead of wrapping them in NOT.
         if node.args.get("negate"):
             value = _apply(pc.invert, [value], node)
         return value
+
+    def column_type(self, node: exp.Expression) -> pa.DataType | None:
+        """The type of the column (or struct field) ``node`` names, else None."""
+        if not isinstance(node, (exp.Column, exp.Dot)):
+            return None
+        value = self.visit(node)
+        return value.type if value.is_column else None
+
+    def column_nullable(self, node: exp.Expression) -> bool | None:
+        """Whether the column or struct field ``node`` names may be NULL (it may when a
+        struct on its path may), else None."""
+        if isinstance(node, exp.Bracket) and pa.types.is_struct(self.visit(node.this).type):
+            parent = self.column_nullable(node.this)
+            field_type = self.visit(node.this).type
+            key = self.visit(node.expressions[0]).const
+            if parent is None or key is None:
+                return None
+            return parent or field_type.field(key.as_py()).nullable
+        if not isinstance(node, (exp.Column, exp.Dot)) or self.visit(node).path is None:
+            return None
+        path = self.visit(node).path
+        assert path is not None
+        field = self.schema.field(path[0])
+        may_be_null = field.nullable
+        for name in path[1:]:
+            field = field.type.field(name)
+            may_be_null = may_be_null or field.nullable
+        return bool(may_be_null)
 
     def unsupported(self, node: exp.Expression, what: str) -> FilterError:
         return FilterError(f"unsupported SQL construct {what} in filter {self.sql!r}: {_sql(node)}")
@@ -727,37 +772,45 @@ _CHECKED: dict[Callable[..., Any], Callable[..., Any]] = {
 def _arithmetic(fn: Callable[..., Any]) -> _Handler:
     def handler(t: _Translator, node: exp.Expression) -> _Value:
         left, right = t.visit(node.this), t.visit(node.expression)
+        if fn in _OPERATORS and _is_number(left.type) and _is_number(right.type):
+            return _numeric(t, _OPERATORS[fn], left, right, node)
         if t.computes:
-            left, right = _literal_as_column(t, left, right, node)
             return _apply(_CHECKED.get(fn, fn), _float_operands(left, right, node), node)
         return _apply(fn, _float_operands(left, right, node), node)
 
     return handler
 
 
+_OPERATORS = {pc.add: "+", pc.subtract: "-", pc.multiply: "*", pc.divide: "/", pc.remainder: "%"}
+
+
+def _numeric(t: _Translator, op: str, left: _Value, right: _Value, node: exp.Expression) -> _Value:
+    """Arithmetic on two numbers, typed and computed as pylance does it."""
+    try:
+        arithmetic = sql_types.arithmetic(op, left.type, right.type, checked=t.computes)
+    except FilterError as e:
+        raise FilterError(f"{_sql(node)!r} (in {t.sql!r}): {e}") from None
+    value = _apply(arithmetic.function, [left, right], node)
+    return _Value(value.expr, arithmetic.type, value.const)
+
+
 def _is_number(t: pa.DataType) -> bool:
     return _family(t) == "number"
 
 
-def _literal_as_column(
-    t: _Translator, left: _Value, right: _Value, node: exp.Expression
-) -> tuple[_Value, _Value]:
-    """In a computed value, a numeric literal takes the type of the numeric column it is
-    combined with, as pylance types it; one that does not fit exactly is an error.  A
-    literal combined with a computed value keeps its type, as in a filter."""
-    for literal, column in ((left, right), (right, left)):
-        if literal.const is None or not column.is_column or not literal.const.is_valid:
-            continue
-        if not (_is_number(literal.type) and _is_number(column.type)):
-            continue
-        adopted = _adopt(literal, column.type, node)
-        if adopted.type != column.type:
-            raise FilterError(
-                f"{_sql(node)!r}: the literal {literal.const.as_py()!r} does not fit the "
-                f"column's type {column.type} (in {t.sql!r})"
-            )
-        return (adopted, column) if literal is left else (column, adopted)
-    return left, right
+def _coerce_literal(
+    t: _Translator, value: _Value, target: pa.DataType, node: exp.Expression
+) -> _Value:
+    """A literal in the type of the column it meets, in a computed value, as pylance
+    converts it (an error where pylance refuses)."""
+    assert value.const is not None
+    coerced = sql_types.coerce_literal(value.const, target)
+    if coerced is None:
+        raise FilterError(
+            f"{_sql(node)!r}: the literal {value.const.as_py()!r} does not fit the column's "
+            f"type {target} (in {t.sql!r})"
+        )
+    return _const(coerced)
 
 
 def _comparison(fn: Callable[..., Any]) -> _Handler:
@@ -769,8 +822,8 @@ def _comparison(fn: Callable[..., Any]) -> _Handler:
 
 def _mod(t: _Translator, node: exp.Mod) -> _Value:
     dividend, divisor = t.visit(node.this), t.visit(node.expression)
-    if t.computes:
-        dividend, divisor = _literal_as_column(t, dividend, divisor, node)
+    if _is_number(dividend.type) and _is_number(divisor.type):
+        return _numeric(t, "%", dividend, divisor, node)
     dividend, divisor = _float_operands(dividend, divisor, node)
     # Truncated remainder, the sign following the dividend, as SQL's % has it.
     remainder = pc.remainder_checked if t.computes else pc.remainder
@@ -988,6 +1041,12 @@ def _case_mapping(direction: sql_case.Direction) -> _Handler:
         return _apply(sql_case.function(direction, value.type), [value], node)
 
     return handler
+
+
+def _abs(t: _Translator, node: exp.Abs) -> _Value:
+    value = t.visit(node.this)
+    half = sql_types.unary("abs", value.type, checked=True)
+    return _apply(pc.abs_checked if half is None else half.function, [value], node)
 
 
 def _concat(a: Any, b: Any) -> Any:
@@ -1286,7 +1345,7 @@ _HANDLERS: dict[type[exp.Expression], _Handler] = {
     exp.Lower: _case_mapping("lower"),
     exp.Upper: _case_mapping("upper"),
     exp.Length: _function(pc.utf8_length),
-    exp.Abs: _function(pc.abs_checked),
+    exp.Abs: _abs,
     exp.Anonymous: _anonymous,
     exp.Contains: _contains,
     exp.RegexpLike: _regexp_like,

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pds
 
-from lancelet.dataset.filter import parse_value
+from lancelet.dataset.filter import parse_value, value_nullable
 from lancelet.errors import FilterError, SchemaError
 
 ROW_ID = "_rowid"
@@ -174,7 +174,7 @@ def _of_expressions(columns: Mapping[str, str], schema: pa.Schema, where: str) -
             )
         expr, dtype, read = parse_value(sql, known, computes=True)
         expressions[name] = expr
-        fields.append(pa.field(name, dtype))
+        fields.append(pa.field(name, dtype, nullable=value_nullable(sql, known)))
         reads |= read
     return Projection(
         tuple(fields),
