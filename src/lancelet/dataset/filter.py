@@ -9,6 +9,8 @@ Typing follows DataFusion, as pylance exhibits it, where pyarrow's defaults diff
 * A literal compared with a column takes the column's type when it can do so exactly, so
   ``int8_col = 5`` compares int8 values while ``int8_col > 1000`` still works (in int64).
   Float literals are rounded to a float32 column's precision, so ``f32 = 0.1`` matches.
+* Arithmetic on numbers is typed and computed as :mod:`lancelet.dataset.sql_types`
+  describes (decimal precisions, float16, uint64 with signed integers).
 * Strings compared with dates or timestamps are parsed as dates or timestamps; time
   zones, timestamp literals and units as :mod:`lancelet.dataset.sql_time` describes.
 * Floats compare in IEEE 754's total order, as DataFusion's do: ``-NaN`` is below every
@@ -130,10 +132,11 @@ def parse_value(
     and the top-level columns it reads.
 
     ``computes``: the expression computes a column (a projection, an update, a new
-    column) rather than a filter.  pylance types those differently: a literal in
-    arithmetic takes the column's type (``int8_col + 100`` is int8; a literal that does
-    not fit is an error), where a filter widens.  Where pylance's int8 would wrap
-    around, lancelet raises instead of returning the wrapped value.
+    column) rather than a filter.  pylance types those differently: a literal meeting a
+    column takes the column's type in the places :func:`sql_types.coerced_literals`
+    lists (``int8_col + 100`` is int8; a literal that does not fit is an error), where
+    a filter widens.  Where pylance's int8 would wrap around, lancelet raises instead of
+    returning the wrapped value.
 
     Cached: a scan asks for the expression and its columns separately, and a delete
     scans fragment by fragment with the same filter.  Filters that read the clock
