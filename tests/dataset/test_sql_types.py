@@ -211,3 +211,26 @@ def test_add_columns_fields_match_pylance(columns: dict[str, str], tmp_path: Pat
     got = lance.dataset(tmp_path / "lancelet").to_table()
     assert got.schema == expected.schema
     assert got == expected
+
+
+def _selected(dataset: Any, sql: str) -> list[int] | Exception:
+    try:
+        return sorted(dataset.to_table(filter=sql, columns=["nn"])["nn"].to_pylist())
+    except (ValueError, OSError, pa.ArrowException) as e:
+        return e
+
+
+@pytest.mark.parametrize("op", OPERATORS)
+def test_arithmetic_in_filters_matches_pylance(op: str, path: Path) -> None:
+    """The same arithmetic in filters (no literal takes a column's type there): the rows
+    where it is positive, or where it is above a decimal quotient's truncated digits."""
+    oracle, dataset = lance.dataset(path), lancelet.dataset(path)
+    names = ["i8", "u8", "u64", "i64", "f16", "f32", "d52", "d102", "d380", "d3810"]
+    wrong = {}
+    for a, b in itertools.product(names, [*names, "3", "2.5"]):
+        for sql in (f"{a} {op} {b} > 0", f"{a} {op} {b} < 0.333334"):
+            expected, got = _selected(oracle, sql), _selected(dataset, sql)
+            both_refuse = isinstance(expected, Exception) and isinstance(got, Exception)
+            if not both_refuse and got != expected:
+                wrong[sql] = (expected, got)
+    assert wrong == {}
