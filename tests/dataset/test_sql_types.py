@@ -234,3 +234,41 @@ def test_arithmetic_in_filters_matches_pylance(op: str, path: Path) -> None:
             if not both_refuse and got != expected:
                 wrong[sql] = (expected, got)
     assert wrong == {}
+
+
+NULLABILITY = [
+    "nn", "n", "nn + 1", "nn + n", "-nn", "NOT b", "nn > 1", "n > 1", "nn = n",
+    "b AND nn > 1", "b OR n > 1", "nn IS NULL OR b", "n IS NULL", "n IS NOT NULL",
+    "b IS TRUE", "CAST(nn AS BIGINT)", "CAST(n AS BIGINT)", "nn BETWEEN 1 AND 2",
+    "nn IN (1, 2)", "nn IN (1, n)", "s LIKE 'a%'", "s NOT ILIKE 'a%'", "s || 'x'",
+    "abs(nn)", "upper(s)", "length(s)", "st.a", "st.b", "stn.a", "st['a']", "l[1]",
+    "array_has(l, 1)", "regexp_like(s, 'a')", "contains(s, 'a')", "nn % 2", "f / 0",
+    "arrow_cast(nn, 'Int64')", "nn IS NOT DISTINCT FROM 1", "l", "st", "f + 1.5",
+]  # fmt: skip
+
+
+def test_projected_fields_are_nullable_as_in_pylance(tmp_path: Path) -> None:
+    """A projected value is NOT NULL where pylance proves it never NULL."""
+    schema = pa.schema(
+        [
+            pa.field("nn", pa.int32(), False),
+            pa.field("n", pa.int32()),
+            pa.field("s", pa.string(), False),
+            pa.field("b", pa.bool_(), False),
+            pa.field("f", pa.float64(), False),
+            pa.field("l", pa.list_(pa.int32()), False),
+            pa.field("st", pa.struct([pa.field("a", pa.int32(), False), ("b", pa.int32())]), False),
+            pa.field("stn", pa.struct([pa.field("a", pa.int32(), False)])),
+        ]
+    )
+    rows = {
+        "nn": [1, 2], "n": [1, None], "s": ["a", "b"], "b": [True, False], "f": [1.0, 2.0],
+        "l": [[1], [2, 3]], "st": [{"a": 1, "b": None}, {"a": 2, "b": 3}], "stn": [{"a": 1}, None],
+    }  # fmt: skip
+    lance.write_dataset(pa.table(rows, schema=schema), tmp_path / "d")
+    oracle, dataset = lance.dataset(tmp_path / "d"), lancelet.dataset(tmp_path / "d")
+    expected = {sql: _result(oracle, sql) for sql in NULLABILITY}
+    got = {sql: _result(dataset, sql) for sql in NULLABILITY}
+    assert {s: r[0] for s, r in got.items() if isinstance(r, tuple)} == {
+        s: r[0] for s, r in expected.items() if isinstance(r, tuple)
+    }

@@ -402,23 +402,14 @@ class _Translator:
     def column_nullable(self, node: exp.Expression) -> bool | None:
         """Whether the column or struct field ``node`` names may be NULL (it may when a
         struct on its path may), else None."""
-        if isinstance(node, exp.Bracket) and pa.types.is_struct(self.visit(node.this).type):
-            parent = self.column_nullable(node.this)
-            field_type = self.visit(node.this).type
-            key = self.visit(node.expressions[0]).const
-            if parent is None or key is None:
+        if isinstance(node, exp.Bracket):  # struct['field']
+            parent, key = self.column_nullable(node.this), self.visit(node.expressions[0])
+            struct = self.visit(node.this).type
+            if parent is None or key.const is None or not pa.types.is_struct(struct):
                 return None
-            return parent or field_type.field(key.as_py()).nullable
-        if not isinstance(node, (exp.Column, exp.Dot)) or self.visit(node).path is None:
-            return None
-        path = self.visit(node).path
-        assert path is not None
-        field = self.schema.field(path[0])
-        may_be_null = field.nullable
-        for name in path[1:]:
-            field = field.type.field(name)
-            may_be_null = may_be_null or field.nullable
-        return bool(may_be_null)
+            return parent or struct.field(key.const.as_py()).nullable
+        path = self.visit(node).path if isinstance(node, (exp.Column, exp.Dot)) else None
+        return None if path is None else sql_types.path_nullable(self.schema, path)
 
     def unsupported(self, node: exp.Expression, what: str) -> FilterError:
         return FilterError(f"unsupported SQL construct {what} in filter {self.sql!r}: {_sql(node)}")

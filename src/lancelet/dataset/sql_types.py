@@ -49,6 +49,8 @@ __all__ = [
     "coerce_literal",
     "coerced_literals",
     "is_number",
+    "nullable",
+    "path_nullable",
     "unary",
 ]
 
@@ -367,6 +369,17 @@ _LIKE_ARGUMENTS = (
     exp.Paren, exp.Neg, exp.Not, exp.Cast, exp.And, exp.Or, exp.DPipe, exp.Like, exp.ILike,
     exp.Escape, exp.Between, exp.In, exp.RegexpLike, *_OPERATIONS, *_COMPARISONS,
 )  # fmt: skip
+
+
+def path_nullable(schema: pa.Schema, path: tuple[str, ...]) -> bool:
+    """Whether the column or struct field at ``path`` may be NULL: when it or a struct
+    on the way may."""
+    field = schema.field(path[0])
+    may_be_null = field.nullable
+    for name in path[1:]:
+        field = field.type.field(name)
+        may_be_null = may_be_null or field.nullable
+    return bool(may_be_null)
 
 
 def nullable(node: exp.Expression, column: Callable[[exp.Expression], bool | None]) -> bool:
