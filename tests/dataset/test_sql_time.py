@@ -16,6 +16,7 @@ import re
 import shutil
 import zoneinfo
 from pathlib import Path
+from typing import Any
 
 import lance
 import pyarrow as pa
@@ -393,3 +394,41 @@ def test_refused_where_pylance_answers_otherwise(
     assert pylance != meant(table)  # type: ignore[operator]
     with pytest.raises(FilterError, match=refusal):
         lancelet.dataset(tmp_path / "d").to_table(filter=sql)
+
+
+TEXTS = [
+    "2024-11-03 06:00",
+    "2024-11-03T060000",
+    "2024-11-03T06:00:00.",
+    "2024-11-03T06:00:00 Z",
+    "2024-11-03T06:00:00+2",
+    "2024-11-03T06:00:00+0200",
+    "2024-11-03T06:00:00-02",
+    "2024-11-03T06:00:00+02:00:00",
+    "2024-1-03T06:00:00",
+    "2024-11-03T24:00:00",
+    "2024-02-30T00:00:00",
+    "2024-11-03t06:00:00z",
+    "2024-11-03T06:00:00Europe/Berlin",
+    "2024-11-03T06:00:00 Europe/Berlin",
+    "2024-11-03T06:00:00 europe/berlin",
+    "2024-11-03",
+    "2024-11-03 ",
+    "\u0662\u0660\u0662\u0664-11-03",
+    "2024-11-03T06:00:00.1234567891",
+]
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_timestamp_texts_read_as_pylance_reads_them(
+    text: str, oracle: lance.LanceDataset, datasets: tuple[lancelet.LanceDataset, Any]
+) -> None:
+    """The forms arrow-rs reads (and refuses), with and without the TIMESTAMP keyword."""
+    for sql, pylance_sql in (
+        (f"naive >= TIMESTAMP '{text}'", f"naive >= TIMESTAMP '{text}'"),
+        (f"utc >= '{text}'", f"coalesce(utc, utc) >= '{text}'"),
+    ):
+        expected, got = _pylance_ids(oracle, pylance_sql), _lancelet_ids(datasets[0], sql)
+        if isinstance(got, FilterError) and "more than nine fractional digits" in str(got):
+            continue  # pylance drops the tenth digit; lancelet refuses
+        _agree(expected, got, sql)

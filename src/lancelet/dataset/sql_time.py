@@ -66,9 +66,9 @@ _TEXT = re.compile(
     r"(?:[Tt ](?:(?P<h>\d{2}):(?P<m>\d{2}):(?P<s>\d{2})(?:\.(?P<frac>\d+))?"
     r"|(?P<h2>\d{2})(?P<m2>\d{2})(?P<s2>\d{2}))"
     r"(?P<zone>.*))?",
-    re.DOTALL,
+    re.DOTALL | re.ASCII,
 )
-_FIXED_OFFSET = re.compile(r"([+-])(\d{2})(?::?(\d{2}))?")
+_FIXED_OFFSET = re.compile(r"([+-])(\d{2})(?::?(\d{2}))?", re.ASCII)
 # Zone names that are UTC under any name: reading a wall-clock time in them is exact.
 _UTC_NAMES = frozenset(
     {"UTC", "Etc/UTC", "Etc/UCT", "UCT", "Zulu", "Etc/Zulu", "Universal", "Etc/Universal"}
