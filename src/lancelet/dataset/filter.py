@@ -9,7 +9,10 @@ Typing follows DataFusion, as pylance exhibits it, where pyarrow's defaults diff
 * A literal compared with a column takes the column's type when it can do so exactly, so
   ``int8_col = 5`` compares int8 values while ``int8_col > 1000`` still works (in int64).
   Float literals are rounded to a float32 column's precision, so ``f32 = 0.1`` matches.
-* Strings compared with dates or timestamps are parsed as dates or timestamps.
+* Arithmetic on numbers is typed and computed as :mod:`lancelet.dataset.sql_types`
+  describes (decimal precisions, float16, uint64 with signed integers).
+* Strings compared with dates or timestamps are parsed as dates or timestamps; time
+  zones, timestamp literals and units as :mod:`lancelet.dataset.sql_time` describes.
 * Floats compare in IEEE 754's total order, as DataFusion's do: ``-NaN`` is below every
   number and ``NaN`` above, ``-0.0`` is below ``0.0`` except when compared with a
   constant.
@@ -39,7 +42,15 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokenizer_core import Token, TokenType
 
-from lancelet.dataset import array_has, json_functions, kernels, sql_functions
+from lancelet.dataset import (
+    array_has,
+    json_functions,
+    kernels,
+    sql_case,
+    sql_functions,
+    sql_time,
+    sql_types,
+)
 from lancelet.errors import FilterError
 from lancelet.file.extensions import ARROW_JSON, is_extension
 
@@ -56,6 +67,7 @@ __all__ = [
     "referenced_columns",
     "syntax_tree",
     "to_expression",
+    "value_nullable",
 ]
 
 
@@ -120,10 +132,11 @@ def parse_value(
     and the top-level columns it reads.
 
     ``computes``: the expression computes a column (a projection, an update, a new
-    column) rather than a filter.  pylance types those differently: a literal in
-    arithmetic takes the column's type (``int8_col + 100`` is int8; a literal that does
-    not fit is an error), where a filter widens.  Where pylance's int8 would wrap
-    around, lancelet raises instead of returning the wrapped value.
+    column) rather than a filter.  pylance types those differently: a literal meeting a
+    column takes the column's type in the places :func:`sql_types.coerced_literals`
+    lists (``int8_col + 100`` is int8; a literal that does not fit is an error), where
+    a filter widens.  Where pylance's int8 would wrap around, lancelet raises instead of
+    returning the wrapped value.
 
     Cached: a scan asks for the expression and its columns separately, and a delete
     scans fragment by fragment with the same filter.  Filters that read the clock
@@ -132,6 +145,14 @@ def parse_value(
     if is_volatile(sql):
         return _parse_value(sql, schema, computes)
     return _cached_parse_value(sql, schema, computes)
+
+
+@functools.lru_cache(maxsize=256)
+def value_nullable(sql: str, schema: pa.Schema) -> bool:
+    """Whether the SQL value ``sql`` may be NULL, as pylance records it for a projected or
+    added column (:func:`sql_types.nullable`)."""
+    translator = _Translator(sql, schema, computes=True)
+    return sql_types.nullable(_parse(sql), translator.column_nullable)
 
 
 def is_volatile(sql: str) -> bool:
@@ -150,7 +171,10 @@ def _parse_value(
     sql: str, schema: pa.Schema, computes: bool
 ) -> tuple[pc.Expression, pa.DataType, frozenset[str]]:
     translator = _Translator(sql, schema, computes)
-    value = translator.visit(_parse(sql))
+    tree = _parse(sql)
+    if computes:
+        translator.coerced = sql_types.coerced_literals(tree, translator.column_type)
+    value = translator.visit(tree)
     return value.expr, value.type, frozenset(translator.columns)
 
 
@@ -351,6 +375,8 @@ class _Translator:
         self.schema = schema
         self.computes = computes
         self.columns: set[str] = set()
+        # The literals pylance gives a column's type (computed values only).
+        self.coerced: dict[int, pa.DataType] = {}
 
     def visit(self, node: exp.Expression) -> _Value:
         handler = _HANDLERS.get(type(node))
@@ -359,10 +385,31 @@ class _Translator:
                 f"unsupported SQL construct {_construct_name(node)} in filter {self.sql!r}"
             )
         value = handler(self, node)
+        if id(node) in self.coerced:
+            value = _coerce_literal(self, value, self.coerced[id(node)], node)
         # sqlglot marks NOT LIKE / NOT ILIKE with a flag instead of wrapping them in NOT.
         if node.args.get("negate"):
             value = _apply(pc.invert, [value], node)
         return value
+
+    def column_type(self, node: exp.Expression) -> pa.DataType | None:
+        """The type of the column (or struct field) ``node`` names, else None."""
+        if not isinstance(node, (exp.Column, exp.Dot)):
+            return None
+        value = self.visit(node)
+        return value.type if value.is_column else None
+
+    def column_nullable(self, node: exp.Expression) -> bool | None:
+        """Whether the column or struct field ``node`` names may be NULL (it may when a
+        struct on its path may), else None."""
+        if isinstance(node, exp.Bracket):  # struct['field']
+            parent, key = self.column_nullable(node.this), self.visit(node.expressions[0])
+            struct = self.visit(node.this).type
+            if parent is None or key.const is None or not pa.types.is_struct(struct):
+                return None
+            return parent or struct.field(key.const.as_py()).nullable
+        path = self.visit(node).path if isinstance(node, (exp.Column, exp.Dot)) else None
+        return None if path is None else sql_types.path_nullable(self.schema, path)
 
     def unsupported(self, node: exp.Expression, what: str) -> FilterError:
         return FilterError(f"unsupported SQL construct {what} in filter {self.sql!r}: {_sql(node)}")
@@ -469,6 +516,8 @@ def _adopt(literal: _Value, target: pa.DataType, node: exp.Expression) -> _Value
         return literal
     if pa.types.is_null(value.type):
         return _const(pa.scalar(None, target))
+    if pa.types.is_timestamp(target):
+        return _adopt_time(literal, target, node)
     source, dest = _family(value.type), _family(target)
     if source == "string" and dest == "time":
         return _cast(literal, target, node)
@@ -491,6 +540,30 @@ def _adopt(literal: _Value, target: pa.DataType, node: exp.Expression) -> _Value
     return _const(cast) if exact else literal
 
 
+def _adopt_time(literal: _Value, target: pa.TimestampType, node: exp.Expression) -> _Value:
+    """A constant compared with a timestamp, as :func:`sql_time.adopt` reads it."""
+    assert literal.const is not None
+    if pa.types.is_timestamp(literal.type) and literal.type.tz is None and target.tz:
+        sql_time.check_zone_reading(node, target.tz)
+    adopted = sql_time.adopt(literal.const, target)
+    return literal if adopted is None else _const(adopted)
+
+
+def _align_times(left: _Value, right: _Value, node: exp.Expression) -> tuple[_Value, _Value]:
+    """Two timestamps as pylance compares them: one without a zone read in the other's
+    zone; of different units, refused (pylance truncates to the coarser)."""
+    values = [left, right]
+    for i, (value, other) in enumerate(((left, right), (right, left))):
+        if value.type.tz is None and other.type.tz is not None:
+            sql_time.check_zone_reading(node, other.type.tz)
+            zoned = pa.timestamp(value.type.unit, other.type.tz)
+            values[i] = _Value(sql_time.localize(value.expr, other.type.tz), zoned)
+    if left.type.unit != right.type.unit:
+        constant = left.const if left.const is not None else right.const
+        raise sql_time.unit_error(_sql(node), left.type, right.type, constant)
+    return values[0], values[1]
+
+
 def _coerce(left: _Value, right: _Value, node: exp.Expression) -> tuple[_Value, _Value]:
     if pa.types.is_null(left.type) and pa.types.is_null(right.type):
         # No kernel compares two untyped NULLs; the answer is NULL whatever the type.
@@ -504,6 +577,8 @@ def _coerce(left: _Value, right: _Value, node: exp.Expression) -> tuple[_Value, 
         left = _cast(left, right.type, node)
     elif _family(right.type) == "string" and _family(left.type) == "time":
         right = _cast(right, left.type, node)
+    if pa.types.is_timestamp(left.type) and pa.types.is_timestamp(right.type):
+        left, right = _align_times(left, right, node)
     return left, right
 
 
@@ -691,37 +766,45 @@ _CHECKED: dict[Callable[..., Any], Callable[..., Any]] = {
 def _arithmetic(fn: Callable[..., Any]) -> _Handler:
     def handler(t: _Translator, node: exp.Expression) -> _Value:
         left, right = t.visit(node.this), t.visit(node.expression)
+        if fn in _OPERATORS and _is_number(left.type) and _is_number(right.type):
+            return _numeric(t, _OPERATORS[fn], left, right, node)
         if t.computes:
-            left, right = _literal_as_column(t, left, right, node)
             return _apply(_CHECKED.get(fn, fn), _float_operands(left, right, node), node)
         return _apply(fn, _float_operands(left, right, node), node)
 
     return handler
 
 
+_OPERATORS = {pc.add: "+", pc.subtract: "-", pc.multiply: "*", pc.divide: "/", pc.remainder: "%"}
+
+
+def _numeric(t: _Translator, op: str, left: _Value, right: _Value, node: exp.Expression) -> _Value:
+    """Arithmetic on two numbers, typed and computed as pylance does it."""
+    try:
+        arithmetic = sql_types.arithmetic(op, left.type, right.type, checked=t.computes)
+    except FilterError as e:
+        raise FilterError(f"{_sql(node)!r} (in {t.sql!r}): {e}") from None
+    value = _apply(arithmetic.function, [left, right], node)
+    return _Value(value.expr, arithmetic.type, value.const)
+
+
 def _is_number(t: pa.DataType) -> bool:
     return _family(t) == "number"
 
 
-def _literal_as_column(
-    t: _Translator, left: _Value, right: _Value, node: exp.Expression
-) -> tuple[_Value, _Value]:
-    """In a computed value, a numeric literal takes the type of the numeric column it is
-    combined with, as pylance types it; one that does not fit exactly is an error.  A
-    literal combined with a computed value keeps its type, as in a filter."""
-    for literal, column in ((left, right), (right, left)):
-        if literal.const is None or not column.is_column or not literal.const.is_valid:
-            continue
-        if not (_is_number(literal.type) and _is_number(column.type)):
-            continue
-        adopted = _adopt(literal, column.type, node)
-        if adopted.type != column.type:
-            raise FilterError(
-                f"{_sql(node)!r}: the literal {literal.const.as_py()!r} does not fit the "
-                f"column's type {column.type} (in {t.sql!r})"
-            )
-        return (adopted, column) if literal is left else (column, adopted)
-    return left, right
+def _coerce_literal(
+    t: _Translator, value: _Value, target: pa.DataType, node: exp.Expression
+) -> _Value:
+    """A literal in the type of the column it meets, in a computed value, as pylance
+    converts it (an error where pylance refuses)."""
+    assert value.const is not None
+    coerced = sql_types.coerce_literal(value.const, target)
+    if coerced is None:
+        raise FilterError(
+            f"{_sql(node)!r}: the literal {value.const.as_py()!r} does not fit the column's "
+            f"type {target} (in {t.sql!r})"
+        )
+    return _const(coerced)
 
 
 def _comparison(fn: Callable[..., Any]) -> _Handler:
@@ -733,8 +816,8 @@ def _comparison(fn: Callable[..., Any]) -> _Handler:
 
 def _mod(t: _Translator, node: exp.Mod) -> _Value:
     dividend, divisor = t.visit(node.this), t.visit(node.expression)
-    if t.computes:
-        dividend, divisor = _literal_as_column(t, dividend, divisor, node)
+    if _is_number(dividend.type) and _is_number(divisor.type):
+        return _numeric(t, "%", dividend, divisor, node)
     dividend, divisor = _float_operands(dividend, divisor, node)
     # Truncated remainder, the sign following the dividend, as SQL's % has it.
     remainder = pc.remainder_checked if t.computes else pc.remainder
@@ -771,8 +854,10 @@ def _between(t: _Translator, node: exp.Between) -> _Value:
     if node.args.get("symmetric"):
         raise t.unsupported(node, "BETWEEN SYMMETRIC")
     subject = t.visit(node.this)
-    above = _compare(pc.greater_equal, subject, t.visit(node.args["low"]), node)
-    below = _compare(pc.less_equal, subject, t.visit(node.args["high"]), node)
+    low, high = t.visit(node.args["low"]), t.visit(node.args["high"])
+    sql_time.check_mixed_list(subject.type, [low.type, high.type], _sql(node), "BETWEEN")
+    above = _compare(pc.greater_equal, subject, low, node)
+    below = _compare(pc.less_equal, subject, high, node)
     return _apply(pc.and_kleene, [above, below], node)
 
 
@@ -783,6 +868,7 @@ def _in(t: _Translator, node: exp.In) -> _Value:
     items = [t.visit(item) for item in node.expressions]
     if not items:
         raise t.unsupported(node, "IN with an empty list")
+    sql_time.check_mixed_list(subject.type, [item.type for item in items], _sql(node), "IN")
     if subject.const is None and all(item.const is not None for item in items):
         fast = _in_value_set(subject, items, node)
         if fast is not None:
@@ -860,12 +946,20 @@ def _backslash_escapes(pattern: str, escape: str) -> str:
 
 
 def _cast_handler(t: _Translator, node: exp.Cast) -> _Value:
-    return _sql_cast(t.visit(node.this), _arrow_type(t, node.to), node)
+    value, target = t.visit(node.this), _arrow_type(t, node.to)
+    if sql_time.coarsens(value.type, target):
+        if not t.computes:
+            raise sql_time.coarsening_error(_sql(node), t.sql)
+        # pylance truncates toward zero (the unsafe cast does too).
+        return _cast(value, target, node, safe=False)
+    return _sql_cast(value, target, node)
 
 
 def _sql_cast(value: _Value, target: pa.DataType, node: exp.Expression) -> _Value:
     """CAST as SQL engines do it where Arrow's safe cast is stricter."""
     source = value.type
+    if value.const is not None and sql_time.casts_text(source, target, value.const):
+        return _const(sql_time.cast_text(value.const, target))
     if pa.types.is_integer(target) and pa.types.is_floating(source):
         # SQL truncates toward zero; Arrow's safe cast refuses fractional values.
         value = _apply(pc.trunc, [value], node)
@@ -916,8 +1010,8 @@ def _arrow_type(t: _Translator, sql_type: exp.DataType) -> pa.DataType:
     if kind in _SQL_TYPES:
         return _SQL_TYPES[kind]
     if kind in (exp.DataType.Type.TIMESTAMP, exp.DataType.Type.DATETIME):
-        # DataFusion's TIMESTAMP is nanosecond precision unless told otherwise.
-        precision = params[0] if params else 9
+        # pylance's TIMESTAMP is microsecond precision unless told otherwise.
+        precision = params[0] if params else 6
         if precision not in _TIMESTAMP_UNITS:
             raise t.unsupported(sql_type, f"timestamp precision {precision}")
         return pa.timestamp(_TIMESTAMP_UNITS[precision])
@@ -933,6 +1027,20 @@ def _function(fn: Callable[..., Any]) -> _Handler:
         return _apply(fn, [t.visit(node.this)], node)
 
     return handler
+
+
+def _case_mapping(direction: sql_case.Direction) -> _Handler:
+    def handler(t: _Translator, node: exp.Expression) -> _Value:
+        value = t.visit(node.this)
+        return _apply(sql_case.function(direction, value.type), [value], node)
+
+    return handler
+
+
+def _abs(t: _Translator, node: exp.Abs) -> _Value:
+    value = t.visit(node.this)
+    half = sql_types.unary("abs", value.type, checked=True)
+    return _apply(pc.abs_checked if half is None else half.function, [value], node)
 
 
 def _concat(a: Any, b: Any) -> Any:
@@ -1228,10 +1336,10 @@ _HANDLERS: dict[type[exp.Expression], _Handler] = {
     exp.Mod: _mod,
     exp.DPipe: _arithmetic(_concat),
     exp.Cast: _cast_handler,
-    exp.Lower: _function(pc.utf8_lower),
-    exp.Upper: _function(pc.utf8_upper),
+    exp.Lower: _case_mapping("lower"),
+    exp.Upper: _case_mapping("upper"),
     exp.Length: _function(pc.utf8_length),
-    exp.Abs: _function(pc.abs_checked),
+    exp.Abs: _abs,
     exp.Anonymous: _anonymous,
     exp.Contains: _contains,
     exp.RegexpLike: _regexp_like,

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pds
 
-from lancelet.dataset.filter import parse_value
+from lancelet.dataset.filter import parse_value, value_nullable
 from lancelet.errors import FilterError, SchemaError
 
 ROW_ID = "_rowid"
@@ -180,7 +180,7 @@ def _of_expressions(columns: Mapping[str, str], schema: pa.Schema, where: str) -
             )
         expr, dtype, read = parse_value(sql, known, computes=True)
         expressions[name] = expr
-        fields.append(_output_field(name, sql, dtype, schema))
+        fields.append(_output_field(name, sql, dtype, schema, known))
         reads |= read
     return Projection(
         tuple(fields),
@@ -191,10 +191,13 @@ def _of_expressions(columns: Mapping[str, str], schema: pa.Schema, where: str) -
     )
 
 
-def _output_field(name: str, sql: str, dtype: pa.DataType, schema: pa.Schema) -> pa.Field:
+def _output_field(
+    name: str, sql: str, dtype: pa.DataType, schema: pa.Schema, known: pa.Schema
+) -> pa.Field:
     """A column given by its bare name keeps its field, renamed (metadata, such as the
-    mark of a blob column, and nullability), as in pylance."""
+    mark of a blob column, and nullability), as in pylance; a computed value is
+    nullable as pylance types it."""
     index = schema.get_field_index(sql)
     if index >= 0 and schema.field(index).type == dtype:
         return schema.field(index).with_name(name)
-    return pa.field(name, dtype)
+    return pa.field(name, dtype, nullable=value_nullable(sql, known))

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 
 from lancelet import io
 from lancelet._proto import file_pb2
-from lancelet.dataset.filter import parse_value
+from lancelet.dataset.filter import parse_value, value_nullable
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.projection import evaluate
 from lancelet.dataset.row_keys import read_physical
@@ -371,6 +371,8 @@ class ColumnComputer:
                 for name, sql in transforms.items()
             }
             self.expressions = {name: expr for name, (expr, _, _) in parsed.items()}
+            # pylance records NOT NULL for the values it proves never NULL.
+            self.nullable = {n: value_nullable(sql, self.arrow) for n, sql in transforms.items()}
             self.reads = sorted({c for _, _, cols in parsed.values() for c in cols})
             self.udf: RecordBatchFunction | None = None
         else:
@@ -395,7 +397,9 @@ class ColumnComputer:
 
     def compute(self, table: pa.Table, fragment_id: int = 0) -> pa.Table:
         if self.udf is None:
-            return evaluate(table, self.expressions, "add_columns")
+            values = evaluate(table, self.expressions, "add_columns")
+            fields = [f.with_nullable(self.nullable[f.name]) for f in values.schema]
+            return pa.Table.from_arrays(values.columns, schema=pa.schema(fields))
         saved = None if self.checkpoint is None else (self.checkpoint, fragment_id)
         return apply_in_batches(table, self.udf, self.batch_size, self.where, saved)
 
