@@ -40,6 +40,7 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokenizer_core import Token, TokenType
 
 from lancelet.dataset import array_has, json_functions, kernels, sql_functions
+from lancelet.dataset.sql_scalar import catalog as sql_catalog
 from lancelet.errors import FilterError
 from lancelet.file.extensions import ARROW_JSON, is_extension
 
@@ -88,6 +89,13 @@ class _FilterDialect(Dialect):
             name: build
             for name, build in parser.Parser.FUNCTIONS.items()
             if name not in ("ARRAY", "ARRAY_CONTAINS_ALL", "ARRAY_OVERLAPS")
+            and name not in sql_catalog.PLAIN_CALLS
+        }
+        # DataFusion's functions that sqlglot reads its own way are plain calls of the name.
+        FUNCTION_PARSERS: ClassVar[dict[str, Callable[..., Any]]] = {
+            name: parse
+            for name, parse in parser.Parser.FUNCTION_PARSERS.items()
+            if name not in sql_catalog.PLAIN_CALLS
         }
 
     class Generator(generator.Generator):
@@ -136,7 +144,8 @@ def parse_value(
 
 def is_volatile(sql: str) -> bool:
     """Whether ``sql`` may read the clock, so that its translation must not be cached."""
-    return "current_date" in sql.lower()
+    lowered = sql.lower()
+    return any(word in lowered for word in sql_catalog.CLOCK_WORDS)
 
 
 @functools.lru_cache(maxsize=256)
@@ -1041,7 +1050,17 @@ def _anonymous(t: _Translator, node: exp.Anonymous) -> _Value:
         return _arrow_cast(t, node)
     if name in json_functions.NAMES:
         return _json_function(t, node)
+    if name in sql_catalog.IMPLEMENTED_HERE or sql_catalog.refusal(name):
+        return _scalar_function(t, node)
     return _membership(t, node)
+
+
+def _scalar_function(t: _Translator, node: exp.Expression) -> _Value:
+    # The functions build on this module's translator, so their registry is imported
+    # when first needed rather than while this module is.
+    from lancelet.dataset.sql_scalar import registry
+
+    return registry.call(t, node)
 
 
 def _json_function(t: _Translator, node: exp.Expression) -> _Value:
@@ -1241,4 +1260,16 @@ _HANDLERS: dict[type[exp.Expression], _Handler] = {
     exp.ArrayContainsAll: _membership,
     exp.JSONExtract: _json_function,
     exp.JSONArrayContains: _json_function,
+    # DataFusion functions that keep sqlglot's syntax: EXTRACT(.. FROM ..) and the like.
+    **dict.fromkeys(
+        (
+            exp.Extract,
+            exp.Substring,
+            exp.Trim,
+            exp.Overlay,
+            exp.CurrentTimestamp,
+            exp.CurrentTime,
+        ),
+        _scalar_function,
+    ),
 }
