@@ -85,11 +85,13 @@ class _FilterDialect(Dialect):
         # sqlglot reads these names as the functions DataFusion spells array_has_all,
         # array_has_any and make_array; DataFusion does not know them, so they stay
         # unknown functions here too.
+        # Other names (pylance's functions, and those it does not know) are plain calls
+        # of the name, translated or refused by name in _anonymous.
         FUNCTIONS: ClassVar[dict[str, Any]] = {
             name: build
             for name, build in parser.Parser.FUNCTIONS.items()
             if name not in ("ARRAY", "ARRAY_CONTAINS_ALL", "ARRAY_OVERLAPS")
-            and name not in sql_catalog.PLAIN_CALLS
+            and name.lower() in sql_catalog.SQLGLOT_CALLS
         }
         # DataFusion's functions that sqlglot reads its own way are plain calls of the name.
         FUNCTION_PARSERS: ClassVar[dict[str, Callable[..., Any]]] = {

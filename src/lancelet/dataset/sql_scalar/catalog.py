@@ -17,6 +17,7 @@ __all__ = [
     "NOT_SCALAR",
     "PLAIN_CALLS",
     "REFUSED",
+    "SQLGLOT_CALLS",
     "refusal",
 ]
 
@@ -362,13 +363,16 @@ NOT_SCALAR: dict[str, str] = {
     )
 }
 
-# sqlglot reads these names into its own node classes (or function parsers) whose
-# argument lists differ from DataFusion's; lancelet's dialect reads them as plain calls
-# of the name.  The filter module keeps sqlglot's classes for the names it translates
-# from them, and for the special syntaxes EXTRACT(.. FROM ..), SUBSTRING(.. FROM .. FOR ..),
-# TRIM(BOTH .. FROM ..) and OVERLAY(.. PLACING ..).  (POSITION(.. IN ..) reads as a plain
-# call of position whose argument is an IN without parentheses.)
-_KEPT_BY_SQLGLOT = frozenset(
+# sqlglot reads many function names into its own node classes, whose argument lists
+# differ from DataFusion's, and knows names pylance does not (ucase, len, date_add).
+# lancelet's dialect keeps sqlglot's classes only for the pylance functions the filter
+# module translates from them (SQLGLOT_CALLS), and sqlglot's special syntaxes
+# EXTRACT(.. FROM ..), SUBSTRING(.. FROM .. FOR ..), TRIM(BOTH .. FROM ..) and
+# OVERLAY(.. PLACING ..); every other name is a plain call of the name.  Function
+# parsers of pylance's names are dropped too (PLAIN_CALLS), except for those syntaxes.
+# (POSITION(.. IN ..) reads as a plain call of position whose argument is an IN
+# without parentheses.)
+SQLGLOT_CALLS = frozenset(
     {
         "abs",
         "lower",
@@ -383,13 +387,12 @@ _KEPT_BY_SQLGLOT = frozenset(
         "current_date",
         "current_time",
         "current_timestamp",
-        "substring",
-        "trim",
-        "overlay",
     }
 )
+_SPECIAL_SYNTAX = frozenset({"substring", "trim", "overlay"})
 PLAIN_CALLS = frozenset(
-    name.upper() for name in (IMPLEMENTED | set(REFUSED) | set(NOT_SCALAR)) - _KEPT_BY_SQLGLOT
+    name.upper()
+    for name in (IMPLEMENTED | set(REFUSED) | set(NOT_SCALAR)) - SQLGLOT_CALLS - _SPECIAL_SYNTAX
 )
 
 

@@ -24,6 +24,7 @@ from lancelet.dataset.sql_scalar.base import (
     const,
     is_float,
     is_null,
+    is_string,
     null,
 )
 from lancelet.dataset.sql_scalar.coercion import CoercionError, common_type
@@ -44,7 +45,7 @@ def unify(call: Call, values: list[Value]) -> tuple[pa.DataType, list[Value]]:
 
 def _text_result(call: Call, value: Value, *indices: int) -> Value:
     """A string result is string_view in pylance when one of those arguments is."""
-    return call.text_result(value, pa.types.is_string(value.type) and call.arg_is_view(*indices))
+    return call.text_result(value, is_string(value.type) and call.arg_is_view(*indices))
 
 
 def to_type(call: Call, value: Value, target: pa.DataType) -> Value:

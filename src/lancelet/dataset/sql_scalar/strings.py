@@ -51,6 +51,12 @@ def _null_of(subject: Value) -> Value:
     return null(subject.type if is_string(subject.type) else pa.string())
 
 
+def _keep(call: Call, value: Value) -> Value:
+    """The result of a function that keeps its string's type: string_view in pylance
+    when the string is, or is a NULL literal."""
+    return call.text_result(value, call.arg_is_view(0) or is_null(call.value(0).type))
+
+
 def _subject(call: Call) -> Value | None:
     """The string argument, or None when it is a NULL literal."""
     subject = text(call, 0)
@@ -261,12 +267,14 @@ def _padding(strings: pa.Array, width: int, fill: str) -> pa.Array:
 
 def _pad_left(strings: pa.Array, width: int, fill: str) -> pa.Array:
     """lpad with a padding of several characters (strings no longer than ``width``)."""
-    return pc.binary_join_element_wise(_padding(strings, width, fill), strings, "")
+    empty = pa.scalar("", strings.type)
+    return pc.binary_join_element_wise(_padding(strings, width, fill), strings, empty)
 
 
 def _pad_right(strings: pa.Array, width: int, fill: str) -> pa.Array:
     """rpad with a padding of several characters (strings no longer than ``width``)."""
-    return pc.binary_join_element_wise(strings, _padding(strings, width, fill), "")
+    empty = pa.scalar("", strings.type)
+    return pc.binary_join_element_wise(strings, _padding(strings, width, fill), empty)
 
 
 def _trim(kernel: Callable[..., pc.Expression]) -> Callable[[Call], Value]:
@@ -277,11 +285,10 @@ def _trim(kernel: Callable[..., pc.Expression]) -> Callable[[Call], Value]:
         subject = _subject(call)
         characters = call.str_literal(1, "characters to trim") if len(call.args) == 2 else " "
         if subject is None or characters is None:
-            return _null_of(text(call, 0))
+            return _keep(call, _null_of(text(call, 0)))
         if characters == "":
-            return call.text_result(subject, call.arg_is_view(0))
-        trimmed = apply(kernel, [subject], call.node, characters=characters)
-        return call.text_result(trimmed, call.arg_is_view(0))
+            return _keep(call, subject)
+        return _keep(call, apply(kernel, [subject], call.node, characters=characters))
 
     return trim
 
@@ -311,22 +318,21 @@ def repeat(call: Call) -> Value:
     call.arity(2)
     subject, times = _subject(call), call.value(1)
     if subject is None or is_null(times.type):
-        return _null_of(text(call, 0))
+        return _keep(call, _null_of(text(call, 0)))
     if not is_integer(times.type):
         raise call.error(f"the count must be an integer, not {times.type}")
     times = cast(times, pa.int64(), call.node)
     zero = const(pa.scalar(0, pa.int64()))
     count = apply(pc.max_element_wise, [times, zero], call.node)
-    repeated = apply(pc.binary_repeat, [subject, count], call.node)
-    return call.text_result(repeated, call.arg_is_view(0))
+    return _keep(call, apply(pc.binary_repeat, [subject, count], call.node))
 
 
 def reverse(call: Call) -> Value:
     call.arity(1)
     subject = _subject(call)
     if subject is None:
-        return _null_of(text(call, 0))
-    return call.text_result(apply(pc.utf8_reverse, [subject], call.node), call.arg_is_view(0))
+        return _keep(call, _null_of(text(call, 0)))
+    return _keep(call, apply(pc.utf8_reverse, [subject], call.node))
 
 
 def translate(call: Call) -> Value:
@@ -337,10 +343,9 @@ def translate(call: Call) -> Value:
     source = call.str_literal(1, "characters to replace")
     target = call.str_literal(2, "replacements")
     if subject is None or source is None or target is None:
-        return _null_of(text(call, 0))
+        return _keep(call, _null_of(text(call, 0)))
     params = [pa.scalar(source, pa.string()), pa.scalar(target, pa.string())]
-    translated = vectorized(call, _translate, [subject], params, subject.type)
-    return call.text_result(translated, call.arg_is_view(0))
+    return _keep(call, vectorized(call, _translate, [subject], params, subject.type))
 
 
 def _translate(strings: pa.Array, source: str, target: str) -> pa.Array:
@@ -406,16 +411,15 @@ def split_part(call: Call) -> Value:
     delimiter = call.str_literal(1, "delimiter")
     index = call.int_literal(2, "part number")
     if subject is None or delimiter is None or index is None:
-        return _null_of(text(call, 0))
+        return _keep(call, _null_of(text(call, 0)))
     if index == 0:
         raise call.error("field position must not be zero")
     if delimiter == "":
         # The whole string is the only part.
-        part = subject if index in (1, -1) else _slice(call, subject, 0, 0)
-        return call.text_result(part, call.arg_is_view(0))
+        return _keep(call, subject if index in (1, -1) else _slice(call, subject, 0, 0))
     parts = apply(pc.split_pattern, [subject], call.node, pattern=delimiter)
     part = apply(pc.coalesce, [_list_item(parts, index), _slice(call, subject, 0, 0)], call.node)
-    return call.text_result(part, call.arg_is_view(0))
+    return _keep(call, part)
 
 
 # --- code points and numbers as text -------------------------------------------------
