@@ -61,10 +61,11 @@ def kept(dataset: Any, sql: str) -> Outcome:
 
 
 def same(a: Any, b: Any) -> bool:
-    """Equal values, NaN equal to NaN and -0.0 distinct from 0.0."""
+    """Equal values: a NaN equal to a NaN of the same sign (which orders it first or
+    last in a comparison), -0.0 distinct from 0.0."""
     if isinstance(a, float) and isinstance(b, float):
         if math.isnan(a) or math.isnan(b):
-            return math.isnan(a) and math.isnan(b)
+            return math.isnan(a) and math.isnan(b) and math.copysign(1, a) == math.copysign(1, b)
         return a == b and math.copysign(1, a) == math.copysign(1, b)
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))

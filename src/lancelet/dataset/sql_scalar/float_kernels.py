@@ -19,11 +19,11 @@ from lancelet.errors import FilterEvaluationError
 
 __all__ = [
     "Kernel",
+    "decimal_to_float",
     "factorial",
-    "float_power",
     "gcd",
-    "integer_power",
     "lcm",
+    "power",
     "round_scaled",
     "trunc_scaled",
 ]
@@ -65,6 +65,16 @@ def powi(base: float, exponents: np.ndarray, dtype: np.dtype) -> np.ndarray:
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         powers: np.ndarray = np.where(exponents < 0, dtype.type(1) / result, result)
     return powers
+
+
+def decimal_to_float(values: pa.Array) -> pa.Array:
+    """arrow-rs's cast of a decimal128 (precision up to 18) to float64: the unscaled
+    integer as a float, divided by 10^scale."""
+    words = np.frombuffer(values.buffers()[1], dtype=np.int64).reshape(-1, 2)
+    unscaled = words[values.offset : values.offset + len(values), 0]
+    scale = powi(10.0, np.array([values.type.scale]), np.dtype(np.float64))[0]
+    mask = values.is_null().to_numpy(zero_copy_only=False) if values.null_count else None
+    return pa.array(unscaled.astype(np.float64) / scale, pa.float64(), mask=mask)
 
 
 def _half_away(values: np.ndarray) -> np.ndarray:
@@ -111,13 +121,8 @@ def _trunc_positive_zero(values: np.ndarray) -> np.ndarray:
     return truncated
 
 
-def float_power(bases: pa.Array, exponents: pa.Array) -> pa.Array:
-    """power of floats, with the platform's pow."""
-    return pc.power(bases, exponents)
-
-
-def integer_power(bases: pa.Array, exponents: pa.Array) -> pa.Array:
-    """power of integers (given as float64): zero to a negative power fails."""
+def power(bases: pa.Array, exponents: pa.Array) -> pa.Array:
+    """power with the platform's pow; zero to a negative power fails, as in pylance."""
     zero_base = pc.and_(pc.equal(bases, 0.0), pc.less(exponents, 0.0))
     if pc.any(zero_base).as_py():
         raise FilterEvaluationError("zero raised to a negative power is undefined")

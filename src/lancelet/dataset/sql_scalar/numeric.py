@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from sqlglot import exp
 
 from lancelet.dataset.sql_scalar import float_kernels
 from lancelet.dataset.sql_scalar.base import (
@@ -53,9 +54,21 @@ def as_float(call: Call, value: Value) -> Value:
     """A float32 stays float32; integers, decimals and NULL become float64."""
     if is_float(value.type):
         return value
+    return as_float64(call, value)
+
+
+def as_float64(call: Call, value: Value) -> Value:
+    """``value`` as float64, converted as pylance converts it."""
     if is_null(value.type):
         return null(pa.float64())
-    return cast(value, pa.float64(), call.node, safe=False)
+    if not pa.types.is_decimal(value.type):
+        return cast(value, pa.float64(), call.node, safe=False)
+    if value.type.precision > 18:
+        # arrow-rs converts the 128-bit unscaled integer; lancelet only 64-bit ones.
+        raise call.error(
+            f"lancelet converts decimals of precision up to 18 to floats, not {value.type}"
+        )
+    return vectorized(call, float_kernels.decimal_to_float, [value], [], pa.float64())
 
 
 def _unary(kernel: Callable[..., pc.Expression]) -> Callable[[Call], Value]:
@@ -64,6 +77,76 @@ def _unary(kernel: Callable[..., pc.Expression]) -> Callable[[Call], Value]:
         return apply(kernel, [as_float(call, number(call, 0))], call.node)
 
     return function
+
+
+# pyarrow's kernels answer an argument outside a function's domain (sqrt(-1), ln(-1))
+# with a NaN of their own, positive; pylance's libm and CPU give the NaNs below, whose
+# sign decides where they sort (-NaN first, NaN last) in a comparison.
+
+
+def _domain_nan(call: Call, result: Value, argument: Value, negative: bool) -> Value:
+    """``result`` with the NaNs it has where ``argument`` is not NaN given ``negative``'s
+    sign."""
+    outside = apply(
+        pc.and_kleene,
+        [
+            apply(pc.is_nan, [result], call.node),
+            apply(pc.invert, [apply(pc.is_nan, [argument], call.node)], call.node),
+        ],
+        call.node,
+    )
+    nan = const(pa.scalar(-math.nan if negative else math.nan, result.type))
+    return apply(pc.if_else, [outside, nan, result], call.node)
+
+
+def _sqrt(call: Call, value: Value) -> Value:
+    # The CPU's square root of a negative number is the default NaN, negative on x86.
+    return _domain_nan(call, apply(pc.sqrt, [value], call.node), value, negative=True)
+
+
+def _ln(call: Call, value: Value) -> Value:
+    # glibc's logf of a negative number is -NaN, its log +NaN.
+    result = apply(pc.ln, [value], call.node)
+    return _domain_nan(call, result, value, negative=value.type == pa.float32())
+
+
+def sqrt(call: Call) -> Value:
+    call.arity(1)
+    return _sqrt(call, as_float(call, number(call, 0)))
+
+
+def ln(call: Call) -> Value:
+    call.arity(1)
+    return _ln(call, as_float(call, number(call, 0)))
+
+
+def log2(call: Call) -> Value:
+    call.arity(1)
+    value = as_float(call, number(call, 0))
+    result = apply(pc.log2, [value], call.node)
+    return _domain_nan(call, result, value, negative=value.type == pa.float32())
+
+
+def acosh(call: Call) -> Value:
+    call.arity(1)
+    value = as_float(call, number(call, 0))
+    result = apply(pc.acosh, [value], call.node)
+    return _domain_nan(call, result, value, negative=True)
+
+
+def atanh(call: Call) -> Value:
+    """Rust's ``atanh``, ``0.5 * ln_1p(2x / (1 - x))`` (not libm's, which rounds
+    differently; ``asinh`` and ``acosh`` are libm's)."""
+    call.arity(1)
+    x = as_float(call, number(call, 0))
+    one, two = const(pa.scalar(1, x.type)), const(pa.scalar(2, x.type))
+    ratio = apply(
+        pc.divide,
+        [apply(pc.multiply, [two, x], call.node), apply(pc.subtract, [one, x], call.node)],
+        call.node,
+    )
+    logged = _domain_nan(call, apply(pc.log1p, [ratio], call.node), ratio, negative=True)
+    return apply(pc.multiply, [const(pa.scalar(0.5, x.type)), logged], call.node)
 
 
 def cot(call: Call) -> Value:
@@ -87,9 +170,15 @@ def _float_pair(call: Call, integers: pa.DataType) -> tuple[Value, Value]:
     first, second = number(call, 0), number(call, 1)
     target = _pair_type(first.type, second.type, integers)
     return tuple(  # type: ignore[return-value]
-        null(target) if is_null(v.type) else cast(v, target, call.node, safe=False)
+        as_float64(call, v) if target == pa.float64() else to_float(call, v, target)
         for v in (first, second)
     )
+
+
+def to_float(call: Call, value: Value, target: pa.DataType) -> Value:
+    if is_null(value.type):
+        return null(target)
+    return cast(value, target, call.node, safe=False)
 
 
 def atan2(call: Call) -> Value:
@@ -106,30 +195,87 @@ def nanvl(call: Call) -> Value:
 
 
 def power(call: Call) -> Value:
-    """``power(base, exponent)``, in float64; integer zero to a negative integer power
-    fails, as in pylance."""
+    """``power(base, exponent)``, in float64; zero to a negative power fails, as in
+    pylance."""
     call.arity(2)
     base, exponent = number(call, 0), number(call, 1)
     if any(pa.types.is_decimal(v.type) for v in (base, exponent)):
         raise call.error("lancelet does not raise decimals to a power")
-    both_integers = is_integer(base.type) and is_integer(exponent.type)
-    values = [
-        null(pa.float64()) if is_null(v.type) else cast(v, pa.float64(), call.node, safe=False)
-        for v in (base, exponent)
-    ]
-    kernel = float_kernels.integer_power if both_integers else float_kernels.float_power
-    return vectorized(call, kernel, values, [], pa.float64())
+    simplified = _simplified_power(call)
+    if simplified is not None:
+        return simplified
+    values = [as_float64(call, v) for v in (base, exponent)]
+    return vectorized(call, float_kernels.power, values, [], pa.float64())
+
+
+def _simplified_power(call: Call) -> Value | None:
+    """DataFusion's rewrites: ``power(x, 0)`` is 1 on every row (NULL or NaN rows too),
+    ``power(x, 1)`` is ``x``, ``power(b, log(b, x))`` is ``x``."""
+    base, exponent = _bare(call.args[0]), _bare(call.args[1])
+    if _is_number(exponent, 0):
+        return const(pa.scalar(1.0))
+    if _is_number(exponent, 1):
+        return as_float64(call, call.value(0))
+    inner = _call_args(exponent, ("log",))
+    if inner is not None and len(inner) == 2 and _bare(inner[0]) == base:
+        return as_float64(call, call.translator.visit(inner[1]))
+    return None
 
 
 def log(call: Call) -> Value:
-    """``log(x)`` is ``ln(x) / ln(10)`` (not ``log10``); ``log(base, x)``."""
+    """``log(x)`` is ``log(10, x)``; ``log(base, x)`` is ``ln(x) / ln(base)``, as Rust
+    computes it (so ``log(x)`` is not ``log10(x)``)."""
     call.arity(1, 2)
     if len(call.args) == 1:
         value = as_float(call, number(call, 0))
-        ten = const(pa.scalar(10, value.type))
-        return apply(pc.logb, [value, ten], call.node)
-    base, value = _float_pair(call, pa.float64())
-    return apply(pc.logb, [value, base], call.node)
+        base = const(pa.scalar(10, value.type))
+        base_node: exp.Expression = exp.Literal.number(10)
+        value_node = call.args[0]
+    else:
+        base, value = _float_pair(call, pa.float64())
+        base_node, value_node = call.args
+    simplified = _simplified_log(call, base_node, value_node, value.type)
+    if simplified is not None:
+        return simplified
+    return apply(pc.divide, [_ln(call, value), _ln(call, base)], call.node)
+
+
+def _simplified_log(
+    call: Call, base: exp.Expression, value: exp.Expression, dtype: pa.DataType
+) -> Value | None:
+    """DataFusion's rewrites: ``log(b, 1)`` is 0 and ``log(b, b)`` is 1 on every row
+    (NULL or NaN rows too), ``log(b, power(b, x))`` is ``x``."""
+    value = _bare(value)
+    if _is_number(value, 1):
+        return const(pa.scalar(0, dtype))
+    if _bare(base) == value:
+        return const(pa.scalar(1, dtype))
+    inner = _call_args(value, ("power", "pow"))
+    if inner is not None and len(inner) == 2 and _bare(inner[0]) == _bare(base):
+        exponent = call.translator.visit(inner[1])
+        return as_float64(call, exponent)
+    return None
+
+
+def _bare(node: exp.Expression) -> exp.Expression:
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return node
+
+
+def _is_number(node: exp.Expression, number: float) -> bool:
+    node = _bare(node)
+    negative = isinstance(node, exp.Neg)
+    literal = node.this if negative else node
+    if not isinstance(literal, exp.Literal) or literal.is_string:
+        return False
+    return float(literal.this) * (-1 if negative else 1) == number
+
+
+def _call_args(node: exp.Expression, names: tuple[str, ...]) -> list[exp.Expression] | None:
+    if isinstance(node, exp.Anonymous) and node.name.lower() in names:
+        return list(node.expressions)
+    return None
 
 
 def signum(call: Call) -> Value:
@@ -138,7 +284,10 @@ def signum(call: Call) -> Value:
     value = as_float(call, number(call, 0))
     zero = const(pa.scalar(0, value.type))
     is_zero = apply(pc.equal, [value, zero], call.node)
-    return apply(pc.if_else, [is_zero, zero, apply(pc.sign, [value], call.node)], call.node)
+    signed = apply(pc.if_else, [is_zero, zero, apply(pc.sign, [value], call.node)], call.node)
+    # Rust's signum of any NaN is the positive NaN.
+    nan = const(pa.scalar(math.nan, value.type))
+    return apply(pc.if_else, [apply(pc.is_nan, [value], call.node), nan, signed], call.node)
 
 
 def isnan(call: Call) -> Value:
@@ -204,6 +353,11 @@ def _round_decimal(call: Call, value: Value) -> Value:
     target = pa.decimal128(value.type.precision, scale)
     if value.type.scale < 0:
         raise call.error(f"lancelet does not round {value.type}")
+    if -digits > value.type.precision - value.type.scale:
+        # Rounding left of every digit the type holds: 0 (NULL stays NULL).
+        zero = const(pa.scalar(0, target))
+        valid = apply(pc.is_valid, [value], call.node)
+        return apply(pc.if_else, [valid, zero, null(target)], call.node)
     # Rounded in a decimal one digit wider, so that a carry (999.99 -> 1000) fits before
     # the cast to the result type checks that it fits there.
     wider = cast(
@@ -275,13 +429,13 @@ FUNCTIONS: dict[str, Callable[[Call], Value]] = {
     "trunc": trunc,
     "floor": _floor_ceil(pc.floor),
     "ceil": _floor_ceil(pc.ceil),
-    "sqrt": _unary(pc.sqrt),
+    "sqrt": sqrt,
     "power": power,
     "pow": power,
     "exp": _unary(pc.exp),
-    "ln": _unary(pc.ln),
+    "ln": ln,
     "log10": _unary(pc.log10),
-    "log2": _unary(pc.log2),
+    "log2": log2,
     "log": log,
     "signum": signum,
     "isnan": isnan,
@@ -300,8 +454,8 @@ FUNCTIONS: dict[str, Callable[[Call], Value]] = {
     "cosh": _unary(pc.cosh),
     "tanh": _unary(pc.tanh),
     "asinh": _unary(pc.asinh),
-    "acosh": _unary(pc.acosh),
-    "atanh": _unary(pc.atanh),
+    "acosh": acosh,
+    "atanh": atanh,
     "degrees": _scale(180 / math.pi),
     "radians": _scale(math.pi / 180),
     "factorial": factorial,
