@@ -13,10 +13,11 @@ What pylance does, as probed:
   (``int64`` as ``decimal(20, 0)``, ``float32`` as ``decimal(14, 7)``, ``float64`` as
   ``decimal(30, 15)``); the union keeps the most integer digits and the largest scale.
 * ``string`` and ``large_string``: ``large_string``.
+* Timestamps of one time zone: the coarsest unit, the finer values truncated to it.
 * Otherwise the types must be equal.
 
 Mixes pylance resolves by casting strings to numbers or dates (which may fail on some
-rows), dates with timestamps, and timestamps of different units or zones, are refused.
+rows), dates with timestamps, and timestamps of different zones, are refused.
 """
 
 from __future__ import annotations
@@ -59,7 +60,13 @@ def common_type(types: Sequence[pa.DataType]) -> pa.DataType:
         return pa.large_string()
     if all(t in _DECIMAL_OF or pa.types.is_decimal(t) for t in known):
         return _numeric(known)
+    if all(pa.types.is_timestamp(t) for t in known) and len({t.tz for t in known}) == 1:
+        # The coarsest unit (pylance truncates the finer values to it).
+        return min(known, key=lambda t: _UNIT_ORDER[t.unit])
     raise CoercionError(", ".join(str(t) for t in known))
+
+
+_UNIT_ORDER = {"s": 0, "ms": 1, "us": 2, "ns": 3}
 
 
 def _numeric(types: list[pa.DataType]) -> pa.DataType:

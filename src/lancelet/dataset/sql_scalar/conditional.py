@@ -53,8 +53,10 @@ def to_type(call: Call, value: Value, target: pa.DataType) -> Value:
         return value
     if is_null(value.type):
         return null(target)
-    # Integers to a wider integer, or to a float (rounding, as DataFusion casts).
-    return cast(value, target, call.node, safe=not is_float(target))
+    # Integers to a wider integer, to a float (rounding, as DataFusion casts), or
+    # timestamps to a coarser unit (truncating toward zero, as arrow-rs casts).
+    lossy = is_float(target) or pa.types.is_timestamp(target)
+    return cast(value, target, call.node, safe=not lossy)
 
 
 def coalesce(call: Call) -> Value:

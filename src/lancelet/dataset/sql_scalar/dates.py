@@ -119,7 +119,9 @@ def date_part(call: Call) -> Value:
     if part == "epoch":
         return _epoch(call, value)
     stamps = cast(value, pa.timestamp("s"), call.node) if pa.types.is_date32(value.type) else value
-    stamps = _in_standard_time(call, stamps)
+    # pyarrow's fields of a zoned timestamp take the seconds from UTC; local time's are
+    # right (local mean time offsets have seconds).
+    stamps = _local(call, stamps)
     if part in _FIELDS:
         result = apply(_FIELDS[part], [stamps], call.node)
     elif part in ("dow", "isodow"):
@@ -194,16 +196,18 @@ def _local_floor(values: pa.Array, unit: str) -> pa.Array:
     return zones.local_floor(values, unit)
 
 
-def _in_standard_time(call: Call, value: Value) -> Value:
-    """``value``, checked (while scanning) to be read in a zone's standard time."""
+def _local(call: Call, value: Value) -> Value:
+    """A timestamp with a time zone as its local time (without zone), checked while
+    scanning to fall where pyarrow reads the zone as pylance does."""
     if not pa.types.is_timestamp(value.type) or value.type.tz is None:
         return value
-    return vectorized(call, _standard_time, [value], [], value.type)
+    checked = vectorized(call, _trusted, [value], [], value.type)
+    return apply(pc.local_timestamp, [checked], call.node)
 
 
-def _standard_time(values: pa.Array) -> pa.Array:
-    """The timestamps, after checking that none is in its zone's local-mean-time era."""
-    zones.check_standard_time(values)
+def _trusted(values: pa.Array) -> pa.Array:
+    """The timestamps, after checking that pyarrow reads their zone as pylance does."""
+    zones.check_trusted(values)
     return values
 
 
@@ -263,7 +267,7 @@ def to_date(call: Call) -> Value:
         return value
     if pa.types.is_timestamp(value.type):
         # The day in the timestamp's time zone.
-        return cast(_in_standard_time(call, value), pa.date32(), call.node, safe=False)
+        return cast(_local(call, value), pa.date32(), call.node, safe=False)
     if is_integer(value.type) and value.type != pa.uint64():
         return cast(cast(value, pa.int32(), call.node), pa.date32(), call.node)
     raise call.error(f"lancelet does not convert {value.type} to a date")
