@@ -24,10 +24,12 @@ from lancelet.dataset.sql_scalar.base import (
     const,
     is_float,
     is_null,
+    is_numeric,
     is_string,
     null,
 )
 from lancelet.dataset.sql_scalar.coercion import CoercionError, common_type
+from lancelet.dataset.sql_scalar.numeric import as_float64
 
 __all__ = ["FUNCTIONS"]
 
@@ -71,29 +73,44 @@ def coalesce(call: Call) -> Value:
 
 
 def nvl(call: Call) -> Value:
+    """``nvl(a, b)`` (``ifnull``): ``coalesce(a, b)``, but typed by nvl's signature:
+    decimals become float64, and other types than numbers and strings become text
+    (refused here)."""
     call.arity(2)
+    values = call.values()
+    types = [v.type for v in values if not is_null(v.type)]
+    if any(not (is_numeric(t) or is_string(t)) for t in types):
+        shown = ", ".join(str(t) for t in types)
+        raise call.error(f"pylance converts the arguments ({shown}) to text; lancelet does not")
+    if any(pa.types.is_decimal(t) for t in types) and all(is_numeric(t) for t in types):
+        first, second = (as_float64(call, v) for v in values)
+        return apply(pc.coalesce, [first, second], call.node)
     return coalesce(call)
 
 
 def nvl2(call: Call) -> Value:
-    """``nvl2(x, a, b)``: ``a`` where ``x`` is not NULL, else ``b``."""
+    """``nvl2(x, a, b)``: ``a`` where ``x`` is not NULL, else ``b``, in the common type
+    of all three (``nvl2(double, int, int)`` is a double), or text when ``a`` and ``b``
+    are text."""
     call.arity(3)
     tested, *choices = call.values()
-    target, (when_valid, when_null) = unify(call, choices)
-    if not (is_null(tested.type) or tested.type == target or _meets(tested.type, target)):
-        # pylance casts the tested value to the common type too (failing on some rows).
-        raise call.error(f"lancelet does not test a {tested.type} against {target} values")
+    try:
+        target = common_type([v.type for v in (tested, *choices)])
+    except CoercionError:
+        target, _ = unify(call, choices)
+        if not (is_string(target) and not pa.types.is_nested(tested.type)):
+            # pylance casts the tested value to the common type too (failing on some rows).
+            raise call.error(
+                f"lancelet does not test a {tested.type} against {target} values"
+            ) from None
+    if pa.types.is_decimal(target) and any(is_float(v.type) for v in call.values()):
+        raise call.error("lancelet does not combine floats with decimals")
     if is_null(target):
         return null(target)
+    when_valid, when_null = (to_type(call, v, target) for v in choices)
     valid = apply(pc.is_valid, [tested], call.node)
-    return _text_result(call, apply(pc.if_else, [valid, when_valid, when_null], call.node), 1, 2)
-
-
-def _meets(tested: pa.DataType, target: pa.DataType) -> bool:
-    try:
-        return bool(common_type([tested, target]) == target)
-    except CoercionError:
-        return pa.types.is_string(target) and not pa.types.is_nested(tested)
+    chosen = apply(pc.if_else, [valid, when_valid, when_null], call.node)
+    return _text_result(call, chosen, 1, 2)
 
 
 def nullif(call: Call) -> Value:

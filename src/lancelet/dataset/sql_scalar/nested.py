@@ -87,9 +87,9 @@ def named_struct(call: Call) -> Value:
 def get_field(call: Call) -> Value:
     call.arity(2)
     subject = call.value(0)
-    name = call.str_literal(1, "field name")
     if not pa.types.is_struct(subject.type):
         raise call.error(f"takes a struct, not {subject.type}")
+    name = call.str_literal(1, "field name")
     if name is None:
         raise call.error("the field name must not be NULL")
     return _filter._struct_field(call.translator, subject, name, call.node)
