@@ -51,6 +51,7 @@ from lancelet.dataset import (
     sql_time,
     sql_types,
 )
+from lancelet.dataset.sql_scalar import catalog as sql_catalog
 from lancelet.errors import FilterError
 from lancelet.file.extensions import ARROW_JSON, is_extension
 
@@ -96,10 +97,19 @@ class _FilterDialect(Dialect):
         # sqlglot reads these names as the functions DataFusion spells array_has_all,
         # array_has_any and make_array; DataFusion does not know them, so they stay
         # unknown functions here too.
+        # Other names (pylance's functions, and those it does not know) are plain calls
+        # of the name, translated or refused by name in _anonymous.
         FUNCTIONS: ClassVar[dict[str, Any]] = {
             name: build
             for name, build in parser.Parser.FUNCTIONS.items()
             if name not in ("ARRAY", "ARRAY_CONTAINS_ALL", "ARRAY_OVERLAPS")
+            and name.lower() in sql_catalog.SQLGLOT_CALLS
+        }
+        # DataFusion's functions that sqlglot reads its own way are plain calls of the name.
+        FUNCTION_PARSERS: ClassVar[dict[str, Callable[..., Any]]] = {
+            name: parse
+            for name, parse in parser.Parser.FUNCTION_PARSERS.items()
+            if name not in sql_catalog.PLAIN_CALLS
         }
 
     class Generator(generator.Generator):
@@ -157,7 +167,8 @@ def value_nullable(sql: str, schema: pa.Schema) -> bool:
 
 def is_volatile(sql: str) -> bool:
     """Whether ``sql`` may read the clock, so that its translation must not be cached."""
-    return "current_date" in sql.lower()
+    lowered = sql.lower()
+    return any(word in lowered for word in sql_catalog.CLOCK_WORDS)
 
 
 @functools.lru_cache(maxsize=256)
@@ -1149,7 +1160,17 @@ def _anonymous(t: _Translator, node: exp.Anonymous) -> _Value:
         return _arrow_cast(t, node)
     if name in json_functions.NAMES:
         return _json_function(t, node)
+    if name in sql_catalog.IMPLEMENTED_HERE or sql_catalog.refusal(name):
+        return _scalar_function(t, node)
     return _membership(t, node)
+
+
+def _scalar_function(t: _Translator, node: exp.Expression) -> _Value:
+    # The functions build on this module's translator, so their registry is imported
+    # when first needed rather than while this module is.
+    from lancelet.dataset.sql_scalar import registry
+
+    return registry.call(t, node)
 
 
 def _json_function(t: _Translator, node: exp.Expression) -> _Value:
@@ -1349,4 +1370,16 @@ _HANDLERS: dict[type[exp.Expression], _Handler] = {
     exp.ArrayContainsAll: _membership,
     exp.JSONExtract: _json_function,
     exp.JSONArrayContains: _json_function,
+    # DataFusion functions that keep sqlglot's syntax: EXTRACT(.. FROM ..) and the like.
+    **dict.fromkeys(
+        (
+            exp.Extract,
+            exp.Substring,
+            exp.Trim,
+            exp.Overlay,
+            exp.CurrentTimestamp,
+            exp.CurrentTime,
+        ),
+        _scalar_function,
+    ),
 }

@@ -370,7 +370,12 @@ class ColumnComputer:
                 name: parse_value(sql, self.arrow, computes=True)
                 for name, sql in transforms.items()
             }
-            self.expressions = {name: expr for name, (expr, _, _) in parsed.items()}
+            # pylance stores a SQL result of type string_view (left(), substr()...) as a
+            # string column.
+            self.expressions = {
+                name: expr.cast(pa.string()) if pa.types.is_string_view(dtype) else expr
+                for name, (expr, dtype, _) in parsed.items()
+            }
             # pylance records NOT NULL for the values it proves never NULL.
             self.nullable = {n: value_nullable(sql, self.arrow) for n, sql in transforms.items()}
             self.reads = sorted({c for _, _, cols in parsed.values() for c in cols})
