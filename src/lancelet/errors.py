@@ -33,6 +33,11 @@ class UnsupportedVersionError(LanceFileError):
     """A file uses a format version this reader does not implement."""
 
 
+class UnwritableVersionError(UnsupportedVersionError, NotImplementedError):
+    """A file format version pylance's ``LanceFileWriter`` does not write (legacy 0.1
+    files: a ``NotImplementedError`` there)."""
+
+
 class UnsupportedEncodingError(LanceFileError):
     """A page uses an encoding this reader does not implement."""
 
@@ -64,6 +69,11 @@ class ValueCastError(SchemaError, OSError):
 
 class UnsupportedTypeError(SchemaError):
     """An Arrow type cannot be stored in the requested Lance format version."""
+
+
+class LegacyTypeError(UnsupportedTypeError, OSError):
+    """An Arrow type pylance's legacy (0.1) writer does not store (an ``OSError`` there,
+    a ``ValueError`` for some)."""
 
 
 class FilterError(LanceletError, ValueError):
