@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import lancelet as ll
-from lancelet.errors import LegacyTypeError, UnwritableVersionError
+from lancelet.errors import LegacyTypeError, UnsupportedFeatureError, UnwritableVersionError
 from lancelet.file import LanceFileWriter
 from tests.file.gen import random_table
 from tests.file.legacy import FIXED_WIDTH, LEAVES, assert_same_datasets, legacy_types
@@ -154,3 +154,16 @@ def test_lance_file_writer_writes_no_legacy_files(tmp_path: Path) -> None:
         with pytest.raises(UnwritableVersionError, match="legacy"):
             LanceFileWriter(tmp_path / "ours.lance", schema, version=version)
     assert not list(tmp_path.iterdir())
+
+
+def test_blob_columns_are_refused(tmp_path: Path) -> None:
+    """pylance writes a legacy blob column but cannot read it back."""
+    field = pa.field("b", pa.large_binary(), metadata={"lance-encoding:blob": "true"})
+    table = pa.Table.from_arrays(
+        [pa.array([b"abc", None], pa.large_binary())], schema=pa.schema([field])
+    )
+    with pytest.raises(BaseException):  # noqa: B017 (a panic)
+        lance.write_dataset(table, tmp_path / "theirs", data_storage_version="legacy")
+        lance.dataset(tmp_path / "theirs").to_table()
+    with pytest.raises(UnsupportedFeatureError, match="'b' is a blob column"):
+        ll.write_dataset(table, tmp_path / "ours", data_storage_version="legacy")

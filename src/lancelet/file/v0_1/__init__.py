@@ -1,4 +1,5 @@
-"""Legacy Lance files (format 0.1, footer (0, 1) or (0, 2)), read only.
+"""Legacy Lance files (format 0.1, footer (0, 1) or (0, 2)): read here, written by
+:mod:`.writer` for legacy datasets.
 
 Older datasets still hold them; pylance writes them with
 ``data_storage_version="legacy"``.  The layout, from the end of the file::
