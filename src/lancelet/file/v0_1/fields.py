@@ -369,11 +369,18 @@ class Null(Node):
 class Struct(Node):
     """A struct: no pages of its own (and no validity), its children's rows."""
 
-    def __init__(self, file: File, arrow: pa.Field, label: str, children: list[Node]) -> None:
+    def __init__(
+        self, file: File, arrow: pa.Field, label: str, field_id: int, children: list[Node]
+    ) -> None:
         super().__init__(file, arrow, label)
+        self.pages = file.pages(field_id)
         self.children = children
 
     def check(self, rows: np.ndarray) -> None:
+        # Writers leave a struct's rows of the page table empty: pages there belong
+        # to a field of another type (the schema was damaged).
+        if np.any(self.pages != 0):
+            raise self.corrupt(None, "a struct has pages of its own")
         for child in self.children:
             child.check(rows)
 
