@@ -9,7 +9,8 @@ index section), and reads them from the manifest.
 
 pylance writes a batch's keys as they are, even when the batch's dictionary is not
 the dataset's (so its rows then read as other values).  lancelet maps such keys
-onto the dataset's dictionary, and refuses a batch holding a value it lacks.
+onto the dataset's dictionary, and refuses a batch holding a value it lacks (the
+arrays of one batch are concatenated first, which unifies their dictionaries).
 """
 
 from __future__ import annotations
