@@ -38,6 +38,11 @@ class UnknownStorageVersionError(UnsupportedVersionError, ValueError):
     in pylance)."""
 
 
+class UnwritableVersionError(UnsupportedVersionError, NotImplementedError):
+    """A file format version pylance's ``LanceFileWriter`` does not write (legacy 0.1
+    files: a ``NotImplementedError`` there)."""
+
+
 class UnsupportedEncodingError(LanceFileError):
     """A page uses an encoding this reader does not implement."""
 
@@ -93,6 +98,11 @@ class ColumnChangeError(SchemaError, OSError):
     """A schema change names a column that does not exist or already does, makes two
     columns collide, or casts or constrains values that do not allow it
     (``alter_columns``, ``add_columns``, ``merge``): an ``OSError`` in pylance."""
+
+
+class LegacyTypeError(UnsupportedTypeError, OSError):
+    """An Arrow type pylance's legacy (0.1) writer does not store (an ``OSError`` there,
+    a ``ValueError`` for some)."""
 
 
 class FilterError(LanceletError, ValueError, OSError):

@@ -24,7 +24,6 @@ from lancelet._proto import table_pb2
 from lancelet.dataset.options import PYLANCE_KEYWORDS, TUNING
 from lancelet.errors import (
     ArgumentError,
-    LanceletError,
     UnsupportedOptionError,
     UnsupportedVersionError,
     URIError,
@@ -360,27 +359,34 @@ def _without_data_format(uri: Path) -> None:
 
 
 @pytest.mark.parametrize("strip_format", [False, True])
-def test_legacy_datasets_are_not_written_to(tmp_path: Path, strip_format: bool) -> None:
+def test_legacy_datasets_get_legacy_files(tmp_path: Path, strip_format: bool) -> None:
+    """Writes to a legacy (0.1) dataset, one marked so or one from before the mark,
+    add legacy files, as pylance's do."""
     uri = tmp_path / "legacy"
     lance.write_dataset(TABLE, uri, data_storage_version="legacy")
     if strip_format:
         _without_data_format(uri)
-    want = lance.dataset(uri).to_table()
-    assert want.num_rows == TABLE.num_rows
     assert ll.dataset(uri).data_storage_version == "0.1"
-    before = snapshot(str(uri))
-    attempts: list[Callable[[], Any]] = [
-        lambda: ll.write_dataset(TABLE, uri, mode="append"),
-        lambda: ll.dataset(uri).add_columns({"k2": "k * 2"}),
-        lambda: ll.dataset(uri).add_columns({"one": "1"}),
-        lambda: ll.dataset(uri).merge(pa.table({"k": [1], "z": [2]}), "k"),
-        lambda: ll.fragment.write_fragments(TABLE, uri),
+    ll.write_dataset(TABLE, uri, mode="append")
+    fragments = ll.fragment.write_fragments(TABLE.slice(0, 5), uri)
+    version = ll.dataset(uri).version
+    ll.LanceDataset.commit(uri, ll.LanceOperation.Append(fragments), read_version=version)
+    ll.dataset(uri).add_columns({"k2": "k * 2"})
+    ll.dataset(uri).add_columns({"one": "1"})
+    ll.dataset(uri).merge(pa.table({"k": pa.array(range(50)), "z": pa.array(range(50))}), "k")
+    theirs = lance.dataset(uri)
+    theirs.validate()
+    assert theirs.data_storage_version == "0.1"
+    assert theirs.count_rows() == 105
+    assert ll.dataset(uri).to_table().equals(theirs.to_table())
+    assert theirs.to_table(columns=["k2", "one", "z"]).slice(50, 3).to_pylist() == [
+        {"k2": 0, "one": 1, "z": 0},
+        {"k2": 2, "one": 1, "z": 1},
+        {"k2": 4, "one": 1, "z": 2},
     ]
-    for attempt in attempts:
-        with pytest.raises(LanceletError):
-            attempt()
-    assert snapshot(str(uri)) == before
-    assert lance.dataset(uri).to_table().equals(want)
+    pairs = {(f.file_major_version, f.file_minor_version) for g in theirs.get_fragments()
+             for f in g.metadata.files}  # fmt: skip
+    assert pairs == {(0, 2)}
 
 
 def test_newer_format_datasets_get_files_of_their_format(tmp_path: Path) -> None:
@@ -406,15 +412,17 @@ def test_newer_format_datasets_get_files_of_their_format(tmp_path: Path) -> None
     assert lance.dataset(uri).data_storage_version == "2.0"
 
 
-def test_unwritable_format_datasets_get_no_files(tmp_path: Path) -> None:
+def test_legacy_datasets_are_overwritten_in_their_format(tmp_path: Path) -> None:
+    """An overwrite keeps the legacy format unless another is named, as pylance's does."""
     uri = tmp_path / "old"
     lance.write_dataset(TABLE, uri, data_storage_version="legacy")
-    before = snapshot(str(uri))
-    with pytest.raises(UnsupportedVersionError):
-        ll.write_dataset(TABLE, uri, mode="append")
-    with pytest.raises(UnsupportedVersionError, match="data_storage_version='2.0'"):
-        ll.write_dataset(TABLE, uri, mode="overwrite")
-    assert snapshot(str(uri)) == before
+    ll.write_dataset(TABLE.slice(0, 10), uri, mode="overwrite")
+    assert lance.dataset(uri).data_storage_version == "0.1"
+    assert lance.dataset(uri).to_table().equals(ll.dataset(uri).to_table())
+    assert lance.dataset(uri).to_table(columns=["k"]).equals(TABLE.slice(0, 10).select(["k"]))
+    ll.write_dataset(TABLE, uri, mode="overwrite", data_storage_version="2.0")
+    assert lance.dataset(uri).data_storage_version == "2.0"
+    assert lance.dataset(uri).to_table().equals(TABLE)
 
 
 def test_a_file_format_lancelet_cannot_read_is_not_called_corrupt(tmp_path: Path) -> None:

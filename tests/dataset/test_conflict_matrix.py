@@ -29,7 +29,6 @@ from lancelet.errors import (
     DatasetError,
     IncompatibleTransactionError,
     RetryableCommitConflictError,
-    UnsupportedVersionError,
 )
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
@@ -822,8 +821,8 @@ def test_overwrite_records_the_format_of_the_files_it_writes(tmp_path: Path) -> 
     uri = str(tmp_path / "ds")
     lance.write_dataset(_rows(np.arange(5)), uri, data_storage_version="legacy")
     # An overwrite keeps the dataset's format unless another is named.
-    with pytest.raises(UnsupportedVersionError):
-        ll.write_dataset(_rows(np.arange(3)), uri, mode="overwrite")
+    ll.write_dataset(_rows(np.arange(3)), uri, mode="overwrite")
+    assert lance.dataset(uri).data_storage_version == "0.1"
     ll.write_dataset(_rows(np.arange(3)), uri, mode="overwrite", data_storage_version="2.0")
     ds = lance.dataset(uri)
     assert ds.data_storage_version == "2.0"

@@ -19,7 +19,6 @@ from lancelet.errors import (
     ArgumentError,
     UnsupportedFeatureError,
     UnsupportedOptionError,
-    UnsupportedVersionError,
 )
 from tests.dataset.util import keyed_table
 from tests.versions import STORAGE_VERSION
@@ -188,9 +187,13 @@ def test_create_refuses_what_lancelet_lacks(tmp_path: Path) -> None:
         ll.LanceFragment.create(uri, data, progress=object())
     with pytest.raises(TypeError):
         ll.LanceFragment.create(uri, data, base_store_params={})
-    # lancelet writes no legacy files.
-    with pytest.warns(DeprecationWarning), pytest.raises(UnsupportedVersionError):
-        ll.LanceFragment.create(uri, data, use_legacy_format=True)
+    # use_legacy_format gives a legacy file, as in pylance.
+    with pytest.warns(DeprecationWarning):
+        fragment = ll.LanceFragment.create(uri, data, use_legacy_format=True)
+    assert (fragment.files[0].file_major_version, fragment.files[0].file_minor_version) == (0, 2)
+    ll.LanceDataset.commit(uri, ll.LanceOperation.Overwrite(data.schema, [fragment]))
+    assert lance.dataset(uri).data_storage_version == "0.1"
+    assert lance.dataset(uri).to_table().equals(ll.dataset(uri).to_table())
 
 
 # -- LanceFragment.merge_columns ---------------------------------------------------------------

@@ -21,6 +21,7 @@ from lancelet._proto import table_pb2
 from lancelet.errors import CorruptDatasetError
 from lancelet.table import naming
 from lancelet.transaction.store import DatasetStore
+from tests.fuzz.data_file_mutants import REFUSED_TYPES
 from tests.fuzz.hostile import CASES, Edit, edited, fragment, message_range
 from tests.fuzz.wire import spans
 from tests.storage import list_names, read_file, write_file
@@ -233,3 +234,39 @@ def test_another_2x_version_without_the_flag_is_damage(tmp_path: Path) -> None:
     _rewrite(uri, clear_flags)
     with pytest.raises(CorruptDatasetError, match="claims format 2.2 in a dataset of format 2.0"):
         ll.dataset(uri).to_table()
+
+
+@pytest.mark.parametrize(
+    "forged",
+    [
+        *REFUSED_TYPES,
+        "",
+        "int64",  # the file holds int32 values: a cast would change the type
+        "double",
+        "string",
+        "decimal:256:70:2",
+    ],
+)
+def test_forged_logical_types_are_refused(uri: Path, forged: str) -> None:
+    """A field's logical type that the data files do not hold, or that no writer gives
+    (widths near 2**64, negative, a struct over a leaf), is a CorruptDatasetError when
+    the dataset is opened or read, never pyarrow's OverflowError or another type."""
+    path = _manifest_path(uri)
+    original = read_file(path)
+    names = [f.name for f in table_pb2.Manifest.FromString(_message(original)).fields]
+    for index, name in enumerate(names):
+        if name not in ("x", "item"):  # the int32 leaves, in a struct and in a list
+            continue
+
+        def edit(pb: table_pb2.Manifest, index: int = index) -> None:
+            pb.fields[index].logical_type = forged
+
+        write_file(path, edited(original, edit))
+        with pytest.raises(CorruptDatasetError, match=f"{name}|schema"):
+            ll.dataset(uri).to_table()
+    write_file(path, original)
+
+
+def _message(data: bytes) -> bytes:
+    start, length = message_range(data)
+    return data[start : start + length]

@@ -193,6 +193,22 @@ LOGICAL_TYPES = [
     "",
     "garbage",
 ]
+# Widths, sizes and precisions out of range or spelt otherwise than a writer spells
+# them: pyarrow overflows on huge ones and makes a negative width variable.
+BAD_WIDTHS = [
+    "fixed_size_binary:18446744073709551615",
+    "fixed_size_binary:-1",
+    "fixed_size_binary:+3",
+    "fixed_size_list:int32:18446744073709551615",
+    "fixed_size_list:int64:4294967297",
+    "fixed_size_list:int32:-1",
+    "decimal:128:99999999999999999999:2",
+    "decimal:256:5:-99999999999999999999",
+]
+LOGICAL_TYPES += BAD_WIDTHS
+# Types no reader may take for any column: those, and a struct over a column that is
+# none (its pages say otherwise).  Their mutants are errors, never a payload.
+REFUSED_TYPES = frozenset(["struct", *BAD_WIDTHS])
 
 
 def structural(path: Path, count: int, seed: int) -> list[Mutant]:
@@ -206,8 +222,26 @@ def structural(path: Path, count: int, seed: int) -> list[Mutant]:
         label, edit = edits[index]
         parts = surgery.parse(raw)
         edit(parts)
-        unguarded = any(word in label for word in UNGUARDED_EDITS)
+        unguarded = any(word in label for word in UNGUARDED_EDITS) and not _refused(label)
         out.append(replacement(path.name, surgery.emit(parts), label, payload=unguarded))
+    return out
+
+
+def _refused(label: str) -> bool:
+    return any(label.endswith(f": type {name!r}") for name in REFUSED_TYPES)
+
+
+def forged_types(path: Path) -> list[Mutant]:
+    """Every field of ``path`` given each of the types no reader may take (see
+    :data:`REFUSED_TYPES`): each mutant must be an error."""
+    raw = path.read_bytes()
+    out = []
+    for index, field in enumerate(surgery.parse(raw).descriptor.schema.fields):
+        for name in sorted(REFUSED_TYPES - {field.logical_type}):
+            parts = surgery.parse(raw)
+            _set_field(parts, index, logical_type=name)
+            label = f"field {field.name}: type {name!r}"
+            out.append(replacement(path.name, surgery.emit(parts), label))
     return out
 
 

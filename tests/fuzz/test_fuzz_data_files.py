@@ -222,6 +222,19 @@ def test_hostile_structures(fixtures: Path, fixture: str) -> None:
     run(folder, mutants, budget_s=5, minimum=60)
 
 
+@pytest.mark.parametrize("fixture", ["pylance-wide", "lancelet-small"])
+def test_forged_logical_types_are_refused(fixtures: Path, fixture: str) -> None:
+    """A struct over any other column, or a width, size or precision no writer gives
+    (near 2**64, negative), is an error wherever it is forged: never pyarrow's
+    OverflowError, another type, or rows of empty structs."""
+    folder = build(fixtures / "forged", fixture)
+    mutants = mut.forged_types(folder / DATA)
+    outcomes = Campaign(folder, CHECK, mutants, budget_s=60).run()
+    assert len(outcomes) == len(mutants)
+    wrong = [o for o in outcomes if o.kind != "error"]
+    assert not wrong, [(o.mutant.describe(), o.kind, o.detail[-200:]) for o in wrong[:5]]
+
+
 def hunt(scale: int) -> None:
     """A long campaign over every fixture; prints each misbehaving mutant."""
     import tests.fuzz.harness as harness

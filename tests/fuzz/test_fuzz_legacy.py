@@ -19,9 +19,17 @@ import numpy as np
 import pytest
 
 from lancelet._proto import file_pb2
-from tests.file.legacy import FIXTURE
+from tests.file.legacy import FIXTURE, Parts
 from tests.fuzz.data_file_checks import DATA
-from tests.fuzz.harness import Campaign, Mutant, assert_acceptable, byte_flips, truncations
+from tests.fuzz.data_file_mutants import REFUSED_TYPES
+from tests.fuzz.harness import (
+    Campaign,
+    Mutant,
+    assert_acceptable,
+    byte_flips,
+    replacement,
+    truncations,
+)
 
 CHECK = "tests.fuzz.data_file_checks:read_three_ways"
 
@@ -67,3 +75,27 @@ def mutants(folder: Path, seed: int) -> list[Mutant]:
 def test_legacy_file_mutants(folder: Path) -> None:
     outcomes = Campaign(folder, CHECK, mutants(folder, seed=2024), budget_s=25).run()
     assert_acceptable(outcomes, minimum=100)
+
+
+def forged_types(path: Path) -> list[Mutant]:
+    """Every field of the embedded schema given each type no reader may take."""
+    out = []
+    for index, field in enumerate(Parts.of(path).manifest.fields):
+        for name in sorted(REFUSED_TYPES - {field.logical_type}):
+            parts = Parts.of(path)
+            parts.manifest.fields[index].logical_type = name
+            forged = parts.write(path.with_name("forged.lance")).read_bytes()
+            out.append(replacement(DATA, forged, f"field {field.name}: type {name!r}"))
+    path.with_name("forged.lance").unlink()
+    return out
+
+
+def test_forged_logical_types_are_refused(folder: Path) -> None:
+    """The embedded schema is stored once, so a type of the same shape read otherwise
+    is undetectable; but a struct over a field with pages (which read as rows of empty
+    structs) and widths no writer gives are errors."""
+    mutants = forged_types(folder / DATA)
+    outcomes = Campaign(folder, CHECK, mutants, budget_s=60).run()
+    assert len(outcomes) == len(mutants)
+    wrong = [o for o in outcomes if o.kind != "error"]
+    assert not wrong, [(o.mutant.describe(), o.kind, o.detail[-200:]) for o in wrong[:5]]

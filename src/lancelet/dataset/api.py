@@ -149,6 +149,7 @@ def write_dataset(
         )
     bases = plan_write(latest, mode, initial_bases, target_bases, store.root)
     prepared = prepare(latest, as_reader(data, schema), mode, data_storage_version, store.root)
+    dictionaries = dict(prepared.schema.dictionaries)
     fragments = tuple(
         write_fragment_files(
             store,
@@ -159,6 +160,8 @@ def write_dataset(
             bases,
             progress=progress,
             max_bytes_per_file=max_bytes_per_file,
+            max_rows_per_group=max_rows_per_group,
+            dictionaries=dictionaries,
         )
     )
     cleanup = config_values(auto_cleanup_options) if auto_cleanup_options else {}
@@ -167,7 +170,7 @@ def write_dataset(
         if prepared.appends
         else ops.Overwrite(
             fragments,
-            prepared.schema,
+            prepared.schema.with_dictionaries(dictionaries),
             cleanup if latest is None else {},
             stable_row_ids=enable_stable_row_ids if latest is None else None,
             initial_bases=bases.initial,

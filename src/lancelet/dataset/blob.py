@@ -120,9 +120,9 @@ def is_blob(field: pa.Field) -> bool:
 
 def check_writable(schema: pa.Schema, version: str, where: str) -> None:
     """Refuse blob columns in 2.0 files (the 2.0 blob encoding, which lancelet does
-    not write)."""
+    not write) and in legacy (0.1) ones (which pylance writes but cannot read back)."""
     blobs = [f.name for f in schema if is_blob(f)]
-    if blobs and version == "2.0":
+    if blobs and version in ("0.1", "2.0"):
         raise UnsupportedFeatureError(
             f"{where}: column {blobs[0]!r} is a blob column (lance-encoding:blob); lancelet "
             f"writes blob columns in Lance 2.1 and 2.2 datasets only, not {version} "
@@ -133,7 +133,7 @@ def check_writable(schema: pa.Schema, version: str, where: str) -> None:
 def dataset_schema(schema: pa.Schema, version: str, where: str) -> LanceSchema:
     """The schema of a new dataset of ``version`` files holding ``schema``'s columns:
     from 2.2 on, blob columns are blob v2 columns, as pylance makes them."""
-    if version in ("2.0", "2.1"):
+    if version in ("0.1", "2.0", "2.1"):
         return LanceSchema.from_arrow(schema)
     nested = [
         f"{top.name}.{f.name}" for top in schema for f in _nested_fields(top.type) if is_blob(f)

@@ -245,6 +245,7 @@ class LanceFragment(ArrowFragment):
             max_rows_per_file=2**62,
             progress=progress,
             fragment_id=fragment_id or 0,
+            max_rows_per_group=max_rows_per_group,
         )
         fragments = write_data(data, schema, target).fragments
         if not fragments:

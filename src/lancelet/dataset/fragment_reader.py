@@ -251,4 +251,30 @@ def _as_type(column: pa.ChunkedArray, renamed: pa.DataType, wanted: pa.DataType)
     if renamed != column.type:
         column = pa.chunked_array([c.view(renamed) for c in column.chunks], type=renamed)
     column = json_as_text(column, wanted)
-    return column if column.type == wanted else column.cast(wanted)
+    if column.type == wanted:
+        return column
+    if not _fits(column.type, wanted):
+        # A schema that names another type than the file holds (a damaged one): a
+        # cast would give other values, or the same ones under a type they lack.
+        raise ValueError("the types differ")
+    return column.cast(wanted)
+
+
+def _fits(stored: pa.DataType, wanted: pa.DataType) -> bool:
+    """Whether ``wanted`` is ``stored`` less nested fields dropped since (or the
+    extension type a file stores as ``stored``)."""
+    if stored == wanted:
+        return True
+    if isinstance(wanted, pa.BaseExtensionType):
+        return _fits(stored, wanted.storage_type)
+    if pa.types.is_struct(stored) and pa.types.is_struct(wanted):
+        have = {stored.field(i).name: stored.field(i).type for i in range(stored.num_fields)}
+        return all(
+            wanted.field(i).name in have and _fits(have[wanted.field(i).name], wanted.field(i).type)
+            for i in range(wanted.num_fields)
+        )
+    for same_kind in (pa.types.is_list, pa.types.is_large_list, pa.types.is_fixed_size_list):
+        if same_kind(stored) and same_kind(wanted):
+            sizes_match = getattr(stored, "list_size", 0) == getattr(wanted, "list_size", 0)
+            return sizes_match and _fits(stored.value_type, wanted.value_type)
+    return False

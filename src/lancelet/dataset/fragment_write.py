@@ -13,6 +13,7 @@ from lancelet.dataset.options import check_options
 from lancelet.dataset.progress import FragmentWriteProgress, check_progress
 from lancelet.dataset.write import (
     DEFAULT_MAX_ROWS_PER_FILE,
+    DEFAULT_MAX_ROWS_PER_GROUP,
     prepare,
     storage_version,
     write_fragment_files,
@@ -41,6 +42,7 @@ class FragmentWrite:
     max_bytes_per_file: int | None = None
     progress: FragmentWriteProgress | None = None
     fragment_id: int = 0
+    max_rows_per_group: int = DEFAULT_MAX_ROWS_PER_GROUP  # legacy (0.1) files' batches
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,7 @@ def write_data(data: Any, schema: pa.Schema | None, target: FragmentWrite) -> Wr
     )
     if not len(prepared.reader.schema):
         raise EmptyWriteError(f"{store.root}: cannot write data with an empty schema")
+    dictionaries = dict(prepared.schema.dictionaries)
     fragments = write_fragment_files(
         store,
         prepared.reader,
@@ -78,8 +81,10 @@ def write_data(data: Any, schema: pa.Schema | None, target: FragmentWrite) -> Wr
         progress=target.progress,
         fragment_id=target.fragment_id,
         max_bytes_per_file=target.max_bytes_per_file,
+        max_rows_per_group=target.max_rows_per_group,
+        dictionaries=dictionaries,
     )
-    return Written(fragments, prepared.schema, latest)
+    return Written(fragments, prepared.schema.with_dictionaries(dictionaries), latest)
 
 
 def write_fragments(
@@ -112,6 +117,7 @@ def write_fragments(
         max_rows_per_file,
         max_bytes_per_file,
         progress,
+        max_rows_per_group=max_rows_per_group,
     )
     written = write_data(data, schema, target)
     if not return_transaction:

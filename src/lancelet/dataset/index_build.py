@@ -235,7 +235,7 @@ def build_index(
     fragments (or of ``fragment_ids``) under ``_indices/<uid>/``; its details."""
     store = dataset._store
     directory = store.path(naming.INDICES_DIR, str(uid))
-    version = file_version.writable(manifest.data_storage_version).name
+    version = file_version.index_file_version(manifest.data_storage_version)
     stable = manifest.stable_row_ids
     by_id = kind.keyed_by_row_id(kind.version_for(stable), stable)
     rows = _values(dataset, manifest, field, fragment_ids, by_id)

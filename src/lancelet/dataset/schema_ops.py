@@ -10,6 +10,7 @@ files, and the old values stay behind, unreferenced, until compaction.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -34,8 +35,9 @@ from lancelet.dataset.udf import (
     batch_function,
 )
 from lancelet.dataset.udf_checkpoint import BatchCheckpoint
-from lancelet.dataset.write import check_writable, data_file
+from lancelet.dataset.write import check_known_dictionaries, check_writable, data_file
 from lancelet.errors import ColumnChangeError, RowCountMismatchError, SchemaError, ValueCastError
+from lancelet.file.v0_1 import batch_offsets as legacy_batch_offsets
 from lancelet.file.writer import LanceFileWriter
 from lancelet.table import naming
 from lancelet.table.fragment import Fragment
@@ -543,8 +545,20 @@ class _DataFiles:
         name = naming.data_file_name()
         path = self.store.data_path(name)
         ids = file_field_ids(schema, values.schema.names)
-        with LanceFileWriter.for_dataset(path, values.schema, ids, version=self.version) as writer:
-            writer.write_batch(values)
+        legacy = self.version == "0.1"
+        if legacy:
+            check_known_dictionaries(schema, ids, path)
+        with LanceFileWriter.for_dataset(
+            path, values.schema, ids, version=self.version, dictionaries=dict(schema.dictionaries)
+        ) as writer:
+            if legacy:
+                # pylance's new legacy files take the batches of the fragment's first.
+                first = fragment.files[0]
+                where = self.store.data_path(first.path, first.base_id)
+                for start, stop in itertools.pairwise(legacy_batch_offsets(where)):
+                    writer.write_batch(values.slice(int(start), int(stop - start)))
+            else:
+                writer.write_batch(values)
         self.written.append(path)
         size = writer.size_bytes if writer.size_bytes is not None else io.size_of(path)
         new_file = data_file(name, schema, self.version, size, values.schema.names)

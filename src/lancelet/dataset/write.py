@@ -8,24 +8,30 @@ leaves orphans that ``cleanup_old_versions`` removes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
 
 from lancelet import io
+from lancelet._proto import file_pb2
 from lancelet.dataset import blob
 from lancelet.dataset.bases import WriteBases
 from lancelet.dataset.progress import FragmentWriteProgress
 from lancelet.errors import (
     AppendSchemaError,
     ArgumentError,
+    LegacyTypeError,
     NumberOutOfRangeError,
     SchemaError,
     UnknownStorageVersionError,
     UnsupportedVersionError,
 )
 from lancelet.file import version as file_version
+from lancelet.file.extensions import storage_batch, storage_schema
+from lancelet.file.v0_1.dictionaries import as_read, dictionaries_of
+from lancelet.file.v0_1.pages import column_tree
+from lancelet.file.v0_1.writer import check_types as check_legacy_types
 from lancelet.file.writer import LanceFileWriter
 from lancelet.table import blob_v2, naming
 from lancelet.table.base_paths import BasePath
@@ -40,6 +46,7 @@ from lancelet.table.schema import (
 from lancelet.transaction.store import DatasetStore
 
 DEFAULT_MAX_ROWS_PER_FILE = 1024 * 1024
+DEFAULT_MAX_ROWS_PER_GROUP = 1024  # the rows of a legacy (0.1) file's batch
 
 
 def storage_version(requested: str | None) -> str:
@@ -104,6 +111,47 @@ def conform_append(
     return conform(reader, subset, where)
 
 
+def same_dictionaries(
+    reader: pa.RecordBatchReader, schema: LanceSchema, where: str
+) -> pa.RecordBatchReader:
+    """Data appended to a legacy (0.1) dataset, whose first batch must hold the
+    dataset's dictionaries as readers load them (an empty string null), or pylance
+    refuses it."""
+    if not any(f.logical_type.startswith("dict:") for f in schema.fields):
+        return reader
+    ids = file_field_ids(schema, reader.schema.names)
+    columns = column_tree([file_pb2.Field(id=i) for i in ids], storage_schema(reader.schema))
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for number, batch in enumerate(reader):
+            found = dictionaries_of(columns, storage_batch(batch).columns) if number == 0 else {}
+            for field_id, values in found.items():
+                known = schema.dictionaries.get(field_id)
+                if known is None or not values.equals(as_read(known)):
+                    raise AppendSchemaError(
+                        f"{where}: Append with different schema: dictionary for "
+                        f"`{schema.field_path(field_id)}` did not match expected dictionary"
+                    )
+            yield batch
+
+    return pa.RecordBatchReader.from_batches(reader.schema, batches())
+
+
+def check_known_dictionaries(schema: LanceSchema, ids: Sequence[int], where: str) -> None:
+    """A legacy (0.1) file of new columns may hold dictionary columns only if the
+    dataset knows their values: its manifest keeps them, and pylance refuses new
+    ones ("missing dictionary metadata")."""
+    unknown = [
+        schema.field_path(f.id)
+        for f in schema.fields
+        if f.id in ids and f.logical_type.startswith("dict:") and f.id not in schema.dictionaries
+    ]
+    if unknown:
+        raise LegacyTypeError(
+            f"{where}: cannot add dictionary columns {unknown} to a legacy (0.1) dataset"
+        )
+
+
 @dataclass(frozen=True)
 class Prepared:
     """Data about to be written: the stream, the schema (with field ids) to write it
@@ -127,7 +175,16 @@ def prepare(
         version = check_writable(latest, data_storage_version)
         schema = latest.schema
         values = blob_v2.values_schema(schema.to_arrow())
-        return Prepared(conform_append(reader, values, where), schema, True, version)
+        conformed = conform_append(reader, values, where)
+        if version == "0.1":
+            missing = [n for n in values.names if n not in conformed.schema.names]
+            if missing:
+                raise AppendSchemaError(
+                    f"{where}: Append with different schema: a legacy (0.1) dataset's new "
+                    f"fragments hold every column; the data lacks {missing}"
+                )
+            conformed = same_dictionaries(conformed, schema, where)
+        return Prepared(conformed, schema, True, version)
     if data_storage_version is None and latest is not None:
         # An overwrite keeps the dataset's file format unless told otherwise, as
         # pylance's does; one lancelet cannot write must be replaced by name.
@@ -141,6 +198,8 @@ def prepare(
             ) from exc
     else:
         version = storage_version(data_storage_version)
+    if version == "0.1":
+        check_legacy_types(reader.schema)
     blob.check_writable(reader.schema, version, where)
     return Prepared(reader, blob.dataset_schema(reader.schema, version, where), False, version)
 
@@ -158,7 +217,9 @@ def data_file(
     chosen = file_version.by_name(version)
     ids = column_field_ids(schema, names, structural=chosen.structural)
     major, minor = chosen.manifest_pair
-    return DataFile(name, tuple(ids), tuple(range(len(ids))), major, minor, size, base_id)
+    # pylance records no column indices for legacy files (their page tables go by id).
+    columns = () if chosen.name == "0.1" else tuple(range(len(ids)))
+    return DataFile(name, tuple(ids), columns, major, minor, size, base_id)
 
 
 class _FileSink:
@@ -175,6 +236,7 @@ class _FileSink:
         fragment_id: int = 0,
         max_bytes: int | None = None,
         names: list[str] | None = None,
+        dictionaries: dict[int, pa.Array] | None = None,
     ) -> None:
         if max_rows < 0:
             raise NumberOutOfRangeError(f"max_rows_per_file must be positive, got {max_rows}")
@@ -200,6 +262,18 @@ class _FileSink:
         self.paths: list[str] = []
         self._progress = progress
         self._fragment_id = fragment_id
+        self._dictionaries = dictionaries
+
+    def write_group(self, group: pa.Table) -> None:
+        """A legacy file's batch: written whole, the file finished once it holds
+        ``max_rows`` rows or more (pylance's legacy files may hold more)."""
+        if self._writer is None:
+            self._open()
+        assert self._writer is not None
+        self._writer.write_batch(group)
+        self._rows += group.num_rows
+        if self._rows >= self._max_rows or self._too_big():
+            self.finish_file()
 
     def write(self, batch: pa.RecordBatch) -> None:
         while batch.num_rows:
@@ -230,7 +304,9 @@ class _FileSink:
             path = io.join(self._base.data_dir(), self._name)
         self.paths.append(path)
         ids = file_field_ids(self._schema, self._names)
-        self._writer = LanceFileWriter.for_dataset(path, self._arrow, ids, version=self._version)
+        self._writer = LanceFileWriter.for_dataset(
+            path, self._arrow, ids, version=self._version, dictionaries=self._dictionaries
+        )
         self._rows = 0
         if self._progress is not None:
             opened = data_file(self._name, self._schema, self._version, 0, self._names)
@@ -270,15 +346,25 @@ def write_fragment_files(
     progress: FragmentWriteProgress | None = None,
     fragment_id: int = 0,
     max_bytes_per_file: int | None = None,
+    max_rows_per_group: int = DEFAULT_MAX_ROWS_PER_GROUP,
+    dictionaries: dict[int, pa.Array] | None = None,
 ) -> list[Fragment]:
     """Write the stream as data files of file format ``version`` (under ``bases``'
     targets, if any); fragments come back with id ``fragment_id`` (0: assigned at
     commit). ``progress`` is told as each fragment is opened and finished;
     ``max_bytes_per_file`` (None: no limit) starts a new file once a file's pages
     reach that size.  A stream of some of the schema's columns (in its order; see
-    :func:`conform_append`) gives files of those columns only."""
+    :func:`conform_append`) gives files of those columns only.
+
+    Legacy (0.1) files are written as pylance writes them: in batches of
+    ``max_rows_per_group`` rows, a file ending with the batch that brings it to
+    ``max_rows_per_file`` rows or more, and their dictionary columns keyed against
+    ``dictionaries`` (by field id; by default the schema's), which a column without
+    values takes from its first batch."""
     given = reader.schema.names
     names = None if given == schema.to_arrow().names else given
+    if dictionaries is None:
+        dictionaries = dict(schema.dictionaries)
     sink = _FileSink(
         store,
         schema,
@@ -289,15 +375,41 @@ def write_fragment_files(
         fragment_id,
         max_bytes_per_file,
         names,
+        dictionaries,
     )
     try:
-        for batch in reader:
-            sink.write(batch)
+        if version == "0.1":
+            group_rows = min(max_rows_per_group, max_rows_per_file)
+            if group_rows <= 0:
+                raise ValueError("max_rows_per_group must be positive")
+            for group in _groups(reader, group_rows):
+                sink.write_group(group)
+        else:
+            for batch in reader:
+                sink.write(batch)
         sink.finish_file()
     except BaseException:
         sink.abort()
         raise
     return sink.fragments
+
+
+def _groups(reader: Iterable[pa.RecordBatch], rows: int) -> Iterator[pa.Table]:
+    """The stream cut into consecutive groups of ``rows`` rows (the last may hold
+    fewer), as pylance cuts a stream into a legacy file's batches."""
+    pending: list[pa.RecordBatch] = []
+    count = 0
+    for batch in reader:
+        while batch.num_rows:
+            take = min(rows - count, batch.num_rows)
+            pending.append(batch.slice(0, take))
+            count += take
+            batch = batch.slice(take)
+            if count == rows:
+                yield pa.Table.from_batches(pending)
+                pending, count = [], 0
+    if pending:
+        yield pa.Table.from_batches(pending)
 
 
 def discard_data_files(store: DatasetStore, fragments: Iterable[Fragment]) -> None:

@@ -97,7 +97,9 @@ def parse_logical_type(name: str, column: str) -> pa.DataType:
             bits, precision, scale = rest.split(":")
             make = pa.decimal128 if bits == "128" else pa.decimal256 if bits == "256" else None
             if make is not None:
-                return make(int(precision), int(scale))
+                return make(
+                    _number(precision, 1, 76, name), _number(scale, -(2**31), 2**31 - 1, name)
+                )
         elif head == "timestamp":
             unit, _, tz = rest.partition(":")
             if tz in ("-", ""):
@@ -112,7 +114,7 @@ def parse_logical_type(name: str, column: str) -> pa.DataType:
         elif head == "duration":
             return pa.duration(rest)
         elif head == "fixed_size_binary":
-            return pa.binary(int(rest))
+            return pa.binary(_number(rest, 0, 2**31 - 1, name))
         elif head == "dict":
             value, index, _ordered = rest.split(":")
             return pa.dictionary(
@@ -120,17 +122,33 @@ def parse_logical_type(name: str, column: str) -> pa.DataType:
             )
         elif head == "fixed_size_list":
             inner, _, size = rest.rpartition(":")
+            length = _number(size, 0, 2**31 - 1, name)
             if inner == extensions.BFLOAT16:
-                return pa.list_(_bfloat16_item(), int(size))
+                return pa.list_(_bfloat16_item(), length)
             if inner.split(":")[0] in ("struct", "list", "large_list", "map"):
                 # Items with child fields of their own (2.2 files): not read yet.
                 raise UnsupportedTypeError(f"column {column!r}: unsupported logical type {name!r}")
-            return pa.list_(parse_logical_type(inner, column), int(size))
+            return pa.list_(parse_logical_type(inner, column), length)
     except SchemaError:
         raise  # said precisely already (an unsupported type, an unknown time zone)
-    except (ValueError, TypeError, pa.ArrowInvalid) as exc:
+    except (ValueError, TypeError, OverflowError, pa.ArrowInvalid) as exc:
         raise SchemaError(f"column {column!r}: malformed logical type {name!r}") from exc
+    if not name:
+        raise SchemaError(f"column {column!r}: the logical type is empty")
     raise UnsupportedTypeError(f"column {column!r}: unsupported logical type {name!r}")
+
+
+_INTEGER = re.compile(r"-?[0-9]{1,20}")
+
+
+def _number(text: str, low: int, high: int, name: str) -> int:
+    """A width, size, precision or scale of a logical type: decimal digits (a minus
+    sign allowed when ``low`` is negative) naming a number Arrow can hold.  Python
+    would take ``+5``, `` 5`` or ``5_0``, and pyarrow turns a negative width into
+    another type (``binary(-1)`` is variable-width), so both are checked here."""
+    if not _INTEGER.fullmatch(text) or not low <= int(text) <= high:
+        raise ValueError(f"{text!r} in {name!r} is not a number from {low} to {high}")
+    return int(text)
 
 
 def _bfloat16_item() -> pa.Field:

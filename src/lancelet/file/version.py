@@ -24,7 +24,10 @@ class FileVersion:
 
     @property
     def manifest_pair(self) -> tuple[int, int]:
-        """``(file_major_version, file_minor_version)`` as a manifest records it."""
+        """``(file_major_version, file_minor_version)`` as a manifest records it (for
+        legacy files, pylance records their footer's pair)."""
+        if self.name == "0.1":
+            return self.footer
         major, minor = self.name.split(".")
         return int(major), int(minor)
 
@@ -43,7 +46,7 @@ def _version(
 VERSIONS: dict[str, FileVersion] = {
     v.name: v
     for v in (
-        _version("0.1", (0, 2), (0, 1), read=True, write=False),
+        _version("0.1", (0, 2), (0, 1), read=True, write=True),  # datasets' files only
         _version("2.0", (0, 3), (2, 0), read=True, write=True),
         _version("2.1", (2, 1), read=True, write=True),
         _version("2.2", (2, 2), read=True, write=True),
@@ -86,6 +89,13 @@ def writable(requested: str | None) -> FileVersion:
             f"supported for writing; lancelet writes {names}"
         )
     return version
+
+
+def index_file_version(data_storage_version: str) -> str:
+    """The format of a dataset's index files: its own, but 2.0 for a legacy (0.1)
+    dataset, as pylance writes them."""
+    version = writable(data_storage_version)
+    return "2.0" if version.name == "0.1" else version.name
 
 
 def from_footer(major: int, minor: int) -> FileVersion | None:

@@ -8,13 +8,17 @@ is the same for all of them (:mod:`lancelet.file.writing`).
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from types import TracebackType
 from typing import Any
 
 import pyarrow as pa
 
-from lancelet.errors import UnsupportedOptionError, UnsupportedVersionError
+from lancelet.errors import (
+    UnsupportedOptionError,
+    UnsupportedVersionError,
+    UnwritableVersionError,
+)
 from lancelet.file import version as file_version
 from lancelet.file.blob_v2 import is_blob_values
 from lancelet.file.writing import FileWriterBase
@@ -34,6 +38,10 @@ def _refuse_blob_v2(schema: pa.Schema, version: file_version.FileVersion, path: 
 
 
 def _writer_class(version: file_version.FileVersion) -> type[FileWriterBase]:
+    if version.name == "0.1":
+        from lancelet.file.v0_1.writer import LegacyFileWriter
+
+        return LegacyFileWriter
     if version.structural:
         from lancelet.file.v2_1.write.writer import FileWriter21
 
@@ -79,6 +87,12 @@ class LanceFileWriter:
                 f"{where}: LanceFileWriter option {key!r} is not supported"
             )
         chosen = _resolve(where, version)
+        if chosen.name == "0.1":
+            # As pylance's: legacy files come from datasets' writes only.
+            raise UnwritableVersionError(
+                f"{where}: LanceFileWriter does not write legacy (0.1) files; "
+                "write_dataset(..., data_storage_version='legacy') writes legacy datasets"
+            )
         self._inner = _writer_class(chosen)(path, schema, chosen, data_cache_bytes, max_page_bytes)
 
     @classmethod
@@ -89,12 +103,23 @@ class LanceFileWriter:
         field_ids: Sequence[int],
         *,
         version: str | None = None,
+        dictionaries: MutableMapping[int, pa.Array] | None = None,
     ) -> LanceFileWriter:
         """A data file of a dataset, whose own schema records the dataset's field ids
         (``field_ids``, one per field of ``schema`` in pre-order) as pylance's do: a
-        reader matches a file's columns to the manifest's by them."""
-        writer = cls(path, None, version=version)
-        _refuse_blob_v2(schema, writer._inner.version, os.fspath(path))
+        reader matches a file's columns to the manifest's by them.  ``dictionaries``
+        are a legacy (0.1) dataset's dictionary values by field id (see
+        :class:`lancelet.file.v0_1.writer.LegacyFileWriter`)."""
+        where = os.fspath(path)
+        chosen = _resolve(where, version)
+        writer = cls.__new__(cls)
+        if chosen.name == "0.1":
+            from lancelet.file.v0_1.writer import LegacyFileWriter
+
+            writer._inner = LegacyFileWriter(path, None, chosen, None, None, dictionaries)
+        else:
+            writer._inner = _writer_class(chosen)(path, None, chosen, None, None)
+        _refuse_blob_v2(schema, writer._inner.version, where)
         writer._inner.field_ids = tuple(field_ids)
         writer._inner.start(schema)
         return writer

@@ -74,8 +74,8 @@ def check_value_type(dtype: pa.DataType, what: str) -> None:
 
 
 def writable_version(version: str) -> str:
-    """The file format to write index files in: the dataset's own."""
-    return file_version.writable(version).name
+    """The file format to write index files in: the dataset's own (2.0 for legacy)."""
+    return file_version.index_file_version(version)
 
 
 def write_table(path: str, table: pa.Table, version: str, meta: dict[str, str]) -> None:

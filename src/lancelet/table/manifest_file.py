@@ -14,15 +14,20 @@ length prefix.
 from __future__ import annotations
 
 import struct
+from dataclasses import replace
 
 from google.protobuf.message import DecodeError, Message
 
 from lancelet._proto import table_pb2
 from lancelet.errors import CorruptDatasetError, UnsupportedFeatureError
+from lancelet.file.schema import parse_logical_type
+from lancelet.file.v0_1.dictionaries import read_values, write_dictionaries
+from lancelet.file.v0_1.pages import BytesSink
 from lancelet.table import features
 from lancelet.table.fragment_check import decode_fragments
 from lancelet.table.index import IndexMetadata, check_indices
 from lancelet.table.manifest import Manifest
+from lancelet.table.schema import LanceSchema
 from lancelet.table.validate import check_manifest, check_wire, tolerated_unknowns_only
 
 MAGIC = b"LANC"
@@ -37,16 +42,21 @@ def _length_prefixed(message: Message) -> bytes:
 
 
 def check_encodable(manifest: Manifest, where: str) -> None:
-    """Refuse a legacy (0.1) manifest with dictionary columns: pylance keeps their
-    values inside the manifest file, at offsets its schema records, and lancelet does
-    not write them, so readers of the new version would decode other bytes."""
+    """Refuse a legacy (0.1) manifest whose dictionary columns' values are not known:
+    pylance keeps them inside the manifest file, at offsets its schema records, so a
+    manifest without them would have readers decode other bytes."""
     if manifest.data_storage_version != "0.1":
         return
-    names = [f.name for f in manifest.schema.fields if f.logical_type.startswith("dict:")]
+    schema = manifest.schema
+    names = [
+        f.name
+        for f in schema.fields
+        if f.logical_type.startswith("dict:") and f.id not in schema.dictionaries
+    ]
     if names:
         raise UnsupportedFeatureError(
-            f"{where}: cannot commit to a legacy (0.1) dataset with dictionary columns {names}: "
-            "their values live in the manifest, which lancelet does not write"
+            f"{where}: cannot commit to a legacy (0.1) dataset with dictionary columns {names} "
+            "whose values are not known: the manifest keeps them"
         )
 
 
@@ -56,7 +66,11 @@ def encode_manifest(manifest: Manifest, where: str = "manifest") -> bytes:
     # so the fragments, which successive versions mostly share, are appended as bytes
     # each Fragment encodes once, rather than copied into a new message every commit.
     pb = manifest.to_proto(with_fragments=False)
-    out = bytearray()
+    sink = BytesSink()
+    if manifest.data_storage_version == "0.1":
+        # pylance keeps a legacy dataset's dictionary values first in the file.
+        write_dictionaries(sink, pb.fields, manifest.schema.dictionaries, where)
+    out = sink.data
     if manifest.indices:
         pb.index_section = len(out)
         section = table_pb2.IndexSection(indices=[i.to_proto() for i in manifest.indices])
@@ -104,7 +118,30 @@ def decode_manifest(data: bytes, path: str) -> Manifest:
         raise CorruptDatasetError(f"{path}: manifest content is invalid: {exc}") from exc
     check_manifest(manifest, checked, path)
     check_manifest_indices(manifest, path)
+    if manifest.data_storage_version == "0.1":
+        manifest = replace(manifest, schema=_with_dictionaries(manifest, data, offset, path))
     return manifest
+
+
+def _with_dictionaries(manifest: Manifest, data: bytes, end: int, path: str) -> LanceSchema:
+    """A legacy manifest's schema with its dictionary values, which lie in the file
+    before the manifest message (see :func:`encode_manifest`)."""
+    schema = manifest.schema
+    values = {}
+    for f in schema.fields:
+        if not f.logical_type.startswith("dict:"):
+            continue
+        if not f.HasField("dictionary"):
+            continue  # values unknown: commits are refused (check_encodable)
+        where = (f.dictionary.offset, f.dictionary.length)
+        try:
+            dtype = parse_logical_type(f.logical_type, f.name)
+            values[f.id] = read_values(data, where, dtype.value_type, end)
+        except ValueError as exc:
+            raise CorruptDatasetError(
+                f"{path}: the dictionary values of column {f.name!r}: {exc}"
+            ) from exc
+    return schema.with_dictionaries(values) if values else schema
 
 
 def check_manifest_indices(manifest: Manifest, path: str) -> None:

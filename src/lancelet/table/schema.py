@@ -24,6 +24,16 @@ from lancelet.table import blob_v2
 class LanceSchema:
     fields: tuple[file_pb2.Field, ...]
     metadata: Mapping[str, bytes] = field(default_factory=dict)
+    # A legacy (0.1) dataset's dictionary values, by field id: pylance keeps them in
+    # the manifest file (see table/manifest_file.py), not in the fields themselves.
+    dictionaries: Mapping[int, pa.Array] = field(default_factory=dict, compare=False, repr=False)
+
+    def with_dictionaries(self, values: Mapping[int, pa.Array]) -> LanceSchema:
+        """This schema with ``values`` for those of its fields that have none."""
+        ids = {f.id for f in self.fields if f.logical_type.startswith("dict:")}
+        merged = {i: v for i, v in values.items() if i in ids}
+        merged.update({i: v for i, v in self.dictionaries.items() if i in ids})
+        return LanceSchema(self.fields, self.metadata, merged)
 
     @classmethod
     def from_arrow(cls, schema: pa.Schema, first_id: int = 0) -> LanceSchema:

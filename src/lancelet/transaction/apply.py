@@ -91,11 +91,16 @@ def _files_format(fragments: tuple[Fragment, ...], fallback: tuple[str, str]) ->
     """The data storage format the fragments' files are written in.  Readers refuse a
     manifest whose format differs from its files', so an overwrite must not inherit
     the old one; without files (or with mixed ones) nothing better is known."""
-    versions = {(d.file_major_version, d.file_minor_version) for f in fragments for d in f.files}
-    if len(versions) != 1:
+    versions = {
+        data_file_format(d.file_major_version, d.file_minor_version)
+        for f in fragments
+        for d in f.files
+    }
+    if len(versions) != 1 or None in versions:
         return fallback
-    ((major, minor),) = versions
-    return ("lance", f"{major}.{minor}")
+    ((name),) = versions
+    assert name is not None
+    return ("lance", name)
 
 
 def fold_overwrite(base: Manifest | None, op: Overwrite, ctx: FoldContext) -> Manifest:
@@ -497,6 +502,11 @@ def stamp(
     with row ids for new rows when the dataset keeps them, this writer's name and the
     feature flags its content needs."""
     derived = _corrected_format(derived)
+    if base is not None and base.schema.dictionaries and not isinstance(op, Overwrite | Restore):
+        # A legacy dataset's dictionary values stay with their columns (an overwrite
+        # brings its own, a restore the old version's).
+        kept = derived.schema.with_dictionaries(base.schema.dictionaries)
+        derived = replace(derived, schema=kept)
     stable = _stable_row_ids(base, op)
     if stable:
         derived = with_row_ids(

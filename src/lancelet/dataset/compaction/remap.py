@@ -121,7 +121,7 @@ def _remap_one(
     source = kind.open(store.path(naming.INDICES_DIR, str(segment.uuid)), dtype)
     new_id = uuid_lib.uuid4()
     directory = store.path(naming.INDICES_DIR, str(new_id))
-    version = file_version.writable(manifest.data_storage_version).name
+    version = file_version.index_file_version(manifest.data_storage_version)
     try:
         if isinstance(source, btree.BTreeIndex | bitmap.BitmapIndex):
             source.remap(mapping, directory, version)

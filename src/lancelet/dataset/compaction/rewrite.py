@@ -102,6 +102,7 @@ def rewrite_fragments(
                 version,
                 size,
                 max_bytes_per_file=settings.max_bytes_per_file,
+                max_rows_per_group=settings.max_rows_per_group,
             )
             written += part
             counts.append(sum(f.physical_rows for f in part))

@@ -62,9 +62,9 @@ def _zstandard() -> ModuleType:
 
 @cache
 def _lz4_block() -> ModuleType:
-    import lz4.block
+    from lz4 import block
 
-    return lz4.block
+    return block  # type: ignore[no-any-return]
 
 
 def _unknown_scheme(scheme: str) -> UnsupportedEncodingError:

@@ -1,4 +1,5 @@
-"""Legacy Lance files (format 0.1, footer (0, 1) or (0, 2)), read only.
+"""Legacy Lance files (format 0.1, footer (0, 1) or (0, 2)): read here, written by
+:mod:`.writer` for legacy datasets.
 
 Older datasets still hold them; pylance writes them with
 ``data_storage_version="legacy"``.  The layout, from the end of the file::
@@ -26,9 +27,11 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
+
 from lancelet.errors import LanceletError
 from lancelet.file.container import RangeSource
-from lancelet.file.v0_1.container import footer_pair
+from lancelet.file.v0_1.container import footer_pair, read_layout
 from lancelet.file.version import VERSIONS
 from lancelet.io import open_input
 
@@ -51,3 +54,12 @@ def is_legacy(path: str | os.PathLike[str]) -> bool:
 def ends_in_legacy_footer(source: RangeSource) -> bool:
     """Whether an opened file ends in a legacy (0.1) footer."""
     return footer_pair(source) in VERSIONS["0.1"].footer_aliases
+
+
+def batch_offsets(path: str | os.PathLike[str]) -> np.ndarray:
+    """The first row of each batch of the legacy file at ``path``, and its row count."""
+    source = open_input(path)
+    try:
+        return read_layout(source).batch_offsets
+    finally:
+        source.close()

@@ -137,7 +137,9 @@ class Fixed(Node):
             leaf = pa.Array.from_buffers(self.leaf, last - first, [None, data], offset=first % 8)
         else:
             width = self.bits // 8
-            data = self.file.source.read(pos + first * width, (last - first) * width)
+            data = aligned(
+                self.file.source.read(pos + first * width, (last - first) * width), width
+            )
             leaf = pa.Array.from_buffers(self.leaf, last - first, [None, data])
         return self._wrap(batch, leaf)
 
@@ -172,6 +174,15 @@ class Fixed(Node):
             if problem is not None:
                 raise self.corrupt(batch, problem)
         return arr
+
+
+def aligned(data: pa.Buffer, width: int) -> pa.Buffer:
+    """``data`` at an address its values' width divides: legacy pages lie anywhere in
+    the file, and Arrow's compute engine warns about (and some hardware faults on)
+    values that straddle their alignment."""
+    if width <= 1 or data.address % min(width, 8) == 0:
+        return data
+    return pa.py_buffer(data.to_pybytes())
 
 
 class Binary(Node):
@@ -313,7 +324,7 @@ class Dictionary(Node):
         if pa.types.is_integer(value_type):
             width = value_type.bit_width // 8
             self._note(pages[:, 0], pages[:, 1] * width, "dictionary", end)
-            data = self.file.source.read(offset, length * width)
+            data = aligned(self.file.source.read(offset, length * width), width)
             return pa.Array.from_buffers(value_type, length, [None, data])
         if value_type not in (pa.string(), pa.binary(), pa.large_string(), pa.large_binary()):
             raise UnsupportedEncodingError(
@@ -358,11 +369,18 @@ class Null(Node):
 class Struct(Node):
     """A struct: no pages of its own (and no validity), its children's rows."""
 
-    def __init__(self, file: File, arrow: pa.Field, label: str, children: list[Node]) -> None:
+    def __init__(
+        self, file: File, arrow: pa.Field, label: str, field_id: int, children: list[Node]
+    ) -> None:
         super().__init__(file, arrow, label)
+        self.pages = file.pages(field_id)
         self.children = children
 
     def check(self, rows: np.ndarray) -> None:
+        # Writers leave a struct's rows of the page table empty: pages there belong
+        # to a field of another type (the schema was damaged).
+        if np.any(self.pages != 0):
+            raise self.corrupt(None, "a struct has pages of its own")
         for child in self.children:
             child.check(rows)
 

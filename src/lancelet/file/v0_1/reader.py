@@ -190,7 +190,7 @@ def _build(file: File, fields: Sequence[file_pb2.Field], schema: pa.Schema) -> l
         kids = children.get(proto.id, [])
         if pa.types.is_struct(dtype):
             nodes = [build(k, dtype.field(i), f"{label}.{k.name}") for i, k in enumerate(kids)]
-            return Struct(file, arrow, label, nodes)
+            return Struct(file, arrow, label, proto.id, nodes)
         if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
             item = build(kids[0], dtype.value_field, f"{label}.{kids[0].name}")
             return List(file, arrow, label, proto.id, item)
