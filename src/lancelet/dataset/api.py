@@ -20,6 +20,7 @@ from lancelet.dataset.progress import FragmentWriteProgress, check_progress
 from lancelet.dataset.transactions import AutoCleanupConfig, commit_properties
 from lancelet.dataset.write import (
     DEFAULT_MAX_ROWS_PER_FILE,
+    check_known_dictionaries,
     discard_data_files,
     prepare,
     write_fragment_files,
@@ -164,6 +165,13 @@ def write_dataset(
             dictionaries=dictionaries,
         )
     )
+    if prepared.version == "0.1":
+        # With no rows there are no dictionary values for the manifest to keep.
+        check_known_dictionaries(
+            prepared.schema.with_dictionaries(dictionaries),
+            [f.id for f in prepared.schema.fields],
+            f"{store.root}: write_dataset",
+        )
     cleanup = config_values(auto_cleanup_options) if auto_cleanup_options else {}
     operation: ops.Operation = (
         ops.Append(fragments)

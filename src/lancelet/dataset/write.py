@@ -138,9 +138,9 @@ def same_dictionaries(
 
 
 def check_known_dictionaries(schema: LanceSchema, ids: Sequence[int], where: str) -> None:
-    """A legacy (0.1) file of new columns may hold dictionary columns only if the
-    dataset knows their values: its manifest keeps them, and pylance refuses new
-    ones ("missing dictionary metadata")."""
+    """A legacy (0.1) dataset may hold dictionary columns only if their values are
+    known (its manifest keeps them): pylance refuses new ones in a file of new columns
+    and ones no row gave values ("missing dictionary metadata")."""
     unknown = [
         schema.field_path(f.id)
         for f in schema.fields
@@ -148,7 +148,8 @@ def check_known_dictionaries(schema: LanceSchema, ids: Sequence[int], where: str
     ]
     if unknown:
         raise LegacyTypeError(
-            f"{where}: cannot add dictionary columns {unknown} to a legacy (0.1) dataset"
+            f"{where}: dictionary columns {unknown} have no values for a legacy (0.1) "
+            "dataset's manifest to keep (new columns, or no rows)"
         )
 
 
