@@ -214,10 +214,16 @@ def _list_layer(slots: _Slots, arr: pa.Array, layer: int, ordinal: int) -> _Slot
     valid = _validity(arr)
     idx = slots.idx
     live = idx >= 0
-    safe = np.where(live, idx, 0)
-    start = offsets[safe]
-    length = offsets[safe + 1] - start
-    ok = np.ones(len(idx), dtype=bool) if valid is None else valid[safe]
+    # Only live entries point into this array: it may hold no lists at all (every
+    # list above it empty or null), so the others must not index it.
+    at = idx[live]
+    start = np.zeros(len(idx), dtype=np.int64)
+    length = np.zeros(len(idx), dtype=np.int64)
+    start[live] = offsets[at]
+    length[live] = offsets[at + 1] - start[live]
+    ok = np.ones(len(idx), dtype=bool)
+    if valid is not None:
+        ok[live] = valid[at]
     fresh = live & (slots.codes == 0)
     expand = fresh & ok & (length > 0)
     null = fresh & ~ok
