@@ -60,6 +60,11 @@ class _LeafStream:
 
         sink.add_page(self.column, len(arr), buffers, encode_values(arr, add, self.compression))
 
+    def empty_page(self, sink: PageSink) -> None:
+        # What pylance writes for a leaf that received no values.
+        all_null = enc_pb.Nullable(all_nulls=enc_pb.Nullable.AllNull())
+        sink.add_page(self.column, 0, [], enc_pb.ArrayEncoding(nullable=all_null))
+
 
 class _ListStream:
     """Buffers list lengths and validity; the items go to the child's streams."""
@@ -94,6 +99,16 @@ class _ListStream:
         enc, _ = list_enc.encode_page(lengths, valid, add)
         sink.add_page(self.column, len(lengths), buffers, enc)
 
+    def empty_page(self, sink: PageSink) -> None:
+        buffers: list[pa.Buffer] = []
+
+        def add(buf: pa.Buffer) -> int:
+            buffers.append(buf)
+            return len(buffers) - 1
+
+        enc, _ = list_enc.encode_page(np.zeros(0, np.int64), np.zeros(0, bool), add)
+        sink.add_page(self.column, 0, buffers, enc)
+
 
 class _StructStream:
     """A struct's header column: pages of the right length and no buffers."""
@@ -110,6 +125,9 @@ class _StructStream:
             enc = enc_pb.ArrayEncoding(struct=enc_pb.SimpleStruct())
             sink.add_page(self.column, self.rows, [], enc)
             self.rows = 0
+
+    def empty_page(self, sink: PageSink) -> None:
+        sink.add_page(self.column, 0, [], enc_pb.ArrayEncoding(struct=enc_pb.SimpleStruct()))
 
 
 _Stream = _LeafStream | _ListStream | _StructStream
@@ -210,3 +228,9 @@ class FileWriter20(FileWriterBase):
     def _flush(self) -> None:
         for stream in self._streams:
             stream.flush(self._sink)
+        if self._rows:
+            # A column under lists that never got an item still gets a page of no
+            # rows, as pylance writes it: pylance's reader needs one below a struct.
+            for stream in self._streams:
+                if not self._sink.pages[stream.column]:
+                    stream.empty_page(self._sink)
