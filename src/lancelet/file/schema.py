@@ -229,6 +229,25 @@ def renumbered(fields: list[file_pb2.Field], ids: Sequence[int], path: str) -> l
     return out
 
 
+def stored_type(dtype: pa.DataType) -> pa.DataType:
+    """``dtype`` as a Lance schema keeps it: a fixed-size list's items live in its
+    logical type string, so their name (``item``) and nullability (nullable) are not
+    the data's own."""
+    if pa.types.is_fixed_size_list(dtype):
+        item = dtype.value_field
+        return pa.list_(
+            item.with_type(stored_type(item.type)).with_name("item").with_nullable(True),
+            dtype.list_size,
+        )
+    children = list(_child_fields(dtype))
+    if not children:
+        return dtype
+    kept = [child.with_type(stored_type(child.type)) for child in children]
+    if pa.types.is_struct(dtype):
+        return pa.struct(kept)
+    return pa.large_list(kept[0]) if pa.types.is_large_list(dtype) else pa.list_(kept[0])
+
+
 def _child_fields(dtype: pa.DataType) -> Iterator[pa.Field]:
     if pa.types.is_struct(dtype):
         yield from (dtype.field(i) for i in range(dtype.num_fields))
