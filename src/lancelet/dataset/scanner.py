@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lancelet._arrow import cast as arrow_cast
 from lancelet.dataset.filter import is_volatile, referenced_columns, to_expression
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.index_plan import index_candidates, searches_logged
@@ -106,7 +107,7 @@ def default_batch_size() -> int:
 
 def _conformed(table: pa.Table, schema: pa.Schema) -> pa.Table:
     try:
-        return table.cast(schema)
+        return arrow_cast.cast(table, schema)
     except (pa.ArrowException, ValueError) as exc:
         # Live rows that contradict the schema, such as nulls in a non-nullable column.
         raise CorruptDatasetError(f"the data read does not fit the schema: {exc}") from exc
