@@ -66,6 +66,12 @@ class UnsupportedTypeError(SchemaError):
     """An Arrow type cannot be stored in the requested Lance format version."""
 
 
+class TypeVersionError(UnsupportedTypeError, NotImplementedError, OSError):
+    """An Arrow type that only a newer Lance file format stores (the map type before
+    2.2): pylance's file writer raises ``NotImplementedError``, ``write_dataset``
+    an ``OSError``."""
+
+
 class FilterError(LanceletError, ValueError):
     """A filter expression does not parse, or names a column the dataset lacks.
 

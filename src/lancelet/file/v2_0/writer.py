@@ -6,8 +6,9 @@ import numpy as np
 import pyarrow as pa
 
 from lancelet._proto import encodings_v2_0_pb2 as enc_pb
-from lancelet.errors import UnsupportedOptionError, UnsupportedTypeError
+from lancelet.errors import TypeVersionError, UnsupportedOptionError, UnsupportedTypeError
 from lancelet.file.codecs.general import BufferCompression, compression_from_metadata
+from lancelet.file.schema import map_column
 from lancelet.file.v2_0 import list as list_enc
 from lancelet.file.v2_0 import packed_struct
 from lancelet.file.v2_0.fields import concat_pages
@@ -215,6 +216,12 @@ class FileWriter20(FileWriterBase):
     """
 
     def _start_columns(self, schema: pa.Schema) -> int:
+        found = map_column(schema)
+        if found is not None:
+            raise TypeVersionError(
+                f"{self.path}: column {found!r} is a map, which Lance file format 2.0 "
+                "cannot store (maps need format 2.2 or later)"
+            )
         self._nodes = build_layout(schema)
         _refuse_blobs(self._nodes, self.path)
         _check_packed_types(self._nodes, self.path)
