@@ -58,8 +58,7 @@ MAP_KEYS: tuple[pa.DataType, ...] = (pa.string(), pa.int32(), pa.int64())
 
 @dataclass(frozen=True)
 class Options:
-    """What the drawn schemas may hold: maps (format 2.2 only) and fixed-size lists of
-    fixed-size lists."""
+    """What the drawn schemas may hold: maps (written at format 2.2 only)."""
 
     maps: bool = True
 
@@ -77,14 +76,18 @@ def fields(
 
 def fixed_size_lists() -> st.SearchStrategy[pa.DataType]:
     item = fields(st.just("item"), st.sampled_from(FSL_ITEMS))
-    flat = st.builds(pa.list_, item, st.integers(1, 4))
+    # 40 items of 8 bytes make values over 256 bytes: full-zip pages.
+    flat = st.builds(pa.list_, item, st.sampled_from([1, 2, 3, 4, 40]))
     nested = st.builds(pa.list_, fields(st.just("item"), flat), st.integers(1, 3))
     return flat | nested
 
 
 def data_types(options: Options, max_leaves: int = 6) -> st.SearchStrategy[pa.DataType]:
     """A leaf, or lists / large lists / fixed-size lists / structs / maps of them."""
-    leaf = st.one_of(st.sampled_from(LEAVES), st.sampled_from(LEAVES), fixed_size_lists())
+    dictionaries = st.sampled_from([t for t in LEAVES if pa.types.is_dictionary(t)])
+    leaf = st.one_of(
+        st.sampled_from(LEAVES), st.sampled_from(LEAVES), dictionaries, fixed_size_lists()
+    )
 
     def extend(inner: st.SearchStrategy[pa.DataType]) -> st.SearchStrategy[pa.DataType]:
         item = fields(st.sampled_from(["item", "element"]), inner)
@@ -93,7 +96,7 @@ def data_types(options: Options, max_leaves: int = 6) -> st.SearchStrategy[pa.Da
         structs = names.flatmap(lambda ns: st.tuples(*[fields(st.just(n), inner) for n in ns])).map(
             lambda fs: pa.struct(list(fs))
         )
-        choices = lists | structs
+        choices = st.one_of(lists, structs, lists, structs)
         if options.maps:
             key_type = st.sampled_from(MAP_KEYS)
             key = st.builds(pa.field, st.sampled_from(["key", "k"]), key_type, st.just(False))

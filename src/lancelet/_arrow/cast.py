@@ -19,7 +19,7 @@ Data = TypeVar("Data", pa.Table, pa.RecordBatch)
 
 def cast(data: Data, schema: pa.Schema) -> Data:
     """``data.cast(schema)``, leaving alone the columns already of their field's type."""
-    if data.schema == schema:
+    if data.schema.equals(schema, check_metadata=True):
         return data
     if data.schema.names != schema.names:
         return data.cast(schema)  # pyarrow says what does not match
