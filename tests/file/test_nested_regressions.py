@@ -204,3 +204,19 @@ def test_2_0_refuses_null_structs_as_pylance_does(
     with pytest.raises(UnsupportedTypeError, match="format 2.0 cannot store nulls at the struct"):
         write_mine(tmp_path / "mine.lance", table, "2.0")
     assert not (tmp_path / "mine.lance").exists()
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_levels_of_wide_fixed_size_lists_under_lists(tmp_path: Path, version: str) -> None:
+    """A page of over 1024 levels whose mini-block chunks each hold far fewer (wide
+    values, a few per chunk) packs no full block of levels: the writer failed with
+    "cannot reshape array of size 0".  The file is pylance's, byte for byte."""
+    n = 1100
+    items = pa.FixedSizeListArray.from_arrays(pa.array(range(n * 30), pa.float64()), 30)
+    offsets = pa.array(range(n + 1), pa.int32())
+    lists = pa.ListArray.from_arrays(offsets, items, mask=pa.array([i % 7 == 0 for i in range(n)]))
+    table = pa.table({"l": lists})
+    mine = write_mine(tmp_path / "mine.lance", table, version)
+    theirs = write_theirs(tmp_path / "theirs.lance", table, version)
+    assert_values(table, ref.LanceFileReader(mine).read_all().to_table())
+    assert Path(mine).read_bytes() == Path(theirs).read_bytes()
