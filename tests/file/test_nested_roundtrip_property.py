@@ -47,7 +47,7 @@ import lancelet
 import lancelet.file as mine
 from tests.file import nested_data as nd
 
-EXAMPLES = int(os.environ.get("LANCELET_NESTED_EXAMPLES", "40"))
+EXAMPLES = int(os.environ.get("LANCELET_NESTED_EXAMPLES", "70"))
 SEED = int(os.environ.get("LANCELET_NESTED_SEED", "26"))
 VERSIONS = ("2.0", "2.1", "2.2")
 
