@@ -67,9 +67,9 @@ class UnsupportedTypeError(SchemaError):
 
 
 class TypeVersionError(UnsupportedTypeError, NotImplementedError, OSError):
-    """An Arrow type that only a newer Lance file format stores (the map type before
-    2.2): pylance's file writer raises ``NotImplementedError``, ``write_dataset``
-    an ``OSError``."""
+    """Data that only a newer Lance file format stores: the map type before 2.2
+    (pylance's file writer raises ``NotImplementedError``), null structs in 2.0 (a
+    ``ValueError``); pylance's ``write_dataset`` raises ``OSError`` for both."""
 
 
 class FilterError(LanceletError, ValueError):

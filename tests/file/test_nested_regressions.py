@@ -220,3 +220,11 @@ def test_levels_of_wide_fixed_size_lists_under_lists(tmp_path: Path, version: st
     theirs = write_theirs(tmp_path / "theirs.lance", table, version)
     assert_values(table, ref.LanceFileReader(mine).read_all().to_table())
     assert Path(mine).read_bytes() == Path(theirs).read_bytes()
+
+
+def test_2_0_datasets_refuse_null_structs_with_pylance_exception(tmp_path: Path) -> None:
+    table = pa.table({"s": pa.array([{"x": 1}, None], INNER)})
+    with pytest.raises(OSError, match="does not encode struct validity"):
+        lance.write_dataset(table, str(tmp_path / "theirs"), data_storage_version="2.0")
+    with pytest.raises(OSError, match="'s' has null rows; Lance file format 2.0"):
+        lancelet.write_dataset(table, tmp_path / "mine", data_storage_version="2.0")

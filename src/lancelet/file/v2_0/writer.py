@@ -188,7 +188,7 @@ def _shred(
     stream = streams[node.column]
     if isinstance(stream, _StructStream):
         if arr.null_count:
-            raise UnsupportedTypeError(
+            raise TypeVersionError(
                 f"{path}: struct column {node.field.name!r} has null rows; Lance file "
                 "format 2.0 cannot store nulls at the struct level (only inside its fields)"
             )
