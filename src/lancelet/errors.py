@@ -105,6 +105,12 @@ class LegacyTypeError(UnsupportedTypeError, OSError):
     a ``ValueError`` for some)."""
 
 
+class TypeVersionError(UnsupportedTypeError, NotImplementedError, OSError):
+    """Data that only a newer Lance file format stores: the map type before 2.2
+    (pylance's file writer raises ``NotImplementedError``), null structs in 2.0 (a
+    ``ValueError``); pylance's ``write_dataset`` raises ``OSError`` for both."""
+
+
 class FilterError(LanceletError, ValueError, OSError):
     """A filter or SQL expression does not parse, names a column the dataset lacks, or
     does not type-check.  pylance raises a ``ValueError`` for these in scans

@@ -77,7 +77,10 @@ def _type_to_json(dtype: pa.DataType, name: str) -> dict[str, Any]:
         }
     if pa.types.is_fixed_size_binary(dtype):
         return {"type": "fixed_size_binary", "length": dtype.byte_width}
-    if pa.types.is_dictionary(dtype) and not _is_scalar(dtype.value_type):
+    if pa.types.is_map(dtype) or (
+        pa.types.is_dictionary(dtype) and not _is_scalar(dtype.value_type)
+    ):
+        # pylance's JSON has no form for maps either.
         raise SchemaError(f"field {name!r}: unsupported type {dtype}")
     return {"type": logical_type(dtype, name)}
 

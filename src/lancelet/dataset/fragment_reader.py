@@ -240,6 +240,10 @@ def _renamed(dtype: pa.DataType, names: Iterator[str]) -> pa.DataType:
         return pa.large_list(field(dtype.value_field))
     if pa.types.is_list(dtype):
         return pa.list_(field(dtype.value_field))
+    if pa.types.is_map(dtype):
+        next(names)  # its entries; readers name the key and value fields key and value
+        key, value = field(dtype.key_field), field(dtype.item_field)
+        return pa.map_(key.with_name("key"), value.with_name("value"))
     return dtype
 
 

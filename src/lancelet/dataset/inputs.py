@@ -15,6 +15,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.dataset as pa_ds
 
+from lancelet._arrow import cast as arrow_cast
 from lancelet.errors import DataColumnNotFoundError, DataTypeError, SchemaError
 from lancelet.table.schema import check_same_columns
 
@@ -131,7 +132,7 @@ def _casting(batches: Iterator[Any], schema: pa.Schema) -> Iterator[pa.RecordBat
             raise TypeError(f"expected record batches, got {type(batch).__name__}")
         if batch.schema != schema:
             try:
-                batch = batch.cast(schema)
+                batch = arrow_cast.cast(batch, schema)
             except (ValueError, TypeError, NotImplementedError) as exc:
                 raise SchemaError(
                     "a record batch does not match the schema given and cannot be cast "
@@ -143,7 +144,7 @@ def _casting(batches: Iterator[Any], schema: pa.Schema) -> Iterator[pa.RecordBat
 def _cast_reader(reader: pa.RecordBatchReader, schema: pa.Schema) -> pa.RecordBatchReader:
     def cast() -> Iterator[pa.RecordBatch]:
         for batch in reader:
-            yield batch.select(schema.names).cast(schema)
+            yield arrow_cast.cast(batch.select(schema.names), schema)
 
     check_same_columns(schema, reader.schema, "write")
     return pa.RecordBatchReader.from_batches(schema, cast())

@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lancelet._arrow import cast as arrow_cast
 from lancelet.dataset.arrow_scanner import ArrowScanner
 from lancelet.dataset.blob import DEFAULT_BLOB_BUFFER_SIZE, BlobFile, take_blobs
 from lancelet.dataset.filter import is_volatile, referenced_columns, to_expression
@@ -109,7 +110,7 @@ def default_batch_size() -> int:
 
 def _conformed(table: pa.Table, schema: pa.Schema) -> pa.Table:
     try:
-        return table.cast(schema)
+        return arrow_cast.cast(table, schema)
     except (pa.ArrowException, ValueError) as exc:
         # Live rows that contradict the schema, such as nulls in a non-nullable column.
         raise CorruptDatasetError(f"the data read does not fit the schema: {exc}") from exc

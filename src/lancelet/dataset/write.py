@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from lancelet import io
+from lancelet._arrow import cast as arrow_cast
 from lancelet._proto import file_pb2
 from lancelet.dataset import blob
 from lancelet.dataset.bases import WriteBases
@@ -84,7 +85,7 @@ def conform(reader: pa.RecordBatchReader, schema: pa.Schema, where: str) -> pa.R
             for name in required:
                 if batch.column(name).null_count:
                     raise SchemaError(f"{where}: column {name!r} is not nullable but has nulls")
-            yield batch.select(schema.names).cast(schema)
+            yield arrow_cast.cast(batch.select(schema.names), schema)
 
     return pa.RecordBatchReader.from_batches(schema, batches())
 

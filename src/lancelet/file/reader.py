@@ -24,7 +24,7 @@ from lancelet.file import container, prefetch, v0_1
 from lancelet.file.container import ColumnInfo
 from lancelet.file.extensions import logical_field, logical_reader, storage_schema
 from lancelet.file.parallel import map_columns
-from lancelet.file.schema import from_lance_fields
+from lancelet.file.schema import from_lance_fields, map_column
 from lancelet.file.v2_0.fields import ColumnPages, build_reader
 from lancelet.file.v2_0.layout import (
     FieldNode,
@@ -216,6 +216,11 @@ class LanceFileReader:
         if self._footer.structural:
             self._open_structural()
             return
+        found = map_column(self._schema)
+        if found is not None:
+            raise CorruptFileError(
+                f"{self.path}: column {found!r} is a map, which a Lance 2.0 file cannot hold"
+            )
         nodes = self._layout_2_0()
         labels = column_labels(nodes)
         self._columns = container.read_columns(self._source, self._footer, labels)

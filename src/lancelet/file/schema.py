@@ -70,6 +70,13 @@ def logical_type(dtype: pa.DataType, column: str) -> str:
         return f"fixed_size_binary:{dtype.byte_width}"
     if pa.types.is_struct(dtype):
         return "struct"
+    if pa.types.is_map(dtype):
+        if dtype.keys_sorted:
+            raise UnsupportedTypeError(
+                f"column {column!r}: maps with sorted keys (keys_sorted=True) are not "
+                "supported (pylance refuses them too)"
+            )
+        return "map"
     if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
         base = "list" if pa.types.is_list(dtype) else "large_list"
         return base + (".struct" if pa.types.is_struct(dtype.value_type) else "")
@@ -81,6 +88,10 @@ def logical_type(dtype: pa.DataType, column: str) -> str:
         if item is not None and item != extensions.BFLOAT16:
             raise UnsupportedTypeError(
                 f"column {column!r}: fixed-size lists of {item} have no Lance logical type"
+            )
+        if pa.types.is_map(dtype.value_type):
+            raise UnsupportedTypeError(
+                f"column {column!r}: fixed-size lists of maps are not supported"
             )
         inner = item or logical_type(dtype.value_type, column)
         return f"fixed_size_list:{inner}:{dtype.list_size}"
@@ -149,6 +160,18 @@ def _number(text: str, low: int, high: int, name: str) -> int:
     if not _INTEGER.fullmatch(text) or not low <= int(text) <= high:
         raise ValueError(f"{text!r} in {name!r} is not a number from {low} to {high}")
     return int(text)
+
+
+def _map_type(entries: pa.DataType, column: str) -> pa.MapType:
+    """The map whose entries are ``entries`` (a struct of a key and a value), its
+    fields named ``key`` and ``value`` whatever the file calls them, as pylance's
+    readers give them."""
+    if not pa.types.is_struct(entries) or entries.num_fields != 2:
+        raise SchemaError(f"map field {column!r}: its entries are {entries}, not a key and a value")
+    key, value = entries.field(0), entries.field(1)
+    if key.nullable:
+        raise SchemaError(f"map field {column!r}: its key field is nullable")
+    return pa.map_(key.with_name("key"), value.with_name("value"))
 
 
 def _bfloat16_item() -> pa.Field:
@@ -247,11 +270,66 @@ def renumbered(fields: list[file_pb2.Field], ids: Sequence[int], path: str) -> l
     return out
 
 
+def stored_type(dtype: pa.DataType) -> pa.DataType:
+    """``dtype`` as a Lance schema keeps it: a fixed-size list's items live in its
+    logical type string, so their name (``item``) and nullability (nullable) are not
+    the data's own."""
+    if pa.types.is_fixed_size_list(dtype):
+        item = dtype.value_field
+        return pa.list_(
+            item.with_type(stored_type(item.type)).with_name("item").with_nullable(True),
+            dtype.list_size,
+        )
+    children = list(_child_fields(dtype))
+    if not children:
+        return dtype
+    kept = [child.with_type(stored_type(child.type)) for child in children]
+    if pa.types.is_map(dtype):
+        return _map_type(kept[0].type, dtype.field(0).name)
+    if pa.types.is_struct(dtype):
+        return pa.struct(kept)
+    return pa.large_list(kept[0]) if pa.types.is_large_list(dtype) else pa.list_(kept[0])
+
+
 def _child_fields(dtype: pa.DataType) -> Iterator[pa.Field]:
     if pa.types.is_struct(dtype):
         yield from (dtype.field(i) for i in range(dtype.num_fields))
     elif pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
         yield dtype.value_field
+    elif pa.types.is_map(dtype):
+        yield dtype.field(0)  # its entries: a non-null struct of the key and the value
+
+
+def is_list_like(dtype: pa.DataType) -> bool:
+    """Lists, large lists and maps: a map is stored as a list of its entries."""
+    return bool(pa.types.is_list(dtype) or pa.types.is_large_list(dtype) or pa.types.is_map(dtype))
+
+
+def item_field(dtype: pa.DataType) -> pa.Field:
+    """A list's item field; a map's entries (a non-null struct of key and value)."""
+    field: pa.Field = dtype.field(0) if pa.types.is_map(dtype) else dtype.value_field
+    return field
+
+
+def map_column(schema: pa.Schema) -> str | None:
+    """The dotted path of a map field in ``schema`` (None: it holds none)."""
+
+    def visit(dtype: pa.DataType, name: str) -> str | None:
+        if pa.types.is_map(dtype):
+            return name
+        for child in _child_fields(dtype):
+            found = visit(child.type, f"{name}.{child.name}")
+            if found is not None:
+                return found
+        if pa.types.is_fixed_size_list(dtype):
+            return visit(dtype.value_type, f"{name}.{dtype.value_field.name}")
+        return None
+
+    for field in schema:
+        found = visit(field.type, field.name)
+        if found is not None:
+            return found
+    return None
 
 
 def from_lance_fields(
@@ -298,6 +376,10 @@ def _to_arrow_field(
     name = field.logical_type
     if name == "struct":
         dtype: pa.DataType = pa.struct(kids)
+    elif name == "map":
+        if len(kids) != 1:
+            raise SchemaError(f"map field {field.name!r} has {len(kids)} children, expected 1")
+        dtype = _map_type(kids[0].type, field.name)
     elif name.split(".")[0] in ("list", "large_list"):
         if len(kids) != 1:
             raise SchemaError(f"list field {field.name!r} has {len(kids)} children, expected 1")

@@ -17,7 +17,7 @@ from lancelet._proto import file2_pb2, file_pb2
 from lancelet.errors import LanceFileError, SchemaError
 from lancelet.file import container
 from lancelet.file.extensions import storage_batch, storage_schema
-from lancelet.file.schema import renumbered, to_lance_fields
+from lancelet.file.schema import renumbered, stored_type, to_lance_fields
 from lancelet.file.version import FileVersion
 from lancelet.io import OutputFile, open_output
 
@@ -151,8 +151,8 @@ class FileWriterBase:
 
     def _check_schema(self, got: pa.Schema) -> None:
         assert self.schema is not None
-        expected = [(f.name, f.type) for f in self.schema]
-        actual = [(f.name, self._stored_type(i, f)) for i, f in enumerate(got)]
+        expected = [(f.name, stored_type(f.type)) for f in self.schema]
+        actual = [(f.name, stored_type(self._stored_type(i, f))) for i, f in enumerate(got)]
         if expected != actual:
             self.abort()
             raise SchemaError(

@@ -133,6 +133,8 @@ def _walk(field: pa.Field, structural: bool = False) -> list[tuple[pa.Field, boo
         children = [dtype.field(i) for i in range(dtype.num_fields)]
     elif pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
         children = [dtype.value_field]
+    elif pa.types.is_map(dtype):
+        children = [dtype.field(0)]  # its entries: a struct of the key and the value
     out = [(field, not (structural and children and not packed))]
     for child in children:
         out += [(f, owns and not packed) for f, owns in _walk(child, structural)]

@@ -47,7 +47,9 @@ def _decode_arrow_dictionary(
     """A column that was an Arrow dictionary: zero-based indices of the original type.
 
     The reference stores a null row as an index to a null dictionary item; such
-    rows come back as null indices, the way the reference reads them.
+    rows come back as null indices, the way the reference reads them, and the null
+    item is left out of the dictionary (pyarrow cannot put together, to concatenate
+    or take from, chunks whose dictionaries hold nulls).
     """
     items = ctx.decode(msg.items, msg.num_dictionary_items, dtype.value_type)
     indices = ctx.decode(msg.indices, num_rows, dtype.index_type)
@@ -59,7 +61,10 @@ def _decode_arrow_dictionary(
         valid = item_valid[positions] & np.asarray(
             indices.is_valid().to_numpy(zero_copy_only=False)
         )
-        indices = pa.array(positions, type=dtype.index_type, mask=~valid)
+        # Each valid item's position once the null ones are gone.
+        compacted = np.cumsum(item_valid) - 1
+        indices = pa.array(compacted[positions], type=dtype.index_type, mask=~valid)
+        items = items.filter(pa.array(item_valid))
     return pa.DictionaryArray.from_arrays(indices, items)
 
 

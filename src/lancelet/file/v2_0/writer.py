@@ -6,8 +6,9 @@ import numpy as np
 import pyarrow as pa
 
 from lancelet._proto import encodings_v2_0_pb2 as enc_pb
-from lancelet.errors import UnsupportedOptionError, UnsupportedTypeError
+from lancelet.errors import TypeVersionError, UnsupportedOptionError, UnsupportedTypeError
 from lancelet.file.codecs.general import BufferCompression, compression_from_metadata
+from lancelet.file.schema import map_column
 from lancelet.file.v2_0 import list as list_enc
 from lancelet.file.v2_0 import packed_struct
 from lancelet.file.v2_0.fields import concat_pages
@@ -60,6 +61,11 @@ class _LeafStream:
 
         sink.add_page(self.column, len(arr), buffers, encode_values(arr, add, self.compression))
 
+    def empty_page(self, sink: PageSink) -> None:
+        # What pylance writes for a leaf that received no values.
+        all_null = enc_pb.Nullable(all_nulls=enc_pb.Nullable.AllNull())
+        sink.add_page(self.column, 0, [], enc_pb.ArrayEncoding(nullable=all_null))
+
 
 class _ListStream:
     """Buffers list lengths and validity; the items go to the child's streams."""
@@ -94,6 +100,16 @@ class _ListStream:
         enc, _ = list_enc.encode_page(lengths, valid, add)
         sink.add_page(self.column, len(lengths), buffers, enc)
 
+    def empty_page(self, sink: PageSink) -> None:
+        buffers: list[pa.Buffer] = []
+
+        def add(buf: pa.Buffer) -> int:
+            buffers.append(buf)
+            return len(buffers) - 1
+
+        enc, _ = list_enc.encode_page(np.zeros(0, np.int64), np.zeros(0, bool), add)
+        sink.add_page(self.column, 0, buffers, enc)
+
 
 class _StructStream:
     """A struct's header column: pages of the right length and no buffers."""
@@ -110,6 +126,9 @@ class _StructStream:
             enc = enc_pb.ArrayEncoding(struct=enc_pb.SimpleStruct())
             sink.add_page(self.column, self.rows, [], enc)
             self.rows = 0
+
+    def empty_page(self, sink: PageSink) -> None:
+        sink.add_page(self.column, 0, [], enc_pb.ArrayEncoding(struct=enc_pb.SimpleStruct()))
 
 
 _Stream = _LeafStream | _ListStream | _StructStream
@@ -169,7 +188,7 @@ def _shred(
     stream = streams[node.column]
     if isinstance(stream, _StructStream):
         if arr.null_count:
-            raise UnsupportedTypeError(
+            raise TypeVersionError(
                 f"{path}: struct column {node.field.name!r} has null rows; Lance file "
                 "format 2.0 cannot store nulls at the struct level (only inside its fields)"
             )
@@ -197,6 +216,12 @@ class FileWriter20(FileWriterBase):
     """
 
     def _start_columns(self, schema: pa.Schema) -> int:
+        found = map_column(schema)
+        if found is not None:
+            raise TypeVersionError(
+                f"{self.path}: column {found!r} is a map, which Lance file format 2.0 "
+                "cannot store (maps need format 2.2 or later)"
+            )
         self._nodes = build_layout(schema)
         _refuse_blobs(self._nodes, self.path)
         _check_packed_types(self._nodes, self.path)
@@ -210,3 +235,9 @@ class FileWriter20(FileWriterBase):
     def _flush(self) -> None:
         for stream in self._streams:
             stream.flush(self._sink)
+        if self._rows:
+            # A column under lists that never got an item still gets a page of no
+            # rows, as pylance writes it: pylance's reader needs one below a struct.
+            for stream in self._streams:
+                if not self._sink.pages[stream.column]:
+                    stream.empty_page(self._sink)

@@ -428,6 +428,8 @@ class FieldReader:
                 f"{self.path}: column {node.path!r}: list offsets end at "
                 f"{int(layer.offsets[-1])} but {len(items)} items exist"
             )
+        if pa.types.is_map(dtype):
+            return _map_array(dtype, layer.offsets, items, layer.validity, self.path, node.path)
         large = pa.types.is_large_list(dtype)
         if not large and layer.offsets[-1] >= 2**31:
             raise LanceFileError(
@@ -445,6 +447,29 @@ class FieldReader:
                     f"{self.path}: column {child.path!r} gave {len(arr)} values for "
                     f"{count} values of its struct {node.path!r}"
                 )
+
+
+def _map_array(
+    dtype: pa.MapType,
+    offsets: I64,
+    entries: pa.Array,
+    validity: Bools | None,
+    path: str,
+    column: str,
+) -> pa.Array:
+    """A map array from its offsets (32-bit in Arrow), entries and validity."""
+    if offsets[-1] >= 2**31:
+        raise LanceFileError(
+            f"{path}: column {column!r}: {int(offsets[-1])} map entries do not fit the 32-bit "
+            "offsets of a map; read fewer rows at a time"
+        )
+    if entries.null_count or entries.field(0).null_count:
+        raise CorruptFileError(f"{path}: column {column!r}: a map entry or key is null")
+    bitmap = None
+    if validity is not None and not bool(validity.all()):
+        bitmap = pa.py_buffer(np.packbits(validity, bitorder="little"))
+    starts = pa.py_buffer(np.ascontiguousarray(offsets, dtype=np.int32))
+    return pa.Array.from_buffers(dtype, len(offsets) - 1, [bitmap, starts], children=[entries])
 
 
 def lineages(nodes: list[Node]) -> dict[int, tuple[Kind, ...]]:

@@ -57,11 +57,17 @@ def _unsupported(what: str, thing: str) -> UnsupportedEncodingError:
 @dataclass(frozen=True)
 class FixedValues:
     """How one fixed-width value is laid out: ``width`` bytes in all, FSL layers
-    ``(dimension, has_validity)`` from the outside in, and the items' bit width."""
+    ``(dimension, has_validity)`` from the outside in, and the items' bit width.
+
+    With ``null_items``, the items of the innermost layer are all null and stored
+    as nothing (pylance writes a ``Constant`` without a value in place of their
+    encoding, also in place of inner fixed-size lists): only the bitmaps remain.
+    """
 
     width: int
     layers: tuple[tuple[int, bool], ...]
     item_bits: int
+    null_items: bool = False
 
     def build(self, raw: Bytes, count: int, arrow_type: pa.DataType, what: str) -> pa.Array:
         """``count`` values from ``raw`` (``count * width`` bytes) as ``arrow_type``."""
@@ -89,7 +95,10 @@ class FixedValues:
         for dim, _ in self.layers:
             items.append(items[-1] * dim)
         bitmaps = self._bitmaps(rows, count)
-        child = _primitive(types[-1], data, items[-1], bitmaps[-1])
+        if self.null_items:
+            child = pa.nulls(items[-1], types[-1])
+        else:
+            child = _primitive(types[-1], data, items[-1], bitmaps[-1])
         for depth in range(len(self.layers) - 1, 0, -1):
             child = pa.Array.from_buffers(
                 types[depth], items[depth], [bitmaps[depth - 1]], children=[child]
@@ -153,10 +162,14 @@ def fixed_values(
             )
         layers.append((int(fsl.items_per_value), bool(fsl.has_validity)))
         target, enc = target.value_type, fsl.values
-    if enc.WhichOneof("compression") != "flat" or enc.flat.HasField("data"):
+    null_items = _null_constant(enc) and bool(layers) and layers[-1][1]
+    if null_items:
+        item_bits = 0
+    elif enc.WhichOneof("compression") != "flat" or enc.flat.HasField("data"):
         raise _unsupported(what, f"value compression {enc.WhichOneof('compression')}")
-    item_bits = int(enc.flat.bits_per_value)
-    _check_item(target, item_bits, arrow_type, bool(layers), what)
+    else:
+        item_bits = int(enc.flat.bits_per_value)
+        _check_item(target, item_bits, arrow_type, bool(layers), what)
     values = FixedValues(0, tuple(layers), item_bits)
     items = int(np.prod([d for d, _ in layers], dtype=np.int64)) if layers else 1
     data_bits = item_bits * items
@@ -166,7 +179,11 @@ def fixed_values(
             f"{what}: values of {bits_per_value} bits do not match their encoding "
             f"({items} items of {item_bits} bits)"
         )
-    return FixedValues(width, tuple(layers), item_bits)
+    return FixedValues(width, tuple(layers), item_bits, null_items)
+
+
+def _null_constant(enc: pb.CompressiveEncoding) -> bool:
+    return enc.WhichOneof("compression") == "constant" and not enc.constant.HasField("value")
 
 
 def _check_item(

@@ -15,6 +15,7 @@ from enum import Enum
 
 import pyarrow as pa
 
+from lancelet.file.schema import is_list_like, item_field
 from lancelet.file.v2_0.layout import is_packed_struct
 
 
@@ -31,8 +32,8 @@ def kind_of(field: pa.Field) -> Kind:
         if is_packed_struct(field):
             return Kind.LEAF
         return Kind.STRUCT if dtype.num_fields else Kind.EMPTY_STRUCT
-    if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
-        return Kind.LIST
+    if is_list_like(dtype):
+        return Kind.LIST  # a map is stored as a list of its entries
     return Kind.LEAF
 
 
@@ -68,7 +69,7 @@ def _children(field: pa.Field) -> list[pa.Field]:
     if kind is Kind.STRUCT:
         return [dtype.field(i) for i in range(dtype.num_fields)]
     if kind is Kind.LIST:
-        return [dtype.value_field]
+        return [item_field(dtype)]
     return []
 
 
@@ -103,8 +104,8 @@ def _nested_fields(dtype: pa.DataType) -> int:
     list of primitives is one field)."""
     if pa.types.is_struct(dtype):
         return sum(1 + _nested_fields(dtype.field(i).type) for i in range(dtype.num_fields))
-    if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
-        return 1 + _nested_fields(dtype.value_type)
+    if is_list_like(dtype):
+        return 1 + _nested_fields(item_field(dtype).type)
     return 0
 
 

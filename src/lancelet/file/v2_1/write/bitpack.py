@@ -109,7 +109,9 @@ def out_of_line_chunks(levels: NDArray[np.uint16], counts: I64, width: int) -> C
     index = src[:, None] + np.arange(BLOCK)[None, :]
     blocks[mask] = levels[index[mask]]
     block_bytes = width * BLOCK // 8
-    packed = _pack_chunks(blocks, width).reshape(num_blocks, -1).view(np.uint8)
+    packed = np.zeros((0, block_bytes), dtype=np.uint8)
+    if num_blocks:  # none when every chunk holds under a block, its tail stored raw
+        packed = _pack_chunks(blocks, width).reshape(num_blocks, -1).view(np.uint8)
     tail_bytes = np.where(raw_tail, 2 * rem, 0)
     sizes = packed_blocks * block_bytes + tail_bytes
     out_starts = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)

@@ -13,7 +13,12 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from lancelet.errors import SchemaError, UnsupportedOptionError, UnsupportedTypeError
+from lancelet.errors import (
+    SchemaError,
+    TypeVersionError,
+    UnsupportedOptionError,
+    UnsupportedTypeError,
+)
 from lancelet.file.blob_v2 import is_descriptor_field
 from lancelet.file.v2_0.layout import is_packed_struct
 from lancelet.file.v2_1.write import dictionary
@@ -206,6 +211,13 @@ def check_field_tree(
         children = list(dtype)
     elif pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
         children = [dtype.value_field]
+    elif pa.types.is_map(dtype):
+        if minor < 2:
+            raise TypeVersionError(
+                f"{where} is a map, which Lance file format 2.{minor} cannot store "
+                "(maps need format 2.2 or later)"
+            )
+        children = [dtype.field(0)]
     nested = in_list or not pa.types.is_struct(dtype)
     for child in children:
         check_field_tree(child, path, f"{name}.{child.name}", minor, nested)

@@ -31,6 +31,7 @@ from numpy.typing import NDArray
 
 from lancelet._proto import encodings_v2_1_pb2 as pb
 from lancelet.errors import UnsupportedTypeError
+from lancelet.file.schema import is_list_like, item_field
 from lancelet.file.v2_0.layout import is_packed_struct
 
 # Codes: 0 is valid; a null at layer i is 1 + 2*i, an empty list at layer i is 2 + 2*i.
@@ -140,15 +141,15 @@ def leaf_paths(schema: pa.Schema) -> list[LeafPath]:
                 return
             for child in dtype:
                 visit(child, f"{name}.{child.name}", (*lists, False), meta)
-        elif pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
-            child_name = f"{name}.{dtype.value_field.name}"
-            visit(dtype.value_field, child_name, (*lists, True), meta)
+        elif is_list_like(dtype):
+            item = item_field(dtype)
+            visit(item, f"{name}.{item.name}", (*lists, True), meta)
         elif pa.types.is_fixed_size_list(dtype) and not _fixed_width(dtype):
             raise UnsupportedTypeError(
                 f"column {name!r}: fixed-size lists of {dtype.value_type} cannot be written "
                 "in Lance file format 2.1+ by lancelet (only fixed-width items)"
             )
-        elif pa.types.is_map(dtype) or pa.types.is_union(dtype):
+        elif pa.types.is_union(dtype):
             raise UnsupportedTypeError(f"column {name!r}: Arrow type {dtype} cannot be written")
         else:
             out.append(LeafPath(field, name, (*lists, False), meta))
@@ -214,10 +215,16 @@ def _list_layer(slots: _Slots, arr: pa.Array, layer: int, ordinal: int) -> _Slot
     valid = _validity(arr)
     idx = slots.idx
     live = idx >= 0
-    safe = np.where(live, idx, 0)
-    start = offsets[safe]
-    length = offsets[safe + 1] - start
-    ok = np.ones(len(idx), dtype=bool) if valid is None else valid[safe]
+    # Only live entries point into this array: it may hold no lists at all (every
+    # list above it empty or null), so the others must not index it.
+    at = idx[live]
+    start = np.zeros(len(idx), dtype=np.int64)
+    length = np.zeros(len(idx), dtype=np.int64)
+    start[live] = offsets[at]
+    length[live] = offsets[at + 1] - start[live]
+    ok = np.ones(len(idx), dtype=bool)
+    if valid is not None:
+        ok[live] = valid[at]
     fresh = live & (slots.codes == 0)
     expand = fresh & ok & (length > 0)
     null = fresh & ~ok
@@ -282,9 +289,9 @@ def shred(paths: Sequence[LeafPath], schema: pa.Schema, batch: pa.RecordBatch) -
             slots = _item_layer(slots, _validity(arr), depth)
             for i, child in enumerate(dtype):
                 visit(arr.field(i), child, slots, depth + 1, lists)
-        elif pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+        elif is_list_like(dtype):
             slots = _list_layer(slots, arr, depth, lists + 1)
-            visit(arr.values, dtype.value_field, slots, depth + 1, lists + 1)
+            visit(arr.values, item_field(dtype), slots, depth + 1, lists + 1)
         else:
             out.append(_leaf(next(path_iter), arr, slots, n))
 
