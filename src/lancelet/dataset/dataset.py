@@ -39,6 +39,7 @@ from lancelet.dataset.sampling import sample_indices
 from lancelet.dataset.scan_defaults import checked_defaults, with_defaults
 from lancelet.dataset.scannable import Scannable
 from lancelet.dataset.scanner import LanceScanner
+from lancelet.dataset.sql_query import SqlMethods
 from lancelet.dataset.stats import LanceStats
 from lancelet.dataset.tags import Tags, resolve_version
 from lancelet.dataset.take import take_by_row_ids
@@ -67,7 +68,7 @@ if TYPE_CHECKING:
 Version = int | str
 
 
-class LanceDataset(ArrowDataset, VersionInfo, PylanceOnlyMethods):
+class LanceDataset(ArrowDataset, VersionInfo, SqlMethods, PylanceOnlyMethods):
     def __init__(
         self,
         uri: str | os.PathLike[str],
