@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from lancelet import io
+from lancelet import events, io
 from lancelet.dataset import blob
 from lancelet.dataset.bases import WriteBases
 from lancelet.dataset.progress import FragmentWriteProgress
@@ -175,6 +175,7 @@ class _FileSink:
         fragment_id: int = 0,
         max_bytes: int | None = None,
         names: list[str] | None = None,
+        audited: bool = True,
     ) -> None:
         if max_rows < 0:
             raise NumberOutOfRangeError(f"max_rows_per_file must be positive, got {max_rows}")
@@ -200,6 +201,9 @@ class _FileSink:
         self.paths: list[str] = []
         self._progress = progress
         self._fragment_id = fragment_id
+        # Whether finished files are reported (lancelet.events), as pylance's dataset
+        # writes report them and its fragment writes do not.
+        self._audited = audited
 
     def write(self, batch: pa.RecordBatch) -> None:
         while batch.num_rows:
@@ -248,6 +252,8 @@ class _FileSink:
         data_file_ = data_file(self._name, self._schema, self._version, size, self._names, base_id)
         fragment = Fragment(self._fragment_id, (data_file_,), self._rows)
         self.fragments.append(fragment)
+        if self._audited:
+            events.file_created("data", self._name)
         if self._progress is not None:
             self._progress.complete(fragment)
 
@@ -270,13 +276,15 @@ def write_fragment_files(
     progress: FragmentWriteProgress | None = None,
     fragment_id: int = 0,
     max_bytes_per_file: int | None = None,
+    audited: bool = True,
 ) -> list[Fragment]:
     """Write the stream as data files of file format ``version`` (under ``bases``'
     targets, if any); fragments come back with id ``fragment_id`` (0: assigned at
     commit). ``progress`` is told as each fragment is opened and finished;
     ``max_bytes_per_file`` (None: no limit) starts a new file once a file's pages
     reach that size.  A stream of some of the schema's columns (in its order; see
-    :func:`conform_append`) gives files of those columns only."""
+    :func:`conform_append`) gives files of those columns only.  ``audited``: report each
+    file (:mod:`lancelet.events`)."""
     given = reader.schema.names
     names = None if given == schema.to_arrow().names else given
     sink = _FileSink(
@@ -289,6 +297,7 @@ def write_fragment_files(
         fragment_id,
         max_bytes_per_file,
         names,
+        audited,
     )
     try:
         for batch in reader:
