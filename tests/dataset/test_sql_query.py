@@ -81,6 +81,8 @@ ORDERED = [
     "SELECT value, count(*), sum(nn) FROM dataset GROUP BY value ORDER BY value DESC",
     "SELECT g, b, count(*) FROM dataset GROUP BY g, b ORDER BY g, b",
     "SELECT * FROM dataset WHERE id IN (1, 2) ORDER BY nn",
+    "SELECT id * 2 AS d FROM dataset ORDER BY d + 1",
+    "SELECT g, count(*) AS c FROM dataset WHERE g IS NOT NULL GROUP BY g ORDER BY c + 1, g",
 ]
 
 UNORDERED = [
@@ -113,6 +115,7 @@ UNORDERED = [
     "SELECT g, sum(id) + 1, max(value) FROM dataset GROUP BY g",
     "SELECT value FROM dataset GROUP BY value",
     "SELECT count(*) FROM dataset HAVING count(*) > 1",
+    "SELECT g, count(*) AS c FROM dataset GROUP BY g HAVING c > 1 AND g > 0",
     "SELECT g, count(*) FROM dataset WHERE g IS NOT NULL GROUP BY g HAVING max(id) > 2",
     "SELECT min(g), max(g) FROM dataset GROUP BY b",
     "SELECT count(DISTINCT g), count(DISTINCT b) FROM dataset GROUP BY value",

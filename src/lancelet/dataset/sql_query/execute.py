@@ -91,7 +91,8 @@ class _Query:
         self.names = [self._name(item) for item in self.items]
         _check_unique(self.names)
         self.where = _clause(select, "where")
-        self.having = _clause(select, "having")
+        having = _clause(select, "having")
+        self.having = None if having is None else self._with_aliases(having)
         self.order: list[exp.Ordered] = (
             list(select.args["order"].expressions) if _has(select, "order") else []
         )
@@ -109,6 +110,29 @@ class _Query:
                 "does not know the name DataFusion would give it"
             )
         return name
+
+    def _with_aliases(self, node: exp.Expr, over_columns: bool = False) -> exp.Expr:
+        """``node`` with the output columns it names replaced by their expressions, as
+        HAVING and ORDER BY may name them: HAVING where no source column has the name,
+        ORDER BY (``over_columns``) whatever the source columns are called."""
+
+        def visit(child: exp.Expr) -> exp.Expr:
+            name = column_reference(child)
+            if name is None or name not in self.names:
+                return child
+            if name in self.scope.schema.names and not over_columns:
+                return child
+            return self.items[self.names.index(name)].node.copy()
+
+        return node.copy().transform(visit, copy=False)
+
+    def _source_order(self) -> list[exp.Expr]:
+        """The ORDER BY expressions over the source, resolved."""
+        return [
+            resolve(self._with_aliases(o.this, over_columns=True), self.scope)
+            for o in self.order
+            if self._is_source(o.this)
+        ]
 
     def _uses_aggregates(self) -> bool:
         nodes = [item.node for item in self.items] + [o.this for o in self.order]
@@ -134,7 +158,7 @@ class _Query:
     def _reads(self) -> list[str]:
         nodes = [item.node for item in self.items]
         nodes += [resolve(n, self.scope) for n in self._group_nodes() if n is not None]
-        nodes += [resolve(o.this, self.scope) for o in self.order if self._is_source(o.this)]
+        nodes += self._source_order()
         if self.having is not None:
             nodes.append(resolve(self.having, self.scope))
         named = {c.parts[0].name for node in nodes for c in node.find_all(exp.Column)}
@@ -157,7 +181,7 @@ class _Query:
     ) -> list[SortKey]:
         """The ORDER BY keys: output columns named by position or name, or expressions
         over the source (made expressions over ``rows`` by ``prepare``)."""
-        sources = [resolve(o.this, self.scope) for o in self.order if self._is_source(o.this)]
+        sources = self._source_order()
         if _is_distinct(self.select):
             self._order_in_select(sources)
         computed = iter(evaluate_nodes([prepare(n) for n in sources], rows, None, self.sql))
@@ -239,7 +263,7 @@ class _Query:
         yield from (item.node for item in self.items)
         if self.having is not None:
             yield resolve(self.having, self.scope)
-        yield from (resolve(o.this, self.scope) for o in self.order if self._is_source(o.this))
+        yield from self._source_order()
 
     def _post_table(self, source: pa.Table, group: list[exp.Expr], rewriter: _Rewriter) -> pa.Table:
         keys = evaluate_nodes(group, source, None, self.sql)
