@@ -131,6 +131,18 @@ class FilterEvaluationError(FilterError):
     ``ValueError``)."""
 
 
+class SqlQueryError(FilterError):
+    """A ``LanceDataset.sql`` query names no such table or column, or breaks a rule of
+    SQL (a column neither grouped nor aggregated, duplicate output names): a
+    ``ValueError`` in pylance."""
+
+
+class UnsupportedSqlError(LanceletError, NotImplementedError, ValueError):
+    """A ``LanceDataset.sql`` query uses SQL that lancelet does not run (joins,
+    subqueries, window functions, ...).  pylance runs it; a caller catching pylance's
+    ``ValueError`` for a bad query catches this too."""
+
+
 class ArgumentError(LanceletError, ValueError):
     """An argument of a lancelet call has the right type but an impossible value."""
 

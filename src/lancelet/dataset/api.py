@@ -8,13 +8,14 @@ from typing import Any, Literal
 
 import pyarrow as pa
 
-from lancelet import log
+from lancelet import events
 from lancelet.dataset.asof import version_asof
 from lancelet.dataset.auto_cleanup import config_values
 from lancelet.dataset.bases import plan_write
 from lancelet.dataset.committing import commit_transaction
 from lancelet.dataset.dataset import LanceDataset, Version
 from lancelet.dataset.inputs import as_reader, dataset_location
+from lancelet.dataset.loading import announce_latest
 from lancelet.dataset.options import check_options
 from lancelet.dataset.progress import FragmentWriteProgress, check_progress
 from lancelet.dataset.transactions import AutoCleanupConfig, commit_properties
@@ -136,10 +137,9 @@ def write_dataset(
             f"write_dataset: mode must be 'create', 'append' or 'overwrite', not {mode!r}"
         )
     uri, storage_options = dataset_location(uri, storage_options, "write_dataset")
-    log.LOGGER.info('event="writing" uri=%r mode=%s', uri, mode)
     store = DatasetStore(uri, storage_options)
-    found = store.latest_manifest()
-    latest = found[0] if found else None
+    latest = announce_latest(store, os.fspath(uri))
+    events.dataset_event("writing", os.fspath(uri), mode=events.Raw(mode.capitalize()))
     if latest is not None and mode == "create":
         raise DatasetAlreadyExistsError(f"{store.root}: a dataset already exists here")
     if enable_stable_row_ids and latest is not None and not latest.stable_row_ids:
@@ -198,6 +198,7 @@ def write_dataset(
             data_format=("lance", prepared.version),
             new_dataset_naming=scheme,
             policy=CommitPolicy(lock=commit_lock),
+            announce_as=os.fspath(uri),
         )
     except BaseException:
         # The commit never happened, so nothing can reference these files.

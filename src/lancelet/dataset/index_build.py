@@ -36,7 +36,7 @@ from lancelet.errors import (
 )
 from lancelet.file import version as file_version
 from lancelet.file.extensions import ARROW_JSON, is_extension
-from lancelet.index import registry
+from lancelet.index import json_kind, registry
 from lancelet.table import naming
 from lancelet.table.index import IndexDetails, IndexMetadata
 from lancelet.table.manifest import Manifest
@@ -83,7 +83,7 @@ def create_scalar_index(
     where = f"{dataset.uri} version {manifest.version}"
     _refuse_options(where, train, progress_callback, format_version)
     type_name, given = index_config.unpack(index_type, kwargs, where)
-    kind = index_kind(type_name, where)
+    kind = _json_kind(index_type, manifest, where) or index_kind(type_name, where)
     if fragment_ids is not None:
         # pylance builds these types fragment by fragment only through
         # create_index_uncommitted (which lancelet lacks), and refuses this as a ValueError.
@@ -129,6 +129,20 @@ def _refuse_options(
             raise UnsupportedOptionError(
                 f"{where}: create_scalar_index does not support {option} in lancelet"
             )
+
+
+def _json_kind(index_type: object, manifest: Manifest, where: str) -> registry.IndexType | None:
+    """The JSON index type, asked for as pylance asks for it: in an IndexConfig."""
+    if not isinstance(index_type, index_config.IndexConfig):
+        return None
+    if not isinstance(index_type.index_type, str) or index_type.index_type.upper() != "JSON":
+        return None
+    if manifest.stable_row_ids:
+        # pylance refuses a JSON BTREE there; what its other targets key rows by is unknown.
+        raise UnsupportedOptionError(
+            f"{where}: lancelet does not build JSON indices on datasets with stable row ids"
+        )
+    return json_kind.JSON
 
 
 def index_kind(index_type: object, where: str) -> registry.IndexType:
