@@ -104,7 +104,7 @@ def dataset_session(options: dict[str, Any], call: str) -> Session | None:
 
 
 def write_dataset(
-    data: Any,
+    data_obj: Any,
     uri: str | os.PathLike[str] | LanceDataset,
     schema: pa.Schema | None = None,
     mode: WriteMode = "create",
@@ -123,7 +123,7 @@ def write_dataset(
     max_bytes_per_file: int | None = None,
     **options: Any,
 ) -> LanceDataset:
-    """Create a dataset, append to it, or overwrite it with ``data``.
+    """Create a dataset, append to it, or overwrite it with ``data_obj``.
 
     ``auto_cleanup_options`` apply to a new dataset only (an existing one keeps its
     config, as in pylance); ``commit_message`` and ``transaction_properties`` are
@@ -149,7 +149,7 @@ def write_dataset(
             "one exists without stable row ids"
         )
     bases = plan_write(latest, mode, initial_bases, target_bases, store.root)
-    prepared = prepare(latest, as_reader(data, schema), mode, data_storage_version, store.root)
+    prepared = prepare(latest, as_reader(data_obj, schema), mode, data_storage_version, store.root)
     dictionaries = dict(prepared.schema.dictionaries)
     fragments = tuple(
         write_fragment_files(
