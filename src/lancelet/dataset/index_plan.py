@@ -199,7 +199,8 @@ class _LazyPart:
 
     def search(self, query: IndexQuery) -> SearchResult | None:
         try:
-            found = opened(self._store, self._index, self._type).search(query)
+            with accounting.index_work():
+                found = opened(self._store, self._index, self._type).search(query)
         except ArgumentError:
             found = None  # the index holds values of another type than the column's
         log = _SEARCHES.get()
