@@ -188,6 +188,11 @@ class StorageNotFoundError(StorageError, FileNotFoundError):
     """An object that should exist in a store does not."""
 
 
+class ResourcesExhaustedError(LanceletError, OSError):
+    """Work needs more memory than its budget (an index build's sort under
+    ``LANCE_MEM_POOL_SIZE``); pylance raises an ``OSError`` "Resources exhausted"."""
+
+
 class DatasetError(LanceletError):
     """A dataset cannot be opened, read or changed."""
 

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelet import io
-from lancelet.dataset import index_config, indices
+from lancelet.dataset import arguments, index_config, indices
 from lancelet.dataset.scanner import ROW_ADDRESS, ROW_ID, LanceScanner
 from lancelet.errors import (
     ArgumentError,
@@ -81,7 +81,8 @@ def create_scalar_index(
 ) -> None:
     manifest = dataset._manifest
     where = f"{dataset.uri} version {manifest.version}"
-    _refuse_options(where, train, progress_callback, format_version)
+    _refuse_options(where, progress_callback, format_version)
+    train = arguments.flag(train, "train", f"{where}: create_scalar_index", True)
     type_name, given = index_config.unpack(index_type, kwargs, where)
     kind = _json_kind(index_type, manifest, where) or index_kind(type_name, where)
     if fragment_ids is not None:
@@ -96,7 +97,10 @@ def create_scalar_index(
     name = name or _default_name(manifest, field, kind)
     indices.check_new_index(manifest, name, [field.id], replace, where)
     uid = _new_uuid(index_uuid, where)
-    details = build_index(dataset, manifest, kind, field, uid, params)
+    # train=False: an empty index, as pylance writes it (its files hold no rows, it
+    # covers no fragment); optimize_indices then indexes the fragments.
+    covered = [f.id for f in manifest.fragments] if train else []
+    details = build_index(dataset, manifest, kind, field, uid, params, covered)
     try:
         indices.commit_index(
             dataset,
@@ -104,7 +108,7 @@ def create_scalar_index(
             [field.id],
             uid,
             details,
-            [f.id for f in manifest.fragments],
+            covered,
             replace=replace,
             index_version=kind.version_for(manifest.stable_row_ids),
         )
@@ -115,12 +119,10 @@ def create_scalar_index(
 
 def _refuse_options(
     where: str,
-    train: bool,
     progress_callback: Any,
     format_version: int | str | None,
 ) -> None:
     given = {
-        "train=False": not train,
         "progress_callback": progress_callback is not None,
         "format_version": format_version is not None,
     }

@@ -34,12 +34,12 @@ from lancelet.index.planner import Candidates, IndexedColumn, plan
 from lancelet.io import accounting
 from lancelet.table import naming
 from lancelet.table.fragment import Fragment
-from lancelet.table.index import IndexMetadata
+from lancelet.table.index import IndexMetadata, index_type
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.store import DatasetStore
 
-# (index name, query, answered) for each index search while a scan plans, so that the
-# scan's plan can say which indices it used (see :func:`searches_logged`).
+# (index name and type, query, answered) for each index search while a scan plans, so
+# that the scan's plan can say which indices it used (see :func:`searches_logged`).
 _SEARCHES: ContextVar[list[tuple[str, IndexQuery, bool]] | None] = ContextVar(
     "index_searches", default=None
 )
@@ -47,8 +47,8 @@ _SEARCHES: ContextVar[list[tuple[str, IndexQuery, bool]] | None] = ContextVar(
 
 @contextlib.contextmanager
 def searches_logged() -> Iterator[list[tuple[str, IndexQuery, bool]]]:
-    """The index searches made inside the block: (index name, query, whether the
-    index answered it)."""
+    """The index searches made inside the block: (index name and type, as in
+    ``x_idx(BTree)``, query, whether the index answered it)."""
     log: list[tuple[str, IndexQuery, bool]] = []
     token = _SEARCHES.set(log)
     try:
@@ -232,13 +232,16 @@ class _LazyPart:
 
     def search(self, query: IndexQuery) -> SearchResult | None:
         try:
-            index = opened(self._store, self._index, self._type)
-            found = index.search(query) if self._answers(index) else None
+            with accounting.index_work():
+                index = opened(self._store, self._index, self._type)
+                found = index.search(query) if self._answers(index) else None
         except ArgumentError:
             found = None  # the index holds values of another type than the column's
         log = _SEARCHES.get()
         if log is not None:
-            log.append((self._index.name, query, found is not None))
+            # Named as pylance's plans name it: ``x_idx(BTree)``.
+            label = f"{self._index.name}({index_type(self._index.index_details)})"
+            log.append((label, query, found is not None))
         if found is None:
             return None
         if self._reuse is not None:

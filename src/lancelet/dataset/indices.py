@@ -206,8 +206,10 @@ def index_statistics(store: DatasetStore, manifest: Manifest, name: str) -> dict
     covered = {f.id for f in manifest.fragments if any(i.covers(f.id) for i in indices)}
     kind = indices[0].index_details
     specific = _segment_statistics(store, manifest, indices)
+    # pylance names the type from the segments that cover some fragment.
+    every_empty = all(_covers_nothing(i) for i in indices)
     stats: dict[str, Any] = {
-        "index_type": index_type(_stated_details(kind)),
+        "index_type": "N/A" if every_empty else index_type(_stated_details(kind)),
         "name": name,
         "num_indices": len(indices),
         "num_segments": len(indices),
@@ -229,14 +231,22 @@ def index_statistics(store: DatasetStore, manifest: Manifest, name: str) -> dict
     return stats
 
 
+def _covers_nothing(index: IndexMetadata) -> bool:
+    """An empty segment (``train=False``), or one whose every fragment was replaced."""
+    return index.fragment_bitmap is not None and not len(index.fragment_bitmap)
+
+
 def _segment_statistics(
     store: DatasetStore, manifest: Manifest, indices: Sequence[IndexMetadata]
 ) -> list[dict[str, Any]] | None:
     paths = index_plan.field_paths(manifest)
     if json_kind.target_kind(indices[0].index_details) is None:
         return None
-    out = []
+    out: list[dict[str, Any]] = []
     for index in indices:
+        if _covers_nothing(index):
+            out.append({})  # pylance does not open such a segment
+            continue
         path = paths.get(index.fields[0]) if len(index.fields) == 1 else None
         if path is None:
             return None

@@ -61,6 +61,7 @@ from lancelet.expr.nodes import (
     Predicate,
     Range,
 )
+from lancelet.file.extensions import ARROW_JSON, is_extension
 
 __all__ = ["predicate_tree"]
 
@@ -162,7 +163,11 @@ class _Splitter:
         const = operand(node, self.sql, self.schema).const
         if const is None:
             return None
-        value = exact_literal(const, self.field_type(path), node)
+        # An extension column (arrow.uuid) compares as its storage.
+        target = _storage_type(self.field_type(path))
+        value = exact_literal(const, target, node)
+        if value is None and pa.types.is_fixed_size_binary(target):
+            value = _fixed_size_bytes(const, target)
         if value is None or _is_nan(value):
             return None
         return value
@@ -209,7 +214,7 @@ class _Splitter:
         if len(known) < len(values):
             # Includes a NULL in the list: x IN (1, NULL) is NULL, not FALSE, for x <> 1.
             return None
-        array = pa.array(known, self.field_type(path))
+        array = pa.array(known, _storage_type(self.field_type(path)))
         return IsIn(_dotted(path), pc.unique(array))
 
     def _text_against_string_column(self, node: exp.Expression) -> tuple[str, str] | None:
@@ -289,3 +294,23 @@ def _is_nan(value: pa.Scalar) -> bool:
         return False
     number: float = value.as_py()
     return number != number
+
+
+def _storage_type(dtype: pa.DataType) -> pa.DataType:
+    """The type the filter compares a column's values as: an extension column's
+    storage (JSON excepted), as :mod:`lancelet.dataset.filter` reads it."""
+    if is_extension(dtype) and dtype.extension_name != ARROW_JSON:
+        return dtype.storage_type
+    return dtype
+
+
+def _fixed_size_bytes(const: pa.Scalar, target: pa.FixedSizeBinaryType) -> pa.Scalar | None:
+    """A binary literal (``X'...'``) of exactly the column's width, as its value: the
+    filter compares the bytes, so the leaf means the same.  Another width matches no
+    row and stays Opaque, for the filter to say so."""
+    if not const.is_valid or not (
+        pa.types.is_binary(const.type) or pa.types.is_large_binary(const.type)
+    ):
+        return None
+    data = const.as_py()
+    return pa.scalar(data, target) if len(data) == target.byte_width else None
