@@ -2,7 +2,7 @@
 
 ``make test`` runs the dataset tests again with ``LANCELET_TEST_STORAGE_BACKEND=memory``.
 Every path under pytest's temporary directory then resolves to lancelet's
-``memory://`` store (:func:`memory_backend` patches :func:`lancelet.io.registry.resolve`),
+``memory://`` store (:func:`memory_backend` patches :meth:`lancelet.io.FileIO.resolve`),
 so each read and write lancelet makes goes through the object-store backend (obstore,
 ranged reads, conditional puts, listings); lancelet never touches a local file there.
 
@@ -39,9 +39,7 @@ from unittest import mock
 
 import pyarrow as pa
 
-import lancelet.io
 from lancelet import io
-from lancelet.io import registry
 from lancelet.io.base import InputFile, ObjectInfo, OutputFile, Storage
 from lancelet.io.objects import ObjectStorage
 
@@ -51,6 +49,10 @@ if STORAGE_BACKEND not in ("local", "memory"):
         f"LANCELET_TEST_STORAGE_BACKEND={STORAGE_BACKEND!r}: expected 'local' or 'memory'"
     )
 MEMORY = STORAGE_BACKEND == "memory"
+
+# The tests' own reads and writes of datasets' files (local, or routed to the memory
+# store in the memory run).
+FILES = io.FileIO()
 
 # What the view knows of one of its files: (inode, size, modification time in ns).
 # pylance never changes a file in place: it writes new names, renames over old ones
@@ -374,22 +376,23 @@ def memory_backend(base: str) -> Iterator[PylanceBridge]:
     import lance.file
     import lance.fragment
 
-    memory, _, _ = registry.resolve("memory://")
-    assert isinstance(memory, ObjectStorage)
+    # One memory store for the run: every FileIO's local paths under the base live there.
+    import obstore.store
+
+    memory = ObjectStorage(obstore.store.MemoryStore(), "memory:/")
     bridge = BRIDGE = PylanceBridge(base, memory)
     storage = BridgedStorage(bridge)
-    original = registry.resolve
+    original = io.FileIO.resolve
 
-    def resolve(uri: str | os.PathLike[str]) -> tuple[Storage, str, str]:
-        found, key, text = original(uri)
+    def resolve(self: io.FileIO, uri: str | os.PathLike[str]) -> tuple[Storage, str, str]:
+        found, key, text = original(self, uri)
         if bridge.routed(uri):
             return storage, bridge.key(key), text
         return found, key, text
 
     try:
         with contextlib.ExitStack() as patches:
-            patches.enter_context(mock.patch.object(registry, "resolve", resolve))
-            patches.enter_context(mock.patch.object(lancelet.io, "resolve", resolve))
+            patches.enter_context(mock.patch.object(io.FileIO, "resolve", resolve))
             # pylance's calls that take a dataset's location, and where they take it.
             for owner, name, position, keyword in [
                 (lance, "dataset", 0, "uri"),
@@ -430,8 +433,8 @@ def copy_tree(source: str | os.PathLike[str], dest: str | os.PathLike[str]) -> N
         shutil.copytree(source, dest)
         return
     source, dest = io.local_path(source), io.local_path(dest)
-    for name, _ in list(io.list_tree(source)):
-        io.put(io.join(dest, name), io.read_bytes(io.join(source, name)))
+    for name, _ in list(FILES.list_tree(source)):
+        FILES.put(io.join(dest, name), FILES.read_bytes(io.join(source, name)))
 
 
 # -- files, on either backend ----------------------------------------------------------
@@ -441,37 +444,44 @@ def copy_tree(source: str | os.PathLike[str], dest: str | os.PathLike[str]) -> N
 
 
 def read_file(path: str | os.PathLike[str]) -> bytes:
-    return io.read_bytes(path)
+    return FILES.read_bytes(path)
 
 
 def write_file(path: str | os.PathLike[str], data: bytes) -> None:
     """Replace (or create) the file at ``path`` with ``data``."""
-    io.put(path, data)
+    FILES.put(path, data)
 
 
 def remove_file(path: str | os.PathLike[str]) -> None:
     """Remove the file at ``path``, which must be there (as with ``os.remove``)."""
-    if not io.exists(path):
+    if not FILES.exists(path):
         raise FileNotFoundError(f"{path}: no such file")
-    io.delete(path)
+    FILES.delete(path)
 
 
 def present(path: str | os.PathLike[str]) -> bool:
     """Whether anything is at ``path``: a file, or a folder (a key prefix) with files."""
-    return io.exists(path) or io.is_dir(path)
+    return FILES.exists(path) or FILES.is_dir(path)
 
 
 def list_names(folder: str | os.PathLike[str]) -> list[str]:
     """The names directly in ``folder`` (files and folders), sorted; none if it is missing."""
-    return sorted(io.list_dir(folder))
+    return sorted(FILES.list_dir(folder))
 
 
 def file_names(root: str | os.PathLike[str]) -> set[str]:
     """Every file below ``root``, as a "/"-separated path relative to it."""
-    return {name for name, _ in io.list_tree(root)}
+    return {name for name, _ in FILES.list_tree(root)}
 
 
 def file_tree(root: str | os.PathLike[str]) -> dict[str, bytes]:
     """Every file below ``root`` with its bytes."""
     found = io.local_path(root) if io.is_local(root) else str(root)
-    return {name: io.read_bytes(io.join(found, name)) for name, _ in list(io.list_tree(found))}
+    return {
+        name: FILES.read_bytes(io.join(found, name)) for name, _ in list(FILES.list_tree(found))
+    }
+
+
+def local(path: str | os.PathLike[str]) -> io.Place:
+    """A local path as a place the index layer reads and writes (through ``FILES``)."""
+    return io.Place(FILES, os.fspath(path))

@@ -14,7 +14,6 @@ import pyarrow as pa
 import pytest
 
 import lancelet as ll
-from lancelet import io
 from tests import storage
 
 TABLE = pa.table({"k": list(range(10))})
@@ -40,12 +39,13 @@ def _local_files(root: Path) -> list[Path]:
     return [p for p in root.rglob("*") if p.is_file() and "pylance-view" not in p.parts]
 
 
-def test_lancelet_keeps_routed_datasets_in_the_memory_store(base: Path) -> None:
+def test_lancelet_keeps_routed_datasets_in_the_memory_store(
+    bridge: storage.PylanceBridge, base: Path
+) -> None:
     uri = base / "ds"
     ll.write_dataset(TABLE, uri)
     assert _local_files(base) == []
-    memory, _, _ = io.resolve("memory://")
-    names = {n for n, _ in memory.list_tree(str(uri).lstrip("/"))}
+    names = {n for n, _ in bridge.memory.list_tree(str(uri).lstrip("/"))}
     assert any(n.startswith("_versions/") for n in names)
     assert any(n.startswith("data/") for n in names)
     assert ll.dataset(uri).to_table().equals(TABLE)

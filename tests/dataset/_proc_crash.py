@@ -98,7 +98,7 @@ def run(uri: str, point: str) -> None:
         append(uri)
     elif point == "before_publish":
         # store.py calls the name bound in lancelet.io, so that is the one to replace.
-        lancelet.io.put_if_not_exists = die  # type: ignore[assignment]
+        lancelet.io.FileIO.put_if_not_exists = die  # type: ignore[method-assign]
         append(uri)
     elif point == "mid_manifest_temp":
         lancelet.io.local._write_temp = die_halfway_through(naming.MANIFEST_SUFFIX)
@@ -130,7 +130,7 @@ def run(uri: str, point: str) -> None:
         DatasetStore.write_transaction = die_on_call(DatasetStore.write_transaction, 2)  # type: ignore[method-assign]
         ll.dataset(uri, version=2).delete("k >= 6 AND k < 8")
     elif point == "create_before_publish":
-        lancelet.io.put_if_not_exists = die  # type: ignore[assignment]
+        lancelet.io.FileIO.put_if_not_exists = die  # type: ignore[method-assign]
         ll.write_dataset(table(APPEND_KEYS), uri, mode="create")
     elif point == "create_mid_manifest_temp":
         lancelet.io.local._write_temp = die_halfway_through(naming.MANIFEST_SUFFIX)

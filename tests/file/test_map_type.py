@@ -18,8 +18,8 @@ import pytest
 from lancelet._proto import file_pb2
 from lancelet.errors import CorruptFileError, TypeVersionError, UnsupportedTypeError
 from lancelet.file import LanceFileReader, LanceFileWriter, container
-from lancelet.io import open_input
 from tests.file import surgery
+from tests.storage import FILES
 
 STRINGS_TO_INTS = pa.map_(pa.string(), pa.int32())
 
@@ -91,7 +91,7 @@ def _write_theirs(path: Path, table: pa.Table, version: str = "2.2") -> str:
 
 
 def _fields(path: str) -> list[file_pb2.Field]:
-    source = open_input(path)
+    source = FILES.open_input(path)
     descriptor = file_pb2.FileDescriptor()
     descriptor.ParseFromString(
         bytes(container.read_global_buffer(source, container.read_footer(source), 0))

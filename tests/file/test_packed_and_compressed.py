@@ -25,10 +25,10 @@ from lancelet.file.codecs.general import (
 )
 from lancelet.file.schema import to_lance_fields
 from lancelet.file.v2_0.layout import Kind, build_layout, column_count, is_packed_struct
-from lancelet.io import open_input
 from tests.file import oracle
 from tests.file.gen import random_array, seed_of
 from tests.file.oracle import assert_same
+from tests.storage import FILES
 
 PACKED = {"lance-encoding:packed": "true"}
 ROWS = 3000
@@ -92,12 +92,12 @@ def write_reference(path: Path, table: pa.Table) -> Path:
 
 
 def columns_of(path: Path) -> list[container.ColumnInfo]:
-    source = open_input(str(path))
+    source = FILES.open_input(str(path))
     return container.read_columns(source, container.read_footer(source))
 
 
 def descriptor_of(path: Path) -> file_pb2.FileDescriptor:
-    source = open_input(str(path))
+    source = FILES.open_input(str(path))
     raw = container.read_global_buffer(source, container.read_footer(source), 0)
     descriptor = file_pb2.FileDescriptor()
     descriptor.ParseFromString(raw.to_pybytes())

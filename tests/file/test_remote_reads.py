@@ -17,6 +17,8 @@ from lancelet import io
 from lancelet.file import LanceFileReader
 from lancelet.io.objects import TAIL_BYTES
 
+FILES = io.FileIO()
+
 ROWS = 50_000
 
 
@@ -50,7 +52,7 @@ def remote(
     with RefWriter(str(local), version=request.param, max_page_bytes=64 << 10) as writer:
         writer.write_batch(_table())
     uri = f"memory://remote-reads-{uuid.uuid4().hex}/f.lance"
-    io.put(uri, local.read_bytes())
+    FILES.put(uri, local.read_bytes())
     return uri, local
 
 
@@ -60,14 +62,14 @@ def _oracle(local: Path) -> pa.Table:
 
 def test_whole_file(remote: tuple[str, Path]) -> None:
     uri, local = remote
-    assert LanceFileReader(uri).read_all().to_table().equals(_oracle(local))
+    assert LanceFileReader(uri, file_io=FILES).read_all().to_table().equals(_oracle(local))
 
 
 @pytest.mark.parametrize(("start", "count"), [(0, 1), (1234, 20_000), (ROWS - 7, 7)])
 def test_ranges_and_batches(remote: tuple[str, Path], start: int, count: int) -> None:
     uri, local = remote
     want = _oracle(local).slice(start, count)
-    reader = LanceFileReader(uri)
+    reader = LanceFileReader(uri, file_io=FILES)
     assert reader.read_range(start, count).to_table().equals(want)
     batches = list(reader.read_range(start, count, batch_size=3001).to_batches())
     assert pa.Table.from_batches(batches, schema=want.schema).equals(want)
@@ -77,14 +79,19 @@ def test_takes(remote: tuple[str, Path]) -> None:
     uri, local = remote
     rows = np.sort(np.random.default_rng(3).choice(ROWS, 300, replace=False))
     want = _oracle(local).take(pa.array(rows))
-    assert LanceFileReader(uri).take_rows(rows).to_table().equals(want)
-    assert LanceFileReader(uri, columns=["s"]).take_rows(rows).to_table().equals(want.select(["s"]))
+    assert LanceFileReader(uri, file_io=FILES).take_rows(rows).to_table().equals(want)
+    assert (
+        LanceFileReader(uri, columns=["s"], file_io=FILES)
+        .take_rows(rows)
+        .to_table()
+        .equals(want.select(["s"]))
+    )
 
 
 def test_a_scan_costs_a_few_requests(remote: tuple[str, Path]) -> None:
     """Many pages, few round trips: the tail first, then the pages coalesced."""
     uri, _ = remote
-    reader = LanceFileReader(uri)
+    reader = LanceFileReader(uri, file_io=FILES)
     pages = sum(len(c.pages) for c in reader._columns)
     io.REQUEST_STATS.reset()
     reader.read_all().to_table()
@@ -96,7 +103,7 @@ def test_a_scan_costs_a_few_requests(remote: tuple[str, Path]) -> None:
 
 def test_a_scan_in_batches_fetches_each_byte_once(remote: tuple[str, Path]) -> None:
     uri, local = remote
-    reader = LanceFileReader(uri)
+    reader = LanceFileReader(uri, file_io=FILES)
     io.REQUEST_STATS.reset()
     batches = list(reader.read_all(batch_size=999).to_batches())
     assert pa.Table.from_batches(batches).equals(_oracle(local))
@@ -112,10 +119,12 @@ def test_dataset_on_the_memory_store_matches_pylance(tmp_path: Path) -> None:
     root = f"memory://remote-ds-{uuid.uuid4().hex}"
     for path in local.rglob("*"):
         if path.is_file():
-            io.put(io.join(root, path.relative_to(local).as_posix()), path.read_bytes())
+            FILES.put(io.join(root, path.relative_to(local).as_posix()), path.read_bytes())
     import lancelet
+    from lancelet.transaction.store import DatasetStore
 
-    ours = lancelet.dataset(root)
+    # The same store the files were put in (a memory:// open is otherwise a new store).
+    ours = lancelet.LanceDataset(root, _store=DatasetStore(root, file_io=FILES))
     theirs = lance.dataset(local)
     assert ours.to_table().equals(theirs.to_table())
     assert ours.to_table(filter="s = 'beta'", columns=["i", "l"]).equals(

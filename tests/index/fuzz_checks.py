@@ -9,6 +9,7 @@ import pyarrow as pa
 
 from lancelet.expr import Equals, IndexQuery, IsIn, IsNull, Range
 from lancelet.index import BitmapIndex, BTreeIndex
+from tests.storage import local
 
 
 def _queries() -> list[IndexQuery]:
@@ -36,8 +37,8 @@ def _results(index: BTreeIndex | BitmapIndex) -> pa.Table:
 
 
 def search_btree(root: Path) -> pa.Table:
-    return _results(BTreeIndex.open(root))
+    return _results(BTreeIndex.open(local(root)))
 
 
 def search_bitmap(root: Path) -> pa.Table:
-    return _results(BitmapIndex.open(root))
+    return _results(BitmapIndex.open(local(root)))

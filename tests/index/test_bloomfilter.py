@@ -20,6 +20,7 @@ from lancelet.index._files import IndexDetails
 from lancelet.index._sbbf import filter_bytes, xxh64
 from lancelet.index.bloomfilter import BloomFilterIndex, bloomfilter_details, write_bloomfilter
 from tests.index._pylance import ZONE, Built, same_rows, swap_index
+from tests.storage import local
 
 
 def _queries() -> list[tuple[IndexQuery, str]]:
@@ -52,7 +53,7 @@ def test_xxh64_known_values() -> None:
 @pytest.mark.parametrize("column", ["s", "n32"])
 def test_pylance_bloomfilter_answers_hold_every_match(built: Built, column: str) -> None:
     value_type = built.live.schema.field(column).type
-    index = BloomFilterIndex.open(built.index_dir(column), value_type)
+    index = BloomFilterIndex.open(local(built.index_dir(column)), value_type)
     for query, _ in _queries():
         if query.column != column:
             continue
@@ -79,7 +80,7 @@ def test_writer_matches_pylance_file(built: Built, column: str, tmp_path: Path) 
     value_type = built.live.schema.field(column).type
     write_bloomfilter(
         built.batches(column),
-        tmp_path,
+        local(tmp_path),
         value_type,
         built.version,
         number_of_items=ZONE,
@@ -98,7 +99,7 @@ def test_pylance_reads_lancelet_bloomfilter(built: Built, column: str, tmp_path:
     def write(directory: str) -> IndexDetails:
         return write_bloomfilter(
             built.batches(column),
-            directory,
+            local(directory),
             value_type,
             built.version,
             number_of_items=ZONE,
@@ -113,8 +114,10 @@ def test_pylance_reads_lancelet_bloomfilter(built: Built, column: str, tmp_path:
 
 def test_float_zero_probes_both_signs(tmp_path: Path) -> None:
     values = pa.array([-0.0, 1.5, None], pa.float64())
-    write_bloomfilter([(values, np.arange(3, dtype=np.uint64))], tmp_path, pa.float64(), "2.2")
-    index = BloomFilterIndex.open(tmp_path, pa.float64())
+    write_bloomfilter(
+        [(values, np.arange(3, dtype=np.uint64))], local(tmp_path), pa.float64(), "2.2"
+    )
+    index = BloomFilterIndex.open(local(tmp_path), pa.float64())
     result = index.search(Equals("f", pa.scalar(0.0)))
     assert result is not None and 0 in result.addresses
     nulls = index.search(IsNull("f"))
@@ -123,8 +126,8 @@ def test_float_zero_probes_both_signs(tmp_path: Path) -> None:
 
 def test_missing_and_damaged_files_are_errors(built: Built, tmp_path: Path) -> None:
     with pytest.raises(CorruptIndexError, match="bloomfilter.lance"):
-        BloomFilterIndex.open(tmp_path, pa.string())
+        BloomFilterIndex.open(local(tmp_path), pa.string())
     source = Path(built.index_dir("s")) / "bloomfilter.lance"
     (tmp_path / "bloomfilter.lance").write_bytes(source.read_bytes()[:-40])
     with pytest.raises(CorruptIndexError, match="bloomfilter.lance"):
-        BloomFilterIndex.open(tmp_path, pa.string())
+        BloomFilterIndex.open(local(tmp_path), pa.string())

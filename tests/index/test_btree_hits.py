@@ -11,6 +11,7 @@ import pytest
 
 from lancelet.expr import Equals, Range
 from lancelet.index import BTreeIndex, ordering, queries, write_btree
+from tests.storage import local
 
 
 @pytest.mark.parametrize("dtype", [pa.int64(), pa.uint8(), pa.int16(), pa.float64()])
@@ -22,8 +23,8 @@ def test_interval_hits_match_the_key_mask(tmp_path: Path, dtype: pa.DataType) ->
         [None if i % 13 == 0 else int(v) for i, v in enumerate(raw)], pa.int64()
     ).cast(dtype)
     ids = np.arange(n, dtype=np.uint64) * 3 + 7
-    write_btree([(values, ids)], tmp_path / "bt", dtype, "2.2", batch_size=64)
-    index = BTreeIndex.open(tmp_path / "bt")
+    write_btree([(values, ids)], local(tmp_path / "bt"), dtype, "2.2", batch_size=64)
+    index = BTreeIndex.open(local(tmp_path / "bt"))
     literal = [0, 5, 60, 119, 120]
     queries_ = [Equals("c", pa.scalar(v, dtype)) for v in literal]
     for low in [None, *literal]:

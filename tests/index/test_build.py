@@ -23,6 +23,7 @@ from lancelet.index import (
     write_bitmap,
     write_btree,
 )
+from tests.storage import local
 
 
 def _column(kind: str, rows: int, seed: int) -> pa.Array:
@@ -50,11 +51,19 @@ def test_spilled_runs_merge_into_the_in_memory_sort(tmp_path: Path, kind: str) -
     runs = mock.patch.object(external_sort, "_Run", wraps=external_sort._Run)
     with runs as spy:
         write_btree(
-            _batches(values, addresses, 1700), tmp_path / "runs", values.type, "2.2", run_rows=4000
+            _batches(values, addresses, 1700),
+            local(tmp_path / "runs"),
+            values.type,
+            "2.2",
+            run_rows=4000,
         )
     assert spy.call_count == 8  # 30,000 rows in runs of 4,000
     write_btree(
-        _batches(values, addresses, 1700), tmp_path / "memory", values.type, "2.2", run_rows=10**6
+        _batches(values, addresses, 1700),
+        local(tmp_path / "memory"),
+        values.type,
+        "2.2",
+        run_rows=10**6,
     )
     assert sorted(os.listdir(tmp_path / "runs")) == ["page_data.lance", "page_lookup.lance"]
     for name in ("page_data.lance", "page_lookup.lance"):
@@ -96,13 +105,15 @@ def _total_order(value: object) -> object:
 def test_btree_remap_moves_and_drops_addresses(tmp_path: Path) -> None:
     values = pa.array([5, None, 3, 5, 9, 3], pa.int64())
     addresses = np.array([0, 1, 2, 3, 1 << 32, (1 << 32) + 1], dtype=np.uint64)
-    write_btree([(values, addresses)], tmp_path / "old", pa.int64(), "2.0")
+    write_btree([(values, addresses)], local(tmp_path / "old"), pa.int64(), "2.0")
     mapping = AddressMapping(
         np.array([0, 1 << 32, (1 << 32) + 1], dtype=np.uint64),
         np.array([(7 << 32) + 4, DELETED, 2 << 32], dtype=np.uint64),
     )
-    BTreeIndex.open(tmp_path / "old").remap(mapping, tmp_path / "new", "2.0", run_rows=2)
-    new = BTreeIndex.open(tmp_path / "new")
+    BTreeIndex.open(local(tmp_path / "old")).remap(
+        mapping, local(tmp_path / "new"), "2.0", run_rows=2
+    )
+    new = BTreeIndex.open(local(tmp_path / "new"))
     found = new.search(Equals("c", pa.scalar(5, pa.int64())))
     assert found is not None and found.addresses.tolist() == [3, (7 << 32) + 4]
     found = new.search(Equals("c", pa.scalar(3, pa.int64())))
@@ -114,10 +125,10 @@ def test_btree_remap_moves_and_drops_addresses(tmp_path: Path) -> None:
 def test_bitmap_remap_moves_and_drops_addresses(tmp_path: Path) -> None:
     values = pa.array(["a", None, "b", "a", "c"])
     addresses = np.array([0, 1, 2, 3, 1 << 32], dtype=np.uint64)
-    write_bitmap([(values, addresses)], tmp_path / "old", pa.string(), "2.2")
+    write_bitmap([(values, addresses)], local(tmp_path / "old"), pa.string(), "2.2")
     mapping = AddressMapping.from_dict({0: 5 << 32, 1 << 32: None})
-    BitmapIndex.open(tmp_path / "old").remap(mapping, tmp_path / "new", "2.2")
-    new = BitmapIndex.open(tmp_path / "new")
+    BitmapIndex.open(local(tmp_path / "old")).remap(mapping, local(tmp_path / "new"), "2.2")
+    new = BitmapIndex.open(local(tmp_path / "new"))
     assert new.statistics() == {"num_bitmaps": 3}  # "c" lost its only row
     assert new.search(Equals("c", pa.scalar("a"))).addresses.tolist() == [3, 5 << 32]  # type: ignore[union-attr]
     assert new.search(IsNull("c")).addresses.tolist() == [1]  # type: ignore[union-attr]

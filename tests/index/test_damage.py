@@ -13,6 +13,7 @@ from lancelet.errors import ArgumentError, CorruptIndexError, UnsupportedIndexEr
 from lancelet.expr import Equals, IsIn, Range
 from lancelet.file import LanceFileReader, LanceFileWriter
 from lancelet.index import BitmapIndex, BTreeIndex, write_bitmap, write_btree
+from tests.storage import local
 
 ROWS = 10_000
 
@@ -20,14 +21,18 @@ ROWS = 10_000
 @pytest.fixture
 def btree(tmp_path: Path) -> Path:
     values = pa.array(np.arange(ROWS) // 3, pa.int64())
-    write_btree([(values, np.arange(ROWS, dtype=np.uint64))], tmp_path / "bt", pa.int64(), "2.2")
+    write_btree(
+        [(values, np.arange(ROWS, dtype=np.uint64))], local(tmp_path / "bt"), pa.int64(), "2.2"
+    )
     return tmp_path / "bt"
 
 
 @pytest.fixture
 def bitmap(tmp_path: Path) -> Path:
     values = pa.array(np.arange(ROWS) % 7, pa.int64())
-    write_bitmap([(values, np.arange(ROWS, dtype=np.uint64))], tmp_path / "bm", pa.int64(), "2.2")
+    write_bitmap(
+        [(values, np.arange(ROWS, dtype=np.uint64))], local(tmp_path / "bm"), pa.int64(), "2.2"
+    )
     return tmp_path / "bm"
 
 
@@ -53,7 +58,7 @@ def _set(table: pa.Table, name: str, values: pa.Array) -> pa.Table:
 def test_btree_missing_file(btree: Path, name: str) -> None:
     (btree / name).unlink()
     with pytest.raises(CorruptIndexError, match=name):
-        BTreeIndex.open(btree)
+        BTreeIndex.open(local(btree))
 
 
 def test_btree_page_idx_outside_the_data(btree: Path) -> None:
@@ -61,14 +66,14 @@ def test_btree_page_idx_outside_the_data(btree: Path) -> None:
         btree / "page_lookup.lance", lambda t: _set(t, "page_idx", pa.array([0, 1, 7], pa.uint32()))
     )
     with pytest.raises(CorruptIndexError, match="page_lookup.lance"):
-        BTreeIndex.open(btree)
+        BTreeIndex.open(local(btree))
 
 
 def test_btree_min_max_out_of_order(btree: Path) -> None:
     swap = lambda t: _set(t, "min", pa.array([0, 3000, 1365], pa.int64()))  # noqa: E731
     _rewrite(btree / "page_lookup.lance", swap)
     with pytest.raises(CorruptIndexError, match="page_lookup.lance"):
-        BTreeIndex.open(btree)
+        BTreeIndex.open(local(btree))
 
 
 def test_btree_page_that_contradicts_its_summary(btree: Path) -> None:
@@ -76,7 +81,7 @@ def test_btree_page_that_contradicts_its_summary(btree: Path) -> None:
     _rewrite(
         btree / "page_lookup.lance", lambda t: _set(t, "min", pa.array([0, 1400, 2730], pa.int64()))
     )
-    index = BTreeIndex.open(btree)
+    index = BTreeIndex.open(local(btree))
     with pytest.raises(CorruptIndexError, match="page_data.lance"):
         index.search(
             Range("c", pa.scalar(1370, pa.int64()), True, pa.scalar(1500, pa.int64()), True)
@@ -88,7 +93,7 @@ def test_btree_unsorted_page(btree: Path) -> None:
     values[5000], values[5001] = values[5001] + 1, values[5000]
     _rewrite(btree / "page_data.lance", lambda t: _set(t, "values", pa.array(values, pa.int64())))
     with pytest.raises(CorruptIndexError, match="page 1"):
-        BTreeIndex.open(btree).search(Equals("c", pa.scalar(1666, pa.int64())))
+        BTreeIndex.open(local(btree)).search(Equals("c", pa.scalar(1666, pa.int64())))
 
 
 def test_btree_range_partitioned_refused(btree: Path) -> None:
@@ -97,12 +102,12 @@ def test_btree_range_partitioned_refused(btree: Path) -> None:
         lambda t: t.replace_schema_metadata({"batch_size": "4096", "range_partitioned": "true"}),
     )
     with pytest.raises(UnsupportedIndexError, match="range-partitioned"):
-        BTreeIndex.open(btree)
+        BTreeIndex.open(local(btree))
 
 
 def test_btree_literal_of_another_type(btree: Path) -> None:
     with pytest.raises(ArgumentError, match="int32"):
-        BTreeIndex.open(btree).search(Equals("c", pa.scalar(3, pa.int32())))
+        BTreeIndex.open(local(btree)).search(Equals("c", pa.scalar(3, pa.int32())))
 
 
 def test_bitmap_that_does_not_deserialize(bitmap: Path) -> None:
@@ -112,7 +117,7 @@ def test_bitmap_that_does_not_deserialize(bitmap: Path) -> None:
         return _set(t, "bitmaps", pa.array(blobs, pa.binary()))
 
     _rewrite(bitmap / "bitmap_page_lookup.lance", damage)
-    index = BitmapIndex.open(bitmap)
+    index = BitmapIndex.open(local(bitmap))
     assert index.search(Equals("c", pa.scalar(1, pa.int64()))) is not None
     with pytest.raises(CorruptIndexError, match="bitmap_page_lookup.lance row 2"):
         index.search(IsIn("c", pa.array([1, 2], pa.int64())))
@@ -124,10 +129,10 @@ def test_bitmap_stats_disagree_with_rows(bitmap: Path) -> None:
         lambda t: t.replace_schema_metadata({"lance:index_stats": '{"num_bitmaps":6}'}),
     )
     with pytest.raises(CorruptIndexError, match="num_bitmaps|6 bitmaps"):
-        BitmapIndex.open(bitmap)
+        BitmapIndex.open(local(bitmap))
 
 
 def test_bitmap_missing_file(bitmap: Path) -> None:
     shutil.rmtree(bitmap)
     with pytest.raises(CorruptIndexError, match="bitmap_page_lookup.lance"):
-        BitmapIndex.open(bitmap)
+        BitmapIndex.open(local(bitmap))

@@ -26,6 +26,7 @@ import pytest
 from lancelet.file import LanceFileReader
 from lancelet.index import write_bitmap, write_btree
 from tests.fuzz.harness import Campaign, Mutant, assert_acceptable, byte_flips, truncations
+from tests.storage import local
 
 ROWS = 9_000
 
@@ -66,7 +67,7 @@ def _campaign(root: Path, check: str, files: dict[str, list[range]], seed: int) 
 @pytest.mark.parametrize("version", ["2.0", "2.2"])
 def test_damaged_btree(tmp_path: Path, version: str) -> None:
     values, addresses = _data()
-    write_btree([(values, addresses)], tmp_path, pa.float64(), version)
+    write_btree([(values, addresses)], local(tmp_path), pa.float64(), version)
     files = {
         "page_data.lance": _data_ranges(tmp_path / "page_data.lance"),
         "page_lookup.lance": _data_ranges(tmp_path / "page_lookup.lance", (0, 1)),
@@ -78,7 +79,7 @@ def test_damaged_btree(tmp_path: Path, version: str) -> None:
 @pytest.mark.parametrize("version", ["2.0", "2.2"])
 def test_damaged_bitmap(tmp_path: Path, version: str) -> None:
     values, addresses = _data()
-    write_bitmap([(values, addresses)], tmp_path, pa.float64(), version)
+    write_bitmap([(values, addresses)], local(tmp_path), pa.float64(), version)
     name = "bitmap_page_lookup.lance"
     files = {name: _data_ranges(tmp_path / name)}
     campaign = _campaign(tmp_path, "tests.index.fuzz_checks:search_bitmap", files, seed=9)

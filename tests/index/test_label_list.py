@@ -17,6 +17,7 @@ from lancelet.file import LanceFileReader
 from lancelet.index._files import IndexDetails
 from lancelet.index.label_list import LabelListIndex, label_list_details, write_label_list
 from tests.index._pylance import Built, same_rows, swap_index
+from tests.storage import local
 
 QUERIES = [["red"], ["red", "blue"], ["lime", "nope"], ["nope"], ["green", "cyan", "blue"]]
 
@@ -35,7 +36,7 @@ def _sql(values: list[str], every: bool) -> str:
 
 
 def test_pylance_label_list_answers_exactly(built: Built) -> None:
-    index = LabelListIndex.open(built.index_dir("tags"))
+    index = LabelListIndex.open(local(built.index_dir("tags")))
     for values in QUERIES:
         for every, kind in ((False, HasAny), (True, HasAll)):
             result = index.search(kind("tags", pa.array(values)))
@@ -59,7 +60,7 @@ def test_details_match_pylance(built: Built) -> None:
 def test_writer_matches_pylance_file(built: Built, tmp_path: Path) -> None:
     theirs = LanceFileReader(os.path.join(built.index_dir("tags"), "bitmap_page_lookup.lance"))
     value_type = built.live.schema.field("tags").type
-    write_label_list(built.batches("tags"), tmp_path, value_type, built.version)
+    write_label_list(built.batches("tags"), local(tmp_path), value_type, built.version)
     mine = LanceFileReader(tmp_path / "bitmap_page_lookup.lance")
     assert theirs.read_all().to_table().equals(mine.read_all().to_table())
     assert theirs.schema.equals(mine.schema, check_metadata=True)
@@ -72,7 +73,7 @@ def test_pylance_reads_lancelet_label_list(built: Built, tmp_path: Path) -> None
     value_type = built.live.schema.field("tags").type
 
     def write(directory: str) -> IndexDetails:
-        return write_label_list(built.batches("tags"), directory, value_type, built.version)
+        return write_label_list(built.batches("tags"), local(directory), value_type, built.version)
 
     path = swap_index(built, "tags", write, tmp_path)
     for values in QUERIES:
@@ -81,7 +82,7 @@ def test_pylance_reads_lancelet_label_list(built: Built, tmp_path: Path) -> None
 
 
 def test_unanswerable_queries_give_none(built: Built) -> None:
-    index = LabelListIndex.open(built.index_dir("tags"))
+    index = LabelListIndex.open(local(built.index_dir("tags")))
     assert index.search(HasAny("tags", pa.array([], pa.string()))) is None
     assert index.search(HasAll("tags", pa.array(["red", None]))) is None
     assert index.search(Equals("tags", pa.scalar("red"))) is None
@@ -89,8 +90,8 @@ def test_unanswerable_queries_give_none(built: Built) -> None:
 
 def test_missing_and_damaged_files_are_errors(built: Built, tmp_path: Path) -> None:
     with pytest.raises(CorruptIndexError, match="bitmap_page_lookup.lance"):
-        LabelListIndex.open(tmp_path)
+        LabelListIndex.open(local(tmp_path))
     source = Path(built.index_dir("tags")) / "bitmap_page_lookup.lance"
     (tmp_path / "bitmap_page_lookup.lance").write_bytes(source.read_bytes()[:-40])
     with pytest.raises(CorruptIndexError, match="bitmap_page_lookup.lance"):
-        LabelListIndex.open(tmp_path)
+        LabelListIndex.open(local(tmp_path))

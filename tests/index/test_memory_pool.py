@@ -26,7 +26,7 @@ import lancelet as ll
 from lancelet.errors import ResourcesExhaustedError
 from lancelet.index import external_sort, write_bitmap, write_btree
 from lancelet.index.memory_pool import DEFAULT_POOL_BYTES, sort_budget
-from tests.storage import copy_tree
+from tests.storage import copy_tree, local
 
 POOL, BYPASS = "LANCE_MEM_POOL_SIZE", "LANCE_BYPASS_SPILLING"
 
@@ -159,9 +159,13 @@ def test_a_budget_spills_and_merges_into_the_unlimited_sort(budget: int, seed: i
                 mock.patch.object(external_sort, "_runs", spy_runs),
                 mock.patch.dict(os.environ, {POOL: str(budget)}),
             ):
-                writer(_batches(values, ids, 3000), root / f"{name}-budget", values.type, "2.2")
+                writer(
+                    _batches(values, ids, 3000), local(root / f"{name}-budget"), values.type, "2.2"
+                )
             with mock.patch.dict(os.environ, {BYPASS: "1"}):
-                writer(_batches(values, ids, 3000), root / f"{name}-memory", values.type, "2.2")
+                writer(
+                    _batches(values, ids, 3000), local(root / f"{name}-memory"), values.type, "2.2"
+                )
             budgeted, unlimited = _files(root / f"{name}-budget"), _files(root / f"{name}-memory")
             assert budgeted.keys() == unlimited.keys()
             for file in budgeted:

@@ -11,11 +11,12 @@ from lancelet.expr import HasAny, LikePrefix
 from lancelet.index import BitmapIndex, BTreeIndex
 from tests.index.fixtures import COLUMNS, Indexed
 from tests.index.oracle import expected, queries
+from tests.storage import local
 
 
 def open_index(indexed: Indexed, column: str) -> BTreeIndex | BitmapIndex:
     opener = BTreeIndex if indexed.kind == "BTREE" else BitmapIndex
-    return opener.open(indexed.index_dir(column))
+    return opener.open(local(indexed.index_dir(column)))
 
 
 @pytest.mark.parametrize("column", COLUMNS)

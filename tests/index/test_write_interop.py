@@ -16,6 +16,7 @@ from lancelet.file import LanceFileReader
 from lancelet.index import write_bitmap, write_btree
 from tests.index.fixtures import COLUMNS, Indexed, build
 from tests.index.manifest_sizes import record_index_file_sizes
+from tests.storage import local
 
 FILTERS = {
     "i": ["i = 17", "i >= 100 AND i < 120", "i IN (1, 2, 200)", "i IS NULL", "i < -40"],
@@ -57,9 +58,9 @@ def rewritten(
             (values.slice(i, 2500), addresses[i : i + 2500]) for i in range(0, len(values), 2500)
         ]
         if kind == "BTREE":
-            write_btree(batches, mine, values.type, version, run_rows=5000)
+            write_btree(batches, local(mine), values.type, version, run_rows=5000)
         else:
-            write_bitmap(batches, mine, values.type, version)
+            write_bitmap(batches, local(mine), values.type, version)
         assert sorted(os.listdir(mine)) == sorted(os.listdir(target))
         for name in os.listdir(mine):
             shutil.copyfile(mine / name, target / name)

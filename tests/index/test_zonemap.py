@@ -20,6 +20,7 @@ from lancelet.index._files import IndexDetails
 from lancelet.index._zones import cut_zones
 from lancelet.index.zonemap import ZoneMapIndex, write_zonemap, zonemap_details
 from tests.index._pylance import ZONE, Built, same_rows, swap_index
+from tests.storage import local
 
 F64 = pa.float64()
 I64 = pa.int64()
@@ -69,7 +70,7 @@ def _expected(built: Built, query: IndexQuery) -> np.ndarray:
 
 @pytest.mark.parametrize("column", ["i", "f"])
 def test_pylance_zonemap_answers_hold_every_match(built: Built, column: str) -> None:
-    index = ZoneMapIndex.open(built.index_dir(column))
+    index = ZoneMapIndex.open(local(built.index_dir(column)))
     for query, _ in _queries():
         if query.column != column:
             continue
@@ -91,7 +92,7 @@ def _live(built: Built) -> np.ndarray:
 
 def test_statistics_and_details_match_pylance(built: Built) -> None:
     ds = lance.dataset(built.path)
-    index = ZoneMapIndex.open(built.index_dir("i"))
+    index = ZoneMapIndex.open(local(built.index_dir("i")))
     assert index.statistics() == ds.stats.index_stats("i_idx")["indices"][0]
     meta = next(m for m in lancelet.dataset(built.path)._manifest.indices if m.name == "i_idx")
     details = zonemap_details(ZONE)
@@ -109,7 +110,7 @@ def test_writer_matches_pylance_file(built: Built, column: str, tmp_path: Path) 
     theirs = LanceFileReader(os.path.join(built.index_dir(column), "zonemap.lance"))
     value_type = built.live.schema.field(column).type
     details = write_zonemap(
-        built.batches(column), tmp_path, value_type, built.version, rows_per_zone=ZONE
+        built.batches(column), local(tmp_path), value_type, built.version, rows_per_zone=ZONE
     )
     assert details == zonemap_details(ZONE)
     mine = LanceFileReader(tmp_path / "zonemap.lance")
@@ -132,7 +133,9 @@ def test_pylance_reads_lancelet_zonemap(built: Built, column: str, tmp_path: Pat
 
     def write(directory: str) -> IndexDetails:
         batches = built.batches(column)
-        return write_zonemap(batches, directory, value_type, built.version, rows_per_zone=ZONE)
+        return write_zonemap(
+            batches, local(directory), value_type, built.version, rows_per_zone=ZONE
+        )
 
     path = swap_index(built, column, write, tmp_path)
     for query, sql in _queries():
@@ -153,19 +156,19 @@ def test_zones_follow_live_rows_and_fragments() -> None:
 
 def test_missing_and_damaged_files_are_errors(built: Built, tmp_path: Path) -> None:
     with pytest.raises(CorruptIndexError, match="zonemap.lance"):
-        ZoneMapIndex.open(tmp_path)
+        ZoneMapIndex.open(local(tmp_path))
     shutil.copytree(built.index_dir("i"), tmp_path / "idx")
     path = tmp_path / "idx" / "zonemap.lance"
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 2])
     with pytest.raises(CorruptIndexError, match="zonemap.lance"):
-        ZoneMapIndex.open(tmp_path / "idx")
+        ZoneMapIndex.open(local(tmp_path / "idx"))
 
 
 def test_null_counts_that_contradict_the_null_rows_are_errors(tmp_path: Path) -> None:
     values = pa.array([1, None, 3, None], pa.int64())
     addresses = np.arange(4, dtype=np.uint64)
-    write_zonemap([(values, addresses)], tmp_path, pa.int64(), "2.2", rows_per_zone=2)
+    write_zonemap([(values, addresses)], local(tmp_path), pa.int64(), "2.2", rows_per_zone=2)
     reader = LanceFileReader(tmp_path / "zonemap.lance")
     table = reader.read_all().to_table()
     forged = table.set_column(2, "null_count", pa.array([0, 1], pa.uint32()))
@@ -177,10 +180,10 @@ def test_null_counts_that_contradict_the_null_rows_are_errors(tmp_path: Path) ->
     writer.write_batch(forged)
     writer.close()
     with pytest.raises(CorruptIndexError, match="null"):
-        ZoneMapIndex.open(tmp_path)
+        ZoneMapIndex.open(local(tmp_path))
 
 
 def test_unanswerable_queries_give_none(built: Built) -> None:
-    index = ZoneMapIndex.open(built.index_dir("i"))
+    index = ZoneMapIndex.open(local(built.index_dir("i")))
     assert index.search(Equals("i", pa.scalar(1.5, F64))) is None  # not an int64 value
     assert index.search(IsIn("i", pa.array([1, None], I64))) is None

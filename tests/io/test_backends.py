@@ -17,6 +17,8 @@ import pytest
 from lancelet import io
 from lancelet.errors import LanceFileError
 
+FILES = io.FileIO()
+
 
 @pytest.fixture(params=["local", "memory"])
 def base(request: pytest.FixtureRequest, tmp_path: Path) -> str:
@@ -26,64 +28,64 @@ def base(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 def _tree(base: str) -> dict[str, int]:
-    return {name: info.size for name, info in io.list_tree(base)}
+    return {name: info.size for name, info in FILES.list_tree(base)}
 
 
 def test_put_then_read(base: str) -> None:
-    io.put(io.join(base, "a/b.bin"), b"12345")
-    io.put(io.join(base, "empty"), b"")
-    assert io.read_bytes(io.join(base, "a/b.bin")) == b"12345"
-    assert io.read_bytes(io.join(base, "empty")) == b""
-    io.put(io.join(base, "a/b.bin"), b"replaced", durable=False)
-    assert io.read_bytes(io.join(base, "a/b.bin")) == b"replaced"
+    FILES.put(io.join(base, "a/b.bin"), b"12345")
+    FILES.put(io.join(base, "empty"), b"")
+    assert FILES.read_bytes(io.join(base, "a/b.bin")) == b"12345"
+    assert FILES.read_bytes(io.join(base, "empty")) == b""
+    FILES.put(io.join(base, "a/b.bin"), b"replaced", durable=False)
+    assert FILES.read_bytes(io.join(base, "a/b.bin")) == b"replaced"
 
 
 def test_missing_objects(base: str) -> None:
     missing = io.join(base, "missing")
     with pytest.raises(FileNotFoundError):
-        io.read_bytes(missing)
+        FILES.read_bytes(missing)
     with pytest.raises(FileNotFoundError):
-        io.size_of(missing)
-    assert io.head(missing) is None
-    assert not io.exists(missing)
+        FILES.size_of(missing)
+    assert FILES.head(missing) is None
+    assert not FILES.exists(missing)
     with pytest.raises((FileNotFoundError, LanceFileError)):
-        io.open_input(missing)
+        FILES.open_input(missing)
 
 
 def test_head(base: str) -> None:
     path = io.join(base, "x")
-    io.put(path, b"abc")
-    found = io.head(path)
+    FILES.put(path, b"abc")
+    found = FILES.head(path)
     assert found is not None and found.size == 3 and found.modified_ns > 0
-    assert io.size_of(path) == 3 and io.exists(path)
+    assert FILES.size_of(path) == 3 and FILES.exists(path)
 
 
 def test_put_if_not_exists(base: str) -> None:
     path = io.join(base, "_versions/1.manifest")
-    assert io.put_if_not_exists(path, b"first")
-    assert not io.put_if_not_exists(path, b"second")
-    assert io.read_bytes(path) == b"first"
+    assert FILES.put_if_not_exists(path, b"first")
+    assert not FILES.put_if_not_exists(path, b"second")
+    assert FILES.read_bytes(path) == b"first"
     assert _tree(base) == {"_versions/1.manifest": 5}  # the loser left nothing behind
 
 
 def test_listing(base: str) -> None:
-    io.put(io.join(base, "a/b.bin"), b"12345")
-    io.put(io.join(base, "a/c/d.bin"), b"xy")
-    io.put(io.join(base, "top"), b"")
-    io.put(io.join(base + "-sibling", "not-below"), b"!")
-    assert sorted(io.list_dir(base)) == ["a", "top"]
-    assert sorted(io.list_dir(io.join(base, "a"))) == ["b.bin", "c"]
-    assert io.list_dir(io.join(base, "nothing")) == []
-    assert io.list_dir(io.join(base, "top")) == []
+    FILES.put(io.join(base, "a/b.bin"), b"12345")
+    FILES.put(io.join(base, "a/c/d.bin"), b"xy")
+    FILES.put(io.join(base, "top"), b"")
+    FILES.put(io.join(base + "-sibling", "not-below"), b"!")
+    assert sorted(FILES.list_dir(base)) == ["a", "top"]
+    assert sorted(FILES.list_dir(io.join(base, "a"))) == ["b.bin", "c"]
+    assert FILES.list_dir(io.join(base, "nothing")) == []
+    assert FILES.list_dir(io.join(base, "top")) == []
     assert _tree(base) == {"a/b.bin": 5, "a/c/d.bin": 2, "top": 0}
     assert _tree(io.join(base, "a")) == {"b.bin": 5, "c/d.bin": 2}
     assert _tree(io.join(base, "nothing")) == {}
-    assert io.is_dir(io.join(base, "a")) and io.is_dir(io.join(base, "a/c"))
-    assert not io.is_dir(io.join(base, "a/b.bin"))
-    assert not io.is_dir(io.join(base, "top"))
-    assert not io.is_dir(io.join(base, "nothing"))
+    assert FILES.is_dir(io.join(base, "a")) and FILES.is_dir(io.join(base, "a/c"))
+    assert not FILES.is_dir(io.join(base, "a/b.bin"))
+    assert not FILES.is_dir(io.join(base, "top"))
+    assert not FILES.is_dir(io.join(base, "nothing"))
     # A prefix that is not a whole name is not a directory.
-    assert not io.is_dir(io.join(base, "a/c/d"))
+    assert not FILES.is_dir(io.join(base, "a/c/d"))
 
 
 def test_names_are_taken_as_they_are(base: str) -> None:
@@ -91,67 +93,67 @@ def test_names_are_taken_as_they_are(base: str) -> None:
     # URI syntax (an escape, a query, a fragment): listing gives it back, unchanged.
     names = ["a%20b", "what?", "#1", "100%", "x%2Fy", "a b"]
     for name in names:
-        io.put(io.join(base, name), name.encode())
-    assert sorted(io.list_dir(base)) == sorted(names)
+        FILES.put(io.join(base, name), name.encode())
+    assert sorted(FILES.list_dir(base)) == sorted(names)
     assert sorted(_tree(base)) == sorted(names)
-    for name in io.list_dir(base):
-        assert io.read_bytes(io.join(base, name)) == name.encode()
-        io.delete(io.join(base, name))
+    for name in FILES.list_dir(base):
+        assert FILES.read_bytes(io.join(base, name)) == name.encode()
+        FILES.delete(io.join(base, name))
     assert _tree(base) == {}
 
 
 def test_delete(base: str) -> None:
     path = io.join(base, "a/x")
-    io.put(path, b"x")
-    io.put(io.join(base, "a/y"), b"y")
-    io.delete(path)
-    io.delete(path)  # already gone: no error
-    assert not io.exists(path)
+    FILES.put(path, b"x")
+    FILES.put(io.join(base, "a/y"), b"y")
+    FILES.delete(path)
+    FILES.delete(path)  # already gone: no error
+    assert not FILES.exists(path)
     assert _tree(base) == {"a/y": 1}
 
 
 def test_remove_tree(base: str) -> None:
     for name in ("d/1", "d/e/2", "d/e/f/3", "keep"):
-        io.put(io.join(base, name), b"-")
-    io.put(io.join(base, "d-sibling/4"), b"-")
-    io.remove_tree(io.join(base, "d"))
-    io.remove_tree(io.join(base, "never-was"))
+        FILES.put(io.join(base, name), b"-")
+    FILES.put(io.join(base, "d-sibling/4"), b"-")
+    FILES.remove_tree(io.join(base, "d"))
+    FILES.remove_tree(io.join(base, "never-was"))
     assert _tree(base) == {"keep": 1, "d-sibling/4": 1}
-    assert not io.is_dir(io.join(base, "d"))
+    assert not FILES.is_dir(io.join(base, "d"))
 
 
 def test_remove_empty_dirs(base: str) -> None:
-    io.put(io.join(base, "d/e/x"), b"-")
-    io.delete(io.join(base, "d/e/x"))
-    io.put(io.join(base, "d/kept"), b"-")
-    io.remove_empty_dirs(io.join(base, "d"))
+    FILES.put(io.join(base, "d/e/x"), b"-")
+    FILES.delete(io.join(base, "d/e/x"))
+    FILES.put(io.join(base, "d/kept"), b"-")
+    FILES.remove_empty_dirs(io.join(base, "d"))
     assert _tree(base) == {"d/kept": 1}
-    assert io.list_dir(io.join(base, "d")) == ["kept"]
+    assert FILES.list_dir(io.join(base, "d")) == ["kept"]
 
 
 def test_output_commit(base: str) -> None:
     path = io.join(base, "out/file.bin")
-    out = io.open_output(path)
+    out = FILES.open_output(path)
     out.write(b"abc")
     out.write(bytearray(b"de"))
     out.write(memoryview(b"fgh"))
     assert out.position == 8
-    assert not io.exists(path)  # nothing visible before the commit
+    assert not FILES.exists(path)  # nothing visible before the commit
     out.commit()
-    assert io.read_bytes(path) == b"abcdefgh"
-    with io.open_output(path) as again:
+    assert FILES.read_bytes(path) == b"abcdefgh"
+    with FILES.open_output(path) as again:
         again.write(b"new")
-    assert io.read_bytes(path) == b"new"
+    assert FILES.read_bytes(path) == b"new"
 
 
 def test_output_abort_leaves_nothing(base: str) -> None:
     path = io.join(base, "out/file.bin")
-    out = io.open_output(path)
+    out = FILES.open_output(path)
     out.write(b"x" * 1000)
     out.abort()
-    assert not io.exists(path)
+    assert not FILES.exists(path)
     assert _tree(base) == {}
-    with pytest.raises(RuntimeError), io.open_output(path) as failing:
+    with pytest.raises(RuntimeError), FILES.open_output(path) as failing:
         failing.write(b"partial")
         raise RuntimeError("the writer failed")
     assert _tree(base) == {}
@@ -159,19 +161,19 @@ def test_output_abort_leaves_nothing(base: str) -> None:
 
 def test_abort_keeps_the_previous_object(base: str) -> None:
     path = io.join(base, "file.bin")
-    io.put(path, b"old")
-    out = io.open_output(path)
+    FILES.put(path, b"old")
+    out = FILES.open_output(path)
     out.write(b"new")
     out.abort()
-    assert io.read_bytes(path) == b"old"
+    assert FILES.read_bytes(path) == b"old"
 
 
 def test_random_ranges_read_back(base: str) -> None:
     rng = random.Random(7)
     data = rng.randbytes(700_000)  # several fetch blocks beyond the tail
     path = io.join(base, "data.bin")
-    io.put(path, data)
-    source = io.open_input(path)
+    FILES.put(path, data)
+    source = FILES.open_input(path)
     try:
         assert source.size == len(data)
         for _ in range(300):
@@ -194,8 +196,8 @@ def test_bytes_lie_in_memory_as_aligned_as_in_the_file(base: str) -> None:
     rng = random.Random(3)
     data = rng.randbytes(900_000)
     path = io.join(base, "aligned.bin")
-    io.put(path, data)
-    source = io.open_input(path)
+    FILES.put(path, data)
+    source = FILES.open_input(path)
     ranges = [(rng.randrange(len(data) - 1000), rng.randrange(1, 1000)) for _ in range(50)]
     source.prefetch(ranges[:10])
     for offset, length in [*ranges, (len(data) - 100, 100), (0, 64)]:
@@ -206,14 +208,14 @@ def test_bytes_lie_in_memory_as_aligned_as_in_the_file(base: str) -> None:
 
 def test_reads_of_a_small_file(base: str) -> None:
     path = io.join(base, "small")
-    io.put(path, b"0123456789")
-    source = io.open_input(path)
+    FILES.put(path, b"0123456789")
+    source = FILES.open_input(path)
     assert source.size == 10
     assert source.read(3, 4).to_pybytes() == b"3456"
     assert source.read(0, 10).to_pybytes() == b"0123456789"
     empty = io.join(base, "empty")
-    io.put(empty, b"")
-    assert io.open_input(empty).size == 0
+    FILES.put(empty, b"")
+    assert FILES.open_input(empty).size == 0
 
 
 def test_put_if_not_exists_race_has_one_winner(base: str) -> None:
@@ -224,7 +226,7 @@ def test_put_if_not_exists_race_has_one_winner(base: str) -> None:
 
     def race(i: int) -> None:
         start.wait()
-        if io.put_if_not_exists(path, f"writer {i}".encode() * 1000):
+        if FILES.put_if_not_exists(path, f"writer {i}".encode() * 1000):
             won.append(i)
 
     workers = [threading.Thread(target=race, args=(i,)) for i in range(threads)]
@@ -233,13 +235,13 @@ def test_put_if_not_exists_race_has_one_winner(base: str) -> None:
     for worker in workers:
         worker.join()
     assert len(won) == 1
-    assert io.read_bytes(path) == f"writer {won[0]}".encode() * 1000
+    assert FILES.read_bytes(path) == f"writer {won[0]}".encode() * 1000
     assert list(_tree(base)) == ["_versions/2.manifest"]
 
 
 def test_local_files_are_where_the_path_says(tmp_path: Path) -> None:
     path = tmp_path / "d" / "f"
-    io.put(str(path), b"bytes")
+    FILES.put(str(path), b"bytes")
     assert path.read_bytes() == b"bytes"
-    assert io.read_bytes(path) == b"bytes"  # a PathLike works too
+    assert FILES.read_bytes(path) == b"bytes"  # a PathLike works too
     assert os.listdir(tmp_path / "d") == ["f"]  # no temporary file left over

@@ -20,6 +20,8 @@ from lancelet.errors import StorageError
 from lancelet.io import objects
 from lancelet.io.objects import ObjectInputFile
 
+FILES = io.FileIO()
+
 KB = 1 << 10
 MB = 1 << 20
 
@@ -34,12 +36,12 @@ def stats() -> Iterator[io.objects.RequestStats]:
 def _object(size: int, seed: int = 1) -> tuple[str, bytes]:
     data = random.Random(seed).randbytes(size)
     uri = f"memory://{uuid.uuid4().hex}/data.lance"
-    io.put(uri, data)
+    FILES.put(uri, data)
     return uri, data
 
 
 def _open(uri: str) -> ObjectInputFile:
-    source = io.open_input(uri)
+    source = FILES.open_input(uri)
     assert isinstance(source, ObjectInputFile)
     return source
 
@@ -192,7 +194,7 @@ def test_short_responses_are_refused() -> None:
     # what the reader asks for, and must not be handed out as if it did.
     uri, _ = _object(600 * KB)
     source = _open(uri)
-    io.put(uri, b"\0" * (200 * KB))
+    FILES.put(uri, b"\0" * (200 * KB))
     with pytest.raises(StorageError, match="got"):
         source.read(0, 10)
     with pytest.raises(StorageError):
@@ -224,4 +226,4 @@ def test_short_range_from_the_store_is_refused(monkeypatch: pytest.MonkeyPatch) 
 
 def test_a_missing_object_cannot_be_opened() -> None:
     with pytest.raises(FileNotFoundError):
-        io.open_input(f"memory://{uuid.uuid4().hex}/none.lance")
+        FILES.open_input(f"memory://{uuid.uuid4().hex}/none.lance")

@@ -89,7 +89,7 @@ def test_bad_retry_values_fail_at_configure() -> None:
     uri = f"s3://retries-{uuid.uuid4().hex[:8]}/ds"
     for options in ({"client_max_retries": "-1"}, {"client_retry_timeout": "1e30"}):
         with pytest.raises(ArgumentError):
-            io.configure(uri, options)
+            io.FileIO.for_uri(uri, options)
 
 
 def test_a_value_of_none_is_refused() -> None:
@@ -138,26 +138,26 @@ def test_equal_options_share_a_key_whatever_their_order() -> None:
     assert a.key() != split_options({"region": "r"}, "t").key()
 
 
-def test_configure_refuses_an_unknown_key_at_once() -> None:
-    # The store is built when options are given, so the call that gave a bad key
-    # fails, before any request (no server is needed).
+def test_a_file_io_refuses_an_unknown_key_at_once() -> None:
+    # The store is built when the FileIO is made for a URI, so the call that gave a
+    # bad key fails, before any request (no server is needed).
     uri = f"s3://unknown-key-{uuid.uuid4().hex[:8]}/ds"
     with pytest.raises(UnsupportedOptionError, match="no_such_option"):
-        io.configure(uri, {"no_such_option": "1"})
+        io.FileIO.for_uri(uri, {"no_such_option": "1"})
 
 
-def test_configure_checks_local_options_too(tmp_path: object) -> None:
-    io.configure(str(tmp_path), {"region": "ignored"})  # pylance ignores them too
+def test_local_options_are_checked_too(tmp_path: object) -> None:
+    io.FileIO.for_uri(str(tmp_path), {"region": "ignored"})  # pylance ignores them too
     with pytest.raises(TypeError):
-        io.configure(str(tmp_path), "region=x")  # type: ignore[arg-type]
+        io.FileIO.for_uri(str(tmp_path), "region=x")  # type: ignore[arg-type]
     with pytest.raises(UnsupportedOptionError):
-        io.configure(str(tmp_path), {"use_opendal": "true"})
+        io.FileIO.for_uri(str(tmp_path), {"use_opendal": "true"})
 
 
 def test_the_memory_store_takes_no_options() -> None:
     uri = f"memory://{uuid.uuid4().hex}/x"
     with pytest.raises(UnsupportedOptionError, match="memory"):
-        io.configure(uri, {"region": "x"})
-    # The refused options are not remembered: the store still serves its locations.
-    io.put(uri, b"kept")
-    assert io.read_bytes(uri) == b"kept"
+        io.FileIO.for_uri(uri, {"region": "x"})
+    files = io.FileIO.for_uri(uri, None)
+    files.put(uri, b"kept")
+    assert files.read_bytes(uri) == b"kept"

@@ -12,6 +12,8 @@ import lancelet
 from lancelet import io
 from lancelet.io import counters
 
+FILES = io.FileIO()
+
 
 def _deltas(action: object) -> tuple[int, int]:
     iops, read = lancelet.iops_counter(), lancelet.bytes_read_counter()
@@ -22,15 +24,15 @@ def _deltas(action: object) -> tuple[int, int]:
 @pytest.mark.parametrize("where", ["local", "memory"])
 def test_whole_object_reads_are_counted(tmp_path: Path, where: str) -> None:
     uri = str(tmp_path / "obj") if where == "local" else "memory:///counters/obj"
-    io.put(uri, b"x" * 100)
-    assert _deltas(lambda: io.read_bytes(uri)) == (1, 100)
+    FILES.put(uri, b"x" * 100)
+    assert _deltas(lambda: FILES.read_bytes(uri)) == (1, 100)
 
 
 @pytest.mark.parametrize("where", ["local", "memory"])
 def test_range_reads_are_counted(tmp_path: Path, where: str) -> None:
     uri = str(tmp_path / "obj") if where == "local" else "memory:///counters/ranges"
-    io.put(uri, bytes(range(256)) * 4096)
-    source = io.open_input(uri)
+    FILES.put(uri, bytes(range(256)) * 4096)
+    source = FILES.open_input(uri)
     iops, read = _deltas(lambda: source.read(1000, 24))
     assert iops == 1
     assert read >= 24  # an object store fetches at least MIN_FETCH_BYTES
@@ -38,7 +40,7 @@ def test_range_reads_are_counted(tmp_path: Path, where: str) -> None:
 
 
 def test_writes_alone_are_not_counted(tmp_path: Path) -> None:
-    assert _deltas(lambda: io.put(str(tmp_path / "w"), b"abc")) == (0, 0)
+    assert _deltas(lambda: FILES.put(str(tmp_path / "w"), b"abc")) == (0, 0)
 
 
 def test_scans_count_reads(tmp_path: Path) -> None:

@@ -134,7 +134,7 @@ def test_refused(text: str, words: str) -> None:
     assert words in str(caught.value)
     # The same refusal wherever the location is used.
     with pytest.raises(URIError):
-        io.resolve(text)
+        io.FileIO().resolve(text)
 
 
 def test_refusal_names_the_supported_schemes() -> None:
@@ -155,10 +155,10 @@ def test_unsupported_scheme_writes_nothing_locally(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     for call in (
-        lambda: io.put("hdfs://n/x/file", b"data"),
-        lambda: io.put_if_not_exists("hdfs://n/x/file", b"data"),
-        lambda: io.open_output("hdfs://n/x/file"),
-        lambda: io.list_dir("hdfs://n/x"),
+        lambda: io.FileIO().put("hdfs://n/x/file", b"data"),
+        lambda: io.FileIO().put_if_not_exists("hdfs://n/x/file", b"data"),
+        lambda: io.FileIO().open_output("hdfs://n/x/file"),
+        lambda: io.FileIO().list_dir("hdfs://n/x"),
     ):
         with pytest.raises(URIError):
             call()

@@ -97,7 +97,8 @@ def _check_populated(namespace: Any, read: Any) -> None:
     assert described.properties == {"k": "v"}
     for ident in (["top"], ["a", "t"]):
         location = namespace.describe_table(ln.DescribeTableRequest(id=ident)).location
-        assert read(location).to_table().equals(scenario.DATA)
+        if read is not None:
+            assert read(location).to_table().equals(scenario.DATA)
     declared = namespace.describe_table(ln.DescribeTableRequest(id=["a", "d"], check_declared=True))
     assert declared.is_only_declared is True
 
@@ -169,7 +170,9 @@ def test_memory_root_holds_nested_tables() -> None:
     assert not isinstance(namespace, lancelet_ns.DirectoryNamespace)  # ...to pylance's
     namespace = lancelet_ns.DirectoryNamespace(root=root)
     _populate(namespace)
-    _check_populated(namespace, lancelet.dataset)
+    # A memory:// root's tables live in the namespace's own store (as in pylance, every
+    # open of a memory:// URI is a new, empty store): they are not opened by URI.
+    _check_populated(namespace, None)
     assert namespace.namespace_id() == f'DirectoryNamespace {{ root: "{root}" }}'
 
 

@@ -199,7 +199,7 @@ def test_put_if_not_exists_on_s3_has_one_winner(s3: S3Place) -> None:
     # The primitive every commit relies on, raced by threads against the server.
     from lancelet import io
 
-    io.configure(s3.uri, s3.options)
+    files = io.FileIO.for_uri(s3.uri, s3.options)
     path = f"{s3.uri}/_versions/1.manifest"
     threads = 8
     start = threading.Barrier(threads)
@@ -207,7 +207,7 @@ def test_put_if_not_exists_on_s3_has_one_winner(s3: S3Place) -> None:
 
     def race(i: int) -> None:
         start.wait()
-        if io.put_if_not_exists(path, f"writer {i}".encode()):
+        if files.put_if_not_exists(path, f"writer {i}".encode()):
             won.append(i)
 
     workers = [threading.Thread(target=race, args=(i,)) for i in range(threads)]

@@ -50,10 +50,9 @@ def test_s3a_is_s3(s3: S3Place) -> None:
     s3a = s3.uri.replace("s3://", "s3a://")
     ll.write_dataset(TABLE, s3a, storage_options=s3.options)
     assert lance.dataset(s3.uri, storage_options=s3.options).to_table().equals(TABLE)
-    # Options given for s3a:// serve s3:// in the same bucket, and the reverse.
-    assert ll.dataset(s3.uri).to_table().equals(TABLE)
+    assert ll.dataset(s3.uri, storage_options=s3.options).to_table().equals(TABLE)
     ll.write_dataset(TABLE, s3.uri, mode="append", storage_options=s3.options)
-    assert ll.dataset(s3a).count_rows() == 2 * TABLE.num_rows
+    assert ll.dataset(s3a, storage_options=s3.options).count_rows() == 2 * TABLE.num_rows
 
 
 @pytest.mark.parametrize("bad", [{"no_such_option": "1"}, {"use_opendal": "true"}])
@@ -164,17 +163,23 @@ def test_options_are_checked_for_type(s3: S3Place) -> None:
     assert ours.count_rows() == TABLE.num_rows
 
 
-def test_options_given_once_serve_later_calls(s3: S3Place) -> None:
-    # Were the bucket's options dropped, the store would fall back to the environment,
-    # which points at a closed port on this machine (see conftest.py).
+def test_options_serve_their_dataset_not_later_opens(s3: S3Place) -> None:
+    # As in pylance, options belong to the call (and the dataset) they were given to:
+    # opening the URI again without them reads the environment, which points at a
+    # closed port on this machine (see conftest.py), never at the options given before.
     assert os.environ["AWS_ENDPOINT_URL"] == "http://127.0.0.1:9"
-    ll.write_dataset(TABLE, s3.uri, storage_options=s3.options)
-    ds = ll.dataset(s3.uri)
-    assert ds.to_table().equals(TABLE)
-    assert pa.Table.from_batches(list(ds.to_batches())).equals(TABLE)
-    # An empty dict is no options, like None (callers often pass `options or {}`).
-    assert ll.dataset(s3.uri, storage_options={}).to_table().equals(TABLE)
+    written = ll.write_dataset(TABLE, s3.uri, storage_options=s3.options)
+    ll.write_dataset(TABLE, s3.uri, mode="append", storage_options=s3.options)
+    # Datasets derived from an open one keep its options.
+    assert written.checkout_version(2).count_rows() == 2 * TABLE.num_rows
+    ds = ll.dataset(s3.uri, storage_options=s3.options)
+    assert pa.Table.from_batches(list(ds.to_batches())).num_rows == 2 * TABLE.num_rows
+    with pytest.raises((StorageError, DatasetNotFoundError)):
+        ll.dataset(s3.uri, storage_options=NO_RETRIES)
     path = f"s3://{s3.bucket}/f.lance"
-    with ll.file.LanceFileWriter(path, TABLE.schema, storage_options={}) as writer:
+    with ll.file.LanceFileWriter(path, TABLE.schema, storage_options=s3.options) as writer:
         writer.write_batch(TABLE)
-    assert ll.file.LanceFileReader(path, storage_options={}).read_all().to_table().equals(TABLE)
+    read = ll.file.LanceFileReader(path, storage_options=s3.options).read_all().to_table()
+    assert read.equals(TABLE)
+    with pytest.raises(StorageError):
+        ll.file.LanceFileReader(path, storage_options=NO_RETRIES)

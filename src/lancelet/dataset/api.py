@@ -14,7 +14,7 @@ from lancelet.dataset.auto_cleanup import config_values
 from lancelet.dataset.bases import plan_write
 from lancelet.dataset.committing import commit_transaction
 from lancelet.dataset.dataset import LanceDataset, Version
-from lancelet.dataset.inputs import as_reader, dataset_location
+from lancelet.dataset.inputs import as_reader, dataset_store, given_uri
 from lancelet.dataset.loading import announce_latest
 from lancelet.dataset.options import check_options
 from lancelet.dataset.progress import FragmentWriteProgress, check_progress
@@ -56,17 +56,17 @@ def dataset(
     session = dataset_session(options, "lancelet.dataset")
     check_read_params(options.pop("read_params", None), "lancelet.dataset")
     check_options(options, "dataset")
+    if asof is not None and version is not None:
+        raise ArgumentError("dataset: give version or asof, not both")
+    store = DatasetStore(os.fspath(uri), storage_options, session)
     if asof is not None:
-        if version is not None:
-            raise ArgumentError("dataset: give version or asof, not both")
-        version = version_asof(DatasetStore(os.fspath(uri), storage_options), asof)
+        version = version_asof(store, asof)
     return LanceDataset(
         uri,
         version,
-        storage_options=storage_options,
         default_scan_options=scan_defaults,
-        session=session,
         commit_lock=commit_lock,
+        _store=store,
     )
 
 
@@ -128,6 +128,50 @@ def write_dataset(
     ``auto_cleanup_options`` apply to a new dataset only (an existing one keeps its
     config, as in pylance); ``commit_message`` and ``transaction_properties`` are
     recorded with the commit (``LanceDataset.read_transaction``)."""
+    store = dataset_store(uri, storage_options, "write_dataset")
+    return write_to_store(
+        store,
+        given_uri(uri),
+        data_obj,
+        schema,
+        mode,
+        max_rows_per_file=max_rows_per_file,
+        max_rows_per_group=max_rows_per_group,
+        data_storage_version=data_storage_version,
+        enable_v2_manifest_paths=enable_v2_manifest_paths,
+        enable_stable_row_ids=enable_stable_row_ids,
+        commit_lock=commit_lock,
+        auto_cleanup_options=auto_cleanup_options,
+        commit_message=commit_message,
+        transaction_properties=transaction_properties,
+        progress=progress,
+        max_bytes_per_file=max_bytes_per_file,
+        **options,
+    )
+
+
+def write_to_store(
+    store: DatasetStore,
+    uri: str,
+    data_obj: Any,
+    schema: pa.Schema | None = None,
+    mode: WriteMode = "create",
+    *,
+    max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE,
+    max_rows_per_group: int = 1024,
+    data_storage_version: str | None = None,
+    enable_v2_manifest_paths: bool | None = None,
+    enable_stable_row_ids: bool = False,
+    commit_lock: CommitLock | None = None,
+    auto_cleanup_options: AutoCleanupConfig | None = None,
+    commit_message: str | None = None,
+    transaction_properties: dict[str, str] | None = None,
+    progress: FragmentWriteProgress | None = None,
+    max_bytes_per_file: int | None = None,
+    **options: Any,
+) -> LanceDataset:
+    """:func:`write_dataset` into the dataset of ``store`` (``uri``: its URI as given,
+    for the dataset returned and its events)."""
     initial_bases = options.pop("initial_bases", None)
     target_bases = options.pop("target_bases", None)
     check_options(options, "write_dataset")
@@ -136,9 +180,7 @@ def write_dataset(
         raise ArgumentError(
             f"write_dataset: mode must be 'create', 'append' or 'overwrite', not {mode!r}"
         )
-    uri, storage_options = dataset_location(uri, storage_options, "write_dataset")
-    store = DatasetStore(uri, storage_options)
-    latest = announce_latest(store, os.fspath(uri))
+    latest = announce_latest(store, uri)
     events.dataset_event("writing", os.fspath(uri), mode=events.Raw(mode.capitalize()))
     if latest is not None and mode == "create":
         raise DatasetAlreadyExistsError(f"{store.root}: a dataset already exists here")
@@ -204,4 +246,4 @@ def write_dataset(
         # The commit never happened, so nothing can reference these files.
         discard_data_files(store, fragments)
         raise
-    return LanceDataset(uri, manifest=manifest, storage_options=storage_options)
+    return LanceDataset(uri, manifest=manifest, _store=store)

@@ -84,7 +84,7 @@ def resolve(
         path = store.data_path(data.path, data.base_id)
         if blob_id >= 0:
             path = io.join(path.removesuffix(".lance"), sidecar_name(int(blob_id)))
-        _read_into(out, path, members, starts[members], sizes[members])
+        _read_into(store.io, out, path, members, starts[members], sizes[members])
     return out
 
 
@@ -149,13 +149,14 @@ def _data_file(files: tuple[DataFile, ...], field_id: int) -> DataFile:
 
 
 def _read_into(
+    file_io: io.FileIO,
     out: list[bytes | None],
     path: str,
     rows: np.ndarray,
     starts: np.ndarray,
     sizes: np.ndarray,
 ) -> None:
-    source = io.open_input(path)
+    source = file_io.open_input(path)
     try:
         ends = starts + sizes
         if len(rows) and (starts.min() < 0 or ends.max() > source.size):

@@ -167,8 +167,8 @@ def _retain_cutoff(versions: list[int], retain: int | None) -> int | None:
 def _refuse_branches(store: DatasetStore) -> None:
     # Branch manifests live elsewhere and may use this dataset's files; lancelet
     # does not read them, so it cannot tell which files they need.
-    branches = io.list_dir(store.path(_BRANCHES_DIR))
-    if branches or io.is_dir(store.path(_BRANCH_TREES_DIR)):
+    branches = store.io.list_dir(store.path(_BRANCHES_DIR))
+    if branches or store.io.is_dir(store.path(_BRANCH_TREES_DIR)):
         raise DatasetError(
             f"{store.root}: the dataset has branches; lancelet cannot clean up a dataset "
             "with branches without risking files they use"
@@ -238,17 +238,17 @@ def _commit_files_cutoff(kept_times: list[int], removed_times: list[int]) -> int
 
 def _detached_manifests(store: DatasetStore) -> Iterator[Manifest]:
     """Manifests of detached commits: never removed, and their files are kept."""
-    for name in io.list_dir(store.path(naming.VERSIONS_DIR)):
+    for name in store.io.list_dir(store.path(naming.VERSIONS_DIR)):
         if _DETACHED_MANIFEST.match(name):
             path = store.path(naming.VERSIONS_DIR, name)
-            yield decode_manifest(io.read_bytes(path), path)
+            yield decode_manifest(store.io.read_bytes(path), path)
 
 
 def _delete_manifests(store: DatasetStore, plan: _Plan, stats: CleanupStats) -> None:
     # Tags read again: one created since planning must still protect its version.
     tagged = {entry["version"] for entry in Tags(store).list().values()}
     for path, manifest in plan.old_manifests:
-        removed = None if manifest.version in tagged else _remove(path, stats)
+        removed = None if manifest.version in tagged else _remove(store, path, stats)
         if removed is None:
             # Tagged since, or undeletable: the version stays readable, so its files stay.
             plan.kept.add(store, manifest)
@@ -267,11 +267,11 @@ def _protect_new_versions(store: DatasetStore, seen: list[int], kept: _Reference
             kept.add(store, store.read_manifest(location.version))
 
 
-def _remove(path: str, stats: CleanupStats) -> bool | None:
+def _remove(store: DatasetStore, path: str, stats: CleanupStats) -> bool | None:
     """Delete one file: True if deleted, False if already gone, None on failure."""
     try:
-        size = io.size_of(path)
-        io.delete(path)
+        size = store.io.size_of(path)
+        store.io.delete(path)
     except FileNotFoundError:
         return False
     except OSError:
@@ -286,7 +286,7 @@ def _remove(path: str, stats: CleanupStats) -> bool | None:
 
 def _walk(store: DatasetStore, directory: str) -> Iterator[str]:
     """Every file under ``directory``, relative to the dataset root."""
-    for relative, _ in io.list_tree(store.path(directory)):
+    for relative, _ in store.io.list_tree(store.path(directory)):
         yield io.join(directory, relative)
 
 
@@ -325,7 +325,7 @@ def _candidates(store: DatasetStore, plan: _Plan) -> Iterator[_Candidate]:
             yield _Candidate(
                 relative, parts[1] in verified.index_uuids, "index_files_removed", False
             )
-    for name in io.list_dir(store.path(naming.VERSIONS_DIR)):
+    for name in store.io.list_dir(store.path(naming.VERSIONS_DIR)):
         # Staging files of commits that died: pylance's ".tmp*" and lancelet's own.
         if name.startswith(".tmp") or _is_temp(name):
             yield _Candidate(io.join(naming.VERSIONS_DIR, name), False, "", True)
@@ -340,17 +340,17 @@ def _delete_files(
     index_dirs: set[str] = set()
     for candidate in list(_candidates(store, plan)):
         path = store.path(candidate.relative)
-        modified_ns = _modified_ns(path)
+        modified_ns = _modified_ns(store, path)
         if modified_ns is None:
             continue  # gone already
         if not _may_remove(candidate, modified_ns, plan, unverified_before_ns):
             continue
-        if _remove(path, stats) and candidate.counter:
+        if _remove(store, path, stats) and candidate.counter:
             setattr(stats, candidate.counter, getattr(stats, candidate.counter) + 1)
         if candidate.counter == "index_files_removed":
             index_dirs.add(store.path(*candidate.relative.split("/")[:2]))
     for directory in index_dirs:
-        io.remove_empty_dirs(directory)
+        store.io.remove_empty_dirs(directory)
 
 
 def _may_remove(
@@ -366,7 +366,7 @@ def _may_remove(
     return candidate.verified or modified_ns < unverified_before_ns
 
 
-def _modified_ns(path: str) -> int | None:
+def _modified_ns(store: DatasetStore, path: str) -> int | None:
     # Nanoseconds, as manifest timestamps are: a float of seconds loses the last digits.
-    found = io.head(path)
+    found = store.io.head(path)
     return None if found is None else found.modified_ns

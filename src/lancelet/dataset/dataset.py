@@ -28,7 +28,7 @@ from lancelet.dataset.committing import commit_transaction
 from lancelet.dataset.delete import plan_delete
 from lancelet.dataset.drop import drop_dataset
 from lancelet.dataset.fragment import LanceFragment
-from lancelet.dataset.inputs import as_reader, dataset_location
+from lancelet.dataset.inputs import as_reader, dataset_store, given_uri
 from lancelet.dataset.loading import announce_latest, load_manifest, read_version
 from lancelet.dataset.merge_columns import plan_merge
 from lancelet.dataset.merge_insert import MergeInsertBuilder, Planner
@@ -58,6 +58,7 @@ from lancelet.errors import (
 from lancelet.table import features
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
+from lancelet.table.naming import ManifestNaming
 from lancelet.table.schema_view import LanceSchema as PublicLanceSchema
 from lancelet.transaction import operations as ops
 from lancelet.transaction.commit import CommitLock, CommitPolicy, check_lock
@@ -81,14 +82,23 @@ class LanceDataset(ArrowDataset, VersionInfo, SqlMethods, PylanceOnlyMethods):
         default_scan_options: Mapping[str, Any] | None = None,
         session: Session | None = None,
         commit_lock: CommitLock | None = None,
+        _store: DatasetStore | None = None,
     ) -> None:
+        """``_store``: the store (and storage) of another view of the same dataset,
+        which this one shares (lancelet's own calls pass it; users give
+        ``storage_options``)."""
         self._uri = os.fspath(uri)
         self._scan_defaults = checked_defaults(
             default_scan_options, Scannable.scanner, "lancelet.dataset"
         )
         check_lock(commit_lock)
         self._commit_lock = commit_lock
-        self._store = DatasetStore(self._uri, storage_options, session)
+        if _store is None:
+            self._store = DatasetStore(self._uri, storage_options, session)
+        elif storage_options or session is not None:
+            raise ArgumentError(f"{self._uri}: a dataset sharing a store takes no options")
+        else:
+            self._store = _store
         if manifest is None:
             manifest = load_manifest(self._store, self._uri, version)
         features.check_readable(
@@ -236,9 +246,8 @@ class LanceDataset(ArrowDataset, VersionInfo, SqlMethods, PylanceOnlyMethods):
         return LanceDataset(
             self._uri,
             manifest=read_version(self._store, version),
-            storage_options=self._store.storage_options,
             default_scan_options=self._scan_defaults,
-            session=self._store.session,
+            _store=self._store,
         )
 
     def checkout_latest(self) -> None:
@@ -682,21 +691,17 @@ class LanceDataset(ArrowDataset, VersionInfo, SqlMethods, PylanceOnlyMethods):
         """Commit an operation prepared elsewhere (for example by ``write_fragments``),
         or a whole ``Transaction``."""
         check_options(options, "LanceDataset.commit")
-        base_uri, storage_options = dataset_location(
-            base_uri, storage_options, "LanceDataset.commit"
-        )
-        store = DatasetStore(base_uri, storage_options)
-        announce_latest(store, os.fspath(base_uri))  # pylance loads the dataset first
-        txn = commit_api.transaction_to_commit(operation, read_version, commit_message, store)
-        manifest = commit_transaction(
+        store = dataset_store(base_uri, storage_options, "LanceDataset.commit")
+        return _commit_to(
+            given_uri(base_uri),
             store,
-            txn,
-            policy=CommitPolicy(max_retries=max_retries, lock=commit_lock),
-            new_dataset_naming=commit_api.manifest_naming(enable_v2_manifest_paths),
-            detached=bool(detached),
-            announce_as=os.fspath(base_uri),
+            operation,
+            read_version,
+            commit_message,
+            CommitPolicy(max_retries=max_retries, lock=commit_lock),
+            commit_api.manifest_naming(enable_v2_manifest_paths),
+            bool(detached),
         )
-        return LanceDataset(base_uri, manifest=manifest, storage_options=storage_options)
 
     @staticmethod
     def commit_batch(
@@ -713,18 +718,19 @@ class LanceDataset(ArrowDataset, VersionInfo, SqlMethods, PylanceOnlyMethods):
         version, "merged": the transaction committed}``."""
         check_options(options, "LanceDataset.commit_batch")
         read_version = dest.version if isinstance(dest, LanceDataset) else None
-        uri, storage_options = dataset_location(dest, storage_options, "commit_batch")
+        store = dataset_store(dest, storage_options, "commit_batch")
         if read_version is None:
-            read_version = DatasetStore(uri, storage_options).latest_version()
+            read_version = store.latest_version()
         merged = commit_api.merged_appends(read_version, transactions)
-        dataset = LanceDataset.commit(
-            uri,
+        dataset = _commit_to(
+            given_uri(dest),
+            store,
             merged,
-            commit_lock=commit_lock,
-            storage_options=storage_options,
-            enable_v2_manifest_paths=enable_v2_manifest_paths,
-            detached=detached,
-            max_retries=max_retries,
+            None,
+            None,
+            CommitPolicy(max_retries=max_retries, lock=commit_lock),
+            commit_api.manifest_naming(enable_v2_manifest_paths),
+            bool(detached),
         )
         return {"dataset": dataset, "merged": merged}
 
@@ -737,6 +743,30 @@ class LanceDataset(ArrowDataset, VersionInfo, SqlMethods, PylanceOnlyMethods):
 # Introspection (help(), pylance-compatibility checks) sees the parameters the override
 # takes and passes on to Scannable.scanner.
 LanceDataset.scanner.__signature__ = inspect.signature(Scannable.scanner)  # type: ignore[attr-defined]
+
+
+def _commit_to(
+    uri: str,
+    store: DatasetStore,
+    operation: LanceOperation.BaseOperation | commit_api.Transaction,
+    read_version: int | None,
+    commit_message: str | None,
+    policy: CommitPolicy,
+    naming: ManifestNaming,
+    detached: bool,
+) -> LanceDataset:
+    """``LanceDataset.commit`` on the dataset of ``store``."""
+    announce_latest(store, uri)  # pylance loads the dataset first
+    txn = commit_api.transaction_to_commit(operation, read_version, commit_message, store)
+    manifest = commit_transaction(
+        store,
+        txn,
+        policy=policy,
+        new_dataset_naming=naming,
+        detached=detached,
+        announce_as=uri,
+    )
+    return LanceDataset(uri, manifest=manifest, _store=store)
 
 
 def discard_new_files(store: DatasetStore, base: Manifest, operation: ops.Merge) -> None:

@@ -7,7 +7,6 @@ from collections.abc import Iterable
 import numpy as np
 import pyarrow.compute as pc
 
-from lancelet import io
 from lancelet.dataset.scanner import ROW_ADDRESS, LanceScanner
 from lancelet.table import row_address
 from lancelet.table.fragment import Fragment
@@ -76,4 +75,4 @@ def discard_deletions(store: DatasetStore, base: Manifest, fragments: Iterable[F
         before = base.fragment(fragment.id)
         file = fragment.deletion_file
         if file is not None and (before is None or before.deletion_file != file):
-            io.delete(store.deletion_path(fragment.id, file))
+            store.io.delete(store.deletion_path(fragment.id, file))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 
-from lancelet import io
 from lancelet.errors import ArgumentError, LanceletError
 from lancelet.transaction.store import DatasetStore
 
@@ -22,7 +21,7 @@ def drop_dataset(
     """
     store = DatasetStore(base_uri, storage_options)
     root = store.root
-    if not io.is_dir(root):
+    if not store.io.is_dir(root):
         if not ignore_not_found:
             raise FileNotFoundError(f"Not found: {root}")
         return
@@ -31,7 +30,7 @@ def drop_dataset(
             f"Refusing to drop {root!r}: no readable Lance manifest was found under "
             "'_versions', so this is not a dataset root"
         )
-    io.remove_tree(root)
+    store.io.remove_tree(root)
 
 
 def _has_readable_manifest(store: DatasetStore) -> bool:

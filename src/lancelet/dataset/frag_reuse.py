@@ -21,7 +21,6 @@ import numpy as np
 import pyarrow as pa
 from pyroaring import FrozenBitMap
 
-from lancelet import io
 from lancelet.dataset.committing import commit_transaction
 from lancelet.errors import CorruptIndexError
 from lancelet.index.frag_reuse import ReuseMap
@@ -54,7 +53,7 @@ def read_details(store: DatasetStore, index: IndexMetadata) -> ReuseDetails:
         return content
     path = store.path(naming.INDICES_DIR, str(index.uuid), content.path)
     try:
-        data = io.read_bytes(path)
+        data = store.io.read_bytes(path)
     except OSError as exc:
         raise CorruptIndexError(f"{path}: cannot read the reuse details: {exc}") from exc
     end = content.offset + content.size
@@ -145,7 +144,7 @@ def _reuse_metadata(
     content: ReuseDetails | ExternalFile = details
     files: tuple[IndexFile, ...] = ()
     if len(data) > frag_reuse.INLINE_LIMIT:
-        io.put(store.path(naming.INDICES_DIR, str(new_id), frag_reuse.DETAILS_FILE), data)
+        store.io.put(store.path(naming.INDICES_DIR, str(new_id), frag_reuse.DETAILS_FILE), data)
         content = ExternalFile(frag_reuse.DETAILS_FILE, 0, len(data))
         files = (IndexFile(frag_reuse.DETAILS_FILE, len(data)),)
     new_fragments = FrozenBitMap(f for v in details.versions for f in v.new_ids)
@@ -202,7 +201,7 @@ def cleanup(dataset: LanceDataset) -> bool:
         dataset._advance_to(commit_transaction(store, txn))
     except BaseException:
         if after is not None:
-            io.remove_tree(store.path(naming.INDICES_DIR, str(after.uuid)))
+            store.io.remove_tree(store.path(naming.INDICES_DIR, str(after.uuid)))
         raise
     return True
 

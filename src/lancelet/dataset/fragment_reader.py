@@ -62,12 +62,12 @@ class FragmentReader:
         """The file's reader, shared with earlier readers of the same store while the
         file is unchanged (opening parses its footer and column metadata)."""
         opened = self.store.cache("data_files")
-        key = (path, io.fingerprint(path))
+        key = (path, self.store.io.fingerprint(path))
         reader: LanceFileReader | None = opened.get(key)
         if reader is not None:
             return reader
         try:
-            reader = LanceFileReader(path)
+            reader = LanceFileReader(path, file_io=self.store.io)
         except (UnsupportedVersionError, UnsupportedEncodingError):
             raise  # a file lancelet cannot read yet is not a damaged one
         except (LanceFileError, OSError) as exc:

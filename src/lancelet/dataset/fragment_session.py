@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
-from lancelet import io
 from lancelet.dataset import arguments
 from lancelet.dataset.projection import ROW_ADDRESS, Columns
 from lancelet.dataset.write import data_file
@@ -51,7 +50,7 @@ def fragment_from_file(filename: str, dataset: LanceDataset, fragment_id: int) -
     outside the dataset with columns named and typed as the dataset's."""
     store, manifest = dataset._store, dataset._manifest
     path = store.data_path(filename)
-    reader = LanceFileReader(path)
+    reader = LanceFileReader(path, file_io=store.io)
     meta = reader.metadata()
     found = file_version.from_footer(meta.major_version, meta.minor_version)
     if found is None or found.name == "0.1":
@@ -68,6 +67,6 @@ def fragment_from_file(filename: str, dataset: LanceDataset, fragment_id: int) -
     names = reader.schema.names
     if [n for n in dataset_schema.names if n in names] != names:
         raise SchemaError(f"{path}: columns {names} are not in the dataset's order")
-    size = io.size_of(path)
+    size = store.io.size_of(path)
     described = data_file(filename, manifest.schema, found.name, size, names)
     return Fragment(fragment_id, (described,), reader.num_rows())

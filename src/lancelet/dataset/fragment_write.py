@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from lancelet.dataset.inputs import as_reader, dataset_location
+from lancelet.dataset.inputs import as_reader, dataset_store, given_uri
 from lancelet.dataset.loading import announce_latest
 from lancelet.dataset.options import check_options
 from lancelet.dataset.progress import FragmentWriteProgress, check_progress
@@ -24,7 +24,6 @@ from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.table.schema import LanceSchema
 from lancelet.transaction import operations as ops
-from lancelet.transaction.store import DatasetStore
 
 if TYPE_CHECKING:
     from lancelet.dataset.dataset import LanceDataset
@@ -61,11 +60,8 @@ def write_data(data: Any, schema: pa.Schema | None, target: FragmentWrite) -> Wr
             f"write_fragments: mode must be 'append' or 'overwrite', not {target.mode!r}"
         )
     storage_version(target.data_storage_version)
-    uri, storage_options = dataset_location(
-        target.dataset_uri, target.storage_options, "write_fragments"
-    )
-    store = DatasetStore(uri, storage_options)
-    latest = announce_latest(store, os.fspath(uri))
+    store = dataset_store(target.dataset_uri, target.storage_options, "write_fragments")
+    latest = announce_latest(store, given_uri(target.dataset_uri))
     prepared = prepare(
         latest, as_reader(data, schema), target.mode, target.data_storage_version, store.root
     )

@@ -22,7 +22,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelet import io
 from lancelet.dataset import arguments, index_config, indices
 from lancelet.dataset.scanner import ROW_ADDRESS, ROW_ID, LanceScanner
 from lancelet.errors import (
@@ -113,7 +112,7 @@ def create_scalar_index(
             index_version=kind.version_for(manifest.stable_row_ids),
         )
     except BaseException:
-        io.remove_tree(dataset._store.path(naming.INDICES_DIR, str(uid)))
+        dataset._store.io.remove_tree(dataset._store.path(naming.INDICES_DIR, str(uid)))
         raise
 
 
@@ -250,7 +249,7 @@ def build_index(
     """Write the index files of ``field`` over the live rows of ``manifest``'s
     fragments (or of ``fragment_ids``) under ``_indices/<uid>/``; its details."""
     store = dataset._store
-    directory = store.path(naming.INDICES_DIR, str(uid))
+    directory = store.place(naming.INDICES_DIR, str(uid))
     version = file_version.index_file_version(manifest.data_storage_version)
     stable = manifest.stable_row_ids
     by_id = kind.keyed_by_row_id(kind.version_for(stable), stable)
@@ -258,14 +257,14 @@ def build_index(
     try:
         written = kind.build(rows, directory, field.type, version, params)
     except UnsupportedTypeError as exc:
-        io.remove_tree(directory)
+        store.io.remove_tree(directory.path)
         where = f"{dataset.uri} version {manifest.version}"
         refusal = IndexTypeError if kind.name in _TYPE_ERROR_KINDS else UnsupportedTypeError
         raise refusal(
             f"{where}: cannot build a {kind.name} index on column {field.path!r}: {exc}"
         ) from exc
     except BaseException:
-        io.remove_tree(directory)
+        store.io.remove_tree(directory.path)
         raise
     return IndexDetails(written.type_url, written.value)
 

@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 
 from pyroaring import FrozenBitMap
 
-from lancelet import io
 from lancelet.dataset import frag_reuse, index_plan, indices
 from lancelet.dataset.index_build import IndexedField, build_index, resolve_field
 from lancelet.errors import NumberOutOfRangeError, UnsupportedIndexError
@@ -111,7 +110,9 @@ def _build_and_commit(dataset: LanceDataset, plans: Sequence[_Rebuild], where: s
         indices.commit_indices(dataset, tuple(built), removed)
     except BaseException:
         for segment in built:
-            io.remove_tree(dataset._store.path(naming.INDICES_DIR, str(segment.uuid)))
+            dataset._store.io.remove_tree(
+                dataset._store.path(naming.INDICES_DIR, str(segment.uuid))
+            )
         raise
 
 

@@ -270,6 +270,6 @@ def opened(store: DatasetStore, index: IndexMetadata, dtype: pa.DataType) -> Sca
     if found is None:
         kind = json_kind.target_kind(index.index_details)
         assert kind is not None
-        found = cache[key] = kind.open(store.path(naming.INDICES_DIR, key), dtype)
+        found = cache[key] = kind.open(store.place(naming.INDICES_DIR, key), dtype)
         accounting.add(indices_loaded=1)
     return found

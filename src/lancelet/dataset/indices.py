@@ -260,8 +260,8 @@ def _segment_statistics(
 
 def index_files(store: DatasetStore, index_uuid: uuid_lib.UUID) -> tuple[IndexFile, ...]:
     directory = store.path(naming.INDICES_DIR, str(index_uuid))
-    names = sorted(io.list_dir(directory))
-    return tuple(IndexFile(n, io.size_of(io.join(directory, n))) for n in names)
+    names = sorted(store.io.list_dir(directory))
+    return tuple(IndexFile(n, store.io.size_of(io.join(directory, n))) for n in names)
 
 
 def commit_index(

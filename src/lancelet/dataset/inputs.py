@@ -18,6 +18,7 @@ import pyarrow.dataset as pa_ds
 from lancelet._arrow import cast as arrow_cast
 from lancelet.errors import DataColumnNotFoundError, DataTypeError, SchemaError
 from lancelet.table.schema import check_same_columns
+from lancelet.transaction.store import DatasetStore
 
 
 def _from_pandas(data: Any, schema: pa.Schema | None) -> pa.Table | None:
@@ -150,21 +151,26 @@ def _cast_reader(reader: pa.RecordBatchReader, schema: pa.Schema) -> pa.RecordBa
     return pa.RecordBatchReader.from_batches(schema, cast())
 
 
-def dataset_location(
-    uri: Any, storage_options: dict[str, str] | None, where: str
-) -> tuple[str | os.PathLike[str], dict[str, str] | None]:
-    """Where a call that takes a dataset's URI writes: a path or URI as given, or, as
-    pylance allows, one of lancelet's datasets, whose storage options apply unless
-    others are given."""
+def given_uri(uri: Any) -> str:
+    """A dataset's URI as the user gave it, or a dataset's own (for ``uri`` and events)."""
+    from lancelet.dataset.dataset import LanceDataset
+
+    return uri.uri if isinstance(uri, LanceDataset) else os.fspath(uri)
+
+
+def dataset_store(uri: Any, storage_options: dict[str, str] | None, where: str) -> DatasetStore:
+    """The store of the dataset a call that takes a dataset's URI writes: at a path or
+    URI as given, or, as pylance allows, one of lancelet's datasets, whose storage
+    (its ``FileIO``) applies unless other options are given."""
     from lancelet.dataset.dataset import LanceDataset
 
     if isinstance(uri, LanceDataset):
         if storage_options is None:
-            storage_options = uri._store.storage_options
-        return uri.uri, storage_options
+            return DatasetStore(uri.uri, file_io=uri._store.io)
+        return DatasetStore(uri.uri, storage_options)
     if not isinstance(uri, (str, os.PathLike)):
         raise TypeError(
             f"{where}: the destination must be a str, Path, or LanceDataset, "
             f"not {type(uri).__name__}"
         )
-    return uri, storage_options
+    return DatasetStore(uri, storage_options)

@@ -68,6 +68,8 @@ class FileSystemFragmentWriteProgress(FragmentWriteProgress):
     def __init__(self, base_uri: Any, metadata: dict[str, str] | None = None) -> None:
         self._base = io.normalize(base_uri).rstrip("/")
         self._metadata = dict(metadata or {})
+        # pylance's takes no storage options either: its store comes from the URI.
+        self._io = io.FileIO.for_uri(self._base, None)
 
     def _in_progress_path(self, fragment: Fragment) -> str:
         return io.join(self._base, f"fragment_{fragment.id}{self.PROGRESS_EXT}")
@@ -77,8 +79,8 @@ class FileSystemFragmentWriteProgress(FragmentWriteProgress):
 
     def begin(self, fragment: Fragment, **kwargs: Any) -> None:
         state = {"fragment_id": fragment.id, "metadata": self._metadata}
-        io.put(self._in_progress_path(fragment), json.dumps(state).encode())
-        io.put(self._fragment_file(fragment), json.dumps(fragment.to_json()).encode())
+        self._io.put(self._in_progress_path(fragment), json.dumps(state).encode())
+        self._io.put(self._fragment_file(fragment), json.dumps(fragment.to_json()).encode())
 
     def complete(self, fragment: Fragment, **kwargs: Any) -> None:
-        io.delete(self._in_progress_path(fragment))
+        self._io.delete(self._in_progress_path(fragment))

@@ -20,7 +20,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelet import io
 from lancelet._proto import file_pb2
 from lancelet.dataset.filter import parse_value, value_nullable
 from lancelet.dataset.fragment_reader import FragmentReader
@@ -549,18 +548,23 @@ class _DataFiles:
         if legacy:
             check_known_dictionaries(schema, ids, path)
         with LanceFileWriter.for_dataset(
-            path, values.schema, ids, version=self.version, dictionaries=dict(schema.dictionaries)
+            path,
+            values.schema,
+            ids,
+            version=self.version,
+            dictionaries=dict(schema.dictionaries),
+            file_io=self.store.io,
         ) as writer:
             if legacy:
                 # pylance's new legacy files take the batches of the fragment's first.
                 first = fragment.files[0]
                 where = self.store.data_path(first.path, first.base_id)
-                for start, stop in itertools.pairwise(legacy_batch_offsets(where)):
+                for start, stop in itertools.pairwise(legacy_batch_offsets(where, self.store.io)):
                     writer.write_batch(values.slice(int(start), int(stop - start)))
             else:
                 writer.write_batch(values)
         self.written.append(path)
-        size = writer.size_bytes if writer.size_bytes is not None else io.size_of(path)
+        size = writer.size_bytes if writer.size_bytes is not None else self.store.io.size_of(path)
         new_file = data_file(name, schema, self.version, size, values.schema.names)
         return replace(fragment, files=(*fragment.files, new_file))
 
@@ -575,7 +579,7 @@ def new_data_files(store: DatasetStore, manifest: Manifest) -> Iterator[_DataFil
         yield files
     except BaseException:
         for path in files.written:
-            io.delete(path)
+            store.io.delete(path)
         raise
 
 

@@ -236,7 +236,7 @@ class Tags:
     def _read(self, tag: str) -> TagContents | None:
         path = self._path(tag)
         try:
-            data = io.read_bytes(path)
+            data = self._store.io.read_bytes(path)
         except FileNotFoundError:
             return None
         except OSError as exc:
@@ -270,12 +270,12 @@ class Tags:
                 f"{self._store.root}: cannot point tag {tag!r} at version {version}: "
                 "that version does not exist"
             )
-        return version, io.size_of(path)
+        return version, self._store.io.size_of(path)
 
     def list(self) -> dict[str, dict[str, Any]]:
         """Every tag, by name, as pylance's ``tags.list()`` reports it."""
         out: dict[str, dict[str, Any]] = {}
-        for file_name in sorted(io.list_dir(self._store.path(naming.TAGS_DIR))):
+        for file_name in sorted(self._store.io.list_dir(self._store.path(naming.TAGS_DIR))):
             tag = _tag_from_file_name(file_name)
             contents = None if tag is None else self._read(tag)
             # None also covers a tag deleted between the listing and the read.
@@ -305,7 +305,7 @@ class Tags:
         now = time.time_ns()
         contents = TagContents(version, now, now, manifest_size)
         # put_if_not_exists, so two concurrent creates of one tag cannot both succeed.
-        if not io.put_if_not_exists(self._path(tag), contents.to_json()):
+        if not self._store.io.put_if_not_exists(self._path(tag), contents.to_json()):
             raise TagError(f"{self._store.root}: tag {tag!r} already exists")
 
     def update(self, tag: str, reference: int | str) -> None:
@@ -319,8 +319,8 @@ class Tags:
             updated_at_ns=time.time_ns(),
             branch=None,
         )
-        io.put(self._path(tag), new.to_json())
+        self._store.io.put(self._path(tag), new.to_json())
 
     def delete(self, tag: str) -> None:
         self._require(tag)
-        io.delete(self._path(tag))
+        self._store.io.delete(self._path(tag))

@@ -311,7 +311,12 @@ class _FileSink:
         self.paths.append(path)
         ids = file_field_ids(self._schema, self._names)
         self._writer = LanceFileWriter.for_dataset(
-            path, self._arrow, ids, version=self._version, dictionaries=self._dictionaries
+            path,
+            self._arrow,
+            ids,
+            version=self._version,
+            dictionaries=self._dictionaries,
+            file_io=self._store.io,
         )
         self._rows = 0
         if self._progress is not None:
@@ -325,7 +330,7 @@ class _FileSink:
         size = self._writer.size_bytes
         self._writer = None
         if size is None:  # not expected: a closed writer knows its size
-            size = io.size_of(self.paths[-1])
+            size = self._store.io.size_of(self.paths[-1])
         base_id = None if self._base is None else self._base.id
         data_file_ = data_file(self._name, self._schema, self._version, size, self._names, base_id)
         fragment = Fragment(self._fragment_id, (data_file_,), self._rows)
@@ -340,7 +345,7 @@ class _FileSink:
             self._writer.abort()
             self._writer = None
         for path in self.paths:
-            io.delete(path)
+            self._store.io.delete(path)
 
 
 def write_fragment_files(
@@ -427,4 +432,4 @@ def discard_data_files(store: DatasetStore, fragments: Iterable[Fragment]) -> No
     """Remove data files a failed commit left unreferenced."""
     for fragment in fragments:
         for data_file in fragment.files:
-            io.delete(store.data_path(data_file.path, data_file.base_id))
+            store.io.delete(store.data_path(data_file.path, data_file.base_id))

@@ -35,7 +35,8 @@ from lancelet.file.v2_0.layout import (
 )
 from lancelet.file.v2_1.read import fields as fields21
 from lancelet.file.v2_1.read import layout as layout21
-from lancelet.io import InputFile, LocalInputFile, configure, open_input
+from lancelet.io import FileIO, InputFile, LocalInputFile
+from lancelet.io.fileio import file_io_for
 
 DEFAULT_BATCH_SIZE = 1024
 # Takes of at most this many rows decode their columns on the calling thread.
@@ -144,15 +145,19 @@ class LanceFileReader:
     ``columns`` selects top-level columns or struct sub-fields (``"a.b"``).
     """
 
+    _io: FileIO  # set by __new__
+
     def __new__(
         cls,
         path: str | os.PathLike[str],
         storage_options: dict[str, str] | None = None,
         columns: Sequence[str] | None = None,
+        *,
+        file_io: FileIO | None = None,
     ) -> LanceFileReader:
-        configure(path, storage_options)  # before the first read, which tells the version
+        file_io = file_io_for(path, storage_options, file_io)
         try:
-            source: InputFile | None = open_input(path)
+            source: InputFile | None = file_io.open_input(path)
         except (LanceletError, OSError):
             source = None  # __init__ opens it again and reports the problem
         kind = cls
@@ -163,18 +168,23 @@ class LanceFileReader:
         reader = super().__new__(kind)
         # Handed to __init__, so a file is opened once (a request on an object store).
         reader.__dict__["_opened"] = source
+        reader.__dict__["_io"] = file_io
         return reader
 
     def _open_source(self) -> InputFile:
         source: InputFile | None = self.__dict__.pop("_opened", None)
-        return source if source is not None else open_input(self.path)
+        return source if source is not None else self._io.open_input(self.path)
 
     def __init__(
         self,
         path: str | os.PathLike[str],
         storage_options: dict[str, str] | None = None,
         columns: Sequence[str] | None = None,
+        *,
+        file_io: FileIO | None = None,
     ):
+        """``file_io``: the storage to read through (a dataset's); by default one made
+        from ``storage_options``."""
         self.path = os.fspath(path)
         self._source: InputFile = self._open_source()
         self._footer = container.read_footer(self._source)

@@ -2,8 +2,8 @@
 (pylance's ``lance.file.LanceFileSession``).
 
 pylance shares one object-store connection between the readers and writers a
-session opens; lancelet's storage registry already keeps one per store, so a
-session here is the base path and its storage options.
+session opens; here they share the session's :class:`~lancelet.io.FileIO`, made from
+its base path and storage options.
 """
 
 from __future__ import annotations
@@ -44,13 +44,13 @@ class LanceFileSession:
                 "LanceFileSession: namespace_client and table_id are not supported"
             )
         self._base = io.normalize(base_path).rstrip("/")
-        io.configure(self._base, storage_options)
+        self._io = io.FileIO.for_uri(self._base, storage_options)
 
     def _path(self, path: str | None) -> str:
         return self._base if not path else io.join(self._base, path.strip("/"))
 
     def open_reader(self, path: str, columns: Sequence[str] | None = None) -> LanceFileReader:
-        return LanceFileReader(self._path(path), columns=columns)
+        return LanceFileReader(self._path(path), columns=columns, file_io=self._io)
 
     def open_writer(
         self,
@@ -71,21 +71,22 @@ class LanceFileSession:
             data_cache_bytes=data_cache_bytes,
             version=version,
             max_page_bytes=max_page_bytes,
+            file_io=self._io,
         )
 
     def contains(self, path: str) -> bool:
-        return io.exists(self._path(path))
+        return self._io.exists(self._path(path))
 
     def list(self, path: str | None = None) -> list[str]:
         """Every file below ``path`` (default: the base path), relative to the base path."""
         prefix = f"{path.strip('/')}/" if path else ""
-        return sorted(prefix + name for name, _ in io.list_tree(self._path(path)))
+        return sorted(prefix + name for name, _ in self._io.list_tree(self._path(path)))
 
     def list_with_delimiter(self, path: str | None = None) -> ListResult:
         prefix = f"{path.strip('/')}/" if path else ""
         dirs: set[str] = set()
         files: list[str] = []
-        for name, _ in io.list_tree(self._path(path)):
+        for name, _ in self._io.list_tree(self._path(path)):
             head, sep, _ = name.partition("/")
             if sep:
                 dirs.add(prefix + head)
@@ -94,7 +95,7 @@ class LanceFileSession:
         return ListResult(sorted(dirs), sorted(files))
 
     def read_range(self, path: str, offset: int, length: int) -> bytes:
-        source = io.open_input(self._path(path))
+        source = self._io.open_input(self._path(path))
         try:
             if offset < 0 or length < 0 or offset + length > source.size:
                 raise StorageError(
@@ -108,16 +109,16 @@ class LanceFileSession:
 
     def delete_file(self, path: str) -> None:
         full = self._path(path)
-        if not io.exists(full):
+        if not self._io.exists(full):
             raise StorageNotFoundError(f"{full}: cannot delete, no such file")
-        io.delete(full)
+        self._io.delete(full)
 
     def upload_file(self, local_path: str | os.PathLike[str], remote_path: str) -> None:
         with open(local_path, "rb") as f:
-            io.put(self._path(remote_path), f.read())
+            self._io.put(self._path(remote_path), f.read())
 
     def download_file(self, remote_path: str, local_path: str | os.PathLike[str]) -> None:
-        data = io.read_bytes(self._path(remote_path))
+        data = self._io.read_bytes(self._path(remote_path))
         tmp = f"{os.fspath(local_path)}.part"
         with open(tmp, "wb") as f:
             f.write(data)

@@ -22,7 +22,8 @@ from lancelet.errors import (
 from lancelet.file import version as file_version
 from lancelet.file.blob_v2 import is_blob_values
 from lancelet.file.writing import FileWriterBase
-from lancelet.io import configure
+from lancelet.io import FileIO
+from lancelet.io.fileio import file_io_for
 
 
 def _refuse_blob_v2(schema: pa.Schema, version: file_version.FileVersion, path: str) -> None:
@@ -76,10 +77,13 @@ class LanceFileWriter:
         version: str | None = None,
         storage_options: dict[str, str] | None = None,
         max_page_bytes: int | None = None,
+        file_io: FileIO | None = None,
         **kwargs: Any,
     ) -> None:
+        """``file_io``: the storage to write through (a dataset's); by default one made
+        from ``storage_options``."""
         where = os.fspath(path)
-        configure(path, storage_options)
+        file_io = file_io_for(path, storage_options, file_io)
         for key, value in kwargs.items():
             if key in ("namespace_client", "table_id") and value is None:
                 continue
@@ -93,7 +97,9 @@ class LanceFileWriter:
                 f"{where}: LanceFileWriter does not write legacy (0.1) files; "
                 "write_dataset(..., data_storage_version='legacy') writes legacy datasets"
             )
-        self._inner = _writer_class(chosen)(path, schema, chosen, data_cache_bytes, max_page_bytes)
+        self._inner = _writer_class(chosen)(
+            path, schema, chosen, data_cache_bytes, max_page_bytes, file_io
+        )
 
     @classmethod
     def for_dataset(
@@ -104,6 +110,7 @@ class LanceFileWriter:
         *,
         version: str | None = None,
         dictionaries: MutableMapping[int, pa.Array] | None = None,
+        file_io: FileIO,
     ) -> LanceFileWriter:
         """A data file of a dataset, whose own schema records the dataset's field ids
         (``field_ids``, one per field of ``schema`` in pre-order) as pylance's do: a
@@ -116,9 +123,9 @@ class LanceFileWriter:
         if chosen.name == "0.1":
             from lancelet.file.v0_1.writer import LegacyFileWriter
 
-            writer._inner = LegacyFileWriter(path, None, chosen, None, None, dictionaries)
+            writer._inner = LegacyFileWriter(path, None, chosen, None, None, file_io, dictionaries)
         else:
-            writer._inner = _writer_class(chosen)(path, None, chosen, None, None)
+            writer._inner = _writer_class(chosen)(path, None, chosen, None, None, file_io)
         _refuse_blob_v2(schema, writer._inner.version, where)
         writer._inner.field_ids = tuple(field_ids)
         writer._inner.start(schema)

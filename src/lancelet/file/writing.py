@@ -19,7 +19,7 @@ from lancelet.file import container
 from lancelet.file.extensions import storage_batch, storage_schema
 from lancelet.file.schema import renumbered, stored_type, to_lance_fields
 from lancelet.file.version import FileVersion
-from lancelet.io import OutputFile, open_output
+from lancelet.io import FileIO, OutputFile
 
 DEFAULT_DATA_CACHE_BYTES = 8 * 1024 * 1024
 DEFAULT_MAX_PAGE_BYTES = 32 * 1024 * 1024
@@ -87,8 +87,10 @@ class FileWriterBase:
         version: FileVersion,
         data_cache_bytes: int | None,
         max_page_bytes: int | None,
+        file_io: FileIO,
     ) -> None:
         self.path = os.fspath(path)
+        self._io = file_io
         self.version = version
         self._cache_bytes = data_cache_bytes or DEFAULT_DATA_CACHE_BYTES
         self._max_page_bytes = max_page_bytes or DEFAULT_MAX_PAGE_BYTES
@@ -125,7 +127,7 @@ class FileWriterBase:
             self._fields = renumbered(self._fields, self.field_ids, self.path)
         self.schema = schema
         num_columns = self._start_columns(storage_schema(schema))
-        self._out = open_output(self.path)
+        self._out = self._io.open_output(self.path)
         self._sink = PageSink(self._out, num_columns, self.page_url)
 
     def write_batch(self, batch: pa.RecordBatch | pa.Table) -> None:

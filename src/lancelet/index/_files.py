@@ -3,7 +3,6 @@ failure reported as a :class:`CorruptIndexError` naming the file."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -60,13 +59,14 @@ class IndexFile:
 
 
 def read_index_file(
-    directory: str | os.PathLike[str], name: str, columns: Sequence[str] | None = None
+    directory: io.Place, name: str, columns: Sequence[str] | None = None
 ) -> IndexFile:
-    path = io.join(os.fspath(directory), name)
-    if not io.exists(path):
+    place = directory.join(name)
+    path = place.path
+    if not place.file_io.exists(path):
         raise CorruptIndexError(f"{path}: index file is missing")
     try:
-        reader = LanceFileReader(path)
+        reader = LanceFileReader(path, file_io=place.file_io)
         table = reader.read_all(columns=list(columns) if columns else None).to_table()
         raw = reader.schema.metadata or {}
     except LanceFileError as exc:
@@ -95,7 +95,7 @@ def expect_columns(file: IndexFile, expected: Mapping[str, pa.DataType | None]) 
 
 
 def write_index_file(
-    directory: str | os.PathLike[str],
+    directory: io.Place,
     name: str,
     table: pa.Table,
     metadata: Mapping[str, str],
@@ -104,8 +104,9 @@ def write_index_file(
 ) -> str:
     """Write ``table`` with schema ``metadata``; each of ``buffers`` becomes a global
     buffer whose index is stored under its key, as the reference records them."""
-    path = io.join(os.fspath(directory), name)
-    writer = LanceFileWriter(path, table.schema, version=version)
+    place = directory.join(name)
+    path = place.path
+    writer = LanceFileWriter(path, table.schema, version=version, file_io=place.file_io)
     try:
         for key, data in buffers.items():
             writer.add_schema_metadata(key, str(writer.add_global_buffer(data)))

@@ -51,7 +51,7 @@ def _group_starts(values: pa.Array) -> np.ndarray:
     return starts
 
 
-def _write_lookup(path: str, keys: pa.Array, bitmaps: list[bytes], version: str) -> None:
+def _write_lookup(path: io.Place, keys: pa.Array, bitmaps: list[bytes], version: str) -> None:
     table = pa.Table.from_arrays(
         [keys, pa.array(bitmaps, pa.binary())], schema=lookup_schema(keys.type)
     )
@@ -61,7 +61,7 @@ def _write_lookup(path: str, keys: pa.Array, bitmaps: list[bytes], version: str)
 
 def write_bitmap(
     batches: Iterable[tuple[pa.Array, np.ndarray]],
-    directory: str | os.PathLike[str],
+    directory: io.Place,
     value_type: pa.DataType,
     version: str,
 ) -> int:
@@ -84,7 +84,7 @@ def write_bitmap(
             bitmaps += [rowid_map.serialize(ids[lo:hi]) for lo, hi in itertools.pairwise(bounds)]
             keys.append(values.take(pa.array(starts)))
     key_array = pa.concat_arrays(keys) if keys else pa.array([], value_type)
-    _write_lookup(io.join(where, LOOKUP_FILE), key_array, bitmaps, version)
+    _write_lookup(directory.join(LOOKUP_FILE), key_array, bitmaps, version)
     return len(bitmaps)
 
 
@@ -127,9 +127,9 @@ class BitmapIndex:
             )
 
     @classmethod
-    def open(cls, directory: str | os.PathLike[str]) -> BitmapIndex:
+    def open(cls, directory: io.Place) -> BitmapIndex:
         where = os.fspath(directory)
-        path = io.join(where, LOOKUP_FILE)
+        path = directory.join(LOOKUP_FILE)
         reader = files.open_file(path, [("keys", None), ("bitmaps", pa.binary())])
         stated = files.metadata(reader).get(STATS_KEY)
         if stated is not None:
@@ -173,12 +173,9 @@ class BitmapIndex:
         """What pylance's ``index_stats(name)["indices"][i]`` shows for a BITMAP index."""
         return {"num_bitmaps": self.num_bitmaps}
 
-    def remap(
-        self, mapping: AddressMapping, out_directory: str | os.PathLike[str], version: str
-    ) -> int:
+    def remap(self, mapping: AddressMapping, out_directory: io.Place, version: str) -> int:
         """Write this index with its addresses changed by ``mapping`` (rows mapped to
         ``DELETED`` dropped; keys left with no rows dropped) into ``out_directory``."""
-        where = os.fspath(out_directory)
         version = files.writable_version(version)
         kept: list[int] = []
         bitmaps: list[bytes] = []
@@ -193,7 +190,7 @@ class BitmapIndex:
                 kept.append(i)
                 bitmaps.append(rowid_map.serialize(sorted_sets.unique(moved[keep])))
         _write_lookup(
-            io.join(where, LOOKUP_FILE),
+            out_directory.join(LOOKUP_FILE),
             self._keys.take(pa.array(kept, pa.int64())),
             bitmaps,
             version,

@@ -15,13 +15,13 @@ matches every zone.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
+from lancelet import io
 from lancelet.errors import ArgumentError, CorruptIndexError, UnsupportedTypeError
 from lancelet.expr import Equals, IndexQuery, IsIn, IsNull
 from lancelet.index._files import IndexDetails, expect_columns, read_index_file, write_index_file
@@ -73,7 +73,7 @@ def check_bloomfilter_type(value_type: pa.DataType) -> None:
 
 def write_bloomfilter(
     batches: Iterable[tuple[pa.Array, np.ndarray]],
-    directory: str | os.PathLike[str],
+    directory: io.Place,
     value_type: pa.DataType,
     file_version: str,
     *,
@@ -132,7 +132,7 @@ class BloomFilterIndex:
                 raise CorruptIndexError(f"{path}: null rows disagree with the has_null flags")
 
     @classmethod
-    def open(cls, directory: str | os.PathLike[str], value_type: pa.DataType) -> BloomFilterIndex:
+    def open(cls, directory: io.Place, value_type: pa.DataType) -> BloomFilterIndex:
         check_bloomfilter_type(value_type)
         file = read_index_file(directory, FILE_NAME)
         expect_columns(file, _COLUMNS)

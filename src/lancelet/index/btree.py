@@ -109,7 +109,7 @@ class _PageWriter:
 
 def write_btree(
     batches: Iterable[tuple[pa.Array, np.ndarray]],
-    directory: str | os.PathLike[str],
+    directory: io.Place,
     value_type: pa.DataType,
     version: str,
     *,
@@ -125,9 +125,9 @@ def write_btree(
     files.check_value_type(value_type, where)
     version = files.writable_version(version)
     schema = pair_schema(value_type)
-    data_path, lookup_path = io.join(where, DATA_FILE), io.join(where, LOOKUP_FILE)
+    data_path, lookup_path = directory.join(DATA_FILE), directory.join(LOOKUP_FILE)
     tables = (as_table(values, ids, schema) for values, ids in batches)
-    writer = LanceFileWriter(data_path, schema, version=version)
+    writer = LanceFileWriter(data_path.path, schema, version=version, file_io=data_path.file_io)
     pages = _PageWriter(writer, batch_size)
     try:
         with sorted_blocks(tables, schema, version, run_rows) as blocks:
@@ -166,9 +166,9 @@ _CACHED_PAGES = 16
 _LEGACY_IDS = "row_ids"
 
 
-def _open_pages(path: str, value_type: pa.DataType) -> LanceFileReader:
+def _open_pages(path: io.Place, value_type: pa.DataType) -> LanceFileReader:
     with files.reading(path):
-        names = LanceFileReader(path).schema.names
+        names = LanceFileReader(path.path, file_io=path.file_io).schema.names
     ids = _LEGACY_IDS if names == [VALUES, _LEGACY_IDS] else IDS
     return files.open_file(path, [(VALUES, value_type), (ids, pa.uint64())])
 
@@ -191,9 +191,9 @@ class BTreeIndex:
         self._prewarmed = False
 
     @classmethod
-    def open(cls, directory: str | os.PathLike[str]) -> BTreeIndex:
+    def open(cls, directory: io.Place) -> BTreeIndex:
         where = os.fspath(directory)
-        lookup_path = io.join(where, LOOKUP_FILE)
+        lookup_path = directory.join(LOOKUP_FILE)
         columns = [
             ("min", None),
             ("max", None),
@@ -203,10 +203,10 @@ class BTreeIndex:
         reader = files.open_file(lookup_path, columns)
         if reader.schema.field("min").type != reader.schema.field("max").type:
             raise CorruptIndexError(f"{lookup_path}: min and max have different types")
-        batch_size = _batch_size(files.metadata(reader), lookup_path)
+        batch_size = _batch_size(files.metadata(reader), lookup_path.path)
         lookup = files.read_rows(reader, 0, reader.num_rows())
         value_type = lookup.schema.field("min").type
-        data = _open_pages(io.join(where, DATA_FILE), value_type)
+        data = _open_pages(directory.join(DATA_FILE), value_type)
         # Pages are listed by page_idx; put them in data order.
         lookup = lookup.take(pc.sort_indices(lookup.column("page_idx")))
         return cls(where, lookup, data, batch_size)
@@ -412,7 +412,7 @@ class BTreeIndex:
     def remap(
         self,
         mapping: AddressMapping,
-        out_directory: str | os.PathLike[str],
+        out_directory: io.Place,
         version: str,
         *,
         run_rows: int | None = None,

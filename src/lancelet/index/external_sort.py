@@ -29,11 +29,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lancelet import io
 from lancelet.errors import ArgumentError, ResourcesExhaustedError
 from lancelet.file import LanceFileReader, LanceFileWriter
 from lancelet.index import ordering
 from lancelet.index.files import remove_quietly
 from lancelet.index.memory_pool import BYPASS_VARIABLE, POOL_SIZE_VARIABLE, sort_budget
+
+# Spilled runs are local scratch files: no dataset's storage or options reach them.
+SCRATCH = io.FileIO()
 
 VALUES = "values"
 IDS = "ids"
@@ -84,7 +88,7 @@ def _rows_up_to(block: pa.Table, bound_key: pa.Scalar, bound_id: pa.Scalar) -> i
 
 class _Run:
     def __init__(self, path: str, block_rows: int):
-        self.reader = LanceFileReader(path)
+        self.reader = LanceFileReader(path, file_io=SCRATCH)
         self.total = self.reader.num_rows()
         self.next_row = 0
         self.block_rows = block_rows
@@ -219,9 +223,9 @@ def sorted_blocks(
             limits.check_merge(len(spilled) + 1)
             path = os.path.join(scratch.name, f"_sort_run_{uuid.uuid4().hex}.lance")
             spilled.append(path)
-            with LanceFileWriter(path, schema, version=version) as writer:
+            with LanceFileWriter(path, schema, version=version, file_io=SCRATCH) as writer:
                 writer.write_batch(sort_table(run))
         yield _merge([_Run(path, _block_rows(limits, len(spilled))) for path in spilled])
     finally:
-        remove_quietly(spilled)
+        remove_quietly([io.Place(SCRATCH, path) for path in spilled])
         scratch.cleanup()

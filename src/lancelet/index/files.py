@@ -21,7 +21,7 @@ from lancelet.index import ordering
 
 
 @contextmanager
-def reading(path: str) -> Iterator[None]:
+def reading(path: str | io.Place) -> Iterator[None]:
     """Turn any failure to read ``path`` into a CorruptIndexError naming it."""
     try:
         yield
@@ -37,11 +37,11 @@ def reading(path: str) -> Iterator[None]:
         raise CorruptIndexError(f"{path}: the index file cannot be read: {exc}") from exc
 
 
-def open_file(path: str, columns: Sequence[tuple[str, pa.DataType | None]]) -> LanceFileReader:
+def open_file(path: io.Place, columns: Sequence[tuple[str, pa.DataType | None]]) -> LanceFileReader:
     """Open an index file whose schema must be exactly ``columns`` (name, type; a None
     type: any type lancelet can order)."""
     with reading(path):
-        reader = LanceFileReader(path)
+        reader = LanceFileReader(path.path, file_io=path.file_io)
     schema = reader.schema
     if schema.names != [name for name, _ in columns]:
         raise CorruptIndexError(
@@ -78,9 +78,9 @@ def writable_version(version: str) -> str:
     return file_version.index_file_version(version)
 
 
-def write_table(path: str, table: pa.Table, version: str, meta: dict[str, str]) -> None:
+def write_table(path: io.Place, table: pa.Table, version: str, meta: dict[str, str]) -> None:
     """Write one small index file whole."""
-    writer = LanceFileWriter(path, table.schema, version=version)
+    writer = LanceFileWriter(path.path, table.schema, version=version, file_io=path.file_io)
     try:
         for key, value in meta.items():
             writer.add_schema_metadata(key, value)
@@ -92,7 +92,7 @@ def write_table(path: str, table: pa.Table, version: str, meta: dict[str, str]) 
     writer.close()
 
 
-def remove_quietly(paths: Sequence[str]) -> None:
+def remove_quietly(paths: Sequence[io.Place]) -> None:
     for path in paths:
         with suppress(FileNotFoundError):
-            io.delete(path)
+            path.file_io.delete(path.path)

@@ -12,6 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from lancelet import io
 from lancelet.errors import ArgumentError, UnsupportedIndexError, UnsupportedOptionError
 from lancelet.file.extensions import ARROW_JSON, is_extension
 from lancelet.index import json_index, registry
@@ -24,7 +25,7 @@ _PARAMETERS = frozenset({"target_index_type", "path", "target_index_parameters"}
 VALUE_TYPE = "value_type"
 
 
-def _not_opened(directory: str, dtype: pa.DataType) -> ScalarIndex:
+def _not_opened(directory: io.Place, dtype: pa.DataType) -> ScalarIndex:
     raise AssertionError("a JSON index is opened as its target type (see target_kind)")
 
 
@@ -38,7 +39,7 @@ class JsonIndexType(registry.IndexType):
     def build(
         self,
         batches: registry.Batches,
-        directory: str,
+        directory: io.Place,
         value_type: pa.DataType,
         file_version: str,
         params: Mapping[str, Any],

@@ -14,7 +14,6 @@ never does).  Queries with a null value or no values are left to the scan.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable
 from functools import reduce
 from typing import Any
@@ -23,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lancelet import io
 from lancelet.errors import ArgumentError, CorruptIndexError, LanceFileError, UnsupportedTypeError
 from lancelet.expr import HasAll, HasAny, IndexQuery
 from lancelet.index import sorted_sets
@@ -54,7 +54,7 @@ def _item_type(list_type: pa.DataType) -> pa.DataType:
 
 def write_label_list(
     batches: Iterable[tuple[pa.Array, np.ndarray]],
-    directory: str | os.PathLike[str],
+    directory: io.Place,
     value_type: pa.DataType,
     file_version: str,
 ) -> IndexDetails:
@@ -131,7 +131,7 @@ class LabelListIndex:
         self._list_nulls = list_nulls
 
     @classmethod
-    def open(cls, directory: str | os.PathLike[str]) -> LabelListIndex:
+    def open(cls, directory: io.Place) -> LabelListIndex:
         file = read_index_file(directory, FILE_NAME, columns=["keys"])
         full_schema = file.reader.schema
         if full_schema.names != ["keys", "bitmaps"] or not full_schema.field("bitmaps").type.equals(

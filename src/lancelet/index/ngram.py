@@ -159,7 +159,7 @@ def _sorted_pairs(pairs: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarra
 
 def write_ngram(
     batches: Iterable[tuple[pa.Array, np.ndarray]],
-    directory: str | os.PathLike[str],
+    directory: io.Place,
     value_type: pa.DataType,
     version: str,
 ) -> int:
@@ -175,7 +175,7 @@ def write_ngram(
         [pa.array(tokens[bounds[:-1]], pa.uint32()), pa.array(postings, pa.binary())],
         schema=postings_schema(),
     )
-    files.write_table(io.join(where, POSTINGS_FILE), table, files.writable_version(version), {})
+    files.write_table(directory.join(POSTINGS_FILE), table, files.writable_version(version), {})
     return len(postings)
 
 
@@ -226,8 +226,8 @@ class NGramIndex:
         self._tokens = tokens
 
     @classmethod
-    def open(cls, directory: str) -> NGramIndex:
-        path = io.join(directory, POSTINGS_FILE)
+    def open(cls, directory: io.Place) -> NGramIndex:
+        path = directory.join(POSTINGS_FILE)
         reader = files.open_file(path, [("tokens", pa.uint32()), ("posting_list", pa.binary())])
         with files.reading(path):
             tokens = reader.read_all(columns=["tokens"]).to_table().column(0)
@@ -236,7 +236,7 @@ class NGramIndex:
         found = tokens.to_numpy()
         if len(found) and np.any(found[1:] <= found[:-1]):
             raise CorruptIndexError(f"{path}: the tokens are not in ascending order")
-        return cls(path, reader, found)
+        return cls(path.path, reader, found)
 
     def search(self, query: IndexQuery) -> SearchResult | None:
         """The rows that may hold the substring of a ``contains`` query: those holding

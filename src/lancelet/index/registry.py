@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from lancelet import io
 from lancelet.errors import ArgumentError
 from lancelet.index import bitmap, bloomfilter, btree, label_list, ngram, zonemap
 from lancelet.index._files import IndexDetails
@@ -28,9 +29,9 @@ class IndexType:
     name: str
     details: IndexDetails
     # (batches, directory, value type, file format version) -> anything
-    write: Callable[[Batches, str, pa.DataType, str], Any]
+    write: Callable[[Batches, io.Place, pa.DataType, str], Any]
     # (directory, value type) -> the index
-    open: Callable[[str, pa.DataType], ScalarIndex]
+    open: Callable[[io.Place, pa.DataType], ScalarIndex]
     # Keyword parameters ``create_scalar_index`` passes on to ``write``.
     parameters: frozenset[str] = frozenset()
     # The index version pylance writes on a dataset with stable row ids, where it
@@ -58,7 +59,7 @@ class IndexType:
     def build(
         self,
         batches: Batches,
-        directory: str,
+        directory: io.Place,
         value_type: pa.DataType,
         file_version: str,
         params: Mapping[str, Any],

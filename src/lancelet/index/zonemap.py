@@ -16,7 +16,6 @@ alone has a null minimum in its files).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -24,6 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lancelet import io
 from lancelet.errors import CorruptIndexError, UnsupportedTypeError
 from lancelet.expr import Equals, IndexQuery, IsIn, IsNull, Range
 from lancelet.index._files import (
@@ -75,7 +75,7 @@ def check_zonemap_type(value_type: pa.DataType) -> None:
 
 def write_zonemap(
     batches: Iterable[tuple[pa.Array, np.ndarray]],
-    directory: str | os.PathLike[str],
+    directory: io.Place,
     value_type: pa.DataType,
     file_version: str,
     *,
@@ -193,7 +193,7 @@ class ZoneMapIndex:
         self._nulls = nulls
 
     @classmethod
-    def open(cls, directory: str | os.PathLike[str]) -> ZoneMapIndex:
+    def open(cls, directory: io.Place) -> ZoneMapIndex:
         file = read_index_file(directory, FILE_NAME)
         kinds: dict[str, pa.DataType | None] = {"min": None, "max": None}
         expect_columns(file, kinds | _INT_COLUMNS)

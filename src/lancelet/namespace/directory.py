@@ -51,7 +51,7 @@ from lance_namespace import (
 )
 
 from lancelet import io
-from lancelet.dataset.api import write_dataset
+from lancelet.dataset.api import write_to_store
 from lancelet.errors import DatasetAlreadyExistsError, UnsupportedOptionError
 from lancelet.namespace import requests as rq
 from lancelet.namespace.config import DirectoryConfig, parse_properties
@@ -73,6 +73,7 @@ from lancelet.namespace.manifest import (
     ManifestTable,
     namespace_entry,
 )
+from lancelet.transaction.store import DatasetStore
 
 TABLE_SUFFIX = ".lance"
 RESERVED_MARKER = ".lance-reserved"
@@ -94,8 +95,7 @@ class DirectoryNamespace(LanceNamespace):
                 "DirectoryNamespace: lancelet supports neither session nor context_provider"
             )
         self._config: DirectoryConfig = parse_properties(properties)
-        self._manifest = ManifestTable(self._config.root_uri, self._config.storage_options)
-        self._configured = False
+        self._built_io: io.FileIO | None = None
 
     def namespace_id(self) -> str:
         return f'DirectoryNamespace {{ root: "{self._config.root}" }}'
@@ -215,15 +215,13 @@ class DirectoryNamespace(LanceNamespace):
         location = self._new_table_location(ident)
         uri = self._table_uri(location)
         try:
-            created = write_dataset(
-                data, uri, mode="create", storage_options=self._config.storage_options
-            )
+            created = write_to_store(DatasetStore(uri, file_io=self._io), uri, data, mode="create")
         except DatasetAlreadyExistsError as exc:
             raise TableAlreadyExistsError(f"Table already exists: {ident[-1]}") from exc
         try:
             self._record_table(ident, location)
         except BaseException:
-            io.remove_tree(uri)
+            self._io.remove_tree(uri)
             raise
         return CreateTableResponse(location=uri, version=created.version)
 
@@ -233,12 +231,12 @@ class DirectoryNamespace(LanceNamespace):
         self._prepare()
         location = self._new_table_location(ident)
         uri = self._table_uri(location)
-        if not io.put_if_not_exists(f"{uri}/{RESERVED_MARKER}", b""):
+        if not self._io.put_if_not_exists(f"{uri}/{RESERVED_MARKER}", b""):
             raise TableAlreadyExistsError(f"Table already exists: {ident[-1]}")
         try:
             self._record_table(ident, location)
         except BaseException:
-            io.remove_tree(uri)
+            self._io.remove_tree(uri)
             raise
         return DeclareTableResponse(location=uri)
 
@@ -280,7 +278,7 @@ class DirectoryNamespace(LanceNamespace):
         if entry is not None and not self._manifest.remove(entry.object_id):
             raise TableNotFoundError(f"Table not found: {ident[-1]}")
         uri = self._table_uri(location)
-        io.remove_tree(uri)
+        self._io.remove_tree(uri)
         return DropTableResponse(id=ident, location=uri)
 
     # -- helpers ---------------------------------------------------------------------
@@ -288,9 +286,20 @@ class DirectoryNamespace(LanceNamespace):
     def _prepare(self) -> None:
         # Storage options reach the store when the namespace first touches it, as in
         # pylance (constructing a namespace does no I/O).
-        if not self._configured:
-            io.configure(self._config.root_uri, self._config.storage_options)
-            self._configured = True
+        if self._built_io is None:
+            self._built_io = io.FileIO.for_uri(self._config.root_uri, self._config.storage_options)
+
+    @property
+    def _io(self) -> io.FileIO:
+        """The namespace's storage, through which its tables are written and listed (a
+        ``memory://`` root's tables live in its store alone)."""
+        self._prepare()
+        assert self._built_io is not None
+        return self._built_io
+
+    @property
+    def _manifest(self) -> ManifestTable:
+        return ManifestTable(self._config.root_uri, self._io)
 
     def _need_manifest(self, what: str) -> None:
         if not self._config.manifest_enabled:
@@ -321,7 +330,7 @@ class DirectoryNamespace(LanceNamespace):
         return entry if entry is not None and entry.object_type == TABLE else None
 
     def _listed_root_tables(self) -> list[str]:
-        names = io.list_dir(self._config.root_uri)
+        names = self._io.list_dir(self._config.root_uri)
         return [
             n[: -len(TABLE_SUFFIX)]
             for n in names
@@ -335,7 +344,7 @@ class DirectoryNamespace(LanceNamespace):
             return entry.location
         if len(ident) == 1 and self._config.dir_listing_enabled:
             location = ident[0] + TABLE_SUFFIX
-            if io.is_dir(self._table_uri(location)):
+            if self._io.is_dir(self._table_uri(location)):
                 return location
         raise TableNotFoundError(f"Table not found: table id '{_object_id(ident)}'")
 
@@ -346,7 +355,7 @@ class DirectoryNamespace(LanceNamespace):
             self._need_manifest("Multi-level table IDs")
             location = f"{uuid.uuid4().hex[:8]}_{_object_id(ident)}"
         self._require_namespace(ident[:-1])
-        if self._recorded_table(ident) is not None or io.is_dir(self._table_uri(location)):
+        if self._recorded_table(ident) is not None or self._io.is_dir(self._table_uri(location)):
             raise TableAlreadyExistsError(f"Table already exists: {ident[-1]}")
         return location
 
@@ -360,7 +369,7 @@ class DirectoryNamespace(LanceNamespace):
         return f"{self._config.root_uri}/{location}"
 
     def _only_declared(self, location: str) -> bool:
-        return not io.is_dir(f"{self._table_uri(location)}/_versions")
+        return not self._io.is_dir(f"{self._table_uri(location)}/_versions")
 
 
 def _object_id(ident: list[str]) -> str:

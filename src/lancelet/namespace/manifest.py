@@ -18,9 +18,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelet import io
-from lancelet.dataset.api import dataset, write_dataset
+from lancelet.dataset.api import write_to_store
 from lancelet.dataset.dataset import LanceDataset
 from lancelet.errors import DatasetAlreadyExistsError
+from lancelet.transaction.store import DatasetStore
 
 MANIFEST_NAME = "__manifest"
 DELIMITER = "$"
@@ -67,14 +68,17 @@ def namespace_entry(object_id: str, properties: Mapping[str, str] | None) -> Ent
 class ManifestTable:
     """The ``__manifest`` table of the namespace rooted at ``root``."""
 
-    def __init__(self, root: str, storage_options: dict[str, str] | None) -> None:
+    def __init__(self, root: str, file_io: io.FileIO) -> None:
         self.uri = f"{root}/{MANIFEST_NAME}"
-        self._storage_options = storage_options
+        self._io = file_io
+
+    def _store(self) -> DatasetStore:
+        return DatasetStore(self.uri, file_io=self._io)
 
     def _open(self) -> LanceDataset | None:
-        if not io.is_dir(self.uri):
+        if not self._io.is_dir(self.uri):
             return None
-        return dataset(self.uri, storage_options=self._storage_options)
+        return LanceDataset(self.uri, _store=self._store())
 
     def _rows(self) -> pa.Table:
         found = self._open()
@@ -125,11 +129,11 @@ class ManifestTable:
         found = self._open()
         if found is None:
             try:
-                write_dataset(row, self.uri, mode="create", storage_options=self._storage_options)
+                write_to_store(self._store(), self.uri, row, mode="create")
                 return True
             except DatasetAlreadyExistsError:
                 # Another writer created the table first: insert into theirs.
-                found = dataset(self.uri, storage_options=self._storage_options)
+                found = LanceDataset(self.uri, _store=self._store())
         merge = found.merge_insert("object_id").when_not_matched_insert_all()
         return merge.execute(row)["num_inserted_rows"] == 1
 

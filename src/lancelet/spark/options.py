@@ -60,9 +60,9 @@ def _storage(
     path: str, options: Mapping[str, str], settings: Mapping[str, str] | None
 ) -> dict[str, str] | None:
     """The read's or write's storage options (see :mod:`lancelet.spark.storage`),
-    checked by configuring the store now, before any task starts."""
+    checked by building the store now, before any task starts."""
     found = storage_options(path, options, settings)
-    io.configure(path, found)
+    io.FileIO.for_uri(path, found)
     return found
 
 

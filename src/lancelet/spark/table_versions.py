@@ -14,7 +14,6 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as st
 
-from lancelet import io
 from lancelet.errors import CorruptDatasetError
 from lancelet.table import features
 from lancelet.table.fragment import Fragment
@@ -138,11 +137,11 @@ def history_frame(spark: SparkSession, store: DatasetStore, limit: int | None) -
 # -- restore ----------------------------------------------------------------------------
 
 
-def _size(path: str, recorded: int = 0) -> int:
+def _size(store: DatasetStore, path: str, recorded: int = 0) -> int:
     if recorded:
         return recorded
     try:
-        return io.size_of(path)
+        return store.io.size_of(path)
     except OSError:
         return 0
 
@@ -153,10 +152,10 @@ def _files(store: DatasetStore, manifest: Manifest) -> dict[str, int]:
     for fragment in manifest.fragments:
         for data_file in fragment.files:
             path = store.data_path(data_file.path, data_file.base_id)
-            out[path] = _size(path, data_file.file_size_bytes)
+            out[path] = _size(store, path, data_file.file_size_bytes)
         if fragment.deletion_file is not None:
             path = store.deletion_path(fragment.id, fragment.deletion_file)
-            out[path] = _size(path)
+            out[path] = _size(store, path)
     return out
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 
-from lancelet import events, io, log
+from lancelet import events, log
 from lancelet.errors import (
     CommitConflictError,
     CommitRetriesExhaustedError,
@@ -175,7 +175,7 @@ def _deletion_paths(store: DatasetStore, fragments: Iterable[Fragment]) -> set[s
 
 def _discard(store: DatasetStore, paths: set[str]) -> None:
     for path in paths:
-        io.delete(path)
+        store.io.delete(path)
 
 
 def _commit_loop(
@@ -294,7 +294,7 @@ def commit_detached(
                 events.file_created("manifest", "dummy")
                 return manifest
     except BaseException:
-        io.delete(store.transaction_path(name))
+        store.io.delete(store.transaction_path(name))
         raise
     raise CommitConflictError(f"{store.root}: no free detached version number found")
 

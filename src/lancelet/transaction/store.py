@@ -62,26 +62,33 @@ def _remember(key: tuple[str, bytes], manifest: Manifest) -> None:
 
 
 class DatasetStore:
+    """A dataset's metadata objects by name, read and written through its
+    :class:`~lancelet.io.FileIO` (``file_io``: one shared with another view of the
+    same dataset; by default one made from ``storage_options``)."""
+
     def __init__(
         self,
         uri: str | os.PathLike[str],
         storage_options: dict[str, str] | None = None,
         session: Session | None = None,
+        *,
+        file_io: io.FileIO | None = None,
     ) -> None:
-        # The options configure the dataset's bucket for every later read and write.
-        io.configure(uri, storage_options)
         self.root = io.normalize(uri)
-        self.storage_options = dict(storage_options) if storage_options else None
+        self.io = io.FileIO.for_uri(self.root, storage_options) if file_io is None else file_io
+        self.storage_options = self.io.storage_options
         self._read_manifest = lru_cache(maxsize=64)(self._load_manifest)
         self.session = Session() if session is None else session
         self._bases: dict[int, BasePath] = {}
 
-    def __reduce__(
-        self,
-    ) -> tuple[type[DatasetStore], tuple[str, dict[str, str] | None]]:
-        # Distributed jobs ship datasets to other processes, which configure the same
-        # store from the options; the cache stays behind.
-        return DatasetStore, (self.root, self.storage_options)
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Distributed jobs ship datasets to other processes, which build the same
+        # storage from the options; the caches stay behind.
+        return _restore_store, (self.root, self.io)
+
+    def with_session(self, session: Session) -> DatasetStore:
+        """This dataset's store (its storage) with another session's caches."""
+        return DatasetStore(self.root, session=session, file_io=self.io)
 
     def cache(self, name: str, limit: int = 256) -> dict[Any, Any]:
         """A dictionary kept as long as this store, for what the layers above open
@@ -91,6 +98,10 @@ class DatasetStore:
 
     def path(self, *parts: str) -> str:
         return io.join(self.root, *parts)
+
+    def place(self, *parts: str) -> io.Place:
+        """A location below the dataset's root, with the storage that reaches it."""
+        return io.Place(self.io, self.path(*parts))
 
     def data_path(self, name: str, base_id: int | None = None) -> str:
         """Where a data file is: under the dataset's ``data/``, or under the base path
@@ -119,23 +130,27 @@ class DatasetStore:
     # -- versions ---------------------------------------------------------------------
 
     def list_versions(self) -> list[ManifestLocation]:
-        found = (naming.parse_manifest_name(n) for n in io.list_dir(self.path(naming.VERSIONS_DIR)))
+        found = (
+            naming.parse_manifest_name(n) for n in self.io.list_dir(self.path(naming.VERSIONS_DIR))
+        )
         return sorted((loc for loc in found if loc is not None), key=lambda loc: loc.version)
 
     def manifest_location(self, version: int) -> ManifestLocation | None:
         if naming.is_detached(version):
             name = naming.detached_manifest_name(version)
-            found = io.exists(self.path(naming.VERSIONS_DIR, name))
+            found = self.io.exists(self.path(naming.VERSIONS_DIR, name))
             return ManifestLocation(version, name, ManifestNaming.V2) if found else None
         for scheme in (ManifestNaming.V2, ManifestNaming.V1):
             name = naming.manifest_name(version, scheme)
-            if io.exists(self.path(naming.VERSIONS_DIR, name)):
+            if self.io.exists(self.path(naming.VERSIONS_DIR, name)):
                 return ManifestLocation(version, name, scheme)
         return None
 
     def _hinted_location(self) -> ManifestLocation | None:
         try:
-            hint = json.loads(io.read_bytes(self.path(naming.VERSIONS_DIR, naming.VERSION_HINT)))
+            hint = json.loads(
+                self.io.read_bytes(self.path(naming.VERSIONS_DIR, naming.VERSION_HINT))
+            )
             version = int(hint["version"])
         except (OSError, ValueError, KeyError, TypeError):
             return None
@@ -152,14 +167,16 @@ class DatasetStore:
             # A dataset names its manifests one way, so only that name is probed (a
             # request each on an object store).
             name = naming.manifest_name(location.version + 1, location.scheme)
-            if not io.exists(self.path(naming.VERSIONS_DIR, name)):
+            if not self.io.exists(self.path(naming.VERSIONS_DIR, name)):
                 return location
             location = ManifestLocation(location.version + 1, name, location.scheme)
 
     def latest_version(self) -> int:
         location = self.latest_location()
         if location is None:
-            raise DatasetNotFoundError(f"{self.root}: no Lance dataset here (no manifest found)")
+            raise DatasetNotFoundError(
+                f"{self.root}: no Lance dataset here: dataset not found (no manifest)"
+            )
         return location.version
 
     def latest_manifest(self) -> tuple[Manifest, ManifestNaming] | None:
@@ -185,7 +202,7 @@ class DatasetStore:
         for name in names:
             path = self.path(naming.VERSIONS_DIR, name)
             try:
-                return path, io.read_bytes(path)
+                return path, self.io.read_bytes(path)
             except FileNotFoundError:
                 continue
             except StorageError:
@@ -230,12 +247,12 @@ class DatasetStore:
         path = self.path(naming.VERSIONS_DIR, name)
         data = encode_manifest(manifest, self.root) if data is None else data
         self.remember_bases(manifest)
-        if not io.put_if_not_exists(path, data):
+        if not self.io.put_if_not_exists(path, data):
             return False
         if self._other_scheme_has(manifest.version, scheme):
             # Two creators naming the version differently did not race for one name.
             # Whoever sees the other's file steps back, so at most one of them wins.
-            io.delete(path)
+            self.io.delete(path)
             return False
         _remember(_content_key(path, data), manifest)
         self._write_hint(manifest.version)
@@ -245,20 +262,20 @@ class DatasetStore:
         """Create the manifest of a detached version; False if that number is taken."""
         path = self.path(naming.VERSIONS_DIR, naming.detached_manifest_name(manifest.version))
         data = self.checked_manifest_bytes(manifest)
-        if not io.put_if_not_exists(path, data):
+        if not self.io.put_if_not_exists(path, data):
             return False
         _remember(_content_key(path, data), manifest)
         return True
 
     def _other_scheme_has(self, version: int, scheme: ManifestNaming) -> bool:
         other = ManifestNaming.V1 if scheme is ManifestNaming.V2 else ManifestNaming.V2
-        return io.exists(self.path(naming.VERSIONS_DIR, naming.manifest_name(version, other)))
+        return self.io.exists(self.path(naming.VERSIONS_DIR, naming.manifest_name(version, other)))
 
     def _write_hint(self, version: int) -> None:
         # Only a hint: readers verify it, so a stale or lost hint costs a listing at worst.
         hint = json.dumps({"version": version}, separators=(",", ":")).encode()
         with contextlib.suppress(OSError):
-            io.put(self.path(naming.VERSIONS_DIR, naming.VERSION_HINT), hint, durable=False)
+            self.io.put(self.path(naming.VERSIONS_DIR, naming.VERSION_HINT), hint, durable=False)
 
     # -- transactions -----------------------------------------------------------------
 
@@ -267,13 +284,13 @@ class DatasetStore:
 
     def write_transaction(self, txn: Transaction) -> str:
         name = naming.transaction_file_name(txn.read_version)
-        io.put(self.transaction_path(name), encode_transaction(txn))
+        self.io.put(self.transaction_path(name), encode_transaction(txn))
         return name
 
     def read_transaction(self, name: str) -> Transaction:
         path = self.transaction_path(name)
         try:
-            data = io.read_bytes(path)
+            data = self.io.read_bytes(path)
         except OSError as exc:
             if io.store_failed(exc):
                 raise
@@ -300,7 +317,7 @@ class DatasetStore:
             path = self.path(clean)
             where = f"{path}: row ids of fragment {fragment.id}"
             try:
-                data = io.read_bytes(path)[external.offset : external.offset + external.size]
+                data = self.io.read_bytes(path)[external.offset : external.offset + external.size]
             except OSError as exc:
                 if io.store_failed(exc):
                     raise
@@ -322,7 +339,7 @@ class DatasetStore:
             return np.empty(0, dtype=np.uint32)
         path = self.deletion_path(fragment.id, file)
         try:
-            data = io.read_bytes(path)
+            data = self.io.read_bytes(path)
         except OSError as exc:
             if io.store_failed(exc):
                 raise
@@ -355,6 +372,10 @@ class DatasetStore:
         file_type = DELETION_KIND_NAMES[kind]
         file = DeletionFile(read_version, naming.new_deletion_file_id(), file_type, len(rows))
         path = self.deletion_path(fragment_id, file)
-        io.put(path, data)
+        self.io.put(path, data)
         events.file_created("deletion", events.object_path(path))
         return file
+
+
+def _restore_store(root: str, file_io: io.FileIO) -> DatasetStore:
+    return DatasetStore(root, file_io=file_io)

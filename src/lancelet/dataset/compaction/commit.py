@@ -16,7 +16,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from lancelet import io
 from lancelet.dataset import frag_reuse
 from lancelet.dataset.committing import commit_transaction
 from lancelet.dataset.compaction.defer import reuse_version
@@ -108,7 +107,7 @@ def _commit_deferred(
             return commit_transaction(store, ops.Transaction(read_version, op))
         except BaseException as exc:
             if written is not None:
-                io.remove_tree(store.path(naming.INDICES_DIR, str(written)))
+                store.io.remove_tree(store.path(naming.INDICES_DIR, str(written)))
             if not isinstance(exc, ReuseIndexChangedError) or attempt + 1 == _REUSE_ATTEMPTS:
                 raise
     raise AssertionError("unreachable")

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 import numpy as np
 from pyroaring import FrozenBitMap
 
-from lancelet import io
 from lancelet.dataset import frag_reuse
 from lancelet.dataset.compaction.options import CompactionSettings
 from lancelet.dataset.write import check_writable
@@ -115,7 +114,8 @@ def _split_for_size(run: list[_Candidate], min_rows: int) -> list[list[_Candidat
 
 def _data_bytes(store: DatasetStore, fragment: Fragment) -> int:
     return sum(
-        d.file_size_bytes or io.size_of(store.data_path(d.path, d.base_id)) for d in fragment.files
+        d.file_size_bytes or store.io.size_of(store.data_path(d.path, d.base_id))
+        for d in fragment.files
     )
 
 

@@ -21,7 +21,6 @@ from collections.abc import Sequence
 import numpy as np
 from pyroaring import FrozenBitMap
 
-from lancelet import io
 from lancelet.dataset import frag_reuse, index_plan
 from lancelet.dataset.compaction.moves import rewrite_moves
 from lancelet.dataset.indices import index_files
@@ -123,9 +122,9 @@ def _remap_one(
     dtype = index_plan.column_type(arrow, index_plan.field_paths(manifest)[segment.fields[0]])
     kind = json_kind.target_kind(segment.index_details)  # a JSON index's files: its target's
     assert kind is not None
-    source = kind.open(store.path(naming.INDICES_DIR, str(segment.uuid)), dtype)
+    source = kind.open(store.place(naming.INDICES_DIR, str(segment.uuid)), dtype)
     new_id = uuid_lib.uuid4()
-    directory = store.path(naming.INDICES_DIR, str(new_id))
+    directory = store.place(naming.INDICES_DIR, str(new_id))
     version = file_version.index_file_version(manifest.data_storage_version)
     try:
         if isinstance(source, btree.BTreeIndex | bitmap.BitmapIndex):
@@ -133,7 +132,7 @@ def _remap_one(
         else:  # remappable() only lets these two through
             raise AssertionError(f"cannot remap {type(source).__name__}")
     except BaseException:
-        io.remove_tree(directory)
+        store.io.remove_tree(directory.path)
         raise
     return RewrittenIndex(
         segment.uuid,
@@ -148,4 +147,4 @@ def _remap_one(
 def discard_indices(store: DatasetStore, rewritten: Sequence[RewrittenIndex]) -> None:
     """Remove the files of rewritten segments that were never committed."""
     for index in rewritten:
-        io.remove_tree(store.path(naming.INDICES_DIR, str(index.new_id)))
+        store.io.remove_tree(store.path(naming.INDICES_DIR, str(index.new_id)))

@@ -33,16 +33,16 @@ from lancelet.errors import LanceletError
 from lancelet.file.container import RangeSource
 from lancelet.file.v0_1.container import footer_pair, read_layout
 from lancelet.file.version import VERSIONS
-from lancelet.io import open_input
+from lancelet.io import FileIO
 
 
-def is_legacy(path: str | os.PathLike[str]) -> bool:
+def is_legacy(path: str | os.PathLike[str], file_io: FileIO) -> bool:
     """Whether the file at ``path`` ends in a legacy (0.1) footer.
 
     A file that cannot be opened is not legacy: the 2.x reader reports the problem.
     """
     try:
-        source = open_input(path)
+        source = file_io.open_input(path)
     except (LanceletError, OSError):
         return False
     try:
@@ -56,9 +56,9 @@ def ends_in_legacy_footer(source: RangeSource) -> bool:
     return footer_pair(source) in VERSIONS["0.1"].footer_aliases
 
 
-def batch_offsets(path: str | os.PathLike[str]) -> np.ndarray:
+def batch_offsets(path: str | os.PathLike[str], file_io: FileIO) -> np.ndarray:
     """The first row of each batch of the legacy file at ``path``, and its row count."""
-    source = open_input(path)
+    source = file_io.open_input(path)
     try:
         return read_layout(source).batch_offsets
     finally:

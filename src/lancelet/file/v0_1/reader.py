@@ -39,6 +39,7 @@ from lancelet.file.v0_1.fields import (
     Struct,
 )
 from lancelet.file.v2_0.types import is_variable_width
+from lancelet.io import FileIO
 
 
 class Column:
@@ -83,8 +84,10 @@ class LegacyFileReader(LanceFileReader):
         path: str | os.PathLike[str],
         storage_options: dict[str, str] | None = None,
         columns: Sequence[str] | None = None,
+        *,
+        file_io: FileIO | None = None,
     ):
-        self.path = os.fspath(path)  # storage_options: configured by LanceFileReader.__new__
+        self.path = os.fspath(path)  # storage_options, file_io: taken by LanceFileReader.__new__
         self._source = self._open_source()
         self._layout = read_layout(self._source)
         fields = self._layout.fields

@@ -31,7 +31,7 @@ from lancelet.file.v0_1.pages import PageTable, Sink, column_tree, write_column
 from lancelet.file.v0_1.statistics import StatisticsCollector
 from lancelet.file.version import FileVersion
 from lancelet.file.writing import FileWriterBase
-from lancelet.io import open_output
+from lancelet.io import FileIO
 
 _PREFIX = struct.Struct("<I")
 # The footer version pylance 14 writes for legacy files.
@@ -50,10 +50,11 @@ class LegacyFileWriter(FileWriterBase):
         version: FileVersion,
         data_cache_bytes: int | None,
         max_page_bytes: int | None,
+        file_io: FileIO,
         dictionaries: MutableMapping[int, pa.Array] | None = None,
     ) -> None:
         self._dictionaries = FileDictionaries({} if dictionaries is None else dictionaries)
-        super().__init__(path, schema, version, data_cache_bytes, max_page_bytes)
+        super().__init__(path, schema, version, data_cache_bytes, max_page_bytes, file_io)
 
     def start(self, schema: pa.Schema) -> None:
         check_types(schema)
@@ -65,7 +66,7 @@ class LegacyFileWriter(FileWriterBase):
         self._pages = PageTable()
         self._batch_offsets = [0]
         self._statistics = StatisticsCollector(self._columns)
-        self._out = open_output(self.path)
+        self._out = self._io.open_output(self.path)
 
     def _write_batch(self, batch: pa.RecordBatch | pa.Table) -> None:
         if self.closed:
