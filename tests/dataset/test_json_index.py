@@ -69,6 +69,7 @@ def _details(uri: Path) -> list[tuple[str, bytes, int | None]]:
     ("target", "path"),
     [("btree", "x"), ("BTREE", "$.x"), ("bitmap", "x"), ("zonemap", "x"), ("btree", "x.a")],
 )
+@pytest.mark.local_files("compares the index files on disk")
 def test_lancelet_writes_what_pylance_writes(tmp_path: Path, target: str, path: str) -> None:
     docs = NESTED if path == "x.a" else DOCS
     for who in ("pylance", "lancelet"):
@@ -147,6 +148,7 @@ INFERENCE = [
 ]
 
 
+@pytest.mark.local_files("compares the index files on disk")
 @pytest.mark.parametrize("docs", INFERENCE)
 def test_value_types_are_inferred_as_pylance_infers_them(tmp_path: Path, docs: list[Any]) -> None:
     for who in ("pylance", "lancelet"):

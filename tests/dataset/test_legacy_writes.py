@@ -168,6 +168,7 @@ def test_every_version_reads_alike(histories: dict[str, Path]) -> None:
     lance.dataset(ours).validate()
 
 
+@pytest.mark.local_files("compares the data files on disk byte for byte")
 def test_files_of_each_write_are_pylances(histories: dict[str, Path]) -> None:
     """Each write leaves pylance's files: batches cut as pylance cuts them, for new
     rows, rewritten rows and new columns alike.  (The rows of a file of new columns

@@ -140,11 +140,14 @@ def test_the_index_join_merges_as_pylance(
     assert lance.dataset(uri).to_table().sort_by(order).equals(want)
 
 
+@pytest.mark.local_files("object stores fetch at least 256 KiB a read (io/objects.py)")
 def test_the_index_join_reads_less_than_the_scan(tmp_path: Path) -> None:
     """With the key indexed, a merge of a few keys into many rows reads the index and
     the rows it names, not the whole key column."""
     uri = str(tmp_path / "ds")
-    ll.write_dataset(_keyed(0, 200_000), uri, max_rows_per_file=50_000)
+    # 2.1 and later files take single rows by ranged reads; a 2.0 take reads whole
+    # pages, which would blur what this measures (the suite's 2.0 run included).
+    ll.write_dataset(_keyed(0, 200_000), uri, max_rows_per_file=50_000, data_storage_version="2.2")
     ll.dataset(uri).create_scalar_index("id", "BTREE")
     source = _keyed(1000, 1003, offset=1)
 

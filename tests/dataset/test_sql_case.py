@@ -10,7 +10,6 @@ text holding them.
 from __future__ import annotations
 
 import functools
-import shutil
 from pathlib import Path
 
 import lance
@@ -145,4 +144,3 @@ def test_constants_fold_to_the_full_mapping(tmp_path: Path) -> None:
     sql = "upper('Straße') = 'STRASSE' AND lower('ΣΑΣ') = 'σας' AND upper('ﬁx') = 'FIX'"
     assert lance.dataset(tmp_path / "d").count_rows(filter=sql) == 1
     assert lancelet.dataset(tmp_path / "d").count_rows(filter=sql) == 1
-    shutil.rmtree(tmp_path / "d")

@@ -13,7 +13,6 @@ from __future__ import annotations
 import datetime
 import itertools
 import re
-import shutil
 import zoneinfo
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from hypothesis import strategies as st
 
 import lancelet
 from lancelet.errors import FilterError
+from tests.storage import copy_tree
 from tests.versions import STORAGE_VERSION
 
 ZONES = ["America/New_York", "Europe/Berlin", "Australia/Lord_Howe", "Asia/Kolkata"]
@@ -85,7 +85,7 @@ def paths(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     plain = root / "plain"
     lance.write_dataset(_table(), plain, data_storage_version=STORAGE_VERSION)
     indexed = root / "indexed"
-    shutil.copytree(plain, indexed)
+    copy_tree(plain, indexed)
     dataset = lance.dataset(indexed)
     for column in COLUMNS:
         dataset.create_scalar_index(column, "BTREE")
@@ -301,12 +301,12 @@ def test_wall_clock_literals_in_every_operation(
     # delete and update(where=) change the rows pylance's filter selects.
     for name, path in (("plain", plain), ("indexed", indexed)):
         deleted = tmp_path / f"deleted-{name}"
-        shutil.copytree(path, deleted)
+        copy_tree(path, deleted)
         lancelet.dataset(deleted).delete(sql)
         remaining = lance.dataset(deleted).to_table(columns=["id"])["id"].to_pylist()
         assert sorted(set(range(len(TIMES) + 1)) - set(remaining)) == expected
         updated = tmp_path / f"updated-{name}"
-        shutil.copytree(path, updated)
+        copy_tree(path, updated)
         lancelet.dataset(updated).update({"id": "id + 1000"}, where=sql)
         ids = lance.dataset(updated).to_table(columns=["id"])["id"].to_pylist()
         assert sorted(i - 1000 for i in ids if i >= 1000) == expected
