@@ -22,6 +22,7 @@ from lancelet.errors import (
 )
 from lancelet.file import container, prefetch, v0_1
 from lancelet.file.container import ColumnInfo
+from lancelet.file.describe import rust_debug
 from lancelet.file.extensions import logical_field, logical_reader, storage_schema
 from lancelet.file.parallel import map_columns
 from lancelet.file.schema import from_lance_fields, map_column
@@ -580,7 +581,7 @@ class LanceFileReader:
                             LanceBufferDescriptor(o, s)
                             for o, s in zip(p.buffer_offsets, p.buffer_sizes, strict=True)
                         ],
-                        str(p.encoding if p.layout is None else p.layout).strip(),
+                        rust_debug(p.encoding if p.layout is None else p.layout),
                         p.num_rows,
                     )
                     for p in c.pages

@@ -110,7 +110,8 @@ def _check_packed(field: pa.Field, where: str, minor: int) -> None:
         if problem is not None:
             raise UnsupportedTypeError(f"{where}: packed struct cannot be written: {problem}")
         if is_variable(child.type) and minor < 2:
-            raise UnsupportedTypeError(
+            # pylance: NotImplementedError from its file writer, OSError from write_dataset
+            raise TypeVersionError(
                 f"{where}: packed structs with variable-width fields ({child.name!r}) need "
                 "Lance file format 2.2"
             )
