@@ -88,7 +88,6 @@ def fixed(block: Fixed) -> MiniBlocks:
 
 
 RLE_MAX_VALUES = 4096
-RLE_DEFAULT_THRESHOLD = 0.5
 _ENTROPY_SAMPLE = 64
 _BSS_ENTROPY = 4.0  # bits per byte position, pylance's "auto" sensitivity (0.5 * 8)
 
