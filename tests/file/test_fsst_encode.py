@@ -46,7 +46,7 @@ def test_text_compresses() -> None:
         [bytes(range(256)) * 3, b"", b"\xff\xff\xff", b"\x00" * 40],
         [f"{i} élan vital 漢字 🙂".encode() for i in range(3000)],
         [b"x" * k for k in range(0, 300)],
-        [f"{i}".encode() * 700 for i in range(60)] + [b"", b"y" * 512, b"z" * 513],
+        [f"{i}".encode() * 700 for i in range(60)] + [b"", b"y" * 512, b"z" * 513] + [b""] * 300,
     ],
     ids=["none", "empty", "one", "binary", "unicode", "runs", "long"],
 )

@@ -18,7 +18,8 @@ or more per hash slot of its first 3 bytes (a longer symbol sharing a slot with 
 better one is dropped, as in the paper's implementation), and 2- and 1-byte
 symbols sit in direct tables.  Every string is compressed at once: each step
 advances all unfinished strings by one code, so the work is whole-array numpy
-operations, a step per code of the longest string.
+operations, a step per code of the longest line (strings are compressed in lines
+of at most 512 bytes).
 """
 
 from __future__ import annotations
@@ -250,10 +251,12 @@ def _compress_lines(look: _Lookup, data: U8, offsets: I64) -> tuple[I64, U8]:
     written = finish - base
     new_offsets = np.concatenate(([0], np.cumsum(written))).astype(np.int64)
     # The written ranges are disjoint and in order: a running count of range starts
-    # minus range ends marks their bytes (no index array per byte).
+    # minus range ends marks their bytes (no index array per byte).  At most one range
+    # starts and one ends at any position once empty ones are left out.
+    filled = written > 0
     edges = np.zeros(len(out) + 1, dtype=np.int8)
-    np.add.at(edges, base, 1)
-    np.add.at(edges, finish, -1)
+    edges[base[filled]] += 1
+    edges[finish[filled]] -= 1
     keep = np.cumsum(edges[:-1], dtype=np.int8).view(np.bool_)
     return new_offsets, out[keep]
 
