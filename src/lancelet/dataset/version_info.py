@@ -30,9 +30,7 @@ def commit_datetime(nanos: int) -> datetime:
     # pylance divides in floating point, so its microsecond can differ by one from
     # the exact value; the same arithmetic gives the same datetime, which callers
     # compare and pass back as ``timestampAsOf``.
-    return datetime.fromtimestamp(nanos // 1e9) + timedelta(
-        microseconds=(nanos % 1e9) // 1e3
-    )
+    return datetime.fromtimestamp(nanos // 1e9) + timedelta(microseconds=(nanos % 1e9) // 1e3)
 
 
 def summary(manifest: Manifest) -> dict[str, str]:
