@@ -131,6 +131,18 @@ class FilterEvaluationError(FilterError):
     ``ValueError``)."""
 
 
+class SqlQueryError(FilterError):
+    """A ``LanceDataset.sql`` query names no such table or column, or breaks a rule of
+    SQL (a column neither grouped nor aggregated, duplicate output names): a
+    ``ValueError`` in pylance."""
+
+
+class UnsupportedSqlError(LanceletError, NotImplementedError, ValueError):
+    """A ``LanceDataset.sql`` query uses SQL that lancelet does not run (joins,
+    subqueries, window functions, ...).  pylance runs it; a caller catching pylance's
+    ``ValueError`` for a bad query catches this too."""
+
+
 class ArgumentError(LanceletError, ValueError):
     """An argument of a lancelet call has the right type but an impossible value."""
 
@@ -174,6 +186,11 @@ class StorageError(LanceletError, OSError):
 
 class StorageNotFoundError(StorageError, FileNotFoundError):
     """An object that should exist in a store does not."""
+
+
+class ResourcesExhaustedError(LanceletError, OSError):
+    """Work needs more memory than its budget (an index build's sort under
+    ``LANCE_MEM_POOL_SIZE``); pylance raises an ``OSError`` "Resources exhausted"."""
 
 
 class DatasetError(LanceletError):

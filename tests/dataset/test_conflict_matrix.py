@@ -338,9 +338,12 @@ def _commit(uri: str, operation: ops.Operation) -> str:
     """Commit against ``V_READ`` as a fresh writer would; the outcome's code."""
     try:
         commit_transaction(DatasetStore(uri), ops.Transaction(V_READ, operation))
-    except RetryableCommitConflictError:
+    except RetryableCommitConflictError as exc:
+        # pylance's wording, which its users match; the winner is version V_READ + 1.
+        assert str(exc).startswith(f"Retryable commit conflict for version {V_READ + 1}: ")
         return "R"
-    except IncompatibleTransactionError:
+    except IncompatibleTransactionError as exc:
+        assert str(exc).startswith(f"Commit conflict for version {V_READ + 1}: ")
         return "X"
     return "ok"
 

@@ -21,9 +21,13 @@ from tests.storage import list_names, read_file, write_file
 TABLE = keyed_table(0, 40)
 
 
-def _rewrite_latest(uri: Path, version: str | None) -> None:
+def _rewrite_latest(
+    uri: Path, version: str | None, *, v2_flag: bool = False, max_fragment_id: bool = True
+) -> None:
     """Rewrite the dataset's only manifest with its data format set to ``version``, or
-    without the field when None (as writers did before it existed).  The manifest file
+    without the field when None (as writers did before it existed); ``v2_flag`` sets
+    the writer flag that marked v2 datasets before the field, and ``max_fragment_id``
+    False leaves that field out, as writers before 0.16 did.  The manifest file
     layout: a length-prefixed message, then u64 offset, u16 major, u16 minor, b"LANC"."""
     versions = uri / "_versions"
     (name,) = [n for n in list_names(versions) if n.endswith(".manifest")]
@@ -38,6 +42,10 @@ def _rewrite_latest(uri: Path, version: str | None) -> None:
     else:
         pb.data_format.file_format = "lance"
         pb.data_format.version = version
+    if v2_flag:
+        pb.writer_feature_flags |= 4
+    if not max_fragment_id:
+        pb.ClearField("max_fragment_id")
     pb.ClearField("transaction_section")  # it pointed into the bytes left behind
     body = pb.SerializeToString()
     write_file(path, struct.pack("<I", len(body)) + body + struct.pack("<QHH4s", 0, 0, 2, b"LANC"))
@@ -62,6 +70,32 @@ def test_missing_field_and_no_files_is_legacy(tmp_path: Path) -> None:
     theirs, ours = lance.dataset(uri), ll.dataset(uri)
     assert theirs.data_storage_version == "0.1"
     assert ours.data_storage_version == theirs.data_storage_version
+
+
+def test_missing_field_no_files_and_the_v2_flag_is_the_stable_version(tmp_path: Path) -> None:
+    """A dataset created empty by a writer that marked v2 datasets with a flag: pylance
+    14 reads it as its stable version, and appends files of that version."""
+    uri = tmp_path / "empty"
+    lance.write_dataset(TABLE.schema.empty_table(), uri, data_storage_version="2.0")
+    _rewrite_latest(uri, None, v2_flag=True)
+    theirs, ours = lance.dataset(uri), ll.dataset(uri)
+    assert theirs.data_storage_version == lance.file.stable_version()
+    assert ours.data_storage_version == theirs.data_storage_version
+    ll.write_dataset(TABLE, uri, mode="append")
+    assert lance.dataset(uri).data_storage_version == theirs.data_storage_version
+    assert lance.dataset(uri).to_table().equals(TABLE)
+
+
+def test_missing_max_fragment_id_is_read_from_the_fragments(tmp_path: Path) -> None:
+    """Manifests before 0.16 have no max_fragment_id: an append must not reuse the ids
+    of the fragments they list."""
+    uri = tmp_path / "old"
+    lance.write_dataset(TABLE, uri, max_rows_per_file=15)
+    _rewrite_latest(uri, None, max_fragment_id=False)
+    ll.write_dataset(keyed_table(40, 50), uri, mode="append")
+    ids = [f.fragment_id for f in lance.dataset(uri).get_fragments()]
+    assert ids == [0, 1, 2, 3]
+    assert lance.dataset(uri).to_table().equals(pa.concat_tables([TABLE, keyed_table(40, 50)]))
 
 
 @pytest.mark.local_files("copies the dataset with shutil for both libraries")

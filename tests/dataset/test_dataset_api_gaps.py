@@ -6,6 +6,7 @@ by name.
 from __future__ import annotations
 
 import importlib
+import random
 import warnings
 from pathlib import Path
 from types import ModuleType
@@ -17,6 +18,7 @@ import pytest
 
 import lancelet as ll
 from lancelet.dataset.pylance_only import PylanceOnlyMethods
+from lancelet.dataset.version_info import commit_datetime
 from lancelet.errors import UnsupportedFunctionError
 
 
@@ -71,6 +73,19 @@ def test_version_facts_as_pylance(written: Path) -> None:
     assert old.get_version() == lance.dataset(written, version=2).get_version()
     assert ours.initial_storage_options == theirs.initial_storage_options
     assert ours.latest_storage_options() == theirs.latest_storage_options()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_version_timestamps_round_as_pylance(seed: int) -> None:
+    # pylance converts commit nanoseconds in floating point, which can land one
+    # microsecond away from the exact value: lancelet gives the same datetime.
+    from lance.dataset import _convert_version_timestamp
+
+    rng = random.Random(seed)
+    for _ in range(3000):
+        nanos = rng.randrange(1_700_000_000 * 10**9, 1_900_000_000 * 10**9)
+        theirs = _convert_version_timestamp({"timestamp": nanos})["timestamp"]  # type: ignore[typeddict-item]
+        assert commit_datetime(nanos) == theirs, nanos
 
 
 def _transaction_kind(ds: Any) -> tuple[Any, ...]:

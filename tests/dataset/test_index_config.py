@@ -13,7 +13,7 @@ from lance.indices import IndexConfig as PylanceConfig
 
 import lancelet as ll
 from lancelet import query
-from lancelet.errors import UnsupportedIndexError, UnsupportedOptionError
+from lancelet.errors import ArgumentError, UnsupportedIndexError, UnsupportedOptionError
 from lancelet.indices import IndexConfig
 from tests.versions import STORAGE_VERSION
 
@@ -50,8 +50,10 @@ def test_config_parameters_are_checked_as_keywords_are(path: Path) -> None:
         ds.create_scalar_index("x", IndexConfig("btree", {"zone_size": 8}))
     with pytest.raises(UnsupportedOptionError):
         ds.create_scalar_index("x", IndexConfig("zonemap", {}), rows_per_zone=8)
-    with pytest.raises(UnsupportedIndexError):
+    with pytest.raises(ArgumentError, match="JSON column"):  # a ValueError in pylance too
         ds.create_scalar_index("s", IndexConfig("json", {"target_index_type": "btree"}))
+    with pytest.raises(UnsupportedIndexError):
+        ds.create_scalar_index("s", "JSON")  # pylance: only in an IndexConfig
     assert ll.dataset(path).list_indices() == []
 
 

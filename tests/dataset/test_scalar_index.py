@@ -307,7 +307,7 @@ def _unchanged(path: str, version: int) -> None:
         (("tags", "BTREE"), {}, UnsupportedTypeError),
         (("id", "LABEL_LIST"), {}, UnsupportedTypeError),
         (("st", "BLOOMFILTER"), {}, UnsupportedTypeError),
-        (("id", "BTREE"), {"train": False}, UnsupportedOptionError),
+        (("id", "BTREE"), {"train": "no"}, TypeError),  # as pylance
         (("id", "BTREE"), {"fragment_ids": [0]}, ArgumentError),  # ValueError in pylance
         (("id", "BTREE"), {"zone_size": 8}, UnsupportedOptionError),
         (("id", "ZONEMAP"), {"rows_per_zone": 0}, ArgumentError),

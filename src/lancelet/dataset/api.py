@@ -8,13 +8,14 @@ from typing import Any, Literal
 
 import pyarrow as pa
 
-from lancelet import log
+from lancelet import events
 from lancelet.dataset.asof import version_asof
 from lancelet.dataset.auto_cleanup import config_values
 from lancelet.dataset.bases import plan_write
 from lancelet.dataset.committing import commit_transaction
 from lancelet.dataset.dataset import LanceDataset, Version
 from lancelet.dataset.inputs import as_reader, dataset_location
+from lancelet.dataset.loading import announce_latest
 from lancelet.dataset.options import check_options
 from lancelet.dataset.progress import FragmentWriteProgress, check_progress
 from lancelet.dataset.transactions import AutoCleanupConfig, commit_properties
@@ -103,7 +104,7 @@ def dataset_session(options: dict[str, Any], call: str) -> Session | None:
 
 
 def write_dataset(
-    data: Any,
+    data_obj: Any,
     uri: str | os.PathLike[str] | LanceDataset,
     schema: pa.Schema | None = None,
     mode: WriteMode = "create",
@@ -122,7 +123,7 @@ def write_dataset(
     max_bytes_per_file: int | None = None,
     **options: Any,
 ) -> LanceDataset:
-    """Create a dataset, append to it, or overwrite it with ``data``.
+    """Create a dataset, append to it, or overwrite it with ``data_obj``.
 
     ``auto_cleanup_options`` apply to a new dataset only (an existing one keeps its
     config, as in pylance); ``commit_message`` and ``transaction_properties`` are
@@ -136,10 +137,9 @@ def write_dataset(
             f"write_dataset: mode must be 'create', 'append' or 'overwrite', not {mode!r}"
         )
     uri, storage_options = dataset_location(uri, storage_options, "write_dataset")
-    log.LOGGER.info('event="writing" uri=%r mode=%s', uri, mode)
     store = DatasetStore(uri, storage_options)
-    found = store.latest_manifest()
-    latest = found[0] if found else None
+    latest = announce_latest(store, os.fspath(uri))
+    events.dataset_event("writing", os.fspath(uri), mode=events.Raw(mode.capitalize()))
     if latest is not None and mode == "create":
         raise DatasetAlreadyExistsError(f"{store.root}: a dataset already exists here")
     if enable_stable_row_ids and latest is not None and not latest.stable_row_ids:
@@ -149,7 +149,7 @@ def write_dataset(
             "one exists without stable row ids"
         )
     bases = plan_write(latest, mode, initial_bases, target_bases, store.root)
-    prepared = prepare(latest, as_reader(data, schema), mode, data_storage_version, store.root)
+    prepared = prepare(latest, as_reader(data_obj, schema), mode, data_storage_version, store.root)
     dictionaries = dict(prepared.schema.dictionaries)
     fragments = tuple(
         write_fragment_files(
@@ -198,6 +198,7 @@ def write_dataset(
             data_format=("lance", prepared.version),
             new_dataset_naming=scheme,
             policy=CommitPolicy(lock=commit_lock),
+            announce_as=os.fspath(uri),
         )
     except BaseException:
         # The commit never happened, so nothing can reference these files.

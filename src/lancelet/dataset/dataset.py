@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lancelet import events
 from lancelet.dataset import arguments, bases, blob, frag_reuse, index_build, indices, schema_ops
 from lancelet.dataset import transactions as commit_api
 from lancelet.dataset.arrow_dataset import ArrowDataset
@@ -28,6 +29,7 @@ from lancelet.dataset.delete import plan_delete
 from lancelet.dataset.drop import drop_dataset
 from lancelet.dataset.fragment import LanceFragment
 from lancelet.dataset.inputs import as_reader, dataset_location
+from lancelet.dataset.loading import announce_latest, load_manifest, read_version
 from lancelet.dataset.merge_columns import plan_merge
 from lancelet.dataset.merge_insert import MergeInsertBuilder, Planner
 from lancelet.dataset.operation import LanceOperation
@@ -39,8 +41,9 @@ from lancelet.dataset.sampling import sample_indices
 from lancelet.dataset.scan_defaults import checked_defaults, with_defaults
 from lancelet.dataset.scannable import Scannable
 from lancelet.dataset.scanner import LanceScanner
+from lancelet.dataset.sql_query import SqlMethods
 from lancelet.dataset.stats import LanceStats
-from lancelet.dataset.tags import Tags, resolve_version
+from lancelet.dataset.tags import Tags
 from lancelet.dataset.take import take_by_row_ids
 from lancelet.dataset.udf import discard_checkpoint
 from lancelet.dataset.update import RowRewrite, discard_rewrite, plan_update
@@ -67,7 +70,7 @@ if TYPE_CHECKING:
 Version = int | str
 
 
-class LanceDataset(ArrowDataset, VersionInfo, PylanceOnlyMethods):
+class LanceDataset(ArrowDataset, VersionInfo, SqlMethods, PylanceOnlyMethods):
     def __init__(
         self,
         uri: str | os.PathLike[str],
@@ -87,12 +90,7 @@ class LanceDataset(ArrowDataset, VersionInfo, PylanceOnlyMethods):
         self._commit_lock = commit_lock
         self._store = DatasetStore(self._uri, storage_options, session)
         if manifest is None:
-            number = (
-                self._store.latest_version()
-                if version is None
-                else resolve_version(self._store, version)
-            )
-            manifest = self._store.read_manifest(number)
+            manifest = load_manifest(self._store, self._uri, version)
         features.check_readable(
             manifest.reader_feature_flags, f"{self._uri} version {manifest.version}"
         )
@@ -237,7 +235,7 @@ class LanceDataset(ArrowDataset, VersionInfo, PylanceOnlyMethods):
     def checkout_version(self, version: Version) -> LanceDataset:
         return LanceDataset(
             self._uri,
-            version,
+            manifest=read_version(self._store, version),
             storage_options=self._store.storage_options,
             default_scan_options=self._scan_defaults,
             session=self._store.session,
@@ -250,10 +248,13 @@ class LanceDataset(ArrowDataset, VersionInfo, PylanceOnlyMethods):
         features.check_readable(manifest.reader_feature_flags, where)
         self._manifest = manifest
 
-    def _commit(self, operation: ops.Operation) -> None:
+    def _commit(self, operation: ops.Operation, announce: bool = False) -> None:
         txn = ops.Transaction(self.version, operation)
         policy = CommitPolicy(lock=self._commit_lock)
-        self._manifest = commit_transaction(self._store, txn, policy=policy)
+        announce_as = self._uri if announce else None  # as pylance's commit builder reports
+        self._manifest = commit_transaction(
+            self._store, txn, policy=policy, announce_as=announce_as
+        )
 
     def read_transaction(self, version: int) -> commit_api.Transaction | None:
         """The transaction that made ``version`` (its operation and properties)."""
@@ -360,7 +361,7 @@ class LanceDataset(ArrowDataset, VersionInfo, PylanceOnlyMethods):
         for attempt in range(conflict_retries + 1):
             planned = plan(self._manifest)
             try:
-                self._commit(planned.operation)
+                self._commit(planned.operation, announce=True)
                 return planned.counts
             except BaseException as exc:
                 discard_rewrite(self._store, self._manifest, planned.operation)
@@ -465,6 +466,7 @@ class LanceDataset(ArrowDataset, VersionInfo, PylanceOnlyMethods):
     def drop_columns(self, columns: Sequence[str]) -> None:
         """Remove columns (or nested fields, ``"a.b"``) from the schema; their data stays
         until compaction rewrites it."""
+        events.dataset_event("dropping_column", self._uri, columns=",".join(columns))
         self._commit(schema_ops.drop_columns(self._manifest, columns, self._uri))
 
     def alter_columns(self, *alterations: Mapping[str, Any]) -> None:
@@ -642,6 +644,7 @@ class LanceDataset(ArrowDataset, VersionInfo, PylanceOnlyMethods):
         **options: Any,
     ) -> CleanupStats:
         check_options(options, "cleanup_old_versions")
+        events.dataset_event("cleaning", self._uri)
         call = "cleanup_old_versions"
         return cleanup_old_versions(
             self._store,
@@ -683,6 +686,7 @@ class LanceDataset(ArrowDataset, VersionInfo, PylanceOnlyMethods):
             base_uri, storage_options, "LanceDataset.commit"
         )
         store = DatasetStore(base_uri, storage_options)
+        announce_latest(store, os.fspath(base_uri))  # pylance loads the dataset first
         txn = commit_api.transaction_to_commit(operation, read_version, commit_message, store)
         manifest = commit_transaction(
             store,
@@ -690,6 +694,7 @@ class LanceDataset(ArrowDataset, VersionInfo, PylanceOnlyMethods):
             policy=CommitPolicy(max_retries=max_retries, lock=commit_lock),
             new_dataset_naming=commit_api.manifest_naming(enable_v2_manifest_paths),
             detached=bool(detached),
+            announce_as=os.fspath(base_uri),
         )
         return LanceDataset(base_uri, manifest=manifest, storage_options=storage_options)
 

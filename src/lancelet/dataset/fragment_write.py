@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from lancelet.dataset.inputs import as_reader, dataset_location
+from lancelet.dataset.loading import announce_latest
 from lancelet.dataset.options import check_options
 from lancelet.dataset.progress import FragmentWriteProgress, check_progress
 from lancelet.dataset.write import (
@@ -64,8 +65,7 @@ def write_data(data: Any, schema: pa.Schema | None, target: FragmentWrite) -> Wr
         target.dataset_uri, target.storage_options, "write_fragments"
     )
     store = DatasetStore(uri, storage_options)
-    found = store.latest_manifest()
-    latest = found[0] if found else None
+    latest = announce_latest(store, os.fspath(uri))
     prepared = prepare(
         latest, as_reader(data, schema), target.mode, target.data_storage_version, store.root
     )
@@ -83,6 +83,7 @@ def write_data(data: Any, schema: pa.Schema | None, target: FragmentWrite) -> Wr
         max_bytes_per_file=target.max_bytes_per_file,
         max_rows_per_group=target.max_rows_per_group,
         dictionaries=dictionaries,
+        audited=False,  # pylance reports the files of dataset writes only
     )
     return Written(fragments, prepared.schema.with_dictionaries(dictionaries), latest)
 

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelet import io
-from lancelet.dataset import index_config, indices
+from lancelet.dataset import arguments, index_config, indices
 from lancelet.dataset.scanner import ROW_ADDRESS, ROW_ID, LanceScanner
 from lancelet.errors import (
     ArgumentError,
@@ -36,7 +36,7 @@ from lancelet.errors import (
 )
 from lancelet.file import version as file_version
 from lancelet.file.extensions import ARROW_JSON, is_extension
-from lancelet.index import registry
+from lancelet.index import json_kind, registry
 from lancelet.table import naming
 from lancelet.table.index import IndexDetails, IndexMetadata
 from lancelet.table.manifest import Manifest
@@ -81,9 +81,10 @@ def create_scalar_index(
 ) -> None:
     manifest = dataset._manifest
     where = f"{dataset.uri} version {manifest.version}"
-    _refuse_options(where, train, progress_callback, format_version)
+    _refuse_options(where, progress_callback, format_version)
+    train = arguments.flag(train, "train", f"{where}: create_scalar_index", True)
     type_name, given = index_config.unpack(index_type, kwargs, where)
-    kind = index_kind(type_name, where)
+    kind = _json_kind(index_type, manifest, where) or index_kind(type_name, where)
     if fragment_ids is not None:
         # pylance builds these types fragment by fragment only through
         # create_index_uncommitted (which lancelet lacks), and refuses this as a ValueError.
@@ -96,7 +97,10 @@ def create_scalar_index(
     name = name or _default_name(manifest, field, kind)
     indices.check_new_index(manifest, name, [field.id], replace, where)
     uid = _new_uuid(index_uuid, where)
-    details = build_index(dataset, manifest, kind, field, uid, params)
+    # train=False: an empty index, as pylance writes it (its files hold no rows, it
+    # covers no fragment); optimize_indices then indexes the fragments.
+    covered = [f.id for f in manifest.fragments] if train else []
+    details = build_index(dataset, manifest, kind, field, uid, params, covered)
     try:
         indices.commit_index(
             dataset,
@@ -104,7 +108,7 @@ def create_scalar_index(
             [field.id],
             uid,
             details,
-            [f.id for f in manifest.fragments],
+            covered,
             replace=replace,
             index_version=kind.version_for(manifest.stable_row_ids),
         )
@@ -115,12 +119,10 @@ def create_scalar_index(
 
 def _refuse_options(
     where: str,
-    train: bool,
     progress_callback: Any,
     format_version: int | str | None,
 ) -> None:
     given = {
-        "train=False": not train,
         "progress_callback": progress_callback is not None,
         "format_version": format_version is not None,
     }
@@ -129,6 +131,20 @@ def _refuse_options(
             raise UnsupportedOptionError(
                 f"{where}: create_scalar_index does not support {option} in lancelet"
             )
+
+
+def _json_kind(index_type: object, manifest: Manifest, where: str) -> registry.IndexType | None:
+    """The JSON index type, asked for as pylance asks for it: in an IndexConfig."""
+    if not isinstance(index_type, index_config.IndexConfig):
+        return None
+    if not isinstance(index_type.index_type, str) or index_type.index_type.upper() != "JSON":
+        return None
+    if manifest.stable_row_ids:
+        # pylance refuses a JSON BTREE there; what its other targets key rows by is unknown.
+        raise UnsupportedOptionError(
+            f"{where}: lancelet does not build JSON indices on datasets with stable row ids"
+        )
+    return json_kind.JSON
 
 
 def index_kind(index_type: object, where: str) -> registry.IndexType:

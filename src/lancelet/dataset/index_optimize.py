@@ -28,7 +28,7 @@ from lancelet import io
 from lancelet.dataset import frag_reuse, index_plan, indices
 from lancelet.dataset.index_build import IndexedField, build_index, resolve_field
 from lancelet.errors import NumberOutOfRangeError, UnsupportedIndexError
-from lancelet.index import registry
+from lancelet.index import json_kind, registry
 from lancelet.table import naming
 from lancelet.table.index import IndexMetadata
 from lancelet.table.manifest import Manifest
@@ -117,7 +117,8 @@ def _build_and_commit(dataset: LanceDataset, plans: Sequence[_Rebuild], where: s
 
 def _build(dataset: LanceDataset, manifest: Manifest, plan: _Rebuild, where: str) -> IndexMetadata:
     first = next(i for i in manifest.indices if i.name == plan.name)
-    kind = registry.BY_TYPE_URL[_type_url(first)]
+    kind = json_kind.rebuild_kind(first.index_details)
+    assert kind is not None
     path = index_plan.field_paths(manifest)[first.fields[0]]
     field = resolve_field(manifest.schema, path, where)
     uid = uuid_lib.uuid4()
@@ -166,8 +167,11 @@ def _type_url(index: IndexMetadata) -> str:
 def _rebuildable(manifest: Manifest, segments: Sequence[IndexMetadata]) -> bool:
     first = segments[0]
     paths = index_plan.field_paths(manifest)
+    kind = json_kind.rebuild_kind(first.index_details)
+    json_on_stable = manifest.stable_row_ids and kind is json_kind.JSON
     return (
-        _type_url(first) in registry.BY_TYPE_URL
+        kind is not None
+        and not json_on_stable
         and len(first.fields) == 1
         and first.fields[0] in paths
         and all(s.fields == first.fields and _type_url(s) == _type_url(first) for s in segments)
@@ -178,6 +182,10 @@ def _recorded_parameters(
     dataset: LanceDataset, kind: registry.IndexType, field: IndexedField, index: IndexMetadata
 ) -> dict[str, Any]:
     """The build parameters of an existing segment, as its files record them."""
+    if kind is json_kind.JSON:
+        target = index_plan.opened(dataset._store, index, field.type)
+        value_type = target.value_type  # type: ignore[attr-defined]
+        return json_kind.rebuild_parameters(index.index_details, value_type)
     if not kind.parameters:
         return {}
     opened = index_plan.opened(dataset._store, index, field.type)

@@ -27,19 +27,19 @@ from lancelet.dataset.take import MISSING, addresses_of_ids
 from lancelet.errors import ArgumentError
 from lancelet.expr import INDEX_QUERIES, And, IndexQuery, Not, Or, Predicate
 from lancelet.expr.from_sql import predicate_tree
-from lancelet.index import registry, sorted_sets
+from lancelet.index import json_index, json_kind, sorted_sets
 from lancelet.index.base import ScalarIndex, SearchResult
 from lancelet.index.frag_reuse import ReuseMap
 from lancelet.index.planner import Candidates, IndexedColumn, plan
 from lancelet.io import accounting
 from lancelet.table import naming
 from lancelet.table.fragment import Fragment
-from lancelet.table.index import IndexMetadata
+from lancelet.table.index import IndexMetadata, index_type
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.store import DatasetStore
 
-# (index name, query, answered) for each index search while a scan plans, so that the
-# scan's plan can say which indices it used (see :func:`searches_logged`).
+# (index name and type, query, answered) for each index search while a scan plans, so
+# that the scan's plan can say which indices it used (see :func:`searches_logged`).
 _SEARCHES: ContextVar[list[tuple[str, IndexQuery, bool]] | None] = ContextVar(
     "index_searches", default=None
 )
@@ -47,8 +47,8 @@ _SEARCHES: ContextVar[list[tuple[str, IndexQuery, bool]] | None] = ContextVar(
 
 @contextlib.contextmanager
 def searches_logged() -> Iterator[list[tuple[str, IndexQuery, bool]]]:
-    """The index searches made inside the block: (index name, query, whether the
-    index answered it)."""
+    """The index searches made inside the block: (index name and type, as in
+    ``x_idx(BTree)``, query, whether the index answered it)."""
     log: list[tuple[str, IndexQuery, bool]] = []
     token = _SEARCHES.set(log)
     try:
@@ -127,13 +127,39 @@ def _usable_indices(
         column = paths[segments[0].fields[0]]
         if any(paths.get(s.fields[0]) != column for s in segments):
             continue  # segments of one name disagree on the field: trust none
-        dtype = column_type(arrow, column)
-        parts = tuple(
-            _LazyPart(store, manifest, s, _covered(reuse, s, manifest, present), dtype, reuse)
-            for s in segments
-        )
-        out.setdefault(column, []).append(IndexedColumn(tuple((p, p.fragments) for p in parts)))
+        for leaf_column, dtype in _leaf_columns_of(segments, column, arrow, manifest):
+            parts = tuple(
+                _LazyPart(store, manifest, s, _covered(reuse, s, manifest, present), dtype, reuse)
+                for s in segments
+            )
+            entry = IndexedColumn(tuple((p, p.fragments) for p in parts))
+            out.setdefault(leaf_column, []).append(entry)
     return out
+
+
+def _leaf_columns_of(
+    segments: Sequence[IndexMetadata], column: str, arrow: pa.Schema, manifest: Manifest
+) -> list[tuple[str, pa.DataType]]:
+    """The leaf columns an index answers, with their types: its column, or for a JSON
+    index the getter calls of its path (:mod:`lancelet.index.json_index`)."""
+    details = segments[0].index_details
+    assert details is not None
+    found = json_index.unwrap(details.type_url, details.value)
+    if found is None:
+        return [(column, column_type(arrow, column))]
+    if manifest.stable_row_ids or not json_index.answers_key(found.path):
+        return []  # what the rows are keyed by, or what the path reads, is not known
+    if any(
+        json_index.unwrap(s.index_details.type_url, s.index_details.value) != found
+        for s in segments
+        if s.index_details is not None
+    ):
+        return []
+    return [
+        (json_index.getter_column(function, column, found.path), dtype)
+        for function, dtype in json_index.GETTERS.items()
+        if arrow.get_field_index(json_index.getter_column(function, column, found.path)) < 0
+    ]
 
 
 def column_type(schema: pa.Schema, path: str) -> pa.DataType:
@@ -146,8 +172,7 @@ def column_type(schema: pa.Schema, path: str) -> pa.DataType:
 
 
 def _readable(index: IndexMetadata) -> bool:
-    details = index.index_details
-    kind = registry.BY_TYPE_URL.get(details.type_url) if details else None
+    kind = json_kind.target_kind(index.index_details)
     if kind is None or index.fragment_bitmap is None:
         return False
     return kind.reads(index.index_version or 0)
@@ -197,14 +222,26 @@ class _LazyPart:
         self._type = dtype
         self._reuse = reuse if index.mapped_by_reuse(manifest.stable_row_ids) else None
 
+    def _answers(self, index: ScalarIndex) -> bool:
+        """A JSON index holds values of the type inferred when it was built: it answers
+        only the getter of that type."""
+        details = self._index.index_details
+        if details is None or details.type_url != json_index.TYPE_URL:
+            return True
+        return bool(getattr(index, "value_type", None) == self._type)
+
     def search(self, query: IndexQuery) -> SearchResult | None:
         try:
-            found = opened(self._store, self._index, self._type).search(query)
+            with accounting.index_work():
+                index = opened(self._store, self._index, self._type)
+                found = index.search(query) if self._answers(index) else None
         except ArgumentError:
             found = None  # the index holds values of another type than the column's
         log = _SEARCHES.get()
         if log is not None:
-            log.append((self._index.name, query, found is not None))
+            # Named as pylance's plans name it: ``x_idx(BTree)``.
+            label = f"{self._index.name}({index_type(self._index.index_details)})"
+            log.append((label, query, found is not None))
         if found is None:
             return None
         if self._reuse is not None:
@@ -219,8 +256,8 @@ class _LazyPart:
 
 
 def _keyed_by_row_id(index: IndexMetadata, manifest: Manifest) -> bool:
-    assert index.index_details is not None
-    kind = registry.BY_TYPE_URL[index.index_details.type_url]
+    kind = json_kind.target_kind(index.index_details)
+    assert kind is not None
     return kind.keyed_by_row_id(index.index_version or 0, manifest.stable_row_ids)
 
 
@@ -231,8 +268,8 @@ def opened(store: DatasetStore, index: IndexMetadata, dtype: pa.DataType) -> Sca
     key = str(index.uuid)
     found = cache.get(key)
     if found is None:
-        assert index.index_details is not None
-        kind = registry.BY_TYPE_URL[index.index_details.type_url]
+        kind = json_kind.target_kind(index.index_details)
+        assert kind is not None
         found = cache[key] = kind.open(store.path(naming.INDICES_DIR, key), dtype)
         accounting.add(indices_loaded=1)
     return found

@@ -23,6 +23,7 @@ from lancelet.dataset.delete import delete_addresses
 from lancelet.dataset.filter import parse_filter
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.inputs import as_reader
+from lancelet.dataset.merge_index import indexed_targets, refuse_plan, takes_index_path
 from lancelet.dataset.merge_plan import analyze_merge, explain_merge
 from lancelet.dataset.operation import public_operation
 from lancelet.dataset.scanner import ROW_ADDRESS, LanceScanner, live_rows
@@ -69,6 +70,8 @@ class MergeSpec:
     insert: bool = False
     delete_unmatched: bool = False
     delete_condition: str | None = None
+    # Join through a scalar index on the key when pylance would (see merge_index).
+    use_index: bool = True
 
 
 def key_columns(on: str | Iterable[str] | None, schema: LanceSchema, where: str) -> tuple[str, ...]:
@@ -129,6 +132,17 @@ class MergeInsertBuilder:
         self._spec = replace(self._spec, delete_unmatched=True, delete_condition=expr)
         return self
 
+    def use_index(self, use_index: bool) -> MergeInsertBuilder:
+        """Whether the join may look the source keys up in a scalar index on the key
+        (the default) rather than scan the whole key column; see :mod:`.merge_index`."""
+        if not isinstance(use_index, bool):
+            raise TypeError(
+                f"argument 'use_index': {type(use_index).__name__!r} object is not an "
+                "instance of 'bool'"
+            )
+        self._spec = replace(self._spec, use_index=use_index)
+        return self
+
     def conflict_retries(self, max_retries: int) -> MergeInsertBuilder:
         self._retries = arguments.unsigned(max_retries, "max_retries", "conflict_retries")
         return self
@@ -148,6 +162,7 @@ class MergeInsertBuilder:
         """The plan of this merge for source data of ``schema`` (default: the
         dataset's), checked as :meth:`execute` checks the data."""
         manifest = self._planned_on()
+        self._refuse_index_path(manifest, "explain_plan")
         arrow = manifest.schema.to_arrow()
         source = arrow if schema is None else schema
         if not isinstance(source, pa.Schema):
@@ -156,12 +171,18 @@ class MergeInsertBuilder:
         _source_columns(source.empty_table(), arrow, self._spec.on, label)
         return explain_merge(self._store, manifest, self._spec, source, verbose)
 
+    def _refuse_index_path(self, manifest: Manifest, what: str) -> None:
+        spec = self._spec
+        if takes_index_path(manifest, spec.on, spec.use_index, spec.delete_unmatched):
+            raise refuse_plan(self._store.root, what)
+
     def analyze_plan(self, data_obj: Any, *, schema: pa.Schema | None = None) -> str:
         """Run this merge on ``data_obj`` without committing it (the files it writes
         are removed) and return its plan with what it did."""
         self._checked_spec()
-        source = as_reader(data_obj, schema).read_all()
         manifest = self._planned_on()
+        self._refuse_index_path(manifest, "plan reporting")
+        source = as_reader(data_obj, schema).read_all()
         return analyze_merge(self._store, manifest, self._spec, source, plan_merge_insert)
 
     def execute(self, data_obj: Any, *, schema: pa.Schema | None = None) -> dict[str, int]:
@@ -265,7 +286,11 @@ def _classify(
     spec: MergeSpec,
     where: str,
 ) -> _Outcome:
-    target = LanceScanner(store, manifest, columns=[*keys, ROW_ADDRESS]).to_table()
+    target = None
+    if takes_index_path(manifest, keys, spec.use_index, spec.delete_unmatched):
+        target = indexed_targets(store, manifest, source.column(keys[0]), keys[0])
+    if target is None:
+        target = LanceScanner(store, manifest, columns=[*keys, ROW_ADDRESS]).to_table()
     pairs = _join(source, target, keys, where)
     updated_pairs, deleted = _matched_rows(store, manifest, source, pairs, spec, where)
     if spec.delete_unmatched:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from lancelet import events
 from lancelet.dataset import auto_cleanup, frag_reuse
 from lancelet.dataset.compaction import CompactionMetrics, compact
 from lancelet.dataset.index_optimize import optimize_indices
@@ -43,6 +44,7 @@ class DatasetOptimizer:
         files, keeping the order of the rows (see the module docstring for which
         fragments are rewritten)."""
         options = {k: v for k, v in locals().items() if k != "self"}
+        events.dataset_event("compacting", self._dataset.uri)
         return compact(self._dataset, options)
 
     def optimize_indices(

@@ -19,7 +19,16 @@ import pyarrow as pa
 
 from lancelet import io
 from lancelet.dataset.ordering import ColumnOrdering
-from lancelet.expr import Equals, HasAll, HasAny, IndexQuery, IsIn, IsNull, LikePrefix, Range
+from lancelet.expr import (
+    Contains,
+    Equals,
+    HasAny,
+    IndexQuery,
+    IsIn,
+    IsNull,
+    LikePrefix,
+    Range,
+)
 from lancelet.io.counters import bytes_read_counter, iops_counter
 
 
@@ -61,11 +70,11 @@ def _flag(value: bool) -> str:
 
 
 def _literal(value: pa.Scalar | None) -> str:
-    """A value as pylance's plans print it: strings bare, bytes as (the start of)
-    their hex."""
+    """A value as pylance's plans print it: strings bare, bytes as the upper-case hex
+    of their first 10 bytes, with ``...`` after when there are more."""
     python = None if value is None else value.as_py()
     if isinstance(python, bytes):
-        return python[:10].hex() + ("..." if len(python) > 10 else "")
+        return python[:10].hex().upper() + ("..." if len(python) > 10 else "")
     return str(python)
 
 
@@ -88,9 +97,11 @@ def describe_query(query: IndexQuery) -> str:
         return f"{column} IS NULL"
     if isinstance(query, LikePrefix):
         return f"{column} LIKE '{query.prefix}%'"
+    if isinstance(query, Contains):
+        return f'contains({column}, Utf8("{query.substring}"))'
+    # The rest are HasAny and HasAll (mypy checks the union is covered).
     name = "array_has_any" if isinstance(query, HasAny) else "array_has_all"
-    assert isinstance(query, HasAny | HasAll)
-    return f"{name}({column}, [{', '.join(_literal(v) for v in query.values)}])"
+    return f"{name}({column}, List([{', '.join(_literal(v) for v in query.values)}]))"
 
 
 def _read_column(name: str, late: Sequence[str]) -> str:

@@ -13,7 +13,7 @@ from lancelet.errors import (
     IndexNotFoundError,
     UnsupportedIndexError,
 )
-from lancelet.index import registry
+from lancelet.index import json_kind
 from lancelet.table.index import IndexMetadata
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ def _chosen(
 
 def _readable(segment: IndexMetadata, paths: dict[int, str]) -> bool:
     details = segment.index_details
-    kind = registry.BY_TYPE_URL.get(details.type_url) if details else None
+    kind = json_kind.target_kind(details)
     return (
         kind is not None
         and kind.reads(segment.index_version or 0)

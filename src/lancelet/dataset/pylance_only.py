@@ -38,7 +38,6 @@ class PylanceOnlyMethods:
     commit_existing_index_segments = _refusal("commit_existing_index_segments", _DISTRIBUTED)
     get_ivf_model = _refusal("get_ivf_model", _VECTOR)
     centroids = _refusal("centroids", _VECTOR)
-    sql = _refusal("sql", "SQL queries run on pylance's DataFusion engine; use to_table")
     delta = _refusal("delta", "use get_transactions and checkout_version to compare versions")
     create_branch = _refusal("create_branch", "lancelet reads and writes the main branch only")
     branches = _refused_property("branches", "lancelet reads and writes the main branch only")

@@ -6,8 +6,9 @@ index search it plans at construction counts towards its first run, and each run
 with the reads made and the index segments and pages it loaded.
 
 The counters are lancelet's own, named as pylance's: ``iops`` and ``requests`` the
-read requests made of storage (as ``lancelet.iops_counter`` counts them: a local
-read is one), ``bytes_read`` the bytes they returned; ``indices_loaded`` index
+read requests made of storage for data (as ``lancelet.iops_counter`` counts them: a
+local read is one), ``bytes_read`` the bytes they returned (reads of index files are
+not counted there, as in pylance, but below); ``indices_loaded`` index
 segments opened from storage; ``parts_loaded`` index pages read from storage (BTREE
 pages: the other index types are read whole when opened), ``index_cache_hits`` pages
 found in memory instead, ``index_cache_misses`` the same as ``parts_loaded``;

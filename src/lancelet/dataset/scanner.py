@@ -94,6 +94,19 @@ def live_rows(
     return table
 
 
+def _ranges(rows: int, step: int, candidates: np.ndarray | None) -> list[tuple[int, int]]:
+    """The row ranges, of at most ``step`` rows, a scan of a fragment of ``rows`` rows
+    reads: all of them, or (when an index bounded the filter to ``candidates``, sorted)
+    each step's span from its first candidate to its last: other rows cannot match."""
+    if candidates is None:
+        return [(start, min(start + step, rows)) for start in range(0, rows, step)]
+    wanted = candidates.astype(np.int64)
+    wanted = wanted[wanted < rows]
+    _, firsts = np.unique(wanted // step, return_index=True)
+    lasts = np.append(firsts[1:], len(wanted)) - 1
+    return list(zip(wanted[firsts].tolist(), (wanted[lasts] + 1).tolist(), strict=True))
+
+
 def default_batch_size() -> int:
     """The batch size of a scan that names none: the environment's, else 8192."""
     given = os.environ.get(BATCH_SIZE_VARIABLE)
@@ -314,8 +327,7 @@ class LanceScanner(ArrowScanner):
             return
         late = self._late_columns(columns)
         probe = [c for c in columns if c not in late]
-        for start in range(0, fragment.physical_rows, step):
-            stop = min(start + step, fragment.physical_rows)
+        for start, stop in _ranges(fragment.physical_rows, step, candidates):
             self._metrics.ranges_scanned += 1
             self._metrics.rows_scanned += stop - start
             if self._filter is None or not late:

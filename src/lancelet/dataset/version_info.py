@@ -17,13 +17,20 @@ from lancelet.transaction.store import DatasetStore
 
 def version_entry(manifest: Manifest) -> dict[str, Any]:
     """A version as pylance's ``versions()`` and ``get_version()`` list it: its
-    number, its commit time (to the microsecond, truncated as pylance does) and the
-    summary of its manifest."""
-    nanos = manifest.timestamp_ns
-    timestamp = datetime.fromtimestamp(nanos // 10**9) + timedelta(
-        microseconds=nanos % 10**9 // 1000
-    )
-    return {"version": manifest.version, "timestamp": timestamp, "metadata": summary(manifest)}
+    number, its commit time (to the microsecond) and the summary of its manifest."""
+    return {
+        "version": manifest.version,
+        "timestamp": commit_datetime(manifest.timestamp_ns),
+        "metadata": summary(manifest),
+    }
+
+
+def commit_datetime(nanos: int) -> datetime:
+    """A commit time in nanoseconds as the naive local datetime pylance gives."""
+    # pylance divides in floating point, so its microsecond can differ by one from
+    # the exact value; the same arithmetic gives the same datetime, which callers
+    # compare and pass back as ``timestampAsOf``.
+    return datetime.fromtimestamp(nanos // 1e9) + timedelta(microseconds=(nanos % 1e9) // 1e3)
 
 
 def summary(manifest: Manifest) -> dict[str, str]:

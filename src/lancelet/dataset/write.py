@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from lancelet import io
+from lancelet import events, io
 from lancelet._arrow import cast as arrow_cast
 from lancelet._proto import file_pb2
 from lancelet.dataset import blob
@@ -239,6 +239,7 @@ class _FileSink:
         max_bytes: int | None = None,
         names: list[str] | None = None,
         dictionaries: dict[int, pa.Array] | None = None,
+        audited: bool = True,
     ) -> None:
         if max_rows < 0:
             raise NumberOutOfRangeError(f"max_rows_per_file must be positive, got {max_rows}")
@@ -265,6 +266,9 @@ class _FileSink:
         self._progress = progress
         self._fragment_id = fragment_id
         self._dictionaries = dictionaries
+        # Whether finished files are reported (lancelet.events), as pylance's dataset
+        # writes report them and its fragment writes do not.
+        self._audited = audited
 
     def write_group(self, group: pa.Table) -> None:
         """A legacy file's batch: written whole, the file finished once it holds
@@ -326,6 +330,8 @@ class _FileSink:
         data_file_ = data_file(self._name, self._schema, self._version, size, self._names, base_id)
         fragment = Fragment(self._fragment_id, (data_file_,), self._rows)
         self.fragments.append(fragment)
+        if self._audited:
+            events.file_created("data", self._name)
         if self._progress is not None:
             self._progress.complete(fragment)
 
@@ -350,6 +356,7 @@ def write_fragment_files(
     max_bytes_per_file: int | None = None,
     max_rows_per_group: int = DEFAULT_MAX_ROWS_PER_GROUP,
     dictionaries: dict[int, pa.Array] | None = None,
+    audited: bool = True,
 ) -> list[Fragment]:
     """Write the stream as data files of file format ``version`` (under ``bases``'
     targets, if any); fragments come back with id ``fragment_id`` (0: assigned at
@@ -362,7 +369,8 @@ def write_fragment_files(
     ``max_rows_per_group`` rows, a file ending with the batch that brings it to
     ``max_rows_per_file`` rows or more, and their dictionary columns keyed against
     ``dictionaries`` (by field id; by default the schema's), which a column without
-    values takes from its first batch."""
+    values takes from its first batch.  ``audited``: report each
+    file (:mod:`lancelet.events`)."""
     given = reader.schema.names
     names = None if given == schema.to_arrow().names else given
     if dictionaries is None:
@@ -378,6 +386,7 @@ def write_fragment_files(
         max_bytes_per_file,
         names,
         dictionaries,
+        audited,
     )
     try:
         if version == "0.1":

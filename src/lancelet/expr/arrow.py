@@ -52,6 +52,7 @@ from lancelet.expr.nodes import (
     Predicate,
     Range,
 )
+from lancelet.file.extensions import ARROW_JSON, is_extension
 
 __all__ = ["column_type", "evaluate", "to_arrow"]
 
@@ -204,6 +205,9 @@ def _column(column: str, schema: pa.Schema) -> tuple[pc.Expression, pa.DataType]
                 f"the predicate names {column!r}, but {parent!r} has no field {name!r}"
             )
         dtype = dtype.field(name).type
+    if is_extension(dtype) and dtype.extension_name != ARROW_JSON:
+        # Compared as its storage, as the filter compares it (see from_sql).
+        return pc.field(*path).cast(dtype.storage_type), dtype.storage_type
     return pc.field(*path), dtype
 
 

@@ -45,6 +45,7 @@ from lancelet.dataset.filter import (
     parse_filter,
     syntax_tree,
 )
+from lancelet.expr.json_leaves import getter_subject
 from lancelet.expr.nodes import (
     And,
     Contains,
@@ -60,6 +61,7 @@ from lancelet.expr.nodes import (
     Predicate,
     Range,
 )
+from lancelet.file.extensions import ARROW_JSON, is_extension
 
 __all__ = ["predicate_tree"]
 
@@ -101,6 +103,13 @@ class _Splitter:
     def __init__(self, sql: str, schema: pa.Schema) -> None:
         self.sql = sql
         self.schema = schema
+        # Leaf subjects that are JSON getter calls, by leaf column name: their types.
+        self.getters: dict[str, pa.DataType] = {}
+
+    def field_type(self, path: tuple[str, ...]) -> pa.DataType:
+        if len(path) == 1 and path[0] in self.getters:
+            return self.getters[path[0]]
+        return _field_type(self.schema, path)
 
     def visit(self, node: exp.Expression) -> Predicate:
         if isinstance(node, exp.Paren):
@@ -135,7 +144,11 @@ class _Splitter:
 
     def column(self, node: exp.Expression) -> tuple[str, ...] | None:
         """The resolved path of ``node`` when it names a column (or struct field) whose
-        dotted name cannot be misread."""
+        dotted name cannot be misread; or the leaf name of a JSON getter call."""
+        getter = getter_subject(node, self.sql, self.schema)
+        if getter is not None:
+            self.getters[getter[0]] = getter[1]
+            return (getter[0],)
         if not isinstance(node, (exp.Column, exp.Dot)):
             return None
         path = operand(node, self.sql, self.schema).path
@@ -150,7 +163,11 @@ class _Splitter:
         const = operand(node, self.sql, self.schema).const
         if const is None:
             return None
-        value = exact_literal(const, _field_type(self.schema, path), node)
+        # An extension column (arrow.uuid) compares as its storage.
+        target = _storage_type(self.field_type(path))
+        value = exact_literal(const, target, node)
+        if value is None and pa.types.is_fixed_size_binary(target):
+            value = _fixed_size_bytes(const, target)
         if value is None or _is_nan(value):
             return None
         return value
@@ -197,7 +214,7 @@ class _Splitter:
         if len(known) < len(values):
             # Includes a NULL in the list: x IN (1, NULL) is NULL, not FALSE, for x <> 1.
             return None
-        array = pa.array(known, _field_type(self.schema, path))
+        array = pa.array(known, _storage_type(self.field_type(path)))
         return IsIn(_dotted(path), pc.unique(array))
 
     def _text_against_string_column(self, node: exp.Expression) -> tuple[str, str] | None:
@@ -205,7 +222,7 @@ class _Splitter:
         path = self.column(node.this)
         if path is None:
             return None
-        dtype = _field_type(self.schema, path)
+        dtype = self.field_type(path)
         if not (pa.types.is_string(dtype) or pa.types.is_large_string(dtype)):
             return None
         text = operand(node.expression, self.sql, self.schema).const
@@ -277,3 +294,23 @@ def _is_nan(value: pa.Scalar) -> bool:
         return False
     number: float = value.as_py()
     return number != number
+
+
+def _storage_type(dtype: pa.DataType) -> pa.DataType:
+    """The type the filter compares a column's values as: an extension column's
+    storage (JSON excepted), as :mod:`lancelet.dataset.filter` reads it."""
+    if is_extension(dtype) and dtype.extension_name != ARROW_JSON:
+        return dtype.storage_type
+    return dtype
+
+
+def _fixed_size_bytes(const: pa.Scalar, target: pa.FixedSizeBinaryType) -> pa.Scalar | None:
+    """A binary literal (``X'...'``) of exactly the column's width, as its value: the
+    filter compares the bytes, so the leaf means the same.  Another width matches no
+    row and stays Opaque, for the filter to say so."""
+    if not const.is_valid or not (
+        pa.types.is_binary(const.type) or pa.types.is_large_binary(const.type)
+    ):
+        return None
+    data = const.as_py()
+    return pa.scalar(data, target) if len(data) == target.byte_width else None

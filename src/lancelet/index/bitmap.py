@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -24,7 +24,7 @@ from lancelet.errors import CorruptIndexError
 from lancelet.expr import IndexQuery
 from lancelet.index import files, ordering, queries, rowid_map, sorted_sets
 from lancelet.index.base import SearchResult
-from lancelet.index.external_sort import IDS, VALUES, as_table, pair_schema, sort_table
+from lancelet.index.external_sort import IDS, VALUES, as_table, pair_schema, sorted_blocks
 from lancelet.index.remapping import AddressMapping
 
 LOOKUP_FILE = "bitmap_page_lookup.lance"
@@ -66,22 +66,44 @@ def write_bitmap(
     version: str,
 ) -> int:
     """Write a BITMAP index of ``(values, row addresses)`` batches into ``directory``,
-    in file format ``version`` (the dataset's).  Returns the number of bitmaps."""
+    in file format ``version`` (the dataset's).  The pairs are sorted within the memory
+    budget (``LANCE_MEM_POOL_SIZE``, see :mod:`.memory_pool`), spilling as a BTREE
+    build does; the bitmaps, one per distinct value, are kept until the file is
+    written.  Returns the number of bitmaps."""
     where = os.fspath(directory)
     files.check_value_type(value_type, where)
     version = files.writable_version(version)
     schema = pair_schema(value_type)
-    tables = [as_table(values, ids, schema) for values, ids in batches]
-    rows = sort_table(pa.concat_tables(tables) if tables else schema.empty_table()).combine_chunks()
-    values, ids = (
-        rows.column(VALUES).chunk(0) if rows.num_rows else pa.array([], value_type),
-        rows.column(IDS).to_numpy(),
-    )
-    starts = _group_starts(values)
-    bounds = np.r_[starts, len(values)]
-    bitmaps = [rowid_map.serialize(ids[lo:hi]) for lo, hi in itertools.pairwise(bounds)]
-    _write_lookup(io.join(where, LOOKUP_FILE), values.take(pa.array(starts)), bitmaps, version)
+    tables = (as_table(values, ids, schema) for values, ids in batches)
+    keys: list[pa.Array] = []
+    bitmaps: list[bytes] = []
+    with sorted_blocks(tables, schema, version) as blocks:
+        for values, ids in _groups(blocks, schema):
+            starts = _group_starts(values)
+            bounds = np.r_[starts, len(values)]
+            bitmaps += [rowid_map.serialize(ids[lo:hi]) for lo, hi in itertools.pairwise(bounds)]
+            keys.append(values.take(pa.array(starts)))
+    key_array = pa.concat_arrays(keys) if keys else pa.array([], value_type)
+    _write_lookup(io.join(where, LOOKUP_FILE), key_array, bitmaps, version)
     return len(bitmaps)
+
+
+def _groups(blocks: Iterable[pa.Table], schema: pa.Schema) -> Iterator[tuple[pa.Array, np.ndarray]]:
+    """The sorted pairs as (values, row ids) pieces that never split a run of equal
+    values: each block's last run waits for the next block, which may continue it."""
+    held = schema.empty_table()
+    for block in blocks:
+        rows = pa.concat_tables([held, block]).combine_chunks()
+        if not rows.num_rows:
+            continue
+        values = rows.column(VALUES).chunk(0)
+        last = int(_group_starts(values)[-1])
+        if last:
+            yield values.slice(0, last), rows.column(IDS).to_numpy()[:last]
+        held = rows.slice(last)
+    if held.num_rows:
+        held = held.combine_chunks()
+        yield held.column(VALUES).chunk(0), held.column(IDS).to_numpy()
 
 
 # -- reading ---------------------------------------------------------------------------

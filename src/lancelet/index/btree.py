@@ -39,7 +39,6 @@ from lancelet.io import accounting
 LOOKUP_FILE = "page_lookup.lance"
 DATA_FILE = "page_data.lance"
 BATCH_SIZE = 4096
-DEFAULT_RUN_ROWS = 1 << 20
 
 
 def lookup_schema(value_type: pa.DataType) -> pa.Schema:
@@ -114,12 +113,13 @@ def write_btree(
     value_type: pa.DataType,
     version: str,
     *,
-    run_rows: int = DEFAULT_RUN_ROWS,
+    run_rows: int | None = None,
     batch_size: int = BATCH_SIZE,
 ) -> int:
     """Write a BTREE index of ``(values, row addresses)`` batches into ``directory``, in
-    file format ``version`` (the dataset's).  Sorting holds at most ``run_rows`` rows in
-    memory at once; longer inputs are sorted in runs spilled to the directory and
+    file format ``version`` (the dataset's).  Sorting holds at most the memory budget
+    (``LANCE_MEM_POOL_SIZE``, see :mod:`.memory_pool`) and at most ``run_rows`` rows,
+    if given, at once; longer inputs are sorted in runs spilled to scratch files and
     merged.  Returns the number of rows indexed."""
     where = os.fspath(directory)
     files.check_value_type(value_type, where)
@@ -415,7 +415,7 @@ class BTreeIndex:
         out_directory: str | os.PathLike[str],
         version: str,
         *,
-        run_rows: int = DEFAULT_RUN_ROWS,
+        run_rows: int | None = None,
     ) -> int:
         """Write this index with its addresses changed by ``mapping`` (rows mapped to
         ``DELETED`` dropped) into ``out_directory``; returns the rows written."""

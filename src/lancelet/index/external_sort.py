@@ -1,11 +1,16 @@
 """Sorting (value, row address) pairs of any size in bounded memory.
 
-Rows are gathered into runs of at most ``run_rows``; each run is sorted in memory and,
-when there is more than one, spilled to a temporary Lance file in a scratch directory.
-The runs are then merged block by block: each run holds one block in memory, and a
-merge step emits every buffered row that sorts no later than the smallest of the
-blocks' last rows (so the run owning that row empties its block and reads the next).
-Each step is a handful of Arrow kernels over whole blocks.
+Rows are gathered into runs that fit half the memory budget (:mod:`.memory_pool`,
+``LANCE_MEM_POOL_SIZE``: sorting a run copies it) and at most ``run_rows`` rows when
+that is given; each run is sorted in memory and, when there is more than one, spilled
+to a temporary Lance file in a scratch directory.  The runs are then merged block by
+block: each run holds one block in memory, the blocks together at most the other half
+of the budget, and a merge step emits every buffered row that sorts no later than the
+smallest of the blocks' last rows (so the run owning that row empties its block and
+reads the next).  Each step is a handful of Arrow kernels over whole blocks.  A budget
+too small to hold one row per run fails with :class:`ResourcesExhaustedError` as
+soon as that is known, as pylance's sort does; with no budget (spilling bypassed)
+everything is sorted in memory.
 
 Rows sort by value (nulls first, floats in total order with ``-0.0`` before ``0.0``)
 and then by address, as :func:`lancelet.index.ordering.sort_indices` orders them.
@@ -18,15 +23,17 @@ import tempfile
 import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from typing import Literal
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelet.errors import ArgumentError
+from lancelet.errors import ArgumentError, ResourcesExhaustedError
 from lancelet.file import LanceFileReader, LanceFileWriter
 from lancelet.index import ordering
 from lancelet.index.files import remove_quietly
+from lancelet.index.memory_pool import BYPASS_VARIABLE, POOL_SIZE_VARIABLE, sort_budget
 
 VALUES = "values"
 IDS = "ids"
@@ -90,6 +97,14 @@ class _Run:
         self.next_row += count
 
 
+def _block_rows(limits: _RunLimits, runs: int) -> int:
+    """Rows of each run's block in the merge: the merge half of the budget shared by
+    the runs (a run limited to ``run_rows`` shares those), at least one."""
+    if limits.nbytes is not None:
+        return max(1, limits.nbytes // (runs * max(1, limits.widest)))
+    return max(1024, (limits.rows or 1 << 20) // runs)
+
+
 def _merge(runs: list[_Run]) -> Iterator[pa.Table]:
     live = [run for run in runs if run.block.num_rows]
     while live:
@@ -108,21 +123,66 @@ def _merge(runs: list[_Run]) -> Iterator[pa.Table]:
         live = [run for run in live if run.block.num_rows]
 
 
-def _batches_of(batches: Iterable[pa.Table], rows: int) -> Iterator[pa.Table]:
-    """The input regrouped into tables of at most ``rows`` rows."""
+class _RunLimits:
+    """How large a run may grow: ``rows`` rows and ``nbytes`` bytes (None: no limit)."""
+
+    def __init__(self, rows: int | None, budget: int | None) -> None:
+        self.rows = rows
+        self.budget = budget
+        self.nbytes = None if budget is None else budget // 2
+        self.widest = 0  # the most bytes per row of any input, for the merge
+
+    def rows_fitting(self, table: pa.Table, held_rows: int, held_bytes: int) -> int:
+        """How many leading rows of ``table`` the run can still take."""
+        rows: int = table.num_rows
+        fit = rows
+        if self.rows is not None:
+            fit = min(fit, self.rows - held_rows)
+        if self.nbytes is not None and rows:
+            size: int = table.nbytes  # the Arrow buffers the rows take (slices counted)
+            per_row = max(1, -(-size // rows))
+            self.widest = max(self.widest, per_row)
+            if per_row > self.nbytes:
+                raise self.exhausted(f"a row of {per_row} bytes does not fit")
+            fit = min(fit, (self.nbytes - held_bytes) // per_row)
+        return fit
+
+    def check_merge(self, runs: int) -> None:
+        """Merging ``runs`` spilled runs holds a block, at least a row, of each."""
+        if self.nbytes is not None and runs * self.widest > self.nbytes:
+            raise self.exhausted(
+                f"merging {runs} sorted runs spilled to disk needs more than "
+                f"{runs * self.widest} bytes"
+            )
+
+    def exhausted(self, why: str) -> ResourcesExhaustedError:
+        return ResourcesExhaustedError(
+            f"Resources exhausted: an index build sorts its rows in at most "
+            f"{POOL_SIZE_VARIABLE}={self.budget} bytes, and {why}; set "
+            f"{POOL_SIZE_VARIABLE} higher, or set {BYPASS_VARIABLE} to sort in memory "
+            "without a limit"
+        )
+
+
+def _runs(batches: Iterable[pa.Table], limits: _RunLimits) -> Iterator[pa.Table]:
+    """The input regrouped into runs within ``limits``."""
     pending: list[pa.Table] = []
-    held = 0
+    held_rows = held_bytes = 0
     for table in batches:
         start = 0
         while start < table.num_rows:
-            piece = table.slice(start, rows - held)
-            pending.append(piece)
-            held += piece.num_rows
-            start += piece.num_rows
-            if held == rows:
+            rest = table.slice(start)
+            count = limits.rows_fitting(rest, held_rows, held_bytes)
+            if count <= 0:
                 yield pa.concat_tables(pending)
-                pending, held = [], 0
-    if held:
+                pending, held_rows, held_bytes = [], 0, 0
+                continue
+            piece = rest.slice(0, count)
+            pending.append(piece)
+            held_rows += count
+            held_bytes += piece.nbytes
+            start += count
+    if pending:
         yield pa.concat_tables(pending)
 
 
@@ -131,19 +191,23 @@ def sorted_blocks(
     tables: Iterable[pa.Table],
     schema: pa.Schema,
     version: str,
-    run_rows: int,
+    run_rows: int | None = None,
+    budget: int | Literal["environment"] | None = "environment",
 ) -> Iterator[Iterator[pa.Table]]:
     """All rows of ``tables`` in sorted order, as a stream of sorted tables.
 
-    Spilled runs live in a local temporary directory (scratch, never the dataset's
-    store, which may be remote) that is removed when the context exits.
+    ``budget``: the bytes the sort may hold (None: no limit), by default read from
+    the environment (:func:`.memory_pool.sort_budget`); ``run_rows`` further caps a
+    run's rows.  Spilled runs live in a local temporary directory (scratch, never the
+    dataset's store, which may be remote) that is removed when the context exits.
     """
-    if run_rows <= 0:
+    if run_rows is not None and run_rows <= 0:
         raise ArgumentError(f"run_rows must be positive, not {run_rows}")
+    limits = _RunLimits(run_rows, sort_budget() if budget == "environment" else budget)
     spilled: list[str] = []
     scratch = tempfile.TemporaryDirectory(prefix="lancelet-sort-")
     try:
-        runs = _batches_of(tables, run_rows)
+        runs = _runs(tables, limits)
         first = next(runs, None)
         second = next(runs, None) if first is not None else None
         if second is None:
@@ -152,12 +216,12 @@ def sorted_blocks(
             yield iter([only])
             return
         for run in (first, second, *runs):
+            limits.check_merge(len(spilled) + 1)
             path = os.path.join(scratch.name, f"_sort_run_{uuid.uuid4().hex}.lance")
             spilled.append(path)
             with LanceFileWriter(path, schema, version=version) as writer:
                 writer.write_batch(sort_table(run))
-        block_rows = max(1024, run_rows // len(spilled))
-        yield _merge([_Run(path, block_rows) for path in spilled])
+        yield _merge([_Run(path, _block_rows(limits, len(spilled))) for path in spilled])
     finally:
         remove_quietly(spilled)
         scratch.cleanup()

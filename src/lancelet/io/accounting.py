@@ -38,6 +38,9 @@ class Counters:
 
 
 _CURRENT: ContextVar[Counters | None] = ContextVar("lancelet_scan_counters", default=None)
+# Set while an index is opened or searched: see :func:`index_work`.
+_INDEX_WORK: ContextVar[bool] = ContextVar("lancelet_index_work", default=False)
+_READS = frozenset({"iops", "requests", "bytes_read"})
 
 
 def add(**amounts: int) -> None:
@@ -45,6 +48,8 @@ def add(**amounts: int) -> None:
     counters = _CURRENT.get()
     if counters is None:
         return
+    if _INDEX_WORK.get():
+        amounts = {k: v for k, v in amounts.items() if k not in _READS}
     with counters._lock:
         for name, amount in amounts.items():
             setattr(counters, name, getattr(counters, name) + amount)
@@ -61,3 +66,16 @@ def collecting(counters: Counters | None) -> Iterator[None]:
         yield
     finally:
         _CURRENT.reset(token)
+
+
+@contextmanager
+def index_work() -> Iterator[None]:
+    """Reads made inside are of index files.  A scan counts them as pylance's scan
+    statistics do: as index segments and pages loaded (``indices_loaded``,
+    ``parts_loaded``), not in ``iops``, ``requests`` or ``bytes_read``, which count the
+    data the scan read.  The process-wide counters (:mod:`.counters`) count them all."""
+    token = _INDEX_WORK.set(True)
+    try:
+        yield
+    finally:
+        _INDEX_WORK.reset(token)

@@ -8,9 +8,10 @@ minus the rows its deletion file marks as deleted.
 from __future__ import annotations
 
 import warnings
+from collections import abc
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 from lancelet._proto import table_pb2
 from lancelet.table.naming import DeletionKind
@@ -101,13 +102,42 @@ class _CallablePath(str):
         return str(self)
 
 
+class IntList(list[int]):
+    """A list of ints that cannot be changed in place.
+
+    pylance's ``DataFile.fields`` and ``column_indices`` are lists.  lancelet's data
+    files are shared values (a version's manifest is cached and read by every scan),
+    so a change in place would alter the dataset's view of itself: such lists refuse
+    every change, and hash as tuples so that data files and fragments can be compared
+    and hashed as values.  A new list comes from ``+`` or ``list(...)``; a changed data
+    file from ``dataclasses.replace``."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise TypeError(
+            "a DataFile's fields and column_indices cannot be changed in place; "
+            "build a new DataFile (dataclasses.replace(data_file, fields=[...]))"
+        )
+
+    append = extend = insert = remove = pop = clear = sort = reverse = _refuse
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(tuple(self))
+
+    def __reduce__(self) -> tuple[type[IntList], tuple[list[int]]]:
+        return (IntList, (list(self),))
+
+
 @dataclass(frozen=True)
 class DataFile:
     """``fields[i]`` is stored in column ``column_indices[i]`` of the file (pre-order)."""
 
     path: str
-    fields: tuple[int, ...]
-    column_indices: tuple[int, ...]
+    # Any sequence of ints is taken; an IntList is kept (see __post_init__).
+    fields: abc.Sequence[int]
+    column_indices: abc.Sequence[int]
     file_major_version: int = 2
     file_minor_version: int = 0
     file_size_bytes: int = 0
@@ -117,12 +147,12 @@ class DataFile:
     def __post_init__(self) -> None:
         if type(self.path) is str:
             object.__setattr__(self, "path", _CallablePath(self.path))
-        # Callers build data files with lists (pylance's form); compared and hashed
-        # against the manifest's, they must be tuples.
+        # Lists, as pylance's; read-only and hashable, so that a data file compares
+        # and hashes with the manifest's whatever sequence the caller built it from.
         for name in ("fields", "column_indices"):
             value = getattr(self, name)
-            if not isinstance(value, tuple):
-                object.__setattr__(self, name, tuple(int(i) for i in value))
+            if type(value) is not IntList:
+                object.__setattr__(self, name, IntList(int(i) for i in value))
 
     def to_proto(self) -> table_pb2.DataFile:
         pb = table_pb2.DataFile(

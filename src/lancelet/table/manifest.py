@@ -65,7 +65,11 @@ class Manifest:
         return self.data_format[1]
 
     def next_fragment_id(self) -> int:
-        return 0 if self.max_fragment_id is None else self.max_fragment_id + 1
+        if self.max_fragment_id is not None:
+            return self.max_fragment_id + 1
+        # Manifests written before the field existed leave it out: their fragments
+        # say which ids are taken.
+        return max((f.id for f in self.fragments), default=-1) + 1
 
     def fragment(self, fragment_id: int) -> Fragment | None:
         return next((f for f in self.fragments if f.id == fragment_id), None)
@@ -147,8 +151,9 @@ def data_file_format(major: int, minor: int) -> str | None:
 
 def _data_format(pb: table_pb2.Manifest) -> tuple[str, str]:
     """The data file format of a manifest.  Writers before the field existed left it out:
-    their data files tell the version, and with no files the writer flag that once
-    marked 2.0 datasets does; without it the dataset is legacy (0.1)."""
+    their data files tell the version; with no files the writer flag that once marked
+    v2 datasets makes it the stable version (as pylance 14 reads such a manifest: its
+    next files are of that version), and without the flag it is legacy (0.1)."""
     if pb.HasField("data_format"):
         return pb.data_format.file_format or "lance", pb.data_format.version
     for fragment in pb.fragments:
@@ -156,5 +161,5 @@ def _data_format(pb: table_pb2.Manifest) -> tuple[str, str]:
             found = data_file_format(data_file.file_major_version, data_file.file_minor_version)
             return "lance", found or "0.1"
     if pb.writer_feature_flags & features.USE_V2_FORMAT_DEPRECATED:
-        return "lance", "2.0"
+        return "lance", file_version.stable_version()
     return "lance", "0.1"

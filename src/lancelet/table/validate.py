@@ -24,7 +24,7 @@ field at fault.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from operator import attrgetter
 
 from google.protobuf import unknown_fields
@@ -350,7 +350,7 @@ def _check_deletion_flag(manifest: Manifest, checked: list[Checked], path: str) 
 
 
 def check_file_fields(
-    listed: tuple[int, ...],
+    listed: Sequence[int],
     stored: list[int],
     missing: Iterable[int] | Callable[[], Iterable[int]],
     where: str,

@@ -19,14 +19,16 @@ The table follows the reference's conflict resolver, with deliberate differences
 * a rewrite meeting a concurrent index build is compatible: indices it did not
   remap stop claiming rewritten fragments when the manifest is built (only a build
   that replaced or dropped a segment the rewrite remapped makes it retry);
-* likewise an index build meeting a concurrent rewrite, delete, update or data
-  replacement is rebased rather than retried: its new indices stop claiming the
-  fragments the winner rewrote, removed or changed the indexed values of (those rows
-  are scanned until the index is rebuilt), so it need not be built again; a segment
-  it drops that the rewrite remapped is dropped under its new uuid;
-* a data replacement meeting a concurrent index build is compatible for the same
-  reason: folded onto the winner's manifest, it makes every index over a replaced
-  column stop claiming the replaced fragments (the reference retries both cases);
+* likewise an index build meeting a concurrent rewrite, delete or update is rebased
+  rather than retried: its new indices stop claiming the fragments the winner
+  rewrote, removed or changed the indexed values of (those rows are scanned until the
+  index is rebuilt), so it need not be built again; a segment it drops that the
+  rewrite remapped is dropped under its new uuid;
+* an index build and a data replacement of a column it indexes retry, in either
+  order, as in the reference (other columns' replacements commute).  A replacement
+  committed after the index, against a version that had it, is no conflict: folded
+  onto the manifest, it makes every index over a replaced column stop claiming the
+  replaced fragments, as pylance 14 does;
 * a compaction that defers index remapping leaves the segments it would remap to
   the Fragment Reuse Index, so it meets an index build as any rewrite does; it
   retries only when the reuse index it extends was replaced meanwhile (by a trim,
@@ -50,7 +52,11 @@ from typing import Protocol, Union
 
 import numpy as np
 
-from lancelet.errors import IncompatibleTransactionError, RetryableCommitConflictError
+from lancelet.errors import (
+    CommitConflictError,
+    IncompatibleTransactionError,
+    RetryableCommitConflictError,
+)
 from lancelet.table.fragment import Fragment
 from lancelet.table.index import FRAG_REUSE_INDEX
 from lancelet.table.manifest import Manifest
@@ -302,8 +308,6 @@ def _index_rebased(
         indices = uncover(indices, set(theirs.removed_fragment_ids))
         changed = {f.id for f in theirs.updated_fragments}
         indices = uncover(indices, changed, set(theirs.fields_modified))
-    elif isinstance(theirs, DataReplacement):
-        indices = uncover(indices, theirs.fragment_ids(), theirs.field_ids())
     else:
         touched = _touched(theirs)
         if touched is None:
@@ -317,6 +321,29 @@ def _index_rebased(
     if indices == op.new_indices and removed == op.removed_indices:
         return mine
     return replace(mine, operation=replace(op, new_indices=indices, removed_indices=removed))
+
+
+def _replaced_indexed_fields(replacement: DataReplacement, index: CreateIndex) -> set[int]:
+    return replacement.field_ids() & {f for i in index.new_indices for f in i.fields}
+
+
+def _index_misses_replacement(
+    mine: Transaction, theirs: Operation, version: int, ctx: RebaseContext
+) -> Transaction:
+    """An index built over a column that a concurrent data replacement rewrote holds
+    the old values (and the replacement could not know of the index): the reference
+    retries whichever of the two commits last, whatever fragments either covers."""
+    op = mine.operation
+    replacement, index = (theirs, op) if isinstance(op, CreateIndex) else (op, theirs)
+    assert isinstance(replacement, DataReplacement) and isinstance(index, CreateIndex)
+    fields = sorted(_replaced_indexed_fields(replacement, index))
+    if fields:
+        raise RetryableCommitConflictError(
+            f"version {version} ({kind_of(theirs)}) and this {kind_of(op)} both cover field "
+            f"ids {fields}: one replaced their values, the other indexed them; re-read the "
+            "dataset and try again"
+        )
+    return mine
 
 
 def _rewritten_indices_remain(
@@ -442,6 +469,7 @@ RULES: dict[str, dict[str, Rule]] = {
         "update": _retry_if_overlap,
         "rewrite": _retry_if_overlap,
         "data_replacement": _retry_if_overlap,
+        "create_index": _index_misses_replacement,
         "merge": RETRY,
         "project": RETRY,
         "overwrite": INCOMPATIBLE,
@@ -472,7 +500,7 @@ RULES: dict[str, dict[str, Rule]] = {
         "delete": _index_rebased,
         "update": _index_rebased,
         "rewrite": _index_rebased,
-        "data_replacement": _index_rebased,
+        "data_replacement": _index_misses_replacement,
         "create_index": _same_index_names,
         "project": _indexed_fields_remain,
         "merge": _indexed_fields_remain,
@@ -518,9 +546,21 @@ def rebase(
         return mine
     if isinstance(rule, Outcome):
         error = RetryableCommitConflictError if rule is RETRY else IncompatibleTransactionError
+        prefix = "Retryable commit" if rule is RETRY else "Commit"
         raise error(
-            f"this {kind_of(mine.operation)} conflicts with the {kind_of(other)} "
-            f"committed as version {version} ({rule.value})"
+            f"{prefix} conflict for version {version}: this {kind_of(mine.operation)} "
+            f"conflicts with the {kind_of(other)} committed as version {version} ({rule.value})"
         )
     assert other is not None
-    return rule(mine, other, version, ctx)
+    try:
+        return rule(mine, other, version, ctx)
+    except CommitConflictError as exc:
+        exc.args = (_pylance_prefix(exc, version) + str(exc), *exc.args[1:])
+        raise
+
+
+def _pylance_prefix(error: CommitConflictError, version: int) -> str:
+    """pylance's messages start so (its users match them), the version being the
+    winner's."""
+    kind = "Retryable commit" if error.retryable else "Commit"
+    return f"{kind} conflict for version {version}: "

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from lancelet import io
+from lancelet import events, io
 from lancelet.errors import (
     CorruptDatasetError,
     DatasetNotFoundError,
@@ -354,5 +354,7 @@ class DatasetStore:
         kind, data = deletion.encode(rows)
         file_type = DELETION_KIND_NAMES[kind]
         file = DeletionFile(read_version, naming.new_deletion_file_id(), file_type, len(rows))
-        io.put(self.deletion_path(fragment_id, file), data)
+        path = self.deletion_path(fragment_id, file)
+        io.put(path, data)
+        events.file_created("deletion", events.object_path(path))
         return file

@@ -26,7 +26,7 @@ from lancelet.dataset import frag_reuse, index_plan
 from lancelet.dataset.compaction.moves import rewrite_moves
 from lancelet.dataset.indices import index_files
 from lancelet.file import version as file_version
-from lancelet.index import bitmap, btree, registry
+from lancelet.index import bitmap, btree, json_kind
 from lancelet.index.frag_reuse import ReuseMap
 from lancelet.index.remapping import DELETED, AddressMapping
 from lancelet.table import naming, row_address
@@ -36,6 +36,11 @@ from lancelet.transaction.operations import RewriteGroup, RewrittenIndex
 from lancelet.transaction.store import DatasetStore
 
 _REMAPPED = frozenset({"/lance.table.BTreeIndexDetails", "/lance.table.BitmapIndexDetails"})
+
+
+def _remapped(index: IndexMetadata) -> bool:
+    kind = json_kind.target_kind(index.index_details)
+    return kind is not None and kind.details.type_url in _REMAPPED
 
 
 def remappable(
@@ -52,7 +57,7 @@ def remappable(
             held is not None
             and not held.isdisjoint(gone_bitmap)
             and index.index_details is not None
-            and index.index_details.type_url in _REMAPPED
+            and _remapped(index)
             and not index.keyed_by_row_id(manifest.stable_row_ids)
             and len(index.fields) == 1
             and index.fields[0] in paths
@@ -116,8 +121,8 @@ def _remap_one(
 ) -> RewrittenIndex:
     arrow = manifest.schema.to_arrow()
     dtype = index_plan.column_type(arrow, index_plan.field_paths(manifest)[segment.fields[0]])
-    assert segment.index_details is not None
-    kind = registry.BY_TYPE_URL[segment.index_details.type_url]
+    kind = json_kind.target_kind(segment.index_details)  # a JSON index's files: its target's
+    assert kind is not None
     source = kind.open(store.path(naming.INDICES_DIR, str(segment.uuid)), dtype)
     new_id = uuid_lib.uuid4()
     directory = store.path(naming.INDICES_DIR, str(new_id))

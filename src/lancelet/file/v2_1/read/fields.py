@@ -28,6 +28,7 @@ from lancelet.file.v2_1.read.layout import Kind, Node
 from lancelet.file.v2_1.read.levels import Layer, LayerShape, is_list, unravel
 from lancelet.file.v2_1.read.miniblock import MiniBlockPage
 from lancelet.file.v2_1.read.page import LevelledPage, PageDecoder
+from lancelet.file.v2_1.read.page_buffer import PageBuffer
 from lancelet.file.v2_1.read.values import I64, Bools
 
 # Runs of at most this many pages whose rows lie in few chunks are taken page by page.
@@ -105,15 +106,14 @@ class LeafColumn:
             return blob.decoder(
                 self.source, page, blobs, self.label, dtype, inner, page_index=ref.page
             )
-        buffers = [
-            np.frombuffer(self.source.read(o, s), dtype=np.uint8)
-            for o, s in zip(page.buffer_offsets, page.buffer_sizes, strict=True)
-        ]
-        args = (buffers, page.num_rows, dtype)
+        located = list(zip(page.buffer_offsets, page.buffer_sizes, strict=True))
         if kind == "mini_block_layout":
-            return MiniBlockPage(ref, layout.mini_block_layout, *args)
+            # Chunks are read as they are decoded (see page_buffer).
+            lazy = [PageBuffer(self.source, o, s) for o, s in located]
+            return MiniBlockPage(ref, layout.mini_block_layout, lazy, page.num_rows, dtype)
+        buffers = [np.frombuffer(self.source.read(o, s), dtype=np.uint8) for o, s in located]
         if kind == "constant_layout":
-            return ConstantPage(ref, layout.constant_layout, *args)
+            return ConstantPage(ref, layout.constant_layout, buffers, page.num_rows, dtype)
         raise ref.corrupt("the page names no layout")
 
     def pages_for(self, start: int, end: int) -> range:
@@ -199,18 +199,9 @@ class LeafColumn:
         """Rows of a run of mini-block pages, their chunks decoded in one batch; None
         when the batch fails (the pages are then read one by one, whose errors name
         the damaged page)."""
-        pages = [self.info.pages[p] for p in run]
-        lo = min(p.buffer_offsets[1] for p in pages)
-        hi = max(p.buffer_offsets[1] + p.buffer_sizes[1] for p in pages)
-        base = np.frombuffer(self.source.read(lo, hi - lo), dtype=np.uint8)
         decoders = [self.decoder(p) for p in run]
         try:
-            page = miniblock.take_pages(
-                [d for d in decoders if isinstance(d, MiniBlockPage)],
-                base,
-                [p.buffer_offsets[1] - lo for p in pages],
-                rows,
-            )
+            page = miniblock.take_pages([d for d in decoders if isinstance(d, MiniBlockPage)], rows)
             return self._rows_of(page, sum(len(r) for r in rows), run[0])
         except (
             LanceFileError,

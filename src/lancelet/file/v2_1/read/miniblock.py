@@ -11,11 +11,12 @@ entries after its last finished row).
 A chunk: u16 level count, u16 size of its rep and of its def buffer (when present),
 one size per value buffer (u16, or u32 with ``has_large_chunk``), padding to 8, then
 each buffer padded to 8.  Reads decode only the chunks that hold the rows asked for,
-all of them in one batch per buffer kind.  A take whose rows lie in a few chunks of a
-page without lists reads each of those chunks on its own and, where the value codec
-can (:class:`~.compression.PickingCodec`), decodes only the values asked for; any
-doubt about a chunk sends the take down the batched path, whose checks and errors
-are the reference.
+all of them in one batch per buffer kind, and read only those chunks' bytes (the
+chunk buffer is a :class:`~.page_buffer.PageBuffer`).  A take whose rows lie in a
+few chunks of a page without lists reads each of those chunks on its own and, where
+the value codec can (:class:`~.compression.PickingCodec`), decodes only the values
+asked for; any doubt about a chunk sends the take down the batched path, whose checks
+and errors are the reference.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from lancelet.file.v2_1.read.bounds import max_values
 from lancelet.file.v2_1.read.context import PageRef, guarded
 from lancelet.file.v2_1.read.levels import LayerShape, check_levels, visible
 from lancelet.file.v2_1.read.page import LevelledPage
+from lancelet.file.v2_1.read.page_buffer import ChunkBuffer, gather
 from lancelet.file.v2_1.read.values import (
     I64,
     U8,
@@ -114,7 +116,7 @@ class MiniBlockPage:
         self,
         ref: PageRef,
         layout: pb.MiniBlockLayout,
-        buffers: list[U8],
+        buffers: Sequence[ChunkBuffer],
         num_rows: int,
         dtype: pa.DataType,
     ) -> None:
@@ -127,7 +129,7 @@ class MiniBlockPage:
 
     # -- page structure -------------------------------------------------------------
 
-    def _setup(self, buffers: list[U8]) -> None:
+    def _setup(self, buffers: Sequence[ChunkBuffer]) -> None:
         layout = self.layout
         self.has_rep = layout.HasField("rep_compression")
         self.has_def = layout.HasField("def_compression")
@@ -155,10 +157,11 @@ class MiniBlockPage:
             raise CorruptFileError("repetition levels do not match the page's list layers")
         if depth > 0 and not self.has_rep:
             raise CorruptFileError("a repetition index without repetition levels")
-        self.data = buffers[1]
-        self._dict_buffer = buffers[2] if has_dict else None
-        self._chunks(buffers[0])
-        self._row_index(buffers[-1] if depth > 0 else None, depth)
+        # The chunks, read as they are decoded; the other buffers were read whole.
+        self._chunk_buffer = buffers[1]
+        self._dict_buffer = _read(buffers[2]) if has_dict else None
+        self._chunks(_read(buffers[0]))
+        self._row_index(_read(buffers[-1]) if depth > 0 else None, depth)
 
     def _chunks(self, meta: U8) -> None:
         word = 4 if self.layout.has_large_chunk else 2
@@ -167,10 +170,10 @@ class MiniBlockPage:
         words = np.ascontiguousarray(meta).view(f"<u{word}").astype(np.int64)
         self.sizes = ((words >> 4) + 1) * _ALIGN
         self.offsets = np.cumsum(self.sizes) - self.sizes
-        if int(self.sizes.sum()) != len(self.data):
+        if int(self.sizes.sum()) != len(self._chunk_buffer):
             raise CorruptFileError(
                 f"chunk sizes add up to {int(self.sizes.sum())} bytes, the chunk buffer "
-                f"holds {len(self.data)}"
+                f"holds {len(self._chunk_buffer)}"
             )
         logs = words & 0xF
         items = int(self.layout.num_items)
@@ -275,8 +278,12 @@ class MiniBlockPage:
 
     # -- decoding chunks --------------------------------------------------------------
 
+    def _chunk_data(self, ids: I64) -> tuple[U8, I64]:
+        """The bytes of chunks ``ids`` (ascending) and where each starts in them."""
+        return gather(self._chunk_buffer, self.offsets[ids], self.sizes[ids])
+
     def _decode(self, ids: I64) -> _Decoded:
-        raw = self._decode_raw(self.data, self.offsets[ids], self.sizes[ids], self.counts[ids])
+        raw = self._decode_raw(*self._chunk_data(ids), self.sizes[ids], self.counts[ids])
         return _Decoded(
             raw.rep, raw.defs, self._to_arrow(raw.values), raw.level_starts, raw.num_levels
         )
@@ -461,9 +468,7 @@ class MiniBlockPage:
             if few is not None:
                 return few
             ids, local = self._flat_positions(rows, np.zeros(1, np.int64))
-            raw = self._decode_raw(
-                self.data, self.offsets[ids], self.sizes[ids], self.counts[ids], local
-            )
+            raw = self._decode_raw(*self._chunk_data(ids), self.sizes[ids], self.counts[ids], local)
             defs = None if raw.defs is None else raw.defs[local]
             return self._page(None, defs, self._to_arrow(raw.values, few=True))
         ids = self._chunks_for_rows(rows)
@@ -501,10 +506,6 @@ class MiniBlockPage:
         layout = struct.Struct("<" + "H" * small + size_code * nbuf)
         return layout, int(_pad(np.array([2 * small + size_bytes * nbuf]))[0])
 
-    @cached_property
-    def _chunk_bytes(self) -> memoryview:
-        return memoryview(np.ascontiguousarray(self.data).data)
-
     def takes_few(self, rows: I64) -> bool:
         """Whether a take of ``rows`` (sorted, in range) reads them chunk by chunk."""
         if self.has_rep or self._pick is None or not len(rows):
@@ -534,15 +535,15 @@ class MiniBlockPage:
 
     def _pick_chunks(self, rows: I64, first: int, last: int) -> LevelledPage | None:
         chunk_starts = self.item_starts[first : last + 1]
-        cuts = [*rows.searchsorted(chunk_starts).tolist(), len(rows)]
+        cuts = np.append(rows.searchsorted(chunk_starts), len(rows))
+        holding = np.flatnonzero(cuts[1:] > cuts[:-1])  # chunks holding some of the rows
+        data, at = self._chunk_data(first + holding)
+        view = memoryview(np.ascontiguousarray(data).data)
         parts: list[Values] = []
         levels: list[np.ndarray] = []
-        for k, chunk_start in enumerate(chunk_starts.tolist()):
-            lo, hi = cuts[k], cuts[k + 1]
-            if lo == hi:
-                continue
-            local = rows[lo:hi] - chunk_start
-            picked = self._pick_chunk(first + k, local)
+        for k, start in zip(holding.tolist(), at.tolist(), strict=True):
+            local = rows[int(cuts[k]) : int(cuts[k + 1])] - int(chunk_starts[k])
+            picked = self._pick_chunk(first + k, local, data, view, start)
             if picked is None:
                 return None
             parts.append(picked[0])
@@ -553,17 +554,19 @@ class MiniBlockPage:
             defs = levels[0] if len(levels) == 1 else np.concatenate(levels)
         return self._page(None, defs, self._to_arrow(concat_values(parts), few=True))
 
-    def _pick_chunk(self, chunk: int, local: I64) -> tuple[Values, np.ndarray | None] | None:
-        """Values (and definition levels) ``local`` of one chunk, checked as
+    def _pick_chunk(
+        self, chunk: int, local: I64, data: U8, view: memoryview, start: int
+    ) -> tuple[Values, np.ndarray | None] | None:
+        """Values (and definition levels) ``local`` of one chunk, whose bytes are at
+        ``start`` of ``data`` (``view`` is its memoryview), checked as
         :meth:`_decode_raw` checks it; None if any check fails."""
         assert self._pick is not None
-        data = self.data
-        start, size = int(self.offsets[chunk]), int(self.sizes[chunk])
+        size = int(self.sizes[chunk])
         count = int(self.counts[chunk])
         layout, header = self._header
         if size < header:
             return None
-        fields = layout.unpack_from(self._chunk_bytes, start)
+        fields = layout.unpack_from(view, start)
         pos = start + header
         def_at = def_size = 0
         small = 1
@@ -650,23 +653,26 @@ def _cut(levels: np.ndarray | None, lo: int, hi: int) -> np.ndarray | None:
     return None if levels is None else levels[lo:hi]
 
 
-def take_pages(
-    pages: Sequence[MiniBlockPage], base: U8, data_at: Sequence[int], rows: Sequence[I64]
-) -> LevelledPage:
+def take_pages(pages: Sequence[MiniBlockPage], rows: Sequence[I64]) -> LevelledPage:
     """Rows of several pages of one column that share a :attr:`~MiniBlockPage.batch_key`
-    (no lists), their chunks decoded in one batch: ``base`` holds every page's chunk
-    buffer, page ``i``'s at ``data_at[i]``; ``rows[i]`` are page-relative (sorted,
-    unique, in range).  Errors name no page: callers retry page by page to find it."""
+    (no lists), their chunks decoded in one batch: ``rows[i]`` are page ``i``'s,
+    page-relative (sorted, unique, in range).  Only the chunks holding them are read.
+    Errors name no page: callers retry page by page to find it."""
     first = pages[0]
-    starts, sizes, counts, picks = [], [], [], []
+    datas, starts, sizes, counts, picks = [], [], [], [], []
     done = np.zeros(1, np.int64)
-    for page, at, wanted in zip(pages, data_at, rows, strict=True):
+    placed = 0
+    for page, wanted in zip(pages, rows, strict=True):
         ids, local = page._flat_positions(wanted, done)
-        starts.append(page.offsets[ids] + at)
+        data, at = page._chunk_data(ids)
+        datas.append(data)
+        starts.append(at + placed)
+        placed += len(data)
         sizes.append(page.sizes[ids])
         counts.append(page.counts[ids])
         picks.append(local)
     local = np.concatenate(picks)
+    base = datas[0] if len(datas) == 1 else np.concatenate(datas)
     raw = first._decode_raw(
         base, np.concatenate(starts), np.concatenate(sizes), np.concatenate(counts), local
     )
@@ -680,3 +686,9 @@ def take_pages(
         parts.append(page._to_arrow(part, few=True))
         at_value += len(wanted)
     return first._page(None, defs, concat_pages(parts))
+
+
+def _read(buffer: ChunkBuffer) -> U8:
+    """A buffer's bytes, read whole."""
+    data, _ = gather(buffer, np.zeros(1, np.int64), np.array([len(buffer)], np.int64))
+    return data

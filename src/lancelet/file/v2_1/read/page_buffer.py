@@ -1,0 +1,62 @@
+"""A page buffer read range by range, as decoding needs its bytes.
+
+A mini-block page's chunk buffer holds every chunk of the page; a read of a few rows
+decodes only the chunks that hold them (:mod:`.miniblock`), so only those chunks'
+bytes are read from storage: a point lookup through an index reads a chunk, not the
+page, and the reads counted (``ScanStatistics.bytes_read``, ``lance.bytes_read_counter``)
+are the bytes decoded, as in pylance.  The page's other buffers (chunk sizes,
+dictionary, repetition index) are small or needed whole and are read at once.
+"""
+
+from __future__ import annotations
+
+from typing import Union
+
+import numpy as np
+
+from lancelet.file.container import RangeSource
+from lancelet.file.v2_1.read.values import I64, U8
+
+
+class PageBuffer:
+    """``size`` bytes of ``source`` at ``offset``, not read until asked for."""
+
+    def __init__(self, source: RangeSource, offset: int, size: int) -> None:
+        self.source = source
+        self.offset = offset
+        self.size = size
+
+    def __len__(self) -> int:
+        return self.size
+
+    def gather(self, starts: I64, sizes: I64) -> tuple[U8, I64]:
+        """The ranges ``[starts, starts + sizes)`` of the buffer (ascending, not
+        overlapping, inside it) in one array, and where each starts in that array.
+        Ranges that touch are read as one; one run of them comes back without a copy."""
+        if not len(starts):
+            return np.zeros(0, dtype=np.uint8), starts
+        ends = starts + sizes
+        breaks = np.flatnonzero(starts[1:] != ends[:-1]) + 1
+        firsts = np.concatenate([[0], breaks])
+        lasts = np.concatenate([breaks - 1, [len(starts) - 1]])
+        run_starts, run_ends = starts[firsts], ends[lasts]
+        pieces = [
+            np.frombuffer(self.source.read(self.offset + int(lo), int(hi - lo)), dtype=np.uint8)
+            for lo, hi in zip(run_starts.tolist(), run_ends.tolist(), strict=True)
+        ]
+        if len(pieces) == 1:
+            return pieces[0], starts - run_starts[0]
+        lengths = run_ends - run_starts
+        placed = np.cumsum(lengths) - lengths  # where each run lands in the joined array
+        run_of = np.repeat(np.arange(len(pieces)), lasts - firsts + 1)
+        return np.concatenate(pieces), starts - run_starts[run_of] + placed[run_of]
+
+
+ChunkBuffer = Union[U8, PageBuffer]  # noqa: UP007 - a runtime alias
+
+
+def gather(buffer: ChunkBuffer, starts: I64, sizes: I64) -> tuple[U8, I64]:
+    """:meth:`PageBuffer.gather` of a buffer read lazily, or the bytes already read."""
+    if isinstance(buffer, PageBuffer):
+        return buffer.gather(starts, sizes)
+    return buffer, starts
