@@ -162,7 +162,7 @@ class LanceDataset(ArrowDataset, VersionInfo, SqlMethods, CommitMethods, Pylance
 
     @property
     def tags(self) -> Tags:
-        return Tags(self._store)
+        return Tags(self._store, self.version)
 
     def config(self) -> dict[str, str]:
         return dict(self._manifest.config)
