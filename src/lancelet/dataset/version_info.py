@@ -41,7 +41,7 @@ def summary(manifest: Manifest) -> dict[str, str]:
         "total_data_files": str(sum(len(f.files) for f in fragments)),
         "total_deletion_file_rows": str(deleted),
         "total_deletion_files": str(sum(f.deletion_file is not None for f in fragments)),
-        "total_files_size": str(sum(d.file_size_bytes for f in fragments for d in f.files)),
+        "total_files_size": str(sum(d.file_size_bytes or 0 for f in fragments for d in f.files)),
         "total_fragments": str(len(fragments)),
         "total_rows": str(manifest.num_rows),
     }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -18,6 +18,7 @@ from lancelet.errors import (
     LanceletError,
     SchemaError,
     UnsupportedEncodingError,
+    UnsupportedOptionError,
     UnsupportedTypeError,
 )
 from lancelet.file import container, prefetch, v0_1
@@ -150,7 +151,15 @@ class LanceFileReader:
         path: str | os.PathLike[str],
         storage_options: dict[str, str] | None = None,
         columns: Sequence[str] | None = None,
+        *,
+        namespace_client: Any = None,
+        table_id: list[str] | None = None,
     ) -> LanceFileReader:
+        if namespace_client is not None or table_id is not None:
+            raise UnsupportedOptionError(
+                f"{os.fspath(path)}: LanceFileReader: namespace_client and table_id are not "
+                "supported"
+            )
         configure(path, storage_options)  # before the first read, which tells the version
         try:
             source: InputFile | None = open_input(path)
@@ -175,8 +184,11 @@ class LanceFileReader:
         path: str | os.PathLike[str],
         storage_options: dict[str, str] | None = None,
         columns: Sequence[str] | None = None,
+        *,
+        namespace_client: Any = None,
+        table_id: list[str] | None = None,
     ):
-        self.path = os.fspath(path)
+        self.path = os.fspath(path)  # namespace_client, table_id: refused by __new__
         self._source: InputFile = self._open_source()
         self._footer = container.read_footer(self._source)
         descriptor = file_pb2.FileDescriptor()

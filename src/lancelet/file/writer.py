@@ -75,14 +75,18 @@ class LanceFileWriter:
         data_cache_bytes: int | None = None,
         version: str | None = None,
         storage_options: dict[str, str] | None = None,
+        namespace_client: Any = None,
+        table_id: list[str] | None = None,
         max_page_bytes: int | None = None,
         **kwargs: Any,
     ) -> None:
         where = os.fspath(path)
         configure(path, storage_options)
-        for key, value in kwargs.items():
-            if key in ("namespace_client", "table_id") and value is None:
-                continue
+        if namespace_client is not None or table_id is not None:
+            raise UnsupportedOptionError(
+                f"{where}: LanceFileWriter: namespace_client and table_id are not supported"
+            )
+        for key in kwargs:
             raise UnsupportedOptionError(
                 f"{where}: LanceFileWriter option {key!r} is not supported"
             )
