@@ -246,9 +246,12 @@ class CommitConflictError(DatasetError, OSError):
     retryable: bool = False
 
     def __init__(self, message: str = "", retryable: bool | None = None) -> None:
+        # None: the class's verdict; one built directly is retryable, as pylance's.
         super().__init__(message)
         if retryable is not None:
             self.retryable = retryable
+        elif type(self) is CommitConflictError:
+            self.retryable = True
 
 
 class RetryableCommitConflictError(CommitConflictError):

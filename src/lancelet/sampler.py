@@ -160,10 +160,10 @@ class FragmentSampler(Sampler):
 class FullScanSampler(FragmentSampler):
     """Every fragment, in the dataset's order."""
 
-    def iter_fragments(
-        self, ds: LanceDataset, *args: Any, **kwargs: Any
+    def iter_fragments(  # type: ignore[override]  # pylance's base names it ds, these dataset
+        self, dataset: LanceDataset, *args: Any, **kwargs: Any
     ) -> Iterator[LanceFragment]:
-        yield from ds.get_fragments()
+        yield from dataset.get_fragments()
 
 
 class _Sharded:
@@ -191,10 +191,10 @@ class ShardedFragmentSampler(_Sharded, FragmentSampler):
         rank, world_size = torch_shard()
         return ShardedFragmentSampler(rank, world_size, randomize=randomize, seed=seed)
 
-    def iter_fragments(
-        self, ds: LanceDataset, *args: Any, **kwargs: Any
+    def iter_fragments(  # type: ignore[override]  # pylance's base names it ds, these dataset
+        self, dataset: LanceDataset, *args: Any, **kwargs: Any
     ) -> Iterator[LanceFragment]:
-        fragments = ds.get_fragments()
+        fragments = dataset.get_fragments()
         if self._randomize:
             # pylance shuffles fragments by the seed alone, whatever the epoch.
             random.Random(self._seed).shuffle(fragments)

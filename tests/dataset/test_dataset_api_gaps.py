@@ -6,6 +6,8 @@ by name.
 from __future__ import annotations
 
 import importlib
+import inspect
+import random
 import warnings
 from pathlib import Path
 from types import ModuleType
@@ -17,6 +19,7 @@ import pytest
 
 import lancelet as ll
 from lancelet.dataset.pylance_only import PylanceOnlyMethods
+from lancelet.dataset.version_info import commit_datetime
 from lancelet.errors import UnsupportedFunctionError
 
 
@@ -71,6 +74,19 @@ def test_version_facts_as_pylance(written: Path) -> None:
     assert old.get_version() == lance.dataset(written, version=2).get_version()
     assert ours.initial_storage_options == theirs.initial_storage_options
     assert ours.latest_storage_options() == theirs.latest_storage_options()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_version_timestamps_round_as_pylance(seed: int) -> None:
+    # pylance converts commit nanoseconds in floating point, which can land one
+    # microsecond away from the exact value: lancelet gives the same datetime.
+    from lance.dataset import _convert_version_timestamp
+
+    rng = random.Random(seed)
+    for _ in range(3000):
+        nanos = rng.randrange(1_700_000_000 * 10**9, 1_900_000_000 * 10**9)
+        theirs = _convert_version_timestamp({"timestamp": nanos})["timestamp"]  # type: ignore[typeddict-item]
+        assert commit_datetime(nanos) == theirs, nanos
 
 
 def _transaction_kind(ds: Any) -> tuple[Any, ...]:
@@ -133,15 +149,29 @@ def test_fragment_delete_rows_commits(tmp_path: Path) -> None:
     assert lance.dataset(uri).to_table()["a"].to_pylist() == [0, 2, 3, 5]
 
 
-REFUSED = sorted(
-    n for n in vars(PylanceOnlyMethods) if not n.startswith("_") and n != "from_pydantic_model"
-)
+REFUSED = sorted(n for n in vars(PylanceOnlyMethods) if not n.startswith("_"))
 
 
 @pytest.mark.parametrize("name", REFUSED)
 def test_pylance_only_methods_refuse_by_name(tmp_path: Path, name: str) -> None:
     assert name in _public(lance.LanceDataset)
     ds = ll.write_dataset(pa.table({"a": range(3)}), tmp_path / "l")
+    theirs = inspect.getattr_static(lance.LanceDataset, name)
+    if isinstance(theirs, property):
+        with pytest.raises(UnsupportedFunctionError, match=name):
+            getattr(ds, name)
+        return
+    # Called with pylance's required arguments, it binds and refuses by name.
+    member = getattr(ds, name)
+    parameters = inspect.signature(getattr(lance.LanceDataset, name)).parameters.values()
+    required = {
+        p.name: "a"
+        for p in parameters
+        if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        and p.name != "self"
+    }  # fmt: skip
     with pytest.raises(UnsupportedFunctionError, match=name):
-        member = getattr(ds, name)
-        member("a")
+        member(**required)
+    if not any(p.kind == p.VAR_KEYWORD for p in parameters):
+        with pytest.raises(TypeError):
+            member(**required, no_such_keyword=1)

@@ -49,8 +49,8 @@ def test_split_and_missing_columns(tmp_path: Path) -> None:
     ab = _write_file(store, full.select(["a", "b"]))
     c = _write_file(store, full.select(["c"]))
     b_only = _write_file(store, pa.table({"b": ["p", "q"]}))
-    split = Fragment(0, (DataFile(ab, (0, 1), (0, 1)), DataFile(c, (2,), (0,))), 3)
-    sparse = Fragment(0, (DataFile(b_only, (1,), (0,)),), 2)
+    split = Fragment(0, (DataFile(ab, (0, 1), (0, 1), 2), DataFile(c, (2,), (0,), 2)), 3)
+    sparse = Fragment(0, (DataFile(b_only, (1,), (0,), 2),), 2)
     commit_transaction(store, ops.Transaction(0, ops.Overwrite((split, sparse), schema)))
     want = pa.table(
         {

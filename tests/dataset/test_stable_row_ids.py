@@ -166,7 +166,7 @@ def test_a_fragment_without_ids_in_a_stable_dataset_is_damage(tmp_path: Path) ->
     manifest = store.read_manifest(1)
     from dataclasses import replace
 
-    bare = tuple(replace(f, row_ids=None) for f in manifest.fragments)
+    bare = tuple(replace(f, row_id_meta=None) for f in manifest.fragments)
     location = store.latest_location()
     assert location is not None
     write_file(

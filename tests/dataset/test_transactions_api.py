@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import lance
+import lance.commit
 import pyarrow as pa
 import pytest
 
@@ -159,6 +160,10 @@ def test_lancelet_conflicts_are_commit_conflict_errors() -> None:
     assert issubclass(ll.errors.RetryableCommitConflictError, CommitConflictError)
     assert ll.errors.RetryableCommitConflictError("x").retryable
     assert not ll.errors.IncompatibleTransactionError("x").retryable
+    # One built directly (as a commit lock may) is retryable unless told, as pylance's.
+    assert ll.commit.CommitConflictError("x").retryable
+    assert lance.commit.CommitConflictError("x").retryable
+    assert not ll.commit.CommitConflictError("x", retryable=False).retryable
 
 
 # -- operations committed as transactions ----------------------------------------------

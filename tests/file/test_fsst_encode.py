@@ -46,8 +46,9 @@ def test_text_compresses() -> None:
         [bytes(range(256)) * 3, b"", b"\xff\xff\xff", b"\x00" * 40],
         [f"{i} élan vital 漢字 🙂".encode() for i in range(3000)],
         [b"x" * k for k in range(0, 300)],
+        [f"{i}".encode() * 700 for i in range(60)] + [b"", b"y" * 512, b"z" * 513] + [b""] * 300,
     ],
-    ids=["none", "empty", "one", "binary", "unicode", "runs"],
+    ids=["none", "empty", "one", "binary", "unicode", "runs", "long"],
 )
 def test_roundtrip(values: list[bytes]) -> None:
     _roundtrip(values)
@@ -63,3 +64,29 @@ def test_uncompressed_table() -> None:
     data, offsets = _strings([b"abc", b"", b"de"])
     out_offsets, out = fsst_decompress(blob, data, offsets)
     assert out.tobytes() == b"abcde" and list(out_offsets) == [0, 3, 3, 5]
+
+
+def _page_of(values: list[bytes]) -> tuple[np.ndarray, np.ndarray, fsst_encode.FsstTable]:
+    data, offsets = _strings(values)
+    return data, offsets, fsst_encode.build_table(data, offsets)
+
+
+def test_a_table_that_only_fits_its_sample_is_judged_not_to_pay() -> None:
+    """pylance's test_writer_maintains_order strings: each one repeats its own number,
+    so a table learnt from some of them cannot shrink the others."""
+    data, offsets, table = _page_of([f"{i}".encode() * 1024 for i in range(3000, 3400)])
+    _, compressed = fsst_encode.compress(table, data, offsets)
+    assert len(compressed) > len(data)  # what compressing everything would give
+    assert not fsst_encode.likely_pays(table, data, offsets)
+
+
+def test_text_is_judged_to_pay() -> None:
+    rng = np.random.default_rng(4)
+    words = [b"carefully", b"ironic", b"packages", b"deposits", b"the", b"quickly"]
+    data, offsets, table = _page_of(
+        [b" ".join(rng.choice(words, int(rng.integers(1, 60)))) for _ in range(3000)]
+    )
+    assert len(data) > 2 * 32 * 1024
+    assert fsst_encode.likely_pays(table, data, offsets)
+    _, compressed = fsst_encode.compress(table, data, offsets)
+    assert len(compressed) < 0.6 * len(data)

@@ -61,6 +61,17 @@ def test_fsst_compress_of_a_slice(monkeypatch: pytest.MonkeyPatch) -> None:
     assert compiled[1].tobytes() == plain[1].tobytes()
 
 
+def test_fsst_compress_of_long_strings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Strings longer than a line (512 bytes) are compressed line by line by both."""
+    rng = np.random.default_rng(7)
+    values = [b"".join(_text(s, 150)) for s in range(20)] + [b"q" * 512, b"r" * 513, b""]
+    data, offsets = _strings([*values, *(rng.bytes(int(n)) for n in rng.integers(0, 3000, 20))])
+    table = fsst_encode.build_table(data, offsets)
+    compiled, plain = _both(monkeypatch, lambda: fsst_encode.compress(table, data, offsets[3:]))
+    assert np.array_equal(compiled[0], plain[0])
+    assert compiled[1].tobytes() == plain[1].tobytes()
+
+
 @pytest.mark.parametrize("seed", [1, 2])
 def test_fsst_table_building(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
     """Building a table parses a sample each round: the compiled parse must choose

@@ -252,16 +252,16 @@ def test_checked_in_layouts() -> None:
     """The fixtures hold the layouts they are meant to cover."""
     meta = LanceFileReader(fixtures.path("2.2")).metadata()
     text = " ".join(page.encoding for column in meta.columns for page in column.pages)
-    for part in (
-        "mini_block_layout",
-        "constant_layout",
-        "inline_value",
-        "dictionary",
+    for part in (  # as pylance describes pages: the Rust (prost) names
+        "MiniBlockLayout",
+        "ConstantLayout",
+        "inline_value: Some(",
+        "dictionary: Some(",
         "repetition_index_depth",
-        "has_large_chunk",
-        "fixed_size_list",
-        "inline_bitpacking",
-        "variable",
+        "has_large_chunk: true",
+        "FixedSizeList",
+        "InlineBitpacking",
+        "Variable",
     ):
         assert part in text, part
 

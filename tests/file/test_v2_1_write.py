@@ -263,6 +263,29 @@ def test_full_zip_for_wide_values(tmp_path: Path, version: str) -> None:
 
 
 @pytest.mark.parametrize("version", VERSIONS)
+def test_wide_strings_that_fsst_cannot_shrink(tmp_path: Path, version: str) -> None:
+    """pylance's test_writer_maintains_order strings (each repeats its own number): a
+    symbol table learnt from a sample fits no other string, so lancelet stores them
+    as they are (pylance compresses them anyway, into more bytes than they had); wide
+    text still gets FSST."""
+    n = 600
+    rng = np.random.default_rng(12)
+    words = ["carefully", "ironic", "packages", "deposits", "the", "quickly"]
+    table = pa.table(
+        {
+            "numbers": [None if i % 11 == 0 else f"{i}" * 1024 for i in range(n)],
+            "text": [" ".join(rng.choice(words, 80)) for _ in range(n)],
+        }
+    )
+    path = roundtrip(tmp_path, table, version)
+    numbers, text = (column[0] for column in layouts(path))
+    assert "FullZipLayout" in numbers and "Fsst" not in numbers
+    assert "FullZipLayout" in text and "Fsst" in text
+    rows = [0, 11, 12, 599]
+    assert_same(table.take(rows), ref.LanceFileReader(str(path)).take_rows(rows).to_table())
+
+
+@pytest.mark.parametrize("version", VERSIONS)
 def test_same_bytes_as_pylance(tmp_path: Path, version: str) -> None:
     """Where lancelet makes the reference's choices, pages are byte for byte pylance's."""
     rng = np.random.default_rng(0)

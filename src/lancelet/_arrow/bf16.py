@@ -24,12 +24,12 @@ class BFloat16:
         self._bits = int(float_to_bits(np.array([value], dtype=np.float64))[0])
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> BFloat16:
-        """The value stored as ``data``: two little-endian bytes."""
-        if len(data) != 2:
-            raise ValueError(f"a bfloat16 is 2 bytes, got {len(data)}")
+    def from_bytes(cls, bytes: bytes) -> BFloat16:  # pylance's name
+        """The value stored as ``bytes``: two little-endian bytes."""
+        if len(bytes) != 2:
+            raise ValueError(f"a bfloat16 is 2 bytes, got {len(bytes)}")
         out = cls.__new__(cls)
-        out._bits = int.from_bytes(data, "little")
+        out._bits = int.from_bytes(bytes, "little")
         return out
 
     def as_float(self) -> float:

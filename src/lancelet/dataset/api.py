@@ -11,12 +11,17 @@ import pyarrow as pa
 from lancelet import events
 from lancelet.dataset.asof import version_asof
 from lancelet.dataset.auto_cleanup import config_values
-from lancelet.dataset.bases import plan_write
+from lancelet.dataset.bases import DatasetBasePath, plan_write
 from lancelet.dataset.committing import commit_transaction
 from lancelet.dataset.dataset import LanceDataset, Version
 from lancelet.dataset.inputs import as_reader, dataset_store, given_uri
 from lancelet.dataset.loading import announce_latest
-from lancelet.dataset.options import check_options
+from lancelet.dataset.open_options import check_location
+from lancelet.dataset.options import (
+    DEFAULT_MAX_BYTES_PER_FILE,
+    legacy_format_version,
+    refuse_unimplemented,
+)
 from lancelet.dataset.progress import FragmentWriteProgress, check_progress
 from lancelet.dataset.transactions import AutoCleanupConfig, commit_properties
 from lancelet.dataset.write import (
@@ -26,7 +31,7 @@ from lancelet.dataset.write import (
     prepare,
     write_fragment_files,
 )
-from lancelet.errors import ArgumentError, DatasetAlreadyExistsError, UnsupportedOptionError
+from lancelet.errors import ArgumentError, DatasetAlreadyExistsError
 from lancelet.table.naming import ManifestNaming
 from lancelet.transaction import operations as ops
 from lancelet.transaction.commit import CommitLock, CommitPolicy
@@ -37,13 +42,21 @@ WriteMode = Literal["create", "append", "overwrite"]
 
 
 def dataset(
-    uri: str | os.PathLike[str],
+    uri: str | os.PathLike[str] | None = None,
     version: Version | None = None,
-    *,
-    storage_options: dict[str, str] | None = None,
     asof: datetime | str | None = None,
+    block_size: int | None = None,
     commit_lock: CommitLock | None = None,
-    **options: Any,
+    index_cache_size: int | None = None,
+    storage_options: dict[str, str] | None = None,
+    default_scan_options: dict[str, Any] | None = None,
+    metadata_cache_size_bytes: int | None = None,
+    index_cache_size_bytes: int | None = None,
+    read_params: dict[str, Any] | None = None,
+    session: Session | None = None,
+    namespace_client: Any = None,
+    table_id: list[str] | None = None,
+    base_store_params: dict[str, dict[str, str]] | None = None,
 ) -> LanceDataset:
     """Open a dataset at its latest version, a version number, or a tag name, or the
     latest version committed at or before ``asof``.
@@ -51,83 +64,86 @@ def dataset(
     ``storage_options`` configure the object store (pylance's keys: ``endpoint``,
     ``region``, ``aws_access_key_id``, ``allow_http``, ...); ``commit_lock`` is held
     around the commits the dataset makes; ``default_scan_options`` are scan keywords
-    applied to every scan that leaves them unset."""
-    scan_defaults = options.pop("default_scan_options", None)
-    session = dataset_session(options, "lancelet.dataset")
-    check_read_params(options.pop("read_params", None), "lancelet.dataset")
-    check_options(options, "dataset")
+    applied to every scan that leaves them unset.  ``block_size``,
+    ``index_cache_size`` and the cache sizes in bytes only tune speed; namespaces
+    (``namespace_client``, ``table_id``) and ``base_store_params`` are not supported."""
+    call = "lancelet.dataset"
+    check_location(uri, namespace_client, table_id, call)
+    assert uri is not None  # check_location refuses None
     if asof is not None and version is not None:
         raise ArgumentError("dataset: give version or asof, not both")
-    store = DatasetStore(os.fspath(uri), storage_options, session)
-    if asof is not None:
-        version = version_asof(store, asof)
-    return LanceDataset(
+    opened = LanceDataset(
         uri,
-        version,
-        default_scan_options=scan_defaults,
+        version if asof is None else None,
+        block_size=block_size,
+        index_cache_size=index_cache_size,
         commit_lock=commit_lock,
-        _store=store,
+        storage_options=storage_options,
+        default_scan_options=default_scan_options,
+        metadata_cache_size_bytes=metadata_cache_size_bytes,
+        index_cache_size_bytes=index_cache_size_bytes,
+        read_params=read_params,
+        session=session,
+        base_store_params=base_store_params,
     )
-
-
-# File reader options that only tune speed (caching, extra checks while decoding):
-# lancelet's results are the same either way, and it always checks what it decodes.
-_READ_PARAMS = frozenset({"cache_repetition_index", "validate_on_decode"})
-
-
-def check_read_params(params: Any, call: str) -> None:
-    if params is None:
-        return
-    if not isinstance(params, dict):
-        raise TypeError(f"{call}: read_params must be a dict, not {params!r}")
-    for name, value in params.items():
-        if name not in _READ_PARAMS:
-            raise UnsupportedOptionError(f"{call}: lancelet does not support read_params {name!r}")
-        if not isinstance(value, bool):
-            raise TypeError(f"{call}: read_params {name!r} must be True or False, not {value!r}")
-
-
-def dataset_session(options: dict[str, Any], call: str) -> Session | None:
-    """The session ``options`` give (taking ``session`` and the cache sizes out of
-    them): the one passed, else one with the cache sizes, else None (a new one)."""
-    session = options.pop("session", None)
-    sizes = {
-        name: options.pop(name)
-        for name in ("index_cache_size_bytes", "metadata_cache_size_bytes")
-        if options.get(name) is not None
-    }
-    if session is not None and not isinstance(session, Session):
-        raise TypeError(f"{call}: session must be a lancelet Session, not {session!r}")
-    if session is not None or not sizes:
-        return session
-    return Session(**sizes)
+    if asof is None:
+        return opened
+    return opened.checkout_version(version_asof(opened._store, asof))
 
 
 def write_dataset(
     data_obj: Any,
-    uri: str | os.PathLike[str] | LanceDataset,
+    uri: str | os.PathLike[str] | LanceDataset | None = None,
     schema: pa.Schema | None = None,
     mode: WriteMode = "create",
     *,
     max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE,
     max_rows_per_group: int = 1024,
-    data_storage_version: str | None = None,
-    enable_v2_manifest_paths: bool | None = None,
-    enable_stable_row_ids: bool = False,
-    storage_options: dict[str, str] | None = None,
+    max_bytes_per_file: int = DEFAULT_MAX_BYTES_PER_FILE,
+    data_cache_bytes: int | None = None,
+    max_page_bytes: int | None = None,
     commit_lock: CommitLock | None = None,
+    progress: FragmentWriteProgress | None = None,
+    storage_options: dict[str, str] | None = None,
+    data_storage_version: str | None = None,
+    use_legacy_format: bool | None = None,
+    enable_v2_manifest_paths: bool = True,
+    enable_stable_row_ids: bool = False,
     auto_cleanup_options: AutoCleanupConfig | None = None,
     commit_message: str | None = None,
     transaction_properties: dict[str, str] | None = None,
-    progress: FragmentWriteProgress | None = None,
-    max_bytes_per_file: int | None = None,
-    **options: Any,
+    initial_bases: list[DatasetBasePath] | None = None,
+    target_bases: list[str] | None = None,
+    target_all_bases: bool | None = None,
+    base_store_params: dict[str, dict[str, str]] | None = None,
+    external_blob_mode: Literal["reference", "ingest"] = "reference",
+    allow_external_blob_outside_bases: bool = False,
+    blob_pack_file_size_threshold: int | None = None,
+    namespace_client: Any = None,
+    table_id: list[str] | None = None,
+    session: Session | None = None,
 ) -> LanceDataset:
     """Create a dataset, append to it, or overwrite it with ``data_obj``.
 
     ``auto_cleanup_options`` apply to a new dataset only (an existing one keeps its
     config, as in pylance); ``commit_message`` and ``transaction_properties`` are
-    recorded with the commit (``LanceDataset.read_transaction``)."""
+    recorded with the commit (``LanceDataset.read_transaction``).  ``data_cache_bytes``
+    and ``max_page_bytes`` only tune the writer (the rows written are the same);
+    namespaces, ``target_all_bases``, ``base_store_params``, external blob modes and
+    ``session`` are not supported."""
+    refuse_unimplemented(
+        "write_dataset",
+        target_all_bases=target_all_bases,
+        base_store_params=base_store_params,
+        external_blob_mode=external_blob_mode,
+        allow_external_blob_outside_bases=allow_external_blob_outside_bases,
+        blob_pack_file_size_threshold=blob_pack_file_size_threshold,
+        namespace_client=namespace_client,
+        table_id=table_id,
+        session=session,
+    )
+    if uri is None:
+        raise ArgumentError("write_dataset: uri is required")
     store = dataset_store(uri, storage_options, "write_dataset")
     return write_to_store(
         store,
@@ -137,16 +153,17 @@ def write_dataset(
         mode,
         max_rows_per_file=max_rows_per_file,
         max_rows_per_group=max_rows_per_group,
-        data_storage_version=data_storage_version,
+        max_bytes_per_file=max_bytes_per_file,
+        commit_lock=commit_lock,
+        progress=progress,
+        data_storage_version=legacy_format_version(use_legacy_format, data_storage_version),
         enable_v2_manifest_paths=enable_v2_manifest_paths,
         enable_stable_row_ids=enable_stable_row_ids,
-        commit_lock=commit_lock,
         auto_cleanup_options=auto_cleanup_options,
         commit_message=commit_message,
         transaction_properties=transaction_properties,
-        progress=progress,
-        max_bytes_per_file=max_bytes_per_file,
-        **options,
+        initial_bases=initial_bases,
+        target_bases=target_bases,
     )
 
 
@@ -159,22 +176,20 @@ def write_to_store(
     *,
     max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE,
     max_rows_per_group: int = 1024,
-    data_storage_version: str | None = None,
-    enable_v2_manifest_paths: bool | None = None,
-    enable_stable_row_ids: bool = False,
+    max_bytes_per_file: int = DEFAULT_MAX_BYTES_PER_FILE,
     commit_lock: CommitLock | None = None,
+    progress: FragmentWriteProgress | None = None,
+    data_storage_version: str | None = None,
+    enable_v2_manifest_paths: bool = True,
+    enable_stable_row_ids: bool = False,
     auto_cleanup_options: AutoCleanupConfig | None = None,
     commit_message: str | None = None,
     transaction_properties: dict[str, str] | None = None,
-    progress: FragmentWriteProgress | None = None,
-    max_bytes_per_file: int | None = None,
-    **options: Any,
+    initial_bases: list[DatasetBasePath] | None = None,
+    target_bases: list[str] | None = None,
 ) -> LanceDataset:
     """:func:`write_dataset` into the dataset of ``store`` (``uri``: its URI as given,
     for the dataset returned and its events)."""
-    initial_bases = options.pop("initial_bases", None)
-    target_bases = options.pop("target_bases", None)
-    check_options(options, "write_dataset")
     check_progress(progress)
     if mode not in ("create", "append", "overwrite"):
         raise ArgumentError(

@@ -27,10 +27,28 @@ class ArrowDataset(PicklesItsDict, Scannable, pa_ds.Dataset):  # type: ignore[mi
             "use update_schema_metadata or update_field_metadata to change metadata",
         )
 
-    def join(self, right_dataset: Any, keys: Any, *args: Any, **kwargs: Any) -> NoReturn:
+    def join(
+        self,
+        right_dataset: Any,
+        keys: Any,
+        right_keys: Any = None,
+        join_type: str = "left outer",
+        left_suffix: str | None = None,
+        right_suffix: str | None = None,
+        coalesce_keys: bool = True,
+        use_threads: bool = True,
+    ) -> NoReturn:
         refuse("LanceDataset.join", "read with to_table() and join the tables")
 
-    def join_asof(self, right_dataset: Any, *args: Any, **kwargs: Any) -> NoReturn:
+    def join_asof(
+        self,
+        right_dataset: Any,
+        on: Any,
+        by: Any,
+        tolerance: Any,
+        right_on: Any = None,
+        right_by: Any = None,
+    ) -> NoReturn:
         refuse("LanceDataset.join_asof", "read with to_table() and join the tables")
 
     def filter(self, expression: Any) -> NoReturn:

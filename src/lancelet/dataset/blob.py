@@ -40,11 +40,12 @@ DEFAULT_BLOB_BUFFER_SIZE = 512 * 1024
 class BlobFile(io.BufferedIOBase):
     """One blob as a seekable, read-only binary file."""
 
-    def __init__(self, data: bytes | memoryview, buffer_size: int = DEFAULT_BLOB_BUFFER_SIZE):
+    def __init__(self, inner: bytes | memoryview, buffer_size: int = DEFAULT_BLOB_BUFFER_SIZE):
+        # ``inner`` is the blob's bytes (pylance's is a handle to its native reader).
         super().__init__()
         if buffer_size < 0:
             raise ArgumentError(f"BlobFile: buffer_size must not be negative, got {buffer_size}")
-        self._data = memoryview(data)
+        self._data = memoryview(inner)
         self._pos = 0
 
     def _check_open(self) -> None:
@@ -88,11 +89,30 @@ class BlobFile(io.BufferedIOBase):
     def readall(self) -> bytes:
         return self.read(-1)
 
-    def readinto(self, buffer: Any) -> int:
-        view = memoryview(buffer).cast("B")
+    def readinto(self, b: Any) -> int:
+        view = memoryview(b).cast("B")
         chunk = self.read(len(view))
         view[: len(chunk)] = chunk
         return len(chunk)
+
+    def read_range(self, offset: int, length: int) -> bytes:
+        """The ``length`` bytes from ``offset``, leaving the position where it is."""
+        self._check_open()
+        if offset < 0 or length < 0:
+            raise OverflowError(f"BlobFile.read_range: negative offset or length {offset, length}")
+        if offset + length > len(self._data):
+            raise ArgumentError(
+                f"BlobFile.read_range: range end {offset + length} exceeds blob size "
+                f"{len(self._data)}"
+            )
+        return bytes(self._data[offset : offset + length])
+
+    def read_ranges(self, ranges: list[tuple[int, int]]) -> list[bytes]:
+        """Each ``(offset, length)`` range's bytes, in the order given."""
+        # pylance converts every range to unsigned integers before reading any.
+        if any(offset < 0 or length < 0 for offset, length in ranges):
+            raise OverflowError(f"BlobFile.read_ranges: a negative offset or length in {ranges}")
+        return [self.read_range(offset, length) for offset, length in ranges]
 
 
 class BlobColumn:

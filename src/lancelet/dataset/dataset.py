@@ -24,17 +24,19 @@ from lancelet.dataset import arguments, bases, blob, frag_reuse, index_build, in
 from lancelet.dataset import transactions as commit_api
 from lancelet.dataset.arrow_dataset import ArrowDataset
 from lancelet.dataset.cleanup import CleanupStats, cleanup_old_versions
+from lancelet.dataset.commit_methods import CommitMethods
 from lancelet.dataset.committing import commit_transaction
 from lancelet.dataset.delete import plan_delete
 from lancelet.dataset.drop import drop_dataset
 from lancelet.dataset.fragment import LanceFragment
-from lancelet.dataset.inputs import as_reader, dataset_store, given_uri
-from lancelet.dataset.loading import announce_latest, load_manifest, read_version
+from lancelet.dataset.fts_queries import DocumentGranularity
+from lancelet.dataset.inputs import as_reader
+from lancelet.dataset.loading import load_manifest, read_version
 from lancelet.dataset.merge_columns import plan_merge
 from lancelet.dataset.merge_insert import MergeInsertBuilder, Planner
-from lancelet.dataset.operation import LanceOperation
+from lancelet.dataset.open_options import open_session
 from lancelet.dataset.optimizer import DatasetOptimizer
-from lancelet.dataset.options import check_options
+from lancelet.dataset.options import check_options, refuse_unimplemented
 from lancelet.dataset.projection import Columns, projection
 from lancelet.dataset.pylance_only import PylanceOnlyMethods
 from lancelet.dataset.sampling import sample_indices
@@ -58,7 +60,6 @@ from lancelet.errors import (
 from lancelet.table import features
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
-from lancelet.table.naming import ManifestNaming
 from lancelet.table.schema_view import LanceSchema as PublicLanceSchema
 from lancelet.transaction import operations as ops
 from lancelet.transaction.commit import CommitLock, CommitPolicy, check_lock
@@ -71,22 +72,46 @@ if TYPE_CHECKING:
 Version = int | str
 
 
-class LanceDataset(ArrowDataset, VersionInfo, SqlMethods, PylanceOnlyMethods):
+class LanceDataset(ArrowDataset, VersionInfo, SqlMethods, CommitMethods, PylanceOnlyMethods):
     def __init__(
         self,
         uri: str | os.PathLike[str],
         version: Version | None = None,
+        block_size: int | None = None,
+        index_cache_size: int | None = None,
+        metadata_cache_size: int | None = None,
+        commit_lock: CommitLock | None = None,
+        storage_options: dict[str, str] | None = None,
+        serialized_manifest: bytes | None = None,
+        default_scan_options: Mapping[str, Any] | None = None,
+        metadata_cache_size_bytes: int | None = None,
+        index_cache_size_bytes: int | None = None,
+        read_params: dict[str, Any] | None = None,
+        session: Session | None = None,
+        namespace_client: Any = None,
+        table_id: list[str] | None = None,
+        namespace_client_managed_versioning: bool = False,
+        base_store_params: dict[str, dict[str, str]] | None = None,
         *,
         manifest: Manifest | None = None,
-        storage_options: dict[str, str] | None = None,
-        default_scan_options: Mapping[str, Any] | None = None,
-        session: Session | None = None,
-        commit_lock: CommitLock | None = None,
         _store: DatasetStore | None = None,
     ) -> None:
         """``_store``: the store (and storage) of another view of the same dataset,
         which this one shares (lancelet's own calls pass it; users give
         ``storage_options``)."""
+        # block_size and the cache sizes in entries only tune speed (see open_options).
+        session = open_session(
+            "LanceDataset",
+            serialized_manifest=serialized_manifest,
+            metadata_cache_size_bytes=metadata_cache_size_bytes,
+            index_cache_size_bytes=index_cache_size_bytes,
+            read_params=read_params,
+            session=session,
+            namespace_client=namespace_client,
+            table_id=table_id,
+            namespace_client_managed_versioning=namespace_client_managed_versioning,
+            base_store_params=base_store_params,
+        )
         self._uri = os.fspath(uri)
         self._scan_defaults = checked_defaults(
             default_scan_options, Scannable.scanner, "lancelet.dataset"
@@ -146,7 +171,7 @@ class LanceDataset(ArrowDataset, VersionInfo, SqlMethods, PylanceOnlyMethods):
 
     @property
     def tags(self) -> Tags:
-        return Tags(self._store)
+        return Tags(self._store, self.version)
 
     def config(self) -> dict[str, str]:
         return dict(self._manifest.config)
@@ -443,11 +468,13 @@ class LanceDataset(ArrowDataset, VersionInfo, SqlMethods, PylanceOnlyMethods):
         index_uuid: str | None = None,
         progress_callback: Any = None,
         format_version: int | str | None = None,
+        document_granularity: DocumentGranularity = DocumentGranularity.ROW,
         **kwargs: Any,
     ) -> None:
         """Index ``column`` (BTREE, BITMAP, LABEL_LIST, ZONEMAP, BLOOMFILTER or NGRAM) over
         every fragment of this version, and commit it as a new version.  Filters on
         the column then read only the rows the index points to."""
+        index_build.check_granularity(document_granularity)
         index_build.create_scalar_index(
             self,
             column,
@@ -650,9 +677,12 @@ class LanceDataset(ArrowDataset, VersionInfo, SqlMethods, PylanceOnlyMethods):
         *,
         delete_unverified: bool = False,
         error_if_tagged_old_versions: bool = True,
-        **options: Any,
+        delete_rate_limit: int | None = None,
+        versions: list[int] | None = None,
+        delete_concurrency: int | None = None,
     ) -> CleanupStats:
-        check_options(options, "cleanup_old_versions")
+        # delete_rate_limit and delete_concurrency only pace the deletes.
+        refuse_unimplemented("cleanup_old_versions", versions=versions)
         events.dataset_event("cleaning", self._uri)
         call = "cleanup_old_versions"
         return cleanup_old_versions(
@@ -674,66 +704,6 @@ class LanceDataset(ArrowDataset, VersionInfo, SqlMethods, PylanceOnlyMethods):
         """Delete the dataset at ``base_uri`` and everything under it."""
         drop_dataset(base_uri, storage_options, ignore_not_found)
 
-    @staticmethod
-    def commit(
-        base_uri: str | os.PathLike[str] | LanceDataset,
-        operation: LanceOperation.BaseOperation | commit_api.Transaction,
-        read_version: int | None = None,
-        commit_lock: CommitLock | None = None,
-        storage_options: dict[str, str] | None = None,
-        enable_v2_manifest_paths: bool | None = None,
-        detached: bool | None = False,
-        max_retries: int = 20,
-        *,
-        commit_message: str | None = None,
-        **options: Any,
-    ) -> LanceDataset:
-        """Commit an operation prepared elsewhere (for example by ``write_fragments``),
-        or a whole ``Transaction``."""
-        check_options(options, "LanceDataset.commit")
-        store = dataset_store(base_uri, storage_options, "LanceDataset.commit")
-        return _commit_to(
-            given_uri(base_uri),
-            store,
-            operation,
-            read_version,
-            commit_message,
-            CommitPolicy(max_retries=max_retries, lock=commit_lock),
-            commit_api.manifest_naming(enable_v2_manifest_paths),
-            bool(detached),
-        )
-
-    @staticmethod
-    def commit_batch(
-        dest: str | os.PathLike[str] | LanceDataset,
-        transactions: Sequence[commit_api.Transaction],
-        commit_lock: CommitLock | None = None,
-        storage_options: dict[str, str] | None = None,
-        enable_v2_manifest_paths: bool | None = None,
-        detached: bool | None = False,
-        max_retries: int = 20,
-        **options: Any,
-    ) -> dict[str, Any]:
-        """Commit several append transactions as one; returns ``{"dataset": the new
-        version, "merged": the transaction committed}``."""
-        check_options(options, "LanceDataset.commit_batch")
-        read_version = dest.version if isinstance(dest, LanceDataset) else None
-        store = dataset_store(dest, storage_options, "commit_batch")
-        if read_version is None:
-            read_version = store.latest_version()
-        merged = commit_api.merged_appends(read_version, transactions)
-        dataset = _commit_to(
-            given_uri(dest),
-            store,
-            merged,
-            None,
-            None,
-            CommitPolicy(max_retries=max_retries, lock=commit_lock),
-            commit_api.manifest_naming(enable_v2_manifest_paths),
-            bool(detached),
-        )
-        return {"dataset": dataset, "merged": merged}
-
     def validate(self) -> None:
         """Read every data and deletion file's metadata; raise if any is missing or corrupt."""
         for fragment in self.get_fragments():
@@ -743,30 +713,6 @@ class LanceDataset(ArrowDataset, VersionInfo, SqlMethods, PylanceOnlyMethods):
 # Introspection (help(), pylance-compatibility checks) sees the parameters the override
 # takes and passes on to Scannable.scanner.
 LanceDataset.scanner.__signature__ = inspect.signature(Scannable.scanner)  # type: ignore[attr-defined]
-
-
-def _commit_to(
-    uri: str,
-    store: DatasetStore,
-    operation: LanceOperation.BaseOperation | commit_api.Transaction,
-    read_version: int | None,
-    commit_message: str | None,
-    policy: CommitPolicy,
-    naming: ManifestNaming,
-    detached: bool,
-) -> LanceDataset:
-    """``LanceDataset.commit`` on the dataset of ``store``."""
-    announce_latest(store, uri)  # pylance loads the dataset first
-    txn = commit_api.transaction_to_commit(operation, read_version, commit_message, store)
-    manifest = commit_transaction(
-        store,
-        txn,
-        policy=policy,
-        new_dataset_naming=naming,
-        detached=detached,
-        announce_as=uri,
-    )
-    return LanceDataset(uri, manifest=manifest, _store=store)
 
 
 def discard_new_files(store: DatasetStore, base: Manifest, operation: ops.Merge) -> None:

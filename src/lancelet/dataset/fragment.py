@@ -15,6 +15,7 @@ from lancelet.dataset.arrow_dataset import ArrowFragment
 from lancelet.dataset.delete import matching_offsets
 from lancelet.dataset.fragment_columns import merge_columns
 from lancelet.dataset.fragment_reader import FragmentReader
+from lancelet.dataset.fragment_scans import FragmentScans
 from lancelet.dataset.fragment_session import FragmentSession, fragment_from_file
 from lancelet.dataset.fragment_update import update_columns
 from lancelet.dataset.fragment_write import FragmentWrite, write_data, write_fragments
@@ -22,7 +23,6 @@ from lancelet.dataset.merge_columns import plan_merge
 from lancelet.dataset.options import refuse_unimplemented
 from lancelet.dataset.progress import FragmentWriteProgress
 from lancelet.dataset.projection import Columns
-from lancelet.dataset.scannable import Filter
 from lancelet.errors import ArgumentError, EmptyWriteError
 from lancelet.table import naming
 from lancelet.table.fragment import DataFile, Fragment
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 FragmentMetadata = Fragment
 
 
-class LanceFragment(ArrowFragment):
+class LanceFragment(FragmentScans, ArrowFragment):
     def __init__(
         self,
         dataset: LanceDataset,
@@ -91,26 +91,6 @@ class LanceFragment(ArrowFragment):
 
     def _source(self) -> tuple[DatasetStore, Manifest, list[Fragment] | None]:
         return self._dataset._store, self._dataset._manifest, [self._fragment]
-
-    def to_table(  # type: ignore[override]  # pylance's positional order for fragments
-        self,
-        columns: Columns | None = None,
-        filter: Filter | None = None,
-        limit: int | None = None,
-        offset: int | None = None,
-        with_row_id: bool = False,
-        with_row_address: bool = False,
-        **kwargs: Any,
-    ) -> pa.Table:
-        return self.scanner(
-            columns,
-            filter,
-            limit,
-            offset,
-            with_row_id=with_row_id,
-            with_row_address=with_row_address,
-            **kwargs,
-        ).to_table()
 
     def delete(self, predicate: str) -> Fragment | None:
         """The fragment's metadata with ``predicate``'s rows deleted (not committed);

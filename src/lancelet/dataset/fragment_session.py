@@ -14,7 +14,7 @@ from lancelet.dataset.write import data_file
 from lancelet.errors import SchemaError, UnsupportedVersionError
 from lancelet.file import version as file_version
 from lancelet.file.reader import LanceFileReader
-from lancelet.table.fragment import Fragment
+from lancelet.table.fragment import DataFile, Fragment
 
 if TYPE_CHECKING:
     from lancelet.dataset.dataset import LanceDataset
@@ -48,8 +48,20 @@ class FragmentSession:
 def fragment_from_file(filename: str, dataset: LanceDataset, fragment_id: int) -> Fragment:
     """A fragment of the data file ``filename`` (under the dataset's ``data/``), written
     outside the dataset with columns named and typed as the dataset's."""
+    described, rows = _described(dataset, filename, None)
+    return Fragment(fragment_id, (described,), rows)
+
+
+def describe_data_file(dataset: LanceDataset, filename: str, base_id: int | None) -> DataFile:
+    """``DataFile.create``: the record of the data file ``filename`` (under the
+    ``data/`` of the dataset or of its base path ``base_id``), whose columns are named
+    and typed as the dataset's."""
+    return _described(dataset, filename, base_id)[0]
+
+
+def _described(dataset: LanceDataset, filename: str, base_id: int | None) -> tuple[DataFile, int]:
     store, manifest = dataset._store, dataset._manifest
-    path = store.data_path(filename)
+    path = store.data_path(filename, base_id)
     reader = LanceFileReader(path, file_io=store.io)
     meta = reader.metadata()
     found = file_version.from_footer(meta.major_version, meta.minor_version)
@@ -68,5 +80,5 @@ def fragment_from_file(filename: str, dataset: LanceDataset, fragment_id: int) -
     if [n for n in dataset_schema.names if n in names] != names:
         raise SchemaError(f"{path}: columns {names} are not in the dataset's order")
     size = store.io.size_of(path)
-    described = data_file(filename, manifest.schema, found.name, size, names)
-    return Fragment(fragment_id, (described,), reader.num_rows())
+    described = data_file(filename, manifest.schema, found.name, size, names, base_id)
+    return described, reader.num_rows()

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 
 from lancelet.dataset.inputs import as_reader, dataset_store, given_uri
 from lancelet.dataset.loading import announce_latest
-from lancelet.dataset.options import check_options
+from lancelet.dataset.options import (
+    DEFAULT_MAX_BYTES_PER_FILE,
+    legacy_format_version,
+    refuse_unimplemented,
+)
 from lancelet.dataset.progress import FragmentWriteProgress, check_progress
+from lancelet.dataset.transactions import Transaction, public_transaction
 from lancelet.dataset.write import (
     DEFAULT_MAX_ROWS_PER_FILE,
     DEFAULT_MAX_ROWS_PER_GROUP,
@@ -93,19 +98,48 @@ def write_fragments(
     mode: str = "append",
     max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE,
     max_rows_per_group: int = 1024,
-    data_storage_version: str | None = None,
-    storage_options: dict[str, str] | None = None,
+    max_bytes_per_file: int = DEFAULT_MAX_BYTES_PER_FILE,
+    data_cache_bytes: int | None = None,
+    max_page_bytes: int | None = None,
     progress: FragmentWriteProgress | None = None,
-    max_bytes_per_file: int | None = None,
-    **options: Any,
-) -> list[Fragment] | ops.Transaction:
+    data_storage_version: str | None = None,
+    use_legacy_format: bool | None = None,
+    storage_options: dict[str, str] | None = None,
+    enable_stable_row_ids: bool = False,
+    target_bases: list[str] | None = None,
+    target_all_bases: bool | None = None,
+    initial_bases: list[Any] | None = None,
+    base_store_params: dict[str, dict[str, str]] | None = None,
+    external_blob_mode: Literal["reference", "ingest"] = "reference",
+    allow_external_blob_outside_bases: bool = False,
+    namespace_client: Any = None,
+    table_id: list[str] | None = None,
+    session: Any = None,
+) -> list[Fragment] | Transaction:
     """Write data files for a later single commit (``LanceDataset.commit``).
 
     Fragments come back with id 0; the commit assigns real ids. ``progress`` is told
     as each fragment's data file is opened and finished; a file is closed once its
-    flushed pages reach ``max_bytes_per_file``.
+    flushed pages reach ``max_bytes_per_file``.  With ``return_transaction`` the
+    result is the ``Transaction`` to commit: an append, or an overwrite when
+    ``mode="overwrite"`` or no dataset exists yet (as pylance's).  ``data_cache_bytes``
+    and ``max_page_bytes`` only tune the writer; the other keywords lancelet does not
+    implement are refused unless given their defaults.
     """
-    check_options(options, "write_fragments")
+    refuse_unimplemented(
+        "write_fragments",
+        enable_stable_row_ids=enable_stable_row_ids,
+        target_bases=target_bases,
+        target_all_bases=target_all_bases,
+        initial_bases=initial_bases,
+        base_store_params=base_store_params,
+        external_blob_mode=external_blob_mode,
+        allow_external_blob_outside_bases=allow_external_blob_outside_bases,
+        namespace_client=namespace_client,
+        table_id=table_id,
+        session=session,
+    )
+    data_storage_version = legacy_format_version(use_legacy_format, data_storage_version)
     target = FragmentWrite(
         dataset_uri,
         mode,
@@ -122,6 +156,8 @@ def write_fragments(
     read_version = written.latest.version if written.latest else 0
     fragments = tuple(written.fragments)
     operation: ops.Operation = (
-        ops.Append(fragments) if mode == "append" else ops.Overwrite(fragments, written.schema)
+        ops.Append(fragments)
+        if mode == "append" and written.latest is not None
+        else ops.Overwrite(fragments, written.schema)
     )
-    return ops.Transaction(read_version, operation)
+    return public_transaction(ops.Transaction(read_version, operation))

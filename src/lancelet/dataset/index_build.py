@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelet.dataset import arguments, index_config, indices
+from lancelet.dataset.fts_queries import DocumentGranularity
 from lancelet.dataset.scanner import ROW_ADDRESS, ROW_ID, LanceScanner
 from lancelet.errors import (
     ArgumentError,
@@ -62,6 +63,17 @@ class IndexedField:
     id: int
     path: str
     type: pa.DataType
+
+
+def check_granularity(granularity: DocumentGranularity) -> None:
+    """pylance takes the enum only; it shapes full-text indices, which lancelet does
+    not build, so anything but its default is refused."""
+    if not isinstance(granularity, DocumentGranularity):
+        raise TypeError("document_granularity must be a lancelet.query.DocumentGranularity")
+    if granularity is not DocumentGranularity.ROW:
+        raise UnsupportedOptionError(
+            f"create_scalar_index: document_granularity={granularity!r} is not supported"
+        )
 
 
 def create_scalar_index(

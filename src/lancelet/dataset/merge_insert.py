@@ -24,6 +24,7 @@ from lancelet.dataset.filter import parse_filter
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.inputs import as_reader
 from lancelet.dataset.merge_index import indexed_targets, refuse_plan, takes_index_path
+from lancelet.dataset.merge_insert_options import MergeInsertOptions
 from lancelet.dataset.merge_plan import analyze_merge, explain_merge
 from lancelet.dataset.operation import public_operation
 from lancelet.dataset.scanner import ROW_ADDRESS, LanceScanner, live_rows
@@ -88,7 +89,7 @@ def key_columns(on: str | Iterable[str] | None, schema: LanceSchema, where: str)
     return keys
 
 
-class MergeInsertBuilder:
+class MergeInsertBuilder(MergeInsertOptions):
     """pylance's builder: choose what happens to each category of rows, then
     :meth:`execute`."""
 

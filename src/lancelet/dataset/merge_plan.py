@@ -88,7 +88,7 @@ def analyze_merge(
         discard_rewrite(store, manifest, operation)
     counts = ", ".join(f"{k}={v}" for k, v in planned.counts.items())
     metrics = (
-        f"metrics=[{counts}, bytes_written={sum(f.file_size_bytes for f in files)}, "
+        f"metrics=[{counts}, bytes_written={sum(f.file_size_bytes or 0 for f in files)}, "
         f"num_files_written={len(files)}, num_deletion_files_written={deletions}, "
         f"elapsed={elapsed * 1000:.3f}ms]"
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -19,6 +20,9 @@ from lancelet.table.fragment import DataFile, Fragment
 from lancelet.table.schema import LanceSchema
 from lancelet.table.schema_view import LanceSchema as PublicLanceSchema
 from lancelet.transaction import operations as ops
+
+if TYPE_CHECKING:
+    from lancelet.dataset.bases import DatasetBasePath
 
 
 class LanceOperation:
@@ -41,9 +45,18 @@ class LanceOperation:
     class Overwrite(BaseOperation):
         new_schema: pa.Schema | LanceSchema | PublicLanceSchema
         fragments: Iterable[Fragment]
-        config_upsert_values: dict[str, str] = field(default_factory=dict)
+        # pylance numbers bases an Overwrite registers differently from write_dataset
+        # (it keeps id 0); lancelet registers bases through write_dataset only.
+        initial_bases: list[DatasetBasePath] | None = None
+        # lancelet's own: the config the overwrite sets (read_transaction shows it).
+        config_upsert_values: dict[str, str] = field(default_factory=dict, kw_only=True)
 
         def to_operation(self) -> ops.Operation:
+            if self.initial_bases:
+                raise UnsupportedOptionError(
+                    "LanceOperation.Overwrite: initial_bases is not supported; register "
+                    "bases with write_dataset(initial_bases=...) or add_bases"
+                )
             schema = self.new_schema
             if isinstance(schema, PublicLanceSchema):
                 schema = schema.inner
@@ -84,6 +97,9 @@ class LanceOperation:
 
         fragments: Iterable[Fragment]
         schema: LanceSchema | PublicLanceSchema | pa.Schema
+        # pylance's assertion that concurrent appends may commit alongside; it can only
+        # spare a retry, so lancelet accepts it and checks conflicts as without.
+        preserves_nullability: bool = False
 
         def __post_init__(self) -> None:
             if isinstance(self.schema, pa.Schema):
@@ -110,6 +126,8 @@ class LanceOperation:
         by field id (a field keeps the data of the field id it carries)."""
 
         schema: PublicLanceSchema
+        # As Merge's: it can only spare a retry, so it is accepted and changes nothing.
+        preserves_nullability: bool = False
 
         def to_operation(self) -> ops.Operation:
             if not isinstance(self.schema, PublicLanceSchema):
@@ -237,6 +255,17 @@ class LanceOperation:
         new_fragments: list[Fragment]
 
     @dataclass
+    class RewrittenIndex:
+        """An index rewritten by a hand-made compaction (pylance's form; a Rewrite
+        carrying any is refused)."""
+
+        old_id: str
+        new_id: str
+        new_details_type_url: str
+        new_details_value: bytes
+        new_index_version: int
+
+    @dataclass
     class Rewrite(BaseOperation):
         """Fragments replaced by new ones holding the same rows (a compaction done by
         hand); new fragments with id 0 are numbered at commit."""
@@ -255,6 +284,31 @@ class LanceOperation:
                     for g in self.groups
                 )
             )
+
+    # pylance's operations lancelet does not commit: constructed with pylance's fields,
+    # refused (by BaseOperation.to_operation) when committed.
+    @dataclass
+    class Clone(BaseOperation):
+        is_shallow: bool
+        ref_name: str | None
+        ref_version: int
+        ref_path: str
+        branch_name: str | None
+
+    @dataclass
+    class DataOverlayFile:
+        data_file: DataFile
+        offsets: Iterable[int] | list[Iterable[int]]
+        committed_version: int | None = None
+
+    @dataclass
+    class DataOverlayGroup:
+        fragment_id: int
+        overlays: list[LanceOperation.DataOverlayFile]
+
+    @dataclass
+    class DataOverlay(BaseOperation):
+        groups: list[LanceOperation.DataOverlayGroup]
 
 
 def _schema_of_files(schema: pa.Schema, fragments: list[Fragment]) -> LanceSchema:
@@ -304,7 +358,7 @@ def public_operation(op: ops.Operation) -> LanceOperation.BaseOperation:
         return LanceOperation.Append(list(op.fragments))
     if isinstance(op, ops.Overwrite):
         return LanceOperation.Overwrite(
-            op.schema, list(op.fragments), dict(op.config_upsert_values)
+            op.schema, list(op.fragments), config_upsert_values=dict(op.config_upsert_values)
         )
     if isinstance(op, ops.Delete):
         return LanceOperation.Delete(

@@ -11,6 +11,7 @@ either is a :class:`TypeError`, as Python gives for any unexpected keyword.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import Any
@@ -41,7 +42,7 @@ TUNING = frozenset(
     }
 )
 
-_MAX_BYTES_PER_FILE = 96636764160  # pylance's default: 90 GiB
+DEFAULT_MAX_BYTES_PER_FILE = 96636764160  # pylance's default: 90 GiB
 _MINUTE = timedelta(minutes=1)
 
 
@@ -52,58 +53,16 @@ def _is_default(value: Any) -> bool:
 # Keywords whose default is not None/False/empty.
 _DEFAULTS: dict[str, Callable[[Any], bool]] = {
     "external_blob_mode": lambda v: v == "reference",
-    "max_bytes_per_file": lambda v: v == _MAX_BYTES_PER_FILE,
+    "max_bytes_per_file": lambda v: v == DEFAULT_MAX_BYTES_PER_FILE,
     # lancelet's commit loop gives up within seconds, inside any timeout of a minute.
     "commit_timeout": lambda v: (
         v is None or (isinstance(v, timedelta) and v >= timedelta(1 / 1440))
     ),
 }
 
-_STORAGE = ("session", "namespace_client", "table_id", "base_store_params")
-_BASES = ("initial_bases", "target_bases", "target_all_bases")
-_BLOBS = ("external_blob_mode", "allow_external_blob_outside_bases")
-_WRITE = (
-    *_STORAGE,
-    *_BASES,
-    *_BLOBS,
-    "data_cache_bytes",
-    "max_bytes_per_file",
-    "max_page_bytes",
-    "progress",
-    "use_legacy_format",
-)
-
 # Per call: the pylance keywords lancelet's signature does not spell out; those in
 # TUNING are accepted and ignored, the others refused unless given their default.
 PYLANCE_KEYWORDS: dict[str, frozenset[str]] = {
-    "dataset": frozenset(
-        {
-            *_STORAGE,
-            "block_size",
-            "default_scan_options",
-            "index_cache_size",
-            "index_cache_size_bytes",
-            "metadata_cache_size_bytes",
-            "read_params",
-        }
-    ),
-    "write_dataset": frozenset(
-        {
-            *_WRITE,
-            "blob_pack_file_size_threshold",
-        }
-    ),
-    "write_fragments": frozenset({*_WRITE, "enable_stable_row_ids"}),
-    "LanceDataset.commit": frozenset(
-        {
-            *_STORAGE,
-            "commit_timeout",
-            "enable_stable_row_ids",
-            "namespace_client_managed_versioning",
-        }
-    ),
-    "LanceDataset.commit_batch": frozenset({"base_store_params", "commit_timeout"}),
-    "cleanup_old_versions": frozenset({"delete_rate_limit", "delete_concurrency", "versions"}),
     "add_columns": frozenset({"batch_size"}),
 }
 
@@ -129,3 +88,18 @@ def refuse_unimplemented(call: str, **values: Any) -> None:
     """Refuse each explicitly named parameter given a value other than its default."""
     for name, value in values.items():
         refuse_unless_default(call, name, value)
+
+
+def legacy_format_version(
+    use_legacy_format: bool | None, data_storage_version: str | None
+) -> str | None:
+    """pylance's deprecated ``use_legacy_format``: True writes "legacy" files, False
+    "stable" ones (overriding ``data_storage_version``, as there)."""
+    if use_legacy_format is None:
+        return data_storage_version
+    warnings.warn(
+        "use_legacy_format is deprecated, use data_storage_version instead",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return "legacy" if use_legacy_format else "stable"

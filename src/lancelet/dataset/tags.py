@@ -29,6 +29,7 @@ from typing import Any
 from lancelet import io
 from lancelet.dataset import arguments
 from lancelet.errors import (
+    ArgumentError,
     CorruptDatasetError,
     InvalidTagNameError,
     TagError,
@@ -213,12 +214,18 @@ def resolve_version(store: DatasetStore, version: int | str) -> int:
 
 # -- the tag collection -------------------------------------------------------------------
 
+# What a tag may point at, in pylance's forms (see Tags._main_branch_reference).
+Reference = int | str | tuple[str | None, int | None] | None
+
 
 class Tags:
     """The tags of one dataset, with the methods of pylance's ``ds.tags``."""
 
-    def __init__(self, store: DatasetStore) -> None:
+    def __init__(self, store: DatasetStore, checked_out: int | None = None) -> None:
+        # The version of the dataset the tags were reached from: a tag created or
+        # updated with no reference points there, as in pylance.
         self._store = store
+        self._checked_out = checked_out
 
     def _path(self, tag: str) -> str:
         return self._store.path(naming.TAGS_DIR, _file_stem(tag) + _JSON_SUFFIX)
@@ -252,8 +259,9 @@ class Tags:
             raise TagNotFoundError(f"{self._store.root}: tag {tag!r} does not exist")
         return contents
 
-    def _target(self, tag: str, reference: int | str) -> tuple[int, int]:
+    def _target(self, tag: str, reference: Reference) -> tuple[int, int]:
         """The version ``reference`` names and the byte size of its manifest."""
+        reference = self._main_branch_reference(tag, reference)
         if isinstance(reference, str):
             source = self._require(reference)
             if source.branch is not None:
@@ -271,6 +279,24 @@ class Tags:
                 "that version does not exist"
             )
         return version, self._store.io.size_of(path)
+
+    def _main_branch_reference(self, tag: str, reference: Reference) -> int | str:
+        """pylance's forms of a reference: None (the version checked out), a tag name, a
+        version number, or a (branch, version) pair (None as the version: the
+        branch's latest); lancelet has the main branch only."""
+        if reference is None:
+            if self._checked_out is None:
+                raise ArgumentError(f"{self._store.root}: tag {tag!r}: a reference is required")
+            return self._checked_out
+        if not isinstance(reference, tuple):
+            return reference
+        branch, version = reference
+        if branch not in (None, "main"):
+            raise TagError(
+                f"{self._store.root}: cannot point tag {tag!r} at branch {branch!r}: lancelet "
+                "reads and writes the main branch only"
+            )
+        return self._store.latest_version() if version is None else version
 
     def list(self) -> dict[str, dict[str, Any]]:
         """Every tag, by name, as pylance's ``tags.list()`` reports it."""
@@ -299,7 +325,7 @@ class Tags:
     def get_version(self, tag: str) -> int:
         return self._require(tag).version
 
-    def create(self, tag: str, reference: int | str) -> None:
+    def create(self, tag: str, reference: Reference = None) -> None:
         self._check_name(tag, new=True)
         version, manifest_size = self._target(tag, reference)
         now = time.time_ns()
@@ -308,7 +334,7 @@ class Tags:
         if not self._store.io.put_if_not_exists(self._path(tag), contents.to_json()):
             raise TagError(f"{self._store.root}: tag {tag!r} already exists")
 
-    def update(self, tag: str, reference: int | str) -> None:
+    def update(self, tag: str, reference: Reference = None) -> None:
         """Point an existing tag elsewhere; its creation time and metadata stay."""
         old = self._require(tag)
         version, manifest_size = self._target(tag, reference)
@@ -320,6 +346,13 @@ class Tags:
             branch=None,
         )
         self._store.io.put(self._path(tag), new.to_json())
+
+    def replace_metadata(self, tag: str, metadata: dict[str, str]) -> None:
+        """Replace the tag's metadata; where it points and ``updated_at`` stay."""
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
+            raise TypeError("replace_metadata: metadata must map strings to strings")
+        old = self._require(tag)
+        self._store.io.put(self._path(tag), replace(old, metadata=dict(metadata)).to_json())
 
     def delete(self, tag: str) -> None:
         self._require(tag)

@@ -17,13 +17,20 @@ from lancelet.transaction.store import DatasetStore
 
 def version_entry(manifest: Manifest) -> dict[str, Any]:
     """A version as pylance's ``versions()`` and ``get_version()`` list it: its
-    number, its commit time (to the microsecond, truncated as pylance does) and the
-    summary of its manifest."""
-    nanos = manifest.timestamp_ns
-    timestamp = datetime.fromtimestamp(nanos // 10**9) + timedelta(
-        microseconds=nanos % 10**9 // 1000
-    )
-    return {"version": manifest.version, "timestamp": timestamp, "metadata": summary(manifest)}
+    number, its commit time (to the microsecond) and the summary of its manifest."""
+    return {
+        "version": manifest.version,
+        "timestamp": commit_datetime(manifest.timestamp_ns),
+        "metadata": summary(manifest),
+    }
+
+
+def commit_datetime(nanos: int) -> datetime:
+    """A commit time in nanoseconds as the naive local datetime pylance gives."""
+    # pylance divides in floating point, so its microsecond can differ by one from
+    # the exact value; the same arithmetic gives the same datetime, which callers
+    # compare and pass back as ``timestampAsOf``.
+    return datetime.fromtimestamp(nanos // 1e9) + timedelta(microseconds=(nanos % 1e9) // 1e3)
 
 
 def summary(manifest: Manifest) -> dict[str, str]:
@@ -34,7 +41,7 @@ def summary(manifest: Manifest) -> dict[str, str]:
         "total_data_files": str(sum(len(f.files) for f in fragments)),
         "total_deletion_file_rows": str(deleted),
         "total_deletion_files": str(sum(f.deletion_file is not None for f in fragments)),
-        "total_files_size": str(sum(d.file_size_bytes for f in fragments for d in f.files)),
+        "total_files_size": str(sum(d.file_size_bytes or 0 for f in fragments for d in f.files)),
         "total_fragments": str(len(fragments)),
         "total_rows": str(manifest.num_rows),
     }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -18,10 +18,12 @@ from lancelet.errors import (
     LanceletError,
     SchemaError,
     UnsupportedEncodingError,
+    UnsupportedOptionError,
     UnsupportedTypeError,
 )
 from lancelet.file import container, prefetch, v0_1
 from lancelet.file.container import ColumnInfo
+from lancelet.file.describe import rust_debug
 from lancelet.file.extensions import logical_field, logical_reader, storage_schema
 from lancelet.file.parallel import map_columns
 from lancelet.file.schema import from_lance_fields, map_column
@@ -153,8 +155,15 @@ class LanceFileReader:
         storage_options: dict[str, str] | None = None,
         columns: Sequence[str] | None = None,
         *,
+        namespace_client: Any = None,
+        table_id: list[str] | None = None,
         file_io: FileIO | None = None,
     ) -> LanceFileReader:
+        if namespace_client is not None or table_id is not None:
+            raise UnsupportedOptionError(
+                f"{os.fspath(path)}: LanceFileReader: namespace_client and table_id are not "
+                "supported"
+            )
         file_io = file_io_for(path, storage_options, file_io)
         try:
             source: InputFile | None = file_io.open_input(path)
@@ -181,10 +190,12 @@ class LanceFileReader:
         storage_options: dict[str, str] | None = None,
         columns: Sequence[str] | None = None,
         *,
+        namespace_client: Any = None,
+        table_id: list[str] | None = None,
         file_io: FileIO | None = None,
     ):
         """``file_io``: the storage to read through (a dataset's); by default one made
-        from ``storage_options``."""
+        from ``storage_options``.  namespace_client, table_id: refused by __new__."""
         self.path = os.fspath(path)
         self._source: InputFile = self._open_source()
         self._footer = container.read_footer(self._source)
@@ -590,7 +601,7 @@ class LanceFileReader:
                             LanceBufferDescriptor(o, s)
                             for o, s in zip(p.buffer_offsets, p.buffer_sizes, strict=True)
                         ],
-                        str(p.encoding if p.layout is None else p.layout).strip(),
+                        rust_debug(p.encoding if p.layout is None else p.layout),
                         p.num_rows,
                     )
                     for p in c.pages

@@ -12,12 +12,17 @@ import os
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import pyarrow as pa
 
 from lancelet import io
-from lancelet.errors import StorageError, StorageNotFoundError, UnsupportedOptionError
+from lancelet.errors import (
+    StorageError,
+    StorageNotFoundError,
+    UnsupportedFunctionError,
+    UnsupportedOptionError,
+)
 from lancelet.file.reader import LanceFileReader
 from lancelet.file.writer import LanceFileWriter
 
@@ -72,6 +77,18 @@ class LanceFileSession:
             version=version,
             max_page_bytes=max_page_bytes,
             file_io=self._io,
+        )
+
+    def open_dedicated_blob_writer(self, path: str, blob_id: int) -> NoReturn:
+        raise UnsupportedFunctionError(
+            "LanceFileSession.open_dedicated_blob_writer is not supported: lancelet writes "
+            "blob v2 files only through write_dataset"
+        )
+
+    def open_packed_blob_writer(self, path: str, blob_id: int) -> NoReturn:
+        raise UnsupportedFunctionError(
+            "LanceFileSession.open_packed_blob_writer is not supported: lancelet writes blob "
+            "v2 files only through write_dataset"
         )
 
     def contains(self, path: str) -> bool:

@@ -76,6 +76,8 @@ class LanceFileWriter:
         data_cache_bytes: int | None = None,
         version: str | None = None,
         storage_options: dict[str, str] | None = None,
+        namespace_client: Any = None,
+        table_id: list[str] | None = None,
         max_page_bytes: int | None = None,
         file_io: FileIO | None = None,
         **kwargs: Any,
@@ -84,9 +86,11 @@ class LanceFileWriter:
         from ``storage_options``."""
         where = os.fspath(path)
         file_io = file_io_for(path, storage_options, file_io)
-        for key, value in kwargs.items():
-            if key in ("namespace_client", "table_id") and value is None:
-                continue
+        if namespace_client is not None or table_id is not None:
+            raise UnsupportedOptionError(
+                f"{where}: LanceFileWriter: namespace_client and table_id are not supported"
+            )
+        for key in kwargs:
             raise UnsupportedOptionError(
                 f"{where}: LanceFileWriter option {key!r} is not supported"
             )

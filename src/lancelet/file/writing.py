@@ -51,7 +51,7 @@ class PageSink:
         self,
         column: int,
         num_rows: int,
-        buffers: list[pa.Buffer] | list[bytes],
+        buffers: list[pa.Buffer | bytes],
         encoding: Message,
         priority: int = 0,
     ) -> None:

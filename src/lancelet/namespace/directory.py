@@ -103,6 +103,14 @@ class DirectoryNamespace(LanceNamespace):
     def __repr__(self) -> str:
         return f"DirectoryNamespace({self.namespace_id()})"
 
+    def retrieve_ops_metrics(self) -> dict[str, int]:
+        """Calls per operation: none are counted, as in pylance without the
+        ``ops_metrics_enabled`` property (which lancelet does not take)."""
+        return {}
+
+    def reset_ops_metrics(self) -> None:
+        """Nothing to reset (see ``retrieve_ops_metrics``)."""
+
     # -- namespaces ------------------------------------------------------------------
 
     def create_namespace(self, request: CreateNamespaceRequest) -> CreateNamespaceResponse:

@@ -137,7 +137,7 @@ def history_frame(spark: SparkSession, store: DatasetStore, limit: int | None) -
 # -- restore ----------------------------------------------------------------------------
 
 
-def _size(store: DatasetStore, path: str, recorded: int = 0) -> int:
+def _size(store: DatasetStore, path: str, recorded: int | None = None) -> int:
     if recorded:
         return recorded
     try:

@@ -7,6 +7,7 @@ minus the rows its deletion file marks as deleted.
 
 from __future__ import annotations
 
+import json as _json
 import warnings
 from collections import abc
 from dataclasses import dataclass, replace
@@ -14,7 +15,8 @@ from functools import cached_property
 from typing import Any, Literal, NoReturn
 
 from lancelet._proto import table_pb2
-from lancelet.table.naming import DeletionKind
+from lancelet.errors import ArgumentError, UnsupportedOptionError
+from lancelet.table.naming import DELETIONS_DIR, DeletionKind, deletion_file_name
 
 _KIND_TO_PB = {
     DeletionKind.ARROW: table_pb2.DeletionFile.ARROW_ARRAY,
@@ -74,6 +76,27 @@ class DeletionFile:
             "base_id": self.base_id,
         }
 
+    def json(self) -> str:
+        """This deletion file as pylance's compact JSON."""
+        return _json.dumps(self.asdict(), separators=(",", ":"))
+
+    @staticmethod
+    def from_json(json: str) -> DeletionFile:
+        """A deletion file from pylance's JSON form (``DeletionFile.json``)."""
+        return _deletion_file_from_json(json)
+
+    def path(self, fragment_id: int, base_uri: str | None = None) -> str:
+        """Where the file is for fragment ``fragment_id``: under ``_deletions/`` of the
+        dataset, or of ``base_uri`` (a plain path; pylance takes no URI scheme here)."""
+        file = deletion_file_name(fragment_id, self.read_version, self.id, self.kind)
+        name = f"{DELETIONS_DIR}/{file}"
+        if base_uri is None:
+            return name
+        base = base_uri.strip("/")
+        if "//" in base or ":" in base.split("/")[0]:
+            raise ArgumentError(f"DeletionFile.path: invalid base URI {base_uri!r}")
+        return f"{base}/{name}" if base else name
+
     def to_proto(self) -> table_pb2.DeletionFile:
         return table_pb2.DeletionFile(
             file_type=_KIND_TO_PB[self.kind],
@@ -88,6 +111,21 @@ class DeletionFile:
         base_id = pb.base_id if pb.HasField("base_id") else None
         kind = DELETION_KIND_NAMES[_KIND_FROM_PB[pb.file_type]]
         return cls(pb.read_version, pb.id, kind, pb.num_deleted_rows, base_id)
+
+
+def _deletion_file_from_json(text: str) -> DeletionFile:
+    try:
+        data = _json.loads(text)
+        base_id = data.get("base_id")
+        return DeletionFile(
+            int(data["read_version"]),
+            int(data["id"]),
+            str(data["file_type"]),
+            int(data["num_deleted_rows"]),
+            None if base_id is None else int(base_id),
+        )
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ArgumentError(f"Could not load DeletionFile from JSON: {exc!r}") from exc
 
 
 class _CallablePath(str):
@@ -132,27 +170,50 @@ class IntList(list[int]):
 
 @dataclass(frozen=True)
 class DataFile:
-    """``fields[i]`` is stored in column ``column_indices[i]`` of the file (pre-order)."""
+    """A data file of a fragment, with pylance's fields, order and defaults:
+    ``fields[i]`` is stored in column ``column_indices[i]`` of the file (pre-order);
+    ``file_size_bytes`` is None when the manifest does not record it; ``base_id``
+    names the manifest's base path the file lives under (None: the dataset's own
+    ``data/``)."""
 
     path: str
     # Any sequence of ints is taken; an IntList is kept (see __post_init__).
     fields: abc.Sequence[int]
-    column_indices: abc.Sequence[int]
-    file_major_version: int = 2
+    column_indices: abc.Sequence[int] = ()
+    file_major_version: int = 0
     file_minor_version: int = 0
-    file_size_bytes: int = 0
-    # The manifest's base path the file lives under (None: the dataset's own data/).
+    file_size_bytes: int | None = None
     base_id: int | None = None
 
     def __post_init__(self) -> None:
         if type(self.path) is str:
             object.__setattr__(self, "path", _CallablePath(self.path))
+        if self.column_indices is None:  # pylance's default
+            object.__setattr__(self, "column_indices", ())
+        if self.file_size_bytes == 0:  # unknown, as pylance shows it
+            object.__setattr__(self, "file_size_bytes", None)
         # Lists, as pylance's; read-only and hashable, so that a data file compares
         # and hashes with the manifest's whatever sequence the caller built it from.
         for name in ("fields", "column_indices"):
             value = getattr(self, name)
             if type(value) is not IntList:
                 object.__setattr__(self, name, IntList(int(i) for i in value))
+
+    def field_ids(self) -> list[int]:
+        warnings.warn(
+            "DataFile.field_ids is deprecated, use DataFile.fields instead",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return list(self.fields)
+
+    @classmethod
+    def create(cls, dataset: Any, path: str, *, base_id: int | None = None) -> DataFile:
+        """The record of a Lance file already written under ``dataset``'s ``data/``
+        (its fields matched to the dataset's schema by name), as pylance makes it."""
+        from lancelet.dataset.fragment_session import describe_data_file
+
+        return describe_data_file(dataset, path, base_id)
 
     def to_proto(self) -> table_pb2.DataFile:
         pb = table_pb2.DataFile(
@@ -161,7 +222,7 @@ class DataFile:
             column_indices=self.column_indices,
             file_major_version=self.file_major_version,
             file_minor_version=self.file_minor_version,
-            file_size_bytes=self.file_size_bytes,
+            file_size_bytes=self.file_size_bytes or 0,
         )
         if self.base_id is not None:
             pb.base_id = self.base_id
@@ -224,13 +285,13 @@ _Oneof = Literal[
 ]
 # (oneof name, inline field, external field) of each sequence, by Fragment attribute.
 _SEQUENCES: dict[str, tuple[_Oneof, str, str]] = {
-    "row_ids": ("row_id_sequence", "inline_row_ids", "external_row_ids"),
-    "last_updated_at": (
+    "row_id_meta": ("row_id_sequence", "inline_row_ids", "external_row_ids"),
+    "last_updated_at_version_meta": (
         "last_updated_at_version_sequence",
         "inline_last_updated_at_versions",
         "external_last_updated_at_versions",
     ),
-    "created_at": (
+    "created_at_version_meta": (
         "created_at_version_sequence",
         "inline_created_at_versions",
         "external_created_at_versions",
@@ -240,19 +301,37 @@ _SEQUENCES: dict[str, tuple[_Oneof, str, str]] = {
 
 @dataclass(frozen=True)
 class Fragment:
+    """A fragment's metadata: pylance's ``FragmentMetadata``, with its fields in its
+    order."""
+
     id: int
     files: tuple[DataFile, ...]
     physical_rows: int
     deletion_file: DeletionFile | None = None
     # Stable row ids: the rows' ids, and the versions that created and last updated
-    # them (kept as read; lancelet does not write version sequences).
-    row_ids: Sequence | None = None
-    last_updated_at: Sequence | None = None
-    created_at: Sequence | None = None
+    # them (kept as read; lancelet writes each version sequence as one run).
+    row_id_meta: Sequence | None = None
+    created_at_version_meta: Sequence | None = None
+    last_updated_at_version_meta: Sequence | None = None
+    # pylance's data overlay files; lancelet neither reads nor writes them, so a
+    # fragment is only ever built without any.
+    overlays: tuple[Any, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.files, tuple):  # pylance's form is a list
             object.__setattr__(self, "files", tuple(self.files))
+        if self.overlays:
+            raise UnsupportedOptionError(
+                f"FragmentMetadata: fragment {self.id}: overlays= (data overlay files) "
+                "is not supported"
+            )
+        if not isinstance(self.overlays, tuple):
+            object.__setattr__(self, "overlays", ())
+
+    @property
+    def num_deletions(self) -> int:
+        """The number of deleted rows (pylance's name)."""
+        return self.num_deleted_rows
 
     @property
     def num_deleted_rows(self) -> int:
@@ -262,10 +341,13 @@ class Fragment:
     def num_rows(self) -> int:
         return self.physical_rows - self.num_deleted_rows
 
-    @property
-    def row_id_meta(self) -> Sequence | None:
-        """pylance's name for the fragment's row id sequence."""
-        return self.row_ids
+    def data_files(self) -> list[DataFile]:
+        warnings.warn(
+            "FragmentMetadata.data_files is deprecated. Use .files instead.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return list(self.files)
 
     def with_id(self, fragment_id: int) -> Fragment:
         return replace(self, id=fragment_id)
@@ -276,12 +358,12 @@ class Fragment:
 
         return fragment_to_json(self)
 
-    @classmethod
-    def from_json(cls, data: str | dict[str, Any]) -> Fragment:
+    @staticmethod
+    def from_json(json_data: str | dict[str, Any]) -> Fragment:
         """A fragment from pylance's JSON form (a string, or the parsed dict)."""
         from lancelet.table.fragment_json import fragment_from_json
 
-        return fragment_from_json(data)
+        return fragment_from_json(json_data)
 
     def to_proto(self) -> table_pb2.DataFragment:
         """The protobuf form; built once, since every commit re-serializes every fragment."""
@@ -313,13 +395,12 @@ class Fragment:
         deletion = (
             DeletionFile.from_proto(pb.deletion_file) if pb.HasField("deletion_file") else None
         )
-        sequences = {
-            attribute: Sequence.read(pb, oneof) for attribute, (oneof, _, _) in _SEQUENCES.items()
-        }
         return cls(
             pb.id,
             tuple(DataFile.from_proto(f) for f in pb.files),
             pb.physical_rows,
             deletion,
-            **sequences,
+            row_id_meta=Sequence.read(pb, "row_id_sequence"),
+            created_at_version_meta=Sequence.read(pb, "created_at_version_sequence"),
+            last_updated_at_version_meta=Sequence.read(pb, "last_updated_at_version_sequence"),
         )

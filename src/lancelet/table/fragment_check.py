@@ -131,14 +131,14 @@ def _decode(pb: table_pb2.DataFragment, where: str) -> Checked:
             pb.WhichOneof("created_at_version_sequence"),
         )
     )
-    if fragment.row_ids is not None and fragment.row_ids.inline is not None:
-        row_ids.decode(fragment.row_ids.inline, fragment.physical_rows, where)
+    if fragment.row_id_meta is not None and fragment.row_id_meta.inline is not None:
+        row_ids.decode(fragment.row_id_meta.inline, fragment.physical_rows, where)
     formats = frozenset((d.file_major_version, d.file_minor_version) for d in fragment.files)
     deletion = fragment.deletion_file
     return Checked(
         fragment,
         sequences,
-        fragment.row_ids is not None,
+        fragment.row_id_meta is not None,
         base,
         formats,
         -1 if deletion is None else deletion.read_version,

@@ -19,9 +19,9 @@ _KIND_NAMES = {DeletionKind.ARROW: "array", DeletionKind.BITMAP: "bitmap"}
 _KINDS = {v: k for k, v in _KIND_NAMES.items()}
 # Fragment attribute -> (pylance key, inline tag, external tag).
 _SEQUENCE_KEYS = {
-    "row_ids": ("row_id_meta", "Inline", "External"),
-    "created_at": ("created_at_version_meta", "inline", "external"),
-    "last_updated_at": ("last_updated_at_version_meta", "inline", "external"),
+    "row_id_meta": ("row_id_meta", "Inline", "External"),
+    "created_at_version_meta": ("created_at_version_meta", "inline", "external"),
+    "last_updated_at_version_meta": ("last_updated_at_version_meta", "inline", "external"),
 }
 
 
@@ -121,5 +121,7 @@ def fragment_from_json(data: str | dict[str, Any]) -> Fragment:
         tuple(_read_data_file(f) for f in parsed["files"]),
         int(parsed["physical_rows"]),
         None if deletion is None else _read_deletion_file(deletion),
-        **sequences,
+        row_id_meta=sequences["row_id_meta"],
+        created_at_version_meta=sequences["created_at_version_meta"],
+        last_updated_at_version_meta=sequences["last_updated_at_version_meta"],
     )

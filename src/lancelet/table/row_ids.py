@@ -213,14 +213,14 @@ def with_row_ids(manifest: Manifest, floor: int, version: int) -> Manifest:
     next_id = max(manifest.next_row_id, floor)
     fragments = []
     for fragment in manifest.fragments:
-        if fragment.row_ids is None:
+        if fragment.row_id_meta is None:
             ids = np.arange(next_id, next_id + fragment.physical_rows, dtype=np.uint64)
             created = Sequence(inline=_one_version(fragment.physical_rows, version))
             fragment = replace(
                 fragment,
-                row_ids=Sequence(inline=encode(ids)),
-                created_at=created,
-                last_updated_at=created,
+                row_id_meta=Sequence(inline=encode(ids)),
+                created_at_version_meta=created,
+                last_updated_at_version_meta=created,
             )
             next_id += fragment.physical_rows
         fragments.append(fragment)
@@ -236,7 +236,7 @@ def carrying(fragments: Iterable[Fragment], ids: np.ndarray) -> list[Fragment]:
         stop = start + fragment.physical_rows
         if stop > len(ids):
             raise ValueError("fewer row ids than rows written")
-        out.append(replace(fragment, row_ids=Sequence(inline=encode(ids[start:stop]))))
+        out.append(replace(fragment, row_id_meta=Sequence(inline=encode(ids[start:stop]))))
         start = stop
     if start != len(ids):
         raise ValueError("more row ids than rows written")

@@ -14,7 +14,8 @@ from typing import Any
 import pyarrow as pa
 
 from lancelet._proto import file_pb2
-from lancelet.errors import SchemaError
+from lancelet.errors import SchemaError, UnsupportedFunctionError
+from lancelet.table.primary_key import key_fields
 from lancelet.table.schema import LanceSchema as _Schema
 
 _ENCODINGS = {
@@ -82,12 +83,23 @@ class LanceSchema:
             )
         self._schema = schema
 
-    @classmethod
-    def from_pyarrow(cls, schema: pa.Schema) -> LanceSchema:
+    @staticmethod
+    def from_pyarrow(schema: pa.Schema) -> LanceSchema:
         """The schema of ``schema``'s columns, ids given in pre-order from 0."""
         if not isinstance(schema, pa.Schema):
             raise TypeError(f"LanceSchema.from_pyarrow: expected a pyarrow.Schema, not {schema!r}")
-        return cls(_Schema.from_arrow(schema))
+        return LanceSchema(_Schema.from_arrow(schema))
+
+    def unenforced_primary_key(self) -> list[LanceField]:
+        """The fields of the unenforced primary key, in key order (nested ones too)."""
+        keys = key_fields(self._schema.fields, "LanceSchema.unenforced_primary_key")
+        return [LanceField(f, self._schema) for f in keys]
+
+    def unenforced_clustering_key(self) -> list[LanceField]:
+        raise UnsupportedFunctionError(
+            "LanceSchema.unenforced_clustering_key is not supported: lancelet does not read "
+            "clustering keys"
+        )
 
     @property
     def inner(self) -> _Schema:

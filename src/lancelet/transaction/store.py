@@ -302,7 +302,7 @@ class DatasetStore:
     def read_row_ids(self, fragment: Fragment) -> np.ndarray | None:
         """The stable row id of each physical row of ``fragment`` (uint64), or None
         when it lists none (row ids are then its row addresses)."""
-        sequence = fragment.row_ids
+        sequence = fragment.row_id_meta
         if sequence is None:
             return None
         where = f"{self.root}: fragment {fragment.id}"

@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lancelet.file.codecs.zipped import (
     Levels,
@@ -104,3 +106,69 @@ def test_bytepack_widths() -> None:
     assert bytepack(np.array([0, 255]), 255) == b"\x00\xff"
     assert bytepack(np.array([1]), 256) == b"\x01\x00"
     assert len(bytepack(np.array([1]), 1 << 32)) == 8
+
+
+# -- against a plain item-by-item description of the layout -----------------------------
+
+
+def _reference_zip(
+    rep: list[int], defs: list[int], max_visible: int | None, values: list[bytes],
+    fixed_width: int | None, length_bytes: int,
+) -> bytes:  # fmt: skip
+    """The data buffer written item by item, straight from the module docstring."""
+    bits_def = max(defs).bit_length() if defs else 0
+    bits = (max(rep).bit_length() if rep else 0) + bits_def
+    word_bytes = 0 if bits == 0 else 1 if bits <= 8 else 2 if bits <= 16 else 4
+    out = bytearray()
+    visible_values = iter(values)
+    for r, d in zip(rep, defs, strict=True):
+        out += ((r << bits_def) | d).to_bytes(4, "little")[:word_bytes]
+        if max_visible is not None and d > max_visible:
+            continue
+        value = next(visible_values)
+        if fixed_width is not None:
+            out += value
+        elif d == 0:
+            out += len(value).to_bytes(length_bytes, "little") + value
+    return bytes(out)
+
+
+ZipCase = tuple[Levels, int | None, list[int], list[int], list[bytes]]
+
+
+@st.composite
+def _zip_cases(draw: st.DrawFn) -> ZipCase:
+    """Levels (with or without list layers hiding items) and one value per visible
+    item; null values are empty, or hold bytes that the page must leave out."""
+    count = draw(st.integers(0, 30))
+    max_def, max_rep = draw(st.integers(0, 3)), draw(st.integers(0, 2))
+    defs = draw(st.lists(st.integers(0, max_def), min_size=count, max_size=count))
+    rep = draw(st.lists(st.integers(0, max_rep), min_size=count, max_size=count))
+    max_visible = draw(st.none() | st.integers(0, max_def))
+    visible_defs = [d for d in defs if max_visible is None or d <= max_visible]
+    garbage = draw(st.booleans())
+    values = [
+        value if d == 0 or garbage else b""
+        for d in visible_defs
+        for value in [draw(st.binary(max_size=9))]
+    ]
+    levels = Levels(np.asarray(rep), np.asarray(defs), max_rep, max_visible)
+    return levels, max_visible, rep, defs, values
+
+
+@settings(max_examples=150, deadline=None)
+@given(case=_zip_cases(), length_bytes=st.sampled_from([4, 8]), width=st.integers(0, 5))
+def test_zipping_matches_the_item_by_item_layout(
+    case: ZipCase, length_bytes: int, width: int
+) -> None:
+    levels, max_visible, rep, defs, values = case
+    count = len(defs)
+    # Offsets that start past 0, into data with bytes before and after the values.
+    offsets = np.concatenate(([5], 5 + np.cumsum([len(v) for v in values]))).astype(np.int64)
+    data = np.frombuffer(b"\x01" * 5 + b"".join(values) + b"\x02" * 3, dtype=np.uint8)
+    zipped = zip_variable(offsets, data, levels, count, length_bytes=length_bytes)
+    assert zipped.data == _reference_zip(rep, defs, max_visible, values, None, length_bytes)
+    rows = [bytes([i % 251]) * width for i in range(len(values))]
+    fixed = np.frombuffer(b"".join(rows), np.uint8).reshape(len(values), width)
+    zipped = zip_fixed(fixed, levels, count)
+    assert zipped.data == _reference_zip(rep, defs, max_visible, rows, width, length_bytes)

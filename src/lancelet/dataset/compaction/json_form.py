@@ -19,9 +19,9 @@ _KINDS = {v: k for k, v in _KIND_NAMES.items()}
 _UNSUPPORTED_KEYS = ("overlays",)
 # Fragment attribute -> pylance's key and the key of its inline form.
 _SEQUENCE_KEYS = {
-    "row_ids": ("row_id_meta", "Inline"),
-    "created_at": ("created_at_version_meta", "inline"),
-    "last_updated_at": ("last_updated_at_version_meta", "inline"),
+    "row_id_meta": ("row_id_meta", "Inline"),
+    "created_at_version_meta": ("created_at_version_meta", "inline"),
+    "last_updated_at_version_meta": ("last_updated_at_version_meta", "inline"),
 }
 
 
@@ -67,7 +67,7 @@ def fragment_json(fragment: Fragment) -> dict[str, Any]:
                 "column_indices": list(f.column_indices),
                 "file_major_version": f.file_major_version,
                 "file_minor_version": f.file_minor_version,
-                "file_size_bytes": f.file_size_bytes,
+                "file_size_bytes": f.file_size_bytes or 0,
                 "base_id": f.base_id,
             }
             for f in fragment.files
@@ -122,12 +122,15 @@ def fragment_from_json(data: Mapping[str, Any]) -> Fragment:
         deletion = DeletionFile(
             int(d["read_version"]), int(d["id"]), _KIND_NAMES[kind], int(d["num_deleted_rows"] or 0)
         )
+    sequences = _sequences_from_json(data, fragment_id)
     return Fragment(
         fragment_id,
         tuple(files),
         int(data.get("physical_rows") or 0),
         deletion,
-        **_sequences_from_json(data, fragment_id),
+        row_id_meta=sequences.get("row_id_meta"),
+        created_at_version_meta=sequences.get("created_at_version_meta"),
+        last_updated_at_version_meta=sequences.get("last_updated_at_version_meta"),
     )
 
 

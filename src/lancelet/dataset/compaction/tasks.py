@@ -81,10 +81,10 @@ class RewriteResult:
             }
         )
 
-    @classmethod
-    def from_json(cls, json: str) -> RewriteResult:
+    @staticmethod
+    def from_json(json: str) -> RewriteResult:
         data = json_module.loads(json)
-        return cls(
+        return RewriteResult(
             int(data["read_version"]),
             [fragment_from_json(f) for f in data["original_fragments"]],
             [fragment_from_json(f) for f in data["new_fragments"]],
@@ -127,11 +127,13 @@ class CompactionTask:
             }
         )
 
-    @classmethod
-    def from_json(cls, json: str) -> CompactionTask:
+    @staticmethod
+    def from_json(json: str) -> CompactionTask:
         data = json_module.loads(json)
         fragments = [fragment_from_json(f) for f in data["task"]["fragments"]]
-        return cls(int(data["read_version"]), fragments, options_from_json(data["options"]))
+        return CompactionTask(
+            int(data["read_version"]), fragments, options_from_json(data["options"])
+        )
 
     def __reduce__(self) -> tuple[Any, tuple[str]]:
         return (CompactionTask.from_json, (self.json(),))
@@ -163,8 +165,8 @@ class CompactionPlan:
             }
         )
 
-    @classmethod
-    def from_json(cls, json: str) -> CompactionPlan:
+    @staticmethod
+    def from_json(json: str) -> CompactionPlan:
         data = json_module.loads(json)
         version = int(data["read_version"])
         options = options_from_json(data["options"])
@@ -172,7 +174,7 @@ class CompactionPlan:
             CompactionTask(version, [fragment_from_json(f) for f in t["fragments"]], options)
             for t in data["tasks"]
         ]
-        return cls(version, tasks, options)
+        return CompactionPlan(version, tasks, options)
 
     def __reduce__(self) -> tuple[Any, tuple[str]]:
         return (CompactionPlan.from_json, (self.json(),))

@@ -18,7 +18,8 @@ or more per hash slot of its first 3 bytes (a longer symbol sharing a slot with 
 better one is dropped, as in the paper's implementation), and 2- and 1-byte
 symbols sit in direct tables.  Every string is compressed at once: each step
 advances all unfinished strings by one code, so the work is whole-array numpy
-operations, a step per code of the longest string.
+operations, a step per code of the longest line (strings are compressed in lines
+of at most 512 bytes).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from numpy.typing import NDArray
 from lancelet.file.codecs import jit
 from lancelet.file.codecs.fsst import FSST_SYMBOL_TABLE_SIZE
 
-__all__ = ["FsstTable", "build_table", "compress", "serialize"]
+__all__ = ["FsstTable", "build_table", "compress", "likely_pays", "serialize"]
 
 U8 = NDArray[np.uint8]
 U64 = NDArray[np.uint64]
@@ -45,6 +46,7 @@ _HASH_BITS: Final = 16
 _HASH_PRIME: Final = np.uint64(2971215073)
 _KEY_PRIME: Final = np.uint64(0x9E3779B97F4A7C15)
 _SAMPLE_BYTES: Final = 1 << 15
+_SAMPLE_LINE: Final = 512
 _ROUNDS: Final = (8, 38, 68, 98, 128)
 _MASKS: Final = np.array(
     [0] + [(1 << (8 * k)) - 1 for k in range(1, 8)] + [(1 << 64) - 1], dtype=np.uint64
@@ -119,10 +121,22 @@ def _words(data: U8) -> U64:
     return words
 
 
-def _step(look: _Lookup, words: U64, at: I64, left: I64) -> tuple[I64, I64]:
-    """The greedy choice at positions ``at`` (``left`` bytes to their string's end):
-    the longest symbol's code (-1: escape the byte) and the bytes it covers."""
-    word = words[at]
+def _word_at(aligned: U64, at: I64) -> U64:
+    """The 8 bytes starting at each position ``at`` of the data held as aligned
+    little-endian words (padded with a zero word): two words, shifted together."""
+    word_index = at >> 3
+    shift = (at & 7).astype(np.uint64) << np.uint64(3)
+    low = aligned[word_index] >> shift
+    # Shifting by 63 - s and then by 1 gives 0, not the word, when s is 0.
+    high = (aligned[1:][word_index] << (np.uint64(63) - shift)) << np.uint64(1)
+    word: U64 = low | high
+    return word
+
+
+def _step(look: _Lookup, word: U64, left: I64) -> tuple[I64, I64]:
+    """The greedy choice for the 8-byte windows ``word`` (``left`` bytes to their
+    string's end; ``word`` is overwritten): the longest symbol's code (-1: escape the
+    byte) and the bytes it covers."""
     near_end = np.flatnonzero(left < 8)
     if len(near_end):
         word[near_end] &= _MASKS[left[near_end]]
@@ -170,7 +184,7 @@ def _parse(table: FsstTable, data: U8, offsets: I64) -> _Parse:
     lengths: list[I64] = []
     while len(active):
         at = cursor[active]
-        code, length = _step(look, words, at, end[active] - at)
+        code, length = _step(look, words[at], end[active] - at)
         strings.append(active)
         starts.append(at)
         codes.append(code)
@@ -192,14 +206,30 @@ def _parse(table: FsstTable, data: U8, offsets: I64) -> _Parse:
 
 def compress(table: FsstTable, data: U8, offsets: I64) -> tuple[I64, U8]:
     """Each string ``data[offsets[i]:offsets[i+1]]`` compressed on its own; returns
-    the compressed strings' offsets (from 0) and bytes."""
+    the compressed strings' offsets (from 0) and bytes.
+
+    Strings are compressed in lines of at most 512 bytes (a symbol never spans two):
+    the codes of the lines, one after the other, are a valid encoding of the string,
+    and no string needs more than 512 steps of the array-wide greedy parse."""
     offsets = np.asarray(offsets, dtype=np.int64)
+    _, lines = _lines(data, offsets)
     look = _lookup(table)
     if jit.enabled():
         from lancelet.file.codecs.kernels import fsst
 
-        return fsst.compress(*_compiled_tables(look, data, offsets))
-    words = _words(data)
+        line_offsets, out = fsst.compress(*_compiled_tables(look, data, lines))
+    else:
+        line_offsets, out = _compress_lines(look, data, lines)
+    if len(lines) == len(offsets):
+        return line_offsets, out
+    pieces = _line_counts(np.diff(offsets))
+    first_line = np.concatenate(([0], np.cumsum(pieces))).astype(np.int64)
+    return line_offsets[first_line], out
+
+
+def _compress_lines(look: _Lookup, data: U8, offsets: I64) -> tuple[I64, U8]:
+    """The numpy path of :func:`compress`: every string advanced by one code per step."""
+    aligned = _compiled_tables(look, data, offsets)[0]
     # Each string gets room for its worst case (every byte escaped), then is compacted.
     base = 2 * offsets[:-1]
     finish = base.copy()
@@ -207,7 +237,7 @@ def compress(table: FsstTable, data: U8, offsets: I64) -> tuple[I64, U8]:
     string = np.flatnonzero(offsets[:-1] < offsets[1:])
     at, end, position = offsets[string], offsets[string + 1], base[string]
     while len(at):
-        code, length = _step(look, words, at, end - at)
+        code, length = _step(look, _word_at(aligned, at), end - at)
         escape = code < 0
         out[position] = np.where(escape, _ESCAPE, code).astype(np.uint8)
         out[position[escape] + 1] = data[at[escape]]
@@ -220,10 +250,15 @@ def compress(table: FsstTable, data: U8, offsets: I64) -> tuple[I64, U8]:
             string, at, end, position = string[going], at[going], end[going], position[going]
     written = finish - base
     new_offsets = np.concatenate(([0], np.cumsum(written))).astype(np.int64)
-    index = np.repeat(base - new_offsets[:-1], written) + np.arange(
-        int(new_offsets[-1]), dtype=np.int64
-    )
-    return new_offsets, out[index]
+    # The written ranges are disjoint and in order: a running count of range starts
+    # minus range ends marks their bytes (no index array per byte).  At most one range
+    # starts and one ends at any position once empty ones are left out.
+    filled = written > 0
+    edges = np.zeros(len(out) + 1, dtype=np.int8)
+    edges[base[filled]] += 1
+    edges[finish[filled]] -= 1
+    keep = np.cumsum(edges[:-1], dtype=np.int8).view(np.bool_)
+    return new_offsets, out[keep]
 
 
 def _compiled_tables(look: _Lookup, data: U8, offsets: I64) -> tuple[NDArray[Any], ...]:
@@ -274,21 +309,66 @@ def serialize(table: FsstTable) -> bytes:
 # -- building the table ------------------------------------------------------------------
 
 
-def _sample(data: U8, offsets: I64) -> tuple[U8, I64]:
-    """Whole strings spread evenly over the input, about 32 KiB of them."""
+def _picks(n: int, wanted: int, held_out: bool) -> I64:
+    """``wanted`` of ``n`` strings spread evenly; ``held_out``: the ones half-way
+    between those (a second sample, to judge a table built on the first)."""
+    if not held_out:
+        return np.unique(np.linspace(0, n - 1, wanted).astype(np.int64))
+    if wanted < 2:
+        return np.asarray([(n - 1) // 2], dtype=np.int64)
+    return np.unique(np.linspace(0, n - 1, 2 * wanted - 1)[1::2].astype(np.int64))
+
+
+def _sample(data: U8, offsets: I64, held_out: bool = False) -> tuple[U8, I64]:
+    """Whole strings spread evenly over the input, about 32 KiB of them, cut into
+    lines of at most 512 bytes (as the paper's implementation samples): a symbol
+    never spans two lines, and no parse of the sample takes more than 512 steps."""
     if len(data) <= _SAMPLE_BYTES:
-        return data, offsets
+        return _lines(data, offsets)
     n = len(offsets) - 1
     lengths = np.diff(offsets)
     average = max(len(data) / max(n, 1), 1.0)
     wanted = min(n, max(1, int(_SAMPLE_BYTES / average)))
-    picked = np.unique(np.linspace(0, n - 1, wanted).astype(np.int64))
+    picked = _picks(n, wanted, held_out)
     sizes = lengths[picked]
     new_offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
     index = np.repeat(offsets[picked] - new_offsets[:-1], sizes) + np.arange(
         int(sizes.sum()), dtype=np.int64
     )
-    return data[index], new_offsets
+    return _lines(data[index], new_offsets)
+
+
+def _line_counts(lengths: I64) -> I64:
+    """Lines of at most ``_SAMPLE_LINE`` bytes per string (an empty string is one)."""
+    counts: I64 = np.maximum(-(-lengths // _SAMPLE_LINE), 1)
+    return counts
+
+
+def _lines(data: U8, offsets: I64) -> tuple[U8, I64]:
+    """The strings cut into lines of at most ``_SAMPLE_LINE`` bytes: the data and the
+    lines' offsets."""
+    lengths = np.diff(offsets)
+    if not len(lengths) or int(lengths.max()) <= _SAMPLE_LINE:
+        return data, offsets
+    pieces = _line_counts(lengths)
+    owner = np.repeat(np.arange(len(lengths), dtype=np.int64), pieces)
+    first_piece = np.cumsum(pieces) - pieces
+    within = np.arange(len(owner), dtype=np.int64) - first_piece[owner]
+    ends = np.minimum(offsets[owner] + (within + 1) * _SAMPLE_LINE, offsets[owner + 1])
+    return data, np.concatenate((offsets[:1], ends)).astype(np.int64)
+
+
+def likely_pays(table: FsstTable, data: U8, offsets: I64) -> bool:
+    """Whether compressing every string with ``table`` may save space, judged on a
+    second sample (about 32 KiB, none of it the sample the table was built on when
+    the input is large): a table that does not shrink strings it has not seen will
+    not shrink the rest.  Small inputs are always worth the exact check."""
+    if len(data) <= 2 * _SAMPLE_BYTES:
+        return True
+    held, held_offsets = _sample(data, np.asarray(offsets, dtype=np.int64), held_out=True)
+    raw = int(held_offsets[-1] - held_offsets[0])
+    _, compressed = compress(table, held, held_offsets)
+    return len(compressed) < raw
 
 
 def _token_bytes(table: FsstTable, parsed: _Parse, data: U8) -> tuple[U64, I64]:

@@ -27,10 +27,14 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from lancelet.file.codecs._chunks import IntArray, gather_ranges
+from lancelet.file.codecs._chunks import IntArray
 
 __all__ = ["Levels", "Zipped", "bytepack", "fixed_size_list_rows", "zip_fixed", "zip_variable"]
+
+_NO_SEPARATOR = pa.scalar(b"", pa.large_binary())
 
 
 @dataclass(frozen=True)
@@ -48,7 +52,7 @@ class Levels:
 class Zipped:
     """A full-zip page's buffers and the layout fields that describe them."""
 
-    data: bytes
+    data: pa.Buffer  # compares equal to the same bytes
     repetition_index: bytes | None
     bits_rep: int
     bits_def: int
@@ -105,14 +109,62 @@ def _items(levels: Levels, count: int) -> _Items:
     )
 
 
-def _layout(items: _Items, sizes: IntArray) -> tuple[npt.NDArray[np.uint8], IntArray]:
-    """A zeroed output with each item's control word written, and where each item
-    starts."""
-    starts = np.cumsum(sizes) - sizes
-    out = np.zeros(int(sizes.sum()), dtype=np.uint8)
-    for k in range(items.word):
-        out[starts + k] = (items.words >> (8 * k)) & 0xFF
-    return out, starts
+def _join(head: npt.NDArray[np.uint8], head_sizes: IntArray, data: npt.NDArray[np.uint8],
+          value_offsets: IntArray) -> pa.Buffer:  # fmt: skip
+    """Item by item, its ``head_sizes[i]`` bytes of ``head`` then its value
+    ``data[value_offsets[i]:value_offsets[i + 1]]``.
+
+    One pass of Arrow's element-wise binary concatenation: the joined array's values
+    buffer is the output, so no byte-sized index arrays are built and the output is not
+    copied again."""
+    count = len(head_sizes)
+    head_offsets = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(head_sizes, out=head_offsets[1:])
+    total = int(head_offsets[-1] + value_offsets[-1] - value_offsets[0])
+    if total == 0:
+        return pa.py_buffer(b"")
+    heads = _binary(count, head_offsets, head)
+    values = _binary(count, np.ascontiguousarray(value_offsets, dtype=np.int64), data)
+    joined = pc.binary_join_element_wise(heads, values, _NO_SEPARATOR)
+    return joined.buffers()[2].slice(0, total)
+
+
+def _binary(count: int, offsets: IntArray, data: npt.NDArray[np.uint8]) -> pa.Array:
+    buffers = [None, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(data))]
+    return pa.LargeBinaryArray.from_buffers(pa.large_binary(), count, buffers)
+
+
+def _heads(items: _Items, lengths: IntArray, stored: npt.NDArray[np.bool_],
+           length_bytes: int) -> tuple[npt.NDArray[np.uint8], IntArray]:  # fmt: skip
+    """Each item's control word, then its value's length when it has a value."""
+    words = items.words.astype("<u4").view(np.uint8).reshape(-1, 4)[:, : items.word]
+    if not length_bytes:
+        return np.ascontiguousarray(words).reshape(-1), np.full(items.count, items.word)
+    sizes = lengths.astype(f"<u{length_bytes}").view(np.uint8).reshape(-1, length_bytes)
+    rows = np.concatenate([words, sizes], axis=1)
+    if bool(stored.all()):
+        return rows.reshape(-1), np.full(items.count, rows.shape[1])
+    keep = np.ones(rows.shape, dtype=bool)
+    keep[~stored, items.word :] = False
+    return rows[keep], items.word + length_bytes * stored.astype(np.int64)
+
+
+def _values_bytes(values: pa.Array) -> npt.NDArray[np.uint8]:
+    """The bytes of a large binary array's values, in order."""
+    raw = values.buffers()[2]
+    if raw is None:
+        return np.zeros(0, dtype=np.uint8)
+    ends = [values.offset, values.offset + len(values)]
+    start, end = np.frombuffer(values.buffers()[1], np.int64)[ends]
+    return np.frombuffer(raw, np.uint8)[int(start) : int(end)]
+
+
+def _item_offsets(sizes: IntArray, base: int) -> IntArray:
+    out = np.empty(len(sizes) + 1, dtype=np.int64)
+    out[0] = base
+    np.cumsum(sizes, out=out[1:])
+    out[1:] += base
+    return out
 
 
 def zip_fixed(values: npt.NDArray[np.uint8], levels: Levels, num_items: int) -> Zipped:
@@ -121,10 +173,14 @@ def zip_fixed(values: npt.NDArray[np.uint8], levels: Levels, num_items: int) -> 
     if values.ndim != 2 or values.shape[0] != int(items.visible.sum()):
         raise ValueError("fixed values must be (visible items, width) bytes")
     width = values.shape[1]
-    out, starts = _layout(items, items.word + np.where(items.visible, width, 0))
-    out[(starts + items.word)[items.visible][:, None] + np.arange(width)] = values
+    value_sizes = np.where(items.visible, width, 0)
+    sizes = items.word + value_sizes
+    starts = np.cumsum(sizes) - sizes
+    stored = np.zeros(num_items, dtype=bool)
+    head, head_sizes = _heads(items, value_sizes, stored, 0)
+    out = _join(head, head_sizes, values.reshape(-1), _item_offsets(value_sizes, 0))
     with_index = levels.rep is not None
-    return _finish(out, items, starts, int(out.size) if with_index else 0)
+    return _finish(out, items, starts, out.size if with_index else 0)
 
 
 def zip_variable(
@@ -136,36 +192,41 @@ def zip_variable(
     length_bytes: int = 4,
 ) -> Zipped:
     """Zip variable-width values: value ``i`` of the visible items is
-    ``data[offsets[i]:offsets[i + 1]]`` (empty for null ones, which get no length)."""
+    ``data[offsets[i]:offsets[i + 1]]`` (null ones get no length, and their bytes, if
+    any, are left out)."""
     if length_bytes not in (4, 8):
         raise ValueError("value lengths are 4 or 8 bytes")
     items = _items(levels, num_items)
     visible = int(items.visible.sum())
     if offsets.size != visible + 1:
         raise ValueError("offsets must have one entry per visible item, plus one")
+    offsets = np.asarray(offsets, dtype=np.int64)
     lengths = np.zeros(num_items, dtype=np.int64)
     lengths[items.visible] = np.diff(offsets)
     stored = items.visible & items.valid
-    sizes = items.word + np.where(stored, length_bytes + lengths, 0)
-    out, starts = _layout(items, sizes)
-    at = starts + items.word
-    for k in range(length_bytes):
-        out[at[stored] + k] = (lengths[stored] >> (8 * k)) & 0xFF
-    out[gather_ranges(at[stored] + length_bytes, lengths[stored])] = data[
-        gather_ranges(offsets[:-1][items.valid[items.visible]], lengths[stored])
-    ]
     # The reference bounds the index by a size that counts a length for every
     # visible item, null ones included; the index width follows that bound.
     bound = int(offsets[-1] - offsets[0]) + items.word * num_items + length_bytes * visible
+    if bool(lengths[~stored].any()):
+        # Bytes under null values (rare): keep only the stored values' bytes.
+        values = _binary(visible, offsets, data).filter(pa.array(stored[items.visible]))
+        data = _values_bytes(values)
+        offsets = _item_offsets(np.where(stored, lengths, 0)[items.visible], 0)
+        lengths = np.where(stored, lengths, 0)
+    value_sizes = np.where(stored, lengths, 0)
+    sizes = items.word + value_sizes + length_bytes * stored
+    starts = np.cumsum(sizes) - sizes
+    head, head_sizes = _heads(items, lengths, stored, length_bytes)
+    out = _join(head, head_sizes, data, _item_offsets(value_sizes, int(offsets[0])))
     return _finish(out, items, starts, bound)
 
 
-def _finish(out: npt.NDArray[np.uint8], items: _Items, starts: IntArray, bound: int) -> Zipped:
+def _finish(out: pa.Buffer, items: _Items, starts: IntArray, bound: int) -> Zipped:
     index = None
     if bound:
         index = bytepack(np.append(starts[items.new_row], out.size), bound)
     return Zipped(
-        out.tobytes(),
+        out,
         index,
         items.bits_rep,
         items.bits_def,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -85,9 +86,12 @@ class LegacyFileReader(LanceFileReader):
         storage_options: dict[str, str] | None = None,
         columns: Sequence[str] | None = None,
         *,
+        namespace_client: Any = None,
+        table_id: list[str] | None = None,
         file_io: FileIO | None = None,
     ):
-        self.path = os.fspath(path)  # storage_options, file_io: taken by LanceFileReader.__new__
+        # storage_options, file_io: taken, and the namespace refused, by LanceFileReader.__new__
+        self.path = os.fspath(path)
         self._source = self._open_source()
         self._layout = read_layout(self._source)
         fields = self._layout.fields

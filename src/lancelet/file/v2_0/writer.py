@@ -14,6 +14,7 @@ from lancelet.file.v2_0 import packed_struct
 from lancelet.file.v2_0.fields import concat_pages
 from lancelet.file.v2_0.layout import FieldNode, Kind, build_layout, column_count, is_packed_struct
 from lancelet.file.v2_0.leaf import encode_values
+from lancelet.file.v2_1.write.blocks import packed_field_problem
 from lancelet.file.writing import FileWriterBase, PageSink
 
 
@@ -167,10 +168,22 @@ def _check_packed_types(nodes: list[FieldNode], path: str) -> None:
             if not is_packed_struct(node.field):
                 continue
             problem = packed_struct.packed_type_problem(node.field.type)
+            if problem is not None and _packs_from_2_2(node.field.type):
+                # pylance: ValueError from its file writer, OSError from write_dataset
+                raise TypeVersionError(
+                    f"{path}: packed struct column {node.field.name!r} cannot be written: "
+                    "packed structs with variable-width fields need Lance file format 2.2"
+                )
             if problem is not None:
                 raise UnsupportedTypeError(
                     f"{path}: packed struct column {node.field.name!r} cannot be written: {problem}"
                 )
+
+
+def _packs_from_2_2(dtype: pa.DataType) -> bool:
+    """Whether format 2.2 packs this struct: its fields are fixed-width or strings."""
+    fields = [dtype.field(i).type for i in range(dtype.num_fields)]
+    return bool(fields) and all(packed_field_problem(t) is None for t in fields)
 
 
 def _check_packed_nulls(node: FieldNode, arr: pa.Array, path: str) -> None:

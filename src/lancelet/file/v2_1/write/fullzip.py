@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
 from numpy.typing import NDArray
 
 from lancelet._proto import encodings_v2_1_pb2 as pb
@@ -24,7 +25,7 @@ GENERAL_MIN_TOTAL = 32 * 1024
 
 @dataclass(frozen=True)
 class ZippedPage:
-    buffers: list[bytes]
+    buffers: list[bytes | pa.Buffer]
     layout: pb.FullZipLayout
 
 
@@ -62,7 +63,7 @@ def _fixed_values(block: Fixed | FixedList) -> tuple[U8, pb.CompressiveEncoding]
 
 
 def _page(result: zipped.Zipped, layout: pb.FullZipLayout) -> ZippedPage:
-    buffers = [result.data]
+    buffers: list[bytes | pa.Buffer] = [result.data]
     if result.repetition_index is not None:
         buffers.append(result.repetition_index)
     layout.bits_rep = result.bits_rep

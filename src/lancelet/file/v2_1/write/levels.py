@@ -14,11 +14,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from lancelet._proto import encodings_v2_1_pb2 as pb
-from lancelet.file.codecs.rle import encode_rle_chunks
+from lancelet.file.codecs.rle import encode_rle_chunks, rle_entry_count
 from lancelet.file.v2_1.write import bitpack, encodings
 from lancelet.file.v2_1.write.chunks import I64, Chunked, gather, scatter
 
 U16 = NDArray[np.uint16]
+_RLE_HEADER = 8  # the u64 size of the run values that starts a run-length chunk
 
 
 def level_counts(visible: NDArray[np.bool_] | None, value_counts: I64, total: int) -> I64:
@@ -44,11 +45,12 @@ def compress(
 ) -> tuple[Chunked, pb.CompressiveEncoding]:
     """The page's levels as chunks, and their encoding.  From format 2.2 each chunk's
     levels may instead be run-length encoded (``u64`` size of the run values, the run
-    values, the 8-bit run lengths) when pylance's estimate of that is smaller: three
-    bytes per run against the bit-packed (or flat) page."""
+    values, the 8-bit run lengths) when pylance's estimate of that is smaller: the size
+    word and three bytes per run (runs cut at 255) against the bit-packed (or flat)
+    page, so a few levels stay flat."""
     if allow_rle and len(levels):
-        runs = 1 + int(np.count_nonzero(levels[1:] != levels[:-1]))
-        if 3 * runs < _packed_estimate(levels):
+        runs = rle_entry_count(levels, [len(levels)])
+        if _RLE_HEADER + 3 * runs < _packed_estimate(levels):
             return _rle(levels, counts), encodings.rle(16)
     return _packed(levels, counts)
 

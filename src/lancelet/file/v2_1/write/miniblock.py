@@ -88,7 +88,6 @@ def fixed(block: Fixed) -> MiniBlocks:
 
 
 RLE_MAX_VALUES = 4096
-RLE_DEFAULT_THRESHOLD = 0.5
 _ENTROPY_SAMPLE = 64
 _BSS_ENTROPY = 4.0  # bits per byte position, pylance's "auto" sensitivity (0.5 * 8)
 
@@ -241,8 +240,9 @@ FSST_MIN_MAX_LENGTH = 5  # nor one whose strings are all shorter
 
 def fsst_compressed(block: Variable, forced: bool) -> tuple[Variable, bytes] | None:
     """The values FSST-compressed, and the symbol table blob; None when FSST is not
-    worth it (small pages, short strings, or no gain), unless ``forced``.  A forced
-    page under 32 KiB is stored as is behind an "uncompressed" table, as pylance's."""
+    worth it (small pages, short strings, or no gain, on a sample first and then on
+    all the values), unless ``forced``.  A forced page under 32 KiB is stored as is
+    behind an "uncompressed" table, as pylance's."""
     big = len(block.data) >= FSST_MIN_BYTES
     long = block.num_values > 0 and int(block.lengths.max()) >= FSST_MIN_MAX_LENGTH
     if not forced and not (big and long):
@@ -250,6 +250,8 @@ def fsst_compressed(block: Variable, forced: bool) -> tuple[Variable, bytes] | N
     if not big:
         return block, fsst_encode.serialize_uncompressed()
     table = fsst_encode.build_table(block.data, block.offsets)
+    if not forced and not fsst_encode.likely_pays(table, block.data, block.offsets):
+        return None  # without compressing every value only to throw the result away
     offsets, data = fsst_encode.compress(table, block.data, block.offsets)
     if not forced and len(data) + fsst_encode.TABLE_BYTES >= len(block.data):
         return None

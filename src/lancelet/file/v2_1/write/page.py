@@ -52,7 +52,7 @@ class Options:
 
 @dataclass(frozen=True)
 class EncodedPage:
-    buffers: list[bytes]
+    buffers: list[bytes | pa.Buffer]  # a full-zip page's data is an Arrow buffer
     layout: pb.PageLayout
     num_rows: int
 

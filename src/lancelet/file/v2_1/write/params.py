@@ -53,6 +53,11 @@ _HONOURED = {
 }
 
 
+# pylance 14 run-length encodes whenever that is the smallest encoding (runs are kept
+# up to 8/9 of the values for 64-bit values): a threshold of 1 only when asked for less.
+RLE_DEFAULT_THRESHOLD = 1.0
+
+
 @dataclass(frozen=True)
 class FieldParams:
     compression: str | None = None  # None, "none", "lz4", "zstd" or "fsst"
@@ -60,7 +65,7 @@ class FieldParams:
     structural: str | None = None  # None, "miniblock" or "fullzip"
     dict_values: str = "lz4"
     dict_values_level: int | None = None
-    rle_threshold: float = 0.5  # run-length encode when runs < threshold * values
+    rle_threshold: float = RLE_DEFAULT_THRESHOLD  # run-length encode when runs < threshold * values
     bss: str = "auto"  # byte stream split: "off", "on" or "auto"
     minichunk_size: int = 4096  # the byte size variable-width chunks aim at
     metadata: Mapping[bytes, bytes] | None = None
@@ -80,7 +85,7 @@ def _level(raw: bytes | None, key: bytes, where: str) -> int | None:
 
 def _threshold(raw: bytes | None, where: str) -> float:
     if raw is None:
-        return 0.5
+        return RLE_DEFAULT_THRESHOLD
     try:
         value = float(raw)
     except ValueError:
@@ -110,7 +115,8 @@ def _check_packed(field: pa.Field, where: str, minor: int) -> None:
         if problem is not None:
             raise UnsupportedTypeError(f"{where}: packed struct cannot be written: {problem}")
         if is_variable(child.type) and minor < 2:
-            raise UnsupportedTypeError(
+            # pylance: NotImplementedError from its file writer, OSError from write_dataset
+            raise TypeVersionError(
                 f"{where}: packed structs with variable-width fields ({child.name!r}) need "
                 "Lance file format 2.2"
             )
