@@ -29,6 +29,7 @@ from lancelet.dataset.committing import commit_transaction
 from lancelet.dataset.delete import plan_delete
 from lancelet.dataset.drop import drop_dataset
 from lancelet.dataset.fragment import LanceFragment
+from lancelet.dataset.fragment_session import describe_data_file
 from lancelet.dataset.fts_queries import DocumentGranularity
 from lancelet.dataset.inputs import as_reader
 from lancelet.dataset.loading import load_manifest, read_version
@@ -58,7 +59,7 @@ from lancelet.errors import (
     UnsupportedOptionError,
 )
 from lancelet.table import features
-from lancelet.table.fragment import Fragment
+from lancelet.table.fragment import DataFile, Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.table.schema_view import LanceSchema as PublicLanceSchema
 from lancelet.transaction import operations as ops
@@ -264,6 +265,11 @@ class LanceDataset(ArrowDataset, VersionInfo, SqlMethods, CommitMethods, Pylance
     def get_fragment(self, fragment_id: int) -> LanceFragment | None:
         fragment = self._manifest.fragment(fragment_id)
         return None if fragment is None else LanceFragment(self, fragment=fragment)
+
+    def describe_data_file(self, path: str, base_id: int | None = None) -> DataFile:
+        """The record of a Lance data file written under this dataset's ``data/`` (or
+        base path ``base_id``'s) with its columns; ``DataFile.create`` asks for it."""
+        return describe_data_file(self, path, base_id)
 
     # -- versions ---------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ import warnings
 from collections import abc
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any, Literal, NoReturn
+from typing import Any, Literal, NoReturn, Protocol, runtime_checkable
 
 from lancelet._proto import table_pb2
 from lancelet.errors import ArgumentError, UnsupportedOptionError
@@ -168,6 +168,13 @@ class IntList(list[int]):
         return (IntList, (list(self),))
 
 
+@runtime_checkable
+class DescribesDataFiles(Protocol):
+    """A dataset that can describe a data file written into it (``LanceDataset``)."""
+
+    def describe_data_file(self, path: str, base_id: int | None = None) -> DataFile: ...
+
+
 @dataclass(frozen=True)
 class DataFile:
     """A data file of a fragment, with pylance's fields, order and defaults:
@@ -208,12 +215,18 @@ class DataFile:
         return list(self.fields)
 
     @classmethod
-    def create(cls, dataset: Any, path: str, *, base_id: int | None = None) -> DataFile:
+    def create(
+        cls, dataset: DescribesDataFiles, path: str, *, base_id: int | None = None
+    ) -> DataFile:
         """The record of a Lance file already written under ``dataset``'s ``data/``
-        (its fields matched to the dataset's schema by name), as pylance makes it."""
-        from lancelet.dataset.fragment_session import describe_data_file
-
-        return describe_data_file(dataset, path, base_id)
+        (its fields matched to the dataset's schema by name), as pylance makes it.
+        Reading the file is the dataset's job (``describe_data_file``): this layer
+        holds plain records and reaches no storage."""
+        if not isinstance(dataset, DescribesDataFiles):
+            raise TypeError(
+                f"DataFile.create: dataset must be a LanceDataset, not {type(dataset).__name__}"
+            )
+        return dataset.describe_data_file(path, base_id)
 
     def to_proto(self) -> table_pb2.DataFile:
         pb = table_pb2.DataFile(
