@@ -100,6 +100,14 @@ class ColumnChangeError(SchemaError, OSError):
     (``alter_columns``, ``add_columns``, ``merge``): an ``OSError`` in pylance."""
 
 
+class PrimaryKeyError(SchemaError, OSError, RuntimeError):
+    """An unenforced primary key pylance refuses: a key column that is not a leaf, or
+    is (or sits in) a nullable, list or map field; or a change to the key of a dataset
+    that has one through field metadata.  pylance raises an ``OSError`` when writing
+    or changing a dataset, a ``ValueError`` from ``LanceSchema.from_pyarrow`` and a
+    ``RuntimeError`` from ``LanceFileWriter``."""
+
+
 class LegacyTypeError(UnsupportedTypeError, OSError):
     """An Arrow type pylance's legacy (0.1) writer does not store (an ``OSError`` there,
     a ``ValueError`` for some)."""

@@ -169,17 +169,28 @@ def test_primary_key_of_a_pylance_dataset(tmp_path: Path, schema: pa.Schema) -> 
     assert got == want
 
 
-def test_primary_key_in_metadata_only_is_refused(tmp_path: Path) -> None:
-    # pylance turns the metadata into the key when it converts the schema; lancelet
-    # does not, so it refuses rather than answer "no key".
-    schema = KEYED_SCHEMAS["one"]
-    assert lance.schema.LanceSchema.from_pyarrow(schema).unenforced_primary_key()
-    with pytest.raises(UnsupportedFunctionError, match="'a'"):
-        ll.schema.LanceSchema.from_pyarrow(schema).unenforced_primary_key()
-    unkeyed = ll.schema.LanceSchema.from_pyarrow(KEYED_SCHEMAS["none"])
-    assert unkeyed.unenforced_primary_key() == []
+@pytest.mark.parametrize("schema", KEYED_SCHEMAS.values(), ids=KEYED_SCHEMAS.keys())
+def test_primary_key_from_field_metadata(schema: pa.Schema) -> None:
+    # Both turn the metadata into the key when they convert the schema.
+    def described(module: ModuleType) -> list[tuple[str, bool, int | None]]:
+        fields = module.schema.LanceSchema.from_pyarrow(schema).unenforced_primary_key()
+        return [
+            (f.name(), f.is_unenforced_primary_key(), f.unenforced_primary_key_position())
+            for f in fields
+        ]
+
+    assert described(ll) == described(lance)
+
+
+def test_clustering_keys_are_refused() -> None:
+    schema = ll.schema.LanceSchema.from_pyarrow(KEYED_SCHEMAS["one"])
     with pytest.raises(UnsupportedFunctionError, match="clustering"):
-        unkeyed.unenforced_clustering_key()
+        schema.unenforced_clustering_key()
+    field = schema.fields()[0]
+    with pytest.raises(UnsupportedFunctionError, match="clustering"):
+        field.is_unenforced_clustering_key()
+    with pytest.raises(UnsupportedFunctionError, match="clustering"):
+        field.unenforced_clustering_key_position()
 
 
 # -- namespaces and files ---------------------------------------------------------------

@@ -166,6 +166,7 @@ UNCHECKABLE = {
     "fields.nullable",
     "fields.encoding",
     "fields.unenforced_primary_key",
+    "fields.unenforced_primary_key_position",
     "version_aux_data",
     "next_row_id",
     "timestamp.seconds",

@@ -234,6 +234,7 @@ class Field(_message.Message):
     NULLABLE_FIELD_NUMBER: _builtins.int
     METADATA_FIELD_NUMBER: _builtins.int
     UNENFORCED_PRIMARY_KEY_FIELD_NUMBER: _builtins.int
+    UNENFORCED_PRIMARY_KEY_POSITION_FIELD_NUMBER: _builtins.int
     ENCODING_FIELD_NUMBER: _builtins.int
     DICTIONARY_FIELD_NUMBER: _builtins.int
     EXTENSION_NAME_FIELD_NUMBER: _builtins.int
@@ -244,6 +245,12 @@ class Field(_message.Message):
     logical_type: _builtins.str
     nullable: _builtins.bool
     unenforced_primary_key: _builtins.bool
+    unenforced_primary_key_position: _builtins.int
+    """The field's place in a composite primary key (1-based; 0: none given, the field
+    then follows the numbered ones in schema order).  Newer than the public spec:
+    pylance 14 writes it from the "lance-schema:unenforced-primary-key:position"
+    metadata of an Arrow field.
+    """
     encoding: Global___Encoding.ValueType
     extension_name: _builtins.str
     @_builtins.property
@@ -261,13 +268,14 @@ class Field(_message.Message):
         nullable: _builtins.bool = ...,
         metadata: _abc.Mapping[_builtins.str, _builtins.bytes] | None = ...,
         unenforced_primary_key: _builtins.bool = ...,
+        unenforced_primary_key_position: _builtins.int = ...,
         encoding: Global___Encoding.ValueType = ...,
         dictionary: Global___Dictionary | None = ...,
         extension_name: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["dictionary", b"dictionary"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["dictionary", b"dictionary", "encoding", b"encoding", "extension_name", b"extension_name", "id", b"id", "logical_type", b"logical_type", "metadata", b"metadata", "name", b"name", "nullable", b"nullable", "parent_id", b"parent_id", "type", b"type", "unenforced_primary_key", b"unenforced_primary_key"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["dictionary", b"dictionary", "encoding", b"encoding", "extension_name", b"extension_name", "id", b"id", "logical_type", b"logical_type", "metadata", b"metadata", "name", b"name", "nullable", b"nullable", "parent_id", b"parent_id", "type", b"type", "unenforced_primary_key", b"unenforced_primary_key", "unenforced_primary_key_position", b"unenforced_primary_key_position"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -221,7 +221,7 @@ def _layout(reader: LanceFileReader) -> tuple[LanceSchema, list[int]]:
     as long as the reader is (readers are shared while their file is unchanged)."""
     found = _LAYOUTS.get(reader)
     if found is None:
-        local = LanceSchema.from_arrow(reader.schema)
+        local = LanceSchema.from_arrow(reader.schema, check_key=False)
         found = _LAYOUTS[reader] = (local, column_field_ids(local, structural=reader.structural))
     return found
 

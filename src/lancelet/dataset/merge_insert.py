@@ -44,6 +44,7 @@ from lancelet.errors import (
     MergeInsertError,
     SchemaError,
 )
+from lancelet.file.primary_key import key_fields
 from lancelet.table import row_address, row_ids
 from lancelet.table.blob_v2 import values_schema
 from lancelet.table.fragment import Fragment
@@ -76,9 +77,17 @@ class MergeSpec:
 
 
 def key_columns(on: str | Iterable[str] | None, schema: LanceSchema, where: str) -> tuple[str, ...]:
-    """The join keys: ``on``, or the dataset's unenforced primary key."""
+    """The join keys: ``on``, or the dataset's unenforced primary key (in key order)."""
     if on is None:
-        keys = tuple(f.name for f in schema.top_level() if f.unenforced_primary_key)
+        key = key_fields(schema.fields)
+        nested = [schema.field_path(f.id) for f in key if f.parent_id != -1]
+        if nested:
+            # pylance joins on every key field and fails on a nested one.
+            raise MergeInsertError(
+                f"{where}: merge_insert joins on the primary key when `on` is not given, "
+                f'and its field "{nested[0]}" is nested: No field named "{nested[0]}"'
+            )
+        keys = tuple(f.name for f in key)
     else:
         keys = (on,) if isinstance(on, str) else tuple(on)
     if not keys:

@@ -36,6 +36,7 @@ from lancelet.dataset.udf import (
 from lancelet.dataset.udf_checkpoint import BatchCheckpoint
 from lancelet.dataset.write import check_known_dictionaries, check_writable, data_file
 from lancelet.errors import ColumnChangeError, RowCountMismatchError, SchemaError, ValueCastError
+from lancelet.file import primary_key
 from lancelet.file.v0_1 import batch_offsets as legacy_batch_offsets
 from lancelet.file.writer import LanceFileWriter
 from lancelet.table import naming
@@ -151,6 +152,8 @@ def plan_alterations(
     altered = LanceSchema(tuple(updated.get(f.id, f) for f in schema.fields), schema.metadata)
     altered, casts = _with_casts(altered, schema, types, next_field_id(manifest), where)
     _check_unique_names(altered, where)
+    # A key column (or one above it) made nullable; a cast column is no longer a key.
+    primary_key.check(altered.fields)
     return Alterations(altered, casts, tuple(required))
 
 
@@ -345,7 +348,14 @@ def arrow_type_name(dtype: pa.DataType) -> str:
 
 def _null_columns(new: pa.Schema, manifest: Manifest, where: str) -> Merge:
     """Columns of nulls need no data: a column no data file holds reads as nulls."""
-    return Merge(manifest.fragments, extend_schema(manifest, new, where))
+    schema = extend_schema(manifest, new, where)
+    required = [f.name for f in new if not f.nullable]
+    if required:
+        # A non-nullable column of nulls would break its own schema (pylance refuses it).
+        raise ColumnChangeError(
+            f"{where}: All-null columns must be nullable, but field {required[0]!r} is not."
+        )
+    return Merge(manifest.fragments, schema)
 
 
 class ColumnComputer:

@@ -30,6 +30,7 @@ from lancelet.errors import (
 )
 from lancelet.file import version as file_version
 from lancelet.file.extensions import storage_batch, storage_schema
+from lancelet.file.schema import to_lance_fields
 from lancelet.file.v0_1.dictionaries import as_read, dictionaries_of
 from lancelet.file.v0_1.pages import column_tree
 from lancelet.file.v0_1.writer import check_types as check_legacy_types
@@ -174,6 +175,9 @@ def prepare(
     where: str,
 ) -> Prepared:
     if latest is not None and mode == "append":
+        # As pylance, which converts the data's schema first: a key its metadata marks
+        # is checked, though the dataset keeps its own key.
+        to_lance_fields(reader.schema)
         version = check_writable(latest, data_storage_version)
         schema = latest.schema
         values = blob_v2.values_schema(schema.to_arrow())

@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from lancelet._proto import file_pb2
 from lancelet.errors import SchemaError, UnsupportedTypeError
-from lancelet.file import extensions
+from lancelet.file import extensions, primary_key
 
 _SIMPLE: dict[pa.DataType, str] = {
     pa.null(): "null",
@@ -216,9 +216,13 @@ def _metadata(meta: Mapping[bytes, bytes] | None) -> dict[str, bytes]:
     return {k.decode(): v for k, v in (meta or {}).items()}
 
 
-def to_lance_fields(schema: pa.Schema, first_id: int = 0) -> list[file_pb2.Field]:
+def to_lance_fields(
+    schema: pa.Schema, first_id: int = 0, *, check_key: bool = True
+) -> list[file_pb2.Field]:
     """Flatten an Arrow schema into Lance fields, assigning ids in pre-order.
-    Extension types are stored as their storage type (see :mod:`.extensions`)."""
+    Extension types are stored as their storage type (see :mod:`.extensions`).
+    Fields whose metadata marks them get the unenforced primary key, checked as
+    pylance checks it unless ``check_key`` is false (see :mod:`.primary_key`)."""
     schema = extensions.storage_schema(schema)
     out: list[file_pb2.Field] = []
     next_id = [first_id]
@@ -240,11 +244,14 @@ def to_lance_fields(schema: pa.Schema, first_id: int = 0) -> list[file_pb2.Field
                 extension_name=extension or "",
             )
         )
+        primary_key.mark(out[-1])
         for child in _child_fields(field.type):
             visit(child, fid)
 
     for top in schema:
         visit(top, -1)
+    if check_key:
+        primary_key.check(out)
     return out
 
 

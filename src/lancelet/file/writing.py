@@ -122,7 +122,9 @@ class FileWriterBase:
     # -- shared ------------------------------------------------------------------------------
 
     def start(self, schema: pa.Schema) -> None:
-        self._fields = to_lance_fields(schema)  # rejects unsupported types up front
+        # Rejects unsupported types up front.  A dataset's own file (field ids given)
+        # holds columns whose key the dataset checked when it got them.
+        self._fields = to_lance_fields(schema, check_key=self.field_ids is None)
         if self.field_ids is not None:
             self._fields = renumbered(self._fields, self.field_ids, self.path)
         self.schema = schema

@@ -9,6 +9,7 @@ import pyarrow as pa
 
 from lancelet._proto import file_pb2
 from lancelet.errors import UnsupportedFeatureError, UnsupportedOptionError
+from lancelet.file import primary_key
 from lancelet.file.blob_v2 import (
     BLOB_KEY,
     EXTENSION,
@@ -31,6 +32,7 @@ __all__ = [
 
 _EXTENSION_KEY = "ARROW:extension:name"
 _DESCRIPTOR_CHILDREN = 5
+_KEY_MARKS = primary_key.RESERVED_KEYS
 
 
 def is_blob_v2(field: file_pb2.Field) -> bool:
@@ -44,20 +46,26 @@ def lance_fields(schema: pa.Schema, where: str) -> list[file_pb2.Field]:
     for field in schema:
         if is_blob_values(field):
             _check_blob_metadata(field, where)
-            stored = pa.field(field.name, STORED_TYPE, nullable=field.nullable)
-            fields = to_lance_fields(pa.schema([stored]), len(out))
+            # A key marking stays on the descriptor struct, as pylance's (which then
+            # refuses it as a key: the struct is no leaf).
+            marks = {k: v for k, v in field.metadata.items() if k.decode() in _KEY_MARKS}
+            stored = pa.field(field.name, STORED_TYPE, field.nullable, metadata=marks or None)
+            fields = to_lance_fields(pa.schema([stored]), len(out), check_key=False)
             fields[0].extension_name = EXTENSION
             fields[0].metadata[_EXTENSION_KEY] = EXTENSION.encode()
         else:
-            fields = to_lance_fields(pa.schema([field]), len(out))
+            fields = to_lance_fields(pa.schema([field]), len(out), check_key=False)
         out += fields
+    primary_key.check(out)  # over the whole schema, in key order
     return out
 
 
 def _check_blob_metadata(field: pa.Field, where: str) -> None:
     # pylance keeps other keys (its storage thresholds) in the manifest and acts on
     # them; lancelet stores every value inline and implements none of them.
+    # (A key marking is no storage option: it is kept, see lance_fields.)
     extra = sorted(k.decode() for k in field.metadata if k != BLOB_KEY)
+    extra = [k for k in extra if k not in _KEY_MARKS]
     if extra:
         raise UnsupportedOptionError(
             f"{where}: blob column {field.name!r} has metadata lancelet does not implement: {extra}"

@@ -20,6 +20,7 @@ from typing import Any
 from pyroaring import AbstractBitMap
 
 from lancelet._proto import file_pb2
+from lancelet.file.primary_key import is_key
 from lancelet.table.fragment import Fragment
 from lancelet.table.schema import LanceSchema
 
@@ -158,6 +159,8 @@ def describe_schema(schema: LanceSchema) -> Struct:
                 ("nullable", f.nullable),
                 ("extension_name", some(f.extension_name or None)),
                 ("children", [field_node(c) for c in children.get(f.id, [])]),
+                # As pylance: Some(0) for a key field without a position.
+                ("unenforced_primary_key_position", some(_key_position(f))),
             ],
         )
 
@@ -165,6 +168,10 @@ def describe_schema(schema: LanceSchema) -> Struct:
         "Schema",
         [("fields", [field_node(f) for f in children.get(-1, [])]), ("metadata", schema.metadata)],
     )
+
+
+def _key_position(field: file_pb2.Field) -> int | None:
+    return field.unenforced_primary_key_position if is_key(field) else None
 
 
 def describe_fragment_files(fragment: Fragment, schema: LanceSchema) -> Struct:

@@ -36,7 +36,11 @@ class LanceSchema:
         return LanceSchema(self.fields, self.metadata, merged)
 
     @classmethod
-    def from_arrow(cls, schema: pa.Schema, first_id: int = 0) -> LanceSchema:
+    def from_arrow(
+        cls, schema: pa.Schema, first_id: int = 0, *, check_key: bool = True
+    ) -> LanceSchema:
+        """The Lance schema of ``schema``, fields numbered from ``first_id``; its
+        unenforced primary key is checked unless ``check_key`` is false."""
         meta = {k.decode(): v for k, v in (schema.metadata or {}).items()}
         for key, value in meta.items():
             try:
@@ -47,7 +51,7 @@ class LanceSchema:
                     f"schema metadata {key!r} is not valid UTF-8; encode binary values "
                     "(for example base64) first"
                 ) from exc
-        return cls(tuple(to_lance_fields(schema, first_id)), meta)
+        return cls(tuple(to_lance_fields(schema, first_id, check_key=check_key)), meta)
 
     def to_arrow(self) -> pa.Schema:
         return self._arrow

@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from lancelet._proto import file_pb2
 from lancelet.errors import SchemaError, UnsupportedFunctionError
-from lancelet.table.primary_key import key_fields
+from lancelet.file.primary_key import is_key, key_fields
 from lancelet.table.schema import LanceSchema as _Schema
 
 _ENCODINGS = {
@@ -42,6 +42,25 @@ class LanceField:
     @property
     def metadata(self) -> dict[str, str]:
         return {k: v.decode(errors="replace") for k, v in self._field.metadata.items()}
+
+    def is_unenforced_primary_key(self) -> bool:
+        return is_key(self._field)
+
+    def unenforced_primary_key_position(self) -> int | None:
+        """The field's place in the key; None when it has none (0 is none)."""
+        return self._field.unenforced_primary_key_position or None
+
+    def is_unenforced_clustering_key(self) -> bool:
+        raise UnsupportedFunctionError(
+            "LanceField.is_unenforced_clustering_key is not supported: lancelet does not "
+            "read clustering keys"
+        )
+
+    def unenforced_clustering_key_position(self) -> int | None:
+        raise UnsupportedFunctionError(
+            "LanceField.unenforced_clustering_key_position is not supported: lancelet does "
+            "not read clustering keys"
+        )
 
     def children(self) -> list[LanceField]:
         return [
@@ -92,8 +111,7 @@ class LanceSchema:
 
     def unenforced_primary_key(self) -> list[LanceField]:
         """The fields of the unenforced primary key, in key order (nested ones too)."""
-        keys = key_fields(self._schema.fields, "LanceSchema.unenforced_primary_key")
-        return [LanceField(f, self._schema) for f in keys]
+        return [LanceField(f, self._schema) for f in key_fields(self._schema.fields)]
 
     def unenforced_clustering_key(self) -> list[LanceField]:
         raise UnsupportedFunctionError(

@@ -29,6 +29,7 @@ from lancelet.table.index import FRAG_REUSE_INDEX, IndexMetadata
 from lancelet.table.manifest import Manifest, WriterVersion, data_file_format
 from lancelet.table.row_ids import with_row_ids
 from lancelet.table.schema import LanceSchema
+from lancelet.transaction import key_metadata
 from lancelet.transaction.operations import (
     Append,
     CreateIndex,
@@ -182,9 +183,9 @@ def fold_update_config(base: Manifest | None, op: UpdateConfig, ctx: FoldContext
         unknown = set(op.field_metadata) - {f.id for f in schema.fields}
         if unknown:
             raise DatasetError(f"field metadata update for unknown field ids {sorted(unknown)}")
-        schema = LanceSchema(
-            _with_field_metadata(schema.fields, op.field_metadata), schema.metadata
-        )
+        key_metadata.check_update(schema.fields, op.field_metadata)
+        fields = _with_field_metadata(schema.fields, op.field_metadata)
+        schema = LanceSchema(key_metadata.rekeyed(fields, op.field_metadata), schema.metadata)
     table_metadata = base.table_metadata
     if op.table_metadata is not None:
         table_metadata = op.table_metadata.applied_to(table_metadata)

@@ -58,7 +58,8 @@ class LegacyFileWriter(FileWriterBase):
 
     def start(self, schema: pa.Schema) -> None:
         check_types(schema)
-        self._fields = to_lance_fields(schema)
+        # A dataset's own file (field ids given): its key was checked by the dataset.
+        self._fields = to_lance_fields(schema, check_key=self.field_ids is None)
         if self.field_ids is not None:
             self._fields = renumbered(self._fields, self.field_ids, self.path)
         self.schema = schema
