@@ -52,6 +52,7 @@ user-demo:
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/ruff format --check src tests benchmarks examples
+	PYTHONPATH=src $(BIN)/lint-imports
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
