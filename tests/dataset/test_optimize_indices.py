@@ -106,6 +106,8 @@ SCENARIOS: list[list[Any]] = [
     ["ia", "append", {"retrain": True}],
     ["ia", "ib", {}],
     ["ia", "ib", "append", {}],
+    # The manifest then lists ib before ia; pylance still rebuilds them in name order.
+    ["ia", "append", "ib", {}, "append", {}],
     ["ia", "ib", "append", MERGE0],
     ["ia", "ib", "append", {"index_names": ["ib"]}],
     ["ia", "ib", "append", {"index_names": ["ib", "ia"]}],

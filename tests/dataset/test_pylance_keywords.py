@@ -190,6 +190,7 @@ def test_commit_takes_pylance_timeouts(tmp_path: Path) -> None:
     assert result["dataset"].count_rows() == 3 * TABLE.num_rows
 
 
+@pytest.mark.local_files("opens pylance's dataset again by its own uri")
 def test_cleanup_pacing_keywords_change_nothing(tmp_path: Path) -> None:
     theirs, ours = _both(tmp_path)
     for module, ds in ((lance, theirs), (ll, ours)):
@@ -242,6 +243,7 @@ def _upsert(module: ModuleType, uri: str, use_index: bool) -> tuple[dict[str, in
     return stats, module.dataset(uri).to_table().sort_by("k")
 
 
+@pytest.mark.local_files("opens pylance's dataset again by its own uri")
 @pytest.mark.parametrize("use_index", [True, False])
 def test_merge_insert_batches_and_index_choice_as_pylance(tmp_path: Path, use_index: bool) -> None:
     theirs, ours = _both(tmp_path)
@@ -254,6 +256,7 @@ def test_merge_insert_batches_and_index_choice_as_pylance(tmp_path: Path, use_in
     assert our_rows.equals(their_rows)
 
 
+@pytest.mark.local_files("opens pylance's dataset again by its own uri")
 def test_merge_insert_uncommitted_batches(tmp_path: Path) -> None:
     theirs, ours = _both(tmp_path)
     results = {}

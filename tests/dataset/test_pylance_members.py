@@ -97,8 +97,13 @@ _BLOB_SCHEMA = pa.schema(
 def blob_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Any]:
     root = tmp_path_factory.mktemp("blobs")
     data = pa.table({"b": pa.array([BLOB], pa.large_binary())}, schema=_BLOB_SCHEMA)
-    theirs = lance.write_dataset(data, root / "p").take_blobs("b", indices=[0])[0]
-    ours = ll.write_dataset(data, root / "l").take_blobs("b", indices=[0])[0]
+    # Blob columns need 2.1 or later (the suite's 2.0 run included).
+    theirs = lance.write_dataset(data, root / "p", data_storage_version="2.2").take_blobs(
+        "b", indices=[0]
+    )[0]
+    ours = ll.write_dataset(data, root / "l", data_storage_version="2.2").take_blobs(
+        "b", indices=[0]
+    )[0]
     return theirs, ours
 
 

@@ -62,9 +62,11 @@ def optimize_indices(
         raise TypeError(f"{where}: num_indices_to_merge must be an integer, not {merge!r}")
     if merge < 0:
         raise NumberOutOfRangeError(f"{where}: num_indices_to_merge must not be negative: {merge}")
+    # pylance builds (and lists in its CreateIndex) the indices in name order, whatever
+    # their order in the manifest.
     plans = [
         plan
-        for name, segments in _groups(manifest, index_names, where).items()
+        for name, segments in sorted(_groups(manifest, index_names, where).items())
         if (plan := _plan(dataset, name, segments, merge)) is not None
     ]
     if plans:
@@ -106,7 +108,9 @@ def _build_and_commit(dataset: LanceDataset, plans: Sequence[_Rebuild], where: s
     try:
         for plan in plans:
             built.append(_build(dataset, manifest, plan, where))
-        removed = tuple(s for plan in plans for s in plan.merged)
+        # Removed segments are listed in manifest order, new ones in name order.
+        merged = {s.uuid for plan in plans for s in plan.merged}
+        removed = tuple(s for s in manifest.indices if s.uuid in merged)
         indices.commit_indices(dataset, tuple(built), removed)
     except BaseException:
         for segment in built:
