@@ -26,6 +26,7 @@ import lancelet.debug
 import lancelet.file
 import lancelet.schema
 from lancelet._proto import file_pb2, table_pb2
+from tests.storage import list_names, read_file
 from tests.versions import STORAGE_VERSION
 
 K = "lance-schema:unenforced-primary-key"
@@ -41,8 +42,10 @@ def _manifest(uri: Path) -> table_pb2.Manifest:
     """The latest manifest of a dataset, decoded from its file (length-prefixed protobuf
     at the offset its 16-byte footer gives)."""
     latest = None
-    for path in (uri / "_versions").glob("*.manifest"):
-        data = path.read_bytes()
+    for name in list_names(uri / "_versions"):
+        if not name.endswith(".manifest"):
+            continue
+        data = read_file(uri / "_versions" / name)
         (offset,) = struct.unpack("<Q", data[-16:-8])
         (length,) = struct.unpack("<I", data[offset : offset + 4])
         manifest = table_pb2.Manifest.FromString(data[offset + 4 : offset + 4 + length])
@@ -283,7 +286,8 @@ def test_data_files_carry_the_key(tmp_path: Path) -> None:
     for name, module in LIBRARIES.items():
         module.write_dataset(_rows(schema), tmp_path / name, data_storage_version=STORAGE_VERSION)
     files = {
-        name: _file_fields(next((tmp_path / name / "data").glob("*.lance"))) for name in LIBRARIES
+        name: _file_fields(tmp_path / name / "data" / list_names(tmp_path / name / "data")[0])
+        for name in LIBRARIES
     }
     assert _facts(files["lancelet"]) == _facts(files["pylance"])
     assert any(f.unenforced_primary_key_position for f in files["pylance"])
@@ -291,7 +295,7 @@ def test_data_files_carry_the_key(tmp_path: Path) -> None:
 
 def _file_fields(path: Path) -> list[file_pb2.Field]:
     """The schema fields of a Lance 2.x file: global buffer 0 holds its descriptor."""
-    data = path.read_bytes()
+    data = read_file(path)
     _, _, gbo_start, num_global, *_ = struct.unpack("<QQQIIHH4s", data[-40:])
     (offset, size) = struct.unpack("<QQ", data[gbo_start : gbo_start + 16])
     assert num_global >= 1

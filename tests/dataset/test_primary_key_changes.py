@@ -33,6 +33,7 @@ from tests.dataset.test_primary_key import (
     _rows,
     _struct,
 )
+from tests.storage import list_names, read_file, write_file
 from tests.versions import STORAGE_VERSION
 
 Step = Callable[[ModuleType, Path], Any]
@@ -201,15 +202,16 @@ def test_merge_insert_on_a_nested_key_fails_as_pylance(tmp_path: Path) -> None:
 
 def _edit_manifest(uri: Path, edit: Callable[[table_pb2.Manifest], None]) -> None:
     """Rewrite the only manifest of ``uri`` with ``edit`` applied (no index section)."""
-    (path,) = (uri / "_versions").glob("*.manifest")
-    data = path.read_bytes()
+    (name,) = [n for n in list_names(uri / "_versions") if n.endswith(".manifest")]
+    path = uri / "_versions" / name
+    data = read_file(path)
     offset, major, minor, magic = struct.unpack("<QHH4s", data[-16:])
     (length,) = struct.unpack("<I", data[offset : offset + 4])
     manifest = table_pb2.Manifest.FromString(data[offset + 4 : offset + 4 + length])
     edit(manifest)
     body = manifest.SerializeToString()
     footer = struct.pack("<QHH4s", offset, major, minor, magic)
-    path.write_bytes(data[:offset] + struct.pack("<I", len(body)) + body + footer)
+    write_file(path, data[:offset] + struct.pack("<I", len(body)) + body + footer)
 
 
 def _set(name: str, **values: Any) -> Callable[[table_pb2.Manifest], None]:
