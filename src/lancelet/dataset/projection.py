@@ -17,8 +17,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pds
 
-from lancelet.dataset.filter import parse_value, value_nullable
 from lancelet.errors import FilterError, SchemaError
+from lancelet.expr.filter import parse_value, value_nullable
 
 ROW_ID = "_rowid"
 ROW_ADDRESS = "_rowaddr"

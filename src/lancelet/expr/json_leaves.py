@@ -13,7 +13,7 @@ from __future__ import annotations
 import pyarrow as pa
 from sqlglot import exp
 
-from lancelet.dataset.filter import operand
+from lancelet.expr.filter import operand
 from lancelet.file.extensions import ARROW_JSON, is_extension
 from lancelet.index import json_index
 

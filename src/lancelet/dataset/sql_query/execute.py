@@ -4,7 +4,7 @@ The dataset is scanned once, reading the columns the query names, with ``WHERE``
 the scan's filter (so scalar indices serve it as they serve ``to_table``).  Then, in
 memory and in SQL's order: grouping and aggregates, ``HAVING``, the SELECT list,
 ``DISTINCT``, ``ORDER BY``, ``OFFSET`` and ``LIMIT``.  Each expression is translated by
-the filter translator (:func:`lancelet.dataset.filter.parse_value`), which types
+the filter translator (:func:`lancelet.expr.filter.parse_value`), which types
 literals and operators as DataFusion's SQL does (``int32_col + 1`` is int64).
 """
 
@@ -18,7 +18,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from lancelet.dataset.filter import parse_value
 from lancelet.dataset.projection import ROW_ADDRESS, ROW_ID, evaluate
 from lancelet.dataset.sql_query import aggregate as agg
 from lancelet.dataset.sql_query.binding import (
@@ -33,6 +32,7 @@ from lancelet.dataset.sql_query.naming import display_name, is_aggregate, is_nul
 from lancelet.dataset.sql_query.ordering import SortKey, distinct_indices, sort_indices
 from lancelet.dataset.sql_query.statement import parse_select, table_ref, text
 from lancelet.errors import SqlQueryError, UnsupportedSqlError
+from lancelet.expr.filter import parse_value
 
 if TYPE_CHECKING:
     from lancelet.dataset.dataset import LanceDataset

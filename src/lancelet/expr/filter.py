@@ -9,10 +9,10 @@ Typing follows DataFusion, as pylance exhibits it, where pyarrow's defaults diff
 * A literal compared with a column takes the column's type when it can do so exactly, so
   ``int8_col = 5`` compares int8 values while ``int8_col > 1000`` still works (in int64).
   Float literals are rounded to a float32 column's precision, so ``f32 = 0.1`` matches.
-* Arithmetic on numbers is typed and computed as :mod:`lancelet.dataset.sql_types`
+* Arithmetic on numbers is typed and computed as :mod:`lancelet.expr.sql.types`
   describes (decimal precisions, float16, uint64 with signed integers).
 * Strings compared with dates or timestamps are parsed as dates or timestamps; time
-  zones, timestamp literals and units as :mod:`lancelet.dataset.sql_time` describes.
+  zones, timestamp literals and units as :mod:`lancelet.expr.sql.timestamps` describes.
 * Floats compare in IEEE 754's total order, as DataFusion's do: ``-NaN`` is below every
   number and ``NaN`` above, ``-0.0`` is below ``0.0`` except when compared with a
   constant.
@@ -42,17 +42,15 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokenizer_core import Token, TokenType
 
-from lancelet.dataset import (
-    array_has,
-    json_functions,
-    kernels,
-    sql_case,
-    sql_functions,
-    sql_time,
-    sql_types,
-)
-from lancelet.dataset.sql_scalar import catalog as sql_catalog
 from lancelet.errors import FilterError
+from lancelet.expr.functions import arguments as sql_functions
+from lancelet.expr.functions import array_has
+from lancelet.expr.functions import case_mapping as sql_case
+from lancelet.expr.functions import json as json_functions
+from lancelet.expr.sql import catalog as sql_catalog
+from lancelet.expr.sql import kernels
+from lancelet.expr.sql import timestamps as sql_time
+from lancelet.expr.sql import types as sql_types
 from lancelet.file.extensions import ARROW_JSON, is_extension
 
 __all__ = [
@@ -260,7 +258,7 @@ def exact_literal(const: pa.Scalar, target: pa.DataType, node: exp.Expression) -
 class Membership:
     """A call of ``array_has_any``, ``array_has_all`` or ``array_has`` (``mode`` "any"
     of its one value) as :func:`parse_filter` reads it: the list, and the values typed
-    for it (:func:`lancelet.dataset.array_has.needles`); ``needles`` is None when the
+    for it (:func:`lancelet.expr.functions.array_has.needles`); ``needles`` is None when the
     call is NULL on every row (a NULL array or value)."""
 
     lists: Operand
@@ -1168,7 +1166,7 @@ def _anonymous(t: _Translator, node: exp.Anonymous) -> _Value:
 def _scalar_function(t: _Translator, node: exp.Expression) -> _Value:
     # The functions build on this module's translator, so their registry is imported
     # when first needed rather than while this module is.
-    from lancelet.dataset.sql_scalar import registry
+    from lancelet.expr.functions import registry
 
     return registry.call(t, node)
 

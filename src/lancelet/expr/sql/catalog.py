@@ -21,7 +21,7 @@ __all__ = [
     "refusal",
 ]
 
-# Implemented in lancelet.dataset.filter itself (sqlglot's node classes, or its
+# Implemented in lancelet.expr.filter itself (sqlglot's node classes, or its
 # _anonymous hook): regexp_match/like, arrow_cast, the JSON and list-membership
 # functions, current_date and the functions the filter module has always translated.
 HANDLED_BY_FILTER = frozenset(
@@ -55,7 +55,7 @@ HANDLED_BY_FILTER = frozenset(
     }
 )
 
-# Translated by lancelet.dataset.sql_scalar.registry.
+# Translated by lancelet.expr.functions.registry.
 IMPLEMENTED_HERE = frozenset(
     {
         # conditional

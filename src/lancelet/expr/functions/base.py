@@ -22,9 +22,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from lancelet.dataset import filter as _filter
-from lancelet.dataset import kernels
 from lancelet.errors import FilterError
+from lancelet.expr import filter as _filter
+from lancelet.expr.sql import kernels
 
 __all__ = [
     "Call",

@@ -2,7 +2,7 @@
 ``regexp_match`` / ``regexp_like`` patterns and flags, ``arrow_cast`` type names, and
 ``current_date``.
 
-:mod:`lancelet.dataset.filter` evaluates the calls; this module decides what their
+:mod:`lancelet.expr.filter` evaluates the calls; this module decides what their
 literal arguments mean, and refuses those whose meaning in pylance (Rust's ``regex``
 crate, arrow-rs type names) lancelet cannot reproduce exactly.
 

@@ -19,9 +19,8 @@ from collections.abc import Callable
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelet.dataset import filter as _filter
-from lancelet.dataset import kernels
-from lancelet.dataset.sql_scalar.base import (
+from lancelet.expr import filter as _filter
+from lancelet.expr.functions.base import (
     Call,
     Value,
     apply,
@@ -30,6 +29,7 @@ from lancelet.dataset.sql_scalar.base import (
     is_null,
     null,
 )
+from lancelet.expr.sql import kernels
 
 __all__ = ["FUNCTIONS", "type_name"]
 
