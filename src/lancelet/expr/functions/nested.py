@@ -19,7 +19,6 @@ from collections.abc import Callable
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelet.expr import filter as _filter
 from lancelet.expr.functions.base import (
     Call,
     Value,
@@ -30,6 +29,7 @@ from lancelet.expr.functions.base import (
     null,
 )
 from lancelet.expr.sql import kernels
+from lancelet.expr.sql.references import struct_field
 
 __all__ = ["FUNCTIONS", "type_name"]
 
@@ -92,7 +92,7 @@ def get_field(call: Call) -> Value:
     name = call.str_literal(1, "field name")
     if name is None:
         raise call.error("the field name must not be NULL")
-    return _filter._struct_field(call.translator, subject, name, call.node)
+    return struct_field(call.translator, subject, name, call.node)
 
 
 # --- lists ---------------------------------------------------------------------------
