@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import pyarrow as pa
 from sqlglot import exp
 
-from lancelet.dataset.sql_query.statement import normalized
 from lancelet.errors import SqlQueryError, UnsupportedSqlError
+from lancelet.expr.query.statement import normalized
 
 # Column arguments from the innermost part out: ``c.b.a`` is this=a, table=b, db=c.
 _PART_KEYS = ("this", "table", "db", "catalog")
