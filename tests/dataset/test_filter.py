@@ -17,9 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lancelet.dataset import array_has
-from lancelet.dataset.filter import parse_filter, referenced_columns, to_expression
 from lancelet.errors import FilterError
+from lancelet.expr.filter import parse_filter, referenced_columns, to_expression
+from lancelet.expr.functions import array_has
 from tests.versions import STORAGE_VERSION
 
 N = 12

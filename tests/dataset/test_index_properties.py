@@ -425,7 +425,7 @@ def _agree(view: View, query: Query, *, pylance_filter: str = "") -> list[dict[s
     (then pylance may refuse it, and its indexed answer need only equal its own plain
     scan): for the grammar's filters, semantics that differ on purpose (a double-quoted
     name is a string to pylance, a column to lancelet when it names one; see
-    ``lancelet.dataset.filter``); for some of the model's, pylance's bugs."""
+    ``lancelet.expr.filter``); for some of the model's, pylance's bugs."""
     before = view.world.searches
     indexed = scan(view, "lancelet", query)
     if view.world.searches > before:

@@ -5,7 +5,7 @@ in zones without DST), as timestamps in each zone, in UTC, without a zone (the U
 the New York wall-clock time) and as dates; pylance writes it and builds a BTREE index
 on every timestamp column.  Filters compare the columns with literals in every form
 pylance reads; lancelet must select the rows pylance selects, by scanning and through
-the index, or refuse where pylance's answer is wrong (see lancelet.dataset.sql_time).
+the index, or refuse where pylance's answer is wrong (see lancelet.expr.sql.timestamps).
 """
 
 from __future__ import annotations
@@ -190,7 +190,7 @@ def _finer_than_micros(sql: str) -> bool:
 
 def _deliberate_refusal(sql: str, error: Exception) -> bool:
     """Whether ``error`` is one of lancelet's documented refusals, for a filter it
-    applies to (see lancelet.dataset.sql_time)."""
+    applies to (see lancelet.expr.sql.timestamps)."""
     message = str(error)
     zoned = any(re.search(rf"\b{name}\b", sql) for name in ZONED)
     if MIX_REFUSAL in message:

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from lancelet.dataset.filter import parse_filter
 from lancelet.errors import FilterError
 from lancelet.expr import And, Equals, IsIn, IsNull, LikePrefix, Not, Opaque, Or, Range
 from lancelet.expr.arrow import evaluate
+from lancelet.expr.filter import parse_filter
 from lancelet.expr.from_sql import predicate_tree
 from tests.expr.grammar import filter_sql, leaf_sql, tables
 

@@ -20,7 +20,6 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from lancelet.dataset.filter import parse_filter
 from lancelet.errors import FilterError
 from lancelet.expr import (
     INDEX_QUERIES,
@@ -37,6 +36,7 @@ from lancelet.expr import (
     Range,
 )
 from lancelet.expr.arrow import to_arrow
+from lancelet.expr.filter import parse_filter
 from lancelet.expr.from_sql import predicate_tree
 from tests.expr.grammar import filter_sql, leaf_sql, tables
 

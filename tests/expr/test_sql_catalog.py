@@ -1,4 +1,4 @@
-"""The catalogue of SQL function names (lancelet.dataset.sql_scalar.catalog) against
+"""The catalogue of SQL function names (lancelet.expr.sql.catalog) against
 pylance: every name in it is a function pylance's SQL knows, each is implemented or
 refused by name, and names pylance does not know stay unknown to lancelet too."""
 
@@ -9,8 +9,9 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from lancelet.dataset.sql_scalar import catalog, registry
 from lancelet.errors import FilterError
+from lancelet.expr.functions import registry
+from lancelet.expr.sql import catalog
 from tests.expr.pylance_sql import Pair, kept, project, write_pair
 
 ALL_NAMES = sorted(catalog.IMPLEMENTED | set(catalog.REFUSED) | set(catalog.NOT_SCALAR))

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lancelet.dataset.sql_scalar import dates
+from lancelet.expr.functions import dates
 from tests.expr.pylance_sql import (
     Pair,
     assert_refused,

@@ -13,6 +13,7 @@ import pytest
 
 import lancelet
 from lancelet.errors import FilterError
+from lancelet.expr.functions import arguments
 from tests.versions import STORAGE_VERSION
 
 
@@ -272,16 +273,12 @@ def test_current_date_is_read_at_each_scan(
     indexed: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A filter's translation is cached; one reading the clock must not be."""
-    from lancelet.dataset import sql_functions
-
     table = _table()
     ours = lancelet.write_dataset(table, tmp_path / "dated")
     if indexed:
         ours.create_scalar_index("d", "BTREE")
     sql = "d < current_date"
     for day in (datetime.date(2000, 1, 1), datetime.date(2500, 1, 1)):
-        monkeypatch.setattr(
-            sql_functions, "current_date", lambda day=day: pa.scalar(day, pa.date32())
-        )
+        monkeypatch.setattr(arguments, "current_date", lambda day=day: pa.scalar(day, pa.date32()))
         expected = [i for i, d in enumerate(table["d"].to_pylist()) if d is not None and d < day]
         assert _ids(ours, sql) == expected

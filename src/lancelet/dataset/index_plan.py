@@ -27,6 +27,7 @@ from lancelet.dataset.take import MISSING, addresses_of_ids
 from lancelet.errors import ArgumentError
 from lancelet.expr import INDEX_QUERIES, And, IndexQuery, Not, Or, Predicate
 from lancelet.expr.from_sql import predicate_tree
+from lancelet.expr.json_leaves import GETTERS, getter_column
 from lancelet.index import json_index, json_kind, sorted_sets
 from lancelet.index.base import ScalarIndex, SearchResult
 from lancelet.index.frag_reuse import ReuseMap
@@ -156,9 +157,9 @@ def _leaf_columns_of(
     ):
         return []
     return [
-        (json_index.getter_column(function, column, found.path), dtype)
-        for function, dtype in json_index.GETTERS.items()
-        if arrow.get_field_index(json_index.getter_column(function, column, found.path)) < 0
+        (getter_column(function, column, found.path), dtype)
+        for function, dtype in GETTERS.items()
+        if arrow.get_field_index(getter_column(function, column, found.path)) < 0
     ]
 
 

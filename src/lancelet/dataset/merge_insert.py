@@ -20,7 +20,6 @@ import pyarrow as pa
 
 from lancelet.dataset import arguments, blob_v2
 from lancelet.dataset.delete import delete_addresses
-from lancelet.dataset.filter import parse_filter
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.inputs import as_reader
 from lancelet.dataset.merge_index import indexed_targets, refuse_plan, takes_index_path
@@ -44,6 +43,7 @@ from lancelet.errors import (
     MergeInsertError,
     SchemaError,
 )
+from lancelet.expr.filter import parse_filter
 from lancelet.file.primary_key import key_fields
 from lancelet.table import row_address, row_ids
 from lancelet.table.blob_v2 import values_schema

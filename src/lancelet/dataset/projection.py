@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as pds
 
-from lancelet.dataset.filter import parse_value, value_nullable
-from lancelet.errors import FilterError, SchemaError
+from lancelet.errors import SchemaError
+from lancelet.expr.compute import evaluate
+from lancelet.expr.filter import parse_value, value_nullable
 
 ROW_ID = "_rowid"
 ROW_ADDRESS = "_rowaddr"
@@ -67,14 +67,6 @@ class Projection:
             for column, field in zip(out.columns, self.fields, strict=True)
         ]
         return pa.Table.from_arrays(columns, schema=pa.schema(self.fields))
-
-
-def evaluate(table: pa.Table, expressions: Mapping[str, pc.Expression], where: str) -> pa.Table:
-    """One column per expression, computed over ``table``'s rows."""
-    try:
-        return pds.dataset(table).to_table(columns=dict(expressions))
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
-        raise FilterError(f"{where}: cannot compute {list(expressions)}: {exc}") from exc
 
 
 def projection(columns: Columns | None, schema: pa.Schema, where: str) -> Projection:

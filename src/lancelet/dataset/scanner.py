@@ -18,7 +18,6 @@ import pyarrow.compute as pc
 from lancelet._arrow import cast as arrow_cast
 from lancelet.dataset.arrow_scanner import ArrowScanner
 from lancelet.dataset.blob import DEFAULT_BLOB_BUFFER_SIZE, BlobFile, take_blobs
-from lancelet.dataset.filter import is_volatile, referenced_columns, to_expression
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.index_plan import index_candidates, searches_logged
 from lancelet.dataset.ordering import ColumnOrdering, check_columns, sorted_table
@@ -42,6 +41,7 @@ from lancelet.errors import (
 )
 from lancelet.expr import Predicate
 from lancelet.expr.arrow import evaluate
+from lancelet.expr.filter import is_volatile, referenced_columns, to_expression
 from lancelet.expr.from_sql import predicate_tree
 from lancelet.index.planner import Candidates
 from lancelet.io import accounting

@@ -21,9 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelet._proto import file_pb2
-from lancelet.dataset.filter import parse_value, value_nullable
 from lancelet.dataset.fragment_reader import FragmentReader
-from lancelet.dataset.projection import evaluate
 from lancelet.dataset.row_keys import read_physical
 from lancelet.dataset.udf import (
     BatchUDF as BatchUDFClass,
@@ -36,6 +34,8 @@ from lancelet.dataset.udf import (
 from lancelet.dataset.udf_checkpoint import BatchCheckpoint
 from lancelet.dataset.write import check_known_dictionaries, check_writable, data_file
 from lancelet.errors import ColumnChangeError, RowCountMismatchError, SchemaError, ValueCastError
+from lancelet.expr.compute import evaluate
+from lancelet.expr.filter import parse_value, value_nullable
 from lancelet.file import primary_key
 from lancelet.file.v0_1 import batch_offsets as legacy_batch_offsets
 from lancelet.file.writer import LanceFileWriter

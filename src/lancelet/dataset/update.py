@@ -18,8 +18,6 @@ import pyarrow.compute as pc
 
 from lancelet.dataset import blob_v2
 from lancelet.dataset.delete import delete_addresses, discard_deletions
-from lancelet.dataset.filter import parse_value
-from lancelet.dataset.projection import evaluate
 from lancelet.dataset.scanner import ROW_ADDRESS, ROW_ID, LanceScanner
 from lancelet.dataset.write import (
     check_writable,
@@ -28,6 +26,8 @@ from lancelet.dataset.write import (
     write_fragment_files,
 )
 from lancelet.errors import SchemaError
+from lancelet.expr.compute import evaluate
+from lancelet.expr.filter import parse_value
 from lancelet.table import row_ids
 from lancelet.table.blob_v2 import values_schema
 from lancelet.table.manifest import Manifest

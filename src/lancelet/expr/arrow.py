@@ -1,6 +1,6 @@
 """A predicate tree evaluated by Arrow: :func:`to_arrow` makes the compute expression.
 
-Each leaf means what the equivalent SQL means to :func:`~lancelet.dataset.filter.parse_filter`
+Each leaf means what the equivalent SQL means to :func:`~lancelet.expr.filter.parse_filter`
 (DataFusion's semantics, as pylance has them), so that ``to_arrow(predicate_tree(sql))``
 and ``parse_filter(sql)`` select the same rows:
 
@@ -16,7 +16,7 @@ and ``parse_filter(sql)`` select the same rows:
   With no values, FALSE / TRUE on every row, NULL lists included (as SQL's
   ``array_has_any(l, [])`` is).
 * And, Or and Not use SQL's three-valued logic (Kleene's).
-* Opaque: SQL text translated by :func:`~lancelet.dataset.filter.parse_value`; a bare
+* Opaque: SQL text translated by :func:`~lancelet.expr.filter.parse_value`; a bare
   ``NULL`` there is a boolean NULL.
 
 :func:`evaluate` applies the same kernels to a table's columns at once, without
@@ -34,9 +34,9 @@ from typing import Any, TypeAlias
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelet.dataset import array_has, kernels
-from lancelet.dataset.filter import parse_value
 from lancelet.errors import FilterError
+from lancelet.expr.filter import parse_value
+from lancelet.expr.functions import array_has
 from lancelet.expr.nodes import (
     And,
     Contains,
@@ -52,6 +52,7 @@ from lancelet.expr.nodes import (
     Predicate,
     Range,
 )
+from lancelet.expr.sql import kernels
 from lancelet.file.extensions import ARROW_JSON, is_extension
 
 __all__ = ["column_type", "evaluate", "to_arrow"]

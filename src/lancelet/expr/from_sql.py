@@ -12,14 +12,14 @@ with literals in a shape an index can answer becomes a leaf:
   ``array_has_all(col, [lits])`` -> HasAll; ``array_has(col, lit)`` -> HasAny of one
 
 with the literal on either side.  A literal makes a leaf only when the comparison
-adopts it into the column's type (:func:`lancelet.dataset.filter.exact_literal`): the
+adopts it into the column's type (:func:`lancelet.expr.filter.exact_literal`): the
 leaf then means exactly what the SQL means.  A NULL literal, a float NaN, a literal
 that keeps its own type (``int8_col > 1000``, ``int_col = 1.5``), an IN list holding a
 NULL or a column whose name (or a struct field name on its path) contains a dot keep
 the part Opaque, as does every other construct.
 
 The list functions make a leaf only when the SQL compares the items in the list's
-own item type (:func:`lancelet.dataset.array_has.needles`: ``array_has_any(f32_list,
+own item type (:func:`lancelet.expr.functions.array_has.needles`: ``array_has_any(f32_list,
 [0.1])`` compares in float64 and stays Opaque) and the values are neither empty nor
 NULL nor NaN; integers the item type cannot hold are left out of HasAny (no item equals
 them), and make array_has_all Opaque.
@@ -36,7 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from lancelet.dataset.filter import (
+from lancelet.expr.filter import (
     exact_literal,
     is_volatile,
     membership,
@@ -298,7 +298,7 @@ def _is_nan(value: pa.Scalar) -> bool:
 
 def _storage_type(dtype: pa.DataType) -> pa.DataType:
     """The type the filter compares a column's values as: an extension column's
-    storage (JSON excepted), as :mod:`lancelet.dataset.filter` reads it."""
+    storage (JSON excepted), as :mod:`lancelet.expr.filter` reads it."""
     if is_extension(dtype) and dtype.extension_name != ARROW_JSON:
         return dtype.storage_type
     return dtype

@@ -3,7 +3,7 @@
 (:mod:`lancelet.index.json_index`).
 
 Such a call is a leaf's subject as a column is: the leaf names it by the text
-:func:`lancelet.index.json_index.getter_column` gives (``json_get_int(j, 'x')``), and its
+:func:`getter_column` gives (``json_get_int(j, 'x')``), and its
 literals are in the function's result type.  A call whose column is no JSON column,
 whose key is no string literal, or whose name a real column has, is no leaf subject.
 """
@@ -13,11 +13,23 @@ from __future__ import annotations
 import pyarrow as pa
 from sqlglot import exp
 
-from lancelet.dataset.filter import operand
+from lancelet.expr.filter import operand
 from lancelet.file.extensions import ARROW_JSON, is_extension
-from lancelet.index import json_index
 
-__all__ = ["getter_subject"]
+__all__ = ["GETTERS", "getter_column", "getter_subject"]
+
+# The functions whose calls an index answers, and the value type each reads.
+GETTERS: dict[str, pa.DataType] = {
+    "json_get_int": pa.int64(),
+    "json_get_float": pa.float64(),
+    "json_get_bool": pa.bool_(),
+    "json_get_string": pa.string(),
+}
+
+
+def getter_column(function: str, column: str, key: str) -> str:
+    """The name the predicate tree gives a ``function(column, 'key')`` call's value."""
+    return f"{function}({column}, {key!r})"
 
 
 def getter_subject(
@@ -27,7 +39,7 @@ def getter_subject(
     if not isinstance(node, exp.Anonymous):
         return None
     function = str(node.name).lower()
-    dtype = json_index.GETTERS.get(function)
+    dtype = GETTERS.get(function)
     if dtype is None or len(node.expressions) != 2:
         return None
     subject, key = node.expressions
@@ -39,7 +51,7 @@ def getter_subject(
     column_type = _type_at(schema, path)
     if not (is_extension(column_type) and column_type.extension_name == ARROW_JSON):
         return None
-    name = json_index.getter_column(function, ".".join(path), str(key.this))
+    name = getter_column(function, ".".join(path), str(key.this))
     return None if schema.get_field_index(name) >= 0 else (name, dtype)
 
 

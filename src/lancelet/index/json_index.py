@@ -45,13 +45,6 @@ INDEX_VERSION = 0
 # record the values' type (a Bloom filter's do not, so it could not tell an int64
 # filter from a float64 one).
 TARGETS = frozenset({"BTREE", "BITMAP", "ZONEMAP"})
-# The functions whose calls an index answers, and the value type each reads.
-GETTERS: dict[str, pa.DataType] = {
-    "json_get_int": pa.int64(),
-    "json_get_float": pa.float64(),
-    "json_get_bool": pa.bool_(),
-    "json_get_string": pa.string(),
-}
 _KEY = re.compile(r"[A-Za-z0-9_]+")
 _I64 = (-(1 << 63), (1 << 63) - 1)
 
@@ -104,11 +97,6 @@ def path_keys(path: str, where: str) -> tuple[str, ...]:
             f"and underscores: 'x', 'x.y', '$.x.y'), not {path!r}"
         )
     return keys
-
-
-def getter_column(function: str, column: str, key: str) -> str:
-    """The name the predicate tree gives a ``function(column, 'key')`` call's value."""
-    return f"{function}({column}, {key!r})"
 
 
 def answers_key(key: str) -> bool:

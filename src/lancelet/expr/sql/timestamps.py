@@ -1,5 +1,5 @@
 """Timestamps in SQL filters and values, read as pylance 14 (DataFusion over arrow-rs)
-reads them; :mod:`lancelet.dataset.filter` calls in here wherever a timestamp meets a
+reads them; :mod:`lancelet.expr.filter` calls in here wherever a timestamp meets a
 string, a literal or a timestamp of another zone or unit.
 
 What pylance does, and what lancelet does with it:

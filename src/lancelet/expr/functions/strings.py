@@ -16,9 +16,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from lancelet.dataset import kernels
-from lancelet.dataset.sql_scalar import regexps, text_kernels
-from lancelet.dataset.sql_scalar.base import (
+from lancelet.expr.functions import regexps, text_kernels
+from lancelet.expr.functions.base import (
     Call,
     Value,
     apply,
@@ -30,6 +29,7 @@ from lancelet.dataset.sql_scalar.base import (
     null,
     vectorized,
 )
+from lancelet.expr.sql import kernels
 
 __all__ = ["FUNCTIONS", "text"]
 

@@ -1,27 +1,28 @@
-"""Running a bound ``SELECT`` over a dataset.
+"""Running a bound ``SELECT`` over a table: a dataset, seen through :class:`QuerySource`.
 
-The dataset is scanned once, reading the columns the query names, with ``WHERE`` as
-the scan's filter (so scalar indices serve it as they serve ``to_table``).  Then, in
+The source is read once, the columns the query names, with ``WHERE`` as the read's
+filter (so a dataset's scalar indices serve it as they serve ``to_table``).  Then, in
 memory and in SQL's order: grouping and aggregates, ``HAVING``, the SELECT list,
 ``DISTINCT``, ``ORDER BY``, ``OFFSET`` and ``LIMIT``.  Each expression is translated by
-the filter translator (:func:`lancelet.dataset.filter.parse_value`), which types
+the filter translator (:func:`lancelet.expr.filter.parse_value`), which types
 literals and operators as DataFusion's SQL does (``int32_col + 1`` is int64).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from lancelet.dataset.filter import parse_value
-from lancelet.dataset.projection import ROW_ADDRESS, ROW_ID, evaluate
-from lancelet.dataset.sql_query import aggregate as agg
-from lancelet.dataset.sql_query.binding import (
+from lancelet.errors import SqlQueryError, UnsupportedSqlError
+from lancelet.expr.compute import evaluate
+from lancelet.expr.filter import parse_value
+from lancelet.expr.query import aggregate as agg
+from lancelet.expr.query.binding import (
     OutputItem,
     Scope,
     column_reference,
@@ -29,25 +30,27 @@ from lancelet.dataset.sql_query.binding import (
     output_items,
     resolve,
 )
-from lancelet.dataset.sql_query.naming import display_name, is_aggregate, is_nullable
-from lancelet.dataset.sql_query.ordering import SortKey, distinct_indices, sort_indices
-from lancelet.dataset.sql_query.statement import parse_select, table_ref, text
-from lancelet.errors import SqlQueryError, UnsupportedSqlError
-
-if TYPE_CHECKING:
-    from lancelet.dataset.dataset import LanceDataset
+from lancelet.expr.query.naming import display_name, is_aggregate, is_nullable
+from lancelet.expr.query.ordering import SortKey, distinct_indices, sort_indices
+from lancelet.expr.query.statement import parse_select, table_ref, text
 
 _TEXT_TYPES = frozenset({exp.DataType.Type.VARCHAR, exp.DataType.Type.TEXT, exp.DataType.Type.CHAR})
 
 
-@dataclass(frozen=True)
-class QueryOptions:
-    """What the builder set: the table's name and the scan's options."""
+class QuerySource(Protocol):
+    """The table a query reads, under the name its FROM clause gives it."""
 
-    table_name: str = "dataset"
-    with_row_id: bool = False
-    with_row_addr: bool = False
-    scan_options: Mapping[str, Any] = field(default_factory=dict)
+    @property
+    def name(self) -> str:
+        """The name the query's FROM clause calls the table."""
+
+    @property
+    def schema(self) -> pa.Schema:
+        """The columns the query may read."""
+
+    def read(self, columns: Sequence[str], filter: str | None) -> pa.Table:
+        """``columns`` (in schema order) of the rows that ``filter`` (SQL over the
+        schema's columns, None: every row) keeps."""
 
 
 @dataclass(frozen=True)
@@ -58,23 +61,15 @@ class Column:
     values: pa.ChunkedArray | pa.Array
 
 
-def run_query(dataset: LanceDataset, sql: str, options: QueryOptions) -> pa.Table:
-    """The result of ``sql`` over ``dataset``, in full."""
+def run_query(source: QuerySource, sql: str) -> pa.Table:
+    """The result of ``sql`` over ``source``, in full."""
     select = parse_select(sql)
-    ref = table_ref(select, options.table_name, sql)
-    scope = Scope(
-        _readable(dataset, options) if ref else pa.schema([]), ref.qualifier if ref else None
-    )
+    ref = table_ref(select, source.name, sql)
+    scope = Scope(source.schema if ref else pa.schema([]), ref.qualifier if ref else None)
     query = _Query(select, scope, sql)
-    source = query.scan(dataset, options) if ref else _one_row()
-    columns, keys = query.grouped(source) if query.aggregated else query.plain(source)
+    table = query.scan(source) if ref else _one_row()
+    columns, keys = query.grouped(table) if query.aggregated else query.plain(table)
     return _finish(select, columns, keys, sql)
-
-
-def _readable(dataset: LanceDataset, options: QueryOptions) -> pa.Schema:
-    schema = dataset.schema
-    specials = [ROW_ID] * options.with_row_id + [ROW_ADDRESS] * options.with_row_addr
-    return pa.schema([*schema, *(pa.field(name, pa.uint64()) for name in specials)])
 
 
 def _one_row() -> pa.Table:
@@ -141,16 +136,9 @@ class _Query:
 
     # -- the scan --------------------------------------------------------------------
 
-    def scan(self, dataset: LanceDataset, options: QueryOptions) -> pa.Table:
-        reads = self._reads()
+    def scan(self, source: QuerySource) -> pa.Table:
         where = None if self.where is None else text(resolve(self.where, self.scope))
-        table = dataset.to_table(
-            columns=[n for n in reads if n not in (ROW_ID, ROW_ADDRESS)],
-            filter=where,
-            with_row_id=ROW_ID in reads or None,
-            with_row_address=ROW_ADDRESS in reads or None,
-            **options.scan_options,
-        )
+        table = source.read(self._reads(), where)
         if table.num_columns == 0:  # expressions over no column still need the rows
             return pa.table({"__row": pa.nulls(table.num_rows)})
         return table

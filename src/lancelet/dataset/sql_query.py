@@ -2,21 +2,24 @@
 
 ``dataset.sql("SELECT ...")`` returns a :class:`SqlQueryBuilder`; ``build()`` gives a
 :class:`SqlQuery` whose ``to_batch_records()`` / ``to_stream_reader()`` run it.  What
-lancelet runs, and what it refuses, is described in :mod:`.statement`; the result's
-column names, types and nullability are DataFusion's (:mod:`.naming`,
-:mod:`.aggregate`).
+lancelet runs, and what it refuses, is described in :mod:`lancelet.expr.query.statement`;
+the result's column names, types and nullability are DataFusion's
+(:mod:`lancelet.expr.query.naming`, :mod:`lancelet.expr.query.aggregate`).  The query
+engine (:mod:`lancelet.expr.query`) reads the dataset through :class:`_DatasetSource`.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from lancelet.dataset.sql_query.execute import QueryOptions, run_query
-from lancelet.dataset.sql_query.statement import table_name as registered_name
+from lancelet.dataset.projection import ROW_ADDRESS, ROW_ID
 from lancelet.errors import ArgumentError
+from lancelet.expr.query.execute import run_query
+from lancelet.expr.query.statement import table_name as registered_name
 
 if TYPE_CHECKING:
     from lancelet.dataset.dataset import LanceDataset
@@ -25,6 +28,46 @@ __all__ = ["SqlMethods", "SqlQuery", "SqlQueryBuilder"]
 
 # DataFusion's default batch size: the most rows a result batch holds.
 DEFAULT_BATCH_SIZE = 8192
+
+
+@dataclass(frozen=True)
+class QueryOptions:
+    """What the builder set: the table's name and the scan's options."""
+
+    table_name: str = "dataset"
+    with_row_id: bool = False
+    with_row_addr: bool = False
+    scan_options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _DatasetSource:
+    """The dataset as the query engine reads it (:class:`lancelet.expr.query.execute.
+    QuerySource`): its columns, with ``_rowid`` / ``_rowaddr`` when the builder asked
+    for them, scanned with the builder's scan options."""
+
+    dataset: LanceDataset
+    options: QueryOptions
+
+    @property
+    def name(self) -> str:
+        return self.options.table_name
+
+    @property
+    def schema(self) -> pa.Schema:
+        options = self.options
+        specials = [ROW_ID] * options.with_row_id + [ROW_ADDRESS] * options.with_row_addr
+        fields = [*self.dataset.schema, *(pa.field(name, pa.uint64()) for name in specials)]
+        return pa.schema(fields)
+
+    def read(self, columns: Sequence[str], filter: str | None) -> pa.Table:
+        return self.dataset.to_table(
+            columns=[n for n in columns if n not in (ROW_ID, ROW_ADDRESS)],
+            filter=filter,
+            with_row_id=ROW_ID in columns or None,
+            with_row_address=ROW_ADDRESS in columns or None,
+            **self.options.scan_options,
+        )
 
 
 class SqlQuery:
@@ -38,7 +81,7 @@ class SqlQuery:
         self._batch_size = batch_size
 
     def _table(self) -> pa.Table:
-        return run_query(self._dataset, self._sql, self._options)
+        return run_query(_DatasetSource(self._dataset, self._options), self._sql)
 
     def to_batch_records(self) -> list[pa.RecordBatch]:
         """The result as record batches (none at all when it has no rows, as in pylance)."""

@@ -20,8 +20,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from lancelet.dataset.sql_scalar import float_kernels
-from lancelet.dataset.sql_scalar.base import (
+from lancelet.expr.functions import float_kernels
+from lancelet.expr.functions.base import (
     Call,
     Value,
     apply,

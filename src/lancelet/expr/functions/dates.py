@@ -24,8 +24,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelet.dataset.sql_scalar import zones
-from lancelet.dataset.sql_scalar.base import (
+from lancelet.errors import FilterEvaluationError
+from lancelet.expr.functions import zones
+from lancelet.expr.functions.base import (
     Call,
     Value,
     apply,
@@ -37,7 +38,6 @@ from lancelet.dataset.sql_scalar.base import (
     null,
     vectorized,
 )
-from lancelet.errors import FilterEvaluationError
 
 __all__ = ["FUNCTIONS", "clock"]
 

@@ -1,6 +1,6 @@
 """The types and values of SQL arithmetic on numbers, as pylance 14 (DataFusion) has them.
 
-:mod:`lancelet.dataset.filter` asks :func:`arithmetic` for ``+ - * / %`` on two numeric
+:mod:`lancelet.expr.filter` asks :func:`arithmetic` for ``+ - * / %`` on two numeric
 operands and :func:`unary` for ``abs`` and negation; this module decides the result
 type and gives the function computing it (of Arrow arrays, scalars or expressions).
 
@@ -40,8 +40,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from lancelet.dataset import kernels
 from lancelet.errors import FilterError
+from lancelet.expr.sql import kernels
 
 __all__ = [
     "Arithmetic",

@@ -1,5 +1,5 @@
 """``array_has_any``, ``array_has_all`` and ``array_has`` over list columns, as pylance 14
-(DataFusion) evaluates them, for :mod:`lancelet.dataset.filter` and :mod:`lancelet.expr`.
+(DataFusion) evaluates them, for :mod:`lancelet.expr.filter` and :mod:`lancelet.expr`.
 
 What pylance does, and lancelet with it:
 
@@ -37,8 +37,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelet.dataset import kernels
 from lancelet.errors import FilterError
+from lancelet.expr.sql import kernels
 
 __all__ = ["Mode", "Needles", "expression", "has_values", "has_values_expr", "is_list", "needles"]
 

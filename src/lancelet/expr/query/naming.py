@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 import pyarrow as pa
 from sqlglot import exp
 
-from lancelet.dataset.sql_query.statement import WRITTEN_NAME
+from lancelet.expr.query.statement import WRITTEN_NAME
 
 _OPERATORS: dict[type[exp.Expr], str] = {
     exp.Add: "+",

@@ -1,7 +1,7 @@
 """The translation of every scalar function lancelet implements, by lower-case name, and
 the dispatch of a call to it (or its refusal by name).
 
-Calls arrive from :mod:`lancelet.dataset.filter` as sqlglot nodes: plain calls
+Calls arrive from :mod:`lancelet.expr.functions.calls` as sqlglot nodes: plain calls
 (``exp.Anonymous``, as the filter's dialect reads every catalogued name), and the
 special syntaxes sqlglot parses itself (``EXTRACT(year FROM d)``,
 ``SUBSTRING(s FROM 2 FOR 3)``, ``TRIM(LEADING 'x' FROM s)``, ``current_timestamp``),
@@ -14,16 +14,11 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
-from lancelet.dataset.sql_scalar import (
-    catalog,
-    conditional,
-    dates,
-    nested,
-    numeric,
-    strings,
-)
-from lancelet.dataset.sql_scalar.base import Call, Translator, Value
 from lancelet.errors import FilterError
+from lancelet.expr.functions import conditional, dates, nested, numeric, strings
+from lancelet.expr.functions.base import Call, Value
+from lancelet.expr.sql import catalog
+from lancelet.expr.sql.translator import Translator
 
 __all__ = ["FUNCTIONS", "call"]
 

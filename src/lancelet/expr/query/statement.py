@@ -24,8 +24,8 @@ from sqlglot import exp, parser, tokens
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 
-from lancelet.dataset.filter import node_sql
 from lancelet.errors import SqlQueryError, UnsupportedSqlError
+from lancelet.expr.filter import node_sql
 
 # The meta key under which the parser keeps a function's name as written.
 WRITTEN_NAME = "written_name"

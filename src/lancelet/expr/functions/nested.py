@@ -19,9 +19,7 @@ from collections.abc import Callable
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelet.dataset import filter as _filter
-from lancelet.dataset import kernels
-from lancelet.dataset.sql_scalar.base import (
+from lancelet.expr.functions.base import (
     Call,
     Value,
     apply,
@@ -30,6 +28,8 @@ from lancelet.dataset.sql_scalar.base import (
     is_null,
     null,
 )
+from lancelet.expr.sql import kernels
+from lancelet.expr.sql.references import struct_field
 
 __all__ = ["FUNCTIONS", "type_name"]
 
@@ -92,7 +92,7 @@ def get_field(call: Call) -> Value:
     name = call.str_literal(1, "field name")
     if name is None:
         raise call.error("the field name must not be NULL")
-    return _filter._struct_field(call.translator, subject, name, call.node)
+    return struct_field(call.translator, subject, name, call.node)
 
 
 # --- lists ---------------------------------------------------------------------------

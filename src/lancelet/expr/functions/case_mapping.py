@@ -28,8 +28,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelet.dataset import kernels
 from lancelet.errors import FilterError
+from lancelet.expr.sql import kernels
 
 __all__ = ["Direction", "case_map", "function"]
 

@@ -22,9 +22,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from lancelet.dataset import filter as _filter
-from lancelet.dataset import kernels
 from lancelet.errors import FilterError
+from lancelet.expr.sql import kernels
+from lancelet.expr.sql.dialect import sql_text
+from lancelet.expr.sql.translator import Translator
+from lancelet.expr.sql.values import Value, apply, cast, const
 
 __all__ = [
     "Call",
@@ -40,14 +42,6 @@ __all__ = [
     "null",
     "vectorized",
 ]
-
-Value = _filter._Value
-Translator = _filter._Translator
-const = _filter._const
-apply = _filter._apply
-cast = _filter._cast
-sql_text = _filter._sql
-NULL_BOOL = _filter._NULL_BOOL
 
 
 def null(dtype: pa.DataType) -> Value:

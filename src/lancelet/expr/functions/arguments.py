@@ -2,9 +2,10 @@
 ``regexp_match`` / ``regexp_like`` patterns and flags, ``arrow_cast`` type names, and
 ``current_date``.
 
-:mod:`lancelet.dataset.filter` evaluates the calls; this module decides what their
-literal arguments mean, and refuses those whose meaning in pylance (Rust's ``regex``
-crate, arrow-rs type names) lancelet cannot reproduce exactly.
+:mod:`~lancelet.expr.functions.matching` and :mod:`~lancelet.expr.functions.calls`
+evaluate the calls; this module decides what their literal arguments mean, and refuses
+those whose meaning in pylance (Rust's ``regex`` crate, arrow-rs type names) lancelet
+cannot reproduce exactly.
 
 Rust's ``regex`` and RE2 (which Arrow's ``match_substring_regex`` uses) share their
 syntax, leftmost-first semantics and the meaning of ``^``, ``$`` and ``.``, but differ in:

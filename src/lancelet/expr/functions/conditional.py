@@ -15,8 +15,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelet.dataset import kernels
-from lancelet.dataset.sql_scalar.base import (
+from lancelet.expr.functions.base import (
     Call,
     Value,
     apply,
@@ -28,8 +27,9 @@ from lancelet.dataset.sql_scalar.base import (
     is_string,
     null,
 )
-from lancelet.dataset.sql_scalar.coercion import CoercionError, common_type
-from lancelet.dataset.sql_scalar.numeric import as_float64
+from lancelet.expr.functions.coercion import CoercionError, common_type
+from lancelet.expr.functions.numeric import as_float64
+from lancelet.expr.sql import kernels
 
 __all__ = ["FUNCTIONS"]
 

@@ -26,8 +26,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from lancelet.dataset import kernels
 from lancelet.errors import FilterError, FilterEvaluationError
+from lancelet.expr.sql import kernels
 from lancelet.file import jsonb
 from lancelet.file.extensions import ARROW_JSON, is_extension
 

@@ -3,7 +3,7 @@
 Unquoted identifiers are read in lower case and quoted ones as written; a column may
 be qualified by the table's name (or its alias).  Every column reference is checked
 against the dataset's schema and rewritten as a quoted, unqualified name, so that the
-filter translator (:mod:`lancelet.dataset.filter`), which reads the text of each
+filter translator (:mod:`lancelet.expr.filter`), which reads the text of each
 sub-expression, resolves it to exactly that column (and never reads a double-quoted
 name as a string, as it does for names of no column).
 """
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import pyarrow as pa
 from sqlglot import exp
 
-from lancelet.dataset.sql_query.statement import normalized
 from lancelet.errors import SqlQueryError, UnsupportedSqlError
+from lancelet.expr.query.statement import normalized
 
 # Column arguments from the innermost part out: ``c.b.a`` is this=a, table=b, db=c.
 _PART_KEYS = ("this", "table", "db", "catalog")

@@ -21,9 +21,10 @@ __all__ = [
     "refusal",
 ]
 
-# Implemented in lancelet.dataset.filter itself (sqlglot's node classes, or its
-# _anonymous hook): regexp_match/like, arrow_cast, the JSON and list-membership
-# functions, current_date and the functions the filter module has always translated.
+# Translated by the filter's own node handlers (lancelet.expr.functions.calls,
+# .matching and .membership, for sqlglot's node classes and plain calls): regexp_match/
+# like, arrow_cast, the JSON and list-membership functions, current_date and the
+# functions the filter has always translated.
 HANDLED_BY_FILTER = frozenset(
     {
         "abs",
@@ -55,7 +56,7 @@ HANDLED_BY_FILTER = frozenset(
     }
 )
 
-# Translated by lancelet.dataset.sql_scalar.registry.
+# Translated by lancelet.expr.functions.registry.
 IMPLEMENTED_HERE = frozenset(
     {
         # conditional

@@ -1,7 +1,7 @@
 """``regexp_replace`` and ``regexp_count``, as pylance evaluates them.
 
 Patterns are Rust regular expressions in pylance and RE2 in pyarrow; the two agree
-except where :func:`lancelet.dataset.sql_functions.regex_pattern` says, and patterns
+except where :func:`lancelet.expr.functions.arguments.regex_pattern` says, and patterns
 using those differences are refused, as for ``regexp_like``.  The pattern, flags and
 replacement must be literals.
 
@@ -18,8 +18,9 @@ import re
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelet.dataset import sql_functions
-from lancelet.dataset.sql_scalar.base import (
+from lancelet.errors import FilterError
+from lancelet.expr.functions import arguments
+from lancelet.expr.functions.base import (
     Call,
     Value,
     apply,
@@ -29,7 +30,6 @@ from lancelet.dataset.sql_scalar.base import (
     is_string,
     null,
 )
-from lancelet.errors import FilterError
 
 __all__ = ["regexp_count", "regexp_replace", "rust_replacement"]
 
@@ -87,7 +87,7 @@ def _group_count(pattern: str) -> int:
 
 def _pattern(call: Call, pattern: str, flags: str) -> str:
     try:
-        rewritten = sql_functions.regex_pattern(pattern, flags or None, call.name)
+        rewritten = arguments.regex_pattern(pattern, flags or None, call.name)
     except FilterError as e:
         raise call.error(str(e)) from None
     try:

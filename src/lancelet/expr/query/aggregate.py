@@ -31,10 +31,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from lancelet.dataset.sql_query.naming import call_arguments, function_name, is_aggregate
-from lancelet.dataset.sql_query.ordering import from_total_order_key, total_order_key
-from lancelet.dataset.sql_query.statement import text
 from lancelet.errors import SqlQueryError, UnsupportedSqlError
+from lancelet.expr.query.naming import call_arguments, function_name, is_aggregate
+from lancelet.expr.query.ordering import from_total_order_key, total_order_key
+from lancelet.expr.query.statement import text
 
 # Function names (as DataFusion accepts them) of the aggregates lancelet computes.
 _KINDS = {
