@@ -443,7 +443,11 @@ class LanceScanner(ArrowScanner):
         if not len(hits):
             return table
         if len(hits) > (stop - start) * _DENSE:
-            rest = reader.read(late, start, stop).take(pa.array(hits - start))
+            # A mask, not a take: hits ascend, and filtering keeps each chunk's own
+            # dictionary, where a take must unify them (which Arrow cannot with nulls).
+            keep = np.zeros(stop - start, dtype=bool)
+            keep[hits - start] = True
+            rest = reader.read(late, start, stop).filter(pa.array(keep))
         else:
             rest = reader.take(late, hits)
         for name in late:
