@@ -506,7 +506,9 @@ class _Plan:
         bucket = F.lit(-1) - F.pmod(
             F.xxhash64(*[F.col(f"`{k}`") for k in spread]), F.lit(partitions)
         )
-        fragment = F.when(address.isNotNull(), F.shiftright(address, 32)).otherwise(bucket)
+        fragment = F.when(
+            address.isNotNull(), F.shiftright(address, row_address.OFFSET_BITS)
+        ).otherwise(bucket)
         return rows.repartition(partitions, fragment).sortWithinPartitions(address.isNull())
 
 
