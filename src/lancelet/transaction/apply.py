@@ -14,7 +14,6 @@ from dataclasses import dataclass, replace
 
 from pyroaring import FrozenBitMap
 
-from lancelet._proto import file_pb2
 from lancelet.errors import (
     ArgumentError,
     CorruptDatasetError,
@@ -29,6 +28,7 @@ from lancelet.table.index import FRAG_REUSE_INDEX, IndexMetadata
 from lancelet.table.manifest import Manifest, WriterVersion, data_file_format
 from lancelet.table.row_ids import with_row_ids
 from lancelet.table.schema import LanceSchema
+from lancelet.table.schema_field import SchemaField
 from lancelet.transaction import key_metadata
 from lancelet.transaction.operations import (
     Append,
@@ -159,17 +159,12 @@ def _update_bytes_map(current: Mapping[str, bytes], update: MapUpdate) -> dict[s
 
 
 def _with_field_metadata(
-    fields: tuple[file_pb2.Field, ...], updates: Mapping[int, MapUpdate]
-) -> tuple[file_pb2.Field, ...]:
-    out = []
-    for f in fields:
-        if f.id in updates:
-            changed = _copy_field(f)
-            changed.metadata.clear()
-            changed.metadata.update(_update_bytes_map(f.metadata, updates[f.id]))
-            f = changed
-        out.append(f)
-    return tuple(out)
+    fields: tuple[SchemaField, ...], updates: Mapping[int, MapUpdate]
+) -> tuple[SchemaField, ...]:
+    return tuple(
+        replace(f, metadata=_update_bytes_map(f.metadata, updates[f.id])) if f.id in updates else f
+        for f in fields
+    )
 
 
 def fold_update_config(base: Manifest | None, op: UpdateConfig, ctx: FoldContext) -> Manifest:
@@ -352,20 +347,13 @@ def _with_current_metadata(schema: LanceSchema, current: LanceSchema) -> LanceSc
     metadata of the latest one: config updates committed since are compatible with
     schema changes, so they must not be undone by them."""
     metadata = {f.id: f.metadata for f in current.fields}
-    fields = []
-    for f in schema.fields:
-        if f.id in metadata and dict(f.metadata) != dict(metadata[f.id]):
-            f = _copy_field(f)
-            f.metadata.clear()
-            f.metadata.update(metadata[f.id])
-        fields.append(f)
-    return LanceSchema(tuple(fields), current.metadata)
-
-
-def _copy_field(f: file_pb2.Field) -> file_pb2.Field:
-    copied = file_pb2.Field()
-    copied.CopyFrom(f)
-    return copied
+    fields = tuple(
+        replace(f, metadata=metadata[f.id])
+        if f.id in metadata and f.metadata != metadata[f.id]
+        else f
+        for f in schema.fields
+    )
+    return LanceSchema(fields, current.metadata)
 
 
 def _relevant_indices(

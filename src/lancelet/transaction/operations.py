@@ -261,7 +261,7 @@ def _frags(pbs: Any) -> tuple[Fragment, ...]:
 
 
 def _schema(pb: Any) -> LanceSchema:
-    return LanceSchema(tuple(pb.schema), dict(pb.schema_metadata))
+    return LanceSchema.from_proto(pb.schema, pb.schema_metadata)
 
 
 def encode_append(op: Append, pb: Message) -> None:
@@ -274,7 +274,7 @@ def decode_append(pb: Message, where: str) -> Append:
 
 def encode_overwrite(op: Overwrite, pb: Message) -> None:
     pb.fragments.extend(f.to_proto() for f in op.fragments)
-    pb.schema.extend(op.schema.fields)
+    pb.schema.extend(op.schema.proto_fields())
     pb.schema_metadata.update(op.schema.metadata)
     pb.config_upsert_values.update(op.config_upsert_values)
     pb.initial_bases.extend(b.to_proto() for b in op.initial_bases)
@@ -325,16 +325,16 @@ def decode_reserve(pb: Message, where: str) -> ReserveFragments:
 
 
 def encode_project(op: Project, pb: Message) -> None:
-    pb.schema.extend(op.schema.fields)
+    pb.schema.extend(op.schema.proto_fields())
 
 
 def decode_project(pb: Message, where: str) -> Project:
-    return Project(LanceSchema(tuple(pb.schema)))
+    return Project(LanceSchema.from_proto(pb.schema))
 
 
 def encode_merge(op: Merge, pb: Message) -> None:
     pb.fragments.extend(f.to_proto() for f in op.fragments)
-    pb.schema.extend(op.schema.fields)
+    pb.schema.extend(op.schema.proto_fields())
     pb.schema_metadata.update(op.schema.metadata)
 
 
