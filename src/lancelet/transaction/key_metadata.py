@@ -16,7 +16,7 @@ from dataclasses import replace
 from lancelet.errors import PrimaryKeyError
 from lancelet.file import primary_key
 from lancelet.table.schema_field import SchemaField
-from lancelet.transaction.operations import MapUpdate
+from lancelet.transaction.map_update import MapUpdate
 
 RESERVED = primary_key.RESERVED_KEYS
 
