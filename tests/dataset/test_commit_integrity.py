@@ -25,7 +25,7 @@ from lancelet.table import naming
 from lancelet.table.manifest_file import encode_manifest
 from lancelet.transaction import operations as ops
 from lancelet.transaction.commit import commit_transaction
-from lancelet.transaction.operations import encode_transaction
+from lancelet.transaction.registry import encode_transaction
 from lancelet.transaction.store import DatasetStore
 from lancelet.transaction.verify import check_winner
 from tests.dataset.util import snapshot

@@ -350,7 +350,7 @@ def test_rewrite_with_a_stale_reuse_base_is_retryable(tmp_path: Path) -> None:
     old = ds._manifest.fragments[0]
     group = ops.RewriteGroup((old,), (old.with_id(ds._manifest.next_fragment_id()),))
     op = ops.Rewrite((group,), deferred=True, frag_reuse_index=current, frag_reuse_base=None)
-    from lancelet.transaction.apply import fold_rewrite
+    from lancelet.transaction.operations.rewrite import fold as fold_rewrite
 
     with pytest.raises(RetryableCommitConflictError, match="reuse index"):
         fold_rewrite(ds._manifest, op, None)  # type: ignore[arg-type]

@@ -166,7 +166,7 @@ def dataset_schema(schema: pa.Schema, version: str, where: str) -> LanceSchema:
     if not any(is_blob(f) for f in schema):
         return LanceSchema.from_arrow(schema)
     meta = {k.decode(): v for k, v in (schema.metadata or {}).items()}
-    return LanceSchema(tuple(blob_v2.lance_fields(schema, where)), meta)
+    return LanceSchema.from_proto(blob_v2.lance_fields(schema, where), meta)
 
 
 def _nested_fields(dtype: pa.DataType) -> Iterator[pa.Field]:

@@ -24,7 +24,7 @@ from pyroaring import FrozenBitMap
 from lancelet.dataset.committing import commit_transaction
 from lancelet.errors import CorruptIndexError
 from lancelet.index.frag_reuse import ReuseMap
-from lancelet.table import frag_reuse, naming
+from lancelet.table import frag_reuse, naming, row_address
 from lancelet.table.frag_reuse import ReuseDetails, ReuseVersion
 from lancelet.table.fragment import ExternalFile
 from lancelet.table.index import FRAG_REUSE_INDEX, IndexFile, IndexMetadata
@@ -218,6 +218,6 @@ def remap_row_addrs(
     raw = values.fill_null(0).to_numpy(zero_copy_only=False)
     mapped, alive = reuse.remap(raw)
     present = np.array(sorted(f.id for f in manifest.fragments), dtype=np.uint64)
-    alive &= np.isin(mapped >> np.uint64(32), present)
+    alive &= np.isin(row_address.fragment_ids(mapped), present)
     valid = alive & ~np.asarray(values.is_null().to_numpy(zero_copy_only=False), dtype=bool)
     return pa.array(mapped, pa.uint64(), mask=~valid)

@@ -14,6 +14,7 @@ from lancelet.dataset.write import data_file
 from lancelet.errors import SchemaError, UnsupportedVersionError
 from lancelet.file import version as file_version
 from lancelet.file.reader import LanceFileReader
+from lancelet.table import row_address
 from lancelet.table.fragment import DataFile, Fragment
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ class FragmentSession:
         dataset = self._fragment._dataset
         deleted = dataset._store.read_deletions(fragment).astype(np.int64)
         live = np.delete(np.arange(fragment.physical_rows, dtype=np.uint64), deleted)
-        addresses = (np.uint64(fragment.id) << np.uint64(32)) | live[rows]
+        addresses = row_address.of_offsets(fragment.id, live[rows])
         return table.append_column(ROW_ADDRESS, pa.array(addresses, pa.uint64()))
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 import pyarrow as pa
 
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.projection import ROW_ADDRESS, ROW_ID, SPECIAL
 from lancelet.errors import CorruptDatasetError
+from lancelet.table import row_address
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.store import DatasetStore
@@ -23,8 +23,7 @@ def key_column(
     physical row of ``fragment``, deleted rows included."""
     rows = fragment.physical_rows
     if column == ROW_ADDRESS or (column == ROW_ID and not manifest.stable_row_ids):
-        offsets = np.arange(rows, dtype=np.uint64)
-        return pa.array((np.uint64(fragment.id) << np.uint64(32)) | offsets)
+        return pa.array(row_address.of_range(fragment.id, 0, rows))
     if column == ROW_ID:
         ids = store.read_row_ids(fragment)
         if ids is None:

@@ -20,7 +20,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelet._proto import file_pb2
 from lancelet.dataset.fragment_reader import FragmentReader
 from lancelet.dataset.row_keys import read_physical
 from lancelet.dataset.udf import (
@@ -43,12 +42,13 @@ from lancelet.table import naming
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.table.schema import LanceSchema, file_field_ids
+from lancelet.table.schema_field import SchemaField
 from lancelet.transaction.operations import MapUpdate, Merge, Project
 from lancelet.transaction.store import DatasetStore
 
 BatchUDF = Callable[[pa.RecordBatch], pa.RecordBatch]
 NewColumns = Union[Mapping[str, str], BatchUDF, pa.Field, Sequence[pa.Field], pa.Schema]  # noqa: UP007
-Field = file_pb2.Field
+Field = SchemaField
 
 # -- fields by path -------------------------------------------------------------------
 
@@ -134,13 +134,14 @@ def plan_alterations(
     required: list[str] = []
     for alteration in alterations:
         target = _check_alteration(schema, alteration, where)
-        field = updated.setdefault(target.id, _copy(target))
+        field = updated.get(target.id, target)
         if alteration.get("name") is not None:
-            field.name = str(alteration["name"])
+            field = replace(field, name=str(alteration["name"]))
         if alteration.get("nullable") is not None:
-            field.nullable = bool(alteration["nullable"])
+            field = replace(field, nullable=bool(alteration["nullable"]))
             if not field.nullable:
                 required.append(str(alteration["path"]))
+        updated[target.id] = field
         if "data_type" in alteration:
             types[target.id] = alteration["data_type"]
     if required and types:
@@ -184,12 +185,6 @@ def _check_alteration(schema: LanceSchema, alteration: Mapping[str, Any], where:
             f"not the nested field {alteration['path']!r}"
         )
     return target
-
-
-def _copy(field: Field) -> Field:
-    out = Field()
-    out.CopyFrom(field)
-    return out
 
 
 def _with_casts(

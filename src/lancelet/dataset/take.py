@@ -75,7 +75,7 @@ def take_rows(
 # while its old place, deleted, still lists it: only the live one counts.
 _ID_MAPS: dict[int, tuple[Manifest, np.ndarray, np.ndarray]] = {}
 _ID_MAPS_MAX = 8
-MISSING = np.uint64((1 << 64) - 1)
+MISSING = row_address.NO_ADDRESS
 
 
 def _id_map(store: DatasetStore, manifest: Manifest) -> tuple[np.ndarray, np.ndarray]:
@@ -123,7 +123,7 @@ def _checked_addresses(store: DatasetStore, manifest: Manifest, addresses: np.nd
                 f"version {manifest.version} does not have"
             )
         if int(offsets[-1]) >= rows:
-            last = (fragment_id << 32) | int(offsets[-1])
+            last = row_address.of_row(fragment_id, int(offsets[-1]))
             raise ArgumentError(
                 f"{store.root}: row address ({row_address.describe(last)}) is past the "
                 f"fragment's {rows} rows"

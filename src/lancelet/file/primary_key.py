@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from typing import Protocol, TypeVar
 
 from lancelet._proto import file_pb2
 from lancelet.errors import PrimaryKeyError, SchemaError
@@ -25,6 +26,29 @@ from lancelet.errors import PrimaryKeyError, SchemaError
 METADATA_KEY = "lance-schema:unenforced-primary-key"
 POSITION_METADATA_KEY = METADATA_KEY + ":position"
 RESERVED_KEYS = (METADATA_KEY, POSITION_METADATA_KEY)
+
+
+class KeyField(Protocol):
+    """What the key rules read of a field: a protobuf ``Field`` (the file layer's) or
+    a dataset schema's immutable field."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def id(self) -> int: ...
+    @property
+    def parent_id(self) -> int: ...
+    @property
+    def logical_type(self) -> str: ...
+    @property
+    def nullable(self) -> bool: ...
+    @property
+    def unenforced_primary_key(self) -> bool: ...
+    @property
+    def unenforced_primary_key_position(self) -> int: ...
+
+
+F = TypeVar("F", bound=KeyField)
 
 # The flag values pylance takes, compared lower-cased; anything else is "not a key".
 _TRUE = frozenset({"true", "1", "yes", "y", "on"})
@@ -64,11 +88,11 @@ def mark(field: file_pb2.Field) -> None:
     field.unenforced_primary_key_position = position
 
 
-def is_key(field: file_pb2.Field) -> bool:
+def is_key(field: KeyField) -> bool:
     return field.unenforced_primary_key or field.unenforced_primary_key_position != 0
 
 
-def key_fields(fields: Sequence[file_pb2.Field]) -> list[file_pb2.Field]:
+def key_fields(fields: Sequence[F]) -> list[F]:
     """The key's fields in key order (``fields`` are the schema's, in pre-order)."""
     keys = [f for f in fields if is_key(f)]
     # pylance 14 orders positions as signed 32-bit numbers: 2**31 and above first.
@@ -81,7 +105,7 @@ def _as_i32(position: int) -> int:
     return position - 2**32 if position >= 2**31 else position
 
 
-def check(fields: Sequence[file_pb2.Field]) -> None:
+def check(fields: Sequence[KeyField]) -> None:
     """Refuse a key pylance refuses: each key field, in key order, must be a leaf,
     and neither it nor any field above it nullable, a list or a map."""
     by_id = {f.id: f for f in fields if f.id >= 0}
@@ -101,7 +125,7 @@ def check(fields: Sequence[file_pb2.Field]) -> None:
                 raise PrimaryKeyError(f"Primary key column {problem}: {where!r}{of}")
 
 
-def _ancestor_problem(field: file_pb2.Field) -> str | None:
+def _ancestor_problem(field: KeyField) -> str | None:
     if field.nullable:
         return "and all its ancestors must not be nullable"
     if field.logical_type.startswith(("list", "large_list")):
@@ -111,7 +135,7 @@ def _ancestor_problem(field: file_pb2.Field) -> str | None:
     return None
 
 
-def _lineage(field: file_pb2.Field, by_id: Mapping[int, file_pb2.Field]) -> list[file_pb2.Field]:
+def _lineage(field: KeyField, by_id: Mapping[int, KeyField]) -> list[KeyField]:
     """``field`` and the fields above it, top-level first."""
     out = [field]
     while out[-1].parent_id != -1 and out[-1].parent_id in by_id and len(out) <= len(by_id):
@@ -119,5 +143,5 @@ def _lineage(field: file_pb2.Field, by_id: Mapping[int, file_pb2.Field]) -> list
     return out[::-1]
 
 
-def _path(lineage: Sequence[file_pb2.Field]) -> str:
+def _path(lineage: Sequence[KeyField]) -> str:
     return ".".join(f.name for f in lineage)

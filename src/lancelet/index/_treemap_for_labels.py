@@ -16,6 +16,7 @@ import numpy as np
 from pyroaring import BitMap
 
 from lancelet.errors import CorruptIndexError
+from lancelet.table import row_address
 
 _U32 = struct.Struct("<I")
 
@@ -23,8 +24,7 @@ _U32 = struct.Struct("<I")
 def serialize_treemap(addresses: np.ndarray) -> bytes:
     """The bytes for a set of row addresses (any order, repeats allowed)."""
     unique = np.unique(np.asarray(addresses, dtype=np.uint64))
-    fragments = (unique >> np.uint64(32)).astype(np.uint32)
-    offsets = (unique & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+    fragments, offsets = row_address.unpack(unique)
     ids, starts = np.unique(fragments, return_index=True)
     bounds = np.append(starts, len(unique))
     parts = [_U32.pack(len(ids))]
@@ -60,7 +60,7 @@ def deserialize_treemap(data: bytes, where: str) -> np.ndarray:
             raise CorruptIndexError(f"{where}: row-address map is cut short")
         offsets = _bitmap_offsets(bytes(view[position : position + size]), where)
         position += size
-        pieces.append((np.uint64(fragment) << np.uint64(32)) | offsets.astype(np.uint64))
+        pieces.append(row_address.of_offsets(fragment, offsets))
     if position != len(view):
         raise CorruptIndexError(f"{where}: row-address map has {len(view) - position} stray bytes")
     if not pieces:

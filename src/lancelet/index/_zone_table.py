@@ -9,8 +9,9 @@ import pyarrow as pa
 from lancelet.errors import CorruptIndexError
 from lancelet.index._files import IndexFile
 from lancelet.index._treemap_for_labels import deserialize_treemap
+from lancelet.table import row_address
 
-_LIMIT = 1 << 32
+_LIMIT = row_address.PART_END
 
 
 def column_numpy(file: IndexFile, name: str) -> np.ndarray:
@@ -31,7 +32,7 @@ def zone_bounds(file: IndexFile) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         raise CorruptIndexError(f"{file.path}: a zone's fragment id or start is out of range")
     if np.any(lengths == 0) or np.any(lengths > _LIMIT - starts):
         raise CorruptIndexError(f"{file.path}: a zone's length is out of range")
-    firsts = (fragments << np.uint64(32)) | starts
+    firsts = row_address.pack(fragments, starts)
     order = np.argsort(firsts, kind="stable")
     ends = firsts[order] + lengths[order]
     if np.any(ends[:-1] > firsts[order][1:]):
@@ -49,7 +50,7 @@ def null_rows(
         return None
     rows = deserialize_treemap(data, file.path)
     fragments, starts, lengths = bounds
-    firsts = (fragments << np.uint64(32)) | starts
+    firsts = row_address.pack(fragments, starts)
     order = np.argsort(firsts, kind="stable")
     slot = np.searchsorted(firsts[order], rows, side="right") - 1
     zone = order[np.clip(slot, 0, None)] if len(firsts) else slot

@@ -19,9 +19,7 @@ import pyarrow as pa
 
 from lancelet.errors import ArgumentError
 from lancelet.index import sorted_sets
-
-_LOW = np.uint64(0xFFFFFFFF)
-_SHIFT = np.uint64(32)
+from lancelet.table import row_address
 
 
 @dataclass(frozen=True)
@@ -50,13 +48,17 @@ def cut_zones(
         if len(addresses) == 0:
             continue
         first = int(addresses[0])
-        if last_address is not None and first >> 32 == last_address >> 32 and first <= last_address:
+        if (
+            last_address is not None
+            and row_address.fragment_of(first) == row_address.fragment_of(last_address)
+            and first <= last_address
+        ):
             raise ArgumentError("row addresses must ascend within a fragment")
         last_address = int(addresses[-1])
         for run_start, run_end in _fragment_runs(addresses):
-            if pending_rows and int(pending_addresses[-1][-1] >> _SHIFT) != int(
-                addresses[run_start] >> _SHIFT
-            ):
+            if pending_rows and row_address.fragment_of(
+                pending_addresses[-1][-1]
+            ) != row_address.fragment_of(addresses[run_start]):
                 yield _zone(pending_values, pending_addresses)
                 pending_values, pending_addresses, pending_rows = [], [], 0
             position = run_start
@@ -84,26 +86,24 @@ def _check_batch(
     if addresses.dtype != np.uint64 or addresses.ndim != 1 or len(addresses) != len(values):
         raise ArgumentError("row addresses must be a uint64 vector, one per value")
     if len(addresses) > 1:
-        same = (addresses[1:] >> _SHIFT) == (addresses[:-1] >> _SHIFT)
+        fragments = row_address.fragment_ids(addresses)
+        same = fragments[1:] == fragments[:-1]
         if np.any(same & (addresses[1:] <= addresses[:-1])):
             raise ArgumentError("row addresses must ascend within a fragment")
     return values, addresses
 
 
 def _fragment_runs(addresses: np.ndarray) -> list[tuple[int, int]]:
-    fragments = addresses >> _SHIFT
-    cuts = np.flatnonzero(fragments[1:] != fragments[:-1]) + 1
-    bounds = [0, *cuts.tolist(), len(addresses)]
-    return list(itertools.pairwise(bounds))
+    return list(itertools.pairwise(row_address.fragment_runs(addresses).tolist()))
 
 
 def _zone(values: list[pa.Array], addresses: list[np.ndarray]) -> Zone:
     joined = np.concatenate(addresses)
     first, last = int(joined[0]), int(joined[-1])
     return Zone(
-        fragment_id=first >> 32,
-        start=first & 0xFFFFFFFF,
-        length=(last & 0xFFFFFFFF) - (first & 0xFFFFFFFF) + 1,
+        fragment_id=row_address.fragment_of(first),
+        start=row_address.offset_of(first),
+        length=row_address.offset_of(last) - row_address.offset_of(first) + 1,
         values=pa.concat_arrays(values) if len(values) > 1 else values[0],
         addresses=joined,
     )
@@ -115,7 +115,7 @@ def zone_addresses(fragment_ids: np.ndarray, starts: np.ndarray, lengths: np.nda
     total = int(lengths.sum())
     if total == 0:
         return np.zeros(0, dtype=np.uint64)
-    firsts = (fragment_ids.astype(np.uint64) << _SHIFT) | starts.astype(np.uint64)
+    firsts = row_address.pack(fragment_ids, starts)
     ends = np.cumsum(lengths)
     # A running count that restarts at each zone: position minus the zone's first slot.
     within = np.arange(total, dtype=np.int64) - np.repeat(ends - lengths, lengths)

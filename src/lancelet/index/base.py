@@ -19,7 +19,7 @@ from lancelet.expr import IndexQuery
 
 @dataclass(frozen=True)
 class SearchResult:
-    # Sorted, unique uint64 row addresses (fragment id << 32 | offset).
+    # Sorted, unique uint64 row addresses (see lancelet.table.row_address).
     addresses: np.ndarray
     exact: bool
 

@@ -19,6 +19,7 @@ from functools import cached_property
 import numpy as np
 from pyroaring import FrozenBitMap
 
+from lancelet.table import row_address
 from lancelet.table.frag_reuse import ReuseDetails, ReuseVersion
 
 
@@ -59,12 +60,11 @@ class _Moves:
         position = position.astype(np.uint64)
         k = np.searchsorted(self.ends, position, side="right")
         begin = np.where(k > 0, self.ends[np.maximum(k, 1) - 1], 0).astype(np.uint64)
-        targets: np.ndarray = (self.new_ids[k] << np.uint64(32)) | (position - begin)
-        return targets
+        return row_address.pack(self.new_ids[k], position - begin)
 
     def apply(self, addresses: np.ndarray, alive: np.ndarray) -> None:
         """Move ``addresses`` in place; rows this version dropped leave ``alive``."""
-        touched = alive & np.isin(addresses >> np.uint64(32), self.old_ids)
+        touched = alive & np.isin(row_address.fragment_ids(addresses), self.old_ids)
         if not touched.any():
             return
         moving = addresses[touched]

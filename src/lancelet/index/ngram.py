@@ -38,6 +38,7 @@ from lancelet.file import LanceFileReader
 from lancelet.index import files
 from lancelet.index._files import IndexDetails
 from lancelet.index.base import SearchResult
+from lancelet.table import row_address
 
 POSTINGS_FILE = "ngram_postings.lance"
 NGRAM_DETAILS = IndexDetails("/lance.table.NGramIndexDetails", b"", 0)
@@ -137,8 +138,7 @@ def _bounds(*keys: np.ndarray) -> np.ndarray:
 
 def serialize_tree_map(rows: np.ndarray) -> bytes:
     """A 64-bit Roaring tree map of sorted unique uint64 ``rows``."""
-    highs = (rows >> np.uint64(32)).astype(np.uint32)
-    lows = (rows & np.uint64(0xFFFF_FFFF)).astype(np.uint32)
+    highs, lows = row_address.unpack(rows)
     bounds = _bounds(highs).tolist()
     parts = [_U64.pack(len(bounds) - 1)]
     for lo, hi in itertools.pairwise(bounds):
@@ -210,7 +210,7 @@ def deserialize_tree_map(data: bytes, where: str) -> np.ndarray:
         position += len(bitmap.serialize())
         previous = high
         lows = np.asarray(bitmap.to_array(), dtype=np.uint64)
-        parts.append((np.uint64(high) << np.uint64(32)) | lows)
+        parts.append(row_address.pack(high, lows))
     if position != len(view):
         raise CorruptIndexError(f"{where}: a posting list has {len(view) - position} extra bytes")
     return np.concatenate([np.zeros(0, np.uint64), *parts])

@@ -9,9 +9,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from lancelet.errors import ArgumentError
+from lancelet.table import row_address
 
 # The new address of a row that no longer exists.
-DELETED = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
+DELETED = row_address.NO_ADDRESS
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ import numpy as np
 from pyroaring import BitMap
 
 from lancelet.errors import CorruptIndexError
+from lancelet.table import row_address
 
 _U32 = struct.Struct("<I")
 _ENTRY = struct.Struct("<II")
@@ -46,7 +47,7 @@ def _bitmap(offsets: np.ndarray) -> BitMap:
 def serialize(addresses: np.ndarray) -> bytes:
     """The map holding ``addresses`` (sorted unique uint64 row addresses)."""
     addresses = np.asarray(addresses, dtype=np.uint64)
-    fragments = (addresses >> np.uint64(32)).astype(np.uint32)
+    fragments, offsets = row_address.unpack(addresses)
     starts: list[int] = (
         np.flatnonzero(np.r_[True, fragments[1:] != fragments[:-1]]).tolist()
         if len(fragments)
@@ -54,7 +55,6 @@ def serialize(addresses: np.ndarray) -> bytes:
     )
     bounds = [*starts, len(addresses)]
     parts = [_U32.pack(len(starts))]
-    offsets = (addresses & np.uint64(0xFFFF_FFFF)).astype(np.uint32)
     for lo, hi in itertools.pairwise(bounds):
         body = _bitmap(offsets[lo:hi]).serialize()
         parts.append(_ENTRY.pack(int(fragments[lo]), len(body)))
@@ -92,7 +92,7 @@ def deserialize(data: bytes, where: str) -> RowAddressSet:
             raise CorruptIndexError(f"{where}: a bitmap of fragment {fragment} runs past the map")
         offsets = _offsets(bytes(view[pos : pos + size]), where, fragment)
         pos += size
-        chunks.append((np.uint64(fragment) << np.uint64(32)) | offsets.astype(np.uint64))
+        chunks.append(row_address.of_offsets(fragment, offsets))
     if pos != len(view):
         raise CorruptIndexError(f"{where}: {len(view) - pos} bytes follow the row id map")
     addresses = np.concatenate(chunks) if chunks else np.empty(0, dtype=np.uint64)

@@ -58,6 +58,7 @@ from lancelet.spark.table_versions import (
     restore_metrics,
     version_at,
 )
+from lancelet.table import row_address
 from lancelet.table.manifest import Manifest
 from lancelet.transaction import operations as ops
 from lancelet.transaction.store import DatasetStore
@@ -366,7 +367,7 @@ class LanceOptimizeBuilder:
         )
         condition = self._condition
         selected = frame.where(F.expr(condition) if isinstance(condition, str) else condition)
-        fragment = F.shiftright(F.col("_rowaddr"), 32).alias("fragment")
+        fragment = F.shiftright(F.col("_rowaddr"), row_address.OFFSET_BITS).alias("fragment")
         touched = {int(r["fragment"]) for r in selected.select(fragment).distinct().collect()}
         return [f.fragment_id for f in dataset.get_fragments() if f.fragment_id not in touched]
 

@@ -61,7 +61,8 @@ from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.table.schema import LanceSchema
 from lancelet.transaction import operations as ops
-from lancelet.transaction.apply import FoldContext, fold_update
+from lancelet.transaction.operations import update as update_kind
+from lancelet.transaction.operations.folding import FoldContext
 from lancelet.transaction.store import DatasetStore
 
 TARGET, SOURCE = "target", "source"
@@ -330,7 +331,7 @@ class LanceMergeBuilder:
         if schema is not None:
             # New columns and changed rows in one commit: the rows' changes folded into
             # the fragment list of a Merge (any commit since is then a conflict).
-            folded = fold_update(manifest, update, FoldContext(store.read_manifest))
+            folded = update_kind.fold(manifest, update, FoldContext(store.read_manifest))
             operation = ops.Merge(folded.fragments, schema)
         properties = command_properties(
             {"command": "MERGE", "predicate": _text(self._condition)},
@@ -506,7 +507,9 @@ class _Plan:
         bucket = F.lit(-1) - F.pmod(
             F.xxhash64(*[F.col(f"`{k}`") for k in spread]), F.lit(partitions)
         )
-        fragment = F.when(address.isNotNull(), F.shiftright(address, 32)).otherwise(bucket)
+        fragment = F.when(
+            address.isNotNull(), F.shiftright(address, row_address.OFFSET_BITS)
+        ).otherwise(bucket)
         return rows.repartition(partitions, fragment).sortWithinPartitions(address.isNull())
 
 

@@ -25,6 +25,7 @@ from lancelet.spark.source import FORMAT
 from lancelet.spark.storage import as_spark_options
 from lancelet.spark.table_jobs import RowChanges, TaskOutcome, gathered
 from lancelet.spark.table_merge import _ADDRESS, _KIND, DELETE, UPDATE, MergeTask
+from lancelet.table import row_address
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.store import DatasetStore
 
@@ -96,7 +97,7 @@ def changed_rows(
     except PySparkException as exc:
         raise FilterError(f"{where}: Spark cannot evaluate it: {exc}") from exc
     partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or 1)
-    fragment = F.shiftright(F.col(_ADDRESS), 32)
+    fragment = F.shiftright(F.col(_ADDRESS), row_address.OFFSET_BITS)
     return rows.repartition(partitions, fragment).sortWithinPartitions(_ADDRESS)
 
 

@@ -16,10 +16,10 @@ from pyspark.sql import types as st
 
 from lancelet.errors import CorruptDatasetError
 from lancelet.table import features
-from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.transaction import operations as ops
-from lancelet.transaction.conflicts import kind_of
+from lancelet.transaction.operations.kind import Description
+from lancelet.transaction.registry import describe, kind_of
 from lancelet.transaction.store import DatasetStore
 
 _PARAMETER = "lancelet.table.parameter."
@@ -54,45 +54,6 @@ def command_properties(parameters: Mapping[str, str], metrics: Mapping[str, int]
 # -- history ----------------------------------------------------------------------------
 
 
-def _rows(fragments: tuple[Fragment, ...]) -> str:
-    return str(sum(f.physical_rows for f in fragments))
-
-
-def _described(op: ops.Operation) -> tuple[dict[str, str], dict[str, str]]:
-    """The parameters and metrics an operation itself tells."""
-    if isinstance(op, (ops.Append, ops.Overwrite)):
-        mode = "Append" if isinstance(op, ops.Append) else "Overwrite"
-        metrics = {
-            "numAddedFragments": str(len(op.fragments)),
-            "numOutputRows": _rows(op.fragments),
-        }
-        return {"mode": mode}, metrics
-    if isinstance(op, ops.Delete):
-        metrics = {
-            "numUpdatedFragments": str(len(op.updated_fragments)),
-            "numRemovedFragments": str(len(op.deleted_fragment_ids)),
-        }
-        return {"predicate": op.predicate}, metrics
-    if isinstance(op, ops.Update):
-        return {}, {
-            "numUpdatedFragments": str(len(op.updated_fragments)),
-            "numRemovedFragments": str(len(op.removed_fragment_ids)),
-            "numAddedFragments": str(len(op.new_fragments)),
-            "numOutputRows": _rows(op.new_fragments),
-        }
-    if isinstance(op, ops.Rewrite):
-        added = tuple(f for g in op.groups for f in g.new_fragments)
-        return {}, {
-            "numRemovedFragments": str(len(op.old_ids())),
-            "numAddedFragments": str(len(added)),
-        }
-    if isinstance(op, ops.Restore):
-        return {"version": str(op.version)}, {}
-    if isinstance(op, ops.ReserveFragments):
-        return {"numFragments": str(op.num_fragments)}, {}
-    return {}, {}
-
-
 def _recorded(properties: Mapping[str, str], prefix: str) -> dict[str, str]:
     return {k[len(prefix) :]: v for k, v in properties.items() if k.startswith(prefix)}
 
@@ -110,7 +71,8 @@ def history_row(store: DatasetStore, version: int) -> tuple[Any, ...]:
     manifest = store.read_manifest(version)
     txn = _transaction(store, manifest)
     operation = txn.operation if txn is not None else None
-    parameters, metrics = _described(operation) if operation is not None else ({}, {})
+    described = describe(operation) if operation is not None else Description()
+    parameters, metrics = dict(described.parameters), dict(described.metrics)
     properties = txn.properties if txn is not None else {}
     parameters.update(_recorded(properties, _PARAMETER))
     metrics.update(_recorded(properties, _METRIC))

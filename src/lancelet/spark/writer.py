@@ -52,11 +52,13 @@ class PortableSchema:
 
     @classmethod
     def of(cls, schema: LanceSchema) -> PortableSchema:
-        return cls(tuple(f.SerializeToString() for f in schema.fields), dict(schema.metadata))
+        return cls(
+            tuple(f.SerializeToString() for f in schema.proto_fields()), dict(schema.metadata)
+        )
 
     def load(self) -> LanceSchema:
-        fields = tuple(file_pb2.Field.FromString(data) for data in self.fields)
-        return LanceSchema(fields, dict(self.metadata))
+        fields = [file_pb2.Field.FromString(data) for data in self.fields]
+        return LanceSchema.from_proto(fields, self.metadata)
 
 
 @dataclass(frozen=True)

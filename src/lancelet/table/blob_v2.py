@@ -19,6 +19,7 @@ from lancelet.file.blob_v2 import (
     is_descriptor_field,
 )
 from lancelet.file.schema import to_lance_fields
+from lancelet.table.schema_field import SchemaField
 
 __all__ = [
     "arrow_fields",
@@ -35,7 +36,7 @@ _DESCRIPTOR_CHILDREN = 5
 _KEY_MARKS = primary_key.RESERVED_KEYS
 
 
-def is_blob_v2(field: file_pb2.Field) -> bool:
+def is_blob_v2(field: SchemaField) -> bool:
     return field.extension_name == EXTENSION
 
 
@@ -72,19 +73,19 @@ def _check_blob_metadata(field: pa.Field, where: str) -> None:
         )
 
 
-def subtree_size(fields: Sequence[file_pb2.Field], position: int) -> int:
+def subtree_size(fields: Sequence[SchemaField], position: int) -> int:
     """How many manifest fields the column at ``position`` spans (a blob v2 column:
     itself, ``data`` and ``uri``)."""
     return 3 if is_blob_v2(fields[position]) else 0
 
 
-def walked_ids(field: file_pb2.Field) -> list[tuple[int, bool]]:
+def walked_ids(field: SchemaField) -> list[tuple[int, bool]]:
     """(id, owns a column) of a blob v2 column in a data file: the descriptor struct
     (one column), its children unnumbered."""
     return [(field.id, True)] + [(-1, False)] * _DESCRIPTOR_CHILDREN
 
 
-def arrow_fields(fields: Sequence[file_pb2.Field]) -> tuple[list[file_pb2.Field], set[str]]:
+def arrow_fields(fields: Sequence[SchemaField]) -> tuple[list[SchemaField], set[str]]:
     """The manifest's fields without the blob v2 columns' children (the columns kept
     as empty structs), and the names of those columns, whose Arrow form is
     :func:`~lancelet.file.blob_v2.descriptor_field`."""

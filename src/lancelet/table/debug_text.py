@@ -23,6 +23,7 @@ from lancelet._proto import file_pb2
 from lancelet.file.primary_key import is_key
 from lancelet.table.fragment import Fragment
 from lancelet.table.schema import LanceSchema
+from lancelet.table.schema_field import SchemaField
 
 INDENT = 4
 
@@ -142,11 +143,11 @@ def _bytes(value: bytes) -> Any:
 def describe_schema(schema: LanceSchema) -> Struct:
     """The fields nested under their parents, and the schema's metadata."""
     present = {f.id for f in schema.fields}
-    children: dict[int, list[file_pb2.Field]] = {}
+    children: dict[int, list[SchemaField]] = {}
     for f in schema.fields:
         children.setdefault(f.parent_id if f.parent_id in present else -1, []).append(f)
 
-    def field_node(f: file_pb2.Field) -> Struct:
+    def field_node(f: SchemaField) -> Struct:
         return Struct(
             "Field",
             [
@@ -170,7 +171,7 @@ def describe_schema(schema: LanceSchema) -> Struct:
     )
 
 
-def _key_position(field: file_pb2.Field) -> int | None:
+def _key_position(field: SchemaField) -> int | None:
     return field.unenforced_primary_key_position if is_key(field) else None
 
 

@@ -26,6 +26,7 @@ from pyroaring import BitMap64
 
 from lancelet._proto import table_pb2
 from lancelet.errors import CorruptIndexError
+from lancelet.table import row_address
 from lancelet.table.fragment import ExternalFile
 from lancelet.table.index import IndexDetails
 
@@ -76,7 +77,7 @@ class ReuseGroup:
             raise CorruptIndexError(f"{where}: a group's moved rows are not ascending")
         # Sorted and unique, so counting the rows inside each old fragment's range
         # tells whether every row is one of them.
-        starts = np.array([f.id << 32 for f in self.old_fragments], dtype=np.uint64)
+        starts = row_address.fragment_starts(np.array([f.id for f in self.old_fragments]))
         rows = np.array([f.physical_rows for f in self.old_fragments], dtype=np.uint64)
         inside = np.searchsorted(changed, starts + rows) - np.searchsorted(changed, starts)
         if int(inside.sum()) != len(changed):

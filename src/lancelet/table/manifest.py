@@ -78,7 +78,7 @@ class Manifest:
         """The protobuf form; ``with_fragments=False`` leaves the fragments out, for a
         writer that appends their encoded bytes itself."""
         pb = table_pb2.Manifest(
-            fields=list(self.schema.fields),
+            fields=self.schema.proto_fields(),
             schema_metadata=dict(self.schema.metadata),
             fragments=[f.to_proto() for f in self.fragments] if with_fragments else [],
             version=self.version,
@@ -116,7 +116,7 @@ class Manifest:
         if fragments is None:
             fragments = tuple(Fragment.from_proto(f) for f in pb.fragments)
         return cls(
-            schema=LanceSchema(tuple(pb.fields), dict(pb.schema_metadata)),
+            schema=LanceSchema.from_proto(pb.fields, pb.schema_metadata),
             fragments=fragments,
             version=pb.version,
             timestamp_ns=pb.timestamp.seconds * 1_000_000_000 + pb.timestamp.nanos,

@@ -131,7 +131,7 @@ def _with_dictionaries(manifest: Manifest, data: bytes, end: int, path: str) -> 
     for f in schema.fields:
         if not f.logical_type.startswith("dict:"):
             continue
-        if not f.HasField("dictionary"):
+        if f.dictionary is None:
             continue  # values unknown: commits are refused (check_encodable)
         where = (f.dictionary.offset, f.dictionary.length)
         try:

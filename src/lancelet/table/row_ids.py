@@ -30,6 +30,7 @@ _U16 = np.dtype("<u2")
 _U32 = np.dtype("<u4")
 _U64 = np.dtype("<u8")
 _DTYPES: dict[str, np.dtype[Any]] = {"u16_array": _U16, "u32_array": _U32, "u64_array": _U64}
+_U16_MAX, _U32_MAX, _U64_MAX = (int(np.iinfo(t).max) for t in (_U16, _U32, _U64))
 # Runs beyond this many contiguous stretches are stored as one array segment.
 _MAX_RANGES = 16
 
@@ -127,7 +128,7 @@ def _array(pb: rowids_pb2.EncodedU64Array, limit: int, where: str) -> np.ndarray
     values: np.ndarray = np.frombuffer(data, dtype=dtype).astype(np.uint64)
     if kind == "u64_array":
         return values
-    if part.base > (1 << 64) - 1 - (1 << 32):
+    if part.base >= _U64_MAX - _U32_MAX:
         raise CorruptDatasetError(f"{where}: the array's base {part.base} overflows")
     out: np.ndarray = values + np.uint64(part.base)
     return out
@@ -184,7 +185,7 @@ def _width(values: np.ndarray) -> int:
     if not len(values):
         return 2
     spread = int(values.max()) - int(values.min())
-    return 2 if spread < 1 << 16 else 4 if spread < 1 << 32 else 8
+    return 2 if spread <= _U16_MAX else 4 if spread <= _U32_MAX else 8
 
 
 def _array_bytes(values: np.ndarray) -> int:

@@ -7,7 +7,7 @@ new columns get ids above the current maximum, dropped ids are not reused
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -18,15 +18,32 @@ from lancelet.errors import AppendSchemaError, SchemaError
 from lancelet.file.schema import from_lance_fields, to_lance_fields
 from lancelet.file.v2_0.layout import is_packed_struct
 from lancelet.table import blob_v2
+from lancelet.table.schema_field import FrozenMetadata, SchemaField, from_protos, to_protos
 
 
 @dataclass(frozen=True)
 class LanceSchema:
-    fields: tuple[file_pb2.Field, ...]
-    metadata: Mapping[str, bytes] = field(default_factory=dict)
+    # Immutable values (see :mod:`.schema_field`), in pre-order.
+    fields: tuple[SchemaField, ...]
+    metadata: Mapping[str, bytes] = field(default_factory=FrozenMetadata)
     # A legacy (0.1) dataset's dictionary values, by field id: pylance keeps them in
     # the manifest file (see table/manifest_file.py), not in the fields themselves.
     dictionaries: Mapping[int, pa.Array] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.metadata, FrozenMetadata):
+            object.__setattr__(self, "metadata", FrozenMetadata(self.metadata))
+
+    @classmethod
+    def from_proto(
+        cls, fields: Iterable[file_pb2.Field], metadata: Mapping[str, bytes] | None = None
+    ) -> LanceSchema:
+        """The schema of protobuf fields (as a manifest or transaction holds them)."""
+        return cls(from_protos(fields), FrozenMetadata(metadata or {}))
+
+    def proto_fields(self) -> list[file_pb2.Field]:
+        """The fields as protobuf messages, new ones each call."""
+        return to_protos(self.fields)
 
     def with_dictionaries(self, values: Mapping[int, pa.Array]) -> LanceSchema:
         """This schema with ``values`` for those of its fields that have none."""
@@ -51,7 +68,7 @@ class LanceSchema:
                     f"schema metadata {key!r} is not valid UTF-8; encode binary values "
                     "(for example base64) first"
                 ) from exc
-        return cls(tuple(to_lance_fields(schema, first_id, check_key=check_key)), meta)
+        return cls.from_proto(to_lance_fields(schema, first_id, check_key=check_key), meta)
 
     def to_arrow(self) -> pa.Schema:
         return self._arrow
@@ -64,14 +81,14 @@ class LanceSchema:
     def _arrow(self) -> pa.Schema:
         # Readers ask for it per fragment and per batch; the schema never changes.
         fields, blobs = blob_v2.arrow_fields(self.fields)
-        arrow = from_lance_fields(fields, self.metadata)
+        arrow = from_lance_fields(to_protos(fields), self.metadata)
         return blob_v2.with_descriptors(arrow, blobs) if blobs else arrow
 
     @property
     def max_field_id(self) -> int:
         return max((f.id for f in self.fields), default=-1)
 
-    def top_level(self) -> list[file_pb2.Field]:
+    def top_level(self) -> list[SchemaField]:
         return [f for f in self.fields if f.parent_id == -1]
 
     def top_level_names(self) -> list[str]:
@@ -95,7 +112,7 @@ class LanceSchema:
             current = by_id.get(current.parent_id)
         return ".".join(reversed(parts))
 
-    def resolve(self, names: Sequence[str], where: str) -> list[file_pb2.Field]:
+    def resolve(self, names: Sequence[str], where: str) -> list[SchemaField]:
         """Top-level fields by name, in the order asked for."""
         by_name = {f.name: f for f in self.top_level()}
         missing = [n for n in names if n not in by_name]

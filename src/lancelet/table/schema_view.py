@@ -17,6 +17,7 @@ from lancelet._proto import file_pb2
 from lancelet.errors import SchemaError, UnsupportedFunctionError
 from lancelet.file.primary_key import is_key, key_fields
 from lancelet.table.schema import LanceSchema as _Schema
+from lancelet.table.schema_field import SchemaField
 
 _ENCODINGS = {
     file_pb2.PLAIN: "Some(Plain)",
@@ -29,7 +30,7 @@ _ENCODINGS = {
 class LanceField:
     """One field of a :class:`LanceSchema`, with its id and its nested fields."""
 
-    def __init__(self, field: file_pb2.Field, schema: _Schema) -> None:
+    def __init__(self, field: SchemaField, schema: _Schema) -> None:
         self._field = field
         self._schema = schema
 
@@ -158,7 +159,7 @@ class LanceSchema:
     __hash__ = None  # type: ignore[assignment]
 
     def __reduce__(self) -> tuple[Any, tuple[list[bytes], dict[str, bytes]]]:
-        fields = [f.SerializeToString() for f in self._schema.fields]
+        fields = [f.SerializeToString() for f in self._schema.proto_fields()]
         return (_restore, (fields, dict(self._schema.metadata)))
 
     def __repr__(self) -> str:
@@ -176,7 +177,7 @@ def _restore(fields: list[bytes], metadata: Mapping[str, bytes]) -> LanceSchema:
         field = file_pb2.Field()
         field.ParseFromString(blob)
         parsed.append(field)
-    return LanceSchema(_Schema(tuple(parsed), dict(metadata)))
+    return LanceSchema(_Schema.from_proto(parsed, metadata))
 
 
 def inner_schema(schema: LanceSchema | pa.Schema, where: str) -> _Schema:

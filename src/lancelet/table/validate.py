@@ -41,6 +41,7 @@ from lancelet.file import retired
 from lancelet.table import features
 from lancelet.table.fragment_check import TOMBSTONE, Checked
 from lancelet.table.manifest import Manifest, data_file_format
+from lancelet.table.schema_field import SchemaField
 
 # Logical types (before any ":" or "."-suffix) that can never have child fields.  A
 # container lancelet does not know (a map, a fixed-size list of structs) is left to
@@ -227,8 +228,8 @@ _READ_VERSION = attrgetter("deletion_read_version")
 # -- the schema -------------------------------------------------------------------------------
 
 
-def _check_schema(fields: Iterable[file_pb2.Field], path: str) -> None:
-    seen: dict[int, file_pb2.Field] = {}
+def _check_schema(fields: Iterable[SchemaField], path: str) -> None:
+    seen: dict[int, SchemaField] = {}
     names: set[tuple[int, str]] = set()
     children: dict[int, int] = {}
     for field in fields:

@@ -32,9 +32,10 @@ from lancelet.table import features, naming
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.table.naming import ManifestNaming
+from lancelet.transaction.apply import build_manifest
 from lancelet.transaction.conflicts import rebase
 from lancelet.transaction.operations import Delete, Overwrite, Transaction, Update
-from lancelet.transaction.registry import build_manifest, kind_of
+from lancelet.transaction.registry import kind_of
 from lancelet.transaction.store import DatasetStore
 from lancelet.transaction.verify import check_winner
 

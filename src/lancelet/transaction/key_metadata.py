@@ -11,16 +11,17 @@ field with that position, and the new key is checked as a written one would be.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
-from lancelet._proto import file_pb2
 from lancelet.errors import PrimaryKeyError
 from lancelet.file import primary_key
-from lancelet.transaction.operations import MapUpdate
+from lancelet.table.schema_field import SchemaField
+from lancelet.transaction.map_update import MapUpdate
 
 RESERVED = primary_key.RESERVED_KEYS
 
 
-def check_update(fields: Sequence[file_pb2.Field], updates: Mapping[int, MapUpdate]) -> None:
+def check_update(fields: Sequence[SchemaField], updates: Mapping[int, MapUpdate]) -> None:
     """Refuse ``updates`` (field metadata, by field id) that would change the key of a
     dataset that has one."""
     if not any(primary_key.is_key(f) for f in fields):
@@ -36,8 +37,8 @@ def check_update(fields: Sequence[file_pb2.Field], updates: Mapping[int, MapUpda
 
 
 def rekeyed(
-    fields: Sequence[file_pb2.Field], updates: Mapping[int, MapUpdate]
-) -> tuple[file_pb2.Field, ...]:
+    fields: Sequence[SchemaField], updates: Mapping[int, MapUpdate]
+) -> tuple[SchemaField, ...]:
     """``fields`` (with ``updates`` applied to their metadata) with the fields whose
     update names a key metadata key made key fields; the key is then checked."""
     touched = {i for i, update in updates.items() if _touches_key(update)}
@@ -46,9 +47,10 @@ def rekeyed(
     out = []
     for field in fields:
         if field.id in touched:
-            changed = file_pb2.Field()
-            changed.CopyFrom(field)
-            primary_key.mark(changed)
+            is_key, position = primary_key.marking(field.metadata, field.name)
+            changed = replace(
+                field, unenforced_primary_key=is_key, unenforced_primary_key_position=position
+            )
             if not changed.unenforced_primary_key:
                 marks = {k: v.decode() for k, v in changed.metadata.items() if k in RESERVED}
                 raise PrimaryKeyError(
