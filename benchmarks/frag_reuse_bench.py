@@ -171,7 +171,7 @@ def _check_compacted(
     name: str, uri: str, defer: bool, checks: dict[str, pa.Table], live: int
 ) -> None:
     import lancelet
-    from lancelet.dataset.frag_reuse import reuse_index
+    from lancelet.dataset.read.frag_reuse import reuse_index
 
     what = f"{name} compaction (defer_index_remap={defer})"
     for reader in LIBS:
@@ -207,7 +207,7 @@ def bench_compaction(table: pa.Table, root: Path, runs: int) -> dict[bool, dict[
 
 def _reuse_versions(uri: str) -> int:
     import lancelet
-    from lancelet.dataset.frag_reuse import read_details, reuse_index
+    from lancelet.dataset.read.frag_reuse import read_details, reuse_index
 
     ds = lancelet.dataset(uri)
     index = reuse_index(ds._manifest)

@@ -17,15 +17,15 @@ from lancelet.dataset import (
     write_fragments,
 )
 from lancelet.dataset import dataset as _open_dataset
-from lancelet.dataset.bases import DatasetBasePath
-from lancelet.dataset.blob import BlobColumn, BlobFile
-from lancelet.dataset.cleanup import CleanupStats
-from lancelet.dataset.index_operation import Index, IndexFile
-from lancelet.dataset.merge_insert import MergeInsertBuilder
-from lancelet.dataset.scan_stats import ScanStatistics
+from lancelet.dataset.mutate.merge_insert import MergeInsertBuilder
+from lancelet.dataset.mutate.udf import batch_udf
+from lancelet.dataset.read.blob import BlobColumn, BlobFile
+from lancelet.dataset.read.scan_stats import ScanStatistics
 from lancelet.dataset.stats import DataStatistics, FieldStatistics
-from lancelet.dataset.transactions import Transaction
-from lancelet.dataset.udf import batch_udf
+from lancelet.dataset.versions.bases import DatasetBasePath
+from lancelet.dataset.versions.cleanup import CleanupStats
+from lancelet.dataset.versions.index_operation import Index, IndexFile
+from lancelet.dataset.versions.transactions import Transaction
 from lancelet.io.counters import bytes_read_counter, iops_counter
 from lancelet.log import set_logger
 from lancelet.schema import json_to_schema, schema_to_json

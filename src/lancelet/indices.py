@@ -1,6 +1,10 @@
 """``lance.indices``'s names lancelet has: ``IndexConfig`` and the index enums (see
-:mod:`lancelet.dataset.index_config`)."""
+:mod:`lancelet.dataset.indices.config`)."""
 
-from lancelet.dataset.index_config import IndexConfig, IndexFileVersion, SupportedDistributedIndices
+from lancelet.dataset.indices.config import (
+    IndexConfig,
+    IndexFileVersion,
+    SupportedDistributedIndices,
+)
 
 __all__ = ["IndexConfig", "IndexFileVersion", "SupportedDistributedIndices"]

@@ -2,6 +2,6 @@
 directly."""
 
 from lancelet.dataset.compaction import Compaction
-from lancelet.dataset.migration import manifest_needs_migration
+from lancelet.dataset.versions.migration import manifest_needs_migration
 
 __all__ = ["Compaction", "manifest_needs_migration"]

@@ -1,6 +1,6 @@
 """pylance's ``lance.progress`` names: callbacks on the fragments a write produces."""
 
-from lancelet.dataset.progress import (
+from lancelet.dataset.core.progress import (
     FileSystemFragmentWriteProgress,
     FragmentWriteProgress,
     IndexProgress,

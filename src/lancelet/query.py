@@ -1,7 +1,8 @@
-"""``lance.query``'s names: full-text query objects (see :mod:`lancelet.dataset.fts_queries`;
+"""``lance.query``'s names: full-text query objects (see
+:mod:`lancelet.dataset.indices.fts_queries`;
 lancelet runs no full-text search, so a scan given one refuses it)."""
 
-from lancelet.dataset.fts_queries import (
+from lancelet.dataset.indices.fts_queries import (
     BooleanQuery,
     BoostQuery,
     CombinedFieldsQuery,

@@ -26,8 +26,8 @@ import pyarrow as pa
 
 from lancelet.dataset import LanceDataset, LanceFragment
 from lancelet.dataset import dataset as open_dataset
-from lancelet.dataset.projection import Columns
-from lancelet.dataset.sharding import (
+from lancelet.dataset.read.projection import Columns
+from lancelet.dataset.read.sharding import (
     check_batch_size,
     check_shard,
     every_nth_row,

@@ -1,5 +1,5 @@
 """pylance's ``lance.udf`` names: functions that compute new columns."""
 
-from lancelet.dataset.udf import BatchUDF, batch_udf
+from lancelet.dataset.mutate.udf import BatchUDF, batch_udf
 
 __all__ = ["BatchUDF", "batch_udf"]

@@ -21,7 +21,7 @@ import pytest
 
 import lancelet as ll
 from lancelet._proto import table_pb2
-from lancelet.dataset.options import PYLANCE_KEYWORDS, TUNING
+from lancelet.dataset.core.options import PYLANCE_KEYWORDS, TUNING
 from lancelet.errors import (
     ArgumentError,
     UnsupportedOptionError,

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 import lancelet
-from lancelet.dataset.changes import ChangeKind, version_change
+from lancelet.dataset.versions.changes import ChangeKind, version_change
 from lancelet.errors import VersionNotFoundError
 from lancelet.transaction.store import DatasetStore
 from tests.storage import remove_file

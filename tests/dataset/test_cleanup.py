@@ -13,8 +13,8 @@ import lance
 import pyarrow as pa
 import pytest
 
-from lancelet.dataset.cleanup import CleanupStats, cleanup_old_versions
-from lancelet.dataset.tags import Tags
+from lancelet.dataset.versions.cleanup import CleanupStats, cleanup_old_versions
+from lancelet.dataset.versions.tags import Tags
 from lancelet.errors import CorruptDatasetError, DatasetError, TagError
 from lancelet.transaction.store import DatasetStore
 from tests.dataset.conftest import History

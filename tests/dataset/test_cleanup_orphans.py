@@ -17,7 +17,7 @@ import pyarrow as pa
 import pytest
 
 import lancelet as ll
-from lancelet.dataset.update import plan_update
+from lancelet.dataset.mutate.update import plan_update
 from lancelet.transaction import operations as ops
 from lancelet.transaction.store import DatasetStore
 from tests.storage import file_names, list_names, read_file, write_file

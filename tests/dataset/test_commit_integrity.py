@@ -14,7 +14,7 @@ from lance.commit import CommitConflictError as PylanceConflict
 
 import lancelet as ll
 from lancelet._proto import transaction_pb2
-from lancelet.dataset.delete import plan_delete
+from lancelet.dataset.mutate.delete import plan_delete
 from lancelet.errors import (
     CommitConflictError,
     CorruptDatasetError,

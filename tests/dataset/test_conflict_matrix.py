@@ -22,9 +22,9 @@ import pyarrow.compute as pc
 import pytest
 
 import lancelet as ll
-from lancelet.dataset import schema_ops
-from lancelet.dataset.delete import plan_delete
-from lancelet.dataset.write import write_fragment_files
+from lancelet.dataset.mutate import schema_ops
+from lancelet.dataset.mutate.delete import plan_delete
+from lancelet.dataset.write.data_files import write_fragment_files
 from lancelet.errors import (
     DatasetError,
     IncompatibleTransactionError,

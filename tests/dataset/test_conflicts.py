@@ -51,7 +51,7 @@ def test_two_appends_both_land(uri: str) -> None:
 def test_deletes_of_different_rows_in_one_fragment_merge(uri: str) -> None:
     store = DatasetStore(uri)
     first, second = ll.dataset(uri), ll.dataset(uri)
-    from lancelet.dataset.delete import plan_delete
+    from lancelet.dataset.mutate.delete import plan_delete
 
     op_a, _ = plan_delete(store, first._manifest, "k < 10")
     op_b, _ = plan_delete(store, second._manifest, "k >= 990 AND k < 1000")
@@ -66,7 +66,7 @@ def test_deletes_of_different_rows_in_one_fragment_merge(uri: str) -> None:
 def test_delete_after_concurrent_overwrite_is_retryable(uri: str) -> None:
     reader = ll.dataset(uri)
     ll.write_dataset(keyed_table(0, 10), uri, mode="overwrite")
-    from lancelet.dataset.delete import plan_delete
+    from lancelet.dataset.mutate.delete import plan_delete
 
     store = DatasetStore(uri)
     operation, _ = plan_delete(store, reader._manifest, "k < 5")

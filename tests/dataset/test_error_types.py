@@ -360,7 +360,7 @@ def test_pylance_builtin_catches_lancelet_error(copies: tuple[Path, Path], case:
 
 
 # Arguments of the wrong type: a plain TypeError in both libraries (lancelet's checks
-# at the API boundary raise Python's own, see lancelet.dataset.arguments).
+# at the API boundary raise Python's own, see lancelet.dataset.core.arguments).
 WRONG_TYPES: dict[str, Call] = {
     "take of string positions": lambda lib, uri: lib.dataset(uri).take(["a"]),
     "take of float positions": lambda lib, uri: lib.dataset(uri).take([1.5]),

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pytest
 
 import lancelet as ll
-from lancelet.dataset import frag_reuse
+from lancelet.dataset.read import frag_reuse
 from lancelet.errors import CorruptIndexError, RetryableCommitConflictError
 from lancelet.table import frag_reuse as details_codec
 from lancelet.table.index import FRAG_REUSE_INDEX

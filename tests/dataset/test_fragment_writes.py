@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 import lancelet as ll
-from lancelet.dataset.progress import FileSystemFragmentWriteProgress, FragmentWriteProgress
+from lancelet.dataset.core.progress import FileSystemFragmentWriteProgress, FragmentWriteProgress
 from lancelet.errors import ArgumentError, EmptyWriteError, SchemaError
 from lancelet.table.fragment import Fragment
 from tests import storage

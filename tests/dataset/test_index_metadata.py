@@ -18,7 +18,7 @@ from pyroaring import FrozenBitMap
 
 import lancelet as ll
 from lancelet._proto import table_pb2
-from lancelet.dataset import indices
+from lancelet.dataset.indices import catalog as indices
 from lancelet.errors import (
     CorruptDatasetError,
     IncompatibleTransactionError,

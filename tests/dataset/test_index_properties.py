@@ -42,7 +42,7 @@ from hypothesis import HealthCheck, Phase, event, given, note, seed, settings
 from hypothesis import strategies as st
 
 import lancelet as ll
-from lancelet.dataset import index_plan
+from lancelet.dataset.read import index_plan
 from lancelet.errors import FilterError, IndexExistsError
 from tests.dataset import row_model as model
 from tests.expr.grammar import filter_sql

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pytest
 
 import lancelet as ll
-from lancelet.dataset import index_plan
+from lancelet.dataset.read import index_plan
 from lancelet.expr import HasAll, HasAny
 from tests.dataset.test_scalar_index import Spy
 

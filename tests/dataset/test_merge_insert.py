@@ -20,8 +20,8 @@ import pyarrow.compute as pc
 import pytest
 
 import lancelet as ll
-from lancelet.dataset import merge_insert as mi
-from lancelet.dataset.update import discard_rewrite
+from lancelet.dataset.mutate import merge_insert as mi
+from lancelet.dataset.mutate.update import discard_rewrite
 from lancelet.errors import DatasetError, FilterError, RetryableCommitConflictError, SchemaError
 from tests.dataset.test_update import unreferenced_files
 from tests.dataset.util import dataset_with_holes, keyed_table, snapshot, without_every_ninth

@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 import pytest
 
 import lancelet as ll
-from lancelet.dataset import index_plan
+from lancelet.dataset.read import index_plan
 from lancelet.errors import (
     ArgumentError,
     CorruptIndexError,

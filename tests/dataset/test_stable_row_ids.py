@@ -111,7 +111,7 @@ def test_lancelet_keeps_ids_as_rows_move_and_pylance_agrees(tmp_path: Path) -> N
 def test_concurrent_appends_get_distinct_ids(tmp_path: Path) -> None:
     uri = str(tmp_path / "ds")
     ll.write_dataset(_table(0, 5), uri, enable_stable_row_ids=True)
-    from lancelet.dataset.write import write_fragment_files
+    from lancelet.dataset.write.data_files import write_fragment_files
     from lancelet.transaction import operations as ops
     from lancelet.transaction.commit import commit_transaction
 

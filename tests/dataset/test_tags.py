@@ -12,7 +12,7 @@ import lance
 import pyarrow as pa
 import pytest
 
-from lancelet.dataset.tags import Tags, format_rfc3339, parse_rfc3339, resolve_version
+from lancelet.dataset.versions.tags import Tags, format_rfc3339, parse_rfc3339, resolve_version
 from lancelet.errors import TagError, VersionNotFoundError
 from lancelet.transaction.store import DatasetStore
 from tests.dataset.conftest import History

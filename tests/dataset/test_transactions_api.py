@@ -20,7 +20,7 @@ import pytest
 import lancelet as ll
 from lancelet.commit import CommitConflictError
 from lancelet.dataset import LANCE_COMMIT_MESSAGE_KEY, AutoCleanupConfig
-from lancelet.dataset.auto_cleanup import parse_duration
+from lancelet.dataset.versions.auto_cleanup import parse_duration
 from lancelet.errors import SchemaError, UnsupportedOptionError
 from tests.storage import list_names
 from tests.versions import STORAGE_VERSION

@@ -26,7 +26,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import datasource as sds
 
 import lancelet as ll
-from lancelet.dataset import index_plan
+from lancelet.dataset.read import index_plan
 from lancelet.errors import ArgumentError, IndexExistsError, IndexNotFoundError, SchemaError
 from lancelet.spark.options import read_options
 from lancelet.spark.reader import FragmentRange, LanceFilteringReader, dataset_schema, open_dataset

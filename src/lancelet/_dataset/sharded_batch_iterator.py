@@ -12,8 +12,8 @@ import pyarrow as pa
 
 from lancelet.dataset import LanceDataset
 from lancelet.dataset import dataset as open_dataset
-from lancelet.dataset.projection import Columns
-from lancelet.dataset.sharding import (
+from lancelet.dataset.read.projection import Columns
+from lancelet.dataset.read.sharding import (
     check_batch_size,
     check_shard,
     read_ranges,

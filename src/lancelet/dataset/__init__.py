@@ -1,18 +1,17 @@
 """The user-facing dataset API, with pylance's names and signatures."""
 
 from lancelet.dataset.api import dataset, write_dataset
-from lancelet.dataset.bases import DatasetBasePath
-from lancelet.dataset.blob import DEFAULT_BLOB_BUFFER_SIZE, BlobFile
-from lancelet.dataset.cleanup import CleanupStats
 from lancelet.dataset.compaction import Compaction, CompactionMetrics
 from lancelet.dataset.dataset import LanceDataset
 from lancelet.dataset.fragment import FragmentMetadata, LanceFragment, write_fragments
-from lancelet.dataset.index_config import IndexConfig
-from lancelet.dataset.index_operation import Index, IndexFile
-from lancelet.dataset.merge_insert import MergeInsertBuilder
-from lancelet.dataset.operation import LanceOperation
+from lancelet.dataset.indices.config import IndexConfig
+from lancelet.dataset.mutate.merge_insert import MergeInsertBuilder
+from lancelet.dataset.mutate.udf import BatchUDF, batch_udf
 from lancelet.dataset.optimizer import DatasetOptimizer
-from lancelet.dataset.ordering import ColumnOrdering
+from lancelet.dataset.read.blob import DEFAULT_BLOB_BUFFER_SIZE, BlobFile
+from lancelet.dataset.read.ordering import ColumnOrdering
+from lancelet.dataset.read.scan_stats import ScanStatistics
+from lancelet.dataset.read.scanner import LanceScanner
 from lancelet.dataset.result_types import (
     AlterColumn,
     BulkCommitResult,
@@ -24,16 +23,17 @@ from lancelet.dataset.result_types import (
     Version,
     VersionRef,
 )
-from lancelet.dataset.scan_stats import ScanStatistics
-from lancelet.dataset.scanner import LanceScanner
 from lancelet.dataset.stats import DatasetStats, DataStatistics, FieldStatistics, LanceStats
-from lancelet.dataset.tags import Tags
-from lancelet.dataset.transactions import (
+from lancelet.dataset.versions.bases import DatasetBasePath
+from lancelet.dataset.versions.cleanup import CleanupStats
+from lancelet.dataset.versions.index_operation import Index, IndexFile
+from lancelet.dataset.versions.operation import LanceOperation
+from lancelet.dataset.versions.tags import Tags
+from lancelet.dataset.versions.transactions import (
     LANCE_COMMIT_MESSAGE_KEY,
     AutoCleanupConfig,
     Transaction,
 )
-from lancelet.dataset.udf import BatchUDF, batch_udf
 from lancelet.schema import LanceSchema
 from lancelet.table.fragment import DataFile
 from lancelet.transaction.session import Session

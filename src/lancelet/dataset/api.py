@@ -9,28 +9,28 @@ from typing import Any, Literal
 import pyarrow as pa
 
 from lancelet import events
-from lancelet.dataset.asof import version_asof
-from lancelet.dataset.auto_cleanup import config_values
-from lancelet.dataset.bases import DatasetBasePath, plan_write
-from lancelet.dataset.committing import commit_transaction
-from lancelet.dataset.dataset import LanceDataset, Version
-from lancelet.dataset.inputs import as_reader, dataset_store, given_uri
-from lancelet.dataset.loading import announce_latest
-from lancelet.dataset.open_options import check_location
-from lancelet.dataset.options import (
+from lancelet.dataset.core.options import (
     DEFAULT_MAX_BYTES_PER_FILE,
     legacy_format_version,
     refuse_unimplemented,
 )
-from lancelet.dataset.progress import FragmentWriteProgress, check_progress
-from lancelet.dataset.transactions import AutoCleanupConfig, commit_properties
-from lancelet.dataset.write import (
+from lancelet.dataset.core.progress import FragmentWriteProgress, check_progress
+from lancelet.dataset.dataset import LanceDataset, Version
+from lancelet.dataset.open_options import check_location
+from lancelet.dataset.versions.asof import version_asof
+from lancelet.dataset.versions.auto_cleanup import config_values
+from lancelet.dataset.versions.bases import DatasetBasePath, plan_write
+from lancelet.dataset.versions.committing import commit_transaction
+from lancelet.dataset.versions.loading import announce_latest
+from lancelet.dataset.versions.transactions import AutoCleanupConfig, commit_properties
+from lancelet.dataset.write.data_files import (
     DEFAULT_MAX_ROWS_PER_FILE,
     check_known_dictionaries,
     discard_data_files,
     prepare,
     write_fragment_files,
 )
+from lancelet.dataset.write.inputs import as_reader, dataset_store, given_uri
 from lancelet.errors import ArgumentError, DatasetAlreadyExistsError
 from lancelet.table.naming import ManifestNaming
 from lancelet.transaction import operations as ops

@@ -7,9 +7,9 @@ from typing import Any, NoReturn
 import pyarrow as pa
 import pyarrow.dataset as pa_ds
 
-from lancelet.dataset import pandas_export
-from lancelet.dataset.arrow_scanner import PicklesItsDict, refuse
-from lancelet.dataset.projection import Columns
+from lancelet.dataset.read import pandas_export
+from lancelet.dataset.read.arrow_scanner import PicklesItsDict, refuse
+from lancelet.dataset.read.projection import Columns
 from lancelet.dataset.scannable import Filter, Scannable
 from lancelet.errors import ArgumentError
 

@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from lancelet.dataset import transactions as commit_api
-from lancelet.dataset.committing import commit_transaction
-from lancelet.dataset.inputs import dataset_store, given_uri
-from lancelet.dataset.loading import announce_latest
-from lancelet.dataset.operation import LanceOperation
-from lancelet.dataset.options import refuse_unimplemented
+from lancelet.dataset.core.options import refuse_unimplemented
+from lancelet.dataset.versions import transactions as commit_api
+from lancelet.dataset.versions.committing import commit_transaction
+from lancelet.dataset.versions.loading import announce_latest
+from lancelet.dataset.versions.operation import LanceOperation
+from lancelet.dataset.write.inputs import dataset_store, given_uri
 from lancelet.transaction import operations as ops
 from lancelet.transaction.commit import CommitLock, CommitPolicy
 from lancelet.transaction.store import DatasetStore

@@ -20,38 +20,43 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelet import events
-from lancelet.dataset import arguments, bases, blob, frag_reuse, index_build, indices, schema_ops
-from lancelet.dataset import transactions as commit_api
 from lancelet.dataset.arrow_dataset import ArrowDataset
-from lancelet.dataset.cleanup import CleanupStats, cleanup_old_versions
 from lancelet.dataset.commit_methods import CommitMethods
-from lancelet.dataset.committing import commit_transaction
-from lancelet.dataset.delete import plan_delete
-from lancelet.dataset.drop import drop_dataset
+from lancelet.dataset.core import arguments
+from lancelet.dataset.core.options import check_options, refuse_unimplemented
 from lancelet.dataset.fragment import LanceFragment
 from lancelet.dataset.fragment_session import describe_data_file
-from lancelet.dataset.fts_queries import DocumentGranularity
-from lancelet.dataset.inputs import as_reader
-from lancelet.dataset.loading import load_manifest, read_version
-from lancelet.dataset.merge_columns import plan_merge
-from lancelet.dataset.merge_insert import MergeInsertBuilder, Planner
+from lancelet.dataset.indices import build as index_build
+from lancelet.dataset.indices import catalog as indices
+from lancelet.dataset.indices.fts_queries import DocumentGranularity
+from lancelet.dataset.mutate import schema_ops
+from lancelet.dataset.mutate.delete import plan_delete
+from lancelet.dataset.mutate.merge_columns import plan_merge
+from lancelet.dataset.mutate.merge_insert import MergeInsertBuilder, Planner
+from lancelet.dataset.mutate.udf import discard_checkpoint
+from lancelet.dataset.mutate.update import RowRewrite, discard_rewrite, plan_update
 from lancelet.dataset.open_options import open_session
 from lancelet.dataset.optimizer import DatasetOptimizer
-from lancelet.dataset.options import check_options, refuse_unimplemented
-from lancelet.dataset.projection import Columns, projection
 from lancelet.dataset.pylance_only import PylanceOnlyMethods
-from lancelet.dataset.sampling import sample_indices
+from lancelet.dataset.read import blob, frag_reuse
+from lancelet.dataset.read.projection import Columns, projection
+from lancelet.dataset.read.sampling import sample_indices
+from lancelet.dataset.read.scanner import LanceScanner
+from lancelet.dataset.read.take import take_by_row_ids
 from lancelet.dataset.scan_defaults import checked_defaults, with_defaults
 from lancelet.dataset.scannable import Scannable
-from lancelet.dataset.scanner import LanceScanner
 from lancelet.dataset.sql_query import SqlMethods
 from lancelet.dataset.stats import LanceStats
-from lancelet.dataset.tags import Tags
-from lancelet.dataset.take import take_by_row_ids
-from lancelet.dataset.udf import discard_checkpoint
-from lancelet.dataset.update import RowRewrite, discard_rewrite, plan_update
 from lancelet.dataset.version_info import VersionInfo, version_entry
-from lancelet.dataset.write import discard_data_files
+from lancelet.dataset.versions import bases
+from lancelet.dataset.versions import transactions as commit_api
+from lancelet.dataset.versions.cleanup import CleanupStats, cleanup_old_versions
+from lancelet.dataset.versions.committing import commit_transaction
+from lancelet.dataset.versions.drop import drop_dataset
+from lancelet.dataset.versions.loading import load_manifest, read_version
+from lancelet.dataset.versions.tags import Tags
+from lancelet.dataset.write.data_files import discard_data_files
+from lancelet.dataset.write.inputs import as_reader
 from lancelet.errors import (
     ArgumentError,
     ColumnChangeError,
@@ -452,7 +457,7 @@ class LanceDataset(ArrowDataset, VersionInfo, SqlMethods, CommitMethods, Pylance
         index_segments: Sequence[str] | None = None,
     ) -> None:
         """Read the index ``name`` into memory now, for this object's later scans."""
-        from lancelet.dataset import prewarm
+        from lancelet.dataset.indices import prewarm
 
         prewarm.prewarm_index(
             self, name, with_position=with_position, index_segments=index_segments

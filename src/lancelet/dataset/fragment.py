@@ -10,19 +10,19 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from lancelet.dataset import arguments
 from lancelet.dataset.arrow_dataset import ArrowFragment
-from lancelet.dataset.delete import matching_offsets
-from lancelet.dataset.fragment_columns import merge_columns
-from lancelet.dataset.fragment_reader import FragmentReader
+from lancelet.dataset.core import arguments
+from lancelet.dataset.core.options import refuse_unimplemented
+from lancelet.dataset.core.progress import FragmentWriteProgress
 from lancelet.dataset.fragment_scans import FragmentScans
 from lancelet.dataset.fragment_session import FragmentSession, fragment_from_file
-from lancelet.dataset.fragment_update import update_columns
-from lancelet.dataset.fragment_write import FragmentWrite, write_data, write_fragments
-from lancelet.dataset.merge_columns import plan_merge
-from lancelet.dataset.options import refuse_unimplemented
-from lancelet.dataset.progress import FragmentWriteProgress
-from lancelet.dataset.projection import Columns
+from lancelet.dataset.mutate.delete import matching_offsets
+from lancelet.dataset.mutate.fragment_columns import merge_columns
+from lancelet.dataset.mutate.fragment_update import update_columns
+from lancelet.dataset.mutate.merge_columns import plan_merge
+from lancelet.dataset.read.fragment_reader import FragmentReader
+from lancelet.dataset.read.projection import Columns
+from lancelet.dataset.write.fragments import FragmentWrite, write_data, write_fragments
 from lancelet.errors import ArgumentError, EmptyWriteError
 from lancelet.table import naming
 from lancelet.table.fragment import DataFile, Fragment

@@ -11,9 +11,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from lancelet.dataset.projection import Columns
+from lancelet.dataset.read.projection import Columns
+from lancelet.dataset.read.scanner import LanceScanner
 from lancelet.dataset.scannable import Filter, Scannable
-from lancelet.dataset.scanner import LanceScanner
 
 # pylance's default readahead for a fragment's scans (speed only).
 DEFAULT_BATCH_READAHEAD = 16

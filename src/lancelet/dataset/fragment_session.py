@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
-from lancelet.dataset import arguments
-from lancelet.dataset.projection import ROW_ADDRESS, Columns
-from lancelet.dataset.write import data_file
+from lancelet.dataset.core import arguments
+from lancelet.dataset.read.projection import ROW_ADDRESS, Columns
+from lancelet.dataset.write.data_files import data_file
 from lancelet.errors import SchemaError, UnsupportedVersionError
 from lancelet.file import version as file_version
 from lancelet.file.reader import LanceFileReader

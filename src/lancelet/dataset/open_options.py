@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lancelet.dataset.options import refuse_unimplemented
+from lancelet.dataset.core.options import refuse_unimplemented
 from lancelet.errors import ArgumentError, UnsupportedOptionError
 from lancelet.transaction.session import Session
 

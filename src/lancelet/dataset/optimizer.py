@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from lancelet import events
-from lancelet.dataset import auto_cleanup, frag_reuse
 from lancelet.dataset.compaction import CompactionMetrics, compact
-from lancelet.dataset.index_optimize import optimize_indices
-from lancelet.dataset.options import check_options
-from lancelet.dataset.transactions import AutoCleanupConfig
+from lancelet.dataset.core.options import check_options
+from lancelet.dataset.indices.optimize import optimize_indices
+from lancelet.dataset.read import frag_reuse
+from lancelet.dataset.versions import auto_cleanup
+from lancelet.dataset.versions.transactions import AutoCleanupConfig
 
 if TYPE_CHECKING:
     from lancelet.dataset.dataset import LanceDataset

@@ -12,7 +12,7 @@ from pyroaring import BitMap
 
 if TYPE_CHECKING:
     from lancelet.dataset.dataset import LanceDataset
-    from lancelet.dataset.transactions import Transaction
+    from lancelet.dataset.versions.transactions import Transaction
 
 
 class Version(TypedDict):

@@ -15,12 +15,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelet.dataset import arguments
-from lancelet.dataset.options import refuse_unimplemented
-from lancelet.dataset.ordering import orderings
-from lancelet.dataset.projection import SPECIAL, Columns, projection
-from lancelet.dataset.scanner import LanceScanner
-from lancelet.dataset.take import take_rows
+from lancelet.dataset.core import arguments
+from lancelet.dataset.core.options import refuse_unimplemented
+from lancelet.dataset.read.ordering import orderings
+from lancelet.dataset.read.projection import SPECIAL, Columns, projection
+from lancelet.dataset.read.scanner import LanceScanner
+from lancelet.dataset.read.take import take_rows
 from lancelet.errors import UnsupportedOptionError
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from lancelet.dataset.projection import ROW_ADDRESS, ROW_ID
+from lancelet.dataset.read.projection import ROW_ADDRESS, ROW_ID
 from lancelet.errors import ArgumentError
 from lancelet.expr.query.execute import run_query
 from lancelet.expr.query.statement import table_name as registered_name

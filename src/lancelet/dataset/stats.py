@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from lancelet.dataset import frag_reuse
-from lancelet.dataset.fragment_reader import FragmentReader
-from lancelet.dataset.indices import index_statistics
+from lancelet.dataset.indices.catalog import index_statistics
+from lancelet.dataset.read import frag_reuse
+from lancelet.dataset.read.fragment_reader import FragmentReader
 
 if TYPE_CHECKING:
     from lancelet.dataset.dataset import LanceDataset

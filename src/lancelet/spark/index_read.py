@@ -2,7 +2,7 @@
 
 The conjunction of the filters a reader took from Spark is turned into a predicate
 tree (:func:`lancelet.spark.filters.to_predicate`) and planned over the indices the
-version can use (:mod:`lancelet.dataset.index_plan`).  A fragment an index covers is
+version can use (:mod:`lancelet.dataset.read.index_plan`).  A fragment an index covers is
 cut into the same physical row ranges as any other, but each range carries the rows
 the index left in it, and a range it left none in is not planned at all.  A task
 reads only those rows, drops the deleted ones and applies every pushed filter: the
@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 from pyroaring import BitMap
 from pyspark.sql import datasource as sds
 
-from lancelet.dataset.index_plan import usable_indices
+from lancelet.dataset.read.index_plan import usable_indices
 from lancelet.errors import CorruptIndexError
 from lancelet.expr import And, Predicate
 from lancelet.index.planner import Candidates, plan

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta, timezone
 import pyspark
 
 from lancelet import io
-from lancelet.dataset.write import DEFAULT_MAX_ROWS_PER_FILE, storage_version
+from lancelet.dataset.write.data_files import DEFAULT_MAX_ROWS_PER_FILE, storage_version
 from lancelet.spark.compat import PUSHED_READ_PER_QUERY
 from lancelet.spark.storage import is_storage_key, storage_options
 from lancelet.transaction.store import DatasetStore

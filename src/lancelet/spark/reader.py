@@ -21,8 +21,8 @@ from pyspark.sql import datasource as sds
 from pyspark.sql import types as st
 
 from lancelet.dataset.dataset import LanceDataset
-from lancelet.dataset.fragment_reader import FragmentReader
-from lancelet.dataset.scanner import (
+from lancelet.dataset.read.fragment_reader import FragmentReader
+from lancelet.dataset.read.scanner import (
     ROW_ADDRESS,
     ROW_ID,
     LanceScanner,

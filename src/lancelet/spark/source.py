@@ -10,7 +10,7 @@ from typing import ClassVar
 from pyspark.sql import datasource as sds
 from pyspark.sql import types as st
 
-from lancelet.dataset.tags import resolve_version
+from lancelet.dataset.versions.tags import resolve_version
 from lancelet.errors import DatasetNotFoundError
 from lancelet.spark.options import (
     Instant,

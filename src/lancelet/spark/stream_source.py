@@ -30,7 +30,7 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from lancelet.dataset.changes import ChangeKind, schema_shape, version_change
+from lancelet.dataset.versions.changes import ChangeKind, schema_shape, version_change
 from lancelet.errors import DatasetError
 from lancelet.spark.options import Instant, ReadOptions, StreamOptions
 from lancelet.spark.reader import LanceReader, fragment_ranges

@@ -7,7 +7,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as st
 
-from lancelet.dataset.indices import list_indices
+from lancelet.dataset.indices.catalog import list_indices
 from lancelet.table.manifest import Manifest
 
 INDICES_SCHEMA = st.StructType(

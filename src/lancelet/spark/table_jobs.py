@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import pyarrow as pa
 
-from lancelet.dataset.committing import commit_transaction
 from lancelet.dataset.dataset import LanceDataset
-from lancelet.dataset.delete import discard_deletions
-from lancelet.dataset.write import discard_data_files
+from lancelet.dataset.mutate.delete import discard_deletions
+from lancelet.dataset.versions.committing import commit_transaction
+from lancelet.dataset.write.data_files import discard_data_files
 from lancelet.errors import DatasetError
 from lancelet.optimize import CompactionTask, RewriteResult
 from lancelet.table.fragment import Fragment

@@ -37,13 +37,18 @@ from pyspark.sql import types as st
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
-from lancelet.dataset.delete import delete_addresses
-from lancelet.dataset.fragment_reader import FragmentReader
-from lancelet.dataset.merge_insert import _KeySet
-from lancelet.dataset.scanner import ROW_ADDRESS
-from lancelet.dataset.schema_ops import extend_schema
-from lancelet.dataset.take import row_ids_at
-from lancelet.dataset.write import check_writable, conform, discard_data_files, write_fragment_files
+from lancelet.dataset.mutate.delete import delete_addresses
+from lancelet.dataset.mutate.merge_insert import _KeySet
+from lancelet.dataset.mutate.schema_ops import extend_schema
+from lancelet.dataset.read.fragment_reader import FragmentReader
+from lancelet.dataset.read.scanner import ROW_ADDRESS
+from lancelet.dataset.read.take import row_ids_at
+from lancelet.dataset.write.data_files import (
+    check_writable,
+    conform,
+    discard_data_files,
+    write_fragment_files,
+)
 from lancelet.errors import DatasetError, LanceletError, SchemaError
 from lancelet.spark.source import FORMAT
 from lancelet.spark.storage import as_spark_options

@@ -18,8 +18,8 @@ from pyspark.errors import PySparkException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from lancelet.dataset.scanner import ROW_ADDRESS
-from lancelet.dataset.write import check_writable
+from lancelet.dataset.read.scanner import ROW_ADDRESS
+from lancelet.dataset.write.data_files import check_writable
 from lancelet.errors import FilterError, SchemaError
 from lancelet.spark.source import FORMAT
 from lancelet.spark.storage import as_spark_options

@@ -20,9 +20,9 @@ from pyspark.sql import datasource as sds
 from pyspark.sql import types as st
 
 from lancelet._proto import file_pb2
-from lancelet.dataset.committing import commit_transaction
-from lancelet.dataset.schema_ops import extend_schema
-from lancelet.dataset.write import (
+from lancelet.dataset.mutate.schema_ops import extend_schema
+from lancelet.dataset.versions.committing import commit_transaction
+from lancelet.dataset.write.data_files import (
     check_writable,
     discard_data_files,
     storage_version,

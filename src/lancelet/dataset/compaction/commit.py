@@ -16,14 +16,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from lancelet.dataset import frag_reuse
-from lancelet.dataset.committing import commit_transaction
 from lancelet.dataset.compaction.defer import reuse_version
 from lancelet.dataset.compaction.options import CompactionMetrics, CompactionSettings
 from lancelet.dataset.compaction.planning import plan_bins
 from lancelet.dataset.compaction.remap import discard_indices, remap_indices
 from lancelet.dataset.compaction.rewrite import rewrite_fragments
-from lancelet.dataset.write import discard_data_files
+from lancelet.dataset.read import frag_reuse
+from lancelet.dataset.versions.committing import commit_transaction
+from lancelet.dataset.write.data_files import discard_data_files
 from lancelet.errors import ReuseIndexChangedError
 from lancelet.table import naming
 from lancelet.table.manifest import Manifest

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from lancelet.dataset.write import storage_version
+from lancelet.dataset.write.data_files import storage_version
 from lancelet.errors import ArgumentError, NumberOutOfRangeError
 from lancelet.table.fragment import Fragment
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 from pyroaring import FrozenBitMap
 
-from lancelet.dataset import frag_reuse
 from lancelet.dataset.compaction.options import CompactionSettings
-from lancelet.dataset.write import check_writable
+from lancelet.dataset.read import frag_reuse
+from lancelet.dataset.write.data_files import check_writable
 from lancelet.errors import UnsupportedVersionError
 from lancelet.table import features
 from lancelet.table.fragment import Fragment

@@ -21,9 +21,9 @@ from collections.abc import Sequence
 import numpy as np
 from pyroaring import FrozenBitMap
 
-from lancelet.dataset import frag_reuse, index_plan
 from lancelet.dataset.compaction.moves import rewrite_moves
-from lancelet.dataset.indices import index_files
+from lancelet.dataset.indices.catalog import index_files
+from lancelet.dataset.read import frag_reuse, index_plan
 from lancelet.file import version as file_version
 from lancelet.index import bitmap, btree, json_kind
 from lancelet.index.frag_reuse import ReuseMap

@@ -12,11 +12,11 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import pyarrow as pa
 
-from lancelet.dataset import blob_v2
 from lancelet.dataset.compaction.options import CompactionSettings
 from lancelet.dataset.compaction.planning import deleted_count, files_version
-from lancelet.dataset.scanner import LanceScanner
-from lancelet.dataset.write import discard_data_files, write_fragment_files
+from lancelet.dataset.read import blob_v2
+from lancelet.dataset.read.scanner import LanceScanner
+from lancelet.dataset.write.data_files import discard_data_files, write_fragment_files
 from lancelet.errors import CorruptDatasetError
 from lancelet.table import row_ids
 from lancelet.table.fragment import Fragment

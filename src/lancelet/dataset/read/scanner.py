@@ -1,0 +1,609 @@
+"""Scans: projection, filter, deletions, row ids, offset and limit.
+
+A scan walks the chosen fragments in order, reads the projected columns plus
+those the filter needs, drops deleted rows, evaluates the filter as a pyarrow
+compute expression over whole batches, and trims to ``offset``/``limit``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lancelet._arrow import cast as arrow_cast
+from lancelet.dataset.read.arrow_scanner import ArrowScanner
+from lancelet.dataset.read.blob import DEFAULT_BLOB_BUFFER_SIZE, BlobFile, take_blobs
+from lancelet.dataset.read.fragment_reader import FragmentReader
+from lancelet.dataset.read.index_plan import index_candidates, searches_logged
+from lancelet.dataset.read.ordering import ColumnOrdering, check_columns, sorted_table
+from lancelet.dataset.read.plan import ScanFacts, ScanMetrics, analyze, explain
+from lancelet.dataset.read.projection import (
+    ROW_ADDRESS,
+    ROW_ID,
+    ROW_OFFSET,
+    SPECIAL,
+    Columns,
+    projection,
+    with_specials,
+)
+from lancelet.dataset.read.row_columns import live_rows_before, row_offsets, with_row_columns
+from lancelet.dataset.read.scan_stats import ScanRecorder, ScanStatistics
+from lancelet.errors import (
+    ArgumentError,
+    CorruptDatasetError,
+    CorruptIndexError,
+    UnsupportedOptionError,
+)
+from lancelet.expr import Predicate
+from lancelet.expr.arrow import evaluate
+from lancelet.expr.filter import is_volatile, referenced_columns, to_expression
+from lancelet.expr.from_sql import predicate_tree
+from lancelet.index.planner import Candidates
+from lancelet.io import accounting
+from lancelet.table.fragment import Fragment
+from lancelet.table.manifest import Manifest
+from lancelet.transaction.store import DatasetStore
+
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "ROW_ADDRESS",
+    "ROW_ID",
+    "LanceScanner",
+    "live_rows",
+    "with_row_columns",
+]
+
+DEFAULT_BATCH_SIZE = 8192
+_NOT_ARGUMENTS = frozenset({"self", "store", "manifest"})
+# pylance's environment variable for the batch size of scans that give none.
+BATCH_SIZE_VARIABLE = "LANCE_DEFAULT_BATCH_SIZE"
+# Rows read at once when the result is gathered whole: a default-sized fragment in one
+# read, so page chunks pass through without being cut and copied.
+_WHOLE_FRAGMENT = 1 << 20
+_OFFSET = "_lancelet_offset"
+_READ_STEP = 64 * 1024
+# Above this share of a range passing the filter, its other columns are read whole
+# and then taken from, rather than read row by row.
+_DENSE = 0.25
+
+
+# Candidates of more than this share of a fragment's rows are cheaper to find by a scan
+# (pages read whole and filtered) than to take one by one.
+_SPARSE = 0.05
+
+
+def live_rows(
+    reader: FragmentReader, table: pa.Table, start: int, stop: int, *, with_addresses: bool
+) -> pa.Table:
+    """Physical rows ``[start, stop)`` of a fragment read into ``table``: deleted ones
+    dropped, and the row id and address columns added when asked for (a row's id is
+    its address unless the dataset has stable row ids)."""
+    if with_addresses:
+        table = with_row_columns(reader, table, np.arange(start, stop, dtype=np.uint32))
+    deleted = reader.deleted
+    dead = deleted[(deleted >= start) & (deleted < stop)]
+    if len(dead):
+        keep = np.ones(stop - start, dtype=bool)
+        keep[dead.astype(np.int64) - start] = False
+        table = table.filter(pa.array(keep))
+    return table
+
+
+def _ranges(rows: int, step: int, candidates: np.ndarray | None) -> list[tuple[int, int]]:
+    """The row ranges, of at most ``step`` rows, a scan of a fragment of ``rows`` rows
+    reads: all of them, or (when an index bounded the filter to ``candidates``, sorted)
+    each step's span from its first candidate to its last: other rows cannot match."""
+    if candidates is None:
+        return [(start, min(start + step, rows)) for start in range(0, rows, step)]
+    wanted = candidates.astype(np.int64)
+    wanted = wanted[wanted < rows]
+    _, firsts = np.unique(wanted // step, return_index=True)
+    lasts = np.append(firsts[1:], len(wanted)) - 1
+    return list(zip(wanted[firsts].tolist(), (wanted[lasts] + 1).tolist(), strict=True))
+
+
+def default_batch_size() -> int:
+    """The batch size of a scan that names none: the environment's, else 8192."""
+    given = os.environ.get(BATCH_SIZE_VARIABLE)
+    if given is None:
+        return DEFAULT_BATCH_SIZE
+    try:
+        size = int(given)
+    except ValueError:
+        size = 0
+    if size < 1:
+        raise ArgumentError(f"{BATCH_SIZE_VARIABLE}={given!r} is not a positive integer")
+    return size
+
+
+def _conformed(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    try:
+        return arrow_cast.cast(table, schema)
+    except (pa.ArrowException, ValueError) as exc:
+        # Live rows that contradict the schema, such as nulls in a non-nullable column.
+        raise CorruptDatasetError(f"the data read does not fit the schema: {exc}") from exc
+
+
+class _Parsed:
+    """A SQL filter over one schema object: its expression, the columns it reads, and
+    its predicate tree (made when first asked for: only scans that may use an index
+    need it)."""
+
+    def __init__(self, sql: str, schema: pa.Schema) -> None:
+        self.sql = sql
+        self.schema = schema
+        expression = to_expression(sql, schema)
+        assert expression is not None
+        self.expression: pc.Expression = expression
+        wanted = referenced_columns(sql, schema)
+        self.columns = [n for n in schema.names if n in wanted]
+        self._tree: Predicate | None = None
+
+    @property
+    def tree(self) -> Predicate:
+        if self._tree is None:
+            self._tree = predicate_tree(self.sql, self.schema)
+        return self._tree
+
+
+# (filter, id(schema)) -> the filter parsed; an entry holds its schema, so the id names
+# no other schema while the entry lives.  Parsing is cached below by (filter, schema)
+# too, but hashing a schema costs tens of microseconds, as much as a quick lookup's
+# decoding of a column.
+_PARSED: dict[tuple[str, int], _Parsed] = {}
+_PARSED_KEPT = 64
+
+
+def _parsed(sql: str, schema: pa.Schema) -> _Parsed:
+    if is_volatile(sql):
+        return _Parsed(sql, schema)  # reads the clock: parsed anew for each scan
+    key = (sql, id(schema))
+    found = _PARSED.get(key)
+    if found is not None and found.schema is schema:
+        return found
+    found = _PARSED[key] = _Parsed(sql, schema)
+    while len(_PARSED) > _PARSED_KEPT:
+        _PARSED.pop(next(iter(_PARSED)), None)
+    return found
+
+
+class LanceScanner(ArrowScanner):
+    def __init__(
+        self,
+        store: DatasetStore,
+        manifest: Manifest,
+        *,
+        columns: Columns | None = None,
+        filter: str | pc.Expression | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        with_row_id: bool = False,
+        with_row_address: bool = False,
+        batch_size: int | None = None,
+        strict_batch_size: bool = False,
+        fragments: Sequence[Fragment] | None = None,
+        use_scalar_index: bool = True,
+        order_by: Sequence[ColumnOrdering] = (),
+        include_deleted_rows: bool = False,
+        late_materialization: bool | Sequence[str] | None = None,
+        scan_stats_callback: Callable[[ScanStatistics], Any] | None = None,
+    ) -> None:
+        # The scan as asked for, to repeat it with row ids (blobs in to_pandas).
+        self._arguments = {k: v for k, v in locals().items() if k not in _NOT_ARGUMENTS}
+        self._recorder = ScanRecorder(scan_stats_callback)
+        self._store = store
+        self._manifest = manifest
+        self._arrow = manifest.schema.to_arrow()
+        self._where = f"{store.root}: scan"
+        self._projection = projection(columns, self._arrow, self._where)
+        self._with_row_id = with_row_id or ROW_ID in self._projection.special_outputs
+        self._with_row_address = with_row_address or ROW_ADDRESS in self._projection.special_outputs
+        if include_deleted_rows and not self._with_row_id:
+            # As pylance: a deleted row is told apart by its null row id.
+            raise ArgumentError(
+                f"{self._where}: include_deleted_rows is set but with_row_id is false"
+            )
+        self._include_deleted = include_deleted_rows
+        self._filter_schema = with_specials(self._arrow)
+        parsed = _parsed(filter, self._filter_schema) if isinstance(filter, str) else None
+        if parsed is not None:
+            self._filter: pc.Expression | None = parsed.expression
+            self._filter_columns = parsed.columns
+        else:
+            self._filter = to_expression(filter, self._filter_schema)
+            self._filter_columns = self._columns_of(filter)
+        # Arguments were checked at the API (scannable.py, arguments.py).
+        self._limit = limit
+        self._offset = offset or 0
+        self._batch_size = batch_size or default_batch_size()
+        self._strict = strict_batch_size
+        self._fragments = list(manifest.fragments if fragments is None else fragments)
+        self._order = tuple(order_by)
+        # Columns read only for the rows that pass the filter: None means every
+        # column the filter does not read (True and the default), else those named.
+        self._late: frozenset[str] | None = None
+        if late_materialization is False:
+            self._late = frozenset()
+        elif late_materialization is not None and late_materialization is not True:
+            self._late = frozenset(late_materialization)
+        self._offsets_before: dict[int, int] | None = None
+        check_columns(self._order, self._filter_schema, self._where)
+        # The filter's predicate tree, when an index may answer part of it: the planner
+        # reads it, and the rows an index bounded are filtered by it (see _indexed).
+        self._predicate: Predicate | None = None
+        self._candidates = None
+        self._filter_text = parsed.sql if parsed is not None else None
+        if filter is not None and parsed is None:
+            self._filter_text = str(filter)
+        self._metrics = ScanMetrics()
+        self._index_searches: list[Any] = []
+        if use_scalar_index and parsed is not None and manifest.indices:
+            self._predicate = parsed.tree
+            with (
+                searches_logged() as self._index_searches,
+                accounting.collecting(self._recorder.planning),
+            ):
+                self._candidates = self._plan(parsed.sql)
+
+    def _plan(self, sql: str) -> Candidates | None:
+        return index_candidates(
+            self._store,
+            self._manifest,
+            sql,
+            self._filter_schema,
+            self._fragments,
+            predicate=self._predicate,
+        )
+
+    def _columns_of(self, filter: str | pc.Expression | None) -> list[str]:
+        if filter is None:
+            return []
+        if isinstance(filter, str):
+            wanted = referenced_columns(filter, self._filter_schema)
+            return [n for n in self._filter_schema.names if n in wanted]
+        # A compute expression does not list its fields, so read them all.
+        return list(self._filter_schema.names)
+
+    def with_row_ids(self) -> LanceScanner:
+        """The same scan with ``_rowid`` as its last column."""
+        return LanceScanner(self._store, self._manifest, **{**self._arguments, "with_row_id": True})
+
+    def column_source(self, name: str) -> str | None:
+        """The dataset column the output column ``name`` is, as stored (renamed by a
+        mapping of columns or not); None for a computed one."""
+        columns = self._arguments["columns"]
+        source = columns.get(name) if isinstance(columns, Mapping) else name
+        return source if source in self._arrow.names else None
+
+    def take_blobs(self, column: str, row_ids: pa.Array) -> list[BlobFile | None]:
+        """The blobs of the dataset's blob column ``column`` in the rows ``row_ids``."""
+        selection = (row_ids, None, None)
+        return take_blobs(self._store, self._manifest, column, selection, DEFAULT_BLOB_BUFFER_SIZE)
+
+    @property
+    def dataset_schema(self) -> pa.Schema:
+        """The schema of the dataset scanned, before projection."""
+        return self._arrow
+
+    @property
+    def projected_schema(self) -> pa.Schema:
+        fields = [
+            pa.field(item, pa.uint64()) if isinstance(item, str) else self._projection.fields[item]
+            for item in self._layout
+        ]
+        return pa.schema(fields, metadata=self._arrow.metadata)
+
+    @property
+    def _layout(self) -> list[int | str]:
+        """The output columns in order (see Projection.layout); row ids and addresses
+        asked for by flag, not by name, come last, as in pylance."""
+        layout = list(self._projection.layout)
+        flagged = [(self._with_row_id, ROW_ID), (self._with_row_address, ROW_ADDRESS)]
+        return layout + [name for wanted, name in flagged if wanted and name not in layout]
+
+    def _read_columns(self) -> list[str]:
+        wanted = set(self._projection.reads)
+        wanted |= {c for c in self._filter_columns if c not in SPECIAL}
+        wanted |= {key.column_name for key in self._order if key.column_name not in SPECIAL}
+        return [n for n in self._arrow.names if n in wanted]
+
+    def _fragment_tables(self, fragment: Fragment, step: int) -> Iterator[pa.Table]:
+        candidates = self._candidates.get(fragment.id) if self._candidates else None
+        if candidates is not None and not len(candidates):
+            return  # an index says no row of the fragment matches: nothing to open
+        self._metrics.fragments_scanned += 1
+        reader = FragmentReader(self._store, self._manifest.schema, fragment)
+        columns = self._read_columns()
+        sparse = candidates is not None and len(candidates) <= fragment.physical_rows * _SPARSE
+        # With deleted rows, an index decides which come back, as in pylance: those it
+        # lists (it was built before they were deleted), not others the filter matches.
+        if candidates is not None and (sparse or self._include_deleted):
+            yield from self._indexed(reader, columns, candidates, step)
+            return
+        late = self._late_columns(columns)
+        probe = [c for c in columns if c not in late]
+        for start, stop in _ranges(fragment.physical_rows, step, candidates):
+            self._metrics.ranges_scanned += 1
+            self._metrics.rows_scanned += stop - start
+            if self._filter is None or not late:
+                table = self._live(reader, reader.read(columns, start, stop), start, stop)
+                yield table if self._filter is None else table.filter(self._filter)
+            else:
+                table = self._late_materialized(reader, probe, late, start, stop)
+                if table.num_rows:
+                    yield table
+
+    def _late_columns(self, columns: list[str]) -> list[str]:
+        """The columns of ``columns`` read after the filter, for the rows it passed."""
+        if self._filter is None:
+            return []
+        late = [c for c in columns if c not in self._filter_columns]
+        return late if self._late is None else [c for c in late if c in self._late]
+
+    def _indexed(
+        self, reader: FragmentReader, columns: list[str], candidates: np.ndarray, step: int
+    ) -> Iterator[pa.Table]:
+        """The rows of a fragment an index bounded the filter to: only those read, the
+        deleted ones dropped, the whole filter applied."""
+        fragment = reader.fragment
+        if len(candidates) and int(candidates[-1]) >= fragment.physical_rows:
+            raise CorruptIndexError(
+                f"{self._where}: an index lists row {int(candidates[-1])} of fragment "
+                f"{fragment.id}, which has {fragment.physical_rows} rows"
+            )
+        offsets = candidates
+        if not self._include_deleted:
+            offsets = np.setdiff1d(candidates, reader.deleted, assume_unique=True)
+        for start in range(0, len(offsets), step):
+            chunk = offsets[start : start + step]
+            self._metrics.ranges_scanned += 1
+            self._metrics.rows_scanned += len(chunk)
+            table = reader.take(columns, chunk.astype(np.int64))
+            if self._needs_address():
+                table = self._with_system_columns(reader, table, chunk)
+            assert self._filter is not None  # candidates come from a filter
+            table = self._filtered(table)
+            if table.num_rows:
+                yield table
+
+    def _filtered(self, table: pa.Table) -> pa.Table:
+        """``table`` filtered: by the predicate tree, its kernels run at once, where it
+        takes the filter (it selects what the filter selects, see lancelet.expr), else
+        by the filter's expression through Arrow's query engine, which costs more to
+        set up than the few rows of an indexed lookup take to evaluate."""
+        try:
+            mask = None if self._predicate is None else evaluate(self._predicate, table)
+        except pa.ArrowException:
+            mask = None  # the expression decides, and says what is wrong
+        if isinstance(mask, pa.Array | pa.ChunkedArray) and len(mask) == table.num_rows:
+            return table.filter(mask)
+        assert self._filter is not None
+        return table.filter(self._filter)
+
+    def _needs_address(self) -> bool:
+        return (
+            self._with_row_id
+            or self._with_row_address
+            or bool(self._projection.special_reads)
+            or bool(set(SPECIAL) & set(self._filter_columns))
+            or ROW_OFFSET in self._projection.special_outputs
+            or any(key.column_name in SPECIAL for key in self._order)
+        )
+
+    def _live(self, reader: FragmentReader, table: pa.Table, start: int, stop: int) -> pa.Table:
+        if self._needs_address():
+            offsets = np.arange(start, stop, dtype=np.uint32)
+            table = self._with_system_columns(reader, table, offsets)
+        if self._include_deleted:
+            return table
+        return live_rows(reader, table, start, stop, with_addresses=False)
+
+    def _with_system_columns(
+        self, reader: FragmentReader, table: pa.Table, offsets: np.ndarray
+    ) -> pa.Table:
+        """``table``, the given physical rows of a fragment, with their row id, address
+        and (when asked for) offset among the dataset's live rows; a deleted row (kept
+        only with ``include_deleted_rows``) has a null id and address, as in pylance."""
+        table = with_row_columns(reader, table, offsets)
+        deleted = reader.deleted
+        if ROW_OFFSET in self._projection.special_outputs:
+            first = self._live_rows_before(reader.fragment.id)
+            table = table.append_column(ROW_OFFSET, row_offsets(offsets, deleted, first))
+        if self._include_deleted and len(deleted):
+            alive = pa.array(~np.isin(offsets, deleted))
+            for name in (ROW_ID, ROW_ADDRESS):
+                index = table.schema.get_field_index(name)
+                nulled = pc.if_else(alive, table[name], pa.scalar(None, pa.uint64()))
+                table = table.set_column(index, name, nulled)
+        return table
+
+    def _live_rows_before(self, fragment_id: int) -> int:
+        """The live rows of the dataset's fragments before this one."""
+        if self._offsets_before is None:
+            self._offsets_before = live_rows_before(self._manifest)
+        if fragment_id not in self._offsets_before:
+            raise ArgumentError(f"{self._where}: fragment {fragment_id} is not in the dataset")
+        return self._offsets_before[fragment_id]
+
+    def _late_materialized(
+        self, reader: FragmentReader, probe: list[str], late: list[str], start: int, stop: int
+    ) -> pa.Table:
+        """Filter on the columns the filter needs, then read the others only for the rows
+        that passed: a selective filter then decodes little of the wide columns."""
+        table = reader.read(probe, start, stop)
+        offsets = pa.array(np.arange(start, stop, dtype=np.uint32))
+        table = self._live(reader, table.append_column(_OFFSET, offsets), start, stop)
+        table = table.filter(self._filter)
+        hits = table[_OFFSET].to_numpy()
+        if not len(hits):
+            return table
+        if len(hits) > (stop - start) * _DENSE:
+            # A mask, not a take: hits ascend, and filtering keeps each chunk's own
+            # dictionary, where a take must unify them (which Arrow cannot with nulls).
+            keep = np.zeros(stop - start, dtype=bool)
+            keep[hits - start] = True
+            rest = reader.read(late, start, stop).filter(pa.array(keep))
+        else:
+            rest = reader.take(late, hits)
+        for name in late:
+            table = table.append_column(name, rest[name])
+        return table.drop_columns([_OFFSET])
+
+    def _tables(self, step: int) -> Iterator[pa.Table]:
+        schema = self.projected_schema
+        layout = self._layout
+        # Columns already of the schema's types need no cast, unless a field may not be
+        # null (the cast checks that): the table is then just given the schema.
+        nullable = all(field.nullable for field in schema)
+        selected = self._ordered(step) if self._order else self._selected(step)
+        for table in selected:
+            if not layout:
+                yield table.select([])
+                continue
+            computed = self._projection.apply(table, self._where)
+            columns = [
+                table[item] if isinstance(item, str) else computed.column(item) for item in layout
+            ]
+            if nullable and [column.type for column in columns] == schema.types:
+                yield pa.Table.from_arrays(columns, schema=schema)
+            else:
+                yield _conformed(pa.Table.from_arrays(columns, names=schema.names), schema)
+
+    def _selected(self, step: int) -> Iterator[pa.Table]:
+        """Live rows that pass the filter, after offset and limit, not yet projected."""
+        skip = self._offset
+        remaining = self._limit
+        for fragment in self._fragments:
+            if remaining == 0:
+                return
+            rows = self._rows_of(fragment)
+            if self._filter is None and skip >= rows:
+                skip -= rows  # the whole fragment falls before the offset
+                continue
+            for table in self._read(fragment, step):
+                if skip:
+                    dropped = min(skip, table.num_rows)
+                    table, skip = table.slice(dropped), skip - dropped
+                if remaining is not None:
+                    table = table.slice(0, remaining)
+                    remaining -= table.num_rows
+                if table.num_rows:
+                    yield table
+                if remaining == 0:
+                    return
+
+    def _read(self, fragment: Fragment, step: int) -> Iterator[pa.Table]:
+        """A fragment's rows that pass the filter, counted for the scan's metrics."""
+        for table in self._fragment_tables(fragment, step):
+            self._metrics.output_rows += table.num_rows
+            yield table
+
+    def _facts(self) -> ScanFacts:
+        reads = self._read_columns()
+        return ScanFacts(
+            uri=self._store.root,
+            reads=reads,
+            late=self._late_columns(reads),
+            num_fragments=len(self._fragments),
+            filter=self._filter_text,
+            filter_columns=self._filter_columns,
+            with_row_id=self._with_row_id,
+            with_row_address=self._with_row_address,
+            include_deleted_rows=self._include_deleted,
+            index_searches=tuple(self._index_searches),
+            order=self._order,
+            offset=self._offset,
+            limit=self._limit,
+            output=self.projected_schema.names,
+            batch_size=self._batch_size,
+            metrics=self._metrics,
+        )
+
+    def explain_plan(self, verbose: bool = False) -> str:
+        """The plan of this scan: what it reads, filters, sorts, slices and returns."""
+        return explain(self._facts(), verbose)
+
+    def analyze_plan(self, count_rows: bool = False) -> str:
+        """Run the scan and return its plan with what each step cost."""
+        if count_rows:
+            raise UnsupportedOptionError("LanceScanner.analyze_plan: count_rows=True")
+        self._metrics = ScanMetrics()
+        return analyze(self._facts(), self.to_table)
+
+    def _rows_of(self, fragment: Fragment) -> int:
+        return fragment.physical_rows if self._include_deleted else fragment.num_rows
+
+    def _ordered(self, step: int) -> Iterator[pa.Table]:
+        """The rows that pass the filter, sorted by ``order_by``, then offset and limit
+        applied, as pylance does: the sort needs every row before the first is known."""
+        tables = [t for f in self._fragments for t in self._read(f, step)]
+        if not tables:
+            return
+        whole = sorted_table(pa.concat_tables(tables), self._order, self._where)
+        start = min(self._offset, whole.num_rows)
+        stop = whole.num_rows if self._limit is None else min(start + self._limit, whole.num_rows)
+        for first in range(start, stop, step):
+            yield whole.slice(first, min(step, stop - first))
+
+    def to_batches(self) -> Iterator[pa.RecordBatch]:
+        return self._recorder.stream(self._batches())
+
+    def _batches(self) -> Iterator[pa.RecordBatch]:
+        # Read in steps of several batches: fewer, larger reads cut page decoding and
+        # per-call overhead; the output is still cut to the batch size.
+        # A multiple of the batch size, so that only a fragment's last batch is short.
+        size = self._batch_size
+        tables = self._tables(-(-max(size, _READ_STEP) // size) * size)
+        if self._strict:
+            yield from exact_batches(tables, self._batch_size)
+            return
+        for table in tables:
+            yield from table.to_batches(max_chunksize=self._batch_size)
+
+    def to_reader(self) -> pa.RecordBatchReader:
+        return pa.RecordBatchReader.from_batches(self.projected_schema, self.to_batches())
+
+    def to_table(self) -> pa.Table:
+        return self._recorder.run(self._table)
+
+    def _table(self) -> pa.Table:
+        tables = list(self._tables(step=_WHOLE_FRAGMENT))
+        if not self._layout:
+            # Arrow's concatenation of tables without columns drops their rows.
+            rows = sum(t.num_rows for t in tables)
+            return pa.table([pa.nulls(rows)], names=["_"]).select([])
+        if not tables:
+            return self.projected_schema.empty_table()
+        return pa.concat_tables(tables)
+
+    def count_rows(self) -> int:
+        return self._recorder.run(self._count_rows)
+
+    def _count_rows(self) -> int:
+        if self._filter is None:
+            total = sum(self._rows_of(f) for f in self._fragments) - self._offset
+            total = max(total, 0)
+            return total if self._limit is None else min(total, self._limit)
+        return sum(t.num_rows for t in self._selected(step=_WHOLE_FRAGMENT))
+
+
+def exact_batches(tables: Iterator[pa.Table], size: int) -> Iterator[pa.RecordBatch]:
+    """Batches of exactly ``size`` rows (the last may be shorter), cut across tables."""
+    pending: list[pa.Table] = []
+    held = 0
+    for table in tables:
+        pending.append(table)
+        held += table.num_rows
+        if held < size:
+            continue
+        whole = pa.concat_tables(pending)
+        cut = held - held % size
+        yield from whole.slice(0, cut).combine_chunks().to_batches(max_chunksize=size)
+        pending, held = [whole.slice(cut)], held - cut
+    if held:
+        yield from pa.concat_tables(pending).combine_chunks().to_batches(max_chunksize=size)
