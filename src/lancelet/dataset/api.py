@@ -17,7 +17,7 @@ from lancelet.dataset.core.options import (
 from lancelet.dataset.core.progress import FragmentWriteProgress, check_progress
 from lancelet.dataset.dataset import LanceDataset, Version
 from lancelet.dataset.open_options import check_location
-from lancelet.dataset.versions.asof import version_asof
+from lancelet.dataset.versions.asof import AsOf
 from lancelet.dataset.versions.auto_cleanup import config_values
 from lancelet.dataset.versions.bases import DatasetBasePath, plan_write
 from lancelet.dataset.versions.committing import commit_transaction
@@ -74,7 +74,7 @@ def dataset(
         raise ArgumentError("dataset: give version or asof, not both")
     opened = LanceDataset(
         uri,
-        version if asof is None else None,
+        version if asof is None else AsOf(asof),
         block_size=block_size,
         index_cache_size=index_cache_size,
         commit_lock=commit_lock,
@@ -86,9 +86,7 @@ def dataset(
         session=session,
         base_store_params=base_store_params,
     )
-    if asof is None:
-        return opened
-    return opened.checkout_version(version_asof(opened._store, asof))
+    return opened
 
 
 def write_dataset(

@@ -24,10 +24,12 @@ from lancelet.dataset.arrow_dataset import ArrowDataset
 from lancelet.dataset.commit_methods import CommitMethods
 from lancelet.dataset.core import arguments
 from lancelet.dataset.core.options import check_options, refuse_unimplemented
+from lancelet.dataset.core.snapshot import DatasetHandle, Snapshot
 from lancelet.dataset.fragment import LanceFragment
 from lancelet.dataset.fragment_session import describe_data_file
 from lancelet.dataset.indices import build as index_build
 from lancelet.dataset.indices import catalog as indices
+from lancelet.dataset.indices import prewarm
 from lancelet.dataset.indices.fts_queries import DocumentGranularity
 from lancelet.dataset.mutate import schema_ops
 from lancelet.dataset.mutate.delete import plan_delete
@@ -50,6 +52,7 @@ from lancelet.dataset.stats import LanceStats
 from lancelet.dataset.version_info import VersionInfo, version_entry
 from lancelet.dataset.versions import bases
 from lancelet.dataset.versions import transactions as commit_api
+from lancelet.dataset.versions.asof import AsOf
 from lancelet.dataset.versions.cleanup import CleanupStats, cleanup_old_versions
 from lancelet.dataset.versions.committing import commit_transaction
 from lancelet.dataset.versions.drop import drop_dataset
@@ -78,11 +81,13 @@ if TYPE_CHECKING:
 Version = int | str
 
 
-class LanceDataset(ArrowDataset, VersionInfo, SqlMethods, CommitMethods, PylanceOnlyMethods):
+class LanceDataset(
+    ArrowDataset, VersionInfo, SqlMethods, CommitMethods, PylanceOnlyMethods, DatasetHandle
+):
     def __init__(
         self,
         uri: str | os.PathLike[str],
-        version: Version | None = None,
+        version: Version | AsOf | None = None,
         block_size: int | None = None,
         index_cache_size: int | None = None,
         metadata_cache_size: int | None = None,
@@ -383,7 +388,7 @@ class LanceDataset(ArrowDataset, VersionInfo, SqlMethods, CommitMethods, Pylance
 
         kwargs.setdefault("storage_options", self._store.storage_options)
         written = write_dataset(data, self._uri, mode=cast("WriteMode", mode), **kwargs)
-        self._advance_to(written._manifest)
+        self.advance_to(written._manifest)
 
     def merge_insert(self, on: str | Sequence[str] | None = None) -> MergeInsertBuilder:
         """A builder for an upsert, insert-if-absent or replace-by-source, joined on
@@ -423,8 +428,13 @@ class LanceDataset(ArrowDataset, VersionInfo, SqlMethods, CommitMethods, Pylance
         """Table maintenance: ``optimize.compact_files(...)``."""
         return DatasetOptimizer(self)
 
-    def _advance_to(self, manifest: Manifest) -> None:
-        """Become the version a commit made on this dataset's behalf."""
+    @property
+    def snapshot(self) -> Snapshot:
+        """The version this object shows, as the engine reads it (lancelet's own)."""
+        return Snapshot(self._uri, self._store, self._manifest)
+
+    def advance_to(self, manifest: Manifest) -> None:
+        """Become the version a commit made on this dataset's behalf (lancelet's own)."""
         self._manifest = manifest
 
     # -- indices (dataset/indices.py) -------------------------------------------------
@@ -457,15 +467,13 @@ class LanceDataset(ArrowDataset, VersionInfo, SqlMethods, CommitMethods, Pylance
         index_segments: Sequence[str] | None = None,
     ) -> None:
         """Read the index ``name`` into memory now, for this object's later scans."""
-        from lancelet.dataset.indices import prewarm
-
         prewarm.prewarm_index(
-            self, name, with_position=with_position, index_segments=index_segments
+            self.snapshot, name, with_position=with_position, index_segments=index_segments
         )
 
     def drop_index(self, name: str) -> None:
         """Remove the index; its files stay until ``cleanup_old_versions``."""
-        indices.drop_index(self, name)
+        self.advance_to(indices.drop_index(self.snapshot, name))
 
     def create_scalar_index(
         self,
@@ -486,8 +494,8 @@ class LanceDataset(ArrowDataset, VersionInfo, SqlMethods, CommitMethods, Pylance
         every fragment of this version, and commit it as a new version.  Filters on
         the column then read only the rows the index points to."""
         index_build.check_granularity(document_granularity)
-        index_build.create_scalar_index(
-            self,
+        committed = index_build.create_scalar_index(
+            self.snapshot,
             column,
             index_type,
             name,
@@ -499,6 +507,7 @@ class LanceDataset(ArrowDataset, VersionInfo, SqlMethods, CommitMethods, Pylance
             format_version=format_version,
             **kwargs,
         )
+        self.advance_to(committed)
 
     def index_statistics(self, index_name: str) -> dict[str, Any]:
         manifest = frag_reuse.with_coverage(self._store, self._manifest)

@@ -14,19 +14,19 @@ from lancelet.table.fragment import Fragment
 
 def format_schema(dataset: LanceDataset) -> str:
     """The dataset's schema with its field ids, types and metadata."""
-    return render(dataset._manifest.schema)
+    return render(dataset.snapshot.manifest.schema)
 
 
 def format_manifest(dataset: LanceDataset) -> str:
     """The whole manifest of the dataset's version."""
-    return render(dataset._manifest)
+    return render(dataset.snapshot.manifest)
 
 
 def format_fragment(fragment: Fragment, dataset: LanceDataset) -> str:
     """A fragment's metadata, each data file with the fields it holds."""
     if not isinstance(fragment, Fragment):
         raise TypeError(f"format_fragment takes a FragmentMetadata, not {fragment!r}")
-    return render(describe_fragment_files(fragment, dataset._manifest.schema))
+    return render(describe_fragment_files(fragment, dataset.snapshot.manifest.schema))
 
 
 def list_transactions(dataset: LanceDataset, /, max_transactions: int = 10) -> list[str]:
@@ -35,9 +35,9 @@ def list_transactions(dataset: LanceDataset, /, max_transactions: int = 10) -> l
     that has been cleaned up or has no transaction file."""
     if max_transactions < 0:
         raise ArgumentError(f"max_transactions must not be negative, got {max_transactions}")
-    store = dataset._store
+    store = dataset.snapshot.store
     texts: list[str] = []
-    manifest = dataset._manifest
+    manifest = dataset.snapshot.manifest
     while len(texts) < max_transactions and manifest.transaction_file:
         texts.append(render(store.read_transaction(manifest.transaction_file)))
         if manifest.version <= 1:

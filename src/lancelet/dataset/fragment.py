@@ -47,7 +47,7 @@ class LanceFragment(FragmentScans, ArrowFragment):
         if fragment is None:
             if fragment_id is None:
                 raise ArgumentError("either fragment_id or fragment is required")
-            found = dataset._manifest.fragment(fragment_id)
+            found = dataset.snapshot.manifest.fragment(fragment_id)
             if found is None:
                 raise ArgumentError(
                     f"{dataset.uri}: version {dataset.version} has no fragment {fragment_id}"
@@ -90,12 +90,12 @@ class LanceFragment(FragmentScans, ArrowFragment):
         return f"LanceFragment(id={self.fragment_id}, physical_rows={self.physical_rows})"
 
     def _source(self) -> tuple[DatasetStore, Manifest, list[Fragment] | None]:
-        return self._dataset._store, self._dataset._manifest, [self._fragment]
+        return self._dataset.snapshot.store, self._dataset.snapshot.manifest, [self._fragment]
 
     def delete(self, predicate: str) -> Fragment | None:
         """The fragment's metadata with ``predicate``'s rows deleted (not committed);
         None when every row is deleted."""
-        store, manifest = self._dataset._store, self._dataset._manifest
+        store, manifest = self._dataset.snapshot.store, self._dataset.snapshot.manifest
         hits = matching_offsets(store, manifest, self._fragment, predicate)
         if not len(hits):
             return self._fragment
@@ -115,7 +115,7 @@ class LanceFragment(FragmentScans, ArrowFragment):
             )
         if not len(rows):
             return self._fragment
-        store, manifest = self._dataset._store, self._dataset._manifest
+        store, manifest = self._dataset.snapshot.store, self._dataset.snapshot.manifest
         return store.delete_rows(self._fragment, rows, manifest.version)
 
     def merge_columns(
@@ -130,7 +130,7 @@ class LanceFragment(FragmentScans, ArrowFragment):
         columns) or read from it (data with a row for each live row), stored in a new
         data file (not committed; commit the fragments with ``LanceOperation.Merge``
         and the schema returned)."""
-        store, manifest = self._dataset._store, self._dataset._manifest
+        store, manifest = self._dataset.snapshot.store, self._dataset.snapshot.manifest
         fragment, schema = merge_columns(
             store, manifest, self._fragment, value_func, columns, batch_size, reader_schema
         )
@@ -146,7 +146,7 @@ class LanceFragment(FragmentScans, ArrowFragment):
         """This fragment with the columns of ``data_obj`` joined on ``left_on`` (a column,
         ``_rowid`` or ``_rowaddr``) = ``right_on`` (not committed; commit the fragments
         with ``LanceOperation.Merge`` and the schema returned)."""
-        store, manifest = self._dataset._store, self._dataset._manifest
+        store, manifest = self._dataset.snapshot.store, self._dataset.snapshot.manifest
         where = f"{store.root}: fragment {self.fragment_id}: merge"
         merge = plan_merge(
             store, manifest, data_obj, left_on, right_on, schema, where, [self._fragment]
@@ -166,7 +166,7 @@ class LanceFragment(FragmentScans, ArrowFragment):
         the fragment and the ids of the fields changed (not committed; commit with
         ``LanceOperation.Update(updated_fragments=..., fields_modified=...)``)."""
         refuse_unimplemented("LanceFragment.update_columns", with_offsets=with_offsets)
-        store, manifest = self._dataset._store, self._dataset._manifest
+        store, manifest = self._dataset.snapshot.store, self._dataset.snapshot.manifest
         return update_columns(store, manifest, self._fragment, data_obj, left_on, right_on, schema)
 
     def open_session(
@@ -182,7 +182,9 @@ class LanceFragment(FragmentScans, ArrowFragment):
     def validate(self) -> None:
         """Open every data file and the deletion file; raise if any is missing or corrupt."""
         dataset = self._dataset
-        FragmentReader(dataset._store, dataset._manifest.schema, self._fragment).validate()
+        FragmentReader(
+            dataset.snapshot.store, dataset.snapshot.manifest.schema, self._fragment
+        ).validate()
 
     @staticmethod
     def create(

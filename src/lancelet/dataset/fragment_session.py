@@ -40,7 +40,7 @@ class FragmentSession:
         rows = arguments.indices(indices, "FragmentSession.take")
         fragment = self._fragment.metadata
         dataset = self._fragment._dataset
-        deleted = dataset._store.read_deletions(fragment).astype(np.int64)
+        deleted = dataset.snapshot.store.read_deletions(fragment).astype(np.int64)
         live = np.delete(np.arange(fragment.physical_rows, dtype=np.uint64), deleted)
         addresses = row_address.of_offsets(fragment.id, live[rows])
         return table.append_column(ROW_ADDRESS, pa.array(addresses, pa.uint64()))
@@ -61,7 +61,7 @@ def describe_data_file(dataset: LanceDataset, filename: str, base_id: int | None
 
 
 def _described(dataset: LanceDataset, filename: str, base_id: int | None) -> tuple[DataFile, int]:
-    store, manifest = dataset._store, dataset._manifest
+    store, manifest = dataset.snapshot.store, dataset.snapshot.manifest
     path = store.data_path(filename, base_id)
     reader = LanceFileReader(path, file_io=store.io)
     meta = reader.metadata()

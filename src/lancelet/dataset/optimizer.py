@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 from lancelet import events
 from lancelet.dataset.compaction import CompactionMetrics, compact
 from lancelet.dataset.core.options import check_options
+from lancelet.dataset.indices.catalog import cleanup_frag_reuse
 from lancelet.dataset.indices.optimize import optimize_indices
-from lancelet.dataset.read import frag_reuse
 from lancelet.dataset.versions import auto_cleanup
 from lancelet.dataset.versions.transactions import AutoCleanupConfig
 
@@ -46,7 +46,10 @@ class DatasetOptimizer:
         fragments are rewritten)."""
         options = {k: v for k, v in locals().items() if k != "self"}
         events.dataset_event("compacting", self._dataset.uri)
-        return compact(self._dataset, options)
+        metrics, committed = compact(self._dataset.snapshot, options)
+        if committed is not None:
+            self._dataset.advance_to(committed)
+        return metrics
 
     def optimize_indices(
         self,
@@ -59,18 +62,24 @@ class DatasetOptimizer:
         index's last ``num_indices_to_merge`` segments into one, or with
         ``num_indices_to_merge=0`` as a delta segment of their own; one commit for
         every index changed, none when nothing changes (as pylance)."""
-        optimize_indices(
-            self._dataset,
+        committed = optimize_indices(
+            self._dataset.snapshot,
             num_indices_to_merge=num_indices_to_merge,
             index_names=index_names,
             retrain=retrain,
         )
+        if committed is not None:
+            self._dataset.advance_to(committed)
 
     def cleanup_frag_reuse_index(self) -> bool:
         """Drop the Fragment Reuse Index's versions that every index segment has
         been rebuilt past (lancelet's own: pylance keeps them); True when it
         committed a new version."""
-        return frag_reuse.cleanup(self._dataset)
+        committed = cleanup_frag_reuse(self._dataset.snapshot)
+        if committed is None:
+            return False
+        self._dataset.advance_to(committed)
+        return True
 
     def enable_auto_cleanup(self, auto_cleanup_config: AutoCleanupConfig, **kwargs: Any) -> None:
         """Clean up old versions after commits, as ``auto_cleanup_config`` says."""

@@ -47,7 +47,7 @@ class LanceStats:
             raise TypeError(
                 f"dataset_stats: max_rows_per_group must be an int, not {max_rows_per_group!r}"
             )
-        fragments = self.dataset._manifest.fragments
+        fragments = self.dataset.snapshot.manifest.fragments
         return {
             "num_deleted_rows": sum(f.num_deleted_rows for f in fragments),
             "num_fragments": len(fragments),
@@ -55,8 +55,8 @@ class LanceStats:
         }
 
     def index_stats(self, index_name: str) -> dict[str, Any]:
-        store = self.dataset._store
-        manifest = frag_reuse.with_coverage(store, self.dataset._manifest)
+        store = self.dataset.snapshot.store
+        manifest = frag_reuse.with_coverage(store, self.dataset.snapshot.manifest)
         return index_statistics(store, manifest, index_name)
 
     def data_stats(self) -> DataStatistics:
@@ -64,11 +64,11 @@ class LanceStats:
         pages of its column in every data file, 0 for a field with no column of its own
         (a struct or list in files of format 2.1 and later) and for legacy datasets."""
         dataset = self.dataset
-        manifest = dataset._manifest
+        manifest = dataset.snapshot.manifest
         sizes = {f.id: 0 for f in manifest.schema.fields}
         if manifest.data_storage_version not in ("0.1", "legacy"):
             for fragment in manifest.fragments:
-                reader = FragmentReader(dataset._store, manifest.schema, fragment)
+                reader = FragmentReader(dataset.snapshot.store, manifest.schema, fragment)
                 for index, data_file in enumerate(fragment.files):
                     opened = reader._file(index)
                     for field_id, column in zip(

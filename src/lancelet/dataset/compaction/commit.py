@@ -14,13 +14,14 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lancelet.dataset.compaction.defer import reuse_version
 from lancelet.dataset.compaction.options import CompactionMetrics, CompactionSettings
 from lancelet.dataset.compaction.planning import plan_bins
 from lancelet.dataset.compaction.remap import discard_indices, remap_indices
 from lancelet.dataset.compaction.rewrite import rewrite_fragments
+from lancelet.dataset.core.snapshot import Snapshot
 from lancelet.dataset.read import frag_reuse
 from lancelet.dataset.versions.committing import commit_transaction
 from lancelet.dataset.write.data_files import discard_data_files
@@ -29,9 +30,6 @@ from lancelet.table import naming
 from lancelet.table.manifest import Manifest
 from lancelet.transaction import operations as ops
 from lancelet.transaction.store import DatasetStore
-
-if TYPE_CHECKING:
-    from lancelet.dataset.dataset import LanceDataset
 
 
 def _reserve_ids(
@@ -113,9 +111,12 @@ def _commit_deferred(
     raise AssertionError("unreachable")
 
 
-def compact(dataset: LanceDataset, options: Mapping[str, Any] | None) -> CompactionMetrics:
-    """Plan, rewrite and commit in one go; no new version when nothing needs it."""
-    store, manifest = dataset._store, dataset._manifest
+def compact(
+    snapshot: Snapshot, options: Mapping[str, Any] | None
+) -> tuple[CompactionMetrics, Manifest | None]:
+    """Plan, rewrite and commit in one go: what it did, and the version it committed
+    (None when nothing needed it)."""
+    store, manifest = snapshot.store, snapshot.manifest
     settings = CompactionSettings.resolve(options, manifest.config, store.root)
     groups: list[ops.RewriteGroup] = []
     try:
@@ -125,9 +126,7 @@ def compact(dataset: LanceDataset, options: Mapping[str, Any] | None) -> Compact
         discard_data_files(store, [f for g in groups for f in g.new_fragments])
         raise
     if not groups:
-        return CompactionMetrics()
+        return CompactionMetrics(), None
     committed = commit_rewrites(store, manifest.version, groups, settings.defer_index_remap)
-    dataset._advance_to(committed)
-    return CompactionMetrics.total(
-        [CompactionMetrics.of(g.old_fragments, g.new_fragments) for g in groups]
-    )
+    metrics = [CompactionMetrics.of(g.old_fragments, g.new_fragments) for g in groups]
+    return CompactionMetrics.total(metrics), committed

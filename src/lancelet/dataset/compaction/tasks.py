@@ -13,7 +13,7 @@ from __future__ import annotations
 import json as json_module
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
 from lancelet.dataset.compaction.commit import commit_rewrites, compact
 from lancelet.dataset.compaction.json_form import (
@@ -26,11 +26,9 @@ from lancelet.dataset.compaction.json_form import (
 from lancelet.dataset.compaction.options import CompactionMetrics, CompactionSettings
 from lancelet.dataset.compaction.planning import plan_bins
 from lancelet.dataset.compaction.rewrite import rewrite_fragments
+from lancelet.dataset.core.snapshot import DatasetHandle
 from lancelet.table.fragment import Fragment
 from lancelet.transaction import operations as ops
-
-if TYPE_CHECKING:
-    from lancelet.dataset.dataset import LanceDataset
 
 
 class CompactionOptions(TypedDict, total=False):
@@ -103,12 +101,13 @@ class CompactionTask:
     fragments: list[Fragment]
     options: CompactionSettings
 
-    def execute(self, dataset: LanceDataset) -> RewriteResult:
+    def execute(self, dataset: DatasetHandle) -> RewriteResult:
         """Write the new data files (not committed) from the version the plan read."""
-        store = dataset._store
+        snapshot = dataset.snapshot
+        store = snapshot.store
         manifest = (
-            dataset._manifest
-            if dataset.version == self.read_version
+            snapshot.manifest
+            if snapshot.version == self.read_version
             else store.read_manifest(self.read_version)
         )
         new = rewrite_fragments(store, manifest, self.fragments, self.options)
@@ -186,9 +185,9 @@ class Compaction:
 
     @staticmethod
     def plan(
-        dataset: LanceDataset, options: CompactionOptions | Mapping[str, Any]
+        dataset: DatasetHandle, options: CompactionOptions | Mapping[str, Any]
     ) -> CompactionPlan:
-        store, manifest = dataset._store, dataset._manifest
+        store, manifest = dataset.snapshot.store, dataset.snapshot.manifest
         settings = CompactionSettings.resolve(options, manifest.config, store.root)
         bins = plan_bins(store, manifest, settings)
         tasks = [CompactionTask(manifest.version, list(b), settings) for b in bins]
@@ -196,14 +195,17 @@ class Compaction:
 
     @staticmethod
     def execute(
-        dataset: LanceDataset, options: CompactionOptions | Mapping[str, Any]
+        dataset: DatasetHandle, options: CompactionOptions | Mapping[str, Any]
     ) -> CompactionMetrics:
         """Compact in this process; ``dataset`` moves to the new version."""
-        return compact(dataset, options)
+        metrics, committed = compact(dataset.snapshot, options)
+        if committed is not None:
+            dataset.advance_to(committed)
+        return metrics
 
     @staticmethod
     def commit(
-        dataset: LanceDataset,
+        dataset: DatasetHandle,
         rewrites: Sequence[RewriteResult],
         options: CompactionOptions | Mapping[str, Any] | None = None,
     ) -> CompactionMetrics:
@@ -212,7 +214,8 @@ class Compaction:
         Fails as retryable when a fragment they rewrote was changed meanwhile, and
         then removes the data files they wrote.
         """
-        settings = CompactionSettings.resolve(options, dataset._manifest.config, dataset.uri)
+        snapshot = dataset.snapshot
+        settings = CompactionSettings.resolve(options, snapshot.manifest.config, dataset.uri)
         if not rewrites:
             return CompactionMetrics()
         groups = [
@@ -220,7 +223,7 @@ class Compaction:
         ]
         read_version = min(r.read_version for r in rewrites)
         committed = commit_rewrites(
-            dataset._store, read_version, groups, settings.defer_index_remap
+            snapshot.store, read_version, groups, settings.defer_index_remap
         )
-        dataset._advance_to(committed)
+        dataset.advance_to(committed)
         return CompactionMetrics.total([r.metrics for r in rewrites])

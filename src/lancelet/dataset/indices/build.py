@@ -16,13 +16,14 @@ from __future__ import annotations
 import uuid as uuid_lib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelet.dataset.core import arguments
+from lancelet.dataset.core.snapshot import Snapshot
 from lancelet.dataset.indices import catalog as indices
 from lancelet.dataset.indices import config as index_config
 from lancelet.dataset.indices.fts_queries import DocumentGranularity
@@ -43,9 +44,7 @@ from lancelet.table import naming
 from lancelet.table.index import IndexDetails, IndexMetadata
 from lancelet.table.manifest import Manifest
 from lancelet.table.schema import LanceSchema
-
-if TYPE_CHECKING:
-    from lancelet.dataset.dataset import LanceDataset
+from lancelet.transaction.store import DatasetStore
 
 # Index types pylance builds that lancelet does not (yet): refused by name.
 PYLANCE_ONLY = frozenset({"INVERTED", "FTS", "RTREE", "MINHASHLSH", "JSON"})
@@ -79,7 +78,7 @@ def check_granularity(granularity: DocumentGranularity) -> None:
 
 
 def create_scalar_index(
-    dataset: LanceDataset,
+    snapshot: Snapshot,
     column: str,
     index_type: str | index_config.IndexConfig,
     name: str | None = None,
@@ -91,9 +90,10 @@ def create_scalar_index(
     progress_callback: Any = None,
     format_version: int | str | None = None,
     **kwargs: Any,
-) -> None:
-    manifest = dataset._manifest
-    where = f"{dataset.uri} version {manifest.version}"
+) -> Manifest:
+    """Build the index and commit it; the version that lists it."""
+    manifest = snapshot.manifest
+    where = f"{snapshot.uri} version {manifest.version}"
     _refuse_options(where, progress_callback, format_version)
     train = arguments.flag(train, "train", f"{where}: create_scalar_index", True)
     type_name, given = index_config.unpack(index_type, kwargs, where)
@@ -113,10 +113,10 @@ def create_scalar_index(
     # train=False: an empty index, as pylance writes it (its files hold no rows, it
     # covers no fragment); optimize_indices then indexes the fragments.
     covered = [f.id for f in manifest.fragments] if train else []
-    details = build_index(dataset, manifest, kind, field, uid, params, covered)
+    details = build_index(snapshot, manifest, kind, field, uid, params, covered)
     try:
-        indices.commit_index(
-            dataset,
+        return indices.commit_index(
+            snapshot,
             name,
             [field.id],
             uid,
@@ -126,7 +126,7 @@ def create_scalar_index(
             index_version=kind.version_for(manifest.stable_row_ids),
         )
     except BaseException:
-        dataset._store.io.remove_tree(dataset._store.path(naming.INDICES_DIR, str(uid)))
+        snapshot.store.io.remove_tree(snapshot.store.path(naming.INDICES_DIR, str(uid)))
         raise
 
 
@@ -252,7 +252,7 @@ def _new_uuid(index_uuid: str | None, where: str) -> uuid_lib.UUID:
 
 
 def build_index(
-    dataset: LanceDataset,
+    snapshot: Snapshot,
     manifest: Manifest,
     kind: registry.IndexType,
     field: IndexedField,
@@ -262,17 +262,17 @@ def build_index(
 ) -> IndexDetails:
     """Write the index files of ``field`` over the live rows of ``manifest``'s
     fragments (or of ``fragment_ids``) under ``_indices/<uid>/``; its details."""
-    store = dataset._store
+    store = snapshot.store
     directory = store.place(naming.INDICES_DIR, str(uid))
     version = file_version.index_file_version(manifest.data_storage_version)
     stable = manifest.stable_row_ids
     by_id = kind.keyed_by_row_id(kind.version_for(stable), stable)
-    rows = _values(dataset, manifest, field, fragment_ids, by_id)
+    rows = _values(store, manifest, field, fragment_ids, by_id)
     try:
         written = kind.build(rows, directory, field.type, version, params)
     except UnsupportedTypeError as exc:
         store.io.remove_tree(directory.path)
-        where = f"{dataset.uri} version {manifest.version}"
+        where = f"{snapshot.uri} version {manifest.version}"
         refusal = IndexTypeError if kind.name in _TYPE_ERROR_KINDS else UnsupportedTypeError
         raise refusal(
             f"{where}: cannot build a {kind.name} index on column {field.path!r}: {exc}"
@@ -284,7 +284,7 @@ def build_index(
 
 
 def _values(
-    dataset: LanceDataset,
+    store: DatasetStore,
     manifest: Manifest,
     field: IndexedField,
     fragment_ids: Sequence[int] | None,
@@ -297,7 +297,7 @@ def _values(
         wanted = set(fragment_ids)
         fragments = [f for f in manifest.fragments if f.id in wanted]
     scanner = LanceScanner(
-        dataset._store,
+        store,
         manifest,
         columns=[top],
         with_row_id=by_row_id,

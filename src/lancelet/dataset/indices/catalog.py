@@ -16,11 +16,12 @@ import uuid as uuid_lib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pyroaring import BitMap, FrozenBitMap
 
 from lancelet import io
+from lancelet.dataset.core.snapshot import Snapshot
 from lancelet.dataset.read import frag_reuse, index_plan
 from lancelet.dataset.versions.committing import commit_transaction
 from lancelet.errors import ArgumentError, IndexExistsError, IndexNotFoundError
@@ -36,10 +37,6 @@ from lancelet.table.index import (
 from lancelet.table.manifest import Manifest
 from lancelet.transaction import operations as ops
 from lancelet.transaction.store import DatasetStore
-
-if TYPE_CHECKING:
-    from lancelet.dataset.dataset import LanceDataset
-
 
 # -- descriptions ----------------------------------------------------------------------
 
@@ -265,7 +262,7 @@ def index_files(store: DatasetStore, index_uuid: uuid_lib.UUID) -> tuple[IndexFi
 
 
 def commit_index(
-    dataset: LanceDataset,
+    snapshot: Snapshot,
     name: str,
     field_ids: Sequence[int],
     index_uuid: uuid_lib.UUID,
@@ -274,23 +271,23 @@ def commit_index(
     *,
     replace: bool = False,
     index_version: int = 0,
-) -> None:
-    """Record an index built from ``dataset``'s version, whose files are written
-    under ``_indices/<index_uuid>/``, and move ``dataset`` to the version that
-    lists it.  An index of that name is replaced only with ``replace=True``."""
-    manifest = dataset._manifest
-    where = f"{dataset.uri} version {manifest.version}"
+) -> Manifest:
+    """Record an index built from ``snapshot``'s version, whose files are written
+    under ``_indices/<index_uuid>/``; the version that lists it.  An index of that
+    name is replaced only with ``replace=True``."""
+    manifest = snapshot.manifest
+    where = f"{snapshot.uri} version {manifest.version}"
     fragment_ids = list(fragment_ids)
     check_new_index(manifest, name, field_ids, replace, where, fragment_ids)
     index = new_index_metadata(
-        dataset, name, field_ids, index_uuid, index_details, fragment_ids, index_version
+        snapshot, name, field_ids, index_uuid, index_details, fragment_ids, index_version
     )
     # A replaced index's segments are removed by the same commit, as pylance lists them.
-    commit_indices(dataset, (index,), tuple(i for i in manifest.indices if i.name == name))
+    return commit_indices(snapshot, (index,), tuple(i for i in manifest.indices if i.name == name))
 
 
 def new_index_metadata(
-    dataset: LanceDataset,
+    snapshot: Snapshot,
     name: str,
     field_ids: Sequence[int],
     index_uuid: uuid_lib.UUID,
@@ -298,18 +295,18 @@ def new_index_metadata(
     fragment_ids: Iterable[int],
     index_version: int,
 ) -> IndexMetadata:
-    """The metadata of an index built from ``dataset``'s version, whose files are
+    """The metadata of an index built from ``snapshot``'s version, whose files are
     under ``_indices/<index_uuid>/``."""
-    files = index_files(dataset._store, index_uuid)
+    files = index_files(snapshot.store, index_uuid)
     if not files:
         raise ArgumentError(
-            f"{dataset.uri}: index {name!r} has no files under _indices/{index_uuid}/"
+            f"{snapshot.uri}: index {name!r} has no files under _indices/{index_uuid}/"
         )
     return IndexMetadata(
         uuid=index_uuid,
         fields=tuple(field_ids),
         name=name,
-        dataset_version=dataset.version,
+        dataset_version=snapshot.version,
         fragment_bitmap=FrozenBitMap(fragment_ids),
         index_details=index_details,
         index_version=index_version,
@@ -319,14 +316,14 @@ def new_index_metadata(
 
 
 def commit_indices(
-    dataset: LanceDataset,
+    snapshot: Snapshot,
     new: Sequence[IndexMetadata],
     removed: Sequence[IndexMetadata] = (),
-) -> None:
+) -> Manifest:
     """One CreateIndex commit: ``new`` joins the indices, ``removed`` are dropped by
-    uuid."""
-    txn = ops.Transaction(dataset.version, ops.CreateIndex(tuple(new), tuple(removed)))
-    dataset._advance_to(commit_transaction(dataset._store, txn))
+    uuid; the version it made."""
+    txn = ops.Transaction(snapshot.version, ops.CreateIndex(tuple(new), tuple(removed)))
+    return commit_transaction(snapshot.store, txn)
 
 
 def check_new_index(
@@ -361,6 +358,25 @@ def check_new_index(
             )
 
 
-def drop_index(dataset: LanceDataset, name: str) -> None:
-    """Commit the removal of every index named ``name``."""
-    commit_indices(dataset, (), _named(dataset._manifest, name, dataset.uri))
+def drop_index(snapshot: Snapshot, name: str) -> Manifest:
+    """Commit the removal of every index named ``name``; the version it made."""
+    return commit_indices(snapshot, (), _named(snapshot.manifest, name, snapshot.uri))
+
+
+def cleanup_frag_reuse(snapshot: Snapshot) -> Manifest | None:
+    """Commit the Fragment Reuse Index without the versions no segment needs any more
+    (gone entirely when none is); the version committed, or None when there is
+    nothing to drop."""
+    store, manifest = snapshot.store, snapshot.manifest
+    current = frag_reuse.reuse_index(manifest)
+    after = frag_reuse.trimmed(store, manifest)
+    if current is None or after is current:
+        return None
+    new = (after,) if after is not None else ()
+    txn = ops.Transaction(manifest.version, ops.CreateIndex(new, (current,)))
+    try:
+        return commit_transaction(store, txn)
+    except BaseException:
+        if after is not None:
+            store.io.remove_tree(store.path(naming.INDICES_DIR, str(after.uuid)))
+        raise

@@ -20,10 +20,11 @@ from __future__ import annotations
 import uuid as uuid_lib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pyroaring import FrozenBitMap
 
+from lancelet.dataset.core.snapshot import Snapshot
 from lancelet.dataset.indices import catalog as indices
 from lancelet.dataset.indices.build import IndexedField, build_index, resolve_field
 from lancelet.dataset.read import frag_reuse, index_plan
@@ -32,9 +33,7 @@ from lancelet.index import json_kind, registry
 from lancelet.table import naming
 from lancelet.table.index import IndexMetadata
 from lancelet.table.manifest import Manifest
-
-if TYPE_CHECKING:
-    from lancelet.dataset.dataset import LanceDataset
+from lancelet.transaction.store import DatasetStore
 
 
 @dataclass(frozen=True)
@@ -48,16 +47,17 @@ class _Rebuild:
 
 
 def optimize_indices(
-    dataset: LanceDataset,
+    snapshot: Snapshot,
     *,
     num_indices_to_merge: int | None = None,
     index_names: Sequence[str] | None = None,
     retrain: bool = False,
-) -> None:
+) -> Manifest | None:
     """See the module docstring.  Indices of types lancelet does not build are left as
-    they are, unless named in ``index_names``, which refuses them."""
-    manifest = dataset._manifest
-    where = f"{dataset.uri} version {manifest.version}"
+    they are, unless named in ``index_names``, which refuses them.  The version
+    committed, or None when no index needed anything."""
+    manifest = snapshot.manifest
+    where = f"{snapshot.uri} version {manifest.version}"
     merge = 1 if num_indices_to_merge is None else num_indices_to_merge
     if not isinstance(merge, int):
         raise TypeError(f"{where}: num_indices_to_merge must be an integer, not {merge!r}")
@@ -68,17 +68,16 @@ def optimize_indices(
     plans = [
         plan
         for name, segments in sorted(_groups(manifest, index_names, where).items())
-        if (plan := _plan(dataset, name, segments, merge)) is not None
+        if (plan := _plan(snapshot, name, segments, merge)) is not None
     ]
-    if plans:
-        _build_and_commit(dataset, plans, where)
+    return _build_and_commit(snapshot, plans, where) if plans else None
 
 
 def _plan(
-    dataset: LanceDataset, name: str, segments: Sequence[IndexMetadata], merge: int
+    snapshot: Snapshot, name: str, segments: Sequence[IndexMetadata], merge: int
 ) -> _Rebuild | None:
-    manifest = dataset._manifest
-    held = _held(dataset, segments)
+    manifest = snapshot.manifest
+    held = _held(snapshot, segments)
     unindexed = [f.id for f in manifest.fragments if not any(f.id in h for h in held)]
     if merge == 0:
         if not unindexed:
@@ -101,47 +100,47 @@ def _plan(
     return _Rebuild(name, tuple(s for s, _ in chosen), fragment_ids, version)
 
 
-def _build_and_commit(dataset: LanceDataset, plans: Sequence[_Rebuild], where: str) -> None:
+def _build_and_commit(snapshot: Snapshot, plans: Sequence[_Rebuild], where: str) -> Manifest:
     """Build every new segment, then commit them all at once; on any failure the new
     segments' directories go."""
-    manifest = dataset._manifest
+    manifest = snapshot.manifest
+    store = snapshot.store
     built: list[IndexMetadata] = []
     try:
         for plan in plans:
-            built.append(_build(dataset, manifest, plan, where))
+            built.append(_build(snapshot, plan, where))
         # Removed segments are listed in manifest order, new ones in name order.
         merged = {s.uuid for plan in plans for s in plan.merged}
         removed = tuple(s for s in manifest.indices if s.uuid in merged)
-        indices.commit_indices(dataset, tuple(built), removed)
+        return indices.commit_indices(snapshot, tuple(built), removed)
     except BaseException:
         for segment in built:
-            dataset._store.io.remove_tree(
-                dataset._store.path(naming.INDICES_DIR, str(segment.uuid))
-            )
+            store.io.remove_tree(store.path(naming.INDICES_DIR, str(segment.uuid)))
         raise
 
 
-def _build(dataset: LanceDataset, manifest: Manifest, plan: _Rebuild, where: str) -> IndexMetadata:
+def _build(snapshot: Snapshot, plan: _Rebuild, where: str) -> IndexMetadata:
+    manifest = snapshot.manifest
     first = next(i for i in manifest.indices if i.name == plan.name)
     kind = json_kind.rebuild_kind(first.index_details)
     assert kind is not None
     path = index_plan.field_paths(manifest)[first.fields[0]]
     field = resolve_field(manifest.schema, path, where)
     uid = uuid_lib.uuid4()
-    params = _recorded_parameters(dataset, kind, field, first)
-    details = build_index(dataset, manifest, kind, field, uid, params, plan.fragment_ids)
+    params = _recorded_parameters(snapshot.store, kind, field, first)
+    details = build_index(snapshot, manifest, kind, field, uid, params, plan.fragment_ids)
     version = kind.version_for(manifest.stable_row_ids)
     new = indices.new_index_metadata(
-        dataset, plan.name, [field.id], uid, details, plan.fragment_ids, version
+        snapshot, plan.name, [field.id], uid, details, plan.fragment_ids, version
     )
     return replace(new, dataset_version=plan.dataset_version)
 
 
-def _held(dataset: LanceDataset, segments: Sequence[IndexMetadata]) -> list[FrozenBitMap]:
+def _held(snapshot: Snapshot, segments: Sequence[IndexMetadata]) -> list[FrozenBitMap]:
     """The fragments each segment holds now, through the Fragment Reuse Index (an
     unrecorded bitmap holds everything)."""
-    manifest = dataset._manifest
-    reuse = frag_reuse.reuse_map(dataset._store, manifest)
+    manifest = snapshot.manifest
+    reuse = frag_reuse.reuse_map(snapshot.store, manifest)
     everything = FrozenBitMap(f.id for f in manifest.fragments)
     out = []
     for segment in segments:
@@ -185,14 +184,14 @@ def _rebuildable(manifest: Manifest, segments: Sequence[IndexMetadata]) -> bool:
 
 
 def _recorded_parameters(
-    dataset: LanceDataset, kind: registry.IndexType, field: IndexedField, index: IndexMetadata
+    store: DatasetStore, kind: registry.IndexType, field: IndexedField, index: IndexMetadata
 ) -> dict[str, Any]:
     """The build parameters of an existing segment, as its files record them."""
     if kind is json_kind.JSON:
-        target = index_plan.opened(dataset._store, index, field.type)
+        target = index_plan.opened(store, index, field.type)
         value_type = target.value_type  # type: ignore[attr-defined]
         return json_kind.rebuild_parameters(index.index_details, value_type)
     if not kind.parameters:
         return {}
-    opened = index_plan.opened(dataset._store, index, field.type)
+    opened = index_plan.opened(store, index, field.type)
     return {p: getattr(opened, p) for p in kind.parameters}

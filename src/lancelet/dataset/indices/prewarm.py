@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import uuid as uuid_lib
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
+from lancelet.dataset.core.snapshot import Snapshot
 from lancelet.dataset.read import index_plan
 from lancelet.errors import (
     ArgumentError,
@@ -16,19 +16,16 @@ from lancelet.errors import (
 from lancelet.index import json_kind
 from lancelet.table.index import IndexMetadata
 
-if TYPE_CHECKING:
-    from lancelet.dataset.dataset import LanceDataset
-
 
 def prewarm_index(
-    dataset: LanceDataset,
+    snapshot: Snapshot,
     name: str,
     *,
     with_position: bool = False,
     index_segments: Iterable[str | uuid_lib.UUID] | None = None,
 ) -> None:
-    manifest = dataset._manifest
-    where = f"{dataset.uri} version {manifest.version}"
+    manifest = snapshot.manifest
+    where = f"{snapshot.uri} version {manifest.version}"
     segments = [i for i in manifest.indices if i.name == name and not i.is_system]
     if not segments:
         raise IndexNotFoundError(f"{where}: no index named {name!r}")
@@ -44,7 +41,7 @@ def prewarm_index(
         if not _readable(segment, paths):
             raise UnsupportedIndexError(f"{where}: lancelet cannot read index {name!r}")
         dtype = index_plan.column_type(arrow, paths[segment.fields[0]])
-        opened = index_plan.opened(dataset._store, segment, dtype)
+        opened = index_plan.opened(snapshot.store, segment, dtype)
         prewarm = getattr(opened, "prewarm", None)
         if prewarm is not None:  # the other types were read whole when opened
             prewarm()

@@ -15,13 +15,11 @@ from __future__ import annotations
 import time
 import uuid as uuid_lib
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 from pyroaring import FrozenBitMap
 
-from lancelet.dataset.versions.committing import commit_transaction
 from lancelet.errors import CorruptIndexError
 from lancelet.index.frag_reuse import ReuseMap
 from lancelet.table import frag_reuse, naming, row_address
@@ -29,11 +27,7 @@ from lancelet.table.frag_reuse import ReuseDetails, ReuseVersion
 from lancelet.table.fragment import ExternalFile
 from lancelet.table.index import FRAG_REUSE_INDEX, IndexFile, IndexMetadata
 from lancelet.table.manifest import Manifest
-from lancelet.transaction.operations import CreateIndex, Transaction
 from lancelet.transaction.store import DatasetStore
-
-if TYPE_CHECKING:
-    from lancelet.dataset.dataset import LanceDataset
 
 
 def reuse_index(manifest: Manifest) -> IndexMetadata | None:
@@ -185,25 +179,6 @@ def trimmed(store: DatasetStore, manifest: Manifest) -> IndexMetadata | None:
     kept = ReuseDetails(tuple(v for i, v in enumerate(versions) if i in needed))
     index = _reuse_metadata(store, manifest, kept, current)
     return replace(index, dataset_version=current.dataset_version)
-
-
-def cleanup(dataset: LanceDataset) -> bool:
-    """Commit the reuse index without the versions no segment needs any more (gone
-    entirely when none is); False when there is nothing to drop."""
-    store, manifest = dataset._store, dataset._manifest
-    current = reuse_index(manifest)
-    after = trimmed(store, manifest)
-    if current is None or after is current:
-        return False
-    new = (after,) if after is not None else ()
-    txn = Transaction(manifest.version, CreateIndex(new, (current,)))
-    try:
-        dataset._advance_to(commit_transaction(store, txn))
-    except BaseException:
-        if after is not None:
-            store.io.remove_tree(store.path(naming.INDICES_DIR, str(after.uuid)))
-        raise
-    return True
 
 
 def remap_row_addrs(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -19,10 +19,13 @@ from lancelet.dataset.read.projection import Columns
 from lancelet.dataset.read.scanner import exact_batches
 from lancelet.errors import ArgumentError
 
-if TYPE_CHECKING:
-    from lancelet.dataset.dataset import LanceDataset
-
 RowRange = tuple[int, int]
+
+
+class TakesRows(Protocol):
+    """A dataset read by row offsets (``LanceDataset.take``)."""
+
+    def take(self, indices: Any, columns: Columns | None = None) -> pa.Table: ...
 
 
 def check_shard(rank: int, world_size: int, where: str) -> None:
@@ -46,7 +49,7 @@ def strided_ranges(total: int, rank: int, world_size: int, batch_size: int) -> l
 
 
 def read_ranges(
-    dataset: LanceDataset, ranges: Iterable[RowRange], columns: Columns | None
+    dataset: TakesRows, ranges: Iterable[RowRange], columns: Columns | None
 ) -> Iterator[pa.RecordBatch]:
     """One batch per range, holding its rows in order."""
     for start, end in ranges:

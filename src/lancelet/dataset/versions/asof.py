@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 from lancelet.errors import ArgumentError, VersionNotFoundError
 from lancelet.transaction.store import DatasetStore
+
+
+@dataclass(frozen=True)
+class AsOf:
+    """A version named by a moment: the latest committed at or before it."""
+
+    moment: datetime | str
 
 
 def version_asof(store: DatasetStore, asof: datetime | str) -> int:

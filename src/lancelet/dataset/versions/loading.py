@@ -4,25 +4,33 @@ event, :mod:`lancelet.events`) whether the version is found or not."""
 from __future__ import annotations
 
 from lancelet import events
+from lancelet.dataset.versions.asof import AsOf, version_asof
 from lancelet.dataset.versions.tags import resolve_version
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.store import DatasetStore
 
 
-def read_version(store: DatasetStore, version: int | str | None) -> Manifest:
-    """The manifest of ``version`` (a number or a tag; None: the latest)."""
-    number = store.latest_version() if version is None else resolve_version(store, version)
+def read_version(store: DatasetStore, version: int | str | AsOf | None) -> Manifest:
+    """The manifest of ``version`` (a number, a tag or a moment; None: the latest)."""
+    if version is None:
+        number = store.latest_version()
+    elif isinstance(version, AsOf):
+        number = version_asof(store, version.moment)
+    else:
+        number = resolve_version(store, version)
     return store.read_manifest(number)
 
 
-def load_manifest(store: DatasetStore, uri: str, version: int | str | None) -> Manifest:
-    """:func:`read_version`, reported as a load of ``uri``."""
+def load_manifest(store: DatasetStore, uri: str, version: int | str | AsOf | None) -> Manifest:
+    """:func:`read_version`, reported as a load of ``uri`` (a moment is reported as
+    a load of the version it named)."""
     try:
         manifest = read_version(store, version)
     except Exception:
-        events.load_failed(uri, version)
+        events.load_failed(uri, None if isinstance(version, AsOf) else version)
         raise
-    events.loaded(uri, version, manifest.version)
+    asked = manifest.version if isinstance(version, AsOf) else version
+    events.loaded(uri, asked, manifest.version)
     return manifest
 
 

@@ -3,12 +3,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from lancelet.dataset.core.snapshot import DatasetHandle
 from lancelet.table.manifest import Manifest
-
-if TYPE_CHECKING:
-    from lancelet.dataset.dataset import LanceDataset
 
 
 def _manifest_lacks_facts(manifest: Manifest) -> bool:
@@ -26,9 +22,9 @@ def _manifest_lacks_facts(manifest: Manifest) -> bool:
     return any(index.fragment_bitmap is None for index in manifest.indices)
 
 
-def manifest_needs_migration(dataset: LanceDataset) -> bool:
+def manifest_needs_migration(dataset: DatasetHandle) -> bool:
     """Whether the dataset's latest manifest lacks facts a current writer records."""
-    found = dataset._store.latest_manifest()
+    found = dataset.snapshot.store.latest_manifest()
     if found is None:
         return False
     return _manifest_lacks_facts(found[0])

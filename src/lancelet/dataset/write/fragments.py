@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import pyarrow as pa
 
@@ -14,6 +14,7 @@ from lancelet.dataset.core.options import (
     refuse_unimplemented,
 )
 from lancelet.dataset.core.progress import FragmentWriteProgress, check_progress
+from lancelet.dataset.core.snapshot import DatasetHandle
 from lancelet.dataset.versions.loading import announce_latest
 from lancelet.dataset.versions.transactions import Transaction, public_transaction
 from lancelet.dataset.write.data_files import (
@@ -30,16 +31,13 @@ from lancelet.table.manifest import Manifest
 from lancelet.table.schema import LanceSchema
 from lancelet.transaction import operations as ops
 
-if TYPE_CHECKING:
-    from lancelet.dataset.dataset import LanceDataset
-
 
 @dataclass(frozen=True)
 class FragmentWrite:
     """Where and how to write: the dataset, the mode, the file format version, and
     how data is cut into files."""
 
-    dataset_uri: str | os.PathLike[str] | LanceDataset
+    dataset_uri: str | os.PathLike[str] | DatasetHandle
     mode: str = "append"
     data_storage_version: str | None = None
     storage_options: dict[str, str] | None = None
@@ -91,7 +89,7 @@ def write_data(data: Any, schema: pa.Schema | None, target: FragmentWrite) -> Wr
 
 def write_fragments(
     data: Any,
-    dataset_uri: str | os.PathLike[str] | LanceDataset,
+    dataset_uri: str | os.PathLike[str] | DatasetHandle,
     schema: pa.Schema | None = None,
     *,
     return_transaction: bool = False,

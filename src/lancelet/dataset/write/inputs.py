@@ -16,6 +16,8 @@ import pyarrow as pa
 import pyarrow.dataset as pa_ds
 
 from lancelet._arrow import cast as arrow_cast
+from lancelet.dataset.core.snapshot import DatasetHandle
+from lancelet.dataset.read.scanner import LanceScanner
 from lancelet.errors import DataColumnNotFoundError, DataTypeError, SchemaError
 from lancelet.table.schema import check_same_columns
 from lancelet.transaction.store import DatasetStore
@@ -47,11 +49,7 @@ def _is_polars_frame(data: Any) -> bool:
 
 def _lance_reader(data: Any) -> pa.RecordBatchReader | None:
     """The batches of one of lancelet's own datasets or scanners."""
-    # Imported here: the dataset module imports the writers.
-    from lancelet.dataset.dataset import LanceDataset
-    from lancelet.dataset.read.scanner import LanceScanner
-
-    if isinstance(data, LanceDataset):
+    if isinstance(data, DatasetHandle):
         return data.scanner().to_reader()
     if isinstance(data, LanceScanner):
         return data.to_reader()
@@ -153,20 +151,16 @@ def _cast_reader(reader: pa.RecordBatchReader, schema: pa.Schema) -> pa.RecordBa
 
 def given_uri(uri: Any) -> str:
     """A dataset's URI as the user gave it, or a dataset's own (for ``uri`` and events)."""
-    from lancelet.dataset.dataset import LanceDataset
-
-    return uri.uri if isinstance(uri, LanceDataset) else os.fspath(uri)
+    return uri.uri if isinstance(uri, DatasetHandle) else os.fspath(uri)
 
 
 def dataset_store(uri: Any, storage_options: dict[str, str] | None, where: str) -> DatasetStore:
     """The store of the dataset a call that takes a dataset's URI writes: at a path or
     URI as given, or, as pylance allows, one of lancelet's datasets, whose storage
     (its ``FileIO``) applies unless other options are given."""
-    from lancelet.dataset.dataset import LanceDataset
-
-    if isinstance(uri, LanceDataset):
+    if isinstance(uri, DatasetHandle):
         if storage_options is None:
-            return DatasetStore(uri.uri, file_io=uri._store.io)
+            return DatasetStore(uri.uri, file_io=uri.snapshot.store.io)
         return DatasetStore(uri.uri, storage_options)
     if not isinstance(uri, (str, os.PathLike)):
         raise TypeError(
