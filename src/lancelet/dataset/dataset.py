@@ -27,10 +27,7 @@ from lancelet.dataset.core.options import check_options, refuse_unimplemented
 from lancelet.dataset.core.snapshot import DatasetHandle, Snapshot
 from lancelet.dataset.fragment import LanceFragment
 from lancelet.dataset.fragment_session import describe_data_file
-from lancelet.dataset.indices import build as index_build
-from lancelet.dataset.indices import catalog as indices
-from lancelet.dataset.indices import prewarm
-from lancelet.dataset.indices.fts_queries import DocumentGranularity
+from lancelet.dataset.index_methods import IndexMethods
 from lancelet.dataset.mutate import schema_ops
 from lancelet.dataset.mutate.delete import plan_delete
 from lancelet.dataset.mutate.merge_columns import plan_merge
@@ -40,7 +37,7 @@ from lancelet.dataset.mutate.update import RowRewrite, discard_rewrite, plan_upd
 from lancelet.dataset.open_options import open_session
 from lancelet.dataset.optimizer import DatasetOptimizer
 from lancelet.dataset.pylance_only import PylanceOnlyMethods
-from lancelet.dataset.read import blob, frag_reuse
+from lancelet.dataset.read import blob
 from lancelet.dataset.read.projection import Columns, projection
 from lancelet.dataset.read.sampling import sample_indices
 from lancelet.dataset.read.scanner import LanceScanner
@@ -82,7 +79,13 @@ Version = int | str
 
 
 class LanceDataset(
-    ArrowDataset, VersionInfo, SqlMethods, CommitMethods, PylanceOnlyMethods, DatasetHandle
+    ArrowDataset,
+    VersionInfo,
+    SqlMethods,
+    CommitMethods,
+    IndexMethods,
+    PylanceOnlyMethods,
+    DatasetHandle,
 ):
     def __init__(
         self,
@@ -436,82 +439,6 @@ class LanceDataset(
     def advance_to(self, manifest: Manifest) -> None:
         """Become the version a commit made on this dataset's behalf (lancelet's own)."""
         self._manifest = manifest
-
-    # -- indices (dataset/indices.py) -------------------------------------------------
-
-    def list_indices(self) -> list[dict[str, Any]]:
-        return indices.list_indices(frag_reuse.with_coverage(self._store, self._manifest))
-
-    def describe_indices(self) -> list[indices.IndexDescription]:
-        return indices.describe_indices(frag_reuse.with_coverage(self._store, self._manifest))
-
-    @property
-    def has_index(self) -> bool:
-        return len(self.describe_indices()) > 0
-
-    def remap_row_addrs(self, addrs: pa.Array) -> pa.Array | None:
-        """Row addresses carried across the compactions the Fragment Reuse Index
-        records (null where the row was dropped, or its fragment is gone); None
-        when the version has no reuse index."""
-        if not isinstance(addrs, pa.Array):
-            raise ArgumentError(f"remap_row_addrs takes a pyarrow Array, not {type(addrs)}")
-        if not (pa.types.is_integer(addrs.type) or pa.types.is_null(addrs.type)):
-            raise ArgumentError(f"remap_row_addrs takes integer addresses, not {addrs.type}")
-        return frag_reuse.remap_row_addrs(self._store, self._manifest, addrs)
-
-    def prewarm_index(
-        self,
-        name: str,
-        *,
-        with_position: bool = False,
-        index_segments: Sequence[str] | None = None,
-    ) -> None:
-        """Read the index ``name`` into memory now, for this object's later scans."""
-        prewarm.prewarm_index(
-            self.snapshot, name, with_position=with_position, index_segments=index_segments
-        )
-
-    def drop_index(self, name: str) -> None:
-        """Remove the index; its files stay until ``cleanup_old_versions``."""
-        self.advance_to(indices.drop_index(self.snapshot, name))
-
-    def create_scalar_index(
-        self,
-        column: str,
-        index_type: str,
-        name: str | None = None,
-        *,
-        replace: bool = True,
-        train: bool = True,
-        fragment_ids: list[int] | None = None,
-        index_uuid: str | None = None,
-        progress_callback: Any = None,
-        format_version: int | str | None = None,
-        document_granularity: DocumentGranularity = DocumentGranularity.ROW,
-        **kwargs: Any,
-    ) -> None:
-        """Index ``column`` (BTREE, BITMAP, LABEL_LIST, ZONEMAP, BLOOMFILTER or NGRAM) over
-        every fragment of this version, and commit it as a new version.  Filters on
-        the column then read only the rows the index points to."""
-        index_build.check_granularity(document_granularity)
-        committed = index_build.create_scalar_index(
-            self.snapshot,
-            column,
-            index_type,
-            name,
-            replace=replace,
-            train=train,
-            fragment_ids=fragment_ids,
-            index_uuid=index_uuid,
-            progress_callback=progress_callback,
-            format_version=format_version,
-            **kwargs,
-        )
-        self.advance_to(committed)
-
-    def index_statistics(self, index_name: str) -> dict[str, Any]:
-        manifest = frag_reuse.with_coverage(self._store, self._manifest)
-        return indices.index_statistics(self._store, manifest, index_name)
 
     @property
     def stats(self) -> LanceStats:

@@ -1,0 +1,102 @@
+"""``LanceDataset``'s index methods under pylance's names: listing, building,
+dropping, prewarming and statistics of indices, and row addresses carried
+through the Fragment Reuse Index (the work is in :mod:`lancelet.dataset.indices`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from lancelet.dataset.core.snapshot import DatasetHandle, Snapshot
+from lancelet.dataset.indices import build as index_build
+from lancelet.dataset.indices import catalog as indices
+from lancelet.dataset.indices import prewarm
+from lancelet.dataset.indices.fts_queries import DocumentGranularity
+from lancelet.dataset.read import frag_reuse
+from lancelet.errors import ArgumentError
+from lancelet.table.manifest import Manifest
+
+
+def _covered(snapshot: Snapshot) -> Manifest:
+    """The manifest with each index's fragments as the Fragment Reuse Index has them."""
+    return frag_reuse.with_coverage(snapshot.store, snapshot.manifest)
+
+
+class IndexMethods(DatasetHandle):
+    """The index calls, mixed into ``LanceDataset``."""
+
+    def list_indices(self) -> list[dict[str, Any]]:
+        return indices.list_indices(_covered(self.snapshot))
+
+    def describe_indices(self) -> list[indices.IndexDescription]:
+        return indices.describe_indices(_covered(self.snapshot))
+
+    @property
+    def has_index(self) -> bool:
+        return len(self.describe_indices()) > 0
+
+    def remap_row_addrs(self, addrs: pa.Array) -> pa.Array | None:
+        """Row addresses carried across the compactions the Fragment Reuse Index
+        records (null where the row was dropped, or its fragment is gone); None
+        when the version has no reuse index."""
+        if not isinstance(addrs, pa.Array):
+            raise ArgumentError(f"remap_row_addrs takes a pyarrow Array, not {type(addrs)}")
+        if not (pa.types.is_integer(addrs.type) or pa.types.is_null(addrs.type)):
+            raise ArgumentError(f"remap_row_addrs takes integer addresses, not {addrs.type}")
+        return frag_reuse.remap_row_addrs(self.snapshot.store, self.snapshot.manifest, addrs)
+
+    def prewarm_index(
+        self,
+        name: str,
+        *,
+        with_position: bool = False,
+        index_segments: Sequence[str] | None = None,
+    ) -> None:
+        """Read the index ``name`` into memory now, for this object's later scans."""
+        prewarm.prewarm_index(
+            self.snapshot, name, with_position=with_position, index_segments=index_segments
+        )
+
+    def drop_index(self, name: str) -> None:
+        """Remove the index; its files stay until ``cleanup_old_versions``."""
+        self.advance_to(indices.drop_index(self.snapshot, name))
+
+    def create_scalar_index(
+        self,
+        column: str,
+        index_type: str,
+        name: str | None = None,
+        *,
+        replace: bool = True,
+        train: bool = True,
+        fragment_ids: list[int] | None = None,
+        index_uuid: str | None = None,
+        progress_callback: Any = None,
+        format_version: int | str | None = None,
+        document_granularity: DocumentGranularity = DocumentGranularity.ROW,
+        **kwargs: Any,
+    ) -> None:
+        """Index ``column`` (BTREE, BITMAP, LABEL_LIST, ZONEMAP, BLOOMFILTER or NGRAM) over
+        every fragment of this version, and commit it as a new version.  Filters on
+        the column then read only the rows the index points to."""
+        index_build.check_granularity(document_granularity)
+        committed = index_build.create_scalar_index(
+            self.snapshot,
+            column,
+            index_type,
+            name,
+            replace=replace,
+            train=train,
+            fragment_ids=fragment_ids,
+            index_uuid=index_uuid,
+            progress_callback=progress_callback,
+            format_version=format_version,
+            **kwargs,
+        )
+        self.advance_to(committed)
+
+    def index_statistics(self, index_name: str) -> dict[str, Any]:
+        snapshot = self.snapshot
+        return indices.index_statistics(snapshot.store, _covered(snapshot), index_name)
