@@ -188,10 +188,10 @@ def test_a_lancelet_committed_index_is_listed_and_used_by_pylance(uri: str) -> N
     ds.drop_index("id_idx")
     ds.drop_index("zm")  # with two indices on a column pylance uses neither
     built_from = ds.version
-    indices.commit_index(
-        ds, "ids", [0], fresh, IndexDetails(btree.type_url), source["fragment_ids"]
+    committed = indices.commit_index(
+        ds.snapshot, "ids", [0], fresh, IndexDetails(btree.type_url), source["fragment_ids"]
     )
-    assert ds.version == built_from + 1
+    assert committed.version == built_from + 1
     listed = {i["name"]: i for i in lance.dataset(uri).list_indices()}
     assert listed["ids"]["uuid"] == str(fresh)
     assert listed["ids"]["version"] == built_from
@@ -210,12 +210,12 @@ def test_commit_index_refuses_a_duplicate_name_unless_replacing(uri: str) -> Non
         Path(uri, naming.INDICES_DIR, source["uuid"]), Path(uri, naming.INDICES_DIR, str(fresh))
     )
     with pytest.raises(IndexExistsError, match="already exists, please specify"):
-        indices.commit_index(ds, "id_idx", [0], fresh, details, [0, 1])
+        indices.commit_index(ds.snapshot, "id_idx", [0], fresh, details, [0, 1])
     with pytest.raises(IndexExistsError, match="different fields"):
-        indices.commit_index(ds, "id_idx", [1], fresh, details, [0, 1], replace=True)
+        indices.commit_index(ds.snapshot, "id_idx", [1], fresh, details, [0, 1], replace=True)
     version = ds.version
     assert lance.dataset(uri).version == version  # nothing committed
-    indices.commit_index(ds, "id_idx", [0], fresh, details, [0, 1], replace=True)
+    indices.commit_index(ds.snapshot, "id_idx", [0], fresh, details, [0, 1], replace=True)
     (now,) = [i for i in lance.dataset(uri).list_indices() if i["name"] == "id_idx"]
     assert now["uuid"] == str(fresh) and sorted(now["fragment_ids"]) == [0, 1]
 
