@@ -50,9 +50,10 @@ user-demo:
 	$(MAKE) demo VENV=$(DEMO_VENV)
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks examples
-	$(BIN)/ruff format --check src tests benchmarks examples
+	$(BIN)/ruff check src tests benchmarks examples scripts
+	$(BIN)/ruff format --check src tests benchmarks examples scripts
 	PYTHONPATH=src $(BIN)/lint-imports
+	$(BIN)/python scripts/check_function_imports.py
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

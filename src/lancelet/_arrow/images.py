@@ -5,13 +5,17 @@ pixel tensors (fixed-size lists), with their arrays."""
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
+from urllib.request import urlopen
 
 import numpy as np
 import pyarrow as pa
+from pyarrow import fs
 
 _STRING = pa.string()
 _BINARY = pa.binary()
@@ -145,11 +149,6 @@ class ImageURIArray(ImageArray):
 
 
 def _read_uri(uri: str) -> bytes:
-    from urllib.parse import urlparse
-    from urllib.request import urlopen
-
-    from pyarrow import fs
-
     if urlparse(uri).scheme in ("http", "https"):
         with urlopen(uri) as response:
             return bytes(response.read())
@@ -173,8 +172,6 @@ class EncodedImageArray(ImageArray):
         image = _pillow()
         decoded = None
         if image is not None:
-            import io
-
             decoded = "\n[" + repr(image.open(io.BytesIO(self[0].as_py()))) + ", ..]"
         return (
             f"<lance.arrow.{type(self).__name__} object at 0x{id(self):016x}>{decoded}\n"
@@ -192,8 +189,6 @@ class EncodedImageArray(ImageArray):
                 )
 
             def decoder(images: pa.Array) -> np.ndarray:
-                import io
-
                 return np.stack([np.asarray(image.open(io.BytesIO(b))) for b in images.to_pylist()])
 
         pixels = decoder(self.storage)
@@ -227,8 +222,6 @@ class FixedShapeImageTensorArray(ImageArray):
                 )
 
             def encoder(pixels: np.ndarray) -> pa.Array:
-                import io
-
                 out = []
                 for one in pixels:
                     with io.BytesIO() as buf:

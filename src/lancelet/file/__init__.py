@@ -14,6 +14,9 @@ from lancelet.file.reader import (
     ReaderResults,
 )
 from lancelet.file.session import LanceFileSession, ListResult
+
+# LanceFileReader hands legacy (0.1) files to this subclass of it, registered on import.
+from lancelet.file.v0_1.reader import LegacyFileReader  # noqa: F401
 from lancelet.file.version import stable_version
 from lancelet.file.writer import LanceFileWriter
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -148,6 +148,16 @@ class LanceFileReader:
     """
 
     _io: FileIO  # set by __new__
+    # The subclass that reads legacy (0.1) files, which __new__ hands them to.  It
+    # lives above this module (lancelet.file.v0_1.reader) and registers itself when
+    # its class is made; the package lancelet.file imports it, so it is registered
+    # before any reader can be made.
+    _legacy_reader: ClassVar[type[LanceFileReader] | None] = None
+
+    def __init_subclass__(cls, *, reads_legacy_files: bool = False, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if reads_legacy_files:
+            LanceFileReader._legacy_reader = cls
 
     def __new__(
         cls,
@@ -171,9 +181,8 @@ class LanceFileReader:
             source = None  # __init__ opens it again and reports the problem
         kind = cls
         if cls is LanceFileReader and source is not None and v0_1.ends_in_legacy_footer(source):
-            from lancelet.file.v0_1.reader import LegacyFileReader  # it subclasses this one
-
-            kind = LegacyFileReader
+            assert cls._legacy_reader is not None, "lancelet.file.v0_1.reader is not imported"
+            kind = cls._legacy_reader
         reader = super().__new__(kind)
         # Handed to __init__, so a file is opened once (a request on an object store).
         reader.__dict__["_opened"] = source
@@ -199,6 +208,25 @@ class LanceFileReader:
         self.path = os.fspath(path)
         self._source: InputFile = self._open_source()
         self._footer = container.read_footer(self._source)
+        descriptor = self._read_descriptor()
+        self._num_rows = descriptor.length
+        self._field_ids = tuple(f.id for f in descriptor.schema.fields)
+        self._all_field_ids = _preorder_ids(descriptor.schema.fields)
+        self._logical_schema, self._schema = self._decode_schema(descriptor.schema)
+        self._globals: list[pa.Buffer] | None = None
+        # Projections resolved lately, by column names (None: the default columns):
+        # column readers hold no state of a read, so repeated reads share them.
+        self._projections: dict[tuple[str, ...] | None, tuple[pa.Schema, list[ColumnReader]]] = {}
+        self._default_columns = list(columns) if columns is not None else None
+        self._pages: list[ColumnPages] = []
+        self._leaves: list[fields21.LeafColumn] = []
+        if self._footer.structural:
+            self._open_structural()
+        else:
+            self._open_2_0()
+
+    def _read_descriptor(self) -> file_pb2.FileDescriptor:
+        """The file's descriptor (global buffer 0): its schema and length."""
         descriptor = file_pb2.FileDescriptor()
         container.parse_message(
             descriptor,
@@ -210,15 +238,14 @@ class LanceFileReader:
             # Only a field's own attributes may grow between writers; a stray field
             # at these levels is a damaged length or tag (a cut-short field's tail).
             raise CorruptFileError(f"{self.path}: the file descriptor holds unknown fields")
-        self._num_rows = descriptor.length
-        self._field_ids = tuple(f.id for f in descriptor.schema.fields)
-        self._all_field_ids = _preorder_ids(descriptor.schema.fields)
+        return descriptor
+
+    def _decode_schema(self, schema: file_pb2.Schema) -> tuple[pa.Schema, pa.Schema]:
+        """The file's Arrow schema, and the same with extension types' storage types
+        (columns decode as those; _projected wraps them back)."""
         try:
-            self._logical_schema = from_lance_fields(
-                descriptor.schema.fields, descriptor.schema.metadata, json_text=False
-            )
-            # Columns decode as extension types' storage; _projected wraps them back.
-            self._schema = storage_schema(self._logical_schema)
+            logical: pa.Schema = from_lance_fields(schema.fields, schema.metadata, json_text=False)
+            return logical, storage_schema(logical)
         except UnsupportedTypeError as exc:
             if not self._footer.structural:
                 raise CorruptFileError(f"{self.path}: {exc}") from exc
@@ -227,16 +254,10 @@ class LanceFileReader:
             raise UnsupportedEncodingError(f"{self.path}: {exc}") from exc
         except SchemaError as exc:
             raise CorruptFileError(f"{self.path}: {exc}") from exc
-        self._globals: list[pa.Buffer] | None = None
-        # Projections resolved lately, by column names (None: the default columns):
-        # column readers hold no state of a read, so repeated reads share them.
-        self._projections: dict[tuple[str, ...] | None, tuple[pa.Schema, list[ColumnReader]]] = {}
-        self._default_columns = list(columns) if columns is not None else None
-        self._pages: list[ColumnPages] = []
-        self._leaves: list[fields21.LeafColumn] = []
-        if self._footer.structural:
-            self._open_structural()
-            return
+
+    def _open_2_0(self) -> None:
+        """Format 2.0: a column per field (two for early writers' strings), structure
+        in struct and list pages."""
         found = map_column(self._schema)
         if found is not None:
             raise CorruptFileError(

@@ -21,6 +21,9 @@ from lancelet.errors import (
 )
 from lancelet.file import version as file_version
 from lancelet.file.blob_v2 import is_blob_values
+from lancelet.file.v0_1.writer import LegacyFileWriter
+from lancelet.file.v2_0.writer import FileWriter20
+from lancelet.file.v2_1.write.writer import FileWriter21
 from lancelet.file.writing import FileWriterBase
 from lancelet.io import FileIO
 from lancelet.io.fileio import file_io_for
@@ -40,15 +43,9 @@ def _refuse_blob_v2(schema: pa.Schema, version: file_version.FileVersion, path: 
 
 def _writer_class(version: file_version.FileVersion) -> type[FileWriterBase]:
     if version.name == "0.1":
-        from lancelet.file.v0_1.writer import LegacyFileWriter
-
         return LegacyFileWriter
     if version.structural:
-        from lancelet.file.v2_1.write.writer import FileWriter21
-
         return FileWriter21
-    from lancelet.file.v2_0.writer import FileWriter20
-
     return FileWriter20
 
 
@@ -125,8 +122,6 @@ class LanceFileWriter:
         chosen = _resolve(where, version)
         writer = cls.__new__(cls)
         if chosen.name == "0.1":
-            from lancelet.file.v0_1.writer import LegacyFileWriter
-
             writer._inner = LegacyFileWriter(path, None, chosen, None, None, file_io, dictionaries)
         else:
             writer._inner = _writer_class(chosen)(path, None, chosen, None, None, file_io)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from lancelet.errors import ArgumentError, UnsupportedOptionError
@@ -113,8 +114,6 @@ _MAX_RETRY_SECONDS = 10 * 365 * 24 * 3600
 
 
 def _retry_value(key: str, text: str, where: str) -> Any:
-    from datetime import timedelta
-
     if key == "client_max_retries":
         count = text.strip()
         if not (count.isascii() and count.isdigit()) or int(count) > _MAX_RETRIES:

@@ -17,12 +17,15 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+import lance_namespace
 from lance_namespace import LanceNamespace
 from lance_namespace.errors import ErrorCode, LanceNamespaceError
 from pydantic import BaseModel
 
 from lancelet.errors import ArgumentError, UnsupportedOptionError
+from lancelet.namespace.directory import DirectoryNamespace
 from lancelet.namespace.errors import InvalidInputError, wire_message
+from lancelet.namespace.rest_client import RestNamespace
 from lancelet.namespace.rest_routes import (
     BY_PATH,
     DEFAULT_DELIMITER,
@@ -109,15 +112,9 @@ class RestAdapter:
 def connect_backend(impl: str, properties: dict[str, str]) -> LanceNamespace:
     """The namespace ``impl`` names, lancelet's own for "dir" and "rest"."""
     if impl == "dir":
-        from lancelet.namespace.directory import DirectoryNamespace
-
         return DirectoryNamespace(**properties)
     if impl == "rest":
-        from lancelet.namespace.rest_client import RestNamespace
-
         return RestNamespace(**properties)
-    import lance_namespace
-
     return lance_namespace.connect(impl, properties)
 
 

@@ -192,8 +192,7 @@ def _commit_loop(
     if txn.read_version:
         # Into a dataset that existed, before its latest version is read: the window
         # in which another writer can win the race is as short as can be.
-        written = (txn, store.write_transaction(txn))
-        attempts.txn_files.append(written[1])
+        written = _write_transaction(store, attempts, txn)
     # Winners already checked in an earlier attempt need no second look; the
     # transaction keeps its original read version, as its file name records.
     checked = txn.read_version
@@ -205,16 +204,11 @@ def _commit_loop(
         latest, scheme = found if found else (None, new_dataset_naming)
         _check_base(store, txn, latest, create_only, policy)
         if latest is not None:
-            features.check_writable(latest.writer_feature_flags, store.root)
-            before = time.perf_counter()
-            txn = attempts.txn = _rebase_onto(store, txn, checked, latest)
-            catching_up = time.perf_counter() - before
-            attempts.deletion_files |= _deletion_files(store, txn)
+            txn, catching_up = _catch_up(store, attempts, checked, latest)
             checked = latest.version
         if written is None or written[0] is not txn:
             # A rebase changes the operation, so the file must describe the new one.
-            written = (txn, store.write_transaction(txn))
-            attempts.txn_files.append(written[1])
+            written = _write_transaction(store, attempts, txn)
         manifest = build_manifest(
             latest,
             txn,
@@ -222,29 +216,68 @@ def _commit_loop(
             load=store.read_manifest,
             data_format=data_format,
         )
-        data = store.checked_manifest_bytes(manifest)
-        attempts.publishing = True
-        if _publish(store, manifest, scheme, data, policy.lock):
-            events.file_created("manifest", "dummy")  # what pylance 14 reports as its path
-            log.LOGGER.debug(
-                "%s: committed version %d (%s, read version %d)",
-                store.root, manifest.version, kind_of(txn.operation), txn.read_version,
-            )  # fmt: skip
+        if _try_publish(store, attempts, manifest, scheme, policy.lock):
             return manifest
-        attempts.publishing = False
         # The window another writer can win in: the first attempt, less the time it
         # spent catching up with versions committed while this one was being prepared.
         window_s = window_s or time.perf_counter() - started - catching_up
-        wait_s = policy.backoff(attempt, window_s)
-        log.LOGGER.debug(
-            "%s: another writer committed version %d first; attempt %d retries in %.3fs",
-            store.root, manifest.version, attempt + 1, wait_s,
-        )  # fmt: skip
-        time.sleep(wait_s)
+        _wait_to_retry(store, manifest, attempt, policy.backoff(attempt, window_s))
     raise CommitRetriesExhaustedError(
         f"{store.root}: gave up after {policy.attempts} attempt(s) "
         f"(max_retries={policy.max_retries}); other writers kept committing first"
     )
+
+
+def _write_transaction(
+    store: DatasetStore, attempts: _Attempts, txn: Transaction
+) -> tuple[Transaction, str]:
+    """Write ``txn``'s transaction file; the transaction and the file's name."""
+    name = store.write_transaction(txn)
+    attempts.txn_files.append(name)
+    return txn, name
+
+
+def _catch_up(
+    store: DatasetStore, attempts: _Attempts, checked: int, latest: Manifest
+) -> tuple[Transaction, float]:
+    """The transaction rebased onto ``latest`` (the versions after ``checked`` checked
+    for conflicts), and the seconds the rebase took."""
+    features.check_writable(latest.writer_feature_flags, store.root)
+    before = time.perf_counter()
+    txn = attempts.txn = _rebase_onto(store, attempts.txn, checked, latest)
+    catching_up = time.perf_counter() - before
+    attempts.deletion_files |= _deletion_files(store, txn)
+    return txn, catching_up
+
+
+def _try_publish(
+    store: DatasetStore,
+    attempts: _Attempts,
+    manifest: Manifest,
+    scheme: ManifestNaming,
+    lock: CommitLock | None,
+) -> bool:
+    """Publish ``manifest``; False when another writer took its version first."""
+    data = store.checked_manifest_bytes(manifest)
+    attempts.publishing = True
+    if not _publish(store, manifest, scheme, data, lock):
+        attempts.publishing = False
+        return False
+    events.file_created("manifest", "dummy")  # what pylance 14 reports as its path
+    log.LOGGER.debug(
+        "%s: committed version %d (%s, read version %d)",
+        store.root, manifest.version, kind_of(attempts.txn.operation),
+        attempts.txn.read_version,
+    )  # fmt: skip
+    return True
+
+
+def _wait_to_retry(store: DatasetStore, manifest: Manifest, attempt: int, wait_s: float) -> None:
+    log.LOGGER.debug(
+        "%s: another writer committed version %d first; attempt %d retries in %.3fs",
+        store.root, manifest.version, attempt + 1, wait_s,
+    )  # fmt: skip
+    time.sleep(wait_s)
 
 
 def _publish(

@@ -17,7 +17,8 @@ from lancelet._proto import encodings_v2_1_pb2 as pb
 from lancelet.errors import CorruptFileError
 from lancelet.file import LanceFileReader
 from lancelet.file.codecs import bitpacking
-from lancelet.file.v2_1.read import compression, miniblock
+from lancelet.file.v2_1.read import miniblock
+from lancelet.file.v2_1.read.fixed_width import OutOfLineBitpacking
 from lancelet.file.v2_1.read.values import Fixed
 from tests.file.v2_1 import page_bytes
 
@@ -198,7 +199,7 @@ def test_out_of_line_values_at_positions(raw_tail: bool) -> None:
     rng = np.random.default_rng(9)
     values = rng.integers(0, 2**21, 5000).astype(np.uint64)
     buffer = _packed_dictionary(values, 21, raw_tail)
-    codec = compression.OutOfLineBitpacking(64, 21)
+    codec = OutOfLineBitpacking(64, 21)
     positions = np.array([0, 1, 1023, 1024, 3000, 4095, 4096, 4999], dtype=np.int64)
     got = codec.decode_at(buffer, len(values), positions)
     assert isinstance(got, Fixed) and got.as_uint().tolist() == values[positions].tolist()

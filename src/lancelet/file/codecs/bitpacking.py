@@ -28,6 +28,7 @@ import numpy.typing as npt
 
 from lancelet.errors import CorruptFileError, UnsupportedEncodingError
 from lancelet.file.codecs import jit
+from lancelet.file.codecs.kernels import bitpacking as kernels
 
 _UNCOMPRESSED_WIDTHS: Final = (8, 16, 32, 64)
 _CHUNK: Final = 1024
@@ -353,9 +354,7 @@ def _pack_chunks(chunks: UIntArray, bits: int) -> UIntArray:
     lanes = _CHUNK // width
     words = np.zeros((chunks.shape[0], bits, lanes), dtype=dtype)
     if jit.enabled() and bits < 64:
-        from lancelet.file.codecs.kernels import bitpacking
-
-        bitpacking.pack(np.ascontiguousarray(chunks), bits, _positions(width), words)
+        kernels.pack(np.ascontiguousarray(chunks), bits, _positions(width), words)
         return words
     mask = dtype.type((1 << bits) - 1)
     for row in range(width):

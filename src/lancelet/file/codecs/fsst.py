@@ -34,6 +34,7 @@ from numpy.typing import NDArray
 
 from lancelet.errors import CorruptFileError
 from lancelet.file.codecs import jit
+from lancelet.file.codecs.kernels import fsst as kernels
 
 __all__ = [
     "FSST_SYMBOL_TABLE_SIZE",
@@ -201,14 +202,12 @@ def _expansion_rows(
 def _compiled_expand(
     data: NDArray[np.uint8], rel: NDArray[np.int64], table: FsstSymbolTable
 ) -> tuple[NDArray[np.int64], NDArray[np.uint8]]:
-    from lancelet.file.codecs.kernels import fsst
-
-    offsets, out, error, pos = fsst.expand(
+    offsets, out, error, pos = kernels.expand(
         np.ascontiguousarray(data), rel, table.expansions, table.lengths, table.num_symbols
     )
-    if error == fsst.DANGLING_ESCAPE:
+    if error == kernels.DANGLING_ESCAPE:
         raise _dangling(pos)
-    if error == fsst.MISSING_SYMBOL:
+    if error == kernels.MISSING_SYMBOL:
         raise _missing(int(data[pos]), pos, table)
     return offsets, out
 

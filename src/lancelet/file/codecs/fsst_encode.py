@@ -32,6 +32,7 @@ from numpy.typing import NDArray
 
 from lancelet.file.codecs import jit
 from lancelet.file.codecs.fsst import FSST_SYMBOL_TABLE_SIZE
+from lancelet.file.codecs.kernels import fsst as kernels
 
 __all__ = ["FsstTable", "build_table", "compress", "likely_pays", "serialize"]
 
@@ -171,9 +172,7 @@ class _Parse:
 def _parse(table: FsstTable, data: U8, offsets: I64) -> _Parse:
     look = _lookup(table)
     if jit.enabled():
-        from lancelet.file.codecs.kernels import fsst
-
-        return _Parse(*fsst.parse(*_compiled_tables(look, data, offsets)))
+        return _Parse(*kernels.parse(*_compiled_tables(look, data, offsets)))
     words = _words(data)
     cursor = offsets[:-1].copy()
     end = offsets[1:]
@@ -215,9 +214,7 @@ def compress(table: FsstTable, data: U8, offsets: I64) -> tuple[I64, U8]:
     _, lines = _lines(data, offsets)
     look = _lookup(table)
     if jit.enabled():
-        from lancelet.file.codecs.kernels import fsst
-
-        line_offsets, out = fsst.compress(*_compiled_tables(look, data, lines))
+        line_offsets, out = kernels.compress(*_compiled_tables(look, data, lines))
     else:
         line_offsets, out = _compress_lines(look, data, lines)
     if len(lines) == len(offsets):

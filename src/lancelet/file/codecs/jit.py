@@ -10,6 +10,7 @@ so columns encoded on several threads run in parallel.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import sys
@@ -37,11 +38,26 @@ def enabled() -> bool:
 
 
 def kernel(fn: F) -> F:
-    """``fn`` compiled by numba on first call, cached on disk, without the GIL.
+    """``fn`` compiled by numba on its first call, cached on disk, without the GIL.
+
+    numba is imported at that first call, not when the kernel is defined, so the
+    modules of kernels import without numba; callers call kernels only when
+    :func:`enabled` is true.  Kernels never call one another, so they need not be
+    numba's own dispatchers at definition time.
 
     Numba does not check bounds: every kernel validates the indices it derives from
     file bytes itself, and its caller validates the arrays it passes in.
     """
-    import numba
 
-    return cast(F, numba.njit(cache=True, nogil=True)(fn))
+    @cache
+    def compiled() -> Callable[..., Any]:
+        import numba
+
+        dispatcher: Callable[..., Any] = numba.njit(cache=True, nogil=True)(fn)
+        return dispatcher
+
+    @functools.wraps(fn)
+    def run(*args: Any) -> Any:
+        return compiled()(*args)
+
+    return cast(F, run)

@@ -77,7 +77,7 @@ class Column:
         return self.node.take(batches, rows - self.offsets[batches])
 
 
-class LegacyFileReader(LanceFileReader):
+class LegacyFileReader(LanceFileReader, reads_legacy_files=True):
     """Reads a legacy (0.1) Lance file; :class:`LanceFileReader` hands such files here."""
 
     def __init__(

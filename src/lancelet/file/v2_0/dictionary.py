@@ -7,7 +7,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelet._proto import encodings_v2_0_pb2 as pb
-from lancelet.file.v2_0 import binary, flat, nullable
+from lancelet.file.v2_0 import binary, flat
 from lancelet.file.v2_0.context import PageContext
 
 
@@ -66,26 +66,6 @@ def _decode_arrow_dictionary(
         indices = pa.array(compacted[positions], type=dtype.index_type, mask=~valid)
         items = items.filter(pa.array(item_valid))
     return pa.DictionaryArray.from_arrays(indices, items)
-
-
-def encode_arrow_dictionary(
-    arr: pa.DictionaryArray, add_buffer: flat.AddBuffer
-) -> pb.ArrayEncoding:
-    """An Arrow dictionary column as the reference stores it: nulls point at a null item."""
-    from lancelet.file.v2_0.leaf import encode_values
-
-    indices, items = arr.indices, arr.dictionary
-    if indices.null_count:
-        null_item = pa.nulls(1, items.type)
-        indices = indices.fill_null(len(items))
-        items = pa.concat_arrays([items, null_item])
-    return pb.ArrayEncoding(
-        dictionary=pb.Dictionary(
-            indices=nullable.encode(indices, add_buffer, flat.encode),
-            items=encode_values(items, add_buffer),
-            num_dictionary_items=len(items),
-        )
-    )
 
 
 # The reference dictionary-encodes a string page of at least this many rows when it

@@ -12,8 +12,11 @@ from lancelet.errors import UnsupportedEncodingError
 from lancelet.file.v2_0 import (
     binary,
     dictionary,
+    fixed_size_binary,
     fixed_size_list,
     flat,
+    fsst,
+    integers,
     nullable,
     packed_struct,
     types,
@@ -23,27 +26,19 @@ from lancelet.file.v2_0.context import PageContext
 DecodeFn = Callable[[PageContext, pb.ArrayEncoding, int, pa.DataType], pa.Array]
 
 
-def _load_optional() -> dict[str, DecodeFn]:
-    # Encodings the reference can emit but lancelet's writer never chooses.
-    table: dict[str, DecodeFn] = {}
-    from lancelet.file.v2_0 import fixed_size_binary, fsst, integers
-
-    table["dictionary"] = dictionary.decode
-    table["fsst"] = fsst.decode
-    table["fixed_size_binary"] = fixed_size_binary.decode
-    table["bitpacked"] = integers.decode_bitpacked
-    table["bitpacked_for_non_neg"] = integers.decode_non_neg
-    table["constant"] = integers.decode_constant
-    return table
-
-
 DECODERS: dict[str, DecodeFn] = {
     "flat": flat.decode,
     "nullable": nullable.decode,
     "fixed_size_list": fixed_size_list.decode,
     "binary": binary.decode,
     "packed_struct": packed_struct.decode,
-    **_load_optional(),
+    # Encodings the reference can emit but lancelet's writer never chooses.
+    "dictionary": dictionary.decode,
+    "fsst": fsst.decode,
+    "fixed_size_binary": fixed_size_binary.decode,
+    "bitpacked": integers.decode_bitpacked,
+    "bitpacked_for_non_neg": integers.decode_non_neg,
+    "constant": integers.decode_constant,
 }
 
 TakeFn = Callable[[PageContext, pb.ArrayEncoding, int, pa.DataType, np.ndarray], pa.Array]

@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelet._proto import encodings_v2_0_pb2 as pb
+from lancelet.file.codecs.general import decompress_buffer
 from lancelet.file.v2_0.context import PageContext
 
 # Wider than any fixed-width Arrow type (a fixed_size_binary of 1 MiB).
@@ -39,8 +40,6 @@ def decode(ctx: PageContext, enc: pb.ArrayEncoding, num_rows: int, dtype: pa.Dat
     expected = (num_rows * bits + 7) // 8
     buf = ctx.buffer(flat.buffer)
     if flat.HasField("compression") and flat.compression.scheme:
-        from lancelet.file.codecs.general import decompress_buffer
-
         buf = pa.py_buffer(decompress_buffer(flat.compression.scheme, buf, expected))
     ctx.require_exact(buf, expected, "flat values")
     if widen:

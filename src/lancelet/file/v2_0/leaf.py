@@ -9,7 +9,6 @@ from lancelet.file.codecs.general import BufferCompression
 from lancelet.file.v2_0 import (
     binary,
     dictionary,
-    fixed_size_list,
     flat,
     nullable,
     packed_struct,
@@ -28,7 +27,7 @@ def encode_values(
     as in the reference.
     """
     if pa.types.is_dictionary(arr.type):
-        return dictionary.encode_arrow_dictionary(arr, add_buffer)
+        return encode_arrow_dictionary(arr, add_buffer)
     if dictionary.worth_encoding(arr):
         # Low-cardinality string pages: the reference prefers a dictionary even when
         # the field asks for compression, and so do we.
@@ -40,5 +39,34 @@ def encode_values(
         # Only packed structs reach here; the reference writes them without Nullable.
         return packed_struct.encode(arr, add_buffer)
     if pa.types.is_fixed_size_list(arr.type):
-        return nullable.encode(arr, add_buffer, fixed_size_list.encode)
+        return nullable.encode(arr, add_buffer, encode_fixed_size_list)
     return nullable.encode(arr, add_buffer, flat.encode)
+
+
+# The encoders of arrays that hold arrays: their children are leaves of their own.
+
+
+def encode_arrow_dictionary(
+    arr: pa.DictionaryArray, add_buffer: flat.AddBuffer
+) -> pb.ArrayEncoding:
+    """An Arrow dictionary column as the reference stores it: nulls point at a null item."""
+    indices, items = arr.indices, arr.dictionary
+    if indices.null_count:
+        null_item = pa.nulls(1, items.type)
+        indices = indices.fill_null(len(items))
+        items = pa.concat_arrays([items, null_item])
+    return pb.ArrayEncoding(
+        dictionary=pb.Dictionary(
+            indices=nullable.encode(indices, add_buffer, flat.encode),
+            items=encode_values(items, add_buffer),
+            num_dictionary_items=len(items),
+        )
+    )
+
+
+def encode_fixed_size_list(arr: pa.Array, add_buffer: flat.AddBuffer) -> pb.ArrayEncoding:
+    """``dimension`` items per row, the items one child array."""
+    dim = arr.type.list_size
+    child = arr.values.slice(arr.offset * dim, len(arr) * dim)
+    inner = encode_values(child, add_buffer)
+    return pb.ArrayEncoding(fixed_size_list=pb.FixedSizeList(dimension=dim, items=inner))

@@ -14,7 +14,7 @@ each buffer padded to 8.  Reads decode only the chunks that hold the rows asked 
 all of them in one batch per buffer kind, and read only those chunks' bytes (the
 chunk buffer is a :class:`~.page_buffer.PageBuffer`).  A take whose rows lie in a
 few chunks of a page without lists reads each of those chunks on its own and, where
-the value codec can (:class:`~.compression.PickingCodec`), decodes only the values
+the value codec can (:class:`~.codec.PickingCodec`), decodes only the values
 asked for; any doubt about a chunk sends the take down the batched path, whose checks
 and errors are the reference.
 """
@@ -37,7 +37,9 @@ from lancelet.file.v2_0.fields import concat_pages
 from lancelet.file.v2_1.read import compression
 from lancelet.file.v2_1.read.arrow import dictionary_array, to_arrow
 from lancelet.file.v2_1.read.bounds import max_values
+from lancelet.file.v2_1.read.codec import BlockCodec, SelectiveCodec
 from lancelet.file.v2_1.read.context import PageRef, guarded
+from lancelet.file.v2_1.read.fixed_width import OutOfLineBitpacking
 from lancelet.file.v2_1.read.levels import LayerShape, check_levels, visible
 from lancelet.file.v2_1.read.page import LevelledPage
 from lancelet.file.v2_1.read.page_buffer import ChunkBuffer, gather
@@ -137,7 +139,7 @@ class MiniBlockPage:
             raise CorruptFileError("a mini-block page without its value compression")
         self.value_codec = compression.miniblock_codec(layout.value_compression)
         # A runtime protocol check costs as much as a small take: made once per page.
-        self._selective = isinstance(self.value_codec, compression.SelectiveCodec)
+        self._selective = isinstance(self.value_codec, SelectiveCodec)
         self._pick: Callable[[Sequence[U8], int, I64], Values | None] | None = getattr(
             self.value_codec, "pick", None
         )
@@ -245,7 +247,7 @@ class MiniBlockPage:
         return to_arrow(self._dictionary_codec.decode(self._dict_buffer, items), self._item_type)
 
     @cached_property
-    def _dictionary_codec(self) -> compression.BlockCodec:
+    def _dictionary_codec(self) -> BlockCodec:
         return compression.block_codec(self.layout.dictionary)
 
     @property
@@ -259,7 +261,7 @@ class MiniBlockPage:
         codec = self._dictionary_codec
         if (
             "dictionary" in self.__dict__
-            or not isinstance(codec, compression.OutOfLineBitpacking)
+            or not isinstance(codec, OutOfLineBitpacking)
             or not isinstance(indices, Fixed)
             or indices.bits not in (8, 16, 32, 64)
             or 16 * indices.count > items
@@ -353,7 +355,7 @@ class MiniBlockPage:
         codec = self.value_codec
         expected = int(counts.sum())
         if select is not None and self._selective:
-            selective = cast(compression.SelectiveCodec, codec)
+            selective = cast(SelectiveCodec, codec)
             return selective.decode_selected(slices, counts, select)
         values = codec.decode(slices, counts)
         if values.count != expected:
@@ -364,7 +366,7 @@ class MiniBlockPage:
 
     @staticmethod
     def _levels(
-        codec: compression.BlockCodec,
+        codec: BlockCodec,
         data: U8,
         starts: I64,
         sizes: I64,

@@ -18,6 +18,7 @@ from lancelet._proto import encodings_v2_1_pb2 as pb
 from lancelet.file.codecs import fsst_encode, jit
 from lancelet.file.codecs.byte_stream_split import encode_bss_chunks
 from lancelet.file.codecs.general import compress_buffer
+from lancelet.file.codecs.kernels import chunks as kernels
 from lancelet.file.codecs.rle import encode_rle_chunks, rle_entry_count
 from lancelet.file.v2_1.write import bitpack, encodings
 from lancelet.file.v2_1.write.blocks import Fixed, FixedList, Variable
@@ -175,8 +176,6 @@ def _variable_counts(offsets: I64, width: int, aim: int) -> I64:
     a power of two from 2 to 2048, whose offsets and bytes fit in ``aim`` bytes; the
     rest goes in one last chunk once it fits."""
     if jit.enabled():
-        from lancelet.file.codecs.kernels import chunks as kernels
-
         return kernels.variable_counts(offsets, width, aim, VARIABLE_MAX_VALUES)
     total = len(offsets) - 1
     # cost of values [s, s+k): offsets[s+k] - offsets[s] + (k+1)*width; with
@@ -205,8 +204,6 @@ def variable_chunks(block: Variable, counts: I64) -> Chunked:
     width = block.bits_per_offset // 8
     offsets = block.offsets
     if jit.enabled():
-        from lancelet.file.codecs.kernels import chunks as kernels
-
         data, sizes = kernels.variable_chunks(offsets, block.data, counts, width, _VARIABLE_PAD)
         return Chunked(data, sizes)
     value_starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)

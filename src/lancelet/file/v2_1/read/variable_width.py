@@ -1,0 +1,191 @@
+"""Decoders of variable-width values (strings, binaries): offsets and bytes, and
+FSST-compressed bytes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from lancelet._proto import encodings_v2_1_pb2 as pb
+from lancelet.errors import UnsupportedEncodingError
+from lancelet.file.codecs.fsst import FsstSymbolTable, fsst_decompress, parse_symbol_table
+from lancelet.file.v2_1.read.codec import (
+    BlockBuilder,
+    BlockCodec,
+    ChildBuilder,
+    MiniBlockBuilder,
+    MiniBlockCodec,
+    concat_slices,
+    corrupt,
+    no_buffer_compression,
+)
+from lancelet.file.v2_1.read.values import (
+    I64,
+    U8,
+    Slices,
+    Values,
+    Var,
+    gather_ranges,
+    take_values,
+)
+
+
+def _offset_bits(msg: pb.Variable, what: str) -> int:
+    no_buffer_compression(msg, "values", what)
+    if msg.offsets.WhichOneof("compression") != "flat":
+        raise UnsupportedEncodingError(f"{what} with compressed offsets is not supported")
+    bits = int(msg.offsets.flat.bits_per_value)
+    if bits not in (32, 64):
+        raise corrupt(f"{what} with {bits}-bit offsets")
+    return bits
+
+
+@dataclass(frozen=True)
+class VariableMiniBlock:
+    """Each chunk: ``count + 1`` offsets (relative to the chunk buffer), then the bytes."""
+
+    offset_bits: int
+    num_buffers: int = 1
+
+    def decode(self, buffers: Sequence[Slices], counts: I64) -> Values:
+        buf = buffers[0]
+        width = self.offset_bits // 8
+        table = (counts + 1) * width
+        if len(buf) and bool(np.any(buf.sizes < table)):
+            raise corrupt("a variable-width chunk is too small for its offsets")
+        raw = concat_slices(buf.base, buf.starts, table)
+        offsets = np.ascontiguousarray(raw).view(f"<u{width}").astype(np.int64)
+        firsts = np.cumsum(counts + 1) - (counts + 1)
+        lasts = firsts + counts
+        steps = np.diff(offsets)
+        inner = np.ones(len(steps), dtype=bool)
+        inner[lasts[:-1]] = False  # a step from one chunk's last offset to the next's first
+        lengths = steps[inner]
+        # A chunk's bytes start right after its offsets: the first offset says where.
+        if (
+            bool(np.any(lengths < 0))
+            or bool(np.any(offsets[firsts] != table))
+            or bool(np.any(offsets[lasts] > buf.sizes))
+        ):
+            raise corrupt("variable-width offsets leave their chunk or decrease")
+        out = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=out[1:])
+        data = concat_slices(
+            buf.base, buf.starts + offsets[firsts], offsets[lasts] - offsets[firsts]
+        )
+        return Var(out, data)
+
+    def pick(self, buffers: Sequence[U8], count: int, index: I64) -> Values | None:
+        buf = buffers[0]
+        width = self.offset_bits // 8
+        table = (count + 1) * width
+        if len(buf) < table:
+            return None
+        offsets = buf[:table].view(f"<u{width}").astype(np.int64)
+        if (
+            int(offsets[0]) != table
+            or int(offsets[-1]) > len(buf)
+            or bool(np.any(offsets[1:] < offsets[:-1]))
+        ):
+            return None
+        starts = offsets[index]
+        lengths = offsets[index + 1] - starts
+        out = np.zeros(len(index) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=out[1:])
+        return Var(out, buf[gather_ranges(starts, lengths)])
+
+
+def _variable_mini(msg: pb.Variable, build: ChildBuilder) -> MiniBlockCodec:
+    return VariableMiniBlock(_offset_bits(msg, "variable-width values"))
+
+
+@dataclass(frozen=True)
+class VariableBlock(BlockCodec):
+    """``[bits per offset][start of the bytes][count + 1 offsets][bytes]``, the two
+    header words of the offsets' width."""
+
+    offset_bits: int
+
+    def decode(self, data: U8, count: int) -> Values:
+        width = self.offset_bits // 8
+        if len(data) < 2 * width:
+            raise corrupt("variable-width block too short for its header")
+        head = np.ascontiguousarray(data[: 2 * width]).view(f"<u{width}")
+        if int(head[0]) != self.offset_bits:
+            raise corrupt(
+                f"variable-width block says {int(head[0])}-bit offsets, "
+                f"its encoding {self.offset_bits}"
+            )
+        start = int(head[1])
+        if start != 2 * width + (count + 1) * width or start > len(data):
+            raise corrupt(f"variable-width block of {count} values puts its bytes at {start}")
+        offsets = np.ascontiguousarray(data[2 * width : start]).view(f"<u{width}").astype(np.int64)
+        body = data[start:]
+        if len(offsets) and (
+            int(offsets[-1]) > len(body) or bool(np.any(np.diff(offsets) < 0)) or offsets[0] < 0
+        ):
+            raise corrupt("variable-width block offsets leave the block or decrease")
+        first = int(offsets[0]) if len(offsets) else 0
+        return Var(offsets - first, body[first : int(offsets[-1]) if len(offsets) else 0])
+
+
+def _variable_block(msg: pb.Variable, build: ChildBuilder) -> BlockCodec:
+    return VariableBlock(_offset_bits(msg, "variable-width values"))
+
+
+# -- FSST ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FsstMiniBlock:
+    raw_table: bytes
+    inner: MiniBlockCodec
+
+    @property
+    def num_buffers(self) -> int:
+        return self.inner.num_buffers
+
+    @cached_property
+    def table(self) -> FsstSymbolTable:
+        return parse_symbol_table(self.raw_table)
+
+    def decode(self, buffers: Sequence[Slices], counts: I64) -> Values:
+        inner = self._compressed(buffers, counts)
+        offsets, data = fsst_decompress(self.table, inner.data, inner.offsets)
+        return Var(offsets, data)
+
+    def decode_selected(self, buffers: Sequence[Slices], counts: I64, index: I64) -> Values:
+        # Every value is compressed on its own: expand only the ones asked for.
+        picked = take_values(self._compressed(buffers, counts), index)
+        assert isinstance(picked, Var)
+        offsets, data = fsst_decompress(self.table, picked.data, picked.offsets)
+        return Var(offsets, data)
+
+    def pick(self, buffers: Sequence[U8], count: int, index: I64) -> Values | None:
+        inner = getattr(self.inner, "pick", None)
+        picked = None if inner is None else inner(buffers, count, index)
+        if not isinstance(picked, Var):
+            return None
+        offsets, data = fsst_decompress(self.table, picked.data, picked.offsets)
+        return Var(offsets, data)
+
+    def _compressed(self, buffers: Sequence[Slices], counts: I64) -> Var:
+        inner = self.inner.decode(buffers, counts)
+        if not isinstance(inner, Var):
+            raise corrupt("FSST values do not decode to variable-width values")
+        if inner.count != int(counts.sum()):
+            raise corrupt(f"the chunks hold {inner.count} values, {int(counts.sum())} expected")
+        return inner
+
+
+def _fsst(msg: pb.Fsst, build: ChildBuilder) -> MiniBlockCodec:
+    return FsstMiniBlock(bytes(msg.symbol_table), build.miniblock(msg.values))
+
+
+# -- the registries of this module's decoders ----------------------------------------
+
+MINIBLOCK: dict[str, MiniBlockBuilder] = {"variable": _variable_mini, "fsst": _fsst}
+BLOCK: dict[str, BlockBuilder] = {"variable": _variable_block}
