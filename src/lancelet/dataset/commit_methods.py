@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from lancelet.dataset.core.options import refuse_unimplemented
 from lancelet.dataset.versions import transactions as commit_api
@@ -32,7 +32,18 @@ DEFAULT_COMMIT_TIMEOUT = timedelta(seconds=1800)
 
 
 class CommitMethods:
-    """The commit calls, mixed into ``LanceDataset``."""
+    """The commit calls, mixed into ``LanceDataset``: static methods, as pylance's,
+    that return the version committed as a ``LanceDataset``."""
+
+    # The class the commits open their new version as: LanceDataset, the first class
+    # made with this mixin, which hands itself over as it is made (its module imports
+    # this one, so this one cannot import it).  Its subclasses leave it as it is.
+    _dataset_class: ClassVar[type[LanceDataset]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if not hasattr(CommitMethods, "_dataset_class"):
+            CommitMethods._dataset_class = cast("type[LanceDataset]", cls)
 
     @staticmethod
     def commit(
@@ -89,14 +100,12 @@ class CommitMethods:
     ) -> dict[str, Any]:
         """Commit several append transactions as one; returns ``{"dataset": the new
         version, "merged": the transaction committed}``."""
-        from lancelet.dataset.dataset import LanceDataset
-
         refuse_unimplemented(
             "LanceDataset.commit_batch",
             base_store_params=base_store_params,
             commit_timeout=commit_timeout,
         )
-        read_version = dest.version if isinstance(dest, LanceDataset) else None
+        read_version = dest.version if isinstance(dest, CommitMethods._dataset_class) else None
         store = dataset_store(dest, storage_options, "commit_batch")
         if read_version is None:
             read_version = store.latest_version()
@@ -121,8 +130,6 @@ def commit_to_store(
     detached: bool,
 ) -> LanceDataset:
     """Commit ``txn`` to the dataset of ``store`` (``uri``: as the caller gave it)."""
-    from lancelet.dataset.dataset import LanceDataset
-
     announce_latest(store, uri)  # pylance loads the dataset first
     manifest = commit_transaction(
         store,
@@ -132,4 +139,4 @@ def commit_to_store(
         detached=detached,
         announce_as=uri,
     )
-    return LanceDataset(uri, manifest=manifest, _store=store)
+    return CommitMethods._dataset_class(uri, manifest=manifest, _store=store)

@@ -13,13 +13,13 @@ import pyarrow as pa
 
 from lancelet.dataset.read.projection import Columns
 from lancelet.dataset.read.scanner import LanceScanner
-from lancelet.dataset.scannable import Filter, Scannable
+from lancelet.dataset.scannable import Filter, Scannable, ScannableFragment
 
 # pylance's default readahead for a fragment's scans (speed only).
 DEFAULT_BATCH_READAHEAD = 16
 
 
-class FragmentScans(Scannable):
+class FragmentScans(ScannableFragment):
     def scanner(  # type: ignore[override]  # pylance's keyword-only form for fragments
         self,
         *,

@@ -31,6 +31,19 @@ if TYPE_CHECKING:
 
 Filter: TypeAlias = str | pc.Expression
 
+# The scan keywords lancelet does not implement: refused unless left at their
+# defaults, in this order.
+_UNIMPLEMENTED_KEYWORDS = (
+    "nearest",
+    "batch_size_bytes",
+    "index_segments",
+    "full_text_query",
+    "fast_search",
+    "blob_handling",
+    "row_addr_allowlist",
+    "row_addr_blocklist",
+)
+
 
 class Scannable:
     def _source(self) -> tuple[DatasetStore, Manifest, list[Fragment] | None]:
@@ -70,18 +83,13 @@ class Scannable:
         row_addr_allowlist: bytes | None = None,
         row_addr_blocklist: bytes | None = None,
     ) -> LanceScanner:
+        """A scan of these rows.  Keywords that only tune speed (readahead,
+        ``scan_in_order``, ``use_stats``, ...) or only matter to searches lancelet
+        refuses (``prefilter``) are ignored."""
+        # Every parameter by name, taken before any other local exists.
+        keywords = dict(locals())
         call = f"{type(self).__name__}.scanner"
-        refuse_unimplemented(
-            call,
-            nearest=nearest,
-            batch_size_bytes=batch_size_bytes,
-            index_segments=index_segments,
-            full_text_query=full_text_query,
-            fast_search=fast_search,
-            blob_handling=blob_handling,
-            row_addr_allowlist=row_addr_allowlist,
-            row_addr_blocklist=row_addr_blocklist,
-        )
+        refuse_unimplemented(call, **{name: keywords[name] for name in _UNIMPLEMENTED_KEYWORDS})
         store, manifest, own = self._source()
         chosen = own if fragments is None else _fragment_metadata(fragments, call)
         return LanceScanner(
@@ -256,6 +264,17 @@ class Scannable:
         return pa.Table.from_arrays(arrays, names=named)
 
 
+class ScannableFragment(Scannable):
+    """One fragment of a dataset, scannable (``LanceFragment``): what the ``fragments``
+    of a scan list.  It is declared here, beneath ``LanceFragment``'s module, for
+    :meth:`Scannable.scanner` to recognise one."""
+
+    @property
+    def metadata(self) -> Fragment:
+        """The fragment's metadata in the manifest."""
+        raise NotImplementedError
+
+
 def _late_columns(value: Any, call: str) -> bool | list[str] | None:
     if value is None or isinstance(value, bool):
         return value
@@ -265,10 +284,8 @@ def _late_columns(value: Any, call: str) -> bool | list[str] | None:
 
 
 def _fragment_metadata(fragments: Iterable[LanceFragment], call: str) -> list[Fragment]:
-    from lancelet.dataset.fragment import LanceFragment
-
     chosen = list(fragments)
     for fragment in chosen:
-        if not isinstance(fragment, LanceFragment):
+        if not isinstance(fragment, ScannableFragment):
             raise TypeError(f"{call}: fragments must be LanceFragments, not {fragment!r}")
     return [f.metadata for f in chosen]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import timedelta
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -22,7 +22,7 @@ from lancelet.dataset.core import arguments
 from lancelet.dataset.mutate.delete import delete_addresses
 from lancelet.dataset.mutate.merge_index import indexed_targets, refuse_plan, takes_index_path
 from lancelet.dataset.mutate.merge_insert_options import MergeInsertOptions
-from lancelet.dataset.mutate.merge_plan import analyze_merge, explain_merge
+from lancelet.dataset.mutate.merge_plan import MergeSpec, analyze_merge, explain_merge
 from lancelet.dataset.mutate.update import RowRewrite
 from lancelet.dataset.read import blob_v2
 from lancelet.dataset.read.fragment_reader import FragmentReader
@@ -58,23 +58,8 @@ from lancelet.transaction.store import DatasetStore
 _SOURCE_ROW = "__merge_source_row"
 _ARROW_ERRORS = (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError)
 
-Matched = Literal["keep", "update", "delete", "fail"]
 Planner = Callable[[Manifest], "RowRewrite[Update] | RowRewrite[Delete]"]
 Runner = Callable[[Planner, int, timedelta], dict[str, int]]
-
-
-@dataclass(frozen=True)
-class MergeSpec:
-    """What to do with each category of rows."""
-
-    on: tuple[str, ...]
-    matched: Matched = "keep"
-    update_condition: str | None = None
-    insert: bool = False
-    delete_unmatched: bool = False
-    delete_condition: str | None = None
-    # Join through a scalar index on the key when pylance would (see merge_index).
-    use_index: bool = True
 
 
 def key_columns(on: str | Iterable[str] | None, schema: LanceSchema, where: str) -> tuple[str, ...]:

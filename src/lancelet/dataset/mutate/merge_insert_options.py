@@ -5,12 +5,10 @@ lancelet accepts only at pylance's default."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
+from typing import Any, NoReturn, TypeVar, cast
 
+from lancelet.dataset.versions.transactions import Transaction
 from lancelet.errors import UnsupportedFunctionError, UnsupportedOptionError
-
-if TYPE_CHECKING:
-    from lancelet.dataset.versions.transactions import Transaction
 
 _Builder = TypeVar("_Builder", bound="MergeInsertOptions")
 

@@ -5,13 +5,16 @@ The plan describes lancelet's merge (see :mod:`lancelet.dataset.mutate.merge_ins
 target's key columns and row addresses are read, joined to the source by a hash join,
 each row classified, updated and inserted rows written as new fragments, replaced
 and deleted target rows marked in deletion vectors, all committed as one Update.
+The :class:`MergeSpec` the builder fills in is declared here, beneath both its
+readers: the plans describe it and ``merge_insert`` runs it.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import Literal
 
 import pyarrow as pa
 
@@ -20,8 +23,21 @@ from lancelet.table.manifest import Manifest
 from lancelet.transaction.operations import Update
 from lancelet.transaction.store import DatasetStore
 
-if TYPE_CHECKING:
-    from lancelet.dataset.mutate.merge_insert import MergeSpec
+Matched = Literal["keep", "update", "delete", "fail"]
+
+
+@dataclass(frozen=True)
+class MergeSpec:
+    """What to do with each category of rows."""
+
+    on: tuple[str, ...]
+    matched: Matched = "keep"
+    update_condition: str | None = None
+    insert: bool = False
+    delete_unmatched: bool = False
+    delete_condition: str | None = None
+    # Join through a scalar index on the key when pylance would (see merge_index).
+    use_index: bool = True
 
 
 def _when(spec: MergeSpec) -> str:

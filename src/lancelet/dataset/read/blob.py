@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -24,12 +24,9 @@ from lancelet.errors import ArgumentError, UnsupportedFeatureError, UnsupportedO
 from lancelet.file import version as file_version
 from lancelet.table import blob_v2
 from lancelet.table.fragment import Fragment
-from lancelet.table.manifest import data_file_format
+from lancelet.table.manifest import Manifest, data_file_format
 from lancelet.table.schema import LanceSchema
-
-if TYPE_CHECKING:
-    from lancelet.table.manifest import Manifest
-    from lancelet.transaction.store import DatasetStore
+from lancelet.transaction.store import DatasetStore
 
 __all__ = ["BlobColumn", "BlobFile", "check_writable", "take_blobs"]
 

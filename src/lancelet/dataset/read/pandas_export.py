@@ -8,16 +8,13 @@ given; the blob columns keep their places among them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 
 from lancelet.dataset.read import blob
 from lancelet.dataset.read.projection import ROW_ID
 from lancelet.errors import ArgumentError, UnsupportedOptionError
-
-if TYPE_CHECKING:
-    from lancelet.dataset.read.scanner import LanceScanner
 
 LAZY = "lazy"
 BYTES = "bytes"
@@ -26,6 +23,22 @@ _MODES = (LAZY, BYTES, DESCRIPTIONS)
 
 _EXTENSION_KEY = b"ARROW:extension:name"
 _BLOB_V2_EXTENSION = b"lance.blob.v2"
+
+
+class BlobScan(Protocol):
+    """What ``to_pandas`` asks of a scan (``LanceScanner``, which reaches this module
+    through its base, so is described here rather than imported)."""
+
+    @property
+    def projected_schema(self) -> pa.Schema: ...
+
+    def to_table(self) -> pa.Table: ...
+
+    def with_row_ids(self) -> BlobScan: ...
+
+    def column_source(self, name: str) -> str | None: ...
+
+    def take_blobs(self, column: str, row_ids: pa.Array) -> list[blob.BlobFile | None]: ...
 
 
 def is_blob_field(field: pa.Field) -> bool:
@@ -45,7 +58,7 @@ def _holds_blob(field: pa.Field) -> bool:
     )
 
 
-def to_pandas(scanner: LanceScanner, blob_mode: str, kwargs: dict[str, Any]) -> Any:
+def to_pandas(scanner: BlobScan, blob_mode: str, kwargs: dict[str, Any]) -> Any:
     if blob_mode not in _MODES:
         raise ArgumentError("blob_mode must be one of: 'lazy', 'bytes', 'descriptions'")
     schema = scanner.projected_schema
@@ -68,7 +81,7 @@ def to_pandas(scanner: LanceScanner, blob_mode: str, kwargs: dict[str, Any]) -> 
     return frame
 
 
-def _source_column(scanner: LanceScanner, field: pa.Field) -> str:
+def _source_column(scanner: BlobScan, field: pa.Field) -> str:
     """The dataset's blob column an output blob column is (a top-level blob column, as
     named or renamed); blobs inside structs or computed columns are refused."""
     source = scanner.column_source(field.name)

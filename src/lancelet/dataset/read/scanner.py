@@ -107,6 +107,17 @@ def _ranges(rows: int, step: int, candidates: np.ndarray | None) -> list[tuple[i
     return list(zip(wanted[firsts].tolist(), (wanted[lasts] + 1).tolist(), strict=True))
 
 
+def _late_only(late_materialization: bool | Sequence[str] | None) -> frozenset[str] | None:
+    """The columns a scan reads only for the rows that pass its filter: None means
+    every column the filter does not read (True and the default), else those named
+    (none for False)."""
+    if late_materialization is False:
+        return frozenset()
+    if late_materialization is None or late_materialization is True:
+        return None
+    return frozenset(late_materialization)
+
+
 def default_batch_size() -> int:
     """The batch size of a scan that names none: the environment's, else 8192."""
     given = os.environ.get(BATCH_SIZE_VARIABLE)
@@ -210,13 +221,7 @@ class LanceScanner(ArrowScanner):
             )
         self._include_deleted = include_deleted_rows
         self._filter_schema = with_specials(self._arrow)
-        parsed = _parsed(filter, self._filter_schema) if isinstance(filter, str) else None
-        if parsed is not None:
-            self._filter: pc.Expression | None = parsed.expression
-            self._filter_columns = parsed.columns
-        else:
-            self._filter = to_expression(filter, self._filter_schema)
-            self._filter_columns = self._columns_of(filter)
+        parsed = self._set_filter(filter)
         # Arguments were checked at the API (scannable.py, arguments.py).
         self._limit = limit
         self._offset = offset or 0
@@ -224,31 +229,43 @@ class LanceScanner(ArrowScanner):
         self._strict = strict_batch_size
         self._fragments = list(manifest.fragments if fragments is None else fragments)
         self._order = tuple(order_by)
-        # Columns read only for the rows that pass the filter: None means every
-        # column the filter does not read (True and the default), else those named.
-        self._late: frozenset[str] | None = None
-        if late_materialization is False:
-            self._late = frozenset()
-        elif late_materialization is not None and late_materialization is not True:
-            self._late = frozenset(late_materialization)
+        self._late = _late_only(late_materialization)
         self._offsets_before: dict[int, int] | None = None
         check_columns(self._order, self._filter_schema, self._where)
+        self._metrics = ScanMetrics()
+        self._plan_indices(parsed if use_scalar_index and manifest.indices else None)
+
+    def _set_filter(self, filter: str | pc.Expression | None) -> _Parsed | None:
+        """Take the scan's filter over the dataset's and the system columns: its
+        compute expression, the columns it reads, and its text (for plans and
+        statistics).  Returns the parse of a SQL filter (None: not SQL)."""
+        parsed = _parsed(filter, self._filter_schema) if isinstance(filter, str) else None
+        if parsed is not None:
+            self._filter: pc.Expression | None = parsed.expression
+            self._filter_columns = parsed.columns
+            self._filter_text: str | None = parsed.sql
+        else:
+            self._filter = to_expression(filter, self._filter_schema)
+            self._filter_columns = self._columns_of(filter)
+            self._filter_text = None if filter is None else str(filter)
+        return parsed
+
+    def _plan_indices(self, parsed: _Parsed | None) -> None:
+        """Bound the rows the SQL filter ``parsed`` can match by the dataset's scalar
+        indices (None: no index is used)."""
         # The filter's predicate tree, when an index may answer part of it: the planner
         # reads it, and the rows an index bounded are filtered by it (see _indexed).
         self._predicate: Predicate | None = None
-        self._candidates = None
-        self._filter_text = parsed.sql if parsed is not None else None
-        if filter is not None and parsed is None:
-            self._filter_text = str(filter)
-        self._metrics = ScanMetrics()
+        self._candidates: Candidates | None = None
         self._index_searches: list[Any] = []
-        if use_scalar_index and parsed is not None and manifest.indices:
-            self._predicate = parsed.tree
-            with (
-                searches_logged() as self._index_searches,
-                accounting.collecting(self._recorder.planning),
-            ):
-                self._candidates = self._plan(parsed.sql)
+        if parsed is None:
+            return
+        self._predicate = parsed.tree
+        with (
+            searches_logged() as self._index_searches,
+            accounting.collecting(self._recorder.planning),
+        ):
+            self._candidates = self._plan(parsed.sql)
 
     def _plan(self, sql: str) -> Candidates | None:
         return index_candidates(

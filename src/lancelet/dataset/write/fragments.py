@@ -31,6 +31,21 @@ from lancelet.table.manifest import Manifest
 from lancelet.table.schema import LanceSchema
 from lancelet.transaction import operations as ops
 
+# write_fragments' keywords lancelet does not implement: refused unless left at their
+# defaults, in this order.
+_UNIMPLEMENTED_KEYWORDS = (
+    "enable_stable_row_ids",
+    "target_bases",
+    "target_all_bases",
+    "initial_bases",
+    "base_store_params",
+    "external_blob_mode",
+    "allow_external_blob_outside_bases",
+    "namespace_client",
+    "table_id",
+    "session",
+)
+
 
 @dataclass(frozen=True)
 class FragmentWrite:
@@ -124,18 +139,10 @@ def write_fragments(
     and ``max_page_bytes`` only tune the writer; the other keywords lancelet does not
     implement are refused unless given their defaults.
     """
+    # Every parameter by name, taken before any other local exists.
+    keywords = dict(locals())
     refuse_unimplemented(
-        "write_fragments",
-        enable_stable_row_ids=enable_stable_row_ids,
-        target_bases=target_bases,
-        target_all_bases=target_all_bases,
-        initial_bases=initial_bases,
-        base_store_params=base_store_params,
-        external_blob_mode=external_blob_mode,
-        allow_external_blob_outside_bases=allow_external_blob_outside_bases,
-        namespace_client=namespace_client,
-        table_id=table_id,
-        session=session,
+        "write_fragments", **{name: keywords[name] for name in _UNIMPLEMENTED_KEYWORDS}
     )
     data_storage_version = legacy_format_version(use_legacy_format, data_storage_version)
     target = FragmentWrite(
@@ -151,6 +158,12 @@ def write_fragments(
     written = write_data(data, schema, target)
     if not return_transaction:
         return written.fragments
+    return _transaction(written, mode)
+
+
+def _transaction(written: Written, mode: str) -> Transaction:
+    """The transaction that commits ``written``: an append, or an overwrite when
+    ``mode="overwrite"`` or no dataset exists yet (as pylance's)."""
     read_version = written.latest.version if written.latest else 0
     fragments = tuple(written.fragments)
     operation: ops.Operation = (
