@@ -13,7 +13,7 @@ import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import numpy as np
 import pyarrow as pa
@@ -23,7 +23,11 @@ from lancelet import events
 from lancelet.dataset.arrow_dataset import ArrowDataset
 from lancelet.dataset.commit_methods import CommitMethods
 from lancelet.dataset.core import arguments
-from lancelet.dataset.core.options import check_options, refuse_unimplemented
+from lancelet.dataset.core.options import (
+    check_options,
+    legacy_format_version,
+    refuse_unimplemented,
+)
 from lancelet.dataset.core.snapshot import DatasetHandle, Snapshot
 from lancelet.dataset.fragment import LanceFragment
 from lancelet.dataset.fragment_session import describe_data_file
@@ -56,6 +60,12 @@ from lancelet.dataset.versions.drop import drop_dataset
 from lancelet.dataset.versions.loading import load_manifest, read_version
 from lancelet.dataset.versions.tags import Tags
 from lancelet.dataset.write.data_files import discard_data_files
+from lancelet.dataset.write.dataset_write import (
+    WriteMode,
+    with_write_defaults,
+    write_options,
+    write_to_store,
+)
 from lancelet.dataset.write.inputs import as_reader
 from lancelet.errors import (
     ArgumentError,
@@ -71,9 +81,6 @@ from lancelet.transaction import operations as ops
 from lancelet.transaction.commit import CommitLock, CommitPolicy, check_lock
 from lancelet.transaction.session import Session
 from lancelet.transaction.store import DatasetStore
-
-if TYPE_CHECKING:
-    from lancelet.dataset.api import WriteMode
 
 Version = int | str
 
@@ -387,11 +394,17 @@ class LanceDataset(
     def insert(self, data: Any, *, mode: str = "append", **kwargs: Any) -> None:
         """``write_dataset(data, this dataset, mode=mode, **kwargs)``; this object then
         shows the version written."""
-        from lancelet.dataset.api import write_dataset
-
-        kwargs.setdefault("storage_options", self._store.storage_options)
-        written = write_dataset(data, self._uri, mode=cast("WriteMode", mode), **kwargs)
-        self.advance_to(written._manifest)
+        keywords = with_write_defaults(kwargs, "insert")
+        version = legacy_format_version(
+            keywords["use_legacy_format"], keywords["data_storage_version"]
+        )
+        options = write_options(keywords, version, "insert")
+        given = keywords["storage_options"]
+        store = self._store if given is None else DatasetStore(self._uri, given)
+        schema = keywords["schema"]
+        self.advance_to(
+            write_to_store(store, self._uri, data, schema, cast("WriteMode", mode), options)
+        )
 
     def merge_insert(self, on: str | Sequence[str] | None = None) -> MergeInsertBuilder:
         """A builder for an upsert, insert-if-absent or replace-by-source, joined on

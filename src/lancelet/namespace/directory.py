@@ -51,7 +51,7 @@ from lance_namespace import (
 )
 
 from lancelet import io
-from lancelet.dataset.api import write_to_store
+from lancelet.dataset.write.dataset_write import write_to_store
 from lancelet.errors import DatasetAlreadyExistsError, UnsupportedOptionError
 from lancelet.namespace import requests as rq
 from lancelet.namespace.config import DirectoryConfig, parse_properties

@@ -18,8 +18,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelet import io
-from lancelet.dataset.api import write_to_store
 from lancelet.dataset.dataset import LanceDataset
+from lancelet.dataset.write.dataset_write import write_to_store
 from lancelet.errors import DatasetAlreadyExistsError
 from lancelet.transaction.store import DatasetStore
 
