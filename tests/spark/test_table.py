@@ -183,7 +183,7 @@ def racing_commit(
     once it has."""
     theirs: set[str] = set()
     ran: list[bool] = []
-    commit = table_jobs.commit_transaction
+    commit = table_jobs.commit
 
     def racing(*args: Any, **kwargs: Any) -> Any:
         if not ran:
@@ -193,7 +193,7 @@ def racing_commit(
             theirs.update(files(uri) - start)
         return commit(*args, **kwargs)
 
-    monkeypatch.setattr(table_jobs, "commit_transaction", racing)
+    monkeypatch.setattr(table_jobs, "commit", racing)
     return theirs
 
 

@@ -2,7 +2,7 @@
 
 The conjunction of the filters a reader took from Spark is turned into a predicate
 tree (:func:`lancelet.spark.filters.to_predicate`) and planned over the indices the
-version can use (:mod:`lancelet.dataset.read.index_plan`).  A fragment an index covers is
+version can use (:func:`lancelet.dataset.engine.plan_read`).  A fragment an index covers is
 cut into the same physical row ranges as any other, but each range carries the rows
 the index left in it, and a range it left none in is not planned at all.  A task
 reads only those rows, drops the deleted ones and applies every pushed filter: the
@@ -33,13 +33,8 @@ import pyarrow.compute as pc
 from pyroaring import BitMap
 from pyspark.sql import datasource as sds
 
-from lancelet.dataset.read.index_plan import usable_indices
-from lancelet.errors import CorruptIndexError
 from lancelet.expr import And, Predicate
-from lancelet.index.planner import Candidates, plan
 from lancelet.spark.filters import to_predicate
-from lancelet.table.manifest import Manifest
-from lancelet.transaction.store import DatasetStore
 
 # Above this share of a range's physical rows, the range is read whole.
 DENSE = 0.25
@@ -78,32 +73,6 @@ def pushed_predicate(filters: Sequence[sds.Filter], schema: pa.Schema) -> Predic
     if not trees:
         return None
     return trees[0] if len(trees) == 1 else And(tuple(trees))
-
-
-def index_candidates(
-    store: DatasetStore, manifest: Manifest, predicate: Predicate
-) -> Candidates | None:
-    """Candidate rows per fragment an index covers; None when no index bounds the
-    predicate."""
-    if not manifest.indices:
-        return None
-    present = frozenset(f.id for f in manifest.fragments)
-    columns = usable_indices(store, manifest, present)
-    found = plan(predicate, columns) if columns else None
-    if found is not None:
-        _check_bounds(store, manifest, found)
-    return found
-
-
-def _check_bounds(store: DatasetStore, manifest: Manifest, found: Candidates) -> None:
-    for fragment in manifest.fragments:
-        rows = found.get(fragment.id)
-        if rows is not None and len(rows) and int(rows[-1]) >= fragment.physical_rows:
-            raise CorruptIndexError(
-                f"{store.root} version {manifest.version}: an index lists row "
-                f"{int(rows[-1])} of fragment {fragment.id}, which has "
-                f"{fragment.physical_rows} rows"
-            )
 
 
 def in_range(rows: np.ndarray, start: int, stop: int) -> np.ndarray:

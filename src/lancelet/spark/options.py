@@ -13,11 +13,10 @@ from datetime import datetime, timedelta, timezone
 
 import pyspark
 
-from lancelet import io
-from lancelet.dataset.write.data_files import DEFAULT_MAX_ROWS_PER_FILE, storage_version
+from lancelet.dataset.engine import DEFAULT_MAX_ROWS_PER_FILE, Location, data_format
+from lancelet.io.uri import normalize
 from lancelet.spark.compat import PUSHED_READ_PER_QUERY
 from lancelet.spark.storage import is_storage_key, storage_options
-from lancelet.transaction.store import DatasetStore
 
 # Options Spark itself adds: the path given to load()/save()/start() and a streaming
 # query's checkpoint.
@@ -47,7 +46,7 @@ def dataset_path(options: Mapping[str, str]) -> str:
     # Resolved on the driver, so every executor gets the same absolute path; a scheme
     # lancelet has no store for (hdfs://) is refused here, not turned into a local
     # folder in each executor's working directory.
-    path = io.normalize(raw)
+    path = normalize(raw)
     if path.startswith("memory://"):
         # Executors are other processes, each with its own memory store.
         raise ValueError(
@@ -62,7 +61,7 @@ def _storage(
     """The read's or write's storage options (see :mod:`lancelet.spark.storage`),
     checked by building the store now, before any task starts."""
     found = storage_options(path, options, settings)
-    io.FileIO.for_uri(path, found)
+    Location(path, found).check()
     return found
 
 
@@ -72,10 +71,10 @@ class _Stored:
     path: str
     storage_options: dict[str, str] | None
 
-    def store(self) -> DatasetStore:
-        """The dataset's store, configured with the storage options (executors too:
-        the options travel with the objects Spark pickles)."""
-        return DatasetStore(self.path, self.storage_options)
+    def location(self) -> Location:
+        """Where the dataset is, with the storage options that reach it (executors
+        too: the options travel with the objects Spark pickles)."""
+        return Location(self.path, self.storage_options)
 
 
 def _get(options: Mapping[str, str], key: str) -> str | None:
@@ -304,7 +303,7 @@ def write_options(
 ) -> WriteOptions:
     _check_known(options, _STREAM_KEYS if streaming else _WRITE_KEYS, "write")
     requested = options.get("data_storage_version")
-    storage_version(requested)  # refuse an unwritable version before any task starts
+    data_format(requested)  # refuse an unwritable version before any task starts
     path = dataset_path(options)
     return WriteOptions(
         path=path,

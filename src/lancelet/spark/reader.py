@@ -11,7 +11,7 @@ such rows is left out (see :mod:`lancelet.spark.index_read`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,23 +21,23 @@ from pyspark.sql import datasource as sds
 from pyspark.sql import types as st
 
 from lancelet.dataset.dataset import LanceDataset
-from lancelet.dataset.read.fragment_reader import FragmentReader
-from lancelet.dataset.read.scanner import (
+from lancelet.dataset.engine import (
     ROW_ADDRESS,
     ROW_ID,
-    LanceScanner,
-    live_rows,
-    with_row_columns,
+    FragmentRows,
+    Snapshot,
+    open_snapshot,
+    plan_read,
+    scan,
 )
 from lancelet.errors import ArgumentError, SchemaError
-from lancelet.index.planner import Candidates
+from lancelet.expr import Predicate
 from lancelet.spark.filters import conjunction, to_expression, top_level_columns
 from lancelet.spark.index_read import (
     DENSE,
     CandidateRows,
     filter_digest,
     in_range,
-    index_candidates,
     pushed_predicate,
 )
 from lancelet.spark.options import ReadOptions
@@ -49,8 +49,6 @@ from lancelet.spark.types import (
 )
 from lancelet.spark.writer import PortableSchema
 from lancelet.table.fragment import Fragment
-from lancelet.table.manifest import Manifest
-from lancelet.transaction.store import DatasetStore
 
 ROW_COLUMNS = (ROW_ID, ROW_ADDRESS)
 _ROW_FIELD = pa.field("", pa.uint64(), nullable=False)
@@ -103,7 +101,7 @@ class FragmentRange(sds.InputPartition):
 def fragment_ranges(
     fragments: Iterable[Fragment],
     rows_per_partition: int,
-    candidates: Candidates | None = None,
+    candidates: Mapping[int, np.ndarray] | None = None,
     planned_for: str = "",
 ) -> list[FragmentRange]:
     out = []
@@ -183,27 +181,26 @@ class LanceReader(sds.DataSourceReader):
         return conjunction(self._filters)
 
     def partitions(self) -> Sequence[sds.InputPartition]:
-        store = self._options.store()
-        manifest = store.read_manifest(self._version)
+        snapshot = open_snapshot(self._options.location(), self._version)
         if self._options.filter is not None:
             # Refuse a filter that does not parse here, before any task runs.
-            LanceScanner(store, manifest, filter=self._options.filter, fragments=[])
+            plan = plan_read(snapshot, filter=self._options.filter)
             # A fragment per partition: the scanner reads it filter columns first.
-            widest = max((f.physical_rows for f in manifest.fragments), default=1)
-            return fragment_ranges(manifest.fragments, max(1, widest))
-        candidates = self._index_candidates(store, manifest)
+            widest = max((f.physical_rows for f in plan.fragments), default=1)
+            return fragment_ranges(plan.fragments, max(1, widest))
+        plan = plan_read(snapshot, predicate=self._index_predicate(snapshot))
         return fragment_ranges(
-            manifest.fragments,
+            plan.fragments,
             self._options.rows_per_partition,
-            candidates,
+            plan.candidates,
             filter_digest(self.pushed_filter),
         )
 
-    def _index_candidates(self, store: DatasetStore, manifest: Manifest) -> Candidates | None:
-        if not (self._options.use_scalar_index and self._pushed and manifest.indices):
+    def _index_predicate(self, snapshot: Snapshot) -> Predicate | None:
+        """The pushed filters as a predicate tree for the scalar indices to bound."""
+        if not (self._options.use_scalar_index and self._pushed and snapshot.manifest.indices):
             return None
-        predicate = pushed_predicate(self._pushed, self._pushable)
-        return None if predicate is None else index_candidates(store, manifest, predicate)
+        return pushed_predicate(self._pushed, self._pushable)
 
     # -- reading (in tasks) -----------------------------------------------------------
 
@@ -217,7 +214,7 @@ class LanceReader(sds.DataSourceReader):
             yield from self._scanned(part)
             return
         schema = self._lance_schema.load()
-        reader = FragmentReader(self._options.store(), schema, part.fragment)
+        reader = FragmentRows(self._options.location(), schema, part.fragment)
         target = spark_arrow_schema(self._schema)
         data_columns = self._data_columns(schema.top_level_names())
         step = self._options.batch_size
@@ -233,14 +230,12 @@ class LanceReader(sds.DataSourceReader):
         """A fragment's rows that the ``filter`` option selects, read by lancelet's
         scanner: filter columns first, the others only for matching rows, scalar
         indices where they cover the fragment."""
-        store = self._options.store()
         wanted = {c.source for c in self._columns} | self._filter_columns
-        scan = LanceScanner(
-            store,
-            store.read_manifest(self._version),
+        batches = scan(
+            open_snapshot(self._options.location(), self._version),
+            [part.fragment],
             columns=self._data_columns(self._lance_schema.load().top_level_names()),
             filter=self._options.filter,
-            fragments=[part.fragment],
             with_row_id=ROW_ID in wanted,
             with_row_address=ROW_ADDRESS in wanted,
             batch_size=self._options.batch_size,
@@ -248,7 +243,7 @@ class LanceReader(sds.DataSourceReader):
         )
         target = spark_arrow_schema(self._schema)
         expression = self.pushed_filter
-        for batch in scan.to_batches():
+        for batch in batches:
             table = pa.Table.from_batches([batch])
             if expression is not None:
                 table = table.filter(expression)
@@ -256,14 +251,14 @@ class LanceReader(sds.DataSourceReader):
                 yield from self._to_spark(table, target).to_batches()
 
     def _slices(
-        self, reader: FragmentReader, columns: list[str], start: int, stop: int
+        self, reader: FragmentRows, columns: list[str], start: int, stop: int
     ) -> Iterator[pa.Table]:
         step = self._options.batch_size
         for low in range(start, stop, step):
             yield self._slice(reader, columns, low, min(low + step, stop))
 
     def _candidates(
-        self, reader: FragmentReader, columns: list[str], rows: CandidateRows
+        self, reader: FragmentRows, columns: list[str], rows: CandidateRows
     ) -> Iterator[pa.Table]:
         """The rows an index left: only those read, the deleted ones dropped, every
         pushed filter applied."""
@@ -278,18 +273,15 @@ class LanceReader(sds.DataSourceReader):
         step = self._options.batch_size
         for low in range(0, len(offsets), step):
             chunk = offsets[low : low + step]
-            table = reader.take(columns, chunk.astype(np.int64))
-            if self._needs_addresses():
-                table = with_row_columns(reader, table, chunk)
+            table = reader.take(columns, chunk, with_addresses=self._needs_addresses())
             yield table.filter(expression)
 
     def _data_columns(self, names: list[str]) -> list[str]:
         wanted = {c.source for c in self._columns} | self._filter_columns
         return [n for n in names if n in wanted]
 
-    def _slice(self, reader: FragmentReader, columns: list[str], start: int, stop: int) -> pa.Table:
-        table = reader.read(columns, start, stop)
-        table = live_rows(reader, table, start, stop, with_addresses=self._needs_addresses())
+    def _slice(self, reader: FragmentRows, columns: list[str], start: int, stop: int) -> pa.Table:
+        table = reader.live_range(columns, start, stop, with_addresses=self._needs_addresses())
         expression = self.pushed_filter
         return table if expression is None else table.filter(expression)
 

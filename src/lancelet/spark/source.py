@@ -10,7 +10,7 @@ from typing import ClassVar
 from pyspark.sql import datasource as sds
 from pyspark.sql import types as st
 
-from lancelet.dataset.versions.tags import resolve_version
+from lancelet.dataset.engine import Location, latest_version, open_snapshot
 from lancelet.errors import DatasetNotFoundError
 from lancelet.spark.options import (
     Instant,
@@ -32,7 +32,6 @@ from lancelet.spark.stream import LanceStreamWriter
 from lancelet.spark.stream_source import LanceStreamReader
 from lancelet.spark.table_versions import version_at
 from lancelet.spark.writer import LanceWriter
-from lancelet.transaction.store import DatasetStore
 
 FORMAT = "lance"
 
@@ -44,14 +43,13 @@ def snapshot_version(
     resolved now), else the latest; None when there is no dataset.  ``settings``: the
     session's S3A settings."""
     path = dataset_path(options)
-    store = DatasetStore(path, storage_options(path, options, settings))
+    location = Location(path, storage_options(path, options, settings))
     asked = version_option(options)
     if isinstance(asked, Instant):
-        return version_at(store, asked.micros)
+        return version_at(location, asked.micros)
     if asked is not None:
-        return resolve_version(store, asked)
-    location = store.latest_location()
-    return None if location is None else location.version
+        return open_snapshot(location, asked).version
+    return latest_version(location)
 
 
 class LanceDataSource(sds.DataSource):

@@ -20,7 +20,17 @@ import pyarrow as pa
 from pyspark.sql import datasource as sds
 from pyspark.sql import types as st
 
-from lancelet.errors import CorruptDatasetError, VersionNotFoundError
+from lancelet.dataset.engine import (
+    Append,
+    Location,
+    Operation,
+    Overwrite,
+    Snapshot,
+    latest_version,
+    open_snapshot,
+    version_record,
+)
+from lancelet.errors import VersionNotFoundError
 from lancelet.spark.options import WriteOptions
 from lancelet.spark.writer import (
     LanceCommitMessage,
@@ -28,12 +38,11 @@ from lancelet.spark.writer import (
     discard,
     files_version,
     fragments_of,
+    latest_manifest,
     new_dataset_schema,
     target_schema,
     write_task,
 )
-from lancelet.transaction import operations as ops
-from lancelet.transaction.store import DatasetStore
 
 QUERY_KEY = "lancelet.spark.stream.query_id"
 BATCH_KEY = "lancelet.spark.stream.batch_id"
@@ -59,23 +68,19 @@ def stream_identity(options: WriteOptions) -> str:
         return os.path.abspath(path) if "://" not in path else path
 
 
-def last_committed_batch(store: DatasetStore, query: str) -> int | None:
+def last_committed_batch(location: Location, query: str) -> int | None:
     """The newest batch id ``query`` committed, from the transactions of the versions
     still on disk, newest first; None if none of them is the query's."""
-    location = store.latest_location()
-    if location is None:
+    latest = latest_version(location)
+    if latest is None:
         return None
-    for version in range(location.version, 0, -1):
+    base: Location | Snapshot = location  # then each version's, to share its storage
+    for version in range(latest, 0, -1):
         try:
-            manifest = store.read_manifest(version)
+            base = open_snapshot(base, version)
         except VersionNotFoundError:
             return None  # older versions were cleaned up
-        if not manifest.transaction_file:
-            continue
-        try:
-            properties = store.read_transaction(manifest.transaction_file).properties
-        except CorruptDatasetError:
-            continue
+        properties = version_record(base).properties
         if properties.get(QUERY_KEY) == query:
             return int(properties.get(BATCH_KEY, "-1"))
     return None
@@ -88,8 +93,7 @@ class LanceStreamWriter(sds.DataSourceStreamArrowWriter):
         self.overwrite = overwrite
         self.spark = spark
         self.new_schema = new_dataset_schema(spark, self.uri)
-        found = options.store().latest_manifest()
-        latest = found[0] if found else None
+        latest = latest_manifest(options.location())
         # Refuse an unwritable format, or one the dataset does not hold, when the query
         # starts, not at its first batch; and a schema mismatch likewise.
         files_version(latest, overwrite, options.data_storage_version)
@@ -98,36 +102,35 @@ class LanceStreamWriter(sds.DataSourceStreamArrowWriter):
     def write(self, iterator: Iterator[pa.RecordBatch]) -> LanceCommitMessage:
         # Tasks read the latest version: earlier micro-batches may have created the
         # dataset since the query started.
-        store = self.options.store()
-        found = store.latest_manifest()
-        latest = found[0] if found else None
+        location = self.options.location()
+        latest = latest_manifest(location)
         schema = target_schema(self.spark, latest, not self.overwrite, self.uri, replace=True)
         read_version = latest.version if latest else 0
         files = files_version(latest, self.overwrite, self.options.data_storage_version)
         return write_task(
-            store, schema, iterator, self.options.max_rows_per_file, read_version, files
+            location, schema, iterator, self.options.max_rows_per_file, read_version, files
         )
 
     def commit(self, messages: Sequence[sds.WriterCommitMessage | None], batchId: int) -> None:
-        store = self.options.store()
+        location = self.options.location()
         query = stream_identity(self.options)
-        done = last_committed_batch(store, query)
+        done = last_committed_batch(location, query)
         if done is not None and done >= batchId:
-            discard(store, messages)  # a replay of a batch already committed
+            discard(location, messages)  # a replay of a batch already committed
             return
         fragments = tuple(fragments_of(messages))
         if not fragments and not self.overwrite:
             return
-        read_version = self._read_version(store, messages)
+        read_version = self._read_version(location, messages)
         creates = read_version == 0
-        operation: ops.Operation = (
-            ops.Overwrite(fragments, self.new_schema)
+        operation: Operation = (
+            Overwrite(fragments, self.new_schema)
             if creates or self.overwrite
-            else ops.Append(fragments)
+            else Append(fragments)
         )
         properties = {QUERY_KEY: query, BATCH_KEY: str(batchId)}
         commit_fragments(
-            store,
+            location,
             operation,
             read_version,
             create_only=creates and not self.overwrite,
@@ -136,15 +139,14 @@ class LanceStreamWriter(sds.DataSourceStreamArrowWriter):
         )
 
     def _read_version(
-        self, store: DatasetStore, messages: Sequence[sds.WriterCommitMessage | None]
+        self, location: Location, messages: Sequence[sds.WriterCommitMessage | None]
     ) -> int:
         """The oldest version a task wrote against: the commit is checked against every
         change since, so one that invalidates another task's files is a conflict."""
         seen = [m.read_version for m in messages if isinstance(m, LanceCommitMessage)]
         if seen:
             return min(seen)
-        location = store.latest_location()
-        return location.version if location else 0
+        return latest_version(location) or 0
 
     def abort(self, messages: Sequence[sds.WriterCommitMessage | None], batchId: int) -> None:
-        discard(self.options.store(), messages)
+        discard(self.options.location(), messages)

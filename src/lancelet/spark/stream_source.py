@@ -30,12 +30,20 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from lancelet.dataset.versions.changes import ChangeKind, schema_shape, version_change
+from lancelet.dataset.engine import (
+    ChangeKind,
+    Location,
+    Snapshot,
+    latest_version,
+    open_snapshot,
+    schema_shape,
+    version_change,
+    versions,
+)
 from lancelet.errors import DatasetError
 from lancelet.spark.options import Instant, ReadOptions, StreamOptions
 from lancelet.spark.reader import LanceReader, fragment_ranges
 from lancelet.table.fragment import Fragment
-from lancelet.transaction.store import DatasetStore
 
 
 class StreamChangeError(DatasetError):
@@ -65,8 +73,10 @@ class Position:
 class _Feed:
     """The units of each version, worked out once per version (versions never change)."""
 
-    def __init__(self, store: DatasetStore, options: StreamOptions, shape: object) -> None:
-        self._store = store
+    def __init__(self, snapshot: Snapshot, options: StreamOptions, shape: object) -> None:
+        # The stream's snapshot, whose storage (and its caches) reads the other versions.
+        self._snapshot_version = snapshot.version
+        self._opened: Snapshot | None = snapshot
         self._options = options
         self._shape = shape
         self._units: dict[tuple[int, bool], tuple[Fragment, ...]] = {}
@@ -78,12 +88,12 @@ class _Feed:
         return self._units[key]
 
     def _snapshot(self, version: int) -> tuple[Fragment, ...]:
-        manifest = self._store.read_manifest(version)
+        manifest = open_snapshot(self._base, version).manifest
         return tuple(f for f in manifest.fragments if f.num_rows)
 
     def _added(self, version: int) -> tuple[Fragment, ...]:
-        change = version_change(self._store, version)
-        where = f"{self._store.root} version {version} ({change.operation})"
+        change = version_change(self._base, version)
+        where = f"{self._base.uri} version {version} ({change.operation})"
         if change.kind in (ChangeKind.NONE, ChangeKind.REWRITE):
             return ()
         if change.kind is ChangeKind.APPEND:
@@ -111,7 +121,14 @@ class _Feed:
         )
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_units": {}}  # executors need none of it
+        # Executors need none of it (a copy reopens the snapshot if it needs it).
+        return {**self.__dict__, "_units": {}, "_opened": None}
+
+    @property
+    def _base(self) -> Snapshot:
+        if self._opened is None:
+            self._opened = open_snapshot(self._options.location(), self._snapshot_version)
+        return self._opened
 
 
 class LanceStreamReader(sds.DataSourceStreamReader, SupportsTriggerAvailableNow):
@@ -128,9 +145,8 @@ class LanceStreamReader(sds.DataSourceStreamReader, SupportsTriggerAvailableNow)
             storage_options=options.storage_options,
         )
         self._rows = LanceReader(schema, read)  # reads a unit's rows in the tasks
-        store = options.store()
-        shape = schema_shape(store.read_manifest(snapshot).schema)
-        self._feed = _Feed(store, options, shape)
+        base = open_snapshot(options.location(), snapshot)
+        self._feed = _Feed(base, options, schema_shape(base.manifest.schema))
         self._target: int | None = None  # the last version availableNow reads
 
     def initialOffset(self) -> dict[str, Any]:
@@ -152,10 +168,11 @@ class LanceStreamReader(sds.DataSourceStreamReader, SupportsTriggerAvailableNow)
     def _first_at_or_after(self, instant: Instant) -> int:
         """Delta's ``startingTimestamp``: the first version committed at or after it
         (none yet: the next one)."""
-        store = self._options.store()
-        for location in store.list_versions():
-            if store.read_manifest(location.version).timestamp_ns // 1000 >= instant.micros:
-                return location.version
+        base: Location | Snapshot = self._options.location()
+        for version in versions(base):
+            base = open_snapshot(base, version)
+            if base.manifest.timestamp_ns // 1000 >= instant.micros:
+                return version
         return self._latest() + 1
 
     def getDefaultReadLimit(self) -> ReadLimit:
@@ -216,10 +233,10 @@ class LanceStreamReader(sds.DataSourceStreamReader, SupportsTriggerAvailableNow)
         return self._rows.read(partition)
 
     def _latest(self) -> int:
-        location = self._options.store().latest_location()
-        if location is None:
+        latest = latest_version(self._options.location())
+        if latest is None:
             raise DatasetError(f"{self._options.path}: the dataset is gone")
-        return location.version
+        return latest
 
 
 @dataclass

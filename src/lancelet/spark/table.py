@@ -34,6 +34,14 @@ from pyspark.sql import Column, DataFrame, DataFrameReader, SparkSession
 from pyspark.sql import types as st
 
 from lancelet.dataset.dataset import LanceDataset
+from lancelet.dataset.engine import (
+    Delete,
+    Location,
+    Snapshot,
+    Update,
+    latest_version,
+    open_snapshot,
+)
 from lancelet.optimize import Compaction, CompactionMetrics, RewriteResult
 from lancelet.spark import table_jobs
 from lancelet.spark.options import dataset_path
@@ -59,9 +67,6 @@ from lancelet.spark.table_versions import (
     version_at,
 )
 from lancelet.table import row_address
-from lancelet.table.manifest import Manifest
-from lancelet.transaction import operations as ops
-from lancelet.transaction.store import DatasetStore
 
 DEFAULT_RETENTION_HOURS = 168.0
 RETENTION_CHECK = "spark.lancelet.retentionDurationCheck.enabled"
@@ -123,7 +128,7 @@ class LanceTable:
         register(spark)
         uri = dataset_path({"path": path})
         storage = table_storage_options(spark, uri, storage_options)
-        DatasetStore(uri, storage).latest_version()
+        open_snapshot(Location(uri, storage))  # DatasetNotFoundError if there is none
         return cls(spark, uri, storage_options=storage)
 
     @classmethod
@@ -136,7 +141,7 @@ class LanceTable:
     ) -> bool:
         uri = dataset_path({"path": path})
         storage = table_storage_options(spark, uri, storage_options)
-        return DatasetStore(uri, storage).latest_location() is not None
+        return latest_version(Location(uri, storage)) is not None
 
     def __repr__(self) -> str:
         return f"LanceTable({self._uri!r})"
@@ -159,35 +164,34 @@ class LanceTable:
     def detail(self) -> DataFrame:
         """One row in the shape of Delta's ``DESCRIBE DETAIL`` (see
         :func:`lancelet.spark.table_versions.detail_frame`)."""
-        return detail_frame(self._spark, self._store())
+        return detail_frame(self._spark, self._latest())
 
     @property
     def version(self) -> int:
         """The latest version number."""
-        return self._store().latest_version()
+        return self._latest().version
 
     def history(self, limit: int | None = None) -> DataFrame:
         """The versions on disk, newest first: version, timestamp, operation (the
         transaction's kind), operationParameters, readVersion, isBlindAppend,
         operationMetrics."""
-        return history_frame(self._spark, self._store(), limit)
+        return history_frame(self._spark, self._location(), limit)
 
     def restoreToVersion(self, version: int) -> DataFrame:
         """Make version ``version`` the latest, as a new version; returns Delta's
         restore metrics (files and bytes removed and restored)."""
-        store = self._store()
-        before = store.read_manifest(store.latest_version())
+        before = self._latest()
         dataset = LanceDataset(self._uri, version, storage_options=self._storage)
         dataset.restore()
-        after = store.read_manifest(dataset.version)
-        return counts_frame(self._spark, restore_metrics(store, before, after))
+        after = open_snapshot(before, dataset.version)
+        return counts_frame(self._spark, restore_metrics(before, after))
 
     def restoreToTimestamp(self, timestamp: object) -> DataFrame:
         """Restore the latest version committed at or before ``timestamp`` (a string
         or date Spark reads as a timestamp in the session time zone, or a datetime),
         as :meth:`restoreToVersion` does."""
         micros = instant_micros(self._spark, timestamp)
-        return self.restoreToVersion(version_at(self._store(), micros))
+        return self.restoreToVersion(version_at(self._location(), micros))
 
     def vacuum(self, retentionHours: float | None = None) -> DataFrame:
         """Remove versions older than ``retentionHours`` (default 168, a week), never
@@ -240,8 +244,7 @@ class LanceTable:
         """The latest version's scalar indices, one row per segment: name, type,
         fields, uuid, version (the dataset version it was built at), numFragments,
         fragmentIds and numIndexedRows (live rows of the fragments it covers)."""
-        _, manifest = self._latest()
-        return indices_frame(self._spark, manifest)
+        return indices_frame(self._spark, self._latest())
 
     # -- row-level changes ------------------------------------------------------------
 
@@ -249,15 +252,13 @@ class LanceTable:
         """Delete the rows matching ``condition`` (Spark SQL or a Column; all rows
         without one), as Spark evaluates it; returns ``num_affected_rows``.  No version
         is made when no row matches."""
-        store, manifest, changes = run_changes(
-            self._spark, self._uri, self._storage, condition, None
-        )
+        snapshot, changes = run_changes(self._spark, self._uri, self._storage, condition, None)
         count = changes.counts.get("num_deleted_rows", 0)
         if changes.changes_rows:
             predicate = described(condition)
-            operation = ops.Delete(changes.updated_fragments(), changes.removed, predicate)
+            operation = Delete(changes.updated_fragments(), changes.removed, predicate)
             properties = command_properties({"command": "DELETE"}, {"numDeletedRows": count})
-            table_jobs.commit_changes(store, manifest, changes, operation, properties)
+            table_jobs.commit_changes(snapshot, changes, operation, properties)
         return counts_frame(self._spark, {"num_affected_rows": count})
 
     def update(
@@ -272,15 +273,14 @@ class LanceTable:
         made when none match."""
         if not set:
             raise ValueError(f"{self._uri}: update needs set={{column: value}}")
-        store, manifest, changes = run_changes(
-            self._spark, self._uri, self._storage, condition, set
-        )
+        snapshot, changes = run_changes(self._spark, self._uri, self._storage, condition, set)
         count = changes.counts.get("num_updated_rows", 0)
         if changes.changes_rows:
             # As pylance records them: the updated columns and their nested fields.
-            columns = manifest.schema.resolve(list(set), self._uri)
-            fields = sorted(i for f in columns for i in manifest.schema.subtree_ids(f.id))
-            operation = ops.Update(
+            schema = snapshot.manifest.schema
+            columns = schema.resolve(list(set), self._uri)
+            fields = sorted(i for f in columns for i in schema.subtree_ids(f.id))
+            operation = Update(
                 changes.removed,
                 changes.updated_fragments(),
                 changes.new_fragments(),
@@ -288,7 +288,7 @@ class LanceTable:
             )
             parameters = {"command": "UPDATE", "predicate": described(condition)}
             properties = command_properties(parameters, {"numUpdatedRows": count})
-            table_jobs.commit_changes(store, manifest, changes, operation, properties)
+            table_jobs.commit_changes(snapshot, changes, operation, properties)
         return counts_frame(self._spark, {"num_affected_rows": count})
 
     def merge(self, source: DataFrame, condition: str | Column) -> LanceMergeBuilder:
@@ -310,8 +310,8 @@ class LanceTable:
 
     # -- helpers ----------------------------------------------------------------------
 
-    def _store(self) -> DatasetStore:
-        return DatasetStore(self._uri, self._storage)
+    def _location(self) -> Location:
+        return Location(self._uri, self._storage)
 
     def _dataset(self) -> LanceDataset:
         return LanceDataset(self._uri, storage_options=self._storage)
@@ -320,9 +320,8 @@ class LanceTable:
         """``spark.read.format("lance")`` with the table's storage options."""
         return self._spark.read.format(FORMAT).options(**as_spark_options(self._storage))
 
-    def _latest(self) -> tuple[DatasetStore, Manifest]:
-        store = self._store()
-        return store, store.read_manifest(store.latest_version())
+    def _latest(self) -> Snapshot:
+        return open_snapshot(self._location())
 
 
 class LanceOptimizeBuilder:
@@ -383,10 +382,10 @@ class LanceOptimizeBuilder:
             given = list(options.get("excluded_fragment_ids") or [])
             options = {**options, "excluded_fragment_ids": sorted({*given, *excluded})}
         plan = Compaction.plan(dataset, options)
-        store = DatasetStore(self._uri, self._storage)
+        location = Location(self._uri, self._storage)
         tasks = [task.json() for task in plan.tasks]
         outcomes = run_per_item(self._spark, CompactionRun(self._uri, self._storage), tasks)
-        results = gathered(outcomes, lambda r: discard_rewrite_result(store, r))
+        results = gathered(outcomes, lambda r: discard_rewrite_result(location, r))
         rewrites = [RewriteResult.from_json(r) for r in results]
         metrics = Compaction.commit(dataset, rewrites, options) if rewrites else CompactionMetrics()
         row = (

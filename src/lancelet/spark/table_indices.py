@@ -7,8 +7,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as st
 
-from lancelet.dataset.indices.catalog import list_indices
-from lancelet.table.manifest import Manifest
+from lancelet.dataset.engine import Snapshot, list_indices
 
 INDICES_SCHEMA = st.StructType(
     [
@@ -26,11 +25,12 @@ INDICES_SCHEMA = st.StructType(
 )
 
 
-def indices_frame(spark: SparkSession, manifest: Manifest) -> DataFrame:
+def indices_frame(spark: SparkSession, snapshot: Snapshot) -> DataFrame:
     """One row per index segment (a delta index has several under one name), sorted
     by name, as pylance's ``list_indices``."""
-    live = {f.id: f.num_rows for f in manifest.fragments}
-    return spark.createDataFrame([_row(i, live) for i in list_indices(manifest)], INDICES_SCHEMA)
+    live = {f.id: f.num_rows for f in snapshot.manifest.fragments}
+    rows = [_row(i, live) for i in list_indices(snapshot)]
+    return spark.createDataFrame(rows, INDICES_SCHEMA)
 
 
 def _row(index: dict[str, Any], live: dict[int, int]) -> tuple[Any, ...]:

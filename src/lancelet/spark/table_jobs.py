@@ -25,15 +25,10 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import pyarrow as pa
 
 from lancelet.dataset.dataset import LanceDataset
-from lancelet.dataset.mutate.delete import discard_deletions
-from lancelet.dataset.versions.committing import commit_transaction
-from lancelet.dataset.write.data_files import discard_data_files
+from lancelet.dataset.engine import Location, Operation, Snapshot, commit, discard_written
 from lancelet.errors import DatasetError
 from lancelet.optimize import CompactionTask, RewriteResult
 from lancelet.table.fragment import Fragment
-from lancelet.table.manifest import Manifest
-from lancelet.transaction import operations as ops
-from lancelet.transaction.store import DatasetStore
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -109,10 +104,10 @@ class RowChanges:
     def changes_rows(self) -> bool:
         return bool(self.updated or self.removed or self.new or self.inserted)
 
-    def discard(self, store: DatasetStore, base: Manifest) -> None:
+    def discard(self, base: Snapshot) -> None:
         """Remove the files written for a change planned on ``base`` that did not commit."""
-        discard_data_files(store, self.new_fragments() + self.inserted_fragments())
-        discard_deletions(store, base, self.updated_fragments())
+        new = self.new_fragments() + self.inserted_fragments()
+        discard_written(base, new, deletions_of=self.updated_fragments())
 
 
 # -- tasks ------------------------------------------------------------------------------
@@ -170,8 +165,8 @@ class CompactionRun:
         return task.execute(dataset).json()
 
 
-def discard_rewrite_result(store: DatasetStore, result: str) -> None:
-    discard_data_files(store, RewriteResult.from_json(result).new_fragments)
+def discard_rewrite_result(location: Location, result: str) -> None:
+    discard_written(location, RewriteResult.from_json(result).new_fragments)
 
 
 # -- the driver -------------------------------------------------------------------------
@@ -212,18 +207,16 @@ class _PerItem(Generic[T]):
 
 
 def commit_changes(
-    store: DatasetStore,
-    base: Manifest,
+    base: Snapshot,
     changes: RowChanges,
-    operation: ops.Operation,
+    operation: Operation,
     properties: Mapping[str, str],
-) -> Manifest:
+) -> Snapshot:
     """Commit ``operation`` as read at ``base``; if it does not commit, the files of
     ``changes`` go."""
-    txn = ops.Transaction(base.version, operation, properties=dict(properties))
     try:
         # A rebase that unites deletion vectors removes the files it replaced.
-        return commit_transaction(store, txn)
+        return commit(base, operation, base.version, properties=properties)
     except BaseException:
-        changes.discard(store, base)
+        changes.discard(base)
         raise

@@ -37,19 +37,22 @@ from pyspark.sql import types as st
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
-from lancelet.dataset.mutate.delete import delete_addresses
-from lancelet.dataset.mutate.merge_insert import _KeySet
-from lancelet.dataset.mutate.schema_ops import extend_schema
-from lancelet.dataset.read.fragment_reader import FragmentReader
-from lancelet.dataset.read.scanner import ROW_ADDRESS
-from lancelet.dataset.read.take import row_ids_at
-from lancelet.dataset.write.data_files import (
-    check_writable,
-    conform,
-    discard_data_files,
-    write_fragment_files,
+from lancelet.dataset.engine import (
+    ROW_ADDRESS,
+    InsertedKeys,
+    Location,
+    Operation,
+    Snapshot,
+    Update,
+    apply_row_change,
+    data_format,
+    discard_written,
+    extend_schema,
+    fold_into_merge,
+    open_snapshot,
+    write_fragments,
 )
-from lancelet.errors import DatasetError, LanceletError, SchemaError
+from lancelet.errors import DatasetError, SchemaError
 from lancelet.spark.source import FORMAT
 from lancelet.spark.storage import as_spark_options
 from lancelet.spark.table_jobs import (
@@ -61,19 +64,14 @@ from lancelet.spark.table_jobs import (
 )
 from lancelet.spark.table_versions import command_properties, counts_frame
 from lancelet.spark.writer import PortableSchema, new_dataset_schema
-from lancelet.table import row_address, row_ids
+from lancelet.table import row_address
 from lancelet.table.fragment import Fragment
-from lancelet.table.manifest import Manifest
 from lancelet.table.schema import LanceSchema
-from lancelet.transaction import operations as ops
-from lancelet.transaction.operations import update as update_kind
-from lancelet.transaction.operations.folding import FoldContext
-from lancelet.transaction.store import DatasetStore
 
 TARGET, SOURCE = "target", "source"
 # Columns the job adds; the values of the dataset's columns keep their names.
-_ADDRESS = "__lancelet_target_row"
-_KIND = "__lancelet_kind"
+ADDRESS = "__lancelet_target_row"
+KIND = "__lancelet_kind"
 _CLAUSE = "__lancelet_clause"
 _IN_SOURCE = "__lancelet_in_source"
 UPDATE, DELETE, INSERT = 0, 1, 2
@@ -277,13 +275,12 @@ class LanceMergeBuilder:
         ``num_deleted_rows``, ``num_inserted_rows``).  A target row that several source
         rows would update is an error."""
         _check_clauses(self._clauses, self._where)
-        store = DatasetStore(self._uri, self._storage)
-        manifest = store.read_manifest(store.latest_version())
-        check_writable(manifest)
+        snapshot = open_snapshot(Location(self._uri, self._storage))
+        data_format(None, snapshot.manifest)  # refuse a dataset lancelet cannot write
         target = (
             self._spark.read.format(FORMAT)
             .options(**as_spark_options(self._storage))
-            .option("version", str(manifest.version))
+            .option("version", str(snapshot.version))
             .option("with_row_address", "true")
             .load(self._uri)
         )
@@ -294,10 +291,10 @@ class LanceMergeBuilder:
         schema = None
         if added:
             columns = new_dataset_schema(st.StructType(added), self._where).to_arrow()
-            schema = extend_schema(manifest, columns, self._where)
+            schema = extend_schema(snapshot.manifest, columns, self._where)
         task = MergeTask(
             self._uri,
-            manifest.version,
+            snapshot.version,
             PortableSchema.of(schema) if schema else None,
             self._storage,
         )
@@ -305,44 +302,42 @@ class LanceMergeBuilder:
         rows = plan.changed_rows(self._condition, partitions)
         found = rows.mapInArrow(task, "outcome binary").collect()
         outcomes: list[TaskOutcome[RowChanges]] = [pickle.loads(r.outcome) for r in found]
-        changes = RowChanges.total(gathered(outcomes, lambda c: c.discard(store, manifest)))
+        changes = RowChanges.total(gathered(outcomes, lambda c: c.discard(snapshot)))
         counts = {
             name: changes.counts.get(name, 0)
             for name in ("num_updated_rows", "num_deleted_rows", "num_inserted_rows")
         }
         if changes.changes_rows or schema is not None:
-            self._commit(store, manifest, changes, tuple(plan.keys), counts, schema)
+            self._commit(snapshot, changes, tuple(plan.keys), counts, schema)
         return counts_frame(self._spark, {"num_affected_rows": sum(counts.values()), **counts})
 
     def _commit(
         self,
-        store: DatasetStore,
-        manifest: Manifest,
+        snapshot: Snapshot,
         changes: RowChanges,
         keys: tuple[str, ...],
         counts: Mapping[str, int],
         schema: LanceSchema | None,
     ) -> None:
         inserted = changes.inserted_fragments()
-        update = ops.Update(
+        update = Update(
             changes.removed,
             changes.updated_fragments(),
             changes.new_fragments() + inserted,
             (),
-            tuple(f.id for f in manifest.schema.fields),  # as pylance's merge_insert
-            inserted_keys=_InsertedKeys(store, keys, inserted) if inserted else None,
+            tuple(f.id for f in snapshot.manifest.schema.fields),  # as pylance's merge_insert
+            inserted_keys=InsertedKeys(snapshot, keys, inserted) if inserted else None,
         )
-        operation: ops.Operation = update
+        operation: Operation = update
         if schema is not None:
             # New columns and changed rows in one commit: the rows' changes folded into
             # the fragment list of a Merge (any commit since is then a conflict).
-            folded = update_kind.fold(manifest, update, FoldContext(store.read_manifest))
-            operation = ops.Merge(folded.fragments, schema)
+            operation = fold_into_merge(snapshot, update, schema)
         properties = command_properties(
             {"command": "MERGE", "predicate": _text(self._condition)},
             {_camel(k): v for k, v in counts.items()},
         )
-        commit_changes(store, manifest, changes, operation, properties)
+        commit_changes(snapshot, changes, operation, properties)
 
     def _added_columns(self, target: DataFrame) -> list[st.StructField]:
         """The source's columns the target lacks, which ``*All`` clauses write."""
@@ -502,11 +497,11 @@ class _Plan:
         chosen = joined.withColumn(_CLAUSE, self._chosen_clause())
         kinds = self._choice({i: F.lit(c.action) for i, c in enumerate(self.clauses)})
         rows = chosen.where(F.col(_CLAUSE).isNotNull()).select(
-            F.col(f"{self.aliases.target}.{ROW_ADDRESS}").alias(_ADDRESS),
-            kinds.alias(_KIND),
+            F.col(f"{self.aliases.target}.{ROW_ADDRESS}").alias(ADDRESS),
+            kinds.alias(KIND),
             *self._new_values(),
         )
-        address = F.col(_ADDRESS)
+        address = F.col(ADDRESS)
         # Inserted rows spread over the partitions by key.
         spread = self.keys or [f.name for f in self.columns]
         bucket = F.lit(-1) - F.pmod(
@@ -530,7 +525,7 @@ class _SortedRows:
 
     def targeted(self) -> Iterator[pa.RecordBatch]:
         for batch in self._batches:
-            inserted = batch.column(_ADDRESS).null_count
+            inserted = batch.column(ADDRESS).null_count
             if not inserted:
                 yield batch
                 continue
@@ -544,7 +539,7 @@ class _SortedRows:
         rest = [] if self._rest is None else [self._rest]
         for batch in itertools.chain(rest, self._batches):
             # Guards the order the job relies on.
-            assert batch.column(_ADDRESS).null_count == batch.num_rows, "rows out of order"
+            assert batch.column(ADDRESS).null_count == batch.num_rows, "rows out of order"
             yield batch
 
 
@@ -556,7 +551,7 @@ class _TargetRows:
         self._deleted: list[np.ndarray] = []
 
     def add(self, batch: pa.RecordBatch, kinds: np.ndarray) -> None:
-        addresses = batch.column(_ADDRESS).to_numpy().astype(np.uint64)
+        addresses = batch.column(ADDRESS).to_numpy().astype(np.uint64)
         self._updated.append(addresses[kinds == UPDATE])
         self._deleted.append(addresses[kinds == DELETE])
 
@@ -607,8 +602,8 @@ class MergeTask:
 
     def _run(self, batches: Iterator[pa.RecordBatch]) -> RowChanges:
         where = f"{self.uri}: merge"
-        store = DatasetStore(self.uri, self.storage_options)
-        manifest = store.read_manifest(self.read_version)
+        snapshot = open_snapshot(Location(self.uri, self.storage_options), self.read_version)
+        manifest = snapshot.manifest
         lance_schema = manifest.schema if self.schema is None else self.schema.load()
         schema = lance_schema.to_arrow()
         rows, targets = _SortedRows(batches), _TargetRows()
@@ -616,33 +611,36 @@ class MergeTask:
         inserted: list[Fragment] = []
         try:
             version = manifest.data_storage_version
-            new += write_fragment_files(
-                store,
+            new += write_fragments(
+                snapshot,
                 self._written(rows.targeted(), schema, where, targets),
                 lance_schema,
                 version,
+                conform_as=where,
             )
-            inserted += write_fragment_files(
-                store,
+            inserted += write_fragments(
+                snapshot,
                 self._written(rows.untargeted(), schema, where, None),
                 lance_schema,
                 version,
+                conform_as=where,
             )
             updated_rows, deleted_rows = targets.checked(where)
-            if manifest.stable_row_ids:
-                # Updated rows keep their ids, as in a merge_insert.
-                new = row_ids.carrying(new, row_ids_at(store, manifest, targets.in_order()))
-            addresses = np.concatenate([updated_rows, deleted_rows])
-            updated, removed = delete_addresses(store, manifest, addresses)
+            # Updated rows keep their ids (stable row ids), as in a merge_insert.
+            change = apply_row_change(
+                snapshot, deleted=deleted_rows, rewritten=new, moved_from=targets.in_order()
+            )
         except BaseException:
-            discard_data_files(store, new + inserted)
+            discard_written(snapshot, new + inserted)
             raise
         counts = {
             "num_updated_rows": len(updated_rows),
             "num_deleted_rows": len(deleted_rows),
             "num_inserted_rows": sum(f.physical_rows for f in inserted),
         }
-        return RowChanges.written(updated, removed, new, inserted, counts)
+        return RowChanges.written(
+            change.updated, change.removed, change.rewritten, inserted, counts
+        )
 
     @staticmethod
     def _written(
@@ -656,38 +654,11 @@ class MergeTask:
 
         def rows() -> Iterator[pa.RecordBatch]:
             for batch in batches:
-                kinds = batch.column(_KIND).to_numpy(zero_copy_only=False)
+                kinds = batch.column(KIND).to_numpy(zero_copy_only=False)
                 if targets is not None:
                     targets.add(batch, kinds)
                 written = kinds != DELETE
                 if written.any():
                     yield _in_dataset_types(batch.filter(pa.array(written)), schema, where)
 
-        return conform(pa.RecordBatchReader.from_batches(schema, rows()), schema, where)
-
-
-# -- concurrent inserts -----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _InsertedKeys:
-    """The keys this merge inserted, read back from its new fragments only when a
-    concurrent commit added rows, so two merges cannot both insert one new key."""
-
-    store: DatasetStore
-    on: tuple[str, ...]
-    fragments: tuple[Fragment, ...]
-
-    def found_in(self, fragments: tuple[Fragment, ...], schema: LanceSchema) -> bool:
-        if not self.on:
-            # No equality keys (a condition Spark evaluates as a whole): rows added
-            # meanwhile might have matched, so any of them counts.
-            return any(f.physical_rows for f in fragments)
-        try:
-            mine = pa.concat_tables(
-                FragmentReader(self.store, schema, f).read(list(self.on), 0, f.physical_rows)
-                for f in self.fragments
-            )
-        except (LanceletError, *_ARROW_ERRORS):
-            return True  # keys that cannot be compared: assume the worst
-        return _KeySet(self.store, self.on, mine).found_in(fragments, schema)
+        return pa.RecordBatchReader.from_batches(schema, rows())

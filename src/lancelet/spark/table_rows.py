@@ -18,16 +18,13 @@ from pyspark.errors import PySparkException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from lancelet.dataset.read.scanner import ROW_ADDRESS
-from lancelet.dataset.write.data_files import check_writable
+from lancelet.dataset.engine import ROW_ADDRESS, Location, Snapshot, data_format, open_snapshot
 from lancelet.errors import FilterError, SchemaError
 from lancelet.spark.source import FORMAT
 from lancelet.spark.storage import as_spark_options
 from lancelet.spark.table_jobs import RowChanges, TaskOutcome, gathered
-from lancelet.spark.table_merge import _ADDRESS, _KIND, DELETE, UPDATE, MergeTask
+from lancelet.spark.table_merge import ADDRESS, DELETE, KIND, UPDATE, MergeTask
 from lancelet.table import row_address
-from lancelet.table.manifest import Manifest
-from lancelet.transaction.store import DatasetStore
 
 Sql = str | Column
 
@@ -48,12 +45,12 @@ def described(value: Sql | None) -> str:
 
 
 def _version(
-    spark: SparkSession, uri: str, storage: dict[str, str] | None, manifest: Manifest
+    spark: SparkSession, uri: str, storage: dict[str, str] | None, snapshot: Snapshot
 ) -> DataFrame:
     return (
         spark.read.format(FORMAT)
         .options(**as_spark_options(storage))
-        .option("version", str(manifest.version))
+        .option("version", str(snapshot.version))
         .option("with_row_address", "true")
         .load(uri)
     )
@@ -63,7 +60,7 @@ def changed_rows(
     spark: SparkSession,
     uri: str,
     storage: dict[str, str] | None,
-    manifest: Manifest,
+    snapshot: Snapshot,
     condition: Sql | None,
     values: Mapping[str, Sql] | None,
 ) -> DataFrame:
@@ -71,7 +68,7 @@ def changed_rows(
     delete), in the shape the merge's task takes, analysed now so that a condition
     or value Spark cannot read fails before anything is written."""
     where = f"{uri}: {'update' if values else 'delete'}"
-    frame = _version(spark, uri, storage, manifest)
+    frame = _version(spark, uri, storage, snapshot)
     columns = [f for f in frame.schema.fields if f.name != ROW_ADDRESS]
     names = {f.name for f in columns}
     if values:
@@ -92,13 +89,13 @@ def changed_rows(
             .alias(f.name)
             for f in columns
         ]
-        rows = frame.select(F.col(ROW_ADDRESS).alias(_ADDRESS), F.lit(kind).alias(_KIND), *new)
+        rows = frame.select(F.col(ROW_ADDRESS).alias(ADDRESS), F.lit(kind).alias(KIND), *new)
         rows.schema  # noqa: B018 - analyse the plan now
     except PySparkException as exc:
         raise FilterError(f"{where}: Spark cannot evaluate it: {exc}") from exc
     partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or 1)
-    fragment = F.shiftright(F.col(_ADDRESS), row_address.OFFSET_BITS)
-    return rows.repartition(partitions, fragment).sortWithinPartitions(_ADDRESS)
+    fragment = F.shiftright(F.col(ADDRESS), row_address.OFFSET_BITS)
+    return rows.repartition(partitions, fragment).sortWithinPartitions(ADDRESS)
 
 
 def run_changes(
@@ -107,15 +104,15 @@ def run_changes(
     storage: dict[str, str] | None,
     condition: Sql | None,
     values: Mapping[str, Sql] | None,
-) -> tuple[DatasetStore, Manifest, RowChanges]:
-    """Spark's rows for the change, written by the tasks; what they wrote.
-    ``storage``: the table's storage options, for the driver and the tasks."""
-    store = DatasetStore(uri, storage)
-    manifest = store.read_manifest(store.latest_version())
-    check_writable(manifest)
-    rows = changed_rows(spark, uri, storage, manifest, condition, values)
-    task = MergeTask(uri, manifest.version, storage_options=storage)
+) -> tuple[Snapshot, RowChanges]:
+    """Spark's rows for the change, written by the tasks; the snapshot they changed
+    and what they wrote.  ``storage``: the table's storage options, for the driver
+    and the tasks."""
+    snapshot = open_snapshot(Location(uri, storage))
+    data_format(None, snapshot.manifest)  # refuse a dataset lancelet cannot write
+    rows = changed_rows(spark, uri, storage, snapshot, condition, values)
+    task = MergeTask(uri, snapshot.version, storage_options=storage)
     found = rows.mapInArrow(task, "outcome binary").collect()
     outcomes: list[TaskOutcome[RowChanges]] = [pickle.loads(r.outcome) for r in found]
-    changes = RowChanges.total(gathered(outcomes, lambda c: c.discard(store, manifest)))
-    return store, manifest, changes
+    changes = RowChanges.total(gathered(outcomes, lambda c: c.discard(snapshot)))
+    return snapshot, changes

@@ -14,13 +14,15 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as st
 
-from lancelet.errors import CorruptDatasetError
+from lancelet.dataset.engine import (
+    Location,
+    Snapshot,
+    file_sizes,
+    open_snapshot,
+    version_record,
+    versions,
+)
 from lancelet.table import features
-from lancelet.table.manifest import Manifest
-from lancelet.transaction import operations as ops
-from lancelet.transaction.operations.kind import Description
-from lancelet.transaction.registry import describe, kind_of
-from lancelet.transaction.store import DatasetStore
 
 _PARAMETER = "lancelet.table.parameter."
 _METRIC = "lancelet.table.metric."
@@ -58,72 +60,42 @@ def _recorded(properties: Mapping[str, str], prefix: str) -> dict[str, str]:
     return {k[len(prefix) :]: v for k, v in properties.items() if k.startswith(prefix)}
 
 
-def _transaction(store: DatasetStore, manifest: Manifest) -> ops.Transaction | None:
-    if not manifest.transaction_file:
-        return None
-    try:
-        return store.read_transaction(manifest.transaction_file)
-    except CorruptDatasetError:
-        return None  # removed by a cleanup that kept the manifest: history says less
-
-
-def history_row(store: DatasetStore, version: int) -> tuple[Any, ...]:
-    manifest = store.read_manifest(version)
-    txn = _transaction(store, manifest)
-    operation = txn.operation if txn is not None else None
-    described = describe(operation) if operation is not None else Description()
-    parameters, metrics = dict(described.parameters), dict(described.metrics)
-    properties = txn.properties if txn is not None else {}
-    parameters.update(_recorded(properties, _PARAMETER))
-    metrics.update(_recorded(properties, _METRIC))
+def history_row(snapshot: Snapshot) -> tuple[Any, ...]:
+    """The version's row of the history (a transaction file removed by a cleanup that
+    kept the manifest leaves it saying less)."""
+    record = version_record(snapshot)
+    parameters, metrics = dict(record.parameters), dict(record.metrics)
+    parameters.update(_recorded(record.properties, _PARAMETER))
+    metrics.update(_recorded(record.properties, _METRIC))
     return (
-        manifest.version,
-        datetime.fromtimestamp(manifest.timestamp_ns / 1e9, tz=timezone.utc),
-        kind_of(operation).upper(),
+        record.version,
+        datetime.fromtimestamp(record.timestamp_ns / 1e9, tz=timezone.utc),
+        record.operation.upper(),
         parameters,
-        txn.read_version if txn is not None and txn.read_version else None,
-        isinstance(operation, ops.Append),
+        record.read_version,
+        record.blind_append,
         metrics,
     )
 
 
-def history_frame(spark: SparkSession, store: DatasetStore, limit: int | None) -> DataFrame:
+def history_frame(spark: SparkSession, location: Location, limit: int | None) -> DataFrame:
     """The versions on disk, newest first (the latest ``limit`` of them)."""
     if limit is not None and limit < 1:
-        raise ValueError(f"{store.root}: history limit must be positive, got {limit}")
-    versions = [location.version for location in reversed(store.list_versions())]
-    rows = [history_row(store, v) for v in versions[:limit]]
+        raise ValueError(f"{location.uri}: history limit must be positive, got {limit}")
+    rows = []
+    base: Location | Snapshot = location  # then a version's, to share its storage
+    for version in list(reversed(versions(location)))[:limit]:
+        base = open_snapshot(base, version)
+        rows.append(history_row(base))
     return spark.createDataFrame(rows, HISTORY_SCHEMA)
 
 
 # -- restore ----------------------------------------------------------------------------
 
 
-def _size(store: DatasetStore, path: str, recorded: int | None = None) -> int:
-    if recorded:
-        return recorded
-    try:
-        return store.io.size_of(path)
-    except OSError:
-        return 0
-
-
-def _files(store: DatasetStore, manifest: Manifest) -> dict[str, int]:
-    """The data and deletion files of a version, by path, with their sizes."""
-    out: dict[str, int] = {}
-    for fragment in manifest.fragments:
-        for data_file in fragment.files:
-            path = store.data_path(data_file.path, data_file.base_id)
-            out[path] = _size(store, path, data_file.file_size_bytes)
-        if fragment.deletion_file is not None:
-            path = store.deletion_path(fragment.id, fragment.deletion_file)
-            out[path] = _size(store, path)
-    return out
-
-
-def restore_metrics(store: DatasetStore, before: Manifest, after: Manifest) -> dict[str, int]:
+def restore_metrics(before: Snapshot, after: Snapshot) -> dict[str, int]:
     """What a restore changed, under Delta's names."""
-    old, new = _files(store, before), _files(store, after)
+    old, new = file_sizes(before), file_sizes(after)
     removed, restored = old.keys() - new.keys(), new.keys() - old.keys()
     return {
         "table_size_after_restore": sum(new.values()),
@@ -158,26 +130,34 @@ def instant_micros(spark: SparkSession, timestamp: object) -> int:
     return int(found[0])
 
 
-def version_at(store: DatasetStore, micros: int) -> int:
+def _timestamps(location: Location) -> list[tuple[int, int]]:
+    """Each version on disk, oldest first, with its commit time in microseconds."""
+    out = []
+    base: Location | Snapshot = location  # then a version's, to share its storage
+    for version in versions(location):
+        base = open_snapshot(base, version)
+        out.append((version, base.manifest.timestamp_ns // 1000))
+    return out
+
+
+def version_at(location: Location, micros: int) -> int:
     """The latest version committed at or before ``micros``; an instant before the
     first version or after the latest is an error naming that version's time, as in
     Delta."""
-    stamps = [
-        (location.version, store.read_manifest(location.version).timestamp_ns // 1000)
-        for location in store.list_versions()
-    ]
+    stamps = _timestamps(location)
+    root = location.uri
     if not stamps:
-        raise ValueError(f"{store.root}: no versions")
+        raise ValueError(f"{root}: no versions")
     earlier = [version for version, stamp in stamps if stamp <= micros]
     if not earlier:
         first = _utc(stamps[0][1])
         raise ValueError(
-            f"{store.root}: the timestamp {_utc(micros)} is before the earliest version "
+            f"{root}: the timestamp {_utc(micros)} is before the earliest version "
             f"available, {stamps[0][0]} committed at {first}"
         )
     if micros > stamps[-1][1] and not _same_second(micros, stamps[-1][1]):
         raise ValueError(
-            f"{store.root}: the timestamp {_utc(micros)} is after the latest version, "
+            f"{root}: the timestamp {_utc(micros)} is after the latest version, "
             f"{stamps[-1][0]} committed at {_utc(stamps[-1][1])}; use versionAsOf "
             f"{stamps[-1][0]} to read it"
         )
@@ -216,21 +196,20 @@ DETAIL_SCHEMA = st.StructType(
 )
 
 
-def detail_frame(spark: SparkSession, store: DatasetStore) -> DataFrame:
+def detail_frame(spark: SparkSession, snapshot: Snapshot) -> DataFrame:
     """Delta's ``DESCRIBE DETAIL`` row for the latest version.  Lance has no table id,
     name, partitions or protocol versions (those are null or empty); ``properties`` is
     the dataset's config, ``tableFeatures`` its feature flags, and ``numFiles`` and
     ``sizeInBytes`` count its data and deletion files."""
-    locations = store.list_versions()
-    latest = store.read_manifest(locations[-1].version)
-    first = store.read_manifest(locations[0].version)
-    files = _files(store, latest)
+    latest = snapshot.manifest
+    first = open_snapshot(snapshot, versions(snapshot)[0]).manifest
+    files = file_sizes(snapshot)
     row: tuple[Any, ...] = (
         "lance",
         None,
         None,
         None,
-        store.root,
+        snapshot.uri,
         datetime.fromtimestamp(first.timestamp_ns / 1e9, tz=timezone.utc),
         datetime.fromtimestamp(latest.timestamp_ns / 1e9, tz=timezone.utc),
         [],

@@ -19,14 +19,20 @@ import pyarrow as pa
 from pyspark.sql import datasource as sds
 from pyspark.sql import types as st
 
-from lancelet._proto import file_pb2
-from lancelet.dataset.mutate.schema_ops import extend_schema
-from lancelet.dataset.versions.committing import commit_transaction
-from lancelet.dataset.write.data_files import (
-    check_writable,
-    discard_data_files,
-    storage_version,
-    write_fragment_files,
+from lancelet.dataset.engine import (
+    Append,
+    Location,
+    Merge,
+    Operation,
+    Overwrite,
+    Snapshot,
+    commit,
+    data_format,
+    discard_written,
+    extend_schema,
+    latest_version,
+    open_snapshot,
+    write_fragments,
 )
 from lancelet.errors import DatasetAlreadyExistsError, SchemaError
 from lancelet.spark.options import WriteOptions
@@ -39,26 +45,23 @@ from lancelet.spark.types import (
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.table.schema import LanceSchema
-from lancelet.transaction import operations as ops
-from lancelet.transaction.store import DatasetStore
+from lancelet.table.schema_field import SchemaField
 
 
 @dataclass(frozen=True)
 class PortableSchema:
-    """A Lance schema in a form pickle can ship to tasks (its protobuf fields as bytes)."""
+    """A Lance schema as tasks get it: its fields and metadata (a legacy dataset's
+    dictionary values stay behind)."""
 
-    fields: tuple[bytes, ...]
+    fields: tuple[SchemaField, ...]
     metadata: Mapping[str, bytes]
 
     @classmethod
     def of(cls, schema: LanceSchema) -> PortableSchema:
-        return cls(
-            tuple(f.SerializeToString() for f in schema.proto_fields()), dict(schema.metadata)
-        )
+        return cls(schema.fields, dict(schema.metadata))
 
     def load(self) -> LanceSchema:
-        fields = [file_pb2.Field.FromString(data) for data in self.fields]
-        return LanceSchema.from_proto(fields, self.metadata)
+        return LanceSchema(self.fields, self.metadata)
 
 
 @dataclass(frozen=True)
@@ -79,9 +82,15 @@ def fragments_of(messages: Iterable[sds.WriterCommitMessage | None]) -> list[Fra
     ]
 
 
-def discard(store: DatasetStore, messages: Iterable[sds.WriterCommitMessage | None]) -> None:
+def discard(location: Location, messages: Iterable[sds.WriterCommitMessage | None]) -> None:
     """Delete the data files the messages describe; nothing references them."""
-    discard_data_files(store, fragments_of(messages))
+    discard_written(location, fragments_of(messages))
+
+
+def latest_manifest(location: Location) -> Manifest | None:
+    """The latest version's manifest; None when there is no dataset."""
+    version = latest_version(location)
+    return None if version is None else open_snapshot(location, version).manifest
 
 
 def files_version(latest: Manifest | None, overwrite: bool, requested: str | None) -> str:
@@ -89,10 +98,10 @@ def files_version(latest: Manifest | None, overwrite: bool, requested: str | Non
     asked for is refused) or overwriting it without naming one, else the one asked
     for (lancelet's default when none)."""
     if latest is not None and not overwrite:
-        return check_writable(latest, requested)
+        return data_format(requested, latest)
     if latest is not None and requested is None:
-        return storage_version(latest.data_storage_version)
-    return storage_version(requested)
+        return data_format(latest.data_storage_version)
+    return data_format(requested)
 
 
 def new_dataset_schema(spark: st.StructType, where: str) -> LanceSchema:
@@ -121,7 +130,7 @@ def target_schema(
     nulls."""
     if dataset is None or (replace and not appends):
         return new_dataset_schema(spark, where)
-    storage_version(dataset.data_storage_version)
+    data_format(dataset.data_storage_version)
     existing = dataset.schema.to_arrow()
     added = [f for f in spark.fields if f.name not in existing.names]
     if added and not merge:
@@ -186,7 +195,7 @@ def _filled(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
 
 
 def write_task(
-    store: DatasetStore,
+    location: Location,
     schema: LanceSchema,
     batches: Iterator[pa.RecordBatch],
     max_rows_per_file: int,
@@ -195,34 +204,39 @@ def write_task(
 ) -> LanceCommitMessage:
     """One task's share: its batches as data files of file format ``version`` (removed
     again if writing fails)."""
-    reader = _conformed(batches, schema.to_arrow(), store.root)
-    fragments = write_fragment_files(store, reader, schema, version, max_rows_per_file)
+    reader = _conformed(batches, schema.to_arrow(), location.uri)
+    fragments = write_fragments(location, reader, schema, version, max_rows_per_file)
     return LanceCommitMessage(tuple(f.to_json() for f in fragments), read_version)
 
 
 def commit_fragments(
-    store: DatasetStore,
-    operation: ops.Operation,
+    location: Location,
+    operation: Operation,
     read_version: int,
     *,
     create_only: bool = False,
     properties: Mapping[str, str] | None = None,
     version: str | None = None,
-) -> Manifest:
+) -> Snapshot:
     """Commit once; on failure delete the operation's new data files and re-raise.
     ``version`` is the file format a new dataset records (default: lancelet's)."""
-    txn = ops.Transaction(read_version, operation, properties=dict(properties or {}))
-    data_format = ("lance", storage_version(version))
     try:
-        return commit_transaction(store, txn, create_only=create_only, data_format=data_format)
+        return commit(
+            location,
+            operation,
+            read_version,
+            properties=properties,
+            create_only=create_only,
+            file_format=version,
+        )
     except BaseException:
         new: tuple[Fragment, ...] = ()
-        if isinstance(operation, (ops.Append, ops.Overwrite)):
+        if isinstance(operation, (Append, Overwrite)):
             new = tuple(operation.fragments)
-        elif isinstance(operation, ops.Merge):
-            kept = {f.id for f in store.read_manifest(read_version).fragments}
+        elif isinstance(operation, Merge):
+            kept = {f.id for f in open_snapshot(location, read_version).manifest.fragments}
             new = tuple(f for f in operation.fragments if f.id not in kept)
-        discard_data_files(store, new)
+        discard_written(location, new)
         raise
 
 
@@ -247,8 +261,7 @@ class LanceWriter(sds.DataSourceArrowWriter):
     @classmethod
     def create(cls, spark: st.StructType, options: WriteOptions, overwrite: bool) -> LanceWriter:
         uri = options.path
-        found = options.store().latest_manifest()
-        latest = found[0] if found else None
+        latest = latest_manifest(options.location())
         if options.write_mode is not None and overwrite:
             raise ValueError(f"{uri}: write_mode={options.write_mode} needs Spark's append mode")
         if options.overwrite_schema and not overwrite:
@@ -280,14 +293,14 @@ class LanceWriter(sds.DataSourceArrowWriter):
             options.storage_options,
         )
 
-    def _store(self) -> DatasetStore:
-        return DatasetStore(self.uri, self.storage_options)
+    def _location(self) -> Location:
+        return Location(self.uri, self.storage_options)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> LanceCommitMessage:
         if self.skip:
             return LanceCommitMessage((), self.read_version)
         return write_task(
-            self._store(),
+            self._location(),
             self.schema.load(),
             iterator,
             self.max_rows_per_file,
@@ -302,28 +315,28 @@ class LanceWriter(sds.DataSourceArrowWriter):
         creates = self.read_version == 0
         if not fragments and not creates and not self.overwrite:
             return  # appending no rows makes no version
-        store = self._store()
-        if self.write_mode == "ignore" and store.latest_location():
-            discard(store, messages)  # another writer created it meanwhile
+        location = self._location()
+        if self.write_mode == "ignore" and latest_version(location):
+            discard(location, messages)  # another writer created it meanwhile
             return
         operation = self._operation(fragments, creates)
         # Appending creates the dataset only if no other writer has created it meanwhile.
         create_only = creates and not self.overwrite
         commit_fragments(
-            store, operation, self.read_version, create_only=create_only, version=self.version
+            location, operation, self.read_version, create_only=create_only, version=self.version
         )
 
-    def _operation(self, fragments: tuple[Fragment, ...], creates: bool) -> ops.Operation:
+    def _operation(self, fragments: tuple[Fragment, ...], creates: bool) -> Operation:
         if creates or self.overwrite:
-            return ops.Overwrite(fragments, self.schema.load())
+            return Overwrite(fragments, self.schema.load())
         if not self.adds_columns:
-            return ops.Append(fragments)
+            return Append(fragments)
         # New columns and new rows in one commit: the fragments read have no data for
         # the new columns, which read as nulls; any commit since is a conflict.
-        read = self._store().read_manifest(self.read_version)
+        read = open_snapshot(self._location(), self.read_version).manifest
         first = read.next_fragment_id()
         added = tuple(f.with_id(first + i) for i, f in enumerate(fragments))
-        return ops.Merge(read.fragments + added, self.schema.load())
+        return Merge(read.fragments + added, self.schema.load())
 
     def abort(self, messages: Sequence[sds.WriterCommitMessage | None]) -> None:
-        discard(self._store(), messages)
+        discard(self._location(), messages)

@@ -266,7 +266,7 @@ def plan_merge_insert(
         raise
     inserted_keys = None
     if len(outcome.inserted):
-        inserted_keys = _KeySet(store, keys, source.take(outcome.inserted).select(list(keys)))
+        inserted_keys = KeySet(store, keys, source.take(outcome.inserted).select(list(keys)))
     every_field = tuple(f.id for f in manifest.schema.fields)  # as pylance records it
     operation = Update(
         removed, updated, tuple(new_fragments), (), every_field, inserted_keys=inserted_keys
@@ -491,7 +491,7 @@ def rows_at(
 
 
 @dataclass(frozen=True)
-class _KeySet:
+class KeySet:
     """The keys this merge inserts, to check against rows other writers added since."""
 
     store: DatasetStore
