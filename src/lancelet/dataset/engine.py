@@ -21,6 +21,8 @@ transaction layer's, named here.
 - Committing: :func:`commit` (one operation, through the commit loop and its
   conflict rules), :func:`fold_into_merge`.
 - Row-level changes: :func:`apply_row_change`, :class:`InsertedKeys`.
+- Catalogs (``namespace/``), whose tables share the catalog's storage:
+  :func:`open_with_storage`, :func:`create_with_storage`.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import pyarrow as pa
 
 from lancelet import io
 from lancelet.dataset.core.snapshot import Snapshot
+from lancelet.dataset.dataset import LanceDataset
 from lancelet.dataset.indices import catalog
 from lancelet.dataset.mutate.delete import delete_addresses, discard_deletions
 from lancelet.dataset.mutate.merge_insert import KeySet
@@ -56,6 +59,7 @@ from lancelet.dataset.write.data_files import (
     storage_version,
     write_fragment_files,
 )
+from lancelet.dataset.write.dataset_write import write_to_store
 from lancelet.errors import CorruptDatasetError, CorruptIndexError, LanceletError
 from lancelet.expr import Predicate
 from lancelet.index.planner import plan
@@ -472,3 +476,16 @@ class InsertedKeys:
         except (LanceletError, *_ARROW_ERRORS):
             return True  # keys that cannot be compared: assume the worst
         return KeySet(store, self.on, mine).found_in(fragments, schema)
+
+
+def open_with_storage(uri: str, file_io: io.FileIO) -> LanceDataset:
+    """The latest version of the dataset at ``uri``, reached through ``file_io`` (a
+    catalog's own storage, which the tables it lists share)."""
+    return LanceDataset(uri, _store=DatasetStore(uri, file_io=file_io))
+
+
+def create_with_storage(uri: str, file_io: io.FileIO, data: Any) -> Snapshot:
+    """A new dataset at ``uri`` holding ``data``, written through ``file_io``
+    (``DatasetAlreadyExistsError`` if one is there)."""
+    store = DatasetStore(uri, file_io=file_io)
+    return Snapshot(uri, store, write_to_store(store, uri, data, mode="create"))

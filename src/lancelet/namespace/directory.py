@@ -51,7 +51,7 @@ from lance_namespace import (
 )
 
 from lancelet import io
-from lancelet.dataset.write.dataset_write import write_to_store
+from lancelet.dataset import engine
 from lancelet.errors import DatasetAlreadyExistsError, UnsupportedOptionError
 from lancelet.namespace import requests as rq
 from lancelet.namespace.config import DirectoryConfig, parse_properties
@@ -73,7 +73,6 @@ from lancelet.namespace.manifest import (
     ManifestTable,
     namespace_entry,
 )
-from lancelet.transaction.store import DatasetStore
 
 TABLE_SUFFIX = ".lance"
 RESERVED_MARKER = ".lance-reserved"
@@ -223,7 +222,7 @@ class DirectoryNamespace(LanceNamespace):
         location = self._new_table_location(ident)
         uri = self._table_uri(location)
         try:
-            created = write_to_store(DatasetStore(uri, file_io=self._io), uri, data, mode="create")
+            created = engine.create_with_storage(uri, self._io, data)
         except DatasetAlreadyExistsError as exc:
             raise TableAlreadyExistsError(f"Table already exists: {ident[-1]}") from exc
         try:

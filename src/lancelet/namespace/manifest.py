@@ -18,10 +18,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelet import io
+from lancelet.dataset import engine
 from lancelet.dataset.dataset import LanceDataset
-from lancelet.dataset.write.dataset_write import write_to_store
 from lancelet.errors import DatasetAlreadyExistsError
-from lancelet.transaction.store import DatasetStore
 
 MANIFEST_NAME = "__manifest"
 DELIMITER = "$"
@@ -72,13 +71,10 @@ class ManifestTable:
         self.uri = f"{root}/{MANIFEST_NAME}"
         self._io = file_io
 
-    def _store(self) -> DatasetStore:
-        return DatasetStore(self.uri, file_io=self._io)
-
     def _open(self) -> LanceDataset | None:
         if not self._io.is_dir(self.uri):
             return None
-        return LanceDataset(self.uri, _store=self._store())
+        return engine.open_with_storage(self.uri, self._io)
 
     def _rows(self) -> pa.Table:
         found = self._open()
@@ -129,11 +125,11 @@ class ManifestTable:
         found = self._open()
         if found is None:
             try:
-                write_to_store(self._store(), self.uri, row, mode="create")
+                engine.create_with_storage(self.uri, self._io, row)
                 return True
             except DatasetAlreadyExistsError:
                 # Another writer created the table first: insert into theirs.
-                found = LanceDataset(self.uri, _store=self._store())
+                found = engine.open_with_storage(self.uri, self._io)
         merge = found.merge_insert("object_id").when_not_matched_insert_all()
         return merge.execute(row)["num_inserted_rows"] == 1
 
