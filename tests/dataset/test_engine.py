@@ -149,3 +149,18 @@ def test_file_sizes_and_version_records_match_the_disk_and_pylance(tmp_path: Pat
     assert records[2].properties["a"] == "b"
     stamps = [int(v["timestamp"].timestamp()) for v in lance.dataset(uri).versions()]
     assert [r.timestamp_ns // 10**9 for r in records] == stamps
+
+
+def test_list_indices_counts_the_fragments_a_deferred_compaction_moved(tmp_path: Path) -> None:
+    """After a compaction that defers index remapping, an index covers the new
+    fragments through the Fragment Reuse Index: listed as pylance lists it."""
+    uri = str(tmp_path / "d")
+    _dataset(uri)
+    ds = lance.dataset(uri)
+    ds.create_scalar_index("k", "BTREE")
+    ds.delete("k < 5")
+    ds.optimize.compact_files(target_rows_per_fragment=5000, defer_index_remap=True)
+    listed = engine.list_indices(engine.open_snapshot(engine.Location(uri)))
+    theirs = lance.dataset(uri).list_indices()
+    ours = [(i["name"], sorted(i["fragment_ids"])) for i in listed if i["name"] == "k_idx"]
+    assert ours == [(i["name"], sorted(i["fragment_ids"])) for i in theirs if i["name"] == "k_idx"]

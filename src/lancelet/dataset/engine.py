@@ -41,6 +41,7 @@ from lancelet.dataset.indices import catalog
 from lancelet.dataset.mutate.delete import delete_addresses, discard_deletions
 from lancelet.dataset.mutate.merge_insert import KeySet
 from lancelet.dataset.mutate.schema_ops import extend_schema
+from lancelet.dataset.read import frag_reuse
 from lancelet.dataset.read.fragment_reader import FragmentReader
 from lancelet.dataset.read.index_plan import usable_indices
 from lancelet.dataset.read.projection import ROW_ADDRESS, ROW_ID
@@ -235,8 +236,9 @@ def _size(store: DatasetStore, path: str, recorded: int | None = None) -> int:
 
 
 def list_indices(snapshot: Snapshot) -> list[dict[str, Any]]:
-    """The version's index segments, as pylance's ``list_indices`` describes them."""
-    return catalog.list_indices(snapshot.manifest)
+    """The version's index segments, as pylance's ``list_indices`` describes them (the
+    fragments each covers read through the Fragment Reuse Index)."""
+    return catalog.list_indices(frag_reuse.with_coverage(snapshot.store, snapshot.manifest))
 
 
 # -- reading -----------------------------------------------------------------------------
