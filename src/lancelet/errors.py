@@ -174,6 +174,17 @@ class UnknownIndexTypeError(ArgumentError, NotImplementedError):
     """An index type name that names no index (a ``NotImplementedError`` in pylance)."""
 
 
+class VectorQueryError(ArgumentError):
+    """A ``nearest=`` query pylance refuses with a ``ValueError``: k or another count
+    out of range, a query vector of the wrong size, NaN in it, an unknown metric or one
+    the column's element type does not take, a ``distance_range`` that is no pair."""
+
+
+class VectorQueryTypeError(LanceletError, TypeError):
+    """A ``nearest=`` query pylance refuses with a ``TypeError``: a key it does not
+    know, a column that holds no vectors, a value of the wrong type."""
+
+
 class UnsupportedOptionError(LanceletError, NotImplementedError):
     """A pylance option that lancelet does not implement was given a non-default value."""
 
@@ -289,6 +300,12 @@ class ScalarIndexError(LanceletError):
 
 class UnsupportedIndexError(ScalarIndexError):
     """An index uses a layout or option this implementation does not read or write."""
+
+
+class UnsupportedVectorIndexError(UnsupportedIndexError, NotImplementedError):
+    """A nearest-neighbour query would use a vector index, which lancelet does not
+    read yet (pylance would answer from the index, approximately): refused, never
+    answered by an exact search instead."""
 
 
 class CorruptIndexError(ScalarIndexError, CorruptDatasetError):

@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 
 from lancelet.dataset.core import arguments
 from lancelet.dataset.core.options import refuse_unimplemented
+from lancelet.dataset.read.nearest_scanner import nearest_scanner
 from lancelet.dataset.read.ordering import orderings
 from lancelet.dataset.read.projection import SPECIAL, Columns, projection
 from lancelet.dataset.read.scanner import LanceScanner
@@ -34,11 +35,9 @@ Filter: TypeAlias = str | pc.Expression
 # The scan keywords lancelet does not implement: refused unless left at their
 # defaults, in this order.
 _UNIMPLEMENTED_KEYWORDS = (
-    "nearest",
     "batch_size_bytes",
     "index_segments",
     "full_text_query",
-    "fast_search",
     "blob_handling",
     "row_addr_allowlist",
     "row_addr_blocklist",
@@ -92,6 +91,9 @@ class Scannable:
         refuse_unimplemented(call, **{name: keywords[name] for name in _UNIMPLEMENTED_KEYWORDS})
         store, manifest, own = self._source()
         chosen = own if fragments is None else _fragment_metadata(fragments, call)
+        if nearest is not None:
+            return nearest_scanner(store, manifest, chosen, keywords, call)
+        refuse_unimplemented(call, fast_search=fast_search)
         return LanceScanner(
             store,
             manifest,
@@ -226,7 +228,7 @@ class Scannable:
     def count_rows(self, filter: Filter | None = None, **kwargs: Any) -> int:
         # pylance's count_rows drops these (so a limit changes nothing there); refusing
         # them keeps code written for either library from meaning two things.
-        for name in ("columns", "limit", "offset"):
+        for name in ("columns", "limit", "offset", "nearest"):
             if kwargs.get(name) is not None:
                 raise UnsupportedOptionError(f"count_rows does not take {name}=")
         kwargs.pop("columns", None)

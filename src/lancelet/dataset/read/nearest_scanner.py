@@ -1,0 +1,367 @@
+"""A scan with ``nearest=``: the k nearest rows of a vector column, with pylance's
+columns, order, filters and slicing (measured on pylance 14):
+
+* the output is the projected columns with ``_distance`` (float32) after them, unless
+  named among them (or ``disable_scoring_autoprojection``); ``_rowid`` and
+  ``_rowaddr`` asked for by flag come last; a batch search starts with
+  ``query_index`` (int32, not null), wherever the columns name it;
+* rows come by query, then distance, then row id;
+* a prefilter (``prefilter=True``) selects the rows searched, so k rows come back if
+  k pass it; a postfilter (the default) filters the k nearest, so fewer may, and may
+  read ``_distance`` (and ``query_index``);
+* ``offset`` and ``limit`` slice the result after the filter;
+* ``fast_search`` searches only indexed fragments: none, without a vector index.
+
+The search is exact (:mod:`flat_search`); a column with a vector index, which pylance
+would search approximately through it, is refused unless ``use_index`` is False.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lancelet.dataset.core import arguments
+from lancelet.dataset.core.options import refuse_unimplemented
+from lancelet.dataset.read.flat_search import FlatSearch
+from lancelet.dataset.read.fragment_reader import FragmentReader
+from lancelet.dataset.read.nearest import DISTANCE, QUERY_INDEX, NearestQuery, nearest_query
+from lancelet.dataset.read.projection import (
+    ROW_ADDRESS,
+    ROW_ID,
+    ROW_OFFSET,
+    SPECIAL,
+    Columns,
+    projection,
+    with_specials,
+)
+from lancelet.dataset.read.row_columns import live_rows_before, row_offsets
+from lancelet.dataset.read.scanner import LanceScanner, default_batch_size
+from lancelet.errors import UnsupportedOptionError, UnsupportedVectorIndexError, VectorQueryError
+from lancelet.expr.filter import referenced_columns, to_expression
+from lancelet.table import row_address
+from lancelet.table.fragment import Fragment
+from lancelet.table.manifest import Manifest
+from lancelet.transaction.store import DatasetStore
+
+# Rows a search reads at once: large enough for the matrix product to run at BLAS
+# speed, small enough to bound memory (a batch of vectors and its distances).
+SEARCH_BATCH = 16384
+
+
+class NearestScanner(LanceScanner):
+    """``LanceScanner`` for a nearest-neighbour scan (what ``scanner(nearest=...)``
+    returns); every public method of a scanner is answered here."""
+
+    def __init__(  # the scan's keywords, as LanceScanner's
+        self,
+        store: DatasetStore,
+        manifest: Manifest,
+        query: NearestQuery,
+        *,
+        columns: Columns | None = None,
+        filter: str | pc.Expression | None = None,
+        prefilter: bool = False,
+        limit: int | None = None,
+        offset: int | None = None,
+        with_row_id: bool = False,
+        with_row_address: bool = False,
+        fragments: Sequence[Fragment] | None = None,
+        use_scalar_index: bool = True,
+        fast_search: bool = False,
+        disable_scoring_autoprojection: bool = False,
+        batch_size: int | None = None,
+        strict_batch_size: bool = False,
+    ) -> None:
+        self._arguments = {
+            k: v for k, v in locals().items() if k not in ("self", "store", "manifest", "query")
+        }
+        self._store = store
+        self._manifest = manifest
+        self._query = query
+        self._arrow = manifest.schema.to_arrow()
+        self._where = f"{store.root}: nearest scan"
+        self._filter_text = None if filter is None else str(filter)
+        self._raw_filter = filter
+        self._prefilter = prefilter
+        self._limit = limit
+        self._offset = offset or 0
+        self._with_row_id = with_row_id
+        self._with_row_address = with_row_address
+        self._fragments = list(manifest.fragments if fragments is None else fragments)
+        self._use_scalar_index = use_scalar_index
+        self._autoproject = not disable_scoring_autoprojection
+        self._batch_size = batch_size or default_batch_size()
+        self._strict = strict_batch_size
+        self._searched = [] if fast_search else self._fragments
+        self._refuse_vector_index(fast_search)
+        self._known = _known_schema(self._arrow, query.batch)
+        # Without columns, the dataset's; named ones may include _distance and the
+        # row id and address.
+        schema = self._arrow if columns is None else self._known
+        self._shape = projection(_named(columns, query.batch), schema, self._where)
+        self._post = None if prefilter else to_expression(filter, self._known)
+
+    def _refuse_vector_index(self, fast_search: bool) -> None:
+        """A vector index on the column: pylance would search through it."""
+        field = next(f for f in self._manifest.schema.top_level() if f.name == self._query.column)
+        for index in self._manifest.indices:
+            if index.is_system or field.id not in index.fields:
+                continue
+            if self._query.use_index or fast_search:
+                raise UnsupportedVectorIndexError(
+                    f"{self._where}: column {self._query.column!r} has the index "
+                    f"{index.name!r}; lancelet does not read vector indices yet (pass "
+                    "use_index=False in nearest for an exact search, without fast_search)"
+                )
+
+    def with_row_ids(self) -> LanceScanner:
+        return NearestScanner(
+            self._store, self._manifest, self._query, **{**self._arguments, "with_row_id": True}
+        )
+
+    @property
+    def projected_schema(self) -> pa.Schema:
+        return self._output(self._materialized(_empty_hits())).schema
+
+    def to_table(self) -> pa.Table:
+        return self._output(self._nearest_rows())
+
+    def to_batches(self) -> Iterator[pa.RecordBatch]:
+        table = self.to_table().combine_chunks()
+        size = self._batch_size if self._strict else None
+        yield from table.to_batches(max_chunksize=size)
+
+    def to_reader(self) -> pa.RecordBatchReader:
+        return pa.RecordBatchReader.from_batches(self.projected_schema, self.to_batches())
+
+    def count_rows(self) -> int:
+        return int(self._nearest_rows().num_rows)
+
+    def _hits(self) -> pa.Table:
+        """The nearest rows of each query: query_index, _rowid, _rowaddr, _distance."""
+        search = FlatSearch(self._query)
+        if self._searched:
+            scan = LanceScanner(
+                self._store,
+                self._manifest,
+                columns=[self._query.column],
+                filter=self._raw_filter if self._prefilter else None,
+                with_row_id=True,
+                with_row_address=True,
+                batch_size=SEARCH_BATCH,
+                fragments=self._searched,
+                use_scalar_index=self._use_scalar_index,
+            )
+            search.add_all(scan.to_batches())
+        return search.result()
+
+    def _nearest_rows(self) -> pa.Table:
+        """The nearest rows with every column the output and the postfilter read,
+        postfiltered, offset and limited."""
+        table = self._materialized(self._hits())
+        if self._post is not None:
+            table = table.filter(self._post)
+        stop = None if self._limit is None else self._offset + self._limit
+        return table.slice(self._offset, None if stop is None else stop - self._offset)
+
+    def _reads(self) -> list[str]:
+        """The dataset columns to read for the nearest rows."""
+        wanted = set(self._shape.reads)
+        if self._post is not None and isinstance(self._raw_filter, str):
+            wanted |= referenced_columns(self._raw_filter, self._known)
+        elif self._post is not None:
+            wanted |= set(self._arrow.names)  # an Arrow expression does not list them
+        return [n for n in self._arrow.names if n in wanted]
+
+    def _materialized(self, hits: pa.Table) -> pa.Table:
+        """``hits`` with the dataset columns read at their addresses, and the row
+        offsets when asked for."""
+        addresses = hits[ROW_ADDRESS].to_numpy()
+        unique, back = np.unique(addresses, return_inverse=True)
+        offsets = ROW_OFFSET in self._shape.special_outputs or ROW_OFFSET in self._shape.reads
+        rows = _rows_at(self._store, self._manifest, unique, self._reads(), offsets)
+        rows = rows.take(pa.array(back.reshape(-1).astype(np.int64)))
+        for name in (QUERY_INDEX, ROW_ID, ROW_ADDRESS, DISTANCE):
+            rows = rows.append_column(name, hits[name])
+        return rows
+
+    def _output(self, table: pa.Table) -> pa.Table:
+        """The output columns of the selected rows, in pylance's order."""
+        computed = self._shape.apply(table, self._where)
+        names: list[str] = []
+        arrays: list[pa.ChunkedArray] = []
+        if self._query.batch:
+            names.append(QUERY_INDEX)
+            arrays.append(table[QUERY_INDEX])
+        fields = iter(computed.columns)
+        for item in self._shape.layout:
+            names.append(item if isinstance(item, str) else self._shape.fields[item].name)
+            arrays.append(table[item] if isinstance(item, str) else next(fields))
+        tail = [(self._autoproject, DISTANCE), (self._with_row_id, ROW_ID)]
+        tail.append((self._with_row_address, ROW_ADDRESS))
+        for wanted, name in tail:
+            if wanted and name not in names:
+                names.append(name)
+                arrays.append(table[name])
+        return pa.Table.from_arrays(arrays, schema=self._schema(names, arrays))
+
+    def _schema(self, names: list[str], arrays: list[pa.ChunkedArray]) -> pa.Schema:
+        by_name = {f.name: f for f in self._shape.fields}
+        fields = []
+        for name, array in zip(names, arrays, strict=True):
+            if name == QUERY_INDEX and self._query.batch:
+                fields.append(pa.field(name, pa.int32(), nullable=False))
+            elif name in by_name and name not in SPECIAL:
+                fields.append(by_name[name])
+            else:
+                fields.append(pa.field(name, array.type))
+        return pa.schema(fields, metadata=self._arrow.metadata)
+
+    def explain_plan(self, verbose: bool = False) -> str:
+        """The plan of this search, in the shape of pylance's."""
+        return "\n".join(self._plan_lines()) + "\n"
+
+    def analyze_plan(self, count_rows: bool = False) -> str:
+        if count_rows:
+            raise UnsupportedOptionError("LanceScanner.analyze_plan: count_rows=True")
+        rows = self.to_table().num_rows
+        return f"AnalyzeExec: output_rows={rows}\n" + self.explain_plan()
+
+    def _plan_lines(self) -> list[str]:
+        query = self._query
+        read = (
+            f"LanceRead: uri={self._store.root}, projection=[{query.column}], "
+            f"num_fragments={len(self._searched)}, row_id=true, "
+            f"full_filter={self._filter_text if self._prefilter else '--'}"
+        )
+        steps = [
+            f"ProjectionExec: expr={self.projected_schema.names}",
+            f"FilterExec: {self._filter_text}" if self._post is not None else "",
+            f"Take: columns={self._reads()}",
+            f"FilterExec: {DISTANCE} IS NOT NULL",
+            f"SortExec: TopK(fetch={query.k}), expr=[{DISTANCE} ASC, {ROW_ID} ASC]",
+            f"KNNVectorDistance: metric={query.metric}, exact (flat) search",
+            read,
+        ]
+        if self._offset or self._limit is not None:
+            steps.insert(0, f"GlobalLimitExec: skip={self._offset}, fetch={self._limit}")
+        return ["  " * depth + step for depth, step in enumerate(s for s in steps if s)]
+
+
+def _known_schema(arrow: pa.Schema, batch: bool) -> pa.Schema:
+    """The columns a projection or postfilter of a nearest scan may name: the
+    dataset's, the row id and address, ``_distance`` and (in a batch) ``query_index``."""
+    extra = [pa.field(DISTANCE, pa.float32())]
+    if batch:
+        extra.append(pa.field(QUERY_INDEX, pa.int32(), nullable=False))
+    return pa.schema([*with_specials(arrow), *extra])
+
+
+def _named(columns: Columns | None, batch: bool) -> Columns | None:
+    """The columns without ``query_index``, which a batch search puts first anyway."""
+    if batch and isinstance(columns, (list, tuple)):
+        return [c for c in columns if c != QUERY_INDEX]
+    return columns
+
+
+def _empty_hits() -> pa.Table:
+    return pa.table(
+        {
+            QUERY_INDEX: pa.array([], pa.int32()),
+            ROW_ID: pa.array([], pa.uint64()),
+            ROW_ADDRESS: pa.array([], pa.uint64()),
+            DISTANCE: pa.array([], pa.float32()),
+        }
+    )
+
+
+def _rows_at(
+    store: DatasetStore,
+    manifest: Manifest,
+    addresses: np.ndarray,
+    columns: list[str],
+    offsets: bool,
+) -> pa.Table:
+    """The ``columns`` of the rows at ``addresses`` (sorted, unique), in that order;
+    with ``offsets``, their ``_rowoffset`` too."""
+    before = live_rows_before(manifest) if offsets else {}
+    fragment_ids = row_address.fragment_ids(addresses)
+    local = row_address.offsets(addresses).astype(np.int64)
+    parts: list[pa.Table] = []
+    for fragment in sorted(manifest.fragments, key=lambda f: f.id):
+        chosen = fragment_ids == fragment.id
+        if not chosen.any():
+            continue
+        reader = FragmentReader(store, manifest.schema, fragment)
+        part = reader.take(columns, local[chosen])
+        if offsets:
+            position = row_offsets(local[chosen], reader.deleted, before[fragment.id])
+            part = part.append_column(ROW_OFFSET, position)
+        parts.append(part)
+    if parts:
+        return pa.concat_tables(parts)
+    empty = FragmentReader(store, manifest.schema, Fragment(0, (), 0)).read(columns, 0, 0)
+    if offsets:
+        empty = empty.append_column(ROW_OFFSET, pa.array([], pa.uint64()))
+    return empty
+
+
+def nearest_scanner(
+    store: DatasetStore,
+    manifest: Manifest,
+    fragments: list[Fragment] | None,
+    keywords: dict[str, Any],
+    call: str,
+) -> NearestScanner:
+    """The scan ``scanner(**keywords)`` asks for, ``nearest`` given; ``fragments`` are
+    those to search (None: all)."""
+    refuse_unimplemented(
+        call,
+        **{name: keywords[name] for name in _REFUSED if keywords.get(name) is not None},
+    )
+    if keywords.get("include_deleted_rows"):
+        raise VectorQueryError(f"{call}: include_deleted_rows cannot be used with nearest")
+    for name in ("order_by", "scan_stats_callback"):
+        if keywords.get(name):
+            raise UnsupportedOptionError(
+                f"{call}: {name} with nearest (pylance ignores it in a vector search)"
+            )
+    query = nearest_query(keywords["nearest"], manifest.schema.to_arrow(), call)
+    return NearestScanner(
+        store,
+        manifest,
+        query,
+        columns=keywords["columns"],
+        filter=keywords["filter"],
+        prefilter=arguments.flag(keywords["prefilter"], "prefilter", call),
+        limit=arguments.row_count(keywords["limit"], "limit", call),
+        offset=arguments.row_count(keywords["offset"], "offset", call),
+        with_row_id=arguments.flag(keywords["with_row_id"], "with_row_id", call),
+        with_row_address=arguments.flag(keywords["with_row_address"], "with_row_address", call),
+        fragments=fragments,
+        use_scalar_index=arguments.flag(
+            keywords["use_scalar_index"], "use_scalar_index", call, True
+        ),
+        fast_search=arguments.flag(keywords["fast_search"], "fast_search", call),
+        disable_scoring_autoprojection=arguments.flag(
+            keywords["disable_scoring_autoprojection"], "disable_scoring_autoprojection", call
+        ),
+        batch_size=arguments.positive(keywords["batch_size"], "batch_size", call),
+        strict_batch_size=arguments.flag(keywords["strict_batch_size"], "strict_batch_size", call),
+    )
+
+
+# Scan keywords lancelet does not implement, refused with nearest as without it.
+_REFUSED = (
+    "batch_size_bytes",
+    "index_segments",
+    "full_text_query",
+    "blob_handling",
+    "row_addr_allowlist",
+    "row_addr_blocklist",
+)

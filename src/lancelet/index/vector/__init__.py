@@ -1,0 +1,1 @@
+"""Vector search: distance kernels (pure numpy); vector indices are not read yet."""

@@ -1,0 +1,99 @@
+"""Distances between vectors and query vectors, with pylance's definitions.
+
+pylance's metrics, as measured on pylance 14 (``_distance`` is float32):
+
+* ``l2`` (also ``euclidean``): the *squared* Euclidean distance, ``sum((x - q)**2)``;
+* ``cosine``: ``1 - x.q / (|x| |q|)`` (NaN, so never returned, for a zero vector);
+* ``dot``: ``1 - x.q``;
+* ``hamming``: the number of differing bits of two ``uint8`` vectors.
+
+A search first *screens* a batch of vectors with one matrix product per batch (BLAS,
+in the vectors' own precision), which also bounds each distance's rounding error; the
+few rows that can still be among the nearest are then measured *exactly* (float64,
+term by term), so that equal vectors are at distance 0 and ties are true ties, as
+they are in pylance's direct computation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+L2 = "l2"
+COSINE = "cosine"
+DOT = "dot"
+HAMMING = "hamming"
+
+# pylance's metric names, matched without regard to case.
+_NAMES = {"l2": L2, "euclidean": L2, "cosine": COSINE, "dot": DOT, "hamming": HAMMING}
+
+
+def metric_named(name: str) -> str | None:
+    """The metric ``name`` names (any case), or None if none."""
+    return _NAMES.get(name.lower())
+
+
+def compute_dtype(element: np.dtype) -> np.dtype:
+    """The precision a batch is screened in: float16 vectors as float32 (numpy has no
+    fast float16 product), others as they are."""
+    if element == np.float16:
+        return np.dtype(np.float32)
+    return element
+
+
+def screened(metric: str, vectors: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """The distances from each query (rows of ``queries``, m x d) to each vector
+    (rows of ``vectors``, n x d) as an m x n array, through one matrix product in
+    the vectors' precision; off by at most :func:`margins` (exact for hamming)."""
+    if metric == HAMMING:
+        return np.asarray(np.stack([_hamming(vectors, q) for q in queries]))
+    with np.errstate(all="ignore"):
+        products = queries @ vectors.T
+        if metric == DOT:
+            return np.asarray(1 - products)
+        vector_norms = np.einsum("ij,ij->i", vectors, vectors)
+        query_norms = np.einsum("ij,ij->i", queries, queries)
+        if metric == L2:
+            out: np.ndarray = vector_norms[None, :] - 2 * products + query_norms[:, None]
+            return np.asarray(np.maximum(out, 0))
+        scale = np.sqrt(query_norms)[:, None] * np.sqrt(vector_norms)[None, :]
+        return np.asarray(1 - products / scale)
+
+
+def margins(metric: str, vectors: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """Per query, a bound on the error of :func:`screened`'s distances to ``vectors``:
+    the classic bound of a d-term dot product's rounding, ``d u |x| |q|``, with room."""
+    if metric == HAMMING:
+        return np.zeros(len(queries))
+    unit = float(np.finfo(vectors.dtype).eps)
+    terms = (vectors.shape[1] + 4) * unit
+    if metric == COSINE or not len(vectors):
+        return np.full(len(queries), 4 * terms)
+    with np.errstate(all="ignore"):
+        largest = float(np.max(np.einsum("ij,ij->i", vectors, vectors), initial=0.0))
+        query_norms = np.einsum("ij,ij->i", queries, queries).astype(np.float64)
+        if metric == DOT:
+            return np.asarray(2 * terms * np.sqrt(largest * query_norms) + unit)
+        return np.asarray(3 * terms * (largest + query_norms))
+
+
+def exact(metric: str, vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """The distances from ``query`` to each of ``vectors``, term by term in float64
+    (what the screen's candidates are ranked by)."""
+    if metric == HAMMING:
+        return _hamming(vectors, query).astype(np.float64)
+    x = vectors.astype(np.float64)
+    q = query.astype(np.float64)
+    with np.errstate(all="ignore"):
+        if metric == L2:
+            out: np.ndarray = np.square(x - q).sum(axis=1)
+            return out
+        products = (x * q).sum(axis=1)
+        if metric == DOT:
+            return np.asarray(1 - products)
+        scale = np.sqrt(np.square(x).sum(axis=1)) * np.sqrt(np.square(q).sum())
+        return np.asarray(1 - products / scale)
+
+
+def _hamming(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
+    out: np.ndarray = np.bitwise_count(np.bitwise_xor(vectors, query)).sum(axis=1, dtype=np.int64)
+    return out
