@@ -89,7 +89,6 @@ def test_every_pylance_keyword_is_known(
 
 
 REFUSED_SCAN_OPTIONS = [
-    {"nearest": {"column": "v", "q": [1.0], "k": 1}},
     {"batch_size_bytes": 1024},
     {"index_segments": ["x"]},
     {"full_text_query": "row"},

@@ -193,6 +193,6 @@ def test_nulls_in_a_non_nullable_column(tmp_path: Path) -> None:
 
 def test_options_that_would_change_results_are_refused(uri: str) -> None:
     ds = ll.dataset(uri)
-    with pytest.raises(NotImplementedError, match="nearest"):
+    with pytest.raises(TypeError, match="'v' must be a vector column"):
         ds.to_table(nearest={"column": "v", "q": [1.0]})
     assert ds.to_table(batch_readahead=4, io_buffer_size=1 << 20).num_rows == 270

@@ -22,7 +22,7 @@ from lancelet.dataset.read.ordering import orderings
 from lancelet.dataset.read.projection import SPECIAL, Columns, projection
 from lancelet.dataset.read.scanner import LanceScanner
 from lancelet.dataset.read.take import take_rows
-from lancelet.errors import UnsupportedOptionError
+from lancelet.errors import UnsupportedOptionError, VectorQueryError
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.store import DatasetStore
@@ -92,6 +92,8 @@ class Scannable:
         store, manifest, own = self._source()
         chosen = own if fragments is None else _fragment_metadata(fragments, call)
         if nearest is not None:
+            if fragments is not None:  # as pylance
+                raise VectorQueryError(f"{call}: nearest is not supported for a fragment scan")
             return nearest_scanner(store, manifest, chosen, keywords, call)
         refuse_unimplemented(call, fast_search=fast_search)
         return LanceScanner(

@@ -77,21 +77,29 @@ class FlatSearch:
     def _candidates(
         self, screen: np.ndarray, bound: float, valid: np.ndarray, worst: float
     ) -> np.ndarray:
-        """The rows of a batch that may be among a query's k nearest: within the
-        distance range and no farther than the k-th nearest (of the batch, or held
-        already) by more than the screen's error.  A NaN screen keeps its row: the
-        exact measure decides (an infinite query screens as NaN but measures inf)."""
+        """The rows of a batch that may be among a query's k nearest: possibly within
+        the distance range, and no farther than the k-th nearest (of those held, or of
+        the batch's rows surely in range) by more than the screen's error.  A NaN
+        screen keeps its row: the exact measure decides (an infinite query screens as
+        NaN but measures inf)."""
         k = self._query.k
-        lower, upper = self._query.lower, self._query.upper
-        keep = valid.copy()
-        if lower is not None:
-            keep &= ~(screen < lower - bound - abs(lower) * _FLOAT32_ROUNDING)
-        if upper is not None:
-            keep &= ~(screen >= upper + bound + abs(upper) * _FLOAT32_ROUNDING)
-        rows = np.flatnonzero(keep)
+        maybe, surely = valid.copy(), valid.copy()
+        for bound_value, below in ((self._query.lower, True), (self._query.upper, False)):
+            if bound_value is None:
+                continue
+            slack = bound + abs(bound_value) * _FLOAT32_ROUNDING
+            if below:
+                maybe &= ~(screen < bound_value - slack)
+                surely &= screen >= bound_value + slack
+            else:
+                maybe &= ~(screen >= bound_value + slack)
+                surely &= screen < bound_value - slack
+        rows = np.flatnonzero(maybe)
         limit = worst
-        if len(rows) > k:
-            limit = min(limit, float(np.partition(screen[rows], k - 1)[k - 1]))
+        inside = screen[surely]
+        inside = inside[~np.isnan(inside)]
+        if len(inside) >= k:
+            limit = min(limit, float(np.partition(inside, k - 1)[k - 1]))
         if np.isfinite(limit):
             reach = limit + bound + abs(limit) * _FLOAT32_ROUNDING
             rows = rows[~(screen[rows] > reach)]

@@ -117,7 +117,7 @@ def _vector_column(column: Any, schema: pa.Schema, where: str) -> tuple[np.dtype
     if index < 0:
         raise VectorQueryError(f"{where}: nearest column {column!r} is not in the dataset")
     dtype = schema.field(index).type
-    storage = dtype.storage_type if isinstance(dtype, pa.ExtensionType) else dtype
+    storage = dtype.storage_type if isinstance(dtype, pa.BaseExtensionType) else dtype
     if pa.types.is_list(storage) and pa.types.is_fixed_size_list(storage.value_type):
         raise VectorQueryError(
             f"{where}: nearest column {column!r} holds multivectors ({dtype}); lancelet "
@@ -173,13 +173,11 @@ def _as_array(q: Any, where: str) -> np.ndarray:
         raise VectorQueryTypeError(f"{where}: q must be a vector of numbers, not {q!r}")
     try:
         values = np.asarray(q)
-        if values.dtype.kind not in "biuf":
-            raise TypeError(values.dtype)
-        return np.asarray(values.astype(np.float64).astype(np.float32))
-    except (TypeError, ValueError) as exc:
-        raise VectorQueryTypeError(
-            f"{where}: q must be a vector or equal-length vectors of numbers, not {q!r}"
-        ) from exc
+    except ValueError as exc:  # numpy's word for vectors of different lengths
+        raise VectorQueryError(f"{where}: query vectors must all have the same length") from exc
+    if values.dtype.kind not in "biuf":
+        raise VectorQueryTypeError(f"{where}: q must be a vector of numbers, not {q!r}")
+    return np.asarray(values.astype(np.float64).astype(np.float32))
 
 
 def _arrow_values(q: pa.Array, where: str) -> np.ndarray:

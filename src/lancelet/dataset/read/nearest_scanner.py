@@ -186,9 +186,11 @@ class NearestScanner(LanceScanner):
         offsets = ROW_OFFSET in self._shape.special_outputs or ROW_OFFSET in self._shape.reads
         rows = _rows_at(self._store, self._manifest, unique, self._reads(), offsets)
         rows = rows.take(pa.array(back.reshape(-1).astype(np.int64)))
-        for name in (QUERY_INDEX, ROW_ID, ROW_ADDRESS, DISTANCE):
-            rows = rows.append_column(name, hits[name])
-        return rows
+        # Added to the hits: a table of no columns (nothing read) would lose its rows.
+        table = hits
+        for name in rows.column_names:
+            table = table.append_column(rows.schema.field(name), rows[name])
+        return table
 
     def _output(self, table: pa.Table) -> pa.Table:
         """The output columns of the selected rows, in pylance's order."""
