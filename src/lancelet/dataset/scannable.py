@@ -89,31 +89,43 @@ class Scannable:
         keywords = dict(locals())
         call = f"{type(self).__name__}.scanner"
         refuse_unimplemented(call, **{name: keywords[name] for name in _UNIMPLEMENTED_KEYWORDS})
-        store, manifest, own = self._source()
-        chosen = own if fragments is None else _fragment_metadata(fragments, call)
         if nearest is not None:
-            if fragments is not None:  # as pylance
-                raise VectorQueryError(f"{call}: nearest is not supported for a fragment scan")
-            return nearest_scanner(store, manifest, chosen, keywords, call)
+            return self._nearest_scanner(keywords, call)
         refuse_unimplemented(call, fast_search=fast_search)
+        return self._plain_scanner(keywords, call)
+
+    def _plain_scanner(self, k: dict[str, Any], call: str) -> LanceScanner:
+        """A scan of these rows with ``k``, ``scanner``'s keywords, checked."""
+        store, manifest, own = self._source()
+        fragments = k["fragments"]
+        chosen = own if fragments is None else _fragment_metadata(fragments, call)
         return LanceScanner(
             store,
             manifest,
-            columns=columns,
-            filter=filter,
-            limit=arguments.row_count(limit, "limit", call),
-            offset=arguments.row_count(offset, "offset", call),
-            with_row_id=arguments.flag(with_row_id, "with_row_id", call),
-            with_row_address=arguments.flag(with_row_address, "with_row_address", call),
-            batch_size=arguments.positive(batch_size, "batch_size", call),
-            strict_batch_size=arguments.flag(strict_batch_size, "strict_batch_size", call),
+            columns=k["columns"],
+            filter=k["filter"],
+            limit=arguments.row_count(k["limit"], "limit", call),
+            offset=arguments.row_count(k["offset"], "offset", call),
+            with_row_id=arguments.flag(k["with_row_id"], "with_row_id", call),
+            with_row_address=arguments.flag(k["with_row_address"], "with_row_address", call),
+            batch_size=arguments.positive(k["batch_size"], "batch_size", call),
+            strict_batch_size=arguments.flag(k["strict_batch_size"], "strict_batch_size", call),
             fragments=chosen,
-            use_scalar_index=arguments.flag(use_scalar_index, "use_scalar_index", call, True),
-            order_by=orderings(order_by, call),
-            include_deleted_rows=arguments.flag(include_deleted_rows, "include_deleted_rows", call),
-            late_materialization=_late_columns(late_materialization, call),
-            scan_stats_callback=scan_stats_callback,
+            use_scalar_index=arguments.flag(k["use_scalar_index"], "use_scalar_index", call, True),
+            order_by=orderings(k["order_by"], call),
+            include_deleted_rows=arguments.flag(
+                k["include_deleted_rows"], "include_deleted_rows", call
+            ),
+            late_materialization=_late_columns(k["late_materialization"], call),
+            scan_stats_callback=k["scan_stats_callback"],
         )
+
+    def _nearest_scanner(self, keywords: dict[str, Any], call: str) -> LanceScanner:
+        """A nearest-neighbour search (``nearest=``) over these rows."""
+        if keywords["fragments"] is not None:  # as pylance
+            raise VectorQueryError(f"{call}: nearest is not supported for a fragment scan")
+        store, manifest, own = self._source()
+        return nearest_scanner(store, manifest, own, keywords, call)
 
     def to_table(
         self,

@@ -1,1 +1,13 @@
-"""Vector search: distance kernels (pure numpy); vector indices are not read yet."""
+"""Reading pylance's IVF vector indices (IVF_FLAT, IVF_PQ) and searching them.
+
+The on-disk format is described in ``docs/vector-index-format.md``.  This package
+is the index layer only: it opens an index directory and answers a nearest-neighbour
+query on the rows the index holds; merging unindexed fragments, filters and deleted
+rows is the query planner's job.
+"""
+
+from __future__ import annotations
+
+from lancelet.index.vector.ivf import IvfIndex
+
+__all__ = ["IvfIndex"]

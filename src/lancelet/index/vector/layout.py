@@ -1,0 +1,197 @@
+"""Reading the two Lance files of a pylance IVF index directory.
+
+``index.idx`` holds no rows for IVF_FLAT / IVF_PQ (its one column is
+``__flat_marker``); its schema metadata names the type and metric
+(``lance:index``) and the global buffer (``lance:ivf``) with the IVF message whose
+``centroids_tensor`` holds the centroids.  ``auxiliary.idx`` holds one row per
+indexed vector, partition after partition, as ``_rowid`` and ``flat`` or
+``__pq_code``; its own IVF message gives each partition's offset and length, and
+for PQ the global buffer ``codebook_position`` names holds the codebook tensor.
+Any inconsistency is a CorruptIndexError naming the file.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from google.protobuf.message import DecodeError
+
+from lancelet import io
+from lancelet._proto import index_pb2
+from lancelet.errors import CorruptIndexError, UnsupportedIndexError
+from lancelet.file import LanceFileReader
+from lancelet.index import files
+from lancelet.index.vector import float32_distance
+from lancelet.index.vector.storage import FlatStorage, PqStorage, Storage
+
+INDEX_FILE = "index.idx"
+AUXILIARY_FILE = "auxiliary.idx"
+SUPPORTED_TYPES = ("IVF_FLAT", "IVF_PQ")
+_TENSOR_DTYPES = {index_pb2.Tensor.FLOAT32: np.dtype("<f4")}
+
+
+@dataclass(frozen=True)
+class Layout:
+    index_type: str
+    metric: str
+    # (partitions, dimension) float32
+    centroids: np.ndarray
+    # Start row and row count of each partition in the auxiliary file.
+    offsets: np.ndarray
+    lengths: np.ndarray
+    row_ids: np.ndarray
+    storage: Storage
+
+
+def read(directory: io.Place) -> Layout:
+    index_path = directory.join(INDEX_FILE)
+    index_file = _open(index_path)
+    meta = files.metadata(index_file)
+    header = _json(index_path, meta, "lance:index")
+    index_type = str(header.get("type"))
+    if index_type not in SUPPORTED_TYPES:
+        raise UnsupportedIndexError(
+            f"{directory}: lancelet does not read {index_type} vector indices yet "
+            f"(it reads {', '.join(SUPPORTED_TYPES)})"
+        )
+    metric = _metric(index_path, header.get("distance_type"))
+    centroids = _tensor(index_path, _ivf(index_file, meta).centroids_tensor, ndim=2)
+    aux_path = directory.join(AUXILIARY_FILE)
+    aux_file = _open(aux_path)
+    aux_meta = files.metadata(aux_file)
+    aux_ivf = _ivf(aux_file, aux_meta)
+    offsets = np.asarray(aux_ivf.offsets, dtype=np.int64)
+    lengths = np.asarray(aux_ivf.lengths, dtype=np.int64)
+    _check_partitions(aux_path, offsets, lengths, len(centroids), aux_file.num_rows())
+    with files.reading(aux_path):
+        table = aux_file.read_all().to_table().combine_chunks()
+    row_ids = _column(aux_path, table, "_rowid", pa.uint64()).to_numpy()
+    if index_type == "IVF_FLAT":
+        storage: Storage = _flat(aux_path, table, centroids.shape[1])
+    else:
+        storage = _pq(aux_path, aux_file, aux_meta, table, centroids.shape[1], lengths)
+    return Layout(index_type, metric, centroids, offsets, lengths, row_ids, storage)
+
+
+def _open(path: io.Place) -> LanceFileReader:
+    with files.reading(path):
+        return LanceFileReader(path.path, file_io=path.file_io)
+
+
+def _json(path: io.Place, meta: dict[str, str], key: str) -> Any:
+    if key not in meta:
+        raise CorruptIndexError(f"{path}: the schema metadata has no {key!r}")
+    try:
+        return json.loads(meta[key])
+    except ValueError as exc:
+        raise CorruptIndexError(f"{path}: {key!r} is not JSON: {exc}") from exc
+
+
+def _metric(path: io.Place, value: Any) -> str:
+    if not isinstance(value, str) or value.lower() not in float32_distance.METRICS:
+        raise UnsupportedIndexError(f"{path}: lancelet does not read indices of metric {value!r}")
+    return value.lower()
+
+
+def _ivf(reader: LanceFileReader, meta: dict[str, str]) -> Any:
+    position = meta.get("lance:ivf", "")
+    if not position.isdigit():
+        raise CorruptIndexError(f"{reader.path}: 'lance:ivf' is {position!r}, not a buffer number")
+    with files.reading(reader.path):
+        raw = reader.read_global_buffer(int(position))
+    try:
+        return index_pb2.IVF.FromString(raw)
+    except DecodeError as exc:
+        raise CorruptIndexError(f"{reader.path}: the IVF message cannot be read: {exc}") from exc
+
+
+def _tensor(path: io.Place, tensor: Any, ndim: int) -> np.ndarray:
+    dtype = _TENSOR_DTYPES.get(tensor.data_type)
+    if dtype is None:
+        name = index_pb2.Tensor.DataType.Name(tensor.data_type)
+        raise UnsupportedIndexError(f"{path}: lancelet does not read {name} index tensors")
+    shape = tuple(int(n) for n in tensor.shape)
+    if len(shape) != ndim or int(np.prod(shape)) * dtype.itemsize != len(tensor.data):
+        raise CorruptIndexError(
+            f"{path}: a tensor of shape {list(shape)} has {len(tensor.data)} bytes"
+        )
+    return np.frombuffer(tensor.data, dtype=dtype).astype(np.float32).reshape(shape)
+
+
+def _check_partitions(
+    path: io.Place, offsets: np.ndarray, lengths: np.ndarray, partitions: int, rows: int
+) -> None:
+    if len(offsets) != partitions or len(lengths) != partitions:
+        raise CorruptIndexError(
+            f"{path}: {len(offsets)} offsets and {len(lengths)} lengths for {partitions} centroids"
+        )
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if partitions else offsets
+    if not np.array_equal(offsets, starts) or int(lengths.sum()) != rows:
+        raise CorruptIndexError(f"{path}: the partitions do not tile the file's {rows} rows")
+
+
+def _column(path: io.Place, table: pa.Table, name: str, dtype: pa.DataType) -> pa.Array:
+    if name not in table.column_names:
+        raise CorruptIndexError(f"{path}: the file has no column {name!r}")
+    column = table.column(name)
+    if column.type != dtype:
+        raise UnsupportedIndexError(f"{path}: column {name!r} has the type {column.type}")
+    return column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+
+
+def _flat(path: io.Place, table: pa.Table, dimension: int) -> FlatStorage:
+    column = _column(path, table, "flat", pa.list_(pa.float32(), dimension))
+    values = column.values.to_numpy(zero_copy_only=False)
+    return FlatStorage(values.reshape(len(column), dimension))
+
+
+def _pq(
+    path: io.Place,
+    reader: LanceFileReader,
+    meta: dict[str, str],
+    table: pa.Table,
+    dimension: int,
+    lengths: np.ndarray,
+) -> PqStorage:
+    listed = _json(path, meta, "storage_metadata")
+    params = json.loads(listed[0]) if isinstance(listed, list) and listed else None
+    if not isinstance(params, dict):
+        raise CorruptIndexError(f"{path}: 'storage_metadata' does not hold the PQ parameters")
+    sub_vectors, bits = _int(path, params, "num_sub_vectors"), _int(path, params, "nbits")
+    if bits != 8:
+        raise UnsupportedIndexError(f"{path}: lancelet reads 8-bit PQ codes, not {bits}-bit")
+    if _int(path, params, "dimension") != dimension or dimension % sub_vectors:
+        raise CorruptIndexError(f"{path}: PQ of dimension {params['dimension']} for {dimension}")
+    with files.reading(path):
+        raw = reader.read_global_buffer(_int(path, params, "codebook_position"))
+    flat = _tensor(path, index_pb2.Tensor.FromString(raw), ndim=2).ravel()
+    if flat.size != sub_vectors * 256 * (dimension // sub_vectors):
+        raise CorruptIndexError(f"{path}: the PQ codebook has {flat.size} values")
+    # The tensor says (codes, dimension) but its values run sub-vector by sub-vector.
+    codebook = flat.reshape(sub_vectors, 256, dimension // sub_vectors)
+    column = _column(path, table, "__pq_code", pa.list_(pa.uint8(), sub_vectors))
+    codes = _row_major(column.values.to_numpy(zero_copy_only=False), lengths, sub_vectors)
+    return PqStorage(codebook, codes)
+
+
+def _int(path: io.Place, params: dict[str, Any], key: str) -> int:
+    value = params.get(key)
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise CorruptIndexError(f"{path}: the PQ parameter {key!r} is {value!r}")
+    return value
+
+
+def _row_major(flat: np.ndarray, lengths: np.ndarray, sub_vectors: int) -> np.ndarray:
+    """Each partition's codes are stored column-major: all its first codes, then all
+    its second codes...; return them as (rows, sub_vectors)."""
+    codes = np.empty((int(lengths.sum()), sub_vectors), dtype=np.uint8)
+    start = 0
+    for length in lengths.tolist():  # one step per partition
+        block = flat[start * sub_vectors : (start + length) * sub_vectors]
+        codes[start : start + length] = block.reshape(sub_vectors, length).T
+        start += length
+    return codes

@@ -1,0 +1,63 @@
+"""The vectors an IVF index keeps per partition (``auxiliary.idx``), and the
+distances from a query to the vectors of one partition.
+
+``FlatStorage`` holds the vectors themselves (unit vectors for a cosine index);
+``PqStorage`` holds product-quantization codes, which encode the residual from the
+partition's centroid for l2 and cosine and the vector itself for dot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from lancelet.index.vector import float32_distance
+
+
+@dataclass(frozen=True)
+class FlatStorage:
+    # (rows, dimension) float32, in partition order.
+    vectors: np.ndarray
+
+    def distances(
+        self, query: np.ndarray, centroid: np.ndarray, rows: slice, metric: str
+    ) -> np.ndarray:
+        """``query`` is already a unit vector for a cosine index."""
+        vectors = self.vectors[rows]
+        if metric == "cosine":
+            # The stored rows are unit vectors: cosine is one product.
+            return float32_distance.f32(np.float32(1) - float32_distance.lane_sum(vectors * query))
+        return float32_distance.exact(vectors, query, metric)
+
+
+@dataclass(frozen=True)
+class PqStorage:
+    # (num_sub_vectors, 2**num_bits, sub_dimension) float32.
+    codebook: np.ndarray
+    # (rows, num_sub_vectors) uint8, row-major (the file keeps each partition's
+    # codes column-major; the reader transposes them).
+    codes: np.ndarray
+
+    def table(self, query: np.ndarray, centroid: np.ndarray, metric: str) -> np.ndarray:
+        """The (num_sub_vectors, 2**num_bits) distance from each sub-vector of the
+        query to each code word."""
+        sub_vectors, _, sub_dimension = self.codebook.shape
+        if metric == "dot":
+            parts = query.reshape(sub_vectors, 1, sub_dimension)
+            return float32_distance.f32(-np.einsum("sod,scd->sc", parts, self.codebook))
+        residual = (query - centroid).reshape(sub_vectors, 1, sub_dimension)
+        difference = residual - self.codebook
+        return float32_distance.f32(np.einsum("scd,scd->sc", difference, difference))
+
+    def distances(
+        self, query: np.ndarray, centroid: np.ndarray, rows: slice, metric: str
+    ) -> np.ndarray:
+        table = self.table(query, centroid, metric)
+        codes = self.codes[rows]
+        looked_up = table[np.arange(table.shape[0]), codes]  # (rows, num_sub_vectors)
+        summed = looked_up.sum(axis=1, dtype=np.float32)
+        return float32_distance.f32(np.float32(1) + summed if metric == "dot" else summed)
+
+
+Storage = FlatStorage | PqStorage
