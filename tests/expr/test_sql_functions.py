@@ -282,3 +282,21 @@ def test_current_date_is_read_at_each_scan(
         monkeypatch.setattr(arguments, "current_date", lambda day=day: pa.scalar(day, pa.date32()))
         expected = [i for i, d in enumerate(table["d"].to_pylist()) if d is not None and d < day]
         assert _ids(ours, sql) == expected
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "array_has_any(v, [CAST(-0.0 AS FLOAT)]) AND array_has_any(v, [0])",
+        "array_has_any(v, [0]) AND array_has_any(v, [CAST(-0.0 AS FLOAT)])",
+        "array_has_all(v, [CAST(-0.0 AS FLOAT)]) OR array_has_all(v, [0])",
+    ],
+)
+def test_array_has_of_both_zeros_in_one_filter_as_pylance(tmp_path: Path, sql: str) -> None:
+    """-0.0 and 0.0 needles in one filter are two searches: Arrow took the two list
+    literals as one expression (they compare equal) and answered both with the first."""
+    table = pa.table({"v": pa.array([[-0.0], [0.0], [-0.0, 0.0]], pa.list_(pa.float32()))})
+    uri = str(tmp_path / "d")
+    lance.write_dataset(table, uri, data_storage_version=STORAGE_VERSION)
+    theirs = lance.dataset(uri).to_table(filter=sql)
+    assert lancelet.dataset(uri).to_table(filter=sql).equals(theirs)

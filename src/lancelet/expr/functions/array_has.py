@@ -245,16 +245,30 @@ def _holds_all(
     return holds
 
 
+# Float needles travel to the kernel as their bits: Arrow takes two expressions whose
+# scalars compare equal (a list holding -0.0 and one holding 0.0) as one and evaluates
+# it once, which would give both the answer of the first.
+_FLOAT_BITS = {
+    pa.float16(): pa.uint16(),
+    pa.float32(): pa.uint32(),
+    pa.float64(): pa.uint64(),
+}
+
+
 @functools.cache
 def _register(list_type: pa.DataType, needle_type: pa.DataType, mode: Mode) -> str:
     # The name must be the same for equal types in every import of this module.
     digest = hashlib.sha1(f"{list_type}|{needle_type}".encode()).hexdigest()
     name = f"lancelet_array_has_{mode}_{digest}"
+    passed_type = _FLOAT_BITS.get(needle_type, needle_type)
 
     def kernel(context: Any, lists: Any, values: pa.ListScalar) -> pa.Array:
         if isinstance(lists, pa.Scalar):
             lists = pa.repeat(lists, context.batch_length)
-        return has_values(lists, values.values, mode)
+        needles = values.values
+        if passed_type != needle_type:
+            needles = needles.view(needle_type)
+        return has_values(lists, needles, mode)
 
     doc = {
         "summary": f"SQL's array_has_{mode}",
@@ -262,7 +276,7 @@ def _register(list_type: pa.DataType, needle_type: pa.DataType, mode: Mode) -> s
     }
     with contextlib.suppress(pa.ArrowKeyError):
         pc.register_scalar_function(
-            kernel, name, doc, {"lists": list_type, "values": pa.list_(needle_type)}, pa.bool_()
+            kernel, name, doc, {"lists": list_type, "values": pa.list_(passed_type)}, pa.bool_()
         )
     return name
 
@@ -272,7 +286,6 @@ def has_values_expr(
 ) -> pc.Expression:
     """An expression for :func:`has_values` over the lists ``lists`` evaluates to."""
     # Built from the array itself: a float's bits (a NaN's sign) survive.
-    values = pc.scalar(
-        pa.ListArray.from_arrays(pa.array([0, len(needles)], pa.int32()), needles)[0]
-    )
+    passed = needles.view(_FLOAT_BITS[needles.type]) if needles.type in _FLOAT_BITS else needles
+    values = pc.scalar(pa.ListArray.from_arrays(pa.array([0, len(needles)], pa.int32()), passed)[0])
     return kernels.call(_register(list_type, needles.type, mode), [lists, values])
