@@ -30,7 +30,7 @@ from lancelet.dataset.core import arguments
 from lancelet.dataset.core.options import refuse_unimplemented
 from lancelet.dataset.read.flat_search import FlatSearch, vector_rows
 from lancelet.dataset.read.fragment_reader import FragmentReader
-from lancelet.dataset.read.ivf_search import index_plan, index_search, opened
+from lancelet.dataset.read.ivf_search import IndexPlan, index_plan, index_search, opened
 from lancelet.dataset.read.nearest import DISTANCE, QUERY_INDEX, NearestQuery, nearest_query
 from lancelet.dataset.read.projection import (
     ROW_ADDRESS,
@@ -276,6 +276,9 @@ class NearestScanner(LanceScanner):
         rows = self.to_table().num_rows
         return f"AnalyzeExec: output_rows={rows}\n" + self.explain_plan()
 
+    def _search_line(self) -> str:
+        return _search_line_of(self._index, self._query)
+
     def _plan_lines(self) -> list[str]:
         query = self._query
         read = (
@@ -289,12 +292,22 @@ class NearestScanner(LanceScanner):
             f"Take: columns={self._reads()}",
             f"FilterExec: {DISTANCE} IS NOT NULL",
             f"SortExec: TopK(fetch={query.k}), expr=[{DISTANCE} ASC, {ROW_ID} ASC]",
-            f"KNNVectorDistance: metric={query.metric}, exact (flat) search",
+            self._search_line(),
             read,
         ]
         if self._offset or self._limit is not None:
             steps.insert(0, f"GlobalLimitExec: skip={self._offset}, fetch={self._limit}")
         return ["  " * depth + step for depth, step in enumerate(s for s in steps if s)]
+
+
+def _search_line_of(plan: IndexPlan | None, query: NearestQuery) -> str:
+    if plan is None:
+        return f"KNNVectorDistance: metric={query.metric}, exact (flat) search"
+    probes = "all" if plan.nprobes is None else plan.nprobes
+    return (
+        f"ANNIvfSubIndex: name={plan.segment.name}, k={query.k}, nprobes={probes}, "
+        f"refine_factor={plan.refine_factor}, unindexed_fragments={len(plan.unindexed)}"
+    )
 
 
 def _known_schema(arrow: pa.Schema, batch: bool) -> pa.Schema:
