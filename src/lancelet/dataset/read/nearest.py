@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -69,6 +69,10 @@ class NearestQuery:
     lower: float | None
     upper: float | None
     use_index: bool
+    # The index-tuning keys given (not None), checked: nprobes, refine_factor, ...
+    tuning: Mapping[str, Any] = field(default_factory=dict)
+    # Whether the metric was named (else the default, or an index's own metric).
+    metric_given: bool = False
 
     @property
     def element(self) -> np.dtype:
@@ -95,7 +99,7 @@ def nearest_query(nearest: Any, schema: pa.Schema, where: str) -> NearestQuery:
             f"{where}: a batch of query vectors adds a {QUERY_INDEX!r} column, which the "
             "dataset already has"
         )
-    _check_tuning(nearest, where)
+    tuning = _check_tuning(nearest, where)
     lower, upper = _distance_range(nearest.get("distance_range"), where)
     return NearestQuery(
         column=column,
@@ -106,6 +110,8 @@ def nearest_query(nearest: Any, schema: pa.Schema, where: str) -> NearestQuery:
         lower=lower,
         upper=upper,
         use_index=_flag(nearest.get("use_index", True), "use_index", where),
+        tuning=tuning,
+        metric_given=nearest.get("metric") is not None,
     )
 
 
@@ -233,8 +239,9 @@ def _metric(name: Any, element: np.dtype, column: str, where: str) -> str:
     return metric
 
 
-def _check_tuning(nearest: Mapping[str, Any], where: str) -> None:
-    """The index-tuning keys checked as pylance does; they change no exact search."""
+def _check_tuning(nearest: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """The index-tuning keys checked as pylance does (they change no exact search);
+    those given, by name."""
     counts = {n: nearest.get(n) for n in _TUNING[:5] if nearest.get(n) is not None}
     values = {name: _integer(value, name, where) for name, value in counts.items()}
     lowest = {"nprobes": 1, "minimum_nprobes": 0, "maximum_nprobes": 0, "refine_factor": 1}
@@ -255,6 +262,8 @@ def _check_tuning(nearest: Mapping[str, Any], where: str) -> None:
     effort = nearest.get("search_effort")
     if effort is not None and not (isinstance(effort, (int, float)) and 0 <= effort <= 1):
         raise VectorQueryError(f"{where}: search_effort must be finite and in [0, 1]")
+    given = {name: nearest[name] for name in _TUNING if nearest.get(name) is not None}
+    return {**given, **values}
 
 
 def _distance_range(value: Any, where: str) -> tuple[float | None, float | None]:

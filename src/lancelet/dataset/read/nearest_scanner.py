@@ -12,8 +12,9 @@ columns, order, filters and slicing (measured on pylance 14):
 * ``offset`` and ``limit`` slice the result after the filter;
 * ``fast_search`` searches only indexed fragments: none, without a vector index.
 
-The search is exact (:mod:`flat_search`); a column with a vector index, which pylance
-would search approximately through it, is refused unless ``use_index`` is False.
+The search is exact (:mod:`flat_search`), or through the column's IVF_FLAT / IVF_PQ
+index as pylance's (:mod:`ivf_search`); an index lancelet cannot search as pylance
+does is refused unless ``use_index`` is False.
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ import pyarrow.compute as pc
 
 from lancelet.dataset.core import arguments
 from lancelet.dataset.core.options import refuse_unimplemented
-from lancelet.dataset.read.flat_search import FlatSearch
+from lancelet.dataset.read.flat_search import FlatSearch, vector_rows
 from lancelet.dataset.read.fragment_reader import FragmentReader
+from lancelet.dataset.read.ivf_search import IndexPlan, index_plan, index_search, opened
 from lancelet.dataset.read.nearest import DISTANCE, QUERY_INDEX, NearestQuery, nearest_query
 from lancelet.dataset.read.projection import (
     ROW_ADDRESS,
@@ -97,8 +99,11 @@ class NearestScanner(LanceScanner):
         self._autoproject = not disable_scoring_autoprojection
         self._batch_size = batch_size or default_batch_size()
         self._strict = strict_batch_size
+        self._fast_search = fast_search
+        self._index = index_plan(manifest, query, self._where)
         self._searched = [] if fast_search else self._fragments
-        self._refuse_vector_index(fast_search)
+        if self._index is None:
+            self._refuse_fast_search_without_index(fast_search)
         self._known = _known_schema(self._arrow, query.batch)
         # Without columns, the dataset's; named ones may include _distance and the
         # row id and address.
@@ -106,17 +111,14 @@ class NearestScanner(LanceScanner):
         self._shape = projection(_named(columns, query.batch), schema, self._where)
         self._post = None if prefilter else to_expression(filter, self._known)
 
-    def _refuse_vector_index(self, fast_search: bool) -> None:
-        """A vector index on the column: pylance would search through it."""
+    def _refuse_fast_search_without_index(self, fast_search: bool) -> None:
+        """fast_search on a column whose index is not used (use_index=False)."""
         field = next(f for f in self._manifest.schema.top_level() if f.name == self._query.column)
         for index in self._manifest.indices:
-            if index.is_system or field.id not in index.fields:
-                continue
-            if self._query.use_index or fast_search:
+            if fast_search and not index.is_system and field.id in index.fields:
                 raise UnsupportedVectorIndexError(
-                    f"{self._where}: column {self._query.column!r} has the index "
-                    f"{index.name!r}; lancelet does not read vector indices yet (pass "
-                    "use_index=False in nearest for an exact search, without fast_search)"
+                    f"{self._where}: fast_search with use_index=False on column "
+                    f"{self._query.column!r}, which has the index {index.name!r}"
                 )
 
     def with_row_ids(self) -> LanceScanner:
@@ -144,21 +146,61 @@ class NearestScanner(LanceScanner):
 
     def _hits(self) -> pa.Table:
         """The nearest rows of each query: query_index, _rowid, _rowaddr, _distance."""
+        if self._index is not None:
+            return self._index_hits()
         search = FlatSearch(self._query)
         if self._searched:
+            search.add_all(self._vector_batches(self._searched))
+        return search.result()
+
+    def _vector_batches(self, fragments: list[Fragment]) -> Iterator[pa.RecordBatch]:
+        """The vector column, row id and address of the rows of ``fragments`` (that
+        pass a prefilter)."""
+        scan = LanceScanner(
+            self._store,
+            self._manifest,
+            columns=[self._query.column],
+            filter=self._raw_filter if self._prefilter else None,
+            with_row_id=True,
+            with_row_address=True,
+            batch_size=SEARCH_BATCH,
+            fragments=fragments,
+            use_scalar_index=self._use_scalar_index,
+        )
+        return scan.to_batches()
+
+    def _index_hits(self) -> pa.Table:
+        """The nearest rows found through the column's vector index, merged with an
+        exact search of the fragments it does not cover."""
+        plan = self._index
+        assert plan is not None
+        allowed = np.zeros(0, np.uint64)
+        if plan.indexed:
             scan = LanceScanner(
                 self._store,
                 self._manifest,
-                columns=[self._query.column],
+                columns=[],
                 filter=self._raw_filter if self._prefilter else None,
-                with_row_id=True,
                 with_row_address=True,
-                batch_size=SEARCH_BATCH,
-                fragments=self._searched,
+                fragments=plan.indexed,
                 use_scalar_index=self._use_scalar_index,
             )
-            search.add_all(scan.to_batches())
-        return search.result()
+            addresses = scan.to_table()[ROW_ADDRESS].to_numpy()
+            allowed = np.unique(np.asarray(addresses, dtype=np.uint64))
+        unindexed = None
+        if not self._fast_search and plan.unindexed:
+            unindexed = self._vector_batches(plan.unindexed)
+        index = opened(self._store, plan.segment)
+        return index_search(
+            index, plan, self._query, allowed, self._vectors, unindexed, self._where
+        )
+
+    def _vectors(self, addresses: np.ndarray) -> np.ndarray:
+        """The vectors of the rows at ``addresses``, in that order."""
+        unique, back = np.unique(addresses, return_inverse=True)
+        rows = _rows_at(self._store, self._manifest, unique, [self._query.column], False)
+        vectors, _ = vector_rows(rows[self._query.column])
+        return np.asarray(vectors[back.reshape(-1)])
 
     def _nearest_rows(self) -> pa.Table:
         """The nearest rows with every column the output and the postfilter read,
@@ -234,6 +276,9 @@ class NearestScanner(LanceScanner):
         rows = self.to_table().num_rows
         return f"AnalyzeExec: output_rows={rows}\n" + self.explain_plan()
 
+    def _search_line(self) -> str:
+        return _search_line_of(self._index, self._query)
+
     def _plan_lines(self) -> list[str]:
         query = self._query
         read = (
@@ -247,12 +292,22 @@ class NearestScanner(LanceScanner):
             f"Take: columns={self._reads()}",
             f"FilterExec: {DISTANCE} IS NOT NULL",
             f"SortExec: TopK(fetch={query.k}), expr=[{DISTANCE} ASC, {ROW_ID} ASC]",
-            f"KNNVectorDistance: metric={query.metric}, exact (flat) search",
+            self._search_line(),
             read,
         ]
         if self._offset or self._limit is not None:
             steps.insert(0, f"GlobalLimitExec: skip={self._offset}, fetch={self._limit}")
         return ["  " * depth + step for depth, step in enumerate(s for s in steps if s)]
+
+
+def _search_line_of(plan: IndexPlan | None, query: NearestQuery) -> str:
+    if plan is None:
+        return f"KNNVectorDistance: metric={query.metric}, exact (flat) search"
+    probes = "all" if plan.nprobes is None else plan.nprobes
+    return (
+        f"ANNIvfSubIndex: name={plan.segment.name}, k={query.k}, nprobes={probes}, "
+        f"refine_factor={plan.refine_factor}, unindexed_fragments={len(plan.unindexed)}"
+    )
 
 
 def _known_schema(arrow: pa.Schema, batch: bool) -> pa.Schema:

@@ -100,6 +100,14 @@ class IvfIndex:
             row_ids, found = row_ids[best], found[best]
         return row_ids, found.astype(np.float32)
 
+    def probed(self, query: np.ndarray, nprobes: int) -> tuple[np.ndarray, np.ndarray]:
+        """Every row of the ``nprobes`` partitions nearest ``query`` as (uint64 row
+        ids, float32 index distances: exact for IVF_FLAT, PQ estimates for IVF_PQ),
+        unordered; what a planner filters and ranks itself."""
+        query = self._checked(query, 1, nprobes, None, None)
+        probe = query if self.metric != "cosine" else float32_distance.unit(query)
+        return self._probe(probe, nprobes)
+
     def _checked(
         self, query: np.ndarray, k: int, nprobes: int, refine: int | None, metric: str | None
     ) -> np.ndarray:

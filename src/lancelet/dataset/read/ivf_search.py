@@ -1,0 +1,240 @@
+"""A nearest-neighbour scan answered through a pylance IVF_FLAT / IVF_PQ index, as
+pylance 14 answers it (measured; see ``docs/vector-index-format.md``):
+
+* the ``nprobes`` partitions nearest the query are searched; of their rows, those
+  deleted since the index was built, in fragments the version no longer has, or
+  (with ``prefilter=True``) failing the filter are dropped *before* the best are
+  chosen, so a prefilter still finds k rows when the probed partitions hold them;
+* the ``k * refine_factor`` best by index distance (exact for IVF_FLAT, the PQ
+  estimate for IVF_PQ) are kept; with a ``refine_factor`` they are re-scored exactly
+  from the dataset's vectors and the k best kept;
+* fragments the index does not cover (appended after it) are searched exactly
+  (unless ``fast_search``); when there are any, the index's k candidates are
+  re-scored exactly too and the k best of both kept, so every ``_distance`` is
+  exact;
+* rows come by distance, then row id; a postfilter then filters those k (the
+  scanner's job), so fewer may come back.
+
+What lancelet cannot answer as pylance does is refused, naming it: other index
+types, delta segments, a Fragment Reuse Index, stable row ids, non-float32 vectors,
+``distance_range`` and the default (adaptive) ``nprobes``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lancelet.dataset.read import frag_reuse
+from lancelet.dataset.read.flat_search import FlatSearch
+from lancelet.dataset.read.nearest import DISTANCE, QUERY_INDEX, NearestQuery
+from lancelet.dataset.read.projection import ROW_ADDRESS, ROW_ID
+from lancelet.errors import UnsupportedVectorIndexError
+from lancelet.index.vector import IvfIndex, float32_distance
+from lancelet.index.vector.distance import exact
+from lancelet.io import accounting
+from lancelet.table import naming
+from lancelet.table.fragment import Fragment
+from lancelet.table.index import IndexMetadata, index_type
+from lancelet.table.manifest import Manifest
+from lancelet.transaction.store import DatasetStore
+
+READ_TYPES = ("IVF_FLAT", "IVF_PQ")
+
+# Row addresses -> their (rows, dimension) vectors, read from the dataset.
+VectorLookup = Callable[[np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True)
+class IndexPlan:
+    """How a query goes through a vector index: the segment, how many partitions
+    to probe (None: all), the fragments it covers and those it does not."""
+
+    segment: IndexMetadata
+    nprobes: int | None
+    refine_factor: int | None
+    indexed: list[Fragment]
+    unindexed: list[Fragment]
+
+
+def index_plan(manifest: Manifest, query: NearestQuery, where: str) -> IndexPlan | None:
+    """The plan of a search through the column's vector index; None when the column
+    has none or ``use_index`` is False.  Anything lancelet cannot answer as pylance
+    does is refused with :class:`UnsupportedVectorIndexError`."""
+    field = next(f for f in manifest.schema.top_level() if f.name == query.column)
+    segments = [i for i in manifest.indices if not i.is_system and field.id in i.fields]
+    if not segments or not query.use_index:
+        return None
+    segment = segments[0]
+    label = f"{where}: column {query.column!r} has the {index_type(segment.index_details)} "
+    label += f"index {segment.name!r}"
+    _refuse_unreadable(manifest, query, segments, label)
+    assert segment.fragment_bitmap is not None
+    covered = set(segment.fragment_bitmap)
+    refine = query.tuning.get("refine_factor")
+    return IndexPlan(
+        segment,
+        _nprobes(query, label),
+        None if refine is None else int(refine),
+        [f for f in manifest.fragments if f.id in covered],
+        [f for f in manifest.fragments if f.id not in covered],
+    )
+
+
+def _refuse_unreadable(
+    manifest: Manifest, query: NearestQuery, segments: list[IndexMetadata], label: str
+) -> None:
+    kind = index_type(segments[0].index_details)
+    reasons = [
+        (kind not in READ_TYPES, "lancelet reads IVF_FLAT and IVF_PQ vector indices only"),
+        (len(segments) > 1, "it has several segments (deltas), which lancelet does not merge"),
+        (segments[0].fragment_bitmap is None, "it records no fragment coverage"),
+        (
+            frag_reuse.reuse_index(manifest) is not None,
+            "the dataset has a Fragment Reuse Index, which lancelet does not apply to "
+            "vector indices",
+        ),
+        (manifest.stable_row_ids, "the dataset has stable row ids"),
+        (query.element != np.float32, f"its vectors are {query.element}, not float32"),
+        (
+            query.lower is not None or query.upper is not None,
+            "lancelet does not apply distance_range in an index search",
+        ),
+    ]
+    for refused, reason in reasons:
+        if refused:
+            raise UnsupportedVectorIndexError(
+                f"{label}: {reason} (pass use_index=False in nearest for an exact search)"
+            )
+
+
+def _nprobes(query: NearestQuery, label: str) -> int | None:
+    """The partitions to probe (None: all): an explicit ``nprobes``, or
+    ``search_effort=1`` without ``maximum_nprobes`` (pylance then starts at every
+    partition).  pylance's default is an adaptive probing lancelet does not
+    reproduce, so a query without either is refused."""
+    tuning = query.tuning
+    effort = tuning.get("search_effort")
+    if effort is not None:
+        if effort == 1 and "maximum_nprobes" not in tuning:
+            return None
+    elif "nprobes" in tuning and not {"minimum_nprobes", "maximum_nprobes"} & set(tuning):
+        return int(tuning["nprobes"])
+    raise UnsupportedVectorIndexError(
+        f"{label}: lancelet searches it only with an explicit nprobes (pylance's default "
+        "probing is adaptive and not reproduced; minimum_nprobes, maximum_nprobes and "
+        "search_effort below 1 are not either)"
+    )
+
+
+def opened(store: DatasetStore, segment: IndexMetadata) -> IvfIndex:
+    """The open index segment, kept by the store (index files never change)."""
+    cache: dict[str, IvfIndex] = store.cache("vector_indices", limit=16)
+    key = str(segment.uuid)
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = IvfIndex.open(store.place(naming.INDICES_DIR, key))
+        accounting.add(indices_loaded=1)
+    return found
+
+
+def index_search(
+    index: IvfIndex,
+    plan: IndexPlan,
+    query: NearestQuery,
+    allowed: np.ndarray,
+    vectors: VectorLookup,
+    unindexed: Iterable[pa.RecordBatch] | None,
+    where: str,
+) -> pa.Table:
+    """The nearest rows of each query, as :meth:`FlatSearch.result` gives them.
+
+    ``allowed``: the sorted addresses of the indexed fragments' rows that may come
+    back (live, and passing a prefilter); ``vectors``: reads rows' vectors by
+    address; ``unindexed``: batches of the uncovered fragments' rows (vector column,
+    row id and address), None with ``fast_search``."""
+    if query.metric_given and query.metric != index.metric:
+        raise UnsupportedVectorIndexError(
+            f"{where}: the index {plan.segment.name!r} measures {index.metric}, not "
+            f"{query.metric}; lancelet does not search it by another metric"
+        )
+    query = dataclasses.replace(query, metric=index.metric)
+    flat = None if unindexed is None else FlatSearch(query).add_all(unindexed).result()
+    counts: list[int] = []
+    parts: list[tuple[np.ndarray, np.ndarray]] = []
+    for number, vector in enumerate(query.queries):  # one step per query vector
+        ids, distances = _candidates(index, plan, query, vector, allowed, vectors)
+        if flat is not None:
+            ids, distances = _with_unindexed(query, number, vector, ids, vectors, flat)
+        counts.append(len(ids))
+        parts.append((ids, distances))
+    positions = np.repeat(np.arange(len(counts), dtype=np.int32), counts)
+    ids = np.concatenate([np.zeros(0, np.uint64), *(p[0] for p in parts)]).astype(np.uint64)
+    found = np.concatenate([np.zeros(0, np.float32), *(p[1] for p in parts)])
+    return pa.table(
+        {
+            QUERY_INDEX: pa.array(positions, pa.int32()),
+            ROW_ID: pa.array(ids, pa.uint64()),
+            ROW_ADDRESS: pa.array(ids, pa.uint64()),
+            DISTANCE: pa.array(found.astype(np.float32), pa.float32()),
+        }
+    )
+
+
+def _candidates(
+    index: IvfIndex,
+    plan: IndexPlan,
+    query: NearestQuery,
+    vector: np.ndarray,
+    allowed: np.ndarray,
+    vectors: VectorLookup,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The index's best rows for one query vector: k (k * refine_factor before
+    refining), by (distance, row id)."""
+    nprobes = index.num_partitions if plan.nprobes is None else plan.nprobes
+    ids, distances = index.probed(vector, nprobes)
+    at = np.searchsorted(allowed, ids)
+    at[at == len(allowed)] = 0
+    keep = allowed[at] == ids if len(allowed) else np.zeros(len(ids), bool)
+    ids, distances = ids[keep], distances[keep]
+    best = _best(distances, ids, query.k * (plan.refine_factor or 1))
+    ids, distances = ids[best], distances[best]
+    if plan.refine_factor is not None and len(ids):
+        distances = float32_distance.exact(_float32(vectors(ids)), vector, index.metric)
+        best = _best(distances, ids, query.k)
+        ids, distances = ids[best], distances[best]
+    return ids, distances
+
+
+def _with_unindexed(
+    query: NearestQuery,
+    number: int,
+    vector: np.ndarray,
+    ids: np.ndarray,
+    vectors: VectorLookup,
+    flat: pa.Table,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The index's candidates re-scored exactly and merged with the unindexed
+    fragments' k nearest (``flat``, every query's): the k best of both."""
+    measured = exact(query.metric, _float32(vectors(ids)), vector).astype(np.float32)
+    mine = flat.filter(pc.equal(flat[QUERY_INDEX], number))
+    all_ids = np.concatenate([ids, mine[ROW_ID].to_numpy()]).astype(np.uint64)
+    all_distances = np.concatenate([measured, mine[DISTANCE].to_numpy()]).astype(np.float32)
+    valid = ~np.isnan(all_distances)
+    all_ids, all_distances = all_ids[valid], all_distances[valid]
+    best = _best(all_distances, all_ids, query.k)
+    return all_ids[best], all_distances[best]
+
+
+def _best(distances: np.ndarray, ids: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the ``k`` smallest distances, by (distance, row id)."""
+    return np.lexsort((ids, distances))[:k]
+
+
+def _float32(values: np.ndarray) -> np.ndarray:
+    return np.asarray(values, dtype=np.float32)

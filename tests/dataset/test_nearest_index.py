@@ -1,0 +1,155 @@
+"""nearest= through a pylance-built IVF_FLAT / IVF_PQ index: the same rows in the same
+order as pylance 14, with distances within float32 rounding, for explicit nprobes
+and refine_factor, with filters (prefilter on and off), deleted rows, a fragment
+appended after the index and fast_search."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import lance
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import lancelet as ll
+from lancelet.errors import UnsupportedVectorIndexError
+
+ROWS = 1500
+APPENDED = 300
+
+CASES = [
+    ("IVF_FLAT", "l2", 16, 8, {}),
+    ("IVF_FLAT", "cosine", 16, 4, {}),
+    ("IVF_PQ", "l2", 16, 8, {"num_sub_vectors": 4}),
+    ("IVF_PQ", "cosine", 32, 8, {"num_sub_vectors": 8}),
+    ("IVF_PQ", "dot", 32, 4, {"num_sub_vectors": 8}),
+]
+
+
+@dataclass(frozen=True)
+class Indexed:
+    uri: str
+    vectors: np.ndarray  # every row written, by id
+    metric: str
+
+
+def _table(vectors: np.ndarray, start: int) -> pa.Table:
+    dimension = vectors.shape[1]
+    return pa.table(
+        {
+            "id": np.arange(start, start + len(vectors)),
+            "vec": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), dimension),
+        }
+    )
+
+
+@pytest.fixture(scope="module", params=CASES, ids=lambda c: f"{c[0]}-{c[1]}")
+def indexed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Indexed:
+    """pylance's index on three fragments, rows deleted after it, one fragment
+    appended after it (unindexed)."""
+    kind, metric, dimension, partitions, params = request.param
+    rng = np.random.default_rng(dimension + partitions)
+    centres = rng.normal(0, 3, (16, dimension))
+    chosen = centres[rng.integers(0, 16, ROWS + APPENDED)]
+    vectors = (chosen + rng.normal(0, 1, chosen.shape)).astype(np.float32)
+    uri = str(tmp_path_factory.mktemp("nearest-index") / "ds")
+    dataset = lance.write_dataset(_table(vectors[:ROWS], 0), uri, max_rows_per_file=500)
+    dataset.create_index("vec", index_type=kind, metric=metric, num_partitions=partitions, **params)
+    dataset.delete("id % 11 = 3")
+    lance.write_dataset(_table(vectors[ROWS:], ROWS), uri, mode="append")
+    return Indexed(uri, vectors, metric)
+
+
+def _query(indexed: Indexed, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    base = indexed.vectors[rng.integers(0, len(indexed.vectors))]
+    return np.asarray(base + rng.normal(0, 1.5, base.shape), dtype=np.float32)
+
+
+def _same(uri: str, **kwargs: Any) -> pa.Table:
+    want = lance.dataset(uri).to_table(**kwargs)
+    got = ll.dataset(uri).to_table(**kwargs)
+    assert got.schema == want.schema
+    assert got["_rowid"].to_pylist() == want["_rowid"].to_pylist()
+    assert got["id"].to_pylist() == want["id"].to_pylist()
+    # Within 1e-5, or a few float32 ulps where distances run into the hundreds.
+    np.testing.assert_allclose(
+        got["_distance"].to_numpy(), want["_distance"].to_numpy(), rtol=1e-6, atol=1e-5
+    )
+    return want
+
+
+filters = st.sampled_from([None, "id % 3 = 0", "id < 700", "id >= 1400"])
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    k=st.integers(1, 40),
+    nprobes=st.integers(1, 10),
+    refine=st.sampled_from([None, 1, 2, 5]),
+    filter=filters,
+    prefilter=st.booleans(),
+    fast_search=st.booleans(),
+)
+def test_index_search_matches_pylance(
+    indexed: Indexed,
+    seed: int,
+    k: int,
+    nprobes: int,
+    refine: int | None,
+    filter: str | None,
+    prefilter: bool,
+    fast_search: bool,
+) -> None:
+    nearest = {"column": "vec", "q": _query(indexed, seed), "k": k, "nprobes": nprobes}
+    if refine is not None:
+        nearest["refine_factor"] = refine
+    if seed % 2:
+        nearest["metric"] = indexed.metric
+    table = _same(
+        indexed.uri,
+        columns=["id"],
+        nearest=nearest,
+        filter=filter,
+        prefilter=prefilter,
+        fast_search=fast_search,
+        with_row_id=True,
+    )
+    deleted = [i for i in table["id"].to_pylist() if i % 11 == 3 and i < ROWS]
+    assert not deleted
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), k=st.integers(1, 20))
+def test_batch_queries_and_every_partition(indexed: Indexed, seed: int, k: int) -> None:
+    queries = np.stack([_query(indexed, seed + i) for i in range(3)])
+    nearest = {"column": "vec", "q": queries, "k": k, "nprobes": 3, "refine_factor": 2}
+    _same(indexed.uri, columns=["id"], nearest=nearest, with_row_id=True)
+    every = {"column": "vec", "q": queries[0], "k": k, "search_effort": 1.0}
+    _same(indexed.uri, columns=["id"], nearest=every, with_row_id=True)
+
+
+def test_default_nprobes_is_refused(indexed: Indexed) -> None:
+    query = _query(indexed, 1)
+    with pytest.raises(UnsupportedVectorIndexError, match="explicit nprobes"):
+        ll.dataset(indexed.uri).to_table(nearest={"column": "vec", "q": query})
+    with pytest.raises(UnsupportedVectorIndexError, match="explicit nprobes"):
+        nearest = {"column": "vec", "q": query, "minimum_nprobes": 2}
+        ll.dataset(indexed.uri).to_table(nearest=nearest)
+
+
+def test_index_types_lancelet_does_not_read_are_refused_by_name(tmp_path: Path) -> None:
+    vectors = np.random.default_rng(3).normal(0, 1, (600, 16)).astype(np.float32)
+    uri = str(tmp_path / "sq")
+    lance.write_dataset(_table(vectors, 0), uri).create_index(
+        "vec", index_type="IVF_SQ", num_partitions=2, name="vec_sq"
+    )
+    nearest = {"column": "vec", "q": vectors[0], "k": 3, "nprobes": 2}
+    with pytest.raises(UnsupportedVectorIndexError, match="IVF_SQ index 'vec_sq'"):
+        ll.dataset(uri).to_table(nearest=nearest)
