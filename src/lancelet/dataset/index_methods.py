@@ -12,7 +12,7 @@ import pyarrow as pa
 from lancelet.dataset.core.snapshot import DatasetHandle, Snapshot
 from lancelet.dataset.indices import build as index_build
 from lancelet.dataset.indices import catalog as indices
-from lancelet.dataset.indices import prewarm
+from lancelet.dataset.indices import prewarm, vector_build
 from lancelet.dataset.indices.fts_queries import DocumentGranularity
 from lancelet.dataset.read import frag_reuse
 from lancelet.errors import ArgumentError
@@ -94,6 +94,60 @@ class IndexMethods(DatasetHandle):
             progress_callback=progress_callback,
             format_version=format_version,
             **kwargs,
+        )
+        self.advance_to(committed)
+
+    def create_index(
+        self,
+        column: str,
+        index_type: str,
+        name: str | None = None,
+        metric: str = "L2",
+        replace: bool = False,
+        num_partitions: int | None = None,
+        ivf_centroids: Any = None,
+        pq_codebook: Any = None,
+        num_sub_vectors: int | None = None,
+        accelerator: Any = None,
+        index_cache_size: int | None = None,
+        shuffle_partition_batches: int | None = None,
+        shuffle_partition_concurrency: int | None = None,
+        ivf_centroids_file: str | None = None,
+        precomputed_partition_dataset: str | None = None,
+        storage_options: dict[str, str] | None = None,
+        filter_nan: bool = True,
+        train: bool = True,
+        fragment_ids: list[int] | None = None,
+        index_uuid: str | None = None,
+        *,
+        target_partition_size: int | None = None,
+        streaming_sample_rate: Any = None,
+        streaming_coreset_rate: Any = None,
+        streaming_refine_passes: Any = None,
+        skip_transpose: bool = False,
+        progress_callback: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        """Build an IVF_FLAT vector index on ``column`` (l2, cosine or dot; an explicit
+        ``num_partitions``; ``sample_rate`` and ``max_iterations`` as keywords) over
+        every fragment of this version, and commit it as a new version.  The other
+        index types and options pylance has are refused by name."""
+        given = dict(locals())
+        options = {
+            option: (given[option], default)
+            for option, default in vector_build.PYLANCE_DEFAULTS.items()
+        }
+        committed = vector_build.create_index(
+            self.snapshot,
+            column,
+            index_type,
+            name,
+            metric,
+            replace,
+            num_partitions,
+            index_uuid,
+            options,
+            kwargs,
         )
         self.advance_to(committed)
 

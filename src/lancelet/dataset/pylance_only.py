@@ -33,39 +33,6 @@ def _refused_property(name: str, why: str) -> property:
 class PylanceOnlyMethods:
     """The refusals, mixed into ``LanceDataset``."""
 
-    def create_index(
-        self,
-        column: Any,
-        index_type: Any,
-        name: Any = None,
-        metric: Any = "L2",
-        replace: Any = False,
-        num_partitions: Any = None,
-        ivf_centroids: Any = None,
-        pq_codebook: Any = None,
-        num_sub_vectors: Any = None,
-        accelerator: Any = None,
-        index_cache_size: Any = None,
-        shuffle_partition_batches: Any = None,
-        shuffle_partition_concurrency: Any = None,
-        ivf_centroids_file: Any = None,
-        precomputed_partition_dataset: Any = None,
-        storage_options: Any = None,
-        filter_nan: Any = True,
-        train: Any = True,
-        fragment_ids: Any = None,
-        index_uuid: Any = None,
-        *,
-        target_partition_size: Any = None,
-        streaming_sample_rate: Any = None,
-        streaming_coreset_rate: Any = None,
-        streaming_refine_passes: Any = None,
-        skip_transpose: Any = False,
-        progress_callback: Any = None,
-        **kwargs: Any,
-    ) -> NoReturn:
-        _refuse("create_index", _VECTOR + "; use create_scalar_index")
-
     def create_index_uncommitted(
         self,
         column: Any,

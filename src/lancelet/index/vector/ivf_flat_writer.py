@@ -1,0 +1,121 @@
+"""Writing an IVF_FLAT index directory as pylance 14 writes it (``index.idx`` and
+``auxiliary.idx``; the layout is in ``docs/vector-index-format.md`` and is what
+:mod:`lancelet.index.vector.layout` reads).
+
+``index.idx``: no rows, one column ``__flat_marker: uint64 not null``; schema
+metadata ``lance:index`` (type and metric), ``lance:ivf`` (the global buffer of the
+IVF message, whose ``centroids_tensor`` holds the centroids and whose offsets and
+lengths are zero) and ``lance:flat`` (one empty string per partition).
+
+``auxiliary.idx``: ``_rowid: uint64`` and ``flat: fixed_size_list<float32>[d] not
+null``, the rows grouped by partition in partition order (row ids ascending within
+one, as pylance's were); schema metadata ``distance_type``, ``lance:ivf`` (its IVF
+message gives each partition's offset and length) and ``storage_metadata``
+(``["{\\"dim\\":d}"]``).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyarrow as pa
+
+from lancelet import io
+from lancelet._proto import index_pb2
+from lancelet.errors import ArgumentError
+from lancelet.file import LanceFileWriter
+from lancelet.index.vector.layout import AUXILIARY_FILE, INDEX_FILE
+
+INDEX_TYPE = "IVF_FLAT"
+
+
+def write_ivf_flat(
+    directory: io.Place,
+    row_ids: np.ndarray,
+    vectors: np.ndarray,
+    partitions: np.ndarray,
+    centroids: np.ndarray,
+    loss: float,
+    metric: str,
+    version: str,
+) -> None:
+    """Write the index of ``vectors`` ((n, d) float32: unit vectors for cosine),
+    keyed by ``row_ids`` (uint64), whose partitions (the centroid each joined) are
+    ``partitions``, in Lance file format ``version``."""
+    count, dimension = centroids.shape
+    if vectors.shape != (len(row_ids), dimension) or len(partitions) != len(row_ids):
+        raise ArgumentError(
+            f"{directory}: {len(row_ids)} row ids, {len(partitions)} partitions and "
+            f"vectors of shape {vectors.shape} for {count} centroids of dimension {dimension}"
+        )
+    order = np.argsort(partitions, kind="stable")
+    lengths = np.bincount(partitions, minlength=count).astype(np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    _write_index_file(directory.join(INDEX_FILE), centroids, loss, metric, version)
+    rows = pa.table(
+        [
+            pa.array(np.asarray(row_ids, dtype=np.uint64)[order], pa.uint64()),
+            pa.FixedSizeListArray.from_arrays(
+                pa.array(np.ascontiguousarray(vectors[order], dtype=np.float32).ravel()),
+                dimension,
+            ),
+        ],
+        schema=auxiliary_schema(dimension),
+    )
+    ivf = index_pb2.IVF(offsets=offsets.tolist(), lengths=lengths.tolist())
+    meta = {
+        "distance_type": metric,
+        "storage_metadata": json.dumps([json.dumps({"dim": dimension})]),
+    }
+    _write(directory.join(AUXILIARY_FILE), rows, ivf, meta, version)
+
+
+def auxiliary_schema(dimension: int) -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("_rowid", pa.uint64()),
+            pa.field("flat", pa.list_(pa.float32(), dimension), nullable=False),
+        ]
+    )
+
+
+def _write_index_file(
+    path: io.Place, centroids: np.ndarray, loss: float, metric: str, version: str
+) -> None:
+    count, dimension = centroids.shape
+    tensor = index_pb2.Tensor(
+        data_type=index_pb2.Tensor.FLOAT32,
+        shape=[count, dimension],
+        data=np.ascontiguousarray(centroids, dtype="<f4").tobytes(),
+    )
+    ivf = index_pb2.IVF(
+        offsets=[0] * count, lengths=[0] * count, centroids_tensor=tensor, loss=loss
+    )
+    marker = pa.schema([pa.field("__flat_marker", pa.uint64(), nullable=False)])
+    meta = {
+        "lance:index": json.dumps(
+            {"type": INDEX_TYPE, "distance_type": metric}, separators=(",", ":")
+        ),
+        "lance:flat": json.dumps([""] * count, separators=(",", ":")),
+    }
+    _write(path, marker.empty_table(), ivf, meta, version)
+
+
+def _write(
+    path: io.Place, table: pa.Table, ivf: index_pb2.IVF, meta: dict[str, str], version: str
+) -> None:
+    """One file: ``table``'s rows, the IVF message in a global buffer that
+    ``lance:ivf`` names, and ``meta``."""
+    writer = LanceFileWriter(path.path, table.schema, version=version, file_io=path.file_io)
+    try:
+        position = writer.add_global_buffer(ivf.SerializeToString())
+        writer.add_schema_metadata("lance:ivf", str(position))
+        for key, value in meta.items():
+            writer.add_schema_metadata(key, value)
+        if table.num_rows:
+            writer.write_batch(table)
+    except BaseException:
+        writer.abort()
+        raise
+    writer.close()
