@@ -310,3 +310,19 @@ def test_an_existing_name_needs_replace(small: str) -> None:
     listed = lance.dataset(small).list_indices()
     assert len(listed) == 1
     assert _stats(small)["num_partitions"] == 3
+
+
+def test_a_vector_inside_a_struct(tmp_path: Path) -> None:
+    vectors = _vectors(4, 600)
+    column = pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), DIMENSION)
+    struct = pa.StructArray.from_arrays([column, pa.array(np.arange(600))], ["vec", "x"])
+    uri = str(tmp_path / "ds")
+    lance.write_dataset(pa.table({"id": np.arange(600), "s": struct}), uri)
+    ll.dataset(uri).create_index("s.vec", "IVF_FLAT", num_partitions=4)
+    dataset = lance.dataset(uri)
+    assert [(i["name"], i["fields"]) for i in dataset.list_indices()] == [("s.vec_idx", ["s.vec"])]
+    for row in (3, 300):
+        nearest = {"column": "s.vec", "q": vectors[row], "k": 10, "nprobes": 4}
+        through_index = dataset.to_table(nearest=nearest, columns=["id"])
+        exact = dataset.to_table(nearest={**nearest, "use_index": False}, columns=["id"])
+        assert through_index["id"].to_pylist() == exact["id"].to_pylist()
