@@ -124,7 +124,7 @@ def flat_figures(
             singles.append(time.perf_counter() - start)
         p50, p99 = percentiles(singles)
         batch_time = statistics.median(
-            timed(lambda: nearest(ds, batch, metric)) for _ in range(runs)
+            timed(lambda ds=ds: nearest(ds, batch, metric)) for _ in range(runs)
         )
         out[name] = {"p50": p50, "p99": p99, "batch": batch_time}
     pairs = zip(answers["lancelet"], answers["lance"], strict=True)
@@ -182,7 +182,9 @@ def ivf_figures(uri: str, queries: np.ndarray, partitions: int, sub_vectors: int
     truth = [set(nearest(ds, q, "l2", use_index=False)["id"].to_numpy().tolist()) for q in queries]
     # Row ids are row addresses here (one write, no stable row ids): fragment << 32 | offset.
     ids = ds.to_table(columns=["id"], with_row_id=True)
-    by_row_id = dict(zip(ids["_rowid"].to_numpy().tolist(), ids["id"].to_numpy().tolist()))
+    by_row_id = dict(
+        zip(ids["_rowid"].to_numpy().tolist(), ids["id"].to_numpy().tolist(), strict=True)
+    )
     times: dict[str, list[float]] = {"lancelet": [], "lance": []}
     hits: dict[str, int] = {"lancelet": 0, "lance": 0}
     index.search(queries[0], K, NPROBES)
