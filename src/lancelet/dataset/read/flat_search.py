@@ -23,6 +23,7 @@ import pyarrow as pa
 from lancelet.dataset.read.nearest import DISTANCE, QUERY_INDEX, NearestQuery
 from lancelet.dataset.read.projection import ROW_ADDRESS, ROW_ID
 from lancelet.index.vector.distance import compute_dtype, exact, screen
+from lancelet.index.vector.multivector import multivector_distances
 
 # pylance's float32 distances: values closer than this (relative) may round together.
 _FLOAT32_ROUNDING = 2.0**-22
@@ -61,7 +62,8 @@ class FlatSearch:
         self._compute = compute_dtype(query.element)
         self._queries = query.queries.astype(self._compute)
         self._nearest = _Nearest.empty()
-        self._worst = np.full(len(query.queries), np.inf)
+        # A multivector query is one query, however many vectors it has.
+        self._worst = np.full(1 if query.multivector else len(query.queries), np.inf)
 
     def add_all(self, batches: Iterable[pa.RecordBatch | pa.Table]) -> FlatSearch:
         for batch in batches:
@@ -72,6 +74,9 @@ class FlatSearch:
         """Measure a batch holding the vector column, ``_rowid`` and ``_rowaddr``."""
         if not batch.num_rows:
             return
+        if self._query.multivector:
+            self._add_multivectors(batch)
+            return
         vectors, valid = vector_rows(batch.column(self._query.column))
         screen_vectors = vectors.astype(self._compute, copy=False)
         distances, bounds = screen(self._query.metric, screen_vectors, self._queries)
@@ -80,6 +85,16 @@ class FlatSearch:
             ids = np.asarray(batch.column(ROW_ID).to_numpy(), dtype=np.uint64)
             addresses = np.asarray(batch.column(ROW_ADDRESS).to_numpy(), dtype=np.uint64)
             self._merge(which, vectors[rows], ids[rows], addresses[rows])
+
+    def _add_multivectors(self, batch: pa.RecordBatch | pa.Table) -> None:
+        """Measure a batch of multivector rows: every row, exactly (no screen)."""
+        vectors, starts, rows = multivector_rows(batch.column(self._query.column))
+        if not len(rows):
+            return
+        distances = multivector_distances(self._query.metric, vectors, starts, self._queries)
+        ids = np.asarray(batch.column(ROW_ID).to_numpy(), dtype=np.uint64)[rows]
+        addresses = np.asarray(batch.column(ROW_ADDRESS).to_numpy(), dtype=np.uint64)[rows]
+        self._keep(np.zeros(len(rows), np.int64), distances, ids, addresses)
 
     def _candidates(
         self, screened: np.ndarray, bounds: np.ndarray, valid: np.ndarray
@@ -119,6 +134,13 @@ class FlatSearch:
         """Measure candidates (the rows ``vectors`` for the queries ``which``) exactly
         and keep each query's k nearest."""
         measured = exact(self._query.metric, vectors, self._query.queries[which])
+        self._keep(which, measured, ids, addresses)
+
+    def _keep(
+        self, which: np.ndarray, measured: np.ndarray, ids: np.ndarray, addresses: np.ndarray
+    ) -> None:
+        """Keep each query's k nearest of those held and the rows measured (float64
+        distances to the queries ``which``), within the distance range."""
         distances = measured.astype(np.float32)
         keep = ~np.isnan(distances)
         lower, upper = self._query.lower, self._query.upper
@@ -171,3 +193,32 @@ def vector_rows(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndar
         values = values.fill_null(0)
     flat = values.to_numpy(zero_copy_only=False)
     return flat.reshape(len(array), dim), valid
+
+
+def multivector_rows(
+    column: pa.ChunkedArray | pa.Array,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A list-of-vectors column as (the vectors of its non-empty, non-null rows as one
+    n x d array, where each row's vectors start in it, those rows' positions).  Null
+    vectors and null elements read as zeros, as pylance reads them."""
+    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if isinstance(array, pa.ExtensionArray):
+        array = array.storage
+    offsets = array.offsets.to_numpy().astype(np.int64)
+    lengths = np.diff(offsets)
+    keep = lengths > 0
+    if array.null_count:
+        keep &= array.is_valid().to_numpy(zero_copy_only=False)
+    inner = array.values.slice(offsets[0], offsets[-1] - offsets[0])
+    dim = inner.type.list_size
+    values = inner.values.slice(inner.offset * dim, len(inner) * dim)
+    flat = values.fill_null(0) if values.null_count else values
+    vectors = flat.to_numpy(zero_copy_only=False).reshape(len(inner), dim)
+    if inner.null_count:
+        vectors = np.where(inner.is_null().to_numpy(zero_copy_only=False)[:, None], 0, vectors)
+    owned = np.repeat(keep, lengths)
+    if not owned.all():
+        vectors = vectors[owned]
+    kept = lengths[keep]
+    starts = np.concatenate([[0], np.cumsum(kept)[:-1]]).astype(np.int64)
+    return vectors, starts, np.flatnonzero(keep)
