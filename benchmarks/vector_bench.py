@@ -12,7 +12,9 @@ Measures, for both libraries:
 * flat (exact, no index) search at k=10, metrics l2 and cosine: the p50 and p99
   latency of single queries, and the median time of one batch search of ``--batch``
   queries; the recall of lancelet's answer against pylance's (1.0: the same rows);
-* the peak memory of that batch search, in a fresh process (max RSS above baseline);
+* the peak memory of that batch search, in a fresh process (max RSS above baseline;
+  RSS counts the pages of a data file a reader maps, so for lancelet most of the
+  figure is the vector column's file pages, the rest a batch and its distances);
 * with ``--ivf``: pylance builds an IVF_PQ index (l2) on its copy; the p50 and p99 of
   ``lancelet.index.vector.IvfIndex.search`` on that index against pylance's indexed
   query, both at nprobes=20, with the recall@10 of each against the exact answer.
