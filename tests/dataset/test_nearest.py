@@ -333,14 +333,6 @@ def test_options_refused_with_nearest(small: str) -> None:
         ds.count_rows(nearest=nearest)
 
 
-def test_multivector_columns_are_refused_by_name(tmp_path: Path) -> None:
-    vec = pa.array([[[1.0, 2.0], [3.0, 4.0]]], pa.list_(pa.list_(pa.float32(), 2)))
-    uri = str(tmp_path / "ds")
-    lance.write_dataset(pa.table({"mv": vec}), uri)
-    with pytest.raises(VectorQueryError, match="'mv' holds multivectors"):
-        ll.dataset(uri).to_table(nearest={"column": "mv", "q": [[1.0, 2.0]]})
-
-
 def test_a_vector_index_is_refused_unless_use_index_is_false(tmp_path: Path) -> None:
     values = np.random.default_rng(5).standard_normal((300, 8)).astype(np.float32)
     uri = _write(_table(values), tmp_path / "ds", "pylance")

@@ -73,6 +73,8 @@ class NearestQuery:
     tuning: Mapping[str, Any] = field(default_factory=dict)
     # Whether the metric was named (else the default, or an index's own metric).
     metric_given: bool = False
+    # A list-of-vectors column: the query's vectors are one multivector query.
+    multivector: bool = False
 
     @property
     def element(self) -> np.dtype:
@@ -92,8 +94,9 @@ def nearest_query(nearest: Any, schema: pa.Schema, where: str) -> NearestQuery:
         if key not in nearest:
             raise VectorQueryTypeError(f"{where}: nearest needs {key!r}")
     column = nearest["column"]
-    element, dim = _vector_column(column, schema, where)
+    element, dim, multivector = _vector_column(column, schema, where)
     queries, batch = _query_vectors(nearest["q"], element, dim, f"{where}: nearest column {column}")
+    batch = batch and not multivector
     if batch and QUERY_INDEX in schema.names:
         raise VectorQueryError(
             f"{where}: a batch of query vectors adds a {QUERY_INDEX!r} column, which the "
@@ -112,11 +115,13 @@ def nearest_query(nearest: Any, schema: pa.Schema, where: str) -> NearestQuery:
         use_index=_flag(nearest.get("use_index", True), "use_index", where),
         tuning=tuning,
         metric_given=nearest.get("metric") is not None,
+        multivector=multivector,
     )
 
 
-def _vector_column(column: Any, schema: pa.Schema, where: str) -> tuple[np.dtype, int]:
-    """The element type and dimension of the vector column ``column``."""
+def _vector_column(column: Any, schema: pa.Schema, where: str) -> tuple[np.dtype, int, bool]:
+    """The element type and dimension of the vector column ``column``, and whether it
+    holds multivectors (a list of vectors per row)."""
     if not isinstance(column, str):
         raise VectorQueryTypeError(f"{where}: nearest column must be a name, not {column!r}")
     index = schema.get_field_index(column)
@@ -124,11 +129,9 @@ def _vector_column(column: Any, schema: pa.Schema, where: str) -> tuple[np.dtype
         raise VectorQueryError(f"{where}: nearest column {column!r} is not in the dataset")
     dtype = schema.field(index).type
     storage = dtype.storage_type if isinstance(dtype, pa.BaseExtensionType) else dtype
-    if pa.types.is_list(storage) and pa.types.is_fixed_size_list(storage.value_type):
-        raise VectorQueryError(
-            f"{where}: nearest column {column!r} holds multivectors ({dtype}); lancelet "
-            "does not search multivector columns yet"
-        )
+    multivector = pa.types.is_list(storage) and pa.types.is_fixed_size_list(storage.value_type)
+    if multivector:
+        storage = storage.value_type
     if not pa.types.is_fixed_size_list(storage):
         raise VectorQueryTypeError(
             f"{where}: nearest column {column!r} must be a vector column; it is {dtype}"
@@ -139,7 +142,7 @@ def _vector_column(column: Any, schema: pa.Schema, where: str) -> tuple[np.dtype
             f"{where}: nearest column {column!r} has element type {storage.value_type}; "
             "vectors must be float16, float32, float64 or uint8"
         )
-    return element, storage.list_size
+    return element, storage.list_size, multivector
 
 
 def _query_vectors(q: Any, element: np.dtype, dim: int, where: str) -> tuple[np.ndarray, bool]:

@@ -40,36 +40,45 @@ def compute_dtype(element: np.dtype) -> np.dtype:
     return element
 
 
-def screened(metric: str, vectors: np.ndarray, queries: np.ndarray) -> np.ndarray:
+def screen(metric: str, vectors: np.ndarray, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distances from each query (rows of ``queries``, m x d) to each vector
     (rows of ``vectors``, n x d) as an m x n array, through one matrix product in
-    the vectors' precision; off by at most :func:`margins` (exact for hamming)."""
+    the vectors' precision (exact for hamming); and per query a bound on their error:
+    the classic bound of a d-term dot product's rounding, ``d u |x| |q|``, with room.
+    The m x n array is the product's own, updated in place (no m x n temporaries)."""
     if metric == HAMMING:
-        return np.asarray(np.stack([_hamming(vectors, q) for q in queries]))
+        exact_distances = np.stack([_hamming(vectors, q) for q in queries])
+        return np.asarray(exact_distances), np.zeros(len(queries))
     with np.errstate(all="ignore"):
-        products = queries @ vectors.T
+        products: np.ndarray = queries @ vectors.T
         if metric == DOT:
-            return np.asarray(1 - products)
+            np.subtract(1, products, out=products)
+            return products, _margins(metric, vectors, None, queries)
         vector_norms = np.einsum("ij,ij->i", vectors, vectors)
         query_norms = np.einsum("ij,ij->i", queries, queries)
         if metric == L2:
-            out: np.ndarray = vector_norms[None, :] - 2 * products + query_norms[:, None]
-            return np.asarray(np.maximum(out, 0))
-        scale = np.sqrt(query_norms)[:, None] * np.sqrt(vector_norms)[None, :]
-        return np.asarray(1 - products / scale)
+            products *= -2
+            products += vector_norms[None, :]
+            products += query_norms[:, None]
+            np.maximum(products, 0, out=products)
+        else:
+            products /= np.sqrt(vector_norms)[None, :]
+            products /= np.sqrt(query_norms)[:, None]
+            np.subtract(1, products, out=products)
+    return products, _margins(metric, vectors, vector_norms, queries)
 
 
-def margins(metric: str, vectors: np.ndarray, queries: np.ndarray) -> np.ndarray:
-    """Per query, a bound on the error of :func:`screened`'s distances to ``vectors``:
-    the classic bound of a d-term dot product's rounding, ``d u |x| |q|``, with room."""
-    if metric == HAMMING:
-        return np.zeros(len(queries))
+def _margins(
+    metric: str, vectors: np.ndarray, vector_norms: np.ndarray | None, queries: np.ndarray
+) -> np.ndarray:
     unit = float(np.finfo(vectors.dtype).eps)
     terms = (vectors.shape[1] + 4) * unit
     if metric == COSINE or not len(vectors):
         return np.full(len(queries), 4 * terms)
     with np.errstate(all="ignore"):
-        largest = float(np.max(np.einsum("ij,ij->i", vectors, vectors), initial=0.0))
+        if vector_norms is None:
+            vector_norms = np.einsum("ij,ij->i", vectors, vectors)
+        largest = float(np.max(vector_norms, initial=0.0))
         query_norms = np.einsum("ij,ij->i", queries, queries).astype(np.float64)
         if metric == DOT:
             return np.asarray(2 * terms * np.sqrt(largest * query_norms) + unit)
@@ -77,8 +86,9 @@ def margins(metric: str, vectors: np.ndarray, queries: np.ndarray) -> np.ndarray
 
 
 def exact(metric: str, vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """The distances from ``query`` to each of ``vectors``, term by term in float64
-    (what the screen's candidates are ranked by)."""
+    """The distances from ``query`` (one vector, or one per row of ``vectors``) to
+    each of ``vectors``, term by term in float64 (what the screen's candidates are
+    ranked by)."""
     if metric == HAMMING:
         return _hamming(vectors, query).astype(np.float64)
     x = vectors.astype(np.float64)
@@ -90,10 +100,37 @@ def exact(metric: str, vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
         products = (x * q).sum(axis=1)
         if metric == DOT:
             return np.asarray(1 - products)
-        scale = np.sqrt(np.square(x).sum(axis=1)) * np.sqrt(np.square(q).sum())
+        scale = np.sqrt(np.square(x).sum(axis=1)) * np.sqrt(np.square(q).sum(axis=-1))
         return np.asarray(1 - products / scale)
 
 
 def _hamming(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
     out: np.ndarray = np.bitwise_count(np.bitwise_xor(vectors, query)).sum(axis=1, dtype=np.int64)
     return out
+
+
+def pairwise(metric: str, vectors: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """The distances from each query (m x d) to each vector (n x d) as an m x n
+    float64 array, through one float64 matrix product (hamming: counted exactly)."""
+    if metric == HAMMING:
+        counts = [_hamming(vectors, q) for q in queries]
+        return np.asarray(np.stack(counts).astype(np.float64)).reshape(len(queries), -1)
+    x = vectors.astype(np.float64)
+    q = queries.astype(np.float64)
+    with np.errstate(all="ignore"):
+        products: np.ndarray = q @ x.T
+        if metric == DOT:
+            np.subtract(1, products, out=products)
+            return products
+        vector_norms = np.einsum("ij,ij->i", x, x)
+        query_norms = np.einsum("ij,ij->i", q, q)
+        if metric == L2:
+            products *= -2
+            products += vector_norms[None, :]
+            products += query_norms[:, None]
+            np.maximum(products, 0, out=products)
+        else:
+            products /= np.sqrt(vector_norms)[None, :]
+            products /= np.sqrt(query_norms)[:, None]
+            np.subtract(1, products, out=products)
+    return products
