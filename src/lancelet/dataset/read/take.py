@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
+from lancelet._arrow import dictionaries
 from lancelet.dataset.read.fragment_reader import FragmentReader
 from lancelet.dataset.read.projection import ROW_OFFSET, SPECIAL
 from lancelet.dataset.read.row_columns import live_rows_before, with_row_columns
@@ -198,4 +199,4 @@ def _in_asked_order(
     if not parts:
         return FragmentReader(store, manifest.schema, Fragment(0, (), 0)).read(columns, 0, 0)
     table = pa.concat_tables(parts)
-    return table.take(pa.array(np.argsort(np.concatenate(order), kind="stable")))
+    return dictionaries.take(table, pa.array(np.argsort(np.concatenate(order), kind="stable")))
