@@ -4,7 +4,6 @@ lancelet's for explicit nprobes; its recall is close to a pylance-built index's.
 
 from __future__ import annotations
 
-import shutil
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ from lancelet.errors import (
     UnsupportedOptionError,
     UnsupportedVectorIndexError,
 )
+from tests.storage import copy_tree
 
 ROWS = 3000
 DIMENSION = 32
@@ -100,7 +100,7 @@ def test_probing_every_partition_is_pylances_exact_search(built: Built) -> None:
 
 def test_pylance_describes_it_as_its_own(built: Built, tmp_path: Path) -> None:
     theirs = str(tmp_path / "theirs")
-    shutil.copytree(built.uri, theirs)
+    copy_tree(built.uri, theirs)
     reference = lance.dataset(theirs)
     for index in reference.list_indices():
         reference.drop_index(index["name"])
