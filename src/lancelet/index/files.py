@@ -8,7 +8,7 @@ wrong reading one (a missing file, damaged bytes, an unexpected schema) is a
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 
 import pyarrow as pa
@@ -78,10 +78,19 @@ def writable_version(version: str) -> str:
     return file_version.index_file_version(version)
 
 
-def write_table(path: io.Place, table: pa.Table, version: str, meta: dict[str, str]) -> None:
-    """Write one small index file whole."""
+def write_table(
+    path: io.Place,
+    table: pa.Table,
+    version: str,
+    meta: dict[str, str],
+    buffers: Mapping[str, bytes] | None = None,
+) -> None:
+    """Write one small index file whole; each of ``buffers`` goes into a global buffer
+    whose position the schema metadata records under the buffer's key."""
     writer = LanceFileWriter(path.path, table.schema, version=version, file_io=path.file_io)
     try:
+        for key, data in (buffers or {}).items():
+            writer.add_schema_metadata(key, str(writer.add_global_buffer(data)))
         for key, value in meta.items():
             writer.add_schema_metadata(key, value)
         if table.num_rows:

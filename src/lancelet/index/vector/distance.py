@@ -49,11 +49,20 @@ def screen(metric: str, vectors: np.ndarray, queries: np.ndarray) -> tuple[np.nd
     if metric == HAMMING:
         exact_distances = np.stack([_hamming(vectors, q) for q in queries])
         return np.asarray(exact_distances), np.zeros(len(queries))
+    products, vector_norms = _products_to_distances(metric, vectors, queries)
+    return products, _margins(metric, vectors, vector_norms, queries)
+
+
+def _products_to_distances(
+    metric: str, vectors: np.ndarray, queries: np.ndarray
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The m x n distances from one matrix product, turned into the metric's in place
+    (no m x n temporaries); and the vectors' squared norms (None for dot)."""
     with np.errstate(all="ignore"):
         products: np.ndarray = queries @ vectors.T
         if metric == DOT:
             np.subtract(1, products, out=products)
-            return products, _margins(metric, vectors, None, queries)
+            return products, None
         vector_norms = np.einsum("ij,ij->i", vectors, vectors)
         query_norms = np.einsum("ij,ij->i", queries, queries)
         if metric == L2:
@@ -65,7 +74,7 @@ def screen(metric: str, vectors: np.ndarray, queries: np.ndarray) -> tuple[np.nd
             products /= np.sqrt(vector_norms)[None, :]
             products /= np.sqrt(query_norms)[:, None]
             np.subtract(1, products, out=products)
-    return products, _margins(metric, vectors, vector_norms, queries)
+    return products, vector_norms
 
 
 def _margins(
@@ -115,22 +124,7 @@ def pairwise(metric: str, vectors: np.ndarray, queries: np.ndarray) -> np.ndarra
     if metric == HAMMING:
         counts = [_hamming(vectors, q) for q in queries]
         return np.asarray(np.stack(counts).astype(np.float64)).reshape(len(queries), -1)
-    x = vectors.astype(np.float64)
-    q = queries.astype(np.float64)
-    with np.errstate(all="ignore"):
-        products: np.ndarray = q @ x.T
-        if metric == DOT:
-            np.subtract(1, products, out=products)
-            return products
-        vector_norms = np.einsum("ij,ij->i", x, x)
-        query_norms = np.einsum("ij,ij->i", q, q)
-        if metric == L2:
-            products *= -2
-            products += vector_norms[None, :]
-            products += query_norms[:, None]
-            np.maximum(products, 0, out=products)
-        else:
-            products /= np.sqrt(vector_norms)[None, :]
-            products /= np.sqrt(query_norms)[:, None]
-            np.subtract(1, products, out=products)
+    products, _ = _products_to_distances(
+        metric, vectors.astype(np.float64), queries.astype(np.float64)
+    )
     return products

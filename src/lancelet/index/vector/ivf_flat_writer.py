@@ -24,7 +24,7 @@ import pyarrow as pa
 from lancelet import io
 from lancelet._proto import index_pb2
 from lancelet.errors import ArgumentError
-from lancelet.file import LanceFileWriter
+from lancelet.index import files
 from lancelet.index.vector.layout import AUXILIARY_FILE, INDEX_FILE
 
 INDEX_TYPE = "IVF_FLAT"
@@ -107,15 +107,4 @@ def _write(
 ) -> None:
     """One file: ``table``'s rows, the IVF message in a global buffer that
     ``lance:ivf`` names, and ``meta``."""
-    writer = LanceFileWriter(path.path, table.schema, version=version, file_io=path.file_io)
-    try:
-        position = writer.add_global_buffer(ivf.SerializeToString())
-        writer.add_schema_metadata("lance:ivf", str(position))
-        for key, value in meta.items():
-            writer.add_schema_metadata(key, value)
-        if table.num_rows:
-            writer.write_batch(table)
-    except BaseException:
-        writer.abort()
-        raise
-    writer.close()
+    files.write_table(path, table, version, meta, {"lance:ivf": ivf.SerializeToString()})
