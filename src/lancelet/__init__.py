@@ -5,7 +5,7 @@ supports: ``write_dataset``, ``dataset``, ``LanceDataset``, ``LanceOperation``,
 ``LanceFragment`` and ``lancelet.fragment.write_fragments``.
 """
 
-from lancelet import arrow, commit, errors, file, fragment, log, optimize
+from lancelet import arrow, commit, errors, file, fragment, indices, log, optimize, util
 from lancelet._version import __version__
 from lancelet.dataset import (
     FragmentMetadata,
@@ -62,12 +62,14 @@ __all__ = [
     "errors",
     "file",
     "fragment",
+    "indices",
     "iops_counter",
     "json_to_schema",
     "log",
     "optimize",
     "schema_to_json",
     "set_logger",
+    "util",
     "write_dataset",
     "write_fragments",
 ]

@@ -185,6 +185,20 @@ class VectorQueryTypeError(LanceletError, TypeError):
     know, a column that holds no vectors, a value of the wrong type."""
 
 
+class PartitionOutOfRangeError(ArgumentError, IndexError):
+    """A vector index partition number outside the index (pylance: ``IndexError``)."""
+
+
+class ModelStateError(LanceletError, RuntimeError):
+    """A model used before it holds what the call needs (pylance: ``RuntimeError``),
+    such as ``KMeans.predict`` before ``fit``."""
+
+
+class TrainingError(ArgumentError, RuntimeError):
+    """Training that cannot start, such as k-means asked for more clusters than
+    there are vectors (pylance: ``RuntimeError``)."""
+
+
 class UnsupportedOptionError(LanceletError, NotImplementedError):
     """A pylance option that lancelet does not implement was given a non-default value."""
 

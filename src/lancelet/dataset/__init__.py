@@ -24,6 +24,7 @@ from lancelet.dataset.result_types import (
     VersionRef,
 )
 from lancelet.dataset.stats import DatasetStats, DataStatistics, FieldStatistics, LanceStats
+from lancelet.dataset.vector_index_reader import VectorIndexReader
 from lancelet.dataset.versions.bases import DatasetBasePath
 from lancelet.dataset.versions.cleanup import CleanupStats
 from lancelet.dataset.versions.index_operation import Index, IndexFile
@@ -39,6 +40,7 @@ from lancelet.table.fragment import DataFile
 from lancelet.transaction.session import Session
 
 __all__ = [
+    "VectorIndexReader",
     "DEFAULT_BLOB_BUFFER_SIZE",
     "LANCE_COMMIT_MESSAGE_KEY",
     "AlterColumn",
