@@ -40,6 +40,7 @@ from lancelet.spark.index_read import (
     in_range,
     pushed_predicate,
 )
+from lancelet.spark.nearest_read import DISTANCE, NearestPartition, nearest_rows
 from lancelet.spark.options import ReadOptions
 from lancelet.spark.types import (
     natural_spark_type,
@@ -71,6 +72,8 @@ def dataset_schema(dataset: LanceDataset, options: ReadOptions) -> st.StructType
         )
     wanted = [n for n in names if n not in ROW_COLUMNS]
     schema = spark_schema(pa.schema([arrow.field(n) for n in wanted]), dataset.uri)
+    if options.nearest is not None:
+        schema = schema.add(st.StructField(DISTANCE, st.FloatType(), True))
     for name, asked in ((ROW_ID, options.with_row_id), (ROW_ADDRESS, options.with_row_address)):
         if asked or name in names:
             schema = schema.add(st.StructField(name, st.LongType(), False))
@@ -142,11 +145,12 @@ class LanceReader(sds.DataSourceReader):
     def _resolve(self, schema: st.StructType, arrow: pa.Schema) -> list[_Column]:
         """Spark's field names matched to dataset columns, exactly or else ignoring case."""
         by_lower: dict[str, list[str]] = {}
-        for name in (*arrow.names, *ROW_COLUMNS):
+        computed = (DISTANCE,) if self._options.nearest is not None else ()
+        for name in (*arrow.names, *ROW_COLUMNS, *computed):
             by_lower.setdefault(name.lower(), []).append(name)
         out = []
         for field in schema.fields:
-            if field.name in arrow.names or field.name in ROW_COLUMNS:
+            if field.name in (*arrow.names, *ROW_COLUMNS, *computed):
                 out.append(_Column(field.name, field.name))
                 continue
             candidates = by_lower.get(field.name.lower(), [])
@@ -181,6 +185,8 @@ class LanceReader(sds.DataSourceReader):
         return conjunction(self._filters)
 
     def partitions(self) -> Sequence[sds.InputPartition]:
+        if self._options.nearest is not None:
+            return [NearestPartition()]
         snapshot = open_snapshot(self._options.location(), self._version)
         if self._options.filter is not None:
             # Refuse a filter that does not parse here, before any task runs.
@@ -205,6 +211,8 @@ class LanceReader(sds.DataSourceReader):
     # -- reading (in tasks) -----------------------------------------------------------
 
     def read(self, partition: sds.InputPartition) -> Iterator[pa.RecordBatch]:
+        if isinstance(partition, NearestPartition):
+            return self._read_nearest()
         if not isinstance(partition, FragmentRange):
             return iter(())  # the dataset has no rows: Spark plans one empty partition
         return self._read_range(partition)
@@ -225,6 +233,25 @@ class LanceReader(sds.DataSourceReader):
         for table in tables:
             if table.num_rows:
                 yield from self._to_spark(table, target).to_batches(max_chunksize=step)
+
+    def _read_nearest(self) -> Iterator[pa.RecordBatch]:
+        options = self._options
+        assert options.nearest is not None
+        wanted = {c.source for c in self._columns}
+        names = self._lance_schema.load().top_level_names()
+        batches = nearest_rows(
+            open_dataset(options),
+            options.nearest,
+            columns=[n for n in names if n in wanted],
+            filter=options.filter,
+            prefilter=options.prefilter,
+            with_row_id=ROW_ID in wanted,
+            with_row_address=ROW_ADDRESS in wanted,
+            batch_size=options.batch_size,
+        )
+        target = spark_arrow_schema(self._schema)
+        for batch in batches:
+            yield from self._to_spark(pa.Table.from_batches([batch]), target).to_batches()
 
     def _scanned(self, part: FragmentRange) -> Iterator[pa.RecordBatch]:
         """A fragment's rows that the ``filter`` option selects, read by lancelet's
@@ -310,6 +337,9 @@ class LanceFilteringReader(LanceReader):
     """
 
     def pushFilters(self, filters: list[sds.Filter]) -> Iterable[sds.Filter]:
+        if self._options.nearest is not None:
+            # Spark's filters on a nearest-neighbour read filter its k rows afterwards.
+            return filters
         # Each call replaces what an earlier one pushed: Spark may replay the filters
         # on a reader (to push a limit after them).
         pushed: list[pc.Expression] = []

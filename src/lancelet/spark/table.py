@@ -68,6 +68,10 @@ from lancelet.spark.table_versions import (
 )
 from lancelet.table import row_address
 
+# Index types create_index builds (vector indices); the rest are scalar.
+_VECTOR_INDEX_PREFIXES = ("IVF_", "HNSW", "DISKANN")
+
+
 DEFAULT_RETENTION_HOURS = 168.0
 RETENTION_CHECK = "spark.lancelet.retentionDurationCheck.enabled"
 
@@ -228,12 +232,19 @@ class LanceTable:
         """Build a scalar index (``BTREE``, ``BITMAP``, ``LABEL_LIST``, ``ZONEMAP`` or
         ``BLOOMFILTER``) on ``column`` (a dotted path reaches into structs) over every
         fragment of the latest version, and commit it as a new version.  ``params`` are
-        those of pylance's ``create_scalar_index`` for the type.  Built here, on the
+        those of pylance's ``create_scalar_index`` for the type; a vector index type
+        (``IVF_FLAT``, ...) builds a vector index with the ``params`` of pylance's
+        ``create_index`` (``num_partitions``, ``metric``...), which the ``nearest``
+        read option then searches.  Built here, on the
         driver, in one commit (the storage must be shared with the executors, as for
         every other write).  Reads whose pushed filters it answers then read only the
         rows it points to; fragments written later are read whole until the index
         is brought over them (``lancelet.dataset(path).optimize.optimize_indices()``)."""
-        self._dataset().create_scalar_index(column, indexType, name, replace=replace, **params)
+        dataset = self._dataset()
+        if str(indexType).upper().startswith(_VECTOR_INDEX_PREFIXES):
+            dataset.create_index(column, indexType, name, replace=replace, **params)
+        else:
+            dataset.create_scalar_index(column, indexType, name, replace=replace, **params)
 
     def dropIndex(self, name: str) -> None:
         """Remove the index ``name`` in a new version (``IndexNotFoundError`` if the
