@@ -174,19 +174,7 @@ class NearestScanner(LanceScanner):
         exact search of the fragments it does not cover."""
         plan = self._index
         assert plan is not None
-        allowed = np.zeros(0, np.uint64)
-        if plan.indexed:
-            scan = LanceScanner(
-                self._store,
-                self._manifest,
-                columns=[],
-                filter=self._raw_filter if self._prefilter else None,
-                with_row_address=True,
-                fragments=plan.indexed,
-                use_scalar_index=self._use_scalar_index,
-            )
-            addresses = scan.to_table()[ROW_ADDRESS].to_numpy()
-            allowed = np.unique(np.asarray(addresses, dtype=np.uint64))
+        allowed = self._allowed(plan.indexed)
         unindexed = None
         if not self._fast_search and plan.unindexed:
             unindexed = self._vector_batches(plan.unindexed)
@@ -194,6 +182,33 @@ class NearestScanner(LanceScanner):
         return index_search(
             index, plan, self._query, allowed, self._vectors, unindexed, self._where
         )
+
+    def _allowed(self, fragments: list[Fragment]) -> np.ndarray:
+        """The sorted addresses of the rows of ``fragments`` that may come back: the
+        live ones (passing a prefilter).  Without a filter they depend only on the
+        fragments and their deletions, so the store keeps them for the next query."""
+        if not fragments:
+            return np.zeros(0, np.uint64)
+        filtered = self._prefilter and self._raw_filter is not None
+        key = (self._store.root, tuple((f.id, f.physical_rows, f.deletion_file) for f in fragments))
+        cache: dict[object, np.ndarray] = self._store.cache("live_addresses", limit=4)
+        if not filtered and key in cache:
+            return cache[key]
+        scan = LanceScanner(
+            self._store,
+            self._manifest,
+            columns=[],
+            filter=self._raw_filter if filtered else None,
+            with_row_address=True,
+            fragments=fragments,
+            use_scalar_index=self._use_scalar_index,
+        )
+        addresses = np.asarray(scan.to_table()[ROW_ADDRESS].to_numpy(), dtype=np.uint64)
+        if len(addresses) > 1 and not (addresses[1:] > addresses[:-1]).all():
+            addresses = np.unique(addresses)  # fragments listed out of address order
+        if not filtered:
+            cache[key] = addresses
+        return addresses
 
     def _vectors(self, addresses: np.ndarray) -> np.ndarray:
         """The vectors of the rows at ``addresses``, in that order."""

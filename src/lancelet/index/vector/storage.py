@@ -8,6 +8,7 @@ partition's centroid for l2 and cosine and the vector itself for dot.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,12 +44,25 @@ class PqStorage:
         """The (num_sub_vectors, 2**num_bits) distance from each sub-vector of the
         query to each code word."""
         sub_vectors, _, sub_dimension = self.codebook.shape
+        codebook = self._codebook64.transpose(0, 2, 1)
         if metric == "dot":
-            parts = query.reshape(sub_vectors, 1, sub_dimension)
-            return float32_distance.f32(-np.einsum("sod,scd->sc", parts, self.codebook))
-        residual = (query - centroid).reshape(sub_vectors, 1, sub_dimension)
-        difference = residual - self.codebook
-        return float32_distance.f32(np.einsum("scd,scd->sc", difference, difference))
+            parts = query.astype(np.float64).reshape(sub_vectors, 1, sub_dimension)
+            return float32_distance.f32(-np.matmul(parts, codebook)[:, 0, :])
+        # |r - b|² = |r|² - 2 r·b + |b|², in float64 (one BLAS product per sub-vector,
+        # no (codes, sub-dimension) temporary), rounded to float32 once.
+        residual = (query - centroid).astype(np.float64).reshape(sub_vectors, 1, sub_dimension)
+        products = np.matmul(residual, codebook)[:, 0, :]
+        squared = np.einsum("sod,sod->so", residual, residual)
+        table = squared - 2 * products + self._codeword_norms
+        return float32_distance.f32(np.maximum(table, 0))
+
+    @functools.cached_property
+    def _codebook64(self) -> np.ndarray:
+        return self.codebook.astype(np.float64)
+
+    @functools.cached_property
+    def _codeword_norms(self) -> np.ndarray:
+        return np.einsum("scd,scd->sc", self._codebook64, self._codebook64)
 
     def distances(
         self, query: np.ndarray, centroid: np.ndarray, rows: slice, metric: str
