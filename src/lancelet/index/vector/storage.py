@@ -62,7 +62,8 @@ class PqStorage:
 
     @functools.cached_property
     def _codeword_norms(self) -> np.ndarray:
-        return np.einsum("scd,scd->sc", self._codebook64, self._codebook64)
+        norms: np.ndarray = np.einsum("scd,scd->sc", self._codebook64, self._codebook64)
+        return norms
 
     def distances(
         self, query: np.ndarray, centroid: np.ndarray, rows: slice, metric: str
