@@ -251,11 +251,16 @@ def test_scanner_to_batches_and_fragments(small: str) -> None:
     batches = list(ours.to_batches(nearest=nearest, with_row_id=True))
     assert_same_hits(pa.Table.from_batches(batches), want)
     assert ours.scanner(nearest=nearest, with_row_id=True).projected_schema == want.schema
-    # pylance does not search some fragments only.
-    with pytest.raises(ValueError):
+    # pylance searches some fragments only under a prefilter, and refuses otherwise.
+    with pytest.raises(ValueError, match="not supported for fragment scan"):
         theirs.scanner(nearest=nearest, fragments=[theirs.get_fragments()[1]]).to_table()
-    with pytest.raises(VectorQueryError, match="fragment scan"):
+    with pytest.raises(VectorQueryError, match="not supported for fragment scan"):
         ours.scanner(nearest=nearest, fragments=[ours.get_fragments()[1]])
+    for filter in (None, "id % 2 = 0"):
+        asked = {"nearest": nearest, "prefilter": True, "filter": filter, "with_row_id": True}
+        want = theirs.scanner(fragments=[theirs.get_fragments()[1]], **asked).to_table()
+        got = ours.scanner(fragments=[ours.get_fragments()[1]], **asked).to_table()
+        assert_same_hits(got, want)
 
 
 def test_appended_fragment_is_searched(small: str) -> None:

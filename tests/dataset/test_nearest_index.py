@@ -162,3 +162,19 @@ def test_index_types_lancelet_does_not_read_are_refused_by_name(tmp_path: Path) 
     nearest = {"column": "vec", "q": vectors[0], "k": 3, "nprobes": 2}
     with pytest.raises(UnsupportedVectorIndexError, match="IVF_SQ index 'vec_sq'"):
         ll.dataset(uri).to_table(nearest=nearest)
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), k=st.integers(1, 20), chosen=st.sampled_from([[1], [0, 3]]))
+def test_fragment_scan_with_prefilter(
+    indexed: Indexed, seed: int, k: int, chosen: list[int]
+) -> None:
+    """With prefilter=True pylance searches only the fragments given (fragment 3 is
+    the one appended after the index), through the index where it covers them."""
+    nearest = {"column": "vec", "q": _query(indexed, seed), "k": k, "nprobes": 2}
+    asked = {"columns": ["id"], "nearest": nearest, "prefilter": True, "with_row_id": True}
+    theirs, ours = lance.dataset(indexed.uri), ll.dataset(indexed.uri)
+    want = theirs.scanner(fragments=[theirs.get_fragment(f) for f in chosen], **asked).to_table()
+    got = ours.scanner(fragments=[ours.get_fragment(f) for f in chosen], **asked).to_table()
+    assert got["_rowid"].to_pylist() == want["_rowid"].to_pylist()
+    np.testing.assert_allclose(got["_distance"], want["_distance"], rtol=1e-6, atol=1e-5)

@@ -124,5 +124,5 @@ def test_a_multivector_query_of_the_wrong_size_is_refused(tmp_path: Path) -> Non
     for q in ([[1.0, 2.0, 3.0]], [1.0, 2.0, 3.0]):
         with pytest.raises(ValueError):
             lance.dataset(uri).to_table(nearest={"column": "mv", "q": q})
-        with pytest.raises(VectorQueryError, match="does not match the column's size 2"):
+        with pytest.raises(VectorQueryError, match="does not match index column size 2"):
             ll.dataset(uri).to_table(nearest={"column": "mv", "q": q})

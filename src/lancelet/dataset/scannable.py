@@ -122,9 +122,17 @@ class Scannable:
 
     def _nearest_scanner(self, keywords: dict[str, Any], call: str) -> LanceScanner:
         """A nearest-neighbour search (``nearest=``) over these rows."""
-        if keywords["fragments"] is not None:  # as pylance
-            raise VectorQueryError(f"{call}: nearest is not supported for a fragment scan")
         store, manifest, own = self._source()
+        fragments = keywords["fragments"]
+        if fragments is not None:
+            # pylance searches only the fragments given when a prefilter restricts the
+            # search; otherwise it refuses.
+            if not keywords["prefilter"]:
+                raise VectorQueryError(
+                    f"{call}: nearest with fragments: This operation is not supported for "
+                    "fragment scan (without prefilter=True)"
+                )
+            own = _fragment_metadata(fragments, call)
         return nearest_scanner(store, manifest, own, keywords, call)
 
     def to_table(

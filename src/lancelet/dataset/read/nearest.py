@@ -154,7 +154,7 @@ def _query_vectors(q: Any, element: np.dtype, dim: int, where: str) -> tuple[np.
     batch = values.ndim == 2
     if values.shape[-1] != dim:
         raise VectorQueryError(
-            f"{where}: query vector size {values.shape[-1]} does not match the column's size {dim}"
+            f"{where}: Query vector size {values.shape[-1]} does not match index column size {dim}"
         )
     if np.isnan(values).any():
         raise VectorQueryError(f"{where}: the query vector holds NaN")

@@ -19,6 +19,7 @@ does is refused unless ``use_index`` is False.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -100,7 +101,7 @@ class NearestScanner(LanceScanner):
         self._batch_size = batch_size or default_batch_size()
         self._strict = strict_batch_size
         self._fast_search = fast_search
-        self._index = index_plan(manifest, query, self._where)
+        self._index = _within(index_plan(manifest, query, self._where), self._fragments)
         self._searched = [] if fast_search else self._fragments
         if self._index is None:
             self._refuse_fast_search_without_index(fast_search)
@@ -332,6 +333,16 @@ def _known_schema(arrow: pa.Schema, batch: bool) -> pa.Schema:
     if batch:
         extra.append(pa.field(QUERY_INDEX, pa.int32(), nullable=False))
     return pa.schema([*with_specials(arrow), *extra])
+
+
+def _within(plan: IndexPlan | None, fragments: list[Fragment]) -> IndexPlan | None:
+    """The plan searching only ``fragments`` (a fragment scan with a prefilter)."""
+    if plan is None:
+        return None
+    chosen = {f.id for f in fragments}
+    indexed = [f for f in plan.indexed if f.id in chosen]
+    unindexed = [f for f in plan.unindexed if f.id in chosen]
+    return dataclasses.replace(plan, indexed=indexed, unindexed=unindexed)
 
 
 def _named(columns: Columns | None, batch: bool) -> Columns | None:
