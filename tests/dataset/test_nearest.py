@@ -229,6 +229,10 @@ def test_tensor_column(tmp_path: Path) -> None:
     lance.write_dataset(pa.table({"id": range(20), "vec": tensor}), uri)
     nearest = {"column": "vec", "q": [1.0, 2.0, 3.0], "k": 4}
     assert_same_hits(*_both(uri, nearest=nearest, columns=["id"], with_row_id=True))
+    # The query as an Arrow scalar: a tensor (extension) scalar, a list scalar.
+    for q in (tensor[5], pa.scalar([1.0, 2.0, 3.0], pa.list_(pa.float32(), 3))):
+        nearest = {"column": "vec", "q": q, "k": 4}
+        assert_same_hits(*_both(uri, nearest=nearest, columns=["id"], with_row_id=True))
 
 
 def test_many_batches_keep_a_running_top_k(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

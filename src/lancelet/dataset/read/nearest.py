@@ -168,6 +168,10 @@ def _query_vectors(q: Any, element: np.dtype, dim: int, where: str) -> tuple[np.
         return np.asarray(values.reshape(-1, dim).astype(element)), batch
 
 
+# pyarrow's list scalars (it has no common base class for them).
+_LIST_SCALARS = (pa.ListScalar, pa.LargeListScalar, pa.FixedSizeListScalar)
+
+
 def _as_array(q: Any, where: str) -> np.ndarray:
     """``q`` as a float array of one or two dimensions, as pylance reads it: lists and
     numpy arrays as float32, a float Arrow array in its own precision."""
@@ -175,7 +179,7 @@ def _as_array(q: Any, where: str) -> np.ndarray:
         q = q.combine_chunks()
     if isinstance(q, pa.Scalar):
         q = q.value if isinstance(q, pa.ExtensionScalar) else q
-        q = q.values if isinstance(q, pa.BaseListScalar) else None
+        q = q.values if isinstance(q, _LIST_SCALARS) else None
     if isinstance(q, pa.Array):
         return _arrow_values(q, where)
     if q is None or isinstance(q, (str, bytes)):
