@@ -1,13 +1,14 @@
-"""A nearest-neighbour scan answered through a pylance IVF_FLAT / IVF_PQ index, as
-pylance 14 answers it (measured; see ``docs/vector-index-format.md``):
+"""A nearest-neighbour scan answered through a pylance IVF_FLAT / IVF_PQ / IVF_RQ
+index, as pylance 14 answers it (measured; see ``docs/vector-index-format.md``):
 
 * the ``nprobes`` partitions nearest the query are searched; of their rows, those
   deleted since the index was built, in fragments the version no longer has, or
   (with ``prefilter=True``) failing the filter are dropped *before* the best are
   chosen, so a prefilter still finds k rows when the probed partitions hold them;
 * the ``k * refine_factor`` best by index distance (exact for IVF_FLAT, the PQ
-  estimate for IVF_PQ) are kept; with a ``refine_factor`` they are re-scored exactly
-  from the dataset's vectors and the k best kept;
+  estimate for IVF_PQ, the RaBitQ estimate for IVF_RQ) are kept; with a
+  ``refine_factor`` they are re-scored exactly from the dataset's vectors and the
+  k best kept;
 * fragments the index does not cover (appended after it) are searched exactly
   (unless ``fast_search``); when there are any, the index's k candidates are
   re-scored exactly too and the k best of both kept, so every ``_distance`` is
@@ -44,7 +45,7 @@ from lancelet.table.index import IndexMetadata, index_type
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.store import DatasetStore
 
-READ_TYPES = ("IVF_FLAT", "IVF_PQ")
+READ_TYPES = ("IVF_FLAT", "IVF_PQ", "IVF_RQ")
 
 # Row addresses -> their (rows, dimension) vectors, read from the dataset.
 VectorLookup = Callable[[np.ndarray], np.ndarray]
@@ -91,7 +92,7 @@ def _refuse_unreadable(
 ) -> None:
     kind = index_type(segments[0].index_details)
     reasons = [
-        (kind not in READ_TYPES, "lancelet reads IVF_FLAT and IVF_PQ vector indices only"),
+        (kind not in READ_TYPES, "lancelet reads IVF_FLAT, IVF_PQ and IVF_RQ vector indices only"),
         (len(segments) > 1, "it has several segments (deltas), which lancelet does not merge"),
         (segments[0].fragment_bitmap is None, "it records no fragment coverage"),
         (

@@ -1,11 +1,11 @@
-"""An open IVF_FLAT / IVF_PQ index and its nearest-neighbour search, as pylance 14
-answers on the rows the index holds.
+"""An open IVF_FLAT / IVF_PQ / IVF_RQ index and its nearest-neighbour search, as
+pylance 14 answers on the rows the index holds.
 
 Search probes the ``nprobes`` partitions whose centroids are nearest the query,
 scores every row in them (exactly for IVF_FLAT, through PQ distance tables for
-IVF_PQ) and keeps the ``k`` best by (distance, row id).  With a ``refine_factor``
-the ``k * refine_factor`` best are re-scored exactly from the original vectors,
-which the caller supplies by row id.
+IVF_PQ, by the RaBitQ estimate for IVF_RQ) and keeps the ``k`` best by (distance,
+row id).  With a ``refine_factor`` the ``k * refine_factor`` best are re-scored
+exactly from the original vectors, which the caller supplies by row id.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ import numpy as np
 
 from lancelet import io
 from lancelet.errors import ArgumentError
-from lancelet.index.vector import float32_distance, layout
+from lancelet.index.vector import float32_distance, layout, rabitq
+from lancelet.index.vector.rabitq import RabitqStorage
 from lancelet.index.vector.storage import FlatStorage, PqStorage, Storage
 
 # Row ids -> the original (rows, dimension) vectors, for refining.
@@ -87,8 +88,7 @@ class IvfIndex:
         """The ``k`` nearest indexed rows as (uint64 row ids, float32 distances),
         nearest first (ties by row id)."""
         query = self._checked(query, k, nprobes, refine_factor, metric)
-        probe = query if self.metric != "cosine" else float32_distance.unit(query)
-        row_ids, found = self._probe(probe, nprobes)
+        row_ids, found = self._probe(self._probe_query(query), nprobes)
         keep = k if refine_factor is None else k * refine_factor
         best = _smallest(found, row_ids, keep)
         row_ids, found = row_ids[best], found[best]
@@ -105,8 +105,16 @@ class IvfIndex:
         ids, float32 index distances: exact for IVF_FLAT, PQ estimates for IVF_PQ),
         unordered; what a planner filters and ranks itself."""
         query = self._checked(query, 1, nprobes, None, None)
-        probe = query if self.metric != "cosine" else float32_distance.unit(query)
-        return self._probe(probe, nprobes)
+        return self._probe(self._probe_query(query), nprobes)
+
+    def _probe_query(self, query: np.ndarray) -> np.ndarray:
+        """The query the partitions are searched with: for cosine, divided by its
+        length (summed as pylance does for the index type)."""
+        if self.metric != "cosine":
+            return query
+        if isinstance(self.storage, RabitqStorage):
+            return rabitq.unit_query(query)
+        return float32_distance.unit(query)
 
     def _checked(
         self, query: np.ndarray, k: int, nprobes: int, refine: int | None, metric: str | None
