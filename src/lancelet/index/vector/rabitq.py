@@ -85,8 +85,8 @@ def unit_query(query: np.ndarray) -> np.ndarray:
 def sequential_sum(values: np.ndarray) -> np.float32:
     """float32 sum of a vector's values added in turn (Rust's ``iter().sum()``)."""
     running = np.add.accumulate(values.astype(np.float32, copy=False))
-    last: float = float(running[-1]) if len(running) else 0.0
-    return np.float32(last)
+    total: np.float32 = running[-1] if len(running) else np.float32(0)
+    return total
 
 
 def rotate(vectors: np.ndarray, signs: np.ndarray) -> np.ndarray:
