@@ -198,12 +198,9 @@ def _candidates(
     """The index's best rows for one query vector: k (k * refine_factor before
     refining), by (distance, row id)."""
     nprobes = index.num_partitions if plan.nprobes is None else plan.nprobes
-    ids, distances = index.probed(vector, nprobes)
-    at = np.searchsorted(allowed, ids)
-    at[at == len(allowed)] = 0
-    keep = allowed[at] == ids if len(allowed) else np.zeros(len(ids), bool)
-    ids, distances = ids[keep], distances[keep]
-    best = _best(distances, ids, query.k * (plan.refine_factor or 1))
+    keep = query.k * (plan.refine_factor or 1)
+    ids, distances = index.probed(vector, nprobes, keep, allowed)
+    best = _best(distances, ids, keep)
     ids, distances = ids[best], distances[best]
     if plan.refine_factor is not None and len(ids):
         distances = float32_distance.exact(_float32(vectors(ids)), vector, index.metric)

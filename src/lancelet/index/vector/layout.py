@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -189,20 +190,10 @@ def _rq(
     lengths: np.ndarray,
     metric: str,
 ) -> RabitqStorage:
-    if metric == "dot":
-        # pylance 14's dot estimate was not reproduced to the bit (see the docs).
-        raise UnsupportedIndexError(f"{path}: lancelet does not read IVF_RQ indices of metric dot")
+    rabitq.refuse_metric(path, metric)
     params = rabitq.parse_params(path, meta.get("storage_metadata"))
     rabitq.check_params(path, params, dimension)
-    codes = _column(path, table, rabitq.CODE_COLUMN, pa.list_(pa.uint8(), dimension // 8))
-    columns = {
-        rabitq.CODE_COLUMN: codes.values.to_numpy(zero_copy_only=False).reshape(len(codes), -1),
-        **{
-            name: _column(path, table, name, pa.float32()).to_numpy(zero_copy_only=False)
-            for name in (rabitq.ADD_COLUMN, rabitq.SCALE_COLUMN)
-        },
-    }
-    return rabitq.read_storage(path, params, columns, dimension, lengths)
+    return rabitq.read_storage(path, params, partial(_column, path, table), dimension, lengths)
 
 
 def _int(path: io.Place, params: dict[str, Any], key: str) -> int:

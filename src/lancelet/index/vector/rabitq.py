@@ -18,14 +18,20 @@ after the last whole block, from the float table.  The estimate is then
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from lancelet import io
-from lancelet.errors import CorruptIndexError, UnsupportedIndexError
-from lancelet.index.vector import float32_distance
+from lancelet.errors import CorruptIndexError, UnsupportedVectorIndexError
+from lancelet.index.vector import float32_distance, rabitq_ex
+from lancelet.index.vector.rabitq_ex import ExCodes
+
+# A column of auxiliary.idx by name and type, checked (CorruptIndexError if absent).
+ColumnReader = Callable[[str, pa.DataType], pa.Array]
 
 CODE_COLUMN = "_rabit_codes"
 ADD_COLUMN = "__add_factors"
@@ -38,6 +44,9 @@ _ROUNDS = 4
 # The fast scan sums byte-quantized table entries in 16-bit lanes: beyond this
 # many dimensions a sum could exceed 16 bits, which lancelet does not reproduce.
 MAX_DIMENSION = 1024
+# Bits per dimension lancelet reads: one sign bit plus the extra widths it scores.
+NUM_BITS = (1, *(bits + 1 for bits in rabitq_ex.EX_BITS))
+_EXACT_HINT = " (pass use_index=False in nearest for an exact search)"
 # Position of each value of a 4-value segment that a subset's lowest bit names.
 _LOWEST_BIT = [0] + [(j & -j).bit_length() - 1 for j in range(1, 16)]
 
@@ -51,26 +60,61 @@ class RabitqStorage:
     scale: np.ndarray  # (rows,) float32
     # 4 rounds of ceil(dimension / 8) bytes of random sign flips.
     signs: np.ndarray
+    # The extra bits of a multi-bit index (None for one bit per dimension).
+    extra: ExCodes | None = None
 
     @property
     def dimension(self) -> int:
         return int(self.codes.shape[1]) * 8
 
+    @property
+    def skips_rows(self) -> bool:
+        """Whether pylance skips rows by their lower bound (multi-bit codes)."""
+        return self.extra is not None
+
     def distances(
         self, query: np.ndarray, centroid: np.ndarray, rows: slice, metric: str
     ) -> np.ndarray:
-        """pylance's estimate for the rows of one partition (``rows`` is a whole
-        partition: the fast-scan blocks count from its first row); ``query`` is the
-        query vector, already divided by its length (:func:`unit_query`) for a
-        cosine index."""
+        return self.scores(query, centroid, rows)[0]
+
+    def scores(
+        self, query: np.ndarray, centroid: np.ndarray, rows: slice
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """pylance's estimates for the rows of one partition (``rows`` is a whole
+        partition: the fast-scan blocks count from its first row) and, for a
+        multi-bit index, their lower bounds; ``query`` is the query vector, already
+        divided by its length (:func:`unit_query`) for a cosine index."""
         rotated = rotate(query.reshape(1, -1), self.signs)[0]
-        table = subset_sums(rotated)
-        offset = np.float32(-0.5) * sequential_sum(rotated)
+        total = sequential_sum(rotated)
         difference = (query - centroid).reshape(1, -1)
         to_centroid = float32_distance.lane_sum(difference * difference)[0]
-        inner = _binary_inner_products(table, self.codes[rows])
-        estimate = (inner + offset) * self.scale[rows] + self.add[rows]
-        return float32_distance.f32(estimate + to_centroid)
+        inner = _binary_inner_products(subset_sums(rotated), self.codes[rows])
+        binary = (inner + np.float32(-0.5) * total) * self.scale[rows] + self.add[rows]
+        binary = float32_distance.f32(binary + to_centroid)
+        if self.extra is None:
+            return binary, None
+        estimate = self.extra.estimates(rotated, total, inner, rows) + to_centroid
+        reach = np.sqrt(np.maximum(to_centroid, np.float32(0)))
+        bounds = binary - self.extra.error[rows] * reach
+        return float32_distance.f32(estimate), float32_distance.f32(bounds)
+
+
+def scored_rows(
+    scores: list[tuple[np.ndarray, np.ndarray | None]],
+    row_ids: np.ndarray,
+    allowed: np.ndarray,
+    keep: int | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The row ids and estimates of the allowed rows (mask) that pylance's scan
+    scores, from the probed partitions' :meth:`RabitqStorage.scores` in probe
+    order; every allowed row when ``keep`` (k * refine_factor) is not given."""
+    found = np.concatenate([estimate for estimate, _ in scores])[allowed]
+    row_ids = row_ids[allowed]
+    if keep is None:
+        return row_ids, found
+    bounds = np.concatenate([bound for _, bound in scores if bound is not None])[allowed]
+    chosen = rabitq_ex.scored(found, bounds, keep)
+    return row_ids[chosen], found[chosen]
 
 
 def unit_query(query: np.ndarray) -> np.ndarray:
@@ -176,21 +220,51 @@ def _quantized(table: np.ndarray) -> tuple[np.ndarray, np.float32, np.float32]:
     return quantized, low_value, step
 
 
+def refuse_metric(path: io.Place, metric: str) -> None:
+    """pylance 14's dot estimate weighs the add factor by the query's product with
+    the centroid in an order lancelet did not reproduce to the bit (see the docs)."""
+    if metric == "dot":
+        raise UnsupportedVectorIndexError(
+            f"{path}: lancelet does not read IVF_RQ indices of metric dot{_EXACT_HINT}"
+        )
+
+
 def read_storage(
-    path: io.Place,
-    params: Any,
-    columns: dict[str, np.ndarray],
-    dimension: int,
-    lengths: np.ndarray,
+    path: io.Place, params: Any, column: ColumnReader, dimension: int, lengths: np.ndarray
 ) -> RabitqStorage:
-    """The storage from ``auxiliary.idx``'s parsed ``storage_metadata`` and its
-    columns (``_rabit_codes`` as (rows, bytes) uint8, the factors as float32),
-    after :func:`check_params`."""
+    """The storage from ``auxiliary.idx``'s parsed ``storage_metadata`` (after
+    :func:`check_params`) and its columns."""
     signs = _signs(path, params.get("fast_rotation_signs"), dimension)
-    codes = columns[CODE_COLUMN]
+    codes = _bytes(column, CODE_COLUMN, dimension // 8)
+    ex_bits = int(params["num_bits"]) - 1
+    extra = None
+    if ex_bits:
+        raw = _bytes(column, rabitq_ex.EX_CODE_COLUMN, rabitq_ex.code_bytes(dimension, ex_bits))
+        extra = ExCodes(
+            ex_bits,
+            rabitq_ex.unpack(raw, ex_bits, rabitq_ex.padded_length(dimension)),
+            _floats(column, rabitq_ex.EX_ADD_COLUMN),
+            _floats(column, rabitq_ex.EX_SCALE_COLUMN),
+            _floats(column, rabitq_ex.ERROR_COLUMN),
+        )
     return RabitqStorage(
-        _row_major(codes, lengths), columns[ADD_COLUMN], columns[SCALE_COLUMN], signs
+        _row_major(codes, lengths),
+        _floats(column, ADD_COLUMN),
+        _floats(column, SCALE_COLUMN),
+        signs,
+        extra,
     )
+
+
+def _bytes(column: ColumnReader, name: str, width: int) -> np.ndarray:
+    values = column(name, pa.list_(pa.uint8(), width))
+    flat: np.ndarray = values.values.to_numpy(zero_copy_only=False)
+    return flat.reshape(len(values), width)
+
+
+def _floats(column: ColumnReader, name: str) -> np.ndarray:
+    values: np.ndarray = column(name, pa.float32()).to_numpy(zero_copy_only=False)
+    return values
 
 
 def parse_params(path: io.Place, raw: str | None) -> dict[str, Any]:
@@ -206,26 +280,31 @@ def parse_params(path: io.Place, raw: str | None) -> dict[str, Any]:
 
 
 def check_params(path: io.Place, params: dict[str, Any], dimension: int) -> None:
-    """Refuse what lancelet does not reproduce: multi-bit codes, the dense
+    """Refuse what lancelet does not reproduce: 3- and 7-bit codes, the dense
     rotation matrix, the older residual-query estimator, unpacked codes and
     dimensions whose codes end mid-byte or whose fast-scan sums could overflow."""
+    bits = params.get("num_bits")
+    if bits not in NUM_BITS or isinstance(bits, bool):
+        raise UnsupportedVectorIndexError(
+            f"{path}: lancelet reads IVF_RQ indices of num_bits {', '.join(map(str, NUM_BITS))}, "
+            f"not {bits!r}{_EXACT_HINT}"
+        )
     expected = {
         "rotation_type": "fast",
         "query_estimator": "raw_query",
         "packed": True,
-        "num_bits": 1,
         "code_dim": dimension,
     }
     for key, value in expected.items():
         if params.get(key) != value:
-            raise UnsupportedIndexError(
+            raise UnsupportedVectorIndexError(
                 f"{path}: lancelet reads IVF_RQ indices with {key} {value!r}, not "
-                f"{params.get(key)!r}"
+                f"{params.get(key)!r}{_EXACT_HINT}"
             )
     if dimension % 8 or dimension > MAX_DIMENSION:
-        raise UnsupportedIndexError(
+        raise UnsupportedVectorIndexError(
             f"{path}: lancelet reads IVF_RQ indices of a dimension that is a multiple "
-            f"of 8 up to {MAX_DIMENSION}, not {dimension}"
+            f"of 8 up to {MAX_DIMENSION}, not {dimension}{_EXACT_HINT}"
         )
 
 
