@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+import lancelet as ll
 from lancelet import io
 from lancelet.errors import CorruptIndexError, UnsupportedVectorIndexError
 from lancelet.file import LanceFileReader
@@ -244,3 +245,28 @@ def test_dot_and_three_bit_indices_are_refused(tmp_path: Path) -> None:
     three_bits = _build(tmp_path, "l2", 24, 2, num_bits=3)
     with pytest.raises(UnsupportedVectorIndexError, match="num_bits"):
         three_bits.open()
+
+
+@pytest.mark.parametrize(
+    ("tuning", "match"),
+    [
+        ({"approx_mode": "fast"}, "approx_mode"),
+        ({"approx_mode": "accurate"}, "approx_mode"),
+        ({"query_parallelism": 2}, "query_parallelism"),
+        ({"query_parallelism": -1}, "query_parallelism"),
+    ],
+)
+def test_search_modes_lancelet_does_not_reproduce_are_refused(
+    small: Built, tuning: dict[str, Any], match: str
+) -> None:
+    nearest = {"column": "vec", "q": small.vectors[7], "k": 5, "nprobes": 2, **tuning}
+    with pytest.raises(UnsupportedVectorIndexError, match=match):
+        ll.dataset(small.uri).to_table(nearest=nearest)
+    if tuning.get("approx_mode") is not None:  # pylance's answer does change with it
+        normal = {**nearest, "approx_mode": "normal"}
+        assert (
+            small.dataset().to_table(nearest=nearest)["_distance"].to_pylist()
+            != small.dataset().to_table(nearest=normal)["_distance"].to_pylist()
+        )
+    answered = {**nearest, "approx_mode": "normal", "query_parallelism": 1}
+    ll.dataset(small.uri).to_table(nearest=answered)

@@ -106,12 +106,31 @@ def _refuse_unreadable(
             query.lower is not None or query.upper is not None,
             "lancelet does not apply distance_range in an index search",
         ),
+        *_rabitq_reasons(kind, query),
     ]
     for refused, reason in reasons:
         if refused:
             raise UnsupportedVectorIndexError(
                 f"{label}: {reason} (pass use_index=False in nearest for an exact search)"
             )
+
+
+def _rabitq_reasons(kind: str, query: NearestQuery) -> list[tuple[bool, str]]:
+    """pylance's IVF_RQ answer changes with approx_mode (fast: one-bit
+    estimates; accurate: a 16-bit table) and can with a parallel partition search
+    (per-partition heaps); lancelet reproduces the default sequential search."""
+    if kind != "IVF_RQ":
+        return []
+    mode = query.tuning.get("approx_mode", "normal")
+    parallelism = query.tuning.get("query_parallelism", 0)
+    return [
+        (mode != "normal", f"lancelet searches IVF_RQ with approx_mode 'normal', not {mode!r}"),
+        (
+            parallelism not in (0, 1),
+            f"lancelet searches IVF_RQ partitions one after another, not with "
+            f"query_parallelism {parallelism}",
+        ),
+    ]
 
 
 def _nprobes(query: NearestQuery, label: str) -> int | None:
