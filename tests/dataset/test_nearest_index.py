@@ -31,6 +31,7 @@ CASES = [
     ("IVF_RQ", "l2", 32, 8, {"num_bits": 1}),
     ("IVF_RQ", "cosine", 64, 8, {}),  # pylance's default: 5 bits per dimension
     ("IVF_RQ", "l2", 40, 4, {"num_bits": 9}),
+    ("IVF_RQ", "dot", 48, 4, {}),
 ]
 
 

@@ -29,7 +29,7 @@ ROWS = 3000
 ROWS_PER_FILE = 1300
 QUERIES = 20
 
-# (metric, dimension, partitions, num_bits): one sign bit per dimension and
+# (metric, dimension, partitions, num_bits): l2, cosine and dot; one sign bit per dimension and
 # pylance's default of 5 (4 extra bits), other extra widths, a dimension that is
 # not a power of two (pylance's rotation then adds Kac-walk steps) or not a
 # multiple of 64 (the extra codes are padded), cosine (unit queries).
@@ -40,6 +40,9 @@ CASES = [
     ("cosine", 48, 4, 1),
     ("l2", 128, 8, 4),
     ("l2", 64, 8, 9),
+    ("dot", 32, 4, 1),
+    ("dot", 40, 5, 5),  # 40: the dot kernel's leftover 8 values
+    ("dot", 64, 8, 4),
 ]
 
 
@@ -238,10 +241,7 @@ def test_unparsable_storage_metadata_is_corrupt(small: Built, tmp_path: Path) ->
         IvfIndex.open(place)
 
 
-def test_dot_and_three_bit_indices_are_refused(tmp_path: Path) -> None:
-    dot = _build(tmp_path, "dot", 16, 2)
-    with pytest.raises(UnsupportedVectorIndexError, match="metric dot"):
-        dot.open()
+def test_three_bit_indices_are_refused(tmp_path: Path) -> None:
     three_bits = _build(tmp_path, "l2", 24, 2, num_bits=3)
     with pytest.raises(UnsupportedVectorIndexError, match="num_bits"):
         three_bits.open()

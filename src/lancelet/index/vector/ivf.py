@@ -162,7 +162,10 @@ class IvfIndex:
         mask = np.ones(len(row_ids), bool) if allowed is None else _allowed(row_ids, allowed)
         pairs = list(zip(chosen.tolist(), parts, strict=True))
         if isinstance(self.storage, RabitqStorage) and self.storage.skips_rows:
-            scores = [self.storage.scores(query, self.centroids[p], part) for p, part in pairs]
+            scores = [
+                self.storage.scores(query, self.centroids[p], part, self.metric)
+                for p, part in pairs
+            ]
             return rabitq.scored_rows(scores, row_ids, mask, keep)
         found = [
             self.storage.distances(query, self.centroids[p], part, self.metric) for p, part in pairs

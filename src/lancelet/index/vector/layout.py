@@ -75,7 +75,7 @@ def read(directory: io.Place) -> Layout:
     if index_type == "IVF_FLAT":
         storage: Storage = _flat(aux_path, table, centroids.shape[1])
     elif index_type == "IVF_RQ":
-        storage = _rq(aux_path, aux_meta, table, centroids.shape[1], lengths, metric)
+        storage = _rq(aux_path, aux_meta, table, centroids.shape[1], lengths)
     else:
         storage = _pq(aux_path, aux_file, aux_meta, table, centroids.shape[1], lengths)
     return Layout(index_type, metric, centroids, offsets, lengths, row_ids, storage)
@@ -188,9 +188,7 @@ def _rq(
     table: pa.Table,
     dimension: int,
     lengths: np.ndarray,
-    metric: str,
 ) -> RabitqStorage:
-    rabitq.refuse_metric(path, metric)
     params = rabitq.parse_params(path, meta.get("storage_metadata"))
     rabitq.check_params(path, params, dimension)
     return rabitq.read_storage(path, params, partial(_column, path, table), dimension, lengths)

@@ -75,10 +75,10 @@ class RabitqStorage:
     def distances(
         self, query: np.ndarray, centroid: np.ndarray, rows: slice, metric: str
     ) -> np.ndarray:
-        return self.scores(query, centroid, rows)[0]
+        return self.scores(query, centroid, rows, metric)[0]
 
     def scores(
-        self, query: np.ndarray, centroid: np.ndarray, rows: slice
+        self, query: np.ndarray, centroid: np.ndarray, rows: slice, metric: str
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """pylance's estimates for the rows of one partition (``rows`` is a whole
         partition: the fast-scan blocks count from its first row) and, for a
@@ -86,17 +86,78 @@ class RabitqStorage:
         divided by its length (:func:`unit_query`) for a cosine index."""
         rotated = rotate(query.reshape(1, -1), self.signs)[0]
         total = sequential_sum(rotated)
-        difference = (query - centroid).reshape(1, -1)
-        to_centroid = float32_distance.lane_sum(difference * difference)[0]
+        terms = _Terms.of(query, centroid, rotated, self.signs, metric)
         inner = _binary_inner_products(subset_sums(rotated), self.codes[rows])
-        binary = (inner + np.float32(-0.5) * total) * self.scale[rows] + self.add[rows]
-        binary = float32_distance.f32(binary + to_centroid)
+        scaled = (inner + np.float32(-0.5) * total) * self.scale[rows]
+        binary = terms.finish(scaled, self.add[rows])
         if self.extra is None:
             return binary, None
-        estimate = self.extra.estimates(rotated, total, inner, rows) + to_centroid
-        reach = np.sqrt(np.maximum(to_centroid, np.float32(0)))
-        bounds = binary - self.extra.error[rows] * reach
-        return float32_distance.f32(estimate), float32_distance.f32(bounds)
+        scaled = self.extra.scaled(rotated, total, inner, rows)
+        estimate = terms.finish(scaled, self.extra.add[rows])
+        bounds = binary - self.extra.error[rows] * terms.reach
+        return estimate, float32_distance.f32(bounds)
+
+
+@dataclass(frozen=True)
+class _Terms:
+    """How pylance ends a partition's estimates for one query.  l2 (and cosine,
+    searched as l2 on unit vectors): ``(scaled + add) + |q - c|²``.  dot, with
+    ``u = Rq·Rc / Rc·Rc`` and ``v = 1 - Rq·Rc`` (Rc the rotated centroid, the
+    products summed by :func:`kernel_dot`): ``(scaled + (add - 1) · u) + v``.
+    ``reach`` is the query's part of the lower bound: ``|q - c|`` for l2 and
+    ``|Rq - u · Rc|`` for dot."""
+
+    weight: np.float32 | None
+    shift: np.float32
+    reach: np.float32
+
+    @classmethod
+    def of(
+        cls,
+        query: np.ndarray,
+        centroid: np.ndarray,
+        rotated: np.ndarray,
+        signs: np.ndarray,
+        metric: str,
+    ) -> _Terms:
+        if metric != "dot":
+            difference = (query - centroid).reshape(1, -1)
+            shift = float32_distance.lane_sum(difference * difference)[0]
+            return cls(None, shift, np.sqrt(np.maximum(shift, np.float32(0))))
+        turned = rotate(centroid.reshape(1, -1), signs)[0]
+        product = kernel_dot(rotated, turned)
+        weight = np.float32(product / kernel_dot(turned, turned))
+        # The bound widens with the query's part across the centroid, Rq - u·Rc
+        # (its float32 summation order is not established: only compared).
+        across = (rotated - weight * turned).reshape(1, -1)
+        reach = np.sqrt(np.maximum(float32_distance.lane_sum(across * across)[0], np.float32(0)))
+        return cls(weight, np.float32(1) - product, reach)
+
+    def finish(self, scaled: np.ndarray, add: np.ndarray) -> np.ndarray:
+        if self.weight is None:
+            return float32_distance.f32((scaled + add) + self.shift)
+        return float32_distance.f32((scaled + (add - np.float32(1)) * self.weight) + self.shift)
+
+
+def kernel_dot(left: np.ndarray, right: np.ndarray) -> np.float32:
+    """float32 dot product as pylance's kernel sums it: a 16-lane fused
+    multiply-add over the whole blocks of 16 values, the lanes halved pairwise
+    (i and i+8, i+4, i+2, then 0 and 1), plus the leftover products added in
+    turn.  The fused step is emulated in float64 (exact for these magnitudes
+    unless the terms differ in scale by about 2**29)."""
+    whole = len(left) - len(left) % 16
+    lanes = np.zeros(16, dtype=np.float32)
+    for start in range(0, whole, 16):  # one step per block of 16 values
+        part = slice(start, start + 16)
+        fused = lanes.astype(np.float64) + left[part].astype(np.float64) * right[part]
+        lanes = fused.astype(np.float32)
+    while len(lanes) > 1:  # 16 -> 8 -> 4 -> 2 -> 1 lanes
+        lanes = lanes[: len(lanes) // 2] + lanes[len(lanes) // 2 :]
+    tail = np.float32(0)
+    for position in range(whole, len(left)):  # fewer than 16 leftover values
+        tail = np.float32(tail + np.float32(left[position] * right[position]))
+    total: np.float32 = lanes[0] + tail
+    return total
 
 
 def scored_rows(
@@ -218,15 +279,6 @@ def _quantized(table: np.ndarray) -> tuple[np.ndarray, np.float32, np.float32]:
         quantized = np.clip(np.rint(scaled), 0, 255).astype(np.int64)
     step = np.float32(high_value - low_value) / np.float32(255)
     return quantized, low_value, step
-
-
-def refuse_metric(path: io.Place, metric: str) -> None:
-    """pylance 14's dot estimate weighs the add factor by the query's product with
-    the centroid in an order lancelet did not reproduce to the bit (see the docs)."""
-    if metric == "dot":
-        raise UnsupportedVectorIndexError(
-            f"{path}: lancelet does not read IVF_RQ indices of metric dot{_EXACT_HINT}"
-        )
 
 
 def read_storage(

@@ -51,10 +51,10 @@ class ExCodes:
     scale: np.ndarray  # (rows,) float32
     error: np.ndarray  # (rows,) float32
 
-    def estimates(
+    def scaled(
         self, rotated: np.ndarray, total: np.float32, inner: np.ndarray, rows: slice
     ) -> np.ndarray:
-        """The multi-bit estimate without the query's distance to the centroid;
+        """The scaled part of the rows' multi-bit estimates (before ``add``);
         ``rotated`` is the rotated query, ``total`` its sum, ``inner`` the rows'
         binary inner products."""
         padded = np.zeros(self.values.shape[1], dtype=np.float32)
@@ -63,8 +63,8 @@ class ExCodes:
         weight = np.float32(1 << self.bits)
         bias = -(weight - np.float32(0.5))
         full = (weight * inner + products) + bias * total
-        estimate: np.ndarray = full * self.scale[rows] + self.add[rows]
-        return estimate
+        scaled: np.ndarray = full * self.scale[rows]
+        return scaled
 
 
 def padded_length(dimension: int) -> int:
