@@ -5,8 +5,8 @@
 (``lance:index``) and the global buffer (``lance:ivf``) with the IVF message whose
 ``centroids_tensor`` holds the centroids.  ``auxiliary.idx`` holds one row per
 indexed vector, partition after partition, as ``_rowid`` and ``flat``,
-``__pq_code`` or the RaBitQ columns (:mod:`rabitq`); its own IVF message gives each partition's offset and length, and
-for PQ the global buffer ``codebook_position`` names holds the codebook tensor.
+``__pq_code`` or the RaBitQ columns (:mod:`rabitq`); its own IVF message gives
+each partition's offset and length, and for PQ the global buffer ``codebook_position`` names holds the codebook tensor.
 Any inconsistency is a CorruptIndexError naming the file.
 """
 
