@@ -6,7 +6,8 @@
 ``centroids_tensor`` holds the centroids.  ``auxiliary.idx`` holds one row per
 indexed vector, partition after partition, as ``_rowid`` and ``flat``,
 ``__pq_code`` or the RaBitQ columns (:mod:`rabitq`); its own IVF message gives
-each partition's offset and length, and for PQ the global buffer ``codebook_position`` names holds the codebook tensor.
+each partition's offset and length, and for PQ the global buffer
+``codebook_position`` names holds the codebook tensor.
 Any inconsistency is a CorruptIndexError naming the file.
 """
 
