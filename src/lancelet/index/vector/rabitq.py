@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -84,8 +85,7 @@ class RabitqStorage:
         partition: the fast-scan blocks count from its first row) and, for a
         multi-bit index, their lower bounds; ``query`` is the query vector, already
         divided by its length (:func:`unit_query`) for a cosine index."""
-        rotated = rotate(query.reshape(1, -1), self.signs)[0]
-        total = sequential_sum(rotated)
+        rotated, total = _rotated_query(query.tobytes(), self.signs.tobytes())
         terms = _Terms.of(query, centroid, rotated, self.signs, metric)
         inner = _binary_inner_products(subset_sums(rotated), self.codes[rows])
         scaled = (inner + np.float32(-0.5) * total) * self.scale[rows]
@@ -96,6 +96,16 @@ class RabitqStorage:
         estimate = terms.finish(scaled, self.extra.add[rows])
         bounds = binary - self.extra.error[rows] * terms.reach
         return estimate, float32_distance.f32(bounds)
+
+
+@lru_cache(maxsize=8)
+def _rotated_query(query: bytes, signs: bytes) -> tuple[np.ndarray, np.float32]:
+    """The rotated float32 query and its sum, kept for the query's next partitions."""
+    rotated = rotate(
+        np.frombuffer(query, np.float32).reshape(1, -1), np.frombuffer(signs, np.uint8)
+    )
+    rotated.setflags(write=False)
+    return rotated[0], sequential_sum(rotated[0])
 
 
 @dataclass(frozen=True)
