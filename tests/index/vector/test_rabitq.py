@@ -17,7 +17,7 @@ import pytest
 
 import lancelet as ll
 from lancelet import io
-from lancelet.errors import CorruptIndexError, UnsupportedVectorIndexError
+from lancelet.errors import ArgumentError, CorruptIndexError, UnsupportedVectorIndexError
 from lancelet.file import LanceFileReader
 from lancelet.index import files
 from lancelet.index.vector import IvfIndex
@@ -270,3 +270,15 @@ def test_search_modes_lancelet_does_not_reproduce_are_refused(
         )
     answered = {**nearest, "approx_mode": "normal", "query_parallelism": 1}
     ll.dataset(small.uri).to_table(nearest=answered)
+
+
+def test_a_zero_query_on_a_cosine_index_is_refused(tmp_path: Path) -> None:
+    cosine = _build(tmp_path, "cosine", 16, 2)
+    zero = np.zeros(16, np.float32)
+    # pylance answers arbitrary rows at NaN distances.
+    want = cosine.dataset().to_table(nearest={"column": "vec", "q": zero, "k": 3, "nprobes": 2})
+    assert np.isnan(want["_distance"].to_numpy()).all()
+    with pytest.raises(ArgumentError, match="zero query"):
+        cosine.open().search(zero, 3, 2)
+    with pytest.raises(ArgumentError, match="zero query"):
+        ll.dataset(cosine.uri).to_table(nearest={"column": "vec", "q": zero, "k": 3, "nprobes": 2})

@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelet import io
-from lancelet.errors import CorruptIndexError, UnsupportedVectorIndexError
+from lancelet.errors import ArgumentError, CorruptIndexError, UnsupportedVectorIndexError
 from lancelet.index.vector import float32_distance, rabitq_ex
 from lancelet.index.vector.rabitq_ex import ExCodes
 
@@ -193,8 +193,10 @@ def unit_query(query: np.ndarray) -> np.ndarray:
     IVF_RQ cosine search (squares added in turn, in float32)."""
     query = np.asarray(query, dtype=np.float32)
     length = np.sqrt(sequential_sum(query * query))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return float32_distance.f32(query / length)
+    if not length > 0:
+        # pylance answers arbitrary rows at NaN distances: refused instead.
+        raise ArgumentError("a zero query vector has no cosine distance (IVF_RQ index)")
+    return float32_distance.f32(query / length)
 
 
 def sequential_sum(values: np.ndarray) -> np.float32:
