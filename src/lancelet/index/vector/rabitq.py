@@ -1,5 +1,6 @@
-"""pylance 14's IVF_RQ storage (RaBitQ, one bit per dimension) and the distance
-estimate it reports, reproduced to the bit (see ``docs/vector-index-format.md``).
+"""pylance 14's IVF_RQ storage (RaBitQ) and the distance estimate it reports,
+reproduced to the bit (see ``docs/vector-index-format.md``); the extra bits of a
+multi-bit index and the rows pylance skips with them are in :mod:`rabitq_ex`.
 
 Each indexed vector ``x`` in partition ``p`` keeps the sign bits of its rotated
 residual ``R(x - c_p)`` plus two float32 factors, ``add`` and ``scale``.  The
@@ -12,7 +13,8 @@ inner product with a row's bits is read through a table of the sums of every
 subset of 4 rotated query values.  For the partition's rows in whole blocks of 32,
 pylance reads that table quantized to bytes (the block "fast scan"); for the rows
 after the last whole block, from the float table.  The estimate is then
-``(ip - sum(R q) / 2) * scale + add + |q - c_p|²``, in float32 in that order.
+``(ip - sum(R q) / 2) * scale + add + |q - c_p|²`` (l2, cosine), in float32 in that
+order; a dot index ends it differently (:class:`_Terms`).
 """
 
 from __future__ import annotations
