@@ -1,4 +1,4 @@
-"""nearest= through a pylance-built IVF_FLAT / IVF_PQ index: the same rows in the same
+"""nearest= through a pylance-built IVF_FLAT / IVF_PQ / IVF_RQ index: the same rows in the same
 order as pylance 14, with distances within float32 rounding, for explicit nprobes
 and refine_factor, with filters (prefilter on and off), deleted rows, a fragment
 appended after the index and fast_search."""
@@ -29,6 +29,10 @@ CASES = [
     ("IVF_PQ", "l2", 16, 8, {"num_sub_vectors": 4}),
     ("IVF_PQ", "cosine", 32, 8, {"num_sub_vectors": 8}),
     ("IVF_PQ", "dot", 32, 4, {"num_sub_vectors": 8}),
+    ("IVF_RQ", "l2", 32, 8, {"num_bits": 1}),
+    ("IVF_RQ", "cosine", 64, 8, {}),  # pylance's default: 5 bits per dimension
+    ("IVF_RQ", "l2", 40, 4, {"num_bits": 9}),
+    ("IVF_RQ", "dot", 48, 4, {}),
 ]
 
 

@@ -11,6 +11,8 @@ CASES = [
     ("IVF_PQ", "l2", 16, 8, {"num_sub_vectors": 4, "num_bits": 8}),
     ("IVF_PQ", "cosine", 32, 16, {"num_sub_vectors": 8, "num_bits": 8}),
     ("IVF_PQ", "dot", 32, 4, {"num_sub_vectors": 8, "num_bits": 8}),
+    ("IVF_RQ", "l2", 32, 8, {}),
+    ("IVF_RQ", "dot", 32, 4, {"num_bits": 1}),
 ]
 
 

@@ -1,13 +1,14 @@
-"""A nearest-neighbour scan answered through a pylance IVF_FLAT / IVF_PQ index, as
-pylance 14 answers it (measured; see ``docs/vector-index-format.md``):
+"""A nearest-neighbour scan answered through a pylance IVF_FLAT / IVF_PQ / IVF_RQ
+index, as pylance 14 answers it (measured; see ``docs/vector-index-format.md``):
 
 * the ``nprobes`` partitions nearest the query are searched; of their rows, those
   deleted since the index was built, in fragments the version no longer has, or
   (with ``prefilter=True``) failing the filter are dropped *before* the best are
   chosen, so a prefilter still finds k rows when the probed partitions hold them;
 * the ``k * refine_factor`` best by index distance (exact for IVF_FLAT, the PQ
-  estimate for IVF_PQ) are kept; with a ``refine_factor`` they are re-scored exactly
-  from the dataset's vectors and the k best kept;
+  estimate for IVF_PQ, the RaBitQ estimate for IVF_RQ) are kept; with a
+  ``refine_factor`` they are re-scored exactly from the dataset's vectors and the
+  k best kept;
 * fragments the index does not cover (appended after it) are searched exactly
   (unless ``fast_search``); when there are any, the index's k candidates are
   re-scored exactly too and the k best of both kept, so every ``_distance`` is
@@ -44,7 +45,7 @@ from lancelet.table.index import IndexMetadata, index_type
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.store import DatasetStore
 
-READ_TYPES = ("IVF_FLAT", "IVF_PQ")
+READ_TYPES = ("IVF_FLAT", "IVF_PQ", "IVF_RQ")
 
 # Row addresses -> their (rows, dimension) vectors, read from the dataset.
 VectorLookup = Callable[[np.ndarray], np.ndarray]
@@ -91,7 +92,7 @@ def _refuse_unreadable(
 ) -> None:
     kind = index_type(segments[0].index_details)
     reasons = [
-        (kind not in READ_TYPES, "lancelet reads IVF_FLAT and IVF_PQ vector indices only"),
+        (kind not in READ_TYPES, "lancelet reads IVF_FLAT, IVF_PQ and IVF_RQ vector indices only"),
         (len(segments) > 1, "it has several segments (deltas), which lancelet does not merge"),
         (segments[0].fragment_bitmap is None, "it records no fragment coverage"),
         (
@@ -105,12 +106,31 @@ def _refuse_unreadable(
             query.lower is not None or query.upper is not None,
             "lancelet does not apply distance_range in an index search",
         ),
+        *_rabitq_reasons(kind, query),
     ]
     for refused, reason in reasons:
         if refused:
             raise UnsupportedVectorIndexError(
                 f"{label}: {reason} (pass use_index=False in nearest for an exact search)"
             )
+
+
+def _rabitq_reasons(kind: str, query: NearestQuery) -> list[tuple[bool, str]]:
+    """pylance's IVF_RQ answer changes with approx_mode (fast: one-bit
+    estimates; accurate: a 16-bit table) and can with a parallel partition search
+    (per-partition heaps); lancelet reproduces the default sequential search."""
+    if kind != "IVF_RQ":
+        return []
+    mode = query.tuning.get("approx_mode", "normal")
+    parallelism = query.tuning.get("query_parallelism", 0)
+    return [
+        (mode != "normal", f"lancelet searches IVF_RQ with approx_mode 'normal', not {mode!r}"),
+        (
+            parallelism not in (0, 1),
+            f"lancelet searches IVF_RQ partitions one after another, not with "
+            f"query_parallelism {parallelism}",
+        ),
+    ]
 
 
 def _nprobes(query: NearestQuery, label: str) -> int | None:
@@ -197,12 +217,9 @@ def _candidates(
     """The index's best rows for one query vector: k (k * refine_factor before
     refining), by (distance, row id)."""
     nprobes = index.num_partitions if plan.nprobes is None else plan.nprobes
-    ids, distances = index.probed(vector, nprobes)
-    at = np.searchsorted(allowed, ids)
-    at[at == len(allowed)] = 0
-    keep = allowed[at] == ids if len(allowed) else np.zeros(len(ids), bool)
-    ids, distances = ids[keep], distances[keep]
-    best = _best(distances, ids, query.k * (plan.refine_factor or 1))
+    keep = query.k * (plan.refine_factor or 1)
+    ids, distances = index.probed(vector, nprobes, keep, allowed)
+    best = _best(distances, ids, keep)
     ids, distances = ids[best], distances[best]
     if plan.refine_factor is not None and len(ids):
         distances = float32_distance.exact(_float32(vectors(ids)), vector, index.metric)

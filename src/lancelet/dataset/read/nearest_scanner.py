@@ -12,8 +12,8 @@ columns, order, filters and slicing (measured on pylance 14):
 * ``offset`` and ``limit`` slice the result after the filter;
 * ``fast_search`` searches only indexed fragments: none, without a vector index.
 
-The search is exact (:mod:`flat_search`), or through the column's IVF_FLAT / IVF_PQ
-index as pylance's (:mod:`ivf_search`); an index lancelet cannot search as pylance
+The search is exact (:mod:`flat_search`), or through the column's IVF_FLAT / IVF_PQ /
+IVF_RQ index as pylance's (:mod:`ivf_search`); an index lancelet cannot search as pylance
 does is refused unless ``use_index`` is False.
 """
 

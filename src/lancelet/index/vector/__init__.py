@@ -1,4 +1,4 @@
-"""Reading pylance's IVF vector indices (IVF_FLAT, IVF_PQ) and searching them.
+"""Reading pylance's IVF vector indices (IVF_FLAT, IVF_PQ, IVF_RQ) and searching them.
 
 The on-disk format is described in ``docs/vector-index-format.md``.  This package
 is the index layer only: it opens an index directory and answers a nearest-neighbour

@@ -1,11 +1,11 @@
-"""An open IVF_FLAT / IVF_PQ index and its nearest-neighbour search, as pylance 14
-answers on the rows the index holds.
+"""An open IVF_FLAT / IVF_PQ / IVF_RQ index and its nearest-neighbour search, as
+pylance 14 answers on the rows the index holds.
 
 Search probes the ``nprobes`` partitions whose centroids are nearest the query,
 scores every row in them (exactly for IVF_FLAT, through PQ distance tables for
-IVF_PQ) and keeps the ``k`` best by (distance, row id).  With a ``refine_factor``
-the ``k * refine_factor`` best are re-scored exactly from the original vectors,
-which the caller supplies by row id.
+IVF_PQ, by the RaBitQ estimate for IVF_RQ) and keeps the ``k`` best by (distance,
+row id).  With a ``refine_factor`` the ``k * refine_factor`` best are re-scored
+exactly from the original vectors, which the caller supplies by row id.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ import numpy as np
 
 from lancelet import io
 from lancelet.errors import ArgumentError
-from lancelet.index.vector import float32_distance, layout
+from lancelet.index.vector import float32_distance, layout, rabitq
+from lancelet.index.vector.rabitq import RabitqStorage
 from lancelet.index.vector.storage import FlatStorage, PqStorage, Storage
 
 # Row ids -> the original (rows, dimension) vectors, for refining.
@@ -87,9 +88,8 @@ class IvfIndex:
         """The ``k`` nearest indexed rows as (uint64 row ids, float32 distances),
         nearest first (ties by row id)."""
         query = self._checked(query, k, nprobes, refine_factor, metric)
-        probe = query if self.metric != "cosine" else float32_distance.unit(query)
-        row_ids, found = self._probe(probe, nprobes)
         keep = k if refine_factor is None else k * refine_factor
+        row_ids, found = self._probe(self._probe_query(query), nprobes, keep)
         best = _smallest(found, row_ids, keep)
         row_ids, found = row_ids[best], found[best]
         if refine_factor is not None:
@@ -100,13 +100,31 @@ class IvfIndex:
             row_ids, found = row_ids[best], found[best]
         return row_ids, found.astype(np.float32)
 
-    def probed(self, query: np.ndarray, nprobes: int) -> tuple[np.ndarray, np.ndarray]:
+    def probed(
+        self,
+        query: np.ndarray,
+        nprobes: int,
+        keep: int | None = None,
+        allowed: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Every row of the ``nprobes`` partitions nearest ``query`` as (uint64 row
         ids, float32 index distances: exact for IVF_FLAT, PQ estimates for IVF_PQ),
-        unordered; what a planner filters and ranks itself."""
+        unordered; what a planner filters and ranks itself.
+
+        ``allowed`` (sorted row ids) drops the other rows; ``keep`` is how many
+        the planner ranks (k * refine_factor): a multi-bit IVF_RQ index then
+        returns only the rows pylance scores, as it skips rows by a lower bound."""
         query = self._checked(query, 1, nprobes, None, None)
-        probe = query if self.metric != "cosine" else float32_distance.unit(query)
-        return self._probe(probe, nprobes)
+        return self._probe(self._probe_query(query), nprobes, keep, allowed)
+
+    def _probe_query(self, query: np.ndarray) -> np.ndarray:
+        """The query the partitions are searched with: for cosine, divided by its
+        length (summed as pylance does for the index type)."""
+        if self.metric != "cosine":
+            return query
+        if isinstance(self.storage, RabitqStorage):
+            return rabitq.unit_query(query)
+        return float32_distance.unit(query)
 
     def _checked(
         self, query: np.ndarray, k: int, nprobes: int, refine: int | None, metric: str | None
@@ -126,19 +144,41 @@ class IvfIndex:
             raise ArgumentError("the query vector holds NaN or infinite values")
         return array
 
-    def _probe(self, query: np.ndarray, nprobes: int) -> tuple[np.ndarray, np.ndarray]:
-        """Row ids and index distances of every row in the probed partitions."""
+    def _probe(
+        self,
+        query: np.ndarray,
+        nprobes: int,
+        keep: int | None = None,
+        allowed: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Row ids and index distances of the rows in the probed partitions, in
+        probe order (see :meth:`probed` for ``keep`` and ``allowed``)."""
         nearness = float32_distance.to_centroids(self.centroids, query, self.metric)
         chosen = np.argsort(nearness, kind="stable")[:nprobes]
         parts = [self.partition(int(p)) for p in chosen]
-        found = [
-            self.storage.distances(query, self.centroids[p], part, self.metric)
-            for p, part in zip(chosen.tolist(), parts, strict=True)
-        ]
         if not parts:
             return np.empty(0, np.uint64), np.empty(0, np.float32)
         row_ids = np.concatenate([self.row_ids[part] for part in parts])
-        return row_ids, np.concatenate(found).astype(np.float32)
+        mask = np.ones(len(row_ids), bool) if allowed is None else _allowed(row_ids, allowed)
+        pairs = list(zip(chosen.tolist(), parts, strict=True))
+        if isinstance(self.storage, RabitqStorage) and self.storage.skips_rows:
+            scores = [
+                self.storage.scores(query, self.centroids[p], part, self.metric)
+                for p, part in pairs
+            ]
+            return rabitq.scored_rows(scores, row_ids, mask, keep)
+        found = [
+            self.storage.distances(query, self.centroids[p], part, self.metric) for p, part in pairs
+        ]
+        return row_ids[mask], np.concatenate(found).astype(np.float32)[mask]
+
+
+def _allowed(row_ids: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+    """Which of ``row_ids`` are in the sorted array ``allowed``."""
+    if not len(allowed):
+        return np.zeros(len(row_ids), bool)
+    at = np.minimum(np.searchsorted(allowed, row_ids), len(allowed) - 1)
+    return np.asarray(allowed[at] == row_ids)
 
 
 def _smallest(found: np.ndarray, row_ids: np.ndarray, k: int) -> np.ndarray:

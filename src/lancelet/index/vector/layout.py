@@ -1,12 +1,13 @@
 """Reading the two Lance files of a pylance IVF index directory.
 
-``index.idx`` holds no rows for IVF_FLAT / IVF_PQ (its one column is
+``index.idx`` holds no rows for IVF_FLAT / IVF_PQ / IVF_RQ (its one column is
 ``__flat_marker``); its schema metadata names the type and metric
 (``lance:index``) and the global buffer (``lance:ivf``) with the IVF message whose
 ``centroids_tensor`` holds the centroids.  ``auxiliary.idx`` holds one row per
-indexed vector, partition after partition, as ``_rowid`` and ``flat`` or
-``__pq_code``; its own IVF message gives each partition's offset and length, and
-for PQ the global buffer ``codebook_position`` names holds the codebook tensor.
+indexed vector, partition after partition, as ``_rowid`` and ``flat``,
+``__pq_code`` or the RaBitQ columns (:mod:`rabitq`); its own IVF message gives
+each partition's offset and length, and for PQ the global buffer
+``codebook_position`` names holds the codebook tensor.
 Any inconsistency is a CorruptIndexError naming the file.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -25,12 +27,13 @@ from lancelet._proto import index_pb2
 from lancelet.errors import CorruptIndexError, UnsupportedIndexError
 from lancelet.file import LanceFileReader
 from lancelet.index import files
-from lancelet.index.vector import float32_distance
+from lancelet.index.vector import float32_distance, rabitq
+from lancelet.index.vector.rabitq import RabitqStorage
 from lancelet.index.vector.storage import FlatStorage, PqStorage, Storage
 
 INDEX_FILE = "index.idx"
 AUXILIARY_FILE = "auxiliary.idx"
-SUPPORTED_TYPES = ("IVF_FLAT", "IVF_PQ")
+SUPPORTED_TYPES = ("IVF_FLAT", "IVF_PQ", "IVF_RQ")
 _TENSOR_DTYPES = {index_pb2.Tensor.FLOAT32: np.dtype("<f4")}
 
 
@@ -72,6 +75,8 @@ def read(directory: io.Place) -> Layout:
     row_ids = _column(aux_path, table, "_rowid", pa.uint64()).to_numpy()
     if index_type == "IVF_FLAT":
         storage: Storage = _flat(aux_path, table, centroids.shape[1])
+    elif index_type == "IVF_RQ":
+        storage = _rq(aux_path, aux_meta, table, centroids.shape[1], lengths)
     else:
         storage = _pq(aux_path, aux_file, aux_meta, table, centroids.shape[1], lengths)
     return Layout(index_type, metric, centroids, offsets, lengths, row_ids, storage)
@@ -176,6 +181,18 @@ def _pq(
     column = _column(path, table, "__pq_code", pa.list_(pa.uint8(), sub_vectors))
     codes = _row_major(column.values.to_numpy(zero_copy_only=False), lengths, sub_vectors)
     return PqStorage(codebook, codes)
+
+
+def _rq(
+    path: io.Place,
+    meta: dict[str, str],
+    table: pa.Table,
+    dimension: int,
+    lengths: np.ndarray,
+) -> RabitqStorage:
+    params = rabitq.parse_params(path, meta.get("storage_metadata"))
+    rabitq.check_params(path, params, dimension)
+    return rabitq.read_storage(path, params, partial(_column, path, table), dimension, lengths)
 
 
 def _int(path: io.Place, params: dict[str, Any], key: str) -> int:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lancelet.index.vector import float32_distance
+from lancelet.index.vector.rabitq import RabitqStorage
 
 
 @dataclass(frozen=True)
@@ -75,4 +76,4 @@ class PqStorage:
         return float32_distance.f32(np.float32(1) + summed if metric == "dot" else summed)
 
 
-Storage = FlatStorage | PqStorage
+Storage = FlatStorage | PqStorage | RabitqStorage
