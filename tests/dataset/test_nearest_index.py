@@ -146,10 +146,10 @@ def test_default_nprobes_is_refused(indexed: Indexed) -> None:
 
 def test_index_types_lancelet_does_not_read_are_refused_by_name(tmp_path: Path) -> None:
     vectors = np.random.default_rng(3).normal(0, 1, (600, 16)).astype(np.float32)
-    uri = str(tmp_path / "sq")
+    uri = str(tmp_path / "rq")
     lance.write_dataset(_table(vectors, 0), uri).create_index(
-        "vec", index_type="IVF_SQ", num_partitions=2, name="vec_sq"
+        "vec", index_type="IVF_RQ", num_partitions=2, name="vec_rq"
     )
     nearest = {"column": "vec", "q": vectors[0], "k": 3, "nprobes": 2}
-    with pytest.raises(UnsupportedVectorIndexError, match="IVF_SQ index 'vec_sq'"):
+    with pytest.raises(UnsupportedVectorIndexError, match="IVF_RQ index 'vec_rq'"):
         ll.dataset(uri).to_table(nearest=nearest)

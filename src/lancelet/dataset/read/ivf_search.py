@@ -34,7 +34,7 @@ from lancelet.dataset.read import frag_reuse
 from lancelet.dataset.read.flat_search import FlatSearch
 from lancelet.dataset.read.nearest import DISTANCE, QUERY_INDEX, NearestQuery
 from lancelet.dataset.read.projection import ROW_ADDRESS, ROW_ID
-from lancelet.errors import UnsupportedVectorIndexError
+from lancelet.errors import ArgumentError, UnsupportedVectorIndexError, VectorQueryError
 from lancelet.index.vector import IvfIndex, float32_distance
 from lancelet.index.vector.distance import exact
 from lancelet.io import accounting
@@ -44,7 +44,7 @@ from lancelet.table.index import IndexMetadata, index_type
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.store import DatasetStore
 
-READ_TYPES = ("IVF_FLAT", "IVF_PQ")
+READ_TYPES = ("IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_HNSW_FLAT", "IVF_HNSW_PQ", "IVF_HNSW_SQ")
 
 # Row addresses -> their (rows, dimension) vectors, read from the dataset.
 VectorLookup = Callable[[np.ndarray], np.ndarray]
@@ -91,7 +91,7 @@ def _refuse_unreadable(
 ) -> None:
     kind = index_type(segments[0].index_details)
     reasons = [
-        (kind not in READ_TYPES, "lancelet reads IVF_FLAT and IVF_PQ vector indices only"),
+        (kind not in READ_TYPES, f"lancelet reads {', '.join(READ_TYPES)} vector indices only"),
         (len(segments) > 1, "it has several segments (deltas), which lancelet does not merge"),
         (segments[0].fragment_bitmap is None, "it records no fragment coverage"),
         (
@@ -167,8 +167,11 @@ def index_search(
     flat = None if unindexed is None else FlatSearch(query).add_all(unindexed).result()
     counts: list[int] = []
     parts: list[tuple[np.ndarray, np.ndarray]] = []
+    at = np.searchsorted(allowed, index.row_ids)
+    at[at == len(allowed)] = 0
+    mask = allowed[at] == index.row_ids if len(allowed) else np.zeros(len(index.row_ids), bool)
     for number, vector in enumerate(query.queries):  # one step per query vector
-        ids, distances = _candidates(index, plan, query, vector, allowed, vectors)
+        ids, distances = _candidates(index, plan, query, vector, mask, vectors, where)
         if flat is not None:
             ids, distances = _with_unindexed(query, number, vector, ids, vectors, flat)
         counts.append(len(ids))
@@ -193,17 +196,16 @@ def _candidates(
     vector: np.ndarray,
     allowed: np.ndarray,
     vectors: VectorLookup,
+    where: str,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The index's best rows for one query vector: k (k * refine_factor before
-    refining), by (distance, row id)."""
+    """The index's best rows for one query vector among those ``allowed`` (a bool
+    per index row): k (k * refine_factor before refining), by (distance, row id)."""
     nprobes = index.num_partitions if plan.nprobes is None else plan.nprobes
-    ids, distances = index.probed(vector, nprobes)
-    at = np.searchsorted(allowed, ids)
-    at[at == len(allowed)] = 0
-    keep = allowed[at] == ids if len(allowed) else np.zeros(len(ids), bool)
-    ids, distances = ids[keep], distances[keep]
-    best = _best(distances, ids, query.k * (plan.refine_factor or 1))
-    ids, distances = ids[best], distances[best]
+    keep = query.k * (plan.refine_factor or 1)
+    try:
+        ids, distances = index.ranked(vector, nprobes, keep, query.tuning.get("ef"), allowed)
+    except ArgumentError as exc:
+        raise VectorQueryError(f"{where}: {exc}") from exc
     if plan.refine_factor is not None and len(ids):
         distances = float32_distance.exact(_float32(vectors(ids)), vector, index.metric)
         best = _best(distances, ids, query.k)

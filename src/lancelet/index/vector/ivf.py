@@ -17,7 +17,9 @@ import numpy as np
 
 from lancelet import io
 from lancelet.errors import ArgumentError
-from lancelet.index.vector import float32_distance, layout
+from lancelet.index.vector import float32_distance, hnsw, layout
+from lancelet.index.vector.hnsw import HnswGraph
+from lancelet.index.vector.sq_storage import SqStorage
 from lancelet.index.vector.storage import FlatStorage, PqStorage, Storage
 
 # Row ids -> the original (rows, dimension) vectors, for refining.
@@ -33,6 +35,8 @@ class IvfIndex:
     lengths: np.ndarray
     row_ids: np.ndarray
     storage: Storage
+    # IVF_HNSW_*: each partition's graph, searched instead of scanning the partition.
+    graphs: list[HnswGraph] | None = None
 
     @classmethod
     def open(cls, directory: io.Place) -> IvfIndex:
@@ -46,6 +50,7 @@ class IvfIndex:
             found.lengths,
             found.row_ids,
             found.storage,
+            found.graphs,
         )
 
     @property
@@ -83,15 +88,14 @@ class IvfIndex:
         refine_factor: int | None = None,
         metric: str | None = None,
         vectors: VectorLookup | None = None,
+        ef: int | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """The ``k`` nearest indexed rows as (uint64 row ids, float32 distances),
-        nearest first (ties by row id)."""
+        nearest first (ties by row id; as pylance's heaps leave them for SQ and
+        HNSW indices)."""
         query = self._checked(query, k, nprobes, refine_factor, metric)
-        probe = query if self.metric != "cosine" else float32_distance.unit(query)
-        row_ids, found = self._probe(probe, nprobes)
         keep = k if refine_factor is None else k * refine_factor
-        best = _smallest(found, row_ids, keep)
-        row_ids, found = row_ids[best], found[best]
+        row_ids, found = self.ranked(query, nprobes, keep, ef)
         if refine_factor is not None:
             if vectors is None:
                 raise ArgumentError("refine_factor needs the original vectors")
@@ -102,11 +106,46 @@ class IvfIndex:
 
     def probed(self, query: np.ndarray, nprobes: int) -> tuple[np.ndarray, np.ndarray]:
         """Every row of the ``nprobes`` partitions nearest ``query`` as (uint64 row
-        ids, float32 index distances: exact for IVF_FLAT, PQ estimates for IVF_PQ),
+        ids, float32 index distances: exact for IVF_FLAT, PQ / SQ estimates),
         unordered; what a planner filters and ranks itself."""
         query = self._checked(query, 1, nprobes, None, None)
-        probe = query if self.metric != "cosine" else float32_distance.unit(query)
-        return self._probe(probe, nprobes)
+        positions, found = self._probe(self._probe_query(query), nprobes)
+        return self.row_ids[positions], found
+
+    def ranked(
+        self,
+        query: np.ndarray,
+        nprobes: int,
+        keep: int,
+        ef: int | None = None,
+        allowed: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The ``keep`` best rows of the ``nprobes`` partitions nearest ``query`` by
+        index distance, among those ``allowed`` (a bool per index row; None: all),
+        as (uint64 row ids, float32 distances), in pylance's order.
+
+        IVF_FLAT / IVF_PQ: every row scored, ties by row id.  IVF_SQ: each
+        partition's ``keep`` best through pylance's heap, HNSW: through its graph
+        search of ``ef`` (default ``keep * 3 // 2``); then the partitions' rows by
+        distance, ties in probe order."""
+        query = self._probe_query(self._checked(query, keep, nprobes, None, None))
+        if self.graphs is None and not isinstance(self.storage, SqStorage):
+            positions, found = self._probe(query, nprobes)
+            if allowed is not None:
+                kept = allowed[positions]
+                positions, found = positions[kept], found[kept]
+            best = _smallest(found, self.row_ids[positions], keep)
+            return self.row_ids[positions[best]], found[best]
+        if ef is None:
+            ef = keep + keep // 2
+        elif isinstance(ef, bool) or not isinstance(ef, int) or ef < keep:
+            raise ArgumentError(f"ef must be an integer of at least k * refine_factor ({keep})")
+        positions, found = self._per_partition(query, nprobes, keep, ef, allowed)
+        best = _smallest(found, self.row_ids[positions], keep)
+        return self.row_ids[positions[best]], found[best]
+
+    def _probe_query(self, query: np.ndarray) -> np.ndarray:
+        return query if self.metric != "cosine" else float32_distance.unit(query)
 
     def _checked(
         self, query: np.ndarray, k: int, nprobes: int, refine: int | None, metric: str | None
@@ -126,19 +165,40 @@ class IvfIndex:
             raise ArgumentError("the query vector holds NaN or infinite values")
         return array
 
-    def _probe(self, query: np.ndarray, nprobes: int) -> tuple[np.ndarray, np.ndarray]:
-        """Row ids and index distances of every row in the probed partitions."""
+    def _probed_partitions(self, query: np.ndarray, nprobes: int) -> list[int]:
         nearness = float32_distance.to_centroids(self.centroids, query, self.metric)
-        chosen = np.argsort(nearness, kind="stable")[:nprobes]
-        parts = [self.partition(int(p)) for p in chosen]
-        found = [
-            self.storage.distances(query, self.centroids[p], part, self.metric)
-            for p, part in zip(chosen.tolist(), parts, strict=True)
-        ]
-        if not parts:
-            return np.empty(0, np.uint64), np.empty(0, np.float32)
-        row_ids = np.concatenate([self.row_ids[part] for part in parts])
-        return row_ids, np.concatenate(found).astype(np.float32)
+        return np.argsort(nearness, kind="stable")[:nprobes].tolist()  # type: ignore[no-any-return]
+
+    def _probe(self, query: np.ndarray, nprobes: int) -> tuple[np.ndarray, np.ndarray]:
+        """Positions (index rows) and index distances of every row in the probed
+        partitions."""
+        positions = [np.empty(0, np.int64)]
+        found = [np.empty(0, np.float32)]
+        for p in self._probed_partitions(query, nprobes):  # one step per partition
+            part = self.partition(p)
+            positions.append(np.arange(part.start, part.stop, dtype=np.int64))
+            found.append(self.storage.distances(query, self.centroids[p], part, self.metric))
+        return np.concatenate(positions), np.concatenate(found).astype(np.float32)
+
+    def _per_partition(
+        self, query: np.ndarray, nprobes: int, keep: int, ef: int, allowed: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Each probed partition's ``keep`` best (graph search or heap), in probe
+        order; distances are computed for the whole partition at once and looked up
+        as the search needs them."""
+        positions = [np.empty(0, np.int64)]
+        found = [np.empty(0, np.float32)]
+        for p in self._probed_partitions(query, nprobes):  # one step per partition
+            part = self.partition(p)
+            scores = self.storage.distances(query, self.centroids[p], part, self.metric)
+            mask = None if allowed is None else allowed[part]
+            if self.graphs is not None:
+                nodes, distances = self.graphs[p].search(scores, keep, ef, mask)
+            else:
+                nodes, distances = hnsw.heap_best(scores, keep, mask)
+            positions.append(part.start + nodes)
+            found.append(distances)
+        return np.concatenate(positions), np.concatenate(found).astype(np.float32)
 
 
 def _smallest(found: np.ndarray, row_ids: np.ndarray, k: int) -> np.ndarray:

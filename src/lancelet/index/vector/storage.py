@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lancelet.index.vector import float32_distance
+from lancelet.index.vector.sq_storage import SqStorage
 
 
 @dataclass(frozen=True)
@@ -60,4 +61,4 @@ class PqStorage:
         return float32_distance.f32(np.float32(1) + summed if metric == "dot" else summed)
 
 
-Storage = FlatStorage | PqStorage
+Storage = FlatStorage | PqStorage | SqStorage
