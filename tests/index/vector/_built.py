@@ -71,3 +71,17 @@ def pylance_nearest(
         columns=["id"], nearest={"column": "vec", "q": query, **nearest}, with_row_id=True
     )
     return table["_rowid"].to_numpy(), table["_distance"].to_numpy()
+
+
+def tie_at_cut(built: Built, query: np.ndarray, keep: int, nprobes: int, ef: int | None) -> bool:
+    """Whether pylance's own index distances tie at the cut to ``keep`` rows (its
+    keep-th and keep+1-th rows equally distant): the case lancelet refuses."""
+    if "HNSW" in built.index_type:
+        ef = keep + keep // 2 if ef is None else ef
+        if ef <= keep:
+            return False
+    nearest: dict[str, Any] = {"k": keep + 1, "nprobes": nprobes}
+    if ef is not None:
+        nearest["ef"] = ef
+    _, distances = pylance_nearest(built, query, **nearest)
+    return len(distances) > keep and distances[keep - 1] == distances[keep]

@@ -37,6 +37,7 @@ from lancelet.dataset.read.projection import ROW_ADDRESS, ROW_ID
 from lancelet.errors import ArgumentError, UnsupportedVectorIndexError, VectorQueryError
 from lancelet.index.vector import IvfIndex, float32_distance
 from lancelet.index.vector.distance import exact
+from lancelet.index.vector.hnsw import TiedCutError
 from lancelet.io import accounting
 from lancelet.table import naming
 from lancelet.table.fragment import Fragment
@@ -206,6 +207,11 @@ def _candidates(
         ids, distances = index.ranked(vector, nprobes, keep, query.tuning.get("ef"), allowed)
     except ArgumentError as exc:
         raise VectorQueryError(f"{where}: {exc}") from exc
+    except TiedCutError as exc:
+        raise TiedCutError(
+            f"{where}: index {plan.segment.name!r}: {exc}; pylance's choice among them is "
+            "not reproduced (pass use_index=False in nearest for an exact search)"
+        ) from exc
     if plan.refine_factor is not None and len(ids):
         distances = float32_distance.exact(_float32(vectors(ids)), vector, index.metric)
         best = _best(distances, ids, query.k)

@@ -27,8 +27,14 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from lancelet.errors import CorruptIndexError
+from lancelet.errors import CorruptIndexError, UnsupportedVectorIndexError
 from lancelet.index.vector.rust_heap import MaxHeap, order_key
+
+
+class TiedCutError(UnsupportedVectorIndexError):
+    """Rows at the same index distance straddle the cut to k: pylance's heaps choose
+    among them in an order lancelet does not reproduce in every case, so it
+    refuses rather than answer with other rows."""
 
 
 @dataclass(frozen=True)
@@ -70,7 +76,12 @@ class HnswGraph:
         if remaining < self.num_nodes * 10 // 100:
             found = _heap_scan(keys, may, k)
         else:
-            found = self._walk(keys, may, ef)[:k]
+            walked = self._walk(keys, may, ef)
+            if len(walked) > k and walked[k - 1][0] == walked[k][0]:
+                raise TiedCutError(
+                    f"the graph search's {k}th and {k + 1}th nodes are equally distant"
+                )
+            found = walked[:k]
         nodes = np.array([node for _, node in found], dtype=np.int64)
         return nodes, distances[nodes].astype(np.float32)
 

@@ -94,11 +94,12 @@ class IvfIndex:
         nearest first (ties by row id; as pylance's heaps leave them for SQ and
         HNSW indices)."""
         query = self._checked(query, k, nprobes, refine_factor, metric)
+        if refine_factor is not None and vectors is None:
+            raise ArgumentError("refine_factor needs the original vectors")
         keep = k if refine_factor is None else k * refine_factor
         row_ids, found = self.ranked(query, nprobes, keep, ef)
         if refine_factor is not None:
-            if vectors is None:
-                raise ArgumentError("refine_factor needs the original vectors")
+            assert vectors is not None
             found = float32_distance.exact(np.asarray(vectors(row_ids)), query, self.metric)
             best = _smallest(found, row_ids, k)
             row_ids, found = row_ids[best], found[best]
@@ -136,12 +137,20 @@ class IvfIndex:
                 positions, found = positions[kept], found[kept]
             best = _smallest(found, self.row_ids[positions], keep)
             return self.row_ids[positions[best]], found[best]
-        if ef is None:
+        if ef is None or self.graphs is None:  # ef only steers a graph search
             ef = keep + keep // 2
         elif isinstance(ef, bool) or not isinstance(ef, int) or ef < keep:
             raise ArgumentError(f"ef must be an integer of at least k * refine_factor ({keep})")
         positions, found = self._per_partition(query, nprobes, keep, ef, allowed)
-        best = _smallest(found, self.row_ids[positions], keep)
+        best = _smallest(found, self.row_ids[positions], keep + 1)
+        if len(best) > keep and found[best[keep - 1]] == found[best[keep]]:
+            # Equal distances from several partitions straddle the cut: pylance's
+            # merge picks among them in an order not reproduced.
+            raise hnsw.TiedCutError(
+                f"{self.index_type}: rows of several partitions at the same index "
+                f"distance straddle the cut to {keep} rows"
+            )
+        best = best[:keep]
         return self.row_ids[positions[best]], found[best]
 
     def _probe_query(self, query: np.ndarray) -> np.ndarray:

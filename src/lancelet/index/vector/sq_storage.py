@@ -6,8 +6,8 @@ to 0..255), with one pair of bounds ``lo``, ``hi`` for the whole index.  The cod
 encode the vector itself (a unit vector for a cosine index), never a residual.
 
 * l2 and cosine: the query is quantized the same way and the squared difference of
-  the codes summed as an integer, then scaled: ``float32(sum) * (r*r / 65025)``
-  with ``r = float32(hi - lo)``, every step in float32 — bit-exact with pylance.
+  the codes summed as an integer, then scaled: ``float32(sum) * (step * step)`` with
+  ``step = float32(hi - lo) / 255``, every step in float32 — bit-exact with pylance.
 * dot: ``1 - x·q`` with ``x`` dequantized as ``lo + code * (r / 255)`` in float32;
   pylance's summation order is not reproduced, so these distances agree to a few
   float32 ulps only.
@@ -57,6 +57,6 @@ class SqStorage:
             return (1.0 - products).astype(np.float32)
         difference = self.codes[rows].astype(np.int64) - self.quantize(query)
         summed = np.einsum("ij,ij->i", difference, difference).astype(np.float32)
-        span = self.span
-        scaled: np.ndarray = summed * ((span * span) / np.float32(_LEVELS * _LEVELS))
+        step = self.span / np.float32(_LEVELS)
+        scaled: np.ndarray = summed * (step * step)
         return scaled
