@@ -197,8 +197,11 @@ def read_graphs(
             if len(found) and found.max() >= len(row_of):
                 raise CorruptIndexError(f"{path}: partition {number} links nodes it lacks")
             levels.append(Level(row_of, edges - edges[0], found))
-        if levels and np.any(levels[0].row_of < 0):
-            raise CorruptIndexError(f"{path}: partition {number}'s level 0 lacks nodes")
+        level_rows = np.diff(metadata["level_offsets"][:2])
+        if levels and (level_rows[0] != nodes[number] or np.any(levels[0].row_of < 0)):
+            raise CorruptIndexError(
+                f"{path}: partition {number}'s level 0 does not hold each of its nodes once"
+            )
         graphs.append(HnswGraph(int(metadata["entry_point"]), levels))
     return graphs
 
