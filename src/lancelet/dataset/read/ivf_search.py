@@ -1,12 +1,13 @@
-"""A nearest-neighbour scan answered through a pylance IVF_FLAT / IVF_PQ index, as
-pylance 14 answers it (measured; see ``docs/vector-index-format.md``):
+"""A nearest-neighbour scan answered through a pylance IVF_FLAT / IVF_PQ / IVF_SQ /
+IVF_HNSW_* index, as pylance 14 answers it (measured; see ``docs/vector-index-format.md``):
 
 * the ``nprobes`` partitions nearest the query are searched; of their rows, those
   deleted since the index was built, in fragments the version no longer has, or
   (with ``prefilter=True``) failing the filter are dropped *before* the best are
   chosen, so a prefilter still finds k rows when the probed partitions hold them;
-* the ``k * refine_factor`` best by index distance (exact for IVF_FLAT, the PQ
-  estimate for IVF_PQ) are kept; with a ``refine_factor`` they are re-scored exactly
+* the ``k * refine_factor`` best by index distance (exact for IVF_FLAT, the PQ / SQ
+  estimate otherwise; an HNSW partition offers those its graph search of ``ef``
+  finds) are kept; with a ``refine_factor`` they are re-scored exactly
   from the dataset's vectors and the k best kept;
 * fragments the index does not cover (appended after it) are searched exactly
   (unless ``fast_search``); when there are any, the index's k candidates are
@@ -17,7 +18,8 @@ pylance 14 answers it (measured; see ``docs/vector-index-format.md``):
 
 What lancelet cannot answer as pylance does is refused, naming it: other index
 types, delta segments, a Fragment Reuse Index, stable row ids, non-float32 vectors,
-``distance_range`` and the default (adaptive) ``nprobes``.
+``distance_range``, the default (adaptive) ``nprobes`` and equal index distances
+straddling the cut to k (``TiedCutError``).
 """
 
 from __future__ import annotations

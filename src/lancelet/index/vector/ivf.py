@@ -1,9 +1,10 @@
-"""An open IVF_FLAT / IVF_PQ index and its nearest-neighbour search, as pylance 14
-answers on the rows the index holds.
+"""An open IVF_FLAT / IVF_PQ / IVF_SQ / IVF_HNSW_* index and its nearest-neighbour
+search, as pylance 14 answers on the rows the index holds.
 
 Search probes the ``nprobes`` partitions whose centroids are nearest the query,
 scores every row in them (exactly for IVF_FLAT, through PQ distance tables for
-IVF_PQ) and keeps the ``k`` best by (distance, row id).  With a ``refine_factor``
+IVF_PQ, in SQ code space for IVF_SQ), or walks each one's HNSW graph, and keeps the
+``k`` best by (distance, row id).  With a ``refine_factor``
 the ``k * refine_factor`` best are re-scored exactly from the original vectors,
 which the caller supplies by row id.
 """
