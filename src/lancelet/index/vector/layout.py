@@ -1,13 +1,14 @@
 """Reading the two Lance files of a pylance IVF index directory.
 
 ``index.idx`` holds no rows for IVF_FLAT / IVF_PQ / IVF_SQ (its one column is
-``__flat_marker``) and the HNSW graphs for IVF_HNSW_* (see ``hnsw``); its schema metadata names the type and metric
-(``lance:index``) and the global buffer (``lance:ivf``) with the IVF message whose
-``centroids_tensor`` holds the centroids.  ``auxiliary.idx`` holds one row per
-indexed vector, partition after partition, as ``_rowid`` and ``flat``,
-``__pq_code`` or ``__sq_code``; its own IVF message gives each partition's offset and length, and
-for PQ the global buffer ``codebook_position`` names holds the codebook tensor.
-Any inconsistency is a CorruptIndexError naming the file.
+``__flat_marker``) and the HNSW graphs for IVF_HNSW_* (see ``hnsw``); its schema
+metadata names the type and metric (``lance:index``) and the global buffer
+(``lance:ivf``) with the IVF message whose ``centroids_tensor`` holds the
+centroids.  ``auxiliary.idx`` holds one row per indexed vector, partition after
+partition, as ``_rowid`` and ``flat``, ``__pq_code`` or ``__sq_code``; its own IVF
+message gives each partition's offset and length, and for PQ the global buffer
+``codebook_position`` names holds the codebook tensor.  Any inconsistency is a
+CorruptIndexError naming the file.
 """
 
 from __future__ import annotations
