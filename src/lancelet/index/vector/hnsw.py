@@ -8,9 +8,10 @@ row): each row is a node's ``__vector_id`` (its position in the partition's
 ``auxiliary.idx`` rows), its ``__neighbors`` at that level, in the stored order, and
 their ``_distance``.  Level 0 holds every node.
 
-The search starts at node 0 and walks greedily down from the top level to level 0,
-then runs a best-first search of ``ef`` on level 0; nodes that may not come back (a
-prefilter or deletions) are walked through but not kept.  When fewer than a tenth of
+The search starts at the entry point and walks greedily down the upper levels to
+level 1, then runs a best-first search of ``ef`` on level 0 from where it arrived;
+nodes that may not come back (a prefilter or deletions) are walked through but not
+kept.  When fewer than a tenth of
 the partition's nodes may come back, every allowed node is scored instead.  The
 heaps are Rust's ``BinaryHeap``, reproduced so that equally distant nodes come back
 in pylance's order; the graph walk is sequential by nature, one Python step per
@@ -28,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelet.errors import CorruptIndexError, UnsupportedVectorIndexError
-from lancelet.index.vector.rust_heap import MaxHeap, order_key
+from lancelet.index.vector.rust_heap import MaxHeap, order_keys
 
 
 class TiedCutError(UnsupportedVectorIndexError):
@@ -70,7 +71,7 @@ class HnswGraph:
         every node; ``allowed``: which nodes may come back (None: all)."""
         if self.num_nodes == 0:
             return np.empty(0, np.int64), np.empty(0, np.float32)
-        keys = [order_key(d) for d in distances.astype(np.float32).tolist()]
+        keys = order_keys(distances)
         may = None if allowed is None else allowed.tolist()
         remaining = self.num_nodes if allowed is None else int(np.count_nonzero(allowed))
         if remaining < self.num_nodes * 10 // 100:
@@ -142,11 +143,23 @@ def heap_best(
     distances: np.ndarray, k: int, allowed: np.ndarray | None
 ) -> tuple[np.ndarray, np.ndarray]:
     """The ``k`` best allowed rows of a partition without a graph (IVF_SQ), as
-    pylance's flat sub-index keeps them: (positions, distances), nearest first."""
-    keys = [order_key(d) for d in distances.astype(np.float32).tolist()]
-    found = _heap_scan(keys, None if allowed is None else allowed.tolist(), k)
-    nodes = np.array([node for _, node in found], dtype=np.int64)
-    return nodes, distances[nodes].astype(np.float32)
+    pylance's flat sub-index keeps them: (positions, distances), nearest first.
+
+    Unless equal distances straddle the k-th place, those are simply the k nearest
+    (vectorized); otherwise the heap decides which of the equals stay, so it is
+    replayed row by row."""
+    candidates = np.arange(len(distances)) if allowed is None else np.flatnonzero(allowed)
+    found = distances[candidates].astype(np.float32)
+    if len(found) > k:
+        bound = np.partition(found, k - 1)[k - 1]
+        if np.count_nonzero(found <= bound) > k:
+            may = None if allowed is None else allowed.tolist()
+            kept = _heap_scan(order_keys(distances), may, k)
+            nodes = np.array([node for _, node in kept], dtype=np.int64)
+            return nodes, distances[nodes].astype(np.float32)
+        candidates, found = candidates[found <= bound], found[found <= bound]
+    order = np.argsort(found, kind="stable")
+    return candidates[order].astype(np.int64), found[order]
 
 
 def _heap_scan(keys: list[int], may: list[bool] | None, k: int) -> list[tuple[int, int]]:
@@ -202,7 +215,10 @@ def read_graphs(
             raise CorruptIndexError(
                 f"{path}: partition {number}'s level 0 does not hold each of its nodes once"
             )
-        graphs.append(HnswGraph(int(metadata["entry_point"]), levels))
+        entry = int(metadata["entry_point"])
+        if nodes[number] and not 0 <= entry < nodes[number]:
+            raise CorruptIndexError(f"{path}: partition {number}'s entry point is not a node")
+        graphs.append(HnswGraph(entry, levels))
     return graphs
 
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 
-def order_key(distance: float) -> int:
-    """An integer ordered as Rust's ``f32::total_cmp`` orders the float32 value."""
-    bits = int(np.float32(distance).view(np.int32))
-    return bits ^ ((bits >> 31) & 0x7FFFFFFF)
+def order_keys(distances: np.ndarray) -> list[int]:
+    """Integers ordered as Rust's ``f32::total_cmp`` orders the float32 values."""
+    bits = np.ascontiguousarray(distances, dtype=np.float32).view(np.int32).astype(np.int64)
+    return (bits ^ ((bits >> 31) & 0x7FFFFFFF)).tolist()  # type: ignore[no-any-return]
 
 
 class MaxHeap:
