@@ -74,14 +74,12 @@ def pylance_nearest(
 
 
 def tie_at_cut(built: Built, query: np.ndarray, keep: int, nprobes: int, ef: int | None) -> bool:
-    """Whether pylance's own index distances tie at the cut to ``keep`` rows (its
-    keep-th and keep+1-th rows equally distant): the case lancelet refuses."""
+    """Whether pylance's own index distances, asked for ``keep + 1`` rows, hold
+    equal values: the ties behind lancelet's refusals (equal distances at a cut)."""
     if "HNSW" in built.index_type:
-        ef = keep + keep // 2 if ef is None else ef
-        if ef <= keep:
-            return False
+        ef = max(keep + keep // 2 if ef is None else ef, keep + 1)
     nearest: dict[str, Any] = {"k": keep + 1, "nprobes": nprobes}
     if ef is not None:
         nearest["ef"] = ef
     _, distances = pylance_nearest(built, query, **nearest)
-    return len(distances) > keep and distances[keep - 1] == distances[keep]
+    return bool(np.any(distances[1:] == distances[:-1]))

@@ -53,8 +53,7 @@ def test_graph_search_with_ef(
         assert tie_at_cut(built, query, k * (refine or 1), probes, ef)
         return
     np.testing.assert_array_equal(ids, expected_ids)
-    rtol = 1e-6 if built.index_type.endswith("SQ") and built.metric == "dot" else 5e-7
-    np.testing.assert_allclose(found, expected, rtol=rtol, atol=1e-5)
+    np.testing.assert_allclose(found, expected, rtol=5e-7, atol=1e-5)
 
 
 def test_ef_below_k_is_refused(built: Built) -> None:

@@ -33,9 +33,7 @@ def _same(built: Built, query: np.ndarray, k: int, nprobes: int, refine: int | N
     np.testing.assert_array_equal(ids, expected_ids)
     # Within 1e-5, or a few float32 ulps where distances run into the hundreds: the
     # index kernels add in an order not reproduced bit for bit (see the format doc).
-    # SQ dot distances are summed in an order not reproduced either (a few ulps).
-    rtol = 1e-6 if built.index_type.endswith("SQ") and built.metric == "dot" else 5e-7
-    np.testing.assert_allclose(found, expected, rtol=rtol, atol=1e-5)
+    np.testing.assert_allclose(found, expected, rtol=5e-7, atol=1e-5)
 
 
 @settings(max_examples=15, deadline=None)

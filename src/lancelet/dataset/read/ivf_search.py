@@ -209,10 +209,11 @@ def _candidates(
         ids, distances = index.ranked(vector, nprobes, keep, query.tuning.get("ef"), allowed)
     except ArgumentError as exc:
         raise VectorQueryError(f"{where}: {exc}") from exc
-    except TiedCutError as exc:
-        raise TiedCutError(
-            f"{where}: index {plan.segment.name!r}: {exc}; pylance's choice among them is "
-            "not reproduced (pass use_index=False in nearest for an exact search)"
+    except UnsupportedVectorIndexError as exc:
+        reason = "; pylance's choice among them is not reproduced" * isinstance(exc, TiedCutError)
+        raise type(exc)(
+            f"{where}: index {plan.segment.name!r}: {exc}{reason} (pass use_index=False in "
+            "nearest for an exact search)"
         ) from exc
     if plan.refine_factor is not None and len(ids):
         distances = float32_distance.exact(_float32(vectors(ids)), vector, index.metric)

@@ -65,12 +65,15 @@ class HnswGraph:
 
     def search(
         self, distances: np.ndarray, k: int, ef: int, allowed: np.ndarray | None
-    ) -> tuple[np.ndarray, np.ndarray]:
+    ) -> tuple[np.ndarray, np.ndarray, float]:
         """The nearest nodes (positions in the partition) and their distances,
-        nearest first, at most ``k``.  ``distances``: float32, from the query to
-        every node; ``allowed``: which nodes may come back (None: all)."""
+        nearest first, at most ``k``, and the distance of equally distant nodes
+        straddling the cut to ``k`` (infinity: none), where pylance's choice among
+        them is not reproduced.  ``distances``: float32, from the query to every
+        node; ``allowed``: which nodes may come back (None: all)."""
+        tied = np.inf
         if self.num_nodes == 0:
-            return np.empty(0, np.int64), np.empty(0, np.float32)
+            return np.empty(0, np.int64), np.empty(0, np.float32), tied
         keys = order_keys(distances)
         may = None if allowed is None else allowed.tolist()
         remaining = self.num_nodes if allowed is None else int(np.count_nonzero(allowed))
@@ -79,12 +82,10 @@ class HnswGraph:
         else:
             walked = self._walk(keys, may, ef)
             if len(walked) > k and walked[k - 1][0] == walked[k][0]:
-                raise TiedCutError(
-                    f"the graph search's {k}th and {k + 1}th nodes are equally distant"
-                )
+                tied = float(distances[walked[k][1]])
             found = walked[:k]
         nodes = np.array([node for _, node in found], dtype=np.int64)
-        return nodes, distances[nodes].astype(np.float32)
+        return nodes, distances[nodes].astype(np.float32), tied
 
     def _walk(self, keys: list[int], may: list[bool] | None, ef: int) -> list[tuple[int, int]]:
         current = self.entry_point

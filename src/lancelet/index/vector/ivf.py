@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lancelet import io
-from lancelet.errors import ArgumentError
+from lancelet.errors import ArgumentError, UnsupportedVectorIndexError
 from lancelet.index.vector import float32_distance, hnsw, layout
 from lancelet.index.vector.hnsw import HnswGraph
 from lancelet.index.vector.sq_storage import SqStorage
@@ -131,6 +131,12 @@ class IvfIndex:
         search of ``ef`` (default ``keep * 3 // 2``); then the partitions' rows by
         distance, ties in probe order."""
         query = self._probe_query(self._checked(query, keep, nprobes, None, None))
+        if isinstance(self.storage, SqStorage) and self.metric == "dot":
+            raise UnsupportedVectorIndexError(
+                f"lancelet does not search {self.index_type} indices of metric dot: pylance "
+                "sums their SQ dot products in an order not reproduced, so distances and "
+                "near ties could differ (see docs/vector-index-format.md)"
+            )
         if self.graphs is None and not isinstance(self.storage, SqStorage):
             positions, found = self._probe(query, nprobes)
             if allowed is not None:
@@ -142,14 +148,18 @@ class IvfIndex:
             ef = keep + keep // 2
         elif isinstance(ef, bool) or not isinstance(ef, int) or ef < keep:
             raise ArgumentError(f"ef must be an integer of at least k * refine_factor ({keep})")
-        positions, found = self._per_partition(query, nprobes, keep, ef, allowed)
+        positions, found, tied = self._per_partition(query, nprobes, keep, ef, allowed)
         best = _smallest(found, self.row_ids[positions], keep + 1)
-        if len(best) > keep and found[best[keep - 1]] == found[best[keep]]:
-            # Equal distances from several partitions straddle the cut: pylance's
-            # merge picks among them in an order not reproduced.
+        last = float(found[best[keep - 1]]) if len(best) >= keep else np.inf
+        # Equal distances straddling the cut of the merge (pylance's merge picks
+        # among them in an order not reproduced), or of a graph search whose tied
+        # nodes could have been among the k kept.
+        if (len(best) > keep and found[best[keep - 1]] == found[best[keep]]) or (
+            np.isfinite(tied) and tied <= last
+        ):
             raise hnsw.TiedCutError(
-                f"{self.index_type}: rows of several partitions at the same index "
-                f"distance straddle the cut to {keep} rows"
+                f"{self.index_type}: rows at the same index distance straddle the cut "
+                f"to {keep} rows"
             )
         best = best[:keep]
         return self.row_ids[positions[best]], found[best]
@@ -192,23 +202,26 @@ class IvfIndex:
 
     def _per_partition(
         self, query: np.ndarray, nprobes: int, keep: int, ef: int, allowed: np.ndarray | None
-    ) -> tuple[np.ndarray, np.ndarray]:
+    ) -> tuple[np.ndarray, np.ndarray, float]:
         """Each probed partition's ``keep`` best (graph search or heap), in probe
-        order; distances are computed for the whole partition at once and looked up
-        as the search needs them."""
+        order, and the least distance of tied nodes a graph search cut; distances
+        are computed for the whole partition at once and looked up as the search
+        needs them."""
         positions = [np.empty(0, np.int64)]
         found = [np.empty(0, np.float32)]
+        tied = np.inf
         for p in self._probed_partitions(query, nprobes):  # one step per partition
             part = self.partition(p)
             scores = self.storage.distances(query, self.centroids[p], part, self.metric)
             mask = None if allowed is None else allowed[part]
             if self.graphs is not None:
-                nodes, distances = self.graphs[p].search(scores, keep, ef, mask)
+                nodes, distances, cut = self.graphs[p].search(scores, keep, ef, mask)
+                tied = min(tied, cut)
             else:
                 nodes, distances = hnsw.heap_best(scores, keep, mask)
             positions.append(part.start + nodes)
             found.append(distances)
-        return np.concatenate(positions), np.concatenate(found).astype(np.float32)
+        return np.concatenate(positions), np.concatenate(found).astype(np.float32), tied
 
 
 def _smallest(found: np.ndarray, row_ids: np.ndarray, k: int) -> np.ndarray:
