@@ -34,6 +34,9 @@ def _same(built: Built, query: np.ndarray, k: int, nprobes: int, refine: int | N
     # Within 1e-5, or a few float32 ulps where distances run into the hundreds: the
     # index kernels add in an order not reproduced bit for bit (see the format doc).
     np.testing.assert_allclose(found, expected, rtol=5e-7, atol=1e-5)
+    if built.index_type.endswith("_SQ") and refine is None:
+        # SQ code distances (l2, cosine) are reproduced bit for bit.
+        np.testing.assert_array_equal(found, expected)
 
 
 @settings(max_examples=15, deadline=None)
