@@ -71,3 +71,15 @@ def pylance_nearest(
         columns=["id"], nearest={"column": "vec", "q": query, **nearest}, with_row_id=True
     )
     return table["_rowid"].to_numpy(), table["_distance"].to_numpy()
+
+
+def tie_at_cut(built: Built, query: np.ndarray, keep: int, nprobes: int, ef: int | None) -> bool:
+    """Whether pylance's own index distances, asked for ``keep + 1`` rows, hold
+    equal values: the ties behind lancelet's refusals (equal distances at a cut)."""
+    if "HNSW" in built.index_type:
+        ef = max(keep + keep // 2 if ef is None else ef, keep + 1)
+    nearest: dict[str, Any] = {"k": keep + 1, "nprobes": nprobes}
+    if ef is not None:
+        nearest["ef"] = ef
+    _, distances = pylance_nearest(built, query, **nearest)
+    return bool(np.any(distances[1:] == distances[:-1]))

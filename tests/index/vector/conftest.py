@@ -13,6 +13,16 @@ CASES = [
     ("IVF_PQ", "dot", 32, 4, {"num_sub_vectors": 8, "num_bits": 8}),
     ("IVF_RQ", "l2", 32, 8, {}),
     ("IVF_RQ", "dot", 32, 4, {"num_bits": 1}),
+    ("IVF_SQ", "l2", 16, 8, {}),
+    ("IVF_SQ", "cosine", 16, 4, {}),
+    ("IVF_HNSW_SQ", "l2", 16, 4, {}),
+    ("IVF_HNSW_SQ", "cosine", 32, 4, {}),
+    ("IVF_HNSW_PQ", "l2", 16, 4, {"num_sub_vectors": 4}),
+    ("IVF_HNSW_PQ", "cosine", 32, 2, {"num_sub_vectors": 8}),
+    ("IVF_HNSW_PQ", "dot", 32, 4, {"num_sub_vectors": 8}),
+    ("IVF_HNSW_FLAT", "l2", 16, 4, {}),
+    ("IVF_HNSW_FLAT", "cosine", 16, 2, {}),
+    ("IVF_HNSW_FLAT", "dot", 32, 4, {}),
 ]
 
 

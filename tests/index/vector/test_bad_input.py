@@ -40,7 +40,8 @@ def test_missing_file_is_corrupt(built: Built, tmp_path: Path) -> None:
         IvfIndex.open(io.Place(io.FileIO(), str(copy)))
 
 
-def test_ivf_sq_is_refused(tmp_path: Path) -> None:
-    sq = _built.build(tmp_path, "IVF_SQ", "l2", 16, 4)
-    with pytest.raises(UnsupportedIndexError, match="IVF_SQ"):
-        sq.open()
+def test_three_bit_ivf_rq_is_refused(tmp_path: Path) -> None:
+    """pylance's 3-bit RaBitQ kernel adds in an order not established."""
+    rq = _built.build(tmp_path, "IVF_RQ", "l2", 16, 4, num_bits=3)
+    with pytest.raises(UnsupportedIndexError, match="3"):
+        rq.open().search(rq.vectors[0], 3, 2)

@@ -1,14 +1,15 @@
-"""A nearest-neighbour scan answered through a pylance IVF_FLAT / IVF_PQ / IVF_RQ
-index, as pylance 14 answers it (measured; see ``docs/vector-index-format.md``):
+"""A nearest-neighbour scan answered through a pylance IVF_FLAT / IVF_PQ / IVF_SQ /
+IVF_RQ / IVF_HNSW_* index, as pylance 14 answers it (measured; see
+``docs/vector-index-format.md``):
 
 * the ``nprobes`` partitions nearest the query are searched; of their rows, those
   deleted since the index was built, in fragments the version no longer has, or
   (with ``prefilter=True``) failing the filter are dropped *before* the best are
   chosen, so a prefilter still finds k rows when the probed partitions hold them;
-* the ``k * refine_factor`` best by index distance (exact for IVF_FLAT, the PQ
-  estimate for IVF_PQ, the RaBitQ estimate for IVF_RQ) are kept; with a
-  ``refine_factor`` they are re-scored exactly from the dataset's vectors and the
-  k best kept;
+* the ``k * refine_factor`` best by index distance (exact for IVF_FLAT, the PQ /
+  SQ / RaBitQ estimate otherwise; an HNSW partition offers those its graph search
+  of ``ef`` finds) are kept; with a ``refine_factor`` they are re-scored exactly
+  from the dataset's vectors and the k best kept;
 * fragments the index does not cover (appended after it) are searched exactly
   (unless ``fast_search``); when there are any, the index's k candidates are
   re-scored exactly too and the k best of both kept, so every ``_distance`` is
@@ -18,7 +19,8 @@ index, as pylance 14 answers it (measured; see ``docs/vector-index-format.md``):
 
 What lancelet cannot answer as pylance does is refused, naming it: other index
 types, delta segments, a Fragment Reuse Index, stable row ids, non-float32 vectors,
-``distance_range`` and the default (adaptive) ``nprobes``.
+``distance_range``, the default (adaptive) ``nprobes`` and equal index distances
+straddling the cut to k (``TiedCutError``).
 """
 
 from __future__ import annotations
@@ -35,9 +37,10 @@ from lancelet.dataset.read import frag_reuse
 from lancelet.dataset.read.flat_search import FlatSearch
 from lancelet.dataset.read.nearest import DISTANCE, QUERY_INDEX, NearestQuery
 from lancelet.dataset.read.projection import ROW_ADDRESS, ROW_ID
-from lancelet.errors import UnsupportedVectorIndexError
+from lancelet.errors import ArgumentError, UnsupportedVectorIndexError, VectorQueryError
 from lancelet.index.vector import IvfIndex, float32_distance
 from lancelet.index.vector.distance import exact
+from lancelet.index.vector.hnsw import TiedCutError
 from lancelet.io import accounting
 from lancelet.table import naming
 from lancelet.table.fragment import Fragment
@@ -45,7 +48,15 @@ from lancelet.table.index import IndexMetadata, index_type
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.store import DatasetStore
 
-READ_TYPES = ("IVF_FLAT", "IVF_PQ", "IVF_RQ")
+READ_TYPES = (
+    "IVF_FLAT",
+    "IVF_PQ",
+    "IVF_SQ",
+    "IVF_RQ",
+    "IVF_HNSW_FLAT",
+    "IVF_HNSW_PQ",
+    "IVF_HNSW_SQ",
+)
 
 # Row addresses -> their (rows, dimension) vectors, read from the dataset.
 VectorLookup = Callable[[np.ndarray], np.ndarray]
@@ -92,7 +103,7 @@ def _refuse_unreadable(
 ) -> None:
     kind = index_type(segments[0].index_details)
     reasons = [
-        (kind not in READ_TYPES, "lancelet reads IVF_FLAT, IVF_PQ and IVF_RQ vector indices only"),
+        (kind not in READ_TYPES, f"lancelet reads {', '.join(READ_TYPES)} vector indices only"),
         (len(segments) > 1, "it has several segments (deltas), which lancelet does not merge"),
         (segments[0].fragment_bitmap is None, "it records no fragment coverage"),
         (
@@ -188,7 +199,7 @@ def index_search(
     counts: list[int] = []
     parts: list[tuple[np.ndarray, np.ndarray]] = []
     for number, vector in enumerate(query.queries):  # one step per query vector
-        ids, distances = _candidates(index, plan, query, vector, allowed, vectors)
+        ids, distances = _candidates(index, plan, query, vector, allowed, vectors, where)
         if flat is not None:
             ids, distances = _with_unindexed(query, number, vector, ids, vectors, flat)
         counts.append(len(ids))
@@ -213,14 +224,22 @@ def _candidates(
     vector: np.ndarray,
     allowed: np.ndarray,
     vectors: VectorLookup,
+    where: str,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The index's best rows for one query vector: k (k * refine_factor before
-    refining), by (distance, row id)."""
+    """The index's best rows for one query vector among those ``allowed`` (sorted
+    row ids): k (k * refine_factor before refining), by (distance, row id)."""
     nprobes = index.num_partitions if plan.nprobes is None else plan.nprobes
     keep = query.k * (plan.refine_factor or 1)
-    ids, distances = index.probed(vector, nprobes, keep, allowed)
-    best = _best(distances, ids, keep)
-    ids, distances = ids[best], distances[best]
+    try:
+        ids, distances = index.ranked(vector, nprobes, keep, query.tuning.get("ef"), allowed)
+    except ArgumentError as exc:
+        raise VectorQueryError(f"{where}: {exc}") from exc
+    except UnsupportedVectorIndexError as exc:
+        reason = "; pylance's choice among them is not reproduced" * isinstance(exc, TiedCutError)
+        raise type(exc)(
+            f"{where}: index {plan.segment.name!r}: {exc}{reason} (pass use_index=False in "
+            "nearest for an exact search)"
+        ) from exc
     if plan.refine_factor is not None and len(ids):
         distances = float32_distance.exact(_float32(vectors(ids)), vector, index.metric)
         best = _best(distances, ids, query.k)

@@ -1,11 +1,12 @@
-"""An open IVF_FLAT / IVF_PQ / IVF_RQ index and its nearest-neighbour search, as
-pylance 14 answers on the rows the index holds.
+"""An open IVF_FLAT / IVF_PQ / IVF_SQ / IVF_RQ / IVF_HNSW_* index and its
+nearest-neighbour search, as pylance 14 answers on the rows the index holds.
 
 Search probes the ``nprobes`` partitions whose centroids are nearest the query,
 scores every row in them (exactly for IVF_FLAT, through PQ distance tables for
-IVF_PQ, by the RaBitQ estimate for IVF_RQ) and keeps the ``k`` best by (distance,
-row id).  With a ``refine_factor`` the ``k * refine_factor`` best are re-scored
-exactly from the original vectors, which the caller supplies by row id.
+IVF_PQ, in SQ code space for IVF_SQ, by the RaBitQ estimate for IVF_RQ), or walks
+each one's HNSW graph, and keeps the ``k`` best by (distance, row id).  With a
+``refine_factor`` the ``k * refine_factor`` best are re-scored exactly from the
+original vectors, which the caller supplies by row id.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from lancelet import io
-from lancelet.errors import ArgumentError
-from lancelet.index.vector import float32_distance, layout, rabitq
+from lancelet.errors import ArgumentError, UnsupportedVectorIndexError
+from lancelet.index.vector import float32_distance, hnsw, layout, rabitq
+from lancelet.index.vector.hnsw import HnswGraph
 from lancelet.index.vector.rabitq import RabitqStorage
+from lancelet.index.vector.sq_storage import SqStorage
 from lancelet.index.vector.storage import FlatStorage, PqStorage, Storage
 
 # Row ids -> the original (rows, dimension) vectors, for refining.
@@ -34,6 +37,8 @@ class IvfIndex:
     lengths: np.ndarray
     row_ids: np.ndarray
     storage: Storage
+    # IVF_HNSW_*: each partition's graph, searched instead of scanning the partition.
+    graphs: list[HnswGraph] | None = None
 
     @classmethod
     def open(cls, directory: io.Place) -> IvfIndex:
@@ -47,6 +52,7 @@ class IvfIndex:
             found.lengths,
             found.row_ids,
             found.storage,
+            found.graphs,
         )
 
     @property
@@ -84,17 +90,18 @@ class IvfIndex:
         refine_factor: int | None = None,
         metric: str | None = None,
         vectors: VectorLookup | None = None,
+        ef: int | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """The ``k`` nearest indexed rows as (uint64 row ids, float32 distances),
-        nearest first (ties by row id)."""
+        nearest first (ties by row id; as pylance's heaps leave them for SQ and
+        HNSW indices)."""
         query = self._checked(query, k, nprobes, refine_factor, metric)
+        if refine_factor is not None and vectors is None:
+            raise ArgumentError("refine_factor needs the original vectors")
         keep = k if refine_factor is None else k * refine_factor
-        row_ids, found = self._probe(self._probe_query(query), nprobes, keep)
-        best = _smallest(found, row_ids, keep)
-        row_ids, found = row_ids[best], found[best]
+        row_ids, found = self.ranked(query, nprobes, keep, ef)
         if refine_factor is not None:
-            if vectors is None:
-                raise ArgumentError("refine_factor needs the original vectors")
+            assert vectors is not None
             found = float32_distance.exact(np.asarray(vectors(row_ids)), query, self.metric)
             best = _smallest(found, row_ids, k)
             row_ids, found = row_ids[best], found[best]
@@ -108,14 +115,61 @@ class IvfIndex:
         allowed: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Every row of the ``nprobes`` partitions nearest ``query`` as (uint64 row
-        ids, float32 index distances: exact for IVF_FLAT, PQ estimates for IVF_PQ),
-        unordered; what a planner filters and ranks itself.
+        ids, float32 index distances: exact for IVF_FLAT, PQ / SQ / RaBitQ
+        estimates), unordered; what a planner filters and ranks itself.
 
         ``allowed`` (sorted row ids) drops the other rows; ``keep`` is how many
         the planner ranks (k * refine_factor): a multi-bit IVF_RQ index then
         returns only the rows pylance scores, as it skips rows by a lower bound."""
         query = self._checked(query, 1, nprobes, None, None)
         return self._probe(self._probe_query(query), nprobes, keep, allowed)
+
+    def ranked(
+        self,
+        query: np.ndarray,
+        nprobes: int,
+        keep: int,
+        ef: int | None = None,
+        allowed: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The ``keep`` best rows of the ``nprobes`` partitions nearest ``query`` by
+        index distance, among those ``allowed`` (sorted row ids; None: all), as
+        (uint64 row ids, float32 distances), in pylance's order.
+
+        IVF_FLAT / IVF_PQ / IVF_RQ: every row scored, ties by row id.  IVF_SQ:
+        each partition's ``keep`` best through pylance's heap, HNSW: through its
+        graph search of ``ef`` (default ``keep * 3 // 2``); then the partitions'
+        rows by distance, ties in probe order."""
+        query = self._probe_query(self._checked(query, keep, nprobes, None, None))
+        if isinstance(self.storage, SqStorage) and self.metric == "dot":
+            raise UnsupportedVectorIndexError(
+                f"lancelet does not search {self.index_type} indices of metric dot: pylance "
+                "sums their SQ dot products in an order not reproduced, so distances and "
+                "near ties could differ (see docs/vector-index-format.md)"
+            )
+        if self.graphs is None and not isinstance(self.storage, SqStorage):
+            row_ids, found = self._probe(query, nprobes, keep, allowed)
+            best = _smallest(found, row_ids, keep)
+            return row_ids[best], found[best]
+        if ef is None or self.graphs is None:  # ef only steers a graph search
+            ef = keep + keep // 2
+        elif isinstance(ef, bool) or not isinstance(ef, int) or ef < keep:
+            raise ArgumentError(f"ef must be an integer of at least k * refine_factor ({keep})")
+        positions, found, tied = self._per_partition(query, nprobes, keep, ef, allowed)
+        best = _smallest(found, self.row_ids[positions], keep + 1)
+        last = float(found[best[keep - 1]]) if len(best) >= keep else np.inf
+        # Equal distances straddling the cut of the merge (pylance's merge picks
+        # among them in an order not reproduced), or of a graph search whose tied
+        # nodes could have been among the k kept.
+        if (len(best) > keep and found[best[keep - 1]] == found[best[keep]]) or (
+            np.isfinite(tied) and tied <= last
+        ):
+            raise hnsw.TiedCutError(
+                f"{self.index_type}: rows at the same index distance straddle the cut "
+                f"to {keep} rows"
+            )
+        best = best[:keep]
+        return self.row_ids[positions[best]], found[best]
 
     def _probe_query(self, query: np.ndarray) -> np.ndarray:
         """The query the partitions are searched with: for cosine, divided by its
@@ -144,6 +198,10 @@ class IvfIndex:
             raise ArgumentError("the query vector holds NaN or infinite values")
         return array
 
+    def _probed_partitions(self, query: np.ndarray, nprobes: int) -> list[int]:
+        nearness = float32_distance.to_centroids(self.centroids, query, self.metric)
+        return np.argsort(nearness, kind="stable")[:nprobes].tolist()  # type: ignore[no-any-return]
+
     def _probe(
         self,
         query: np.ndarray,
@@ -153,14 +211,13 @@ class IvfIndex:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Row ids and index distances of the rows in the probed partitions, in
         probe order (see :meth:`probed` for ``keep`` and ``allowed``)."""
-        nearness = float32_distance.to_centroids(self.centroids, query, self.metric)
-        chosen = np.argsort(nearness, kind="stable")[:nprobes]
-        parts = [self.partition(int(p)) for p in chosen]
+        chosen = self._probed_partitions(query, nprobes)
+        parts = [self.partition(p) for p in chosen]
         if not parts:
             return np.empty(0, np.uint64), np.empty(0, np.float32)
         row_ids = np.concatenate([self.row_ids[part] for part in parts])
         mask = np.ones(len(row_ids), bool) if allowed is None else _allowed(row_ids, allowed)
-        pairs = list(zip(chosen.tolist(), parts, strict=True))
+        pairs = list(zip(chosen, parts, strict=True))
         if isinstance(self.storage, RabitqStorage) and self.storage.skips_rows:
             scores = [
                 self.storage.scores(query, self.centroids[p], part, self.metric)
@@ -171,6 +228,29 @@ class IvfIndex:
             self.storage.distances(query, self.centroids[p], part, self.metric) for p, part in pairs
         ]
         return row_ids[mask], np.concatenate(found).astype(np.float32)[mask]
+
+    def _per_partition(
+        self, query: np.ndarray, nprobes: int, keep: int, ef: int, allowed: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray, float]:
+        """Each probed partition's ``keep`` best (graph search or heap), in probe
+        order, as index positions and distances, and the least distance of tied
+        nodes a graph search cut; distances are computed for the whole partition at
+        once and looked up as the search needs them."""
+        positions = [np.empty(0, np.int64)]
+        found = [np.empty(0, np.float32)]
+        tied = np.inf
+        for p in self._probed_partitions(query, nprobes):  # one step per partition
+            part = self.partition(p)
+            scores = self.storage.distances(query, self.centroids[p], part, self.metric)
+            mask = None if allowed is None else _allowed(self.row_ids[part], allowed)
+            if self.graphs is not None:
+                nodes, distances, cut = self.graphs[p].search(scores, keep, ef, mask)
+                tied = min(tied, cut)
+            else:
+                nodes, distances = hnsw.heap_best(scores, keep, mask)
+            positions.append(part.start + nodes)
+            found.append(distances)
+        return np.concatenate(positions), np.concatenate(found).astype(np.float32), tied
 
 
 def _allowed(row_ids: np.ndarray, allowed: np.ndarray) -> np.ndarray:

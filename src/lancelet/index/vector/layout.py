@@ -1,19 +1,20 @@
 """Reading the two Lance files of a pylance IVF index directory.
 
-``index.idx`` holds no rows for IVF_FLAT / IVF_PQ / IVF_RQ (its one column is
-``__flat_marker``); its schema metadata names the type and metric
-(``lance:index``) and the global buffer (``lance:ivf``) with the IVF message whose
-``centroids_tensor`` holds the centroids.  ``auxiliary.idx`` holds one row per
-indexed vector, partition after partition, as ``_rowid`` and ``flat``,
-``__pq_code`` or the RaBitQ columns (:mod:`rabitq`); its own IVF message gives
-each partition's offset and length, and for PQ the global buffer
-``codebook_position`` names holds the codebook tensor.
-Any inconsistency is a CorruptIndexError naming the file.
+``index.idx`` holds no rows for IVF_FLAT / IVF_PQ / IVF_SQ / IVF_RQ (its one column
+is ``__flat_marker``) and the HNSW graphs for IVF_HNSW_* (see ``hnsw``); its schema
+metadata names the type and metric (``lance:index``) and the global buffer
+(``lance:ivf``) with the IVF message whose ``centroids_tensor`` holds the
+centroids.  ``auxiliary.idx`` holds one row per indexed vector, partition after
+partition, as ``_rowid`` and ``flat``, ``__pq_code``, ``__sq_code`` or the RaBitQ
+columns (:mod:`rabitq`); its own IVF message gives each partition's offset and
+length, and for PQ the global buffer ``codebook_position`` names holds the codebook
+tensor.  Any inconsistency is a CorruptIndexError naming the file.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -27,13 +28,23 @@ from lancelet._proto import index_pb2
 from lancelet.errors import CorruptIndexError, UnsupportedIndexError
 from lancelet.file import LanceFileReader
 from lancelet.index import files
-from lancelet.index.vector import float32_distance, rabitq
+from lancelet.index.vector import float32_distance, hnsw, rabitq
+from lancelet.index.vector.hnsw import HnswGraph
 from lancelet.index.vector.rabitq import RabitqStorage
+from lancelet.index.vector.sq_storage import SqStorage
 from lancelet.index.vector.storage import FlatStorage, PqStorage, Storage
 
 INDEX_FILE = "index.idx"
 AUXILIARY_FILE = "auxiliary.idx"
-SUPPORTED_TYPES = ("IVF_FLAT", "IVF_PQ", "IVF_RQ")
+SUPPORTED_TYPES = (
+    "IVF_FLAT",
+    "IVF_PQ",
+    "IVF_SQ",
+    "IVF_RQ",
+    "IVF_HNSW_FLAT",
+    "IVF_HNSW_PQ",
+    "IVF_HNSW_SQ",
+)
 _TENSOR_DTYPES = {index_pb2.Tensor.FLOAT32: np.dtype("<f4")}
 
 
@@ -48,6 +59,8 @@ class Layout:
     lengths: np.ndarray
     row_ids: np.ndarray
     storage: Storage
+    # IVF_HNSW_*: each partition's graph.
+    graphs: list[HnswGraph] | None = None
 
 
 def read(directory: io.Place) -> Layout:
@@ -62,7 +75,8 @@ def read(directory: io.Place) -> Layout:
             f"(it reads {', '.join(SUPPORTED_TYPES)})"
         )
     metric = _metric(index_path, header.get("distance_type"))
-    centroids = _tensor(index_path, _ivf(index_file, meta).centroids_tensor, ndim=2)
+    index_ivf = _ivf(index_file, meta)
+    centroids = _tensor(index_path, index_ivf.centroids_tensor, ndim=2)
     aux_path = directory.join(AUXILIARY_FILE)
     aux_file = _open(aux_path)
     aux_meta = files.metadata(aux_file)
@@ -73,13 +87,59 @@ def read(directory: io.Place) -> Layout:
     with files.reading(aux_path):
         table = aux_file.read_all().to_table().combine_chunks()
     row_ids = _column(aux_path, table, "_rowid", pa.uint64()).to_numpy()
-    if index_type == "IVF_FLAT":
-        storage: Storage = _flat(aux_path, table, centroids.shape[1])
+    dimension = centroids.shape[1]
+    if index_type.endswith("_FLAT"):
+        storage: Storage = _flat(aux_path, table, dimension)
+    elif index_type.endswith("_SQ"):
+        storage = _sq(aux_path, aux_meta, table, dimension)
     elif index_type == "IVF_RQ":
-        storage = _rq(aux_path, aux_meta, table, centroids.shape[1], lengths)
+        storage = _rq(aux_path, aux_meta, table, dimension, lengths)
     else:
-        storage = _pq(aux_path, aux_file, aux_meta, table, centroids.shape[1], lengths)
-    return Layout(index_type, metric, centroids, offsets, lengths, row_ids, storage)
+        storage = _pq(aux_path, aux_file, aux_meta, table, dimension, lengths)
+    graphs = None
+    if index_type.startswith("IVF_HNSW_"):
+        graphs = _graphs(index_path, index_file, meta, index_ivf, lengths)
+    return Layout(index_type, metric, centroids, offsets, lengths, row_ids, storage, graphs)
+
+
+def _graphs(
+    path: io.Place, reader: LanceFileReader, meta: dict[str, str], ivf: Any, nodes: np.ndarray
+) -> list[HnswGraph]:
+    offsets = np.asarray(ivf.offsets, dtype=np.int64)
+    lengths = np.asarray(ivf.lengths, dtype=np.int64)
+    _check_partitions(path, offsets, lengths, len(nodes), reader.num_rows())
+    with files.reading(path):
+        table = reader.read_all().to_table()
+    entries = _json(path, meta, "lance:hnsw")
+    return hnsw.read_graphs(str(path), table, entries, offsets, lengths, nodes)
+
+
+def _sq(path: io.Place, meta: dict[str, str], table: pa.Table, dimension: int) -> SqStorage:
+    params = _storage_params(path, meta, "SQ")
+    bounds = params.get("bounds")
+    low = bounds.get("start") if isinstance(bounds, dict) else None
+    high = bounds.get("end") if isinstance(bounds, dict) else None
+    if not all(isinstance(b, (int, float)) and math.isfinite(b) for b in (low, high)):
+        raise CorruptIndexError(f"{path}: the SQ bounds are {bounds!r}")
+    assert isinstance(low, (int, float)) and isinstance(high, (int, float))
+    if low > high:
+        raise CorruptIndexError(f"{path}: the SQ bounds are {bounds!r}")
+    bits = _int(path, params, "num_bits")
+    if bits != 8:
+        raise UnsupportedIndexError(f"{path}: lancelet reads 8-bit SQ codes, not {bits}-bit")
+    if _int(path, params, "dim") != dimension:
+        raise CorruptIndexError(f"{path}: SQ of dimension {params['dim']} for {dimension}")
+    column = _column(path, table, "__sq_code", pa.list_(pa.uint8(), dimension))
+    codes = column.values.to_numpy(zero_copy_only=False).reshape(len(column), dimension)
+    return SqStorage(codes, float(low), float(high))
+
+
+def _storage_params(path: io.Place, meta: dict[str, str], kind: str) -> dict[str, Any]:
+    listed = _json(path, meta, "storage_metadata")
+    params = json.loads(listed[0]) if isinstance(listed, list) and listed else None
+    if not isinstance(params, dict):
+        raise CorruptIndexError(f"{path}: 'storage_metadata' does not hold the {kind} parameters")
+    return params
 
 
 def _open(path: io.Place) -> LanceFileReader:

@@ -15,6 +15,7 @@ import numpy as np
 
 from lancelet.index.vector import float32_distance
 from lancelet.index.vector.rabitq import RabitqStorage
+from lancelet.index.vector.sq_storage import SqStorage
 
 
 @dataclass(frozen=True)
@@ -76,4 +77,4 @@ class PqStorage:
         return float32_distance.f32(np.float32(1) + summed if metric == "dot" else summed)
 
 
-Storage = FlatStorage | PqStorage | RabitqStorage
+Storage = FlatStorage | PqStorage | SqStorage | RabitqStorage
