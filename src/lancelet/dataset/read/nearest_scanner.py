@@ -30,7 +30,7 @@ from lancelet.dataset.core import arguments
 from lancelet.dataset.core.options import refuse_unimplemented
 from lancelet.dataset.read.flat_search import FlatSearch, vector_rows
 from lancelet.dataset.read.fragment_reader import FragmentReader
-from lancelet.dataset.read.ivf_search import IndexPlan, index_plan, index_search, opened
+from lancelet.dataset.read.ivf_search import IndexPlan, index_plan, index_search, opened_segments
 from lancelet.dataset.read.nearest import DISTANCE, QUERY_INDEX, NearestQuery, nearest_query
 from lancelet.dataset.read.projection import (
     ROW_ADDRESS,
@@ -100,7 +100,7 @@ class NearestScanner(LanceScanner):
         self._batch_size = batch_size or default_batch_size()
         self._strict = strict_batch_size
         self._fast_search = fast_search
-        self._index = index_plan(manifest, query, self._where)
+        self._index = index_plan(store, manifest, query, self._where)
         self._searched = [] if fast_search else self._fragments
         if self._index is None:
             self._refuse_fast_search_without_index(fast_search)
@@ -190,9 +190,16 @@ class NearestScanner(LanceScanner):
         unindexed = None
         if not self._fast_search and plan.unindexed:
             unindexed = self._vector_batches(plan.unindexed)
-        index = opened(self._store, plan.segment)
+        segments = opened_segments(self._store, self._manifest, plan)
         return index_search(
-            index, plan, self._query, allowed, self._vectors, unindexed, self._where
+            segments,
+            plan,
+            self._query,
+            allowed,
+            self._vectors,
+            unindexed,
+            self._where,
+            filtered=self._prefilter and self._raw_filter is not None,
         )
 
     def _vectors(self, addresses: np.ndarray) -> np.ndarray:
