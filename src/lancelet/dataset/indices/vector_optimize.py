@@ -1,0 +1,224 @@
+"""``optimize_indices`` for IVF_FLAT and IVF_PQ indices, as pylance 14 does it
+(measured; ``docs/vector-index-format.md``):
+
+* the rows of fragments no segment holds (unindexed) join the partitions of the
+  first segment's centroids, quantized by its codebook: no retraining;
+* ``num_indices_to_merge`` (default 0 for a vector index: unlike scalar indices) is
+  how many of the last segments are merged with them into one new segment, which
+  keeps the first merged segment's ``dataset_version`` and details; a delta (no
+  merge) is recorded as built from the current version.  Nothing is committed for
+  an index with no unindexed rows and nothing to merge;
+* pylance also reshapes the partitions while it optimizes: a partition holding
+  (over every segment, with the new rows) fewer than a quarter of the type's
+  target partition size (IVF_FLAT 4,096 rows, IVF_PQ 8,192) is joined into its
+  neighbours and all segments merged, unless ``num_indices_to_merge=0``; one
+  holding more than four times the target is split by a 2-means.  lancelet does
+  not reproduce either, so an optimize that would do either is refused, naming
+  the index and the partition; so is ``retrain=True`` (a new k-means).
+"""
+
+from __future__ import annotations
+
+import uuid as uuid_lib
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pyarrow as pa
+
+from lancelet.dataset.core.snapshot import Snapshot
+from lancelet.dataset.indices import catalog as indices
+from lancelet.dataset.read import frag_reuse, index_plan
+from lancelet.dataset.read.ivf_search import opened
+from lancelet.dataset.read.scanner import ROW_ADDRESS, ROW_ID, LanceScanner
+from lancelet.dataset.read.take import MISSING, addresses_of_ids
+from lancelet.errors import UnsupportedIndexError
+from lancelet.file import version as file_version
+from lancelet.index.vector import IvfIndex
+from lancelet.index.vector.segment_writer import Quantizer, SegmentRows, write_segment
+from lancelet.index.vector.storage import FlatStorage, PqStorage
+from lancelet.table import naming
+from lancelet.table.fragment import Fragment
+from lancelet.table.index import IndexMetadata, index_type
+
+VECTOR_TYPES = ("IVF_FLAT", "IVF_PQ")
+# pylance's target rows per partition, and the bounds it reshapes partitions at.
+TARGET_PARTITION_SIZE = {"IVF_FLAT": 4096, "IVF_PQ": 8192}
+_JOIN_PERCENT = 25
+_SPLIT_FACTOR = 4
+_BATCH_ROWS = 1 << 16
+
+
+def is_vector(segment: IndexMetadata) -> bool:
+    return index_type(segment.index_details) in VECTOR_TYPES
+
+
+@dataclass(frozen=True)
+class VectorRebuild:
+    """One vector index's new segment: the segments it merges and the fragments
+    whose rows it adds."""
+
+    name: str
+    merged: tuple[IndexMetadata, ...]
+    added: tuple[Fragment, ...]
+    first: IndexMetadata
+    dataset_version: int
+
+    def build(self, snapshot: Snapshot, where: str) -> IndexMetadata:
+        """Write the new segment's files; its metadata."""
+        manifest = snapshot.manifest
+        store = snapshot.store
+        source = opened(store, self.first)
+        quantizer = _quantizer(source)
+        path = index_plan.field_paths(manifest)[self.first.fields[0]]
+        keys, vectors = _new_rows(snapshot, path, self.added, source)
+        partitions = quantizer.partitions(vectors)
+        added = SegmentRows(keys, partitions, quantizer.payload(vectors, partitions))
+        kept = [_rows_of(snapshot, s) for s in self.merged]
+        rows = SegmentRows.concat([*kept, added])
+        uid = uuid_lib.uuid4()
+        directory = store.place(naming.INDICES_DIR, str(uid))
+        version = file_version.index_file_version(manifest.data_storage_version)
+        write_segment(directory, quantizer, rows, quantizer.loss(vectors, partitions), version)
+        held = set().union(*(_held(snapshot, s) for s in self.merged))
+        fragment_ids = sorted(held | {f.id for f in self.added})
+        assert self.first.index_details is not None
+        new = indices.new_index_metadata(
+            snapshot,
+            self.name,
+            list(self.first.fields),
+            uid,
+            self.first.index_details,
+            fragment_ids,
+            self.first.index_version or 0,
+        )
+        return replace(new, dataset_version=self.dataset_version)
+
+
+def vector_plan(
+    snapshot: Snapshot,
+    name: str,
+    segments: Sequence[IndexMetadata],
+    merge: int | None,
+    retrain: bool,
+    where: str,
+) -> VectorRebuild | None:
+    """What optimize_indices does to one vector index (None: nothing)."""
+    manifest = snapshot.manifest
+    label = f"{where}: index {name!r}"
+    if retrain:
+        raise UnsupportedIndexError(
+            f"{label}: lancelet does not retrain vector indices (retrain=True)"
+        )
+    held = set().union(*(_held(snapshot, s) for s in segments))
+    added = tuple(f for f in manifest.fragments if f.id not in held)
+    _refuse_reshaping(snapshot, segments, added, merge, label)
+    count = 0 if merge is None else merge
+    merged = tuple(segments[len(segments) - min(count, len(segments)) :])
+    if not added and len(merged) <= 1:
+        return None
+    version = merged[0].dataset_version if merged else manifest.version
+    return VectorRebuild(name, merged, added, segments[0], version)
+
+
+def _refuse_reshaping(
+    snapshot: Snapshot,
+    segments: Sequence[IndexMetadata],
+    added: Sequence[Fragment],
+    merge: int | None,
+    label: str,
+) -> None:
+    """Refuse what pylance would answer by joining or splitting partitions."""
+    kind = index_type(segments[0].index_details)
+    first = opened(snapshot.store, segments[0])
+    totals = np.zeros(first.num_partitions, dtype=np.int64)
+    for segment in segments:
+        lengths = opened(snapshot.store, segment).lengths
+        if len(lengths) != len(totals):
+            raise UnsupportedIndexError(f"{label}: its segments have different partitions")
+        totals += lengths
+    if added:
+        path = index_plan.field_paths(snapshot.manifest)[segments[0].fields[0]]
+        _, vectors = _new_rows(snapshot, path, added, first)
+        totals += np.bincount(_quantizer(first).partitions(vectors), minlength=len(totals))
+    target = TARGET_PARTITION_SIZE[kind]
+    if int(totals.max(initial=0)) > _SPLIT_FACTOR * target:
+        raise UnsupportedIndexError(
+            f"{label}: partition {int(totals.argmax())} would hold {int(totals.max())} rows, "
+            f"more than {_SPLIT_FACTOR * target}: pylance splits it, lancelet does not"
+        )
+    small = int(totals.min()) if len(totals) else 0
+    if merge != 0 and len(totals) > 1 and small * 100 < _JOIN_PERCENT * target:
+        raise UnsupportedIndexError(
+            f"{label}: partition {int(totals.argmin())} would hold {small} rows, fewer "
+            f"than {_JOIN_PERCENT * target // 100}: pylance joins it into its neighbours "
+            "and merges every segment, lancelet does not (num_indices_to_merge=0 adds a "
+            "delta segment instead)"
+        )
+
+
+def _held(snapshot: Snapshot, segment: IndexMetadata) -> set[int]:
+    reuse = frag_reuse.reuse_map(snapshot.store, snapshot.manifest)
+    held = frag_reuse.coverage(reuse, segment, snapshot.manifest)
+    return set(f.id for f in snapshot.manifest.fragments) if held is None else set(held)
+
+
+def _quantizer(index: IvfIndex) -> Quantizer:
+    codebook = index.storage.codebook if isinstance(index.storage, PqStorage) else None
+    return Quantizer(index.index_type, index.metric, index.centroids, codebook)
+
+
+def _rows_of(snapshot: Snapshot, segment: IndexMetadata) -> SegmentRows:
+    """A merged segment's rows: as they are when it lists addresses (carried through
+    a Fragment Reuse Index from before a deferred remap), its deleted rows too; only
+    the live ones when it lists stable row ids (pylance drops the others then:
+    measured)."""
+    index = opened(snapshot.store, segment)
+    partitions = np.repeat(np.arange(index.num_partitions), index.lengths)
+    storage = index.storage
+    payload = storage.vectors if isinstance(storage, FlatStorage) else storage.codes
+    rows = SegmentRows(index.row_ids.astype(np.uint64), partitions, payload)
+    if snapshot.manifest.stable_row_ids:
+        found = addresses_of_ids(snapshot.store, snapshot.manifest, rows.row_ids)
+        return rows.take(np.flatnonzero(found != MISSING))
+    reuse = frag_reuse.reuse_map(snapshot.store, snapshot.manifest)
+    if reuse is None or not frag_reuse.applies_to(segment, snapshot.manifest):
+        return rows
+    moved, alive = reuse.remap(rows.row_ids)
+    rows = SegmentRows(moved, rows.partitions, rows.payload)
+    return rows.take(np.flatnonzero(alive))
+
+
+def _new_rows(
+    snapshot: Snapshot, path: str, fragments: Sequence[Fragment], index: IvfIndex
+) -> tuple[np.ndarray, np.ndarray]:
+    """(row keys, vectors) of the live rows of ``fragments`` the index takes: not
+    null, no NaN; for cosine unit vectors, the zero vector left out."""
+    manifest = snapshot.manifest
+    by_row_id = manifest.stable_row_ids
+    dimension = index.dimension
+    keys, blocks = [np.zeros(0, np.uint64)], [np.zeros((0, dimension), np.float32)]
+    if fragments:
+        scanner = LanceScanner(
+            snapshot.store,
+            manifest,
+            columns=[path],
+            with_row_id=by_row_id,
+            with_row_address=not by_row_id,
+            batch_size=_BATCH_ROWS,
+            fragments=list(fragments),
+        )
+        for batch in scanner.to_batches():  # one step per batch
+            values = batch.column(path)
+            present = np.asarray(values.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+            flat = values.filter(pa.array(present)).flatten()
+            block = flat.to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
+            column = batch.column(ROW_ID if by_row_id else ROW_ADDRESS)
+            keys.append(column.to_numpy(zero_copy_only=False)[present].astype(np.uint64))
+            blocks.append(block.reshape(-1, dimension))
+    row_keys, vectors = np.concatenate(keys), np.concatenate(blocks)
+    if index.metric == "cosine":
+        with np.errstate(all="ignore"):
+            vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    kept = ~np.isnan(vectors).any(axis=1)
+    return row_keys[kept], np.ascontiguousarray(vectors[kept], dtype=np.float32)
