@@ -71,6 +71,8 @@ def _segments(uri: str) -> list[tuple[Any, ...]]:
     ds = lance.dataset(uri)
     out = []
     for segment in ds.list_indices():
+        if segment["name"].startswith("__"):
+            continue  # a system index (the Fragment Reuse Index)
         index = IvfIndex.open(local(f"{uri}/_indices/{segment['uuid']}"))
         payload = (
             index.storage.vectors if isinstance(index.storage, FlatStorage) else index.storage.codes  # type: ignore[union-attr]

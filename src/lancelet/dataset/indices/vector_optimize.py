@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pyarrow as pa
 
+from lancelet.dataset.compaction.vector_remap import quantizer, segment_rows
 from lancelet.dataset.core.snapshot import Snapshot
 from lancelet.dataset.indices import catalog as indices
 from lancelet.dataset.read import frag_reuse, index_plan
@@ -35,8 +36,7 @@ from lancelet.dataset.read.take import MISSING, addresses_of_ids
 from lancelet.errors import UnsupportedIndexError
 from lancelet.file import version as file_version
 from lancelet.index.vector import IvfIndex
-from lancelet.index.vector.segment_writer import Quantizer, SegmentRows, write_segment
-from lancelet.index.vector.storage import FlatStorage, PqStorage
+from lancelet.index.vector.segment_writer import SegmentRows, write_segment
 from lancelet.table import naming
 from lancelet.table.fragment import Fragment
 from lancelet.table.index import IndexMetadata, index_type
@@ -69,17 +69,17 @@ class VectorRebuild:
         manifest = snapshot.manifest
         store = snapshot.store
         source = opened(store, self.first)
-        quantizer = _quantizer(source)
+        rule = quantizer(source)
         path = index_plan.field_paths(manifest)[self.first.fields[0]]
         keys, vectors = _new_rows(snapshot, path, self.added, source)
-        partitions = quantizer.partitions(vectors)
-        added = SegmentRows(keys, partitions, quantizer.payload(vectors, partitions))
+        partitions = rule.partitions(vectors)
+        added = SegmentRows(keys, partitions, rule.payload(vectors, partitions))
         kept = [_rows_of(snapshot, s) for s in self.merged]
         rows = SegmentRows.concat([*kept, added])
         uid = uuid_lib.uuid4()
         directory = store.place(naming.INDICES_DIR, str(uid))
         version = file_version.index_file_version(manifest.data_storage_version)
-        write_segment(directory, quantizer, rows, quantizer.loss(vectors, partitions), version)
+        write_segment(directory, rule, rows, rule.loss(vectors, partitions), version)
         held = set().union(*(_held(snapshot, s) for s in self.merged))
         fragment_ids = sorted(held | {f.id for f in self.added})
         assert self.first.index_details is not None
@@ -140,7 +140,7 @@ def _refuse_reshaping(
     if added:
         path = index_plan.field_paths(snapshot.manifest)[segments[0].fields[0]]
         _, vectors = _new_rows(snapshot, path, added, first)
-        totals += np.bincount(_quantizer(first).partitions(vectors), minlength=len(totals))
+        totals += np.bincount(quantizer(first).partitions(vectors), minlength=len(totals))
     target = TARGET_PARTITION_SIZE[kind]
     if int(totals.max(initial=0)) > _SPLIT_FACTOR * target:
         raise UnsupportedIndexError(
@@ -163,21 +163,12 @@ def _held(snapshot: Snapshot, segment: IndexMetadata) -> set[int]:
     return set(f.id for f in snapshot.manifest.fragments) if held is None else set(held)
 
 
-def _quantizer(index: IvfIndex) -> Quantizer:
-    codebook = index.storage.codebook if isinstance(index.storage, PqStorage) else None
-    return Quantizer(index.index_type, index.metric, index.centroids, codebook)
-
-
 def _rows_of(snapshot: Snapshot, segment: IndexMetadata) -> SegmentRows:
     """A merged segment's rows: as they are when it lists addresses (carried through
     a Fragment Reuse Index from before a deferred remap), its deleted rows too; only
     the live ones when it lists stable row ids (pylance drops the others then:
     measured)."""
-    index = opened(snapshot.store, segment)
-    partitions = np.repeat(np.arange(index.num_partitions), index.lengths)
-    storage = index.storage
-    payload = storage.vectors if isinstance(storage, FlatStorage) else storage.codes
-    rows = SegmentRows(index.row_ids.astype(np.uint64), partitions, payload)
+    rows = segment_rows(opened(snapshot.store, segment))
     if snapshot.manifest.stable_row_ids:
         found = addresses_of_ids(snapshot.store, snapshot.manifest, rows.row_ids)
         return rows.take(np.flatnonzero(found != MISSING))

@@ -240,8 +240,10 @@ def _candidates(
     at = np.searchsorted(allowed, found.addresses)
     at[at == len(allowed)] = 0
     keep = allowed[at] == found.addresses if len(allowed) else np.zeros(len(at), bool)
-    ghosts = found.addresses == MISSING
-    found = found.take(np.flatnonzero(keep | (ghosts & (not filtered))))
+    # pylance's mask lets ghosts through only when it is the deletions alone (no
+    # prefilter filter, every fragment indexed): measured.
+    ghosts = (found.addresses == MISSING) & (not filtered) & (not plan.unindexed)
+    found = found.take(np.flatnonzero(keep | ghosts))
     found = found.take(_best(found.distances, found.row_ids, query.k * (plan.refine_factor or 1)))
     found = found.take(np.flatnonzero(found.addresses != MISSING))
     if plan.refine_factor is not None and len(found.row_ids):

@@ -16,8 +16,10 @@ compaction dropped is gone); stable row ids are looked up.  A row whose key maps
 no live row is left out, with one exception pylance 14 shows (measured): a stable
 row id that no fragment lists any more (its row was deleted, then compacted away)
 is not caught by pylance's deletion mask, so it is ranked with the rest and only
-dropped when the rows are read: a search without a prefilter filter then returns
-fewer than k rows.  Such a *ghost* keeps its place here, with the address
+dropped when the rows are read: a search without a prefilter filter, on a version
+whose fragments the index all covers, then returns fewer than k rows (with a
+prefilter filter or unindexed fragments pylance's mask lists the rows allowed, and
+ghosts are not among them).  Such a *ghost* keeps its place here, with the address
 ``MISSING``, for the search to rank and drop as pylance does.
 """
 
