@@ -10,15 +10,15 @@ from __future__ import annotations
 import numpy as np
 
 from lancelet import io
-from lancelet._proto import index_pb2
-from lancelet.errors import CorruptIndexError
-from lancelet.file import LanceFileReader
-from lancelet.index import files
 from lancelet.index.remapping import AddressMapping
 from lancelet.index.vector import IvfIndex
-from lancelet.index.vector.layout import INDEX_FILE
-from lancelet.index.vector.segment_writer import Quantizer, SegmentRows, write_segment
-from lancelet.index.vector.storage import FlatStorage, PqStorage
+from lancelet.index.vector.segment_writer import (
+    SegmentRows,
+    quantizer,
+    recorded_loss,
+    segment_rows,
+    write_segment,
+)
 
 
 def remap_vector_segment(
@@ -31,28 +31,3 @@ def remap_vector_segment(
     moved, kept = mapping.apply(rows.row_ids)
     rows = SegmentRows(moved, rows.partitions, rows.payload).take(np.flatnonzero(kept))
     write_segment(directory, quantizer(index), rows, recorded_loss(source), version)
-
-
-def segment_rows(index: IvfIndex) -> SegmentRows:
-    """Every row of an open segment: key, partition and what it stores."""
-    partitions = np.repeat(np.arange(index.num_partitions), index.lengths)
-    storage = index.storage
-    payload = storage.vectors if isinstance(storage, FlatStorage) else storage.codes
-    return SegmentRows(index.row_ids.astype(np.uint64), partitions, payload)
-
-
-def quantizer(index: IvfIndex) -> Quantizer:
-    codebook = index.storage.codebook if isinstance(index.storage, PqStorage) else None
-    return Quantizer(index.index_type, index.metric, index.centroids, codebook)
-
-
-def recorded_loss(source: io.Place) -> float:
-    """The k-means loss the segment's ``index.idx`` records."""
-    path = source.join(INDEX_FILE)
-    with files.reading(path):
-        reader = LanceFileReader(path.path, file_io=path.file_io)
-        position = files.metadata(reader).get("lance:ivf", "")
-        if not position.isdigit():
-            raise CorruptIndexError(f"{path}: 'lance:ivf' is {position!r}, not a buffer number")
-        raw = reader.read_global_buffer(int(position))
-    return float(index_pb2.IVF.FromString(raw).loss)

@@ -26,7 +26,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pyarrow as pa
 
-from lancelet.dataset.compaction.vector_remap import quantizer, segment_rows
 from lancelet.dataset.core.snapshot import Snapshot
 from lancelet.dataset.indices import catalog as indices
 from lancelet.dataset.read import frag_reuse, index_plan
@@ -36,7 +35,12 @@ from lancelet.dataset.read.take import MISSING, addresses_of_ids
 from lancelet.errors import UnsupportedIndexError
 from lancelet.file import version as file_version
 from lancelet.index.vector import IvfIndex
-from lancelet.index.vector.segment_writer import SegmentRows, write_segment
+from lancelet.index.vector.segment_writer import (
+    SegmentRows,
+    quantizer,
+    segment_rows,
+    write_segment,
+)
 from lancelet.table import naming
 from lancelet.table.fragment import Fragment
 from lancelet.table.index import IndexMetadata, index_type

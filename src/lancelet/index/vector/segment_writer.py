@@ -22,10 +22,14 @@ import pyarrow as pa
 
 from lancelet import io
 from lancelet._proto import index_pb2
-from lancelet.file import LanceFileWriter
+from lancelet.errors import CorruptIndexError
+from lancelet.file import LanceFileReader, LanceFileWriter
+from lancelet.index import files
 from lancelet.index.vector import kmeans
+from lancelet.index.vector.ivf import IvfIndex
 from lancelet.index.vector.ivf_flat_writer import auxiliary_schema
 from lancelet.index.vector.layout import AUXILIARY_FILE, INDEX_FILE
+from lancelet.index.vector.storage import FlatStorage, PqStorage
 
 # Rows encoded at once: bounds the (rows, sub-vectors, 256, sub-dimension) block.
 _ENCODE_VALUES = 1 << 22
@@ -213,3 +217,31 @@ def _write(
         writer.abort()
         raise
     writer.close()
+
+
+# -- what an existing segment holds, to write it again ---------------------------------
+
+
+def segment_rows(index: IvfIndex) -> SegmentRows:
+    """Every row of an open segment: key, partition and what it stores."""
+    partitions = np.repeat(np.arange(index.num_partitions), index.lengths)
+    storage = index.storage
+    payload = storage.vectors if isinstance(storage, FlatStorage) else storage.codes
+    return SegmentRows(index.row_ids.astype(np.uint64), partitions, payload)
+
+
+def quantizer(index: IvfIndex) -> Quantizer:
+    codebook = index.storage.codebook if isinstance(index.storage, PqStorage) else None
+    return Quantizer(index.index_type, index.metric, index.centroids, codebook)
+
+
+def recorded_loss(source: io.Place) -> float:
+    """The k-means loss the segment's ``index.idx`` records."""
+    path = source.join(INDEX_FILE)
+    with files.reading(path):
+        reader = LanceFileReader(path.path, file_io=path.file_io)
+        position = files.metadata(reader).get("lance:ivf", "")
+        if not position.isdigit():
+            raise CorruptIndexError(f"{path}: 'lance:ivf' is {position!r}, not a buffer number")
+        raw = reader.read_global_buffer(int(position))
+    return float(index_pb2.IVF.FromString(raw).loss)
