@@ -42,15 +42,16 @@ VECTORS = (
 BASE = 12000
 
 
-def _base(tmp_path: Path, kind: str, metric: str, stable: bool) -> str:
-    """pylance's index of 12,000 rows in 4 partitions (each large enough that
-    pylance neither joins nor splits partitions)."""
+def _base(tmp_path: Path, kind: str, metric: str, stable: bool, partitions: int = 4) -> str:
+    """pylance's index of 12,000 rows: in 4 partitions, each large enough that
+    pylance neither joins nor splits partitions; in 8 or more, small enough that it
+    joins some."""
     uri = str(tmp_path / "base")
     ds = lance.write_dataset(
         _table(VECTORS[:BASE], 0), uri, max_rows_per_file=3000, enable_stable_row_ids=stable
     )
     params: dict[str, Any] = {"num_sub_vectors": 4} if kind == "IVF_PQ" else {}
-    ds.create_index("vec", index_type=kind, metric=metric, num_partitions=4, **params)
+    ds.create_index("vec", index_type=kind, metric=metric, num_partitions=partitions, **params)
     return uri
 
 
@@ -140,7 +141,37 @@ KINDS = [("IVF_FLAT", "l2", False), ("IVF_PQ", "cosine", False), ("IVF_PQ", "dot
 def test_optimize_matches_pylance(
     tmp_path: Path, kind: tuple[str, str, bool], steps: list[Any]
 ) -> None:
-    base = _base(tmp_path, *kind)
+    _same_as_pylance(_base(tmp_path, *kind), tmp_path, steps)
+
+
+JOINS = [
+    ["append", {}],
+    ["append", MERGE0, "delete", "append", {}],
+    ["append", MERGE0, "append", {"num_indices_to_merge": 1}],
+    ["delete", {}],
+]
+JOIN_KINDS = [
+    ("IVF_FLAT", "l2", False, 12),
+    ("IVF_FLAT", "cosine", False, 16),
+    ("IVF_FLAT", "dot", True, 12),
+    ("IVF_PQ", "l2", False, 6),
+    ("IVF_PQ", "cosine", True, 8),
+    ("IVF_PQ", "dot", False, 7),
+]
+
+
+@pytest.mark.parametrize("kind", JOIN_KINDS, ids=lambda k: "-".join(map(str, k)))
+@pytest.mark.parametrize("steps", JOINS, ids=str)
+def test_joins_match_pylance(
+    tmp_path: Path, kind: tuple[str, str, bool, int], steps: list[Any]
+) -> None:
+    """Partitions under a quarter of the target size (IVF_FLAT 1,024 rows, IVF_PQ
+    2,048) are joined into the others, every segment merged, when
+    num_indices_to_merge is not given (not when it is)."""
+    _same_as_pylance(_base(tmp_path, *kind), tmp_path, steps)
+
+
+def _same_as_pylance(base: str, tmp_path: Path, steps: list[Any]) -> None:
     theirs, ours = str(tmp_path / "theirs"), str(tmp_path / "ours")
     copy_tree(base, theirs)
     copy_tree(base, ours)
@@ -152,14 +183,14 @@ def test_optimize_matches_pylance(
     _answers(ours)
 
 
-def test_reshaping_is_refused(tmp_path: Path) -> None:
-    """A partition that pylance would join (fewer than 1,024 rows of IVF_FLAT with
-    the new rows) is refused by default, and takes a delta with merging off."""
+def test_what_lancelet_does_not_reproduce_is_refused(tmp_path: Path) -> None:
+    """A join among more than 65 partitions, and retrain, are refused; merging off,
+    a delta is added."""
     uri = str(tmp_path / "small")
-    ds = lance.write_dataset(_table(VECTORS[:2000], 0), uri)
-    ds.create_index("vec", index_type="IVF_FLAT", num_partitions=4)
+    ds = lance.write_dataset(_table(VECTORS[:3000], 0), uri)
+    ds.create_index("vec", index_type="IVF_FLAT", num_partitions=70)
     _run(ll, uri, ["append"])
-    with pytest.raises(UnsupportedIndexError, match="joins it"):
+    with pytest.raises(UnsupportedIndexError, match="would join partitions"):
         ll.dataset(uri).optimize.optimize_indices()
     with pytest.raises(UnsupportedIndexError, match="retrain"):
         ll.dataset(uri).optimize.optimize_indices(retrain=True)

@@ -11,10 +11,11 @@
 * pylance also reshapes the partitions while it optimizes: a partition holding
   (over every segment, with the new rows) fewer than a quarter of the type's
   target partition size (IVF_FLAT 4,096 rows, IVF_PQ 8,192) is joined into its
-  neighbours and all segments merged, unless ``num_indices_to_merge=0``; one
-  holding more than four times the target is split by a 2-means.  lancelet does
-  not reproduce either, so an optimize that would do either is refused, naming
-  the index and the partition; so is ``retrain=True`` (a new k-means).
+  neighbours and all segments merged, when ``num_indices_to_merge`` is not given
+  (:mod:`lancelet.index.vector.join`); one holding more than four times the
+  target is split by a 2-means, which lancelet does not reproduce: that is
+  refused, naming the index and the partition, as is ``retrain=True`` (a new
+  k-means) and a join among more than 65 partitions.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from lancelet.dataset.read.scanner import ROW_ADDRESS, ROW_ID, LanceScanner
 from lancelet.dataset.read.take import MISSING, addresses_of_ids
 from lancelet.errors import UnsupportedIndexError
 from lancelet.file import version as file_version
-from lancelet.index.vector import IvfIndex
+from lancelet.index.vector import IvfIndex, float32_distance, join
 from lancelet.index.vector.segment_writer import (
     SegmentRows,
     quantizer,
@@ -67,6 +68,8 @@ class VectorRebuild:
     added: tuple[Fragment, ...]
     first: IndexMetadata
     dataset_version: int
+    # The partitions pylance joins into the others (bool per partition), if any.
+    removed: np.ndarray | None = None
 
     def build(self, snapshot: Snapshot, where: str) -> IndexMetadata:
         """Write the new segment's files; its metadata."""
@@ -80,10 +83,13 @@ class VectorRebuild:
         added = SegmentRows(keys, partitions, rule.payload(vectors, partitions))
         kept = [_rows_of(snapshot, s) for s in self.merged]
         rows = SegmentRows.concat([*kept, added])
+        loss = rule.loss(vectors, partitions)
+        if self.removed is not None:
+            rows, rule = join.joined(rows, self.removed, rule, self._lookup(snapshot, source))
         uid = uuid_lib.uuid4()
         directory = store.place(naming.INDICES_DIR, str(uid))
         version = file_version.index_file_version(manifest.data_storage_version)
-        write_segment(directory, rule, rows, rule.loss(vectors, partitions), version)
+        write_segment(directory, rule, rows, loss, version)
         held = set().union(*(_held(snapshot, s) for s in self.merged))
         fragment_ids = sorted(held | {f.id for f in self.added})
         assert self.first.index_details is not None
@@ -97,6 +103,20 @@ class VectorRebuild:
             self.first.index_version or 0,
         )
         return replace(new, dataset_version=self.dataset_version)
+
+    def _lookup(self, snapshot: Snapshot, source: IvfIndex) -> join.VectorsByKey:
+        """The vectors of live rows by key, read from every fragment."""
+        path = index_plan.field_paths(snapshot.manifest)[self.first.fields[0]]
+        keys, vectors = _new_rows(snapshot, path, snapshot.manifest.fragments, source)
+        order = np.argsort(keys, kind="stable")
+        keys, vectors = keys[order], vectors[order]
+
+        def lookup(wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            at = np.minimum(np.searchsorted(keys, wanted), max(len(keys) - 1, 0))
+            found = keys[at] == wanted if len(keys) else np.zeros(len(wanted), bool)
+            return found, vectors[at[found]]
+
+        return lookup
 
 
 def vector_plan(
@@ -116,7 +136,10 @@ def vector_plan(
         )
     held = set().union(*(_held(snapshot, s) for s in segments))
     added = tuple(f for f in manifest.fragments if f.id not in held)
-    _refuse_reshaping(snapshot, segments, added, merge, label)
+    removed = _joined(snapshot, segments, added, merge, label)
+    if removed is not None:  # joining merges every segment
+        version = segments[0].dataset_version
+        return VectorRebuild(name, tuple(segments), added, segments[0], version, removed)
     count = 0 if merge is None else merge
     merged = tuple(segments[len(segments) - min(count, len(segments)) :])
     if not added and len(merged) <= 1:
@@ -125,14 +148,15 @@ def vector_plan(
     return VectorRebuild(name, merged, added, segments[0], version)
 
 
-def _refuse_reshaping(
+def _joined(
     snapshot: Snapshot,
     segments: Sequence[IndexMetadata],
     added: Sequence[Fragment],
     merge: int | None,
     label: str,
-) -> None:
-    """Refuse what pylance would answer by joining or splitting partitions."""
+) -> np.ndarray | None:
+    """The partitions pylance joins (None: no join); what lancelet does not
+    reproduce (a split, a join among more than 65 partitions) is refused."""
     kind = index_type(segments[0].index_details)
     first = opened(snapshot.store, segments[0])
     totals = np.zeros(first.num_partitions, dtype=np.int64)
@@ -151,14 +175,17 @@ def _refuse_reshaping(
             f"{label}: partition {int(totals.argmax())} would hold {int(totals.max())} rows, "
             f"more than {_SPLIT_FACTOR * target}: pylance splits it, lancelet does not"
         )
-    small = int(totals.min()) if len(totals) else 0
-    if merge != 0 and len(totals) > 1 and small * 100 < _JOIN_PERCENT * target:
+    removed = join.joined_partitions(totals, _JOIN_PERCENT * target // 100)
+    if merge is not None or len(totals) <= 1 or not removed.any():
+        return None
+    if len(totals) > join.REASSIGN_RANGE + 1:
         raise UnsupportedIndexError(
-            f"{label}: partition {int(totals.argmin())} would hold {small} rows, fewer "
-            f"than {_JOIN_PERCENT * target // 100}: pylance joins it into its neighbours "
-            "and merges every segment, lancelet does not (num_indices_to_merge=0 adds a "
-            "delta segment instead)"
+            f"{label}: pylance would join partitions {np.flatnonzero(removed).tolist()} "
+            f"among {len(totals)} (it reassigns rows among a removed centroid's "
+            f"{join.REASSIGN_RANGE} nearest, which lancelet does not reproduce; "
+            "num_indices_to_merge=0 adds a delta segment instead)"
         )
+    return removed
 
 
 def _held(snapshot: Snapshot, segment: IndexMetadata) -> set[int]:
@@ -213,7 +240,10 @@ def _new_rows(
             blocks.append(block.reshape(-1, dimension))
     row_keys, vectors = np.concatenate(keys), np.concatenate(blocks)
     if index.metric == "cosine":
+        # Normalized as pylance normalizes (its float32 sum order): the stored unit
+        # vectors then equal pylance's to the last bit (measured at d = 16).
+        norms = np.sqrt(float32_distance.lane_sum(vectors * vectors))
         with np.errstate(all="ignore"):
-            vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+            vectors = vectors / norms[:, None]
     kept = ~np.isnan(vectors).any(axis=1)
     return row_keys[kept], np.ascontiguousarray(vectors[kept], dtype=np.float32)
