@@ -113,3 +113,64 @@ def test_compaction_matches_pylance(tmp_path: Path, case: tuple[str, str, bool, 
     assert _rows_by_id(ours) == _rows_by_id(theirs)
     _same_answers(theirs, ours)
     _same_answers(theirs, theirs)
+
+
+def _history(lib: Any, uri: str, steps: list[Any]) -> None:
+    start = 5000
+    for step in steps:
+        if step == "append":
+            lib.write_dataset(_table(VECTORS[start : start + 500], start), uri, mode="append")
+            start += 500
+        elif step == "delete":
+            lib.dataset(uri).delete("id % 7 = 1")
+        elif step in ("compact", "defer"):
+            _compact(lib, uri, defer=step == "defer")
+        else:
+            lib.dataset(uri).optimize.optimize_indices(**step)
+
+
+HISTORIES = [
+    ("IVF_PQ", "l2", False, ["append", {"num_indices_to_merge": 0}, "delete", "compact"]),
+    (
+        "IVF_FLAT",
+        "cosine",
+        False,
+        [
+            "append",
+            {"num_indices_to_merge": 0},
+            "delete",
+            "defer",
+            "append",
+            {"num_indices_to_merge": 2},
+        ],
+    ),
+    ("IVF_PQ", "dot", False, ["delete", "defer", "append", {"num_indices_to_merge": 0}]),
+    (
+        "IVF_FLAT",
+        "l2",
+        True,
+        ["append", {"num_indices_to_merge": 0}, "delete", "compact", "append", {}],
+    ),
+]
+
+
+@pytest.mark.parametrize("case", HISTORIES, ids=lambda c: "-".join(map(str, c[:3])) + str(c[3]))
+def test_segments_through_compactions(
+    tmp_path: Path, case: tuple[str, str, bool, list[Any]]
+) -> None:
+    """Delta segments compacted, optimize_indices after a deferred compaction
+    (segments merged through the Fragment Reuse Index): as pylance."""
+    kind, metric, stable, steps = case
+    uri = str(tmp_path / "base")
+    ds = lance.write_dataset(
+        _table(VECTORS[:5000], 0), uri, max_rows_per_file=500, enable_stable_row_ids=stable
+    )
+    params: dict[str, Any] = {"num_sub_vectors": 4} if kind == "IVF_PQ" else {}
+    ds.create_index("vec", index_type=kind, metric=metric, num_partitions=3, **params)
+    theirs, ours = str(tmp_path / "theirs"), str(tmp_path / "ours")
+    copy_tree(uri, theirs)
+    copy_tree(uri, ours)
+    _history(lance, theirs, steps)
+    _history(ll, ours, steps)
+    assert _rows_by_id(ours) == _rows_by_id(theirs)
+    _same_answers(theirs, ours)

@@ -16,11 +16,12 @@ compaction dropped is gone); stable row ids are looked up.  A row whose key maps
 no live row is left out, with one exception pylance 14 shows (measured): a stable
 row id that no fragment lists any more (its row was deleted, then compacted away)
 is not caught by pylance's deletion mask, so it is ranked with the rest and only
-dropped when the rows are read: a search without a prefilter filter, on a version
-whose fragments the index all covers, then returns fewer than k rows (with a
-prefilter filter or unindexed fragments pylance's mask lists the rows allowed, and
-ghosts are not among them).  Such a *ghost* keeps its place here, with the address
-``MISSING``, for the search to rank and drop as pylance does.
+dropped when the rows are read: a search without a prefilter filter, through a
+segment that covers every fragment of the version, then returns fewer than k rows
+(with a prefilter filter, unindexed fragments, or a segment covering only some
+fragments, pylance's mask lists the rows allowed, and ghosts are not among
+them).  Such a *ghost* keeps its place here, with the address ``MISSING``, for the
+search to rank and drop as pylance does.
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ class Segment:
     index: IvfIndex
     lookup: IdLookup | None
     reuse: ReuseMap | None
+    # Whether its ghosts rank (it covers every fragment of the version).
+    ghosts_rank: bool = False
 
     def probed(self, vector: np.ndarray, nprobes: int | None) -> Probed:
         count = self.index.num_partitions if nprobes is None else nprobes
@@ -78,7 +81,7 @@ class Segment:
         keys = np.asarray(keys, dtype=np.uint64)
         if self.lookup is not None:
             addresses, ghosts = self.lookup(keys)
-            kept = (addresses != MISSING) | ghosts
+            kept = (addresses != MISSING) | (ghosts & self.ghosts_rank)
             return Probed(keys[kept], addresses[kept], distances[kept])
         if self.reuse is None:
             return Probed(keys, keys, distances)
@@ -100,12 +103,14 @@ def open_segments(
             ghosts[missing] = ~np.isin(ids[missing], _listed_ids(store, manifest))
         return addresses, ghosts
 
+    every = {f.id for f in manifest.fragments}
     return [
         Segment(
             metadata,
             index,
             lookup if manifest.stable_row_ids else None,
             reuse if not manifest.stable_row_ids else None,
+            metadata.fragment_bitmap is not None and every <= set(metadata.fragment_bitmap),
         )
         for metadata, index in segments
     ]
