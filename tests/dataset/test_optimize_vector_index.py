@@ -196,3 +196,28 @@ def test_what_lancelet_does_not_reproduce_is_refused(tmp_path: Path) -> None:
         ll.dataset(uri).optimize.optimize_indices(retrain=True)
     ll.dataset(uri).optimize.optimize_indices(**MERGE0)
     assert len(lance.dataset(uri).describe_indices()[0].segments) == 2
+
+
+@pytest.mark.parametrize("element", [pa.float16(), pa.float64()], ids=str)
+def test_other_element_types_are_left_or_refused(tmp_path: Path, element: pa.DataType) -> None:
+    """lancelet writes segments of float32 vectors only: an index of other vectors
+    is left as it is (refused when named), and compaction uncovers its rewritten
+    fragments instead of rewriting it."""
+    uri = str(tmp_path / "ds")
+    values = pa.array(VECTORS[:3000].ravel()).cast(element)
+    table = pa.table(
+        {"id": np.arange(3000), "vec": pa.FixedSizeListArray.from_arrays(values, DIMENSION)}
+    )
+    lance.write_dataset(table, uri, max_rows_per_file=1000).create_index(
+        "vec", index_type="IVF_FLAT", num_partitions=2
+    )
+    ll.write_dataset(table.slice(0, 10), uri, mode="append")
+    version = ll.dataset(uri).version
+    ll.dataset(uri).optimize.optimize_indices()
+    assert ll.dataset(uri).version == version
+    with pytest.raises(UnsupportedIndexError, match="cannot rebuild index 'vec_idx'"):
+        ll.dataset(uri).optimize.optimize_indices(index_names=["vec_idx"])
+    ll.dataset(uri).delete("id % 3 = 0")
+    ll.dataset(uri).optimize.compact_files()
+    held = [sorted(i["fragment_ids"]) for i in lance.dataset(uri).list_indices()]
+    assert held == [[]]

@@ -25,6 +25,7 @@ from pyroaring import FrozenBitMap
 from lancelet.dataset.compaction.moves import rewrite_moves
 from lancelet.dataset.compaction.vector_remap import remap_vector_segment
 from lancelet.dataset.indices.catalog import index_files
+from lancelet.dataset.indices.vector_optimize import float32_column
 from lancelet.dataset.read import frag_reuse, index_plan
 from lancelet.file import version as file_version
 from lancelet.index import bitmap, btree, json_kind
@@ -41,9 +42,9 @@ VECTOR_TYPES = ("IVF_FLAT", "IVF_PQ")
 _REMAPPED = frozenset({"/lance.table.BTreeIndexDetails", "/lance.table.BitmapIndexDetails"})
 
 
-def _remapped(index: IndexMetadata) -> bool:
+def _remapped(index: IndexMetadata, manifest: Manifest) -> bool:
     if index_type(index.index_details) in VECTOR_TYPES:
-        return True
+        return float32_column(manifest, index)
     kind = json_kind.target_kind(index.index_details)
     return kind is not None and kind.details.type_url in _REMAPPED
 
@@ -62,7 +63,7 @@ def remappable(
             held is not None
             and not held.isdisjoint(gone_bitmap)
             and index.index_details is not None
-            and _remapped(index)
+            and _remapped(index, manifest)
             and not index.keyed_by_row_id(manifest.stable_row_ids)
             and len(index.fields) == 1
             and index.fields[0] in paths

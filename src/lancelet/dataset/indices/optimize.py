@@ -28,7 +28,12 @@ from pyroaring import FrozenBitMap
 from lancelet.dataset.core.snapshot import Snapshot
 from lancelet.dataset.indices import catalog as indices
 from lancelet.dataset.indices.build import IndexedField, build_index, resolve_field
-from lancelet.dataset.indices.vector_optimize import VectorRebuild, is_vector, vector_plan
+from lancelet.dataset.indices.vector_optimize import (
+    VectorRebuild,
+    float32_column,
+    is_vector,
+    vector_plan,
+)
 from lancelet.dataset.read import frag_reuse, index_plan
 from lancelet.errors import NumberOutOfRangeError, UnsupportedIndexError
 from lancelet.index import json_kind, registry
@@ -202,6 +207,7 @@ def _vector_rebuildable(manifest: Manifest, segments: Sequence[IndexMetadata]) -
         and first.fields[0] in index_plan.field_paths(manifest)
         and all(s.fields == first.fields and is_vector(s) for s in segments)
         and all(s.fragment_bitmap is not None for s in segments)
+        and float32_column(manifest, first)
     )
 
 

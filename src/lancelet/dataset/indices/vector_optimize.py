@@ -45,6 +45,7 @@ from lancelet.index.vector.segment_writer import (
 from lancelet.table import naming
 from lancelet.table.fragment import Fragment
 from lancelet.table.index import IndexMetadata, index_type
+from lancelet.table.manifest import Manifest
 
 VECTOR_TYPES = ("IVF_FLAT", "IVF_PQ")
 # pylance's target rows per partition, and the bounds it reshapes partitions at.
@@ -56,6 +57,16 @@ _BATCH_ROWS = 1 << 16
 
 def is_vector(segment: IndexMetadata) -> bool:
     return index_type(segment.index_details) in VECTOR_TYPES
+
+
+def float32_column(manifest: Manifest, segment: IndexMetadata) -> bool:
+    """Whether the segment indexes a column of float32 vectors: the only ones
+    lancelet writes segments for (others' files hold other element types)."""
+    path = index_plan.field_paths(manifest).get(segment.fields[0]) if segment.fields else None
+    if path is None:
+        return False
+    dtype = index_plan.column_type(manifest.schema.to_arrow(), path)
+    return bool(pa.types.is_fixed_size_list(dtype) and dtype.value_type == pa.float32())
 
 
 @dataclass(frozen=True)
