@@ -37,11 +37,14 @@ ROW_ID_KEYED_VERSIONS: dict[str, frozenset[int]] = {
     "/lance.table.BitmapIndexDetails": frozenset({0}),
     "/lance.table.LabelListIndexDetails": frozenset({1}),
     "/lance.table.NGramIndexDetails": frozenset({0}),
+    # Vector indices (IVF_*): their ``_rowid`` column holds stable row ids.
+    "/lance.index.pb.VectorIndexDetails": frozenset({1}),
 }
 
 
 # The segment types a compaction that defers remapping leaves to the Fragment Reuse
-# Index.  Zone maps and Bloom filters are not among them: pylance answers from their
+# Index (vector indices too: pylance 14 leaves them as they are).  Zone maps and
+# Bloom filters are not among them: pylance answers from their
 # zones as recorded, missing rows (lance#8221, #8504), so lancelet uncovers their
 # rewritten fragments instead.  (Reading, lancelet maps any segment's addresses.)
 REUSE_DEFERRED_TYPES = frozenset(
@@ -49,6 +52,7 @@ REUSE_DEFERRED_TYPES = frozenset(
         "/lance.table.BTreeIndexDetails",
         "/lance.table.BitmapIndexDetails",
         "/lance.table.LabelListIndexDetails",
+        "/lance.index.pb.VectorIndexDetails",
     }
 )
 

@@ -1,8 +1,9 @@
 """Index segments rewritten for the rows a compaction moves, committed with it.
 
 pylance remaps BTREE, BITMAP and LABEL_LIST segments that list rows by address
-(with stable row ids, BITMAP and LABEL_LIST list row ids and need nothing).
-lancelet remaps BTREE and BITMAP; every other segment holding rewritten fragments
+(with stable row ids, BITMAP and LABEL_LIST list row ids and need nothing), and
+vector indices.  lancelet remaps BTREE, BITMAP, IVF_FLAT and IVF_PQ (see
+:mod:`vector_remap`); every other segment holding rewritten fragments
 stops claiming them when the Rewrite is folded (see
 :func:`lancelet.transaction.apply.moved_indices`), so its rows are scanned until
 it is rebuilt: slower, never wrong.
@@ -22,22 +23,28 @@ import numpy as np
 from pyroaring import FrozenBitMap
 
 from lancelet.dataset.compaction.moves import rewrite_moves
+from lancelet.dataset.compaction.vector_remap import remap_vector_segment
 from lancelet.dataset.indices.catalog import index_files
+from lancelet.dataset.indices.vector_optimize import float32_column
 from lancelet.dataset.read import frag_reuse, index_plan
 from lancelet.file import version as file_version
 from lancelet.index import bitmap, btree, json_kind
 from lancelet.index.frag_reuse import ReuseMap
 from lancelet.index.remapping import DELETED, AddressMapping
 from lancelet.table import naming, row_address
-from lancelet.table.index import IndexMetadata
+from lancelet.table.index import IndexMetadata, index_type
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.operations import RewriteGroup, RewrittenIndex
 from lancelet.transaction.store import DatasetStore
 
+# The vector index types lancelet rewrites (it reads and writes their files).
+VECTOR_TYPES = ("IVF_FLAT", "IVF_PQ")
 _REMAPPED = frozenset({"/lance.table.BTreeIndexDetails", "/lance.table.BitmapIndexDetails"})
 
 
-def _remapped(index: IndexMetadata) -> bool:
+def _remapped(index: IndexMetadata, manifest: Manifest) -> bool:
+    if index_type(index.index_details) in VECTOR_TYPES:
+        return float32_column(manifest, index)
     kind = json_kind.target_kind(index.index_details)
     return kind is not None and kind.details.type_url in _REMAPPED
 
@@ -56,7 +63,7 @@ def remappable(
             held is not None
             and not held.isdisjoint(gone_bitmap)
             and index.index_details is not None
-            and _remapped(index)
+            and _remapped(index, manifest)
             and not index.keyed_by_row_id(manifest.stable_row_ids)
             and len(index.fields) == 1
             and index.fields[0] in paths
@@ -118,14 +125,22 @@ def _remap_one(
     mapping: AddressMapping,
     coverage: FrozenBitMap | None,
 ) -> RewrittenIndex:
+    new_id = uuid_lib.uuid4()
+    directory = store.place(naming.INDICES_DIR, str(new_id))
+    version = file_version.index_file_version(manifest.data_storage_version)
+    place = store.place(naming.INDICES_DIR, str(segment.uuid))
+    if index_type(segment.index_details) in VECTOR_TYPES:
+        try:
+            remap_vector_segment(place, mapping, directory, version)
+        except BaseException:
+            store.io.remove_tree(directory.path)
+            raise
+        return _rewritten(store, segment, new_id, coverage)
     arrow = manifest.schema.to_arrow()
     dtype = index_plan.column_type(arrow, index_plan.field_paths(manifest)[segment.fields[0]])
     kind = json_kind.target_kind(segment.index_details)  # a JSON index's files: its target's
     assert kind is not None
-    source = kind.open(store.place(naming.INDICES_DIR, str(segment.uuid)), dtype)
-    new_id = uuid_lib.uuid4()
-    directory = store.place(naming.INDICES_DIR, str(new_id))
-    version = file_version.index_file_version(manifest.data_storage_version)
+    source = kind.open(place, dtype)
     try:
         if isinstance(source, btree.BTreeIndex | bitmap.BitmapIndex):
             source.remap(mapping, directory, version)
@@ -134,6 +149,15 @@ def _remap_one(
     except BaseException:
         store.io.remove_tree(directory.path)
         raise
+    return _rewritten(store, segment, new_id, coverage)
+
+
+def _rewritten(
+    store: DatasetStore,
+    segment: IndexMetadata,
+    new_id: uuid_lib.UUID,
+    coverage: FrozenBitMap | None,
+) -> RewrittenIndex:
     return RewrittenIndex(
         segment.uuid,
         new_id,

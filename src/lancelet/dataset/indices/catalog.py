@@ -22,10 +22,13 @@ from pyroaring import BitMap, FrozenBitMap
 
 from lancelet import io
 from lancelet.dataset.core.snapshot import Snapshot
+from lancelet.dataset.indices import vector_stats
 from lancelet.dataset.read import frag_reuse, index_plan
 from lancelet.dataset.versions.committing import commit_transaction
 from lancelet.errors import ArgumentError, IndexExistsError, IndexNotFoundError
 from lancelet.index import json_index, json_kind
+from lancelet.index.vector import details as vector_details
+from lancelet.index.vector import details_view
 from lancelet.table import naming
 from lancelet.table.index import (
     FRAG_REUSE_INDEX,
@@ -148,6 +151,8 @@ def _details(index: IndexMetadata) -> dict[str, Any] | None:
             {} if target.message_name in _PLAIN_DETAILS else None
         )
         return {"path": wrapped.path, "target_details": target_details}
+    if details.type_url == vector_details.TYPE_URL:
+        return details_view.describe(details.value)
     return {} if details.message_name in _PLAIN_DETAILS else None
 
 
@@ -237,6 +242,8 @@ def _segment_statistics(
     store: DatasetStore, manifest: Manifest, indices: Sequence[IndexMetadata]
 ) -> list[dict[str, Any]] | None:
     paths = index_plan.field_paths(manifest)
+    if all(index_type(i.index_details) in vector_stats.READ_TYPES for i in indices):
+        return vector_stats.segment_statistics(store, indices)
     if json_kind.target_kind(indices[0].index_details) is None:
         return None
     out: list[dict[str, Any]] = []

@@ -12,7 +12,8 @@ built from the current version.  An index with no unindexed fragment and at most
 segment to merge is left as it is; when no index changes, nothing is committed.
 ``retrain`` changes nothing for scalar indices (pylance retrains only vector
 indices), and names in ``index_names`` that name no index are passed over, as
-pylance does.
+pylance does.  IVF_FLAT and IVF_PQ indices follow their own rules
+(:mod:`vector_optimize`), in the same commit.
 """
 
 from __future__ import annotations
@@ -27,6 +28,12 @@ from pyroaring import FrozenBitMap
 from lancelet.dataset.core.snapshot import Snapshot
 from lancelet.dataset.indices import catalog as indices
 from lancelet.dataset.indices.build import IndexedField, build_index, resolve_field
+from lancelet.dataset.indices.vector_optimize import (
+    VectorRebuild,
+    float32_column,
+    is_vector,
+    vector_plan,
+)
 from lancelet.dataset.read import frag_reuse, index_plan
 from lancelet.errors import NumberOutOfRangeError, UnsupportedIndexError
 from lancelet.index import json_kind, registry
@@ -65,11 +72,15 @@ def optimize_indices(
         raise NumberOutOfRangeError(f"{where}: num_indices_to_merge must not be negative: {merge}")
     # pylance builds (and lists in its CreateIndex) the indices in name order, whatever
     # their order in the manifest.
-    plans = [
-        plan
-        for name, segments in sorted(_groups(manifest, index_names, where).items())
-        if (plan := _plan(snapshot, name, segments, merge)) is not None
-    ]
+    plans: list[_Rebuild | VectorRebuild] = []
+    for name, segments in sorted(_groups(manifest, index_names, where).items()):
+        plan: _Rebuild | VectorRebuild | None
+        if is_vector(segments[0]):
+            plan = vector_plan(snapshot, name, segments, num_indices_to_merge, retrain, where)
+        else:
+            plan = _plan(snapshot, name, segments, merge)
+        if plan is not None:
+            plans.append(plan)
     return _build_and_commit(snapshot, plans, where) if plans else None
 
 
@@ -100,7 +111,9 @@ def _plan(
     return _Rebuild(name, tuple(s for s, _ in chosen), fragment_ids, version)
 
 
-def _build_and_commit(snapshot: Snapshot, plans: Sequence[_Rebuild], where: str) -> Manifest:
+def _build_and_commit(
+    snapshot: Snapshot, plans: Sequence[_Rebuild | VectorRebuild], where: str
+) -> Manifest:
     """Build every new segment, then commit them all at once; on any failure the new
     segments' directories go."""
     manifest = snapshot.manifest
@@ -108,7 +121,10 @@ def _build_and_commit(snapshot: Snapshot, plans: Sequence[_Rebuild], where: str)
     built: list[IndexMetadata] = []
     try:
         for plan in plans:
-            built.append(_build(snapshot, plan, where))
+            if isinstance(plan, VectorRebuild):
+                built.append(plan.build(snapshot, where))
+            else:
+                built.append(_build(snapshot, plan, where))
         # Removed segments are listed in manifest order, new ones in name order.
         merged = {s.uuid for plan in plans for s in plan.merged}
         removed = tuple(s for s in manifest.indices if s.uuid in merged)
@@ -158,7 +174,7 @@ def _groups(
             groups.setdefault(index.name, []).append(index)
     out = {}
     for name, segments in groups.items():
-        if _rebuildable(manifest, segments):
+        if _rebuildable(manifest, segments) or _vector_rebuildable(manifest, segments):
             out[name] = segments
         elif names is not None:
             raise UnsupportedIndexError(f"{where}: lancelet cannot rebuild index {name!r}")
@@ -180,6 +196,18 @@ def _rebuildable(manifest: Manifest, segments: Sequence[IndexMetadata]) -> bool:
         and len(first.fields) == 1
         and first.fields[0] in paths
         and all(s.fields == first.fields and _type_url(s) == _type_url(first) for s in segments)
+    )
+
+
+def _vector_rebuildable(manifest: Manifest, segments: Sequence[IndexMetadata]) -> bool:
+    first = segments[0]
+    return (
+        is_vector(first)
+        and len(first.fields) == 1
+        and first.fields[0] in index_plan.field_paths(manifest)
+        and all(s.fields == first.fields and is_vector(s) for s in segments)
+        and all(s.fragment_bitmap is not None for s in segments)
+        and float32_column(manifest, first)
     )
 
 

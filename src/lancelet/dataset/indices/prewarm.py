@@ -1,5 +1,6 @@
 """``prewarm_index``: an index's segments opened and read into memory now, so that the
-scans of this dataset object that use it read no index pages from storage."""
+scans of this dataset object that use it read no index pages from storage (an
+IVF_FLAT / IVF_PQ segment is read whole when opened)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,17 @@ import uuid as uuid_lib
 from collections.abc import Iterable
 
 from lancelet.dataset.core.snapshot import Snapshot
-from lancelet.dataset.read import index_plan
+from lancelet.dataset.read import index_plan, ivf_search
 from lancelet.errors import (
     ArgumentError,
     IndexNotFoundError,
     UnsupportedIndexError,
 )
 from lancelet.index import json_kind
-from lancelet.table.index import IndexMetadata
+from lancelet.table.index import IndexMetadata, index_type
+
+# Vector index types whose segments lancelet opens (and so can prewarm).
+VECTOR_READ_TYPES = ("IVF_FLAT", "IVF_PQ")
 
 
 def prewarm_index(
@@ -38,6 +42,9 @@ def prewarm_index(
     paths = index_plan.field_paths(manifest)
     arrow = manifest.schema.to_arrow()
     for segment in segments:
+        if index_type(segment.index_details) in VECTOR_READ_TYPES:
+            ivf_search.opened(snapshot.store, segment)  # read whole when opened
+            continue
         if not _readable(segment, paths):
             raise UnsupportedIndexError(f"{where}: lancelet cannot read index {name!r}")
         dtype = index_plan.column_type(arrow, paths[segment.fields[0]])

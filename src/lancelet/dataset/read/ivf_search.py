@@ -17,16 +17,22 @@ IVF_RQ / IVF_HNSW_* index, as pylance 14 answers it (measured; see
 * rows come by distance, then row id; a postfilter then filters those k (the
   scanner's job), so fewer may come back.
 
+An index of several segments (deltas) is searched as one: every segment's probed
+rows are pooled before ranking (:mod:`ivf_segments`), which also maps the rows a
+segment lists (stable row ids, addresses from before a deferred compaction remap)
+to the version's rows.
+
 What lancelet cannot answer as pylance does is refused, naming it: other index
-types, delta segments, a Fragment Reuse Index, stable row ids, non-float32 vectors,
-``distance_range``, the default (adaptive) ``nprobes`` and equal index distances
-straddling the cut to k (``TiedCutError``).
+types, several segments, a Fragment Reuse Index or stable row ids on an index
+other than IVF_FLAT / IVF_PQ, non-float32 vectors, ``distance_range``, the default
+(adaptive) ``nprobes`` and equal index distances straddling the cut to k
+(``TiedCutError``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,8 +41,10 @@ import pyarrow.compute as pc
 
 from lancelet.dataset.read import frag_reuse
 from lancelet.dataset.read.flat_search import FlatSearch
+from lancelet.dataset.read.ivf_segments import Probed, Segment, open_segments, pooled
 from lancelet.dataset.read.nearest import DISTANCE, QUERY_INDEX, NearestQuery
 from lancelet.dataset.read.projection import ROW_ADDRESS, ROW_ID
+from lancelet.dataset.read.take import MISSING
 from lancelet.errors import ArgumentError, UnsupportedVectorIndexError, VectorQueryError
 from lancelet.index.vector import IvfIndex, float32_distance
 from lancelet.index.vector.distance import exact
@@ -58,23 +66,33 @@ READ_TYPES = (
     "IVF_HNSW_SQ",
 )
 
+# Types whose segments are pooled (several segments, remapped or stable row ids).
+POOLED_TYPES = ("IVF_FLAT", "IVF_PQ")
+
 # Row addresses -> their (rows, dimension) vectors, read from the dataset.
 VectorLookup = Callable[[np.ndarray], np.ndarray]
 
 
 @dataclass(frozen=True)
 class IndexPlan:
-    """How a query goes through a vector index: the segment, how many partitions
-    to probe (None: all), the fragments it covers and those it does not."""
+    """How a query goes through a vector index: its segments, how many partitions
+    to probe (None: all), the fragments they cover and those they do not."""
 
-    segment: IndexMetadata
+    segments: tuple[IndexMetadata, ...]
     nprobes: int | None
     refine_factor: int | None
     indexed: list[Fragment]
     unindexed: list[Fragment]
 
+    @property
+    def segment(self) -> IndexMetadata:
+        """The first segment: the index's name and type are its."""
+        return self.segments[0]
 
-def index_plan(manifest: Manifest, query: NearestQuery, where: str) -> IndexPlan | None:
+
+def index_plan(
+    store: DatasetStore, manifest: Manifest, query: NearestQuery, where: str
+) -> IndexPlan | None:
     """The plan of a search through the column's vector index; None when the column
     has none or ``use_index`` is False.  Anything lancelet cannot answer as pylance
     does is refused with :class:`UnsupportedVectorIndexError`."""
@@ -86,11 +104,10 @@ def index_plan(manifest: Manifest, query: NearestQuery, where: str) -> IndexPlan
     label = f"{where}: column {query.column!r} has the {index_type(segment.index_details)} "
     label += f"index {segment.name!r}"
     _refuse_unreadable(manifest, query, segments, label)
-    assert segment.fragment_bitmap is not None
-    covered = set(segment.fragment_bitmap)
+    covered = _covered(store, manifest, segments)
     refine = query.tuning.get("refine_factor")
     return IndexPlan(
-        segment,
+        tuple(segments),
         _nprobes(query, label),
         None if refine is None else int(refine),
         [f for f in manifest.fragments if f.id in covered],
@@ -98,20 +115,34 @@ def index_plan(manifest: Manifest, query: NearestQuery, where: str) -> IndexPlan
     )
 
 
+def _covered(store: DatasetStore, manifest: Manifest, segments: list[IndexMetadata]) -> set[int]:
+    """The fragments the segments hold now (carried through a Fragment Reuse Index)."""
+    reuse = frag_reuse.reuse_map(store, manifest)
+    covered: set[int] = set()
+    for segment in segments:
+        held = frag_reuse.coverage(reuse, segment, manifest)
+        assert held is not None
+        covered.update(held)
+    return covered
+
+
 def _refuse_unreadable(
     manifest: Manifest, query: NearestQuery, segments: list[IndexMetadata], label: str
 ) -> None:
     kind = index_type(segments[0].index_details)
+    kinds = {index_type(s.index_details) for s in segments}
     reasons = [
         (kind not in READ_TYPES, f"lancelet reads {', '.join(READ_TYPES)} vector indices only"),
-        (len(segments) > 1, "it has several segments (deltas), which lancelet does not merge"),
-        (segments[0].fragment_bitmap is None, "it records no fragment coverage"),
+        (len(kinds) > 1, f"its segments are of different types ({sorted(kinds)})"),
         (
-            frag_reuse.reuse_index(manifest) is not None,
-            "the dataset has a Fragment Reuse Index, which lancelet does not apply to "
-            "vector indices",
+            kind not in POOLED_TYPES and _needs_pooling(manifest, segments),
+            "lancelet searches several segments, a Fragment Reuse Index's remap or "
+            f"stable row ids only for {' and '.join(POOLED_TYPES)} indices",
         ),
-        (manifest.stable_row_ids, "the dataset has stable row ids"),
+        (
+            any(s.fragment_bitmap is None for s in segments),
+            "it records no fragment coverage",
+        ),
         (query.element != np.float32, f"its vectors are {query.element}, not float32"),
         (
             query.lower is not None or query.upper is not None,
@@ -144,6 +175,12 @@ def _rabitq_reasons(kind: str, query: NearestQuery) -> list[tuple[bool, str]]:
     ]
 
 
+def _needs_pooling(manifest: Manifest, segments: list[IndexMetadata]) -> bool:
+    """Whether the search pools segments or maps the rows they list."""
+    reused = frag_reuse.reuse_index(manifest) is not None
+    return len(segments) > 1 or reused or manifest.stable_row_ids
+
+
 def _nprobes(query: NearestQuery, label: str) -> int | None:
     """The partitions to probe (None: all): an explicit ``nprobes``, or
     ``search_effort=1`` without ``maximum_nprobes`` (pylance then starts at every
@@ -163,6 +200,11 @@ def _nprobes(query: NearestQuery, label: str) -> int | None:
     )
 
 
+def opened_segments(store: DatasetStore, manifest: Manifest, plan: IndexPlan) -> list[Segment]:
+    """Every segment of the plan's index, open, with the version's row lookups."""
+    return open_segments(store, manifest, [(s, opened(store, s)) for s in plan.segments])
+
+
 def opened(store: DatasetStore, segment: IndexMetadata) -> IvfIndex:
     """The open index segment, kept by the store (index files never change)."""
     cache: dict[str, IvfIndex] = store.cache("vector_indices", limit=16)
@@ -175,59 +217,105 @@ def opened(store: DatasetStore, segment: IndexMetadata) -> IvfIndex:
 
 
 def index_search(
-    index: IvfIndex,
+    segments: Sequence[Segment],
     plan: IndexPlan,
     query: NearestQuery,
     allowed: np.ndarray,
     vectors: VectorLookup,
     unindexed: Iterable[pa.RecordBatch] | None,
     where: str,
+    filtered: bool = False,
 ) -> pa.Table:
     """The nearest rows of each query, as :meth:`FlatSearch.result` gives them.
 
     ``allowed``: the sorted addresses of the indexed fragments' rows that may come
     back (live, and passing a prefilter); ``vectors``: reads rows' vectors by
     address; ``unindexed``: batches of the uncovered fragments' rows (vector column,
-    row id and address), None with ``fast_search``."""
-    if query.metric_given and query.metric != index.metric:
+    row id and address), None with ``fast_search``; ``filtered``: whether a
+    prefilter filter made ``allowed`` (which then also keeps ghosts out, see
+    :mod:`ivf_segments`)."""
+    metrics = {s.index.metric for s in segments}
+    if len(metrics) > 1:
         raise UnsupportedVectorIndexError(
-            f"{where}: the index {plan.segment.name!r} measures {index.metric}, not "
+            f"{where}: the segments of index {plan.segment.name!r} measure different "
+            f"metrics ({sorted(metrics)})"
+        )
+    metric = segments[0].index.metric
+    if query.metric_given and query.metric != metric:
+        raise UnsupportedVectorIndexError(
+            f"{where}: the index {plan.segment.name!r} measures {metric}, not "
             f"{query.metric}; lancelet does not search it by another metric"
         )
-    query = dataclasses.replace(query, metric=index.metric)
+    query = dataclasses.replace(query, metric=metric)
     flat = None if unindexed is None else FlatSearch(query).add_all(unindexed).result()
     counts: list[int] = []
-    parts: list[tuple[np.ndarray, np.ndarray]] = []
+    parts: list[Probed] = []
     for number, vector in enumerate(query.queries):  # one step per query vector
-        ids, distances = _candidates(index, plan, query, vector, allowed, vectors, where)
+        found = _candidates(segments, plan, query, vector, allowed, vectors, filtered, where)
         if flat is not None:
-            ids, distances = _with_unindexed(query, number, vector, ids, vectors, flat)
-        counts.append(len(ids))
-        parts.append((ids, distances))
+            found = _with_unindexed(query, number, vector, found, vectors, flat)
+        counts.append(len(found.row_ids))
+        parts.append(found)
     positions = np.repeat(np.arange(len(counts), dtype=np.int32), counts)
-    ids = np.concatenate([np.zeros(0, np.uint64), *(p[0] for p in parts)]).astype(np.uint64)
-    found = np.concatenate([np.zeros(0, np.float32), *(p[1] for p in parts)])
+    ids = np.concatenate([np.zeros(0, np.uint64), *(p.row_ids for p in parts)])
+    addresses = np.concatenate([np.zeros(0, np.uint64), *(p.addresses for p in parts)])
+    distances = np.concatenate([np.zeros(0, np.float32), *(p.distances for p in parts)])
     return pa.table(
         {
             QUERY_INDEX: pa.array(positions, pa.int32()),
-            ROW_ID: pa.array(ids, pa.uint64()),
-            ROW_ADDRESS: pa.array(ids, pa.uint64()),
-            DISTANCE: pa.array(found.astype(np.float32), pa.float32()),
+            ROW_ID: pa.array(ids.astype(np.uint64), pa.uint64()),
+            ROW_ADDRESS: pa.array(addresses.astype(np.uint64), pa.uint64()),
+            DISTANCE: pa.array(distances.astype(np.float32), pa.float32()),
         }
     )
 
 
 def _candidates(
-    index: IvfIndex,
+    segments: Sequence[Segment],
     plan: IndexPlan,
     query: NearestQuery,
     vector: np.ndarray,
     allowed: np.ndarray,
     vectors: VectorLookup,
+    filtered: bool,
     where: str,
-) -> tuple[np.ndarray, np.ndarray]:
-    """The index's best rows for one query vector among those ``allowed`` (sorted
-    row ids): k (k * refine_factor before refining), by (distance, row id)."""
+) -> Probed:
+    """The index's best rows for one query vector: k (k * refine_factor before
+    refining), by (distance, row id), over the pooled rows of every segment; ghosts
+    take their places among them and then go."""
+    if len(segments) == 1 and segments[0].lookup is None and segments[0].reuse is None:
+        found = _ranked(segments[0], plan, query, vector, allowed, where)
+    else:
+        found = pooled(segments, vector, plan.nprobes)
+        at = np.searchsorted(allowed, found.addresses)
+        at[at == len(allowed)] = 0
+        keep = allowed[at] == found.addresses if len(allowed) else np.zeros(len(at), bool)
+        # pylance's mask lets ghosts through only when it is the deletions alone (no
+        # prefilter filter, every fragment indexed): measured.
+        ghosts = (found.addresses == MISSING) & (not filtered) & (not plan.unindexed)
+        found = found.take(np.flatnonzero(keep | ghosts))
+        best = _best(found.distances, found.row_ids, query.k * (plan.refine_factor or 1))
+        found = found.take(best)
+        found = found.take(np.flatnonzero(found.addresses != MISSING))
+    if plan.refine_factor is not None and len(found.row_ids):
+        metric = segments[0].index.metric
+        exact_distances = float32_distance.exact(_float32(vectors(found.addresses)), vector, metric)
+        found = Probed(found.row_ids, found.addresses, exact_distances)
+        found = found.take(_best(found.distances, found.row_ids, query.k))
+    return found
+
+
+def _ranked(
+    segment: Segment,
+    plan: IndexPlan,
+    query: NearestQuery,
+    vector: np.ndarray,
+    allowed: np.ndarray,
+    where: str,
+) -> Probed:
+    """The ``k * refine_factor`` best rows of one segment keyed by address, as its
+    index type ranks them (SQ heaps, HNSW graph walks, RaBitQ's skipped rows)."""
+    index = segment.index
     nprobes = index.num_partitions if plan.nprobes is None else plan.nprobes
     keep = query.k * (plan.refine_factor or 1)
     try:
@@ -240,31 +328,29 @@ def _candidates(
             f"{where}: index {plan.segment.name!r}: {exc}{reason} (pass use_index=False in "
             "nearest for an exact search)"
         ) from exc
-    if plan.refine_factor is not None and len(ids):
-        distances = float32_distance.exact(_float32(vectors(ids)), vector, index.metric)
-        best = _best(distances, ids, query.k)
-        ids, distances = ids[best], distances[best]
-    return ids, distances
+    ids = np.asarray(ids, dtype=np.uint64)
+    return Probed(ids, ids, np.asarray(distances, dtype=np.float32))
 
 
 def _with_unindexed(
     query: NearestQuery,
     number: int,
     vector: np.ndarray,
-    ids: np.ndarray,
+    found: Probed,
     vectors: VectorLookup,
     flat: pa.Table,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> Probed:
     """The index's candidates re-scored exactly and merged with the unindexed
     fragments' k nearest (``flat``, every query's): the k best of both."""
-    measured = exact(query.metric, _float32(vectors(ids)), vector).astype(np.float32)
+    measured = exact(query.metric, _float32(vectors(found.addresses)), vector)
     mine = flat.filter(pc.equal(flat[QUERY_INDEX], number))
-    all_ids = np.concatenate([ids, mine[ROW_ID].to_numpy()]).astype(np.uint64)
-    all_distances = np.concatenate([measured, mine[DISTANCE].to_numpy()]).astype(np.float32)
-    valid = ~np.isnan(all_distances)
-    all_ids, all_distances = all_ids[valid], all_distances[valid]
-    best = _best(all_distances, all_ids, query.k)
-    return all_ids[best], all_distances[best]
+    pool = Probed(
+        np.concatenate([found.row_ids, mine[ROW_ID].to_numpy()]).astype(np.uint64),
+        np.concatenate([found.addresses, mine[ROW_ADDRESS].to_numpy()]).astype(np.uint64),
+        np.concatenate([measured.astype(np.float32), mine[DISTANCE].to_numpy()]).astype(np.float32),
+    )
+    pool = pool.take(np.flatnonzero(~np.isnan(pool.distances)))
+    return pool.take(_best(pool.distances, pool.row_ids, query.k))
 
 
 def _best(distances: np.ndarray, ids: np.ndarray, k: int) -> np.ndarray:

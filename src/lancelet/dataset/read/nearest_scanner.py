@@ -31,7 +31,7 @@ from lancelet.dataset.core import arguments
 from lancelet.dataset.core.options import refuse_unimplemented
 from lancelet.dataset.read.flat_search import FlatSearch, vector_rows
 from lancelet.dataset.read.fragment_reader import FragmentReader
-from lancelet.dataset.read.ivf_search import IndexPlan, index_plan, index_search, opened
+from lancelet.dataset.read.ivf_search import IndexPlan, index_plan, index_search, opened_segments
 from lancelet.dataset.read.nearest import DISTANCE, QUERY_INDEX, NearestQuery, nearest_query
 from lancelet.dataset.read.projection import (
     ROW_ADDRESS,
@@ -101,7 +101,7 @@ class NearestScanner(LanceScanner):
         self._batch_size = batch_size or default_batch_size()
         self._strict = strict_batch_size
         self._fast_search = fast_search
-        self._index = _within(index_plan(manifest, query, self._where), self._fragments)
+        self._index = _within(index_plan(store, manifest, query, self._where), self._fragments)
         self._searched = [] if fast_search else self._fragments
         if self._index is None:
             self._refuse_fast_search_without_index(fast_search)
@@ -179,9 +179,16 @@ class NearestScanner(LanceScanner):
         unindexed = None
         if not self._fast_search and plan.unindexed:
             unindexed = self._vector_batches(plan.unindexed)
-        index = opened(self._store, plan.segment)
+        segments = opened_segments(self._store, self._manifest, plan)
         return index_search(
-            index, plan, self._query, allowed, self._vectors, unindexed, self._where
+            segments,
+            plan,
+            self._query,
+            allowed,
+            self._vectors,
+            unindexed,
+            self._where,
+            filtered=self._prefilter and self._raw_filter is not None,
         )
 
     def _allowed(self, fragments: list[Fragment]) -> np.ndarray:

@@ -1,0 +1,247 @@
+"""Writing an IVF_FLAT or IVF_PQ index segment from rows already quantized the way
+an existing segment quantizes them: what ``optimize_indices`` (a delta segment, a
+merge of segments) and compaction (a segment whose rows moved) write, as pylance
+14 writes them (layout: ``docs/vector-index-format.md``).
+
+New rows join the partition of their nearest centroid by l2 (cosine: their unit
+vectors; dot: the centroids are unit vectors, so nearest is also largest product),
+and an IVF_PQ segment encodes each sub-vector as its code word of smallest l2
+distance from the residual (l2, cosine) or of largest product with the vector
+itself (dot); pylance's delta segments hold exactly these partitions and codes
+(measured on every row).  A segment's loss is the sum of its new rows' distances
+to their centroids (squared l2; for dot ``1 - c·x``), as pylance records it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from lancelet import io
+from lancelet._proto import index_pb2
+from lancelet.errors import CorruptIndexError
+from lancelet.file import LanceFileReader, LanceFileWriter
+from lancelet.index import files
+from lancelet.index.vector import kmeans
+from lancelet.index.vector.ivf import IvfIndex
+from lancelet.index.vector.ivf_flat_writer import auxiliary_schema
+from lancelet.index.vector.layout import AUXILIARY_FILE, INDEX_FILE
+from lancelet.index.vector.storage import FlatStorage, PqStorage
+
+# Rows encoded at once: bounds the (rows, sub-vectors, 256, sub-dimension) block.
+_ENCODE_VALUES = 1 << 22
+
+
+@dataclass(frozen=True)
+class SegmentRows:
+    """Rows of a segment: their keys (uint64), partitions (int64) and stored
+    payload (IVF_FLAT: (n, d) float32 vectors; IVF_PQ: (n, m) uint8 codes)."""
+
+    row_ids: np.ndarray
+    partitions: np.ndarray
+    payload: np.ndarray
+
+    @staticmethod
+    def concat(parts: list[SegmentRows]) -> SegmentRows:
+        return SegmentRows(
+            np.concatenate([p.row_ids for p in parts]).astype(np.uint64),
+            np.concatenate([p.partitions for p in parts]).astype(np.int64),
+            np.concatenate([p.payload for p in parts]),
+        )
+
+    def take(self, positions: np.ndarray) -> SegmentRows:
+        return SegmentRows(
+            self.row_ids[positions], self.partitions[positions], self.payload[positions]
+        )
+
+
+@dataclass(frozen=True)
+class Quantizer:
+    """What a segment's rows are stored by: its type, metric, centroids and (PQ)
+    codebook of shape (sub-vectors, 256, sub-dimension)."""
+
+    index_type: str
+    metric: str
+    centroids: np.ndarray
+    codebook: np.ndarray | None
+
+    def partitions(self, vectors: np.ndarray) -> np.ndarray:
+        """The partition of each vector (unit vectors already, for cosine)."""
+        return kmeans.assign(vectors, self.centroids, kmeans.L2)
+
+    def loss(self, vectors: np.ndarray, partitions: np.ndarray) -> float:
+        chosen = self.centroids[partitions].astype(np.float64)
+        if self.metric == "dot":
+            return float(np.sum(1 - np.einsum("ij,ij->i", vectors, chosen)))
+        difference = vectors.astype(np.float64) - chosen
+        return float(np.einsum("ij,ij->", difference, difference))
+
+    def payload(self, vectors: np.ndarray, partitions: np.ndarray) -> np.ndarray:
+        if self.codebook is None:
+            return np.ascontiguousarray(vectors, dtype=np.float32)
+        if self.metric == "dot":
+            return encode(vectors, self.codebook, largest_product=True)
+        residual = vectors - self.centroids[partitions]
+        return encode(residual.astype(np.float32), self.codebook, largest_product=False)
+
+
+def encode(vectors: np.ndarray, codebook: np.ndarray, largest_product: bool) -> np.ndarray:
+    """(n, sub-vectors) uint8 PQ codes of ``vectors``."""
+    sub_vectors, words, sub_dimension = codebook.shape
+    parts = vectors.reshape(len(vectors), sub_vectors, 1, sub_dimension)
+    codes = np.empty((len(vectors), sub_vectors), dtype=np.uint8)
+    step = max(1, _ENCODE_VALUES // (words * sub_vectors * sub_dimension))
+    for start in range(0, len(vectors), step):  # one step per block of rows
+        block = parts[start : start + step]
+        if largest_product:
+            codes[start : start + step] = np.argmax(np.sum(block * codebook, axis=-1), axis=-1)
+        else:
+            difference = block - codebook
+            distances = np.sum(difference * difference, axis=-1)
+            codes[start : start + step] = np.argmin(distances, axis=-1)
+    return codes
+
+
+def write_segment(
+    directory: io.Place,
+    quantizer: Quantizer,
+    rows: SegmentRows,
+    loss: float,
+    version: str,
+) -> None:
+    """Write ``index.idx`` and ``auxiliary.idx`` of a segment holding ``rows``,
+    grouped by partition (row ids ascending within one)."""
+    count, dimension = quantizer.centroids.shape
+    order = np.lexsort((rows.row_ids, rows.partitions))
+    rows = rows.take(order)
+    lengths = np.bincount(rows.partitions, minlength=count).astype(np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    _write_index_file(directory.join(INDEX_FILE), quantizer, loss, version)
+    ivf = index_pb2.IVF(offsets=offsets.tolist(), lengths=lengths.tolist())
+    buffers = [ivf.SerializeToString()]
+    meta = {"distance_type": quantizer.metric}
+    row_ids = pa.array(rows.row_ids.astype(np.uint64), pa.uint64())
+    if quantizer.codebook is None:
+        schema = auxiliary_schema(dimension)
+        values = pa.array(np.ascontiguousarray(rows.payload, dtype=np.float32).ravel())
+        meta["storage_metadata"] = json.dumps([json.dumps({"dim": dimension})])
+    else:
+        sub_vectors = quantizer.codebook.shape[0]
+        schema = pa.schema(
+            [
+                pa.field("_rowid", pa.uint64()),
+                pa.field("__pq_code", pa.list_(pa.uint8(), sub_vectors)),
+            ]
+        )
+        values = pa.array(_column_major(rows.payload, lengths))
+        buffers.append(_codebook_tensor(quantizer.codebook, dimension).SerializeToString())
+        meta["storage_metadata"] = json.dumps([_pq_metadata(sub_vectors, dimension)])
+    vectors = pa.FixedSizeListArray.from_arrays(values, schema.field(1).type.list_size)
+    table = pa.table([row_ids, vectors], schema=schema)
+    _write(directory.join(AUXILIARY_FILE), table, buffers, meta, version)
+
+
+def _pq_metadata(sub_vectors: int, dimension: int) -> str:
+    return json.dumps(
+        {
+            "codebook_position": 2,
+            "nbits": 8,
+            "num_sub_vectors": sub_vectors,
+            "dimension": dimension,
+            "codebook_tensor": [],
+            "transposed": True,
+        },
+        separators=(",", ":"),
+    )
+
+
+def _codebook_tensor(codebook: np.ndarray, dimension: int) -> index_pb2.Tensor:
+    """The codebook as pylance stores it: declared (256, d), values sub-vector major."""
+    return index_pb2.Tensor(
+        data_type=index_pb2.Tensor.FLOAT32,
+        shape=[codebook.shape[1], dimension],
+        data=np.ascontiguousarray(codebook, dtype="<f4").tobytes(),
+    )
+
+
+def _column_major(codes: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Each partition's (rows, m) codes stored column-major, as pylance stores them."""
+    out = np.empty(codes.size, dtype=np.uint8)
+    start = 0
+    width = codes.shape[1] if codes.ndim == 2 else 0
+    for length in lengths.tolist():  # one step per partition
+        block = codes[start : start + length]
+        out[start * width : (start + length) * width] = block.T.ravel()
+        start += length
+    return out
+
+
+def _write_index_file(path: io.Place, quantizer: Quantizer, loss: float, version: str) -> None:
+    count, dimension = quantizer.centroids.shape
+    tensor = index_pb2.Tensor(
+        data_type=index_pb2.Tensor.FLOAT32,
+        shape=[count, dimension],
+        data=np.ascontiguousarray(quantizer.centroids, dtype="<f4").tobytes(),
+    )
+    ivf = index_pb2.IVF(
+        offsets=[0] * count, lengths=[0] * count, centroids_tensor=tensor, loss=loss
+    )
+    marker = pa.schema([pa.field("__flat_marker", pa.uint64(), nullable=False)])
+    meta = {
+        "lance:index": json.dumps(
+            {"type": quantizer.index_type, "distance_type": quantizer.metric},
+            separators=(",", ":"),
+        ),
+        "lance:flat": json.dumps([""] * count, separators=(",", ":")),
+    }
+    _write(path, marker.empty_table(), [ivf.SerializeToString()], meta, version)
+
+
+def _write(
+    path: io.Place, table: pa.Table, buffers: list[bytes], meta: dict[str, str], version: str
+) -> None:
+    """One file: ``table``'s rows, ``buffers`` as global buffers 1, 2, ... (the first,
+    the IVF message, named by ``lance:ivf``) and ``meta``."""
+    writer = LanceFileWriter(path.path, table.schema, version=version, file_io=path.file_io)
+    try:
+        positions = [writer.add_global_buffer(data) for data in buffers]
+        writer.add_schema_metadata("lance:ivf", str(positions[0]))
+        for key, value in meta.items():
+            writer.add_schema_metadata(key, value)
+        if table.num_rows:
+            writer.write_batch(table)
+    except BaseException:
+        writer.abort()
+        raise
+    writer.close()
+
+
+# -- what an existing segment holds, to write it again ---------------------------------
+
+
+def segment_rows(index: IvfIndex) -> SegmentRows:
+    """Every row of an open segment: key, partition and what it stores."""
+    partitions = np.repeat(np.arange(index.num_partitions), index.lengths)
+    storage = index.storage
+    payload = storage.vectors if isinstance(storage, FlatStorage) else storage.codes
+    return SegmentRows(index.row_ids.astype(np.uint64), partitions, payload)
+
+
+def quantizer(index: IvfIndex) -> Quantizer:
+    codebook = index.storage.codebook if isinstance(index.storage, PqStorage) else None
+    return Quantizer(index.index_type, index.metric, index.centroids, codebook)
+
+
+def recorded_loss(source: io.Place) -> float:
+    """The k-means loss the segment's ``index.idx`` records."""
+    path = source.join(INDEX_FILE)
+    with files.reading(path):
+        reader = LanceFileReader(path.path, file_io=path.file_io)
+        position = files.metadata(reader).get("lance:ivf", "")
+        if not position.isdigit():
+            raise CorruptIndexError(f"{path}: 'lance:ivf' is {position!r}, not a buffer number")
+        raw = reader.read_global_buffer(int(position))
+    return float(index_pb2.IVF.FromString(raw).loss)
