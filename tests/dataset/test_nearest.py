@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import lancelet as ll
 from lancelet.dataset.read import nearest_scanner
-from lancelet.errors import UnsupportedVectorIndexError, VectorQueryError, VectorQueryTypeError
+from lancelet.errors import VectorQueryError, VectorQueryTypeError
 
 TOLERANCE = 1e-5
 
@@ -342,12 +342,12 @@ def test_options_refused_with_nearest(small: str) -> None:
         ds.count_rows(nearest=nearest)
 
 
-def test_a_vector_index_is_refused_unless_use_index_is_false(tmp_path: Path) -> None:
+def test_a_small_index_is_probed_whole_by_default(tmp_path: Path) -> None:
+    """pylance's automatic count (6 partitions for k <= 10) covers a 2-partition
+    index: the default answer is pylance's; use_index=False searches exactly."""
     values = np.random.default_rng(5).standard_normal((300, 8)).astype(np.float32)
     uri = _write(_table(values), tmp_path / "ds", "pylance")
     lance.dataset(uri).create_index("vec", index_type="IVF_FLAT", num_partitions=2, name="vec_idx")
-    ds = ll.dataset(uri)
-    with pytest.raises(UnsupportedVectorIndexError, match="vec_idx"):
-        ds.to_table(nearest={"column": "vec", "q": values[0]})
+    assert_same_hits(*_both(uri, nearest={"column": "vec", "q": values[0]}, with_row_id=True))
     nearest = {"column": "vec", "q": values[0], "k": 5, "use_index": False}
     assert_same_hits(*_both(uri, nearest=nearest, with_row_id=True))

@@ -148,12 +148,36 @@ def test_batch_queries_and_every_partition(indexed: Indexed, seed: int, k: int) 
     _same(indexed.uri, columns=["id"], nearest=every, with_row_id=True)
 
 
-def test_default_nprobes_is_refused(indexed: Indexed) -> None:
-    query = _query(indexed, 1)
-    with pytest.raises(UnsupportedVectorIndexError, match="explicit nprobes"):
-        ll.dataset(indexed.uri).to_table(nearest={"column": "vec", "q": query})
-    with pytest.raises(UnsupportedVectorIndexError, match="explicit nprobes"):
-        nearest = {"column": "vec", "q": query, "minimum_nprobes": 2}
+def _recall(found: pa.Table, exact: pa.Table) -> float:
+    return len(set(found["id"].to_pylist()) & set(exact["id"].to_pylist())) / len(exact)
+
+
+def test_default_probing_recalls_as_much_as_pylance(indexed: Indexed) -> None:
+    """Without nprobes lancelet probes pylance's automatic count (or more): over
+    many queries its recall against the exact answer is at least pylance's."""
+    ours, theirs = ll.dataset(indexed.uri), lance.dataset(indexed.uri)
+    mine, pylance_recall = [], []
+    for seed in range(30):
+        for k in (1, 10, 50):
+            nearest = {"column": "vec", "q": _query(indexed, seed), "k": k}
+            exact = theirs.to_table(columns=["id"], nearest={**nearest, "use_index": False})
+            mine.append(_recall(ours.to_table(columns=["id"], nearest=nearest), exact))
+            pylance_recall.append(_recall(theirs.to_table(columns=["id"], nearest=nearest), exact))
+    assert np.mean(mine) >= np.mean(pylance_recall) - 1e-9
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), k=st.integers(1, 20), bound=st.integers(1, 3))
+def test_probing_bounds_as_pylance(indexed: Indexed, seed: int, k: int, bound: int) -> None:
+    """minimum_nprobes = maximum_nprobes fixes the count: pylance's answer."""
+    nearest = {"column": "vec", "q": _query(indexed, seed), "k": k}
+    nearest |= {"minimum_nprobes": bound, "maximum_nprobes": bound}
+    _same(indexed.uri, columns=["id"], nearest=nearest, with_row_id=True)
+
+
+def test_nprobes_with_bounds_is_refused(indexed: Indexed) -> None:
+    nearest = {"column": "vec", "q": _query(indexed, 1), "nprobes": 2, "minimum_nprobes": 2}
+    with pytest.raises(UnsupportedVectorIndexError, match="nprobes alone"):
         ll.dataset(indexed.uri).to_table(nearest=nearest)
 
 

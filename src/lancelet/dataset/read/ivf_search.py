@@ -24,9 +24,10 @@ to the version's rows.
 
 What lancelet cannot answer as pylance does is refused, naming it: other index
 types, several segments, a Fragment Reuse Index or stable row ids on an index
-other than IVF_FLAT / IVF_PQ, non-float32 vectors, ``distance_range``, the default
-(adaptive) ``nprobes`` and equal index distances straddling the cut to k
-(``TiedCutError``).
+other than IVF_FLAT / IVF_PQ, non-float32 vectors, ``distance_range`` and equal
+index distances straddling the cut to k (``TiedCutError``).  Without an explicit
+``nprobes`` the partitions probed are pylance's automatic count as measured, or more
+(:mod:`lancelet.index.vector.probing`).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from lancelet.errors import ArgumentError, UnsupportedVectorIndexError, VectorQu
 from lancelet.index.vector import IvfIndex, float32_distance
 from lancelet.index.vector.distance import exact
 from lancelet.index.vector.hnsw import TiedCutError
+from lancelet.index.vector.probing import Probing
 from lancelet.io import accounting
 from lancelet.table import naming
 from lancelet.table.fragment import Fragment
@@ -83,6 +85,8 @@ class IndexPlan:
     refine_factor: int | None
     indexed: list[Fragment]
     unindexed: list[Fragment]
+    # Without an explicit nprobes: pylance's automatic count (see index.vector.probing).
+    probing: Probing | None = None
 
     @property
     def segment(self) -> IndexMetadata:
@@ -106,12 +110,14 @@ def index_plan(
     _refuse_unreadable(manifest, query, segments, label)
     covered = _covered(store, manifest, segments)
     refine = query.tuning.get("refine_factor")
+    nprobes, probing = _probing(query, label)
     return IndexPlan(
         tuple(segments),
-        _nprobes(query, label),
+        nprobes,
         None if refine is None else int(refine),
         [f for f in manifest.fragments if f.id in covered],
         [f for f in manifest.fragments if f.id not in covered],
+        probing,
     )
 
 
@@ -181,23 +187,47 @@ def _needs_pooling(manifest: Manifest, segments: list[IndexMetadata]) -> bool:
     return len(segments) > 1 or reused or manifest.stable_row_ids
 
 
-def _nprobes(query: NearestQuery, label: str) -> int | None:
-    """The partitions to probe (None: all): an explicit ``nprobes``, or
-    ``search_effort=1`` without ``maximum_nprobes`` (pylance then starts at every
-    partition).  pylance's default is an adaptive probing lancelet does not
-    reproduce, so a query without either is refused."""
+def _probing(query: NearestQuery, label: str) -> tuple[int | None, Probing | None]:
+    """The partitions to probe: an explicit ``nprobes`` (pylance's answer exactly),
+    every partition (``search_effort=1`` without ``maximum_nprobes``), or else
+    pylance's automatic count bounded by ``minimum_nprobes``/``maximum_nprobes``."""
     tuning = query.tuning
     effort = tuning.get("search_effort")
-    if effort is not None:
-        if effort == 1 and "maximum_nprobes" not in tuning:
-            return None
-    elif "nprobes" in tuning and not {"minimum_nprobes", "maximum_nprobes"} & set(tuning):
-        return int(tuning["nprobes"])
-    raise UnsupportedVectorIndexError(
-        f"{label}: lancelet searches it only with an explicit nprobes (pylance's default "
-        "probing is adaptive and not reproduced; minimum_nprobes, maximum_nprobes and "
-        "search_effort below 1 are not either)"
+    bounds = {"minimum_nprobes", "maximum_nprobes"} & set(tuning)
+    if "nprobes" in tuning:
+        if effort is not None or bounds:
+            raise UnsupportedVectorIndexError(
+                f"{label}: lancelet takes nprobes alone, not with search_effort, "
+                "minimum_nprobes or maximum_nprobes"
+            )
+        return int(tuning["nprobes"]), None
+    if effort == 1 and "maximum_nprobes" not in tuning:
+        return None, None
+    minimum, maximum = tuning.get("minimum_nprobes"), tuning.get("maximum_nprobes")
+    refine = int(tuning.get("refine_factor") or 1)
+    return None, Probing(
+        query.k * refine,
+        None if effort is None else float(effort),
+        None if minimum is None else int(minimum),
+        None if maximum is None else int(maximum),
     )
+
+
+def _probe_count(plan: IndexPlan, index: IvfIndex, vector: np.ndarray) -> int:
+    """How many partitions of ``index`` the query first probes."""
+    if plan.probing is not None:
+        return plan.probing.count(index.centroid_distances(vector), index.metric)
+    return index.num_partitions if plan.nprobes is None else plan.nprobes
+
+
+def _more(plan: IndexPlan, found: int, wanted: int, nprobes: int, partitions: int) -> int:
+    """With pylance's automatic probing, too few rows found makes it probe further
+    (its late expansion): the partitions to probe next, or ``nprobes`` when done."""
+    if plan.probing is None or found >= wanted or nprobes >= partitions:
+        return nprobes
+    maximum = plan.probing.maximum
+    bigger = min(partitions, nprobes * 2)
+    return bigger if maximum is None else max(nprobes, min(bigger, maximum))
 
 
 def opened_segments(store: DatasetStore, manifest: Manifest, plan: IndexPlan) -> list[Segment]:
@@ -286,15 +316,14 @@ def _candidates(
     if len(segments) == 1 and segments[0].lookup is None and segments[0].reuse is None:
         found = _ranked(segments[0], plan, query, vector, allowed, where)
     else:
-        found = pooled(segments, vector, plan.nprobes)
-        at = np.searchsorted(allowed, found.addresses)
-        at[at == len(allowed)] = 0
-        keep = allowed[at] == found.addresses if len(allowed) else np.zeros(len(at), bool)
-        # pylance's mask lets ghosts through only when it is the deletions alone (no
-        # prefilter filter, every fragment indexed): measured.
-        ghosts = (found.addresses == MISSING) & (not filtered) & (not plan.unindexed)
-        found = found.take(np.flatnonzero(keep | ghosts))
-        best = _best(found.distances, found.row_ids, query.k * (plan.refine_factor or 1))
+        wanted = query.k * (plan.refine_factor or 1)
+        first, partitions = segments[0].index, segments[0].index.num_partitions
+        nprobes, probed = _probe_count(plan, first, vector), 0
+        while nprobes != probed:  # more only while pylance's automatic probing would
+            probed = nprobes
+            found = _allowed_pool(segments, vector, nprobes, allowed, filtered, plan)
+            nprobes = _more(plan, len(found.row_ids), wanted, nprobes, partitions)
+        best = _best(found.distances, found.row_ids, wanted)
         found = found.take(best)
         found = found.take(np.flatnonzero(found.addresses != MISSING))
     if plan.refine_factor is not None and len(found.row_ids):
@@ -303,6 +332,25 @@ def _candidates(
         found = Probed(found.row_ids, found.addresses, exact_distances)
         found = found.take(_best(found.distances, found.row_ids, query.k))
     return found
+
+
+def _allowed_pool(
+    segments: Sequence[Segment],
+    vector: np.ndarray,
+    nprobes: int,
+    allowed: np.ndarray,
+    filtered: bool,
+    plan: IndexPlan,
+) -> Probed:
+    """Every segment's rows of the ``nprobes`` probed partitions that may come back."""
+    found = pooled(segments, vector, nprobes)
+    at = np.searchsorted(allowed, found.addresses)
+    at[at == len(allowed)] = 0
+    keep = allowed[at] == found.addresses if len(allowed) else np.zeros(len(at), bool)
+    # pylance's mask lets ghosts through only when it is the deletions alone (no
+    # prefilter filter, every fragment indexed): measured.
+    ghosts = (found.addresses == MISSING) & (not filtered) & (not plan.unindexed)
+    return found.take(np.flatnonzero(keep | ghosts))
 
 
 def _ranked(
@@ -316,10 +364,13 @@ def _ranked(
     """The ``k * refine_factor`` best rows of one segment keyed by address, as its
     index type ranks them (SQ heaps, HNSW graph walks, RaBitQ's skipped rows)."""
     index = segment.index
-    nprobes = index.num_partitions if plan.nprobes is None else plan.nprobes
     keep = query.k * (plan.refine_factor or 1)
     try:
-        ids, distances = index.ranked(vector, nprobes, keep, query.tuning.get("ef"), allowed)
+        nprobes, probed = _probe_count(plan, index, vector), 0
+        while nprobes != probed:  # more only while pylance's automatic probing would
+            probed = nprobes
+            ids, distances = index.ranked(vector, nprobes, keep, query.tuning.get("ef"), allowed)
+            nprobes = _more(plan, len(ids), keep, nprobes, index.num_partitions)
     except ArgumentError as exc:
         raise VectorQueryError(f"{where}: {exc}") from exc
     except UnsupportedVectorIndexError as exc:

@@ -171,6 +171,14 @@ class IvfIndex:
         best = best[:keep]
         return self.row_ids[positions[best]], found[best]
 
+    def centroid_distances(self, query: np.ndarray) -> np.ndarray:
+        """The query's distance to each centroid, as partitions are chosen by."""
+        query = self._checked(query, 1, 1, None, None)
+        nearness: np.ndarray = float32_distance.to_centroids(
+            self.centroids, self._probe_query(query), self.metric
+        )
+        return nearness
+
     def _probe_query(self, query: np.ndarray) -> np.ndarray:
         """The query the partitions are searched with: for cosine, divided by its
         length (summed as pylance does for the index type)."""

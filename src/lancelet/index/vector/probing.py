@@ -45,15 +45,16 @@ class Probing:
         automatic = min(max(_by_k(self.k), _within_ratio(nearness, metric, self.k)), partitions)
         effort = 0.5 if self.effort is None else self.effort
         if effort <= 0.5:
-            wanted = int(math.ceil(float(automatic) ** (2 * effort)))
+            wanted = math.ceil(float(automatic) ** (2 * effort))
         else:
             scale = float(automatic) ** (2 - 2 * effort) * float(partitions) ** (2 * effort - 1)
-            wanted = int(math.ceil(scale))
+            wanted = math.ceil(scale)
         if self.minimum is not None:
             wanted = max(wanted, self.minimum)
         if self.maximum is not None:
             wanted = min(wanted, self.maximum)
-        return max(1, min(wanted, partitions))
+        chosen: int = max(1, min(int(wanted), partitions))
+        return chosen
 
 
 def _by_k(k: int) -> int:
