@@ -134,6 +134,18 @@ def _updated(
     return _unit(out) if metric == DOT else out
 
 
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """``vectors`` (float32) divided by their norms, bit for bit as pylance normalizes
+    them for a cosine index: the squares summed in float32 in dimension order, the
+    square root in float32 (a zero vector gives NaN, as it does in pylance)."""
+    squares = np.zeros(len(vectors), dtype=np.float32)
+    for column in vectors.T:  # one step per dimension: keeps pylance's summation order
+        squares += column * column
+    with np.errstate(all="ignore"):
+        out: np.ndarray = vectors / np.sqrt(squares)[:, None]
+    return out
+
+
 def _unit(vectors: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     with np.errstate(all="ignore"):
