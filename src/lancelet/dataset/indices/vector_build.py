@@ -315,6 +315,8 @@ def _live_vectors(
     if metric == "cosine":
         vectors = kmeans.unit_rows(vectors)
     kept = ~np.isnan(vectors).any(axis=1)
+    if kept.all():  # no copy of the column
+        return row_keys, np.ascontiguousarray(vectors, dtype=np.float32)
     return row_keys[kept], np.ascontiguousarray(vectors[kept], dtype=np.float32)
 
 

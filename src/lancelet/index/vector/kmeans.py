@@ -38,8 +38,6 @@ _SEEDING_ROWS_PER_CENTROID = 64
 # Relative gap between the two nearest centroids below which float32 products
 # cannot tell them apart.
 _TIE_TOLERANCE = 1e-5
-# Up to this many dimensions, cluster sums are one bincount per dimension (no sort).
-_BINCOUNT_DIMENSIONS = 32
 
 
 @dataclass(frozen=True)
@@ -196,18 +194,11 @@ def _block_rows(centroids: int) -> int:
 
 
 def _sums(data: np.ndarray, members: np.ndarray, k: int) -> np.ndarray:
-    """(k, d) float64: the sum of each cluster's vectors."""
-    if data.shape[1] <= _BINCOUNT_DIMENSIONS:
-        sums = np.empty((k, data.shape[1]), dtype=np.float64)
-        for dimension, column in enumerate(data.T):  # one step per dimension
-            sums[:, dimension] = np.bincount(members, weights=column, minlength=k)
-        return sums
-    order = np.argsort(members, kind="stable")
-    counts = np.bincount(members, minlength=k)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    filled = counts > 0
-    sums = np.zeros((k, data.shape[1]), dtype=np.float64)
-    sums[filled] = np.add.reduceat(data[order].astype(np.float64), starts[filled], axis=0)
+    """(k, d) float64: the sum of each cluster's vectors, one bincount per dimension
+    (no sorted float64 copy of the data)."""
+    sums = np.empty((k, data.shape[1]), dtype=np.float64)
+    for dimension, column in enumerate(data.T):  # one step per dimension
+        sums[:, dimension] = np.bincount(members, weights=column, minlength=k)
     return sums
 
 
