@@ -33,8 +33,8 @@ INDEX_TYPE = "IVF_SQ"
 SQ_CODE_COLUMN = "__sq_code"
 NUM_BITS = 8
 _LEVELS = 255.0
-# Vectors coded per block: bounds the float64 temporaries.
-_BLOCK_ROWS = 1 << 15
+# Vectors coded per block: bounds the float64 temporaries (a few MiB).
+_BLOCK_ROWS = 1 << 12
 
 
 def bounds(training: np.ndarray) -> tuple[float, float]:
