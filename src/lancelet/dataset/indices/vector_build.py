@@ -301,23 +301,38 @@ def _live_vectors(
         with_row_address=not by_row_id,
         batch_size=_BATCH_ROWS,
     )
-    keys, blocks = [], []
+    # Filled in place, batch by batch: the column is held once, not twice.
+    capacity = sum(f.physical_rows for f in manifest.fragments)
+    vectors = np.empty((capacity, dimension), dtype=np.float32)
+    row_keys = np.empty(capacity, dtype=np.uint64)
+    filled = 0
     for batch in scanner.to_batches():  # one step per batch
         values = batch.column(path)
         present = np.asarray(values.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
         flat = values.filter(pa.array(present)).flatten()
-        block = flat.to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
+        block = flat.to_numpy(zero_copy_only=False).reshape(-1, dimension)
+        if metric == "cosine":
+            block = kmeans.unit_rows(block.astype(np.float32, copy=False))
         column = batch.column(ROW_ID if by_row_id else ROW_ADDRESS)
-        keys.append(column.to_numpy(zero_copy_only=False)[present].astype(np.uint64))
-        blocks.append(block.reshape(-1, dimension))
-    row_keys = np.concatenate(keys) if keys else np.empty(0, np.uint64)
-    vectors = np.concatenate(blocks) if blocks else np.empty((0, dimension), np.float32)
-    if metric == "cosine":
-        vectors = kmeans.unit_rows(vectors)
+        if filled + len(block) > len(vectors):  # row counts the manifest lacks
+            vectors = _grown(vectors, filled + len(block))
+            row_keys = _grown(row_keys, len(vectors))
+        row_keys[filled : filled + len(block)] = column.to_numpy(zero_copy_only=False)[present]
+        vectors[filled : filled + len(block)] = block
+        filled += len(block)
+    row_keys, vectors = row_keys[:filled], vectors[:filled]
     kept = ~np.isnan(vectors).any(axis=1)
     if kept.all():  # no copy of the column
-        return row_keys, np.ascontiguousarray(vectors, dtype=np.float32)
-    return row_keys[kept], np.ascontiguousarray(vectors[kept], dtype=np.float32)
+        return row_keys, vectors
+    return row_keys[kept], np.ascontiguousarray(vectors[kept])
+
+
+def _grown(array: np.ndarray, least: int) -> np.ndarray:
+    """``array`` with room for at least ``least`` rows (and twice as many as now)."""
+    rows = max(least, 2 * len(array), 1)
+    out = np.empty((rows, *array.shape[1:]), dtype=array.dtype)
+    out[: len(array)] = array
+    return out
 
 
 def _build(
