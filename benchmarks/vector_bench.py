@@ -15,6 +15,10 @@ Measures, for both libraries:
 * the peak memory of that batch search, in a fresh process (max RSS above baseline;
   RSS counts the pages of a data file a reader maps, so for lancelet most of the
   figure is the vector column's file pages, the rest a batch and its distances);
+* with ``--build`` (``vector_build_bench``): each library builds IVF_PQ and IVF_SQ
+  (``--types``) on its own copy, in a fresh process: build seconds, the build's peak
+  memory, and the recall@10 of each index (both searched by pylance, at
+  ``--nprobes``) against the exact answer;
 * with ``--ivf``: pylance builds an IVF_PQ index (l2) on its copy; the p50 and p99 of
   ``lancelet.index.vector.IvfIndex.search`` on that index against pylance's indexed
   query, both at nprobes=20, with the recall@10 of each against the exact answer.
@@ -257,6 +261,11 @@ def run_shape(rows: int, dim: int, args: argparse.Namespace, root: str) -> None:
         sub_vectors = dim // 8
         figures = ivf_figures(uris["lance"], queries, partitions, sub_vectors)
         report_ivf(shape, figures, partitions, sub_vectors)
+    if args.build:
+        # Imported here: vector_build_bench imports this module.
+        from vector_build_bench import compare_builds
+
+        compare_builds(uris, queries, rows, dim, args)
 
 
 def main() -> None:
@@ -267,8 +276,17 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=100, help="queries in the batch search")
     parser.add_argument("--ivf", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument(
+        "--build",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="build time, build peak memory and recall (vector_build_bench)",
+    )
+    parser.add_argument(
         "--shapes", default="1000000x128,100000x768", help="comma-separated NxD at scale 1"
     )
+    from vector_build_bench import add_arguments
+
+    add_arguments(parser)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as root:
         for shape in args.shapes.split(","):

@@ -128,8 +128,9 @@ class IndexMethods(DatasetHandle):
         progress_callback: Any = None,
         **kwargs: Any,
     ) -> None:
-        """Build an IVF_FLAT vector index on ``column`` (l2, cosine or dot; an explicit
-        ``num_partitions``; ``sample_rate`` and ``max_iterations`` as keywords) over
+        """Build an IVF_FLAT, IVF_PQ (``num_sub_vectors``, 8-bit codes) or IVF_SQ
+        vector index on ``column`` (l2, cosine or dot; an explicit ``num_partitions``;
+        ``sample_rate``, ``max_iterations`` and ``num_bits=8`` as keywords) over
         every fragment of this version, and commit it as a new version.  The other
         index types and options pylance has are refused by name."""
         given = dict(locals())

@@ -84,13 +84,17 @@ def write_table(
     version: str,
     meta: dict[str, str],
     buffers: Mapping[str, bytes] | None = None,
+    unnamed_buffers: Sequence[bytes] = (),
 ) -> None:
     """Write one small index file whole; each of ``buffers`` goes into a global buffer
-    whose position the schema metadata records under the buffer's key."""
+    whose position the schema metadata records under the buffer's key, then each of
+    ``unnamed_buffers`` (whose positions the caller records in ``meta``)."""
     writer = LanceFileWriter(path.path, table.schema, version=version, file_io=path.file_io)
     try:
         for key, data in (buffers or {}).items():
             writer.add_schema_metadata(key, str(writer.add_global_buffer(data)))
+        for data in unnamed_buffers:
+            writer.add_global_buffer(data)
         for key, value in meta.items():
             writer.add_schema_metadata(key, value)
         if table.num_rows:

@@ -1,4 +1,5 @@
-"""Building vector indices: ``create_index`` (IVF_FLAT only, as pylance 14 writes it).
+"""Building vector indices: ``create_index`` (IVF_FLAT, IVF_PQ and IVF_SQ, as pylance
+14 writes them).
 
 The live rows of the vector column (null vectors and vectors holding NaN left out,
 as pylance leaves them out; for cosine, the vectors are made unit vectors first, and
@@ -7,6 +8,10 @@ addresses (stable row ids on a dataset that has them, as pylance keys them).  Th
 centroids are trained by k-means on ``num_partitions * sample_rate`` of them drawn
 at random (all when there are no more), every row joins its partition, and
 the files are written under ``_indices/<uuid>/`` in the dataset's data file format.
+IVF_PQ trains its codebook (:mod:`lancelet.index.vector.pq_train`) on
+``sample_rate * 256`` rows' residuals (their vectors for dot) and needs at least
+256 rows, with at most one partition per 256 of them, as pylance; IVF_SQ takes its
+bounds from ``sample_rate * 256`` rows (:mod:`lancelet.index.vector.ivf_sq_writer`).
 One ``CreateIndex`` commit then lists the index over every fragment; if anything
 fails, the new directory is removed and the dataset is as it was.
 
@@ -39,16 +44,21 @@ from lancelet.errors import (
 )
 from lancelet.file import version as file_version
 from lancelet.index.vector import details as vector_details
-from lancelet.index.vector import kmeans
-from lancelet.index.vector.ivf_flat_writer import INDEX_TYPE, write_ivf_flat
+from lancelet.index.vector import ivf_flat_writer, ivf_pq_writer, ivf_sq_writer, kmeans, pq_train
+from lancelet.index.vector.ivf_flat_writer import write_ivf_flat
 from lancelet.table import naming
+from lancelet.table.index import IndexDetails
 from lancelet.table.manifest import Manifest
 
 # Vector index types pylance builds and lancelet does not (yet).
+_FLAT, _PQ, _SQ = (
+    ivf_flat_writer.INDEX_TYPE,
+    ivf_pq_writer.INDEX_TYPE,
+    ivf_sq_writer.INDEX_TYPE,
+)
+_BUILT_TYPES = (_FLAT, _PQ, _SQ)
 _OTHER_VECTOR_TYPES = frozenset(
     {
-        "IVF_PQ",
-        "IVF_SQ",
         "IVF_RQ",
         "IVF_HNSW_FLAT",
         "IVF_HNSW_PQ",
@@ -85,15 +95,20 @@ _METRICS = {"l2": "l2", "euclidean": "l2", "cosine": "cosine", "dot": "dot"}
 # kwargs lancelet takes, with pylance's defaults.
 _DEFAULT_SAMPLE_RATE = 256
 _DEFAULT_MAX_ITERATIONS = 50
+# pylance trains PQ code words for 50 iterations whatever max_iterations is.
+_PQ_MAX_ITERATIONS = 50
 _BATCH_ROWS = 1 << 16
 
 
 @dataclass(frozen=True)
 class IvfParameters:
+    index_type: str
     metric: str
     num_partitions: int
     sample_rate: int
     max_iterations: int
+    # IVF_PQ only.
+    num_sub_vectors: int = 0
 
 
 def create_index(
@@ -114,11 +129,15 @@ def create_index(
     default): any given otherwise is refused."""
     manifest = snapshot.manifest
     where = f"{snapshot.uri} version {manifest.version}"
-    _check_type(index_type, where)
+    wanted = _check_type(index_type, where)
+    options = dict(options)
+    num_sub_vectors = options.pop("num_sub_vectors", (None, None))[0]
+    if wanted != _PQ:
+        options["num_sub_vectors"] = (num_sub_vectors, None)
     _refuse_options(options, where)
-    params = _parameters(metric, num_partitions, kwargs, where)
     field = index_build.resolve_field(manifest.schema, column, where)
     dimension = _dimension(field.type, field.path, where)
+    params = _parameters(wanted, metric, num_partitions, num_sub_vectors, dimension, kwargs, where)
     name = name or f"{field.path}_idx"
     indices.check_new_index(manifest, name, [field.id], replace, where)
     uid = _new_uuid(index_uuid, where)
@@ -131,7 +150,7 @@ def create_index(
             name,
             [field.id],
             uid,
-            vector_details.ivf_flat_details(params.metric, params.sample_rate),
+            _details(params),
             [f.id for f in manifest.fragments],
             replace=replace,
             index_version=vector_details.INDEX_VERSION,
@@ -150,23 +169,36 @@ def _new_uuid(index_uuid: str | None, where: str) -> uuid_lib.UUID:
         raise ArgumentError(f"{where}: index_uuid {index_uuid!r} is not a UUID") from exc
 
 
-def _check_type(index_type: object, where: str) -> None:
+def _check_type(index_type: object, where: str) -> str:
     if not isinstance(index_type, str):
         raise UnsupportedOptionError(
             f"{where}: create_index takes the index type's name; "
             f"lancelet does not take {type(index_type).__name__}"
         )
     wanted = index_type.upper()
-    if wanted == INDEX_TYPE:
-        return
+    if wanted in _BUILT_TYPES:
+        return wanted
+    built = ", ".join(_BUILT_TYPES)
     if wanted in _OTHER_VECTOR_TYPES:
         raise UnsupportedVectorIndexError(
-            f"{where}: lancelet does not build {wanted} indices (it builds {INDEX_TYPE})"
+            f"{where}: lancelet does not build {wanted} indices (it builds {built})"
         )
     raise UnsupportedIndexError(
-        f"{where}: lancelet's create_index builds {INDEX_TYPE} only, not {index_type!r}; "
+        f"{where}: lancelet's create_index builds {built} only, not {index_type!r}; "
         "build scalar indices with create_scalar_index"
     )
+
+
+def _details(params: IvfParameters) -> IndexDetails:
+    if params.index_type == _PQ:
+        return vector_details.ivf_pq_details(
+            params.metric, params.sample_rate, pq_train.NUM_BITS, params.num_sub_vectors
+        )
+    if params.index_type == _SQ:
+        return vector_details.ivf_sq_details(
+            params.metric, params.sample_rate, ivf_sq_writer.NUM_BITS
+        )
+    return vector_details.ivf_flat_details(params.metric, params.sample_rate)
 
 
 def _refuse_options(options: Mapping[str, tuple[Any, Any]], where: str) -> None:
@@ -179,14 +211,27 @@ def _refuse_options(options: Mapping[str, tuple[Any, Any]], where: str) -> None:
 
 
 def _parameters(
-    metric: object, num_partitions: object, kwargs: Mapping[str, Any], where: str
+    index_type: str,
+    metric: object,
+    num_partitions: object,
+    num_sub_vectors: object,
+    dimension: int,
+    kwargs: Mapping[str, Any],
+    where: str,
 ) -> IvfParameters:
-    unknown = sorted(set(kwargs) - {"sample_rate", "max_iterations"})
+    taken = {"sample_rate", "max_iterations"} | ({"num_bits"} if index_type != _FLAT else set())
+    unknown = sorted(set(kwargs) - taken)
     if unknown:
         raise UnsupportedOptionError(
-            f"{where}: lancelet's IVF_FLAT create_index does not take {unknown}; "
-            "it takes sample_rate and max_iterations"
+            f"{where}: lancelet's {index_type} create_index does not take {unknown}; "
+            f"it takes {', '.join(sorted(taken))}"
         )
+    if kwargs.get("num_bits", 8) != 8:
+        raise UnsupportedOptionError(
+            f"{where}: lancelet builds {index_type} with num_bits=8 only, "
+            f"not num_bits={kwargs['num_bits']!r}"
+        )
+    sub_vectors = _sub_vectors(index_type, num_sub_vectors, dimension, where)
     if not isinstance(metric, str) or metric.lower() not in _METRICS:
         raise ArgumentError(f"{where}: Metric {metric} not supported.")
     if num_partitions is None:
@@ -203,7 +248,29 @@ def _parameters(
         if not isinstance(value, int) or isinstance(value, bool) or value < least:
             raise ArgumentError(f"{where}: {option} must be an integer >= {least}, got {value!r}")
     assert isinstance(num_partitions, int)
-    return IvfParameters(_METRICS[metric.lower()], num_partitions, sample_rate, max_iterations)
+    return IvfParameters(
+        index_type,
+        _METRICS[metric.lower()],
+        num_partitions,
+        sample_rate,
+        max_iterations,
+        sub_vectors,
+    )
+
+
+def _sub_vectors(index_type: str, given: object, dimension: int, where: str) -> int:
+    """IVF_PQ's num_sub_vectors (0 for the other types), checked as pylance does."""
+    if index_type != _PQ:
+        return 0
+    if given is None:
+        raise ArgumentError(f"{where}: num_partitions and num_sub_vectors are required for IVF_PQ")
+    if not isinstance(given, int) or isinstance(given, bool) or given < 1:
+        raise ArgumentError(f"{where}: num_sub_vectors must be an integer >= 1, got {given!r}")
+    if dimension % given:
+        raise ArgumentError(
+            f"{where}: dimension ({dimension}) must be divisible by num_sub_vectors ({given})"
+        )
+    return given
 
 
 def _dimension(dtype: pa.DataType, path: str, where: str) -> int:
@@ -246,9 +313,10 @@ def _live_vectors(
     row_keys = np.concatenate(keys) if keys else np.empty(0, np.uint64)
     vectors = np.concatenate(blocks) if blocks else np.empty((0, dimension), np.float32)
     if metric == "cosine":
-        with np.errstate(all="ignore"):
-            vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+        vectors = kmeans.unit_rows(vectors)
     kept = ~np.isnan(vectors).any(axis=1)
+    if kept.all():  # no copy of the column
+        return row_keys, np.ascontiguousarray(vectors, dtype=np.float32)
     return row_keys[kept], np.ascontiguousarray(vectors[kept], dtype=np.float32)
 
 
@@ -264,19 +332,60 @@ def _build(
         raise ArgumentError(f"{directory}: there are no vectors to index")
     # pylance trains no more partitions than there are vectors.
     count = min(params.num_partitions, len(vectors))
+    if params.index_type == _PQ:
+        if len(vectors) < pq_train.CODE_WORDS:
+            raise ArgumentError(
+                f"{directory}: IVF_PQ needs at least {pq_train.CODE_WORDS} vectors to train "
+                f"its codebook, the column has {len(vectors)}"
+            )
+        # pylance's IVF_PQ keeps at least 256 rows per partition.
+        count = min(count, len(vectors) // pq_train.CODE_WORDS)
     sample = kmeans.sample_rows(len(vectors), count * params.sample_rate, rng)
     # cosine vectors are unit vectors by now: clustered by l2, as pylance does.
     training_metric = kmeans.DOT if params.metric == "dot" else kmeans.L2
     trained = kmeans.train(vectors[sample], count, training_metric, params.max_iterations, rng)
     partitions = kmeans.assign(vectors, trained.centroids, training_metric)
     version = file_version.index_file_version(manifest.data_storage_version)
-    write_ivf_flat(
-        directory,
-        row_keys,
-        vectors,
-        partitions,
-        trained.centroids,
-        trained.loss,
-        params.metric,
-        version,
-    )
+    centroids, loss = trained.centroids, trained.loss
+    if params.index_type == _PQ:
+        codebook = _pq_codebook(vectors, partitions, centroids, params, rng)
+        residual = params.metric != "dot"
+        codes = pq_train.encode_residuals(vectors, partitions, centroids, codebook, residual)
+        ivf_pq_writer.write_ivf_pq(
+            directory,
+            row_keys,
+            codes,
+            partitions,
+            centroids,
+            loss,
+            codebook,
+            params.metric,
+            version,
+        )
+    elif params.index_type == _SQ:
+        training = vectors[pq_train.training_rows(len(vectors), params.sample_rate, rng)]
+        bounds = ivf_sq_writer.bounds(training)
+        codes = ivf_sq_writer.encode(vectors, *bounds)
+        ivf_sq_writer.write_ivf_sq(
+            directory, row_keys, codes, partitions, centroids, loss, bounds, params.metric, version
+        )
+    else:
+        write_ivf_flat(
+            directory, row_keys, vectors, partitions, centroids, loss, params.metric, version
+        )
+
+
+def _pq_codebook(
+    vectors: np.ndarray,
+    partitions: np.ndarray,
+    centroids: np.ndarray,
+    params: IvfParameters,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """The codebook, trained on the residuals of a sample of rows (on the vectors
+    themselves for dot)."""
+    rows = pq_train.training_rows(len(vectors), params.sample_rate, rng)
+    training = vectors[rows]
+    if params.metric != "dot":
+        training = pq_train.residuals(training, partitions[rows], centroids)
+    return pq_train.train_codebook(training, params.num_sub_vectors, _PQ_MAX_ITERATIONS, rng)

@@ -1,4 +1,4 @@
-"""The ``index_details`` pylance 14 records in the manifest for an IVF_FLAT index: a
+"""The ``index_details`` pylance 14 records in the manifest for an IVF index: a
 ``/lance.index.pb.VectorIndexDetails`` message, which lancelet's own copy of the
 protocol does not describe field by field, so its bytes are written here.
 
@@ -11,6 +11,12 @@ Measured on pylance-built indices (``describe_indices().details`` shows them):
   whatever ``max_iterations`` it was given), ``lance.ivf.shuffle_partition_batches``
   (``10240``), ``lance.ivf.shuffle_partition_concurrency`` (``2``) and
   ``lance.skip_transpose`` (``false``).
+
+IVF_PQ has, instead of field 8, field 4: a message of ``num_bits`` (1) and
+``num_sub_vectors`` (2); its hints add ``lance.pq.sample_rate`` (the sample rate
+given), ``lance.pq.max_iters`` (``50``) and ``lance.pq.kmeans_redos`` (``1``).
+IVF_SQ has field 5: a message of ``num_bits`` (1); its hints add
+``lance.sq.sample_rate``.
 """
 
 from __future__ import annotations
@@ -22,27 +28,60 @@ TYPE_URL = "/lance.index.pb.VectorIndexDetails"
 INDEX_VERSION = 1
 
 _METRICS = {"l2": 0, "cosine": 1, "dot": 2}
+_PQ_FIELD = 4
+_SQ_FIELD = 5
 _FLAT_FIELD = 8
 _HINTS_FIELD = 9
 _VARINT, _BYTES = 0, 2
 
 
 def ivf_flat_details(metric: str, sample_rate: int) -> IndexDetails:
+    return _details(metric, _key(_FLAT_FIELD, _BYTES) + _varint(0), _ivf_hints(sample_rate))
+
+
+def ivf_pq_details(
+    metric: str, sample_rate: int, num_bits: int, num_sub_vectors: int
+) -> IndexDetails:
+    compression = _key(1, _VARINT) + _varint(num_bits) + _key(2, _VARINT)
+    compression += _varint(num_sub_vectors)
     hints = {
+        **_ivf_hints(sample_rate),
+        "lance.pq.sample_rate": str(sample_rate),
+        "lance.pq.max_iters": "50",
+        "lance.pq.kmeans_redos": "1",
+    }
+    return _details(metric, _message(_PQ_FIELD, compression), hints)
+
+
+def ivf_sq_details(metric: str, sample_rate: int, num_bits: int) -> IndexDetails:
+    compression = _key(1, _VARINT) + _varint(num_bits)
+    hints = {**_ivf_hints(sample_rate), "lance.sq.sample_rate": str(sample_rate)}
+    return _details(metric, _message(_SQ_FIELD, compression), hints)
+
+
+def _ivf_hints(sample_rate: int) -> dict[str, str]:
+    return {
         "lance.ivf.sample_rate": str(sample_rate),
         "lance.ivf.max_iters": "50",
         "lance.ivf.shuffle_partition_batches": "10240",
         "lance.ivf.shuffle_partition_concurrency": "2",
         "lance.skip_transpose": "false",
     }
+
+
+def _details(metric: str, sub_index: bytes, hints: dict[str, str]) -> IndexDetails:
+    """The message: the metric, the sub-index / compression field, the hints."""
     out = bytearray()
     if _METRICS[metric]:
         out += _key(1, _VARINT) + _varint(_METRICS[metric])
-    out += _key(_FLAT_FIELD, _BYTES) + _varint(0)
+    out += sub_index
     for name, value in hints.items():
-        entry = _string(1, name) + _string(2, value)
-        out += _key(_HINTS_FIELD, _BYTES) + _varint(len(entry)) + entry
+        out += _message(_HINTS_FIELD, _string(1, name) + _string(2, value))
     return IndexDetails(TYPE_URL, bytes(out))
+
+
+def _message(field: int, body: bytes) -> bytes:
+    return _key(field, _BYTES) + _varint(len(body)) + body
 
 
 def _string(field: int, text: str) -> bytes:

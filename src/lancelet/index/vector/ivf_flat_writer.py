@@ -50,9 +50,8 @@ def write_ivf_flat(
             f"vectors of shape {vectors.shape} for {count} centroids of dimension {dimension}"
         )
     order = np.argsort(partitions, kind="stable")
-    lengths = np.bincount(partitions, minlength=count).astype(np.int64)
-    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-    _write_index_file(directory.join(INDEX_FILE), centroids, loss, metric, version)
+    offsets, lengths = partition_layout(partitions, count)
+    write_index_file(directory.join(INDEX_FILE), centroids, loss, metric, version, INDEX_TYPE)
     rows = pa.table(
         [
             pa.array(np.asarray(row_ids, dtype=np.uint64)[order], pa.uint64()),
@@ -68,7 +67,7 @@ def write_ivf_flat(
         "distance_type": metric,
         "storage_metadata": json.dumps([json.dumps({"dim": dimension})]),
     }
-    _write(directory.join(AUXILIARY_FILE), rows, ivf, meta, version)
+    write_file(directory.join(AUXILIARY_FILE), rows, ivf, meta, version)
 
 
 def auxiliary_schema(dimension: int) -> pa.Schema:
@@ -80,9 +79,19 @@ def auxiliary_schema(dimension: int) -> pa.Schema:
     )
 
 
-def _write_index_file(
-    path: io.Place, centroids: np.ndarray, loss: float, metric: str, version: str
+def partition_layout(partitions: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets, lengths) int64 of ``count`` partitions holding the rows whose
+    partitions are ``partitions``, stored partition after partition."""
+    lengths = np.bincount(partitions, minlength=count).astype(np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    return offsets, lengths
+
+
+def write_index_file(
+    path: io.Place, centroids: np.ndarray, loss: float, metric: str, version: str, index_type: str
 ) -> None:
+    """``index.idx`` of an IVF index whose sub-index is FLAT (IVF_FLAT, IVF_PQ,
+    IVF_SQ): no rows; the type and metric, and the centroids in the IVF message."""
     count, dimension = centroids.shape
     tensor = index_pb2.Tensor(
         data_type=index_pb2.Tensor.FLOAT32,
@@ -95,16 +104,24 @@ def _write_index_file(
     marker = pa.schema([pa.field("__flat_marker", pa.uint64(), nullable=False)])
     meta = {
         "lance:index": json.dumps(
-            {"type": INDEX_TYPE, "distance_type": metric}, separators=(",", ":")
+            {"type": index_type, "distance_type": metric}, separators=(",", ":")
         ),
         "lance:flat": json.dumps([""] * count, separators=(",", ":")),
     }
-    _write(path, marker.empty_table(), ivf, meta, version)
+    write_file(path, marker.empty_table(), ivf, meta, version)
 
 
-def _write(
-    path: io.Place, table: pa.Table, ivf: index_pb2.IVF, meta: dict[str, str], version: str
+def write_file(
+    path: io.Place,
+    table: pa.Table,
+    ivf: index_pb2.IVF,
+    meta: dict[str, str],
+    version: str,
+    more_buffers: tuple[bytes, ...] = (),
 ) -> None:
     """One file: ``table``'s rows, the IVF message in a global buffer that
-    ``lance:ivf`` names, and ``meta``."""
-    files.write_table(path, table, version, meta, {"lance:ivf": ivf.SerializeToString()})
+    ``lance:ivf`` names (the first after the schema's), ``more_buffers`` after it,
+    and ``meta``."""
+    files.write_table(
+        path, table, version, meta, {"lance:ivf": ivf.SerializeToString()}, more_buffers
+    )

@@ -10,7 +10,8 @@ builds an IVF index (measured; see ``docs/vector-index-format.md``).
   vectors; with unit centroids the largest product is also the nearest by l2).  The
   loss is ``-Σ c·x``, which is negative as pylance's is.
 
-Training starts from ``k`` distinct random vectors of the sample.  A centroid left
+Training starts from ``k`` distinct vectors of the sample chosen by greedy
+k-means++ (or at random, as PQ code words are).  A centroid left
 with no vectors restarts at the vector farthest from its own centroid (which takes
 it from its cluster), so every partition keeps at least one training vector.
 Distances come from one BLAS matrix product per block of vectors.
@@ -26,10 +27,17 @@ from lancelet.errors import ArgumentError
 
 L2 = "l2"
 DOT = "dot"
-# Vectors per block of the distance product: bounds the (block, k) temporaries.
-_BLOCK_ROWS = 1 << 14
+# Products per block of the distance product (16 MiB of float32), and the bounds
+# of its rows.
+_BLOCK_VALUES = 1 << 22
+_MIN_BLOCK_ROWS = 1 << 10
+_MAX_BLOCK_ROWS = 1 << 14
 # Stop when an iteration improves the loss by less than this share of it.
 _TOLERANCE = 1e-4
+_SEEDING_ROWS_PER_CENTROID = 64
+# Relative gap between the two nearest centroids below which float32 products
+# cannot tell them apart.
+_TIE_TOLERANCE = 1e-5
 
 
 @dataclass(frozen=True)
@@ -48,16 +56,28 @@ def sample_rows(rows: int, wanted: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def train(
-    vectors: np.ndarray, k: int, metric: str, max_iterations: int, rng: np.random.Generator
+    vectors: np.ndarray,
+    k: int,
+    metric: str,
+    max_iterations: int,
+    rng: np.random.Generator,
+    plus_plus: bool = True,
 ) -> Trained:
     """``k`` centroids of ``vectors`` ((n, d) float32, n >= k) by ``metric`` (l2 or
-    dot), after at most ``max_iterations`` rounds (0: the random start)."""
+    dot), after at most ``max_iterations`` rounds (0: the start), starting from
+    k-means++ seeds (or, without ``plus_plus``, from distinct random vectors)."""
     if metric not in (L2, DOT):
         raise ArgumentError(f"k-means by {metric!r}: lancelet trains by l2 or dot")
     if not 0 < k <= len(vectors):
         raise ArgumentError(f"cannot train {k} centroids from {len(vectors)} vectors")
     data = np.ascontiguousarray(vectors, dtype=np.float32)
-    centroids = data[rng.choice(len(data), size=k, replace=False)].copy()
+    if plus_plus:
+        # Seeding is quadratic in k; a random subset of 64 rows per centroid seeds as
+        # well as the whole sample (measured).
+        subset = sample_rows(len(data), _SEEDING_ROWS_PER_CENTROID * k, rng)
+        centroids = data[subset[_seeds(data[subset], k, rng)]]
+    else:
+        centroids = data[rng.choice(len(data), size=k, replace=False)]
     if metric == DOT:
         centroids = _unit(centroids)
     previous = np.inf
@@ -72,36 +92,114 @@ def train(
     return Trained(centroids.astype(np.float32), _loss(scores, metric))
 
 
+def _seeds(data: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """Positions of ``k`` distinct starting centroids by greedy k-means++: each next
+    one is, of a few candidates drawn with probability proportional to their squared
+    l2 distance from the nearest centroid so far, the one that leaves the smallest
+    sum of those distances.  (Uniformly random starts leave some centroids splitting
+    one cluster while others share two: on a 100,000-vector Gaussian mixture the
+    clustering's loss was a third above pylance's, and PQ recall 0.02 lower.)"""
+    rows = len(data)
+    trials = 2 + int(np.log(k))
+    norms = np.einsum("ij,ij->i", data, data)
+    chosen = np.empty(k, dtype=np.int64)
+    chosen[0] = rng.integers(rows)
+    closest = _distances(data, norms, chosen[:1])[:, 0]
+    for i in range(1, k):  # one step per centroid: one product with the candidates
+        total = float(closest.sum())
+        if total <= 0:  # every row equals a chosen one: take any other row
+            left = np.setdiff1d(np.arange(rows), chosen[:i])
+            chosen[i] = left[rng.integers(len(left))]
+            closest = np.minimum(closest, _distances(data, norms, chosen[i : i + 1])[:, 0])
+            continue
+        draws = np.searchsorted(np.cumsum(closest), rng.random(trials) * total)
+        candidates = np.minimum(draws, rows - 1)
+        after = np.minimum(closest[:, None], _distances(data, norms, candidates))
+        best = int(np.argmin(after.sum(axis=0)))
+        chosen[i] = candidates[best]
+        closest = after[:, best]
+    return chosen
+
+
+def _distances(data: np.ndarray, norms: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """(rows, len(positions)) float64 squared l2 distances to those rows (>= 0)."""
+    picked = data[positions]
+    products = (data @ picked.T).astype(np.float64)
+    out: np.ndarray = np.maximum(norms[:, None] - 2 * products + norms[positions][None, :], 0)
+    out[positions, np.arange(len(positions))] = 0
+    return out
+
+
 def assign(vectors: np.ndarray, centroids: np.ndarray, metric: str) -> np.ndarray:
     """The partition (int64) of each vector: its nearest centroid by l2, or its
-    centroid of largest product for dot."""
-    members, _ = assign_scored(vectors, centroids, metric)
+    centroid of largest product for dot.  Near ties by l2 are settled by the exact
+    distance, as pylance's direct distances settle them (the product form
+    ``|x|² + |c|² - 2 x·c`` loses digits when the two nearest are equally far)."""
+    members, _ = assign_scored(vectors, centroids, metric, settle_ties=True)
     return members
 
 
 def assign_scored(
-    vectors: np.ndarray, centroids: np.ndarray, metric: str
+    vectors: np.ndarray, centroids: np.ndarray, metric: str, settle_ties: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
     """(partition of each vector, its score): the squared l2 distance to the
     centroid, or for dot the product with it."""
     members = np.empty(len(vectors), dtype=np.int64)
     scores = np.empty(len(vectors), dtype=np.float64)
     centroid_norms = np.einsum("ij,ij->i", centroids, centroids)
-    for start in range(0, len(vectors), _BLOCK_ROWS):  # one step per block
-        block = vectors[start : start + _BLOCK_ROWS]
-        products = block @ centroids.T
+    # |x|² is the same for every centroid: l2 ranks by |c|² - 2 c·x.
+    factors = np.ascontiguousarray((centroids if metric == DOT else -2 * centroids).T)
+    step = _block_rows(len(centroids))
+    for start in range(0, len(vectors), step):  # one step per block
+        block = vectors[start : start + step]
+        products = block @ factors
         if metric == DOT:
             best = np.argmax(products, axis=1)
-            score = products[np.arange(len(block)), best]
+            score = np.take_along_axis(products, best[:, None], axis=1)[:, 0]
         else:
-            # |x|² is the same for every centroid: rank by |c|² - 2 c·x.
-            partial = centroid_norms[None, :] - 2 * products
-            best = np.argmin(partial, axis=1)
+            products += centroid_norms
+            best = np.argmin(products, axis=1)
             norms = np.einsum("ij,ij->i", block, block)
-            score = np.maximum(partial[np.arange(len(block)), best] + norms, 0)
+            score = np.maximum(np.take_along_axis(products, best[:, None], axis=1)[:, 0] + norms, 0)
+            if settle_ties and len(centroids) > 1:
+                _settle_near_ties(block, centroids, products, norms, best)
         members[start : start + len(block)] = best
         scores[start : start + len(block)] = score
     return members, scores
+
+
+def _settle_near_ties(
+    block: np.ndarray,
+    centroids: np.ndarray,
+    partial: np.ndarray,
+    norms: np.ndarray,
+    best: np.ndarray,
+) -> None:
+    """Reassign, by float64 distances, the rows of ``block`` whose two nearest
+    centroids (``partial``: |c|² - 2 x·c) are within float32 rounding (rare)."""
+    two = np.partition(partial, 1, axis=1)[:, :2]
+    scale = norms + np.abs(two[:, 0]) + np.finfo(np.float32).tiny
+    close = np.flatnonzero(two[:, 1] - two[:, 0] <= _TIE_TOLERANCE * scale)
+    if len(close):
+        rows = block[close].astype(np.float64)
+        exact = ((rows[:, None, :] - centroids[None].astype(np.float64)) ** 2).sum(axis=2)
+        best[close] = np.argmin(exact, axis=1)
+
+
+def _block_rows(centroids: int) -> int:
+    """Rows per block: bounds the (rows, centroids) temporaries while each matrix
+    product stays large enough for BLAS (on a busy machine, OpenBLAS's threads make
+    small products many times slower)."""
+    return int(np.clip(_BLOCK_VALUES // max(centroids, 1), _MIN_BLOCK_ROWS, _MAX_BLOCK_ROWS))
+
+
+def _sums(data: np.ndarray, members: np.ndarray, k: int) -> np.ndarray:
+    """(k, d) float64: the sum of each cluster's vectors, one bincount per dimension
+    (no sorted float64 copy of the data)."""
+    sums = np.empty((k, data.shape[1]), dtype=np.float64)
+    for dimension, column in enumerate(data.T):  # one step per dimension
+        sums[:, dimension] = np.bincount(members, weights=column, minlength=k)
+    return sums
 
 
 def _loss(scores: np.ndarray, metric: str) -> float:
@@ -120,10 +218,8 @@ def _updated(
     k = len(centroids)
     counts = np.bincount(members, minlength=k)
     filled = counts > 0
-    grouped = data[np.argsort(members, kind="stable")].astype(np.float64)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
     moved = centroids.astype(np.float64).copy()
-    moved[filled] = np.add.reduceat(grouped, starts[filled], axis=0) / counts[filled, None]
+    moved[filled] = _sums(data, members, k)[filled] / counts[filled, None]
     # Far from its centroid: largest l2 distance, or smallest product for dot.
     badness = -scores if metric == DOT else scores.copy()
     for empty in np.flatnonzero(~filled).tolist():  # one step per empty cluster (rare)
@@ -132,6 +228,18 @@ def _updated(
         badness[farthest] = -np.inf
     out = moved.astype(np.float32)
     return _unit(out) if metric == DOT else out
+
+
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """``vectors`` (float32) divided by their norms, bit for bit as pylance normalizes
+    them for a cosine index: the squares summed in float32 in dimension order, the
+    square root in float32 (a zero vector gives NaN, as it does in pylance)."""
+    squares = np.zeros(len(vectors), dtype=np.float32)
+    for column in vectors.T:  # one step per dimension: keeps pylance's summation order
+        squares += column * column
+    with np.errstate(all="ignore"):
+        out: np.ndarray = vectors / np.sqrt(squares)[:, None]
+    return out
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:
