@@ -100,3 +100,89 @@ def test_model_files_read_both_ways(tmp_path: Path) -> None:
     lance.indices.PqModel(2, codebook, num_bits=8).save(str(tmp_path / "theirs.pq"))
     mine = PqModel.load(str(tmp_path / "theirs.pq"))
     assert (mine.num_subvectors, mine.num_bits, mine.codebook) == (2, 8, codebook)
+
+
+def _pq_codes(vectors: np.ndarray, centroids: np.ndarray, codebook: np.ndarray) -> tuple:
+    """Partitions (nearest centroid) and PQ codes of the residuals, computed here."""
+    d = ((vectors[:, None, :].astype(np.float64) - centroids[None]) ** 2).sum(-1)
+    partitions = np.argmin(d, axis=1)
+    residual = vectors - centroids[partitions]
+    sub_vectors, _, width = codebook.shape
+    codes = np.stack(
+        [
+            np.argmin(
+                ((residual[:, None, s * width : (s + 1) * width] - codebook[s][None]) ** 2).sum(-1),
+                axis=1,
+            )
+            for s in range(sub_vectors)
+        ],
+        axis=1,
+    )
+    return partitions, codes
+
+
+def test_pq_steps_make_an_index_pylance_reads(tmp_path: Path) -> None:
+    ds = _dataset(tmp_path)
+    builder = IndicesBuilder(ds, "v")
+    ivf = builder.train_ivf(8, sample_rate=16)
+    pq = builder.train_pq(ivf, 4, sample_rate=4)
+    assert (pq.num_subvectors, pq.dimension, len(pq.codebook)) == (4, DIMENSION, 256)
+    builder.transform_vectors(ivf, pq, str(tmp_path / "t1"), fragments=ds.get_fragments()[:2])
+    builder.transform_vectors(ivf, pq, str(tmp_path / "t2"), fragments=ds.get_fragments()[2:])
+    got = lance.file.LanceFileReader(str(tmp_path / "t1")).read_all().to_table()
+    assert [f.name for f in got.schema] == ["_rowid", "__ivf_part_id", "__pq_code"]
+    # Every row's partition and code as computed independently.
+    vectors = np.stack(lance.dataset(ds.uri).to_table()["v"].to_numpy(zero_copy_only=False))
+    rows = got["_rowid"].to_numpy().astype(np.int64)
+    centroids = _matrix(ivf.centroids).astype(np.float32)
+    codebook = _matrix(pq.codebook).astype(np.float32).ravel().reshape(4, 256, DIMENSION // 4)
+    partitions, codes = _pq_codes(
+        vectors[(rows >> 32) * 1000 + (rows & 0xFFFFFFFF)], centroids, codebook
+    )
+    assert np.array_equal(got["__ivf_part_id"].to_numpy(), partitions)
+    mine = np.stack(got["__pq_code"].to_numpy(zero_copy_only=False))
+    assert (mine == codes).mean() > 0.999  # float32 ties aside
+    names = builder.shuffle_transformed_vectors(["t1", "t2"], str(tmp_path), ivf, "s")
+    builder.load_shuffled_vectors(names, str(tmp_path), ivf, pq)
+    theirs = lance.dataset(ds.uri)
+    (index,) = theirs.list_indices()
+    assert index["type"] == "IVF_PQ" and sorted(index["fragment_ids"]) == [0, 1, 2]
+    for q in vectors[:5] + 0.1:
+        nearest = {"column": "v", "q": q, "k": 5, "nprobes": 3}
+        want = theirs.to_table(nearest=nearest, columns=[], with_row_id=True)
+        found = lancelet.dataset(ds.uri).to_table(nearest=nearest, columns=[], with_row_id=True)
+        assert found["_rowid"] == want["_rowid"]
+
+
+def test_pylance_shuffled_files_load_in_lancelet(tmp_path: Path) -> None:
+    ds = _dataset(tmp_path)
+    theirs = lance.indices.IndicesBuilder(lance.dataset(ds.uri), "v")
+    ivf = theirs.train_ivf(8, sample_rate=16)
+    pq = theirs.train_pq(ivf, 4, sample_rate=4)
+    theirs.transform_vectors(ivf, pq, str(tmp_path / "t"))
+    names = theirs.shuffle_transformed_vectors(["t"], str(tmp_path), ivf, "s")
+    mine = IndicesBuilder(ds, "v")
+    mine.load_shuffled_vectors(names, str(tmp_path), IvfModel(ivf.centroids, "l2"), pq, "idx")
+    reloaded = lance.dataset(ds.uri)
+    assert reloaded.list_indices()[0]["name"] == "idx"
+    q = np.full(DIMENSION, 0.5, np.float32)
+    nearest = {"column": "v", "q": q, "k": 8, "nprobes": 2}
+    want = reloaded.to_table(nearest=nearest, columns=[], with_row_id=True)
+    assert (
+        lancelet.dataset(ds.uri).to_table(nearest=nearest, columns=[], with_row_id=True)["_rowid"]
+        == want["_rowid"]
+    )
+
+
+def test_pq_errors_as_pylance(tmp_path: Path) -> None:
+    ds = _dataset(tmp_path)
+    ivf = IndicesBuilder(ds, "v").train_ivf(8, sample_rate=16)
+    for module, data in ((lancelet, ds), (lance, lance.dataset(ds.uri))):
+        builder = module.indices.IndicesBuilder(data, "v")
+        model = module.indices.IvfModel(ivf.centroids, "l2")
+        with pytest.raises(ValueError, match="divisible by num_subvectors .* without remainder"):
+            builder.train_pq(model, 5, sample_rate=2)
+        with pytest.raises(ValueError, match="not enough rows"):
+            builder.train_pq(model, 4, sample_rate=16)
+        with pytest.raises(ValueError, match="non-empty list"):
+            builder.transform_vectors(model, PqModel(4, ivf.centroids), str(tmp_path / "x"), [])

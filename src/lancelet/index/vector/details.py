@@ -53,6 +53,14 @@ def ivf_pq_details(
     return _details(metric, _message(_PQ_FIELD, compression), hints)
 
 
+def loaded_ivf_pq_details(metric: str, num_bits: int, num_sub_vectors: int) -> IndexDetails:
+    """What pylance records for an IVF_PQ index made from shuffled files
+    (``IndicesBuilder.load_shuffled_vectors``): no training hints."""
+    compression = _key(1, _VARINT) + _varint(num_bits) + _key(2, _VARINT)
+    compression += _varint(num_sub_vectors)
+    return _details(metric, _message(_PQ_FIELD, compression), {})
+
+
 def ivf_sq_details(metric: str, sample_rate: int, num_bits: int) -> IndexDetails:
     compression = _key(1, _VARINT) + _varint(num_bits)
     hints = {**_ivf_hints(sample_rate), "lance.sq.sample_rate": str(sample_rate)}
