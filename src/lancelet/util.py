@@ -172,7 +172,18 @@ def validate_vector_index(
 
 class HNSW:
     """pylance's stand-alone HNSW graph builder; lancelet does not build HNSW
-    graphs outside an index, so :meth:`build` refuses."""
+    graphs outside an index, so :meth:`build` refuses (and no instance exists)."""
+
+    def __init__(self, hnsw: Any) -> None:
+        raise UnsupportedFunctionError(
+            "lance.util.HNSW: lancelet does not build stand-alone HNSW graphs"
+        )
+
+    def to_lance_file(self, file_path: str) -> None:
+        raise UnsupportedFunctionError("lance.util.HNSW.to_lance_file: not supported")
+
+    def vectors(self) -> pa.Array:
+        raise UnsupportedFunctionError("lance.util.HNSW.vectors: not supported")
 
     @staticmethod
     def build(

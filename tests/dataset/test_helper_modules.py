@@ -3,13 +3,18 @@ helper modules, checked against their definitions and pylance's refusals."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import lance
 import lance._datagen as pylance_datagen
+import lance.util as pylance_util
 import numpy as np
 import pyarrow as pa
 import pytest
 
+import lancelet
 from lancelet import _datagen, util
-from lancelet.errors import ArgumentError, UnsupportedFunctionError
+from lancelet.errors import ArgumentError
 from lancelet.vector import vec_to_table
 
 
@@ -69,9 +74,13 @@ def test_other_data_is_refused() -> None:
         vec_to_table((1, 2))  # type: ignore[arg-type]
 
 
-def test_validate_vector_index_refuses() -> None:
-    with pytest.raises(UnsupportedFunctionError, match="vector search"):
-        util.validate_vector_index(object(), "vec", sample_size=10)
+def test_validate_vector_index_passes_as_pylance(tmp_path: Path) -> None:
+    """Each row's own vector finds it through the index (k=1, nprobes=1, refined)."""
+    vectors = np.random.default_rng(6).normal(size=(400, 8)).astype(np.float32)
+    table = pa.table({"vec": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), 8)})
+    lance.write_dataset(table, tmp_path / "v").create_index("vec", "IVF_FLAT", num_partitions=4)
+    pylance_util.validate_vector_index(lance.dataset(tmp_path / "v"), "vec", sample_size=50)
+    util.validate_vector_index(lancelet.dataset(str(tmp_path / "v")), "vec", sample_size=50)
 
 
 def test_datagen_is_unsupported_as_in_a_pylance_build_without_it() -> None:

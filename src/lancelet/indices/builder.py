@@ -138,6 +138,48 @@ class IndicesBuilder:
         flat = pa.array(codebook.astype(element).ravel())
         return PqModel(num_subvectors, pa.FixedSizeListArray.from_arrays(flat, self.dimension))
 
+    def prepare_global_ivf_pq(
+        self,
+        num_partitions: int | None,
+        num_subvectors: int | None,
+        *,
+        distance_type: str = "l2",
+        accelerator: Any = None,
+        sample_rate: int = 256,
+        max_iters: int = 50,
+        num_bits: int = 8,
+        fragment_ids: list[int] | None = None,
+    ) -> dict[str, pa.FixedSizeListArray]:
+        """IVF centroids and the PQ codebook trained in turn, for distributed
+        builds: ``{"ivf_centroids": ..., "pq_codebook": ...}``."""
+        ivf = self.train_ivf(
+            num_partitions,
+            distance_type=distance_type,
+            accelerator=accelerator,
+            sample_rate=sample_rate,
+            max_iters=max_iters,
+            fragment_ids=fragment_ids,
+        )
+        pq = self.train_pq(
+            ivf,
+            num_subvectors,
+            sample_rate=sample_rate,
+            max_iters=max_iters,
+            num_bits=num_bits,
+            fragment_ids=fragment_ids,
+        )
+        return {"ivf_centroids": ivf.centroids, "pq_codebook": pq.codebook}
+
+    def assign_ivf_partitions(
+        self, ivf_model: IvfModel, accelerator: Any, *, output_uri: str | None = None
+    ) -> str:
+        """pylance computes partitions on a torch accelerator here; lancelet assigns
+        them itself in :meth:`transform_vectors`, so this refuses."""
+        raise UnsupportedOptionError(
+            f"assign_ivf_partitions: lancelet trains on the CPU; accelerator={accelerator!r} "
+            "is not supported (transform_vectors assigns the partitions)"
+        )
+
     def transform_vectors(
         self,
         ivf: IvfModel,
