@@ -326,3 +326,20 @@ def test_a_vector_inside_a_struct(tmp_path: Path) -> None:
         through_index = dataset.to_table(nearest=nearest, columns=["id"])
         exact = dataset.to_table(nearest={**nearest, "use_index": False}, columns=["id"])
         assert through_index["id"].to_pylist() == exact["id"].to_pylist()
+
+
+def test_create_index_returns_the_dataset_and_takes_v3_files(tmp_path: Path) -> None:
+    """As pylance: the dataset comes back (at the new version); index_file_version
+    V3 is what both write, the legacy layout is refused."""
+    from lance.indices import IndexFileVersion
+
+    vectors = np.random.default_rng(8).normal(size=(300, 8)).astype(np.float32)
+    table = pa.table({"vec": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), 8)})
+    ds = ll.write_dataset(table, str(tmp_path / "v"))
+    returned = ds.create_index(
+        "vec", "IVF_FLAT", num_partitions=2, index_file_version=IndexFileVersion.V3
+    )
+    assert returned is ds and ds.version == 2
+    assert lance.dataset(str(tmp_path / "v")).describe_indices()[0].name == "vec_idx"
+    with pytest.raises(NotImplementedError, match="V3"):
+        ds.create_index("vec", "IVF_FLAT", num_partitions=2, name="b", index_file_version="Legacy")

@@ -5,7 +5,7 @@ through the Fragment Reuse Index (the work is in :mod:`lancelet.dataset.indices`
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
 
@@ -15,8 +15,11 @@ from lancelet.dataset.indices import catalog as indices
 from lancelet.dataset.indices import prewarm, vector_build
 from lancelet.dataset.indices.fts_queries import DocumentGranularity
 from lancelet.dataset.read import frag_reuse
-from lancelet.errors import ArgumentError
+from lancelet.errors import ArgumentError, UnsupportedOptionError
 from lancelet.table.manifest import Manifest
+
+# The dataset class the mixin is part of (create_index returns it, as pylance).
+_Dataset = TypeVar("_Dataset", bound="IndexMethods")
 
 
 def _covered(snapshot: Snapshot) -> Manifest:
@@ -98,7 +101,7 @@ class IndexMethods(DatasetHandle):
         self.advance_to(committed)
 
     def create_index(
-        self,
+        self: _Dataset,
         column: str,
         index_type: str,
         name: str | None = None,
@@ -127,13 +130,16 @@ class IndexMethods(DatasetHandle):
         skip_transpose: bool = False,
         progress_callback: Any = None,
         **kwargs: Any,
-    ) -> None:
+    ) -> _Dataset:
         """Build an IVF_FLAT, IVF_PQ (``num_sub_vectors``, 8-bit codes) or IVF_SQ
         vector index on ``column`` (l2, cosine or dot; an explicit ``num_partitions``;
         ``sample_rate``, ``max_iterations`` and ``num_bits=8`` as keywords) over
-        every fragment of this version, and commit it as a new version.  The other
-        index types and options pylance has are refused by name."""
+        every fragment of this version, and commit it as a new version; this dataset
+        then shows that version (and is returned, as pylance returns it).  The other
+        index types and options pylance has (``index_file_version`` other than V3)
+        are refused by name."""
         given = dict(locals())
+        kwargs = _without_v3_file_version(kwargs)
         options = {
             option: (given[option], default)
             for option, default in vector_build.PYLANCE_DEFAULTS.items()
@@ -151,7 +157,21 @@ class IndexMethods(DatasetHandle):
             kwargs,
         )
         self.advance_to(committed)
+        return self
 
     def index_statistics(self, index_name: str) -> dict[str, Any]:
         snapshot = self.snapshot
         return indices.index_statistics(snapshot.store, _covered(snapshot), index_name)
+
+
+def _without_v3_file_version(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` less ``index_file_version`` when it asks for V3 (what lancelet
+    writes); the legacy index file layout is refused."""
+    version = kwargs.get("index_file_version")
+    if version is None:
+        return kwargs
+    if str(getattr(version, "value", version)).upper() != "V3":
+        raise UnsupportedOptionError(
+            f"create_index: lancelet writes index files of version V3, not {version!r}"
+        )
+    return {k: v for k, v in kwargs.items() if k != "index_file_version"}
