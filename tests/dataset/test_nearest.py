@@ -351,3 +351,19 @@ def test_a_small_index_is_probed_whole_by_default(tmp_path: Path) -> None:
     assert_same_hits(*_both(uri, nearest={"column": "vec", "q": values[0]}, with_row_id=True))
     nearest = {"column": "vec", "q": values[0], "k": 5, "use_index": False}
     assert_same_hits(*_both(uri, nearest=nearest, with_row_id=True))
+
+
+@pytest.mark.parametrize("window", [{"limit": 12}, {"limit": 12, "offset": 3}, {"offset": 4}])
+def test_without_k_a_limit_is_how_many_are_found(small: str, window: dict[str, int]) -> None:
+    """pylance: no k in nearest and a limit: the limit nearest rows (then offset)."""
+    nearest = {"column": "vec", "q": [0.1, 0.2, -0.3, 0.4]}
+    assert_same_hits(*_both(small, nearest=nearest, with_row_id=True, **window))
+
+
+def test_deleted_rows_cannot_be_included(small: str) -> None:
+    nearest = {"column": "vec", "q": [0.1, 0.2, -0.3, 0.4], "k": 3}
+    for module in (ll, lance):
+        with pytest.raises(ValueError, match="Cannot include deleted rows"):
+            module.dataset(small).to_table(
+                nearest=nearest, with_row_id=True, include_deleted_rows=True
+            )

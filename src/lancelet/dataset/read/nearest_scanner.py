@@ -415,13 +415,21 @@ def nearest_scanner(
         **{name: keywords[name] for name in _REFUSED if keywords.get(name) is not None},
     )
     if keywords.get("include_deleted_rows"):
-        raise VectorQueryError(f"{call}: include_deleted_rows cannot be used with nearest")
+        raise VectorQueryError(
+            f"{call}: Cannot include deleted rows in a nearest neighbor search "
+            "(include_deleted_rows)"
+        )
     for name in ("order_by", "scan_stats_callback"):
         if keywords.get(name):
             raise UnsupportedOptionError(
                 f"{call}: {name} with nearest (pylance ignores it in a vector search)"
             )
     query = nearest_query(keywords["nearest"], manifest.schema.to_arrow(), call)
+    limit = arguments.row_count(keywords["limit"], "limit", call)
+    asked_k = keywords["nearest"].get("k") if isinstance(keywords["nearest"], dict) else None
+    if asked_k is None and limit:
+        # pylance: without k, a limit is how many nearest rows are found.
+        query = dataclasses.replace(query, k=limit)
     return NearestScanner(
         store,
         manifest,
