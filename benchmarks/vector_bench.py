@@ -20,8 +20,8 @@ Measures, for both libraries:
   memory, and the recall@10 of each index (both searched by pylance, at
   ``--nprobes``) against the exact answer;
 * with ``--ivf``: pylance builds an IVF_PQ index (l2) on its copy; the p50 and p99 of
-  ``lancelet.index.vector.IvfIndex.search`` on that index against pylance's indexed
-  query, both at nprobes=20, with the recall@10 of each against the exact answer.
+  both libraries' ``to_table(nearest=...)`` through that index at nprobes=20, with
+  the recall@10 of each against the exact answer.
 
 Prints median seconds (or milliseconds) and the ratio lancelet / pylance (below 1.0:
 lancelet is faster).
@@ -166,11 +166,11 @@ print((status("VmHWM:") - base) / 1024)
 
 
 def ivf_figures(uri: str, queries: np.ndarray, partitions: int, sub_vectors: int) -> dict[str, Any]:
-    """pylance builds IVF_PQ on ``uri``; lancelet's reader and pylance search it."""
+    """pylance builds IVF_PQ on ``uri``; both libraries answer the same nearest=
+    queries through it at the dataset level (what a user calls)."""
     import lance
 
-    from lancelet import io
-    from lancelet.index.vector import IvfIndex
+    import lancelet
 
     ds = lance.dataset(uri)
     build = timed(
@@ -182,28 +182,21 @@ def ivf_figures(uri: str, queries: np.ndarray, partitions: int, sub_vectors: int
             num_sub_vectors=sub_vectors,
         )
     )
-    ds = lance.dataset(uri)
-    (directory,) = (Path(uri) / "_indices").iterdir()
-    index = IvfIndex.open(io.Place(io.FileIO(), str(directory)))
-    truth = [set(nearest(ds, q, "l2", use_index=False)["id"].to_numpy().tolist()) for q in queries]
-    # Row ids are row addresses here (one write, no stable row ids): fragment << 32 | offset.
-    ids = ds.to_table(columns=["id"], with_row_id=True)
-    by_row_id = dict(
-        zip(ids["_rowid"].to_numpy().tolist(), ids["id"].to_numpy().tolist(), strict=True)
-    )
+    opened = {"lancelet": lancelet.dataset(uri), "lance": lance.dataset(uri)}
+    truth = [
+        set(nearest(opened["lance"], q, "l2", use_index=False)["id"].to_numpy().tolist())
+        for q in queries
+    ]
     times: dict[str, list[float]] = {"lancelet": [], "lance": []}
     hits: dict[str, int] = {"lancelet": 0, "lance": 0}
-    index.search(queries[0], K, NPROBES)
-    nearest(ds, queries[0], "l2", nprobes=NPROBES)
+    for data in opened.values():
+        nearest(data, queries[0], "l2", nprobes=NPROBES)  # opens the index
     for q, exact in zip(queries, truth, strict=True):
-        start = time.perf_counter()
-        row_ids, _ = index.search(q, K, NPROBES)
-        times["lancelet"].append(time.perf_counter() - start)
-        hits["lancelet"] += len({by_row_id[r] for r in row_ids.tolist()} & exact)
-        start = time.perf_counter()
-        found = nearest(ds, q, "l2", nprobes=NPROBES)
-        times["lance"].append(time.perf_counter() - start)
-        hits["lance"] += len(set(found["id"].to_numpy().tolist()) & exact)
+        for name, data in opened.items():
+            start = time.perf_counter()
+            found = nearest(data, q, "l2", nprobes=NPROBES)
+            times[name].append(time.perf_counter() - start)
+            hits[name] += len(set(found["id"].to_numpy().tolist()) & exact)
     return {
         "build": build,
         **{name: (*percentiles(t), hits[name] / (K * len(queries))) for name, t in times.items()},
