@@ -30,6 +30,8 @@ DIMENSION = 32
 PARTITIONS = 6
 SUB_VECTORS = 8
 METRICS = ("l2", "cosine", "dot")
+pytestmark = pytest.mark.local_files("reads the index files lancelet and pylance write on disk")
+
 TYPES = ("IVF_PQ", "IVF_SQ")
 
 
