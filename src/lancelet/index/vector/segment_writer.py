@@ -23,7 +23,7 @@ import pyarrow as pa
 from lancelet import io
 from lancelet._proto import index_pb2
 from lancelet.errors import CorruptIndexError
-from lancelet.file import LanceFileReader, LanceFileWriter
+from lancelet.file import LanceFileReader
 from lancelet.index import files
 from lancelet.index.vector import kmeans
 from lancelet.index.vector.ivf import IvfIndex
@@ -205,18 +205,7 @@ def _write(
 ) -> None:
     """One file: ``table``'s rows, ``buffers`` as global buffers 1, 2, ... (the first,
     the IVF message, named by ``lance:ivf``) and ``meta``."""
-    writer = LanceFileWriter(path.path, table.schema, version=version, file_io=path.file_io)
-    try:
-        positions = [writer.add_global_buffer(data) for data in buffers]
-        writer.add_schema_metadata("lance:ivf", str(positions[0]))
-        for key, value in meta.items():
-            writer.add_schema_metadata(key, value)
-        if table.num_rows:
-            writer.write_batch(table)
-    except BaseException:
-        writer.abort()
-        raise
-    writer.close()
+    files.write_table(path, table, version, meta, {"lance:ivf": buffers[0]}, buffers[1:])
 
 
 # -- what an existing segment holds, to write it again ---------------------------------
