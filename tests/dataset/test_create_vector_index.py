@@ -330,7 +330,7 @@ def test_a_vector_inside_a_struct(tmp_path: Path) -> None:
 
 def test_create_index_returns_the_dataset_and_takes_v3_files(tmp_path: Path) -> None:
     """As pylance: the dataset comes back (at the new version); index_file_version
-    V3 is what both write, the legacy layout is refused."""
+    V3 is what both write by default; an unknown version is refused."""
     from lance.indices import IndexFileVersion
 
     vectors = np.random.default_rng(8).normal(size=(300, 8)).astype(np.float32)
@@ -341,5 +341,5 @@ def test_create_index_returns_the_dataset_and_takes_v3_files(tmp_path: Path) -> 
     )
     assert returned is ds and ds.version == 2
     assert lance.dataset(str(tmp_path / "v")).describe_indices()[0].name == "vec_idx"
-    with pytest.raises(NotImplementedError, match="V3"):
-        ds.create_index("vec", "IVF_FLAT", num_partitions=2, name="b", index_file_version="Legacy")
+    with pytest.raises(NotImplementedError, match="V3 or Legacy"):
+        ds.create_index("vec", "IVF_FLAT", num_partitions=2, name="b", index_file_version="V2")

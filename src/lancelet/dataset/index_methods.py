@@ -136,10 +136,11 @@ class IndexMethods(DatasetHandle):
         ``sample_rate``, ``max_iterations`` and ``num_bits=8`` as keywords) over
         every fragment of this version, and commit it as a new version; this dataset
         then shows that version (and is returned, as pylance returns it).  The other
-        index types and options pylance has (``index_file_version`` other than V3)
-        are refused by name."""
+        index types and options pylance has are refused by name;
+        ``index_file_version="Legacy"`` writes IVF_PQ in pylance's one-file legacy
+        layout."""
         given = dict(locals())
-        kwargs = _without_v3_file_version(kwargs)
+        kwargs, legacy_file = _index_file_layout(kwargs)
         options = {
             option: (given[option], default)
             for option, default in vector_build.PYLANCE_DEFAULTS.items()
@@ -155,6 +156,7 @@ class IndexMethods(DatasetHandle):
             index_uuid,
             options,
             kwargs,
+            legacy_file=legacy_file,
         )
         self.advance_to(committed)
         return self
@@ -164,14 +166,17 @@ class IndexMethods(DatasetHandle):
         return indices.index_statistics(snapshot.store, _covered(snapshot), index_name)
 
 
-def _without_v3_file_version(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """``kwargs`` less ``index_file_version`` when it asks for V3 (what lancelet
-    writes); the legacy index file layout is refused."""
+def _index_file_layout(kwargs: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """``kwargs`` less ``index_file_version``, and whether it asks for the legacy
+    layout (``V3``, the default, or ``Legacy``; pylance honours Legacy for IVF_PQ
+    only and writes V3 for the other types)."""
     version = kwargs.get("index_file_version")
+    rest = {k: v for k, v in kwargs.items() if k != "index_file_version"}
     if version is None:
-        return kwargs
-    if str(getattr(version, "value", version)).upper() != "V3":
+        return rest, False
+    name = str(getattr(version, "value", version)).upper()
+    if name not in ("V3", "LEGACY"):
         raise UnsupportedOptionError(
-            f"create_index: lancelet writes index files of version V3, not {version!r}"
+            f"create_index: index_file_version must be V3 or Legacy, not {version!r}"
         )
-    return {k: v for k, v in kwargs.items() if k != "index_file_version"}
+    return rest, name == "LEGACY"

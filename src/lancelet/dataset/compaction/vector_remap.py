@@ -11,7 +11,7 @@ import numpy as np
 
 from lancelet import io
 from lancelet.index.remapping import AddressMapping
-from lancelet.index.vector import IvfIndex
+from lancelet.index.vector import IvfIndex, layout, legacy_layout
 from lancelet.index.vector.segment_writer import (
     SegmentRows,
     quantizer,
@@ -26,6 +26,12 @@ def remap_vector_segment(
 ) -> None:
     """Write the segment in ``source`` with its rows moved by ``mapping`` into
     ``directory``, in Lance file format ``version``."""
+    if layout.file_version(source) == "Legacy":
+        # pylance keeps a legacy index legacy through a compaction.
+        legacy_layout.remap(
+            source.join(layout.INDEX_FILE), directory.join(layout.INDEX_FILE), mapping
+        )
+        return
     index = IvfIndex.open(source)
     rows = segment_rows(index)
     moved, kept = mapping.apply(rows.row_ids)

@@ -44,7 +44,14 @@ from lancelet.errors import (
 )
 from lancelet.file import version as file_version
 from lancelet.index.vector import details as vector_details
-from lancelet.index.vector import ivf_flat_writer, ivf_pq_writer, ivf_sq_writer, kmeans, pq_train
+from lancelet.index.vector import (
+    ivf_flat_writer,
+    ivf_pq_writer,
+    ivf_sq_writer,
+    kmeans,
+    legacy_layout,
+    pq_train,
+)
 from lancelet.index.vector.ivf_flat_writer import write_ivf_flat
 from lancelet.table import naming
 from lancelet.table.index import IndexDetails
@@ -123,10 +130,12 @@ def create_index(
     options: Mapping[str, tuple[Any, Any]],
     kwargs: Mapping[str, Any],
     rng: np.random.Generator | None = None,
+    legacy_file: bool = False,
 ) -> Manifest:
     """Build the IVF_FLAT index of ``column`` and commit it; the version that lists it.
     ``options`` maps each of pylance's other parameters to (value given, pylance's
-    default): any given otherwise is refused."""
+    default): any given otherwise is refused.  ``legacy_file`` asks for pylance's
+    legacy one-file layout, which (as in pylance) only IVF_PQ has."""
     manifest = snapshot.manifest
     where = f"{snapshot.uri} version {manifest.version}"
     wanted = _check_type(index_type, where)
@@ -144,7 +153,10 @@ def create_index(
     directory = snapshot.store.place(naming.INDICES_DIR, str(uid))
     try:
         row_keys, vectors = _live_vectors(snapshot, field.path, dimension, params.metric)
-        _build(directory, manifest, row_keys, vectors, params, rng or np.random.default_rng())
+        legacy = _LegacyNames(name, field.path) if legacy_file and wanted == _PQ else None
+        _build(
+            directory, manifest, row_keys, vectors, params, rng or np.random.default_rng(), legacy
+        )
         return indices.commit_index(
             snapshot,
             name,
@@ -335,6 +347,14 @@ def _grown(array: np.ndarray, least: int) -> np.ndarray:
     return out
 
 
+@dataclass(frozen=True)
+class _LegacyNames:
+    """What a legacy index file records besides the index: its name and column."""
+
+    name: str
+    column: str
+
+
 def _build(
     directory: io.Place,
     manifest: Manifest,
@@ -342,6 +362,7 @@ def _build(
     vectors: np.ndarray,
     params: IvfParameters,
     rng: np.random.Generator,
+    legacy: _LegacyNames | None = None,
 ) -> None:
     if not len(vectors):
         raise ArgumentError(f"{directory}: there are no vectors to index")
@@ -366,6 +387,21 @@ def _build(
         codebook = _pq_codebook(vectors, partitions, centroids, params, rng)
         residual = params.metric != "dot"
         codes = pq_train.encode_residuals(vectors, partitions, centroids, codebook, residual)
+        if legacy is not None:
+            legacy_layout.write(
+                directory.join(legacy_layout.FILE),
+                legacy.name,
+                legacy.column,
+                manifest.version,
+                params.metric,
+                centroids,
+                loss,
+                codebook,
+                codes,
+                row_keys,
+                partitions,
+            )
+            return
         ivf_pq_writer.write_ivf_pq(
             directory,
             row_keys,

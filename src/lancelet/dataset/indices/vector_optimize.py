@@ -35,7 +35,7 @@ from lancelet.dataset.read.scanner import ROW_ADDRESS, ROW_ID, LanceScanner
 from lancelet.dataset.read.take import MISSING, addresses_of_ids
 from lancelet.errors import UnsupportedIndexError
 from lancelet.file import version as file_version
-from lancelet.index.vector import IvfIndex, float32_distance, join
+from lancelet.index.vector import IvfIndex, float32_distance, join, layout
 from lancelet.index.vector.segment_writer import (
     SegmentRows,
     quantizer,
@@ -139,6 +139,29 @@ def vector_plan(
     where: str,
 ) -> VectorRebuild | None:
     """What optimize_indices does to one vector index (None: nothing)."""
+    plan = _vector_plan(snapshot, name, segments, merge, retrain, where)
+    if plan is not None and any(_legacy(snapshot, s) for s in segments):
+        raise UnsupportedIndexError(
+            f"{where}: index {name!r} is in the legacy IVF_PQ file layout, to which "
+            "optimize_indices adds nothing (pylance 14 cannot either); rebuild it with "
+            "create_index(..., replace=True)"
+        )
+    return plan
+
+
+def _legacy(snapshot: Snapshot, segment: IndexMetadata) -> bool:
+    place = snapshot.store.place(naming.INDICES_DIR, str(segment.uuid))
+    return layout.file_version(place) == "Legacy"
+
+
+def _vector_plan(
+    snapshot: Snapshot,
+    name: str,
+    segments: Sequence[IndexMetadata],
+    merge: int | None,
+    retrain: bool,
+    where: str,
+) -> VectorRebuild | None:
     manifest = snapshot.manifest
     label = f"{where}: index {name!r}"
     if retrain:

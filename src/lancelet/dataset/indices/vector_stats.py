@@ -6,7 +6,8 @@ indices, as pylance 14 gives them (measured): for each segment ``index_type``,
 ``num_sub_vectors``, ``dimension``, ``index_type``, ``transposed``), ``partitions``
 (each ``{"size": rows}``), ``centroids`` (left out when the environment sets
 ``LANCE_INCLUDE_VECTOR_CENTROIDS=false``, as pylance does), ``loss`` and
-``index_file_version`` (``V3``).  A segment that covers nothing is ``{}``.
+``index_file_version`` (``V3``, or ``Legacy`` for the one-file IVF_PQ layout).  A
+segment that covers nothing is ``{}``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lancelet.dataset.read.ivf_search import opened
-from lancelet.index.vector import IvfIndex
+from lancelet.index.vector import IvfIndex, layout
 from lancelet.index.vector.segment_writer import recorded_loss
 from lancelet.index.vector.storage import PqStorage
 from lancelet.table import naming
@@ -53,7 +54,12 @@ def _statistics(store: DatasetStore, segment: IndexMetadata, index: IvfIndex) ->
     if os.environ.get(_CENTROIDS_SWITCH, "").strip().lower() != "false":
         stats["centroids"] = index.centroids.astype(float).tolist()
     stats["loss"] = recorded_loss(directory)
-    stats["index_file_version"] = "V3"
+    stats["index_file_version"] = layout.file_version(directory)
+    if stats["index_file_version"] == "Legacy":
+        # pylance's legacy PQ stores its codes row-major and says nothing of it,
+        # and names the index's own metric (cosine too).
+        stats["sub_index"].pop("transposed", None)
+        stats["sub_index"]["metric_type"] = index.metric
     return stats
 
 

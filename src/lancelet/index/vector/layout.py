@@ -28,7 +28,7 @@ from lancelet._proto import index_pb2
 from lancelet.errors import CorruptIndexError, UnsupportedIndexError
 from lancelet.file import LanceFileReader
 from lancelet.index import files
-from lancelet.index.vector import float32_distance, hnsw, rabitq
+from lancelet.index.vector import float32_distance, hnsw, legacy_layout, rabitq
 from lancelet.index.vector.hnsw import HnswGraph
 from lancelet.index.vector.rabitq import RabitqStorage
 from lancelet.index.vector.sq_storage import SqStorage
@@ -65,6 +65,9 @@ class Layout:
 
 def read(directory: io.Place) -> Layout:
     index_path = directory.join(INDEX_FILE)
+    if _is_legacy(index_path):
+        metric, centroids, offsets, lengths, row_ids, pq = legacy_layout.read(index_path)
+        return Layout("IVF_PQ", metric, centroids, offsets, lengths, row_ids, pq)
     index_file = _open(index_path)
     meta = files.metadata(index_file)
     header = _json(index_path, meta, "lance:index")
@@ -140,6 +143,24 @@ def _storage_params(path: io.Place, meta: dict[str, str], kind: str) -> dict[str
     if not isinstance(params, dict):
         raise CorruptIndexError(f"{path}: 'storage_metadata' does not hold the {kind} parameters")
     return params
+
+
+def file_version(directory: io.Place) -> str:
+    """pylance's name for the layout of the index in ``directory``: ``Legacy`` (one
+    file, :mod:`legacy_layout`) or ``V3`` (the two Lance files)."""
+    return "Legacy" if _is_legacy(directory.join(INDEX_FILE)) else "V3"
+
+
+def _is_legacy(path: io.Place) -> bool:
+    """Whether ``path`` is a legacy (single-file IVF_PQ) index file, by its footer."""
+    with files.reading(path):
+        found = path.file_io.open_input(path.path)
+        try:
+            size = min(found.size, legacy_layout.footer_size())
+            tail = found.read(found.size - size, size).to_pybytes()
+        finally:
+            found.close()
+    return legacy_layout.is_legacy(tail)
 
 
 def _open(path: io.Place) -> LanceFileReader:

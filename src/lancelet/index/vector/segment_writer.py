@@ -25,7 +25,7 @@ from lancelet._proto import index_pb2
 from lancelet.errors import CorruptIndexError
 from lancelet.file import LanceFileReader
 from lancelet.index import files
-from lancelet.index.vector import kmeans
+from lancelet.index.vector import kmeans, layout, legacy_layout
 from lancelet.index.vector.ivf import IvfIndex
 from lancelet.index.vector.ivf_flat_writer import auxiliary_schema
 from lancelet.index.vector.layout import AUXILIARY_FILE, INDEX_FILE
@@ -227,6 +227,8 @@ def quantizer(index: IvfIndex) -> Quantizer:
 def recorded_loss(source: io.Place) -> float:
     """The k-means loss the segment's ``index.idx`` records."""
     path = source.join(INDEX_FILE)
+    if layout.file_version(source) == "Legacy":
+        return legacy_layout.loss(path)
     with files.reading(path):
         reader = LanceFileReader(path.path, file_io=path.file_io)
         position = files.metadata(reader).get("lance:ivf", "")
