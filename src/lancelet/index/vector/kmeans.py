@@ -104,29 +104,35 @@ def _seeds(data: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
     norms = np.einsum("ij,ij->i", data, data)
     chosen = np.empty(k, dtype=np.int64)
     chosen[0] = rng.integers(rows)
-    closest = _distances(data, norms, chosen[:1])[:, 0]
+    closest = _distances(data, norms, chosen[:1])[0]
     for i in range(1, k):  # one step per centroid: one product with the candidates
-        total = float(closest.sum())
+        total = float(closest.sum(dtype=np.float64))
         if total <= 0:  # every row equals a chosen one: take any other row
             left = np.setdiff1d(np.arange(rows), chosen[:i])
             chosen[i] = left[rng.integers(len(left))]
-            closest = np.minimum(closest, _distances(data, norms, chosen[i : i + 1])[:, 0])
+            closest = np.minimum(closest, _distances(data, norms, chosen[i : i + 1])[0])
             continue
-        draws = np.searchsorted(np.cumsum(closest), rng.random(trials) * total)
+        cumulative = np.cumsum(closest, dtype=np.float64)
+        draws = np.searchsorted(cumulative, rng.random(trials) * total)
         candidates = np.minimum(draws, rows - 1)
-        after = np.minimum(closest[:, None], _distances(data, norms, candidates))
-        best = int(np.argmin(after.sum(axis=0)))
+        after = np.minimum(closest[None, :], _distances(data, norms, candidates))
+        best = int(np.argmin(after.sum(axis=1, dtype=np.float64)))
         chosen[i] = candidates[best]
-        closest = after[:, best]
+        closest = after[best]
     return chosen
 
 
 def _distances(data: np.ndarray, norms: np.ndarray, positions: np.ndarray) -> np.ndarray:
-    """(rows, len(positions)) float64 squared l2 distances to those rows (>= 0)."""
+    """(len(positions), rows) float32 squared l2 distances from those rows (>= 0;
+    float32 is enough to weigh the seeding draws, and one row per candidate keeps
+    the reductions over rows contiguous)."""
     picked = data[positions]
-    products = (data @ picked.T).astype(np.float64)
-    out: np.ndarray = np.maximum(norms[:, None] - 2 * products + norms[positions][None, :], 0)
-    out[positions, np.arange(len(positions))] = 0
+    out: np.ndarray = picked @ data.T
+    out *= -2
+    out += norms[positions][:, None]
+    out += norms[None, :]
+    np.maximum(out, 0, out=out)
+    out[np.arange(len(positions)), positions] = 0
     return out
 
 
@@ -153,14 +159,15 @@ def assign_scored(
     for start in range(0, len(vectors), step):  # one step per block
         block = vectors[start : start + step]
         products = block @ factors
+        rows = np.arange(len(block))
         if metric == DOT:
             best = np.argmax(products, axis=1)
-            score = np.take_along_axis(products, best[:, None], axis=1)[:, 0]
+            score = products[rows, best]
         else:
             products += centroid_norms
             best = np.argmin(products, axis=1)
             norms = np.einsum("ij,ij->i", block, block)
-            score = np.maximum(np.take_along_axis(products, best[:, None], axis=1)[:, 0] + norms, 0)
+            score = np.maximum(products[rows, best] + norms, 0)
             if settle_ties and len(centroids) > 1:
                 _settle_near_ties(block, centroids, products, norms, best)
         members[start : start + len(block)] = best
@@ -177,12 +184,18 @@ def _settle_near_ties(
 ) -> None:
     """Reassign, by float64 distances, the rows of ``block`` whose two nearest
     centroids (``partial``: |c|² - 2 x·c) are within float32 rounding (rare)."""
-    two = np.partition(partial, 1, axis=1)[:, :2]
-    scale = norms + np.abs(two[:, 0]) + np.finfo(np.float32).tiny
-    close = np.flatnonzero(two[:, 1] - two[:, 0] <= _TIE_TOLERANCE * scale)
+    rows = np.arange(len(partial))
+    nearest = partial[rows, best]
+    # The second nearest: the row's minimum with its nearest set aside (one SIMD
+    # reduction; a partition of every row costs several times more).
+    partial[rows, best] = np.inf
+    second = partial.min(axis=1)
+    partial[rows, best] = nearest
+    scale = norms + np.abs(nearest) + np.finfo(np.float32).tiny
+    close = np.flatnonzero(second - nearest <= _TIE_TOLERANCE * scale)
     if len(close):
-        rows = block[close].astype(np.float64)
-        exact = ((rows[:, None, :] - centroids[None].astype(np.float64)) ** 2).sum(axis=2)
+        picked = block[close].astype(np.float64)
+        exact = ((picked[:, None, :] - centroids[None].astype(np.float64)) ** 2).sum(axis=2)
         best[close] = np.argmin(exact, axis=1)
 
 
