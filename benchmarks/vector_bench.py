@@ -25,6 +25,15 @@ Measures, for both libraries:
 
 Prints median seconds (or milliseconds) and the ratio lancelet / pylance (below 1.0:
 lancelet is faster).
+
+lancelet's matrix products run in numpy's OpenBLAS.  Where the machine image pins
+OpenBLAS to an older kernel (``OPENBLAS_CORETYPE``, ``OPENBLAS_L2_SIZE``: set on some
+processors for old OpenBLAS builds), a current numpy runs slower than it would for a
+user; measure with both unset for that one command:
+
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/vector_bench.py
+
+The scripts say so when they find either set.
 """
 
 from __future__ import annotations
@@ -261,7 +270,18 @@ def run_shape(rows: int, dim: int, args: argparse.Namespace, root: str) -> None:
         compare_builds(uris, queries, rows, dim, args)
 
 
+def warn_pinned_blas() -> None:
+    pinned = [name for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if name in os.environ]
+    if pinned:
+        print(
+            f"note: {', '.join(pinned)} set: numpy's OpenBLAS runs a pinned kernel "
+            "(see the module docstring)",
+            file=sys.stderr,
+        )
+
+
 def main() -> None:
+    warn_pinned_blas()
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--scale", type=float, default=1.0, help="multiplies the row counts")
     parser.add_argument("--runs", type=int, default=3, help="runs of each batch search")

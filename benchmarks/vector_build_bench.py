@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from vector_bench import LIBS, K, library, mixture, vector_table
+from vector_bench import LIBS, K, library, mixture, vector_table, warn_pinned_blas
 
 
 def build_in_fresh_process(
@@ -149,6 +149,7 @@ def report(
 
 
 def main() -> None:
+    warn_pinned_blas()
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--dim", type=int, default=128)
