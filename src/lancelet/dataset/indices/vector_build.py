@@ -23,8 +23,8 @@ distributed building...) is refused by name before any file is written.
 from __future__ import annotations
 
 import uuid as uuid_lib
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -34,6 +34,7 @@ from lancelet import io
 from lancelet.dataset.core.snapshot import Snapshot
 from lancelet.dataset.indices import build as index_build
 from lancelet.dataset.indices import catalog as indices
+from lancelet.dataset.indices import vector_params
 from lancelet.dataset.read.scanner import ROW_ADDRESS, ROW_ID, LanceScanner
 from lancelet.errors import (
     ArgumentError,
@@ -74,6 +75,7 @@ PYLANCE_DEFAULTS: Mapping[str, Any] = {
     "ivf_centroids": None,
     "pq_codebook": None,
     "num_sub_vectors": None,
+    "target_partition_size": None,
     "accelerator": None,
     "index_cache_size": None,
     "shuffle_partition_batches": None,
@@ -84,7 +86,6 @@ PYLANCE_DEFAULTS: Mapping[str, Any] = {
     "filter_nan": True,
     "train": True,
     "fragment_ids": None,
-    "target_partition_size": None,
     "streaming_sample_rate": None,
     "streaming_coreset_rate": None,
     "streaming_refine_passes": None,
@@ -98,6 +99,8 @@ _DEFAULT_MAX_ITERATIONS = 50
 # pylance trains PQ code words for 50 iterations whatever max_iterations is.
 _PQ_MAX_ITERATIONS = 50
 _BATCH_ROWS = 1 << 16
+# The options vector_params checks.
+_MODEL_OPTIONS = ("ivf_centroids", "pq_codebook", "target_partition_size")
 
 
 @dataclass(frozen=True)
@@ -109,11 +112,16 @@ class IvfParameters:
     max_iterations: int
     # IVF_PQ only.
     num_sub_vectors: int = 0
+    num_bits: int = pq_train.NUM_BITS
+    # Given centroids (and codebook) are used as they are.
+    given: vector_params.GivenModels = vector_params.NOTHING_GIVEN
+    # Only a num_partitions given as such is bounded by the rows (IVF_PQ).
+    bounded: bool = True
 
 
 def create_index(
     snapshot: Snapshot,
-    column: str,
+    column: str | Sequence[str],
     index_type: object,
     name: str | None,
     metric: object,
@@ -134,10 +142,12 @@ def create_index(
     num_sub_vectors = options.pop("num_sub_vectors", (None, None))[0]
     if wanted != _PQ:
         options["num_sub_vectors"] = (num_sub_vectors, None)
+    models = {k: options.pop(k, (None, None))[0] for k in _MODEL_OPTIONS}
     _refuse_options(options, where)
-    field = index_build.resolve_field(manifest.schema, column, where)
+    field = index_build.resolve_field(manifest.schema, _one_column(column, where), where)
     dimension = _dimension(field.type, field.path, where)
     params = _parameters(wanted, metric, num_partitions, num_sub_vectors, dimension, kwargs, where)
+    params = _with_models(params, models, manifest.num_rows, dimension, where)
     name = name or f"{field.path}_idx"
     indices.check_new_index(manifest, name, [field.id], replace, where)
     uid = _new_uuid(index_uuid, where)
@@ -158,6 +168,17 @@ def create_index(
     except BaseException:
         snapshot.store.io.remove_tree(directory.path)
         raise
+
+
+def _one_column(column: str | Sequence[str], where: str) -> str:
+    """pylance takes the column alone or in a list of one."""
+    if isinstance(column, str):
+        return column
+    if not isinstance(column, (list, tuple)) or len(column) != 1:
+        raise UnsupportedOptionError(
+            f"{where}: Only support building index on 1 column at the moment, got {column!r}"
+        )
+    return column[0]
 
 
 def _new_uuid(index_uuid: str | None, where: str) -> uuid_lib.UUID:
@@ -219,6 +240,8 @@ def _parameters(
     kwargs: Mapping[str, Any],
     where: str,
 ) -> IvfParameters:
+    """The parameters; a num_partitions of None (derived by :func:`_with_models`)
+    is kept as 0 here."""
     taken = {"sample_rate", "max_iterations"} | ({"num_bits"} if index_type != _FLAT else set())
     unknown = sorted(set(kwargs) - taken)
     if unknown:
@@ -226,36 +249,65 @@ def _parameters(
             f"{where}: lancelet's {index_type} create_index does not take {unknown}; "
             f"it takes {', '.join(sorted(taken))}"
         )
-    if kwargs.get("num_bits", 8) != 8:
+    num_bits = kwargs.get("num_bits", 8)
+    if num_bits != 8 and not (index_type == _PQ and num_bits == 4):
         raise UnsupportedOptionError(
-            f"{where}: lancelet builds {index_type} with num_bits=8 only, "
-            f"not num_bits={kwargs['num_bits']!r}"
+            f"{where}: lancelet builds {index_type} with num_bits=8"
+            f"{' or 4' if index_type == _PQ else ''} only, not num_bits={num_bits!r}"
         )
     sub_vectors = _sub_vectors(index_type, num_sub_vectors, dimension, where)
     if not isinstance(metric, str) or metric.lower() not in _METRICS:
         raise ArgumentError(f"{where}: Metric {metric} not supported.")
-    if num_partitions is None:
-        raise UnsupportedOptionError(
-            f"{where}: lancelet needs num_partitions (it does not choose a default count)"
-        )
     sample_rate = kwargs.get("sample_rate", _DEFAULT_SAMPLE_RATE)
     max_iterations = kwargs.get("max_iterations", _DEFAULT_MAX_ITERATIONS)
     for option, value, least in (
-        ("num_partitions", num_partitions, 1),
+        ("num_partitions", 1 if num_partitions is None else num_partitions, 1),
         ("sample_rate", sample_rate, 1),
         ("max_iterations", max_iterations, 0),
     ):
         if not isinstance(value, int) or isinstance(value, bool) or value < least:
             raise ArgumentError(f"{where}: {option} must be an integer >= {least}, got {value!r}")
-    assert isinstance(num_partitions, int)
+    assert num_partitions is None or isinstance(num_partitions, int)
     return IvfParameters(
         index_type,
         _METRICS[metric.lower()],
-        num_partitions,
+        num_partitions or 0,
         sample_rate,
         max_iterations,
         sub_vectors,
+        num_bits,
     )
+
+
+def _with_models(
+    params: IvfParameters,
+    models: Mapping[str, Any],
+    live_rows: int,
+    dimension: int,
+    where: str,
+) -> IvfParameters:
+    """``params`` with the given centroids and codebook and the partition count."""
+    given = params.num_partitions or None
+    models_given = vector_params.given_models(
+        params.index_type,
+        models["ivf_centroids"],
+        models["pq_codebook"],
+        given,
+        params.num_sub_vectors,
+        params.num_bits,
+        dimension,
+        where,
+    )
+    count = vector_params.partition_count(
+        params.index_type,
+        given,
+        models["target_partition_size"],
+        live_rows,
+        models_given.centroids,
+        where,
+    )
+    bounded = given is not None and models_given.centroids is None
+    return replace(params, num_partitions=count, given=models_given, bounded=bounded)
 
 
 def _sub_vectors(index_type: str, given: object, dimension: int, where: str) -> int:
@@ -354,16 +406,26 @@ def _build(
                 f"its codebook, the column has {len(vectors)}"
             )
         # pylance's IVF_PQ keeps at least 256 rows per partition.
-        count = min(count, len(vectors) // pq_train.CODE_WORDS)
-    sample = kmeans.sample_rows(len(vectors), count * params.sample_rate, rng)
+        if params.bounded:
+            count = min(count, len(vectors) // pq_train.CODE_WORDS)
     # cosine vectors are unit vectors by now: clustered by l2, as pylance does.
     training_metric = kmeans.DOT if params.metric == "dot" else kmeans.L2
-    trained = kmeans.train(vectors[sample], count, training_metric, params.max_iterations, rng)
-    partitions = kmeans.assign(vectors, trained.centroids, training_metric)
+    if params.given.centroids is not None:
+        centroids = params.given.centroids
+        partitions = kmeans.assign(vectors, centroids, training_metric)
+        loss = vector_params.given_centroids_loss(
+            vectors, partitions, centroids, training_metric == kmeans.DOT
+        )
+    else:
+        sample = kmeans.sample_rows(len(vectors), count * params.sample_rate, rng)
+        trained = kmeans.train(vectors[sample], count, training_metric, params.max_iterations, rng)
+        partitions = kmeans.assign(vectors, trained.centroids, training_metric)
+        centroids, loss = trained.centroids, trained.loss
     version = file_version.index_file_version(manifest.data_storage_version)
-    centroids, loss = trained.centroids, trained.loss
     if params.index_type == _PQ:
-        codebook = _pq_codebook(vectors, partitions, centroids, params, rng)
+        codebook = params.given.codebook
+        if codebook is None:
+            codebook = _pq_codebook(vectors, partitions, centroids, params, rng)
         residual = params.metric != "dot"
         codes = pq_train.encode_residuals(vectors, partitions, centroids, codebook, residual)
         ivf_pq_writer.write_ivf_pq(
