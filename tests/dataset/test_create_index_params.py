@@ -244,3 +244,78 @@ def test_bad_models_are_refused_as_pylance_refuses_them(
         ll.dataset(uri).create_index("vec", "IVF_PQ", **full)
     assert ll.dataset(uri).list_indices() == []
     assert not Path(uri, "_indices").exists() or not any(Path(uri, "_indices").iterdir())
+
+
+@pytest.mark.parametrize("metric", ["l2", "cosine", "dot"])
+def test_4bit_pq_both_ways(tmp_path: Path, metric: str) -> None:
+    """lancelet's 4-bit IVF_PQ index is one pylance lists as nbits 4 and answers on as
+    lancelet does; lancelet answers on pylance's 4-bit index as pylance does."""
+    vectors = _vectors(10, 3000)
+    args = {"num_partitions": 3, "num_sub_vectors": SUB_VECTORS, "num_bits": 4, "metric": metric}
+    for name, module in (("theirs", lance), ("ours", ll)):
+        uri = str(tmp_path / name)
+        _write(uri, vectors)
+        lance.dataset(uri).delete("id % 17 = 3")
+        module.dataset(uri).create_index("vec", "IVF_PQ", **args)
+        stats = lance.dataset(uri).stats.index_stats("vec_idx")["indices"][0]
+        assert stats["sub_index"]["nbits"] == 4
+        assert (
+            ll.dataset(uri).stats.index_stats("vec_idx")["indices"][0]["sub_index"]
+            == (stats["sub_index"])
+        )
+        _same_answers(uri, vectors, nprobes=2)
+    described = [lance.dataset(str(tmp_path / n)).describe_indices()[0] for n in ("ours", "theirs")]
+    assert described[0].type_url == described[1].type_url
+    assert described[0].num_rows_indexed == described[1].num_rows_indexed
+
+
+def test_4bit_given_codebook_writes_pylances_bytes(tmp_path: Path) -> None:
+    """Codes packed two to a byte (sub-vector 2j low), each partition's bytes
+    column-major, the codebook tensor [16, D]: the same bytes as pylance's."""
+    vectors = _vectors(11, 1500)
+    args = {
+        "num_sub_vectors": SUB_VECTORS,
+        "num_bits": 4,
+        "ivf_centroids": _centroids(12, 3),
+        "pq_codebook": _codebook(13, bits=4),
+    }
+    for name, module in (("theirs", lance), ("ours", ll)):
+        uri = str(tmp_path / name)
+        _write(uri, vectors)
+        module.dataset(uri).create_index("vec", "IVF_PQ", **args)
+    readers = [
+        LanceFileReader(str(_directory(str(tmp_path / n)) / layout.AUXILIARY_FILE))
+        for n in ("ours", "theirs")
+    ]
+    assert readers[0].read_all().to_table().equals(readers[1].read_all().to_table())
+    assert files.metadata(readers[0]) == files.metadata(readers[1])
+    assert readers[0].read_global_buffer(2) == readers[1].read_global_buffer(2)
+
+
+@pytest.mark.parametrize(("args", "error"), [({"num_sub_vectors": 3}, RuntimeError)])
+def test_4bit_odd_sub_vectors_refused(
+    tmp_path: Path, args: dict[str, Any], error: type[Exception]
+) -> None:
+    uri = str(tmp_path / "ds")
+    _write(uri, (np.zeros((300, 12)) + np.arange(300)[:, None]).astype(np.float32))
+    for module in (lance, ll):
+        with pytest.raises(error, match="divisible by 2"):
+            module.dataset(uri).create_index("vec", "IVF_PQ", num_partitions=1, num_bits=4, **args)
+
+
+def test_4bit_delta_segment_reads_in_pylance(tmp_path: Path) -> None:
+    """optimize_indices on lancelet's 4-bit index writes a delta segment of 4-bit codes
+    that pylance reads and answers on as lancelet does."""
+    vectors = _vectors(14, 2000)
+    uri = str(tmp_path / "ds")
+    _write(uri, vectors[:1500])
+    ll.dataset(uri).create_index(
+        "vec", "IVF_PQ", num_partitions=2, num_sub_vectors=SUB_VECTORS, num_bits=4
+    )
+    more = pa.FixedSizeListArray.from_arrays(pa.array(vectors[1500:].ravel()), DIMENSION)
+    lance.write_dataset(pa.table({"id": np.arange(1500, 2000), "vec": more}), uri, mode="append")
+    ll.dataset(uri).optimize.optimize_indices(num_indices_to_merge=0)
+    segments = lance.dataset(uri).stats.index_stats("vec_idx")["indices"]
+    assert len(segments) == 2
+    assert all(s["sub_index"]["nbits"] == 4 for s in segments)
+    _same_answers(uri, vectors, nprobes=2)

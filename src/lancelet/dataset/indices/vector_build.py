@@ -39,6 +39,7 @@ from lancelet.dataset.read.scanner import ROW_ADDRESS, ROW_ID, LanceScanner
 from lancelet.errors import (
     ArgumentError,
     IndexTypeError,
+    TrainingError,
     UnsupportedIndexError,
     UnsupportedOptionError,
     UnsupportedVectorIndexError,
@@ -213,7 +214,7 @@ def _check_type(index_type: object, where: str) -> str:
 def _details(params: IvfParameters) -> IndexDetails:
     if params.index_type == _PQ:
         return vector_details.ivf_pq_details(
-            params.metric, params.sample_rate, pq_train.NUM_BITS, params.num_sub_vectors
+            params.metric, params.sample_rate, params.num_bits, params.num_sub_vectors
         )
     if params.index_type == _SQ:
         return vector_details.ivf_sq_details(
@@ -256,6 +257,11 @@ def _parameters(
             f"{' or 4' if index_type == _PQ else ''} only, not num_bits={num_bits!r}"
         )
     sub_vectors = _sub_vectors(index_type, num_sub_vectors, dimension, where)
+    if num_bits == 4 and sub_vectors % 2:
+        raise TrainingError(
+            f"{where}: PQ: num_sub_vectors must be divisible by 2 for num_bits=4, "
+            f"but got {sub_vectors}"
+        )
     if not isinstance(metric, str) or metric.lower() not in _METRICS:
         raise ArgumentError(f"{where}: Metric {metric} not supported.")
     sample_rate = kwargs.get("sample_rate", _DEFAULT_SAMPLE_RATE)
@@ -465,4 +471,6 @@ def _pq_codebook(
     training = vectors[rows]
     if params.metric != "dot":
         training = pq_train.residuals(training, partitions[rows], centroids)
-    return pq_train.train_codebook(training, params.num_sub_vectors, _PQ_MAX_ITERATIONS, rng)
+    return pq_train.train_codebook(
+        training, params.num_sub_vectors, _PQ_MAX_ITERATIONS, rng, params.num_bits
+    )

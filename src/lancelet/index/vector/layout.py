@@ -28,7 +28,7 @@ from lancelet._proto import index_pb2
 from lancelet.errors import CorruptIndexError, UnsupportedIndexError
 from lancelet.file import LanceFileReader
 from lancelet.index import files
-from lancelet.index.vector import float32_distance, hnsw, rabitq
+from lancelet.index.vector import float32_distance, hnsw, pq_train, rabitq
 from lancelet.index.vector.hnsw import HnswGraph
 from lancelet.index.vector.rabitq import RabitqStorage
 from lancelet.index.vector.sq_storage import SqStorage
@@ -227,20 +227,25 @@ def _pq(
     if not isinstance(params, dict):
         raise CorruptIndexError(f"{path}: 'storage_metadata' does not hold the PQ parameters")
     sub_vectors, bits = _int(path, params, "num_sub_vectors"), _int(path, params, "nbits")
-    if bits != 8:
-        raise UnsupportedIndexError(f"{path}: lancelet reads 8-bit PQ codes, not {bits}-bit")
+    if bits not in (4, 8):
+        raise UnsupportedIndexError(f"{path}: lancelet reads 8- and 4-bit PQ codes, not {bits}-bit")
     if _int(path, params, "dimension") != dimension or dimension % sub_vectors:
         raise CorruptIndexError(f"{path}: PQ of dimension {params['dimension']} for {dimension}")
+    if bits == 4 and sub_vectors % 2:
+        raise CorruptIndexError(f"{path}: 4-bit PQ codes of {sub_vectors} sub-vectors")
     with files.reading(path):
         raw = reader.read_global_buffer(_int(path, params, "codebook_position"))
     flat = _tensor(path, index_pb2.Tensor.FromString(raw), ndim=2).ravel()
-    if flat.size != sub_vectors * 256 * (dimension // sub_vectors):
+    words = 1 << bits
+    if flat.size != sub_vectors * words * (dimension // sub_vectors):
         raise CorruptIndexError(f"{path}: the PQ codebook has {flat.size} values")
     # The tensor says (codes, dimension) but its values run sub-vector by sub-vector.
-    codebook = flat.reshape(sub_vectors, 256, dimension // sub_vectors)
-    column = _column(path, table, "__pq_code", pa.list_(pa.uint8(), sub_vectors))
-    codes = _row_major(column.values.to_numpy(zero_copy_only=False), lengths, sub_vectors)
-    return PqStorage(codebook, codes)
+    codebook = flat.reshape(sub_vectors, words, dimension // sub_vectors)
+    # 4-bit codes: two sub-vectors per byte (see pq_train.pack_nibbles).
+    code_bytes = sub_vectors if bits == 8 else sub_vectors // 2
+    column = _column(path, table, "__pq_code", pa.list_(pa.uint8(), code_bytes))
+    codes = _row_major(column.values.to_numpy(zero_copy_only=False), lengths, code_bytes)
+    return PqStorage(codebook, codes if bits == 8 else pq_train.unpack_nibbles(codes))
 
 
 def _rq(

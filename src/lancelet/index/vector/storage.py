@@ -39,8 +39,12 @@ class PqStorage:
     # (num_sub_vectors, 2**num_bits, sub_dimension) float32.
     codebook: np.ndarray
     # (rows, num_sub_vectors) uint8, row-major (the file keeps each partition's
-    # codes column-major; the reader transposes them).
+    # codes column-major, 4-bit codes two to a byte; the reader unpacks them).
     codes: np.ndarray
+
+    @property
+    def num_bits(self) -> int:
+        return 4 if self.codebook.shape[1] == 16 else 8
 
     def table(self, query: np.ndarray, centroid: np.ndarray, metric: str) -> np.ndarray:
         """The (num_sub_vectors, 2**num_bits) distance from each sub-vector of the
