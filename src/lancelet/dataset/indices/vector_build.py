@@ -34,7 +34,7 @@ from lancelet import io
 from lancelet.dataset.core.snapshot import Snapshot
 from lancelet.dataset.indices import build as index_build
 from lancelet.dataset.indices import catalog as indices
-from lancelet.dataset.indices import vector_params
+from lancelet.dataset.indices import vector_elements, vector_params
 from lancelet.dataset.read.scanner import ROW_ADDRESS, ROW_ID, LanceScanner
 from lancelet.errors import (
     ArgumentError,
@@ -46,7 +46,7 @@ from lancelet.errors import (
 )
 from lancelet.file import version as file_version
 from lancelet.index.vector import details as vector_details
-from lancelet.index.vector import ivf_flat_writer, ivf_pq_writer, ivf_sq_writer, kmeans, pq_train
+from lancelet.index.vector import ivf_flat_writer, ivf_pq_writer, ivf_sq_writer, pq_train
 from lancelet.index.vector.ivf_flat_writer import write_ivf_flat
 from lancelet.table import naming
 from lancelet.table.index import IndexDetails
@@ -93,7 +93,7 @@ PYLANCE_DEFAULTS: Mapping[str, Any] = {
     "skip_transpose": False,
     "progress_callback": None,
 }
-_METRICS = {"l2": "l2", "euclidean": "l2", "cosine": "cosine", "dot": "dot"}
+_METRICS = {"l2": "l2", "euclidean": "l2", "cosine": "cosine", "dot": "dot", "hamming": "hamming"}
 # kwargs lancelet takes, with pylance's defaults.
 _DEFAULT_SAMPLE_RATE = 256
 _DEFAULT_MAX_ITERATIONS = 50
@@ -149,12 +149,15 @@ def create_index(
     dimension = _dimension(field.type, field.path, where)
     params = _parameters(wanted, metric, num_partitions, num_sub_vectors, dimension, kwargs, where)
     params = _with_models(params, models, manifest.num_rows, dimension, where)
+    element = vector_elements.element(field.type, field.path, where)
+    given = params.given.centroids is not None
+    vector_elements.check(element, params.index_type, params.metric, given, where)
     name = name or f"{field.path}_idx"
     indices.check_new_index(manifest, name, [field.id], replace, where)
     uid = _new_uuid(index_uuid, where)
     directory = snapshot.store.place(naming.INDICES_DIR, str(uid))
     try:
-        row_keys, vectors = _live_vectors(snapshot, field.path, dimension, params.metric)
+        row_keys, vectors = _live_vectors(snapshot, field.path, dimension, params.metric, element)
         _build(directory, manifest, row_keys, vectors, params, rng or np.random.default_rng())
         return indices.commit_index(
             snapshot,
@@ -337,18 +340,14 @@ def _dimension(dtype: pa.DataType, path: str, where: str) -> int:
             f"{where}: Vector column {path} must be FixedSizeListArray "
             f"1-dimensional FixedShapeTensorArray, got {dtype}"
         )
-    if dtype.value_type != pa.float32():
-        raise IndexTypeError(
-            f"{where}: lancelet builds vector indices on float32 vectors, "
-            f"not {dtype.value_type} (column {path!r})"
-        )
     return int(dtype.list_size)
 
 
 def _live_vectors(
-    snapshot: Snapshot, path: str, dimension: int, metric: str
+    snapshot: Snapshot, path: str, dimension: int, metric: str, element: np.dtype
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(row keys uint64, vectors (n, d) float32) of the rows the index holds."""
+    """(row keys uint64, vectors (n, d) of type ``element``) of the rows the index
+    holds."""
     manifest = snapshot.manifest
     by_row_id = manifest.stable_row_ids
     scanner = LanceScanner(
@@ -361,7 +360,7 @@ def _live_vectors(
     )
     # Filled in place, batch by batch: the column is held once, not twice.
     capacity = sum(f.physical_rows for f in manifest.fragments)
-    vectors = np.empty((capacity, dimension), dtype=np.float32)
+    vectors = np.empty((capacity, dimension), dtype=element)
     row_keys = np.empty(capacity, dtype=np.uint64)
     filled = 0
     for batch in scanner.to_batches():  # one step per batch
@@ -370,7 +369,7 @@ def _live_vectors(
         flat = values.filter(pa.array(present)).flatten()
         block = flat.to_numpy(zero_copy_only=False).reshape(-1, dimension)
         if metric == "cosine":
-            block = kmeans.unit_rows(block.astype(np.float32, copy=False))
+            block = vector_elements.unit_rows(block)
         column = batch.column(ROW_ID if by_row_id else ROW_ADDRESS)
         if filled + len(block) > len(vectors):  # row counts the manifest lacks
             vectors = _grown(vectors, filled + len(block))
@@ -379,6 +378,8 @@ def _live_vectors(
         vectors[filled : filled + len(block)] = block
         filled += len(block)
     row_keys, vectors = row_keys[:filled], vectors[:filled]
+    if element == vector_elements.BINARY:
+        return row_keys, vectors
     kept = ~np.isnan(vectors).any(axis=1)
     if kept.all():  # no copy of the column
         return row_keys, vectors
@@ -414,26 +415,28 @@ def _build(
         # pylance's IVF_PQ keeps at least 256 rows per partition.
         if params.bounded:
             count = min(count, len(vectors) // pq_train.CODE_WORDS)
-    # cosine vectors are unit vectors by now: clustered by l2, as pylance does.
-    training_metric = kmeans.DOT if params.metric == "dot" else kmeans.L2
-    if params.given.centroids is not None:
-        centroids = params.given.centroids
-        partitions = kmeans.assign(vectors, centroids, training_metric)
-        loss = vector_params.given_centroids_loss(
-            vectors, partitions, centroids, training_metric == kmeans.DOT
-        )
-    else:
-        sample = kmeans.sample_rows(len(vectors), count * params.sample_rate, rng)
-        trained = kmeans.train(vectors[sample], count, training_metric, params.max_iterations, rng)
-        partitions = kmeans.assign(vectors, trained.centroids, training_metric)
-        centroids, loss = trained.centroids, trained.loss
+    found = vector_elements.partitioned(
+        vectors,
+        count,
+        params.metric,
+        params.given.centroids,
+        params.sample_rate,
+        params.max_iterations,
+        rng,
+    )
+    centroids, partitions, loss = found.centroids, found.partitions, found.loss
     version = file_version.index_file_version(manifest.data_storage_version)
     if params.index_type == _PQ:
+        # Trained and encoded in float32 (float64), stored in the column's type.
+        work, work_centroids = found.work, centroids.astype(found.work.dtype)
         codebook = params.given.codebook
         if codebook is None:
-            codebook = _pq_codebook(vectors, partitions, centroids, params, rng)
+            codebook = _pq_codebook(work, partitions, work_centroids, params, rng)
+        codebook = codebook.astype(vectors.dtype)
         residual = params.metric != "dot"
-        codes = pq_train.encode_residuals(vectors, partitions, centroids, codebook, residual)
+        codes = pq_train.encode_residuals(
+            work, partitions, work_centroids, codebook.astype(work.dtype), residual
+        )
         ivf_pq_writer.write_ivf_pq(
             directory,
             row_keys,

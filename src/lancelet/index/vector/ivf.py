@@ -18,7 +18,7 @@ import numpy as np
 
 from lancelet import io
 from lancelet.errors import ArgumentError, UnsupportedVectorIndexError
-from lancelet.index.vector import float32_distance, hnsw, layout, rabitq
+from lancelet.index.vector import float32_distance, hnsw, layout, other_elements, rabitq
 from lancelet.index.vector.hnsw import HnswGraph
 from lancelet.index.vector.rabitq import RabitqStorage
 from lancelet.index.vector.sq_storage import SqStorage
@@ -39,6 +39,8 @@ class IvfIndex:
     storage: Storage
     # IVF_HNSW_*: each partition's graph, searched instead of scanning the partition.
     graphs: list[HnswGraph] | None = None
+    # float16 vectors: a cosine query's unit vector is rounded to float16.
+    half: bool = False
 
     @classmethod
     def open(cls, directory: io.Place) -> IvfIndex:
@@ -53,6 +55,7 @@ class IvfIndex:
             found.row_ids,
             found.storage,
             found.graphs,
+            found.half,
         )
 
     @property
@@ -147,7 +150,10 @@ class IvfIndex:
                 "sums their SQ dot products in an order not reproduced, so distances and "
                 "near ties could differ (see docs/vector-index-format.md)"
             )
-        if self.graphs is None and not isinstance(self.storage, SqStorage):
+        # IVF_SQ and hamming: equal distances are common, and which of them a
+        # partition keeps is its heap's choice, replayed.
+        by_heap = isinstance(self.storage, SqStorage) or self.metric == "hamming"
+        if self.graphs is None and not by_heap:
             row_ids, found = self._probe(query, nprobes, keep, allowed)
             best = _smallest(found, row_ids, keep)
             return row_ids[best], found[best]
@@ -184,8 +190,12 @@ class IvfIndex:
         length (summed as pylance does for the index type)."""
         if self.metric != "cosine":
             return query
+        if query.dtype == np.float64:
+            return other_elements.unit(query)
         if isinstance(self.storage, RabitqStorage):
             return rabitq.unit_query(query)
+        if self.half:
+            return float32_distance.unit(query).astype(np.float16).astype(np.float32)
         return float32_distance.unit(query)
 
     def _checked(
@@ -196,7 +206,7 @@ class IvfIndex:
         for name, value in (("k", k), ("nprobes", nprobes), ("refine_factor", refine)):
             if value is not None and (not isinstance(value, int) or value <= 0):
                 raise ArgumentError(f"{name} must be a positive integer, got {value!r}")
-        array = np.asarray(query, dtype=np.float32)
+        array = np.asarray(query, dtype=other_elements.query_type(self.centroids))
         if array.shape != (self.dimension,):
             raise ArgumentError(
                 f"the query has shape {array.shape}; the index holds vectors of "

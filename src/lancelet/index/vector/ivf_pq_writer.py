@@ -25,7 +25,12 @@ from lancelet import io
 from lancelet._proto import index_pb2
 from lancelet.errors import ArgumentError
 from lancelet.index.vector import pq_train
-from lancelet.index.vector.ivf_flat_writer import partition_layout, write_file, write_index_file
+from lancelet.index.vector.ivf_flat_writer import (
+    partition_layout,
+    tensor,
+    write_file,
+    write_index_file,
+)
 from lancelet.index.vector.layout import AUXILIARY_FILE, INDEX_FILE
 
 INDEX_TYPE = "IVF_PQ"
@@ -114,10 +119,6 @@ def transposed_codes(
 
 
 def _tensor(codebook: np.ndarray) -> bytes:
+    """The codebook in its own element type (the column's)."""
     sub_vectors, words, width = codebook.shape
-    tensor = index_pb2.Tensor(
-        data_type=index_pb2.Tensor.FLOAT32,
-        shape=[words, sub_vectors * width],
-        data=np.ascontiguousarray(codebook, dtype="<f4").tobytes(),
-    )
-    return tensor.SerializeToString()
+    return tensor(codebook, [words, sub_vectors * width]).SerializeToString()
