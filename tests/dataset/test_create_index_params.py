@@ -87,7 +87,7 @@ def test_partition_count_is_pylances(
     args: dict[str, Any] = {"index_type": index_type, **_type_args(index_type)}
     if target is not None:
         args["target_partition_size"] = target
-    counts = []
+    counts, details = [], []
     for name, module in (("theirs", lance), ("ours", ll)):
         uri = str(tmp_path / name)
         _write(uri, vectors, nulls)
@@ -96,7 +96,10 @@ def test_partition_count_is_pylances(
         dataset = module.dataset(uri)
         dataset.create_index("vec", **args)
         counts.append(len(_partitions(lance.dataset(uri))))
+        # The target given is recorded in the details (field 2), as pylance does.
+        details.append(lance.dataset(uri).describe_indices()[0].details)
     assert counts[1] == counts[0]
+    assert details[1] == details[0]
     if index_type != "IVF_SQ":  # lancelet refuses some IVF_SQ searches (see the format doc)
         _same_answers(str(tmp_path / "ours"), vectors, nprobes=min(counts[1], 3), queries=3)
 

@@ -118,6 +118,8 @@ class IvfParameters:
     given: vector_params.GivenModels = vector_params.NOTHING_GIVEN
     # Only a num_partitions given as such is bounded by the rows (IVF_PQ).
     bounded: bool = True
+    # Recorded in the details when given.
+    target_partition_size: int | None = None
 
 
 def create_index(
@@ -164,7 +166,9 @@ def create_index(
             name,
             [field.id],
             uid,
-            _details(params),
+            vector_details.with_target_partition_size(
+                _details(params), params.target_partition_size
+            ),
             [f.id for f in manifest.fragments],
             replace=replace,
             index_version=vector_details.INDEX_VERSION,
@@ -316,7 +320,13 @@ def _with_models(
         where,
     )
     bounded = given is not None and models_given.centroids is None
-    return replace(params, num_partitions=count, given=models_given, bounded=bounded)
+    return replace(
+        params,
+        num_partitions=count,
+        given=models_given,
+        bounded=bounded,
+        target_partition_size=models["target_partition_size"],
+    )
 
 
 def _sub_vectors(index_type: str, given: object, dimension: int, where: str) -> int:

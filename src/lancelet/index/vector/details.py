@@ -111,3 +111,12 @@ def _varint(value: int) -> bytes:
         else:
             out.append(low)
             return bytes(out)
+
+
+def with_target_partition_size(details: IndexDetails, size: int | None) -> IndexDetails:
+    """``details`` recording the ``target_partition_size`` given (field 2), as
+    pylance records it; unchanged when none was given."""
+    if size is None:
+        return details
+    field = _key(2, _VARINT) + _varint(size)
+    return IndexDetails(details.type_url, details.value + field)
