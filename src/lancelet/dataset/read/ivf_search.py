@@ -150,6 +150,11 @@ def _refuse_unreadable(
             "it records no fragment coverage",
         ),
         (
+            query.element == np.uint8 and _needs_pooling(manifest, segments),
+            "lancelet searches a hamming index of one segment, without stable row ids "
+            "or a Fragment Reuse Index, only",
+        ),
+        (
             not _reads_element(kind, query.element),
             f"lancelet searches {kind} indices of float32 vectors only, not {query.element}",
         ),

@@ -150,10 +150,9 @@ class IvfIndex:
                 "sums their SQ dot products in an order not reproduced, so distances and "
                 "near ties could differ (see docs/vector-index-format.md)"
             )
-        # IVF_SQ and hamming: equal distances are common, and which of them a
-        # partition keeps is its heap's choice, replayed.
-        by_heap = isinstance(self.storage, SqStorage) or self.metric == "hamming"
-        if self.graphs is None and not by_heap:
+        if self.metric == "hamming" and self.graphs is None:
+            return self._one_heap(query, nprobes, keep, allowed)
+        if self.graphs is None and not isinstance(self.storage, SqStorage):
             row_ids, found = self._probe(query, nprobes, keep, allowed)
             best = _smallest(found, row_ids, keep)
             return row_ids[best], found[best]
@@ -176,6 +175,28 @@ class IvfIndex:
             )
         best = best[:keep]
         return self.row_ids[positions[best]], found[best]
+
+    def _one_heap(
+        self, query: np.ndarray, nprobes: int, keep: int, allowed: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """hamming: equal distances are the rule, and pylance keeps the rows one
+        heap keeps when fed every probed partition's rows, partition after partition
+        in probe order (measured: not a heap per partition); replayed here, then
+        ordered by (distance, row id)."""
+        chosen = self._probed_partitions(query, nprobes)
+        parts = [self.partition(p) for p in chosen]
+        empty = np.empty(0, np.int64)
+        positions = np.concatenate([empty] + [np.arange(p.start, p.stop) for p in parts])
+        scores = [
+            self.storage.distances(query, self.centroids[p], part, self.metric)
+            for p, part in zip(chosen, parts, strict=True)
+        ]
+        scores_all = np.concatenate(scores or [np.empty(0, np.float32)])
+        mask = None if allowed is None else _allowed(self.row_ids[positions], allowed)
+        nodes, found = hnsw.heap_best(scores_all, keep, mask)
+        row_ids = self.row_ids[positions[nodes]]
+        order = np.lexsort((row_ids, found))
+        return row_ids[order], found[order]
 
     def centroid_distances(self, query: np.ndarray) -> np.ndarray:
         """The query's distance to each centroid, as partitions are chosen by."""
