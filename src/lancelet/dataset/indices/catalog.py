@@ -112,7 +112,9 @@ class FragmentIds(BitMap):
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (set, frozenset)):
             return set(self) == other
-        return bool(super().__eq__(other))
+        # NotImplemented (another type) is passed on, for Python to decide.
+        equal: bool = super().__eq__(other)
+        return equal
 
     __hash__ = None  # type: ignore[assignment]
 
