@@ -197,3 +197,40 @@ def test_element_and_metric_mismatches_refused_as_pylance(
     with pytest.raises(error):
         ll.dataset(uri).create_index("vec", **full)
     assert ll.dataset(uri).list_indices() == []
+
+
+@pytest.mark.parametrize(
+    ("dtype", "index_type", "metric"),
+    [
+        ("float16", "IVF_PQ", "l2"),
+        ("float16", "IVF_FLAT", "cosine"),
+        ("float64", "IVF_SQ", "l2"),
+        ("uint8", "IVF_FLAT", "hamming"),
+    ],
+)
+def test_deleted_filtered_and_appended_rows(
+    tmp_path: Path, dtype: str, index_type: str, metric: str
+) -> None:
+    """lancelet's index after deletions and an append, queried with a prefilter and
+    a postfilter: pylance's rows and distances."""
+    vectors = _binary_vectors() if dtype == "uint8" else _float_vectors(dtype)
+    uri = str(tmp_path / "ds")
+    _write(uri, vectors[:1500])
+    args: dict[str, Any] = {"num_partitions": 4, "metric": metric}
+    if index_type == "IVF_PQ":
+        args["num_sub_vectors"] = 4
+    ll.dataset(uri).create_index("vec", index_type, **args)
+    ll.dataset(uri).delete("id % 7 = 1")
+    more = pa.FixedSizeListArray.from_arrays(pa.array(vectors[1500:].ravel()), DIMENSION)
+    ll.write_dataset(
+        pa.table({"id": np.arange(1500, len(vectors)), "vec": more}), uri, mode="append"
+    )
+    for number, query in enumerate(_queries(vectors, 8)):
+        nearest = {"column": "vec", "q": query, "k": 10, "nprobes": 2}
+        options = {"filter": "id % 3 = 0", "prefilter": bool(number % 2), "with_row_id": True}
+        want = lance.dataset(uri).to_table(nearest=nearest, **options)
+        got = ll.dataset(uri).to_table(nearest=nearest, **options)
+        assert got["_rowid"].to_pylist() == want["_rowid"].to_pylist()
+        np.testing.assert_allclose(
+            got["_distance"].to_numpy(), want["_distance"].to_numpy(), rtol=1e-6, atol=1e-5
+        )
