@@ -233,9 +233,6 @@ def small(tmp_path: Path) -> str:
 @pytest.mark.parametrize(
     ("index_type", "args"),
     [
-        ("IVF_PQ", {"num_sub_vectors": 4, "num_bits": 4}),
-        ("IVF_PQ", {"num_sub_vectors": 4, "pq_codebook": np.zeros((4, 256, 8))}),
-        ("IVF_PQ", {"num_sub_vectors": 4, "ivf_centroids": np.zeros((2, DIMENSION))}),
         ("IVF_SQ", {"num_bits": 4}),
         ("IVF_SQ", {"num_sub_vectors": 4}),
         ("IVF_PQ", {"num_sub_vectors": 4, "m": 16}),

@@ -253,12 +253,9 @@ def small(tmp_path: Path) -> str:
     [
         ({"index_type": "IVF_RQ", "num_partitions": 2}, UnsupportedVectorIndexError),
         ({"index_type": "IVF_HNSW_SQ", "num_partitions": 2}, UnsupportedVectorIndexError),
-        ({"num_partitions": 2, "ivf_centroids": np.zeros((2, DIMENSION))}, UnsupportedOptionError),
         ({"num_partitions": 2, "accelerator": "cuda"}, UnsupportedOptionError),
         ({"num_partitions": 2, "precomputed_partition_dataset": "x"}, UnsupportedOptionError),
         ({"num_partitions": 2, "filter_nan": False}, UnsupportedOptionError),
-        ({"target_partition_size": 100}, UnsupportedOptionError),
-        ({}, UnsupportedOptionError),
         ({"num_partitions": 2, "num_bits": 4}, UnsupportedOptionError),
     ],
 )

@@ -105,8 +105,23 @@ def list_indices(manifest: Manifest) -> list[dict[str, Any]]:
     ]
 
 
+class FragmentIds(BitMap):
+    """A bitmap of fragment ids that equals a set of the same ids, as pylance's
+    ``lance.bitmap.Bitmap`` does (``list_indices()[0]["fragment_ids"] == {0}``)."""
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (set, frozenset)):
+            return set(self) == other
+        # NotImplemented (another type) is passed on, for Python to decide.
+        equal: bool = super().__eq__(other)
+        return equal
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 def _bitmap(index: IndexMetadata) -> BitMap:
-    return BitMap(index.fragment_bitmap) if index.fragment_bitmap is not None else BitMap()
+    ids = index.fragment_bitmap
+    return FragmentIds(ids) if ids is not None else FragmentIds()
 
 
 def _indexed_rows(manifest: Manifest, index: IndexMetadata) -> int:
@@ -191,7 +206,8 @@ def _named(manifest: Manifest, name: str, where: str) -> list[IndexMetadata]:
     if not found:
         names = sorted({i.name for i in manifest.indices})
         raise IndexNotFoundError(
-            f"{where}: version {manifest.version} has no index named {name!r}; it has {names}"
+            f'Index "{name}" not found ({where}: version {manifest.version} has the '
+            f"indices {names})"
         )
     return found
 

@@ -23,8 +23,8 @@ distributed building...) is refused by name before any file is written.
 from __future__ import annotations
 
 import uuid as uuid_lib
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -34,10 +34,12 @@ from lancelet import io
 from lancelet.dataset.core.snapshot import Snapshot
 from lancelet.dataset.indices import build as index_build
 from lancelet.dataset.indices import catalog as indices
+from lancelet.dataset.indices import vector_elements, vector_params
 from lancelet.dataset.read.scanner import ROW_ADDRESS, ROW_ID, LanceScanner
 from lancelet.errors import (
     ArgumentError,
     IndexTypeError,
+    TrainingError,
     UnsupportedIndexError,
     UnsupportedOptionError,
     UnsupportedVectorIndexError,
@@ -48,7 +50,6 @@ from lancelet.index.vector import (
     ivf_flat_writer,
     ivf_pq_writer,
     ivf_sq_writer,
-    kmeans,
     legacy_layout,
     pq_train,
 )
@@ -81,6 +82,7 @@ PYLANCE_DEFAULTS: Mapping[str, Any] = {
     "ivf_centroids": None,
     "pq_codebook": None,
     "num_sub_vectors": None,
+    "target_partition_size": None,
     "accelerator": None,
     "index_cache_size": None,
     "shuffle_partition_batches": None,
@@ -91,20 +93,21 @@ PYLANCE_DEFAULTS: Mapping[str, Any] = {
     "filter_nan": True,
     "train": True,
     "fragment_ids": None,
-    "target_partition_size": None,
     "streaming_sample_rate": None,
     "streaming_coreset_rate": None,
     "streaming_refine_passes": None,
     "skip_transpose": False,
     "progress_callback": None,
 }
-_METRICS = {"l2": "l2", "euclidean": "l2", "cosine": "cosine", "dot": "dot"}
+_METRICS = {"l2": "l2", "euclidean": "l2", "cosine": "cosine", "dot": "dot", "hamming": "hamming"}
 # kwargs lancelet takes, with pylance's defaults.
 _DEFAULT_SAMPLE_RATE = 256
 _DEFAULT_MAX_ITERATIONS = 50
 # pylance trains PQ code words for 50 iterations whatever max_iterations is.
 _PQ_MAX_ITERATIONS = 50
 _BATCH_ROWS = 1 << 16
+# The options vector_params checks.
+_MODEL_OPTIONS = ("ivf_centroids", "pq_codebook", "target_partition_size")
 
 
 @dataclass(frozen=True)
@@ -116,11 +119,18 @@ class IvfParameters:
     max_iterations: int
     # IVF_PQ only.
     num_sub_vectors: int = 0
+    num_bits: int = pq_train.NUM_BITS
+    # Given centroids (and codebook) are used as they are.
+    given: vector_params.GivenModels = vector_params.NOTHING_GIVEN
+    # Only a num_partitions given as such is bounded by the rows (IVF_PQ).
+    bounded: bool = True
+    # Recorded in the details when given.
+    target_partition_size: int | None = None
 
 
 def create_index(
     snapshot: Snapshot,
-    column: str,
+    column: str | Sequence[str],
     index_type: object,
     name: str | None,
     metric: object,
@@ -143,17 +153,22 @@ def create_index(
     num_sub_vectors = options.pop("num_sub_vectors", (None, None))[0]
     if wanted != _PQ:
         options["num_sub_vectors"] = (num_sub_vectors, None)
+    models = {k: options.pop(k, (None, None))[0] for k in _MODEL_OPTIONS}
     _refuse_options(options, where)
-    field = index_build.resolve_field(manifest.schema, column, where)
+    field = index_build.resolve_field(manifest.schema, _one_column(column, where), where)
     dimension = _dimension(field.type, field.path, where)
     params = _parameters(wanted, metric, num_partitions, num_sub_vectors, dimension, kwargs, where)
+    params = _with_models(params, models, manifest.num_rows, dimension, where)
+    element = vector_elements.element(field.type, field.path, where)
+    given = params.given.centroids is not None
+    vector_elements.check(element, params.index_type, params.metric, given, where)
     name = name or f"{field.path}_idx"
+    legacy = _legacy_names(legacy_file, params, element, name, field.path, where)
     indices.check_new_index(manifest, name, [field.id], replace, where)
     uid = _new_uuid(index_uuid, where)
     directory = snapshot.store.place(naming.INDICES_DIR, str(uid))
     try:
-        row_keys, vectors = _live_vectors(snapshot, field.path, dimension, params.metric)
-        legacy = _LegacyNames(name, field.path) if legacy_file and wanted == _PQ else None
+        row_keys, vectors = _live_vectors(snapshot, field.path, dimension, params.metric, element)
         _build(
             directory, manifest, row_keys, vectors, params, rng or np.random.default_rng(), legacy
         )
@@ -162,7 +177,9 @@ def create_index(
             name,
             [field.id],
             uid,
-            _details(params),
+            vector_details.with_target_partition_size(
+                _details(params), params.target_partition_size
+            ),
             [f.id for f in manifest.fragments],
             replace=replace,
             index_version=vector_details.INDEX_VERSION,
@@ -170,6 +187,57 @@ def create_index(
     except BaseException:
         snapshot.store.io.remove_tree(directory.path)
         raise
+
+
+def _legacy_names(
+    legacy_file: bool, params: IvfParameters, element: np.dtype, name: str, column: str, where: str
+) -> _LegacyNames | None:
+    """What the legacy file records, when one is asked for and the type has it (as in
+    pylance, IVF_PQ only; the others are written in the current layout)."""
+    if not legacy_file or params.index_type != _PQ:
+        return None
+    if element != np.float32 or params.num_bits != pq_train.NUM_BITS:
+        raise UnsupportedOptionError(
+            f"{where}: lancelet writes legacy index files for 8-bit IVF_PQ over float32 "
+            f"vectors only, not {params.num_bits}-bit over {element}"
+        )
+    return _LegacyNames(name, column)
+
+
+def _write_legacy(
+    directory: io.Place,
+    legacy: _LegacyNames,
+    manifest: Manifest,
+    params: IvfParameters,
+    found: vector_elements.Partitioned,
+    codebook: np.ndarray,
+    codes: np.ndarray,
+    row_keys: np.ndarray,
+) -> None:
+    legacy_layout.write(
+        directory.join(legacy_layout.FILE),
+        legacy.name,
+        legacy.column,
+        manifest.version,
+        params.metric,
+        found.centroids,
+        found.loss,
+        codebook,
+        codes,
+        row_keys,
+        found.partitions,
+    )
+
+
+def _one_column(column: str | Sequence[str], where: str) -> str:
+    """pylance takes the column alone or in a list of one."""
+    if isinstance(column, str):
+        return column
+    if not isinstance(column, (list, tuple)) or len(column) != 1:
+        raise UnsupportedOptionError(
+            f"{where}: Only support building index on 1 column at the moment, got {column!r}"
+        )
+    return column[0]
 
 
 def _new_uuid(index_uuid: str | None, where: str) -> uuid_lib.UUID:
@@ -204,7 +272,7 @@ def _check_type(index_type: object, where: str) -> str:
 def _details(params: IvfParameters) -> IndexDetails:
     if params.index_type == _PQ:
         return vector_details.ivf_pq_details(
-            params.metric, params.sample_rate, pq_train.NUM_BITS, params.num_sub_vectors
+            params.metric, params.sample_rate, params.num_bits, params.num_sub_vectors
         )
     if params.index_type == _SQ:
         return vector_details.ivf_sq_details(
@@ -231,6 +299,8 @@ def _parameters(
     kwargs: Mapping[str, Any],
     where: str,
 ) -> IvfParameters:
+    """The parameters; a num_partitions of None (derived by :func:`_with_models`)
+    is kept as 0 here."""
     taken = {"sample_rate", "max_iterations"} | ({"num_bits"} if index_type != _FLAT else set())
     unknown = sorted(set(kwargs) - taken)
     if unknown:
@@ -238,35 +308,75 @@ def _parameters(
             f"{where}: lancelet's {index_type} create_index does not take {unknown}; "
             f"it takes {', '.join(sorted(taken))}"
         )
-    if kwargs.get("num_bits", 8) != 8:
+    num_bits = kwargs.get("num_bits", 8)
+    if num_bits != 8 and not (index_type == _PQ and num_bits == 4):
         raise UnsupportedOptionError(
-            f"{where}: lancelet builds {index_type} with num_bits=8 only, "
-            f"not num_bits={kwargs['num_bits']!r}"
+            f"{where}: lancelet builds {index_type} with num_bits=8"
+            f"{' or 4' if index_type == _PQ else ''} only, not num_bits={num_bits!r}"
         )
     sub_vectors = _sub_vectors(index_type, num_sub_vectors, dimension, where)
+    if num_bits == 4 and sub_vectors % 2:
+        raise TrainingError(
+            f"{where}: PQ: num_sub_vectors must be divisible by 2 for num_bits=4, "
+            f"but got {sub_vectors}"
+        )
     if not isinstance(metric, str) or metric.lower() not in _METRICS:
         raise ArgumentError(f"{where}: Metric {metric} not supported.")
-    if num_partitions is None:
-        raise UnsupportedOptionError(
-            f"{where}: lancelet needs num_partitions (it does not choose a default count)"
-        )
     sample_rate = kwargs.get("sample_rate", _DEFAULT_SAMPLE_RATE)
     max_iterations = kwargs.get("max_iterations", _DEFAULT_MAX_ITERATIONS)
     for option, value, least in (
-        ("num_partitions", num_partitions, 1),
+        ("num_partitions", 1 if num_partitions is None else num_partitions, 1),
         ("sample_rate", sample_rate, 1),
         ("max_iterations", max_iterations, 0),
     ):
         if not isinstance(value, int) or isinstance(value, bool) or value < least:
             raise ArgumentError(f"{where}: {option} must be an integer >= {least}, got {value!r}")
-    assert isinstance(num_partitions, int)
+    assert num_partitions is None or isinstance(num_partitions, int)
     return IvfParameters(
         index_type,
         _METRICS[metric.lower()],
-        num_partitions,
+        num_partitions or 0,
         sample_rate,
         max_iterations,
         sub_vectors,
+        num_bits,
+    )
+
+
+def _with_models(
+    params: IvfParameters,
+    models: Mapping[str, Any],
+    live_rows: int,
+    dimension: int,
+    where: str,
+) -> IvfParameters:
+    """``params`` with the given centroids and codebook and the partition count."""
+    given = params.num_partitions or None
+    models_given = vector_params.given_models(
+        params.index_type,
+        models["ivf_centroids"],
+        models["pq_codebook"],
+        given,
+        params.num_sub_vectors,
+        params.num_bits,
+        dimension,
+        where,
+    )
+    count = vector_params.partition_count(
+        params.index_type,
+        given,
+        models["target_partition_size"],
+        live_rows,
+        models_given.centroids,
+        where,
+    )
+    bounded = given is not None and models_given.centroids is None
+    return replace(
+        params,
+        num_partitions=count,
+        given=models_given,
+        bounded=bounded,
+        target_partition_size=models["target_partition_size"],
     )
 
 
@@ -291,18 +401,14 @@ def _dimension(dtype: pa.DataType, path: str, where: str) -> int:
             f"{where}: Vector column {path} must be FixedSizeListArray "
             f"1-dimensional FixedShapeTensorArray, got {dtype}"
         )
-    if dtype.value_type != pa.float32():
-        raise IndexTypeError(
-            f"{where}: lancelet builds vector indices on float32 vectors, "
-            f"not {dtype.value_type} (column {path!r})"
-        )
     return int(dtype.list_size)
 
 
 def _live_vectors(
-    snapshot: Snapshot, path: str, dimension: int, metric: str
+    snapshot: Snapshot, path: str, dimension: int, metric: str, element: np.dtype
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(row keys uint64, vectors (n, d) float32) of the rows the index holds."""
+    """(row keys uint64, vectors (n, d) of type ``element``) of the rows the index
+    holds."""
     manifest = snapshot.manifest
     by_row_id = manifest.stable_row_ids
     scanner = LanceScanner(
@@ -315,7 +421,7 @@ def _live_vectors(
     )
     # Filled in place, batch by batch: the column is held once, not twice.
     capacity = sum(f.physical_rows for f in manifest.fragments)
-    vectors = np.empty((capacity, dimension), dtype=np.float32)
+    vectors = np.empty((capacity, dimension), dtype=element)
     row_keys = np.empty(capacity, dtype=np.uint64)
     filled = 0
     for batch in scanner.to_batches():  # one step per batch
@@ -324,7 +430,7 @@ def _live_vectors(
         flat = values.filter(pa.array(present)).flatten()
         block = flat.to_numpy(zero_copy_only=False).reshape(-1, dimension)
         if metric == "cosine":
-            block = kmeans.unit_rows(block.astype(np.float32, copy=False))
+            block = vector_elements.unit_rows(block)
         column = batch.column(ROW_ID if by_row_id else ROW_ADDRESS)
         if filled + len(block) > len(vectors):  # row counts the manifest lacks
             vectors = _grown(vectors, filled + len(block))
@@ -333,6 +439,8 @@ def _live_vectors(
         vectors[filled : filled + len(block)] = block
         filled += len(block)
     row_keys, vectors = row_keys[:filled], vectors[:filled]
+    if element == vector_elements.BINARY:
+        return row_keys, vectors
     kept = ~np.isnan(vectors).any(axis=1)
     if kept.all():  # no copy of the column
         return row_keys, vectors
@@ -375,32 +483,32 @@ def _build(
                 f"its codebook, the column has {len(vectors)}"
             )
         # pylance's IVF_PQ keeps at least 256 rows per partition.
-        count = min(count, len(vectors) // pq_train.CODE_WORDS)
-    sample = kmeans.sample_rows(len(vectors), count * params.sample_rate, rng)
-    # cosine vectors are unit vectors by now: clustered by l2, as pylance does.
-    training_metric = kmeans.DOT if params.metric == "dot" else kmeans.L2
-    trained = kmeans.train(vectors[sample], count, training_metric, params.max_iterations, rng)
-    partitions = kmeans.assign(vectors, trained.centroids, training_metric)
+        if params.bounded:
+            count = min(count, len(vectors) // pq_train.CODE_WORDS)
+    found = vector_elements.partitioned(
+        vectors,
+        count,
+        params.metric,
+        params.given.centroids,
+        params.sample_rate,
+        params.max_iterations,
+        rng,
+    )
+    centroids, partitions, loss = found.centroids, found.partitions, found.loss
     version = file_version.index_file_version(manifest.data_storage_version)
-    centroids, loss = trained.centroids, trained.loss
     if params.index_type == _PQ:
-        codebook = _pq_codebook(vectors, partitions, centroids, params, rng)
+        # Trained and encoded in float32 (float64), stored in the column's type.
+        work, work_centroids = found.work, centroids.astype(found.work.dtype)
+        codebook = params.given.codebook
+        if codebook is None:
+            codebook = _pq_codebook(work, partitions, work_centroids, params, rng)
+        codebook = codebook.astype(vectors.dtype)
         residual = params.metric != "dot"
-        codes = pq_train.encode_residuals(vectors, partitions, centroids, codebook, residual)
+        codes = pq_train.encode_residuals(
+            work, partitions, work_centroids, codebook.astype(work.dtype), residual
+        )
         if legacy is not None:
-            legacy_layout.write(
-                directory.join(legacy_layout.FILE),
-                legacy.name,
-                legacy.column,
-                manifest.version,
-                params.metric,
-                centroids,
-                loss,
-                codebook,
-                codes,
-                row_keys,
-                partitions,
-            )
+            _write_legacy(directory, legacy, manifest, params, found, codebook, codes, row_keys)
             return
         ivf_pq_writer.write_ivf_pq(
             directory,
@@ -439,4 +547,6 @@ def _pq_codebook(
     training = vectors[rows]
     if params.metric != "dot":
         training = pq_train.residuals(training, partitions[rows], centroids)
-    return pq_train.train_codebook(training, params.num_sub_vectors, _PQ_MAX_ITERATIONS, rng)
+    return pq_train.train_codebook(
+        training, params.num_sub_vectors, _PQ_MAX_ITERATIONS, rng, params.num_bits
+    )

@@ -69,7 +69,7 @@ def _sub_index(index: IvfIndex) -> dict[str, Any]:
     sub_vectors = index.storage.codebook.shape[0]
     return {
         "metric_type": "dot" if index.metric == "dot" else "l2",
-        "nbits": 8,
+        "nbits": index.storage.num_bits,
         "num_sub_vectors": sub_vectors,
         "dimension": index.dimension,
         "index_type": "PQ",

@@ -149,7 +149,15 @@ def _refuse_unreadable(
             any(s.fragment_bitmap is None for s in segments),
             "it records no fragment coverage",
         ),
-        (query.element != np.float32, f"its vectors are {query.element}, not float32"),
+        (
+            query.element == np.uint8 and _needs_pooling(manifest, segments),
+            "lancelet searches a hamming index of one segment, without stable row ids "
+            "or a Fragment Reuse Index, only",
+        ),
+        (
+            not _reads_element(kind, query.element),
+            f"lancelet searches {kind} indices of float32 vectors only, not {query.element}",
+        ),
         (
             query.lower is not None or query.upper is not None,
             "lancelet does not apply distance_range in an index search",
@@ -161,6 +169,16 @@ def _refuse_unreadable(
             raise UnsupportedVectorIndexError(
                 f"{label}: {reason} (pass use_index=False in nearest for an exact search)"
             )
+
+
+def _reads_element(kind: str, element: np.dtype) -> bool:
+    """IVF_FLAT / IVF_PQ / IVF_SQ of float16, float32 and float64 vectors, IVF_FLAT
+    of uint8 (hamming) ones; float32 for the other types."""
+    if element == np.float32:
+        return True
+    if element == np.uint8:
+        return kind == "IVF_FLAT"
+    return kind in ("IVF_FLAT", "IVF_PQ", "IVF_SQ")
 
 
 def _rabitq_reasons(kind: str, query: NearestQuery) -> list[tuple[bool, str]]:
@@ -410,4 +428,7 @@ def _best(distances: np.ndarray, ids: np.ndarray, k: int) -> np.ndarray:
 
 
 def _float32(values: np.ndarray) -> np.ndarray:
+    """Vectors to measure: float32, or float64 and uint8 (hamming) as they are."""
+    if values.dtype in (np.float64, np.uint8):
+        return values
     return np.asarray(values, dtype=np.float32)

@@ -4,7 +4,8 @@ protocol does not describe field by field, so its bytes are written here.
 
 Measured on pylance-built indices (``describe_indices().details`` shows them):
 
-* field 1, the metric (enum: l2 0, the default and so left out; cosine 1; dot 2);
+* field 1, the metric (enum: l2 0, the default and so left out; cosine 1; dot 2;
+  hamming 3);
 * field 8, an empty message: the sub-index is FLAT;
 * field 9, the ``runtime_hints`` map (string to string): ``lance.ivf.sample_rate``
   (the sample rate given), ``lance.ivf.max_iters`` (``50``: pylance records 50
@@ -27,7 +28,7 @@ TYPE_URL = "/lance.index.pb.VectorIndexDetails"
 # The index_version pylance 14 records for an IVF_FLAT index.
 INDEX_VERSION = 1
 
-_METRICS = {"l2": 0, "cosine": 1, "dot": 2}
+_METRICS = {"l2": 0, "cosine": 1, "dot": 2, "hamming": 3}
 _PQ_FIELD = 4
 _SQ_FIELD = 5
 _FLAT_FIELD = 8
@@ -110,3 +111,12 @@ def _varint(value: int) -> bytes:
         else:
             out.append(low)
             return bytes(out)
+
+
+def with_target_partition_size(details: IndexDetails, size: int | None) -> IndexDetails:
+    """``details`` recording the ``target_partition_size`` given (field 2), as
+    pylance records it; unchanged when none was given."""
+    if size is None:
+        return details
+    field = _key(2, _VARINT) + _varint(size)
+    return IndexDetails(details.type_url, details.value + field)

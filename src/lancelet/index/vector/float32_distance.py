@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from lancelet.errors import ArgumentError
+from lancelet.index.vector import other_elements
 
 METRICS = ("l2", "cosine", "dot")
 _LANES = 16
@@ -36,6 +37,8 @@ def to_centroids(centroids: np.ndarray, query: np.ndarray, metric: str) -> np.nd
     The matrix product goes through BLAS; the rank is all that matters here.  A
     cosine index clusters unit vectors, so the unit query is compared by l2.
     """
+    if metric == "hamming" or centroids.dtype == np.float64:
+        return other_elements.distances(centroids, query, metric)
     products = centroids @ query
     if metric == "dot":
         return f32(np.float32(1) - products)
@@ -45,7 +48,11 @@ def to_centroids(centroids: np.ndarray, query: np.ndarray, metric: str) -> np.nd
 
 def exact(vectors: np.ndarray, query: np.ndarray, metric: str) -> np.ndarray:
     """pylance's exact distance from ``query`` to each row of ``vectors`` (raw)."""
+    if metric == "hamming" or vectors.dtype == np.float64:
+        return other_elements.distances(vectors, query, metric)
     vectors = vectors.astype(np.float32, copy=False)
+    # A float16 query is measured in float32 (its norm too).
+    query = np.asarray(query, dtype=np.float32)
     if metric == "l2":
         difference = vectors - query
         return lane_sum(difference * difference)

@@ -18,7 +18,7 @@ import numpy as np
 
 from lancelet import io
 from lancelet.errors import ArgumentError, UnsupportedVectorIndexError
-from lancelet.index.vector import float32_distance, hnsw, layout, rabitq
+from lancelet.index.vector import float32_distance, hnsw, layout, other_elements, rabitq
 from lancelet.index.vector.hnsw import HnswGraph
 from lancelet.index.vector.rabitq import RabitqStorage
 from lancelet.index.vector.sq_storage import SqStorage
@@ -39,6 +39,8 @@ class IvfIndex:
     storage: Storage
     # IVF_HNSW_*: each partition's graph, searched instead of scanning the partition.
     graphs: list[HnswGraph] | None = None
+    # float16 vectors: a cosine query's unit vector is rounded to float16.
+    half: bool = False
 
     @classmethod
     def open(cls, directory: io.Place) -> IvfIndex:
@@ -53,6 +55,7 @@ class IvfIndex:
             found.row_ids,
             found.storage,
             found.graphs,
+            found.half,
         )
 
     @property
@@ -147,6 +150,8 @@ class IvfIndex:
                 "sums their SQ dot products in an order not reproduced, so distances and "
                 "near ties could differ (see docs/vector-index-format.md)"
             )
+        if self.metric == "hamming" and self.graphs is None:
+            return self._one_heap(query, nprobes, keep, allowed)
         if self.graphs is None and not isinstance(self.storage, SqStorage):
             row_ids, found = self._probe(query, nprobes, keep, allowed)
             best = _smallest(found, row_ids, keep)
@@ -171,6 +176,28 @@ class IvfIndex:
         best = best[:keep]
         return self.row_ids[positions[best]], found[best]
 
+    def _one_heap(
+        self, query: np.ndarray, nprobes: int, keep: int, allowed: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """hamming: equal distances are the rule, and pylance keeps the rows one
+        heap keeps when fed every probed partition's rows, partition after partition
+        in probe order (measured: not a heap per partition); replayed here, then
+        ordered by (distance, row id)."""
+        chosen = self._probed_partitions(query, nprobes)
+        parts = [self.partition(p) for p in chosen]
+        empty = np.empty(0, np.int64)
+        positions = np.concatenate([empty] + [np.arange(p.start, p.stop) for p in parts])
+        scores = [
+            self.storage.distances(query, self.centroids[p], part, self.metric)
+            for p, part in zip(chosen, parts, strict=True)
+        ]
+        scores_all = np.concatenate(scores or [np.empty(0, np.float32)])
+        mask = None if allowed is None else _allowed(self.row_ids[positions], allowed)
+        nodes, found = hnsw.heap_best(scores_all, keep, mask)
+        row_ids = self.row_ids[positions[nodes]]
+        order = np.lexsort((row_ids, found))
+        return row_ids[order], found[order]
+
     def centroid_distances(self, query: np.ndarray) -> np.ndarray:
         """The query's distance to each centroid, as partitions are chosen by."""
         query = self._checked(query, 1, 1, None, None)
@@ -184,8 +211,12 @@ class IvfIndex:
         length (summed as pylance does for the index type)."""
         if self.metric != "cosine":
             return query
+        if query.dtype == np.float64:
+            return other_elements.unit(query)
         if isinstance(self.storage, RabitqStorage):
             return rabitq.unit_query(query)
+        if self.half:
+            return float32_distance.unit(query).astype(np.float16).astype(np.float32)
         return float32_distance.unit(query)
 
     def _checked(
@@ -196,7 +227,7 @@ class IvfIndex:
         for name, value in (("k", k), ("nprobes", nprobes), ("refine_factor", refine)):
             if value is not None and (not isinstance(value, int) or value <= 0):
                 raise ArgumentError(f"{name} must be a positive integer, got {value!r}")
-        array = np.asarray(query, dtype=np.float32)
+        array = np.asarray(query, dtype=other_elements.query_type(self.centroids))
         if array.shape != (self.dimension,):
             raise ArgumentError(
                 f"the query has shape {array.shape}; the index holds vectors of "

@@ -7,11 +7,12 @@ metadata ``lance:index`` (type and metric), ``lance:ivf`` (the global buffer of 
 IVF message, whose ``centroids_tensor`` holds the centroids and whose offsets and
 lengths are zero) and ``lance:flat`` (one empty string per partition).
 
-``auxiliary.idx``: ``_rowid: uint64`` and ``flat: fixed_size_list<float32>[d] not
-null``, the rows grouped by partition in partition order (row ids ascending within
-one, as pylance's were); schema metadata ``distance_type``, ``lance:ivf`` (its IVF
-message gives each partition's offset and length) and ``storage_metadata``
-(``["{\\"dim\\":d}"]``).
+``auxiliary.idx``: ``_rowid: uint64`` and ``flat: fixed_size_list<T>[d] not
+null`` (``T`` the column's element type: float16, float32, float64, or uint8 for
+hamming, then nullable; the centroids tensor has that type too), the rows grouped by partition in
+partition order (row ids ascending within one, as pylance's were); schema metadata
+``distance_type``, ``lance:ivf`` (its IVF message gives each partition's offset
+and length) and ``storage_metadata`` (``["{\\"dim\\":d}"]``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,13 @@ from lancelet.index import files
 from lancelet.index.vector.layout import AUXILIARY_FILE, INDEX_FILE
 
 INDEX_TYPE = "IVF_FLAT"
+# The tensor type of each element type pylance stores centroids and codebooks in.
+_TENSOR_TYPES = {
+    np.dtype(np.float16): (index_pb2.Tensor.FLOAT16, "<f2"),
+    np.dtype(np.float32): (index_pb2.Tensor.FLOAT32, "<f4"),
+    np.dtype(np.float64): (index_pb2.Tensor.FLOAT64, "<f8"),
+    np.dtype(np.uint8): (index_pb2.Tensor.UINT8, "u1"),
+}
 
 
 def write_ivf_flat(
@@ -40,7 +48,8 @@ def write_ivf_flat(
     metric: str,
     version: str,
 ) -> None:
-    """Write the index of ``vectors`` ((n, d) float32: unit vectors for cosine),
+    """Write the index of ``vectors`` ((n, d) of the column's element type: unit
+    vectors for cosine; ``centroids`` of the same type),
     keyed by ``row_ids`` (uint64), whose partitions (the centroid each joined) are
     ``partitions``, in Lance file format ``version``."""
     count, dimension = centroids.shape
@@ -56,11 +65,10 @@ def write_ivf_flat(
         [
             pa.array(np.asarray(row_ids, dtype=np.uint64)[order], pa.uint64()),
             pa.FixedSizeListArray.from_arrays(
-                pa.array(np.ascontiguousarray(vectors[order], dtype=np.float32).ravel()),
-                dimension,
+                pa.array(np.ascontiguousarray(vectors[order]).ravel()), dimension
             ),
         ],
-        schema=auxiliary_schema(dimension),
+        schema=auxiliary_schema(dimension, pa.from_numpy_dtype(vectors.dtype)),
     )
     ivf = index_pb2.IVF(offsets=offsets.tolist(), lengths=lengths.tolist())
     meta = {
@@ -70,13 +78,26 @@ def write_ivf_flat(
     write_file(directory.join(AUXILIARY_FILE), rows, ivf, meta, version)
 
 
-def auxiliary_schema(dimension: int) -> pa.Schema:
+def auxiliary_schema(dimension: int, element: pa.DataType | None = None) -> pa.Schema:
+    element = element or pa.float32()
+    # pylance's float vectors are "not null"; its hamming (uint8) ones are nullable.
+    nullable = element == pa.uint8()
     return pa.schema(
         [
             pa.field("_rowid", pa.uint64()),
-            pa.field("flat", pa.list_(pa.float32(), dimension), nullable=False),
+            pa.field("flat", pa.list_(element, dimension), nullable=nullable),
         ]
     )
+
+
+def tensor(values: np.ndarray, shape: list[int]) -> index_pb2.Tensor:
+    """``values`` (float16/32/64 or uint8) as a Tensor of ``shape``, little-endian."""
+    kind = _TENSOR_TYPES.get(values.dtype)
+    if kind is None:
+        raise ArgumentError(f"no index tensor holds {values.dtype} values")
+    data_type, layout = kind
+    data = np.ascontiguousarray(values, dtype=layout).tobytes()
+    return index_pb2.Tensor(data_type=data_type, shape=shape, data=data)
 
 
 def partition_layout(partitions: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
@@ -93,13 +114,11 @@ def write_index_file(
     """``index.idx`` of an IVF index whose sub-index is FLAT (IVF_FLAT, IVF_PQ,
     IVF_SQ): no rows; the type and metric, and the centroids in the IVF message."""
     count, dimension = centroids.shape
-    tensor = index_pb2.Tensor(
-        data_type=index_pb2.Tensor.FLOAT32,
-        shape=[count, dimension],
-        data=np.ascontiguousarray(centroids, dtype="<f4").tobytes(),
-    )
     ivf = index_pb2.IVF(
-        offsets=[0] * count, lengths=[0] * count, centroids_tensor=tensor, loss=loss
+        offsets=[0] * count,
+        lengths=[0] * count,
+        centroids_tensor=tensor(centroids, [count, dimension]),
+        loss=loss,
     )
     marker = pa.schema([pa.field("__flat_marker", pa.uint64(), nullable=False)])
     meta = {

@@ -3,12 +3,14 @@
 reads).
 
 ``index.idx`` is an IVF_FLAT one's with the type ``IVF_PQ``.  ``auxiliary.idx``
-holds ``_rowid: uint64`` and ``__pq_code: fixed_size_list<uint8>[M]``, the rows
+holds ``_rowid: uint64`` and ``__pq_code: fixed_size_list<uint8>[M]`` (``[M / 2]``
+for 4-bit codes: sub-vector ``2j`` in the low half of byte ``j``, ``2j + 1`` in its
+high half), the rows
 grouped by partition in partition order, and **each partition's codes stored
 column-major** (its rows' first codes, then their second codes, ...: pylance's
 "transposed" codes).  Global buffer 1 holds the IVF message (offsets and lengths),
-global buffer 2 the codebook: a ``FLOAT32`` Tensor whose shape says ``[256, D]``
-but whose values run sub-vector by sub-vector (``[M, 256, D / M]``).  Schema
+global buffer 2 the codebook: a ``FLOAT32`` Tensor whose shape says ``[2**nbits, D]``
+but whose values run sub-vector by sub-vector (``[M, 2**nbits, D / M]``).  Schema
 metadata: ``distance_type``, ``lance:ivf`` and ``storage_metadata``.
 """
 
@@ -22,9 +24,14 @@ import pyarrow as pa
 from lancelet import io
 from lancelet._proto import index_pb2
 from lancelet.errors import ArgumentError
-from lancelet.index.vector.ivf_flat_writer import partition_layout, write_file, write_index_file
+from lancelet.index.vector import pq_train
+from lancelet.index.vector.ivf_flat_writer import (
+    partition_layout,
+    tensor,
+    write_file,
+    write_index_file,
+)
 from lancelet.index.vector.layout import AUXILIARY_FILE, INDEX_FILE
-from lancelet.index.vector.pq_train import NUM_BITS
 
 INDEX_TYPE = "IVF_PQ"
 PQ_CODE_COLUMN = "__pq_code"
@@ -45,9 +52,11 @@ def write_ivf_pq(
 ) -> None:
     """Write the index of the rows keyed by ``row_ids`` (uint64) whose PQ ``codes``
     ((n, M) uint8, row-major) and partitions are given, with the IVF ``centroids``
-    and the PQ ``codebook`` ((M, 256, D / M) float32), in file format ``version``."""
+    and the PQ ``codebook`` ((M, 2**nbits, D / M) float32; 16 code words make
+    4-bit codes), in file format ``version``."""
     count, dimension = centroids.shape
-    sub_vectors = codebook.shape[0]
+    sub_vectors, words = codebook.shape[:2]
+    num_bits = 4 if words == 16 else 8
     if codes.shape != (len(row_ids), sub_vectors) or len(partitions) != len(row_ids):
         raise ArgumentError(
             f"{directory}: {len(row_ids)} row ids, {len(partitions)} partitions and "
@@ -56,18 +65,20 @@ def write_ivf_pq(
     order = np.argsort(partitions, kind="stable")
     offsets, lengths = partition_layout(partitions, count)
     write_index_file(directory.join(INDEX_FILE), centroids, loss, metric, version, INDEX_TYPE)
-    stored = transposed_codes(codes[order], partitions[order], offsets, lengths)
+    packed = codes[order] if num_bits == 8 else pq_train.pack_nibbles(codes[order])
+    stored = transposed_codes(packed, partitions[order], offsets, lengths)
+    code_bytes = packed.shape[1]
     rows = pa.table(
         [
             pa.array(np.asarray(row_ids, dtype=np.uint64)[order], pa.uint64()),
-            pa.FixedSizeListArray.from_arrays(pa.array(stored, pa.uint8()), sub_vectors),
+            pa.FixedSizeListArray.from_arrays(pa.array(stored, pa.uint8()), code_bytes),
         ],
-        schema=auxiliary_schema(sub_vectors),
+        schema=auxiliary_schema(code_bytes),
     )
     ivf = index_pb2.IVF(offsets=offsets.tolist(), lengths=lengths.tolist())
     params = {
         "codebook_position": _CODEBOOK_POSITION,
-        "nbits": NUM_BITS,
+        "nbits": num_bits,
         "num_sub_vectors": sub_vectors,
         "dimension": dimension,
         "codebook_tensor": [],
@@ -108,10 +119,6 @@ def transposed_codes(
 
 
 def _tensor(codebook: np.ndarray) -> bytes:
+    """The codebook in its own element type (the column's)."""
     sub_vectors, words, width = codebook.shape
-    tensor = index_pb2.Tensor(
-        data_type=index_pb2.Tensor.FLOAT32,
-        shape=[words, sub_vectors * width],
-        data=np.ascontiguousarray(codebook, dtype="<f4").tobytes(),
-    )
-    return tensor.SerializeToString()
+    return tensor(codebook, [words, sub_vectors * width]).SerializeToString()

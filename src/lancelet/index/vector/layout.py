@@ -28,7 +28,7 @@ from lancelet._proto import index_pb2
 from lancelet.errors import CorruptIndexError, UnsupportedIndexError
 from lancelet.file import LanceFileReader
 from lancelet.index import files
-from lancelet.index.vector import float32_distance, hnsw, legacy_layout, rabitq
+from lancelet.index.vector import float32_distance, hnsw, legacy_layout, pq_train, rabitq
 from lancelet.index.vector.hnsw import HnswGraph
 from lancelet.index.vector.rabitq import RabitqStorage
 from lancelet.index.vector.sq_storage import SqStorage
@@ -45,7 +45,14 @@ SUPPORTED_TYPES = (
     "IVF_HNSW_PQ",
     "IVF_HNSW_SQ",
 )
-_TENSOR_DTYPES = {index_pb2.Tensor.FLOAT32: np.dtype("<f4")}
+_TENSOR_DTYPES: dict[int, np.dtype] = {
+    index_pb2.Tensor.FLOAT16: np.dtype("<f2"),
+    index_pb2.Tensor.FLOAT32: np.dtype("<f4"),
+    index_pb2.Tensor.FLOAT64: np.dtype("<f8"),
+    index_pb2.Tensor.UINT8: np.dtype("u1"),
+}
+# The stored vectors of an IVF_FLAT index: the column's element type.
+_FLAT_TYPES = (pa.float16(), pa.float32(), pa.float64(), pa.uint8())
 
 
 @dataclass(frozen=True)
@@ -61,6 +68,9 @@ class Layout:
     storage: Storage
     # IVF_HNSW_*: each partition's graph.
     graphs: list[HnswGraph] | None = None
+    # Whether the column's vectors are float16 (searched in float32, but the
+    # query rounded to float16 where pylance rounds it).
+    half: bool = False
 
 
 def read(directory: io.Place) -> Layout:
@@ -102,7 +112,8 @@ def read(directory: io.Place) -> Layout:
     graphs = None
     if index_type.startswith("IVF_HNSW_"):
         graphs = _graphs(index_path, index_file, meta, index_ivf, lengths)
-    return Layout(index_type, metric, centroids, offsets, lengths, row_ids, storage, graphs)
+    half = index_ivf.centroids_tensor.data_type == index_pb2.Tensor.FLOAT16
+    return Layout(index_type, metric, centroids, offsets, lengths, row_ids, storage, graphs, half)
 
 
 def _graphs(
@@ -178,7 +189,8 @@ def _json(path: io.Place, meta: dict[str, str], key: str) -> Any:
 
 
 def _metric(path: io.Place, value: Any) -> str:
-    if not isinstance(value, str) or value.lower() not in float32_distance.METRICS:
+    known = (*float32_distance.METRICS, "hamming")
+    if not isinstance(value, str) or value.lower() not in known:
         raise UnsupportedIndexError(f"{path}: lancelet does not read indices of metric {value!r}")
     return value.lower()
 
@@ -205,7 +217,12 @@ def _tensor(path: io.Place, tensor: Any, ndim: int) -> np.ndarray:
         raise CorruptIndexError(
             f"{path}: a tensor of shape {list(shape)} has {len(tensor.data)} bytes"
         )
-    return np.frombuffer(tensor.data, dtype=dtype).astype(np.float32).reshape(shape)
+    values: np.ndarray = np.frombuffer(tensor.data, dtype=dtype).reshape(shape)
+    # float16 is searched in float32 (exactly); float64 and uint8 stay as they are.
+    if dtype.kind == "f" and dtype.itemsize <= 4:
+        return values.astype(np.float32)
+    copied: np.ndarray = values.copy()
+    return copied
 
 
 def _check_partitions(
@@ -230,7 +247,13 @@ def _column(path: io.Place, table: pa.Table, name: str, dtype: pa.DataType) -> p
 
 
 def _flat(path: io.Place, table: pa.Table, dimension: int) -> FlatStorage:
-    column = _column(path, table, "flat", pa.list_(pa.float32(), dimension))
+    if "flat" not in table.column_names:
+        raise CorruptIndexError(f"{path}: the file has no column 'flat'")
+    stored = table.schema.field("flat").type
+    element = stored.value_type if pa.types.is_fixed_size_list(stored) else None
+    column = _column(path, table, "flat", pa.list_(element or pa.float32(), dimension))
+    if element not in _FLAT_TYPES:
+        raise UnsupportedIndexError(f"{path}: lancelet does not read {element} vectors")
     values = column.values.to_numpy(zero_copy_only=False)
     return FlatStorage(values.reshape(len(column), dimension))
 
@@ -248,20 +271,27 @@ def _pq(
     if not isinstance(params, dict):
         raise CorruptIndexError(f"{path}: 'storage_metadata' does not hold the PQ parameters")
     sub_vectors, bits = _int(path, params, "num_sub_vectors"), _int(path, params, "nbits")
-    if bits != 8:
-        raise UnsupportedIndexError(f"{path}: lancelet reads 8-bit PQ codes, not {bits}-bit")
+    if bits not in (4, 8):
+        raise UnsupportedIndexError(f"{path}: lancelet reads 8- and 4-bit PQ codes, not {bits}-bit")
     if _int(path, params, "dimension") != dimension or dimension % sub_vectors:
         raise CorruptIndexError(f"{path}: PQ of dimension {params['dimension']} for {dimension}")
+    if bits == 4 and sub_vectors % 2:
+        raise CorruptIndexError(f"{path}: 4-bit PQ codes of {sub_vectors} sub-vectors")
     with files.reading(path):
         raw = reader.read_global_buffer(_int(path, params, "codebook_position"))
-    flat = _tensor(path, index_pb2.Tensor.FromString(raw), ndim=2).ravel()
-    if flat.size != sub_vectors * 256 * (dimension // sub_vectors):
+    tensor = index_pb2.Tensor.FromString(raw)
+    flat = _tensor(path, tensor, ndim=2).ravel()
+    words = 1 << bits
+    if flat.size != sub_vectors * words * (dimension // sub_vectors):
         raise CorruptIndexError(f"{path}: the PQ codebook has {flat.size} values")
     # The tensor says (codes, dimension) but its values run sub-vector by sub-vector.
-    codebook = flat.reshape(sub_vectors, 256, dimension // sub_vectors)
-    column = _column(path, table, "__pq_code", pa.list_(pa.uint8(), sub_vectors))
-    codes = _row_major(column.values.to_numpy(zero_copy_only=False), lengths, sub_vectors)
-    return PqStorage(codebook, codes)
+    codebook = flat.reshape(sub_vectors, words, dimension // sub_vectors)
+    # 4-bit codes: two sub-vectors per byte (see pq_train.pack_nibbles).
+    code_bytes = sub_vectors if bits == 8 else sub_vectors // 2
+    column = _column(path, table, "__pq_code", pa.list_(pa.uint8(), code_bytes))
+    codes = _row_major(column.values.to_numpy(zero_copy_only=False), lengths, code_bytes)
+    codes = codes if bits == 8 else pq_train.unpack_nibbles(codes)
+    return PqStorage(codebook, codes, half=tensor.data_type == index_pb2.Tensor.FLOAT16)
 
 
 def _rq(

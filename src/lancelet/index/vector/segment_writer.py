@@ -25,7 +25,7 @@ from lancelet._proto import index_pb2
 from lancelet.errors import CorruptIndexError
 from lancelet.file import LanceFileReader
 from lancelet.index import files
-from lancelet.index.vector import kmeans, layout, legacy_layout
+from lancelet.index.vector import kmeans, layout, legacy_layout, pq_train
 from lancelet.index.vector.ivf import IvfIndex
 from lancelet.index.vector.ivf_flat_writer import auxiliary_schema
 from lancelet.index.vector.layout import AUXILIARY_FILE, INDEX_FILE
@@ -129,26 +129,29 @@ def write_segment(
         values = pa.array(np.ascontiguousarray(rows.payload, dtype=np.float32).ravel())
         meta["storage_metadata"] = json.dumps([json.dumps({"dim": dimension})])
     else:
-        sub_vectors = quantizer.codebook.shape[0]
+        sub_vectors, words = quantizer.codebook.shape[:2]
+        # 16 code words: 4-bit codes, two to a byte.
+        bits = 4 if words == 16 else 8
+        codes = rows.payload if bits == 8 else pq_train.pack_nibbles(rows.payload)
         schema = pa.schema(
             [
                 pa.field("_rowid", pa.uint64()),
-                pa.field("__pq_code", pa.list_(pa.uint8(), sub_vectors)),
+                pa.field("__pq_code", pa.list_(pa.uint8(), codes.shape[1])),
             ]
         )
-        values = pa.array(_column_major(rows.payload, lengths))
+        values = pa.array(_column_major(codes, lengths))
         buffers.append(_codebook_tensor(quantizer.codebook, dimension).SerializeToString())
-        meta["storage_metadata"] = json.dumps([_pq_metadata(sub_vectors, dimension)])
+        meta["storage_metadata"] = json.dumps([_pq_metadata(sub_vectors, dimension, bits)])
     vectors = pa.FixedSizeListArray.from_arrays(values, schema.field(1).type.list_size)
     table = pa.table([row_ids, vectors], schema=schema)
     _write(directory.join(AUXILIARY_FILE), table, buffers, meta, version)
 
 
-def _pq_metadata(sub_vectors: int, dimension: int) -> str:
+def _pq_metadata(sub_vectors: int, dimension: int, bits: int) -> str:
     return json.dumps(
         {
             "codebook_position": 2,
-            "nbits": 8,
+            "nbits": bits,
             "num_sub_vectors": sub_vectors,
             "dimension": dimension,
             "codebook_tensor": [],

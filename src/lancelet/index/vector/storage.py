@@ -13,21 +13,29 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lancelet.index.vector import float32_distance
+from lancelet.index.vector import float32_distance, other_elements
 from lancelet.index.vector.rabitq import RabitqStorage
 from lancelet.index.vector.sq_storage import SqStorage
 
 
 @dataclass(frozen=True)
 class FlatStorage:
-    # (rows, dimension) float32, in partition order.
+    # (rows, dimension) of the column's type (float16/32/64, uint8 for hamming),
+    # in partition order.
     vectors: np.ndarray
 
     def distances(
         self, query: np.ndarray, centroid: np.ndarray, rows: slice, metric: str
     ) -> np.ndarray:
-        """``query`` is already a unit vector for a cosine index."""
+        """``query`` is already a unit vector for a cosine index.  float16 vectors
+        are measured in float32, float64 ones in float64 (then rounded to float32,
+        as pylance reports them), uint8 ones by hamming."""
         vectors = self.vectors[rows]
+        if metric == "hamming" or vectors.dtype == np.float64:
+            return other_elements.distances(vectors, query, metric)
+        if metric == "cosine" and vectors.dtype == np.float16:
+            # float16 unit vectors are not quite unit: pylance divides by the norms.
+            return float32_distance.exact(vectors, query, metric)
         if metric == "cosine":
             # The stored rows are unit vectors: cosine is one product.
             return float32_distance.f32(np.float32(1) - float32_distance.lane_sum(vectors * query))
@@ -39,8 +47,14 @@ class PqStorage:
     # (num_sub_vectors, 2**num_bits, sub_dimension) float32.
     codebook: np.ndarray
     # (rows, num_sub_vectors) uint8, row-major (the file keeps each partition's
-    # codes column-major; the reader transposes them).
+    # codes column-major, 4-bit codes two to a byte; the reader unpacks them).
     codes: np.ndarray
+    # A float16 column's index: pylance takes the query's residual in float16.
+    half: bool = False
+
+    @property
+    def num_bits(self) -> int:
+        return 4 if self.codebook.shape[1] == 16 else 8
 
     def table(self, query: np.ndarray, centroid: np.ndarray, metric: str) -> np.ndarray:
         """The (num_sub_vectors, 2**num_bits) distance from each sub-vector of the
@@ -52,7 +66,10 @@ class PqStorage:
             return float32_distance.f32(-np.matmul(parts, codebook)[:, 0, :])
         # |r - b|² = |r|² - 2 r·b + |b|², in float64 (one BLAS product per sub-vector,
         # no (codes, sub-dimension) temporary), rounded to float32 once.
-        residual = (query - centroid).astype(np.float64).reshape(sub_vectors, 1, sub_dimension)
+        difference: np.ndarray = query - centroid
+        if self.half:
+            difference = query.astype(np.float16) - centroid.astype(np.float16)
+        residual = difference.astype(np.float64).reshape(sub_vectors, 1, sub_dimension)
         products = np.matmul(residual, codebook)[:, 0, :]
         squared = np.einsum("sod,sod->so", residual, residual)
         table = squared - 2 * products + self._codeword_norms
