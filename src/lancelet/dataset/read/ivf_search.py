@@ -237,7 +237,7 @@ def opened_segments(store: DatasetStore, manifest: Manifest, plan: IndexPlan) ->
 
 def opened(store: DatasetStore, segment: IndexMetadata) -> IvfIndex:
     """The open index segment, kept by the store (index files never change)."""
-    cache: dict[str, IvfIndex] = store.cache("vector_indices", limit=16)
+    cache = store.index_cache("vector_indices")
     key = str(segment.uuid)
     found = cache.get(key)
     if found is None:
