@@ -43,7 +43,7 @@ import pyarrow.compute as pc
 from lancelet.dataset.read import frag_reuse
 from lancelet.dataset.read.flat_search import FlatSearch
 from lancelet.dataset.read.ivf_segments import Probed, Segment, open_segments, pooled
-from lancelet.dataset.read.nearest import DISTANCE, QUERY_INDEX, NearestQuery
+from lancelet.dataset.read.nearest import DISTANCE, QUERY_INDEX, NearestQuery, vector_field_id
 from lancelet.dataset.read.projection import ROW_ADDRESS, ROW_ID
 from lancelet.dataset.read.take import MISSING
 from lancelet.errors import ArgumentError, UnsupportedVectorIndexError, VectorQueryError
@@ -100,8 +100,8 @@ def index_plan(
     """The plan of a search through the column's vector index; None when the column
     has none or ``use_index`` is False.  Anything lancelet cannot answer as pylance
     does is refused with :class:`UnsupportedVectorIndexError`."""
-    field = next(f for f in manifest.schema.top_level() if f.name == query.column)
-    segments = [i for i in manifest.indices if not i.is_system and field.id in i.fields]
+    field_id = vector_field_id(manifest.schema, query.field_path)
+    segments = [i for i in manifest.indices if not i.is_system and field_id in i.fields]
     if not segments or not query.use_index:
         return None
     segment = segments[0]

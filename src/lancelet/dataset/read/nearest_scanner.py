@@ -38,7 +38,14 @@ from lancelet.dataset.read.ivf_search import (
     opened,
     opened_segments,
 )
-from lancelet.dataset.read.nearest import DISTANCE, QUERY_INDEX, NearestQuery, nearest_query
+from lancelet.dataset.read.nearest import (
+    DISTANCE,
+    QUERY_INDEX,
+    NearestQuery,
+    nearest_query,
+    nested_values,
+    vector_field_id,
+)
 from lancelet.dataset.read.nearest_plan import NearestPlan
 from lancelet.dataset.read.projection import (
     ROW_ADDRESS,
@@ -121,9 +128,9 @@ class NearestScanner(LanceScanner):
 
     def _refuse_fast_search_without_index(self, fast_search: bool) -> None:
         """fast_search on a column whose index is not used (use_index=False)."""
-        field = next(f for f in self._manifest.schema.top_level() if f.name == self._query.column)
+        field_id = vector_field_id(self._manifest.schema, self._query.field_path)
         for index in self._manifest.indices:
-            if fast_search and not index.is_system and field.id in index.fields:
+            if fast_search and not index.is_system and field_id in index.fields:
                 raise UnsupportedVectorIndexError(
                     f"{self._where}: fast_search with use_index=False on column "
                     f"{self._query.column!r}, which has the index {index.name!r}"
@@ -228,8 +235,9 @@ class NearestScanner(LanceScanner):
     def _vectors(self, addresses: np.ndarray) -> np.ndarray:
         """The vectors of the rows at ``addresses``, in that order."""
         unique, back = np.unique(addresses, return_inverse=True)
-        rows = _rows_at(self._store, self._manifest, unique, [self._query.column], False)
-        vectors, _ = vector_rows(rows[self._query.column])
+        top, *below = self._query.field_path
+        rows = _rows_at(self._store, self._manifest, unique, [top], False)
+        vectors, _ = vector_rows(nested_values(rows[top], below))
         return np.asarray(vectors[back.reshape(-1)])
 
     def _nearest_rows(self) -> pa.Table:
