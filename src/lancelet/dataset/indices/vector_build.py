@@ -274,6 +274,11 @@ def _sub_vectors(index_type: str, given: object, dimension: int, where: str) -> 
 
 
 def _dimension(dtype: pa.DataType, path: str, where: str) -> int:
+    if pa.types.is_list(dtype) and pa.types.is_fixed_size_list(dtype.value_type):
+        raise UnsupportedVectorIndexError(
+            f"{where}: lancelet does not build vector indices on multivector columns "
+            f"(column {path!r} holds lists of vectors)"
+        )
     if not pa.types.is_fixed_size_list(dtype):
         raise IndexTypeError(
             f"{where}: Vector column {path} must be FixedSizeListArray "

@@ -151,6 +151,11 @@ def _refuse_unreadable(
         ),
         (query.element != np.float32, f"its vectors are {query.element}, not float32"),
         (
+            query.multivector,
+            "lancelet does not search a multivector index (pylance's XTR scoring of "
+            "each query vector's candidates)",
+        ),
+        (
             query.lower is not None or query.upper is not None,
             "lancelet does not apply distance_range in an index search",
         ),
