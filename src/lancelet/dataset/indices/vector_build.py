@@ -38,7 +38,7 @@ from lancelet.dataset.read.scanner import ROW_ADDRESS, ROW_ID, LanceScanner
 from lancelet.errors import (
     ArgumentError,
     IndexTypeError,
-    UnsupportedIndexError,
+    UnknownIndexTypeError,
     UnsupportedOptionError,
     UnsupportedVectorIndexError,
 )
@@ -68,6 +68,8 @@ _OTHER_VECTOR_TYPES = frozenset(
         "DISKANN",
     }
 )
+# The types pylance's create_index names when refusing another.
+_PYLANCE_TYPES = (_FLAT, _PQ, _SQ, "IVF_HNSW_FLAT", "IVF_HNSW_PQ", "IVF_HNSW_SQ", "IVF_RQ")
 # pylance's create_index parameters lancelet does not implement, with the defaults
 # pylance gives them: anything else is refused by name.
 PYLANCE_DEFAULTS: Mapping[str, Any] = {
@@ -183,9 +185,10 @@ def _check_type(index_type: object, where: str) -> str:
         raise UnsupportedVectorIndexError(
             f"{where}: lancelet does not build {wanted} indices (it builds {built})"
         )
-    raise UnsupportedIndexError(
-        f"{where}: lancelet's create_index builds {built} only, not {index_type!r}; "
-        "build scalar indices with create_scalar_index"
+    # pylance's words and class (NotImplementedError) for any other name.
+    raise UnknownIndexTypeError(
+        f"{where}: Only {list(_PYLANCE_TYPES)} index types supported. "
+        f"Got {wanted} (lancelet builds {built}; scalar indices with create_scalar_index)"
     )
 
 
