@@ -38,6 +38,7 @@ from lancelet.dataset.read.scanner import ROW_ADDRESS, ROW_ID, LanceScanner
 from lancelet.errors import (
     ArgumentError,
     IndexTypeError,
+    NumberOutOfRangeError,
     UnknownIndexTypeError,
     UnsupportedOptionError,
     UnsupportedVectorIndexError,
@@ -133,6 +134,7 @@ def create_index(
     where = f"{snapshot.uri} version {manifest.version}"
     wanted = _check_type(index_type, where)
     options = dict(options)
+    shuffle = _shuffle_concurrency(options, where)
     num_sub_vectors = options.pop("num_sub_vectors", (None, None))[0]
     if wanted != _PQ:
         options["num_sub_vectors"] = (num_sub_vectors, None)
@@ -152,7 +154,7 @@ def create_index(
             name,
             [field.id],
             uid,
-            _details(params),
+            _details(params, shuffle),
             [f.id for f in manifest.fragments],
             replace=replace,
             index_version=vector_details.INDEX_VERSION,
@@ -192,16 +194,36 @@ def _check_type(index_type: object, where: str) -> str:
     )
 
 
-def _details(params: IvfParameters) -> IndexDetails:
+def _details(params: IvfParameters, shuffle: int) -> IndexDetails:
     if params.index_type == _PQ:
         return vector_details.ivf_pq_details(
-            params.metric, params.sample_rate, pq_train.NUM_BITS, params.num_sub_vectors
+            params.metric, params.sample_rate, pq_train.NUM_BITS, params.num_sub_vectors, shuffle
         )
     if params.index_type == _SQ:
         return vector_details.ivf_sq_details(
-            params.metric, params.sample_rate, ivf_sq_writer.NUM_BITS
+            params.metric, params.sample_rate, ivf_sq_writer.NUM_BITS, shuffle
         )
-    return vector_details.ivf_flat_details(params.metric, params.sample_rate)
+    return vector_details.ivf_flat_details(params.metric, params.sample_rate, shuffle)
+
+
+def _shuffle_concurrency(options: dict[str, tuple[Any, Any]], where: str) -> int:
+    """The shuffle_partition_concurrency pylance records (2 unless given), taken out
+    of ``options`` with shuffle_partition_batches, which pylance neither checks nor
+    records.  Neither changes the index: they only pace pylance's shuffle."""
+    options.pop("shuffle_partition_batches", None)
+    given = options.pop("shuffle_partition_concurrency", (None, None))[0]
+    if given is None:
+        return 2
+    if not isinstance(given, int):
+        raise TypeError(
+            f"{where}: shuffle_partition_concurrency: {type(given).__name__!r} object "
+            "cannot be interpreted as an integer"
+        )
+    if given < 0:
+        raise NumberOutOfRangeError(
+            f"{where}: shuffle_partition_concurrency: can't convert negative int to unsigned"
+        )
+    return int(given)
 
 
 def _refuse_options(options: Mapping[str, tuple[Any, Any]], where: str) -> None:
