@@ -177,3 +177,10 @@ def test_the_cache_is_a_byte_bounded_lru(capacity: int, steps: list[tuple[bool, 
 def test_an_entry_costs_its_buffers() -> None:
     assert estimated_bytes(_Sized(10_000)) >= 10_000
     assert estimated_bytes(pa.array(np.zeros(1000, np.int64))) == 8000
+
+
+@pytest.mark.parametrize(("value", "error"), [(-1, OverflowError), (1.5, TypeError)])
+def test_bad_session_sizes_raise_as_in_pylance(value: Any, error: type[Exception]) -> None:
+    for session in (lance.Session, ll.Session):
+        with pytest.raises(error):
+            session(index_cache_size_bytes=value)

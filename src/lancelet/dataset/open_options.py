@@ -16,8 +16,8 @@ import warnings
 from typing import Any
 
 from lancelet.dataset.core.options import refuse_unimplemented
-from lancelet.errors import ArgumentError, NumberOutOfRangeError, UnsupportedOptionError
-from lancelet.transaction.index_cache import BYTES_PER_ENTRY
+from lancelet.errors import ArgumentError, UnsupportedOptionError
+from lancelet.transaction.index_cache import BYTES_PER_ENTRY, check_size
 from lancelet.transaction.session import Session
 
 # File reader options that only tune speed (caching, extra checks while decoding):
@@ -67,7 +67,7 @@ def open_session(
         ("index_cache_size_bytes", index_cache_size_bytes),
         ("metadata_cache_size_bytes", metadata_cache_size_bytes),
     ):
-        _check_size(size, name)
+        check_size(size, name)
     if index_cache_size is not None:
         warnings.warn(
             "The 'index_cache_size' parameter is deprecated. "
@@ -104,15 +104,3 @@ def check_location(uri: Any, namespace_client: Any, table_id: Any, call: str) ->
         raise ArgumentError(
             f"{call}: Must specify either 'uri' or both 'namespace_client' and 'table_id'."
         )
-
-
-def _check_size(size: Any, name: str) -> None:
-    """A cache size is a count (pylance's errors: TypeError, OverflowError)."""
-    if size is None:
-        return
-    if not isinstance(size, int):
-        raise TypeError(
-            f"argument {name!r}: {type(size).__name__!r} object cannot be interpreted as an integer"
-        )
-    if size < 0:
-        raise NumberOutOfRangeError(f"argument {name!r}: can't convert negative int to unsigned")

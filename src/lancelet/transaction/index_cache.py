@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from lancelet.errors import NumberOutOfRangeError
+
 # pylance's default index cache size (6 GiB), and the bytes its deprecated
 # ``index_cache_size`` (in entries) stands for per entry.
 DEFAULT_SIZE_BYTES = 6 * 1024 * 1024 * 1024
@@ -26,6 +28,19 @@ BYTES_PER_ENTRY = 20 * 1024 * 1024
 
 # How deep :func:`estimated_bytes` follows attributes and containers.
 _DEPTH = 8
+
+
+def check_size(size: Any, name: str) -> None:
+    """A cache size is a count of bytes or entries (None: the default); pylance's
+    binding raises TypeError for another type and OverflowError for a negative one."""
+    if size is None:
+        return
+    if not isinstance(size, int):
+        raise TypeError(
+            f"argument {name!r}: {type(size).__name__!r} object cannot be interpreted as an integer"
+        )
+    if size < 0:
+        raise NumberOutOfRangeError(f"argument {name!r}: can't convert negative int to unsigned")
 
 
 class IndexCache:

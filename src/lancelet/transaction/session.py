@@ -10,7 +10,12 @@ from collections import OrderedDict
 from typing import Any
 
 from lancelet.errors import UnsupportedOptionError
-from lancelet.transaction.index_cache import DEFAULT_SIZE_BYTES, IndexCache, IndexCacheView
+from lancelet.transaction.index_cache import (
+    DEFAULT_SIZE_BYTES,
+    IndexCache,
+    IndexCacheView,
+    check_size,
+)
 
 # The caches of index readers; every other cache holds file and table metadata.
 INDEX_CACHES = frozenset({"scalar_indices", "vector_indices"})
@@ -50,6 +55,8 @@ class Session:
         ):
             if value is not None:
                 raise UnsupportedOptionError(f"Session: lancelet does not support {name}")
+        check_size(index_cache_size_bytes, "index_cache_size_bytes")
+        check_size(metadata_cache_size_bytes, "metadata_cache_size_bytes")
         capacity = DEFAULT_SIZE_BYTES if index_cache_size_bytes is None else index_cache_size_bytes
         self.index_cache = IndexCache(capacity)
         self._metadata_off = metadata_cache_size_bytes == 0
@@ -57,8 +64,7 @@ class Session:
 
     def cache(self, name: str, limit: int) -> BoundedCache:
         """A metadata cache of at most ``limit`` entries."""
-        if name in INDEX_CACHES:
-            raise ValueError(f"the {name!r} cache is part of the index cache (index_cache_view)")
+        assert name not in INDEX_CACHES, f"{name}: an index cache (index_cache_view)"
         return self._caches.setdefault(name, BoundedCache(0 if self._metadata_off else limit))
 
     def index_cache_view(self, name: str) -> IndexCacheView:
