@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from lancelet import io
 from lancelet.dataset.core.snapshot import Snapshot
@@ -39,6 +40,7 @@ from lancelet.errors import (
     ArgumentError,
     IndexTypeError,
     NumberOutOfRangeError,
+    TrainingError,
     UnknownIndexTypeError,
     UnsupportedOptionError,
     UnsupportedVectorIndexError,
@@ -142,12 +144,19 @@ def create_index(
     field = index_build.resolve_field(manifest.schema, column, where)
     dimension = _dimension(field.type, field.path, where)
     params = _parameters(wanted, metric, num_partitions, num_sub_vectors, dimension, kwargs, where)
+    multivector = _is_multivector(field.type)
+    if multivector and params.metric != "cosine":
+        raise TrainingError(
+            f"{where}: Build Vector Index: multivector type supports only cosine distance"
+        )
     name = name or f"{field.path}_idx"
     indices.check_new_index(manifest, name, [field.id], replace, where)
     uid = _new_uuid(index_uuid, where)
     directory = snapshot.store.place(naming.INDICES_DIR, str(uid))
     try:
-        row_keys, vectors = _live_vectors(snapshot, field.path, dimension, params.metric)
+        row_keys, vectors = _live_vectors(
+            snapshot, field.path, dimension, params.metric, multivector
+        )
         _build(directory, manifest, row_keys, vectors, params, rng or np.random.default_rng())
         return indices.commit_index(
             snapshot,
@@ -298,12 +307,14 @@ def _sub_vectors(index_type: str, given: object, dimension: int, where: str) -> 
     return given
 
 
+def _is_multivector(dtype: pa.DataType) -> bool:
+    """A list of vectors per row: each vector is indexed under its row."""
+    return bool(pa.types.is_list(dtype) and pa.types.is_fixed_size_list(dtype.value_type))
+
+
 def _dimension(dtype: pa.DataType, path: str, where: str) -> int:
-    if pa.types.is_list(dtype) and pa.types.is_fixed_size_list(dtype.value_type):
-        raise UnsupportedVectorIndexError(
-            f"{where}: lancelet does not build vector indices on multivector columns "
-            f"(column {path!r} holds lists of vectors)"
-        )
+    if _is_multivector(dtype):
+        dtype = dtype.value_type
     if not pa.types.is_fixed_size_list(dtype):
         raise IndexTypeError(
             f"{where}: Vector column {path} must be FixedSizeListArray "
@@ -318,9 +329,10 @@ def _dimension(dtype: pa.DataType, path: str, where: str) -> int:
 
 
 def _live_vectors(
-    snapshot: Snapshot, path: str, dimension: int, metric: str
+    snapshot: Snapshot, path: str, dimension: int, metric: str, multivector: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(row keys uint64, vectors (n, d) float32) of the rows the index holds."""
+    """(row keys uint64, vectors (n, d) float32) of the rows the index holds; a
+    multivector row's vectors each under the row's key."""
     manifest = snapshot.manifest
     by_row_id = manifest.stable_row_ids
     scanner = LanceScanner(
@@ -338,12 +350,14 @@ def _live_vectors(
     filled = 0
     for batch in scanner.to_batches():  # one step per batch
         values = batch.column(path)
+        column = batch.column(ROW_ID if by_row_id else ROW_ADDRESS)
+        if multivector:
+            values, column = _each_vector(values, column)
         present = np.asarray(values.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
         flat = values.filter(pa.array(present)).flatten()
         block = flat.to_numpy(zero_copy_only=False).reshape(-1, dimension)
         if metric == "cosine":
             block = kmeans.unit_rows(block.astype(np.float32, copy=False))
-        column = batch.column(ROW_ID if by_row_id else ROW_ADDRESS)
         if filled + len(block) > len(vectors):  # row counts the manifest lacks
             vectors = _grown(vectors, filled + len(block))
             row_keys = _grown(row_keys, len(vectors))
@@ -355,6 +369,17 @@ def _live_vectors(
     if kept.all():  # no copy of the column
         return row_keys, vectors
     return row_keys[kept], np.ascontiguousarray(vectors[kept])
+
+
+def _each_vector(
+    values: pa.ChunkedArray | pa.Array, keys: pa.ChunkedArray | pa.Array
+) -> tuple[pa.Array, pa.Array]:
+    """A multivector column's vectors, one per entry, and their rows' keys (null and
+    empty rows hold none)."""
+    lists = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+    counts = pc.fill_null(pc.list_value_length(lists), 0).to_numpy(zero_copy_only=False)
+    each_key = np.repeat(keys.to_numpy(), counts.astype(np.int64))
+    return lists.flatten(), pa.array(each_key, pa.uint64())
 
 
 def _grown(array: np.ndarray, least: int) -> np.ndarray:

@@ -40,7 +40,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelet.dataset.read import frag_reuse
+from lancelet.dataset.read import frag_reuse, multivector_search
 from lancelet.dataset.read.flat_search import FlatSearch
 from lancelet.dataset.read.ivf_segments import Probed, Segment, open_segments, pooled
 from lancelet.dataset.read.nearest import DISTANCE, QUERY_INDEX, NearestQuery, vector_field_id
@@ -151,9 +151,8 @@ def _refuse_unreadable(
         ),
         (query.element != np.float32, f"its vectors are {query.element}, not float32"),
         (
-            query.multivector,
-            "lancelet does not search a multivector index (pylance's XTR scoring of "
-            "each query vector's candidates)",
+            query.multivector and query.tuning.get("refine_factor") is not None,
+            "lancelet does not refine a multivector search",
         ),
         (
             query.lower is not None or query.upper is not None,
@@ -282,6 +281,10 @@ def index_search(
             f"{query.metric}; lancelet does not search it by another metric"
         )
     query = dataclasses.replace(query, metric=metric)
+    if query.multivector:
+        return _multivector_search(
+            segments, plan, query, allowed, vectors, unindexed, where, filtered
+        )
     flat = None if unindexed is None else FlatSearch(query).add_all(unindexed).result()
     counts: list[int] = []
     parts: list[Probed] = []
@@ -301,6 +304,40 @@ def index_search(
             ROW_ID: pa.array(ids.astype(np.uint64), pa.uint64()),
             ROW_ADDRESS: pa.array(addresses.astype(np.uint64), pa.uint64()),
             DISTANCE: pa.array(distances.astype(np.float32), pa.float32()),
+        }
+    )
+
+
+def _multivector_search(
+    segments: Sequence[Segment],
+    plan: IndexPlan,
+    query: NearestQuery,
+    allowed: np.ndarray,
+    vectors: VectorLookup,
+    unindexed: Iterable[pa.RecordBatch] | None,
+    where: str,
+    filtered: bool,
+) -> pa.Table:
+    """The k best rows of a multivector query through the index (pylance's XTR)."""
+    if unindexed is not None and plan.unindexed:
+        raise UnsupportedVectorIndexError(
+            f"{where}: index {plan.segment.name!r} covers a multivector column and "
+            f"{len(plan.unindexed)} fragment(s) are not indexed: lancelet does not merge "
+            "them into an XTR search (optimize the index, or pass fast_search=True or "
+            "use_index=False)"
+        )
+
+    def candidates(vector: np.ndarray, wanted: int) -> Probed:
+        asked = dataclasses.replace(query, k=wanted)
+        return _candidates(segments, plan, asked, vector, allowed, vectors, filtered, where)
+
+    found = multivector_search.xtr_search(query.queries, query.k, candidates)
+    return pa.table(
+        {
+            QUERY_INDEX: pa.array(np.zeros(len(found.row_ids), np.int32), pa.int32()),
+            ROW_ID: pa.array(found.row_ids.astype(np.uint64), pa.uint64()),
+            ROW_ADDRESS: pa.array(found.addresses.astype(np.uint64), pa.uint64()),
+            DISTANCE: pa.array(found.distances.astype(np.float32), pa.float32()),
         }
     )
 

@@ -232,7 +232,7 @@ def _as_array(q: Any, where: str) -> np.ndarray:
     try:
         values = np.asarray(q)
     except ValueError as exc:  # numpy's word for vectors of different lengths
-        raise VectorQueryError(f"{where}: query vectors must all have the same length") from exc
+        raise VectorQueryError(f"{where}: All query vectors must have the same length") from exc
     if values.dtype.kind not in "biuf":
         raise VectorQueryTypeError(f"{where}: q must be a vector of numbers, not {q!r}")
     return np.asarray(values.astype(np.float64).astype(np.float32))
@@ -244,7 +244,7 @@ def _arrow_values(q: pa.Array, where: str) -> np.ndarray:
     if pa.types.is_fixed_size_list(q.type) or pa.types.is_list(q.type):
         rows = [_arrow_values(item.values, where) for item in q]
         if len({len(row) for row in rows}) > 1:
-            raise VectorQueryError(f"{where}: query vectors must all have the same length")
+            raise VectorQueryError(f"{where}: All query vectors must have the same length")
         return np.stack(rows) if rows else np.zeros((0, 0), np.float32)
     if q.null_count:
         raise VectorQueryError(f"{where}: the query vector holds nulls")

@@ -8,6 +8,8 @@ of flat, indexed, partly indexed, refined, prefiltered and batch searches):
 * ``ANNSubIndex: name=, k=, deltas=, metric=`` searches the index's segments, probing
   as ``ANNIvfPartition: uuid=, minimum_nprobes=, maximum_nprobes=, deltas=`` says
   (an explicit ``nprobes`` is both bounds); a prefilter's scan is its second child;
+* ``MultivectorScoring: k=`` scores a multivector query's candidates, each query
+  vector's found by its own index search;
 * ``LanceRead: ..., source=stream(_rowid)`` reads the columns of the rows found.
 
 lancelet's own order of steps is kept where it differs from pylance's: the rows found
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lancelet.dataset.read.ivf_search import IndexPlan
+from lancelet.dataset.read.multivector_search import OVERFETCH
 from lancelet.dataset.read.nearest import DISTANCE, QUERY_INDEX, NearestQuery
 from lancelet.dataset.read.projection import ROW_ID
 
@@ -97,12 +100,20 @@ class NearestPlan:
         index = self.index
         if index is None:
             return self._flat(self.searched_fragments)
+        if self.query.multivector:
+            return self._multivector()
         refine = index.refine_factor
         found = self._refined(refine) if refine is not None else self._read_vectors(self._ann(1))
         if self.fast_search or not index.unindexed:
             return self._ann(1) if refine is None else found
         union = Node("UnionExec", (self._flat(len(index.unindexed)), found))
         return self._exact(self.query.k, union)
+
+    def _multivector(self) -> Node:
+        """Each query vector's over-fetched candidates, scored together (XTR)."""
+        each = tuple(self._ann(OVERFETCH) for _ in range(len(self.query.queries)))
+        scoring = Node(f"MultivectorScoring: k={self.query.k}", each)
+        return Node(f"SortExec: TopK(fetch={self.query.k}), expr=[{_ORDER}]", (scoring,))
 
     def _exact(self, k: int, child: Node) -> Node:
         """The k best of ``child``'s rows by exact distance."""
