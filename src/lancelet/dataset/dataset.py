@@ -120,7 +120,8 @@ class LanceDataset(
         """``_store``: the store (and storage) of another view of the same dataset,
         which this one shares (lancelet's own calls pass it; users give
         ``storage_options``)."""
-        # block_size and the cache sizes in entries only tune speed (see open_options).
+        # block_size and the metadata cache size in entries only tune speed; the index
+        # cache's sizes bound the session's index cache (see open_options).
         session = open_session(
             "LanceDataset",
             serialized_manifest=serialized_manifest,
@@ -128,6 +129,7 @@ class LanceDataset(
             index_cache_size_bytes=index_cache_size_bytes,
             read_params=read_params,
             session=session,
+            index_cache_size=index_cache_size,
             namespace_client=namespace_client,
             table_id=table_id,
             namespace_client_managed_versioning=namespace_client_managed_versioning,
@@ -189,6 +191,14 @@ class LanceDataset(
     def session(self) -> Session:
         """The caches this dataset shares with others opened with the same session."""
         return self._store.session
+
+    def index_cache_entry_count(self) -> int:
+        """Index readers in the session's index cache (pylance's ``_ds`` has it)."""
+        return self._store.session.index_cache.entry_count()
+
+    def index_cache_hit_rate(self) -> float:
+        """Index cache lookups that found their index, over all (0.0 before any)."""
+        return self._store.session.index_cache.hit_rate()
 
     @property
     def tags(self) -> Tags:

@@ -3,17 +3,21 @@ location, a version, storage options, a commit lock and default scan options.
 
 Those that only size caches or reads (``block_size``, ``index_cache_size``,
 ``metadata_cache_size`` and the byte sizes) are accepted: lancelet's results do not
-depend on them (the byte sizes of 0 turn a cache off, see :class:`Session`).  The
+depend on them.  ``index_cache_size_bytes`` bounds the session's index cache (see
+:class:`Session`); ``index_cache_size`` (in entries) is deprecated as in pylance,
+which warns and counts 20 MiB per entry unless the size in bytes is given.  The
 namespace and multi-base store keywords, and a serialized manifest, are refused
 unless given their defaults.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from lancelet.dataset.core.options import refuse_unimplemented
 from lancelet.errors import ArgumentError, UnsupportedOptionError
+from lancelet.transaction.index_cache import BYTES_PER_ENTRY, check_size
 from lancelet.transaction.session import Session
 
 # File reader options that only tune speed (caching, extra checks while decoding):
@@ -41,6 +45,7 @@ def open_session(
     index_cache_size_bytes: int | None,
     read_params: dict[str, Any] | None,
     session: Session | None,
+    index_cache_size: int | None = None,
     namespace_client: Any,
     table_id: list[str] | None,
     namespace_client_managed_versioning: bool,
@@ -57,6 +62,22 @@ def open_session(
         base_store_params=base_store_params,
     )
     check_read_params(read_params, call)
+    for name, size in (
+        ("index_cache_size", index_cache_size),
+        ("index_cache_size_bytes", index_cache_size_bytes),
+        ("metadata_cache_size_bytes", metadata_cache_size_bytes),
+    ):
+        check_size(size, name)
+    if index_cache_size is not None:
+        warnings.warn(
+            "The 'index_cache_size' parameter is deprecated. "
+            "Use 'index_cache_size_bytes' instead. "
+            "The old parameter will be converted to bytes using 20 MiB per entry.",
+            DeprecationWarning,
+            stacklevel=3,  # the caller of LanceDataset(...), as pylance's
+        )
+        if index_cache_size_bytes is None:
+            index_cache_size_bytes = index_cache_size * BYTES_PER_ENTRY
     if session is not None and not isinstance(session, Session):
         raise TypeError(f"{call}: session must be a lancelet Session, not {session!r}")
     sizes = {

@@ -1,6 +1,7 @@
 """A session: the caches datasets keep of what they opened from immutable files
 (data file readers, index readers), which datasets opened with the same session
-share (pylance's ``lance.Session``)."""
+share (pylance's ``lance.Session``).  Index readers go to the session's
+:class:`IndexCache`, bounded by bytes as pylance's; the other caches by entries."""
 
 from __future__ import annotations
 
@@ -9,9 +10,15 @@ from collections import OrderedDict
 from typing import Any
 
 from lancelet.errors import UnsupportedOptionError
+from lancelet.transaction.index_cache import (
+    DEFAULT_SIZE_BYTES,
+    IndexCache,
+    IndexCacheView,
+    check_size,
+)
 
 # The caches of index readers; every other cache holds file and table metadata.
-INDEX_CACHES = frozenset({"scalar_indices"})
+INDEX_CACHES = frozenset({"scalar_indices", "vector_indices"})
 
 
 class BoundedCache(OrderedDict[Any, Any]):
@@ -30,9 +37,10 @@ class BoundedCache(OrderedDict[Any, Any]):
 class Session:
     """Caches shared by the datasets opened with it.
 
-    lancelet bounds its caches by entries (a few hundred), not bytes: a size of 0
-    turns a cache off; any other size keeps the default bounds (a cache only spares
-    work, so results are the same either way)."""
+    The index cache holds at most ``index_cache_size_bytes`` (pylance's default, 6
+    GiB, when None) of index readers, by their estimated size; the metadata caches
+    are bounded by entries (a few hundred), a ``metadata_cache_size_bytes`` of 0
+    turning them off (a cache only spares work, so results are the same either way)."""
 
     def __init__(
         self,
@@ -47,28 +55,37 @@ class Session:
         ):
             if value is not None:
                 raise UnsupportedOptionError(f"Session: lancelet does not support {name}")
-        self._index_off = index_cache_size_bytes == 0
+        check_size(index_cache_size_bytes, "index_cache_size_bytes")
+        check_size(metadata_cache_size_bytes, "metadata_cache_size_bytes")
+        capacity = DEFAULT_SIZE_BYTES if index_cache_size_bytes is None else index_cache_size_bytes
+        self.index_cache = IndexCache(capacity)
         self._metadata_off = metadata_cache_size_bytes == 0
         self._caches: dict[str, BoundedCache] = {}
 
     def cache(self, name: str, limit: int) -> BoundedCache:
-        off = self._index_off if name in INDEX_CACHES else self._metadata_off
-        return self._caches.setdefault(name, BoundedCache(0 if off else limit))
+        """A metadata cache of at most ``limit`` entries."""
+        assert name not in INDEX_CACHES, f"{name}: an index cache (index_cache_view)"
+        return self._caches.setdefault(name, BoundedCache(0 if self._metadata_off else limit))
+
+    def index_cache_view(self, name: str) -> IndexCacheView:
+        """The index cache's entries of one kind of reader."""
+        return IndexCacheView(self.index_cache, name)
 
     def size_bytes(self) -> int:
-        """An estimate of the memory the cached entries hold: each entry's size and
-        that of its attributes, as Python reports them (not what they point to)."""
-        return sum(_shallow_size(v) for c in self._caches.values() for v in c.values())
+        """An estimate of the memory the cached entries hold: the index cache's, and
+        each metadata entry's size and that of its attributes, as Python reports them
+        (not what they point to)."""
+        metadata = sum(_shallow_size(v) for c in self._caches.values() for v in c.values())
+        return metadata + self.index_cache.size_bytes
 
     def index_cache_size_bytes(self) -> int:
-        caches = [c for name, c in self._caches.items() if name in INDEX_CACHES]
-        return sum(_shallow_size(v) for c in caches for v in c.values())
+        return self.index_cache.size_bytes
 
     def is_same_as(self, other: Session) -> bool:
         return self is other
 
     def __repr__(self) -> str:
-        entries = sum(len(c) for c in self._caches.values())
+        entries = sum(len(c) for c in self._caches.values()) + self.index_cache.entry_count()
         return f"Session(entries={entries}, size_bytes={self.size_bytes()})"
 
 

@@ -13,6 +13,7 @@ import json
 import os
 import posixpath
 from collections import OrderedDict
+from collections.abc import MutableMapping
 from dataclasses import replace
 from functools import lru_cache
 from typing import Any
@@ -95,6 +96,11 @@ class DatasetStore:
         from immutable files (index readers by uuid, data file readers); it holds at
         most ``limit`` entries (a few hundred), the oldest dropped first."""
         return self.session.cache(name, limit)
+
+    def index_cache(self, name: str) -> MutableMapping[str, Any]:
+        """The session's index cache for readers of one kind (``vector_indices``,
+        ``scalar_indices``), by index uuid: bounded by bytes, lookups counted."""
+        return self.session.index_cache_view(name)
 
     def path(self, *parts: str) -> str:
         return io.join(self.root, *parts)

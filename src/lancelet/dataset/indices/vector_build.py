@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from lancelet import io
 from lancelet.dataset.core.snapshot import Snapshot
@@ -39,8 +40,9 @@ from lancelet.dataset.read.scanner import ROW_ADDRESS, ROW_ID, LanceScanner
 from lancelet.errors import (
     ArgumentError,
     IndexTypeError,
+    NumberOutOfRangeError,
     TrainingError,
-    UnsupportedIndexError,
+    UnknownIndexTypeError,
     UnsupportedOptionError,
     UnsupportedVectorIndexError,
 )
@@ -76,6 +78,8 @@ _OTHER_VECTOR_TYPES = frozenset(
         "DISKANN",
     }
 )
+# The types pylance's create_index names when refusing another.
+_PYLANCE_TYPES = (_FLAT, _PQ, _SQ, "IVF_HNSW_FLAT", "IVF_HNSW_PQ", "IVF_HNSW_SQ", "IVF_RQ")
 # pylance's create_index parameters lancelet does not implement, with the defaults
 # pylance gives them: anything else is refused by name.
 PYLANCE_DEFAULTS: Mapping[str, Any] = {
@@ -150,6 +154,7 @@ def create_index(
     where = f"{snapshot.uri} version {manifest.version}"
     wanted = _check_type(index_type, where)
     options = dict(options)
+    shuffle = _shuffle_concurrency(options, where)
     num_sub_vectors = options.pop("num_sub_vectors", (None, None))[0]
     if wanted != _PQ:
         options["num_sub_vectors"] = (num_sub_vectors, None)
@@ -159,7 +164,17 @@ def create_index(
     dimension = _dimension(field.type, field.path, where)
     params = _parameters(wanted, metric, num_partitions, num_sub_vectors, dimension, kwargs, where)
     params = _with_models(params, models, manifest.num_rows, dimension, where)
-    element = vector_elements.element(field.type, field.path, where)
+    multivector = _is_multivector(field.type)
+    if multivector and params.metric != "cosine":
+        raise TrainingError(
+            f"{where}: Build Vector Index: multivector type supports only cosine distance"
+        )
+    vector_type = field.type.value_type if multivector else field.type
+    element = vector_elements.element(vector_type, field.path, where)
+    if multivector and element != np.float32:
+        raise IndexTypeError(
+            f"{where}: lancelet builds multivector indices on float32 vectors, not {element}"
+        )
     given = params.given.centroids is not None
     vector_elements.check(element, params.index_type, params.metric, given, where)
     name = name or f"{field.path}_idx"
@@ -168,7 +183,9 @@ def create_index(
     uid = _new_uuid(index_uuid, where)
     directory = snapshot.store.place(naming.INDICES_DIR, str(uid))
     try:
-        row_keys, vectors = _live_vectors(snapshot, field.path, dimension, params.metric, element)
+        row_keys, vectors = _live_vectors(
+            snapshot, field.path, dimension, params.metric, element, multivector
+        )
         _build(
             directory, manifest, row_keys, vectors, params, rng or np.random.default_rng(), legacy
         )
@@ -178,7 +195,7 @@ def create_index(
             [field.id],
             uid,
             vector_details.with_target_partition_size(
-                _details(params), params.target_partition_size
+                _details(params, shuffle), params.target_partition_size
             ),
             [f.id for f in manifest.fragments],
             replace=replace,
@@ -263,22 +280,43 @@ def _check_type(index_type: object, where: str) -> str:
         raise UnsupportedVectorIndexError(
             f"{where}: lancelet does not build {wanted} indices (it builds {built})"
         )
-    raise UnsupportedIndexError(
-        f"{where}: lancelet's create_index builds {built} only, not {index_type!r}; "
-        "build scalar indices with create_scalar_index"
+    # pylance's words and class (NotImplementedError) for any other name.
+    raise UnknownIndexTypeError(
+        f"{where}: Only {list(_PYLANCE_TYPES)} index types supported. "
+        f"Got {wanted} (lancelet builds {built}; scalar indices with create_scalar_index)"
     )
 
 
-def _details(params: IvfParameters) -> IndexDetails:
+def _details(params: IvfParameters, shuffle: int) -> IndexDetails:
     if params.index_type == _PQ:
         return vector_details.ivf_pq_details(
-            params.metric, params.sample_rate, params.num_bits, params.num_sub_vectors
+            params.metric, params.sample_rate, params.num_bits, params.num_sub_vectors, shuffle
         )
     if params.index_type == _SQ:
         return vector_details.ivf_sq_details(
-            params.metric, params.sample_rate, ivf_sq_writer.NUM_BITS
+            params.metric, params.sample_rate, ivf_sq_writer.NUM_BITS, shuffle
         )
-    return vector_details.ivf_flat_details(params.metric, params.sample_rate)
+    return vector_details.ivf_flat_details(params.metric, params.sample_rate, shuffle)
+
+
+def _shuffle_concurrency(options: dict[str, tuple[Any, Any]], where: str) -> int:
+    """The shuffle_partition_concurrency pylance records (2 unless given), taken out
+    of ``options`` with shuffle_partition_batches, which pylance neither checks nor
+    records.  Neither changes the index: they only pace pylance's shuffle."""
+    options.pop("shuffle_partition_batches", None)
+    given = options.pop("shuffle_partition_concurrency", (None, None))[0]
+    if given is None:
+        return 2
+    if not isinstance(given, int):
+        raise TypeError(
+            f"{where}: shuffle_partition_concurrency: {type(given).__name__!r} object "
+            "cannot be interpreted as an integer"
+        )
+    if given < 0:
+        raise NumberOutOfRangeError(
+            f"{where}: shuffle_partition_concurrency: can't convert negative int to unsigned"
+        )
+    return int(given)
 
 
 def _refuse_options(options: Mapping[str, tuple[Any, Any]], where: str) -> None:
@@ -395,7 +433,14 @@ def _sub_vectors(index_type: str, given: object, dimension: int, where: str) -> 
     return given
 
 
+def _is_multivector(dtype: pa.DataType) -> bool:
+    """A list of vectors per row: each vector is indexed under its row."""
+    return bool(pa.types.is_list(dtype) and pa.types.is_fixed_size_list(dtype.value_type))
+
+
 def _dimension(dtype: pa.DataType, path: str, where: str) -> int:
+    if _is_multivector(dtype):
+        dtype = dtype.value_type
     if not pa.types.is_fixed_size_list(dtype):
         raise IndexTypeError(
             f"{where}: Vector column {path} must be FixedSizeListArray "
@@ -405,10 +450,15 @@ def _dimension(dtype: pa.DataType, path: str, where: str) -> int:
 
 
 def _live_vectors(
-    snapshot: Snapshot, path: str, dimension: int, metric: str, element: np.dtype
+    snapshot: Snapshot,
+    path: str,
+    dimension: int,
+    metric: str,
+    element: np.dtype,
+    multivector: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(row keys uint64, vectors (n, d) of type ``element``) of the rows the index
-    holds."""
+    holds; a multivector row's vectors each under the row's key."""
     manifest = snapshot.manifest
     by_row_id = manifest.stable_row_ids
     scanner = LanceScanner(
@@ -426,12 +476,14 @@ def _live_vectors(
     filled = 0
     for batch in scanner.to_batches():  # one step per batch
         values = batch.column(path)
+        column = batch.column(ROW_ID if by_row_id else ROW_ADDRESS)
+        if multivector:
+            values, column = _each_vector(values, column)
         present = np.asarray(values.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
         flat = values.filter(pa.array(present)).flatten()
         block = flat.to_numpy(zero_copy_only=False).reshape(-1, dimension)
         if metric == "cosine":
             block = vector_elements.unit_rows(block)
-        column = batch.column(ROW_ID if by_row_id else ROW_ADDRESS)
         if filled + len(block) > len(vectors):  # row counts the manifest lacks
             vectors = _grown(vectors, filled + len(block))
             row_keys = _grown(row_keys, len(vectors))
@@ -445,6 +497,17 @@ def _live_vectors(
     if kept.all():  # no copy of the column
         return row_keys, vectors
     return row_keys[kept], np.ascontiguousarray(vectors[kept])
+
+
+def _each_vector(
+    values: pa.ChunkedArray | pa.Array, keys: pa.ChunkedArray | pa.Array
+) -> tuple[pa.Array, pa.Array]:
+    """A multivector column's vectors, one per entry, and their rows' keys (null and
+    empty rows hold none)."""
+    lists = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+    counts = pc.fill_null(pc.list_value_length(lists), 0).to_numpy(zero_copy_only=False)
+    each_key = np.repeat(keys.to_numpy(), counts.astype(np.int64))
+    return lists.flatten(), pa.array(each_key, pa.uint64())
 
 
 def _grown(array: np.ndarray, least: int) -> np.ndarray:

@@ -265,7 +265,7 @@ def _keyed_by_row_id(index: IndexMetadata, manifest: Manifest) -> bool:
 def opened(store: DatasetStore, index: IndexMetadata, dtype: pa.DataType) -> ScalarIndex:
     """The open reader of an index segment on a column of type ``dtype``, cached by
     the store."""
-    cache: dict[str, ScalarIndex] = store.cache("scalar_indices")
+    cache = store.index_cache("scalar_indices")
     key = str(index.uuid)
     found = cache.get(key)
     if found is None:

@@ -40,10 +40,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelet.dataset.read import frag_reuse
+from lancelet.dataset.read import frag_reuse, multivector_search
 from lancelet.dataset.read.flat_search import FlatSearch
 from lancelet.dataset.read.ivf_segments import Probed, Segment, open_segments, pooled
-from lancelet.dataset.read.nearest import DISTANCE, QUERY_INDEX, NearestQuery
+from lancelet.dataset.read.nearest import DISTANCE, QUERY_INDEX, NearestQuery, vector_field_id
 from lancelet.dataset.read.projection import ROW_ADDRESS, ROW_ID
 from lancelet.dataset.read.take import MISSING
 from lancelet.errors import ArgumentError, UnsupportedVectorIndexError, VectorQueryError
@@ -100,8 +100,8 @@ def index_plan(
     """The plan of a search through the column's vector index; None when the column
     has none or ``use_index`` is False.  Anything lancelet cannot answer as pylance
     does is refused with :class:`UnsupportedVectorIndexError`."""
-    field = next(f for f in manifest.schema.top_level() if f.name == query.column)
-    segments = [i for i in manifest.indices if not i.is_system and field.id in i.fields]
+    field_id = vector_field_id(manifest.schema, query.field_path)
+    segments = [i for i in manifest.indices if not i.is_system and field_id in i.fields]
     if not segments or not query.use_index:
         return None
     segment = segments[0]
@@ -157,6 +157,10 @@ def _refuse_unreadable(
         (
             not _reads_element(kind, query.element),
             f"lancelet searches {kind} indices of float32 vectors only, not {query.element}",
+        ),
+        (
+            query.multivector and query.tuning.get("refine_factor") is not None,
+            "lancelet does not refine a multivector search",
         ),
         (
             query.lower is not None or query.upper is not None,
@@ -255,7 +259,7 @@ def opened_segments(store: DatasetStore, manifest: Manifest, plan: IndexPlan) ->
 
 def opened(store: DatasetStore, segment: IndexMetadata) -> IvfIndex:
     """The open index segment, kept by the store (index files never change)."""
-    cache: dict[str, IvfIndex] = store.cache("vector_indices", limit=16)
+    cache = store.index_cache("vector_indices")
     key = str(segment.uuid)
     found = cache.get(key)
     if found is None:
@@ -295,6 +299,10 @@ def index_search(
             f"{query.metric}; lancelet does not search it by another metric"
         )
     query = dataclasses.replace(query, metric=metric)
+    if query.multivector:
+        return _multivector_search(
+            segments, plan, query, allowed, vectors, unindexed, where, filtered
+        )
     flat = None if unindexed is None else FlatSearch(query).add_all(unindexed).result()
     counts: list[int] = []
     parts: list[Probed] = []
@@ -314,6 +322,40 @@ def index_search(
             ROW_ID: pa.array(ids.astype(np.uint64), pa.uint64()),
             ROW_ADDRESS: pa.array(addresses.astype(np.uint64), pa.uint64()),
             DISTANCE: pa.array(distances.astype(np.float32), pa.float32()),
+        }
+    )
+
+
+def _multivector_search(
+    segments: Sequence[Segment],
+    plan: IndexPlan,
+    query: NearestQuery,
+    allowed: np.ndarray,
+    vectors: VectorLookup,
+    unindexed: Iterable[pa.RecordBatch] | None,
+    where: str,
+    filtered: bool,
+) -> pa.Table:
+    """The k best rows of a multivector query through the index (pylance's XTR)."""
+    if unindexed is not None and plan.unindexed:
+        raise UnsupportedVectorIndexError(
+            f"{where}: index {plan.segment.name!r} covers a multivector column and "
+            f"{len(plan.unindexed)} fragment(s) are not indexed: lancelet does not merge "
+            "them into an XTR search (optimize the index, or pass fast_search=True or "
+            "use_index=False)"
+        )
+
+    def candidates(vector: np.ndarray, wanted: int) -> Probed:
+        asked = dataclasses.replace(query, k=wanted)
+        return _candidates(segments, plan, asked, vector, allowed, vectors, filtered, where)
+
+    found = multivector_search.xtr_search(query.queries, query.k, candidates)
+    return pa.table(
+        {
+            QUERY_INDEX: pa.array(np.zeros(len(found.row_ids), np.int32), pa.int32()),
+            ROW_ID: pa.array(found.row_ids.astype(np.uint64), pa.uint64()),
+            ROW_ADDRESS: pa.array(found.addresses.astype(np.uint64), pa.uint64()),
+            DISTANCE: pa.array(found.distances.astype(np.float32), pa.float32()),
         }
     )
 

@@ -24,15 +24,17 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from lancelet.errors import VectorQueryError, VectorQueryTypeError
 from lancelet.index.vector.distance import HAMMING, L2, metric_named
+from lancelet.table.schema import LanceSchema
 
 QUERY_INDEX = "query_index"
 DISTANCE = "_distance"
@@ -75,6 +77,12 @@ class NearestQuery:
     metric_given: bool = False
     # A list-of-vectors column: the query's vectors are one multivector query.
     multivector: bool = False
+    # The names leading to the column: (column,), or a path into structs.
+    path: tuple[str, ...] = ()
+
+    @property
+    def field_path(self) -> tuple[str, ...]:
+        return self.path or (self.column,)
 
     @property
     def element(self) -> np.dtype:
@@ -116,6 +124,7 @@ def nearest_query(nearest: Any, schema: pa.Schema, where: str) -> NearestQuery:
         tuning=tuning,
         metric_given=nearest.get("metric") is not None,
         multivector=multivector,
+        path=column_path(schema, column, where),
     )
 
 
@@ -124,10 +133,8 @@ def _vector_column(column: Any, schema: pa.Schema, where: str) -> tuple[np.dtype
     holds multivectors (a list of vectors per row)."""
     if not isinstance(column, str):
         raise VectorQueryTypeError(f"{where}: nearest column must be a name, not {column!r}")
-    index = schema.get_field_index(column)
-    if index < 0:
-        raise VectorQueryError(f"{where}: nearest column {column!r} is not in the dataset")
-    dtype = schema.field(index).type
+    found = arrow_field(schema, column_path(schema, column, where))
+    dtype = found.type
     storage = dtype.storage_type if isinstance(dtype, pa.BaseExtensionType) else dtype
     multivector = pa.types.is_list(storage) and pa.types.is_fixed_size_list(storage.value_type)
     if multivector:
@@ -143,6 +150,44 @@ def _vector_column(column: Any, schema: pa.Schema, where: str) -> tuple[np.dtype
             "vectors must be float16, float32, float64 or uint8"
         )
     return element, storage.list_size, multivector
+
+
+def column_path(schema: pa.Schema, column: str, where: str) -> tuple[str, ...]:
+    """The names leading to the vector column ``column``: a top-level column, or a
+    dotted path into structs (``data.embedding``), as pylance resolves it."""
+    if schema.get_field_index(column) >= 0:
+        return (column,)
+    parts = tuple(column.split("."))
+    fields: Sequence[pa.Field] = list(schema)
+    for part in parts:
+        found = next((f for f in fields if f.name == part), None)
+        if found is None:
+            raise VectorQueryError(f"{where}: nearest column {column!r} is not in the dataset")
+        fields = list(found.type) if pa.types.is_struct(found.type) else []
+    return parts
+
+
+def arrow_field(schema: pa.Schema, path: Sequence[str]) -> pa.Field:
+    """The field at ``path`` (from :func:`column_path`)."""
+    found = schema.field(path[0])
+    for part in path[1:]:
+        found = found.type.field(part)
+    return found
+
+
+def nested_values(column: pa.Array | pa.ChunkedArray, path: Sequence[str]) -> pa.Array:
+    """The values at ``path`` below a top-level struct column (null where a struct
+    above them is null)."""
+    values = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    return pc.struct_field(values, list(path)) if path else values
+
+
+def vector_field_id(schema: LanceSchema, path: Sequence[str]) -> int:
+    """The id of the field at ``path`` in the dataset's Lance schema."""
+    parent = -1
+    for part in path:
+        parent = next(f.id for f in schema.fields if f.parent_id == parent and f.name == part)
+    return parent
 
 
 def _query_vectors(q: Any, element: np.dtype, dim: int, where: str) -> tuple[np.ndarray, bool]:
@@ -187,7 +232,7 @@ def _as_array(q: Any, where: str) -> np.ndarray:
     try:
         values = np.asarray(q)
     except ValueError as exc:  # numpy's word for vectors of different lengths
-        raise VectorQueryError(f"{where}: query vectors must all have the same length") from exc
+        raise VectorQueryError(f"{where}: All query vectors must have the same length") from exc
     if values.dtype.kind not in "biuf":
         raise VectorQueryTypeError(f"{where}: q must be a vector of numbers, not {q!r}")
     return np.asarray(values.astype(np.float64).astype(np.float32))
@@ -199,7 +244,7 @@ def _arrow_values(q: pa.Array, where: str) -> np.ndarray:
     if pa.types.is_fixed_size_list(q.type) or pa.types.is_list(q.type):
         rows = [_arrow_values(item.values, where) for item in q]
         if len({len(row) for row in rows}) > 1:
-            raise VectorQueryError(f"{where}: query vectors must all have the same length")
+            raise VectorQueryError(f"{where}: All query vectors must have the same length")
         return np.stack(rows) if rows else np.zeros((0, 0), np.float32)
     if q.null_count:
         raise VectorQueryError(f"{where}: the query vector holds nulls")

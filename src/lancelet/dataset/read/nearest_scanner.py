@@ -31,8 +31,22 @@ from lancelet.dataset.core import arguments
 from lancelet.dataset.core.options import refuse_unimplemented
 from lancelet.dataset.read.flat_search import FlatSearch, vector_rows
 from lancelet.dataset.read.fragment_reader import FragmentReader
-from lancelet.dataset.read.ivf_search import IndexPlan, index_plan, index_search, opened_segments
-from lancelet.dataset.read.nearest import DISTANCE, QUERY_INDEX, NearestQuery, nearest_query
+from lancelet.dataset.read.ivf_search import (
+    IndexPlan,
+    index_plan,
+    index_search,
+    opened,
+    opened_segments,
+)
+from lancelet.dataset.read.nearest import (
+    DISTANCE,
+    QUERY_INDEX,
+    NearestQuery,
+    nearest_query,
+    nested_values,
+    vector_field_id,
+)
+from lancelet.dataset.read.nearest_plan import NearestPlan
 from lancelet.dataset.read.projection import (
     ROW_ADDRESS,
     ROW_ID,
@@ -114,9 +128,9 @@ class NearestScanner(LanceScanner):
 
     def _refuse_fast_search_without_index(self, fast_search: bool) -> None:
         """fast_search on a column whose index is not used (use_index=False)."""
-        field = next(f for f in self._manifest.schema.top_level() if f.name == self._query.column)
+        field_id = vector_field_id(self._manifest.schema, self._query.field_path)
         for index in self._manifest.indices:
-            if fast_search and not index.is_system and field.id in index.fields:
+            if fast_search and not index.is_system and field_id in index.fields:
                 raise UnsupportedVectorIndexError(
                     f"{self._where}: fast_search with use_index=False on column "
                     f"{self._query.column!r}, which has the index {index.name!r}"
@@ -221,8 +235,9 @@ class NearestScanner(LanceScanner):
     def _vectors(self, addresses: np.ndarray) -> np.ndarray:
         """The vectors of the rows at ``addresses``, in that order."""
         unique, back = np.unique(addresses, return_inverse=True)
-        rows = _rows_at(self._store, self._manifest, unique, [self._query.column], False)
-        vectors, _ = vector_rows(rows[self._query.column])
+        top, *below = self._query.field_path
+        rows = _rows_at(self._store, self._manifest, unique, [top], False)
+        vectors, _ = vector_rows(nested_values(rows[top], below))
         return np.asarray(vectors[back.reshape(-1)])
 
     def _nearest_rows(self) -> pa.Table:
@@ -299,38 +314,28 @@ class NearestScanner(LanceScanner):
         rows = self.to_table().num_rows
         return f"AnalyzeExec: output_rows={rows}\n" + self.explain_plan()
 
-    def _search_line(self) -> str:
-        return _search_line_of(self._index, self._query)
-
     def _plan_lines(self) -> list[str]:
-        query = self._query
-        read = (
-            f"LanceRead: uri={self._store.root}, projection=[{query.column}], "
-            f"num_fragments={len(self._searched)}, row_id=true, "
-            f"full_filter={self._filter_text if self._prefilter else '--'}"
+        plan = NearestPlan(
+            uri=self._store.root,
+            query=self._query,
+            index=self._index,
+            metric=self._search_metric(),
+            fast_search=self._fast_search,
+            searched_fragments=len(self._searched),
+            prefilter=self._filter_text if self._prefilter else None,
+            postfilter=self._filter_text if self._post is not None else None,
+            reads=self._reads(),
+            outputs=self.projected_schema.names,
+            offset=self._offset,
+            limit=self._limit,
         )
-        steps = [
-            f"ProjectionExec: expr={self.projected_schema.names}",
-            f"FilterExec: {self._filter_text}" if self._post is not None else "",
-            f"Take: columns={self._reads()}",
-            f"FilterExec: {DISTANCE} IS NOT NULL",
-            f"SortExec: TopK(fetch={query.k}), expr=[{DISTANCE} ASC, {ROW_ID} ASC]",
-            self._search_line(),
-            read,
-        ]
-        if self._offset or self._limit is not None:
-            steps.insert(0, f"GlobalLimitExec: skip={self._offset}, fetch={self._limit}")
-        return ["  " * depth + step for depth, step in enumerate(s for s in steps if s)]
+        return plan.text().splitlines()
 
-
-def _search_line_of(plan: IndexPlan | None, query: NearestQuery) -> str:
-    if plan is None:
-        return f"KNNVectorDistance: metric={query.metric}, exact (flat) search"
-    probes = "all" if plan.nprobes is None else plan.nprobes
-    return (
-        f"ANNIvfSubIndex: name={plan.segment.name}, k={query.k}, nprobes={probes}, "
-        f"refine_factor={plan.refine_factor}, unindexed_fragments={len(plan.unindexed)}"
-    )
+    def _search_metric(self) -> str:
+        """The metric the search measures: the index's, when it goes through one."""
+        if self._index is None:
+            return self._query.metric
+        return opened(self._store, self._index.segment).metric
 
 
 def _known_schema(arrow: pa.Schema, batch: bool) -> pa.Schema:

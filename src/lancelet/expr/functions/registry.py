@@ -15,7 +15,7 @@ from collections.abc import Callable
 from sqlglot import exp
 
 from lancelet.errors import FilterError
-from lancelet.expr.functions import conditional, dates, nested, numeric, strings
+from lancelet.expr.functions import conditional, dates, nested, numeric, strings, vectors
 from lancelet.expr.functions.base import Call, Value
 from lancelet.expr.sql import catalog
 from lancelet.expr.sql.translator import Translator
@@ -28,6 +28,7 @@ FUNCTIONS: dict[str, Callable[[Call], Value]] = {
     **numeric.FUNCTIONS,
     **dates.FUNCTIONS,
     **nested.FUNCTIONS,
+    **vectors.FUNCTIONS,
 }
 
 

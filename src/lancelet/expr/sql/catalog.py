@@ -176,6 +176,8 @@ IMPLEMENTED_HERE = frozenset(
         "arrow_typeof",
         "make_array",
         "make_list",
+        # vectors
+        "_cast_list_f16",
     }
 )
 
@@ -197,7 +199,6 @@ _META = "it reads or writes Arrow field metadata or casts by type name, which la
 _UNION = "lancelet does not support Arrow union types"
 _GEO = "lancelet does not implement Lance's geometry (GeoArrow) functions"
 _LANCE = "lancelet does not implement this Lance function"
-_INTERNAL = "an internal Lance function"
 
 REFUSED: dict[str, str] = {
     "random": _RANDOM,
@@ -331,7 +332,6 @@ REFUSED: dict[str, str] = {
     "union_tag": _UNION,
     "contains_tokens": _LANCE,
     "json_extract_with_type": _LANCE,
-    "_cast_list_f16": _INTERNAL,
     "box2d": _GEO,
     "box3d": _GEO,
     "geometrytype": _GEO,

@@ -36,17 +36,22 @@ _HINTS_FIELD = 9
 _VARINT, _BYTES = 0, 2
 
 
-def ivf_flat_details(metric: str, sample_rate: int) -> IndexDetails:
-    return _details(metric, _key(_FLAT_FIELD, _BYTES) + _varint(0), _ivf_hints(sample_rate))
+def ivf_flat_details(metric: str, sample_rate: int, shuffle_concurrency: int = 2) -> IndexDetails:
+    hints = _ivf_hints(sample_rate, shuffle_concurrency)
+    return _details(metric, _key(_FLAT_FIELD, _BYTES) + _varint(0), hints)
 
 
 def ivf_pq_details(
-    metric: str, sample_rate: int, num_bits: int, num_sub_vectors: int
+    metric: str,
+    sample_rate: int,
+    num_bits: int,
+    num_sub_vectors: int,
+    shuffle_concurrency: int = 2,
 ) -> IndexDetails:
     compression = _key(1, _VARINT) + _varint(num_bits) + _key(2, _VARINT)
     compression += _varint(num_sub_vectors)
     hints = {
-        **_ivf_hints(sample_rate),
+        **_ivf_hints(sample_rate, shuffle_concurrency),
         "lance.pq.sample_rate": str(sample_rate),
         "lance.pq.max_iters": "50",
         "lance.pq.kmeans_redos": "1",
@@ -62,18 +67,22 @@ def loaded_ivf_pq_details(metric: str, num_bits: int, num_sub_vectors: int) -> I
     return _details(metric, _message(_PQ_FIELD, compression), {})
 
 
-def ivf_sq_details(metric: str, sample_rate: int, num_bits: int) -> IndexDetails:
+def ivf_sq_details(
+    metric: str, sample_rate: int, num_bits: int, shuffle_concurrency: int = 2
+) -> IndexDetails:
     compression = _key(1, _VARINT) + _varint(num_bits)
-    hints = {**_ivf_hints(sample_rate), "lance.sq.sample_rate": str(sample_rate)}
+    hints = {**_ivf_hints(sample_rate, shuffle_concurrency)}
+    hints["lance.sq.sample_rate"] = str(sample_rate)
     return _details(metric, _message(_SQ_FIELD, compression), hints)
 
 
-def _ivf_hints(sample_rate: int) -> dict[str, str]:
+def _ivf_hints(sample_rate: int, shuffle_concurrency: int) -> dict[str, str]:
+    # pylance records the shuffle_partition_concurrency given, never the batches.
     return {
         "lance.ivf.sample_rate": str(sample_rate),
         "lance.ivf.max_iters": "50",
         "lance.ivf.shuffle_partition_batches": "10240",
-        "lance.ivf.shuffle_partition_concurrency": "2",
+        "lance.ivf.shuffle_partition_concurrency": str(shuffle_concurrency),
         "lance.skip_transpose": "false",
     }
 
