@@ -44,7 +44,15 @@ from lancelet.errors import (
 )
 from lancelet.file import version as file_version
 from lancelet.index.vector import details as vector_details
-from lancelet.index.vector import ivf_flat_writer, ivf_pq_writer, ivf_sq_writer, kmeans, pq_train
+from lancelet.index.vector import (
+    hnsw_build,
+    ivf_flat_writer,
+    ivf_hnsw,
+    ivf_pq_writer,
+    ivf_sq_writer,
+    kmeans,
+    pq_train,
+)
 from lancelet.index.vector.ivf_flat_writer import write_ivf_flat
 from lancelet.table import naming
 from lancelet.table.index import IndexDetails
@@ -56,13 +64,13 @@ _FLAT, _PQ, _SQ = (
     ivf_pq_writer.INDEX_TYPE,
     ivf_sq_writer.INDEX_TYPE,
 )
-_BUILT_TYPES = (_FLAT, _PQ, _SQ)
+# IVF_HNSW_* (index/vector/ivf_hnsw.py): each by the IVF type of its storage.
+_HNSW_STORAGE = {"IVF_HNSW_FLAT": _FLAT, "IVF_HNSW_PQ": _PQ, "IVF_HNSW_SQ": _SQ}
+_BUILT_TYPES = (_FLAT, _PQ, _SQ, *_HNSW_STORAGE)
+_HNSW_OPTIONS = frozenset({"m", "ef_construction", "max_level"})
 _OTHER_VECTOR_TYPES = frozenset(
     {
         "IVF_RQ",
-        "IVF_HNSW_FLAT",
-        "IVF_HNSW_PQ",
-        "IVF_HNSW_SQ",
         "IVF_HNSW_RQ",
         "HNSW",
         "DISKANN",
@@ -109,6 +117,13 @@ class IvfParameters:
     max_iterations: int
     # IVF_PQ only.
     num_sub_vectors: int = 0
+    # IVF_HNSW_* only.
+    hnsw: hnsw_build.HnswParams | None = None
+
+    @property
+    def storage(self) -> str:
+        """The IVF type whose storage (auxiliary.idx) the index has."""
+        return _HNSW_STORAGE.get(self.index_type, self.index_type)
 
 
 def create_index(
@@ -132,7 +147,8 @@ def create_index(
     wanted = _check_type(index_type, where)
     options = dict(options)
     num_sub_vectors = options.pop("num_sub_vectors", (None, None))[0]
-    if wanted != _PQ:
+    # pylance's IVF_HNSW_SQ and IVF_HNSW_FLAT take num_sub_vectors and do nothing with it.
+    if _HNSW_STORAGE.get(wanted, wanted) != _PQ and wanted not in _HNSW_STORAGE:
         options["num_sub_vectors"] = (num_sub_vectors, None)
     _refuse_options(options, where)
     field = index_build.resolve_field(manifest.schema, column, where)
@@ -190,11 +206,21 @@ def _check_type(index_type: object, where: str) -> str:
 
 
 def _details(params: IvfParameters) -> IndexDetails:
-    if params.index_type == _PQ:
+    base = _ivf_details(params)
+    if params.hnsw is None:
+        return base
+    hnsw = params.hnsw
+    return vector_details.ivf_hnsw_details(
+        base, params.metric, hnsw.m, hnsw.ef_construction, hnsw.max_level
+    )
+
+
+def _ivf_details(params: IvfParameters) -> IndexDetails:
+    if params.storage == _PQ:
         return vector_details.ivf_pq_details(
             params.metric, params.sample_rate, pq_train.NUM_BITS, params.num_sub_vectors
         )
-    if params.index_type == _SQ:
+    if params.storage == _SQ:
         return vector_details.ivf_sq_details(
             params.metric, params.sample_rate, ivf_sq_writer.NUM_BITS
         )
@@ -219,7 +245,10 @@ def _parameters(
     kwargs: Mapping[str, Any],
     where: str,
 ) -> IvfParameters:
-    taken = {"sample_rate", "max_iterations"} | ({"num_bits"} if index_type != _FLAT else set())
+    storage = _HNSW_STORAGE.get(index_type, index_type)
+    taken = {"sample_rate", "max_iterations"} | ({"num_bits"} if storage != _FLAT else set())
+    if index_type in _HNSW_STORAGE:
+        taken |= _HNSW_OPTIONS
     unknown = sorted(set(kwargs) - taken)
     if unknown:
         raise UnsupportedOptionError(
@@ -231,7 +260,15 @@ def _parameters(
             f"{where}: lancelet builds {index_type} with num_bits=8 only, "
             f"not num_bits={kwargs['num_bits']!r}"
         )
-    sub_vectors = _sub_vectors(index_type, num_sub_vectors, dimension, where)
+    sub_vectors = _sub_vectors(storage, num_sub_vectors, dimension, where)
+    hnsw = None
+    if index_type in _HNSW_STORAGE:
+        hnsw = hnsw_build.HnswParams(
+            kwargs.get("m", hnsw_build.DEFAULT_M),
+            kwargs.get("ef_construction", hnsw_build.DEFAULT_EF_CONSTRUCTION),
+            kwargs.get("max_level", hnsw_build.DEFAULT_MAX_LEVEL),
+        )
+        hnsw.check(where)
     if not isinstance(metric, str) or metric.lower() not in _METRICS:
         raise ArgumentError(f"{where}: Metric {metric} not supported.")
     if num_partitions is None:
@@ -255,6 +292,7 @@ def _parameters(
         sample_rate,
         max_iterations,
         sub_vectors,
+        hnsw,
     )
 
 
@@ -347,13 +385,13 @@ def _build(
         raise ArgumentError(f"{directory}: there are no vectors to index")
     # pylance trains no more partitions than there are vectors.
     count = min(params.num_partitions, len(vectors))
-    if params.index_type == _PQ:
+    if params.storage == _PQ:
         if len(vectors) < pq_train.CODE_WORDS:
             raise ArgumentError(
-                f"{directory}: IVF_PQ needs at least {pq_train.CODE_WORDS} vectors to train "
-                f"its codebook, the column has {len(vectors)}"
+                f"{directory}: {params.index_type} needs at least {pq_train.CODE_WORDS} "
+                f"vectors to train its codebook, the column has {len(vectors)}"
             )
-        # pylance's IVF_PQ keeps at least 256 rows per partition.
+        # pylance's IVF_PQ (and IVF_HNSW_PQ) keeps at least 256 rows per partition.
         count = min(count, len(vectors) // pq_train.CODE_WORDS)
     sample = kmeans.sample_rows(len(vectors), count * params.sample_rate, rng)
     # cosine vectors are unit vectors by now: clustered by l2, as pylance does.
@@ -362,7 +400,8 @@ def _build(
     partitions = kmeans.assign(vectors, trained.centroids, training_metric)
     version = file_version.index_file_version(manifest.data_storage_version)
     centroids, loss = trained.centroids, trained.loss
-    if params.index_type == _PQ:
+    index_file = params.hnsw is None
+    if params.storage == _PQ:
         codebook = _pq_codebook(vectors, partitions, centroids, params, rng)
         residual = params.metric != "dot"
         codes = pq_train.encode_residuals(vectors, partitions, centroids, codebook, residual)
@@ -376,17 +415,54 @@ def _build(
             codebook,
             params.metric,
             version,
+            index_file,
         )
-    elif params.index_type == _SQ:
+        graph_vectors = ivf_hnsw.pq_vectors(codes, codebook)
+    elif params.storage == _SQ:
         training = vectors[pq_train.training_rows(len(vectors), params.sample_rate, rng)]
         bounds = ivf_sq_writer.bounds(training)
         codes = ivf_sq_writer.encode(vectors, *bounds)
         ivf_sq_writer.write_ivf_sq(
-            directory, row_keys, codes, partitions, centroids, loss, bounds, params.metric, version
+            directory,
+            row_keys,
+            codes,
+            partitions,
+            centroids,
+            loss,
+            bounds,
+            params.metric,
+            version,
+            index_file,
         )
+        graph_vectors = ivf_hnsw.sq_vectors(codes, *bounds)
     else:
         write_ivf_flat(
-            directory, row_keys, vectors, partitions, centroids, loss, params.metric, version
+            directory,
+            row_keys,
+            vectors,
+            partitions,
+            centroids,
+            loss,
+            params.metric,
+            version,
+            index_file,
+        )
+        graph_vectors = vectors.__getitem__
+    if params.hnsw is not None:
+        # FLAT cosine graphs use the cosine distance (1 - x·y of the unit vectors).
+        dot = params.metric == "dot" or (params.storage == _FLAT and params.metric == "cosine")
+        ivf_hnsw.write_graphs(
+            directory,
+            graph_vectors,
+            dot,
+            partitions,
+            centroids,
+            loss,
+            params.metric,
+            version,
+            params.index_type,
+            params.hnsw,
+            rng,
         )
 
 

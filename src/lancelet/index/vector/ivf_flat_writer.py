@@ -39,6 +39,7 @@ def write_ivf_flat(
     loss: float,
     metric: str,
     version: str,
+    index_file: bool = True,
 ) -> None:
     """Write the index of ``vectors`` ((n, d) float32: unit vectors for cosine),
     keyed by ``row_ids`` (uint64), whose partitions (the centroid each joined) are
@@ -51,7 +52,8 @@ def write_ivf_flat(
         )
     order = np.argsort(partitions, kind="stable")
     offsets, lengths = partition_layout(partitions, count)
-    write_index_file(directory.join(INDEX_FILE), centroids, loss, metric, version, INDEX_TYPE)
+    if index_file:  # IVF_HNSW_* write their own (hnsw_writer)
+        write_index_file(directory.join(INDEX_FILE), centroids, loss, metric, version, INDEX_TYPE)
     rows = pa.table(
         [
             pa.array(np.asarray(row_ids, dtype=np.uint64)[order], pa.uint64()),
