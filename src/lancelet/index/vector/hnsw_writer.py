@@ -49,17 +49,7 @@ def write_index_file(
     ivf = index_pb2.IVF(
         offsets=offsets.tolist(), lengths=lengths.tolist(), centroids_tensor=tensor, loss=loss
     )
-    entries = [
-        json.dumps(
-            {
-                "entry_point": graph.entry_point,
-                "params": params.metadata(),
-                "level_offsets": graph.level_offsets,
-            },
-            separators=_COMPACT,
-        )
-        for graph in graphs
-    ]
+    entries = [entry(graph, params) for graph in graphs]
     meta = {
         "lance:index": json.dumps(
             {"type": index_type, "distance_type": metric}, separators=_COMPACT
@@ -67,6 +57,16 @@ def write_index_file(
         "lance:hnsw": json.dumps(entries, separators=_COMPACT),
     }
     write_file(path, graph_table(levels), ivf, meta, version)
+
+
+def entry(graph: Graph, params: HnswParams) -> str:
+    """One graph's ``lance:hnsw`` JSON text."""
+    metadata = {
+        "entry_point": graph.entry_point,
+        "params": params.metadata(),
+        "level_offsets": graph.level_offsets,
+    }
+    return json.dumps(metadata, separators=_COMPACT)
 
 
 def graph_table(levels: list[GraphLevel]) -> pa.Table:
