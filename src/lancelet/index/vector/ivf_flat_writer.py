@@ -67,7 +67,7 @@ def write_ivf_flat(
     ivf = index_pb2.IVF(offsets=offsets.tolist(), lengths=lengths.tolist())
     meta = {
         "distance_type": metric,
-        "storage_metadata": json.dumps([json.dumps({"dim": dimension})]),
+        "storage_metadata": json.dumps([json.dumps({"dim": dimension}, separators=(",", ":"))]),
     }
     write_file(directory.join(AUXILIARY_FILE), rows, ivf, meta, version)
 
