@@ -315,7 +315,7 @@ def test_recall_is_pylances_at_the_same_parameters(index_type: str, tmp_path: Pa
         uri = str(tmp_path / builder.__name__)
         lance.write_dataset(_table(vectors), uri)
         builder.dataset(uri).create_index("vec", index_type, **args)
-        recalls.append(_recall(uri, vectors, "l2", nprobes=4, ef=40, queries=200))
+        recalls.append(_recall(uri, vectors, "l2", nprobes=8, ef=40, queries=200))
     assert recalls[0] >= recalls[1] - 0.01, recalls
 
 

@@ -8,12 +8,14 @@ depends on how a heap is laid out.
 The algorithm is the standard one as pylance builds its graphs (the spec snapshot's
 ``lance-index/src/vector/hnsw/builder.rs``): nodes are inserted in order; a node
 descends greedily from the entry point through the levels above its own, then on
-each of its levels runs a beam search of ``ef_construction`` and keeps the
-candidates the neighbour-selection heuristic keeps (nearest first; a candidate only
-when it is nearer to the node than to every neighbour kept before it), at most
-``2 * m`` on level 0 and ``m`` above.  Each kept neighbour links back when the new
-node is nearer than its last listed neighbour (or its list is not full); a list
-grown past its limit is pruned by the same heuristic.
+each of its levels runs a beam search of ``ef_construction`` and keeps ``m`` of
+the candidates: those the neighbour-selection heuristic keeps (nearest first; a
+candidate only when it is nearer to the node than to every neighbour kept before
+it), then, to fill the list, those it passed over, nearest first (pylance 14 fills
+its lists so: measured on its graphs, whose upper-level lists always hold ``m``
+and whose level-0 lists hold ``m`` to ``2m``).  Each kept neighbour links back when
+the new node is nearer than its last listed neighbour (or its list is not full); a
+list grown past its limit (``2m`` on level 0, ``m`` above) is cut back the same way.
 
 Neighbour lists live in one (rows, 2m+1) table: row ``node`` is the node's level 0,
 row ``n + slot[node] + level - 1`` its list on an upper level.
@@ -268,9 +270,12 @@ def _select(
     pair: np.ndarray,
     pair_distance: np.ndarray,
 ) -> None:
-    """Row ``row``'s list: the candidates (nearest first) the heuristic keeps, at
-    most ``limit``; all of them when there are no more than ``limit``."""
+    """Row ``row``'s list: all the candidates (in their order) when there are no
+    more than ``limit``; otherwise those the heuristic keeps (nearest first), then,
+    while fewer than ``limit``, those it passed over (nearest first), as pylance 14
+    fills its lists (measured: its upper-level lists always hold ``m``)."""
     kept = 0
+    chosen = np.zeros(count, dtype=np.bool_)
     for a in range(count):
         if kept >= limit:
             break
@@ -286,6 +291,14 @@ def _select(
         if diverse:
             ids[row, kept] = candidate
             neighbour_distances[row, kept] = distance
+            chosen[a] = True
+            kept += 1
+    for a in range(count):
+        if kept >= limit:
+            break
+        if not chosen[a]:
+            ids[row, kept] = sorted_ids[a]
+            neighbour_distances[row, kept] = sorted_distances[a]
             kept += 1
     counts[row] = kept
 
@@ -369,10 +382,12 @@ def build_graph(
                 vectors, node, dot, nearest, nearest_distance, level, ef, slots, ids, counts,
                 visited, stamp, heaps, buffer_ids, buffer_distances, found_distances, found_ids,
             )  # fmt: skip
+            # A node picks m neighbours; lists grow to 2m on level 0 (m above) by
+            # the links of later nodes.
             limit = 2 * m if level == 0 else m
             row = _row(node, level, total, slots)
             _select(
-                vectors, dot, found_distances, found_ids, found, limit, row, ids,
+                vectors, dot, found_distances, found_ids, found, m, row, ids,
                 neighbour_distances, counts, pair, pair_distance,
             )  # fmt: skip
             nearest, nearest_distance = found_ids[0], found_distances[0]
