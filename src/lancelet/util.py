@@ -22,7 +22,7 @@ from lancelet.errors import (
     ArgumentError,
     ModelStateError,
     TrainingError,
-    UnsupportedTypeError,
+    UnsupportedOptionError,
 )
 from lancelet.file import LanceFileWriter
 from lancelet.index.vector import hnsw_build, hnsw_writer, kmeans
@@ -238,7 +238,8 @@ def _fixed_size_list(array: object) -> pa.Array:
     if not isinstance(array, pa.FixedSizeListArray):
         raise ArgumentError("Must be a FixedSizeList")
     if array.type.value_type != pa.float32():
-        raise UnsupportedTypeError(
+        # pylance takes any float type; lancelet does not build on other floats.
+        raise UnsupportedOptionError(
             f"HNSW.build: lancelet builds graphs of float32 vectors, not {array.type.value_type}"
         )
     if array.null_count or array.values.null_count:

@@ -4,7 +4,8 @@ pylance 14 builds and stores it (``docs/vector-index-format.md``, "HNSW sub-inde
 Each node draws its top level as pylance does: ``floor(-ln(u) / ln(m))`` for ``u``
 uniform in [0, 1), at most ``max_level - 1``, so a node reaches level ``l`` with
 probability ``m^-l``.  The nodes are inserted in order
-(:mod:`lancelet.index.vector.hnsw_kernels`, compiled by numba when it is there); the
+(:mod:`lancelet.index.vector.hnsw_kernels`, compiled by numba when the kernels
+are on); the
 entry point is the first node of the highest level.  The graph is returned level by
 level, each level listing its nodes in node order with their neighbours (nearest
 first once a list was pruned, in the order they joined before) and the distances to
@@ -13,14 +14,18 @@ them, as ``index.idx`` stores them.
 
 from __future__ import annotations
 
+import importlib
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
+from types import ModuleType
+from typing import Any
 
 import numpy as np
 
 from lancelet.errors import ArgumentError
 from lancelet.file.codecs import jit
-from lancelet.index.vector import hnsw_kernels
 
 # pylance 14's defaults (``create_index`` and the details it records).
 DEFAULT_M = 20
@@ -28,7 +33,21 @@ DEFAULT_EF_CONSTRUCTION = 150
 DEFAULT_MAX_LEVEL = 7
 PREFETCH_DISTANCE = 2
 
-_compiled_build = jit.kernel(hnsw_kernels.build_graph)
+# Lanes of the distance sums (hnsw_kernels.LANES, which this module does not import).
+_LANES = 8
+
+
+@cache
+def _kernels() -> ModuleType:
+    """The construction loop's module, imported at the first graph built (it
+    imports numba when the kernels are on)."""
+    return importlib.import_module("lancelet.index.vector.hnsw_kernels")
+
+
+@cache
+def _compiled() -> Callable[..., Any]:
+    compiled: Callable[..., Any] = jit.kernel(_kernels().build_graph)
+    return compiled
 
 
 @dataclass(frozen=True)
@@ -105,7 +124,8 @@ def build(vectors: np.ndarray, dot: bool, params: HnswParams, rng: np.random.Gen
     entry = 0
     if count > 1:
         padded = _padded(vectors)
-        run = _compiled_build if jit.enabled() else hnsw_kernels.build_graph
+        kernels = _kernels()
+        run = _compiled() if kernels.COMPILABLE and jit.enabled() else kernels.build_graph
         entry = int(
             run(
                 padded, dot, levels, slots, params.m, params.ef_construction, ids, distances, counts
@@ -120,7 +140,7 @@ def build(vectors: np.ndarray, dot: bool, params: HnswParams, rng: np.random.Gen
 def _padded(vectors: np.ndarray) -> np.ndarray:
     """The vectors, float32, with zeros appended up to a multiple of the lane count."""
     count, dimension = vectors.shape
-    lanes = hnsw_kernels.LANES
+    lanes = _LANES
     width = -(-dimension // lanes) * lanes
     out = np.zeros((count, width), dtype=np.float32)
     out[:, :dimension] = vectors

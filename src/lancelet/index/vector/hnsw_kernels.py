@@ -23,23 +23,27 @@ row ``n + slot[node] + level - 1`` its list on an upper level.
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import numpy as np
+
+from lancelet.file.codecs import jit
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 # Distances are summed in this many interleaved lanes (vectors are zero-padded to a
 # multiple of it), then the lanes in order: an order numpy reproduces exactly.
 LANES = 8
-_HAS_NUMBA = importlib.util.find_spec("numba") is not None
+# Whether the functions below can be compiled: numba is imported (to register them)
+# only when the kernels are on as this module is imported (it is imported only to
+# build a graph).
+COMPILABLE = jit.enabled()
 
 
 def _jitable(fn: F) -> F:
     """``fn`` as it is in Python, also callable from compiled code."""
-    if not _HAS_NUMBA:
+    if not COMPILABLE:
         return fn
     from numba.extending import register_jitable
 
@@ -82,7 +86,7 @@ def _distances_compiled(
         out[i] = np.float32(1.0) - total if dot else total
 
 
-if _HAS_NUMBA:
+if COMPILABLE:
     from numba.extending import overload
 
     # numba wants the typing function's parameters (annotations too) to be the
