@@ -1,5 +1,5 @@
-"""Building vector indices: ``create_index`` (IVF_FLAT, IVF_PQ and IVF_SQ, as pylance
-14 writes them).
+"""Building vector indices: ``create_index`` (IVF_FLAT, IVF_PQ, IVF_SQ and their
+IVF_HNSW_* variants, as pylance 14 writes them).
 
 The live rows of the vector column (null vectors and vectors holding NaN left out,
 as pylance leaves them out; for cosine, the vectors are made unit vectors first, and
@@ -12,6 +12,9 @@ IVF_PQ trains its codebook (:mod:`lancelet.index.vector.pq_train`) on
 ``sample_rate * 256`` rows' residuals (their vectors for dot) and needs at least
 256 rows, with at most one partition per 256 of them, as pylance; IVF_SQ takes its
 bounds from ``sample_rate * 256`` rows (:mod:`lancelet.index.vector.ivf_sq_writer`).
+IVF_HNSW_FLAT / _SQ / _PQ store their rows as the IVF type of the same storage and
+add one HNSW graph per partition (:mod:`lancelet.index.vector.ivf_hnsw`; ``m``,
+``ef_construction`` and ``max_level`` as pylance takes them).
 One ``CreateIndex`` commit then lists the index over every fragment; if anything
 fails, the new directory is removed and the dataset is as it was.
 

@@ -112,8 +112,15 @@ def random_levels(count: int, params: HnswParams, rng: np.random.Generator) -> n
 def build(vectors: np.ndarray, dot: bool, params: HnswParams, rng: np.random.Generator) -> Graph:
     """The graph of ``vectors`` ((n, d) float32) under squared l2, or ``1 - x·y``
     when ``dot`` (cosine graphs are dot graphs of unit vectors)."""
+    return build_on_levels(vectors, dot, params, random_levels(len(vectors), params, rng))
+
+
+def build_on_levels(
+    vectors: np.ndarray, dot: bool, params: HnswParams, levels: np.ndarray
+) -> Graph:
+    """:func:`build` with each node's top level given (:func:`random_levels`); the
+    compiled loop releases the GIL, so graphs build in parallel on threads."""
     count = len(vectors)
-    levels = random_levels(count, params, rng)
     # slots[node]: where the node's upper-level rows start after the n level-0 rows.
     slots = np.concatenate([[0], np.cumsum(levels)[:-1]]).astype(np.int64)
     rows = count + int(levels.sum())

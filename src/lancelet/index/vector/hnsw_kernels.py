@@ -69,20 +69,41 @@ def distances(
 def _distances_compiled(
     vectors: np.ndarray, query: int, ids: np.ndarray, count: int, dot: bool, out: np.ndarray
 ) -> None:
-    """:func:`distances` as loops, for numba (same order of every addition)."""
+    """:func:`distances` as loops, for numba (same order of every addition; the
+    eight lanes are separate scalars so that LLVM keeps them in one vector register)."""
     width = vectors.shape[1]
-    acc = np.zeros(LANES, dtype=np.float32)
+    origin = vectors[query]
     for i in range(count):
-        row = ids[i]
-        acc[:] = 0
+        row = vectors[ids[i]]
+        a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = np.float32(0.0)
         for base in range(0, width, LANES):
-            for lane in range(LANES):
-                x = vectors[row, base + lane]
-                y = vectors[query, base + lane]
-                acc[lane] += x * y if dot else (x - y) * (x - y)
-        total = acc[0]
-        for lane in range(1, LANES):
-            total += acc[lane]
+            if dot:
+                t0 = row[base] * origin[base]
+                t1 = row[base + 1] * origin[base + 1]
+                t2 = row[base + 2] * origin[base + 2]
+                t3 = row[base + 3] * origin[base + 3]
+                t4 = row[base + 4] * origin[base + 4]
+                t5 = row[base + 5] * origin[base + 5]
+                t6 = row[base + 6] * origin[base + 6]
+                t7 = row[base + 7] * origin[base + 7]
+            else:
+                t0 = (row[base] - origin[base]) * (row[base] - origin[base])
+                t1 = (row[base + 1] - origin[base + 1]) * (row[base + 1] - origin[base + 1])
+                t2 = (row[base + 2] - origin[base + 2]) * (row[base + 2] - origin[base + 2])
+                t3 = (row[base + 3] - origin[base + 3]) * (row[base + 3] - origin[base + 3])
+                t4 = (row[base + 4] - origin[base + 4]) * (row[base + 4] - origin[base + 4])
+                t5 = (row[base + 5] - origin[base + 5]) * (row[base + 5] - origin[base + 5])
+                t6 = (row[base + 6] - origin[base + 6]) * (row[base + 6] - origin[base + 6])
+                t7 = (row[base + 7] - origin[base + 7]) * (row[base + 7] - origin[base + 7])
+            a0 += t0
+            a1 += t1
+            a2 += t2
+            a3 += t3
+            a4 += t4
+            a5 += t5
+            a6 += t6
+            a7 += t7
+        total = ((((((a0 + a1) + a2) + a3) + a4) + a5) + a6) + a7
         out[i] = np.float32(1.0) - total if dot else total
 
 

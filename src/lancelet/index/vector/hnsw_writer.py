@@ -24,6 +24,7 @@ from lancelet.index.vector.hnsw_build import Graph, GraphLevel, HnswParams
 from lancelet.index.vector.ivf_flat_writer import write_file
 
 _COMPACT = (",", ":")
+_BATCH_ROWS = 8192
 
 
 def write_index_file(
@@ -78,7 +79,7 @@ def graph_table(levels: list[GraphLevel]) -> pa.Table:
     offsets = np.concatenate([[0], np.cumsum(np.concatenate(lists))]).astype(np.int32)
     neighbours = np.concatenate([level.neighbours for level in levels])
     distances = np.concatenate([level.distances for level in levels])
-    return pa.table(
+    table = pa.table(
         [
             pa.array(ids, pa.uint32()),
             pa.ListArray.from_arrays(
@@ -90,6 +91,8 @@ def graph_table(levels: list[GraphLevel]) -> pa.Table:
         ],
         schema=graph_schema(),
     )
+    # Written in batches: the file writer's peak memory grows with the batch.
+    return pa.Table.from_batches(table.to_batches(max_chunksize=_BATCH_ROWS), graph_schema())
 
 
 def graph_schema() -> pa.Schema:

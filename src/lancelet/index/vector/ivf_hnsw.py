@@ -17,6 +17,7 @@ from collections.abc import Callable
 import numpy as np
 
 from lancelet import io
+from lancelet.file import parallel
 from lancelet.index.vector import hnsw_build, hnsw_writer
 from lancelet.index.vector.ivf_flat_writer import partition_layout
 from lancelet.index.vector.layout import INDEX_FILE
@@ -64,16 +65,19 @@ def write_graphs(
 ) -> None:
     """Build each partition's graph over the vectors ``vectors_of(rows)`` gives for
     its rows (positions among all the rows, whose partitions are ``partitions``) and
-    write ``index.idx``; ``dot`` picks ``1 - x·y`` over squared l2."""
+    write ``index.idx``; ``dot`` picks ``1 - x·y`` over squared l2.  The levels are
+    drawn first, partition by partition, so the graphs do not depend on which
+    thread builds which."""
     order = np.argsort(partitions, kind="stable")
     offsets, lengths = partition_layout(partitions, len(centroids))
-    graphs = []
-    for offset, length in zip(
-        offsets.tolist(), lengths.tolist(), strict=True
-    ):  # one step per partition
-        rows = order[offset : offset + length]
+    levels = [hnsw_build.random_levels(int(n), params, rng) for n in lengths]
+
+    def graph(number: int) -> hnsw_build.Graph:  # one call per partition
+        rows = order[offsets[number] : offsets[number] + lengths[number]]
         vectors = np.asarray(vectors_of(rows), dtype=np.float32)
-        graphs.append(hnsw_build.build(vectors, dot, params, rng))
+        return hnsw_build.build_on_levels(vectors, dot, params, levels[number])
+
+    graphs = parallel.map_columns(graph, range(len(lengths)))
     hnsw_writer.write_index_file(
         directory.join(INDEX_FILE), graphs, params, centroids, loss, metric, version, index_type
     )
