@@ -122,7 +122,7 @@ def build_on_levels(
     compiled loop releases the GIL, so graphs build in parallel on threads."""
     count = len(vectors)
     # slots[node]: where the node's upper-level rows start after the n level-0 rows.
-    slots = np.concatenate([[0], np.cumsum(levels)[:-1]]).astype(np.int64)
+    slots = np.concatenate([[0], np.cumsum(levels)])[:count].astype(np.int64)
     rows = count + int(levels.sum())
     width = 2 * params.m + 1
     ids = np.zeros((rows, width), dtype=np.int32)
