@@ -151,7 +151,7 @@ def create_index(
     options = dict(options)
     num_sub_vectors = options.pop("num_sub_vectors", (None, None))[0]
     # pylance's IVF_HNSW_SQ and IVF_HNSW_FLAT take num_sub_vectors and do nothing with it.
-    if _HNSW_STORAGE.get(wanted, wanted) != _PQ and wanted not in _HNSW_STORAGE:
+    if wanted != _PQ and wanted not in _HNSW_STORAGE:
         options["num_sub_vectors"] = (num_sub_vectors, None)
     _refuse_options(options, where)
     field = index_build.resolve_field(manifest.schema, column, where)
