@@ -120,6 +120,7 @@ def test_the_graph_finds_the_exact_neighbours(dot: bool) -> None:
     assert hits / (10 * len(queries)) >= 0.97
 
 
+@pytest.mark.local_files("pylance and lancelet write graph files on disk")
 def test_util_hnsw_writes_the_file_pylance_writes(tmp_path: Path) -> None:
     vectors = pa.FixedSizeListArray.from_arrays(pa.array(_vectors(5, 500, 8).ravel()), 8)
     files = []

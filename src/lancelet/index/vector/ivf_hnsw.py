@@ -22,8 +22,6 @@ from lancelet.index.vector import hnsw_build, hnsw_writer
 from lancelet.index.vector.ivf_flat_writer import partition_layout
 from lancelet.index.vector.layout import INDEX_FILE
 
-FLAT, PQ, SQ = "FLAT", "PQ", "SQ"
-TYPES = {"IVF_HNSW_FLAT": FLAT, "IVF_HNSW_PQ": PQ, "IVF_HNSW_SQ": SQ}
 _LEVELS = 255
 
 
