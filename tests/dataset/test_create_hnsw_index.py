@@ -365,3 +365,25 @@ def test_pylance_ignores_num_sub_vectors_of_sq_and_flat_graphs_as_lancelet(small
         assert "compression" not in lance.dataset(small).describe_indices()[0].details or (
             lance.dataset(small).describe_indices()[0].details["compression"]["type"] == "sq"
         )
+
+
+@pytest.mark.parametrize("index_type", TYPES)
+def test_pylance_optimizes_lancelets_index(index_type: str, tmp_path: Path) -> None:
+    """Rows appended after lancelet's build, then pylance's optimize_indices: both
+    libraries answer alike on the result."""
+    vectors = _vectors(9)
+    uri = str(tmp_path / "ds")
+    lance.write_dataset(_table(vectors[:2000]), uri)
+    ll.dataset(uri).create_index("vec", index_type, **_args(index_type, "l2"))
+    lance.write_dataset(_table(vectors[2000:]), uri, mode="append")
+    lance.dataset(uri).optimize.optimize_indices()
+    for seed in range(10):
+        nearest = {"column": "vec", "q": _query(Built(uri, vectors, index_type, "l2"), seed)}
+        nearest.update(k=10, nprobes=2, ef=30)
+        want = lance.dataset(uri).to_table(nearest=nearest, with_row_id=True)
+        got = ll.dataset(uri).to_table(nearest=nearest, with_row_id=True)
+        found = got["_distance"].to_numpy()
+        np.testing.assert_allclose(found, want["_distance"].to_numpy(), rtol=1e-6, atol=1e-5)
+        assert_same_neighbours(
+            got["_rowid"].to_numpy(), found, want["_rowid"].to_numpy(), rtol=1e-6, atol=1e-5
+        )
