@@ -2,6 +2,7 @@
 recall@10 of the index each builds, at the same parameters.
 
     python benchmarks/vector_build_bench.py --rows 100000 --dim 128 --types IVF_PQ,IVF_SQ
+    python benchmarks/vector_build_bench.py --types IVF_HNSW_FLAT,IVF_HNSW_SQ,IVF_HNSW_PQ --ef 40
 
 Data: ``vector_bench.mixture`` (256 centres drawn from N(0, 1) in D dimensions with
 ``numpy.random.default_rng(D)``, each vector a random centre plus N(0, 0.5**2) noise
@@ -10,7 +11,8 @@ library writes its own copy of the table and builds its index on it, in a fresh
 process: the time of ``create_index`` and the rise of the peak RSS during it
 (``VmHWM`` after resetting it, less the RSS before).  Both indices are then searched
 by pylance (the same reader for both, so only the build differs) at k=10 and
-``--nprobes``, and each answer is compared with pylance's exact (flat) answer.
+``--nprobes`` (and ``--ef`` for IVF_HNSW_* indices), and each answer is compared
+with pylance's exact (flat) answer.
 Several builds (``--builds``) are averaged: k-means starts at random, so one
 build's recall varies a little with either library.
 """
@@ -59,13 +61,17 @@ print(seconds, (status("VmHWM:") - base) / 1024)
     return float(seconds), float(mib)
 
 
-def recall_at_k(uri: str, queries: np.ndarray, truth: list[set[int]], nprobes: int) -> float:
+def recall_at_k(
+    uri: str, queries: np.ndarray, truth: list[set[int]], nprobes: int, ef: int | None = None
+) -> float:
     import lance
 
     ds = lance.dataset(uri)
     hits = 0
     for q, exact in zip(queries, truth, strict=True):
-        spec = {"column": "vec", "q": q, "k": K, "nprobes": nprobes}
+        spec: dict[str, Any] = {"column": "vec", "q": q, "k": K, "nprobes": nprobes}
+        if ef is not None:
+            spec["ef"] = ef
         found = ds.to_table(columns=["id"], nearest=spec)["id"].to_numpy().tolist()
         hits += len(set(found) & exact)
     return hits / (K * len(queries))
@@ -86,7 +92,7 @@ def parameters(index_type: str, rows: int, dim: int, metric: str) -> dict[str, A
     # About sqrt(N) partitions, no more than one per 256 rows (pylance's IVF_PQ cap).
     partitions = max(1, min(int(np.sqrt(rows)), rows // 256))
     params: dict[str, Any] = {"num_partitions": partitions, "metric": metric}
-    if index_type == "IVF_PQ":
+    if index_type in ("IVF_PQ", "IVF_HNSW_PQ"):
         params["num_sub_vectors"] = dim // 8
     return params
 
@@ -117,7 +123,8 @@ def compare_builds(
             for _ in range(args.builds):
                 for name in LIBS:
                     seconds, mib = build_in_fresh_process(name, uris[name], index_type, params)
-                    found = recall_at_k(uris[name], queries, truth, args.nprobes)
+                    ef = args.ef if "HNSW" in index_type else None
+                    found = recall_at_k(uris[name], queries, truth, args.nprobes, ef)
                     figures[name].append((seconds, mib, found))
             report(shape, index_type, params, args.nprobes, figures)
 
@@ -127,6 +134,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metrics", default="l2", help="metrics built")
     parser.add_argument("--nprobes", type=int, default=20)
     parser.add_argument("--builds", type=int, default=1, help="builds averaged")
+    parser.add_argument("--ef", type=int, default=None, help="ef of IVF_HNSW_* queries")
 
 
 def report(

@@ -5,13 +5,14 @@
 :mod:`lancelet.index.vector.kmeans`): Lloyd's iterations for ``l2``, spherical
 k-means (unit centroids, largest product) for ``dot``, and for ``cosine`` Lloyd's on
 the unit vectors, as an IVF index of that metric is trained (pylance's own
-``KMeans`` cannot fit by cosine).  pylance's in-memory ``HNSW`` graph builder is
-refused by name.
+``KMeans`` cannot fit by cosine).  :class:`HNSW` builds one HNSW graph as an
+IVF_HNSW_* index builds each partition's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -21,9 +22,11 @@ from lancelet.errors import (
     ArgumentError,
     ModelStateError,
     TrainingError,
-    UnsupportedFunctionError,
+    UnsupportedOptionError,
 )
-from lancelet.index.vector import kmeans
+from lancelet.file import LanceFileWriter
+from lancelet.index.vector import hnsw_build, hnsw_writer, kmeans
+from lancelet.io.fileio import file_io_for
 
 _METRICS = {"l2": "l2", "euclidean": "l2", "dot": "dot", "cosine": "cosine"}
 
@@ -171,19 +174,32 @@ def validate_vector_index(
 
 
 class HNSW:
-    """pylance's stand-alone HNSW graph builder; lancelet does not build HNSW
-    graphs outside an index, so :meth:`build` refuses (and no instance exists)."""
+    """pylance's stand-alone HNSW graph over squared l2
+    (:mod:`lancelet.index.vector.hnsw_build`): :meth:`build` it from float32
+    vectors, write it with :meth:`to_lance_file` (a legacy Lance file holding the
+    graph's rows and its ``lance:hnsw`` entry, as pylance writes it)."""
 
-    def __init__(self, hnsw: Any) -> None:
-        raise UnsupportedFunctionError(
-            "lance.util.HNSW: lancelet does not build stand-alone HNSW graphs"
-        )
+    def __init__(self, hnsw: _BuiltGraph) -> None:
+        self._hnsw = hnsw
 
     def to_lance_file(self, file_path: str) -> None:
-        raise UnsupportedFunctionError("lance.util.HNSW.to_lance_file: not supported")
+        built = self._hnsw
+        table = hnsw_writer.graph_table(list(built.graph.levels))
+        schema = table.schema.with_metadata(
+            {"lance:hnsw": hnsw_writer.entry(built.graph, built.params)}
+        )
+        writer = LanceFileWriter.for_dataset(
+            file_path,
+            schema,
+            range(_GRAPH_FIELDS),
+            version="0.1",
+            file_io=file_io_for(file_path, None, None),
+        )
+        writer.write_batch(table.replace_schema_metadata(schema.metadata))
+        writer.close()
 
     def vectors(self) -> pa.Array:
-        raise UnsupportedFunctionError("lance.util.HNSW.vectors: not supported")
+        return self._hnsw.vectors
 
     @staticmethod
     def build(
@@ -192,6 +208,40 @@ class HNSW:
         m: int = 20,
         ef_construction: int = 100,
     ) -> HNSW:
-        raise UnsupportedFunctionError(
-            "lance.util.HNSW.build: lancelet does not build stand-alone HNSW graphs"
+        arrays = [_fixed_size_list(array) for array in vectors_array]
+        if not arrays:
+            raise ArgumentError("HNSW.build: no vectors were given")
+        vectors = pa.concat_arrays(arrays)
+        params = hnsw_build.HnswParams(m, ef_construction, max_level)
+        params.check("HNSW.build")
+        values = vectors.flatten().to_numpy(zero_copy_only=False)
+        matrix = np.asarray(values, dtype=np.float32).reshape(len(vectors), -1)
+        graph = hnsw_build.build(matrix, False, params, np.random.default_rng())
+        return HNSW(_BuiltGraph(graph, params, vectors))
+
+
+# The graph file's fields in pre-order: __vector_id, __neighbors and its items,
+# _distance and its items.
+_GRAPH_FIELDS = 5
+
+
+@dataclass(frozen=True)
+class _BuiltGraph:
+    graph: hnsw_build.Graph
+    params: hnsw_build.HnswParams
+    vectors: pa.Array
+
+
+def _fixed_size_list(array: object) -> pa.Array:
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    if not isinstance(array, pa.FixedSizeListArray):
+        raise ArgumentError("Must be a FixedSizeList")
+    if array.type.value_type != pa.float32():
+        # pylance takes any float type; lancelet does not build on other floats.
+        raise UnsupportedOptionError(
+            f"HNSW.build: lancelet builds graphs of float32 vectors, not {array.type.value_type}"
         )
+    if array.null_count or array.values.null_count:
+        raise ArgumentError("HNSW.build: the vectors hold nulls")
+    return array

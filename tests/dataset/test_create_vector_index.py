@@ -252,7 +252,7 @@ def small(tmp_path: Path) -> str:
     ("args", "error"),
     [
         ({"index_type": "IVF_RQ", "num_partitions": 2}, UnsupportedVectorIndexError),
-        ({"index_type": "IVF_HNSW_SQ", "num_partitions": 2}, UnsupportedVectorIndexError),
+        ({"index_type": "IVF_HNSW_RQ", "num_partitions": 2}, UnsupportedVectorIndexError),
         ({"num_partitions": 2, "accelerator": "cuda"}, UnsupportedOptionError),
         ({"num_partitions": 2, "precomputed_partition_dataset": "x"}, UnsupportedOptionError),
         ({"num_partitions": 2, "filter_nan": False}, UnsupportedOptionError),

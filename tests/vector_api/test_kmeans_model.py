@@ -124,5 +124,6 @@ def test_unknown_metric_and_dimension_mismatch() -> None:
         model.fit(_blobs(2))
         with pytest.raises(ValueError, match="Dimension mismatch"):
             model.predict(np.zeros((4, 3), np.float32))
-    with pytest.raises(NotImplementedError, match="HNSW"):
-        lancelet.util.HNSW.build(iter([]))
+    for module in (lancelet, lance):
+        with pytest.raises(ValueError, match="Must be a FixedSizeList"):
+            module.util.HNSW.build(iter([pa.array([1.0, 2.0], pa.float32())]))

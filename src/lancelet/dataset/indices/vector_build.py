@@ -1,5 +1,5 @@
-"""Building vector indices: ``create_index`` (IVF_FLAT, IVF_PQ and IVF_SQ, as pylance
-14 writes them).
+"""Building vector indices: ``create_index`` (IVF_FLAT, IVF_PQ, IVF_SQ and their
+IVF_HNSW_* variants, as pylance 14 writes them).
 
 The live rows of the vector column (null vectors and vectors holding NaN left out,
 as pylance leaves them out; for cosine, the vectors are made unit vectors first, and
@@ -12,6 +12,9 @@ IVF_PQ trains its codebook (:mod:`lancelet.index.vector.pq_train`) on
 ``sample_rate * 256`` rows' residuals (their vectors for dot) and needs at least
 256 rows, with at most one partition per 256 of them, as pylance; IVF_SQ takes its
 bounds from ``sample_rate * 256`` rows (:mod:`lancelet.index.vector.ivf_sq_writer`).
+IVF_HNSW_FLAT / _SQ / _PQ store their rows as the IVF type of the same storage and
+add one HNSW graph per partition (:mod:`lancelet.index.vector.ivf_hnsw`; ``m``,
+``ef_construction`` and ``max_level`` as pylance takes them).
 One ``CreateIndex`` commit then lists the index over every fragment; if anything
 fails, the new directory is removed and the dataset is as it was.
 
@@ -49,7 +52,9 @@ from lancelet.errors import (
 from lancelet.file import version as file_version
 from lancelet.index.vector import details as vector_details
 from lancelet.index.vector import (
+    hnsw_build,
     ivf_flat_writer,
+    ivf_hnsw,
     ivf_pq_writer,
     ivf_sq_writer,
     legacy_layout,
@@ -66,13 +71,13 @@ _FLAT, _PQ, _SQ = (
     ivf_pq_writer.INDEX_TYPE,
     ivf_sq_writer.INDEX_TYPE,
 )
-_BUILT_TYPES = (_FLAT, _PQ, _SQ)
+# IVF_HNSW_* (index/vector/ivf_hnsw.py): each by the IVF type of its storage.
+_HNSW_STORAGE = {"IVF_HNSW_FLAT": _FLAT, "IVF_HNSW_PQ": _PQ, "IVF_HNSW_SQ": _SQ}
+_BUILT_TYPES = (_FLAT, _PQ, _SQ, *_HNSW_STORAGE)
+_HNSW_OPTIONS = frozenset({"m", "ef_construction", "max_level"})
 _OTHER_VECTOR_TYPES = frozenset(
     {
         "IVF_RQ",
-        "IVF_HNSW_FLAT",
-        "IVF_HNSW_PQ",
-        "IVF_HNSW_SQ",
         "IVF_HNSW_RQ",
         "HNSW",
         "DISKANN",
@@ -130,6 +135,13 @@ class IvfParameters:
     bounded: bool = True
     # Recorded in the details when given.
     target_partition_size: int | None = None
+    # IVF_HNSW_* only.
+    hnsw: hnsw_build.HnswParams | None = None
+
+    @property
+    def storage(self) -> str:
+        """The IVF type whose storage (auxiliary.idx) the index has."""
+        return _HNSW_STORAGE.get(self.index_type, self.index_type)
 
 
 def create_index(
@@ -156,7 +168,8 @@ def create_index(
     options = dict(options)
     shuffle = _shuffle_concurrency(options, where)
     num_sub_vectors = options.pop("num_sub_vectors", (None, None))[0]
-    if wanted != _PQ:
+    # pylance's IVF_HNSW_SQ and IVF_HNSW_FLAT take num_sub_vectors and do nothing with it.
+    if wanted != _PQ and wanted not in _HNSW_STORAGE:
         options["num_sub_vectors"] = (num_sub_vectors, None)
     models = {k: options.pop(k, (None, None))[0] for k in _MODEL_OPTIONS}
     _refuse_options(options, where)
@@ -288,11 +301,21 @@ def _check_type(index_type: object, where: str) -> str:
 
 
 def _details(params: IvfParameters, shuffle: int) -> IndexDetails:
-    if params.index_type == _PQ:
+    base = _ivf_details(params, shuffle)
+    if params.hnsw is None:
+        return base
+    hnsw = params.hnsw
+    return vector_details.ivf_hnsw_details(
+        base, params.metric, hnsw.m, hnsw.ef_construction, hnsw.max_level
+    )
+
+
+def _ivf_details(params: IvfParameters, shuffle: int) -> IndexDetails:
+    if params.storage == _PQ:
         return vector_details.ivf_pq_details(
             params.metric, params.sample_rate, params.num_bits, params.num_sub_vectors, shuffle
         )
-    if params.index_type == _SQ:
+    if params.storage == _SQ:
         return vector_details.ivf_sq_details(
             params.metric, params.sample_rate, ivf_sq_writer.NUM_BITS, shuffle
         )
@@ -339,7 +362,10 @@ def _parameters(
 ) -> IvfParameters:
     """The parameters; a num_partitions of None (derived by :func:`_with_models`)
     is kept as 0 here."""
-    taken = {"sample_rate", "max_iterations"} | ({"num_bits"} if index_type != _FLAT else set())
+    storage = _HNSW_STORAGE.get(index_type, index_type)
+    taken = {"sample_rate", "max_iterations"} | ({"num_bits"} if storage != _FLAT else set())
+    if index_type in _HNSW_STORAGE:
+        taken |= _HNSW_OPTIONS
     unknown = sorted(set(kwargs) - taken)
     if unknown:
         raise UnsupportedOptionError(
@@ -352,12 +378,20 @@ def _parameters(
             f"{where}: lancelet builds {index_type} with num_bits=8"
             f"{' or 4' if index_type == _PQ else ''} only, not num_bits={num_bits!r}"
         )
-    sub_vectors = _sub_vectors(index_type, num_sub_vectors, dimension, where)
+    sub_vectors = _sub_vectors(storage, num_sub_vectors, dimension, where)
     if num_bits == 4 and sub_vectors % 2:
         raise TrainingError(
             f"{where}: PQ: num_sub_vectors must be divisible by 2 for num_bits=4, "
             f"but got {sub_vectors}"
         )
+    hnsw = None
+    if index_type in _HNSW_STORAGE:
+        hnsw = hnsw_build.HnswParams(
+            kwargs.get("m", hnsw_build.DEFAULT_M),
+            kwargs.get("ef_construction", hnsw_build.DEFAULT_EF_CONSTRUCTION),
+            kwargs.get("max_level", hnsw_build.DEFAULT_MAX_LEVEL),
+        )
+        hnsw.check(where)
     if not isinstance(metric, str) or metric.lower() not in _METRICS:
         raise ArgumentError(f"{where}: Metric {metric} not supported.")
     sample_rate = kwargs.get("sample_rate", _DEFAULT_SAMPLE_RATE)
@@ -378,6 +412,7 @@ def _parameters(
         max_iterations,
         sub_vectors,
         num_bits,
+        hnsw=hnsw,
     )
 
 
@@ -539,13 +574,13 @@ def _build(
         raise ArgumentError(f"{directory}: there are no vectors to index")
     # pylance trains no more partitions than there are vectors.
     count = min(params.num_partitions, len(vectors))
-    if params.index_type == _PQ:
+    if params.storage == _PQ:
         if len(vectors) < pq_train.CODE_WORDS:
             raise ArgumentError(
-                f"{directory}: IVF_PQ needs at least {pq_train.CODE_WORDS} vectors to train "
-                f"its codebook, the column has {len(vectors)}"
+                f"{directory}: {params.index_type} needs at least {pq_train.CODE_WORDS} "
+                f"vectors to train its codebook, the column has {len(vectors)}"
             )
-        # pylance's IVF_PQ keeps at least 256 rows per partition.
+        # pylance's IVF_PQ (and IVF_HNSW_PQ) keeps at least 256 rows per partition.
         if params.bounded:
             count = min(count, len(vectors) // pq_train.CODE_WORDS)
     found = vector_elements.partitioned(
@@ -559,7 +594,8 @@ def _build(
     )
     centroids, partitions, loss = found.centroids, found.partitions, found.loss
     version = file_version.index_file_version(manifest.data_storage_version)
-    if params.index_type == _PQ:
+    index_file = params.hnsw is None
+    if params.storage == _PQ:
         # Trained and encoded in float32 (float64), stored in the column's type.
         work, work_centroids = found.work, centroids.astype(found.work.dtype)
         codebook = params.given.codebook
@@ -583,17 +619,54 @@ def _build(
             codebook,
             params.metric,
             version,
+            index_file,
         )
-    elif params.index_type == _SQ:
+        graph_vectors = ivf_hnsw.pq_vectors(codes, codebook)
+    elif params.storage == _SQ:
         training = vectors[pq_train.training_rows(len(vectors), params.sample_rate, rng)]
         bounds = ivf_sq_writer.bounds(training)
         codes = ivf_sq_writer.encode(vectors, *bounds)
         ivf_sq_writer.write_ivf_sq(
-            directory, row_keys, codes, partitions, centroids, loss, bounds, params.metric, version
+            directory,
+            row_keys,
+            codes,
+            partitions,
+            centroids,
+            loss,
+            bounds,
+            params.metric,
+            version,
+            index_file,
         )
+        graph_vectors = ivf_hnsw.sq_vectors(codes, *bounds)
     else:
         write_ivf_flat(
-            directory, row_keys, vectors, partitions, centroids, loss, params.metric, version
+            directory,
+            row_keys,
+            vectors,
+            partitions,
+            centroids,
+            loss,
+            params.metric,
+            version,
+            index_file,
+        )
+        graph_vectors = vectors.__getitem__
+    if params.hnsw is not None:
+        # FLAT cosine graphs use the cosine distance (1 - x·y of the unit vectors).
+        dot = params.metric == "dot" or (params.storage == _FLAT and params.metric == "cosine")
+        ivf_hnsw.write_graphs(
+            directory,
+            graph_vectors,
+            dot,
+            partitions,
+            centroids,
+            loss,
+            params.metric,
+            version,
+            params.index_type,
+            params.hnsw,
+            rng,
         )
 
 

@@ -4,7 +4,8 @@ pylance 14 checks them (measured against pylance 14.0.2).
 * **Partition count.**  ``num_partitions`` when given; else ``ivf_centroids``'
   row count; else ``rows // target_partition_size`` clamped to 1..4096, where the
   rows are the version's live rows (null vectors counted, deleted rows not) and the
-  target defaults to the index type's: 4096 for IVF_FLAT, 8192 for IVF_PQ and IVF_SQ.
+  target defaults to the index type's: 4096 for IVF_FLAT, 8192 for IVF_PQ and IVF_SQ,
+  2**20 for IVF_HNSW_*.
   Only an explicit ``num_partitions`` is then bounded by one partition per 256 rows
   for IVF_PQ (see :mod:`vector_build`); a count derived from a target or from given
   centroids is kept as it is.
@@ -32,7 +33,14 @@ import pyarrow as pa
 from lancelet.errors import ArgumentError, DataTypeError
 
 # pylance 14's default rows per partition by index type, and its partition bound.
-_TARGET_PARTITION_SIZE = {"IVF_FLAT": 4096, "IVF_PQ": 8192, "IVF_SQ": 8192}
+_TARGET_PARTITION_SIZE = {
+    "IVF_FLAT": 4096,
+    "IVF_PQ": 8192,
+    "IVF_SQ": 8192,
+    "IVF_HNSW_FLAT": 1 << 20,
+    "IVF_HNSW_PQ": 1 << 20,
+    "IVF_HNSW_SQ": 1 << 20,
+}
 _MAX_PARTITIONS = 4096
 _FLOATS = (np.float16, np.float32, np.float64)
 
@@ -102,7 +110,7 @@ def given_models(
             f"but num_partitions={num_partitions}"
         )
     codebook = None
-    if pq_codebook is not None and index_type == "IVF_PQ":
+    if pq_codebook is not None and index_type in ("IVF_PQ", "IVF_HNSW_PQ"):
         codebook = _codebook(pq_codebook, num_sub_vectors, num_bits, dimension, where)
     return GivenModels(centroids, codebook)
 

@@ -29,6 +29,7 @@ TYPE_URL = "/lance.index.pb.VectorIndexDetails"
 INDEX_VERSION = 1
 
 _METRICS = {"l2": 0, "cosine": 1, "dot": 2, "hamming": 3}
+_HNSW_FIELD = 3
 _PQ_FIELD = 4
 _SQ_FIELD = 5
 _FLAT_FIELD = 8
@@ -74,6 +75,21 @@ def ivf_sq_details(
     hints = {**_ivf_hints(sample_rate, shuffle_concurrency)}
     hints["lance.sq.sample_rate"] = str(sample_rate)
     return _details(metric, _message(_SQ_FIELD, compression), hints)
+
+
+def ivf_hnsw_details(
+    base: IndexDetails, metric: str, m: int, ef_construction: int, max_level: int
+) -> IndexDetails:
+    """The details of ``base`` (the IVF type of the same storage) with the HNSW
+    message (field 3: 1 ``m``, 2 ``ef_construction``, 3 ``max_level``) before the
+    storage's field, and the hint ``lance.hnsw.prefetch_distance`` (``2``), as
+    pylance 14 records an IVF_HNSW_* index."""
+    hnsw = _key(1, _VARINT) + _varint(m) + _key(2, _VARINT) + _varint(ef_construction)
+    hnsw += _key(3, _VARINT) + _varint(max_level)
+    metric_bytes = _key(1, _VARINT) + _varint(_METRICS[metric]) if _METRICS[metric] else b""
+    rest = base.value[len(metric_bytes) :]
+    hint = _message(_HINTS_FIELD, _string(1, "lance.hnsw.prefetch_distance") + _string(2, "2"))
+    return IndexDetails(TYPE_URL, metric_bytes + _message(_HNSW_FIELD, hnsw) + rest + hint)
 
 
 def _ivf_hints(sample_rate: int, shuffle_concurrency: int) -> dict[str, str]:

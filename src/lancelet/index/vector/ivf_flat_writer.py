@@ -47,6 +47,7 @@ def write_ivf_flat(
     loss: float,
     metric: str,
     version: str,
+    index_file: bool = True,
 ) -> None:
     """Write the index of ``vectors`` ((n, d) of the column's element type: unit
     vectors for cosine; ``centroids`` of the same type),
@@ -60,7 +61,8 @@ def write_ivf_flat(
         )
     order = np.argsort(partitions, kind="stable")
     offsets, lengths = partition_layout(partitions, count)
-    write_index_file(directory.join(INDEX_FILE), centroids, loss, metric, version, INDEX_TYPE)
+    if index_file:  # IVF_HNSW_* write their own (hnsw_writer)
+        write_index_file(directory.join(INDEX_FILE), centroids, loss, metric, version, INDEX_TYPE)
     rows = pa.table(
         [
             pa.array(np.asarray(row_ids, dtype=np.uint64)[order], pa.uint64()),
@@ -73,7 +75,7 @@ def write_ivf_flat(
     ivf = index_pb2.IVF(offsets=offsets.tolist(), lengths=lengths.tolist())
     meta = {
         "distance_type": metric,
-        "storage_metadata": json.dumps([json.dumps({"dim": dimension})]),
+        "storage_metadata": json.dumps([json.dumps({"dim": dimension}, separators=(",", ":"))]),
     }
     write_file(directory.join(AUXILIARY_FILE), rows, ivf, meta, version)
 

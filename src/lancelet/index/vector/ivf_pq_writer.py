@@ -49,6 +49,7 @@ def write_ivf_pq(
     codebook: np.ndarray,
     metric: str,
     version: str,
+    index_file: bool = True,
 ) -> None:
     """Write the index of the rows keyed by ``row_ids`` (uint64) whose PQ ``codes``
     ((n, M) uint8, row-major) and partitions are given, with the IVF ``centroids``
@@ -64,7 +65,8 @@ def write_ivf_pq(
         )
     order = np.argsort(partitions, kind="stable")
     offsets, lengths = partition_layout(partitions, count)
-    write_index_file(directory.join(INDEX_FILE), centroids, loss, metric, version, INDEX_TYPE)
+    if index_file:  # IVF_HNSW_* write their own (hnsw_writer)
+        write_index_file(directory.join(INDEX_FILE), centroids, loss, metric, version, INDEX_TYPE)
     packed = codes[order] if num_bits == 8 else pq_train.pack_nibbles(codes[order])
     stored = transposed_codes(packed, partitions[order], offsets, lengths)
     code_bytes = packed.shape[1]

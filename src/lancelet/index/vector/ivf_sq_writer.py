@@ -69,6 +69,7 @@ def write_ivf_sq(
     code_bounds: tuple[float, float],
     metric: str,
     version: str,
+    index_file: bool = True,
 ) -> None:
     """Write the index of the rows keyed by ``row_ids`` (uint64) whose SQ ``codes``
     ((n, D) uint8) and partitions are given, in file format ``version``."""
@@ -80,7 +81,8 @@ def write_ivf_sq(
         )
     order = np.argsort(partitions, kind="stable")
     offsets, lengths = partition_layout(partitions, count)
-    write_index_file(directory.join(INDEX_FILE), centroids, loss, metric, version, INDEX_TYPE)
+    if index_file:  # IVF_HNSW_* write their own (hnsw_writer)
+        write_index_file(directory.join(INDEX_FILE), centroids, loss, metric, version, INDEX_TYPE)
     rows = pa.table(
         [
             pa.array(np.asarray(row_ids, dtype=np.uint64)[order], pa.uint64()),
