@@ -64,7 +64,7 @@ def _stats_dataset(tmp_path: Path, kind: str, metric: str) -> str:
     """An index with a delta segment, rows deleted and an unindexed fragment."""
     uri = str(tmp_path / "ds")
     ds = lance.write_dataset(_table(VECTORS[:3000], 0), uri, max_rows_per_file=1000)
-    params: dict[str, Any] = {"num_sub_vectors": 4} if kind == "IVF_PQ" else {}
+    params: dict[str, Any] = {"num_sub_vectors": 4} if kind.endswith("_PQ") else {}
     ds.create_index("vec", index_type=kind, metric=metric, num_partitions=3, **params)
     lance.write_dataset(_table(VECTORS[3000:4000], 3000), uri, mode="append")
     lance.dataset(uri).optimize.optimize_indices(num_indices_to_merge=0)
@@ -75,7 +75,17 @@ def _stats_dataset(tmp_path: Path, kind: str, metric: str) -> str:
 
 @pytest.mark.parametrize("centroids", [None, "false", "true"])
 @pytest.mark.parametrize(
-    "kind", [("IVF_FLAT", "cosine"), ("IVF_PQ", "dot"), ("IVF_PQ", "l2")], ids=str
+    "kind",
+    [
+        ("IVF_FLAT", "cosine"),
+        ("IVF_PQ", "dot"),
+        ("IVF_PQ", "l2"),
+        ("IVF_SQ", "cosine"),
+        ("IVF_HNSW_SQ", "l2"),
+        ("IVF_HNSW_FLAT", "dot"),
+        ("IVF_HNSW_PQ", "cosine"),
+    ],
+    ids=str,
 )
 def test_index_stats(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: tuple[str, str], centroids: str | None
@@ -88,6 +98,8 @@ def test_index_stats(
     assert got == want
     assert list(got) == list(want)
     assert [list(s) for s in got["segments"]] == [list(s) for s in want["segments"]]
+    sub_indices = [list(s.get("sub_index", {})) for s in got["segments"]]
+    assert sub_indices == [list(s.get("sub_index", {})) for s in want["segments"]]
 
 
 def _located(stats: dict[str, Any]) -> dict[str, Any]:

@@ -1,9 +1,12 @@
-"""The per-segment entries of ``stats.index_stats`` for IVF_FLAT and IVF_PQ
-indices, as pylance 14 gives them (measured): for each segment ``index_type``,
+"""The per-segment entries of ``stats.index_stats`` for IVF_FLAT, IVF_PQ, IVF_SQ
+and IVF_HNSW_* indices, as pylance 14 gives them (measured): for each segment ``index_type``,
 ``uuid``, ``uri`` (its ``index.idx``), ``metric_type``, ``num_partitions``,
 ``sub_index`` (FLAT: ``dim``, ``index_type``, ``metric_type`` the index's; PQ:
 ``metric_type`` (``l2`` for l2 and cosine, ``dot`` for dot), ``nbits``,
-``num_sub_vectors``, ``dimension``, ``index_type``, ``transposed``), ``partitions``
+``num_sub_vectors``, ``dimension``, ``index_type``, ``transposed``; SQ: ``dim``,
+``num_bits``, ``bounds`` (``start``, ``end``), ``index_type``, ``metric_type``; an
+HNSW index's: its first partition's ``lance:hnsw`` entry (``entry_point``,
+``params``, ``level_offsets``) followed by its storage's, named ``HNSW``), ``partitions``
 (each ``{"size": rows}``), ``centroids`` (left out when the environment sets
 ``LANCE_INCLUDE_VECTOR_CENTROIDS=false``, as pylance does), ``loss`` and
 ``index_file_version`` (``V3``, or ``Legacy`` for the one-file IVF_PQ layout).  A
@@ -17,14 +20,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from lancelet.dataset.read.ivf_search import opened
+from lancelet import io
 from lancelet.index.vector import IvfIndex, layout
 from lancelet.index.vector.segment_writer import recorded_loss
+from lancelet.index.vector.sq_storage import SqStorage
 from lancelet.index.vector.storage import PqStorage
 from lancelet.table import naming
 from lancelet.table.index import IndexMetadata
 from lancelet.transaction.store import DatasetStore
 
-READ_TYPES = ("IVF_FLAT", "IVF_PQ")
+READ_TYPES = ("IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_HNSW_FLAT", "IVF_HNSW_PQ", "IVF_HNSW_SQ")
 _CENTROIDS_SWITCH = "LANCE_INCLUDE_VECTOR_CENTROIDS"
 
 
@@ -48,7 +53,7 @@ def _statistics(store: DatasetStore, segment: IndexMetadata, index: IvfIndex) ->
         "uri": directory.join("index.idx").path,
         "metric_type": index.metric,
         "num_partitions": index.num_partitions,
-        "sub_index": _sub_index(index),
+        "sub_index": _sub_index(directory, index),
         "partitions": [{"size": int(n)} for n in index.lengths.tolist()],
     }
     if os.environ.get(_CENTROIDS_SWITCH, "").strip().lower() != "false":
@@ -63,7 +68,22 @@ def _statistics(store: DatasetStore, segment: IndexMetadata, index: IvfIndex) ->
     return stats
 
 
-def _sub_index(index: IvfIndex) -> dict[str, Any]:
+def _sub_index(directory: io.Place, index: IvfIndex) -> dict[str, Any]:
+    storage = _storage_sub_index(index)
+    if index.graphs is None:
+        return storage
+    return {**layout.first_graph_entry(directory), **storage, "index_type": "HNSW"}
+
+
+def _storage_sub_index(index: IvfIndex) -> dict[str, Any]:
+    if isinstance(index.storage, SqStorage):
+        return {
+            "dim": index.dimension,
+            "num_bits": 8,
+            "bounds": {"start": index.storage.lower, "end": index.storage.upper},
+            "index_type": "SQ",
+            "metric_type": index.metric,
+        }
     if not isinstance(index.storage, PqStorage):
         return {"dim": index.dimension, "index_type": "FLAT", "metric_type": index.metric}
     sub_vectors = index.storage.codebook.shape[0]

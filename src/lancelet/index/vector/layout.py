@@ -28,7 +28,14 @@ from lancelet._proto import index_pb2
 from lancelet.errors import CorruptIndexError, UnsupportedIndexError
 from lancelet.file import LanceFileReader
 from lancelet.index import files
-from lancelet.index.vector import float32_distance, hnsw, legacy_layout, pq_train, rabitq
+from lancelet.index.vector import (
+    float32_distance,
+    hnsw,
+    legacy_layout,
+    pq_train,
+    rabitq,
+    serde_floats,
+)
 from lancelet.index.vector.hnsw import HnswGraph
 from lancelet.index.vector.rabitq import RabitqStorage
 from lancelet.index.vector.sq_storage import SqStorage
@@ -148,9 +155,25 @@ def _sq(path: io.Place, meta: dict[str, str], table: pa.Table, dimension: int) -
     return SqStorage(codes, float(low), float(high))
 
 
+def first_graph_entry(directory: io.Place) -> dict[str, Any]:
+    """The first partition's ``lance:hnsw`` entry of the IVF_HNSW_* index in
+    ``directory`` (what pylance's statistics show of its graphs)."""
+    index_path = directory.join(INDEX_FILE)
+    entries = _json(index_path, files.metadata(_open(index_path)), "lance:hnsw")
+    if not isinstance(entries, list) or not entries:
+        raise CorruptIndexError(f"{index_path}: 'lance:hnsw' lists no graph")
+    try:
+        first = json.loads(entries[0])
+    except (TypeError, ValueError) as exc:
+        raise CorruptIndexError(f"{index_path}: a 'lance:hnsw' entry is not JSON: {exc}") from exc
+    if not isinstance(first, dict):
+        raise CorruptIndexError(f"{index_path}: a 'lance:hnsw' entry is not an object")
+    return first
+
+
 def _storage_params(path: io.Place, meta: dict[str, str], kind: str) -> dict[str, Any]:
     listed = _json(path, meta, "storage_metadata")
-    params = json.loads(listed[0]) if isinstance(listed, list) and listed else None
+    params = serde_floats.loads(listed[0]) if isinstance(listed, list) and listed else None
     if not isinstance(params, dict):
         raise CorruptIndexError(f"{path}: 'storage_metadata' does not hold the {kind} parameters")
     return params
@@ -267,7 +290,7 @@ def _pq(
     lengths: np.ndarray,
 ) -> PqStorage:
     listed = _json(path, meta, "storage_metadata")
-    params = json.loads(listed[0]) if isinstance(listed, list) and listed else None
+    params = serde_floats.loads(listed[0]) if isinstance(listed, list) and listed else None
     if not isinstance(params, dict):
         raise CorruptIndexError(f"{path}: 'storage_metadata' does not hold the PQ parameters")
     sub_vectors, bits = _int(path, params, "num_sub_vectors"), _int(path, params, "nbits")
