@@ -38,7 +38,7 @@ from lancelet.transaction.operations import RewriteGroup, RewrittenIndex
 from lancelet.transaction.store import DatasetStore
 
 # The vector index types lancelet rewrites (it reads and writes their files).
-VECTOR_TYPES = ("IVF_FLAT", "IVF_PQ")
+VECTOR_TYPES = ("IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_HNSW_FLAT", "IVF_HNSW_PQ", "IVF_HNSW_SQ")
 _REMAPPED = frozenset({"/lance.table.BTreeIndexDetails", "/lance.table.BitmapIndexDetails"})
 
 

@@ -1,8 +1,9 @@
-"""An IVF_FLAT / IVF_PQ segment rewritten for the rows a compaction moved, as
+"""An IVF_FLAT / IVF_PQ / IVF_SQ / IVF_HNSW_* segment rewritten for the rows a compaction moved, as
 pylance 14 rewrites it in the compaction's commit (measured): the same centroids,
 codebook and loss; each row under its new address, in its partition, storing what
 it stored; rows the compaction dropped (deleted) left out; no partition joined or
-split.  (On a dataset with stable row ids the segment lists row ids, which a
+split; an HNSW segment's graphs built anew over its remaining rows, as pylance
+rebuilds them.  (On a dataset with stable row ids the segment lists row ids, which a
 compaction does not change: it is not rewritten.)"""
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
-"""``optimize_indices`` for IVF_FLAT and IVF_PQ indices, as pylance 14 does it
+"""``optimize_indices`` for IVF_FLAT, IVF_PQ, IVF_SQ and IVF_HNSW_* indices, as
+pylance 14 does it
 (measured; ``docs/vector-index-format.md``):
 
 * the rows of fragments no segment holds (unindexed) join the partitions of the
-  first segment's centroids, quantized by its codebook: no retraining;
+  first segment's centroids, quantized by its codebook or SQ bounds: no retraining
+  (an HNSW segment's graphs are built anew over its rows);
 * ``num_indices_to_merge`` (default 0 for a vector index: unlike scalar indices) is
   how many of the last segments are merged with them into one new segment, which
   keeps the first merged segment's ``dataset_version`` and details; a delta (no
@@ -10,7 +12,8 @@
   an index with no unindexed rows and nothing to merge;
 * pylance also reshapes the partitions while it optimizes: a partition holding
   (over every segment, with the new rows) fewer than a quarter of the type's
-  target partition size (IVF_FLAT 4,096 rows, IVF_PQ 8,192) is joined into its
+  target partition size (IVF_FLAT 4,096 rows, IVF_PQ and IVF_SQ 8,192, IVF_HNSW_*
+  2**20: nearly always, measured) is joined into its
   neighbours and all segments merged, when ``num_indices_to_merge`` is not given
   (:mod:`lancelet.index.vector.join`); one holding more than four times the
   target is split by a 2-means, which lancelet does not reproduce: that is
@@ -29,6 +32,7 @@ import pyarrow as pa
 
 from lancelet.dataset.core.snapshot import Snapshot
 from lancelet.dataset.indices import catalog as indices
+from lancelet.dataset.indices import vector_params
 from lancelet.dataset.read import frag_reuse, index_plan
 from lancelet.dataset.read.ivf_search import opened
 from lancelet.dataset.read.scanner import ROW_ADDRESS, ROW_ID, LanceScanner
@@ -47,9 +51,8 @@ from lancelet.table.fragment import Fragment
 from lancelet.table.index import IndexMetadata, index_type
 from lancelet.table.manifest import Manifest
 
-VECTOR_TYPES = ("IVF_FLAT", "IVF_PQ")
-# pylance's target rows per partition, and the bounds it reshapes partitions at.
-TARGET_PARTITION_SIZE = {"IVF_FLAT": 4096, "IVF_PQ": 8192}
+VECTOR_TYPES = ("IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_HNSW_FLAT", "IVF_HNSW_PQ", "IVF_HNSW_SQ")
+# The bounds pylance reshapes partitions at, in its target rows per partition.
 _JOIN_PERCENT = 25
 _SPLIT_FACTOR = 4
 _BATCH_ROWS = 1 << 16
@@ -203,7 +206,7 @@ def _joined(
         path = index_plan.field_paths(snapshot.manifest)[segments[0].fields[0]]
         _, vectors = _new_rows(snapshot, path, added, first)
         totals += np.bincount(quantizer(first).partitions(vectors), minlength=len(totals))
-    target = TARGET_PARTITION_SIZE[kind]
+    target = vector_params.TARGET_PARTITION_SIZE[kind]
     if int(totals.max(initial=0)) > _SPLIT_FACTOR * target:
         raise UnsupportedIndexError(
             f"{label}: partition {int(totals.argmax())} would hold {int(totals.max())} rows, "

@@ -33,7 +33,7 @@ import pyarrow as pa
 from lancelet.errors import ArgumentError, DataTypeError
 
 # pylance 14's default rows per partition by index type, and its partition bound.
-_TARGET_PARTITION_SIZE = {
+TARGET_PARTITION_SIZE = {
     "IVF_FLAT": 4096,
     "IVF_PQ": 8192,
     "IVF_SQ": 8192,
@@ -71,7 +71,7 @@ def partition_count(
         return num_partitions
     if centroids is not None:
         return len(centroids)
-    target = target_partition_size or _TARGET_PARTITION_SIZE[index_type]
+    target = target_partition_size or TARGET_PARTITION_SIZE[index_type]
     assert isinstance(target, int)
     return int(np.clip(live_rows // target, 1, _MAX_PARTITIONS))
 

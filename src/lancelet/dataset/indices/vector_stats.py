@@ -19,8 +19,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from lancelet.dataset.read.ivf_search import opened
 from lancelet import io
+from lancelet.dataset.read.ivf_search import opened
 from lancelet.index.vector import IvfIndex, layout
 from lancelet.index.vector.segment_writer import recorded_loss
 from lancelet.index.vector.sq_storage import SqStorage

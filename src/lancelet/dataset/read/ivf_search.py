@@ -141,9 +141,9 @@ def _refuse_unreadable(
         (kind not in READ_TYPES, f"lancelet reads {', '.join(READ_TYPES)} vector indices only"),
         (len(kinds) > 1, f"its segments are of different types ({sorted(kinds)})"),
         (
-            kind not in POOLED_TYPES and _needs_pooling(manifest, segments),
-            "lancelet searches several segments, a Fragment Reuse Index's remap or "
-            f"stable row ids only for {' and '.join(POOLED_TYPES)} indices",
+            kind not in POOLED_TYPES and _maps_keys(manifest),
+            "lancelet searches through a Fragment Reuse Index's remap or stable row ids "
+            f"only for {' and '.join(POOLED_TYPES)} indices",
         ),
         (
             any(s.fragment_bitmap is None for s in segments),
@@ -205,8 +205,12 @@ def _rabitq_reasons(kind: str, query: NearestQuery) -> list[tuple[bool, str]]:
 
 def _needs_pooling(manifest: Manifest, segments: list[IndexMetadata]) -> bool:
     """Whether the search pools segments or maps the rows they list."""
-    reused = frag_reuse.reuse_index(manifest) is not None
-    return len(segments) > 1 or reused or manifest.stable_row_ids
+    return len(segments) > 1 or _maps_keys(manifest)
+
+
+def _maps_keys(manifest: Manifest) -> bool:
+    """Whether the segments' row keys must be mapped to the version's rows."""
+    return frag_reuse.reuse_index(manifest) is not None or manifest.stable_row_ids
 
 
 def _probing(query: NearestQuery, label: str) -> tuple[int | None, Probing | None]:
@@ -373,8 +377,21 @@ def _candidates(
     """The index's best rows for one query vector: k (k * refine_factor before
     refining), by (distance, row id), over the pooled rows of every segment; ghosts
     take their places among them and then go."""
-    if len(segments) == 1 and segments[0].lookup is None and segments[0].reuse is None:
+    by_address = all(s.lookup is None and s.reuse is None for s in segments)
+    if len(segments) == 1 and by_address:
         found = _ranked(segments[0], plan, query, vector, allowed, where)
+    elif by_address and segments[0].index.index_type not in POOLED_TYPES:
+        # Each segment ranked as its type ranks (SQ heaps, HNSW walks), the best
+        # of all kept: pylance merges its (segment, partition) searches so.
+        each = [_ranked(s, plan, query, vector, allowed, where) for s in segments]
+        found = Probed(
+            np.concatenate([p.row_ids for p in each]),
+            np.concatenate([p.addresses for p in each]),
+            np.concatenate([p.distances for p in each]),
+        )
+        found = found.take(
+            _best(found.distances, found.row_ids, query.k * (plan.refine_factor or 1))
+        )
     else:
         wanted = query.k * (plan.refine_factor or 1)
         first, partitions = segments[0].index, segments[0].index.num_partitions

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -58,6 +58,8 @@ class HnswGraph:
     entry_point: int
     # Level 0 first; as many as the stored ``max_level``.
     levels: list[Level]
+    # The build parameters its ``lance:hnsw`` entry records (``m``, ...).
+    params: dict[str, Any] = field(default_factory=dict)
 
     @property
     def num_nodes(self) -> int:
@@ -219,7 +221,8 @@ def read_graphs(
         entry = int(metadata["entry_point"])
         if nodes[number] and not 0 <= entry < nodes[number]:
             raise CorruptIndexError(f"{path}: partition {number}'s entry point is not a node")
-        graphs.append(HnswGraph(entry, levels))
+        params = metadata.get("params")
+        graphs.append(HnswGraph(entry, levels, params if isinstance(params, dict) else {}))
     return graphs
 
 

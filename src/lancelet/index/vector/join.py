@@ -10,6 +10,7 @@ which is the only case lancelet joins."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 
@@ -39,7 +40,7 @@ def joined(
     rows moved to the remaining ones (renumbered in order); rows whose vectors are
     gone (deleted) are dropped, as pylance reads the vectors again."""
     kept = np.flatnonzero(~removed)
-    survivor = Quantizer(rule.index_type, rule.metric, rule.centroids[kept], rule.codebook)
+    survivor = replace(rule, centroids=rule.centroids[kept])
     renumber = np.full(len(removed), -1, dtype=np.int64)
     renumber[kept] = np.arange(len(kept))
     moving = removed[rows.partitions]

@@ -1,5 +1,5 @@
-"""Writing an IVF_FLAT or IVF_PQ index segment from rows already quantized the way
-an existing segment quantizes them: what ``optimize_indices`` (a delta segment, a
+"""Writing an IVF_FLAT, IVF_PQ, IVF_SQ or IVF_HNSW_* index segment from rows already
+quantized the way an existing segment quantizes them: what ``optimize_indices`` (a delta segment, a
 merge of segments) and compaction (a segment whose rows moved) write, as pylance
 14 writes them (layout: ``docs/vector-index-format.md``).
 
@@ -10,11 +10,16 @@ distance from the residual (l2, cosine) or of largest product with the vector
 itself (dot); pylance's delta segments hold exactly these partitions and codes
 (measured on every row).  A segment's loss is the sum of its new rows' distances
 to their centroids (squared l2; for dot ``1 - c·x``), as pylance records it.
+An IVF_SQ segment keeps the first segment's bounds (pylance's deltas and merges
+do, measured); an IVF_HNSW_* segment's graphs are built anew over its rows with the
+first segment's ``m``, ``ef_construction`` and ``max_level``, as pylance rebuilds
+them (its graphs are random: no two builds agree edge for edge).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,13 +27,22 @@ import pyarrow as pa
 
 from lancelet import io
 from lancelet._proto import index_pb2
-from lancelet.errors import CorruptIndexError
+from lancelet.errors import ArgumentError, CorruptIndexError
 from lancelet.file import LanceFileReader
 from lancelet.index import files
-from lancelet.index.vector import kmeans, layout, legacy_layout, pq_train
+from lancelet.index.vector import (
+    ivf_hnsw,
+    ivf_sq_writer,
+    kmeans,
+    layout,
+    legacy_layout,
+    pq_train,
+)
+from lancelet.index.vector.hnsw_build import HnswParams
 from lancelet.index.vector.ivf import IvfIndex
 from lancelet.index.vector.ivf_flat_writer import auxiliary_schema
 from lancelet.index.vector.layout import AUXILIARY_FILE, INDEX_FILE
+from lancelet.index.vector.sq_storage import SqStorage
 from lancelet.index.vector.storage import FlatStorage, PqStorage
 
 # Rows encoded at once: bounds the (rows, sub-vectors, 256, sub-dimension) block.
@@ -67,6 +81,14 @@ class Quantizer:
     metric: str
     centroids: np.ndarray
     codebook: np.ndarray | None
+    # IVF_SQ storage: its (start, end).
+    bounds: tuple[float, float] | None = None
+    # IVF_HNSW_*: the graphs' build parameters.
+    graph: HnswParams | None = None
+
+    @property
+    def is_flat(self) -> bool:
+        return self.codebook is None and self.bounds is None
 
     def partitions(self, vectors: np.ndarray) -> np.ndarray:
         """The partition of each vector (unit vectors already, for cosine)."""
@@ -80,6 +102,8 @@ class Quantizer:
         return float(np.einsum("ij,ij->", difference, difference))
 
     def payload(self, vectors: np.ndarray, partitions: np.ndarray) -> np.ndarray:
+        if self.bounds is not None:
+            return ivf_sq_writer.encode(vectors, *self.bounds)
         if self.codebook is None:
             return np.ascontiguousarray(vectors, dtype=np.float32)
         if self.metric == "dot":
@@ -114,12 +138,56 @@ def write_segment(
 ) -> None:
     """Write ``index.idx`` and ``auxiliary.idx`` of a segment holding ``rows``,
     grouped by partition (row ids ascending within one)."""
+    rows = rows.take(np.lexsort((rows.row_ids, rows.partitions)))
+    graph = quantizer.graph
+    if quantizer.bounds is not None:
+        ivf_sq_writer.write_ivf_sq(
+            directory,
+            rows.row_ids,
+            rows.payload,
+            rows.partitions,
+            quantizer.centroids,
+            loss,
+            quantizer.bounds,
+            quantizer.metric,
+            version,
+            index_file=graph is None,
+        )
+    else:
+        if graph is None:
+            _write_index_file(directory.join(INDEX_FILE), quantizer, loss, version)
+        _write_auxiliary(directory, quantizer, rows, version)
+    if graph is not None:
+        ivf_hnsw.write_graphs(
+            directory,
+            _graph_vectors(quantizer, rows.payload),
+            quantizer.metric == "dot" or (quantizer.is_flat and quantizer.metric == "cosine"),
+            rows.partitions,
+            quantizer.centroids,
+            loss,
+            quantizer.metric,
+            version,
+            quantizer.index_type,
+            graph,
+            np.random.default_rng(),
+        )
+
+
+def _graph_vectors(quantizer: Quantizer, payload: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """What the graphs are built on: the stored vectors, or what the codes stand for."""
+    if quantizer.bounds is not None:
+        return ivf_hnsw.sq_vectors(payload, *quantizer.bounds)
+    if quantizer.codebook is not None:
+        return ivf_hnsw.pq_vectors(payload, quantizer.codebook)
+    return payload.__getitem__
+
+
+def _write_auxiliary(
+    directory: io.Place, quantizer: Quantizer, rows: SegmentRows, version: str
+) -> None:
     count, dimension = quantizer.centroids.shape
-    order = np.lexsort((rows.row_ids, rows.partitions))
-    rows = rows.take(order)
     lengths = np.bincount(rows.partitions, minlength=count).astype(np.int64)
     offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-    _write_index_file(directory.join(INDEX_FILE), quantizer, loss, version)
     ivf = index_pb2.IVF(offsets=offsets.tolist(), lengths=lengths.tolist())
     buffers = [ivf.SerializeToString()]
     meta = {"distance_type": quantizer.metric}
@@ -223,8 +291,18 @@ def segment_rows(index: IvfIndex) -> SegmentRows:
 
 
 def quantizer(index: IvfIndex) -> Quantizer:
-    codebook = index.storage.codebook if isinstance(index.storage, PqStorage) else None
-    return Quantizer(index.index_type, index.metric, index.centroids, codebook)
+    storage = index.storage
+    codebook = storage.codebook if isinstance(storage, PqStorage) else None
+    bounds = (storage.lower, storage.upper) if isinstance(storage, SqStorage) else None
+    graph = None
+    if index.graphs:
+        params = index.graphs[0].params
+        try:
+            graph = HnswParams(params["m"], params["ef_construction"], params["max_level"])
+            graph.check("its 'lance:hnsw' entry")
+        except (KeyError, ArgumentError) as exc:
+            raise CorruptIndexError(f"an HNSW graph's build parameters {params}: {exc}") from exc
+    return Quantizer(index.index_type, index.metric, index.centroids, codebook, bounds, graph)
 
 
 def recorded_loss(source: io.Place) -> float:
