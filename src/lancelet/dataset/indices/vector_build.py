@@ -26,20 +26,18 @@ distributed building...) is refused by name before any file is written.
 from __future__ import annotations
 
 import uuid as uuid_lib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from lancelet import io
 from lancelet.dataset.core.snapshot import Snapshot
 from lancelet.dataset.indices import build as index_build
 from lancelet.dataset.indices import catalog as indices
-from lancelet.dataset.indices import vector_elements, vector_params
-from lancelet.dataset.read.scanner import ROW_ADDRESS, ROW_ID, LanceScanner
+from lancelet.dataset.indices import vector_elements, vector_params, vector_rows
 from lancelet.errors import (
     ArgumentError,
     IndexTypeError,
@@ -114,7 +112,6 @@ _DEFAULT_SAMPLE_RATE = 256
 _DEFAULT_MAX_ITERATIONS = 50
 # pylance trains PQ code words for 50 iterations whatever max_iterations is.
 _PQ_MAX_ITERATIONS = 50
-_BATCH_ROWS = 1 << 16
 # The options vector_params checks.
 _MODEL_OPTIONS = ("ivf_centroids", "pq_codebook", "target_partition_size")
 
@@ -196,11 +193,15 @@ def create_index(
     uid = _new_uuid(index_uuid, where)
     directory = snapshot.store.place(naming.INDICES_DIR, str(uid))
     try:
-        row_keys, vectors = _live_vectors(
-            snapshot, field.path, dimension, params.metric, element, multivector
-        )
         _build(
-            directory, manifest, row_keys, vectors, params, rng or np.random.default_rng(), legacy
+            directory,
+            manifest,
+            lambda: vector_rows.live_vectors(
+                snapshot, field.path, dimension, params.metric, element, multivector
+            ),
+            params,
+            rng or np.random.default_rng(),
+            legacy,
         )
         return indices.commit_index(
             snapshot,
@@ -484,75 +485,6 @@ def _dimension(dtype: pa.DataType, path: str, where: str) -> int:
     return int(dtype.list_size)
 
 
-def _live_vectors(
-    snapshot: Snapshot,
-    path: str,
-    dimension: int,
-    metric: str,
-    element: np.dtype,
-    multivector: bool = False,
-) -> tuple[np.ndarray, np.ndarray]:
-    """(row keys uint64, vectors (n, d) of type ``element``) of the rows the index
-    holds; a multivector row's vectors each under the row's key."""
-    manifest = snapshot.manifest
-    by_row_id = manifest.stable_row_ids
-    scanner = LanceScanner(
-        snapshot.store,
-        manifest,
-        columns=[path],
-        with_row_id=by_row_id,
-        with_row_address=not by_row_id,
-        batch_size=_BATCH_ROWS,
-    )
-    # Filled in place, batch by batch: the column is held once, not twice.
-    capacity = sum(f.physical_rows for f in manifest.fragments)
-    vectors = np.empty((capacity, dimension), dtype=element)
-    row_keys = np.empty(capacity, dtype=np.uint64)
-    filled = 0
-    for batch in scanner.to_batches():  # one step per batch
-        values = batch.column(path)
-        column = batch.column(ROW_ID if by_row_id else ROW_ADDRESS)
-        if multivector:
-            values, column = _each_vector(values, column)
-        present = np.asarray(values.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-        flat = values.filter(pa.array(present)).flatten()
-        block = flat.to_numpy(zero_copy_only=False).reshape(-1, dimension)
-        if metric == "cosine":
-            block = vector_elements.unit_rows(block)
-        if filled + len(block) > len(vectors):  # row counts the manifest lacks
-            vectors = _grown(vectors, filled + len(block))
-            row_keys = _grown(row_keys, len(vectors))
-        row_keys[filled : filled + len(block)] = column.to_numpy(zero_copy_only=False)[present]
-        vectors[filled : filled + len(block)] = block
-        filled += len(block)
-    row_keys, vectors = row_keys[:filled], vectors[:filled]
-    if element == vector_elements.BINARY:
-        return row_keys, vectors
-    kept = ~np.isnan(vectors).any(axis=1)
-    if kept.all():  # no copy of the column
-        return row_keys, vectors
-    return row_keys[kept], np.ascontiguousarray(vectors[kept])
-
-
-def _each_vector(
-    values: pa.ChunkedArray | pa.Array, keys: pa.ChunkedArray | pa.Array
-) -> tuple[pa.Array, pa.Array]:
-    """A multivector column's vectors, one per entry, and their rows' keys (null and
-    empty rows hold none)."""
-    lists = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
-    counts = pc.fill_null(pc.list_value_length(lists), 0).to_numpy(zero_copy_only=False)
-    each_key = np.repeat(keys.to_numpy(), counts.astype(np.int64))
-    return lists.flatten(), pa.array(each_key, pa.uint64())
-
-
-def _grown(array: np.ndarray, least: int) -> np.ndarray:
-    """``array`` with room for at least ``least`` rows (and twice as many as now)."""
-    rows = max(least, 2 * len(array), 1)
-    out = np.empty((rows, *array.shape[1:]), dtype=array.dtype)
-    out[: len(array)] = array
-    return out
-
-
 @dataclass(frozen=True)
 class _LegacyNames:
     """What a legacy index file records besides the index: its name and column."""
@@ -564,12 +496,64 @@ class _LegacyNames:
 def _build(
     directory: io.Place,
     manifest: Manifest,
-    row_keys: np.ndarray,
-    vectors: np.ndarray,
+    load: Callable[[], tuple[np.ndarray, np.ndarray]],
     params: IvfParameters,
     rng: np.random.Generator,
     legacy: _LegacyNames | None = None,
 ) -> None:
+    """Train, quantize and write the index of the rows ``load`` reads (their keys
+    and vectors); loaded here so that the vectors can go once they are quantized."""
+    row_keys, vectors = load()
+    found = _partitioned(directory, vectors, params, rng)
+    version = file_version.index_file_version(manifest.data_storage_version)
+    graph_vectors: Callable[[np.ndarray], np.ndarray]
+    if params.storage == _FLAT:
+        write_ivf_flat(
+            directory,
+            row_keys,
+            vectors,
+            found.partitions,
+            found.centroids,
+            found.loss,
+            params.metric,
+            version,
+            params.hnsw is None,
+        )
+        graph_vectors = vectors.__getitem__
+    else:
+        quantized = _quantized(found, vectors, params, rng)
+        # The codes are all the storage keeps: the vectors (most of a build's
+        # memory) go before it is written and the graphs are built.
+        del vectors
+        found = replace(found, work=np.empty(0, np.float32))
+        if legacy is not None:
+            assert quantized.codebook is not None
+            codes, codebook = quantized.codes, quantized.codebook
+            _write_legacy(directory, legacy, manifest, params, found, codebook, codes, row_keys)
+            return
+        graph_vectors = _write_quantized(directory, version, row_keys, found, quantized, params)
+    if params.hnsw is None:
+        return
+    # FLAT cosine graphs use the cosine distance (1 - x·y of the unit vectors).
+    dot = params.metric == "dot" or (params.storage == _FLAT and params.metric == "cosine")
+    ivf_hnsw.write_graphs(
+        directory,
+        graph_vectors,
+        dot,
+        found.partitions,
+        found.centroids,
+        found.loss,
+        params.metric,
+        version,
+        params.index_type,
+        params.hnsw,
+        rng,
+    )
+
+
+def _partitioned(
+    directory: io.Place, vectors: np.ndarray, params: IvfParameters, rng: np.random.Generator
+) -> vector_elements.Partitioned:
     if not len(vectors):
         raise ArgumentError(f"{directory}: there are no vectors to index")
     # pylance trains no more partitions than there are vectors.
@@ -583,7 +567,7 @@ def _build(
         # pylance's IVF_PQ (and IVF_HNSW_PQ) keeps at least 256 rows per partition.
         if params.bounded:
             count = min(count, len(vectors) // pq_train.CODE_WORDS)
-    found = vector_elements.partitioned(
+    return vector_elements.partitioned(
         vectors,
         count,
         params.metric,
@@ -592,82 +576,80 @@ def _build(
         params.max_iterations,
         rng,
     )
-    centroids, partitions, loss = found.centroids, found.partitions, found.loss
-    version = file_version.index_file_version(manifest.data_storage_version)
-    index_file = params.hnsw is None
-    if params.storage == _PQ:
-        # Trained and encoded in float32 (float64), stored in the column's type.
-        work, work_centroids = found.work, centroids.astype(found.work.dtype)
-        codebook = params.given.codebook
-        if codebook is None:
-            codebook = _pq_codebook(work, partitions, work_centroids, params, rng)
-        codebook = codebook.astype(vectors.dtype)
-        residual = params.metric != "dot"
-        codes = pq_train.encode_residuals(
-            work, partitions, work_centroids, codebook.astype(work.dtype), residual
-        )
-        if legacy is not None:
-            _write_legacy(directory, legacy, manifest, params, found, codebook, codes, row_keys)
-            return
-        ivf_pq_writer.write_ivf_pq(
-            directory,
-            row_keys,
-            codes,
-            partitions,
-            centroids,
-            loss,
-            codebook,
-            params.metric,
-            version,
-            index_file,
-        )
-        graph_vectors = ivf_hnsw.pq_vectors(codes, codebook)
-    elif params.storage == _SQ:
+
+
+@dataclass(frozen=True)
+class _Quantized:
+    """The rows' codes, and the PQ codebook or the SQ bounds they were made with."""
+
+    codes: np.ndarray
+    codebook: np.ndarray | None = None
+    bounds: tuple[float, float] | None = None
+
+
+def _quantized(
+    found: vector_elements.Partitioned,
+    vectors: np.ndarray,
+    params: IvfParameters,
+    rng: np.random.Generator,
+) -> _Quantized:
+    """The PQ codes (codebook trained unless given) or SQ codes (bounds trained)."""
+    if params.storage == _SQ:
         training = vectors[pq_train.training_rows(len(vectors), params.sample_rate, rng)]
         bounds = ivf_sq_writer.bounds(training)
-        codes = ivf_sq_writer.encode(vectors, *bounds)
+        return _Quantized(ivf_sq_writer.encode(vectors, *bounds), bounds=bounds)
+    # Trained and encoded in float32 (float64), stored in the column's type.
+    work, work_centroids = found.work, found.centroids.astype(found.work.dtype)
+    codebook = params.given.codebook
+    if codebook is None:
+        codebook = _pq_codebook(work, found.partitions, work_centroids, params, rng)
+    codebook = codebook.astype(vectors.dtype)
+    residual = params.metric != "dot"
+    codes = pq_train.encode_residuals(
+        work, found.partitions, work_centroids, codebook.astype(work.dtype), residual
+    )
+    return _Quantized(codes, codebook=codebook)
+
+
+def _write_quantized(
+    directory: io.Place,
+    version: str,
+    row_keys: np.ndarray,
+    found: vector_elements.Partitioned,
+    quantized: _Quantized,
+    params: IvfParameters,
+) -> Callable[[np.ndarray], np.ndarray]:
+    """Write ``auxiliary.idx`` (and ``index.idx`` unless graphs follow); what a
+    graph is built on."""
+    index_file = params.hnsw is None
+    if quantized.bounds is not None:
         ivf_sq_writer.write_ivf_sq(
             directory,
             row_keys,
-            codes,
-            partitions,
-            centroids,
-            loss,
-            bounds,
+            quantized.codes,
+            found.partitions,
+            found.centroids,
+            found.loss,
+            quantized.bounds,
             params.metric,
             version,
             index_file,
         )
-        graph_vectors = ivf_hnsw.sq_vectors(codes, *bounds)
-    else:
-        write_ivf_flat(
-            directory,
-            row_keys,
-            vectors,
-            partitions,
-            centroids,
-            loss,
-            params.metric,
-            version,
-            index_file,
-        )
-        graph_vectors = vectors.__getitem__
-    if params.hnsw is not None:
-        # FLAT cosine graphs use the cosine distance (1 - x·y of the unit vectors).
-        dot = params.metric == "dot" or (params.storage == _FLAT and params.metric == "cosine")
-        ivf_hnsw.write_graphs(
-            directory,
-            graph_vectors,
-            dot,
-            partitions,
-            centroids,
-            loss,
-            params.metric,
-            version,
-            params.index_type,
-            params.hnsw,
-            rng,
-        )
+        return ivf_hnsw.sq_vectors(quantized.codes, *quantized.bounds)
+    assert quantized.codebook is not None
+    ivf_pq_writer.write_ivf_pq(
+        directory,
+        row_keys,
+        quantized.codes,
+        found.partitions,
+        found.centroids,
+        found.loss,
+        quantized.codebook,
+        params.metric,
+        version,
+        index_file,
+    )
+    return ivf_hnsw.pq_vectors(quantized.codes, quantized.codebook)
 
 
 def _pq_codebook(

@@ -71,28 +71,29 @@ def entry(graph: Graph, params: HnswParams) -> str:
 
 
 def graph_table(levels: list[GraphLevel]) -> pa.Table:
-    """The rows of ``levels``, one after another."""
-    if not levels:
-        return graph_schema().empty_table()
-    ids = np.concatenate([level.nodes for level in levels])
-    lists = [np.diff(level.offsets) for level in levels]
-    offsets = np.concatenate([[0], np.cumsum(np.concatenate(lists))]).astype(np.int32)
-    neighbours = np.concatenate([level.neighbours for level in levels])
-    distances = np.concatenate([level.distances for level in levels])
-    table = pa.table(
+    """The rows of ``levels``, one after another, in batches that share the levels'
+    arrays (no copy: the graphs of a large index are most of a build's memory)."""
+    schema = graph_schema()
+    batches = []
+    for level in levels:  # one step per level of each partition's graph
+        for start in range(
+            0, len(level.nodes), _BATCH_ROWS
+        ):  # the writer's peak grows with a batch
+            batches.append(_rows(level, start, min(start + _BATCH_ROWS, len(level.nodes))))
+    return pa.Table.from_batches(batches, schema)
+
+
+def _rows(level: GraphLevel, start: int, stop: int) -> pa.RecordBatch:
+    first, last = int(level.offsets[start]), int(level.offsets[stop])
+    offsets = pa.array(np.asarray(level.offsets[start : stop + 1] - first, dtype=np.int32))
+    return pa.record_batch(
         [
-            pa.array(ids, pa.uint32()),
-            pa.ListArray.from_arrays(
-                pa.array(offsets, pa.int32()), pa.array(neighbours, pa.uint32())
-            ),
-            pa.ListArray.from_arrays(
-                pa.array(offsets, pa.int32()), pa.array(distances, pa.float32())
-            ),
+            pa.array(level.nodes[start:stop], pa.uint32()),
+            pa.ListArray.from_arrays(offsets, pa.array(level.neighbours[first:last], pa.uint32())),
+            pa.ListArray.from_arrays(offsets, pa.array(level.distances[first:last], pa.float32())),
         ],
         schema=graph_schema(),
     )
-    # Written in batches: the file writer's peak memory grows with the batch.
-    return pa.Table.from_batches(table.to_batches(max_chunksize=_BATCH_ROWS), graph_schema())
 
 
 def graph_schema() -> pa.Schema:
