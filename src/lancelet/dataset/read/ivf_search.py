@@ -141,9 +141,12 @@ def _refuse_unreadable(
         (kind not in READ_TYPES, f"lancelet reads {', '.join(READ_TYPES)} vector indices only"),
         (len(kinds) > 1, f"its segments are of different types ({sorted(kinds)})"),
         (
-            kind not in POOLED_TYPES and _maps_keys(manifest),
-            "lancelet searches through a Fragment Reuse Index's remap or stable row ids "
-            f"only for {' and '.join(POOLED_TYPES)} indices",
+            kind.startswith("IVF_HNSW_")
+            and frag_reuse.reuse_index(manifest) is not None
+            and not manifest.stable_row_ids,
+            "lancelet does not search graphs through a Fragment Reuse Index's remap "
+            "(pylance 14 fails on them once the compaction dropped rows: its graph "
+            "keeps nodes its storage lost); create_index(..., replace=True) rebuilds it",
         ),
         (
             any(s.fragment_bitmap is None for s in segments),
@@ -380,10 +383,11 @@ def _candidates(
     by_address = all(s.lookup is None and s.reuse is None for s in segments)
     if len(segments) == 1 and by_address:
         found = _ranked(segments[0], plan, query, vector, allowed, where)
-    elif by_address and segments[0].index.index_type not in POOLED_TYPES:
+    elif segments[0].index.index_type not in POOLED_TYPES:
         # Each segment ranked as its type ranks (SQ heaps, HNSW walks), the best
         # of all kept: pylance merges its (segment, partition) searches so.
-        each = [_ranked(s, plan, query, vector, allowed, where) for s in segments]
+        ghosts = not filtered and not plan.unindexed
+        each = [_ranked_keys(s, plan, query, vector, allowed, ghosts, where) for s in segments]
         found = Probed(
             np.concatenate([p.row_ids for p in each]),
             np.concatenate([p.addresses for p in each]),
@@ -392,6 +396,7 @@ def _candidates(
         found = found.take(
             _best(found.distances, found.row_ids, query.k * (plan.refine_factor or 1))
         )
+        found = found.take(np.flatnonzero(found.addresses != MISSING))
     else:
         wanted = query.k * (plan.refine_factor or 1)
         first, partitions = segments[0].index, segments[0].index.num_partitions
@@ -428,6 +433,43 @@ def _allowed_pool(
     # prefilter filter, every fragment indexed): measured.
     ghosts = (found.addresses == MISSING) & (not filtered) & (not plan.unindexed)
     return found.take(np.flatnonzero(keep | ghosts))
+
+
+def _ranked_keys(
+    segment: Segment,
+    plan: IndexPlan,
+    query: NearestQuery,
+    vector: np.ndarray,
+    allowed: np.ndarray,
+    ghosts: bool,
+    where: str,
+) -> Probed:
+    """:func:`_ranked` for a segment keyed by stable row ids or by addresses from
+    before a deferred remap: the rows allowed are named by their keys, and the
+    ranked keys located.  A ghost (see :mod:`ivf_segments`) ranks where pylance
+    lets it (``ghosts``: no prefilter filter, every fragment indexed) and is dropped
+    after."""
+    if segment.lookup is None and segment.reuse is None:
+        return _ranked(segment, plan, query, vector, allowed, where)
+    keys = np.asarray(segment.index.row_ids, dtype=np.uint64)
+    every = segment.located(keys, np.zeros(len(keys), np.float32))
+    at = np.minimum(np.searchsorted(allowed, every.addresses), max(len(allowed) - 1, 0))
+    keep = allowed[at] == every.addresses if len(allowed) else np.zeros(len(at), bool)
+    keep |= (every.addresses == MISSING) & ghosts
+    if segment.lookup is not None:
+        allowed_keys = np.unique(every.row_ids[keep])
+    else:  # through the reuse index: the keys are the addresses before the remap
+        allowed_keys = np.unique(_old_keys(segment, keys, every, keep))
+    ranked = _ranked(segment, plan, query, vector, allowed_keys, where)
+    return segment.located(ranked.row_ids, ranked.distances)
+
+
+def _old_keys(segment: Segment, keys: np.ndarray, every: Probed, keep: np.ndarray) -> np.ndarray:
+    """The keys (addresses before the remap) whose rows are kept."""
+    assert segment.reuse is not None
+    moved, alive = segment.reuse.remap(keys)
+    kept_addresses = every.addresses[keep]
+    return keys[alive & np.isin(moved, kept_addresses)]
 
 
 def _ranked(
