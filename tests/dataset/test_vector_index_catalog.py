@@ -84,6 +84,7 @@ def _stats_dataset(tmp_path: Path, kind: str, metric: str) -> str:
         ("IVF_HNSW_SQ", "l2"),
         ("IVF_HNSW_FLAT", "dot"),
         ("IVF_HNSW_PQ", "cosine"),
+        ("IVF_RQ", "l2"),
     ],
     ids=str,
 )

@@ -5,6 +5,7 @@ and IVF_HNSW_* indices, as pylance 14 gives them (measured): for each segment ``
 ``metric_type`` (``l2`` for l2 and cosine, ``dot`` for dot), ``nbits``,
 ``num_sub_vectors``, ``dimension``, ``index_type``, ``transposed``; SQ: ``dim``,
 ``num_bits``, ``bounds`` (``start``, ``end``), ``index_type``, ``metric_type``; an
+RQ: its ``storage_metadata`` as recorded, then ``index_type``, ``metric_type``; an
 HNSW index's: its first partition's ``lance:hnsw`` entry (``entry_point``,
 ``params``, ``level_offsets``) followed by its storage's, named ``HNSW``), ``partitions``
 (each ``{"size": rows}``), ``centroids`` (left out when the environment sets
@@ -22,6 +23,7 @@ from typing import Any
 from lancelet import io
 from lancelet.dataset.read.ivf_search import opened
 from lancelet.index.vector import IvfIndex, layout
+from lancelet.index.vector.rabitq import RabitqStorage
 from lancelet.index.vector.segment_writer import recorded_loss
 from lancelet.index.vector.sq_storage import SqStorage
 from lancelet.index.vector.storage import PqStorage
@@ -29,7 +31,15 @@ from lancelet.table import naming
 from lancelet.table.index import IndexMetadata
 from lancelet.transaction.store import DatasetStore
 
-READ_TYPES = ("IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_HNSW_FLAT", "IVF_HNSW_PQ", "IVF_HNSW_SQ")
+READ_TYPES = (
+    "IVF_FLAT",
+    "IVF_PQ",
+    "IVF_SQ",
+    "IVF_RQ",
+    "IVF_HNSW_FLAT",
+    "IVF_HNSW_PQ",
+    "IVF_HNSW_SQ",
+)
 _CENTROIDS_SWITCH = "LANCE_INCLUDE_VECTOR_CENTROIDS"
 
 
@@ -69,6 +79,9 @@ def _statistics(store: DatasetStore, segment: IndexMetadata, index: IvfIndex) ->
 
 
 def _sub_index(directory: io.Place, index: IvfIndex) -> dict[str, Any]:
+    if isinstance(index.storage, RabitqStorage):
+        stored = layout.storage_parameters(directory, "RQ")
+        return {**stored, "index_type": "RQ", "metric_type": index.metric}
     storage = _storage_sub_index(index)
     if index.graphs is None:
         return storage

@@ -171,6 +171,13 @@ def first_graph_entry(directory: io.Place) -> dict[str, Any]:
     return first
 
 
+def storage_parameters(directory: io.Place, kind: str) -> dict[str, Any]:
+    """The storage's parameters its ``auxiliary.idx`` records (``storage_metadata``),
+    as pylance reads them."""
+    path = directory.join(AUXILIARY_FILE)
+    return _storage_params(path, files.metadata(_open(path)), kind)
+
+
 def _storage_params(path: io.Place, meta: dict[str, str], kind: str) -> dict[str, Any]:
     listed = _json(path, meta, "storage_metadata")
     params = serde_floats.loads(listed[0]) if isinstance(listed, list) and listed else None
