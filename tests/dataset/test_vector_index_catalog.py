@@ -130,8 +130,9 @@ def test_stats_of_lancelet_maintained_index(tmp_path: Path) -> None:
     ]
 
 
-def test_prewarm_and_drop(tmp_path: Path) -> None:
-    uri = _stats_dataset(tmp_path, "IVF_PQ", "l2")
+@pytest.mark.parametrize("kind", ["IVF_PQ", "IVF_SQ", "IVF_HNSW_SQ", "IVF_RQ"])
+def test_prewarm_and_drop(tmp_path: Path, kind: str) -> None:
+    uri = _stats_dataset(tmp_path, kind, "l2")
     ds = ll.dataset(uri)
     ds.prewarm_index("vec_idx")
     segment = lance.dataset(uri).describe_indices()[0].segments[1].uuid

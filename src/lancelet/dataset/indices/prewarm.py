@@ -1,6 +1,6 @@
 """``prewarm_index``: an index's segments opened and read into memory now, so that the
 scans of this dataset object that use it read no index pages from storage (an
-IVF_FLAT / IVF_PQ segment is read whole when opened)."""
+IVF vector index segment is read whole when opened)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from lancelet.index import json_kind
 from lancelet.table.index import IndexMetadata, index_type
 
 # Vector index types whose segments lancelet opens (and so can prewarm).
-VECTOR_READ_TYPES = ("IVF_FLAT", "IVF_PQ")
+VECTOR_READ_TYPES = ivf_search.READ_TYPES
 
 
 def prewarm_index(
