@@ -25,7 +25,7 @@ from pyroaring import FrozenBitMap
 from lancelet.dataset.compaction.moves import rewrite_moves
 from lancelet.dataset.compaction.vector_remap import remap_vector_segment
 from lancelet.dataset.indices.catalog import index_files
-from lancelet.dataset.indices.vector_optimize import float32_column
+from lancelet.dataset.indices.vector_optimize import VECTOR_TYPES, float32_column
 from lancelet.dataset.read import frag_reuse, index_plan
 from lancelet.file import version as file_version
 from lancelet.index import bitmap, btree, json_kind
@@ -37,8 +37,6 @@ from lancelet.table.manifest import Manifest
 from lancelet.transaction.operations import RewriteGroup, RewrittenIndex
 from lancelet.transaction.store import DatasetStore
 
-# The vector index types lancelet rewrites (it reads and writes their files).
-VECTOR_TYPES = ("IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_HNSW_FLAT", "IVF_HNSW_PQ", "IVF_HNSW_SQ")
 _REMAPPED = frozenset({"/lance.table.BTreeIndexDetails", "/lance.table.BitmapIndexDetails"})
 
 

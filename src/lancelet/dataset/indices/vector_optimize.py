@@ -51,6 +51,8 @@ from lancelet.table.fragment import Fragment
 from lancelet.table.index import IndexMetadata, index_type
 from lancelet.table.manifest import Manifest
 
+# The vector index types lancelet rewrites (optimize, compaction): it reads and writes
+# their files.
 VECTOR_TYPES = ("IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_HNSW_FLAT", "IVF_HNSW_PQ", "IVF_HNSW_SQ")
 # The bounds pylance reshapes partitions at, in its target rows per partition.
 _JOIN_PERCENT = 25

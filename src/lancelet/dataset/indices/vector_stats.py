@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lancelet import io
+from lancelet.dataset.read import ivf_search
 from lancelet.dataset.read.ivf_search import opened
 from lancelet.index.vector import IvfIndex, layout
 from lancelet.index.vector.rabitq import RabitqStorage
@@ -31,15 +32,7 @@ from lancelet.table import naming
 from lancelet.table.index import IndexMetadata
 from lancelet.transaction.store import DatasetStore
 
-READ_TYPES = (
-    "IVF_FLAT",
-    "IVF_PQ",
-    "IVF_SQ",
-    "IVF_RQ",
-    "IVF_HNSW_FLAT",
-    "IVF_HNSW_PQ",
-    "IVF_HNSW_SQ",
-)
+READ_TYPES = ivf_search.READ_TYPES
 _CENTROIDS_SWITCH = "LANCE_INCLUDE_VECTOR_CENTROIDS"
 
 
