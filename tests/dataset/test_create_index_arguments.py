@@ -35,6 +35,7 @@ def test_other_names_are_not_implemented_as_in_pylance(path: str, name: str) -> 
     assert ll.dataset(path).version == 1 and not Path(path, "_indices").exists()
 
 
+@pytest.mark.local_files("pylance writes its own copy beside lancelet's on local disk")
 @pytest.mark.parametrize(
     ("index_type", "extra"), [("IVF_PQ", {"num_sub_vectors": 2}), ("IVF_SQ", {}), ("IVF_FLAT", {})]
 )

@@ -101,6 +101,7 @@ def _constructed(lib: Any, uri: str, **kwargs: Any) -> tuple[Any, list[warnings.
     return dataset, caught
 
 
+@pytest.mark.local_files("pylance opens the dataset's local files")
 @pytest.mark.parametrize("entries", [0, 1, 256])
 def test_index_cache_size_is_deprecated_as_in_pylance(indexed: str, entries: int) -> None:
     theirs, their_warnings = _warnings_of(lance, indexed, index_cache_size=entries)
