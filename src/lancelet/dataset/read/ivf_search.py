@@ -208,12 +208,8 @@ def _rabitq_reasons(kind: str, query: NearestQuery) -> list[tuple[bool, str]]:
 
 def _needs_pooling(manifest: Manifest, segments: list[IndexMetadata]) -> bool:
     """Whether the search pools segments or maps the rows they list."""
-    return len(segments) > 1 or _maps_keys(manifest)
-
-
-def _maps_keys(manifest: Manifest) -> bool:
-    """Whether the segments' row keys must be mapped to the version's rows."""
-    return frag_reuse.reuse_index(manifest) is not None or manifest.stable_row_ids
+    reused = frag_reuse.reuse_index(manifest) is not None
+    return len(segments) > 1 or reused or manifest.stable_row_ids
 
 
 def _probing(query: NearestQuery, label: str) -> tuple[int | None, Probing | None]:
@@ -426,9 +422,7 @@ def _allowed_pool(
 ) -> Probed:
     """Every segment's rows of the ``nprobes`` probed partitions that may come back."""
     found = pooled(segments, vector, nprobes)
-    at = np.searchsorted(allowed, found.addresses)
-    at[at == len(allowed)] = 0
-    keep = allowed[at] == found.addresses if len(allowed) else np.zeros(len(at), bool)
+    keep = _members(allowed, found.addresses)
     # pylance's mask lets ghosts through only when it is the deletions alone (no
     # prefilter filter, every fragment indexed): measured.
     ghosts = (found.addresses == MISSING) & (not filtered) & (not plan.unindexed)
@@ -452,24 +446,24 @@ def _ranked_keys(
     if segment.lookup is None and segment.reuse is None:
         return _ranked(segment, plan, query, vector, allowed, where)
     keys = np.asarray(segment.index.row_ids, dtype=np.uint64)
-    every = segment.located(keys, np.zeros(len(keys), np.float32))
-    at = np.minimum(np.searchsorted(allowed, every.addresses), max(len(allowed) - 1, 0))
-    keep = allowed[at] == every.addresses if len(allowed) else np.zeros(len(at), bool)
-    keep |= (every.addresses == MISSING) & ghosts
     if segment.lookup is not None:
-        allowed_keys = np.unique(every.row_ids[keep])
-    else:  # through the reuse index: the keys are the addresses before the remap
-        allowed_keys = np.unique(_old_keys(segment, keys, every, keep))
-    ranked = _ranked(segment, plan, query, vector, allowed_keys, where)
+        addresses, ghost = segment.lookup(keys)
+        kept = _members(allowed, addresses) | (ghost & segment.ghosts_rank & ghosts)
+    else:
+        assert segment.reuse is not None
+        moved, alive = segment.reuse.remap(keys)
+        kept = alive & _members(allowed, moved)
+    ranked = _ranked(segment, plan, query, vector, np.unique(keys[kept]), where)
     return segment.located(ranked.row_ids, ranked.distances)
 
 
-def _old_keys(segment: Segment, keys: np.ndarray, every: Probed, keep: np.ndarray) -> np.ndarray:
-    """The keys (addresses before the remap) whose rows are kept."""
-    assert segment.reuse is not None
-    moved, alive = segment.reuse.remap(keys)
-    kept_addresses = every.addresses[keep]
-    return keys[alive & np.isin(moved, kept_addresses)]
+def _members(allowed: np.ndarray, addresses: np.ndarray) -> np.ndarray:
+    """Whether each address is among the sorted ``allowed``."""
+    if not len(allowed):
+        return np.zeros(len(addresses), dtype=bool)
+    at = np.minimum(np.searchsorted(allowed, addresses), len(allowed) - 1)
+    found: np.ndarray = allowed[at] == addresses
+    return found
 
 
 def _ranked(
