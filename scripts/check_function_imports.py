@@ -33,6 +33,8 @@ OPTIONAL_PACKAGES = frozenset(
         "obstore",
         # [fast]: compiled kernels (imported by lancelet.file.codecs.jit only).
         "numba",
+        # numba's LLVM binding (the HNSW kernels' vector intrinsic), installed with it.
+        "llvmlite",
         # [spark]: the PySpark data source and its JVM bridge.
         "pyspark",
         "py4j",

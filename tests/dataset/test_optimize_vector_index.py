@@ -205,16 +205,14 @@ def _same_as_pylance(base: str, tmp_path: Path, steps: list[Any]) -> None:
 
 
 def test_what_lancelet_does_not_reproduce_is_refused(tmp_path: Path) -> None:
-    """A join among more than 65 partitions, and retrain, are refused; merging off,
-    a delta is added."""
+    """A join among more than 65 partitions is refused; merging off, a delta is
+    added."""
     uri = str(tmp_path / "small")
     ds = lance.write_dataset(_table(VECTORS[:3000], 0), uri)
     ds.create_index("vec", index_type="IVF_FLAT", num_partitions=70)
     _run(ll, uri, ["append"])
     with pytest.raises(UnsupportedIndexError, match="would join partitions"):
         ll.dataset(uri).optimize.optimize_indices()
-    with pytest.raises(UnsupportedIndexError, match="retrain"):
-        ll.dataset(uri).optimize.optimize_indices(retrain=True)
     ll.dataset(uri).optimize.optimize_indices(**MERGE0)
     assert len(lance.dataset(uri).describe_indices()[0].segments) == 2
 

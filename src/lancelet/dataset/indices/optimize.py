@@ -11,9 +11,9 @@ they are, unless all are such, when the last is replaced by a segment recorded a
 built from the current version.  An index with no unindexed fragment and at most one
 segment to merge is left as it is; when no index changes, nothing is committed.
 ``retrain`` changes nothing for scalar indices (pylance retrains only vector
-indices), and names in ``index_names`` that name no index are passed over, as
-pylance does.  IVF_FLAT and IVF_PQ indices follow their own rules
-(:mod:`vector_optimize`), in the same commit.
+indices, which are built anew: :mod:`vector_retrain`), and names in
+``index_names`` that name no index are passed over, as pylance does.  Vector
+indices follow their own rules (:mod:`vector_optimize`), in the same commit.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from lancelet.dataset.indices.vector_optimize import (
     is_vector,
     vector_plan,
 )
+from lancelet.dataset.indices.vector_retrain import VectorRetrain
 from lancelet.dataset.read import frag_reuse, index_plan
 from lancelet.errors import NumberOutOfRangeError, UnsupportedIndexError
 from lancelet.index import json_kind, registry
@@ -72,9 +73,9 @@ def optimize_indices(
         raise NumberOutOfRangeError(f"{where}: num_indices_to_merge must not be negative: {merge}")
     # pylance builds (and lists in its CreateIndex) the indices in name order, whatever
     # their order in the manifest.
-    plans: list[_Rebuild | VectorRebuild] = []
+    plans: list[_Rebuild | VectorRebuild | VectorRetrain] = []
     for name, segments in sorted(_groups(manifest, index_names, where).items()):
-        plan: _Rebuild | VectorRebuild | None
+        plan: _Rebuild | VectorRebuild | VectorRetrain | None
         if is_vector(segments[0]):
             plan = vector_plan(snapshot, name, segments, num_indices_to_merge, retrain, where)
         else:
@@ -112,7 +113,7 @@ def _plan(
 
 
 def _build_and_commit(
-    snapshot: Snapshot, plans: Sequence[_Rebuild | VectorRebuild], where: str
+    snapshot: Snapshot, plans: Sequence[_Rebuild | VectorRebuild | VectorRetrain], where: str
 ) -> Manifest:
     """Build every new segment, then commit them all at once; on any failure the new
     segments' directories go."""
@@ -121,10 +122,10 @@ def _build_and_commit(
     built: list[IndexMetadata] = []
     try:
         for plan in plans:
-            if isinstance(plan, VectorRebuild):
-                built.append(plan.build(snapshot, where))
-            else:
+            if isinstance(plan, _Rebuild):
                 built.append(_build(snapshot, plan, where))
+            else:
+                built.append(plan.build(snapshot, where))
         # Removed segments are listed in manifest order, new ones in name order.
         merged = {s.uuid for plan in plans for s in plan.merged}
         removed = tuple(s for s in manifest.indices if s.uuid in merged)

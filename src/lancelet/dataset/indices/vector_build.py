@@ -26,18 +26,19 @@ distributed building...) is refused by name before any file is written.
 from __future__ import annotations
 
 import uuid as uuid_lib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from lancelet import io
 from lancelet.dataset.core.snapshot import Snapshot
 from lancelet.dataset.indices import build as index_build
 from lancelet.dataset.indices import catalog as indices
 from lancelet.dataset.indices import vector_elements, vector_params, vector_rows
+from lancelet.dataset.indices.vector_params import HNSW_STORAGE, IvfParameters
+from lancelet.dataset.indices.vector_write import LegacyNames, write_index
 from lancelet.errors import (
     ArgumentError,
     IndexTypeError,
@@ -47,18 +48,14 @@ from lancelet.errors import (
     UnsupportedOptionError,
     UnsupportedVectorIndexError,
 )
-from lancelet.file import version as file_version
 from lancelet.index.vector import details as vector_details
 from lancelet.index.vector import (
     hnsw_build,
     ivf_flat_writer,
-    ivf_hnsw,
     ivf_pq_writer,
     ivf_sq_writer,
-    legacy_layout,
     pq_train,
 )
-from lancelet.index.vector.ivf_flat_writer import write_ivf_flat
 from lancelet.table import naming
 from lancelet.table.index import IndexDetails
 from lancelet.table.manifest import Manifest
@@ -69,8 +66,7 @@ _FLAT, _PQ, _SQ = (
     ivf_pq_writer.INDEX_TYPE,
     ivf_sq_writer.INDEX_TYPE,
 )
-# IVF_HNSW_* (index/vector/ivf_hnsw.py): each by the IVF type of its storage.
-_HNSW_STORAGE = {"IVF_HNSW_FLAT": _FLAT, "IVF_HNSW_PQ": _PQ, "IVF_HNSW_SQ": _SQ}
+_HNSW_STORAGE = HNSW_STORAGE
 _BUILT_TYPES = (_FLAT, _PQ, _SQ, *_HNSW_STORAGE)
 _HNSW_OPTIONS = frozenset({"m", "ef_construction", "max_level"})
 _OTHER_VECTOR_TYPES = frozenset(
@@ -110,35 +106,21 @@ _METRICS = {"l2": "l2", "euclidean": "l2", "cosine": "cosine", "dot": "dot", "ha
 # kwargs lancelet takes, with pylance's defaults.
 _DEFAULT_SAMPLE_RATE = 256
 _DEFAULT_MAX_ITERATIONS = 50
-# pylance trains PQ code words for 50 iterations whatever max_iterations is.
-_PQ_MAX_ITERATIONS = 50
 # The options vector_params checks.
 _MODEL_OPTIONS = ("ivf_centroids", "pq_codebook", "target_partition_size")
 
 
 @dataclass(frozen=True)
-class IvfParameters:
-    index_type: str
-    metric: str
-    num_partitions: int
-    sample_rate: int
-    max_iterations: int
-    # IVF_PQ only.
-    num_sub_vectors: int = 0
-    num_bits: int = pq_train.NUM_BITS
-    # Given centroids (and codebook) are used as they are.
-    given: vector_params.GivenModels = vector_params.NOTHING_GIVEN
-    # Only a num_partitions given as such is bounded by the rows (IVF_PQ).
-    bounded: bool = True
-    # Recorded in the details when given.
-    target_partition_size: int | None = None
-    # IVF_HNSW_* only.
-    hnsw: hnsw_build.HnswParams | None = None
+class VectorIndexPlan:
+    """What one build of a vector index needs, checked: its column and parameters."""
 
-    @property
-    def storage(self) -> str:
-        """The IVF type whose storage (auxiliary.idx) the index has."""
-        return _HNSW_STORAGE.get(self.index_type, self.index_type)
+    field_path: str
+    field_id: int
+    dimension: int
+    element: np.dtype
+    multivector: bool
+    params: IvfParameters
+    details: IndexDetails
 
 
 def create_index(
@@ -155,10 +137,44 @@ def create_index(
     rng: np.random.Generator | None = None,
     legacy_file: bool = False,
 ) -> Manifest:
-    """Build the IVF_FLAT index of ``column`` and commit it; the version that lists it.
+    """Build the vector index of ``column`` and commit it; the version that lists it.
     ``options`` maps each of pylance's other parameters to (value given, pylance's
     default): any given otherwise is refused.  ``legacy_file`` asks for pylance's
     legacy one-file layout, which (as in pylance) only IVF_PQ has."""
+    manifest = snapshot.manifest
+    where = f"{snapshot.uri} version {manifest.version}"
+    plan = plan_index(snapshot, column, index_type, metric, num_partitions, options, kwargs)
+    name = name or f"{plan.field_path}_idx"
+    legacy = _legacy_names(legacy_file, plan.params, plan.element, name, plan.field_path, where)
+    indices.check_new_index(manifest, name, [plan.field_id], replace, where)
+    uid = _new_uuid(index_uuid, where)
+    build_index(snapshot, plan, uid, rng, legacy)
+    try:
+        return indices.commit_index(
+            snapshot,
+            name,
+            [plan.field_id],
+            uid,
+            plan.details,
+            [f.id for f in manifest.fragments],
+            replace=replace,
+            index_version=vector_details.INDEX_VERSION,
+        )
+    except BaseException:
+        snapshot.store.io.remove_tree(snapshot.store.path(naming.INDICES_DIR, str(uid)))
+        raise
+
+
+def plan_index(
+    snapshot: Snapshot,
+    column: str | Sequence[str],
+    index_type: object,
+    metric: object,
+    num_partitions: object,
+    options: Mapping[str, tuple[Any, Any]],
+    kwargs: Mapping[str, Any],
+) -> VectorIndexPlan:
+    """The checked plan of a build (see :func:`create_index` for ``options``)."""
     manifest = snapshot.manifest
     where = f"{snapshot.uri} version {manifest.version}"
     wanted = _check_type(index_type, where)
@@ -187,33 +203,37 @@ def create_index(
         )
     given = params.given.centroids is not None
     vector_elements.check(element, params.index_type, params.metric, given, where)
-    name = name or f"{field.path}_idx"
-    legacy = _legacy_names(legacy_file, params, element, name, field.path, where)
-    indices.check_new_index(manifest, name, [field.id], replace, where)
-    uid = _new_uuid(index_uuid, where)
+    details = vector_details.with_target_partition_size(
+        _details(params, shuffle), params.target_partition_size
+    )
+    return VectorIndexPlan(field.path, field.id, dimension, element, multivector, params, details)
+
+
+def build_index(
+    snapshot: Snapshot,
+    plan: VectorIndexPlan,
+    uid: uuid_lib.UUID,
+    rng: np.random.Generator | None = None,
+    legacy: LegacyNames | None = None,
+) -> None:
+    """Write the index's files under ``_indices/<uid>/``; on any failure the
+    directory goes."""
     directory = snapshot.store.place(naming.INDICES_DIR, str(uid))
     try:
-        _build(
+        write_index(
             directory,
-            manifest,
+            snapshot.manifest,
             lambda: vector_rows.live_vectors(
-                snapshot, field.path, dimension, params.metric, element, multivector
+                snapshot,
+                plan.field_path,
+                plan.dimension,
+                plan.params.metric,
+                plan.element,
+                plan.multivector,
             ),
-            params,
+            plan.params,
             rng or np.random.default_rng(),
             legacy,
-        )
-        return indices.commit_index(
-            snapshot,
-            name,
-            [field.id],
-            uid,
-            vector_details.with_target_partition_size(
-                _details(params, shuffle), params.target_partition_size
-            ),
-            [f.id for f in manifest.fragments],
-            replace=replace,
-            index_version=vector_details.INDEX_VERSION,
         )
     except BaseException:
         snapshot.store.io.remove_tree(directory.path)
@@ -222,7 +242,7 @@ def create_index(
 
 def _legacy_names(
     legacy_file: bool, params: IvfParameters, element: np.dtype, name: str, column: str, where: str
-) -> _LegacyNames | None:
+) -> LegacyNames | None:
     """What the legacy file records, when one is asked for and the type has it (as in
     pylance, IVF_PQ only; the others are written in the current layout)."""
     if not legacy_file or params.index_type != _PQ:
@@ -232,32 +252,7 @@ def _legacy_names(
             f"{where}: lancelet writes legacy index files for 8-bit IVF_PQ over float32 "
             f"vectors only, not {params.num_bits}-bit over {element}"
         )
-    return _LegacyNames(name, column)
-
-
-def _write_legacy(
-    directory: io.Place,
-    legacy: _LegacyNames,
-    manifest: Manifest,
-    params: IvfParameters,
-    found: vector_elements.Partitioned,
-    codebook: np.ndarray,
-    codes: np.ndarray,
-    row_keys: np.ndarray,
-) -> None:
-    legacy_layout.write(
-        directory.join(legacy_layout.FILE),
-        legacy.name,
-        legacy.column,
-        manifest.version,
-        params.metric,
-        found.centroids,
-        found.loss,
-        codebook,
-        codes,
-        row_keys,
-        found.partitions,
-    )
+    return LegacyNames(name, column)
 
 
 def _one_column(column: str | Sequence[str], where: str) -> str:
@@ -483,188 +478,3 @@ def _dimension(dtype: pa.DataType, path: str, where: str) -> int:
             f"1-dimensional FixedShapeTensorArray, got {dtype}"
         )
     return int(dtype.list_size)
-
-
-@dataclass(frozen=True)
-class _LegacyNames:
-    """What a legacy index file records besides the index: its name and column."""
-
-    name: str
-    column: str
-
-
-def _build(
-    directory: io.Place,
-    manifest: Manifest,
-    load: Callable[[], tuple[np.ndarray, np.ndarray]],
-    params: IvfParameters,
-    rng: np.random.Generator,
-    legacy: _LegacyNames | None = None,
-) -> None:
-    """Train, quantize and write the index of the rows ``load`` reads (their keys
-    and vectors); loaded here so that the vectors can go once they are quantized."""
-    row_keys, vectors = load()
-    found = _partitioned(directory, vectors, params, rng)
-    version = file_version.index_file_version(manifest.data_storage_version)
-    graph_vectors: Callable[[np.ndarray], np.ndarray]
-    if params.storage == _FLAT:
-        write_ivf_flat(
-            directory,
-            row_keys,
-            vectors,
-            found.partitions,
-            found.centroids,
-            found.loss,
-            params.metric,
-            version,
-            params.hnsw is None,
-        )
-        graph_vectors = vectors.__getitem__
-    else:
-        quantized = _quantized(found, vectors, params, rng)
-        # The codes are all the storage keeps: the vectors (most of a build's
-        # memory) go before it is written and the graphs are built.
-        del vectors
-        found = replace(found, work=np.empty(0, np.float32))
-        if legacy is not None:
-            assert quantized.codebook is not None
-            codes, codebook = quantized.codes, quantized.codebook
-            _write_legacy(directory, legacy, manifest, params, found, codebook, codes, row_keys)
-            return
-        graph_vectors = _write_quantized(directory, version, row_keys, found, quantized, params)
-    if params.hnsw is None:
-        return
-    # FLAT cosine graphs use the cosine distance (1 - x·y of the unit vectors).
-    dot = params.metric == "dot" or (params.storage == _FLAT and params.metric == "cosine")
-    ivf_hnsw.write_graphs(
-        directory,
-        graph_vectors,
-        dot,
-        found.partitions,
-        found.centroids,
-        found.loss,
-        params.metric,
-        version,
-        params.index_type,
-        params.hnsw,
-        rng,
-    )
-
-
-def _partitioned(
-    directory: io.Place, vectors: np.ndarray, params: IvfParameters, rng: np.random.Generator
-) -> vector_elements.Partitioned:
-    if not len(vectors):
-        raise ArgumentError(f"{directory}: there are no vectors to index")
-    # pylance trains no more partitions than there are vectors.
-    count = min(params.num_partitions, len(vectors))
-    if params.storage == _PQ:
-        if len(vectors) < pq_train.CODE_WORDS:
-            raise ArgumentError(
-                f"{directory}: {params.index_type} needs at least {pq_train.CODE_WORDS} "
-                f"vectors to train its codebook, the column has {len(vectors)}"
-            )
-        # pylance's IVF_PQ (and IVF_HNSW_PQ) keeps at least 256 rows per partition.
-        if params.bounded:
-            count = min(count, len(vectors) // pq_train.CODE_WORDS)
-    return vector_elements.partitioned(
-        vectors,
-        count,
-        params.metric,
-        params.given.centroids,
-        params.sample_rate,
-        params.max_iterations,
-        rng,
-    )
-
-
-@dataclass(frozen=True)
-class _Quantized:
-    """The rows' codes, and the PQ codebook or the SQ bounds they were made with."""
-
-    codes: np.ndarray
-    codebook: np.ndarray | None = None
-    bounds: tuple[float, float] | None = None
-
-
-def _quantized(
-    found: vector_elements.Partitioned,
-    vectors: np.ndarray,
-    params: IvfParameters,
-    rng: np.random.Generator,
-) -> _Quantized:
-    """The PQ codes (codebook trained unless given) or SQ codes (bounds trained)."""
-    if params.storage == _SQ:
-        training = vectors[pq_train.training_rows(len(vectors), params.sample_rate, rng)]
-        bounds = ivf_sq_writer.bounds(training)
-        return _Quantized(ivf_sq_writer.encode(vectors, *bounds), bounds=bounds)
-    # Trained and encoded in float32 (float64), stored in the column's type.
-    work, work_centroids = found.work, found.centroids.astype(found.work.dtype)
-    codebook = params.given.codebook
-    if codebook is None:
-        codebook = _pq_codebook(work, found.partitions, work_centroids, params, rng)
-    codebook = codebook.astype(vectors.dtype)
-    residual = params.metric != "dot"
-    codes = pq_train.encode_residuals(
-        work, found.partitions, work_centroids, codebook.astype(work.dtype), residual
-    )
-    return _Quantized(codes, codebook=codebook)
-
-
-def _write_quantized(
-    directory: io.Place,
-    version: str,
-    row_keys: np.ndarray,
-    found: vector_elements.Partitioned,
-    quantized: _Quantized,
-    params: IvfParameters,
-) -> Callable[[np.ndarray], np.ndarray]:
-    """Write ``auxiliary.idx`` (and ``index.idx`` unless graphs follow); what a
-    graph is built on."""
-    index_file = params.hnsw is None
-    if quantized.bounds is not None:
-        ivf_sq_writer.write_ivf_sq(
-            directory,
-            row_keys,
-            quantized.codes,
-            found.partitions,
-            found.centroids,
-            found.loss,
-            quantized.bounds,
-            params.metric,
-            version,
-            index_file,
-        )
-        return ivf_hnsw.sq_vectors(quantized.codes, *quantized.bounds)
-    assert quantized.codebook is not None
-    ivf_pq_writer.write_ivf_pq(
-        directory,
-        row_keys,
-        quantized.codes,
-        found.partitions,
-        found.centroids,
-        found.loss,
-        quantized.codebook,
-        params.metric,
-        version,
-        index_file,
-    )
-    return ivf_hnsw.pq_vectors(quantized.codes, quantized.codebook)
-
-
-def _pq_codebook(
-    vectors: np.ndarray,
-    partitions: np.ndarray,
-    centroids: np.ndarray,
-    params: IvfParameters,
-    rng: np.random.Generator,
-) -> np.ndarray:
-    """The codebook, trained on the residuals of a sample of rows (on the vectors
-    themselves for dot)."""
-    rows = pq_train.training_rows(len(vectors), params.sample_rate, rng)
-    training = vectors[rows]
-    if params.metric != "dot":
-        training = pq_train.residuals(training, partitions[rows], centroids)
-    return pq_train.train_codebook(
-        training, params.num_sub_vectors, _PQ_MAX_ITERATIONS, rng, params.num_bits
-    )

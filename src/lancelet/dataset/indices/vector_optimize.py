@@ -17,8 +17,10 @@ pylance 14 does it
   neighbours and all segments merged, when ``num_indices_to_merge`` is not given
   (:mod:`lancelet.index.vector.join`); one holding more than four times the
   target is split by a 2-means, which lancelet does not reproduce: that is
-  refused, naming the index and the partition, as is ``retrain=True`` (a new
-  k-means) and a join among more than 65 partitions.
+  refused, naming the index and the partition, as is a join among more than 65
+  partitions.
+
+``retrain=True`` builds the index anew instead (:mod:`vector_retrain`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import pyarrow as pa
 from lancelet.dataset.core.snapshot import Snapshot
 from lancelet.dataset.indices import catalog as indices
 from lancelet.dataset.indices import vector_params
+from lancelet.dataset.indices.vector_retrain import VectorRetrain
 from lancelet.dataset.read import frag_reuse, index_plan
 from lancelet.dataset.read.ivf_search import opened
 from lancelet.dataset.read.scanner import ROW_ADDRESS, ROW_ID, LanceScanner
@@ -142,9 +145,11 @@ def vector_plan(
     merge: int | None,
     retrain: bool,
     where: str,
-) -> VectorRebuild | None:
+) -> VectorRebuild | VectorRetrain | None:
     """What optimize_indices does to one vector index (None: nothing)."""
-    plan = _vector_plan(snapshot, name, segments, merge, retrain, where)
+    if retrain:
+        return VectorRetrain(name, tuple(segments))
+    plan = _vector_plan(snapshot, name, segments, merge, where)
     if plan is not None and any(_legacy(snapshot, s) for s in segments):
         raise UnsupportedIndexError(
             f"{where}: index {name!r} is in the legacy IVF_PQ file layout, to which "
@@ -164,15 +169,10 @@ def _vector_plan(
     name: str,
     segments: Sequence[IndexMetadata],
     merge: int | None,
-    retrain: bool,
     where: str,
 ) -> VectorRebuild | None:
     manifest = snapshot.manifest
     label = f"{where}: index {name!r}"
-    if retrain:
-        raise UnsupportedIndexError(
-            f"{label}: lancelet does not retrain vector indices (retrain=True)"
-        )
     held = set().union(*(_held(snapshot, s) for s in segments))
     added = tuple(f for f in manifest.fragments if f.id not in held)
     removed = _joined(snapshot, segments, added, merge, label)

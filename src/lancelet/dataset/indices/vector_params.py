@@ -31,6 +31,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelet.errors import ArgumentError, DataTypeError
+from lancelet.index.vector import hnsw_build, pq_train
 
 # pylance 14's default rows per partition by index type, and its partition bound.
 TARGET_PARTITION_SIZE = {
@@ -210,3 +211,34 @@ def given_centroids_loss(
         else:
             total += float(((block - chosen) ** 2).sum())
     return total
+
+
+# IVF_HNSW_* (index/vector/ivf_hnsw.py): each by the IVF type of its storage.
+HNSW_STORAGE = {"IVF_HNSW_FLAT": "IVF_FLAT", "IVF_HNSW_PQ": "IVF_PQ", "IVF_HNSW_SQ": "IVF_SQ"}
+
+
+@dataclass(frozen=True)
+class IvfParameters:
+    """A vector index build's parameters, checked."""
+
+    index_type: str
+    metric: str
+    num_partitions: int
+    sample_rate: int
+    max_iterations: int
+    # IVF_PQ only.
+    num_sub_vectors: int = 0
+    num_bits: int = pq_train.NUM_BITS
+    # Given centroids (and codebook) are used as they are.
+    given: GivenModels = NOTHING_GIVEN
+    # Only a num_partitions given as such is bounded by the rows (IVF_PQ).
+    bounded: bool = True
+    # Recorded in the details when given.
+    target_partition_size: int | None = None
+    # IVF_HNSW_* only.
+    hnsw: hnsw_build.HnswParams | None = None
+
+    @property
+    def storage(self) -> str:
+        """The IVF type whose storage (auxiliary.idx) the index has."""
+        return HNSW_STORAGE.get(self.index_type, self.index_type)

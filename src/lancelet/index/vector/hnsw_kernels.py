@@ -31,6 +31,9 @@ import numpy as np
 from lancelet.file.codecs import jit
 
 F = TypeVar("F", bound=Callable[..., Any])
+# Scratch of the neighbour selection: a pair (ids, distance), which candidates were
+# kept, and a list sorted by distance (distances, ids).
+Work = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 # Distances are summed in this many interleaved lanes (vectors are zero-padded to a
 # multiple of it), then the lanes in order: an order numpy reproduces exactly.
@@ -66,49 +69,68 @@ def distances(
     out[:count] = np.float32(1.0) - total if dot else total
 
 
+def _lane_distance_typing(typing_context: Any, vectors: Any, a: Any, b: Any, dot: Any) -> Any:
+    """numba's typing and LLVM code of ``_lane_distance(vectors, a, b, dot)``: the
+    distance between rows ``a`` and ``b`` of a C-contiguous (n, LANES * k) float32
+    array, as :func:`distances` sums it.  The lanes are one LLVM vector of LANES
+    floats (numba's loops leave such sums scalar, about five times slower); the
+    operations carry no fast-math flags, so nothing is fused or reordered."""
+    from llvmlite import ir
+    from numba.core import cgutils, types
+
+    if not (
+        isinstance(vectors, types.Array)
+        and vectors.ndim == 2
+        and vectors.dtype == types.float32
+        and vectors.layout == "C"
+    ):
+        return None
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        array = context.make_array(signature.args[0])(context, builder, args[0])
+        rows = [context.cast(builder, args[i], signature.args[i], types.intp) for i in (1, 2)]
+        is_dot = context.cast(builder, args[3], signature.args[3], types.boolean)
+        width = cgutils.unpack_tuple(builder, array.shape, 2)[1]  # type: ignore[no-untyped-call]
+        lane_vector = ir.VectorType(ir.FloatType(), LANES)
+        starts = [builder.gep(array.data, [builder.mul(row, width)]) for row in rows]
+        zeros = ir.Constant(lane_vector, [0.0] * LANES)
+        total = cgutils.alloca_once_value(builder, zeros)  # type: ignore[no-untyped-call]
+        blocks = builder.udiv(width, ir.Constant(width.type, LANES))
+        with cgutils.for_range(builder, blocks) as loop:
+            offset = builder.mul(loop.index, ir.Constant(width.type, LANES))
+            x, y = (
+                builder.load(
+                    builder.bitcast(builder.gep(start, [offset]), lane_vector.as_pointer()),
+                    align=4,
+                )
+                for start in starts
+            )
+            difference = builder.fsub(x, y)
+            term = builder.select(is_dot, builder.fmul(x, y), builder.fmul(difference, difference))
+            builder.store(builder.fadd(builder.load(total), term), total)
+        lanes = builder.load(total)
+        summed = builder.extract_element(lanes, ir.Constant(ir.IntType(32), 0))
+        for lane in range(1, LANES):
+            element = builder.extract_element(lanes, ir.Constant(ir.IntType(32), lane))
+            summed = builder.fadd(summed, element)
+        one = ir.Constant(ir.FloatType(), 1.0)
+        return builder.select(is_dot, builder.fsub(one, summed), summed)
+
+    return types.float32(vectors, a, b, dot), codegen
+
+
 def _distances_compiled(
     vectors: np.ndarray, query: int, ids: np.ndarray, count: int, dot: bool, out: np.ndarray
 ) -> None:
-    """:func:`distances` as loops, for numba (same order of every addition; the
-    eight lanes are separate scalars so that LLVM keeps them in one vector register)."""
-    width = vectors.shape[1]
-    origin = vectors[query]
+    """:func:`distances` for numba (the same additions in the same order)."""
     for i in range(count):
-        row = vectors[ids[i]]
-        a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = np.float32(0.0)
-        for base in range(0, width, LANES):
-            if dot:
-                t0 = row[base] * origin[base]
-                t1 = row[base + 1] * origin[base + 1]
-                t2 = row[base + 2] * origin[base + 2]
-                t3 = row[base + 3] * origin[base + 3]
-                t4 = row[base + 4] * origin[base + 4]
-                t5 = row[base + 5] * origin[base + 5]
-                t6 = row[base + 6] * origin[base + 6]
-                t7 = row[base + 7] * origin[base + 7]
-            else:
-                t0 = (row[base] - origin[base]) * (row[base] - origin[base])
-                t1 = (row[base + 1] - origin[base + 1]) * (row[base + 1] - origin[base + 1])
-                t2 = (row[base + 2] - origin[base + 2]) * (row[base + 2] - origin[base + 2])
-                t3 = (row[base + 3] - origin[base + 3]) * (row[base + 3] - origin[base + 3])
-                t4 = (row[base + 4] - origin[base + 4]) * (row[base + 4] - origin[base + 4])
-                t5 = (row[base + 5] - origin[base + 5]) * (row[base + 5] - origin[base + 5])
-                t6 = (row[base + 6] - origin[base + 6]) * (row[base + 6] - origin[base + 6])
-                t7 = (row[base + 7] - origin[base + 7]) * (row[base + 7] - origin[base + 7])
-            a0 += t0
-            a1 += t1
-            a2 += t2
-            a3 += t3
-            a4 += t4
-            a5 += t5
-            a6 += t6
-            a7 += t7
-        total = ((((((a0 + a1) + a2) + a3) + a4) + a5) + a6) + a7
-        out[i] = np.float32(1.0) - total if dot else total
+        out[i] = _lane_distance(vectors, ids[i], query, dot)
 
 
 if COMPILABLE:
-    from numba.extending import overload
+    from numba.extending import intrinsic, overload
+
+    _lane_distance: Callable[..., float] = intrinsic(_lane_distance_typing)
 
     # numba wants the typing function's parameters (annotations too) to be the
     # implementation's.
@@ -292,15 +314,15 @@ def _select(
     ids: np.ndarray,
     neighbour_distances: np.ndarray,
     counts: np.ndarray,
-    pair: np.ndarray,
-    pair_distance: np.ndarray,
+    work: Work,
 ) -> None:
     """Row ``row``'s list: all the candidates (in their order) when there are no
     more than ``limit``; otherwise those the heuristic keeps (nearest first), then,
     while fewer than ``limit``, those it passed over (nearest first), as pylance 14
     fills its lists (measured: its upper-level lists always hold ``m``)."""
+    pair, pair_distance, chosen = work[0], work[1], work[2]
     kept = 0
-    chosen = np.zeros(count, dtype=np.bool_)
+    chosen[:count] = False
     for a in range(count):
         if kept >= limit:
             break
@@ -337,28 +359,25 @@ def _prune(
     ids: np.ndarray,
     neighbour_distances: np.ndarray,
     counts: np.ndarray,
-    pair: np.ndarray,
-    pair_distance: np.ndarray,
+    work: Work,
 ) -> None:
     """Row ``row`` (one over its limit) cut back by the heuristic."""
     listed = counts[row]
-    order = np.argsort(neighbour_distances[row, :listed], kind="mergesort")
-    sorted_distances = neighbour_distances[row, :listed][order]
-    sorted_ids = ids[row, :listed][order]
+    sorted_distances, sorted_ids = work[3], work[4]
+    # A stable insertion sort by distance: the lists are short and mostly in order.
+    for a in range(listed):
+        distance, neighbour = neighbour_distances[row, a], ids[row, a]
+        at = a
+        while at > 0 and sorted_distances[at - 1] > distance:
+            sorted_distances[at] = sorted_distances[at - 1]
+            sorted_ids[at] = sorted_ids[at - 1]
+            at -= 1
+        sorted_distances[at] = distance
+        sorted_ids[at] = neighbour
     _select(
-        vectors,
-        dot,
-        sorted_distances,
-        sorted_ids,
-        listed,
-        limit,
-        row,
-        ids,
-        neighbour_distances,
-        counts,
-        pair,
-        pair_distance,
-    )
+        vectors, dot, sorted_distances, sorted_ids, listed, limit, row, ids,
+        neighbour_distances, counts, work,
+    )  # fmt: skip
 
 
 def build_graph(
@@ -388,8 +407,15 @@ def build_graph(
     buffer_distances = np.empty(width + 1, dtype=np.float32)
     found_distances = np.empty(ef + 2, dtype=np.float32)
     found_ids = np.empty(ef + 2, dtype=np.int64)
-    pair = np.empty(1, dtype=np.int64)
-    pair_distance = np.empty(1, dtype=np.float32)
+    longest = max(ef + 2, width + 1)
+    work = (
+        np.empty(1, dtype=np.int64),
+        np.empty(1, dtype=np.float32),
+        np.empty(longest, dtype=np.bool_),
+        np.empty(longest, dtype=np.float32),
+        np.empty(longest, dtype=np.int64),
+    )
+    pair, pair_distance = work[0], work[1]
     entry, top, stamp = 0, levels[0] if total else 0, 0
     for node in range(1, total):
         own = levels[node]
@@ -413,13 +439,13 @@ def build_graph(
             row = _row(node, level, total, slots)
             _select(
                 vectors, dot, found_distances, found_ids, found, m, row, ids,
-                neighbour_distances, counts, pair, pair_distance,
+                neighbour_distances, counts, work,
             )  # fmt: skip
             nearest, nearest_distance = found_ids[0], found_distances[0]
             for j in range(counts[row]):
                 _link(
                     vectors, dot, node, ids[row, j], neighbour_distances[row, j], level,
-                    limit, slots, ids, neighbour_distances, counts, pair, pair_distance,
+                    limit, slots, ids, neighbour_distances, counts, work,
                 )  # fmt: skip
         if own > top:
             entry, top = node, own
@@ -439,8 +465,7 @@ def _link(
     ids: np.ndarray,
     neighbour_distances: np.ndarray,
     counts: np.ndarray,
-    pair: np.ndarray,
-    pair_distance: np.ndarray,
+    work: Work,
 ) -> None:
     """``node`` joins ``neighbour``'s list when nearer than its last listed (or the
     list is not full); a list then over its limit is pruned."""
@@ -452,4 +477,4 @@ def _link(
     neighbour_distances[row, listed] = distance
     counts[row] = listed + 1
     if listed + 1 > limit:
-        _prune(vectors, dot, row, limit, ids, neighbour_distances, counts, pair, pair_distance)
+        _prune(vectors, dot, row, limit, ids, neighbour_distances, counts, work)
