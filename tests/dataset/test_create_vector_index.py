@@ -251,7 +251,6 @@ def small(tmp_path: Path) -> str:
 @pytest.mark.parametrize(
     ("args", "error"),
     [
-        ({"index_type": "IVF_RQ", "num_partitions": 2}, UnsupportedVectorIndexError),
         ({"index_type": "IVF_HNSW_RQ", "num_partitions": 2}, UnsupportedVectorIndexError),
         ({"num_partitions": 2, "accelerator": "cuda"}, UnsupportedOptionError),
         ({"num_partitions": 2, "precomputed_partition_dataset": "x"}, UnsupportedOptionError),

@@ -1,5 +1,5 @@
-"""Building vector indices: ``create_index`` (IVF_FLAT, IVF_PQ, IVF_SQ and their
-IVF_HNSW_* variants, as pylance 14 writes them).
+"""Building vector indices: ``create_index`` (IVF_FLAT, IVF_PQ, IVF_SQ, IVF_RQ and
+the IVF_HNSW_* variants, as pylance 14 writes them).
 
 The live rows of the vector column (null vectors and vectors holding NaN left out,
 as pylance leaves them out; for cosine, the vectors are made unit vectors first, and
@@ -14,7 +14,9 @@ IVF_PQ trains its codebook (:mod:`lancelet.index.vector.pq_train`) on
 bounds from ``sample_rate * 256`` rows (:mod:`lancelet.index.vector.ivf_sq_writer`).
 IVF_HNSW_FLAT / _SQ / _PQ store their rows as the IVF type of the same storage and
 add one HNSW graph per partition (:mod:`lancelet.index.vector.ivf_hnsw`; ``m``,
-``ef_construction`` and ``max_level`` as pylance takes them).
+``ef_construction`` and ``max_level`` as pylance takes them).  IVF_RQ codes each
+row's rotated residual with ``num_bits`` (default 5) bits per dimension
+(:mod:`lancelet.index.vector.ivf_rq_writer`; float32 vectors, l2 and cosine).
 One ``CreateIndex`` commit then lists the index over every fragment; if anything
 fails, the new directory is removed and the dataset is as it was.
 
@@ -53,25 +55,27 @@ from lancelet.index.vector import (
     hnsw_build,
     ivf_flat_writer,
     ivf_pq_writer,
+    ivf_rq_writer,
     ivf_sq_writer,
     pq_train,
+    rabitq,
 )
 from lancelet.table import naming
 from lancelet.table.index import IndexDetails
 from lancelet.table.manifest import Manifest
 
 # Vector index types pylance builds and lancelet does not (yet).
-_FLAT, _PQ, _SQ = (
+_FLAT, _PQ, _SQ, _RQ = (
     ivf_flat_writer.INDEX_TYPE,
     ivf_pq_writer.INDEX_TYPE,
     ivf_sq_writer.INDEX_TYPE,
+    ivf_rq_writer.INDEX_TYPE,
 )
 _HNSW_STORAGE = HNSW_STORAGE
-_BUILT_TYPES = (_FLAT, _PQ, _SQ, *_HNSW_STORAGE)
+_BUILT_TYPES = (_FLAT, _PQ, _SQ, _RQ, *_HNSW_STORAGE)
 _HNSW_OPTIONS = frozenset({"m", "ef_construction", "max_level"})
 _OTHER_VECTOR_TYPES = frozenset(
     {
-        "IVF_RQ",
         "IVF_HNSW_RQ",
         "HNSW",
         "DISKANN",
@@ -158,7 +162,7 @@ def create_index(
             plan.details,
             [f.id for f in manifest.fragments],
             replace=replace,
-            index_version=vector_details.INDEX_VERSION,
+            index_version=vector_details.index_version(plan.params.index_type),
         )
     except BaseException:
         snapshot.store.io.remove_tree(snapshot.store.path(naming.INDICES_DIR, str(uid)))
@@ -201,6 +205,8 @@ def plan_index(
         raise IndexTypeError(
             f"{where}: lancelet builds multivector indices on float32 vectors, not {element}"
         )
+    if params.index_type == _RQ and element != np.float32:
+        raise IndexTypeError(f"{where}: lancelet builds IVF_RQ indices on float32 vectors only")
     given = params.given.centroids is not None
     vector_elements.check(element, params.index_type, params.metric, given, where)
     details = vector_details.with_target_partition_size(
@@ -311,6 +317,10 @@ def _ivf_details(params: IvfParameters, shuffle: int) -> IndexDetails:
         return vector_details.ivf_pq_details(
             params.metric, params.sample_rate, params.num_bits, params.num_sub_vectors, shuffle
         )
+    if params.storage == _RQ:
+        return vector_details.ivf_rq_details(
+            params.metric, params.sample_rate, params.num_bits, shuffle
+        )
     if params.storage == _SQ:
         return vector_details.ivf_sq_details(
             params.metric, params.sample_rate, ivf_sq_writer.NUM_BITS, shuffle
@@ -368,8 +378,10 @@ def _parameters(
             f"{where}: lancelet's {index_type} create_index does not take {unknown}; "
             f"it takes {', '.join(sorted(taken))}"
         )
-    num_bits = kwargs.get("num_bits", 8)
-    if num_bits != 8 and not (index_type == _PQ and num_bits == 4):
+    num_bits = kwargs.get("num_bits", ivf_rq_writer.DEFAULT_NUM_BITS if index_type == _RQ else 8)
+    if index_type == _RQ:
+        _check_rq(num_bits, metric, dimension, where)
+    elif num_bits != 8 and not (index_type == _PQ and num_bits == 4):
         raise UnsupportedOptionError(
             f"{where}: lancelet builds {index_type} with num_bits=8"
             f"{' or 4' if index_type == _PQ else ''} only, not num_bits={num_bits!r}"
@@ -447,6 +459,25 @@ def _with_models(
         bounded=bounded,
         target_partition_size=models["target_partition_size"],
     )
+
+
+def _check_rq(num_bits: object, metric: object, dimension: int, where: str) -> None:
+    if not isinstance(num_bits, int) or isinstance(num_bits, bool) or not 1 <= num_bits <= 9:
+        raise ArgumentError(f"{where}: IVF_RQ num_bits must be in 1..=9, got {num_bits!r}")
+    if num_bits not in ivf_rq_writer.NUM_BITS:
+        raise UnsupportedOptionError(
+            f"{where}: lancelet builds IVF_RQ with num_bits "
+            f"{', '.join(map(str, ivf_rq_writer.NUM_BITS))}, not {num_bits}"
+        )
+    if isinstance(metric, str) and _METRICS.get(metric.lower()) not in ivf_rq_writer.METRICS:
+        raise UnsupportedOptionError(
+            f"{where}: lancelet builds IVF_RQ indices of metric l2 or cosine, not {metric}"
+        )
+    if dimension % 8 or dimension > rabitq.MAX_DIMENSION:
+        raise UnsupportedOptionError(
+            f"{where}: lancelet builds IVF_RQ indices of a dimension that is a multiple of 8 "
+            f"up to {rabitq.MAX_DIMENSION}, not {dimension}"
+        )
 
 
 def _sub_vectors(index_type: str, given: object, dimension: int, where: str) -> int:

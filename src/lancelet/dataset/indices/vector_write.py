@@ -19,6 +19,7 @@ from lancelet.index.vector import (
     ivf_flat_writer,
     ivf_hnsw,
     ivf_pq_writer,
+    ivf_rq_writer,
     ivf_sq_writer,
     legacy_layout,
     pq_train,
@@ -26,10 +27,11 @@ from lancelet.index.vector import (
 from lancelet.index.vector.ivf_flat_writer import write_ivf_flat
 from lancelet.table.manifest import Manifest
 
-_FLAT, _PQ, _SQ = (
+_FLAT, _PQ, _SQ, _RQ = (
     ivf_flat_writer.INDEX_TYPE,
     ivf_pq_writer.INDEX_TYPE,
     ivf_sq_writer.INDEX_TYPE,
+    ivf_rq_writer.INDEX_TYPE,
 )
 # pylance trains PQ code words for 50 iterations whatever max_iterations is.
 _PQ_MAX_ITERATIONS = 50
@@ -82,6 +84,23 @@ def write_index(
     found = _partitioned(directory, vectors, params, rng)
     version = file_version.index_file_version(manifest.data_storage_version)
     graph_vectors: Callable[[np.ndarray], np.ndarray]
+    if params.storage == _RQ:
+        signs = ivf_rq_writer.new_signs(found.centroids.shape[1], rng)
+        work = vectors.astype(np.float32, copy=False)
+        rq = ivf_rq_writer.encode(work, found.partitions, found.centroids, signs, params.num_bits)
+        del vectors, work
+        ivf_rq_writer.write_ivf_rq(
+            directory,
+            row_keys,
+            rq,
+            found.partitions,
+            found.centroids,
+            found.loss,
+            signs,
+            params.metric,
+            version,
+        )
+        return
     if params.storage == _FLAT:
         write_ivf_flat(
             directory,

@@ -25,13 +25,15 @@ from __future__ import annotations
 from lancelet.table.index import IndexDetails
 
 TYPE_URL = "/lance.index.pb.VectorIndexDetails"
-# The index_version pylance 14 records for an IVF_FLAT index.
+# The index_version pylance 14 records for an IVF_FLAT index (and all but IVF_RQ).
 INDEX_VERSION = 1
+_RQ_INDEX_VERSION = 2
 
 _METRICS = {"l2": 0, "cosine": 1, "dot": 2, "hamming": 3}
 _HNSW_FIELD = 3
 _PQ_FIELD = 4
 _SQ_FIELD = 5
+_RQ_FIELD = 6
 _FLAT_FIELD = 8
 _HINTS_FIELD = 9
 _VARINT, _BYTES = 0, 2
@@ -75,6 +77,21 @@ def ivf_sq_details(
     hints = {**_ivf_hints(sample_rate, shuffle_concurrency)}
     hints["lance.sq.sample_rate"] = str(sample_rate)
     return _details(metric, _message(_SQ_FIELD, compression), hints)
+
+
+def ivf_rq_details(
+    metric: str, sample_rate: int, num_bits: int, shuffle_concurrency: int = 2
+) -> IndexDetails:
+    """Field 6: a message of ``num_bits`` (1; the fast rotation, 0, left out);
+    the IVF hints only."""
+    compression = _key(1, _VARINT) + _varint(num_bits)
+    hints = _ivf_hints(sample_rate, shuffle_concurrency)
+    return _details(metric, _message(_RQ_FIELD, compression), hints)
+
+
+def index_version(index_type: str) -> int:
+    """The ``index_version`` pylance 14 records for an index of ``index_type``."""
+    return _RQ_INDEX_VERSION if index_type == "IVF_RQ" else INDEX_VERSION
 
 
 def ivf_hnsw_details(

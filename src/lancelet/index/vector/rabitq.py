@@ -42,7 +42,7 @@ SCALE_COLUMN = "__scale_factors"
 # Rows whose codes pylance packs for its fast scan, and the order of the 16
 # rows of each half-block within a packed byte run.
 BLOCK = 32
-_PERM = np.array([0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15])
+PERM = np.array([0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15])
 _ROUNDS = 4
 # The fast scan sums byte-quantized table entries in 16-bit lanes: beyond this
 # many dimensions a sum could exceed 16 bits, which lancelet does not reproduce.
@@ -388,7 +388,7 @@ def _signs(path: io.Place, value: Any, dimension: int) -> np.ndarray:
 def _row_major(codes: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Undo pylance's per-partition packing: each whole block of 32 rows keeps,
     per code byte, 32 bytes whose nibbles interleave the rows' low and high
-    nibbles (rows in ``_PERM`` order); the rows after the last block are stored
+    nibbles (rows in ``PERM`` order); the rows after the last block are stored
     column-major."""
     rows, code_bytes = codes.shape
     flat = np.ascontiguousarray(codes).reshape(-1)
@@ -413,6 +413,6 @@ def _unpack_blocks(packed: np.ndarray, rows: int, code_bytes: int) -> np.ndarray
     first_half = (low_run & 0x0F) | ((high_run & 0x0F) << 4)
     second_half = (low_run >> 4) | (high_run & 0xF0)
     out = np.empty((rows // BLOCK, BLOCK, code_bytes), dtype=np.uint8)
-    out[:, _PERM, :] = first_half.transpose(0, 2, 1)
-    out[:, _PERM + 16, :] = second_half.transpose(0, 2, 1)
+    out[:, PERM, :] = first_half.transpose(0, 2, 1)
+    out[:, PERM + 16, :] = second_half.transpose(0, 2, 1)
     return out.reshape(rows, code_bytes)
