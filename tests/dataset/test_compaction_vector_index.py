@@ -117,7 +117,14 @@ def test_compaction_matches_pylance(tmp_path: Path, case: tuple[str, str, bool, 
 
 @pytest.mark.parametrize(
     "case",
-    [("IVF_SQ", "l2"), ("IVF_HNSW_SQ", "cosine"), ("IVF_HNSW_PQ", "l2"), ("IVF_HNSW_FLAT", "dot")],
+    [
+        ("IVF_SQ", "l2"),
+        ("IVF_HNSW_SQ", "cosine"),
+        ("IVF_HNSW_PQ", "l2"),
+        ("IVF_HNSW_FLAT", "dot"),
+        ("IVF_RQ", "l2"),
+        ("IVF_RQ", "cosine"),
+    ],
     ids="-".join,
 )
 def test_compaction_rewrites_sq_and_hnsw_segments(tmp_path: Path, case: tuple[str, str]) -> None:
@@ -135,7 +142,7 @@ def test_compaction_rewrites_sq_and_hnsw_segments(tmp_path: Path, case: tuple[st
         (i["name"], sorted(i["fragment_ids"])) for i in lance.dataset(theirs).list_indices()
     ]
     assert _rows_by_id(ours) == _rows_by_id(theirs)
-    _same_answers(theirs if case[0] == "IVF_SQ" else ours, ours)
+    _same_answers(theirs if case[0] in ("IVF_SQ", "IVF_RQ") else ours, ours)
 
 
 def _history(lib: Any, uri: str, steps: list[Any]) -> None:

@@ -157,6 +157,7 @@ JOIN_KINDS = [
     ("IVF_PQ", "l2", False, 6),
     ("IVF_PQ", "cosine", True, 8),
     ("IVF_PQ", "dot", False, 7),
+    ("IVF_RQ", "l2", False, 12),
 ]
 
 
@@ -169,6 +170,8 @@ OTHER_KINDS = [
     ("IVF_HNSW_SQ", "l2", False),
     ("IVF_HNSW_FLAT", "dot", False),
     ("IVF_HNSW_PQ", "cosine", False),
+    ("IVF_RQ", "l2", False),
+    ("IVF_RQ", "cosine", True),
 ]
 OTHER_SCENARIOS = [SCENARIOS[0], SCENARIOS[1], SCENARIOS[8]]
 

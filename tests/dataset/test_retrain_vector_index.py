@@ -16,6 +16,7 @@ import pyarrow as pa
 import pytest
 
 import lancelet as ll
+from lancelet.index.vector.hnsw import TiedCutError
 from tests.storage import copy_tree
 
 DIMENSION = 16
@@ -39,6 +40,7 @@ CASES = {
     "IVF_FLAT-cosine-target": ("IVF_FLAT", "cosine", {"target_partition_size": 1000}),
     "IVF_PQ-l2": ("IVF_PQ", "l2", {"num_sub_vectors": 4}),
     "IVF_HNSW_SQ-l2": ("IVF_HNSW_SQ", "l2", {"m": 8, "ef_construction": 40}),
+    "IVF_RQ-cosine": ("IVF_RQ", "cosine", {"num_bits": 2}),
 }
 
 
@@ -71,12 +73,15 @@ def _shape(uri: str) -> list[Any]:
     return out
 
 
-def _answers(lib: Any, uri: str, metric: str, **search: Any) -> list[list[int]]:
+def _answers(lib: Any, uri: str, metric: str, **search: Any) -> list[Any]:
     ds = lib.dataset(uri)
-    out = []
+    out: list[Any] = []
     for q in QUERIES:
         spec = {"column": "vec", "q": q, "k": 10, "metric": metric, **search}
-        out.append(ds.to_table(columns=["id"], nearest=spec)["id"].to_pylist())
+        try:
+            out.append(ds.to_table(columns=["id"], nearest=spec)["id"].to_pylist())
+        except TiedCutError:
+            out.append(None)
     return out
 
 
@@ -98,7 +103,11 @@ def test_retrain_builds_the_index_anew_as_pylance(tmp_path: Path, case: str) -> 
     exact = _answers(lance, ours, metric, use_index=False)
     everywhere = {"nprobes": 1000, "refine_factor": 50}
     by_pylance = _answers(lance, ours, metric, **everywhere)
-    assert _answers(ll, ours, metric, **everywhere) == by_pylance
+    by_lancelet = _answers(ll, ours, metric, **everywhere)
+    # lancelet refuses (None) a query whose HNSW distances tie across the cut.
+    compared = [(a, b) for a, b in zip(by_lancelet, by_pylance, strict=True) if a is not None]
+    assert len(compared) >= len(QUERIES) - 3
+    assert all(a == b for a, b in compared)
     if kind == "IVF_FLAT":
         assert by_pylance == exact
     else:

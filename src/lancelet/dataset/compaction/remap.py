@@ -25,7 +25,7 @@ from pyroaring import FrozenBitMap
 from lancelet.dataset.compaction.moves import rewrite_moves
 from lancelet.dataset.compaction.vector_remap import remap_vector_segment
 from lancelet.dataset.indices.catalog import index_files
-from lancelet.dataset.indices.vector_optimize import VECTOR_TYPES, float32_column
+from lancelet.dataset.indices.vector_optimize import VECTOR_TYPES, rewritable
 from lancelet.dataset.read import frag_reuse, index_plan
 from lancelet.file import version as file_version
 from lancelet.index import bitmap, btree, json_kind
@@ -42,7 +42,7 @@ _REMAPPED = frozenset({"/lance.table.BTreeIndexDetails", "/lance.table.BitmapInd
 
 def _remapped(index: IndexMetadata, manifest: Manifest) -> bool:
     if index_type(index.index_details) in VECTOR_TYPES:
-        return float32_column(manifest, index)
+        return rewritable(manifest, index)
     kind = json_kind.target_kind(index.index_details)
     return kind is not None and kind.details.type_url in _REMAPPED
 

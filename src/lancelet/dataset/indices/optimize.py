@@ -30,8 +30,8 @@ from lancelet.dataset.indices import catalog as indices
 from lancelet.dataset.indices.build import IndexedField, build_index, resolve_field
 from lancelet.dataset.indices.vector_optimize import (
     VectorRebuild,
-    float32_column,
     is_vector,
+    rewritable,
     vector_plan,
 )
 from lancelet.dataset.indices.vector_retrain import VectorRetrain
@@ -208,7 +208,7 @@ def _vector_rebuildable(manifest: Manifest, segments: Sequence[IndexMetadata]) -
         and first.fields[0] in index_plan.field_paths(manifest)
         and all(s.fields == first.fields and is_vector(s) for s in segments)
         and all(s.fragment_bitmap is not None for s in segments)
-        and float32_column(manifest, first)
+        and rewritable(manifest, first)
     )
 
 

@@ -42,7 +42,14 @@ from lancelet.dataset.read.scanner import ROW_ADDRESS, ROW_ID, LanceScanner
 from lancelet.dataset.read.take import MISSING, addresses_of_ids
 from lancelet.errors import UnsupportedIndexError
 from lancelet.file import version as file_version
-from lancelet.index.vector import IvfIndex, float32_distance, join, layout
+from lancelet.index.vector import (
+    IvfIndex,
+    details_view,
+    float32_distance,
+    ivf_rq_writer,
+    join,
+    layout,
+)
 from lancelet.index.vector.segment_writer import (
     SegmentRows,
     quantizer,
@@ -56,7 +63,15 @@ from lancelet.table.manifest import Manifest
 
 # The vector index types lancelet rewrites (optimize, compaction): it reads and writes
 # their files.
-VECTOR_TYPES = ("IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_HNSW_FLAT", "IVF_HNSW_PQ", "IVF_HNSW_SQ")
+VECTOR_TYPES = (
+    "IVF_FLAT",
+    "IVF_PQ",
+    "IVF_SQ",
+    "IVF_RQ",
+    "IVF_HNSW_FLAT",
+    "IVF_HNSW_PQ",
+    "IVF_HNSW_SQ",
+)
 # The bounds pylance reshapes partitions at, in its target rows per partition.
 _JOIN_PERCENT = 25
 _SPLIT_FACTOR = 4
@@ -75,6 +90,22 @@ def float32_column(manifest: Manifest, segment: IndexMetadata) -> bool:
         return False
     dtype = index_plan.column_type(manifest.schema.to_arrow(), path)
     return bool(pa.types.is_fixed_size_list(dtype) and dtype.value_type == pa.float32())
+
+
+def rewritable(manifest: Manifest, segment: IndexMetadata) -> bool:
+    """Whether lancelet writes segments like this one: over float32 vectors, and
+    for IVF_RQ of the bits and metrics it encodes."""
+    if not float32_column(manifest, segment):
+        return False
+    if index_type(segment.index_details) != ivf_rq_writer.INDEX_TYPE:
+        return True
+    assert segment.index_details is not None
+    described = details_view.describe(segment.index_details.value) or {}
+    compression = described.get("compression") or {}
+    return (
+        compression.get("num_bits") in ivf_rq_writer.NUM_BITS
+        and str(described.get("metric_type", "")).lower() in ivf_rq_writer.METRICS
+    )
 
 
 @dataclass(frozen=True)

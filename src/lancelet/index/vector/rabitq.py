@@ -65,6 +65,8 @@ class RabitqStorage:
     signs: np.ndarray
     # The extra bits of a multi-bit index (None for one bit per dimension).
     extra: ExCodes | None = None
+    # (rows,) float32 lower-bound widths (stored for every index; used with extra bits).
+    error: np.ndarray | None = None
 
     @property
     def dimension(self) -> int:
@@ -302,6 +304,7 @@ def read_storage(
     :func:`check_params`) and its columns."""
     signs = _signs(path, params.get("fast_rotation_signs"), dimension)
     codes = _bytes(column, CODE_COLUMN, dimension // 8)
+    error = _floats(column, rabitq_ex.ERROR_COLUMN)
     ex_bits = int(params["num_bits"]) - 1
     extra = None
     if ex_bits:
@@ -311,7 +314,7 @@ def read_storage(
             rabitq_ex.unpack(raw, ex_bits, rabitq_ex.padded_length(dimension)),
             _floats(column, rabitq_ex.EX_ADD_COLUMN),
             _floats(column, rabitq_ex.EX_SCALE_COLUMN),
-            _floats(column, rabitq_ex.ERROR_COLUMN),
+            error,
         )
     return RabitqStorage(
         _row_major(codes, lengths),
@@ -319,6 +322,7 @@ def read_storage(
         _floats(column, SCALE_COLUMN),
         signs,
         extra,
+        error,
     )
 
 

@@ -1,4 +1,4 @@
-"""Writing an IVF_FLAT, IVF_PQ, IVF_SQ or IVF_HNSW_* index segment from rows already
+"""Writing an IVF_FLAT, IVF_PQ, IVF_SQ, IVF_RQ or IVF_HNSW_* index segment from rows already
 quantized the way an existing segment quantizes them: what ``optimize_indices`` (a delta segment, a
 merge of segments) and compaction (a segment whose rows moved) write, as pylance
 14 writes them (layout: ``docs/vector-index-format.md``).
@@ -13,7 +13,10 @@ to their centroids (squared l2; for dot ``1 - c·x``), as pylance records it.
 An IVF_SQ segment keeps the first segment's bounds (pylance's deltas and merges
 do, measured); an IVF_HNSW_* segment's graphs are built anew over its rows with the
 first segment's ``m``, ``ef_construction`` and ``max_level``, as pylance rebuilds
-them (its graphs are random: no two builds agree edge for edge).
+them (its graphs are random: no two builds agree edge for edge).  An IVF_RQ
+segment keeps the first segment's rotation and bits (pylance's deltas do, measured);
+its rows' codes and factors travel as one byte row each (``ivf_rq_writer``'s
+payload).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from lancelet.file import LanceFileReader
 from lancelet.index import files
 from lancelet.index.vector import (
     ivf_hnsw,
+    ivf_rq_writer,
     ivf_sq_writer,
     kmeans,
     layout,
@@ -42,6 +46,7 @@ from lancelet.index.vector.hnsw_build import HnswParams
 from lancelet.index.vector.ivf import IvfIndex
 from lancelet.index.vector.ivf_flat_writer import auxiliary_schema
 from lancelet.index.vector.layout import AUXILIARY_FILE, INDEX_FILE
+from lancelet.index.vector.rabitq import RabitqStorage
 from lancelet.index.vector.sq_storage import SqStorage
 from lancelet.index.vector.storage import FlatStorage, PqStorage
 
@@ -73,6 +78,12 @@ class SegmentRows:
 
 
 @dataclass(frozen=True)
+class RqRotation:
+    signs: np.ndarray
+    num_bits: int
+
+
+@dataclass(frozen=True)
 class Quantizer:
     """What a segment's rows are stored by: its type, metric, centroids and (PQ)
     codebook of shape (sub-vectors, 256, sub-dimension)."""
@@ -85,10 +96,12 @@ class Quantizer:
     bounds: tuple[float, float] | None = None
     # IVF_HNSW_*: the graphs' build parameters.
     graph: HnswParams | None = None
+    # IVF_RQ: the rotation's sign bytes and the bits per dimension.
+    rotation: RqRotation | None = None
 
     @property
     def is_flat(self) -> bool:
-        return self.codebook is None and self.bounds is None
+        return self.codebook is None and self.bounds is None and self.rotation is None
 
     def partitions(self, vectors: np.ndarray) -> np.ndarray:
         """The partition of each vector (unit vectors already, for cosine)."""
@@ -102,6 +115,11 @@ class Quantizer:
         return float(np.einsum("ij,ij->", difference, difference))
 
     def payload(self, vectors: np.ndarray, partitions: np.ndarray) -> np.ndarray:
+        if self.rotation is not None:
+            signs, bits = self.rotation.signs, self.rotation.num_bits
+            work = np.asarray(vectors, dtype=np.float32)
+            rq = ivf_rq_writer.encode(work, partitions, self.centroids, signs, bits)
+            return ivf_rq_writer.to_payload(rq)
         if self.bounds is not None:
             return ivf_sq_writer.encode(vectors, *self.bounds)
         if self.codebook is None:
@@ -140,7 +158,21 @@ def write_segment(
     grouped by partition (row ids ascending within one)."""
     rows = rows.take(np.lexsort((rows.row_ids, rows.partitions)))
     graph = quantizer.graph
-    if quantizer.bounds is not None:
+    if quantizer.rotation is not None:
+        dimension = quantizer.centroids.shape[1]
+        ex_bits = quantizer.rotation.num_bits - 1
+        ivf_rq_writer.write_ivf_rq(
+            directory,
+            rows.row_ids,
+            ivf_rq_writer.from_payload(rows.payload, dimension, ex_bits),
+            rows.partitions,
+            quantizer.centroids,
+            loss,
+            quantizer.rotation.signs,
+            quantizer.metric,
+            version,
+        )
+    elif quantizer.bounds is not None:
         ivf_sq_writer.write_ivf_sq(
             directory,
             rows.row_ids,
@@ -286,7 +318,10 @@ def segment_rows(index: IvfIndex) -> SegmentRows:
     """Every row of an open segment: key, partition and what it stores."""
     partitions = np.repeat(np.arange(index.num_partitions), index.lengths)
     storage = index.storage
-    payload = storage.vectors if isinstance(storage, FlatStorage) else storage.codes
+    if isinstance(storage, RabitqStorage):
+        payload = ivf_rq_writer.stored_payload(storage)
+    else:
+        payload = storage.vectors if isinstance(storage, FlatStorage) else storage.codes
     return SegmentRows(index.row_ids.astype(np.uint64), partitions, payload)
 
 
@@ -294,6 +329,10 @@ def quantizer(index: IvfIndex) -> Quantizer:
     storage = index.storage
     codebook = storage.codebook if isinstance(storage, PqStorage) else None
     bounds = (storage.lower, storage.upper) if isinstance(storage, SqStorage) else None
+    rotation = None
+    if isinstance(storage, RabitqStorage):
+        bits = storage.extra.bits + 1 if storage.extra is not None else 1
+        rotation = RqRotation(storage.signs, bits)
     graph = None
     if index.graphs:
         params = index.graphs[0].params
@@ -302,7 +341,9 @@ def quantizer(index: IvfIndex) -> Quantizer:
             graph.check("its 'lance:hnsw' entry")
         except (KeyError, ArgumentError) as exc:
             raise CorruptIndexError(f"an HNSW graph's build parameters {params}: {exc}") from exc
-    return Quantizer(index.index_type, index.metric, index.centroids, codebook, bounds, graph)
+    return Quantizer(
+        index.index_type, index.metric, index.centroids, codebook, bounds, graph, rotation
+    )
 
 
 def recorded_loss(source: io.Place) -> float:
