@@ -14,7 +14,8 @@ drawn per index), ``r² = |o|²`` and ``Rc`` the rotated centroid.
   sqrt(D))``: the width of the lower bound pylance skips rows by;
 * ``ex = num_bits - 1`` more bits: each dimension's magnitude code ``k_d`` (0 to
   ``2^ex - 1``) is ``floor(t |o_d|)`` for the ``t`` whose codes ``|y_d| = k_d + 1/2``
-  point closest to ``|o|`` (every ``t`` where a code steps is tried); the stored
+  point closest to ``|o|`` (every ``t`` where a code steps, within a band that
+  holds the best one: :func:`scale_range`); the stored
   code is ``k_d`` for a set sign bit, ``2^ex - 1 - k_d`` otherwise, and with ``y``
   the signed codes ``scale_ex = -2 r² / <y, o>``, ``add_ex = r² + 2 r² <y, Rc> /
   <y, o>``.
