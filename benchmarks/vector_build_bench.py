@@ -88,10 +88,16 @@ def exact_answers(uri: str, queries: np.ndarray, metric: str) -> list[set[int]]:
     return out
 
 
-def parameters(index_type: str, rows: int, dim: int, metric: str) -> dict[str, Any]:
-    # About sqrt(N) partitions, no more than one per 256 rows (pylance's IVF_PQ cap).
+def parameters(
+    index_type: str, rows: int, dim: int, metric: str, defaults: bool = False
+) -> dict[str, Any]:
+    """About sqrt(N) partitions, no more than one per 256 rows (pylance's IVF_PQ
+    cap); with ``defaults``, only what create_index requires (each library then
+    picks its partition count from its target partition size)."""
     partitions = max(1, min(int(np.sqrt(rows)), rows // 256))
-    params: dict[str, Any] = {"num_partitions": partitions, "metric": metric}
+    params: dict[str, Any] = {"metric": metric}
+    if not defaults:
+        params["num_partitions"] = partitions
     if index_type in ("IVF_PQ", "IVF_HNSW_PQ"):
         params["num_sub_vectors"] = dim // 8
     return params
@@ -118,7 +124,7 @@ def compare_builds(
     for metric in args.metrics.split(","):
         truth = exact_answers(uris["lance"], queries, metric)
         for index_type in args.types.split(","):
-            params = parameters(index_type, rows, dim, metric)
+            params = parameters(index_type, rows, dim, metric, args.defaults)
             figures: dict[str, list[tuple[float, float, float]]] = {name: [] for name in LIBS}
             for _ in range(args.builds):
                 for name in LIBS:
@@ -135,6 +141,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--nprobes", type=int, default=20)
     parser.add_argument("--builds", type=int, default=1, help="builds averaged")
     parser.add_argument("--ef", type=int, default=None, help="ef of IVF_HNSW_* queries")
+    parser.add_argument(
+        "--defaults",
+        action="store_true",
+        help="build with create_index's default partition count (and other defaults)",
+    )
 
 
 def report(

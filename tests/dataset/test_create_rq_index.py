@@ -58,7 +58,7 @@ def _index(uri: str) -> IvfIndex:
 
 
 @pytest.mark.parametrize("num_bits", [1, 2, 5, 9])
-@pytest.mark.parametrize("metric", ["l2", "cosine"])
+@pytest.mark.parametrize("metric", ["l2", "cosine", "dot"])
 def test_pylance_reads_lancelets_index_and_answers_alike(
     tmp_path: Path, metric: str, num_bits: int
 ) -> None:
@@ -91,7 +91,7 @@ def test_pylance_reads_lancelets_index_and_answers_alike(
     assert hits >= RECALL[num_bits] * 10 * len(QUERIES)
 
 
-@pytest.mark.parametrize("metric", ["l2", "cosine"])
+@pytest.mark.parametrize("metric", ["l2", "cosine", "dot"])
 def test_codes_and_factors_equal_pylances_for_its_rotation(tmp_path: Path, metric: str) -> None:
     """Given pylance's rotation signs, centroids and partitions, lancelet's sign
     codes and one-bit factors equal the stored ones (float32 rounding), its
@@ -109,11 +109,16 @@ def test_codes_and_factors_equal_pylances_for_its_rotation(tmp_path: Path, metri
     if metric == "cosine":
         rows = rows / np.linalg.norm(rows, axis=1, keepdims=True)
     partitions = np.repeat(np.arange(index.num_partitions), index.lengths)
-    ours = ivf_rq_writer.encode(rows, partitions, index.centroids, storage.signs, 5)
+    ours = ivf_rq_writer.encode(rows, partitions, index.centroids, storage.signs, 5, metric)
     np.testing.assert_array_equal(ours.codes, storage.codes)
     for mine, theirs in ((ours.add, storage.add), (ours.scale, storage.scale)):
         np.testing.assert_allclose(mine, theirs, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(ours.error, storage.extra.error, rtol=1e-4, atol=1e-5)
+    # The extra-bit factors of the rows whose codes are pylance's are pylance's.
+    same = np.all(ours.ex_codes == storage.extra.values, axis=1)
+    assert ours.ex_add is not None and ours.ex_scale is not None
+    for mine, theirs in ((ours.ex_add, storage.extra.add), (ours.ex_scale, storage.extra.scale)):
+        np.testing.assert_allclose(mine[same], theirs[same], rtol=1e-4, atol=1e-5)
 
     # An independent check of the extra-bit codes: the cosine between |o| and k + 1/2.
     residual = rabitq.rotate(rows - index.centroids[partitions], storage.signs)
@@ -174,7 +179,7 @@ def test_defaults_are_pylances(tmp_path: Path) -> None:
         ({"num_bits": 3}, UnsupportedOptionError, "num_bits 1, 2, 5, 9"),
         ({"num_bits": 0}, ArgumentError, "1..=9"),
         ({"num_bits": True}, ArgumentError, "1..=9"),
-        ({"metric": "dot"}, UnsupportedOptionError, "l2 or cosine"),
+        ({"metric": "hamming"}, UnsupportedOptionError, "l2, cosine or dot"),
     ],
 )
 def test_what_lancelet_does_not_build_is_refused(

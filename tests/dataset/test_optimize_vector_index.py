@@ -172,6 +172,7 @@ OTHER_KINDS = [
     ("IVF_HNSW_PQ", "cosine", False),
     ("IVF_RQ", "l2", False),
     ("IVF_RQ", "cosine", True),
+    ("IVF_RQ", "dot", False),
 ]
 OTHER_SCENARIOS = [SCENARIOS[0], SCENARIOS[1], SCENARIOS[8]]
 

@@ -16,7 +16,7 @@ IVF_HNSW_FLAT / _SQ / _PQ store their rows as the IVF type of the same storage a
 add one HNSW graph per partition (:mod:`lancelet.index.vector.ivf_hnsw`; ``m``,
 ``ef_construction`` and ``max_level`` as pylance takes them).  IVF_RQ codes each
 row's rotated residual with ``num_bits`` (default 5) bits per dimension
-(:mod:`lancelet.index.vector.ivf_rq_writer`; float32 vectors, l2 and cosine).
+(:mod:`lancelet.index.vector.ivf_rq_writer`; float32 vectors).
 One ``CreateIndex`` commit then lists the index over every fragment; if anything
 fails, the new directory is removed and the dataset is as it was.
 
@@ -471,7 +471,7 @@ def _check_rq(num_bits: object, metric: object, dimension: int, where: str) -> N
         )
     if isinstance(metric, str) and _METRICS.get(metric.lower()) not in ivf_rq_writer.METRICS:
         raise UnsupportedOptionError(
-            f"{where}: lancelet builds IVF_RQ indices of metric l2 or cosine, not {metric}"
+            f"{where}: lancelet builds IVF_RQ indices of metric l2, cosine or dot, not {metric}"
         )
     if dimension % 8 or dimension > rabitq.MAX_DIMENSION:
         raise UnsupportedOptionError(

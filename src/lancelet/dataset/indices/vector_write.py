@@ -87,7 +87,9 @@ def write_index(
     if params.storage == _RQ:
         signs = ivf_rq_writer.new_signs(found.centroids.shape[1], rng)
         work = vectors.astype(np.float32, copy=False)
-        rq = ivf_rq_writer.encode(work, found.partitions, found.centroids, signs, params.num_bits)
+        rq = ivf_rq_writer.encode(
+            work, found.partitions, found.centroids, signs, params.num_bits, params.metric
+        )
         del vectors, work
         ivf_rq_writer.write_ivf_rq(
             directory,

@@ -7,24 +7,25 @@ R(x - c_p)`` be its rotated residual (:func:`rabitq.rotate`, random sign bytes
 drawn per index), ``r² = |o|²`` and ``Rc`` the rotated centroid.
 
 * one bit per dimension: bit ``d`` is set when ``o_d`` is positive or +0; with
-  ``s = ±1`` those signs, ``scale = -4 r² / Σ|o_d|`` and ``add = r² + 2 r² <s, Rc> /
-  Σ|o_d|``, so that the reader's ``(ip - S/2) · scale + add + |q - c|²`` estimates
-  ``|x - q|²``;
-* ``error = 2 r · 1.9 · sqrt((1 - a²) / a²) / sqrt(D - 1)`` with ``a = Σ|o_d| / (r
+  ``s = ±1`` those signs and ``w`` 2 for l2 and cosine, 1 for dot, ``scale = -2w r²
+  / Σ|o_d|`` and ``add = E + w r² <s, Rc> / Σ|o_d|``, where ``E`` is ``r²`` (l2,
+  cosine) or ``1 - <o, Rc>`` (dot), so that the reader's estimate is ``|x - q|²``
+  (or ``1 - x·q``);
+* ``error = w r · 1.9 · sqrt((1 - a²) / a²) / sqrt(D - 1)`` with ``a = Σ|o_d| / (r
   sqrt(D))``: the width of the lower bound pylance skips rows by;
 * ``ex = num_bits - 1`` more bits: each dimension's magnitude code ``k_d`` (0 to
   ``2^ex - 1``) is ``floor(t |o_d|)`` for the ``t`` whose codes ``|y_d| = k_d + 1/2``
   point closest to ``|o|`` (every ``t`` where a code steps, within a band that
   holds the best one: :func:`scale_range`); the stored
   code is ``k_d`` for a set sign bit, ``2^ex - 1 - k_d`` otherwise, and with ``y``
-  the signed codes ``scale_ex = -2 r² / <y, o>``, ``add_ex = r² + 2 r² <y, Rc> /
+  the signed codes ``scale_ex = -w r² / <y, o>``, ``add_ex = E + w r² <y, Rc> /
   <y, o>``.
 
 A residual of zero (a vector on its centroid) gets zero factors: its estimate is
 ``|q - c|²``, exact.  Within each partition the sign codes are packed for
 pylance's fast scan (:func:`packed_codes`).  lancelet builds ``num_bits`` 1, 2, 5
-(pylance's default) and 9, l2 and cosine, for dimensions that are a multiple of 8
-up to 1024; the rest is refused by the caller.
+(pylance's default) and 9, for dimensions that are a multiple of 8 up to 1024; the
+rest is refused by the caller.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ INDEX_TYPE = "IVF_RQ"
 DEFAULT_NUM_BITS = 5
 # num_bits whose extra-bit layouts lancelet writes (extra widths 0, 1, 4 and 8).
 NUM_BITS = (1, 2, 5, 9)
-METRICS = ("l2", "cosine")
+METRICS = ("l2", "cosine", "dot")
 _EPSILON = 1.9
 _BLOCK_ROWS = 1 << 13
 # Rows whose steps numpy sorts at once: bounds the (rows, D * 2^ex) temporaries.
@@ -98,14 +99,22 @@ def encode(
     centroids: np.ndarray,
     signs: np.ndarray,
     num_bits: int,
+    metric: str,
 ) -> RqCodes:
-    """The codes of ``vectors`` ((n, D) float32) in their partitions."""
+    """The codes of ``vectors`` ((n, D) float32; unit vectors for cosine) in their
+    partitions, for an index of ``metric``."""
     rotated_centroids = rabitq.rotate(centroids.astype(np.float32), signs).astype(np.float64)
 
     def block(start: int) -> tuple[np.ndarray | None, ...]:  # one call per block of rows
         part = slice(start, start + _BLOCK_ROWS)
         return _encode_block(
-            vectors[part], partitions[part], centroids, rotated_centroids, signs, num_bits - 1
+            vectors[part],
+            partitions[part],
+            centroids,
+            rotated_centroids,
+            signs,
+            num_bits - 1,
+            metric == "dot",
         )
 
     # Blocks on the pool's threads (the compiled search releases the GIL); one empty
@@ -125,7 +134,11 @@ def _encode_block(
     rotated_centroids: np.ndarray,
     signs: np.ndarray,
     ex_bits: int,
+    dot: bool,
 ) -> tuple[np.ndarray | None, ...]:
+    # l2 (and cosine) estimate |x - q|² = r² + |q - c|² - 2<o, R(q - c)>; dot
+    # estimates 1 - x·q = (1 - c·q) - <o, Rq>: the product's weight and the exact
+    # part differ.
     residual = vectors.astype(np.float32) - centroids[partitions].astype(np.float32)
     o = rabitq.rotate(residual, signs).astype(np.float64)
     dimension = o.shape[1]
@@ -136,12 +149,14 @@ def _encode_block(
     length = absolute.sum(axis=1)
     turned = rotated_centroids[partitions]
     sign = np.where(positive, 1.0, -1.0)
+    weight = 1.0 if dot else 2.0
+    exact = 1.0 - np.einsum("ij,ij->i", o, turned) if dot else squared
     with np.errstate(divide="ignore", invalid="ignore"):
-        scale = _finite(-4.0 * squared / length)
-        add = squared + _finite(2.0 * squared * np.einsum("ij,ij->i", sign, turned) / length)
+        scale = _finite(-2.0 * weight * squared / length)
+        add = exact + _finite(weight * squared * np.einsum("ij,ij->i", sign, turned) / length)
         cosine = length / np.sqrt(squared * dimension)
         spread = np.sqrt(np.maximum(1.0 - cosine * cosine, 0.0)) / cosine
-        error = _finite(2.0 * np.sqrt(squared) * _EPSILON * spread / np.sqrt(dimension - 1))
+        error = _finite(weight * np.sqrt(squared) * _EPSILON * spread / np.sqrt(dimension - 1))
     out: list[np.ndarray | None] = [codes, _f32(add), _f32(scale), _f32(error)]
     if not ex_bits:
         return (*out, None, None, None)
@@ -151,8 +166,8 @@ def _encode_block(
     signed = sign * (magnitude + 0.5)
     aligned = np.einsum("ij,ij->i", signed, o)
     with np.errstate(divide="ignore", invalid="ignore"):
-        ex_scale = _finite(-2.0 * squared / aligned)
-        ex_add = squared + _finite(2.0 * squared * np.einsum("ij,ij->i", signed, turned) / aligned)
+        ex_scale = _finite(-weight * squared / aligned)
+        ex_add = exact + _finite(weight * squared * np.einsum("ij,ij->i", signed, turned) / aligned)
     padded = np.zeros((len(o), rabitq_ex.padded_length(dimension)), dtype=np.uint8)
     padded[:, :dimension] = stored
     return (*out, padded, _f32(ex_add), _f32(ex_scale))

@@ -118,7 +118,7 @@ class Quantizer:
         if self.rotation is not None:
             signs, bits = self.rotation.signs, self.rotation.num_bits
             work = np.asarray(vectors, dtype=np.float32)
-            rq = ivf_rq_writer.encode(work, partitions, self.centroids, signs, bits)
+            rq = ivf_rq_writer.encode(work, partitions, self.centroids, signs, bits, self.metric)
             return ivf_rq_writer.to_payload(rq)
         if self.bounds is not None:
             return ivf_sq_writer.encode(vectors, *self.bounds)
