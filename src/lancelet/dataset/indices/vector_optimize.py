@@ -61,17 +61,9 @@ from lancelet.table.fragment import Fragment
 from lancelet.table.index import IndexMetadata, index_type
 from lancelet.table.manifest import Manifest
 
-# The vector index types lancelet rewrites (optimize, compaction): it reads and writes
-# their files.
-VECTOR_TYPES = (
-    "IVF_FLAT",
-    "IVF_PQ",
-    "IVF_SQ",
-    "IVF_RQ",
-    "IVF_HNSW_FLAT",
-    "IVF_HNSW_PQ",
-    "IVF_HNSW_SQ",
-)
+# The vector index types lancelet rewrites (optimize, compaction): every type it
+# reads (``rewritable`` says which segments of them).
+VECTOR_TYPES = layout.SUPPORTED_TYPES
 # The bounds pylance reshapes partitions at, in its target rows per partition.
 _JOIN_PERCENT = 25
 _SPLIT_FACTOR = 4

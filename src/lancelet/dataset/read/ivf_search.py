@@ -47,7 +47,7 @@ from lancelet.dataset.read.nearest import DISTANCE, QUERY_INDEX, NearestQuery, v
 from lancelet.dataset.read.projection import ROW_ADDRESS, ROW_ID
 from lancelet.dataset.read.take import MISSING
 from lancelet.errors import ArgumentError, UnsupportedVectorIndexError, VectorQueryError
-from lancelet.index.vector import IvfIndex, float32_distance
+from lancelet.index.vector import IvfIndex, float32_distance, layout
 from lancelet.index.vector.distance import exact
 from lancelet.index.vector.hnsw import TiedCutError
 from lancelet.index.vector.probing import Probing
@@ -58,15 +58,7 @@ from lancelet.table.index import IndexMetadata, index_type
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.store import DatasetStore
 
-READ_TYPES = (
-    "IVF_FLAT",
-    "IVF_PQ",
-    "IVF_SQ",
-    "IVF_RQ",
-    "IVF_HNSW_FLAT",
-    "IVF_HNSW_PQ",
-    "IVF_HNSW_SQ",
-)
+READ_TYPES = layout.SUPPORTED_TYPES
 
 # Types whose segments are pooled (several segments, remapped or stable row ids).
 POOLED_TYPES = ("IVF_FLAT", "IVF_PQ")
