@@ -11,6 +11,7 @@ original vectors, which the caller supplies by row id.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -69,6 +70,17 @@ class IvfIndex:
     def partition(self, number: int) -> slice:
         start = int(self.offsets[number])
         return slice(start, start + int(self.lengths[number]))
+
+    def _narrowed(self, allowed: np.ndarray | None) -> np.ndarray | None:
+        """``allowed``, or None when it holds exactly the index's rows (nothing is
+        then left out: the common case of a search without deletions or filter)."""
+        if allowed is None or len(allowed) != len(self.row_ids):
+            return allowed
+        return None if np.array_equal(self._sorted_row_ids, allowed) else allowed
+
+    @functools.cached_property
+    def _sorted_row_ids(self) -> np.ndarray:
+        return np.sort(self.row_ids)
 
     def partition_row_ids(self, number: int) -> np.ndarray:
         return self.row_ids[self.partition(number)]
@@ -192,6 +204,7 @@ class IvfIndex:
             for p, part in zip(chosen, parts, strict=True)
         ]
         scores_all = np.concatenate(scores or [np.empty(0, np.float32)])
+        allowed = self._narrowed(allowed)
         mask = None if allowed is None else _allowed(self.row_ids[positions], allowed)
         nodes, found = hnsw.heap_best(scores_all, keep, mask)
         row_ids = self.row_ids[positions[nodes]]
@@ -255,6 +268,7 @@ class IvfIndex:
         if not parts:
             return np.empty(0, np.uint64), np.empty(0, np.float32)
         row_ids = np.concatenate([self.row_ids[part] for part in parts])
+        allowed = self._narrowed(allowed)
         mask = np.ones(len(row_ids), bool) if allowed is None else _allowed(row_ids, allowed)
         pairs = list(zip(chosen, parts, strict=True))
         if isinstance(self.storage, RabitqStorage) and self.storage.skips_rows:
@@ -278,6 +292,7 @@ class IvfIndex:
         positions = [np.empty(0, np.int64)]
         found = [np.empty(0, np.float32)]
         tied = np.inf
+        allowed = self._narrowed(allowed)
         for p in self._probed_partitions(query, nprobes):  # one step per partition
             part = self.partition(p)
             scores = self.storage.distances(query, self.centroids[p], part, self.metric)
