@@ -17,6 +17,7 @@ import pytest
 import lancelet as ll
 from lancelet.errors import UnsupportedIndexError
 from lancelet.index.vector import IvfIndex
+from lancelet.index.vector.hnsw import TiedCutError
 from lancelet.index.vector.storage import FlatStorage
 from tests.storage import copy_tree, local
 
@@ -104,7 +105,10 @@ def _details(uri: str) -> list[Any]:
 
 
 def _answers(uri: str) -> None:
+    """Both libraries answer alike; lancelet may refuse (TiedCutError) a few queries
+    whose index distances tie across the cut, as random HNSW graphs can make them."""
     rng = np.random.default_rng(3)
+    refused = 0
     for number in range(12):
         query = VECTORS[rng.integers(0, len(VECTORS))] + rng.normal(0, 1.5, DIMENSION)
         nearest: dict[str, Any] = {"column": "vec", "q": query.astype(np.float32), "k": 15}
@@ -113,7 +117,12 @@ def _answers(uri: str) -> None:
             nearest["refine_factor"] = number % 3
         kw = {"columns": ["id"], "nearest": nearest, "with_row_id": True}
         want = lance.dataset(uri).to_table(**kw)
-        got = ll.dataset(uri).to_table(**kw)
+        try:
+            got = ll.dataset(uri).to_table(**kw)
+        except TiedCutError:
+            refused += 1
+            assert refused <= 3
+            continue
         assert got["id"].to_pylist() == want["id"].to_pylist()
         np.testing.assert_allclose(
             got["_distance"].to_numpy(), want["_distance"].to_numpy(), rtol=1e-6, atol=1e-5

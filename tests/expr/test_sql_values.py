@@ -148,6 +148,11 @@ EXPRESSIONS = [
             "st",
         )
     ),
+    # nvl of a string and a NULL literal: string_view in pylance (coalesce keeps string).
+    "nvl(s, NULL)",
+    "nvl(NULL, ls)",
+    "ifnull(s, NULL)",
+    "coalesce(s, NULL)",
     "arrow_typeof(named_struct('a', id))",
     "arrow_typeof(struct(id, 'x'))",
     "arrow_typeof(l[1])",

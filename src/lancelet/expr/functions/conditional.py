@@ -85,7 +85,12 @@ def nvl(call: Call) -> Value:
     if any(pa.types.is_decimal(t) for t in types) and all(is_numeric(t) for t in types):
         first, second = (as_float64(call, v) for v in values)
         return apply(pc.coalesce, [first, second], call.node)
-    return coalesce(call)
+    result = coalesce(call)
+    if is_string(result.type) and any(is_null(v.type) for v in values):
+        # pylance types nvl of a string (or large string) and a NULL literal as
+        # string_view (measured; coalesce keeps the string's type).
+        return call.as_view(result)
+    return result
 
 
 def nvl2(call: Call) -> Value:
