@@ -50,6 +50,7 @@ from lancelet.errors import ArgumentError, UnsupportedVectorIndexError, VectorQu
 from lancelet.index.vector import IvfIndex, float32_distance, layout
 from lancelet.index.vector.distance import exact
 from lancelet.index.vector.hnsw import TiedCutError
+from lancelet.index.vector.ivf import members
 from lancelet.index.vector.probing import Probing
 from lancelet.io import accounting
 from lancelet.table import naming
@@ -414,7 +415,7 @@ def _allowed_pool(
 ) -> Probed:
     """Every segment's rows of the ``nprobes`` probed partitions that may come back."""
     found = pooled(segments, vector, nprobes)
-    keep = _members(allowed, found.addresses)
+    keep = members(allowed, found.addresses)
     # pylance's mask lets ghosts through only when it is the deletions alone (no
     # prefilter filter, every fragment indexed): measured.
     ghosts = (found.addresses == MISSING) & (not filtered) & (not plan.unindexed)
@@ -440,22 +441,13 @@ def _ranked_keys(
     keys = np.asarray(segment.index.row_ids, dtype=np.uint64)
     if segment.lookup is not None:
         addresses, ghost = segment.lookup(keys)
-        kept = _members(allowed, addresses) | (ghost & segment.ghosts_rank & ghosts)
+        kept = members(allowed, addresses) | (ghost & segment.ghosts_rank & ghosts)
     else:
         assert segment.reuse is not None
         moved, alive = segment.reuse.remap(keys)
-        kept = alive & _members(allowed, moved)
+        kept = alive & members(allowed, moved)
     ranked = _ranked(segment, plan, query, vector, np.unique(keys[kept]), where)
     return segment.located(ranked.row_ids, ranked.distances)
-
-
-def _members(allowed: np.ndarray, addresses: np.ndarray) -> np.ndarray:
-    """Whether each address is among the sorted ``allowed``."""
-    if not len(allowed):
-        return np.zeros(len(addresses), dtype=bool)
-    at = np.minimum(np.searchsorted(allowed, addresses), len(allowed) - 1)
-    found: np.ndarray = allowed[at] == addresses
-    return found
 
 
 def _ranked(

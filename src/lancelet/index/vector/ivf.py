@@ -205,7 +205,7 @@ class IvfIndex:
         ]
         scores_all = np.concatenate(scores or [np.empty(0, np.float32)])
         allowed = self._narrowed(allowed)
-        mask = None if allowed is None else _allowed(self.row_ids[positions], allowed)
+        mask = None if allowed is None else members(allowed, self.row_ids[positions])
         nodes, found = hnsw.heap_best(scores_all, keep, mask)
         row_ids = self.row_ids[positions[nodes]]
         order = np.lexsort((row_ids, found))
@@ -269,7 +269,7 @@ class IvfIndex:
             return np.empty(0, np.uint64), np.empty(0, np.float32)
         row_ids = np.concatenate([self.row_ids[part] for part in parts])
         allowed = self._narrowed(allowed)
-        mask = np.ones(len(row_ids), bool) if allowed is None else _allowed(row_ids, allowed)
+        mask = np.ones(len(row_ids), bool) if allowed is None else members(allowed, row_ids)
         pairs = list(zip(chosen, parts, strict=True))
         if isinstance(self.storage, RabitqStorage) and self.storage.skips_rows:
             scores = [
@@ -296,7 +296,7 @@ class IvfIndex:
         for p in self._probed_partitions(query, nprobes):  # one step per partition
             part = self.partition(p)
             scores = self.storage.distances(query, self.centroids[p], part, self.metric)
-            mask = None if allowed is None else _allowed(self.row_ids[part], allowed)
+            mask = None if allowed is None else members(allowed, self.row_ids[part])
             if self.graphs is not None:
                 nodes, distances, cut = self.graphs[p].search(scores, keep, ef, mask)
                 tied = min(tied, cut)
@@ -307,7 +307,7 @@ class IvfIndex:
         return np.concatenate(positions), np.concatenate(found).astype(np.float32), tied
 
 
-def _allowed(row_ids: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+def members(allowed: np.ndarray, row_ids: np.ndarray) -> np.ndarray:
     """Which of ``row_ids`` are in the sorted array ``allowed``."""
     if not len(allowed):
         return np.zeros(len(row_ids), bool)

@@ -407,7 +407,7 @@ def stored_payload(storage: rabitq.RabitqStorage) -> np.ndarray:
         storage.add,
         storage.scale,
         storage.error,
-        extra.bits if extra is not None else 0,
+        storage.num_bits - 1,
         extra.values if extra is not None else None,
         extra.add if extra is not None else None,
         extra.scale if extra is not None else None,

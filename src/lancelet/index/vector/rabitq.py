@@ -73,6 +73,11 @@ class RabitqStorage:
         return int(self.codes.shape[1]) * 8
 
     @property
+    def num_bits(self) -> int:
+        """Bits per dimension: the sign bit and the extra bits."""
+        return 1 + (self.extra.bits if self.extra is not None else 0)
+
+    @property
     def skips_rows(self) -> bool:
         """Whether pylance skips rows by their lower bound (multi-bit codes)."""
         return self.extra is not None

@@ -331,8 +331,7 @@ def quantizer(index: IvfIndex) -> Quantizer:
     bounds = (storage.lower, storage.upper) if isinstance(storage, SqStorage) else None
     rotation = None
     if isinstance(storage, RabitqStorage):
-        bits = storage.extra.bits + 1 if storage.extra is not None else 1
-        rotation = RqRotation(storage.signs, bits)
+        rotation = RqRotation(storage.signs, storage.num_bits)
     graph = None
     if index.graphs:
         params = index.graphs[0].params
