@@ -185,6 +185,12 @@ class VectorQueryTypeError(LanceletError, TypeError):
     know, a column that holds no vectors, a value of the wrong type."""
 
 
+class FullTextQueryError(ArgumentError):
+    """A ``full_text_query`` pylance refuses with a ``ValueError``: no index to search,
+    a column that is not text, a phrase on an index without positions, a boolean
+    query of MUST_NOT clauses only."""
+
+
 class PartitionOutOfRangeError(ArgumentError, IndexError):
     """A vector index partition number outside the index (pylance: ``IndexError``)."""
 

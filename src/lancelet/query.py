@@ -1,8 +1,7 @@
 """``lance.query``'s names: full-text query objects (see
-:mod:`lancelet.dataset.indices.fts_queries`;
-lancelet runs no full-text search, so a scan given one refuses it)."""
+:mod:`lancelet.index.fts.queries` and :mod:`lancelet.index.fts.query`)."""
 
-from lancelet.dataset.indices.fts_queries import (
+from lancelet.index.fts.queries import (
     BooleanQuery,
     BoostQuery,
     CombinedFieldsQuery,

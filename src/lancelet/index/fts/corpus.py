@@ -1,0 +1,241 @@
+"""The searchable parts of a text column: the documents of an INVERTED index, and
+rows not covered by one, analyzed at query time (searched "flat").
+
+Both answer the same questions (:class:`Corpus`): how many documents hold a token,
+its posting list as row addresses, term frequencies and document lengths, and its
+positions; :class:`ColumnSearch` scores a token over both with the statistics
+pylance uses for each (``docs/fts/bm25.md``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from lancelet.index.fts.analyzer import DocumentTokens
+from lancelet.index.fts.bm25 import CorpusStats, idf, term_scores
+from lancelet.index.fts.hits import Hits
+from lancelet.index.fts.params import InvertedParams
+from lancelet.index.fts.reader import InvertedIndex
+
+
+@dataclass(frozen=True)
+class Postings:
+    """One token's documents: their rows (uint64, ascending), how often the token
+    occurs in each (uint32) and each document's length in tokens (uint32)."""
+
+    rows: np.ndarray
+    frequencies: np.ndarray
+    lengths: np.ndarray
+
+
+def _no_postings() -> Postings:
+    return Postings(np.zeros(0, np.uint64), np.zeros(0, np.uint32), np.zeros(0, np.uint32))
+
+
+class Corpus(Protocol):
+    @property
+    def stats(self) -> CorpusStats: ...
+
+    @property
+    def has_positions(self) -> bool: ...
+
+    def document_frequency(self, token: str) -> int: ...
+
+    def postings(self, token: str) -> Postings: ...
+
+    def positions(self, token: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Rows, CSR offsets (int64) and positions (uint32) of ``token``'s postings."""
+        ...
+
+    def vocabulary(self) -> list[str]: ...
+
+
+class IndexCorpus:
+    """The documents of an INVERTED index (all partitions; deleted rows included)."""
+
+    def __init__(self, index: InvertedIndex) -> None:
+        self._index = index
+        self.stats = CorpusStats(index.num_docs, index.total_tokens)
+        self.has_positions = index.params.with_position
+
+    def document_frequency(self, token: str) -> int:
+        return self._index.document_frequency(token)
+
+    def postings(self, token: str) -> Postings:
+        parts = []
+        for partition in self._index.partitions:
+            token_id = partition.token_id(token)
+            if token_id is None:
+                continue
+            docs, freqs = partition.postings(token_id)
+            parts.append(Postings(partition.row_ids[docs], freqs, partition.num_tokens[docs]))
+        return _joined(parts)
+
+    def positions(self, token: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        rows, offsets, positions = [], [np.zeros(1, np.int64)], []
+        end = 0
+        for partition in self._index.partitions:
+            token_id = partition.token_id(token)
+            if token_id is None:
+                continue
+            docs, _ = partition.postings(token_id)
+            starts, values = partition.positions(token_id)
+            rows.append(partition.row_ids[docs])
+            offsets.append(np.asarray(starts[1:], np.int64) + end)
+            positions.append(values)
+            end += len(values)
+        return _joined_positions(rows, offsets, positions)
+
+    def vocabulary(self) -> list[str]:
+        tokens: set[str] = set()
+        for partition in self._index.partitions:
+            tokens.update(token for token, _ in partition.tokens())
+        return sorted(tokens)
+
+
+def _joined(parts: list[Postings]) -> Postings:
+    """Postings of several partitions (disjoint rows) as one, by row."""
+    if not parts:
+        return _no_postings()
+    if len(parts) == 1:
+        return parts[0]
+    rows = np.concatenate([p.rows for p in parts])
+    order = np.argsort(rows, kind="stable")
+    return Postings(
+        rows[order],
+        np.concatenate([p.frequencies for p in parts])[order],
+        np.concatenate([p.lengths for p in parts])[order],
+    )
+
+
+def _joined_positions(
+    rows: list[np.ndarray], offsets: list[np.ndarray], positions: list[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """CSR positions of several partitions joined; rows need not be sorted."""
+    if not rows:
+        return np.zeros(0, np.uint64), np.zeros(1, np.int64), np.zeros(0, np.uint32)
+    return (
+        np.concatenate(rows).astype(np.uint64),
+        np.concatenate(offsets),
+        np.concatenate(positions).astype(np.uint32),
+    )
+
+
+@dataclass
+class FlatCorpus:
+    """Rows searched without an index: their tokens as the analyzer makes them."""
+
+    tokens: DocumentTokens
+    # The row address of each document.
+    rows: np.ndarray
+    has_positions: bool = True
+    stats: CorpusStats = field(init=False)
+
+    def __post_init__(self) -> None:
+        docs = self.tokens
+        self.stats = CorpusStats(len(self.rows), int(docs.num_tokens.sum()))
+        self._number = {t: i for i, t in enumerate(docs.vocabulary.to_pylist())}
+        # Occurrences by (token, document, position): each token's run, each document
+        # within it.
+        order = np.lexsort((docs.position, docs.document, docs.token))
+        self._token = docs.token[order]
+        self._document = docs.document[order]
+        self._position = docs.position[order]
+        bounds = np.searchsorted(self._token, np.arange(len(self._number) + 1))
+        self._bounds = bounds
+
+    def _run(self, token: str) -> tuple[np.ndarray, np.ndarray]:
+        """The documents and positions of ``token``'s occurrences."""
+        number = self._number.get(token)
+        if number is None:
+            return np.zeros(0, np.int64), np.zeros(0, np.uint32)
+        start, stop = self._bounds[number], self._bounds[number + 1]
+        return self._document[start:stop], self._position[start:stop]
+
+    def document_frequency(self, token: str) -> int:
+        documents, _ = self._run(token)
+        return len(np.unique(documents))
+
+    def postings(self, token: str) -> Postings:
+        documents, _ = self._run(token)
+        unique, counts = np.unique(documents, return_counts=True)
+        return Postings(
+            self.rows[unique].astype(np.uint64),
+            counts.astype(np.uint32),
+            self.tokens.num_tokens[unique],
+        )
+
+    def positions(self, token: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        documents, positions = self._run(token)
+        unique, starts = np.unique(documents, return_index=True)
+        offsets = np.append(starts, len(documents)).astype(np.int64)
+        return self.rows[unique].astype(np.uint64), offsets, positions.astype(np.uint32)
+
+    def vocabulary(self) -> list[str]:
+        return sorted(self._number)
+
+
+@dataclass(frozen=True)
+class ColumnSearch:
+    """A text column to search: its index's documents, the rows outside it, or both.
+
+    Measured on pylance 14: indexed rows are scored with the index's statistics
+    alone; rows outside the index with those of the index and of the searched rows
+    outside it added together (document count, token count, document frequency)."""
+
+    column: str
+    params: InvertedParams
+    indexed: IndexCorpus | None
+    flat: FlatCorpus | None
+
+    @property
+    def has_positions(self) -> bool:
+        parts = [p for p in (self.indexed, self.flat) if p is not None]
+        return all(p.has_positions for p in parts)
+
+    def term(self, token: str) -> Hits:
+        """The rows holding ``token`` and its BM25 score in each."""
+        parts: list[Hits] = []
+        base = CorpusStats(0, 0)
+        base_frequency = 0
+        if self.indexed is not None:
+            base, base_frequency = self.indexed.stats, self.indexed.document_frequency(token)
+            parts.append(_scored(self.indexed.postings(token), base_frequency, base))
+        if self.flat is not None:
+            stats = self.flat.stats.plus(base)
+            frequency = self.flat.document_frequency(token) + base_frequency
+            parts.append(_scored(self.flat.postings(token), frequency, stats))
+        return Hits.disjoint_union(parts)
+
+    def positions(self, token: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Rows, CSR offsets and positions of ``token`` over both parts."""
+        rows, offsets, positions = [], [np.zeros(1, np.int64)], []
+        end = 0
+        for part in (self.indexed, self.flat):
+            if part is None:
+                continue
+            r, o, p = part.positions(token)
+            rows.append(r)
+            offsets.append(o[1:] + end)
+            positions.append(p)
+            end += len(p)
+        return _joined_positions(rows, offsets, positions)
+
+    def vocabulary(self) -> list[str]:
+        """The tokens fuzzy matching expands to: the index's (measured: a column
+        searched without an index matches fuzzy terms exactly)."""
+        return [] if self.indexed is None else self.indexed.vocabulary()
+
+
+def _scored(postings: Postings, frequency: int, stats: CorpusStats) -> Hits:
+    if len(postings.rows) == 0:
+        return Hits.empty()
+    scores = term_scores(
+        idf(frequency, stats.num_docs),
+        postings.frequencies,
+        postings.lengths,
+        stats.average_length,
+    )
+    return Hits(postings.rows, scores)

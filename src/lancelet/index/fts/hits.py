@@ -1,0 +1,95 @@
+"""Scored rows of a full-text query and the ways queries combine them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Hits:
+    """Rows (uint64, ascending, distinct) with a float32 score each."""
+
+    rows: np.ndarray
+    scores: np.ndarray
+
+    @staticmethod
+    def empty() -> Hits:
+        return Hits(np.zeros(0, np.uint64), np.zeros(0, np.float32))
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @staticmethod
+    def disjoint_union(parts: Sequence[Hits]) -> Hits:
+        """Hits of parts holding different rows, as one."""
+        parts = [p for p in parts if len(p)]
+        if not parts:
+            return Hits.empty()
+        if len(parts) == 1:
+            return parts[0]
+        rows = np.concatenate([p.rows for p in parts])
+        order = np.argsort(rows, kind="stable")
+        return Hits(rows[order], np.concatenate([p.scores for p in parts])[order])
+
+    @staticmethod
+    def summed(parts: Sequence[Hits]) -> Hits:
+        """Every row of any part, scored by the float32 sum of its scores, added in
+        the order of ``parts`` (pylance adds term scores in query-token order)."""
+        parts = [p for p in parts if len(p)]
+        if not parts:
+            return Hits.empty()
+        if len(parts) == 1:
+            return parts[0]
+        rows = np.unique(np.concatenate([p.rows for p in parts]))
+        total = np.zeros(len(rows), np.float32)
+        for part in parts:
+            total[np.searchsorted(rows, part.rows)] += part.scores
+        return Hits(rows, total)
+
+    @staticmethod
+    def maximum(parts: Sequence[Hits]) -> Hits:
+        """Every row of any part, scored by its largest score."""
+        parts = [p for p in parts if len(p)]
+        if not parts:
+            return Hits.empty()
+        rows = np.unique(np.concatenate([p.rows for p in parts]))
+        best = np.full(len(rows), -np.inf, np.float32)
+        for part in parts:
+            at = np.searchsorted(rows, part.rows)
+            best[at] = np.maximum(best[at], part.scores)
+        return Hits(rows, best)
+
+    def within(self, rows: np.ndarray) -> Hits:
+        """These hits of ``rows`` (sorted) only."""
+        keep = _members(self.rows, rows)
+        return Hits(self.rows[keep], self.scores[keep])
+
+    def without(self, rows: np.ndarray) -> Hits:
+        """These hits but those of ``rows`` (sorted)."""
+        keep = ~_members(self.rows, rows)
+        return Hits(self.rows[keep], self.scores[keep])
+
+    def scaled(self, factor: float) -> Hits:
+        return Hits(self.rows, (self.scores * np.float32(factor)).astype(np.float32))
+
+
+def _members(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    """Which of ``values`` are in ``sorted_set``."""
+    if len(sorted_set) == 0:
+        return np.zeros(len(values), bool)
+    at = np.searchsorted(sorted_set, values)
+    at[at == len(sorted_set)] = 0
+    return np.asarray(sorted_set[at] == values)
+
+
+def common_rows(parts: Sequence[np.ndarray]) -> np.ndarray:
+    """The rows (sorted) in every one of ``parts``."""
+    if not parts:
+        return np.zeros(0, np.uint64)
+    common = parts[0]
+    for rows in parts[1:]:
+        common = np.intersect1d(common, rows, assume_unique=True)
+    return common

@@ -1,0 +1,228 @@
+"""pylance 14's full-text query language evaluated over searchable text columns.
+
+What each query means, as measured on pylance 14.0.2 (``docs/fts/queries.md``):
+
+* **match** (a plain string, or ``MatchQuery``): the query text goes through the
+  column's analyzer; each query token's BM25 score is added, in query-token order,
+  repeats counted again.  OR: rows holding any token; AND: rows holding every token
+  (scored the same).  ``boost`` multiplies the score.  No token (empty text, stop
+  words only): no rows.
+* **fuzzy** (``fuzziness`` > 0): each query token stands for the index's tokens within
+  that Levenshtein distance (a transposition is 2 edits) sharing its first
+  ``prefix_length`` characters, the first ``max_expansions`` of them in byte order;
+  each is scored with its own statistics and all are added.  ``fuzziness=None``
+  matched exactly.  A column searched without an index matches exactly.
+* **phrase**: rows holding the query tokens in order at the positions the query gives
+  them (removed stop words keep their place), each gap allowed to grow by up to
+  ``slop`` positions, never reordered; scored as the match of the same tokens.
+* **boost**: the rows of ``positive``, scored ``positive - negative_boost *
+  negative`` where ``negative`` matches too.
+* **multi-match**: a match on each column (with its boost); a row's score is the
+  largest of its columns'.  A plain string is a multi-match over every column with an
+  INVERTED index.
+* **boolean**: rows matching every MUST (any SHOULD when there is no MUST), none of
+  the MUST_NOT; the MUST and SHOULD scores of a row are added.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from lancelet.errors import FullTextQueryError, UnsupportedOptionError
+from lancelet.index.fts import queries as q
+from lancelet.index.fts.analyzer import analyze
+from lancelet.index.fts.corpus import ColumnSearch
+from lancelet.index.fts.fuzzy import expansions
+from lancelet.index.fts.hits import Hits, common_rows
+
+
+class QueryEvaluator:
+    """Evaluates full-text queries over ``columns`` (each text column a query may
+    name, with how to search it); ``indexed`` lists the columns with an INVERTED
+    index, in schema order (what a plain string searches)."""
+
+    def __init__(self, columns: Mapping[str, ColumnSearch], indexed: Sequence[str]) -> None:
+        self._columns = columns
+        self._indexed = list(indexed)
+
+    def hits(self, query: q.FullTextQuery) -> Hits:
+        """The rows ``query`` matches and their scores."""
+        if isinstance(query, q.MatchQuery):
+            return self._match(query)
+        if isinstance(query, q.PhraseQuery):
+            return self._phrase(query)
+        if isinstance(query, q.BoostQuery):
+            return self._boost(query)
+        if isinstance(query, q.MultiMatchQuery):
+            return self._multi_match(query.query, query.columns, query.boosts, query.operator)
+        if isinstance(query, q.BooleanQuery):
+            return self._boolean(query)
+        raise UnsupportedOptionError(
+            f"full_text_query: lancelet does not run {type(query).__name__} searches"
+        )
+
+    def plain(self, text: str, columns: Sequence[str] | None) -> Hits:
+        """A query string: a match on ``columns``, or on every indexed column."""
+        if columns is None:
+            if not self._indexed:
+                raise FullTextQueryError(
+                    "Cannot perform full text search unless an INVERTED index has been "
+                    "created on at least one column"
+                )
+            columns = self._indexed
+        return self._multi_match(text, tuple(columns), None, q.FullTextOperator.OR)
+
+    def _column(self, name: str) -> ColumnSearch:
+        found = self._columns.get(name)
+        if found is None:
+            raise FullTextQueryError(f"full_text_query: no text column {name!r} to search")
+        return found
+
+    def _match(self, query: q.MatchQuery) -> Hits:
+        _refuse_granularity(query.document_granularity)
+        column = self._column(query.column)
+        tokens = _tokens(query.query, column)
+        fuzziness = query.fuzziness or 0
+        groups = []
+        for token, _ in tokens:
+            expanded = [token]
+            if fuzziness > 0 and column.indexed is not None:
+                expanded = expansions(
+                    token,
+                    column.vocabulary(),
+                    fuzziness,
+                    query.prefix_length,
+                    query.max_expansions,
+                )
+            groups.append(Hits.summed([column.term(t) for t in expanded]))
+        total = Hits.summed(groups)
+        if query.operator == q.FullTextOperator.AND:
+            total = total.within(common_rows([g.rows for g in groups]))
+        return total.scaled(query.boost) if query.boost != 1.0 else total
+
+    def _phrase(self, query: q.PhraseQuery) -> Hits:
+        _refuse_granularity(query.document_granularity)
+        column = self._column(query.column)
+        if not column.has_positions:
+            raise FullTextQueryError(
+                f"full_text_query: phrase query on column {query.column!r}: position is "
+                "not found but required for phrase queries, try recreating the index "
+                "with position"
+            )
+        if query.slop < 0:
+            raise FullTextQueryError("full_text_query: slop must not be negative")
+        tokens = _tokens(query.query, column)
+        if not tokens:
+            return Hits.empty()
+        rows = phrase_rows(column, tokens, query.slop)
+        scores = Hits.summed([column.term(t) for t, _ in tokens])
+        return scores.within(rows)
+
+    def _boost(self, query: q.BoostQuery) -> Hits:
+        positive = self.hits(query.positive)
+        negative = self.hits(query.negative).within(positive.rows)
+        at = np.searchsorted(positive.rows, negative.rows)
+        scores = positive.scores.copy()
+        scores[at] = scores[at] - np.float32(query.negative_boost) * negative.scores
+        return Hits(positive.rows, scores)
+
+    def _multi_match(
+        self,
+        text: str,
+        columns: Sequence[str],
+        boosts: Sequence[float] | None,
+        operator: q.FullTextOperator,
+    ) -> Hits:
+        if not columns:
+            raise FullTextQueryError("full_text_query: no column to search")
+        weights = [1.0] * len(columns) if boosts is None else list(boosts)
+        parts = [
+            self._match(q.MatchQuery(text, column, boost=weight, operator=operator))
+            for column, weight in zip(columns, weights, strict=True)
+        ]
+        return Hits.maximum(parts)
+
+    def _boolean(self, query: q.BooleanQuery) -> Hits:
+        by_occur: dict[q.Occur, list[Hits]] = {o: [] for o in q.Occur}
+        for occur, sub in query.queries:
+            by_occur[occur].append(self.hits(sub))
+        must, should = by_occur[q.Occur.MUST], by_occur[q.Occur.SHOULD]
+        if not must and not should:
+            raise FullTextQueryError(
+                "full_text_query: boolean query must have at least one should/must query"
+            )
+        total = Hits.summed(must + should)
+        if must:
+            total = total.within(common_rows([h.rows for h in must]))
+        for excluded in by_occur[q.Occur.MUST_NOT]:
+            total = total.without(excluded.rows)
+        return total
+
+
+def _refuse_granularity(granularity: q.DocumentGranularity | None) -> None:
+    if granularity not in (None, q.DocumentGranularity.ROW):
+        raise UnsupportedOptionError(
+            f"full_text_query: document_granularity={granularity.value!r}: lancelet "
+            "searches whole rows only"
+        )
+
+
+def _tokens(text: str, column: ColumnSearch) -> list[tuple[str, int]]:
+    """The query's tokens through the column's analyzer, with their positions."""
+    found = analyze(pa.array([text], pa.large_string()), column.params)
+    vocabulary = found.vocabulary.to_pylist()
+    return [(vocabulary[t], int(p)) for t, p in zip(found.token, found.position, strict=True)]
+
+
+def phrase_rows(column: ColumnSearch, tokens: Sequence[tuple[str, int]], slop: int) -> np.ndarray:
+    """The rows (sorted) holding ``tokens`` at their relative positions, each gap
+    between consecutive tokens at most ``slop`` longer than in the query."""
+    # Candidates: (row, position) of the first token, carried along the phrase as the
+    # position reached so far.  Rows are numbered by their rank among the first
+    # token's rows so that a (row, position) pair fits one 64-bit key.
+    first, previous = tokens[0]
+    rows, offsets, positions = column.positions(first)
+    universe = np.unique(rows)
+    rank = np.repeat(np.searchsorted(universe, rows), np.diff(offsets)).astype(np.int64)
+    at = positions.astype(np.int64)
+    for token, query_position in tokens[1:]:
+        gap = query_position - previous
+        previous = query_position
+        rank, at = _advance(column.positions(token), universe, rank, at, gap, slop)
+        if len(rank) == 0:
+            break
+    return universe[np.unique(rank)].astype(np.uint64)
+
+
+def _advance(
+    found: tuple[np.ndarray, np.ndarray, np.ndarray],
+    universe: np.ndarray,
+    rank: np.ndarray,
+    at: np.ndarray,
+    gap: int,
+    slop: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The candidates (row rank, position) followed by the next token ``gap`` ..
+    ``gap + slop`` positions on, moved to that token's nearest such position."""
+    rows, offsets, positions = found
+    token_rank = np.repeat(np.searchsorted(universe, rows), np.diff(offsets)).astype(np.int64)
+    token_rows = np.repeat(rows, np.diff(offsets))
+    known = token_rank < len(universe)
+    known[known] = universe[token_rank[known]] == token_rows[known]
+    keys = np.sort(_keys(token_rank[known], positions[known].astype(np.int64)))
+    wanted = _keys(rank, at + gap)
+    if len(keys) == 0:
+        return rank[:0], at[:0]
+    nearest = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    reached = keys[nearest]
+    ok = (reached >= wanted) & (reached - wanted <= np.uint64(slop))
+    ok &= (reached >> np.uint64(32)) == rank.astype(np.uint64)
+    return rank[ok], (reached[ok] & np.uint64(0xFFFFFFFF)).astype(np.int64)
+
+
+def _keys(rank: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """One sortable key per (row rank, position)."""
+    return (rank.astype(np.uint64) << np.uint64(32)) | positions.astype(np.uint64)
