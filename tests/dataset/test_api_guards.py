@@ -91,7 +91,6 @@ def test_every_pylance_keyword_is_known(
 REFUSED_SCAN_OPTIONS = [
     {"batch_size_bytes": 1024},
     {"index_segments": ["x"]},
-    {"full_text_query": "row"},
     {"fast_search": True},
     {"blob_handling": "all_binary"},
     {"row_addr_allowlist": b"\x00"},

@@ -13,7 +13,12 @@ from lance.indices import IndexConfig as PylanceConfig
 
 import lancelet as ll
 from lancelet import query
-from lancelet.errors import ArgumentError, UnsupportedIndexError, UnsupportedOptionError
+from lancelet.errors import (
+    ArgumentError,
+    FullTextQueryError,
+    UnsupportedIndexError,
+    UnsupportedOptionError,
+)
 from lancelet.indices import IndexConfig
 from tests.versions import STORAGE_VERSION
 
@@ -89,9 +94,11 @@ def test_query_objects_refuse_what_pylance_refuses() -> None:
         query.BooleanQuery([("MUST", query.MatchQuery("a", "s"))])  # type: ignore[list-item]
 
 
-def test_a_full_text_search_is_refused(path: Path) -> None:
-    with pytest.raises(UnsupportedOptionError, match="full_text_query"):
-        ll.dataset(path).to_table(full_text_query=query.MatchQuery("w1", "s"))
+def test_a_query_string_needs_an_inverted_index(path: Path) -> None:
+    with pytest.raises(ValueError, match="INVERTED index"):
+        lance.dataset(path).to_table(full_text_query="w1")
+    with pytest.raises(FullTextQueryError, match="INVERTED index"):
+        ll.dataset(path).to_table(full_text_query="w1")
 
 
 @pytest.mark.parametrize("kind", ["BTREE", "BITMAP", "ZONEMAP", "BLOOMFILTER"])

@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 
 from lancelet.dataset.core import arguments
 from lancelet.dataset.core.options import refuse_unimplemented
+from lancelet.dataset.read.fts_scanner import full_text_scanner
 from lancelet.dataset.read.nearest_scanner import nearest_scanner
 from lancelet.dataset.read.ordering import orderings
 from lancelet.dataset.read.projection import SPECIAL, Columns, projection
@@ -37,7 +38,6 @@ Filter: TypeAlias = str | pc.Expression
 _UNIMPLEMENTED_KEYWORDS = (
     "batch_size_bytes",
     "index_segments",
-    "full_text_query",
     "blob_handling",
     "row_addr_allowlist",
     "row_addr_blocklist",
@@ -89,6 +89,9 @@ class Scannable:
         keywords = dict(locals())
         call = f"{type(self).__name__}.scanner"
         refuse_unimplemented(call, **{name: keywords[name] for name in _UNIMPLEMENTED_KEYWORDS})
+        if full_text_query is not None:
+            store, manifest, own = self._source()
+            return full_text_scanner(store, manifest, own, keywords, call)
         if nearest is not None:
             return self._nearest_scanner(keywords, call)
         refuse_unimplemented(call, fast_search=fast_search)

@@ -47,15 +47,15 @@ def _c_logf() -> Callable[[float], float] | None:
     logf = library.logf
     logf.restype = ctypes.c_float
     logf.argtypes = [ctypes.c_float]
-    return logf  # type: ignore[no-any-return]
+    return logf
 
 
 def logf(x: np.float32) -> np.float32:
     """``ln(x)`` in float32 as the C library's ``logf`` computes it."""
     c_logf = _c_logf()
-    if c_logf is None:
-        return np.float32(math.log(float(x)))
-    return np.float32(c_logf(float(x)))
+    value = math.log(float(x)) if c_logf is None else c_logf(float(x))
+    result: np.float32 = np.float32(value)
+    return result
 
 
 @dataclass(frozen=True)
@@ -68,15 +68,14 @@ class CorpusStats:
 
     @property
     def average_length(self) -> np.float32:
-        if self.num_docs == 0:
-            return np.float32(0.0)
-        return np.float32(self.total_tokens) / np.float32(self.num_docs)
+        average: np.float32 = np.float32(0.0)
+        if self.num_docs:
+            average = np.float32(np.float32(self.total_tokens) / np.float32(self.num_docs))
+        return average
 
     def plus(self, other: CorpusStats) -> CorpusStats:
         """The statistics of both corpora taken as one."""
-        return CorpusStats(
-            self.num_docs + other.num_docs, self.total_tokens + other.total_tokens
-        )
+        return CorpusStats(self.num_docs + other.num_docs, self.total_tokens + other.total_tokens)
 
 
 def idf(document_frequency: int, num_docs: int) -> np.float32:

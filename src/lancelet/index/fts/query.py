@@ -225,4 +225,5 @@ def _advance(
 
 def _keys(rank: np.ndarray, positions: np.ndarray) -> np.ndarray:
     """One sortable key per (row rank, position)."""
-    return (rank.astype(np.uint64) << np.uint64(32)) | positions.astype(np.uint64)
+    keys: np.ndarray = (rank.astype(np.uint64) << np.uint64(32)) | positions.astype(np.uint64)
+    return keys

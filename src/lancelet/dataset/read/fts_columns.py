@@ -1,0 +1,128 @@
+"""The text columns a full-text query searches: their INVERTED index (if any) and
+the rows outside it, ready for :class:`~lancelet.index.fts.query.QueryEvaluator`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pyarrow as pa
+
+from lancelet.dataset.read import frag_reuse
+from lancelet.errors import FullTextQueryError, UnsupportedOptionError
+from lancelet.index.fts import queries as q
+from lancelet.index.fts.analyzer import analyze
+from lancelet.index.fts.corpus import ColumnSearch, FlatCorpus, IndexCorpus
+from lancelet.index.fts.params import InvertedParams
+from lancelet.index.fts.reader import InvertedIndex
+from lancelet.table import naming
+from lancelet.table.fragment import Fragment
+from lancelet.table.index import IndexMetadata, index_type
+from lancelet.table.manifest import Manifest
+from lancelet.transaction.store import DatasetStore
+
+INVERTED = "Inverted"
+_TEXT_TYPES = (pa.string(), pa.large_string(), pa.string_view())
+
+# Reads the text column and the row address of the live rows of some fragments
+# (passing a prefilter): (column, fragments) -> table of the column and _rowaddr.
+RowReader = Callable[[str, list[Fragment]], pa.Table]
+
+
+def inverted_segments(manifest: Manifest) -> dict[str, list[IndexMetadata]]:
+    """The INVERTED index segments of each top-level column that has some, in
+    schema order."""
+    by_field: dict[int, list[IndexMetadata]] = {}
+    for index in manifest.indices:
+        if index.is_system or index_type(index.index_details) != INVERTED:
+            continue
+        for field_id in index.fields:
+            by_field.setdefault(field_id, []).append(index)
+    found: dict[str, list[IndexMetadata]] = {}
+    for field in manifest.schema.fields:
+        if field.id in by_field:
+            found[field.name] = by_field[field.id]
+    return found
+
+
+def query_columns(query: q.FullTextQuery) -> list[str]:
+    """The columns ``query`` names, each once, in the order first named."""
+    if isinstance(query, (q.MatchQuery, q.PhraseQuery)):
+        return [query.column]
+    if isinstance(query, (q.MultiMatchQuery, q.CombinedFieldsQuery)):
+        return list(dict.fromkeys(query.columns))
+    if isinstance(query, q.BoostQuery):
+        return list(dict.fromkeys(query_columns(query.positive) + query_columns(query.negative)))
+    if isinstance(query, q.BooleanQuery):
+        names: list[str] = []
+        for _, sub in query.queries:
+            names.extend(query_columns(sub))
+        return list(dict.fromkeys(names))
+    return []
+
+
+def column_search(
+    store: DatasetStore,
+    manifest: Manifest,
+    name: str,
+    fragments: list[Fragment],
+    read_rows: RowReader | None,
+    where: str,
+) -> ColumnSearch:
+    """How to search column ``name`` over ``fragments``: through its INVERTED index
+    where it covers them, flat elsewhere (``read_rows`` None: nowhere else)."""
+    field = _text_field(manifest, name)
+    segments = inverted_segments(manifest).get(name, [])
+    if len(segments) > 1:
+        raise UnsupportedOptionError(
+            f"{where}: column {name!r} has {len(segments)} INVERTED index segments; "
+            "lancelet searches a single segment"
+        )
+    indexed = None
+    params = InvertedParams()
+    covered: set[int] = set()
+    if segments:
+        segment = segments[0]
+        if frag_reuse.reuse_map(store, manifest) is not None:
+            raise UnsupportedOptionError(
+                f"{where}: full-text search of a dataset with a fragment reuse index"
+            )
+        index = _opened(store, segment)
+        indexed = IndexCorpus(index)
+        params = index.params
+        covered = set(segment.fragment_bitmap or ())
+    flat = None
+    outside = [f for f in fragments if f.id not in covered]
+    if read_rows is not None and (outside or not segments):
+        table = read_rows(field.name, outside)
+        texts = table.column(0).combine_chunks()
+        rows = np.asarray(table.column(1).to_numpy(), np.uint64)
+        flat = FlatCorpus(analyze(texts, params), rows)
+    return ColumnSearch(name, params, indexed, flat)
+
+
+def _text_field(manifest: Manifest, name: str) -> pa.Field:
+    arrow = manifest.schema.to_arrow()
+    index = arrow.get_field_index(name)
+    if index < 0:
+        raise FullTextQueryError(
+            f"full_text_query: FTS field path {name!r} does not exist in the dataset schema"
+        )
+    field = arrow.field(index)
+    if field.type not in _TEXT_TYPES:
+        raise FullTextQueryError(
+            f"full_text_query: FTS field {name!r} must resolve to Utf8, LargeUtf8 or "
+            f"Utf8View, got {field.type}"
+        )
+    return field
+
+
+def _opened(store: DatasetStore, segment: IndexMetadata) -> InvertedIndex:
+    """The open index, kept by the store (index files never change)."""
+    cache = store.index_cache("inverted_indices")
+    key = str(segment.uuid)
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = InvertedIndex.open(store.place(naming.INDICES_DIR, key))
+    assert isinstance(found, InvertedIndex)
+    return found
