@@ -1,0 +1,390 @@
+"""``full_text_query=`` scans against pylance 14 on indices pylance builds: the same
+rows, columns and ``_score`` (float32; compared as multisets since tied rows may come
+in another order)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import lance
+import lance.query as pq
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import lancelet as ll
+from lancelet import query as lq
+from lancelet.errors import FullTextQueryError, UnsupportedOptionError
+
+TEXT = [
+    "The quick brown fox jumps over the lazy dog",
+    "A lazy dog sleeps",
+    "Quick brown foxes are running",
+    "hello world",
+    "dog dog dog cat",
+    "cat dog",
+]
+T2 = ["fox cat", "dog", "hello", "world fox", "cat", "lazy"]
+
+
+def same_hits(theirs: pa.Table, ours: pa.Table) -> None:
+    """The same columns, types and rows; scores within 1e-6; rows by descending
+    score where pylance's are."""
+    assert ours.schema.names == theirs.schema.names
+    assert ours.schema.types == theirs.schema.types
+    assert ours.num_rows == theirs.num_rows
+    if "_score" not in theirs.schema.names:
+        assert sorted(ours.to_pylist(), key=str) == sorted(theirs.to_pylist(), key=str)
+        return
+    for x, y in zip(_scored_rows(theirs), _scored_rows(ours), strict=True):
+        assert x[:-1] == y[:-1]
+        assert abs(x[-1] - y[-1]) <= 1e-6
+    scores = theirs["_score"].to_numpy()
+    if (np.diff(scores) <= 0).all():
+        assert (np.diff(ours["_score"].to_numpy()) <= 0).all()
+
+
+def _scored_rows(table: pa.Table) -> list[tuple[Any, ...]]:
+    """The rows as tuples, the score last, sorted."""
+    key = [n for n in table.schema.names if n != "_score"]
+    columns = [table[n].to_pylist() for n in [*key, "_score"]]
+    return sorted(zip(*columns, strict=True), key=str)
+
+
+def both(path: Path, query: Any, ours_query: Any = None, **kw: Any) -> None:
+    theirs = lance.dataset(str(path)).to_table(full_text_query=query, **kw)
+    ours = ll.dataset(str(path)).to_table(
+        full_text_query=query if ours_query is None else ours_query, **kw
+    )
+    same_hits(theirs, ours)
+
+
+@pytest.fixture(scope="module")
+def two_columns(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``text`` indexed with positions, ``t2`` without."""
+    path = tmp_path_factory.mktemp("fts") / "two"
+    table = pa.table({"id": list(range(6)), "text": TEXT, "t2": T2})
+    ds = lance.write_dataset(table, str(path))
+    ds.create_scalar_index("text", "INVERTED", with_position=True)
+    ds.create_scalar_index("t2", "INVERTED")
+    return path
+
+
+def queries(m: Any) -> dict[str, Any]:
+    """The same queries built with pylance's classes (``m`` = lance.query) or ours."""
+    match, phrase = m.MatchQuery, m.PhraseQuery
+    op = m.FullTextOperator
+    occur = m.Occur
+    return {
+        "or": match("dog cat", "text"),
+        "and": match("dog cat", "text", operator=op.AND),
+        "and_none": match("hello cat", "text", operator=op.AND),
+        "boost": match("dog", "text", boost=2.0),
+        "stop_words_only": match("the a", "text"),
+        "fuzzy": match("dogg", "text", fuzziness=1),
+        "fuzzy_none": match("dogg", "text", fuzziness=None),
+        "phrase": phrase("lazy dog", "text"),
+        "phrase_slop": phrase("quick fox", "text", slop=1),
+        "phrase_stop_word": phrase("jumps over the lazy", "text"),
+        "phrase_missing": phrase("dog lazy", "text"),
+        "boost_query": m.BoostQuery(match("dog", "text"), match("cat", "text")),
+        "boost_query_03": m.BoostQuery(
+            match("dog fox", "text"), match("cat", "t2"), negative_boost=0.3
+        ),
+        "multi": m.MultiMatchQuery("dog fox", ["text", "t2"]),
+        "multi_boosts": m.MultiMatchQuery("dog fox", ["text", "t2"], boosts=[1.0, 2.0]),
+        "multi_and": m.MultiMatchQuery("dog cat", ["text", "t2"], operator=op.AND),
+        "must_should": m.BooleanQuery(
+            [(occur.MUST, match("dog", "text")), (occur.SHOULD, match("cat", "text"))]
+        ),
+        "should": m.BooleanQuery(
+            [(occur.SHOULD, match("fox", "text")), (occur.SHOULD, match("cat", "t2"))]
+        ),
+        "must_not": m.BooleanQuery(
+            [(occur.SHOULD, match("dog", "text")), (occur.MUST_NOT, match("cat", "text"))]
+        ),
+        "and_operator": match("dog", "text") & match("lazy", "text"),
+        "or_operator": match("dog", "text") | match("hello", "t2"),
+        "nested": m.BooleanQuery(
+            [
+                (occur.MUST, match("dog", "text") | match("fox", "t2")),
+                (occur.MUST_NOT, phrase("lazy dog", "text")),
+            ]
+        ),
+    }
+
+
+@pytest.mark.parametrize("name", list(queries(pq)))
+def test_queries_score_as_pylance(two_columns: Path, name: str) -> None:
+    both(two_columns, queries(pq)[name], queries(lq)[name])
+
+
+@pytest.mark.parametrize(
+    "text", ["dog", "dog cat", "Lazy DOGS!", "", "the", "fox hello", "dog dog"]
+)
+def test_query_strings_search_every_indexed_column(two_columns: Path, text: str) -> None:
+    both(two_columns, text)
+    both(two_columns, {"query": text, "columns": ["t2"]})
+
+
+@pytest.mark.parametrize(
+    "keywords",
+    [
+        {"limit": 2},
+        {"limit": 2, "offset": 1},
+        {"offset": 3},
+        {"columns": ["text"]},
+        {"columns": ["_score", "id"]},
+        {"columns": ["id"], "disable_scoring_autoprojection": True},
+        {"with_row_id": True},
+        {"with_row_address": True, "columns": ["id"]},
+        {"filter": "id > 1"},
+        {"filter": "id > 1", "prefilter": True},
+        {"filter": "id > 1", "limit": 1},
+        {"filter": "id > 1", "limit": 1, "prefilter": True},
+        {"filter": "_score > 0.5"},
+    ],
+    ids=str,
+)
+def test_scan_keywords_as_pylance(two_columns: Path, keywords: dict[str, Any]) -> None:
+    both(two_columns, "dog cat", **keywords)
+
+
+def test_to_batches_and_scanner(two_columns: Path) -> None:
+    theirs = lance.dataset(str(two_columns)).to_table(full_text_query="dog")
+    ours = ll.dataset(str(two_columns))
+    same_hits(theirs, pa.Table.from_batches(ours.to_batches(full_text_query="dog")))
+    same_hits(theirs, ours.scanner(full_text_query="dog").to_table())
+    assert ours.scanner(full_text_query="dog").count_rows() == theirs.num_rows
+
+
+@pytest.fixture(scope="module")
+def changed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An index whose dataset lost a row since and gained a fragment it does not
+    cover."""
+    path = str(tmp_path_factory.mktemp("fts") / "changed")
+    text = ["dog cat", "dog", "bird dog dog", "cat", "dog bird", "fish"]
+    ds = lance.write_dataset(pa.table({"id": list(range(6)), "text": text}), path)
+    ds.create_scalar_index("text", "INVERTED", with_position=True)
+    ds.delete("id = 1")
+    more = pa.table({"id": [10, 11, 12], "text": ["dog dog", "cat dog fish", "bird"]})
+    lance.write_dataset(more, path, mode="append")
+    return Path(path)
+
+
+CHANGED_QUERIES: list[tuple[str, Any, dict[str, Any]]] = [
+    ("dog", lambda m: "dog", {}),
+    ("dog_cat", lambda m: "dog cat", {}),
+    ("limit", lambda m: "dog", {"limit": 2}),
+    ("postfilter", lambda m: "dog", {"filter": "id >= 4"}),
+    ("prefilter", lambda m: "bird fish", {"filter": "id >= 2", "prefilter": True}),
+    ("and", lambda m: m.MatchQuery("dog cat", "text", operator=m.FullTextOperator.AND), {}),
+    ("phrase", lambda m: m.PhraseQuery("cat dog", "text"), {}),
+    ("phrase_row_id", lambda m: m.PhraseQuery("dog bird", "text"), {"with_row_id": True}),
+    (
+        "boolean",
+        lambda m: m.BooleanQuery(
+            [
+                (m.Occur.SHOULD, m.MatchQuery("fish", "text")),
+                (m.Occur.MUST_NOT, m.MatchQuery("cat", "text")),
+            ]
+        ),
+        {},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "name, build, keywords", CHANGED_QUERIES, ids=[c[0] for c in CHANGED_QUERIES]
+)
+def test_deleted_rows_and_unindexed_fragments(
+    changed: Path, name: str, build: Any, keywords: dict[str, Any]
+) -> None:
+    both(changed, build(pq), build(lq), **keywords)
+
+
+def test_deleted_rows_never_come_back(changed: Path) -> None:
+    table = ll.dataset(str(changed)).to_table(full_text_query="dog")
+    assert 1 not in table["id"].to_pylist()
+    assert {0, 2, 10, 11} <= set(table["id"].to_pylist())
+
+
+@pytest.fixture(scope="module")
+def unindexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A text column without an index, in two fragments, less a deleted row."""
+    path = str(tmp_path_factory.mktemp("fts") / "flat")
+    text = ["dog", "cat dog", "dog dog", "x", "dog a b c", "lazy dog cat", "cat"]
+    table = pa.table({"id": list(range(7)), "text": text})
+    ds = lance.write_dataset(table, path, max_rows_per_file=4)
+    ds.delete("id = 0")
+    return Path(path)
+
+
+FLAT_QUERIES: list[tuple[str, Any, dict[str, Any]]] = [
+    ("match", lambda m: m.MatchQuery("dog", "text"), {}),
+    ("match_limit", lambda m: m.MatchQuery("dog", "text"), {"limit": 2}),
+    (
+        "match_prefilter",
+        lambda m: m.MatchQuery("dog", "text"),
+        {"filter": "id >= 2", "prefilter": True},
+    ),
+    ("match_postfilter", lambda m: m.MatchQuery("dog", "text"), {"filter": "id >= 2"}),
+    ("and", lambda m: m.MatchQuery("dog cat", "text", operator=m.FullTextOperator.AND), {}),
+    ("boost", lambda m: m.MatchQuery("dog cat", "text", boost=0.5), {}),
+    ("fuzzy_is_exact", lambda m: m.MatchQuery("dogg", "text", fuzziness=1), {}),
+    ("phrase", lambda m: m.PhraseQuery("cat dog", "text"), {}),
+    ("multi", lambda m: m.MultiMatchQuery("dog", ["text"]), {}),
+    ("dict", lambda m: {"query": "lazy cat", "columns": ["text"]}, {}),
+    (
+        "boolean",
+        lambda m: m.BooleanQuery([(m.Occur.MUST, m.MatchQuery("cat", "text"))]),
+        {},
+    ),
+]
+
+
+@pytest.mark.parametrize("name, build, keywords", FLAT_QUERIES, ids=[c[0] for c in FLAT_QUERIES])
+def test_a_column_without_index_is_searched_flat(
+    unindexed: Path, name: str, build: Any, keywords: dict[str, Any]
+) -> None:
+    both(unindexed, build(pq), build(lq), **keywords)
+
+
+def test_flat_match_rows_come_in_row_order(unindexed: Path) -> None:
+    query = "MatchQuery('dog', 'text')"
+    theirs = lance.dataset(str(unindexed)).to_table(full_text_query=eval("pq." + query))
+    ours = ll.dataset(str(unindexed)).to_table(full_text_query=eval("lq." + query))
+    assert ours["id"].to_pylist() == theirs["id"].to_pylist()
+
+
+@pytest.fixture(scope="module")
+def words(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Near-miss spellings, indexed unstemmed, for fuzzy matching."""
+    path = str(tmp_path_factory.mktemp("fts") / "words")
+    text = [
+        "apple", "apply", "ample", "maple apple apply", "apples", "applesauce", "app",
+        "aple", "bpple", "appl", "apple pie", "applied", "pie crust",
+    ]  # fmt: skip
+    ds = lance.write_dataset(pa.table({"id": list(range(len(text))), "text": text}), path)
+    ds.create_scalar_index("text", "INVERTED", stem=False)
+    return Path(path)
+
+
+@pytest.mark.parametrize(
+    "text, keywords",
+    [
+        ("apple", {"fuzziness": 1}),
+        ("apple", {"fuzziness": 2}),
+        ("apple apply", {"fuzziness": 1}),
+        ("apple", {"fuzziness": 1, "max_expansions": 2}),
+        ("apple", {"fuzziness": 2, "max_expansions": 3}),
+        ("apple", {"fuzziness": 1, "prefix_length": 2}),
+        ("apple", {"fuzziness": 2, "prefix_length": 3}),
+        ("appel", {"fuzziness": 2}),
+        ("apple", {"fuzziness": None}),
+        ("apple", {"fuzziness": 1, "boost": 3.0}),
+        ("aple pie", {"fuzziness": 1, "operator": "AND"}),
+        ("pei", {"fuzziness": 1}),
+    ],
+    ids=str,
+)
+def test_fuzzy_matches_as_pylance(words: Path, text: str, keywords: dict[str, Any]) -> None:
+    def build(m: Any) -> Any:
+        args = dict(keywords)
+        if "operator" in args:
+            args["operator"] = m.FullTextOperator[args["operator"]]
+        return m.MatchQuery(text, "text", **args)
+
+    both(words, build(pq), build(lq))
+
+
+@pytest.fixture(scope="module")
+def phrases(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = str(tmp_path_factory.mktemp("fts") / "phrases")
+    text = [
+        "lazy dog dog", "lazy dog", "one x two y three", "one x two three",
+        "fox over the lazy", "fox jumps over lazy", "dog lazy", "fox the lazy", "two one",
+        "one two one two three",
+    ]  # fmt: skip
+    ds = lance.write_dataset(pa.table({"id": list(range(len(text))), "text": text}), path)
+    ds.create_scalar_index("text", "INVERTED", with_position=True, stem=False)
+    return Path(path)
+
+
+@pytest.mark.parametrize(
+    "text, slop",
+    [
+        ("lazy dog", 0),
+        ("two three", 0),
+        ("two three", 1),
+        ("one two", 0),
+        ("one two", 2),
+        ("two one", 1),
+        ("dog lazy", 2),
+        ("fox the lazy", 0),
+        ("fox over the lazy", 0),
+        ("fox lazy", 0),
+        ("fox lazy", 3),
+        ("the", 0),
+        ("lazy", 0),
+        ("lazy lazy", 0),
+        ("one two three", 0),
+    ],
+    ids=str,
+)
+def test_phrases_match_as_pylance(phrases: Path, text: str, slop: int) -> None:
+    both(phrases, pq.PhraseQuery(text, "text", slop=slop), lq.PhraseQuery(text, "text", slop=slop))
+
+
+def test_bad_queries_are_refused(two_columns: Path, unindexed: Path) -> None:
+    ours, theirs = ll.dataset(str(two_columns)), lance.dataset(str(two_columns))
+    cases = [
+        (lambda m: m.MatchQuery("dog", "nope"), "does not exist"),
+        (lambda m: m.MatchQuery("dog", "id"), "must resolve to Utf8"),
+        (lambda m: m.PhraseQuery("fox cat", "t2"), "position is not found"),
+        (
+            lambda m: m.BooleanQuery([(m.Occur.MUST_NOT, m.MatchQuery("cat", "text"))]),
+            "at least one should/must",
+        ),
+    ]
+    for build, message in cases:
+        with pytest.raises(ValueError, match=message):
+            theirs.to_table(full_text_query=build(pq))
+        with pytest.raises(FullTextQueryError, match=message):
+            ours.to_table(full_text_query=build(lq))
+    with pytest.raises(ValueError, match="INVERTED index"):
+        lance.dataset(str(unindexed)).to_table(full_text_query="dog")
+    with pytest.raises(FullTextQueryError, match="INVERTED index"):
+        ll.dataset(str(unindexed)).to_table(full_text_query="dog")
+
+
+def test_nearest_with_a_full_text_query_is_refused(tmp_path: Path) -> None:
+    vectors = pa.FixedSizeListArray.from_arrays(pa.array(np.arange(8, dtype=np.float32)), 2)
+    table = pa.table({"text": ["dog cat", "dog", "bird", "cat"], "v": vectors})
+    lance.write_dataset(table, str(tmp_path / "h")).create_scalar_index("text", "INVERTED")
+    nearest = {"column": "v", "q": [0.0, 0.0], "k": 2}
+    with pytest.raises(ValueError, match="Cannot have both nearest and full text search"):
+        lance.dataset(str(tmp_path / "h")).to_table(full_text_query="dog", nearest=nearest)
+    with pytest.raises(FullTextQueryError, match="Cannot have both nearest and full text"):
+        ll.dataset(str(tmp_path / "h")).to_table(full_text_query="dog", nearest=nearest)
+
+
+def test_unimplemented_options_are_refused(two_columns: Path) -> None:
+    ours = ll.dataset(str(two_columns))
+    with pytest.raises(UnsupportedOptionError, match="CombinedFieldsQuery"):
+        ours.to_table(full_text_query=lq.CombinedFieldsQuery("dog", ["text", "t2"]))
+    with pytest.raises(UnsupportedOptionError, match="document_granularity"):
+        granularity = lq.DocumentGranularity.LIST_ELEMENT
+        query = lq.MatchQuery("dog", "text", document_granularity=granularity)
+        ours.to_table(full_text_query=query)
+    with pytest.raises(UnsupportedOptionError, match="fragments"):
+        ours.to_table(full_text_query="dog", fragments=ours.get_fragments())
+
+
+@pytest.mark.parametrize("text", ["run", "running", "Running dogs", "the", "Café", "cafe"])
+def test_flat_search_keeps_words_as_written(tmp_path: Path, text: str) -> None:
+    """Without an index, words are neither lower-cased, stemmed, folded nor dropped."""
+    table = pa.table({"id": [0, 1, 2], "text": ["Running dogs the Café", "run dog", "x"]})
+    lance.write_dataset(table, str(tmp_path / "w"))
+    both(tmp_path / "w", pq.MatchQuery(text, "text"), lq.MatchQuery(text, "text"))
