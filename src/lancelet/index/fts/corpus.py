@@ -135,7 +135,10 @@ class FlatCorpus:
 
     def __post_init__(self) -> None:
         docs = self.tokens
-        self.stats = CorpusStats(len(self.rows), int(docs.num_tokens.sum()))
+        # Documents without a token (empty, null, only removed words) are not counted,
+        # as pylance's index holds none of them (measured).
+        documents = int(np.count_nonzero(docs.num_tokens))
+        self.stats = CorpusStats(documents, int(docs.num_tokens.sum()))
         self._number = {t: i for i, t in enumerate(docs.vocabulary.to_pylist())}
         # Occurrences by (token, document, position): each token's run, each document
         # within it.
@@ -195,15 +198,17 @@ class ColumnSearch:
         parts = [p for p in (self.indexed, self.flat) if p is not None]
         return all(p.has_positions for p in parts)
 
-    def term(self, token: str) -> Hits:
-        """The rows holding ``token`` and its BM25 score in each."""
+    def term(self, token: str, indexed: bool = True, flat: bool = True) -> Hits:
+        """The rows holding ``token`` and its BM25 score in each, in the index
+        (``indexed``), outside it (``flat``) or both."""
         parts: list[Hits] = []
         base = CorpusStats(0, 0)
         base_frequency = 0
         if self.indexed is not None:
             base, base_frequency = self.indexed.stats, self.indexed.document_frequency(token)
-            parts.append(_scored(self.indexed.postings(token), base_frequency, base))
-        if self.flat is not None:
+            if indexed:
+                parts.append(_scored(self.indexed.postings(token), base_frequency, base))
+        if self.flat is not None and flat:
             stats = self.flat.stats.plus(base)
             frequency = self.flat.document_frequency(token) + base_frequency
             parts.append(_scored(self.flat.postings(token), frequency, stats))

@@ -84,20 +84,11 @@ class QueryEvaluator:
     def _match(self, query: q.MatchQuery) -> Hits:
         _refuse_granularity(query.document_granularity)
         column = self._column(query.column)
-        tokens = _tokens(query.query, column)
-        fuzziness = query.fuzziness or 0
-        groups = []
-        for token, _ in tokens:
-            expanded = [token]
-            if fuzziness > 0 and column.indexed is not None:
-                expanded = expansions(
-                    token,
-                    column.vocabulary(),
-                    fuzziness,
-                    query.prefix_length,
-                    query.max_expansions,
-                )
-            groups.append(Hits.summed([column.term(t) for t in expanded]))
+        tokens = [token for token, _ in _tokens(query.query, column)]
+        if (query.fuzziness or 0) > 0 and column.indexed is not None:
+            groups = _fuzzy_groups(query, column, tokens)
+        else:
+            groups = [column.term(token) for token in tokens]
         total = Hits.summed(groups)
         if query.operator == q.FullTextOperator.AND:
             total = total.within(common_rows([g.rows for g in groups]))
@@ -160,6 +151,31 @@ class QueryEvaluator:
         for excluded in by_occur[q.Occur.MUST_NOT]:
             total = total.without(excluded.rows)
         return total
+
+
+def _fuzzy_groups(query: q.MatchQuery, column: ColumnSearch, tokens: list[str]) -> list[Hits]:
+    """Per query token: the index's rows holding any of its expansions, scored by
+    their sum, and the rows outside the index holding the token itself (measured:
+    those are matched exactly).  The expansions of all tokens, one list after
+    another, are cut to ``max_expansions`` in all."""
+    vocabulary = column.vocabulary()
+    fuzziness = query.fuzziness or 0
+    lists = [
+        expansions(token, vocabulary, fuzziness, query.prefix_length, len(vocabulary))
+        for token in tokens
+    ]
+    room = query.max_expansions
+    if sum(len(found) for found in lists) > room and query.operator == q.FullTextOperator.AND:
+        raise UnsupportedOptionError(
+            "full_text_query: a fuzzy AND match whose terms expand to more than "
+            f"max_expansions={room} tokens"
+        )
+    groups = []
+    for token, found in zip(tokens, lists, strict=True):
+        kept, room = found[: max(room, 0)], room - len(found)
+        inside = Hits.summed([column.term(t, flat=False) for t in kept])
+        groups.append(Hits.disjoint_union([inside, column.term(token, indexed=False)]))
+    return groups
 
 
 def _refuse_granularity(granularity: q.DocumentGranularity | None) -> None:

@@ -1,0 +1,112 @@
+"""Random small corpora and queries: lancelet's full-text search gives pylance's rows
+and ``_score`` on indices pylance builds, with deleted rows and an unindexed
+fragment."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import lance
+import lance.query as pq
+import numpy as np
+import pyarrow as pa
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import lancelet as ll
+from lancelet import query as lq
+from tests.dataset.test_fts_search import same_hits
+
+WORDS = ["apple", "apply", "maple", "bread", "bead", "cheese", "cherry", "fox", "box"]
+
+documents = st.lists(st.sampled_from(WORDS), min_size=0, max_size=6).map(" ".join)
+
+
+@st.composite
+def queries(draw: st.DrawFn) -> Any:
+    """A builder of the same query from pylance's module or lancelet's."""
+    text = " ".join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=3)))
+    kind = draw(st.sampled_from(["match", "and", "fuzzy", "phrase", "boolean", "boost"]))
+    other = draw(st.sampled_from(WORDS))
+    fuzziness = draw(st.integers(1, 2))
+    expansions = draw(st.integers(1, 4))
+    slop = draw(st.integers(0, 2))
+
+    def build(m: Any) -> Any:
+        if kind == "match":
+            return m.MatchQuery(text, "text")
+        if kind == "and":
+            return m.MatchQuery(text, "text", operator=m.FullTextOperator.AND)
+        if kind == "fuzzy":
+            return m.MatchQuery(text, "text", fuzziness=fuzziness, max_expansions=expansions)
+        if kind == "phrase":
+            return m.PhraseQuery(text, "text", slop=slop)
+        if kind == "boost":
+            return m.BoostQuery(m.MatchQuery(text, "text"), m.MatchQuery(other, "text"))
+        return m.BooleanQuery(
+            [
+                (m.Occur.SHOULD, m.MatchQuery(text, "text")),
+                (m.Occur.MUST_NOT, m.MatchQuery(other, "text")),
+            ]
+        )
+
+    return _Described(
+        build,
+        f"{kind} {text!r} other={other!r} fuzziness={fuzziness} "
+        f"expansions={expansions} slop={slop}",
+    )
+
+
+class _Described:
+    def __init__(self, build: Any, text: str) -> None:
+        self.build, self.text = build, text
+
+    def __call__(self, m: Any) -> Any:
+        return self.build(m)
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    corpus=st.lists(documents, min_size=1, max_size=12),
+    appended=st.lists(documents, min_size=0, max_size=4),
+    deleted=st.integers(-1, 11),
+    build=queries(),
+    limit=st.sampled_from([None, 3]),
+)
+def test_random_corpora_score_as_pylance(
+    corpus: list[str], appended: list[str], deleted: int, build: Any, limit: int | None
+) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        path = str(Path(directory) / "d")
+        table = pa.table({"id": list(range(len(corpus))), "text": corpus})
+        ds = lance.write_dataset(table, path, max_rows_per_file=5)
+        ds.create_scalar_index("text", "INVERTED", with_position=True, stem=False)
+        if 0 <= deleted < len(corpus):
+            ds.delete(f"id = {deleted}")
+        if appended:
+            more = pa.table({"id": [100 + i for i in range(len(appended))], "text": appended})
+            lance.write_dataset(more, path, mode="append")
+        theirs = lance.dataset(path).to_table(full_text_query=build(pq), limit=limit)
+        ours = ll.dataset(path).to_table(full_text_query=build(lq), limit=limit)
+        if limit is None:
+            same_hits(theirs, ours)
+        else:
+            same_best(theirs, ours)
+
+
+def same_best(theirs: pa.Table, ours: pa.Table) -> None:
+    """The same scores; the same rows but for those tied at the lowest score kept,
+    of which pylance may keep others."""
+    a, b = theirs["_score"].to_numpy(), ours["_score"].to_numpy()
+    assert len(a) == len(b)
+    assert np.allclose(np.sort(a), np.sort(b), rtol=0, atol=1e-6)
+    if len(a):
+        above = a.min() + 1e-6
+        ids = theirs["id"].to_numpy()
+        mine = ours["id"].to_numpy()
+        assert set(ids[a > above]) == set(mine[b > above])
