@@ -3,8 +3,9 @@
 A query token with ``fuzziness`` k matches the index's tokens within Levenshtein
 distance k of it, counted in characters (insertions, deletions, substitutions: a
 swap of two neighbours is 2 edits), that start with the query token's first
-``prefix_length`` characters.  Of these, the first ``max_expansions`` in the token
-map's (byte) order are kept, the query token itself included only if among them."""
+``prefix_length`` characters, listed in the token map's (byte) order, the query
+token itself only as one of them.  (The query cuts the lists of all its tokens to
+``max_expansions`` in all: :mod:`lancelet.index.fts.query`.)"""
 
 from __future__ import annotations
 

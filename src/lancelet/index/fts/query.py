@@ -9,9 +9,10 @@ What each query means, as measured on pylance 14.0.2 (``docs/fts/queries.md``):
   words only): no rows.
 * **fuzzy** (``fuzziness`` > 0): each query token stands for the index's tokens within
   that Levenshtein distance (a transposition is 2 edits) sharing its first
-  ``prefix_length`` characters, the first ``max_expansions`` of them in byte order;
-  each is scored with its own statistics and all are added.  ``fuzziness=None``
-  matched exactly.  A column searched without an index matches exactly.
+  ``prefix_length`` characters, in byte order; the lists of all query tokens, one
+  after another, are cut to ``max_expansions`` in all.  Each expansion is scored with
+  its own statistics and all are added.  ``fuzziness=None`` matched exactly, and so
+  do rows outside the index.
 * **phrase**: rows holding the query tokens in order at the positions the query gives
   them (removed stop words keep their place), each gap allowed to grow by up to
   ``slop`` positions, never reordered; scored as the match of the same tokens.
