@@ -21,7 +21,9 @@ from tests.dataset.test_fts_search import same_hits
 
 WORDS = ["apple", "apply", "maple", "bread", "bead", "cheese", "cherry", "fox", "box"]
 
-documents = st.lists(st.sampled_from(WORDS), min_size=0, max_size=6).map(" ".join)
+documents = st.one_of(
+    st.lists(st.sampled_from(WORDS), min_size=0, max_size=6).map(" ".join), st.none()
+)
 
 
 @st.composite
@@ -77,19 +79,26 @@ class _Described:
     deleted=st.integers(-1, 11),
     build=queries(),
     limit=st.sampled_from([None, 3]),
+    text_type=st.sampled_from([pa.string(), pa.large_string()]),
 )
 def test_random_corpora_score_as_pylance(
-    corpus: list[str], appended: list[str], deleted: int, build: Any, limit: int | None
+    corpus: list[str | None],
+    appended: list[str | None],
+    deleted: int,
+    build: Any,
+    limit: int | None,
+    text_type: pa.DataType,
 ) -> None:
     with tempfile.TemporaryDirectory() as directory:
         path = str(Path(directory) / "d")
-        table = pa.table({"id": list(range(len(corpus))), "text": corpus})
+        table = pa.table({"id": list(range(len(corpus))), "text": pa.array(corpus, text_type)})
         ds = lance.write_dataset(table, path, max_rows_per_file=5)
         ds.create_scalar_index("text", "INVERTED", with_position=True, stem=False)
         if 0 <= deleted < len(corpus):
             ds.delete(f"id = {deleted}")
         if appended:
-            more = pa.table({"id": [100 + i for i in range(len(appended))], "text": appended})
+            ids = [100 + i for i in range(len(appended))]
+            more = pa.table({"id": ids, "text": pa.array(appended, text_type)})
             lance.write_dataset(more, path, mode="append")
         theirs = lance.dataset(path).to_table(full_text_query=build(pq), limit=limit)
         ours = ll.dataset(path).to_table(full_text_query=build(lq), limit=limit)

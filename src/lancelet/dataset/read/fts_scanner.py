@@ -129,7 +129,9 @@ class FullTextScanner(LanceScanner):
         columns = {name: self._column(name, fragments) for name in names}
         indexed = list(inverted_segments(self._manifest))
         hits = self._query.evaluate(QueryEvaluator(columns, indexed))
-        if any(c.indexed is not None for c in columns.values()):
+        if any(c.indexed is not None for c in columns.values()) and not self._all_live(
+            hits, fragments
+        ):
             hits = hits.within(self._allowed(fragments))
         order = np.lexsort((hits.rows, -hits.scores))
         if self._limit is not None:
@@ -155,6 +157,15 @@ class FullTextScanner(LanceScanner):
             use_scalar_index=self._use_scalar_index,
         )
         return scan.to_table()
+
+    def _all_live(self, hits: Hits, fragments: list[Fragment]) -> bool:
+        """Whether every hit is a live row that may come back: no prefilter, and
+        the hits' fragments exist and have no deletions."""
+        if self._prefilter and self._raw_filter is not None:
+            return False
+        intact = {f.id for f in fragments if f.deletion_file is None}
+        found = np.unique(hits.rows >> np.uint64(32))
+        return all(int(f) in intact for f in found)
 
     def _allowed(self, fragments: list[Fragment]) -> np.ndarray:
         """The sorted addresses of the live rows of ``fragments`` (passing a
