@@ -47,7 +47,7 @@ from lancelet.table.schema import LanceSchema
 from lancelet.transaction.store import DatasetStore
 
 # Index types pylance builds that lancelet does not (yet): refused by name.
-PYLANCE_ONLY = frozenset({"INVERTED", "FTS", "RTREE", "MINHASHLSH", "JSON"})
+PYLANCE_ONLY = frozenset({"RTREE", "MINHASHLSH", "JSON"})
 
 # The index types whose refusal of a column's type is a TypeError in pylance (a Bloom
 # filter's is a ValueError; pylance builds zone maps on any type).
