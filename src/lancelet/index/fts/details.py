@@ -181,3 +181,31 @@ def parameters(kwargs: Mapping[str, Any]) -> InvertedParams:
             f"not language={given['language']!r}"
         )
     return InvertedParams(**given)
+
+
+def describe(value: bytes) -> dict[str, Any]:
+    """What pylance's ``describe_indices()`` gives as an INVERTED index's ``details``:
+    the recorded parameters (custom stop words and the tokenizer family are not
+    recorded: None), in pylance's order."""
+    found = parse_details(value)
+    return {
+        "lance_tokenizer": None,
+        "base_tokenizer": found["base_tokenizer"],
+        "language": found["language"],
+        "with_position": found["with_position"],
+        "max_token_length": found["max_token_length"],
+        "lower_case": found["lower_case"],
+        "stem": found["stem"],
+        "remove_stop_words": found["remove_stop_words"],
+        "custom_stop_words": None,
+        "ascii_folding": found["ascii_folding"],
+        "min_ngram_length": found["min_ngram_length"],
+        "max_ngram_length": found["max_ngram_length"],
+        "prefix_only": found["prefix_only"],
+        "block_size": found["block_size"],
+        "split_identifiers": False,
+        "split_on_numerics": False,
+        "preserve_original": False,
+        "index_operators": False,
+        "document_granularity": "row",
+    }

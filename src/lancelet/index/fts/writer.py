@@ -116,9 +116,8 @@ class PartitionData:
         token = tokens.token.astype(np.int64)
         order = np.lexsort((tokens.position, document, token))
         token, document = token[order], document[order]
-        starts = np.flatnonzero(
-            np.r_[True, (token[1:] != token[:-1]) | (document[1:] != document[:-1])]
-        )
+        changed = (token[1:] != token[:-1]) | (document[1:] != document[:-1])
+        starts = np.flatnonzero(np.r_[len(token) > 0, changed])
         freq = np.diff(np.r_[starts, len(token)]).astype(np.uint32)
         return cls(
             np.asarray(row_ids, dtype=np.uint64)[kept],
