@@ -56,7 +56,9 @@ def pack_blocks(values: np.ndarray, width: int) -> np.ndarray:
 
 def unpack_blocks(data: np.ndarray, width: int) -> np.ndarray:
     """The values of BitPacker4x blocks (shape (n, 16 * width) uint8): (n, 128) uint32."""
-    data = np.asarray(data, dtype=np.uint8).reshape(-1, 16 * width)
+    data = np.asarray(data, dtype=np.uint8)
+    # Width 0: no bytes, so the block count comes from the shape (n, 0).
+    data = data.reshape(len(data) if data.ndim == 2 else -1, 16 * width)
     out = np.zeros((len(data), BLOCK), dtype=np.uint32)
     if width == 0:
         return out
