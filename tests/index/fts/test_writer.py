@@ -157,3 +157,35 @@ def test_refusals(tmp_path: Path) -> None:
         ds.create_scalar_index("text", "INVERTED", with_position="yes")
     with pytest.raises(lancelet.errors.UnsupportedTypeError):
         ds.create_scalar_index("n", "INVERTED")
+
+
+def append(ds: lance.LanceDataset, docs: list[str]) -> lance.LanceDataset:
+    return lance.write_dataset(
+        pa.table({"text": pa.array(docs, pa.string())}), ds.uri, mode="append"
+    )
+
+
+def test_optimize_indices_adds_a_partition(tmp_path: Path) -> None:
+    theirs, ours = twins(tmp_path, sentences(800, 5), with_position=True)
+    for ds in (theirs, ours):
+        append(ds, sentences(300, 6))
+        lance.dataset(ds.uri).delete("text LIKE '%hello%'")
+    lance.dataset(theirs.uri).optimize.optimize_indices()
+    lancelet.dataset(ours.uri).optimize.optimize_indices()
+    ours = lance.dataset(ours.uri)
+    index = InvertedIndex.open(local(_corpus.index_dir(ours)))
+    assert len(index.partitions) == 2  # the first build's, then the appended rows'
+    assert np.all(index.partitions[1].row_ids >> np.uint64(32) == 1)
+    phrases = [PhraseQuery("lazy dog", "text")]
+    assert_same_answers(lance.dataset(theirs.uri), ours, QUERIES + phrases)
+    # A delta segment of its own (num_indices_to_merge=0), then a second extension.
+    for ds in (theirs, ours):
+        append(ds, sentences(200, 7))
+    lance.dataset(theirs.uri).optimize.optimize_indices(num_indices_to_merge=0)
+    lancelet.dataset(ours.uri).optimize.optimize_indices(num_indices_to_merge=0)
+    assert_same_answers(lance.dataset(theirs.uri), lance.dataset(ours.uri), QUERIES)
+    for ds in (theirs, ours):
+        append(ds, sentences(100, 8))
+    lance.dataset(theirs.uri).optimize.optimize_indices()
+    lancelet.dataset(ours.uri).optimize.optimize_indices()
+    assert_same_answers(lance.dataset(theirs.uri), lance.dataset(ours.uri), QUERIES + phrases)

@@ -16,12 +16,13 @@ import numpy as np
 import pyarrow as pa
 
 from lancelet import io
-from lancelet.errors import UnsupportedTypeError
+from lancelet.errors import UnsupportedIndexError, UnsupportedTypeError
 from lancelet.expr import IndexQuery
 from lancelet.index._files import IndexDetails
 from lancelet.index.base import SearchResult
 from lancelet.index.fts import analyzer, details, writer
-from lancelet.index.fts.reader import InvertedIndex
+from lancelet.index.fts.params import InvertedParams
+from lancelet.index.fts.reader import InvertedIndex, docs_file, invert_file, tokens_file
 
 _STRINGS = (pa.string(), pa.large_string())
 
@@ -40,8 +41,20 @@ def write_inverted(
     version: str,
     **kwargs: Any,
 ) -> IndexDetails:
-    """Analyze every row (in row order) and write one partition; the details."""
-    params = details.parameters(kwargs)
+    """Analyze every row (in row order) and write one partition; the details.
+
+    With ``previous_segments`` (passed by ``optimize_indices``, never by users) the
+    partitions of those INVERTED indices are carried over as they are, numbered
+    first, and the rows become one new partition analyzed with their parameters: as
+    pylance 14 extends an index, old documents (deleted rows too) stay indexed;
+    ``parameters_of`` names the segment whose parameters a new segment takes."""
+    previous: tuple[io.Place, ...] = kwargs.pop("previous_segments", ())
+    template: io.Place | None = kwargs.pop("parameters_of", None)
+    sources = [InvertedIndex.open(place) for place in previous]
+    if template is not None:
+        params = InvertedIndex.open(template).params
+    else:
+        params = details.parameters(kwargs)
     writer.check_writable(params)
     if not is_text(value_type):
         raise UnsupportedTypeError(
@@ -60,8 +73,31 @@ def write_inverted(
     row_ids = np.concatenate([np.zeros(0, np.uint64), *rows])
     tokens = analyzer.analyze(texts, params)
     data = writer.PartitionData.from_tokens(tokens, row_ids, params.with_position)
-    writer.write_index(directory, [(0, data)], params, version)
+    carried = _carry_partitions(sources, directory, params)
+    writer.write_index(directory, [(len(carried), data)], params, version, carried)
     return details.inverted_details(params)
+
+
+def _carry_partitions(
+    sources: list[InvertedIndex], directory: io.Place, params: InvertedParams
+) -> list[int]:
+    """Copy the partitions of ``sources`` into ``directory`` as partitions 0, 1, ...;
+    their numbers."""
+    numbers: list[int] = []
+    for index in sources:
+        if index.params != params:
+            raise UnsupportedIndexError(
+                "optimize_indices: the INVERTED segments to merge were built with "
+                "different parameters"
+            )
+        for part in index.partitions:
+            number = len(numbers)
+            for name in (tokens_file, docs_file, invert_file):
+                source = part.directory.join(name(part.number))
+                target = directory.join(name(number))
+                target.file_io.put(target.path, source.file_io.read_bytes(source.path))
+            numbers.append(number)
+    return numbers
 
 
 @dataclass(frozen=True)

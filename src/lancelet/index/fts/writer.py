@@ -224,6 +224,13 @@ def bm25_scores(data: PartitionData) -> np.ndarray:
     return scores.astype(np.float32)
 
 
+def _before(sizes: np.ndarray) -> np.ndarray:
+    """Each item's start when items of ``sizes`` are laid end to end (int64)."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    starts: np.ndarray = np.cumsum(sizes) - sizes
+    return starts
+
+
 def _round_up(scores: np.ndarray) -> np.ndarray:
     for _ in range(SCORE_SLACK_ULPS):
         scores = np.nextafter(scores, np.float32(np.inf))
@@ -247,7 +254,7 @@ def _put_packed(out: np.ndarray, at: np.ndarray, values: np.ndarray, widths: np.
 
 def _scatter(out: np.ndarray, at: np.ndarray, data: np.ndarray, sizes: np.ndarray) -> None:
     """Copy consecutive runs of ``data`` (``sizes`` bytes each) to bytes ``at``."""
-    sources = np.r_[0, np.cumsum(sizes)[:-1]].astype(np.int64)
+    sources = _before(sizes).astype(np.int64)
     out[np.repeat(at - sources, sizes) + np.arange(int(sizes.sum()))] = data
 
 
@@ -288,7 +295,7 @@ def encode_postings(
     sizes = np.zeros(n_blocks, dtype=np.int64)
     sizes[blocks.full] = 10 + 16 * (doc_widths + freq_widths)
     sizes[~blocks.full] = 4 + varint_sizes.astype(np.int64)[~blocks.full]
-    starts = np.r_[0, np.cumsum(sizes)[:-1]].astype(np.int64)
+    starts = _before(sizes).astype(np.int64)
     out = np.zeros(int(sizes.sum()), dtype=np.uint8)
     _put_u32(out, starts, block_scores.view(np.uint32))
     full_at = starts[blocks.full]
@@ -333,9 +340,7 @@ def encode_impacts(
     sources = np.r_[block_offsets[:-1], group_offsets[:-1] + len(block_bytes)][order]
     everything = np.concatenate([block_bytes, group_bytes])
     sizes = sizes[order]
-    gather = np.repeat(sources - np.r_[0, np.cumsum(sizes)[:-1]], sizes) + np.arange(
-        int(sizes.sum())
-    )
+    gather = np.repeat(sources - _before(sizes), sizes) + np.arange(int(sizes.sum()))
     return everything[gather], sizes, n_blocks + n_groups
 
 
@@ -372,9 +377,9 @@ def encode_positions(
         np.int64
     )
     block_sizes = packed_sizes + tail_sizes
-    block_at = np.r_[0, np.cumsum(block_sizes)[:-1]].astype(np.int64)
-    chunk_at = np.r_[0, np.cumsum(chunk_sizes)[:-1]].astype(np.int64)
-    chunk_at += block_at[chunk_block] - np.r_[0, np.cumsum(packed_sizes)[:-1]][chunk_block]
+    block_at = _before(block_sizes).astype(np.int64)
+    chunk_at = _before(chunk_sizes).astype(np.int64)
+    chunk_at += block_at[chunk_block] - _before(packed_sizes)[chunk_block]
     out = np.zeros(int(block_sizes.sum()), dtype=np.uint8)
     out[chunk_at] = widths
     _put_packed(out, chunk_at + 1, chunk_values, widths)
@@ -448,10 +453,12 @@ def write_index(
     partitions: list[tuple[int, PartitionData]],
     params: InvertedParams,
     version: str,
+    carried: list[int] | None = None,
 ) -> list[int]:
-    """Write the partitions that hold documents and ``metadata.lance`` listing them."""
+    """Write the partitions that hold documents and ``metadata.lance`` listing them
+    after the ``carried`` partitions already in ``directory``."""
     check_writable(params)
-    written = []
+    written = list(carried or [])
     for number, data in partitions:
         if len(data.row_ids):
             write_partition(directory, number, data, version)
