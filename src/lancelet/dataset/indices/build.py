@@ -47,11 +47,11 @@ from lancelet.table.schema import LanceSchema
 from lancelet.transaction.store import DatasetStore
 
 # Index types pylance builds that lancelet does not (yet): refused by name.
-PYLANCE_ONLY = frozenset({"INVERTED", "FTS", "RTREE", "MINHASHLSH", "JSON"})
+PYLANCE_ONLY = frozenset({"RTREE", "MINHASHLSH", "JSON"})
 
 # The index types whose refusal of a column's type is a TypeError in pylance (a Bloom
 # filter's is a ValueError; pylance builds zone maps on any type).
-_TYPE_ERROR_KINDS = frozenset({"BTREE", "BITMAP", "LABEL_LIST", "NGRAM"})
+_TYPE_ERROR_KINDS = frozenset({"BTREE", "BITMAP", "LABEL_LIST", "NGRAM", "INVERTED"})
 
 # Rows per batch handed to an index writer.
 _BATCH_ROWS = 1 << 17

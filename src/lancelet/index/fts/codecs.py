@@ -11,8 +11,6 @@
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 from lancelet.errors import CorruptIndexError
@@ -58,7 +56,9 @@ def pack_blocks(values: np.ndarray, width: int) -> np.ndarray:
 
 def unpack_blocks(data: np.ndarray, width: int) -> np.ndarray:
     """The values of BitPacker4x blocks (shape (n, 16 * width) uint8): (n, 128) uint32."""
-    data = np.asarray(data, dtype=np.uint8).reshape(-1, 16 * width)
+    data = np.asarray(data, dtype=np.uint8)
+    # Width 0: no bytes, so the block count comes from the shape (n, 0).
+    data = data.reshape(len(data) if data.ndim == 2 else -1, 16 * width)
     out = np.zeros((len(data), BLOCK), dtype=np.uint32)
     if width == 0:
         return out
@@ -160,11 +160,12 @@ def frontier(freqs: np.ndarray, norms: np.ndarray, groups: np.ndarray) -> tuple[
 
 def encode_impacts(
     last_docs: np.ndarray, groups: np.ndarray, freqs: np.ndarray, norms: np.ndarray
-) -> list[bytes]:
-    """One impact entry per group: varint last doc, varint pair count, then per
-    frontier pair the freq step (minus one, shifted left, low bit set when the norm
-    step is not 1) and the norm step when it is not 1.  ``groups`` numbers the entries
-    0..len(last_docs)-1, ascending; each must have pairs."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """Impact entries, one per group of frontier pairs: varint last doc, varint pair
+    count, then per pair the freq step (minus one, shifted left, low bit set when the
+    norm step is not 1) and the norm step when it is not 1.  ``groups`` (ascending)
+    numbers the entries 0..len(last_docs)-1 and gives each at least one pair.
+    Returns the entries' bytes and their int64 offsets (len(last_docs) + 1)."""
     counts = np.bincount(groups, minlength=len(last_docs))
     starts = np.r_[True, groups[1:] != groups[:-1]] if len(groups) else np.zeros(0, bool)
     prev_f = np.r_[0, freqs[:-1]].astype(np.int64)
@@ -176,7 +177,8 @@ def encode_impacts(
     long = nd != 1
     heads = (fd << 1) | long
     # Per pair: head, then the norm step if long; per entry: last doc, pair count.
-    steps = np.stack([heads, nd], axis=1).ravel()[np.stack([np.ones_like(long), long], 1).ravel()]
+    present = np.stack([np.ones_like(long), long], 1).ravel()
+    steps = np.stack([heads, nd], axis=1).ravel()[present]
     step_owner = np.repeat(groups, 1 + long.astype(np.int64))
     entry = np.arange(len(last_docs))
     values = np.concatenate([np.stack([last_docs, counts], 1).ravel(), steps]).astype(np.uint64)
@@ -184,9 +186,8 @@ def encode_impacts(
     order = np.argsort(owners, kind="stable")
     values, owners = values[order], owners[order]
     sizes = np.bincount(owners, weights=varint_lengths(values), minlength=len(last_docs))
-    bounds = np.r_[0, np.cumsum(sizes.astype(np.int64))].tolist()
-    raw = encode_varints(values).tobytes()
-    return [raw[lo:hi] for lo, hi in itertools.pairwise(bounds)]
+    offsets = np.r_[0, np.cumsum(sizes.astype(np.int64))]
+    return encode_varints(values), offsets
 
 
 def decode_impact(data: bytes, where: str = "") -> tuple[int, np.ndarray, np.ndarray]:

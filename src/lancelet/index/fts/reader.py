@@ -185,6 +185,10 @@ class Partition:
     def total_tokens(self) -> int:
         return int(self.num_tokens.sum(dtype=np.uint64))
 
+    def vocabulary_size(self) -> int:
+        """How many distinct tokens the partition holds."""
+        return len(self._fst)
+
     def token_id(self, token: str) -> int | None:
         found = self._fst.get(token.encode("utf-8"))
         return None if found is None else int(found)
