@@ -388,3 +388,37 @@ def test_flat_search_keeps_words_as_written(tmp_path: Path, text: str) -> None:
     table = pa.table({"id": [0, 1, 2], "text": ["Running dogs the Café", "run dog", "x"]})
     lance.write_dataset(table, str(tmp_path / "w"))
     both(tmp_path / "w", pq.MatchQuery(text, "text"), lq.MatchQuery(text, "text"))
+
+
+@pytest.fixture(scope="module")
+def segments(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An index of two segments (a delta segment from optimize_indices) and a
+    fragment neither covers."""
+    path = str(tmp_path_factory.mktemp("fts") / "segments")
+    first = pa.table({"id": [0, 1, 2], "text": ["dog cat", "dog", "bird"]})
+    lance.write_dataset(first, path).create_scalar_index("text", "INVERTED")
+    more = pa.table({"id": [3, 4], "text": ["dog dog", "cat fish"]})
+    lance.write_dataset(more, path, mode="append")
+    lance.dataset(path).optimize.optimize_indices(num_indices_to_merge=0)
+    last = pa.table({"id": [5], "text": ["dog bird"]})
+    lance.write_dataset(last, path, mode="append")
+    assert len(lance.dataset(path).list_indices()) == 2
+    return Path(path)
+
+
+@pytest.mark.parametrize("text", ["dog", "cat bird", "fish dog"])
+def test_segments_share_their_statistics(segments: Path, text: str) -> None:
+    both(segments, text)
+    both(
+        segments, pq.MatchQuery(text, "text", fuzziness=1), lq.MatchQuery(text, "text", fuzziness=1)
+    )
+
+
+def test_an_index_lancelet_built_is_searched_as_pylance_searches_it(tmp_path: Path) -> None:
+    text = ["dog cat", "dog", "bird dog dog", "the cat", "", None, "lazy dogs sleep"]
+    table = pa.table({"id": list(range(len(text))), "text": text})
+    ll.write_dataset(table, str(tmp_path / "d"))
+    ll.dataset(str(tmp_path / "d")).create_scalar_index("text", "INVERTED", with_position=True)
+    for query in ["dog", "cat dogs", "lazy"]:
+        both(tmp_path / "d", query)
+    both(tmp_path / "d", pq.PhraseQuery("dog dog", "text"), lq.PhraseQuery("dog dog", "text"))

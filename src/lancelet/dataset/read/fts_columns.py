@@ -80,24 +80,28 @@ def column_search(
     where it covers them, flat elsewhere (``read_rows`` None: nowhere else)."""
     field = _text_field(manifest, name)
     segments = inverted_segments(manifest).get(name, [])
-    if len(segments) > 1:
-        raise UnsupportedOptionError(
-            f"{where}: column {name!r} has {len(segments)} INVERTED index segments; "
-            "lancelet searches a single segment"
-        )
     indexed = None
     params = FLAT_PARAMS
     covered: set[int] = set()
     if segments:
-        segment = segments[0]
         if frag_reuse.reuse_map(store, manifest) is not None:
             raise UnsupportedOptionError(
                 f"{where}: full-text search of a dataset with a fragment reuse index"
             )
-        index = _opened(store, segment)
-        indexed = IndexCorpus(index)
-        params = index.params
-        covered = set(segment.fragment_bitmap or ())
+        opened = [_opened(store, segment) for segment in segments]
+        params = opened[0].params
+        if any(index.params != params for index in opened):
+            raise UnsupportedOptionError(
+                f"{where}: column {name!r} has INVERTED index segments built with "
+                "different parameters"
+            )
+        indexed = IndexCorpus(opened)
+        for segment in segments:
+            if segment.fragment_bitmap is None:
+                raise UnsupportedOptionError(
+                    f"{where}: index segment {segment.uuid} records no fragments"
+                )
+            covered.update(segment.fragment_bitmap)
     flat = None
     outside = [f for f in fragments if f.id not in covered]
     if read_rows is not None and (outside or not segments):

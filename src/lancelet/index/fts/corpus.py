@@ -8,6 +8,7 @@ pylance uses for each (``docs/fts/bm25.md``)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -53,19 +54,28 @@ class Corpus(Protocol):
 
 
 class IndexCorpus:
-    """The documents of an INVERTED index (all partitions; deleted rows included)."""
+    """The documents of an INVERTED index: every partition of its segments (deleted
+    rows included), whose statistics add up (measured: a column with two segments
+    is scored with their documents, tokens and document frequencies summed)."""
 
-    def __init__(self, index: InvertedIndex) -> None:
-        self._index = index
-        self.stats = CorpusStats(index.num_docs, index.total_tokens)
-        self.has_positions = index.params.with_position
+    def __init__(self, segments: Sequence[InvertedIndex]) -> None:
+        self._partitions = [p for segment in segments for p in segment.partitions]
+        self.stats = CorpusStats(
+            sum(s.num_docs for s in segments), sum(s.total_tokens for s in segments)
+        )
+        self.has_positions = all(s.params.with_position for s in segments)
 
     def document_frequency(self, token: str) -> int:
-        return self._index.document_frequency(token)
+        total = 0
+        for partition in self._partitions:
+            token_id = partition.token_id(token)
+            if token_id is not None:
+                total += partition.document_frequency(token_id)
+        return total
 
     def postings(self, token: str) -> Postings:
         parts = []
-        for partition in self._index.partitions:
+        for partition in self._partitions:
             token_id = partition.token_id(token)
             if token_id is None:
                 continue
@@ -76,7 +86,7 @@ class IndexCorpus:
     def positions(self, token: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         rows, offsets, positions = [], [np.zeros(1, np.int64)], []
         end = 0
-        for partition in self._index.partitions:
+        for partition in self._partitions:
             token_id = partition.token_id(token)
             if token_id is None:
                 continue
@@ -90,7 +100,7 @@ class IndexCorpus:
 
     def vocabulary(self) -> list[str]:
         tokens: set[str] = set()
-        for partition in self._index.partitions:
+        for partition in self._partitions:
             tokens.update(token for token, _ in partition.tokens())
         return sorted(tokens)
 
