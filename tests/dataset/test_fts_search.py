@@ -422,3 +422,24 @@ def test_an_index_lancelet_built_is_searched_as_pylance_searches_it(tmp_path: Pa
     for query in ["dog", "cat dogs", "lazy"]:
         both(tmp_path / "d", query)
     both(tmp_path / "d", pq.PhraseQuery("dog dog", "text"), lq.PhraseQuery("dog dog", "text"))
+
+
+def test_count_rows_refuses_a_full_text_query(two_columns: Path) -> None:
+    # pylance's count_rows drops the keyword and counts every row.
+    assert lance.dataset(str(two_columns)).count_rows(full_text_query="dog") == 6
+    with pytest.raises(UnsupportedOptionError, match="full_text_query"):
+        ll.dataset(str(two_columns)).count_rows(full_text_query="dog")
+
+
+def test_sql_projections_with_a_full_text_query(two_columns: Path) -> None:
+    both(two_columns, "dog", columns={"t": "upper(text)", "id": "id"})
+
+
+def test_scanner_methods(two_columns: Path) -> None:
+    theirs = lance.dataset(str(two_columns)).scanner(full_text_query="dog", columns=["id"])
+    ours = ll.dataset(str(two_columns)).scanner(full_text_query="dog", columns=["id"])
+    assert ours.projected_schema == theirs.projected_schema
+    same_hits(theirs.to_table(), ours.with_row_ids().to_table().drop_columns(["_rowid"]))
+    assert ours.with_row_ids().to_table().column_names == ["id", "_score", "_rowid"]
+    assert ours.to_pandas()["id"].tolist() == ours.to_table()["id"].to_pylist()
+    same_hits(theirs.to_reader().read_all(), ours.to_reader().read_all())

@@ -253,7 +253,7 @@ class Scannable:
     def count_rows(self, filter: Filter | None = None, **kwargs: Any) -> int:
         # pylance's count_rows drops these (so a limit changes nothing there); refusing
         # them keeps code written for either library from meaning two things.
-        for name in ("columns", "limit", "offset", "nearest"):
+        for name in ("columns", "limit", "offset", "nearest", "full_text_query"):
             if kwargs.get(name) is not None:
                 raise UnsupportedOptionError(f"count_rows does not take {name}=")
         kwargs.pop("columns", None)

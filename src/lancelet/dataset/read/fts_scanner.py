@@ -76,6 +76,9 @@ class FullTextScanner(LanceScanner):
         batch_size: int | None = None,
         strict_batch_size: bool = False,
     ) -> None:
+        self._arguments = {
+            k: v for k, v in locals().items() if k not in ("self", "store", "manifest", "query")
+        }
         self._store = store
         self._manifest = manifest
         self._query = query
@@ -96,6 +99,10 @@ class FullTextScanner(LanceScanner):
         schema = self._arrow if columns is None else self._known
         self._shape = projection(columns, schema, self._where)
         self._post = None if prefilter else to_expression(filter, self._known)
+
+    def with_row_ids(self) -> LanceScanner:
+        arguments = {**self._arguments, "with_row_id": True}
+        return FullTextScanner(self._store, self._manifest, self._query, **arguments)
 
     @property
     def projected_schema(self) -> pa.Schema:
