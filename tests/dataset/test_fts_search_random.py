@@ -12,7 +12,7 @@ import lance
 import lance.query as pq
 import numpy as np
 import pyarrow as pa
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import lancelet as ll
@@ -30,13 +30,20 @@ documents = st.one_of(
 def queries(draw: st.DrawFn) -> Any:
     """A builder of the same query from pylance's module or lancelet's."""
     text = " ".join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=3)))
-    kind = draw(st.sampled_from(["match", "and", "fuzzy", "phrase", "boolean", "boost"]))
+    kinds = ["match", "and", "fuzzy", "phrase", "boolean", "boost", "multi", "plain"]
+    kind = draw(st.sampled_from(kinds))
     other = draw(st.sampled_from(WORDS))
     fuzziness = draw(st.integers(1, 2))
     expansions = draw(st.integers(1, 4))
     slop = draw(st.integers(0, 2))
 
+    boost = draw(st.sampled_from([0.5, 1.0, 2.0]))
+
     def build(m: Any) -> Any:
+        if kind == "plain":
+            return text
+        if kind == "multi":
+            return m.MultiMatchQuery(text, ["text", "other"], boosts=[1.0, boost])
         if kind == "match":
             return m.MatchQuery(text, "text")
         if kind == "and":
@@ -57,7 +64,7 @@ def queries(draw: st.DrawFn) -> Any:
     return _Described(
         build,
         f"{kind} {text!r} other={other!r} fuzziness={fuzziness} "
-        f"expansions={expansions} slop={slop}",
+        f"expansions={expansions} slop={slop} boost={boost}",
     )
 
 
@@ -80,6 +87,7 @@ class _Described:
     build=queries(),
     limit=st.sampled_from([None, 3]),
     text_type=st.sampled_from([pa.string(), pa.large_string()]),
+    filtered=st.sampled_from([None, False, True]),
 )
 def test_random_corpora_score_as_pylance(
     corpus: list[str | None],
@@ -88,24 +96,39 @@ def test_random_corpora_score_as_pylance(
     build: Any,
     limit: int | None,
     text_type: pa.DataType,
+    filtered: bool | None,
 ) -> None:
+    # A limit then a postfilter: which of the rows tied at the cut pylance keeps
+    # varies from run to run, and so does what the filter leaves.
+    assume(not (limit is not None and filtered is False))
     with tempfile.TemporaryDirectory() as directory:
         path = str(Path(directory) / "d")
-        table = pa.table({"id": list(range(len(corpus))), "text": pa.array(corpus, text_type)})
+        table = _table(list(range(len(corpus))), corpus, text_type)
         ds = lance.write_dataset(table, path, max_rows_per_file=5)
         ds.create_scalar_index("text", "INVERTED", with_position=True, stem=False)
+        ds.create_scalar_index("other", "INVERTED")
         if 0 <= deleted < len(corpus):
             ds.delete(f"id = {deleted}")
         if appended:
             ids = [100 + i for i in range(len(appended))]
-            more = pa.table({"id": ids, "text": pa.array(appended, text_type)})
-            lance.write_dataset(more, path, mode="append")
-        theirs = lance.dataset(path).to_table(full_text_query=build(pq), limit=limit)
-        ours = ll.dataset(path).to_table(full_text_query=build(lq), limit=limit)
+            lance.write_dataset(_table(ids, appended, text_type), path, mode="append")
+        keywords: dict[str, Any] = {"limit": limit}
+        if filtered is not None:
+            keywords.update(filter="id % 3 != 1", prefilter=filtered)
+        theirs = lance.dataset(path).to_table(full_text_query=build(pq), **keywords)
+        ours = ll.dataset(path).to_table(full_text_query=build(lq), **keywords)
         if limit is None:
             same_hits(theirs, ours)
         else:
             same_best(theirs, ours)
+
+
+def _table(ids: list[int], texts: list[str | None], text_type: pa.DataType) -> pa.Table:
+    """The documents in ``text``, and their words backwards in ``other``."""
+    backwards = [None if t is None else " ".join(reversed(t.split())) for t in texts]
+    return pa.table(
+        {"id": ids, "text": pa.array(texts, text_type), "other": pa.array(backwards, text_type)}
+    )
 
 
 def same_best(theirs: pa.Table, ours: pa.Table) -> None:

@@ -89,10 +89,12 @@ class QueryEvaluator:
         if (query.fuzziness or 0) > 0 and column.indexed is not None:
             groups = _fuzzy_groups(query, column, tokens)
         else:
-            groups = [column.term(token) for token in tokens]
-        total = Hits.summed(groups)
+            groups = [[column.term(token)] for token in tokens]
+        # Every term's score added in turn, in query order.
+        total = Hits.summed([term for group in groups for term in group])
         if query.operator == q.FullTextOperator.AND:
-            total = total.within(common_rows([g.rows for g in groups]))
+            rows = [_rows(group) for group in groups]
+            total = total.within(common_rows(rows))
         return total.scaled(query.boost) if query.boost != 1.0 else total
 
     def _phrase(self, query: q.PhraseQuery) -> Hits:
@@ -154,11 +156,11 @@ class QueryEvaluator:
         return total
 
 
-def _fuzzy_groups(query: q.MatchQuery, column: ColumnSearch, tokens: list[str]) -> list[Hits]:
-    """Per query token: the index's rows holding any of its expansions, scored by
-    their sum, and the rows outside the index holding the token itself (measured:
-    those are matched exactly).  The expansions of all tokens, one list after
-    another, are cut to ``max_expansions`` in all."""
+def _fuzzy_groups(query: q.MatchQuery, column: ColumnSearch, tokens: list[str]) -> list[list[Hits]]:
+    """Per query token: the hits of each of its expansions in the index, then of the
+    token itself outside the index (measured: rows there are matched exactly).  The
+    expansions of all tokens, one list after another, are cut to ``max_expansions``
+    in all."""
     vocabulary = column.vocabulary()
     fuzziness = query.fuzziness or 0
     lists = [
@@ -174,9 +176,16 @@ def _fuzzy_groups(query: q.MatchQuery, column: ColumnSearch, tokens: list[str]) 
     groups = []
     for token, found in zip(tokens, lists, strict=True):
         kept, room = found[: max(room, 0)], room - len(found)
-        inside = Hits.summed([column.term(t, flat=False) for t in kept])
-        groups.append(Hits.disjoint_union([inside, column.term(token, indexed=False)]))
+        terms = [column.term(t, flat=False) for t in kept]
+        groups.append([*terms, column.term(token, indexed=False)])
     return groups
+
+
+def _rows(hits: list[Hits]) -> np.ndarray:
+    """The rows (sorted) of any of ``hits``."""
+    if not hits:
+        return np.zeros(0, np.uint64)
+    return np.unique(np.concatenate([h.rows for h in hits]))
 
 
 def _refuse_granularity(granularity: q.DocumentGranularity | None) -> None:
