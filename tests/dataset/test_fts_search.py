@@ -443,3 +443,15 @@ def test_scanner_methods(two_columns: Path) -> None:
     assert ours.with_row_ids().to_table().column_names == ["id", "_score", "_rowid"]
     assert ours.to_pandas()["id"].tolist() == ours.to_table()["id"].to_pylist()
     same_hits(theirs.to_reader().read_all(), ours.to_reader().read_all())
+
+
+def test_fast_search_skips_unindexed_fragments(changed: Path) -> None:
+    both(changed, "dog", fast_search=True)
+    both(changed, "dog cat", fast_search=True, limit=2)
+
+
+def test_nested_columns_are_refused(tmp_path: Path) -> None:
+    inner = pa.StructArray.from_arrays([pa.array(["dog cat", "dog"])], names=["text"])
+    lance.write_dataset(pa.table({"s": inner}), str(tmp_path / "n"))
+    with pytest.raises(UnsupportedOptionError, match="top-level"):
+        ll.dataset(str(tmp_path / "n")).to_table(full_text_query=lq.MatchQuery("dog", "s.text"))

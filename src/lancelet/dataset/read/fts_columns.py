@@ -115,11 +115,20 @@ def column_search(
 def _text_field(manifest: Manifest, name: str) -> pa.Field:
     arrow = manifest.schema.to_arrow()
     index = arrow.get_field_index(name)
+    if index < 0 and "." in name:
+        raise UnsupportedOptionError(
+            f"full_text_query: column {name!r}: lancelet searches top-level columns only"
+        )
     if index < 0:
         raise FullTextQueryError(
             f"full_text_query: FTS field path {name!r} does not exist in the dataset schema"
         )
     field = arrow.field(index)
+    if isinstance(field.type, pa.ExtensionType) or "json" in str(field.type).lower():
+        raise UnsupportedOptionError(
+            f"full_text_query: column {name!r} of type {field.type}: lancelet searches "
+            "string columns only"
+        )
     if field.type not in _TEXT_TYPES:
         raise FullTextQueryError(
             f"full_text_query: FTS field {name!r} must resolve to Utf8, LargeUtf8 or "
