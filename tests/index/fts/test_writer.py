@@ -189,3 +189,26 @@ def test_optimize_indices_adds_a_partition(tmp_path: Path) -> None:
     lance.dataset(theirs.uri).optimize.optimize_indices()
     lancelet.dataset(ours.uri).optimize.optimize_indices()
     assert_same_answers(lance.dataset(theirs.uri), lance.dataset(ours.uri), QUERIES + phrases)
+
+
+def test_compaction_remaps_documents(tmp_path: Path) -> None:
+    # Small fragments with deletions are rewritten; the large one stays.
+    theirs, ours = twins(tmp_path, sentences(600, 9), per_file=100, with_position=True)
+    for ds in (theirs, ours):
+        append(ds, sentences(900, 10))
+        lance.dataset(ds.uri).delete("text LIKE '%hello%' OR text = ''")
+    lance.dataset(theirs.uri).optimize.compact_files(target_rows_per_fragment=400)
+    lancelet.dataset(ours.uri).optimize.compact_files(target_rows_per_fragment=400)
+    theirs, ours = lance.dataset(theirs.uri), lance.dataset(ours.uri)
+    # The same documents and tokens, in the same order (block max scores aside).
+    want = InvertedIndex.open(local(_corpus.index_dir(theirs))).partitions[0]
+    got = InvertedIndex.open(local(_corpus.index_dir(ours))).partitions[0]
+    np.testing.assert_array_equal(got.row_ids, want.row_ids)
+    assert int(got.row_ids.max() >> np.uint64(32)) >= 7  # moved into new fragments
+    np.testing.assert_array_equal(got.num_tokens, want.num_tokens)
+    assert got.tokens() == want.tokens()
+    for _, token_id in want.tokens():
+        for mine, theirs_ in zip(got.postings(token_id), want.postings(token_id), strict=True):
+            np.testing.assert_array_equal(mine, theirs_)
+    phrases = [PhraseQuery("lazy dog", "text")]
+    assert_same_answers(theirs, ours, [*QUERIES, "hello", *phrases])

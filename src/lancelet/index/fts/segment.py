@@ -18,11 +18,13 @@ import pyarrow as pa
 from lancelet import io
 from lancelet.errors import UnsupportedIndexError, UnsupportedTypeError
 from lancelet.expr import IndexQuery
+from lancelet.index import files
 from lancelet.index._files import IndexDetails
 from lancelet.index.base import SearchResult
 from lancelet.index.fts import analyzer, details, writer
 from lancelet.index.fts.params import InvertedParams
 from lancelet.index.fts.reader import InvertedIndex, docs_file, invert_file, tokens_file
+from lancelet.index.remapping import AddressMapping
 
 _STRINGS = (pa.string(), pa.large_string())
 
@@ -112,6 +114,20 @@ class InvertedSegment:
         del value_type  # the index records its own parameters
         index = InvertedIndex.open(directory)
         return cls(index, writer.params_json(index.params))
+
+    def remap(self, mapping: AddressMapping, out_directory: io.Place, version: str) -> int:
+        """Write this index with its documents' row addresses changed by ``mapping``
+        (removed rows' documents dropped) into ``out_directory``; its partitions."""
+        parts = [
+            writer.remapped(writer.read_partition(part), mapping) for part in self.index.partitions
+        ]
+        written = writer.write_index(
+            out_directory,
+            list(enumerate(parts)),
+            self.index.params,
+            files.writable_version(version),
+        )
+        return len(written)
 
     def search(self, query: IndexQuery) -> SearchResult | None:
         return None
