@@ -14,9 +14,10 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from lancelet import io
-from lancelet.errors import UnsupportedIndexError, UnsupportedTypeError
+from lancelet.errors import UnsupportedIndexError, UnsupportedOptionError, UnsupportedTypeError
 from lancelet.expr import IndexQuery
 from lancelet.index import files
 from lancelet.index._files import IndexDetails
@@ -73,11 +74,29 @@ def write_inverted(
         else pa.array([], value_type)
     )
     row_ids = np.concatenate([np.zeros(0, np.uint64), *rows])
+    if not pa.types.is_string(texts.type) and not pa.types.is_large_string(texts.type):
+        texts = _joined(texts, params)
     tokens = analyzer.analyze(texts, params)
     data = writer.PartitionData.from_tokens(tokens, row_ids, params.with_position)
     carried = _carry_partitions(sources, directory, params)
     writer.write_index(directory, [(len(carried), data)], params, version, carried)
     return details.inverted_details(params)
+
+
+def _joined(lists: pa.Array, params: InvertedParams) -> pa.Array:
+    """Each row's strings as one text.  pylance makes a list row one document whose
+    positions run on from element to element (measured), which is what splitting
+    the elements joined by a space gives for the simple and whitespace tokenizers."""
+    if params.base_tokenizer not in ("simple", "whitespace"):
+        raise UnsupportedOptionError(
+            f"INVERTED index: lancelet indexes lists of strings with the simple and "
+            f"whitespace tokenizers only, not {params.base_tokenizer!r}"
+        )
+    lists = lists.cast(pa.large_list(pa.large_string()))
+    filled = pa.LargeListArray.from_arrays(
+        lists.offsets, pc.fill_null(lists.values, ""), mask=lists.is_null()
+    )
+    return pc.binary_join(filled, pa.scalar(" ", pa.large_string()))
 
 
 def _carry_partitions(
