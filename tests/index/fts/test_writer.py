@@ -153,6 +153,11 @@ def test_refusals(tmp_path: Path) -> None:
         ds.create_scalar_index("text", "INVERTED", tokenizer_kind="x")
     with pytest.raises(ArgumentError, match="block_size"):
         ds.create_scalar_index("text", "INVERTED", block_size=256)
+    for version in (1, "v3"):
+        with pytest.raises(ArgumentError, match="format_version"):
+            ds.create_scalar_index("text", "INVERTED", format_version=version)
+    ds.create_scalar_index("text", "INVERTED", format_version="v2")
+    assert ds.list_indices()[0]["type"] == "Inverted"
     with pytest.raises(ArgumentError, match="with_position"):
         ds.create_scalar_index("text", "INVERTED", with_position="yes")
     with pytest.raises(lancelet.errors.UnsupportedTypeError):
