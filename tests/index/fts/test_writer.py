@@ -255,3 +255,20 @@ def test_stable_row_ids(tmp_path: Path) -> None:
     want = InvertedIndex.open(local(_corpus.index_dir(theirs))).partitions[0].row_ids
     np.testing.assert_array_equal(got, want)  # stable row ids, not addresses
     assert_same_answers(theirs, ours, QUERIES)
+
+
+def test_deferred_compaction_leaves_the_index(tmp_path: Path) -> None:
+    theirs, ours = twins(tmp_path, sentences(600, 14), per_file=100)
+    for ds in (theirs, ours):
+        lance.dataset(ds.uri).delete("text LIKE '%hello%'")
+    lance.dataset(theirs.uri).optimize.compact_files(
+        target_rows_per_fragment=400, defer_index_remap=True
+    )
+    lancelet.dataset(ours.uri).optimize.compact_files(
+        target_rows_per_fragment=400, defer_index_remap=True
+    )
+    theirs, ours = lance.dataset(theirs.uri), lance.dataset(ours.uri)
+    manifest = lancelet.dataset(ours.uri)._manifest
+    (segment,) = [i for i in manifest.indices if i.name == "text_idx"]
+    assert sorted(segment.fragment_bitmap) == list(range(6))  # still the old fragments
+    assert_same_answers(theirs, ours, QUERIES)
