@@ -10,8 +10,14 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from lancelet.index.fts import codecs
-from lancelet.index.fts.reader import InvertedIndex, Partition, PositionsMissingError
+from lancelet.errors import CorruptIndexError
+from lancelet.index.fts import codecs, reader
+from lancelet.index.fts.reader import (
+    InvertedIndex,
+    Partition,
+    PositionsMissingError,
+    decode_postings,
+)
 from tests.index.fts import _corpus
 from tests.storage import local
 
@@ -148,3 +154,33 @@ def test_packed_blocks_decode_as_numbers() -> None:
             words[bit // 32, lane] |= ((v >> b) & 1) << (bit % 32)
     raw = words.astype("<u4").tobytes()
     np.testing.assert_array_equal(codecs.unpack_blocks(np.frombuffer(raw, np.uint8), 10)[0], values)
+
+
+def test_damage_is_an_error(tmp_path: Path) -> None:
+    docs = _corpus.words(400, seed=4)
+    _, directory = _corpus.build(tmp_path / "d", docs, with_position=True, **_corpus.PLAIN)
+    index = InvertedIndex.open(local(directory))
+    part = index.partitions[0]
+    biggest = max(range(part.num_token_ids), key=part.document_frequency)
+    blocks = part._invert.blocks[biggest].values
+    length = part.document_frequency(biggest)
+    assert length > 128  # a full block and a tail
+    good = blocks.to_pylist()
+    damaged = [
+        [good[0][:-3], *good[1:]],  # a full block cut short
+        [good[0][:8] + bytes([40]) + good[0][9:], *good[1:]],  # an impossible width
+        [*good[:-1], good[-1][:-1]],  # the tail cut short
+        good[:-1],  # a block missing
+    ]
+    for blocks_ in damaged:
+        with pytest.raises(CorruptIndexError):
+            decode_postings(pa.array(blocks_, pa.large_binary()), length, "damaged")
+    with pytest.raises(CorruptIndexError):
+        decode_postings(pa.array(good, pa.large_binary()), length + 1, "wrong length")
+    # Files: a truncated invert file, an FST of garbage.
+    invert = Path(directory) / "part_0_invert.lance"
+    invert.write_bytes(invert.read_bytes()[:-100])
+    with pytest.raises(CorruptIndexError):
+        InvertedIndex.open(local(directory)).partitions[0].postings(0)
+    with pytest.raises(CorruptIndexError):
+        reader._open_fst(b"not an fst at all, not at all", "tokens")

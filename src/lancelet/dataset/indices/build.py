@@ -94,10 +94,14 @@ def create_scalar_index(
     """Build the index and commit it; the version that lists it."""
     manifest = snapshot.manifest
     where = f"{snapshot.uri} version {manifest.version}"
-    _refuse_options(where, progress_callback, format_version)
     train = arguments.flag(train, "train", f"{where}: create_scalar_index", True)
     type_name, given = index_config.unpack(index_type, kwargs, where)
     kind = _json_kind(index_type, manifest, where) or index_kind(type_name, where)
+    if kind.name == "INVERTED" and format_version is not None:
+        # The FTS on-disk version: the INVERTED writer checks it.
+        given = {**given, "format_version": format_version}
+        format_version = None
+    _refuse_options(where, progress_callback, format_version)
     if fragment_ids is not None:
         # pylance builds these types fragment by fragment only through
         # create_index_uncommitted (which lancelet lacks), and refuses this as a ValueError.

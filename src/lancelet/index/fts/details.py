@@ -55,6 +55,7 @@ KEYWORDS = frozenset(
         "max_ngram_length",
         "prefix_only",
         "block_size",
+        "format_version",
     }
     | RESOURCE_KEYWORDS
 )
@@ -134,6 +135,12 @@ def parse_details(value: bytes, where: str = "index details") -> dict[str, Any]:
 
 
 def _check(name: str, value: Any) -> Any:
+    if name == "format_version" and isinstance(value, str):
+        # pylance takes 1, 2, 3, "v1", "v2" or "v3".
+        text = value.lower().removeprefix("v")
+        if text not in ("1", "2", "3"):
+            raise ArgumentError(f"INVERTED index: unknown format_version {value!r}")
+        return int(text)
     if name in _BOOLEANS:
         if not isinstance(value, bool):
             raise ArgumentError(f"INVERTED index: {name} must be a bool, got {value!r}")

@@ -14,15 +14,18 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from lancelet import io
-from lancelet.errors import UnsupportedIndexError, UnsupportedTypeError
+from lancelet.errors import UnsupportedIndexError, UnsupportedOptionError, UnsupportedTypeError
 from lancelet.expr import IndexQuery
+from lancelet.index import files
 from lancelet.index._files import IndexDetails
 from lancelet.index.base import SearchResult
 from lancelet.index.fts import analyzer, details, writer
 from lancelet.index.fts.params import InvertedParams
 from lancelet.index.fts.reader import InvertedIndex, docs_file, invert_file, tokens_file
+from lancelet.index.remapping import AddressMapping
 
 _STRINGS = (pa.string(), pa.large_string())
 
@@ -71,11 +74,29 @@ def write_inverted(
         else pa.array([], value_type)
     )
     row_ids = np.concatenate([np.zeros(0, np.uint64), *rows])
+    if not pa.types.is_string(texts.type) and not pa.types.is_large_string(texts.type):
+        texts = _joined(texts, params)
     tokens = analyzer.analyze(texts, params)
     data = writer.PartitionData.from_tokens(tokens, row_ids, params.with_position)
     carried = _carry_partitions(sources, directory, params)
     writer.write_index(directory, [(len(carried), data)], params, version, carried)
     return details.inverted_details(params)
+
+
+def _joined(lists: pa.Array, params: InvertedParams) -> pa.Array:
+    """Each row's strings as one text.  pylance makes a list row one document whose
+    positions run on from element to element (measured), which is what splitting
+    the elements joined by a space gives for the simple and whitespace tokenizers."""
+    if params.base_tokenizer not in ("simple", "whitespace"):
+        raise UnsupportedOptionError(
+            f"INVERTED index: lancelet indexes lists of strings with the simple and "
+            f"whitespace tokenizers only, not {params.base_tokenizer!r}"
+        )
+    lists = lists.cast(pa.large_list(pa.large_string()))
+    filled = pa.LargeListArray.from_arrays(
+        lists.offsets, pc.fill_null(lists.values, ""), mask=lists.is_null()
+    )
+    return pc.binary_join(filled, pa.scalar(" ", pa.large_string()))
 
 
 def _carry_partitions(
@@ -112,6 +133,20 @@ class InvertedSegment:
         del value_type  # the index records its own parameters
         index = InvertedIndex.open(directory)
         return cls(index, writer.params_json(index.params))
+
+    def remap(self, mapping: AddressMapping, out_directory: io.Place, version: str) -> int:
+        """Write this index with its documents' row addresses changed by ``mapping``
+        (removed rows' documents dropped) into ``out_directory``; its partitions."""
+        parts = [
+            writer.remapped(writer.read_partition(part), mapping) for part in self.index.partitions
+        ]
+        written = writer.write_index(
+            out_directory,
+            list(enumerate(parts)),
+            self.index.params,
+            files.writable_version(version),
+        )
+        return len(written)
 
     def search(self, query: IndexQuery) -> SearchResult | None:
         return None

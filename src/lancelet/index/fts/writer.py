@@ -30,10 +30,12 @@ from lancelet.index.fts.reader import (
     INVERT_KEYS,
     METADATA_FILE,
     POSITION_KEYS,
+    Partition,
     docs_file,
     invert_file,
     tokens_file,
 )
+from lancelet.index.remapping import AddressMapping
 
 BLOCK = codecs.BLOCK
 GROUP_BLOCKS = 32  # posting blocks per second-level impact entry
@@ -465,3 +467,53 @@ def write_index(
             written.append(number)
     write_metadata(directory, params, written, version)
     return written
+
+
+def read_partition(part: Partition) -> PartitionData:
+    """A partition's contents decoded back (one token at a time)."""
+    n_tokens = part.num_token_ids
+    vocabulary = [""] * n_tokens
+    for token, token_id in part.tokens():
+        vocabulary[token_id] = token
+    docs, freqs, positions = [], [], []
+    for token_id in range(n_tokens):
+        found_docs, found_freqs = part.postings(token_id)
+        docs.append(found_docs)
+        freqs.append(found_freqs)
+        if part.with_position:
+            positions.append(part.positions(token_id)[1])
+    lengths = np.array([len(d) for d in docs], dtype=np.int64)
+    return PartitionData(
+        part.row_ids,
+        part.num_tokens,
+        pa.array(vocabulary, pa.string()),
+        np.repeat(np.arange(n_tokens, dtype=np.int64), lengths),
+        np.concatenate([np.zeros(0, np.uint32), *docs]),
+        np.concatenate([np.zeros(0, np.uint32), *freqs]),
+        np.concatenate([np.zeros(0, np.uint32), *positions]) if part.with_position else None,
+    )
+
+
+def remapped(data: PartitionData, mapping: AddressMapping) -> PartitionData:
+    """The partition after rows moved: row ids changed by ``mapping``, documents of
+    removed rows dropped (with their postings and positions), tokens left without
+    documents dropped; documents and tokens keep their order (as pylance remaps)."""
+    moved, alive = mapping.apply(data.row_ids)
+    new_doc = np.cumsum(alive, dtype=np.int64) - 1
+    keep = alive[data.doc]
+    token = data.token[keep]
+    counts = np.bincount(token, minlength=len(data.vocabulary))
+    kept_tokens = counts > 0
+    new_token = np.cumsum(kept_tokens, dtype=np.int64) - 1
+    positions = None
+    if data.positions is not None:
+        positions = data.positions[np.repeat(keep, data.freq)]
+    return PartitionData(
+        moved[alive],
+        data.num_tokens[alive],
+        data.vocabulary.filter(pa.array(kept_tokens)),
+        new_token[token],
+        new_doc[data.doc[keep]].astype(np.uint32),
+        data.freq[keep],
+        positions,
+    )
