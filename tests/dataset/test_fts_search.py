@@ -455,3 +455,19 @@ def test_nested_columns_are_refused(tmp_path: Path) -> None:
     lance.write_dataset(pa.table({"s": inner}), str(tmp_path / "n"))
     with pytest.raises(UnsupportedOptionError, match="top-level"):
         ll.dataset(str(tmp_path / "n")).to_table(full_text_query=lq.MatchQuery("dog", "s.text"))
+
+
+def test_list_columns(tmp_path: Path) -> None:
+    """A list row is one document, its elements' positions running on."""
+    texts = [["quick dog", "lazy cat dog"], ["dog"], None, ["bird", "cat"], []]
+    table = pa.table({"id": list(range(len(texts))), "text": texts})
+    path = tmp_path / "lists"
+    lance.write_dataset(table, str(path)).create_scalar_index(
+        "text", "INVERTED", with_position=True
+    )
+    both(path, "dog cat")
+    for text in ["dog lazy", "quick dog", "dog quick"]:
+        both(path, pq.PhraseQuery(text, "text"), lq.PhraseQuery(text, "text"))
+    lance.write_dataset(table, str(path), mode="append")
+    with pytest.raises(UnsupportedOptionError, match="list column"):
+        ll.dataset(str(path)).to_table(full_text_query="dog")

@@ -105,6 +105,11 @@ def column_search(
     flat = None
     outside = [f for f in fragments if f.id not in covered]
     if read_rows is not None and (outside or not segments):
+        if _is_list(field.type):
+            raise UnsupportedOptionError(
+                f"{where}: list column {name!r} searched without an INVERTED index "
+                "(rows the index does not cover): lancelet searches lists through an index only"
+            )
         table = read_rows(field.name, outside)
         texts = table.column(0).combine_chunks()
         rows = np.asarray(table.column(1).to_numpy(), np.uint64)
@@ -129,12 +134,17 @@ def _text_field(manifest: Manifest, name: str) -> pa.Field:
             f"full_text_query: column {name!r} of type {field.type}: lancelet searches "
             "string columns only"
         )
-    if field.type not in _TEXT_TYPES:
+    element = field.type.value_type if _is_list(field.type) else field.type
+    if element not in _TEXT_TYPES:
         raise FullTextQueryError(
             f"full_text_query: FTS field {name!r} must resolve to Utf8, LargeUtf8 or "
             f"Utf8View, got {field.type}"
         )
     return field
+
+
+def _is_list(data_type: pa.DataType) -> bool:
+    return bool(pa.types.is_list(data_type) or pa.types.is_large_list(data_type))
 
 
 def _opened(store: DatasetStore, segment: IndexMetadata) -> InvertedIndex:
