@@ -471,3 +471,20 @@ def test_list_columns(tmp_path: Path) -> None:
     lance.write_dataset(table, str(path), mode="append")
     with pytest.raises(UnsupportedOptionError, match="list column"):
         ll.dataset(str(path)).to_table(full_text_query="dog")
+
+
+def test_stable_row_ids(tmp_path: Path) -> None:
+    """The index lists stable row ids; deleted and moved rows are found by id."""
+    path = str(tmp_path / "stable")
+    text = ["dog cat", "dog", "bird dog dog", "cat", "dog bird", "fish"]
+    table = pa.table({"id": list(range(6)), "text": text})
+    ds = lance.write_dataset(table, path, enable_stable_row_ids=True, max_rows_per_file=3)
+    ds.create_scalar_index("text", "INVERTED", with_position=True)
+    ds.delete("id = 1")
+    lance.write_dataset(pa.table({"id": [10], "text": ["dog dog"]}), path, mode="append")
+    for query in ["dog", "cat bird"]:
+        both(Path(path), query, with_row_id=True)
+        both(Path(path), query, with_row_address=True, limit=2)
+    both(Path(path), pq.PhraseQuery("dog bird", "text"), lq.PhraseQuery("dog bird", "text"))
+    lance.dataset(path).optimize.compact_files()
+    both(Path(path), "dog", with_row_id=True, with_row_address=True)

@@ -9,6 +9,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelet.dataset.read import frag_reuse
+from lancelet.dataset.read.take import addresses_of_ids
 from lancelet.errors import FullTextQueryError, UnsupportedOptionError
 from lancelet.index.fts import queries as q
 from lancelet.index.fts.analyzer import analyze
@@ -95,7 +96,13 @@ def column_search(
                 f"{where}: column {name!r} has INVERTED index segments built with "
                 "different parameters"
             )
-        indexed = IndexCorpus(opened)
+        mapper = None
+        if manifest.stable_row_ids:
+
+            def mapper(ids: np.ndarray) -> np.ndarray:
+                return addresses_of_ids(store, manifest, ids)
+
+        indexed = IndexCorpus(opened, mapper)
         for segment in segments:
             if segment.fragment_bitmap is None:
                 raise UnsupportedOptionError(

@@ -40,6 +40,7 @@ from lancelet.dataset.read.projection import (
     with_specials,
 )
 from lancelet.dataset.read.scanner import LanceScanner, default_batch_size
+from lancelet.dataset.read.take import row_ids_at
 from lancelet.errors import FullTextQueryError, UnsupportedOptionError
 from lancelet.expr.filter import referenced_columns, to_expression
 from lancelet.index.fts import queries as q
@@ -214,9 +215,12 @@ class FullTextScanner(LanceScanner):
         offsets = ROW_OFFSET in self._shape.special_outputs or ROW_OFFSET in self._shape.reads
         rows = _rows_at(self._store, self._manifest, unique, self._reads(), offsets)
         rows = rows.take(pa.array(back.reshape(-1).astype(np.int64)))
+        ids = addresses
+        if self._manifest.stable_row_ids and len(addresses):
+            ids = row_ids_at(self._store, self._manifest, addresses)
         table = pa.table(
             {
-                ROW_ID: pa.array(addresses, pa.uint64()),
+                ROW_ID: pa.array(ids, pa.uint64()),
                 ROW_ADDRESS: pa.array(addresses, pa.uint64()),
                 SCORE: pa.array(hits.scores, pa.float32()),
             }
@@ -315,8 +319,6 @@ def full_text_scanner(
         raise FullTextQueryError(f"{call}: Cannot have both nearest and full text search")
     if fragments is not None or keywords.get("fragments") is not None:
         raise UnsupportedOptionError(f"{call}: full_text_query over chosen fragments")
-    if manifest.stable_row_ids:
-        raise UnsupportedOptionError(f"{call}: full_text_query on a dataset with stable row ids")
     refuse_unimplemented(
         call,
         **{name: keywords[name] for name in _REFUSED if keywords.get(name) is not None},

@@ -8,7 +8,7 @@ pylance uses for each (``docs/fts/bm25.md``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -58,8 +58,17 @@ class IndexCorpus:
     rows included), whose statistics add up (measured: a column with two segments
     is scored with their documents, tokens and document frequencies summed)."""
 
-    def __init__(self, segments: Sequence[InvertedIndex]) -> None:
+    def __init__(
+        self,
+        segments: Sequence[InvertedIndex],
+        addresses: Callable[[np.ndarray], np.ndarray] | None = None,
+    ) -> None:
+        """``addresses`` maps the row ids the index lists to row addresses (a
+        dataset with stable row ids); without it they are addresses."""
         self._partitions = [p for segment in segments for p in segment.partitions]
+        self._rows = [
+            p.row_ids if addresses is None else addresses(p.row_ids) for p in self._partitions
+        ]
         self.stats = CorpusStats(
             sum(s.num_docs for s in segments), sum(s.total_tokens for s in segments)
         )
@@ -75,24 +84,24 @@ class IndexCorpus:
 
     def postings(self, token: str) -> Postings:
         parts = []
-        for partition in self._partitions:
+        for partition, rows in zip(self._partitions, self._rows, strict=True):
             token_id = partition.token_id(token)
             if token_id is None:
                 continue
             docs, freqs = partition.postings(token_id)
-            parts.append(Postings(partition.row_ids[docs], freqs, partition.num_tokens[docs]))
+            parts.append(Postings(rows[docs], freqs, partition.num_tokens[docs]))
         return _joined(parts)
 
     def positions(self, token: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         rows, offsets, positions = [], [np.zeros(1, np.int64)], []
         end = 0
-        for partition in self._partitions:
+        for partition, addresses in zip(self._partitions, self._rows, strict=True):
             token_id = partition.token_id(token)
             if token_id is None:
                 continue
             docs, _ = partition.postings(token_id)
             starts, values = partition.positions(token_id)
-            rows.append(partition.row_ids[docs])
+            rows.append(addresses[docs])
             offsets.append(np.asarray(starts[1:], np.int64) + end)
             positions.append(values)
             end += len(values)
@@ -109,7 +118,7 @@ def _joined(parts: list[Postings]) -> Postings:
     """Postings of several partitions (disjoint rows) as one, by row."""
     if not parts:
         return _no_postings()
-    if len(parts) == 1:
+    if len(parts) == 1 and (parts[0].rows[1:] > parts[0].rows[:-1]).all():
         return parts[0]
     rows = np.concatenate([p.rows for p in parts])
     order = np.argsort(rows, kind="stable")
