@@ -488,3 +488,19 @@ def test_stable_row_ids(tmp_path: Path) -> None:
     both(Path(path), pq.PhraseQuery("dog bird", "text"), lq.PhraseQuery("dog bird", "text"))
     lance.dataset(path).optimize.compact_files()
     both(Path(path), "dog", with_row_id=True, with_row_address=True)
+
+
+def test_rows_moved_behind_a_fragment_reuse_index(tmp_path: Path) -> None:
+    path = str(tmp_path / "reuse")
+    text = ["dog cat", "dog", "bird dog dog", "cat", "dog bird", "fish", "dog fish"]
+    table = pa.table({"id": list(range(7)), "text": text})
+    lance.write_dataset(table, path, max_rows_per_file=2).create_scalar_index(
+        "text", "INVERTED", with_position=True
+    )
+    lance.dataset(path).delete("id = 2")
+    lance.dataset(path).optimize.compact_files(defer_index_remap=True)
+    lance.write_dataset(pa.table({"id": [10], "text": ["dog dog"]}), path, mode="append")
+    assert any(i["name"] == "__lance_frag_reuse" for i in lance.dataset(path).list_indices())
+    for query in ["dog", "fish bird"]:
+        both(Path(path), query, with_row_address=True)
+    both(Path(path), pq.PhraseQuery("dog fish", "text"), lq.PhraseQuery("dog fish", "text"))

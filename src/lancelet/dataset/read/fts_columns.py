@@ -9,11 +9,11 @@ import numpy as np
 import pyarrow as pa
 
 from lancelet.dataset.read import frag_reuse
-from lancelet.dataset.read.take import addresses_of_ids
+from lancelet.dataset.read.take import MISSING, addresses_of_ids
 from lancelet.errors import FullTextQueryError, UnsupportedOptionError
 from lancelet.index.fts import queries as q
 from lancelet.index.fts.analyzer import analyze
-from lancelet.index.fts.corpus import ColumnSearch, FlatCorpus, IndexCorpus
+from lancelet.index.fts.corpus import AddressMap, ColumnSearch, FlatCorpus, IndexCorpus
 from lancelet.index.fts.params import InvertedParams
 from lancelet.index.fts.reader import InvertedIndex
 from lancelet.table import naming
@@ -85,10 +85,6 @@ def column_search(
     params = FLAT_PARAMS
     covered: set[int] = set()
     if segments:
-        if frag_reuse.reuse_map(store, manifest) is not None:
-            raise UnsupportedOptionError(
-                f"{where}: full-text search of a dataset with a fragment reuse index"
-            )
         opened = [_opened(store, segment) for segment in segments]
         params = opened[0].params
         if any(index.params != params for index in opened):
@@ -96,19 +92,16 @@ def column_search(
                 f"{where}: column {name!r} has INVERTED index segments built with "
                 "different parameters"
             )
-        mapper = None
-        if manifest.stable_row_ids:
-
-            def mapper(ids: np.ndarray) -> np.ndarray:
-                return addresses_of_ids(store, manifest, ids)
-
-        indexed = IndexCorpus(opened, mapper)
+        maps = [_address_map(store, manifest, segment) for segment in segments]
+        indexed = IndexCorpus(opened, maps)
+        reuse = frag_reuse.reuse_map(store, manifest)
         for segment in segments:
-            if segment.fragment_bitmap is None:
+            held = frag_reuse.coverage(reuse, segment, manifest)
+            if held is None:
                 raise UnsupportedOptionError(
                     f"{where}: index segment {segment.uuid} records no fragments"
                 )
-            covered.update(segment.fragment_bitmap)
+            covered.update(held)
     flat = None
     outside = [f for f in fragments if f.id not in covered]
     if read_rows is not None and (outside or not segments):
@@ -148,6 +141,29 @@ def _text_field(manifest: Manifest, name: str) -> pa.Field:
             f"Utf8View, got {field.type}"
         )
     return field
+
+
+def _address_map(
+    store: DatasetStore, manifest: Manifest, segment: IndexMetadata
+) -> AddressMap | None:
+    """How the row ids ``segment`` lists become current row addresses: stable row
+    ids looked up, addresses carried through a fragment reuse index (rows dropped
+    since map to ``MISSING``); None when they are current addresses."""
+    if manifest.stable_row_ids and segment.keyed_by_row_id(True):
+
+        def by_id(ids: np.ndarray) -> np.ndarray:
+            return addresses_of_ids(store, manifest, ids)
+
+        return by_id
+    reuse = frag_reuse.reuse_map(store, manifest)
+    if reuse is None or not frag_reuse.applies_to(segment, manifest):
+        return None
+
+    def moved(addresses: np.ndarray) -> np.ndarray:
+        mapped, alive = reuse.remap(np.asarray(addresses, np.uint64))
+        return np.where(alive, mapped, MISSING).astype(np.uint64)
+
+    return moved
 
 
 def _is_list(data_type: pa.DataType) -> bool:

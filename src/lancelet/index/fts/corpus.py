@@ -20,6 +20,9 @@ from lancelet.index.fts.hits import Hits
 from lancelet.index.fts.params import InvertedParams
 from lancelet.index.fts.reader import InvertedIndex
 
+# Row ids an index lists -> current row addresses (``MISSING_ROW`` for none).
+AddressMap = Callable[[np.ndarray], np.ndarray]
+
 
 @dataclass(frozen=True)
 class Postings:
@@ -61,14 +64,18 @@ class IndexCorpus:
     def __init__(
         self,
         segments: Sequence[InvertedIndex],
-        addresses: Callable[[np.ndarray], np.ndarray] | None = None,
+        addresses: Sequence[AddressMap | None] | None = None,
     ) -> None:
-        """``addresses`` maps the row ids the index lists to row addresses (a
-        dataset with stable row ids); without it they are addresses."""
-        self._partitions = [p for segment in segments for p in segment.partitions]
-        self._rows = [
-            p.row_ids if addresses is None else addresses(p.row_ids) for p in self._partitions
-        ]
+        """``addresses`` maps, per segment, the row ids it lists to current row
+        addresses (stable row ids, moved rows); None: they are addresses."""
+        maps = [None] * len(segments) if addresses is None else list(addresses)
+        self._partitions = []
+        self._rows = []
+        for segment, address_map in zip(segments, maps, strict=True):
+            for partition in segment.partitions:
+                self._partitions.append(partition)
+                ids = partition.row_ids
+                self._rows.append(ids if address_map is None else address_map(ids))
         self.stats = CorpusStats(
             sum(s.num_docs for s in segments), sum(s.total_tokens for s in segments)
         )
