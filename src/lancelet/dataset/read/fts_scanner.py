@@ -301,10 +301,12 @@ class FullTextSearch:
 
     def row_ordered(self, columns: dict[str, ColumnSearch]) -> bool:
         """Whether pylance returns the hits in row order (without a limit): a match
-        on a column searched without an index (measured)."""
-        if not isinstance(self.query, q.MatchQuery):
-            return False
-        return all(c.indexed is None for c in columns.values())
+        or phrase query (or a query string on one column) on a column searched
+        without an index (measured; other queries come by score)."""
+        single = isinstance(self.query, (q.MatchQuery, q.PhraseQuery)) or (
+            self.query is None and self.columns is not None and len(self.columns) == 1
+        )
+        return single and all(c.indexed is None for c in columns.values())
 
 
 def full_text_scanner(
