@@ -384,7 +384,7 @@ def test_nearest_with_a_full_text_query_is_refused(tmp_path: Path) -> None:
 
 def test_unimplemented_options_are_refused(two_columns: Path) -> None:
     ours = ll.dataset(str(two_columns))
-    with pytest.raises(UnsupportedOptionError, match="CombinedFieldsQuery"):
+    with pytest.raises(UnsupportedOptionError, match="analyzed differently"):
         ours.to_table(full_text_query=lq.CombinedFieldsQuery("dog", ["text", "t2"]))
     with pytest.raises(UnsupportedOptionError, match="document_granularity"):
         granularity = lq.DocumentGranularity.LIST_ELEMENT
@@ -516,3 +516,61 @@ def test_rows_moved_behind_a_fragment_reuse_index(tmp_path: Path) -> None:
     for query in ["dog", "fish bird"]:
         both(Path(path), query, with_row_address=True)
     both(Path(path), pq.PhraseQuery("dog fish", "text"), lq.PhraseQuery("dog fish", "text"))
+
+
+@pytest.fixture(scope="module", params=["same_lengths", "empty_documents"])
+def two_fields(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two columns indexed alike, for combined-fields queries."""
+    if request.param == "same_lengths":
+        a = ["dog cat", "dog", "bird fish", "cat cat dog", "fish"]
+        b = ["fish", "dog dog bird", "dog", "cat", "bird"]
+    else:
+        a = ["dog cat", "", "", "", "fish", "x y", "cat"]
+        b = ["fish", "dog dog bird", "dog", "", "bird", "dog", None]
+    path = tmp_path_factory.mktemp("fts") / request.param
+    ds = lance.write_dataset(pa.table({"id": list(range(len(a))), "a": a, "b": b}), str(path))
+    ds.create_scalar_index("a", "INVERTED")
+    ds.create_scalar_index("b", "INVERTED")
+    return path
+
+
+@pytest.mark.parametrize(
+    "text, boosts, operator",
+    [
+        ("dog", None, "OR"),
+        ("dog", [1.0, 2.0], "OR"),
+        ("dog cat", None, "OR"),
+        ("dog cat", None, "AND"),
+        ("bird fish", [1.5, 3.0], "OR"),
+        ("fish", [2.0, 1.0], "OR"),
+        ("dog dog", [1.3, 1.7], "OR"),
+        ("cat dog cat", [3.7, 1.1], "AND"),
+    ],
+    ids=str,
+)
+def test_combined_fields_score_as_pylance(
+    two_fields: Path, text: str, boosts: list[float] | None, operator: str
+) -> None:
+    def build(m: Any) -> Any:
+        op = m.FullTextOperator[operator]
+        return m.CombinedFieldsQuery(text, ["a", "b"], boosts=boosts, operator=op)
+
+    both(two_fields, build(pq), build(lq))
+
+
+def test_combined_fields_boosts_are_bounded() -> None:
+    with pytest.raises(ValueError, match="must be a finite value"):
+        pq.CombinedFieldsQuery("dog", ["a", "b"], boosts=[0.5, 1.0])
+    with pytest.raises(ValueError, match="must be a finite value"):
+        lq.CombinedFieldsQuery("dog", ["a", "b"], boosts=[0.5, 1.0])
+
+
+def test_combined_fields_outside_the_index_are_refused(two_fields: Path, tmp_path: Path) -> None:
+    path = tmp_path / "more"
+    table = lance.dataset(str(two_fields)).to_table()
+    lance.write_dataset(table, str(path)).create_scalar_index("a", "INVERTED")
+    lance.dataset(str(path)).create_scalar_index("b", "INVERTED")
+    lance.write_dataset(table, str(path), mode="append")
+    with pytest.raises(UnsupportedOptionError, match="outside an INVERTED index"):
+        query = lq.CombinedFieldsQuery("dog", ["a", "b"])
+        ll.dataset(str(path)).to_table(full_text_query=query)

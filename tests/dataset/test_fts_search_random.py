@@ -142,3 +142,36 @@ def same_best(theirs: pa.Table, ours: pa.Table) -> None:
         ids = theirs["id"].to_numpy()
         mine = ours["id"].to_numpy()
         assert set(ids[a > above]) == set(mine[b > above])
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    first=st.lists(documents, min_size=1, max_size=10),
+    second=st.lists(documents, min_size=10, max_size=10),
+    words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
+    boosts=st.lists(st.floats(1.0, 8.0), min_size=2, max_size=2),
+    all_words=st.booleans(),
+)
+def test_random_combined_fields_score_as_pylance(
+    first: list[str | None],
+    second: list[str | None],
+    words: list[str],
+    boosts: list[float],
+    all_words: bool,
+) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        path = str(Path(directory) / "d")
+        a = pa.array(first, pa.string())
+        b = pa.array(second[: len(first)], pa.string())
+        table = pa.table({"id": list(range(len(first))), "a": a, "b": b})
+        ds = lance.write_dataset(table, path)
+        ds.create_scalar_index("a", "INVERTED")
+        ds.create_scalar_index("b", "INVERTED")
+
+        def build(m: Any) -> Any:
+            op = m.FullTextOperator.AND if all_words else m.FullTextOperator.OR
+            return m.CombinedFieldsQuery(" ".join(words), ["a", "b"], boosts=boosts, operator=op)
+
+        theirs = lance.dataset(path).to_table(full_text_query=build(pq))
+        ours = ll.dataset(path).to_table(full_text_query=build(lq))
+        same_hits(theirs, ours)

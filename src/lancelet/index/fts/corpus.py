@@ -81,6 +81,19 @@ class IndexCorpus:
         )
         self.has_positions = all(s.params.with_position for s in segments)
 
+    def lengths(self, rows: np.ndarray) -> np.ndarray:
+        """The length in tokens (uint32) of the documents of ``rows``; 0 for rows
+        the index holds no document of."""
+        every = np.concatenate([np.zeros(0, np.uint64), *self._rows])
+        sizes = np.concatenate([np.zeros(0, np.uint32), *(p.num_tokens for p in self._partitions)])
+        order = np.argsort(every, kind="stable")
+        every, sizes = every[order], sizes[order]
+        if len(every) == 0:
+            return np.zeros(len(rows), np.uint32)
+        at = np.minimum(np.searchsorted(every, rows), len(every) - 1)
+        found: np.ndarray = np.where(every[at] == rows, sizes[at], 0).astype(np.uint32)
+        return found
+
     def document_frequency(self, token: str) -> int:
         total = 0
         for partition in self._partitions:

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+_MAX_FIELD_BOOST = 1048576
+
 
 class FullTextQueryType(Enum):
     MATCH = "match"
@@ -162,6 +164,23 @@ class MultiMatchQuery(_ColumnsQuery):
 
 class CombinedFieldsQuery(_ColumnsQuery):
     """A match query over several columns taken as one field (BM25F)."""
+
+    def __init__(
+        self,
+        query: str,
+        columns: list[str],
+        *,
+        boosts: list[float] | None = None,
+        operator: FullTextOperator = FullTextOperator.OR,
+    ):
+        super().__init__(query, columns, boosts=boosts, operator=operator)
+        for column, boost in zip(self.columns, boosts or (), strict=False):
+            # pylance's bounds (a ValueError there too).
+            if not (isinstance(boost, (int, float)) and 1 <= boost <= _MAX_FIELD_BOOST):
+                raise ValueError(
+                    f"combined_fields boost for column {column!r} must be a finite value "
+                    f"in [1, {_MAX_FIELD_BOOST}], got {boost}"
+                )
 
     def query_type(self) -> FullTextQueryType:
         return FullTextQueryType.COMBINED_FIELDS

@@ -35,6 +35,7 @@ import pyarrow as pa
 from lancelet.errors import FullTextQueryError, UnsupportedOptionError
 from lancelet.index.fts import queries as q
 from lancelet.index.fts.analyzer import analyze
+from lancelet.index.fts.combined import combined_hits
 from lancelet.index.fts.corpus import ColumnSearch
 from lancelet.index.fts.fuzzy import expansions
 from lancelet.index.fts.hits import Hits, common_rows
@@ -61,6 +62,8 @@ class QueryEvaluator:
             return self._multi_match(query.query, query.columns, query.boosts, query.operator)
         if isinstance(query, q.BooleanQuery):
             return self._boolean(query)
+        if isinstance(query, q.CombinedFieldsQuery):
+            return self._combined(query)
         raise UnsupportedOptionError(
             f"full_text_query: lancelet does not run {type(query).__name__} searches"
         )
@@ -138,6 +141,21 @@ class QueryEvaluator:
             for column, weight in zip(columns, weights, strict=True)
         ]
         return Hits.maximum(parts)
+
+    def _combined(self, query: q.CombinedFieldsQuery) -> Hits:
+        columns = [self._column(name) for name in query.columns]
+        if not columns:
+            raise FullTextQueryError("full_text_query: no column to search")
+        params = columns[0].params
+        if any(column.params != params for column in columns):
+            raise UnsupportedOptionError(
+                "full_text_query: CombinedFieldsQuery over columns analyzed differently"
+            )
+        weights = [1.0] * len(columns) if query.boosts is None else list(query.boosts)
+        # A repeated token counts once here (measured), unlike in a match.
+        tokens = list(dict.fromkeys(token for token, _ in _tokens(query.query, columns[0])))
+        all_tokens = query.operator == q.FullTextOperator.AND
+        return combined_hits(columns, weights, tokens, all_tokens)
 
     def _boolean(self, query: q.BooleanQuery) -> Hits:
         by_occur: dict[q.Occur, list[Hits]] = {o: [] for o in q.Occur}
