@@ -21,6 +21,8 @@ What each query means, as measured on pylance 14.0.2 (``docs/fts/queries.md``):
 * **multi-match**: a match on each column (with its boost); a row's score is the
   largest of its columns'.  A plain string is a multi-match over every column with an
   INVERTED index.
+* **combined fields**: the columns scored as one field, BM25F
+  (:mod:`lancelet.index.fts.combined`).
 * **boolean**: rows matching every MUST (any SHOULD when there is no MUST), none of
   the MUST_NOT; the MUST and SHOULD scores of a row are added.
 """
@@ -166,7 +168,9 @@ class QueryEvaluator:
             raise FullTextQueryError(
                 "full_text_query: boolean query must have at least one should/must query"
             )
-        total = Hits.summed(must + should)
+        # The MUST scores added in turn, the SHOULD scores likewise, then the two sums
+        # (measured: m + (s1 + s2), not (m + s1) + s2).
+        total = Hits.summed([Hits.summed(must), Hits.summed(should)])
         if must:
             total = total.within(common_rows([h.rows for h in must]))
         for excluded in by_occur[q.Occur.MUST_NOT]:
