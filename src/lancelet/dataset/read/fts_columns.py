@@ -92,8 +92,7 @@ def column_search(
                 f"{where}: column {name!r} has INVERTED index segments built with "
                 "different parameters"
             )
-        maps = [_address_map(store, manifest, segment) for segment in segments]
-        indexed = IndexCorpus(opened, maps)
+        indexed = _corpus(store, manifest, segments, opened)
         reuse = frag_reuse.reuse_map(store, manifest)
         for segment in segments:
             held = frag_reuse.coverage(reuse, segment, manifest)
@@ -141,6 +140,23 @@ def _text_field(manifest: Manifest, name: str) -> pa.Field:
             f"Utf8View, got {field.type}"
         )
     return field
+
+
+def _corpus(
+    store: DatasetStore,
+    manifest: Manifest,
+    segments: list[IndexMetadata],
+    opened: list[InvertedIndex],
+) -> IndexCorpus:
+    """The index's documents as this version addresses them, kept by the store for
+    the next query of the same version."""
+    cache: dict[object, IndexCorpus] = store.cache("inverted_corpora", limit=16)
+    key = (store.root, manifest.version, tuple(str(s.uuid) for s in segments))
+    found = cache.get(key)
+    if found is None:
+        maps = [_address_map(store, manifest, segment) for segment in segments]
+        found = cache[key] = IndexCorpus(opened, maps)
+    return found
 
 
 def _address_map(

@@ -80,6 +80,7 @@ class IndexCorpus:
             sum(s.num_docs for s in segments), sum(s.total_tokens for s in segments)
         )
         self.has_positions = all(s.params.with_position for s in segments)
+        self._vocabulary: list[str] | None = None
 
     def lengths(self, rows: np.ndarray) -> np.ndarray:
         """The length in tokens (uint32) of the documents of ``rows``; 0 for rows
@@ -128,10 +129,13 @@ class IndexCorpus:
         return _joined_positions(rows, offsets, positions)
 
     def vocabulary(self) -> list[str]:
-        tokens: set[str] = set()
-        for partition in self._partitions:
-            tokens.update(token for token, _ in partition.tokens())
-        return sorted(tokens)
+        """Every token of the index, sorted (kept: the index never changes)."""
+        if self._vocabulary is None:
+            tokens: set[str] = set()
+            for partition in self._partitions:
+                tokens.update(token for token, _ in partition.tokens())
+            self._vocabulary = sorted(tokens)
+        return self._vocabulary
 
 
 def _joined(parts: list[Postings]) -> Postings:

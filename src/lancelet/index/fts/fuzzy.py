@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from lancelet.errors import FullTextQueryError
 
 
@@ -21,33 +23,44 @@ def expansions(
     prefix_length: int,
     max_expansions: int,
 ) -> list[str]:
-    """The tokens of ``vocabulary`` (sorted) that ``token`` matches fuzzily."""
+    """The tokens of ``vocabulary`` (sorted) that ``token`` matches fuzzily, at
+    most ``max_expansions`` of them, in vocabulary order."""
     if fuzziness < 0 or prefix_length < 0 or max_expansions < 0:
         raise FullTextQueryError(
             "full_text_query: fuzziness, prefix_length and max_expansions must not be negative"
         )
+    if not len(vocabulary) or max_expansions == 0:
+        return []
+    words = np.asarray(vocabulary, dtype=str)
+    # Cheap filters first: a distance is at least the difference of the lengths.
+    near = np.abs(np.char.str_len(words) - len(token)) <= fuzziness
     prefix = token[:prefix_length]
-    found: list[str] = []
-    for candidate in vocabulary:
-        if len(found) >= max_expansions:
-            break
-        if abs(len(candidate) - len(token)) > fuzziness or not candidate.startswith(prefix):
-            continue
-        if levenshtein(token, candidate, fuzziness) <= fuzziness:
-            found.append(candidate)
-    return found
+    if prefix:
+        near &= np.char.startswith(words, prefix)
+    candidates = words[near]
+    within = candidates[distances(token, candidates) <= fuzziness]
+    return [str(word) for word in within[:max_expansions]]
 
 
-def levenshtein(a: str, b: str, bound: int) -> int:
-    """The edit distance of ``a`` and ``b`` in characters; any value above ``bound``
-    may be returned as ``bound + 1``."""
-    previous = list(range(len(b) + 1))
-    for i, char in enumerate(a, 1):
-        current = [i]
-        for j, other in enumerate(b, 1):
-            cost = 0 if char == other else 1
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost))
-        if min(current) > bound:
-            return bound + 1
-        previous = current
-    return previous[-1]
+def distances(token: str, candidates: np.ndarray) -> np.ndarray:
+    """The Levenshtein distance, in characters, from ``token`` to each of
+    ``candidates`` (an array of str), all candidates at once."""
+    count = len(candidates)
+    if count == 0:
+        return np.zeros(0, np.int64)
+    lengths = np.char.str_len(candidates)
+    width = max(1, int(lengths.max()))
+    # Each candidate as a row of code points, padded with 0 past its end (padding
+    # never changes the columns up to the candidate's length).
+    codes = np.asarray(candidates, dtype=f"<U{width}").view(np.uint32).reshape(count, width)
+    steps = np.arange(width + 1)
+    previous = np.broadcast_to(steps, (count, width + 1)).copy()
+    for row, char in enumerate(token, 1):
+        best = np.empty_like(previous)
+        best[:, 0] = row
+        substituted = previous[:, :-1] + (codes != ord(char))
+        best[:, 1:] = np.minimum(substituted, previous[:, 1:] + 1)
+        # Insertions: column j can also be reached from column k < j at j - k more.
+        previous = np.minimum.accumulate(best - steps, axis=1) + steps
+    result: np.ndarray = previous[np.arange(count), lengths]
+    return result
