@@ -170,29 +170,41 @@ def append(ds: lance.LanceDataset, docs: list[str]) -> lance.LanceDataset:
     )
 
 
+def optimize_both(theirs: lance.LanceDataset, ours: lance.LanceDataset, **kwargs: Any) -> None:
+    lance.dataset(theirs.uri).optimize.optimize_indices(**kwargs)
+    lancelet.dataset(ours.uri).optimize.optimize_indices(**kwargs)
+    want = lance.dataset(theirs.uri).stats.index_stats("text_idx")
+    got = lancelet.dataset(ours.uri).stats.index_stats("text_idx")
+    for key in ("indices", "num_indices", "num_indexed_rows", "num_indexed_rows_per_delta"):
+        assert got[key] == want[key], key
+
+
 def test_optimize_indices_adds_a_partition(tmp_path: Path) -> None:
     theirs, ours = twins(tmp_path, sentences(800, 5), with_position=True)
     for ds in (theirs, ours):
         append(ds, sentences(300, 6))
         lance.dataset(ds.uri).delete("text LIKE '%hello%'")
-    lance.dataset(theirs.uri).optimize.optimize_indices()
-    lancelet.dataset(ours.uri).optimize.optimize_indices()
-    ours = lance.dataset(ours.uri)
-    index = InvertedIndex.open(local(_corpus.index_dir(ours)))
+    optimize_both(theirs, ours)
+    index = InvertedIndex.open(local(_corpus.index_dir(lance.dataset(ours.uri))))
     assert len(index.partitions) == 2  # the first build's, then the appended rows'
     assert np.all(index.partitions[1].row_ids >> np.uint64(32) == 1)
     phrases = [PhraseQuery("lazy dog", "text")]
-    assert_same_answers(lance.dataset(theirs.uri), ours, QUERIES + phrases)
+    assert_same_answers(lance.dataset(theirs.uri), lance.dataset(ours.uri), QUERIES + phrases)
+    # Extended again: the two old partitions become one, the new rows another.
+    for ds in (theirs, ours):
+        append(ds, sentences(150, 15))
+    optimize_both(theirs, ours)
+    index = InvertedIndex.open(local(_corpus.index_dir(lance.dataset(ours.uri))))
+    assert len(index.partitions) == 2
+    assert_same_answers(lance.dataset(theirs.uri), lance.dataset(ours.uri), QUERIES + phrases)
     # A delta segment of its own (num_indices_to_merge=0), then a second extension.
     for ds in (theirs, ours):
         append(ds, sentences(200, 7))
-    lance.dataset(theirs.uri).optimize.optimize_indices(num_indices_to_merge=0)
-    lancelet.dataset(ours.uri).optimize.optimize_indices(num_indices_to_merge=0)
+    optimize_both(theirs, ours, num_indices_to_merge=0)
     assert_same_answers(lance.dataset(theirs.uri), lance.dataset(ours.uri), QUERIES)
     for ds in (theirs, ours):
         append(ds, sentences(100, 8))
-    lance.dataset(theirs.uri).optimize.optimize_indices()
-    lancelet.dataset(ours.uri).optimize.optimize_indices()
+    optimize_both(theirs, ours)
     assert_same_answers(lance.dataset(theirs.uri), lance.dataset(ours.uri), QUERIES + phrases)
 
 
