@@ -116,7 +116,8 @@ class PartitionData:
         doc_ids = np.cumsum(kept, dtype=np.int64) - 1
         document = doc_ids[tokens.document]
         token = tokens.token.astype(np.int64)
-        order = np.lexsort((tokens.position, document, token))
+        # Occurrences come by document and position: a stable sort by token suffices.
+        order = np.argsort(token, kind="stable")
         token, document = token[order], document[order]
         changed = (token[1:] != token[:-1]) | (document[1:] != document[:-1])
         starts = np.flatnonzero(np.r_[len(token) > 0, changed])
