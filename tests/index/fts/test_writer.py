@@ -284,3 +284,22 @@ def test_deferred_compaction_leaves_the_index(tmp_path: Path) -> None:
     (segment,) = [i for i in manifest.indices if i.name == "text_idx"]
     assert sorted(segment.fragment_bitmap) == list(range(6))  # still the old fragments
     assert_same_answers(theirs, ours, QUERIES)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"custom_stop_words": ["dog", "cat"], "max_token_length": None},
+        {"base_tokenizer": "whitespace", "with_position": True, "max_token_length": 6},
+    ],
+)
+def test_recorded_parameters(tmp_path: Path, params: dict[str, Any]) -> None:
+    theirs, ours = twins(tmp_path, sentences(300, 16), **params)
+    assert_same_answers(theirs, ours, QUERIES)
+    want_stats = theirs.stats.index_stats("text_idx")["indices"]
+    assert lancelet.dataset(ours.uri).stats.index_stats("text_idx")["indices"] == want_stats
+    assert ours.stats.index_stats("text_idx")["indices"] == want_stats
+    (mine,), (want,) = lancelet.dataset(ours.uri).describe_indices(), theirs.describe_indices()
+    assert mine.details == want.details
+    manifests = [lancelet.dataset(ds.uri)._manifest.indices[0] for ds in (ours, theirs)]
+    assert manifests[0].index_details == manifests[1].index_details
