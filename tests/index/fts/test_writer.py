@@ -34,11 +34,17 @@ def sentences(n: int, seed: int) -> list[str]:
 
 
 def twins(
-    root: Path, docs: list[str], per_file: int | None = None, **params: Any
+    root: Path,
+    docs: list[str],
+    per_file: int | None = None,
+    storage_version: str | None = None,
+    **params: Any,
 ) -> tuple[lance.LanceDataset, lance.LanceDataset]:
     """The same rows twice: indexed by pylance, and by lancelet."""
     table = pa.table({"text": pa.array(docs, pa.string())})
-    extra = {"max_rows_per_file": per_file} if per_file else {}
+    extra: dict[str, Any] = {"max_rows_per_file": per_file} if per_file else {}
+    if storage_version:
+        extra["data_storage_version"] = storage_version
     theirs = lance.write_dataset(table, str(root / "pylance"), **extra)
     theirs.create_scalar_index("text", "INVERTED", name="text_idx", **params)
     lance.write_dataset(table, str(root / "lancelet"), **extra)
@@ -83,8 +89,9 @@ def test_default_parameters(tmp_path: Path) -> None:
         assert stats[key] == want_stats[key], key
 
 
-def test_positions_and_phrases(tmp_path: Path) -> None:
-    theirs, ours = twins(tmp_path, sentences(2000, 2), with_position=True)
+@pytest.mark.parametrize("storage_version", ["2.0", "2.2"])
+def test_positions_and_phrases(tmp_path: Path, storage_version: str) -> None:
+    theirs, ours = twins(tmp_path, sentences(2000, 2), None, storage_version, with_position=True)
     phrases = [PhraseQuery(p, "text") for p in ("lazy dog", "hello world", "quick brown fox")]
     assert_same_answers(theirs, ours, QUERIES + phrases)
 
