@@ -64,6 +64,12 @@ def assert_same_answers(
         np.testing.assert_allclose(
             got.column("_score").to_numpy(), want.column("_score").to_numpy(), rtol=0, atol=1e-6
         )
+        # Top-k searches prune by the stored block max scores: the same best scores.
+        top = [
+            np.sort(ds.to_table(full_text_query=query, limit=7).column("_score").to_numpy())
+            for ds in (theirs, ours)
+        ]
+        np.testing.assert_allclose(top[1], top[0], rtol=0, atol=1e-6)
 
 
 QUERIES = ["dog", "the lazy dogs", "hello world", "walking", "cats sleep", "absent", "jump fox"]
