@@ -34,11 +34,17 @@ def sentences(n: int, seed: int) -> list[str]:
 
 
 def twins(
-    root: Path, docs: list[str], per_file: int | None = None, **params: Any
+    root: Path,
+    docs: list[str],
+    per_file: int | None = None,
+    storage_version: str | None = None,
+    **params: Any,
 ) -> tuple[lance.LanceDataset, lance.LanceDataset]:
     """The same rows twice: indexed by pylance, and by lancelet."""
     table = pa.table({"text": pa.array(docs, pa.string())})
-    extra = {"max_rows_per_file": per_file} if per_file else {}
+    extra: dict[str, Any] = {"max_rows_per_file": per_file} if per_file else {}
+    if storage_version:
+        extra["data_storage_version"] = storage_version
     theirs = lance.write_dataset(table, str(root / "pylance"), **extra)
     theirs.create_scalar_index("text", "INVERTED", name="text_idx", **params)
     lance.write_dataset(table, str(root / "lancelet"), **extra)
@@ -58,6 +64,12 @@ def assert_same_answers(
         np.testing.assert_allclose(
             got.column("_score").to_numpy(), want.column("_score").to_numpy(), rtol=0, atol=1e-6
         )
+        # Top-k searches prune by the stored block max scores: the same best scores.
+        top = [
+            np.sort(ds.to_table(full_text_query=query, limit=7).column("_score").to_numpy())
+            for ds in (theirs, ours)
+        ]
+        np.testing.assert_allclose(top[1], top[0], rtol=0, atol=1e-6)
 
 
 QUERIES = ["dog", "the lazy dogs", "hello world", "walking", "cats sleep", "absent", "jump fox"]
@@ -83,8 +95,9 @@ def test_default_parameters(tmp_path: Path) -> None:
         assert stats[key] == want_stats[key], key
 
 
-def test_positions_and_phrases(tmp_path: Path) -> None:
-    theirs, ours = twins(tmp_path, sentences(2000, 2), with_position=True)
+@pytest.mark.parametrize("storage_version", ["2.0", "2.2"])
+def test_positions_and_phrases(tmp_path: Path, storage_version: str) -> None:
+    theirs, ours = twins(tmp_path, sentences(2000, 2), None, storage_version, with_position=True)
     phrases = [PhraseQuery(p, "text") for p in ("lazy dog", "hello world", "quick brown fox")]
     assert_same_answers(theirs, ours, QUERIES + phrases)
 
@@ -170,29 +183,41 @@ def append(ds: lance.LanceDataset, docs: list[str]) -> lance.LanceDataset:
     )
 
 
+def optimize_both(theirs: lance.LanceDataset, ours: lance.LanceDataset, **kwargs: Any) -> None:
+    lance.dataset(theirs.uri).optimize.optimize_indices(**kwargs)
+    lancelet.dataset(ours.uri).optimize.optimize_indices(**kwargs)
+    want = lance.dataset(theirs.uri).stats.index_stats("text_idx")
+    got = lancelet.dataset(ours.uri).stats.index_stats("text_idx")
+    for key in ("indices", "num_indices", "num_indexed_rows", "num_indexed_rows_per_delta"):
+        assert got[key] == want[key], key
+
+
 def test_optimize_indices_adds_a_partition(tmp_path: Path) -> None:
     theirs, ours = twins(tmp_path, sentences(800, 5), with_position=True)
     for ds in (theirs, ours):
         append(ds, sentences(300, 6))
         lance.dataset(ds.uri).delete("text LIKE '%hello%'")
-    lance.dataset(theirs.uri).optimize.optimize_indices()
-    lancelet.dataset(ours.uri).optimize.optimize_indices()
-    ours = lance.dataset(ours.uri)
-    index = InvertedIndex.open(local(_corpus.index_dir(ours)))
+    optimize_both(theirs, ours)
+    index = InvertedIndex.open(local(_corpus.index_dir(lance.dataset(ours.uri))))
     assert len(index.partitions) == 2  # the first build's, then the appended rows'
     assert np.all(index.partitions[1].row_ids >> np.uint64(32) == 1)
     phrases = [PhraseQuery("lazy dog", "text")]
-    assert_same_answers(lance.dataset(theirs.uri), ours, QUERIES + phrases)
+    assert_same_answers(lance.dataset(theirs.uri), lance.dataset(ours.uri), QUERIES + phrases)
+    # Extended again: the two old partitions become one, the new rows another.
+    for ds in (theirs, ours):
+        append(ds, sentences(150, 15))
+    optimize_both(theirs, ours)
+    index = InvertedIndex.open(local(_corpus.index_dir(lance.dataset(ours.uri))))
+    assert len(index.partitions) == 2
+    assert_same_answers(lance.dataset(theirs.uri), lance.dataset(ours.uri), QUERIES + phrases)
     # A delta segment of its own (num_indices_to_merge=0), then a second extension.
     for ds in (theirs, ours):
         append(ds, sentences(200, 7))
-    lance.dataset(theirs.uri).optimize.optimize_indices(num_indices_to_merge=0)
-    lancelet.dataset(ours.uri).optimize.optimize_indices(num_indices_to_merge=0)
+    optimize_both(theirs, ours, num_indices_to_merge=0)
     assert_same_answers(lance.dataset(theirs.uri), lance.dataset(ours.uri), QUERIES)
     for ds in (theirs, ours):
         append(ds, sentences(100, 8))
-    lance.dataset(theirs.uri).optimize.optimize_indices()
-    lancelet.dataset(ours.uri).optimize.optimize_indices()
+    optimize_both(theirs, ours)
     assert_same_answers(lance.dataset(theirs.uri), lance.dataset(ours.uri), QUERIES + phrases)
 
 
@@ -272,3 +297,22 @@ def test_deferred_compaction_leaves_the_index(tmp_path: Path) -> None:
     (segment,) = [i for i in manifest.indices if i.name == "text_idx"]
     assert sorted(segment.fragment_bitmap) == list(range(6))  # still the old fragments
     assert_same_answers(theirs, ours, QUERIES)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"custom_stop_words": ["dog", "cat"], "max_token_length": None},
+        {"base_tokenizer": "whitespace", "with_position": True, "max_token_length": 6},
+    ],
+)
+def test_recorded_parameters(tmp_path: Path, params: dict[str, Any]) -> None:
+    theirs, ours = twins(tmp_path, sentences(300, 16), **params)
+    assert_same_answers(theirs, ours, QUERIES)
+    want_stats = theirs.stats.index_stats("text_idx")["indices"]
+    assert lancelet.dataset(ours.uri).stats.index_stats("text_idx")["indices"] == want_stats
+    assert ours.stats.index_stats("text_idx")["indices"] == want_stats
+    (mine,), (want,) = lancelet.dataset(ours.uri).describe_indices(), theirs.describe_indices()
+    assert mine.details == want.details
+    manifests = [lancelet.dataset(ds.uri)._manifest.indices[0] for ds in (ours, theirs)]
+    assert manifests[0].index_details == manifests[1].index_details

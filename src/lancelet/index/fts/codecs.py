@@ -20,6 +20,8 @@ LANES = 4
 _SLOTS = BLOCK // LANES
 # Blocks unpacked or packed at once: bounds the bit matrices to a few tens of MiB.
 _CHUNK_BLOCKS = 4096
+_U32_MAX = int(np.iinfo(np.uint32).max)
+_FREQ_BITS = 32  # term frequencies are u32
 
 
 def bit_width(values: np.ndarray) -> np.ndarray:
@@ -142,7 +144,16 @@ def frontier(freqs: np.ndarray, norms: np.ndarray, groups: np.ndarray) -> tuple[
     """The Pareto frontier of each group's (freq, norm) pairs: for each norm the highest
     freq, kept only if it beats every pair with a smaller norm.  ``groups`` must be
     ascending.  Returns (group, freq, norm) of the kept pairs, by group then norm."""
-    order = np.lexsort((-freqs.astype(np.int64), norms, groups))
+    if len(groups) and int(groups.max()) < 1 << 24 and int(norms.max()) < 256:
+        # One 64-bit key: group, norm, then freq descending (one sort, not three).
+        key = (
+            (groups.astype(np.uint64) << np.uint64(_FREQ_BITS + 8))
+            | (norms.astype(np.uint64) << np.uint64(_FREQ_BITS))
+            | (np.uint64(_U32_MAX) - freqs.astype(np.uint64))
+        )
+        order = np.argsort(key, kind="stable")  # runs: groups come ascending
+    else:
+        order = np.lexsort((-freqs.astype(np.int64), norms, groups))
     g, f, q = groups[order], freqs[order], norms[order]
     first = np.r_[True, (g[1:] != g[:-1]) | (q[1:] != q[:-1])]
     g, f, q = g[first], f[first], q[first]

@@ -45,6 +45,7 @@ FIXED_PARAMS: dict[str, Any] = {
     "preserve_original": False,
     "index_operators": False,
 }
+_U32_MAX = int(np.iinfo(np.uint32).max)
 _FULL_HEADER = 9  # f32 block max score, u32 first doc id, u8 doc-delta width
 
 
@@ -383,7 +384,7 @@ def decode_postings(
         docs = np.concatenate([docs, np.cumsum(values[:tail], dtype=np.uint64)])
         freqs = np.concatenate([freqs, values[tail:].astype(np.uint32)])
     if len(docs) and (
-        np.any(docs[1:] <= docs[:-1]) or int(docs[-1]) >= 1 << 32 or np.any(freqs == 0)
+        np.any(docs[1:] <= docs[:-1]) or int(docs[-1]) > _U32_MAX or np.any(freqs == 0)
     ):
         raise CorruptIndexError(f"{where}: posting doc ids are not ascending or a freq is 0")
     return docs.astype(np.uint32), freqs.astype(np.uint32), scores
@@ -436,6 +437,6 @@ def decode_positions(
     firsts = offsets[:-1]
     base = running[firsts] - gaps[firsts] if len(firsts) else np.zeros(0, np.int64)
     positions = running - np.repeat(base, freqs.astype(np.int64))
-    if len(positions) and (positions.max() >= 1 << 32):
+    if len(positions) and (positions.max() > _U32_MAX):
         raise CorruptIndexError(f"{where}: a position overflows 32 bits")
     return offsets, positions.astype(np.uint32)

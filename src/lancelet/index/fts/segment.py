@@ -47,8 +47,8 @@ def write_inverted(
     """Analyze every row (in row order) and write one partition; the details.
 
     With ``previous_segments`` (passed by ``optimize_indices``, never by users) the
-    partitions of those INVERTED indices are carried over as they are, numbered
-    first, and the rows become one new partition analyzed with their parameters: as
+    partitions of those INVERTED indices are carried over as partition 0, and the
+    rows become partition 1, analyzed with their parameters: as
     pylance 14 extends an index, old documents (deleted rows too) stay indexed;
     ``parameters_of`` names the segment whose parameters a new segment takes."""
     previous: tuple[io.Place, ...] = kwargs.pop("previous_segments", ())
@@ -78,7 +78,7 @@ def write_inverted(
         texts = _joined(texts, params)
     tokens = analyzer.analyze(texts, params)
     data = writer.PartitionData.from_tokens(tokens, row_ids, params.with_position)
-    carried = _carry_partitions(sources, directory, params)
+    carried = _carry_partitions(sources, directory, params, version)
     writer.write_index(directory, [(len(carried), data)], params, version, carried)
     return details.inverted_details(params)
 
@@ -100,25 +100,31 @@ def _joined(lists: pa.Array, params: InvertedParams) -> pa.Array:
 
 
 def _carry_partitions(
-    sources: list[InvertedIndex], directory: io.Place, params: InvertedParams
+    sources: list[InvertedIndex], directory: io.Place, params: InvertedParams, version: str
 ) -> list[int]:
-    """Copy the partitions of ``sources`` into ``directory`` as partitions 0, 1, ...;
-    their numbers."""
-    numbers: list[int] = []
+    """The partitions of ``sources`` as partition 0 of ``directory``: one is copied as
+    it is, several are merged into one (pylance 14 keeps an extended index at two
+    partitions, the old documents' and the new rows'; the order it merges them in was
+    not established); their numbers."""
     for index in sources:
         if index.params != params:
             raise UnsupportedIndexError(
                 "optimize_indices: the INVERTED segments to merge were built with "
                 "different parameters"
             )
-        for part in index.partitions:
-            number = len(numbers)
-            for name in (tokens_file, docs_file, invert_file):
-                source = part.directory.join(name(part.number))
-                target = directory.join(name(number))
-                target.file_io.put(target.path, source.file_io.read_bytes(source.path))
-            numbers.append(number)
-    return numbers
+    parts = [part for index in sources for part in index.partitions]
+    if len(parts) == 1:
+        (part,) = parts
+        for name in (tokens_file, docs_file, invert_file):
+            source = part.directory.join(name(part.number))
+            target = directory.join(name(0))
+            target.file_io.put(target.path, source.file_io.read_bytes(source.path))
+        return [0]
+    if not parts:
+        return []
+    data = writer.merged([writer.read_partition(part) for part in parts])
+    writer.write_partition(directory, 0, data, version)
+    return [0]
 
 
 @dataclass(frozen=True)

@@ -116,7 +116,8 @@ class PartitionData:
         doc_ids = np.cumsum(kept, dtype=np.int64) - 1
         document = doc_ids[tokens.document]
         token = tokens.token.astype(np.int64)
-        order = np.lexsort((tokens.position, document, token))
+        # Occurrences come by document and position: a stable sort by token suffices.
+        order = np.argsort(token, kind="stable")
         token, document = token[order], document[order]
         changed = (token[1:] != token[:-1]) | (document[1:] != document[:-1])
         starts = np.flatnonzero(np.r_[len(token) > 0, changed])
@@ -517,3 +518,47 @@ def remapped(data: PartitionData, mapping: AddressMapping) -> PartitionData:
         data.freq[keep],
         positions,
     )
+
+
+def merged(parts: list[PartitionData]) -> PartitionData:
+    """One partition holding the documents of ``parts``, one after the other.  Token
+    ids follow the order tokens are first met in the merged documents: a partition's
+    new tokens in its own token id order (which is its first-met order)."""
+    doc_base = _before(np.array([len(p.row_ids) for p in parts], dtype=np.int64))
+    names: dict[str, int] = {}
+    tokens, docs, vocab_maps = [], [], []
+    for part, base in zip(parts, doc_base.tolist(), strict=True):
+        mapping = np.empty(len(part.vocabulary), dtype=np.int64)
+        for i, name in enumerate(part.vocabulary.to_pylist()):  # once per token
+            mapping[i] = names.setdefault(name, len(names))
+        vocab_maps.append(mapping)
+        tokens.append(mapping[part.token])
+        docs.append(part.doc.astype(np.int64) + base)
+    token = np.concatenate([np.zeros(0, np.int64), *tokens])
+    doc = np.concatenate([np.zeros(0, np.int64), *docs])
+    order = np.lexsort((doc, token))  # postings by token, then document
+    freq = np.concatenate([np.zeros(0, np.uint32), *(p.freq for p in parts)])
+    positions = None
+    if all(p.positions is not None for p in parts):
+        flat = np.concatenate([np.zeros(0, np.uint32), *(p.positions for p in parts)])
+        starts = _before(freq)
+        occurrence = np.repeat(starts[order], freq[order]) + _ranks(freq[order])
+        positions = flat[occurrence]
+    return PartitionData(
+        np.concatenate([np.zeros(0, np.uint64), *(p.row_ids for p in parts)]),
+        np.concatenate([np.zeros(0, np.uint32), *(p.num_tokens for p in parts)]),
+        pa.array(list(names), pa.string()),
+        token[order],
+        doc[order].astype(np.uint32),
+        freq[order],
+        positions,
+    )
+
+
+def _ranks(counts: np.ndarray) -> np.ndarray:
+    """0, 1, ..., counts[i] - 1 for each i, concatenated."""
+    counts = np.asarray(counts, dtype=np.int64)
+    ranks: np.ndarray = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(
+        _before(counts), counts
+    )
+    return ranks
