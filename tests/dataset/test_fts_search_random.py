@@ -10,14 +10,13 @@ from typing import Any
 
 import lance
 import lance.query as pq
-import numpy as np
 import pyarrow as pa
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import lancelet as ll
 from lancelet import query as lq
-from tests.dataset.test_fts_search import same_hits
+from tests.dataset.test_fts_search import same_best, same_hits
 
 WORDS = ["apple", "apply", "maple", "bread", "bead", "cheese", "cherry", "fox", "box"]
 
@@ -129,19 +128,6 @@ def _table(ids: list[int], texts: list[str | None], text_type: pa.DataType) -> p
     return pa.table(
         {"id": ids, "text": pa.array(texts, text_type), "other": pa.array(backwards, text_type)}
     )
-
-
-def same_best(theirs: pa.Table, ours: pa.Table) -> None:
-    """The same scores; the same rows but for those tied at the lowest score kept,
-    of which pylance may keep others."""
-    a, b = theirs["_score"].to_numpy(), ours["_score"].to_numpy()
-    assert len(a) == len(b)
-    assert np.allclose(np.sort(a), np.sort(b), rtol=0, atol=1e-6)
-    if len(a):
-        above = a.min() + 1e-6
-        ids = theirs["id"].to_numpy()
-        mine = ours["id"].to_numpy()
-        assert set(ids[a > above]) == set(mine[b > above])
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
