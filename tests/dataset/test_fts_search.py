@@ -178,6 +178,12 @@ def test_to_batches_and_scanner(two_columns: Path) -> None:
     same_hits(theirs, pa.Table.from_batches(ours.to_batches(full_text_query="dog")))
     same_hits(theirs, ours.scanner(full_text_query="dog").to_table())
     assert ours.scanner(full_text_query="dog").count_rows() == theirs.num_rows
+    counted = lance.dataset(str(two_columns)).scanner(full_text_query="dog", filter="id > 1")
+    assert ours.scanner(full_text_query="dog", filter="id > 1").count_rows() == counted.count_rows()
+    with pytest.raises(ValueError, match="Cannot use limit/offset with aggregate"):
+        lance.dataset(str(two_columns)).scanner(full_text_query="dog", limit=2).count_rows()
+    with pytest.raises(FullTextQueryError, match="Cannot use limit/offset with aggregate"):
+        ours.scanner(full_text_query="dog", limit=2).count_rows()
 
 
 @pytest.fixture(scope="module")

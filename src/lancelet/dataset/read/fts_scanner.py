@@ -121,6 +121,12 @@ class FullTextScanner(LanceScanner):
         return pa.RecordBatchReader.from_batches(self.projected_schema, self.to_batches())
 
     def count_rows(self) -> int:
+        if self._limit is not None or self._offset:
+            # pylance's words (a ValueError there).
+            raise FullTextQueryError(
+                f"{self._where}: Cannot use limit/offset with aggregate. Apply limit to "
+                "the result instead."
+            )
         return int(self._found_rows().num_rows)
 
     def explain_plan(self, verbose: bool = False) -> str:
