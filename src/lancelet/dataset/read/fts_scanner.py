@@ -5,9 +5,10 @@ pylance 14.0.2, ``docs/fts/queries.md``):
 * the output is the projected columns with ``_score`` (float32) after them unless
   named among them (or ``disable_scoring_autoprojection``); ``_rowid`` and
   ``_rowaddr`` asked for by flag come last;
-* rows come by descending score; a ``limit`` keeps the best ``offset + limit`` rows
-  (of tied rows, those of lowest address), then ``offset`` skips some.  A match on a
-  column that has no INVERTED index and no limit returns its rows in row order;
+* rows come by descending score; a ``limit`` keeps the best ``offset + limit`` rows,
+  then ``offset`` skips some.  Of rows tied at the cut pylance keeps some, which ones
+  varying from run to run; lancelet keeps those of lowest address.  A match or phrase
+  on a column without an INVERTED index, without a limit, comes in row order;
 * a postfilter (the default) filters the rows found (after the limit: fewer may come
   back); a prefilter (``prefilter=True``) selects the rows searched.  Rows searched
   without an index form the corpus their statistics count, so a prefilter changes
