@@ -1,0 +1,51 @@
+import lance, pyarrow as pa, shutil
+from lance.query import MatchQuery, PhraseQuery, BoostQuery, MultiMatchQuery, BooleanQuery, Occur
+uri="/tmp/fts-research/q_ds1"; shutil.rmtree(uri, ignore_errors=True)
+t = pa.table({"id": list(range(6)), "text": [
+  "The quick brown fox jumps over the lazy dog",
+  "A lazy dog sleeps",
+  "Quick brown foxes are running",
+  "hello world",
+  "dog dog dog cat", "cat dog"], "t2": ["fox cat","dog","hello","world fox","cat","lazy"]})
+ds = lance.write_dataset(t, uri)
+ds.create_scalar_index("text", "INVERTED", with_position=True)
+ds.create_scalar_index("t2", "INVERTED")
+ds = lance.dataset(uri)
+def show(name, **kw):
+    try:
+        r = ds.to_table(**kw)
+        print(name, r.schema.names, list(zip(r["id"].to_pylist() if "id" in r.schema.names else [None]*r.num_rows, r["_score"].to_pylist() if "_score" in r.schema.names else [])))
+    except Exception as e: print(name, "ERR", type(e).__name__, e)
+show("plain", full_text_query="dog")
+show("plain2", full_text_query="dog cat")
+show("dictq", full_text_query={"query":"dog","columns":["text"]})
+show("match_or", full_text_query=MatchQuery("dog cat","text"))
+show("match_and", full_text_query=MatchQuery("dog cat","text", operator=lance.query.FullTextOperator.AND))
+show("match_boost", full_text_query=MatchQuery("dog","text", boost=2.0))
+show("fuzzy", full_text_query=MatchQuery("dgo","text", fuzziness=1))
+show("fuzzy2", full_text_query=MatchQuery("dogg","text", fuzziness=1))
+show("fuzzyauto", full_text_query=MatchQuery("dogg","text", fuzziness=None))
+show("phrase", full_text_query=PhraseQuery("lazy dog","text"))
+show("phrase_slop", full_text_query=PhraseQuery("quick fox","text", slop=1))
+show("phrase_t2", full_text_query=PhraseQuery("fox cat","t2"))
+show("boostq", full_text_query=BoostQuery(MatchQuery("dog","text"), MatchQuery("cat","text"), negative_boost=0.5))
+show("multi", full_text_query=MultiMatchQuery("dog fox",["text","t2"]))
+show("multi_b", full_text_query=MultiMatchQuery("dog fox",["text","t2"], boosts=[1.0,2.0]))
+show("bool_must", full_text_query=BooleanQuery([(Occur.MUST, MatchQuery("dog","text")),(Occur.SHOULD, MatchQuery("cat","text"))]))
+show("bool_should", full_text_query=BooleanQuery([(Occur.SHOULD, MatchQuery("dog","text")),(Occur.SHOULD, MatchQuery("cat","text"))]))
+show("bool_mustnot", full_text_query=BooleanQuery([(Occur.SHOULD, MatchQuery("dog","text")),(Occur.MUST_NOT, MatchQuery("cat","text"))]))
+show("bool_onlynot", full_text_query=BooleanQuery([(Occur.MUST_NOT, MatchQuery("cat","text"))]))
+show("empty", full_text_query="")
+show("stop", full_text_query="the")
+show("limit", full_text_query="dog", limit=2)
+show("offset", full_text_query="dog", offset=1)
+show("cols", full_text_query="dog", columns=["text"])
+show("cols2", full_text_query="dog", columns=["_score","id"])
+show("rowid", full_text_query="dog", with_row_id=True)
+show("filter", full_text_query="dog", filter="id > 1")
+show("filter_pre", full_text_query="dog", filter="id > 1", prefilter=True)
+show("filter_lim", full_text_query="dog", filter="id > 1", limit=1)
+show("filter_lim_pre", full_text_query="dog", filter="id > 1", limit=1, prefilter=True)
+show("unknowncol", full_text_query=MatchQuery("dog","nope"))
+show("noidxcol", full_text_query=MatchQuery("dog","id"))
+r = ds.to_table(full_text_query="dog", with_row_id=True); print(r.schema)

@@ -1,0 +1,43 @@
+import lance, pyarrow as pa, shutil, numpy as np
+from lance.query import MatchQuery, PhraseQuery, BoostQuery, MultiMatchQuery, BooleanQuery, Occur, FullTextOperator as Op
+def mk(uri, t, idx=(), **kw):
+    shutil.rmtree(uri, ignore_errors=True)
+    ds = lance.write_dataset(t, uri, **kw)
+    for c, p in idx: ds.create_scalar_index(c, "INVERTED", **p)
+    return lance.dataset(uri)
+def show(ds, name, **kw):
+    try:
+        r = ds.to_table(**kw)
+        print(name, [(a, round(b,7)) for a,b in zip(r["id"].to_pylist() if "id" in r.schema.names else [None]*r.num_rows, r["_score"].to_pylist() if "_score" in r.schema.names else [])])
+    except Exception as e: print(name, "ERR", type(e).__name__, str(e)[:200])
+docs = ["lazy dog dog", "lazy dog", "a x b y c", "a x b c", "fox over the lazy", "fox jumps over lazy", "dog lazy", "fox the lazy", "b a"]
+ds = mk("/tmp/fts-research/q_ph", pa.table({"id":list(range(len(docs))),"text":docs}), [("text",{"with_position":True, "stem":False})])
+show(ds, "ph lazy dog", full_text_query=PhraseQuery("lazy dog","text"))
+show(ds, "or lazy dog", full_text_query=MatchQuery("lazy dog","text"))
+show(ds, "ph abc s0", full_text_query=PhraseQuery("a b c","text"))
+show(ds, "ph abc s1", full_text_query=PhraseQuery("a b c","text", slop=1))
+show(ds, "ph abc s2", full_text_query=PhraseQuery("a b c","text", slop=2))
+show(ds, "ph ab s0", full_text_query=PhraseQuery("a b","text", slop=0))
+show(ds, "ph ba s1", full_text_query=PhraseQuery("b a","text", slop=1))
+show(ds, "ph ba s2", full_text_query=PhraseQuery("b a","text", slop=2))
+show(ds, "ph dog lazy s2", full_text_query=PhraseQuery("dog lazy","text", slop=2))
+show(ds, "ph fox the lazy", full_text_query=PhraseQuery("fox the lazy","text"))
+show(ds, "ph fox over the lazy", full_text_query=PhraseQuery("fox over the lazy","text"))
+show(ds, "ph fox lazy", full_text_query=PhraseQuery("fox lazy","text"))
+show(ds, "ph the", full_text_query=PhraseQuery("the","text"))
+show(ds, "ph lazy", full_text_query=PhraseQuery("lazy","text"))
+show(ds, "ph lazy lazy", full_text_query=PhraseQuery("lazy lazy","text"))
+show(ds, "ph missing", full_text_query=PhraseQuery("lazy cat","text"))
+# flat with deletes / prefilter
+t = pa.table({"id":list(range(5)),"text":["dog","cat dog","dog dog","x","dog a b c"]})
+ds = mk("/tmp/fts-research/q_flatdel", t)
+show(ds, "flat", full_text_query=MatchQuery("dog","text"))
+ds.delete("id = 0"); ds = lance.dataset("/tmp/fts-research/q_flatdel")
+show(ds, "flat del", full_text_query=MatchQuery("dog","text"))
+show(ds, "flat pre", full_text_query=MatchQuery("dog","text"), filter="id >= 2", prefilter=True)
+show(ds, "flat post", full_text_query=MatchQuery("dog","text"), filter="id >= 2")
+show(ds, "flat fz", full_text_query=MatchQuery("dogg","text", fuzziness=1))
+show(ds, "flat fz", full_text_query=MatchQuery("dog","text", fuzziness=1))
+show(ds, "flat boost", full_text_query=MatchQuery("dog","text", boost=2.0))
+show(ds, "flat phrase", full_text_query=PhraseQuery("cat dog","text"))
+show(ds, "flat multi", full_text_query=MultiMatchQuery("dog",["text","text"]))
