@@ -441,7 +441,7 @@ def segments(tmp_path_factory: pytest.TempPathFactory) -> Path:
     lance.dataset(path).optimize.optimize_indices(num_indices_to_merge=0)
     last = pa.table({"id": [5], "text": ["dog bird"]})
     lance.write_dataset(last, path, mode="append")
-    assert len(lance.dataset(path).list_indices()) == 2
+    assert len(lance.dataset(path).describe_indices()[0].segments) == 2
     return Path(path)
 
 
@@ -539,7 +539,8 @@ def test_rows_moved_behind_a_fragment_reuse_index(tmp_path: Path) -> None:
     lance.dataset(path).delete("id = 2")
     lance.dataset(path).optimize.compact_files(defer_index_remap=True)
     lance.write_dataset(pa.table({"id": [10], "text": ["dog dog"]}), path, mode="append")
-    assert any(i["name"] == "__lance_frag_reuse" for i in lance.dataset(path).list_indices())
+    names = [i.name for i in lance.dataset(path).describe_indices()]
+    assert "__lance_frag_reuse" in names
     for query in ["dog", "fish bird"]:
         both(Path(path), query, with_row_address=True)
     both(Path(path), pq.PhraseQuery("dog fish", "text"), lq.PhraseQuery("dog fish", "text"))
