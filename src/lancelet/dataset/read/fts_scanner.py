@@ -144,10 +144,8 @@ class FullTextScanner(LanceScanner):
         columns = {name: self._column(name, fragments) for name in names}
         indexed = list(inverted_segments(self._manifest))
         hits = self._query.evaluate(QueryEvaluator(columns, indexed))
-        if any(c.indexed is not None for c in columns.values()) and not self._all_live(
-            hits, fragments
-        ):
-            hits = hits.within(self._allowed(fragments))
+        if any(c.indexed is not None for c in columns.values()):
+            hits = self._live_hits(hits, fragments)
         order = np.lexsort((hits.rows, -hits.scores))
         if self._limit is not None:
             order = order[: self._offset + self._limit]
@@ -173,18 +171,25 @@ class FullTextScanner(LanceScanner):
         )
         return scan.to_table()
 
-    def _all_live(self, hits: Hits, fragments: list[Fragment]) -> bool:
-        """Whether every hit is a live row that may come back: no prefilter, and
-        the hits' fragments exist and have no deletions."""
-        if self._prefilter and self._raw_filter is not None:
-            return False
-        intact = {f.id for f in fragments if f.deletion_file is None}
-        found = np.unique(hits.rows >> np.uint64(32))
-        return all(int(f) in intact for f in found)
+    def _live_hits(self, hits: Hits, fragments: list[Fragment]) -> Hits:
+        """The hits that may come back: rows of the searched fragments, not deleted
+        (the index still lists deleted rows), passing a prefilter.  Only fragments
+        with deletions (or all, under a prefilter) have their live rows read."""
+        filtered = self._prefilter and self._raw_filter is not None
+        holding = hits.rows >> np.uint64(32)
+        present = np.unique(holding)
+        by_id = {f.id: f for f in fragments}
+        found = [by_id[int(i)] for i in present if int(i) in by_id]
+        intact = [f.id for f in found if f.deletion_file is None and not filtered]
+        checked = [f for f in found if f.deletion_file is not None or filtered]
+        keep = np.isin(holding, np.asarray(intact, np.uint64))
+        if checked:
+            keep |= np.isin(hits.rows, self._allowed(checked), assume_unique=True)
+        return Hits(hits.rows[keep], hits.scores[keep])
 
     def _allowed(self, fragments: list[Fragment]) -> np.ndarray:
         """The sorted addresses of the live rows of ``fragments`` (passing a
-        prefilter): what the index's hits are kept to."""
+        prefilter)."""
         filtered = self._prefilter and self._raw_filter is not None
         scan = LanceScanner(
             self._store,
