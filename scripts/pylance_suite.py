@@ -25,11 +25,28 @@ TESTS = "python/python/tests"
 # Loaded into pytest with -p: every ``lance`` / ``lance.x`` import resolves to the
 # matching lancelet module.
 SHIM = """
-import importlib, importlib.abc, importlib.util, sys
+import importlib, importlib.abc, importlib.util, sys, types
+
+import lancelet
+
+
+class _Lance(types.ModuleType):
+    # lancelet under the name lance; a submodule import (lance.dataset) must not
+    # replace the function of the same name (lance.dataset()), as it does not in pylance.
+    def __getattr__(self, name):
+        return getattr(lancelet, name)
+
+    def __setattr__(self, name, value):
+        current = getattr(lancelet, name, None)
+        kept = (types.ModuleType, type(None))
+        if isinstance(value, types.ModuleType) and not isinstance(current, kept):
+            return
+        super().__setattr__(name, value)
+
 
 class _LanceletAsLance(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, name, path=None, target=None):
-        if name == "lance" or name.startswith("lance."):
+        if name.startswith("lance."):
             return importlib.util.spec_from_loader(name, self)
         return None
 
@@ -39,6 +56,10 @@ class _LanceletAsLance(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def exec_module(self, module):
         pass
 
+
+shim = _Lance("lance")
+shim.__path__ = []
+sys.modules["lance"] = shim
 sys.meta_path.insert(0, _LanceletAsLance())
 """
 
