@@ -19,6 +19,8 @@ from lancelet.errors import ArgumentError
 from lancelet.index import bitmap, bloomfilter, btree, label_list, ngram, zonemap
 from lancelet.index._files import IndexDetails
 from lancelet.index.base import ScalarIndex
+from lancelet.index.fts import details as fts_details
+from lancelet.index.fts import segment as fts_segment
 from lancelet.table.index import ROW_ID_KEYED_VERSIONS
 
 Batches = Iterable[tuple[pa.Array, np.ndarray]]
@@ -41,6 +43,8 @@ class IndexType:
     # rather than by row address (pylance 14 keys BITMAP and LABEL_LIST by id, and
     # BTREE at version 0; version 1 BTREEs, zone maps and Bloom filters by address).
     row_id_versions: frozenset[int] = frozenset()
+    # Whether ``write`` checks its keyword parameters itself (else: positive integers).
+    checks_parameters: bool = False
 
     def version_for(self, stable_row_ids: bool) -> int:
         """The index version to record for a new index."""
@@ -66,7 +70,8 @@ class IndexType:
     ) -> IndexDetails:
         """Write the index and return the details the manifest records for it."""
         for key, value in params.items():
-            _check_parameter(self.name, key, value)
+            if not self.checks_parameters:
+                _check_parameter(self.name, key, value)
         written = self.write(batches, directory, value_type, file_version, **params)
         return written if isinstance(written, IndexDetails) else self.details
 
@@ -124,6 +129,16 @@ TYPES = (
         lambda directory, _: ngram.NGramIndex.open(directory),
         row_id_versions=ROW_ID_KEYED_VERSIONS["/lance.table.NGramIndexDetails"],
     ),
+    IndexType(
+        "INVERTED",
+        IndexDetails(fts_details.TYPE_URL, b"", 2),
+        fts_segment.write_inverted,
+        fts_segment.InvertedSegment.open,
+        fts_details.KEYWORDS,
+        row_id_versions=ROW_ID_KEYED_VERSIONS[fts_details.TYPE_URL],
+        checks_parameters=True,
+    ),
 )
-BY_NAME = {t.name: t for t in TYPES}
+# pylance's other name of a full-text index.
+BY_NAME = {t.name: t for t in TYPES} | {"FTS": TYPES[-1]}
 BY_TYPE_URL = {t.details.type_url: t for t in TYPES}

@@ -37,6 +37,8 @@ ROW_ID_KEYED_VERSIONS: dict[str, frozenset[int]] = {
     "/lance.table.BitmapIndexDetails": frozenset({0}),
     "/lance.table.LabelListIndexDetails": frozenset({1}),
     "/lance.table.NGramIndexDetails": frozenset({0}),
+    # INVERTED (version 2): its docs' ``_rowid`` holds stable row ids (measured).
+    "/lance.table.InvertedIndexDetails": frozenset({2}),
     # Vector indices (IVF_*): their ``_rowid`` column holds stable row ids.
     "/lance.index.pb.VectorIndexDetails": frozenset({1}),
 }
@@ -53,6 +55,8 @@ REUSE_DEFERRED_TYPES = frozenset(
         "/lance.table.BitmapIndexDetails",
         "/lance.table.LabelListIndexDetails",
         "/lance.index.pb.VectorIndexDetails",
+        # INVERTED too (measured: its documents keep their old addresses).
+        "/lance.table.InvertedIndexDetails",
     }
 )
 

@@ -1,8 +1,9 @@
 """Index segments rewritten for the rows a compaction moves, committed with it.
 
-pylance remaps BTREE, BITMAP and LABEL_LIST segments that list rows by address
-(with stable row ids, BITMAP and LABEL_LIST list row ids and need nothing), and
-vector indices.  lancelet remaps BTREE, BITMAP, IVF_FLAT and IVF_PQ (see
+pylance remaps BTREE, BITMAP, LABEL_LIST and INVERTED segments that list rows by
+address (with stable row ids, BITMAP, LABEL_LIST and INVERTED list row ids and need
+nothing), and vector indices.  lancelet remaps BTREE, BITMAP, INVERTED, IVF_FLAT and
+IVF_PQ (see
 :mod:`vector_remap`); every other segment holding rewritten fragments
 stops claiming them when the Rewrite is folded (see
 :func:`lancelet.transaction.apply.moved_indices`), so its rows are scanned until
@@ -30,6 +31,7 @@ from lancelet.dataset.read import frag_reuse, index_plan
 from lancelet.file import version as file_version
 from lancelet.index import bitmap, btree, json_kind
 from lancelet.index.frag_reuse import ReuseMap
+from lancelet.index.fts.segment import InvertedSegment
 from lancelet.index.remapping import DELETED, AddressMapping
 from lancelet.table import naming, row_address
 from lancelet.table.index import IndexMetadata, index_type
@@ -37,7 +39,13 @@ from lancelet.table.manifest import Manifest
 from lancelet.transaction.operations import RewriteGroup, RewrittenIndex
 from lancelet.transaction.store import DatasetStore
 
-_REMAPPED = frozenset({"/lance.table.BTreeIndexDetails", "/lance.table.BitmapIndexDetails"})
+_REMAPPED = frozenset(
+    {
+        "/lance.table.BTreeIndexDetails",
+        "/lance.table.BitmapIndexDetails",
+        "/lance.table.InvertedIndexDetails",
+    }
+)
 
 
 def _remapped(index: IndexMetadata, manifest: Manifest) -> bool:
@@ -140,7 +148,7 @@ def _remap_one(
     assert kind is not None
     source = kind.open(place, dtype)
     try:
-        if isinstance(source, btree.BTreeIndex | bitmap.BitmapIndex):
+        if isinstance(source, btree.BTreeIndex | bitmap.BitmapIndex | InvertedSegment):
             source.remap(mapping, directory, version)
         else:  # remappable() only lets these two through
             raise AssertionError(f"cannot remap {type(source).__name__}")

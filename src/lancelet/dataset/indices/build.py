@@ -47,11 +47,11 @@ from lancelet.table.schema import LanceSchema
 from lancelet.transaction.store import DatasetStore
 
 # Index types pylance builds that lancelet does not (yet): refused by name.
-PYLANCE_ONLY = frozenset({"INVERTED", "FTS", "RTREE", "MINHASHLSH", "JSON"})
+PYLANCE_ONLY = frozenset({"RTREE", "MINHASHLSH", "JSON"})
 
 # The index types whose refusal of a column's type is a TypeError in pylance (a Bloom
 # filter's is a ValueError; pylance builds zone maps on any type).
-_TYPE_ERROR_KINDS = frozenset({"BTREE", "BITMAP", "LABEL_LIST", "NGRAM"})
+_TYPE_ERROR_KINDS = frozenset({"BTREE", "BITMAP", "LABEL_LIST", "NGRAM", "INVERTED"})
 
 # Rows per batch handed to an index writer.
 _BATCH_ROWS = 1 << 17
@@ -94,10 +94,14 @@ def create_scalar_index(
     """Build the index and commit it; the version that lists it."""
     manifest = snapshot.manifest
     where = f"{snapshot.uri} version {manifest.version}"
-    _refuse_options(where, progress_callback, format_version)
     train = arguments.flag(train, "train", f"{where}: create_scalar_index", True)
     type_name, given = index_config.unpack(index_type, kwargs, where)
     kind = _json_kind(index_type, manifest, where) or index_kind(type_name, where)
+    if kind.name == "INVERTED" and format_version is not None:
+        # The FTS on-disk version: the INVERTED writer checks it.
+        given = {**given, "format_version": format_version}
+        format_version = None
+    _refuse_options(where, progress_callback, format_version)
     if fragment_ids is not None:
         # pylance builds these types fragment by fragment only through
         # create_index_uncommitted (which lancelet lacks), and refuses this as a ValueError.

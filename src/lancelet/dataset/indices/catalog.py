@@ -27,6 +27,7 @@ from lancelet.dataset.read import frag_reuse, index_plan
 from lancelet.dataset.versions.committing import commit_transaction
 from lancelet.errors import ArgumentError, IndexExistsError, IndexNotFoundError
 from lancelet.index import json_index, json_kind
+from lancelet.index.fts import details as fts_details
 from lancelet.index.vector import details as vector_details
 from lancelet.index.vector import details_view
 from lancelet.table import naming
@@ -168,6 +169,8 @@ def _details(index: IndexMetadata) -> dict[str, Any] | None:
         return {"path": wrapped.path, "target_details": target_details}
     if details.type_url == vector_details.TYPE_URL:
         return details_view.describe(details.value)
+    if details.type_url == fts_details.TYPE_URL:
+        return fts_details.describe(details.value)
     return {} if details.message_name in _PLAIN_DETAILS else None
 
 

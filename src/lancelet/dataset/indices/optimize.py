@@ -144,8 +144,17 @@ def _build(snapshot: Snapshot, plan: _Rebuild, where: str) -> IndexMetadata:
     path = index_plan.field_paths(manifest)[first.fields[0]]
     field = resolve_field(manifest.schema, path, where)
     uid = uuid_lib.uuid4()
-    params = _recorded_parameters(snapshot.store, kind, field, first)
-    details = build_index(snapshot, manifest, kind, field, uid, params, plan.fragment_ids)
+    built_from = plan.fragment_ids
+    if kind.name == "INVERTED":
+        # pylance keeps the merged segments' partitions and indexes the new rows apart.
+        places = [snapshot.store.place(naming.INDICES_DIR, str(s.uuid)) for s in plan.merged]
+        template = snapshot.store.place(naming.INDICES_DIR, str(first.uuid))
+        params: dict[str, Any] = {"previous_segments": tuple(places), "parameters_of": template}
+        held = set().union(*_held(snapshot, plan.merged)) if plan.merged else set()
+        built_from = tuple(f for f in plan.fragment_ids if f not in held)
+    else:
+        params = _recorded_parameters(snapshot.store, kind, field, first)
+    details = build_index(snapshot, manifest, kind, field, uid, params, built_from)
     version = kind.version_for(manifest.stable_row_ids)
     new = indices.new_index_metadata(
         snapshot, plan.name, [field.id], uid, details, plan.fragment_ids, version
