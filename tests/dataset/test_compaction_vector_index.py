@@ -61,8 +61,10 @@ def _same_answers(reference: str, other: str) -> None:
             nearest["refine_factor"] = number % 3
         kw = {"columns": ["id"], "nearest": nearest, "filter": [None, "id % 2 = 0"][number % 2]}
         want = lance.dataset(reference).to_table(**kw)
-        for got in (lance.dataset(other).to_table(**kw), ll.dataset(other).to_table(**kw)):
-            assert got["id"].to_pylist() == want["id"].to_pylist()
+        answers = {"pylance": lance.dataset(other), "lancelet": ll.dataset(other)}
+        for reader, dataset in answers.items():
+            got = dataset.to_table(**kw)
+            assert got["id"].to_pylist() == want["id"].to_pylist(), (reader, nearest, kw["filter"])
             np.testing.assert_allclose(
                 got["_distance"].to_numpy(), want["_distance"].to_numpy(), rtol=1e-6, atol=1e-5
             )

@@ -10,14 +10,13 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any
 
 import pyspark
 
 from lancelet.dataset.engine import DEFAULT_MAX_ROWS_PER_FILE, Location, data_format
 from lancelet.io.uri import normalize
 from lancelet.spark.compat import PUSHED_READ_PER_QUERY
-from lancelet.spark.nearest_read import parse_nearest
+from lancelet.spark.search_read import Search, parse_search
 from lancelet.spark.storage import is_storage_key, storage_options
 
 # Options Spark itself adds: the path given to load()/save()/start() and a streaming
@@ -135,9 +134,9 @@ class ReadOptions(_Stored):
     use_scalar_index: bool = True
     # The rows the DataFrame holds, in pylance's filter dialect, evaluated by lancelet.
     filter: str | None = None
-    # A k-nearest-neighbour search (see lancelet.spark.nearest_read), and whether the
-    # filter option applies before the k nearest are chosen.
-    nearest: dict[str, Any] | None = None
+    # A nearest-neighbour or full-text search (see lancelet.spark.search_read), and
+    # whether the filter option applies before the rows are ranked.
+    search: Search | None = None
     prefilter: bool = False
     storage_options: dict[str, str] | None = None
 
@@ -146,6 +145,8 @@ _READ_KEYS = frozenset(
     {
         "filter",
         "nearest",
+        "full_text_query",
+        "limit",
         "prefilter",
         "pushdown",
         "use_scalar_index",
@@ -252,15 +253,19 @@ def read_options(
         pushdown=_pushdown(options),
         use_scalar_index=_bool(options, "use_scalar_index", True),
         filter=_get(options, "filter"),
-        nearest=_nearest(options),
+        search=_search(options),
         prefilter=_bool(options, "prefilter"),
         storage_options=_storage(path, options, settings),
     )
 
 
-def _nearest(options: Mapping[str, str]) -> dict[str, Any] | None:
-    raw = _get(options, "nearest")
-    return None if raw is None else parse_nearest(raw)
+def _search(options: Mapping[str, str]) -> Search | None:
+    limit = _get(options, "limit")
+    return parse_search(
+        _get(options, "nearest"),
+        _get(options, "full_text_query"),
+        None if limit is None else _positive_int(options, "limit", 1),
+    )
 
 
 def _pushdown(options: Mapping[str, str]) -> bool:

@@ -40,8 +40,8 @@ from lancelet.spark.index_read import (
     in_range,
     pushed_predicate,
 )
-from lancelet.spark.nearest_read import DISTANCE, NearestPartition, nearest_rows
 from lancelet.spark.options import ReadOptions
+from lancelet.spark.search_read import SearchPartition, search_rows
 from lancelet.spark.types import (
     natural_spark_type,
     same_spark_type,
@@ -72,8 +72,8 @@ def dataset_schema(dataset: LanceDataset, options: ReadOptions) -> st.StructType
         )
     wanted = [n for n in names if n not in ROW_COLUMNS]
     schema = spark_schema(pa.schema([arrow.field(n) for n in wanted]), dataset.uri)
-    if options.nearest is not None:
-        schema = schema.add(st.StructField(DISTANCE, st.FloatType(), True))
+    if options.search is not None:
+        schema = schema.add(st.StructField(options.search.column, st.FloatType(), True))
     for name, asked in ((ROW_ID, options.with_row_id), (ROW_ADDRESS, options.with_row_address)):
         if asked or name in names:
             schema = schema.add(st.StructField(name, st.LongType(), False))
@@ -145,7 +145,8 @@ class LanceReader(sds.DataSourceReader):
     def _resolve(self, schema: st.StructType, arrow: pa.Schema) -> list[_Column]:
         """Spark's field names matched to dataset columns, exactly or else ignoring case."""
         by_lower: dict[str, list[str]] = {}
-        computed = (DISTANCE,) if self._options.nearest is not None else ()
+        search = self._options.search
+        computed = (search.column,) if search is not None else ()
         for name in (*arrow.names, *ROW_COLUMNS, *computed):
             by_lower.setdefault(name.lower(), []).append(name)
         out = []
@@ -185,8 +186,8 @@ class LanceReader(sds.DataSourceReader):
         return conjunction(self._filters)
 
     def partitions(self) -> Sequence[sds.InputPartition]:
-        if self._options.nearest is not None:
-            return [NearestPartition()]
+        if self._options.search is not None:
+            return [SearchPartition()]
         snapshot = open_snapshot(self._options.location(), self._version)
         if self._options.filter is not None:
             # Refuse a filter that does not parse here, before any task runs.
@@ -211,8 +212,8 @@ class LanceReader(sds.DataSourceReader):
     # -- reading (in tasks) -----------------------------------------------------------
 
     def read(self, partition: sds.InputPartition) -> Iterator[pa.RecordBatch]:
-        if isinstance(partition, NearestPartition):
-            return self._read_nearest()
+        if isinstance(partition, SearchPartition):
+            return self._read_search()
         if not isinstance(partition, FragmentRange):
             return iter(())  # the dataset has no rows: Spark plans one empty partition
         return self._read_range(partition)
@@ -234,14 +235,14 @@ class LanceReader(sds.DataSourceReader):
             if table.num_rows:
                 yield from self._to_spark(table, target).to_batches(max_chunksize=step)
 
-    def _read_nearest(self) -> Iterator[pa.RecordBatch]:
+    def _read_search(self) -> Iterator[pa.RecordBatch]:
         options = self._options
-        assert options.nearest is not None
+        assert options.search is not None
         wanted = {c.source for c in self._columns}
         names = self._lance_schema.load().top_level_names()
-        batches = nearest_rows(
+        batches = search_rows(
             open_dataset(options),
-            options.nearest,
+            options.search,
             columns=[n for n in names if n in wanted],
             filter=options.filter,
             prefilter=options.prefilter,
@@ -337,8 +338,8 @@ class LanceFilteringReader(LanceReader):
     """
 
     def pushFilters(self, filters: list[sds.Filter]) -> Iterable[sds.Filter]:
-        if self._options.nearest is not None:
-            # Spark's filters on a nearest-neighbour read filter its k rows afterwards.
+        if self._options.search is not None:
+            # Spark's filters on a search read filter its ranked rows afterwards.
             return filters
         # Each call replaces what an earlier one pushed: Spark may replay the filters
         # on a reader (to push a limit after them).
