@@ -20,6 +20,7 @@ pylance 14.0.2, ``docs/fts/queries.md``):
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -29,6 +30,7 @@ import pyarrow.compute as pc
 
 from lancelet.dataset.core import arguments
 from lancelet.dataset.core.options import refuse_unimplemented
+from lancelet.dataset.read import fts_plan
 from lancelet.dataset.read.fts_columns import column_search, inverted_segments, query_columns
 from lancelet.dataset.read.nearest_scanner import _rows_at
 from lancelet.dataset.read.projection import (
@@ -48,6 +50,7 @@ from lancelet.index.fts import queries as q
 from lancelet.index.fts.corpus import ColumnSearch
 from lancelet.index.fts.hits import Hits
 from lancelet.index.fts.query import QueryEvaluator
+from lancelet.io import accounting
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.store import DatasetStore
@@ -131,10 +134,50 @@ class FullTextScanner(LanceScanner):
         return int(self._found_rows().num_rows)
 
     def explain_plan(self, verbose: bool = False) -> str:
-        raise UnsupportedOptionError(f"{self._where}: explain_plan of a full-text search")
+        """The plan of this search, in the shape of pylance's (``fts_plan``)."""
+        return fts_plan.render(fts_plan.nodes(self._plan_facts(), self._describe()))
 
     def analyze_plan(self, count_rows: bool = False) -> str:
-        raise UnsupportedOptionError(f"{self._where}: analyze_plan of a full-text search")
+        """The plan with what running the search counted."""
+        if count_rows:
+            raise UnsupportedOptionError(f"{self._where}: analyze_plan with count_rows=True")
+        counters = accounting.Counters()
+        started = time.perf_counter()
+        with accounting.collecting(counters):
+            hits = self._hits()
+        table = self._output(self._found_rows(hits))
+        elapsed = f"elapsed={(time.perf_counter() - started) * 1000:.3f}ms"
+        named = fts_plan.nodes(self._plan_facts(), self._describe())
+        extra = {
+            "ProjectionExec": f"metrics=[output_rows={table.num_rows}]",
+            named[-1 if self._plan_facts().prefilter is None else -2][0]: (
+                f"metrics=[output_rows={len(hits)}]"
+            ),
+            "Prefilter": f"metrics=[index_comparisons={counters.index_comparisons}]",
+        }
+        lines = [
+            (name, f"{text}, {extra[name]}" if name in extra else text) for name, text in named
+        ]
+        return f"AnalyzeExec: {elapsed}, output_rows={table.num_rows}\n" + "".join(
+            f"{'  ' * (depth + 1)}{name}: {text}\n" for depth, (name, text) in enumerate(lines)
+        )
+
+    def _plan_facts(self) -> fts_plan.FullTextPlan:
+        raw = self._raw_filter
+        text = None if raw is None else raw if isinstance(raw, str) else str(raw)
+        return fts_plan.FullTextPlan(
+            uri=self._store.root,
+            outputs=self.projected_schema.names,
+            reads=self._reads(),
+            offset=self._offset,
+            limit=self._limit,
+            postfilter=text if self._post is not None else None,
+            prefilter=text if self._prefilter else None,
+        )
+
+    def _describe(self) -> str:
+        columns = self._query.columns_named(inverted_segments(self._manifest))
+        return fts_plan.describe(self._query.query, self._query.text, columns)
 
     def _hits(self) -> Hits:
         """The rows the query matches among the live rows searched, by descending
@@ -203,10 +246,10 @@ class FullTextScanner(LanceScanner):
         addresses = np.asarray(scan.to_table()[ROW_ADDRESS].to_numpy(), dtype=np.uint64)
         return np.unique(addresses)
 
-    def _found_rows(self) -> pa.Table:
-        """The rows found with every column the output and the postfilter read,
-        postfiltered, offset and limited."""
-        table = self._materialized(self._hits())
+    def _found_rows(self, hits: Hits | None = None) -> pa.Table:
+        """The rows found (``hits``, else searched now) with every column the output
+        and the postfilter read, postfiltered, offset and limited."""
+        table = self._materialized(self._hits() if hits is None else hits)
         if self._post is not None:
             table = table.filter(self._post)
         stop = None if self._limit is None else self._offset + self._limit
@@ -337,7 +380,14 @@ def full_text_scanner(
         call,
         **{name: keywords[name] for name in _REFUSED if keywords.get(name) is not None},
     )
-    for name in ("order_by", "scan_stats_callback", "include_deleted_rows", "late_materialization"):
+    if keywords.get("include_deleted_rows"):
+        # pylance refuses it, both messages measured (ValueErrors there).
+        if not keywords.get("with_row_id"):
+            raise FullTextQueryError(
+                f"{call}: include_deleted_rows is set but with_row_id is false"
+            )
+        raise FullTextQueryError(f"{call}: Cannot include deleted rows in an FTS search")
+    for name in ("order_by", "scan_stats_callback", "late_materialization"):
         if keywords.get(name):
             raise UnsupportedOptionError(f"{call}: {name} with full_text_query")
     return FullTextScanner(

@@ -20,7 +20,7 @@ What each query means, as measured on pylance 14.0.2 (``docs/fts/queries.md``):
   negative`` where ``negative`` matches too.
 * **multi-match**: a match on each column (with its boost); a row's score is the
   largest of its columns'.  A plain string is a multi-match over every column with an
-  INVERTED index.
+  INVERTED index; a string in double quotes is a phrase.
 * **combined fields**: the columns scored as one field, BM25F
   (:mod:`lancelet.index.fts.combined`).
 * **boolean**: rows matching every MUST (any SHOULD when there is no MUST), none of
@@ -71,14 +71,30 @@ class QueryEvaluator:
         )
 
     def plain(self, text: str, columns: Sequence[str] | None) -> Hits:
-        """A query string: a match on ``columns``, or on every indexed column."""
+        """A query string: a match on ``columns``, or on every indexed column.
+
+        A string of two or more characters that starts and ends with a double quote is
+        a phrase (slop 0) of the text between them, on one column only (measured; any
+        other quote is part of the text the analyzer splits)."""
+        phrase = len(text) >= 2 and text[0] == '"' and text[-1] == '"'
         if columns is None:
             if not self._indexed:
                 raise FullTextQueryError(
                     "Cannot perform full text search unless an INVERTED index has been "
                     "created on at least one column"
                 )
+            if phrase and len(self._indexed) > 1:
+                raise FullTextQueryError(
+                    "full_text_query: the column must be specified in the query (a quoted "
+                    "phrase with several indexed columns)"
+                )
             columns = self._indexed
+        if phrase:
+            if len(columns) != 1:
+                raise FullTextQueryError(
+                    "full_text_query: Phrase queries cannot be used with multiple columns."
+                )
+            return self._phrase(q.PhraseQuery(text[1:-1], columns[0]))
         return self._multi_match(text, tuple(columns), None, q.FullTextOperator.OR)
 
     def _column(self, name: str) -> ColumnSearch:
