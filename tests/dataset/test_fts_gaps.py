@@ -6,10 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import lance
+import lance.query
+import numpy as np
 import pyarrow as pa
 import pytest
 
 import lancelet as ll
+import lancelet.query
 from lancelet.errors import FullTextQueryError
 
 TEXT = [
@@ -154,3 +157,56 @@ def test_analyze_plan_counts_the_prefilter_index(filtered: tuple) -> None:
     assert "index_comparisons=1" in plan
     rows = theirs.to_table(**kw).num_rows
     assert f"output_rows={rows}" in plan
+
+
+def _list_rows(rng: np.random.Generator, n: int) -> pa.Array:
+    words = np.array(["lance", "database", "the", "search", "running", "runs", "Search", "x", "y"])
+    rows: list[list[str] | None] = []
+    for _ in range(n):
+        if rng.random() < 0.05:
+            rows.append(None)
+            continue
+        rows.append(
+            [" ".join(rng.choice(words, rng.integers(0, 4))) for _ in range(rng.integers(4))]
+        )
+    return pa.array(rows, pa.list_(pa.string()))
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_lists_outside_the_index_as_pylance(tmp_path: Path, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    table = pa.table({"text": _list_rows(rng, 30), "t2": _list_rows(rng, 30)})
+    theirs = lance.write_dataset(table, tmp_path)
+    theirs.create_scalar_index("text", "INVERTED", with_position=True)
+    theirs.insert(pa.table({"text": _list_rows(rng, 20), "t2": _list_rows(rng, 20)}))
+    ours = ll.dataset(str(tmp_path))
+    queries: list[tuple[object, object]] = [
+        ("lance", "lance"),
+        ("search running", "search running"),
+        ('"database lance"', '"database lance"'),
+        (
+            lance.query.PhraseQuery("lance database", "text", slop=1),
+            ll.query.PhraseQuery("lance database", "text", slop=1),
+        ),
+        (lance.query.MatchQuery("Search the", "t2"), ll.query.MatchQuery("Search the", "t2")),
+        (lance.query.PhraseQuery("x y", "t2"), ll.query.PhraseQuery("x y", "t2")),
+    ]
+    for theirs_query, our_query in queries:
+        for kw in ({}, {"limit": 3}, {"prefilter": True, "filter": "array_length(text) >= 2"}):
+            expected = _outcome(theirs, theirs_query, **kw)
+            assert isinstance(expected, list)
+            assert _outcome(ours, our_query, **kw) == expected
+
+
+def test_first_index_of_a_column_is_searched(tmp_path: Path) -> None:
+    texts = ["Frodo was a puppy", "Frodo was a happy puppy", "the cats running"]
+    theirs = lance.write_dataset(pa.table({"text": texts}), tmp_path)
+    theirs.create_scalar_index(
+        "text", "INVERTED", with_position=True, remove_stop_words=False, stem=False
+    )
+    theirs.create_scalar_index("text", "INVERTED", name="no_pos_idx", with_position=False)
+    theirs.insert(pa.table({"text": ["was a puppy running"]}))
+    theirs.create_scalar_index("text", "INVERTED", name="third", lower_case=False)
+    ours = ll.dataset(str(tmp_path))
+    for query in ('"was a puppy"', "was a puppy", "cats running", "Frodo"):
+        assert _outcome(ours, query) == _outcome(theirs, query)

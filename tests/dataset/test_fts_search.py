@@ -508,8 +508,8 @@ def test_list_columns(tmp_path: Path) -> None:
     for text in ["dog lazy", "quick dog", "dog quick"]:
         both(path, pq.PhraseQuery(text, "text"), lq.PhraseQuery(text, "text"))
     lance.write_dataset(table, str(path), mode="append")
-    with pytest.raises(UnsupportedOptionError, match="list column"):
-        ll.dataset(str(path)).to_table(full_text_query="dog")
+    both(path, "dog cat")
+    both(path, pq.PhraseQuery("lazy cat", "text"), lq.PhraseQuery("lazy cat", "text"))
 
 
 def test_stable_row_ids(tmp_path: Path) -> None:
