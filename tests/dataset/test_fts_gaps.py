@@ -210,3 +210,42 @@ def test_first_index_of_a_column_is_searched(tmp_path: Path) -> None:
     ours = ll.dataset(str(tmp_path))
     for query in ('"was a puppy"', "was a puppy", "cats running", "Frodo"):
         assert _outcome(ours, query) == _outcome(theirs, query)
+
+
+def _nested(ids: range, texts: list[str]) -> pa.Table:
+    labels = pa.array([f"label_{i}" for i in ids])
+    data = pa.StructArray.from_arrays([pa.array(texts), labels], names=["text", "label"])
+    return pa.table({"id": list(ids), "data": data})
+
+
+@pytest.mark.parametrize("builder", ["pylance", "lancelet"])
+def test_nested_field_index_as_pylance(tmp_path: Path, builder: str) -> None:
+    texts = [
+        f"document {i} about lance database" if i % 3 else f"doc {i} search" for i in range(20)
+    ]
+    lance.write_dataset(_nested(range(20), texts), tmp_path)
+    maker = lance.dataset(tmp_path) if builder == "pylance" else ll.dataset(str(tmp_path))
+    maker.create_scalar_index("data.text", index_type="INVERTED", with_position=True)
+    more = [f"lance search {i}" for i in range(5)]
+    lance.write_dataset(_nested(range(20, 25), more), tmp_path, mode="append")
+    theirs, ours = lance.dataset(tmp_path), ll.dataset(str(tmp_path))
+    cases: list[tuple[object, object, dict]] = [
+        ("lance", "lance", {}),
+        ("search", "search", {"limit": 2}),
+        ("database", "database", {"filter": "data.label = 'label_5'", "prefilter": True}),
+        ('"lance database"', '"lance database"', {}),
+        ({"query": "lance", "columns": ["data.text"]},) * 2 + ({},),  # type: ignore[list-item]
+        (
+            lance.query.MatchQuery("search", "data.text"),
+            ll.query.MatchQuery("search", "data.text"),
+            {},
+        ),
+    ]
+    for theirs_query, our_query, kw in cases:
+        expected = _outcome(theirs, theirs_query, **kw)
+        assert isinstance(expected, list) and expected
+        assert _outcome(ours, our_query, **kw) == expected
+    assert (
+        ours.to_table(full_text_query="lance").schema
+        == theirs.to_table(full_text_query="lance").schema
+    )

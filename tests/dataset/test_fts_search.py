@@ -489,11 +489,12 @@ def test_fast_search_skips_unindexed_fragments(changed: Path) -> None:
     both(changed, "dog cat", fast_search=True, limit=2)
 
 
-def test_nested_columns_are_refused(tmp_path: Path) -> None:
-    inner = pa.StructArray.from_arrays([pa.array(["dog cat", "dog"])], names=["text"])
+def test_nested_columns_without_index(tmp_path: Path) -> None:
+    inner = pa.StructArray.from_arrays([pa.array(["dog cat", "dog", "cat"])], names=["text"])
     lance.write_dataset(pa.table({"s": inner}), str(tmp_path / "n"))
-    with pytest.raises(UnsupportedOptionError, match="top-level"):
-        ll.dataset(str(tmp_path / "n")).to_table(full_text_query=lq.MatchQuery("dog", "s.text"))
+    both(tmp_path / "n", pq.MatchQuery("dog", "s.text"), lq.MatchQuery("dog", "s.text"))
+    query = {"query": "cat dog", "columns": ["s.text"]}
+    both(tmp_path / "n", query, query)
 
 
 def test_list_columns(tmp_path: Path) -> None:

@@ -52,9 +52,9 @@ def inverted_segments(manifest: Manifest) -> dict[str, list[IndexMetadata]]:
             if not held or held[0].name == index.name:
                 held.append(index)
     found: dict[str, list[IndexMetadata]] = {}
-    for field in manifest.schema.fields:
+    for field in manifest.schema.fields:  # pre-order: nested fields by their dotted path
         if field.id in by_field:
-            found[field.name] = by_field[field.id]
+            found[manifest.schema.field_path(field.id)] = by_field[field.id]
     return found
 
 
@@ -84,7 +84,7 @@ def column_search(
 ) -> ColumnSearch:
     """How to search column ``name`` over ``fragments``: through its INVERTED index
     where it covers them, flat elsewhere (``read_rows`` None: nowhere else)."""
-    field = _text_field(manifest, name)
+    _text_field(manifest, name)  # checked: it exists and holds text
     segments = inverted_segments(manifest).get(name, [])
     indexed = None
     params = FLAT_PARAMS
@@ -109,7 +109,7 @@ def column_search(
     flat = None
     outside = [f for f in fragments if f.id not in covered]
     if read_rows is not None and (outside or not segments):
-        table = read_rows(field.name, outside)
+        table = read_rows(name, outside)
         texts = table.column(0).combine_chunks()
         if _is_list(texts.type):
             texts = _joined(texts)
@@ -119,17 +119,11 @@ def column_search(
 
 
 def _text_field(manifest: Manifest, name: str) -> pa.Field:
-    arrow = manifest.schema.to_arrow()
-    index = arrow.get_field_index(name)
-    if index < 0 and "." in name:
-        raise UnsupportedOptionError(
-            f"full_text_query: column {name!r}: lancelet searches top-level columns only"
-        )
-    if index < 0:
+    field = _field_at(manifest.schema.to_arrow(), name)
+    if field is None:
         raise FullTextQueryError(
             f"full_text_query: FTS field path {name!r} does not exist in the dataset schema"
         )
-    field = arrow.field(index)
     if isinstance(field.type, pa.ExtensionType) or "json" in str(field.type).lower():
         raise UnsupportedOptionError(
             f"full_text_query: column {name!r} of type {field.type}: lancelet searches "
@@ -182,6 +176,21 @@ def _address_map(
         return np.where(alive, mapped, MISSING).astype(np.uint64)
 
     return moved
+
+
+def _field_at(schema: pa.Schema, path: str) -> pa.Field | None:
+    """The field a column name or a dotted path into structs names (None: none)."""
+    index = schema.get_field_index(path)
+    if index >= 0:
+        return schema.field(index)
+    head, _, rest = path.partition(".")
+    index = schema.get_field_index(head)
+    if not rest or index < 0:
+        return None
+    field = schema.field(index)
+    if not pa.types.is_struct(field.type):
+        return None
+    return _field_at(pa.schema(list(field.type)), rest)
 
 
 def _joined(lists: pa.Array) -> pa.Array:
