@@ -4,11 +4,12 @@ The staging layout is pylance 14's (measured): a build over some fragments write
 under ``<index dir>/staging/``, one partition numbered by its first fragment id
 shifted left by 32 bits (``part_<n>_{tokens,docs,invert}.lance``) and that
 partition's own ``part_<n>_metadata.lance`` (``metadata.lance``'s keys, listing
-``[n]``).  Merging reads every staged partition in partition-number order (that
-is, fragment order, whatever order they were built in) into partition 0 of the
-index directory, writes ``metadata.lance``, and deletes the staged files: the
-merged documents follow one another and the token ids follow the order tokens are
-first met, as in pylance's merged partition.
+``[n]``).  Merging reads every staged partition into partition 0 of the index
+directory, smallest first (by the bytes of its files; ties in partition-number
+order), as pylance 14 orders them (measured on partitions of different document
+and token counts, built in either order); it writes ``metadata.lance`` and deletes
+the staged files.  The merged documents follow one another and token ids follow
+the order tokens are first met, as in pylance's merged partition.
 """
 
 from __future__ import annotations
@@ -98,13 +99,22 @@ def merge_staged(directory: io.Place, version: str) -> bool:
             Partition.open(staging, p, staged.with_position) for p in partition_numbers(meta)
         )
     assert params is not None
-    parts.sort(key=lambda part: part.number)
+    parts.sort(key=lambda part: (_staged_bytes(part), part.number))
     merged = writer.merged([writer.read_partition(part) for part in parts])
     writer.write_index(directory, [(0, merged)], params, version)
     for number in numbers:
         for name in staged_files(number):
             directory.file_io.delete(staging.join(name).path)
     return True
+
+
+def _staged_bytes(part: Partition) -> int:
+    """The bytes of a staged partition's files: pylance merges the smallest first."""
+    files = part.directory.file_io
+    return sum(
+        files.size_of(part.directory.join(f"part_{part.number}_{kind}.lance").path)
+        for kind in ("tokens", "docs", "invert")
+    )
 
 
 def _staged_numbers(staging: io.Place) -> list[int]:
