@@ -174,6 +174,13 @@ def test_listed_as_pylance_lists_it(tmp_path: Path) -> None:
         assert (have.type_url, have.index_type, have.details) == ("", "Unknown", {})
         assert (want.type_url, want.index_type, want.details) == ("", "Unknown", {})
         assert have.num_rows_indexed == want.num_rows_indexed
+        # The commit records the index directory's files, in both libraries.
+        assert have.total_size_bytes == want.total_size_bytes
+        assert want.total_size_bytes == sum(
+            os.path.getsize(os.path.join(root, f))
+            for root, _, files in os.walk(os.path.join(path, "_indices"))
+            for f in files
+        )
         assert [i["type"] for i in got.list_indices()] == ["Unknown"]
         stats, want_stats = (
             got.stats.index_stats("text_idx"),
