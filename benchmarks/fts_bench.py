@@ -81,10 +81,14 @@ def draw_queries(texts: list[str], count: int, seed: int) -> tuple[list[str], li
     return matches, phrases
 
 
-def answer(ds: Any, query: Any) -> list[tuple[float, int]]:
+def answer(ds: Any, query: Any) -> tuple[list[float], list[tuple[float, int]]]:
+    """The scores, and the rows scored above the lowest kept score (which rows of
+    that score a limit keeps is pylance's arbitrary pick among ties)."""
     table = ds.to_table(columns=["id"], full_text_query=query, limit=10)
     scores = np.round(table["_score"].to_numpy().astype(np.float64), 5)
-    return sorted(zip(scores.tolist(), table["id"].to_pylist(), strict=True))
+    rows = sorted(zip(scores.tolist(), table["id"].to_pylist(), strict=True))
+    cut = min(scores.tolist(), default=0.0)
+    return sorted(scores.tolist()), [row for row in rows if row[0] > cut]
 
 
 def time_queries(ds: Any, queries: list[Any]) -> list[float]:
@@ -107,6 +111,7 @@ def main() -> None:
     from lance.query import PhraseQuery
 
     import lancelet
+    from lancelet.query import PhraseQuery as OurPhraseQuery
 
     table = comments(args.rows)
     libraries = {"lancelet": lancelet, "pylance": lance}
@@ -120,7 +125,7 @@ def main() -> None:
         )
         phrases = [PhraseQuery(text, "text") for text in phrase_texts]
         datasets = {name: libraries[name].dataset(uris[name]) for name in LIBS}
-        ours_phrases = [lancelet.query.PhraseQuery(text, "text") for text in phrase_texts]
+        ours_phrases = [OurPhraseQuery(text, "text") for text in phrase_texts]
         for ours, theirs in zip(matches + ours_phrases, matches + phrases, strict=True):
             got, want = answer(datasets["lancelet"], ours), answer(datasets["pylance"], theirs)
             if got != want:

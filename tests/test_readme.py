@@ -24,3 +24,10 @@ def test_vector_search_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.chdir(tmp_path)  # the example writes its dataset to a relative path
     exec(compile(_example("## Vector search"), str(README), "exec"), {})
     assert (tmp_path / "vectors").is_dir()
+
+
+@pytest.mark.local_files("the example writes to a relative local path")
+def test_full_text_search_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    exec(compile(_example("## Full-text search"), str(README), "exec"), {})
+    assert (tmp_path / "texts").is_dir()

@@ -369,18 +369,25 @@ def test_pylance_ignores_num_sub_vectors_of_sq_and_flat_graphs_as_lancelet(small
 @pytest.mark.parametrize("index_type", TYPES)
 def test_pylance_optimizes_lancelets_index(index_type: str, tmp_path: Path) -> None:
     """Rows appended after lancelet's build, then pylance's optimize_indices: both
-    libraries answer alike on the result."""
+    libraries answer alike on the result (lancelet may refuse a query whose index
+    distances tie across the cut, as pylance's random graphs can make them)."""
     vectors = _vectors(9)
     uri = str(tmp_path / "ds")
     lance.write_dataset(_table(vectors[:2000]), uri)
     ll.dataset(uri).create_index("vec", index_type, **_args(index_type, "l2"))
     lance.write_dataset(_table(vectors[2000:]), uri, mode="append")
     lance.dataset(uri).optimize.optimize_indices()
+    refused = 0
     for seed in range(10):
         nearest = {"column": "vec", "q": _query(Built(uri, vectors, index_type, "l2"), seed)}
         nearest.update(k=10, nprobes=2, ef=30)
         want = lance.dataset(uri).to_table(nearest=nearest, with_row_id=True)
-        got = ll.dataset(uri).to_table(nearest=nearest, with_row_id=True)
+        try:
+            got = ll.dataset(uri).to_table(nearest=nearest, with_row_id=True)
+        except TiedCutError:
+            refused += 1
+            assert refused <= 2
+            continue
         found = got["_distance"].to_numpy()
         np.testing.assert_allclose(found, want["_distance"].to_numpy(), rtol=1e-6, atol=1e-5)
         assert_same_neighbours(

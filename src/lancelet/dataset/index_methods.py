@@ -12,7 +12,7 @@ import pyarrow as pa
 from lancelet.dataset.core.snapshot import DatasetHandle, Snapshot
 from lancelet.dataset.indices import build as index_build
 from lancelet.dataset.indices import catalog as indices
-from lancelet.dataset.indices import prewarm, vector_build
+from lancelet.dataset.indices import distributed, prewarm, vector_build
 from lancelet.dataset.indices.fts_queries import DocumentGranularity
 from lancelet.dataset.read import frag_reuse
 from lancelet.errors import ArgumentError, UnsupportedOptionError
@@ -98,7 +98,22 @@ class IndexMethods(DatasetHandle):
             format_version=format_version,
             **kwargs,
         )
-        self.advance_to(committed)
+        if committed is not None:  # None: a distributed build was staged
+            self.advance_to(committed)
+
+    def merge_index_metadata(
+        self,
+        index_uuid: str,
+        index_type: str,
+        batch_readhead: int | None = None,
+        progress_callback: Any = None,
+    ) -> None:
+        """Merge the INVERTED builds staged under ``index_uuid`` (by
+        ``create_scalar_index(..., fragment_ids=, index_uuid=)``) into the index's
+        files; commit it with ``LanceOperation.CreateIndex``."""
+        distributed.merge_index_metadata(
+            self.snapshot, index_uuid, index_type, batch_readhead, progress_callback
+        )
 
     def create_index(
         self: _Dataset,

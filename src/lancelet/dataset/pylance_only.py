@@ -66,15 +66,6 @@ class PylanceOnlyMethods:
     ) -> NoReturn:
         _refuse("create_index_uncommitted", _DISTRIBUTED)
 
-    def merge_index_metadata(
-        self,
-        index_uuid: Any,
-        index_type: Any,
-        batch_readhead: Any = None,
-        progress_callback: Any = None,
-    ) -> NoReturn:
-        _refuse("merge_index_metadata", _DISTRIBUTED)
-
     def merge_existing_index_segments(self, segments: Any) -> NoReturn:
         _refuse("merge_existing_index_segments", _DISTRIBUTED)
 

@@ -100,6 +100,14 @@ class IndexMetadata:
     base_id: int | None = None
     # The index's files (pylance 14 lists them; earlier writers do not).
     files: tuple[IndexFile, ...] = ()
+    # True when the manifest records no details and ``index_details`` was inferred
+    # from the index's files (see ``table.index_layout``): never written back.
+    details_inferred: bool = False
+
+    @property
+    def recorded_details(self) -> IndexDetails | None:
+        """The details as the manifest records them."""
+        return None if self.details_inferred else self.index_details
 
     @property
     def is_system(self) -> bool:
@@ -147,7 +155,8 @@ class IndexMetadata:
         pb.uuid.uuid = self.uuid.bytes
         if self.fragment_bitmap is not None:
             pb.fragment_bitmap = self.fragment_bitmap.serialize()
-        if self.index_details is not None:
+        if self.recorded_details is not None:
+            assert self.index_details is not None
             pb.index_details.type_url = self.index_details.type_url
             pb.index_details.value = self.index_details.value
         if self.index_version is not None:

@@ -30,6 +30,7 @@ from lancelet.errors import (
 )
 from lancelet.table import features, naming
 from lancelet.table.fragment import Fragment
+from lancelet.table.index_layout import with_inferred_details
 from lancelet.table.manifest import Manifest
 from lancelet.table.naming import ManifestNaming
 from lancelet.transaction.apply import build_manifest
@@ -149,7 +150,7 @@ def commit_transaction(
     if replaced:
         _discard(store, replaced - _referenced_deletions(store, _read_manifest(store, txn)))
     _discard(store, {store.transaction_path(n) for n in attempts.txn_files[:-1]})
-    return manifest
+    return with_inferred_details(manifest, store.io, store.root)
 
 
 def _deletion_files(store: DatasetStore, txn: Transaction) -> set[str]:
@@ -326,7 +327,7 @@ def commit_detached(
             manifest = replace(built, version=naming.new_detached_version())
             if store.publish_detached(manifest):
                 events.file_created("manifest", "dummy")
-                return manifest
+                return with_inferred_details(manifest, store.io, store.root)
     except BaseException:
         store.io.delete(store.transaction_path(name))
         raise

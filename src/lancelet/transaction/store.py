@@ -31,6 +31,7 @@ from lancelet.table import deletion, naming, row_ids
 from lancelet.table.base_paths import BasePath
 from lancelet.table.fragment import DELETION_KIND_NAMES, DeletionFile, Fragment
 from lancelet.table.fragment_check import check_fragments
+from lancelet.table.index_layout import with_inferred_details
 from lancelet.table.manifest import Manifest
 from lancelet.table.manifest_file import check_manifest_indices, decode_manifest, encode_manifest
 from lancelet.table.naming import ManifestLocation, ManifestNaming
@@ -227,7 +228,7 @@ class DatasetStore:
         key = _content_key(path, data)
         manifest = _DECODED.get(key)
         if manifest is None:
-            manifest = decode_manifest(data, path)
+            manifest = with_inferred_details(decode_manifest(data, path), self.io, self.root)
             _remember(key, manifest)
         if manifest.version != version:
             raise CorruptDatasetError(
@@ -260,7 +261,7 @@ class DatasetStore:
             # Whoever sees the other's file steps back, so at most one of them wins.
             self.io.delete(path)
             return False
-        _remember(_content_key(path, data), manifest)
+        _remember(_content_key(path, data), with_inferred_details(manifest, self.io, self.root))
         self._write_hint(manifest.version)
         return True
 

@@ -26,6 +26,7 @@ from lancelet.dataset.core import arguments
 from lancelet.dataset.core.snapshot import Snapshot
 from lancelet.dataset.indices import catalog as indices
 from lancelet.dataset.indices import config as index_config
+from lancelet.dataset.indices import distributed
 from lancelet.dataset.indices.fts_queries import DocumentGranularity
 from lancelet.dataset.read.scanner import ROW_ADDRESS, ROW_ID, LanceScanner
 from lancelet.errors import (
@@ -90,8 +91,10 @@ def create_scalar_index(
     progress_callback: Any = None,
     format_version: int | str | None = None,
     **kwargs: Any,
-) -> Manifest:
-    """Build the index and commit it; the version that lists it."""
+) -> Manifest | None:
+    """Build the index and commit it; the version that lists it.  With
+    ``fragment_ids``, an INVERTED build over those fragments is staged and nothing is
+    committed (None: see :mod:`lancelet.dataset.indices.distributed`)."""
     manifest = snapshot.manifest
     where = f"{snapshot.uri} version {manifest.version}"
     train = arguments.flag(train, "train", f"{where}: create_scalar_index", True)
@@ -102,6 +105,11 @@ def create_scalar_index(
         given = {**given, "format_version": format_version}
         format_version = None
     _refuse_options(where, progress_callback, format_version)
+    if fragment_ids is not None and kind.name == "INVERTED":
+        distributed.stage_inverted(
+            snapshot, column, fragment_ids, index_uuid, train, _parameters(kind, given, where)
+        )
+        return None
     if fragment_ids is not None:
         # pylance builds these types fragment by fragment only through
         # create_index_uncommitted (which lancelet lacks), and refuses this as a ValueError.

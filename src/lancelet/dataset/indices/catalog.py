@@ -86,7 +86,7 @@ def _by_name(manifest: Manifest) -> dict[str, list[IndexMetadata]]:
 
 
 def _type_url(index: IndexMetadata) -> str:
-    return index.index_details.type_url if index.index_details else ""
+    return index.recorded_details.type_url if index.recorded_details else ""
 
 
 def list_indices(manifest: Manifest) -> list[dict[str, Any]]:
@@ -94,7 +94,7 @@ def list_indices(manifest: Manifest) -> list[dict[str, Any]]:
     return [
         {
             "name": index.name,
-            "type": index_type(index.index_details),
+            "type": index_type(index.recorded_details),
             "uuid": str(index.uuid),
             "fields": [manifest.schema.field_path(f) for f in index.fields],
             "version": index.dataset_version,
@@ -157,7 +157,7 @@ _PLAIN_DETAILS = frozenset(
 
 
 def _details(index: IndexMetadata) -> dict[str, Any] | None:
-    details = index.index_details
+    details = index.recorded_details
     if details is None or not details.value:
         return {}
     wrapped = json_index.unwrap(details.type_url, details.value)
@@ -191,7 +191,7 @@ def describe_indices(manifest: Manifest) -> list[IndexDescription]:
             IndexDescription(
                 name=name,
                 type_url=_type_url(first),
-                index_type=index_type(first.index_details),
+                index_type=index_type(first.recorded_details),
                 num_rows_indexed=sum(_indexed_rows(manifest, i) for i in indices),
                 fields=list(first.fields),
                 field_names=[manifest.schema.field_path(f) for f in first.fields],

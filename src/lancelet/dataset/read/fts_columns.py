@@ -39,18 +39,18 @@ RowReader = Callable[[str, list[Fragment]], pa.Table]
 
 
 def inverted_segments(manifest: Manifest) -> dict[str, list[IndexMetadata]]:
-    """The INVERTED index segments of each top-level column that has some, in
-    schema order.  Of several indices on a column (by name), pylance searches the
-    first in the manifest (measured: a phrase query works when that one has
-    positions and a later one has none)."""
+    """The INVERTED index segments of each column (or nested field, by its dotted
+    path) that has some, in schema order.  A column with several INVERTED indices is
+    searched with the one listed first in the manifest, as pylance does (measured: the
+    segments of other indices on the column are not added to its statistics)."""
     by_field: dict[int, list[IndexMetadata]] = {}
     for index in manifest.indices:
         if index.is_system or index_type(index.index_details) != INVERTED:
             continue
         for field_id in index.fields:
-            held = by_field.setdefault(field_id, [])
-            if not held or held[0].name == index.name:
-                held.append(index)
+            segments = by_field.setdefault(field_id, [])
+            if not segments or segments[0].name == index.name:
+                segments.append(index)
     found: dict[str, list[IndexMetadata]] = {}
     for field in manifest.schema.fields:  # pre-order: nested fields by their dotted path
         if field.id in by_field:

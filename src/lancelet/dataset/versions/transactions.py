@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import uuid as uuid_module
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypedDict
 
 from lancelet.dataset.versions.operation import LanceOperation, public_operation
 from lancelet.errors import ArgumentError, UnsupportedOptionError, VersionNotFoundError
+from lancelet.table import naming
 from lancelet.table.fragment import Fragment
+from lancelet.table.index import IndexFile, IndexMetadata
 from lancelet.table.naming import ManifestNaming
 from lancelet.transaction import operations as ops
 from lancelet.transaction.store import DatasetStore
@@ -118,7 +120,31 @@ def transaction_to_commit(
     store: DatasetStore,
 ) -> ops.Transaction:
     """What ``LanceDataset.commit`` commits: a whole transaction, or an operation on
-    ``read_version`` (which only an overwrite or a restore may leave out)."""
+    ``read_version`` (which only an overwrite or a restore may leave out).  New
+    indices that list no files get their directory's files, as pylance 14 records
+    them when it commits such an index (measured on a distributed INVERTED build)."""
+    txn = _transaction_to_commit(operation, read_version, commit_message, store)
+    op = txn.operation
+    if isinstance(op, ops.CreateIndex) and any(not i.files for i in op.new_indices):
+        listed = tuple(_with_listed_files(i, store) for i in op.new_indices)
+        txn = replace(txn, operation=replace(op, new_indices=listed))
+    return txn
+
+
+def _with_listed_files(index: IndexMetadata, store: DatasetStore) -> IndexMetadata:
+    if index.files or index.base_id is not None:
+        return index
+    directory = store.path(naming.INDICES_DIR, str(index.uuid))
+    found = sorted(store.io.list_tree(directory))
+    return replace(index, files=tuple(IndexFile(path, info.size) for path, info in found))
+
+
+def _transaction_to_commit(
+    operation: LanceOperation.BaseOperation | Transaction,
+    read_version: int | None,
+    commit_message: str | None,
+    store: DatasetStore,
+) -> ops.Transaction:
     if isinstance(operation, Transaction):
         if commit_message is not None:
             raise ArgumentError(

@@ -1,24 +1,34 @@
 """Text to tokens as pylance 14's analyzers make them (``docs/fts/tokenizers.md``).
 
-A first version: the simple and whitespace base tokenizers with the default
-filters, vectorized over the distinct raw tokens (a column's vocabulary is far
-smaller than its token count).  Filters run in pylance's order: tokens of at least
-``max_token_length`` UTF-8 bytes are dropped, then lower-casing, stemming, stop
-words and ASCII folding.  Exact tables (folding, stop words) and the other base
-tokenizers are being completed (issue 29)."""
+A base tokenizer cuts each document into raw tokens: ``simple`` (runs of letters
+and numbers), ``whitespace`` (runs between ASCII spaces), ``raw`` (the whole text)
+or ``ngram`` (every run of ``min_ngram_length`` to ``max_ngram_length`` characters,
+or only the leading ones with ``prefix_only``; all at position 0).  Filters then
+run in pylance's order on each raw token: tokens of at least ``max_token_length``
+UTF-8 bytes are dropped, then lower-casing, Snowball stemming, stop-word removal
+and ASCII folding, with pylance's own tables (:mod:`lancelet.index.fts.tables`).
+The filters run once per distinct raw token (a column's vocabulary is far smaller
+than its token count); splitting is pyarrow's.
+"""
 
 from __future__ import annotations
 
 import functools
-import unicodedata
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import Stemmer
 
-from lancelet.errors import ArgumentError
+from lancelet.errors import ArgumentError, UnsupportedOptionError
+from lancelet.index.fts import tables
 from lancelet.index.fts.params import InvertedParams
+
+BASE_TOKENIZERS = ("simple", "whitespace", "raw", "ngram")
+# pylance's tokenizers that need language models (or ICU): refused by name.
+_MODEL_TOKENIZERS = ("jieba", "lindera", "icu")
 
 
 @dataclass(frozen=True)
@@ -41,77 +51,95 @@ class DocumentTokens:
     num_tokens: np.ndarray
 
 
-# pylance's English stop words (measured: docs/fts/tokenizers.md).
-_ENGLISH_STOP_TEXT = """
-    i me my myself we our ours ourselves you your yours yourself yourselves he him
-    his himself she her hers herself it its itself they them their theirs themselves
-    what which who whom this that these those am is are was were be been being have
-    has had having do does did doing should a an the and but if or because as until
-    while of at by for with about against between into through during before after
-    above below to from up down in out on off over under again further then once here
-    there when where why how all any both each few more most other some such only own
-    same so than too very can will just now re"""
-ENGLISH_STOP_WORDS = frozenset(_ENGLISH_STOP_TEXT.split())
-
-
-@functools.cache
-def _word_pattern() -> str:
-    """An RE2 pattern of the runs of characters Rust's ``char::is_alphanumeric``
-    accepts (Unicode Alphabetic or Numeric), built once from the ``regex`` module's
-    Unicode tables (RE2 has no Alphabetic property)."""
-    import regex
-
-    every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
-    ranges = []
-    for run in regex.finditer(r"[\p{Alphabetic}\p{N}]+", every):
-        first, last = ord(run.group()[0]), ord(run.group()[-1])
-        ranges.append(f"\\x{{{first:x}}}-\\x{{{last:x}}}" if last > first else f"\\x{{{first:x}}}")
-    return "[^" + "".join(ranges) + "]+"
-
-
-def _base_tokens(texts: pa.Array, params: InvertedParams) -> pa.ListArray:
-    """Each document's base tokens (a list of strings per row, nulls empty)."""
-    texts = pc.fill_null(texts.cast(pa.large_string()), "")
-    if params.base_tokenizer == "simple":
-        pieces = pc.split_pattern_regex(texts, _word_pattern())
-    elif params.base_tokenizer == "whitespace":
-        pieces = pc.split_pattern_regex(texts, r"\s+")
-    else:
-        raise ArgumentError(
-            f"INVERTED index: base_tokenizer {params.base_tokenizer!r} is not supported yet"
+def check(params: InvertedParams) -> None:
+    """Refuse a tokenizer, language or n-gram range lancelet does not analyze as
+    pylance does."""
+    base = params.base_tokenizer
+    if base.split("/")[0] in _MODEL_TOKENIZERS:
+        raise UnsupportedOptionError(
+            f"INVERTED index: lancelet does not have pylance's {base!r} tokenizer "
+            f"(it supports {', '.join(BASE_TOKENIZERS)})"
         )
+    if base not in BASE_TOKENIZERS:
+        raise ArgumentError(
+            f"INVERTED index: unknown base_tokenizer {base!r}; one of {', '.join(BASE_TOKENIZERS)}"
+        )
+    if params.language not in tables.languages():
+        raise ArgumentError(
+            f"INVERTED index: unknown language {params.language!r}; one of "
+            f"{', '.join(tables.languages())}"
+        )
+    if base == "ngram" and not 1 <= params.min_ngram_length <= params.max_ngram_length:
+        raise ArgumentError(
+            "INVERTED index: n-gram lengths must satisfy 1 <= min_ngram_length <= "
+            f"max_ngram_length, got {params.min_ngram_length} and {params.max_ngram_length}"
+        )
+
+
+def _texts(texts: pa.Array) -> pa.Array:
+    return texts.cast(pa.large_string())
+
+
+def _split(texts: pa.Array, pattern: str) -> pa.Array:
+    """Each row's non-empty pieces between matches of ``pattern`` (nulls: none)."""
+    pieces = pc.split_pattern_regex(pc.fill_null(texts, ""), pattern)
     flat = pc.list_flatten(pieces)
     keep = pc.not_equal(flat, "")
-    parent = pc.list_parent_indices(pieces)
-    kept_parent = pc.filter(parent, keep)
-    counts = np.bincount(kept_parent.to_numpy(), minlength=len(texts))
+    kept_parent = pc.filter(pc.list_parent_indices(pieces), keep).to_numpy()
+    counts = np.bincount(kept_parent, minlength=len(texts))
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     return pa.LargeListArray.from_arrays(pa.array(offsets), pc.filter(flat, keep))
 
 
-def _lower(token: str) -> str:
-    # Rust lower-cases character by character: no final-sigma rule (str.lower has one).
-    return token.lower() if token.isascii() else "".join(c.lower() for c in token)
+def _grams(text: str, params: InvertedParams) -> list[str]:
+    low, high = params.min_ngram_length, params.max_ngram_length
+    starts = range(1) if params.prefix_only else range(len(text))
+    return [
+        text[start : start + size]
+        for start in starts
+        for size in range(low, high + 1)
+        if start + size <= len(text)
+    ]
 
 
-def _fold(token: str) -> str:
-    if token.isascii():
-        return token
-    decomposed = unicodedata.normalize("NFKD", token)
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
+def _base_tokens(texts: pa.Array, params: InvertedParams) -> tuple[pa.Array, np.ndarray]:
+    """Each document's raw tokens (a large list of strings per row) and each raw
+    token's position."""
+    texts = _texts(texts)
+    base = params.base_tokenizer
+    if base in ("simple", "whitespace"):
+        pattern = tables.separator_pattern() if base == "simple" else tables.WHITESPACE_PATTERN
+        tokens = _split(texts, pattern)
+        offsets = tokens.offsets.to_numpy()
+        counts = np.diff(offsets)
+        position = np.arange(offsets[-1], dtype=np.int64) - offsets[:-1].repeat(counts)
+        return tokens, position.astype(np.uint32)
+    if base == "raw":
+        # The whole text, even empty, is the one token (measured); nulls have none.
+        counts = np.where(texts.is_null().to_numpy(zero_copy_only=False), 0, 1)
+        values = pc.drop_null(texts)
+    else:
+        grams = [[] if t is None else _grams(t, params) for t in texts.to_pylist()]
+        counts = np.array([len(g) for g in grams], np.int64)
+        values = pa.array([g for row in grams for g in row], pa.large_string())
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    tokens = pa.LargeListArray.from_arrays(pa.array(offsets), values)
+    return tokens, np.zeros(int(offsets[-1]), np.uint32)
+
+
+@functools.cache
+def _stemmer(language: str) -> Any:
+    return Stemmer.Stemmer(language.lower())
 
 
 def _filtered(raw: list[str], params: InvertedParams) -> list[str | None]:
     """Each distinct raw token as kept (None: removed by a filter)."""
-    stemmer = None
-    if params.stem:
-        import Stemmer
-
-        stemmer = Stemmer.Stemmer(params.language.lower())
+    stem = _stemmer(params.language).stemWord if params.stem else None
     stops: frozenset[str] = frozenset()
     if params.remove_stop_words:
         custom = params.custom_stop_words
-        stops = frozenset(custom) if custom is not None else ENGLISH_STOP_WORDS
+        stops = frozenset(custom) if custom is not None else tables.stop_words(params.language)
+    lower, fold = tables.lower_table(), tables.fold_table()
     out: list[str | None] = []
     limit = params.max_token_length
     for token in raw:
@@ -119,26 +147,23 @@ def _filtered(raw: list[str], params: InvertedParams) -> list[str | None]:
             out.append(None)
             continue
         if params.lower_case:
-            token = _lower(token)
-        if stemmer is not None:
-            token = stemmer.stemWord(token)
+            token = token.translate(lower)
+        if stem is not None:
+            token = stem(token)
         if token in stops:
             out.append(None)
             continue
-        out.append(_fold(token) if params.ascii_folding else token)
+        out.append(token.translate(fold) if params.ascii_folding else token)
     return out
 
 
 def analyze(texts: pa.Array, params: InvertedParams) -> DocumentTokens:
     """The tokens of each row of ``texts`` (string, large_string, string_view, or a
     list of those: a list row is one document); null rows have no tokens."""
-    tokens = _base_tokens(texts, params)
-    offsets = tokens.offsets.to_numpy()
-    counts = np.diff(offsets)
+    check(params)
+    tokens, position = _base_tokens(texts, params)
+    counts = np.diff(tokens.offsets.to_numpy())
     document = np.repeat(np.arange(len(texts), dtype=np.int64), counts)
-    position = (np.arange(len(document), dtype=np.int64) - offsets[:-1].repeat(counts)).astype(
-        np.uint32
-    )
     encoded = pc.dictionary_encode(tokens.values)
     kept = _filtered(encoded.dictionary.to_pylist(), params)
     # The kept tokens of the raw ones, as a number (-1: removed).

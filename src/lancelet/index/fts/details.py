@@ -16,6 +16,7 @@ from typing import Any
 
 from lancelet.errors import ArgumentError, CorruptIndexError, UnsupportedOptionError
 from lancelet.index._files import IndexDetails, varint_field
+from lancelet.index.fts import analyzer
 from lancelet.index.fts.params import InvertedParams
 
 TYPE_URL = "/lance.table.InvertedIndexDetails"
@@ -182,12 +183,9 @@ def parameters(kwargs: Mapping[str, Any]) -> InvertedParams:
         # pylance's defaults for n-grams: no stemming, no stop words.
         given.setdefault("stem", False)
         given.setdefault("remove_stop_words", False)
-    if given.get("language", "English") != "English":
-        raise UnsupportedOptionError(
-            "INVERTED index: lancelet analyzes English text only, "
-            f"not language={given['language']!r}"
-        )
-    return InvertedParams(**given)
+    params = InvertedParams(**given)
+    analyzer.check(params)
+    return params
 
 
 def describe(value: bytes) -> dict[str, Any]:

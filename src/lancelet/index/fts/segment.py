@@ -58,6 +58,19 @@ def write_inverted(
         params = InvertedIndex.open(template).params
     else:
         params = details.parameters(kwargs)
+    data = analyzed_partition(batches, value_type, params)
+    carried = _carry_partitions(sources, directory, params, version)
+    writer.write_index(directory, [(len(carried), data)], params, version, carried)
+    return details.inverted_details(params)
+
+
+def analyzed_partition(
+    batches: Iterable[tuple[pa.Array, np.ndarray]],
+    value_type: pa.DataType,
+    params: InvertedParams,
+) -> writer.PartitionData:
+    """One partition of every row of ``batches`` (in row order), analyzed with
+    ``params``."""
     writer.check_writable(params)
     if not is_text(value_type):
         raise UnsupportedTypeError(
@@ -77,10 +90,7 @@ def write_inverted(
     if not pa.types.is_string(texts.type) and not pa.types.is_large_string(texts.type):
         texts = _joined(texts, params)
     tokens = analyzer.analyze(texts, params)
-    data = writer.PartitionData.from_tokens(tokens, row_ids, params.with_position)
-    carried = _carry_partitions(sources, directory, params, version)
-    writer.write_index(directory, [(len(carried), data)], params, version, carried)
-    return details.inverted_details(params)
+    return writer.PartitionData.from_tokens(tokens, row_ids, params.with_position)
 
 
 def _joined(lists: pa.Array, params: InvertedParams) -> pa.Array:

@@ -134,7 +134,11 @@ class PartitionData:
 
 
 def write_metadata(
-    directory: io.Place, params: InvertedParams, partitions: list[int], version: str
+    directory: io.Place,
+    params: InvertedParams,
+    partitions: list[int],
+    version: str,
+    name: str = METADATA_FILE,
 ) -> None:
     meta = {
         "params": params_json(params),
@@ -145,7 +149,7 @@ def write_metadata(
         meta.update(POSITION_KEYS)
     schema = pa.schema([pa.field("deleted_fragments", pa.binary(), nullable=False)])
     table = pa.Table.from_arrays([pa.array([EMPTY_ROARING], pa.binary())], schema=schema)
-    files.write_table(directory.join(METADATA_FILE), table, version, meta)
+    files.write_table(directory.join(name), table, version, meta)
 
 
 def write_partition(directory: io.Place, number: int, data: PartitionData, version: str) -> None:
