@@ -1,21 +1,20 @@
 """Text to tokens as pylance 14's analyzers make them (``docs/fts/tokenizers.md``).
 
-A base tokenizer cuts each document into raw tokens: ``simple`` (runs of letters
-and numbers), ``whitespace`` (runs between ASCII spaces), ``raw`` (the whole text)
-or ``ngram`` (every run of ``min_ngram_length`` to ``max_ngram_length`` characters,
-or only the leading ones with ``prefix_only``; all at position 0).  Filters then
-run in pylance's order on each raw token: tokens of at least ``max_token_length``
-UTF-8 bytes are dropped, then lower-casing, Snowball stemming, stop-word removal
-and ASCII folding, with pylance's own tables (:mod:`lancelet.index.fts.tables`).
-The filters run once per distinct raw token (a column's vocabulary is far smaller
-than its token count); splitting is pyarrow's.
-"""
+Base tokenizers: ``simple`` (runs of alphanumeric characters), ``whitespace`` (split on
+ASCII tab, newline, form feed, carriage return and space), ``raw`` (the whole text, the
+empty text included) and ``ngram`` (character n-grams of the whole text, every one at
+position 0).  Filters run in pylance's order on each distinct raw token: tokens of at
+least ``max_token_length`` UTF-8 bytes are dropped, then lower-casing, stemming
+(Snowball, the same stems as PyStemmer on 638,187 words in each language), stop words
+and ASCII folding.  The character tables and stop lists were measured on pylance
+(``scripts/fts_analyzer_tables.py`` → ``_tables.py``)."""
 
 from __future__ import annotations
 
 import functools
+import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -23,12 +22,18 @@ import pyarrow.compute as pc
 import Stemmer
 
 from lancelet.errors import ArgumentError, UnsupportedOptionError
-from lancelet.index.fts import tables
+from lancelet.index.fts import _tables
 from lancelet.index.fts.params import InvertedParams
 
+# The languages pylance accepts, spelt as it wants them (case matters).
+LANGUAGES = (
+    "Arabic", "Danish", "Dutch", "English", "Finnish", "French", "German", "Greek",
+    "Hungarian", "Italian", "Norwegian", "Portuguese", "Romanian", "Russian", "Spanish",
+    "Swedish", "Tamil", "Turkish",
+)  # fmt: skip
 BASE_TOKENIZERS = ("simple", "whitespace", "raw", "ngram")
-# pylance's tokenizers that need language models (or ICU): refused by name.
-_MODEL_TOKENIZERS = ("jieba", "lindera", "icu")
+# pylance's whitespace tokenizer splits on ASCII whitespace except vertical tab.
+_WHITESPACE_RUN = "[\\t\\n\\f\\r ]+"
 
 
 @dataclass(frozen=True)
@@ -51,121 +56,220 @@ class DocumentTokens:
     num_tokens: np.ndarray
 
 
-def check(params: InvertedParams) -> None:
-    """Refuse a tokenizer, language or n-gram range lancelet does not analyze as
-    pylance does."""
-    base = params.base_tokenizer
-    if base.split("/")[0] in _MODEL_TOKENIZERS:
-        raise UnsupportedOptionError(
-            f"INVERTED index: lancelet does not have pylance's {base!r} tokenizer "
-            f"(it supports {', '.join(BASE_TOKENIZERS)})"
-        )
-    if base not in BASE_TOKENIZERS:
-        raise ArgumentError(
-            f"INVERTED index: unknown base_tokenizer {base!r}; one of {', '.join(BASE_TOKENIZERS)}"
-        )
-    if params.language not in tables.languages():
-        raise ArgumentError(
-            f"INVERTED index: unknown language {params.language!r}; one of "
-            f"{', '.join(tables.languages())}"
-        )
-    if base == "ngram" and not 1 <= params.min_ngram_length <= params.max_ngram_length:
-        raise ArgumentError(
-            "INVERTED index: n-gram lengths must satisfy 1 <= min_ngram_length <= "
-            f"max_ngram_length, got {params.min_ngram_length} and {params.max_ngram_length}"
-        )
-
-
-def _texts(texts: pa.Array) -> pa.Array:
-    return texts.cast(pa.large_string())
-
-
-def _split(texts: pa.Array, pattern: str) -> pa.Array:
-    """Each row's non-empty pieces between matches of ``pattern`` (nulls: none)."""
-    pieces = pc.split_pattern_regex(pc.fill_null(texts, ""), pattern)
-    flat = pc.list_flatten(pieces)
-    keep = pc.not_equal(flat, "")
-    kept_parent = pc.filter(pc.list_parent_indices(pieces), keep).to_numpy()
-    counts = np.bincount(kept_parent, minlength=len(texts))
-    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    return pa.LargeListArray.from_arrays(pa.array(offsets), pc.filter(flat, keep))
-
-
-def _grams(text: str, params: InvertedParams) -> list[str]:
-    low, high = params.min_ngram_length, params.max_ngram_length
-    starts = range(1) if params.prefix_only else range(len(text))
-    return [
-        text[start : start + size]
-        for start in starts
-        for size in range(low, high + 1)
-        if start + size <= len(text)
-    ]
-
-
-def _base_tokens(texts: pa.Array, params: InvertedParams) -> tuple[pa.Array, np.ndarray]:
-    """Each document's raw tokens (a large list of strings per row) and each raw
-    token's position."""
-    texts = _texts(texts)
-    base = params.base_tokenizer
-    if base in ("simple", "whitespace"):
-        pattern = tables.separator_pattern() if base == "simple" else tables.WHITESPACE_PATTERN
-        tokens = _split(texts, pattern)
-        offsets = tokens.offsets.to_numpy()
-        counts = np.diff(offsets)
-        position = np.arange(offsets[-1], dtype=np.int64) - offsets[:-1].repeat(counts)
-        return tokens, position.astype(np.uint32)
-    if base == "raw":
-        # The whole text, even empty, is the one token (measured); nulls have none.
-        counts = np.where(texts.is_null().to_numpy(zero_copy_only=False), 0, 1)
-        values = pc.drop_null(texts)
-    else:
-        grams = [[] if t is None else _grams(t, params) for t in texts.to_pylist()]
-        counts = np.array([len(g) for g in grams], np.int64)
-        values = pa.array([g for row in grams for g in row], pa.large_string())
-    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    tokens = pa.LargeListArray.from_arrays(pa.array(offsets), values)
-    return tokens, np.zeros(int(offsets[-1]), np.uint32)
+def _json(text: str) -> object:
+    return json.loads(text)
 
 
 @functools.cache
-def _stemmer(language: str) -> Any:
-    return Stemmer.Stemmer(language.lower())
+def _word_pattern() -> str:
+    """An RE2 pattern of the runs of characters that are not alphanumeric."""
+    ranges: list[list[int]] = _json(_tables.ALPHANUMERIC_RANGES)  # type: ignore[assignment]
+    inside = "".join(f"\\x{{{a:x}}}-\\x{{{b:x}}}" if b > a else f"\\x{{{a:x}}}" for a, b in ranges)
+    return "[^" + inside + "]+"
 
 
-def _filtered(raw: list[str], params: InvertedParams) -> list[str | None]:
+@functools.cache
+def _translation(name: str) -> dict[int, str]:
+    table: dict[str, str] = _json(getattr(_tables, name))  # type: ignore[assignment]
+    return {int(k): v for k, v in table.items()}
+
+
+@functools.cache
+def stop_words(language: str) -> frozenset[str]:
+    """pylance's built-in stop words of ``language`` (measured; empty for Tamil
+    apart from two words found)."""
+    lists: dict[str, list[str]] = _json(_tables.STOP_WORDS)  # type: ignore[assignment]
+    return frozenset(lists[language])
+
+
+def check_params(params: InvertedParams) -> None:
+    """Refuse, naming it, an analyzer setting pylance refuses or lancelet lacks."""
+    tokenizer = params.base_tokenizer
+    if tokenizer.startswith(("jieba", "lindera", "icu")):
+        raise UnsupportedOptionError(
+            f"INVERTED index: base_tokenizer {tokenizer!r} (a language model or ICU "
+            "segmenter) is not supported by lancelet"
+        )
+    if tokenizer not in BASE_TOKENIZERS:
+        raise ArgumentError(f"INVERTED index: unknown base tokenizer {tokenizer!r}")
+    if params.language not in LANGUAGES:
+        raise ArgumentError(
+            f"INVERTED index: unknown language {params.language!r} "
+            f"(pylance accepts {', '.join(LANGUAGES)})"
+        )
+    if tokenizer == "ngram" and not 0 < params.min_ngram_length <= params.max_ngram_length:
+        raise ArgumentError(
+            "INVERTED index: ngram lengths need 0 < min_ngram_length <= max_ngram_length"
+        )
+
+
+def _texts(texts: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """The documents as one large_string array (null: no tokens)."""
+    if isinstance(texts, pa.ChunkedArray):
+        texts = texts.combine_chunks()
+    kind = texts.type
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        return _joined_lists(texts)
+    if not (
+        pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind)
+    ):
+        raise ArgumentError(f"INVERTED index: cannot tokenize a column of type {kind}")
+    return texts.cast(pa.large_string())
+
+
+def _joined_lists(lists: pa.Array) -> pa.Array:
+    """A list-of-strings document is its non-null strings joined by one space, as
+    pylance measured: positions run on across the strings, raw tokens and n-grams
+    span them, and a null or empty list is the empty text (a raw "" token)."""
+    kind = lists.type.value_type
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        raise ArgumentError(f"INVERTED index: cannot tokenize a column of type {lists.type}")
+    values = pc.list_flatten(lists).cast(pa.large_string())
+    valid = pc.is_valid(values)
+    parent = pc.filter(pc.list_parent_indices(lists), valid).to_numpy()
+    counts = np.bincount(parent, minlength=len(lists))
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    kept = pa.LargeListArray.from_arrays(pa.array(offsets), pc.filter(values, valid))
+    return pc.binary_join(kept, pa.scalar(" ", pa.large_string()))
+
+
+def _ngrams(texts: pa.Array, params: InvertedParams) -> tuple[pa.Array, np.ndarray]:
+    """Each document's character n-grams (start by start, shortest first: pylance's
+    order) and their count per document, cut from the texts' code points with numpy."""
+    low, high = params.min_ngram_length, params.max_ngram_length
+    filled = pc.fill_null(texts, "")
+    lengths = pc.utf8_length(filled).to_numpy().astype(np.int64)
+    text = "".join(filled.to_pylist()) if len(filled) else ""
+    codes = np.frombuffer(text.encode("utf-32-le"), np.uint32)
+    if (codes == 0).any():  # numpy's fixed-width strings would lose trailing NULs
+        return _ngrams_by_loop(texts, params)
+    first = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    end = np.repeat(np.cumsum(lengths), lengths)
+    at = np.arange(len(codes), dtype=np.int64)
+    sizes = range(low, high + 1)
+    # fits[p, j]: a gram of sizes[j] code points starts at p; row-major order is
+    # pylance's (start by start, shortest first).
+    fits = np.stack([at + n <= end for n in sizes], axis=1)
+    if params.prefix_only:
+        fits &= (at == first)[:, None]
+    if high <= 3:  # 21 bits per code point: a gram is one int64 (no code point is 0)
+        grams_all = _packed_ngrams(codes, sizes, fits)
+    else:
+        pieces = [
+            pa.array(_windows(codes, n, fits[:, j]).view(f"<U{n}").ravel(), pa.large_string())
+            for j, n in enumerate(sizes)
+        ]
+        keys = [at[fits[:, j]] * (high + 1) + n for j, n in enumerate(sizes)]
+        order = np.argsort(np.concatenate(keys), kind="stable")
+        grams_all = pa.concat_arrays(pieces).take(pa.array(order))
+    size_array = np.arange(low, high + 1)
+    per_doc = np.maximum(lengths[:, None] - size_array[None, :] + 1, 0)
+    if params.prefix_only:
+        per_doc = np.minimum(per_doc, 1)
+    return grams_all, per_doc.sum(axis=1)
+
+
+def _windows(codes: np.ndarray, n: int, starts: np.ndarray) -> np.ndarray:
+    """The n code points from each start (a bool mask over code positions)."""
+    chosen = np.flatnonzero(starts[: max(len(codes) - n + 1, 0)])
+    if not len(chosen):
+        return np.zeros((0, n), np.uint32)
+    return np.ascontiguousarray(np.lib.stride_tricks.sliding_window_view(codes, n)[chosen])
+
+
+def _packed_ngrams(codes: np.ndarray, sizes: range, fits: np.ndarray) -> pa.DictionaryArray:
+    """The grams as int64 (code point k at bit 21k), made distinct by pyarrow's hash
+    (first-met order), and only the distinct ones turned back into strings."""
+    packed = np.zeros(fits.shape, np.int64)
+    wide = codes.astype(np.int64)
+    for j, n in enumerate(sizes):
+        for k in range(n):
+            packed[: len(codes) - k, j] += wide[k:] << (21 * k)
+    encoded = pc.dictionary_encode(pa.array(packed[fits]))
+    distinct = encoded.dictionary.to_numpy()
+    high = sizes[-1]
+    unpacked = (distinct[:, None] >> (21 * np.arange(high))) & 0x1FFFFF
+    names = np.ascontiguousarray(unpacked.astype(np.uint32)).view(f"<U{high}").ravel()
+    return pa.DictionaryArray.from_arrays(encoded.indices, pa.array(names, pa.large_string()))
+
+
+def _ngrams_by_loop(texts: pa.Array, params: InvertedParams) -> tuple[pa.Array, np.ndarray]:
+    low, high, prefix_only = params.min_ngram_length, params.max_ngram_length, params.prefix_only
+    grams: list[str] = []
+    counts = np.zeros(len(texts), np.int64)
+    for row, text in enumerate(texts.to_pylist()):
+        if text is None:
+            continue
+        before = len(grams)
+        last_start = 0 if prefix_only else len(text) - low
+        for start in range(min(last_start, len(text) - low) + 1):
+            longest = min(high, len(text) - start)
+            grams.extend(text[start : start + n] for n in range(low, longest + 1))
+        counts[row] = len(grams) - before
+    return pa.array(grams, pa.large_string()), counts
+
+
+def _base_tokens(texts: pa.Array, params: InvertedParams) -> tuple[pa.Array, np.ndarray, bool]:
+    """All documents' base tokens in order, their count per document and whether
+    positions count tokens (False: every token at position 0)."""
+    tokenizer = params.base_tokenizer
+    if tokenizer == "ngram":
+        grams, counts = _ngrams(texts, params)
+        return grams, counts, False
+    if tokenizer == "raw":
+        valid = pc.is_valid(texts)
+        return pc.filter(texts, valid), valid.to_numpy(zero_copy_only=False).astype(np.int64), False
+    pattern = _word_pattern() if tokenizer == "simple" else _WHITESPACE_RUN
+    pieces = pc.split_pattern_regex(pc.fill_null(texts, ""), pattern)
+    flat = pc.list_flatten(pieces)
+    keep = pc.not_equal(flat, "")
+    parent = pc.filter(pc.list_parent_indices(pieces), keep)
+    counts = np.bincount(parent.to_numpy(), minlength=len(texts)).astype(np.int64)
+    return pc.filter(flat, keep), counts, True
+
+
+def _each(function: Callable[[str], str], tokens: list[str | None]) -> list[str | None]:
+    return [None if t is None else function(t) for t in tokens]
+
+
+def _filtered(raw: pa.Array, params: InvertedParams) -> list[str | None]:
     """Each distinct raw token as kept (None: removed by a filter)."""
-    stem = _stemmer(params.language).stemWord if params.stem else None
-    stops: frozenset[str] = frozenset()
+    tokens: list[str | None] = raw.to_pylist()
+    if params.max_token_length is not None:
+        too_long = pc.greater_equal(pc.binary_length(raw), params.max_token_length)
+        tokens = [None if drop else t for t, drop in zip(tokens, too_long.to_pylist(), strict=True)]
+    if params.lower_case:
+        lower = _translation("LOWER")
+        tokens = _each(lambda t: t.lower() if t.isascii() else t.translate(lower), tokens)
+    if params.stem:
+        stemmer = Stemmer.Stemmer(params.language.lower())
+        present = [t for t in tokens if t is not None]
+        stems = iter(stemmer.stemWords(present))
+        tokens = [None if t is None else next(stems) for t in tokens]
     if params.remove_stop_words:
         custom = params.custom_stop_words
-        stops = frozenset(custom) if custom is not None else tables.stop_words(params.language)
-    lower, fold = tables.lower_table(), tables.fold_table()
-    out: list[str | None] = []
-    limit = params.max_token_length
-    for token in raw:
-        if limit is not None and len(token.encode()) >= limit:
-            out.append(None)
-            continue
-        if params.lower_case:
-            token = token.translate(lower)
-        if stem is not None:
-            token = stem(token)
-        if token in stops:
-            out.append(None)
-            continue
-        out.append(token.translate(fold) if params.ascii_folding else token)
-    return out
+        stops = frozenset(custom) if custom is not None else stop_words(params.language)
+        tokens = [None if t in stops else t for t in tokens]
+    if params.ascii_folding:
+        fold = _translation("FOLD")
+        tokens = _each(lambda t: t if t.isascii() else t.translate(fold), tokens)
+    return tokens
 
 
-def analyze(texts: pa.Array, params: InvertedParams) -> DocumentTokens:
+def analyze(texts: pa.Array | pa.ChunkedArray, params: InvertedParams) -> DocumentTokens:
     """The tokens of each row of ``texts`` (string, large_string, string_view, or a
-    list of those: a list row is one document); null rows have no tokens."""
-    check(params)
-    tokens, position = _base_tokens(texts, params)
-    counts = np.diff(tokens.offsets.to_numpy())
+    list of strings: one document per row); null strings have no tokens."""
+    check_params(params)
+    texts = _texts(texts)
+    tokens, counts, counted = _base_tokens(texts, params)
+    starts = np.concatenate([[0], np.cumsum(counts)])
     document = np.repeat(np.arange(len(texts), dtype=np.int64), counts)
-    encoded = pc.dictionary_encode(tokens.values)
-    kept = _filtered(encoded.dictionary.to_pylist(), params)
+    if counted:
+        position = np.arange(len(document), dtype=np.int64) - starts[:-1].repeat(counts)
+    else:
+        position = np.zeros(len(document), np.int64)
+    encoded = tokens if isinstance(tokens, pa.DictionaryArray) else pc.dictionary_encode(tokens)
+    kept = _filtered(encoded.dictionary, params)
     # The kept tokens of the raw ones, as a number (-1: removed).
     final_names = sorted({t for t in kept if t is not None})
     number = {t: i for i, t in enumerate(final_names)}
@@ -173,17 +277,15 @@ def analyze(texts: pa.Array, params: InvertedParams) -> DocumentTokens:
     final = raw_to_final[encoded.indices.to_numpy(zero_copy_only=False)]
     keep = final >= 0
     document, position, final = document[keep], position[keep], final[keep]
-    # Token ids in the order first met.
-    order_met = np.full(len(final_names), -1, np.int64)
-    firsts = np.unique(final, return_index=True)
-    met = np.argsort(firsts[1], kind="stable")
-    order_met[firsts[0][met]] = np.arange(len(met))
-    vocabulary = pa.array([final_names[i] for i in firsts[0][met]], pa.string())
+    # Token ids in the order first met (pyarrow's hash keeps first-met order).
+    met = pc.dictionary_encode(pa.array(final, pa.int64()))
+    first_met = met.dictionary.to_numpy()
+    vocabulary = pa.array([final_names[i] for i in first_met], pa.string())
     return DocumentTokens(
         vocabulary,
         document,
-        order_met[final].astype(np.int32),
-        position,
+        met.indices.to_numpy().astype(np.int32),
+        position.astype(np.uint32),
         np.bincount(document, minlength=len(texts)).astype(np.uint32),
     )
 

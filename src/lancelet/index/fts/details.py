@@ -184,7 +184,7 @@ def parameters(kwargs: Mapping[str, Any]) -> InvertedParams:
         given.setdefault("stem", False)
         given.setdefault("remove_stop_words", False)
     params = InvertedParams(**given)
-    analyzer.check(params)
+    analyzer.check_params(params)
     return params
 
 
