@@ -28,11 +28,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelet.dataset.core import arguments
 from lancelet.dataset.core.options import refuse_unimplemented
 from lancelet.dataset.read import fts_plan
 from lancelet.dataset.read.fts_columns import column_search, inverted_segments, query_columns
-from lancelet.dataset.read.nearest_scanner import _rows_at
+from lancelet.dataset.read.nearest_scanner import _rows_at, ranked_scan_options
 from lancelet.dataset.read.projection import (
     ROW_ADDRESS,
     ROW_ID,
@@ -394,22 +393,7 @@ def full_text_scanner(
         store,
         manifest,
         FullTextSearch(keywords["full_text_query"], call),
-        columns=keywords["columns"],
-        filter=keywords["filter"],
-        prefilter=arguments.flag(keywords["prefilter"], "prefilter", call),
-        limit=arguments.row_count(keywords["limit"], "limit", call),
-        offset=arguments.row_count(keywords["offset"], "offset", call),
-        with_row_id=arguments.flag(keywords["with_row_id"], "with_row_id", call),
-        with_row_address=arguments.flag(keywords["with_row_address"], "with_row_address", call),
-        use_scalar_index=arguments.flag(
-            keywords["use_scalar_index"], "use_scalar_index", call, True
-        ),
-        fast_search=arguments.flag(keywords["fast_search"], "fast_search", call),
-        disable_scoring_autoprojection=arguments.flag(
-            keywords["disable_scoring_autoprojection"], "disable_scoring_autoprojection", call
-        ),
-        batch_size=arguments.positive(keywords["batch_size"], "batch_size", call),
-        strict_batch_size=arguments.flag(keywords["strict_batch_size"], "strict_batch_size", call),
+        **ranked_scan_options(keywords, call),
     )
 
 

@@ -439,24 +439,31 @@ def nearest_scanner(
         store,
         manifest,
         query,
-        columns=keywords["columns"],
-        filter=keywords["filter"],
-        prefilter=arguments.flag(keywords["prefilter"], "prefilter", call),
-        limit=arguments.row_count(keywords["limit"], "limit", call),
-        offset=arguments.row_count(keywords["offset"], "offset", call),
-        with_row_id=arguments.flag(keywords["with_row_id"], "with_row_id", call),
-        with_row_address=arguments.flag(keywords["with_row_address"], "with_row_address", call),
         fragments=fragments,
-        use_scalar_index=arguments.flag(
-            keywords["use_scalar_index"], "use_scalar_index", call, True
-        ),
-        fast_search=arguments.flag(keywords["fast_search"], "fast_search", call),
-        disable_scoring_autoprojection=arguments.flag(
+        **ranked_scan_options(keywords, call),
+    )
+
+
+def ranked_scan_options(keywords: dict[str, Any], call: str) -> dict[str, Any]:
+    """The scan keywords a ranked search (nearest or full-text) takes as a plain
+    scan does, checked."""
+    flag, count = arguments.flag, arguments.row_count
+    return {
+        "columns": keywords["columns"],
+        "filter": keywords["filter"],
+        "prefilter": flag(keywords["prefilter"], "prefilter", call),
+        "limit": count(keywords["limit"], "limit", call),
+        "offset": count(keywords["offset"], "offset", call),
+        "with_row_id": flag(keywords["with_row_id"], "with_row_id", call),
+        "with_row_address": flag(keywords["with_row_address"], "with_row_address", call),
+        "use_scalar_index": flag(keywords["use_scalar_index"], "use_scalar_index", call, True),
+        "fast_search": flag(keywords["fast_search"], "fast_search", call),
+        "disable_scoring_autoprojection": flag(
             keywords["disable_scoring_autoprojection"], "disable_scoring_autoprojection", call
         ),
-        batch_size=arguments.positive(keywords["batch_size"], "batch_size", call),
-        strict_batch_size=arguments.flag(keywords["strict_batch_size"], "strict_batch_size", call),
-    )
+        "batch_size": arguments.positive(keywords["batch_size"], "batch_size", call),
+        "strict_batch_size": flag(keywords["strict_batch_size"], "strict_batch_size", call),
+    }
 
 
 # Scan keywords lancelet does not implement, refused with nearest as without it.
