@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_PACKAGES = ("src/lancelet", "src/pyspark_lancelet")
 
 # Top-level packages that may be imported inside a function: the optional extras of
-# pyproject.toml (cloud, fast, spark, namespace), the compression codecs, and the
+# pyproject.toml (cloud, fast, spark, jieba, namespace), the compression codecs, and the
 # third-party packages only some calls need (data frames, images, ML frameworks,
 # object-store clients).  The standard library and lancelet itself are never on this
 # list: their imports go at the top of the module (a cycle is fixed, not hidden).
@@ -38,6 +38,8 @@ OPTIONAL_PACKAGES = frozenset(
         # [spark]: the PySpark data source and its JVM bridge.
         "pyspark",
         "py4j",
+        # [jieba]: pylance's jieba full-text tokenizer.
+        "rjieba",
         # [namespace]: pylance's lance.namespace models and clients.
         "lance_namespace",
         "lance_namespace_urllib3_client",

@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 import Stemmer
 
 from lancelet.errors import ArgumentError, UnsupportedOptionError
-from lancelet.index.fts import _tables
+from lancelet.index.fts import _tables, jieba
 from lancelet.index.fts.params import InvertedParams
 
 # The languages pylance accepts, spelt as it wants them (case matters).
@@ -85,7 +85,10 @@ def stop_words(language: str) -> frozenset[str]:
 def check_params(params: InvertedParams) -> None:
     """Refuse, naming it, an analyzer setting pylance refuses or lancelet lacks."""
     tokenizer = params.base_tokenizer
-    if tokenizer.startswith(("jieba", "lindera", "icu")):
+    if jieba.is_jieba(tokenizer):
+        jieba.check(tokenizer)
+        return
+    if tokenizer.startswith(("lindera", "icu")):
         raise UnsupportedOptionError(
             f"INVERTED index: base_tokenizer {tokenizer!r} (a language model or ICU "
             "segmenter) is not supported by lancelet"
@@ -209,23 +212,28 @@ def _ngrams_by_loop(texts: pa.Array, params: InvertedParams) -> tuple[pa.Array, 
     return pa.array(grams, pa.large_string()), counts
 
 
-def _base_tokens(texts: pa.Array, params: InvertedParams) -> tuple[pa.Array, np.ndarray, bool]:
-    """All documents' base tokens in order, their count per document and whether
-    positions count tokens (False: every token at position 0)."""
+def _base_tokens(
+    texts: pa.Array, params: InvertedParams
+) -> tuple[pa.Array, np.ndarray, np.ndarray | None]:
+    """All documents' base tokens in order, their count per document and their
+    positions (None: each token's number in its document)."""
     tokenizer = params.base_tokenizer
+    if jieba.is_jieba(tokenizer):
+        return jieba.tokens(texts, tokenizer)
     if tokenizer == "ngram":
         grams, counts = _ngrams(texts, params)
-        return grams, counts, False
+        return grams, counts, np.zeros(int(counts.sum()), np.int64)
     if tokenizer == "raw":
         valid = pc.is_valid(texts)
-        return pc.filter(texts, valid), valid.to_numpy(zero_copy_only=False).astype(np.int64), False
+        counts = valid.to_numpy(zero_copy_only=False).astype(np.int64)
+        return pc.filter(texts, valid), counts, np.zeros(int(counts.sum()), np.int64)
     pattern = _word_pattern() if tokenizer == "simple" else _WHITESPACE_RUN
     pieces = pc.split_pattern_regex(pc.fill_null(texts, ""), pattern)
     flat = pc.list_flatten(pieces)
     keep = pc.not_equal(flat, "")
     parent = pc.filter(pc.list_parent_indices(pieces), keep)
     counts = np.bincount(parent.to_numpy(), minlength=len(texts)).astype(np.int64)
-    return pc.filter(flat, keep), counts, True
+    return pc.filter(flat, keep), counts, None
 
 
 def _each(function: Callable[[str], str], tokens: list[str | None]) -> list[str | None]:
@@ -261,13 +269,11 @@ def analyze(texts: pa.Array | pa.ChunkedArray, params: InvertedParams) -> Docume
     list of strings: one document per row); null strings have no tokens."""
     check_params(params)
     texts = _texts(texts)
-    tokens, counts, counted = _base_tokens(texts, params)
+    tokens, counts, position = _base_tokens(texts, params)
     starts = np.concatenate([[0], np.cumsum(counts)])
     document = np.repeat(np.arange(len(texts), dtype=np.int64), counts)
-    if counted:
+    if position is None:
         position = np.arange(len(document), dtype=np.int64) - starts[:-1].repeat(counts)
-    else:
-        position = np.zeros(len(document), np.int64)
     encoded = tokens if isinstance(tokens, pa.DictionaryArray) else pc.dictionary_encode(tokens)
     kept = _filtered(encoded.dictionary, params)
     # The kept tokens of the raw ones, as a number (-1: removed).
