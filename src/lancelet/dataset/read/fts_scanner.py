@@ -50,6 +50,7 @@ from lancelet.index.fts.corpus import ColumnSearch
 from lancelet.index.fts.hits import Hits
 from lancelet.index.fts.query import QueryEvaluator
 from lancelet.io import accounting
+from lancelet.table import row_address
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.store import DatasetStore
@@ -218,7 +219,7 @@ class FullTextScanner(LanceScanner):
         (the index still lists deleted rows), passing a prefilter.  Only fragments
         with deletions (or all, under a prefilter) have their live rows read."""
         filtered = self._prefilter and self._raw_filter is not None
-        holding = hits.rows >> np.uint64(32)
+        holding = row_address.fragment_ids(hits.rows)
         present = np.unique(holding)
         by_id = {f.id: f for f in fragments}
         found = [by_id[int(i)] for i in present if int(i) in by_id]

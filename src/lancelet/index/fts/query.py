@@ -283,11 +283,15 @@ def _advance(
     nearest = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
     reached = keys[nearest]
     ok = (reached >= wanted) & (reached - wanted <= np.uint64(slop))
-    ok &= (reached >> np.uint64(32)) == rank.astype(np.uint64)
-    return rank[ok], (reached[ok] & np.uint64(0xFFFFFFFF)).astype(np.int64)
+    ok &= reached // _POSITIONS == rank.astype(np.uint64)
+    return rank[ok], (reached[ok] % _POSITIONS).astype(np.int64)
+
+
+# Positions per row rank in a phrase key (positions are 32-bit).
+_POSITIONS = np.uint64(2**32)
 
 
 def _keys(rank: np.ndarray, positions: np.ndarray) -> np.ndarray:
     """One sortable key per (row rank, position)."""
-    keys: np.ndarray = (rank.astype(np.uint64) << np.uint64(32)) | positions.astype(np.uint64)
+    keys: np.ndarray = rank.astype(np.uint64) * _POSITIONS + positions.astype(np.uint64)
     return keys

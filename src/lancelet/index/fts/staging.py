@@ -35,6 +35,7 @@ from lancelet.index.fts.reader import (
 from lancelet.index.fts.reader import _check_keys as check_format_keys
 from lancelet.index.fts.reader import _partition_numbers as partition_numbers
 from lancelet.index.fts.segment import analyzed_partition
+from lancelet.table import row_address
 
 STAGING_DIR = "staging"
 _STAGED_METADATA = re.compile(r"part_(\d+)_metadata\.lance")
@@ -45,9 +46,9 @@ def staged_metadata_file(number: int) -> str:
 
 
 def staged_partition_number(fragment_ids: Sequence[int]) -> int:
-    """The number of a build's staged partition: its first fragment id in the high 32
-    bits (pylance numbers a build over ``[1, 0]`` 1 << 32)."""
-    return (int(fragment_ids[0]) << 32) if fragment_ids else 0
+    """The number of a build's staged partition: the row address of its first
+    fragment's first row (pylance numbers a build over ``[1, 0]`` as fragment 1's)."""
+    return row_address.of_row(int(fragment_ids[0]), 0) if fragment_ids else 0
 
 
 def write_staged(
