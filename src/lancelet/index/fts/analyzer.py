@@ -91,6 +91,12 @@ def _split(texts: pa.Array, pattern: str) -> pa.Array:
     return pa.LargeListArray.from_arrays(pa.array(offsets), pc.filter(flat, keep))
 
 
+def _separators(texts: pa.Array) -> str:
+    """The simple tokenizer's split pattern, its ASCII part alone for ASCII texts."""
+    ascii_only = pc.all(pc.string_is_ascii(texts)).as_py() is not False
+    return tables.ascii_separator_pattern() if ascii_only else tables.separator_pattern()
+
+
 def _grams(text: str, params: InvertedParams) -> list[str]:
     low, high = params.min_ngram_length, params.max_ngram_length
     starts = range(1) if params.prefix_only else range(len(text))
@@ -108,7 +114,7 @@ def _base_tokens(texts: pa.Array, params: InvertedParams) -> tuple[pa.Array, np.
     texts = _texts(texts)
     base = params.base_tokenizer
     if base in ("simple", "whitespace"):
-        pattern = tables.separator_pattern() if base == "simple" else tables.WHITESPACE_PATTERN
+        pattern = _separators(texts) if base == "simple" else tables.WHITESPACE_PATTERN
         tokens = _split(texts, pattern)
         offsets = tokens.offsets.to_numpy()
         counts = np.diff(offsets)

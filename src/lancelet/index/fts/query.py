@@ -40,7 +40,7 @@ from lancelet.index.fts.analyzer import analyze
 from lancelet.index.fts.combined import combined_hits
 from lancelet.index.fts.corpus import ColumnSearch
 from lancelet.index.fts.fuzzy import expansions
-from lancelet.index.fts.hits import Hits, common_rows
+from lancelet.index.fts.hits import Hits, common_rows, sorted_union
 
 
 class QueryEvaluator:
@@ -207,7 +207,7 @@ def _rows(hits: list[Hits]) -> np.ndarray:
     """The rows (sorted) of any of ``hits``."""
     if not hits:
         return np.zeros(0, np.uint64)
-    return np.unique(np.concatenate([h.rows for h in hits]))
+    return sorted_union([h.rows for h in hits])
 
 
 def _refuse_granularity(granularity: q.DocumentGranularity | None) -> None:
@@ -233,7 +233,7 @@ def phrase_rows(column: ColumnSearch, tokens: Sequence[tuple[str, int]], slop: i
     # token's rows so that a (row, position) pair fits one 64-bit key.
     first, previous = tokens[0]
     rows, offsets, positions = column.positions(first)
-    universe = np.unique(rows)
+    universe = sorted_union([rows])
     rank = np.repeat(np.searchsorted(universe, rows), np.diff(offsets)).astype(np.int64)
     at = positions.astype(np.int64)
     for token, query_position in tokens[1:]:
@@ -242,7 +242,8 @@ def phrase_rows(column: ColumnSearch, tokens: Sequence[tuple[str, int]], slop: i
         rank, at = _advance(column.positions(token), universe, rank, at, gap, slop)
         if len(rank) == 0:
             break
-    return universe[np.unique(rank)].astype(np.uint64)
+    found: np.ndarray = universe[sorted_union([rank])].astype(np.uint64)
+    return found
 
 
 def _advance(
