@@ -157,6 +157,19 @@ def test_random_unicode_text(docs: list[str]) -> None:
         assert [token for token, _ in tokens] == _pylance(text, {})
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.none() | st.text(st.characters(max_codepoint=127), max_size=60), min_size=1, max_size=8
+    )
+)
+def test_random_ascii_text_with_nulls(docs: list[str | None]) -> None:
+    # ASCII columns take a byte-level split; nulls have no tokens.
+    for text, tokens in zip(docs, _ours(list(docs), {}), strict=True):
+        want = [] if text is None else _pylance(text, {})
+        assert [token for token, _ in tokens] == want
+
+
 @pytest.mark.parametrize(
     ("config", "error"),
     [

@@ -38,18 +38,9 @@ def separator_pattern() -> str:
     return "[^" + "".join(parts) + "]+"
 
 
-@functools.cache
-def ascii_separator_pattern() -> str:
-    """:func:`separator_pattern` restricted to ASCII texts: the same splits there, and
-    RE2 compiles it in microseconds rather than milliseconds (the full character
-    class was most of a short query's analysis)."""
-    parts = []
-    for first, last in _tables()["alnum_ranges"]:
-        if first > 0x7F:
-            continue
-        last = min(last, 0x7F)
-        parts.append(f"\\x{{{first:x}}}" + (f"-\\x{{{last:x}}}" if last > first else ""))
-    return "[^" + "".join(parts) + "]+"
+def alnum_ranges() -> list[tuple[int, int]]:
+    """The measured token characters as inclusive code point ranges."""
+    return [(int(first), int(last)) for first, last in _tables()["alnum_ranges"]]
 
 
 @functools.cache
