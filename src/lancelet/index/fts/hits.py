@@ -64,6 +64,21 @@ class Hits:
             best[at] = np.maximum(best[at], part.scores)
         return Hits(rows, best)
 
+    def ranked(self, count: int | None = None) -> np.ndarray:
+        """Positions of the hits by descending score, ties by ascending row, the first
+        ``count`` only: an ``np.argpartition`` cut keeps every hit scoring at least
+        the ``count``-th best score (ties at the cut included), and only those are
+        sorted, so the answer is the full sort's first ``count``."""
+        if count is None or count >= len(self):
+            return np.lexsort((self.rows, -self.scores))
+        if count <= 0:
+            return np.zeros(0, np.int64)
+        cut = np.partition(self.scores, len(self) - count)[len(self) - count]
+        kept = np.flatnonzero(self.scores >= cut)
+        order = np.lexsort((self.rows[kept], -self.scores[kept]))
+        found: np.ndarray = kept[order[:count]]
+        return found
+
     def within(self, rows: np.ndarray) -> Hits:
         """These hits of ``rows`` (sorted) only."""
         keep = _members(self.rows, rows)
