@@ -217,6 +217,20 @@ class Partition:
         docs, freqs, _ = self._invert.postings(self._checked(token_id))
         return docs, freqs
 
+    def documents(self, token_id: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The token's postings as (row ids, freqs, document lengths), kept decoded:
+        gathering row ids and lengths of a long posting list cost as much as the rest
+        of a query (measured 1 ms per common token at 1,000,000 docs)."""
+        invert = self._invert
+        token_id = self._checked(token_id)
+        found = invert.decoded.get(("documents", token_id))
+        if found is None:
+            docs, freqs = self.postings(token_id)
+            found = invert.decoded.put(
+                ("documents", token_id), (self.row_ids[docs], freqs, self.num_tokens[docs])
+            )
+        return found[0], found[1], found[2]
+
     def block_max_scores(self, token_id: int) -> np.ndarray:
         """The stored upper bound of the BM25 score of each posting block (float32)."""
         return self._invert.postings(self._checked(token_id))[2]
