@@ -9,8 +9,11 @@ from hypothesis import strategies as st
 from lancelet.index.fts.hits import Hits, sorted_union
 
 # Few distinct scores, so that ties (also at a limit's cut) are common.
+# Rows close together (merged in a dense array) or far apart (merged sorted).
 _scored_rows = st.dictionaries(
-    st.integers(0, 2**40), st.sampled_from([0.5, 1.25, 2.0, 3.5]), max_size=60
+    st.integers(0, 300) | st.integers(0, 2**40),
+    st.sampled_from([0.5, 1.25, 2.0, 3.5, 0.375]),
+    max_size=60,
 )
 
 
@@ -48,3 +51,15 @@ def test_summed_adds_in_part_order(parts: list[dict[int, float]]) -> None:
     got = Hits.summed([_hits(p) for p in parts])
     assert got.rows.tolist() == sorted(want)
     assert got.scores.tolist() == [float(want[r]) for r in sorted(want)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_scored_rows, max_size=4))
+def test_maximum_keeps_the_best_score(parts: list[dict[int, float]]) -> None:
+    want: dict[int, float] = {}
+    for part in parts:
+        for row, score in part.items():
+            want[row] = max(want.get(row, -np.inf), float(np.float32(score)))
+    got = Hits.maximum([_hits(p) for p in parts])
+    assert got.rows.tolist() == sorted(want)
+    assert got.scores.tolist() == [want[r] for r in sorted(want)]
