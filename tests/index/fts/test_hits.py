@@ -63,3 +63,12 @@ def test_maximum_keeps_the_best_score(parts: list[dict[int, float]]) -> None:
     got = Hits.maximum([_hits(p) for p in parts])
     assert got.rows.tolist() == sorted(want)
     assert got.scores.tolist() == [want[r] for r in sorted(want)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(_scored_rows, st.lists(st.integers(0, 300) | st.integers(0, 2**40), max_size=80))
+def test_within_keeps_the_hits_of_rows(scored: dict[int, float], rows: list[int]) -> None:
+    got = _hits(scored).within(np.asarray(sorted(rows), np.uint64))
+    kept = sorted(set(scored) & set(rows))
+    assert got.rows.tolist() == kept
+    assert got.scores.tolist() == [scored[r] for r in kept]

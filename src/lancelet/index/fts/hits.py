@@ -101,6 +101,12 @@ class Hits:
 
     def within(self, rows: np.ndarray) -> Hits:
         """These hits of ``rows`` (sorted) only."""
+        if 0 < len(rows) < len(self) and bool(np.all(rows[1:] > rows[:-1])):
+            # Few distinct rows: look each up among the hits' (sorted) rows, rather
+            # than every hit among them (a phrase's rows within a term's hits).
+            at = np.minimum(np.searchsorted(self.rows, rows), len(self) - 1)
+            found = at[self.rows[at] == rows]
+            return Hits(self.rows[found], self.scores[found])
         keep = _members(self.rows, rows)
         return Hits(self.rows[keep], self.scores[keep])
 
