@@ -91,6 +91,17 @@ def test_string_types(kind: pa.DataType) -> None:
     assert _per_document(pa.array(texts, kind), InvertedParams()) == tokenize(texts, {})
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.none() | st.text(st.characters(max_codepoint=127), max_size=60), min_size=1, max_size=8
+    )
+)
+def test_random_ascii_text_with_nulls(docs: list[str | None]) -> None:
+    # ASCII columns take a byte-level split; nulls have no tokens.
+    assert _per_document(pa.array(docs, pa.string()), InvertedParams()) == tokenize(docs, {})
+
+
 @pytest.mark.parametrize(
     "kwargs", [{}, {"base_tokenizer": "whitespace"}, {"base_tokenizer": "ngram"}], ids=repr
 )

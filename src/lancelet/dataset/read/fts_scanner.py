@@ -189,10 +189,8 @@ class FullTextScanner(LanceScanner):
         hits = self._query.evaluate(QueryEvaluator(columns, indexed))
         if any(c.indexed is not None for c in columns.values()):
             hits = self._live_hits(hits, fragments)
-        order = np.lexsort((hits.rows, -hits.scores))
-        if self._limit is not None:
-            order = order[: self._offset + self._limit]
-        elif self._query.row_ordered(columns):
+        order = hits.ranked(None if self._limit is None else self._offset + self._limit)
+        if self._limit is None and self._query.row_ordered(columns):
             order = np.arange(len(hits))
         return Hits(hits.rows[order], hits.scores[order])
 

@@ -71,9 +71,11 @@ class IndexCorpus:
         maps = [None] * len(segments) if addresses is None else list(addresses)
         self._partitions = []
         self._rows = []
+        self._as_listed: list[bool] = []
         for segment, address_map in zip(segments, maps, strict=True):
             for partition in segment.partitions:
                 self._partitions.append(partition)
+                self._as_listed.append(address_map is None)
                 ids = partition.row_ids
                 self._rows.append(ids if address_map is None else address_map(ids))
         self.stats = CorpusStats(
@@ -105,9 +107,14 @@ class IndexCorpus:
 
     def postings(self, token: str) -> Postings:
         parts = []
-        for partition, rows in zip(self._partitions, self._rows, strict=True):
+        for partition, rows, as_listed in zip(
+            self._partitions, self._rows, self._as_listed, strict=True
+        ):
             token_id = partition.token_id(token)
             if token_id is None:
+                continue
+            if as_listed:
+                parts.append(Postings(*partition.documents(token_id)))
                 continue
             docs, freqs = partition.postings(token_id)
             parts.append(Postings(rows[docs], freqs, partition.num_tokens[docs]))

@@ -40,7 +40,7 @@ from lancelet.index.fts.analyzer import analyze
 from lancelet.index.fts.combined import combined_hits
 from lancelet.index.fts.corpus import ColumnSearch
 from lancelet.index.fts.fuzzy import expansions
-from lancelet.index.fts.hits import Hits, common_rows
+from lancelet.index.fts.hits import Hits, common_rows, sorted_union
 
 
 class QueryEvaluator:
@@ -133,8 +133,9 @@ class QueryEvaluator:
         if not tokens:
             return Hits.empty()
         rows = phrase_rows(column, tokens, query.slop)
-        scores = Hits.summed([column.term(t) for t, _ in tokens])
-        return scores.within(rows)
+        # Every phrase row holds every token: the terms cut to those rows first sum
+        # to the same float32 scores, at a fraction of the merging.
+        return Hits.summed([column.term(t).within(rows) for t, _ in tokens])
 
     def _boost(self, query: q.BoostQuery) -> Hits:
         positive = self.hits(query.positive)
@@ -223,7 +224,7 @@ def _rows(hits: list[Hits]) -> np.ndarray:
     """The rows (sorted) of any of ``hits``."""
     if not hits:
         return np.zeros(0, np.uint64)
-    return np.unique(np.concatenate([h.rows for h in hits]))
+    return sorted_union([h.rows for h in hits])
 
 
 def _refuse_granularity(granularity: q.DocumentGranularity | None) -> None:
@@ -249,8 +250,12 @@ def phrase_rows(column: ColumnSearch, tokens: Sequence[tuple[str, int]], slop: i
     # token's rows so that a (row, position) pair fits one 64-bit key.
     first, previous = tokens[0]
     rows, offsets, positions = column.positions(first)
-    universe = np.unique(rows)
-    rank = np.repeat(np.searchsorted(universe, rows), np.diff(offsets)).astype(np.int64)
+    if len(rows) and bool(np.all(rows[1:] > rows[:-1])):
+        universe, ranks = rows, np.arange(len(rows))
+    else:
+        universe = sorted_union([rows])
+        ranks = np.searchsorted(universe, rows)
+    rank = np.repeat(ranks, np.diff(offsets)).astype(np.int64)
     at = positions.astype(np.int64)
     for token, query_position in tokens[1:]:
         gap = query_position - previous
@@ -258,7 +263,8 @@ def phrase_rows(column: ColumnSearch, tokens: Sequence[tuple[str, int]], slop: i
         rank, at = _advance(column.positions(token), universe, rank, at, gap, slop)
         if len(rank) == 0:
             break
-    return universe[np.unique(rank)].astype(np.uint64)
+    found: np.ndarray = universe[sorted_union([rank])].astype(np.uint64)
+    return found
 
 
 def _advance(
@@ -272,14 +278,24 @@ def _advance(
     """The candidates (row rank, position) followed by the next token ``gap`` ..
     ``gap + slop`` positions on, moved to that token's nearest such position."""
     rows, offsets, positions = found
-    token_rank = np.repeat(np.searchsorted(universe, rows), np.diff(offsets)).astype(np.int64)
-    token_rows = np.repeat(rows, np.diff(offsets))
-    known = token_rank < len(universe)
-    known[known] = universe[token_rank[known]] == token_rows[known]
-    keys = np.sort(_keys(token_rank[known], positions[known].astype(np.int64)))
-    wanted = _keys(rank, at + gap)
+    # Only the token's documents among the candidates' rows (a merge of two sorted
+    # lists; measured far cheaper than a binary search of every posting).
+    ordered = len(rows) < 2 or bool(np.all(rows[1:] > rows[:-1]))
+    by_row = np.arange(len(rows)) if ordered else np.argsort(rows, kind="stable")
+    _, in_universe, in_token = np.intersect1d(
+        universe, rows[by_row], assume_unique=True, return_indices=True
+    )
+    docs = by_row[in_token]
+    counts = (offsets[docs + 1] - offsets[docs]).astype(np.int64)
+    starts = np.repeat(offsets[docs].astype(np.int64) - np.cumsum(counts) + counts, counts)
+    picked = starts + np.arange(int(counts.sum()), dtype=np.int64)
+    token_rank = np.repeat(in_universe.astype(np.int64), counts)
+    keys = _keys(token_rank, positions[picked].astype(np.int64))
+    if not ordered:
+        keys = np.sort(keys)
     if len(keys) == 0:
         return rank[:0], at[:0]
+    wanted = _keys(rank, at + gap)
     nearest = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
     reached = keys[nearest]
     ok = (reached >= wanted) & (reached - wanted <= np.uint64(slop))
