@@ -218,11 +218,14 @@ class FullTextScanner(LanceScanner):
         with deletions (or all, under a prefilter) have their live rows read."""
         filtered = self._prefilter and self._raw_filter is not None
         holding = row_address.fragment_ids(hits.rows)
-        present = np.unique(holding)
+        # Hits are sorted by row, so their fragments come in runs.
+        present = holding[np.r_[True, holding[1:] != holding[:-1]]] if len(holding) else holding
         by_id = {f.id: f for f in fragments}
         found = [by_id[int(i)] for i in present if int(i) in by_id]
         intact = [f.id for f in found if f.deletion_file is None and not filtered]
         checked = [f for f in found if f.deletion_file is not None or filtered]
+        if len(intact) == len(present):
+            return hits  # every hit's fragment is searched whole
         keep = np.isin(holding, np.asarray(intact, np.uint64))
         if checked:
             keep |= np.isin(hits.rows, self._allowed(checked), assume_unique=True)
