@@ -85,7 +85,14 @@ CASES = [
     ("deltas", "IVF_FLAT", "dot", True),
     ("deferred", "IVF_PQ", "l2", False),
     ("deferred", "IVF_FLAT", "cosine", False),
-    ("compacted", "IVF_PQ", "l2", True),
+    pytest.param(
+        ("compacted", "IVF_PQ", "l2", True),
+        # Measured (issue 28, open): after a compaction on stable row ids, pylance's
+        # k * refine_factor candidates still count index rows whose rows were deleted
+        # before the compaction, then drop them, so now and then it returns a farther
+        # row than lancelet (whose candidates are live rows only).
+        marks=pytest.mark.xfail(strict=False, reason="pylance's candidates count deleted rows"),
+    ),
     ("compacted", "IVF_FLAT", "cosine", True),
 ]
 
