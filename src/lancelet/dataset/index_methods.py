@@ -13,9 +13,9 @@ from lancelet.dataset.core.snapshot import DatasetHandle, Snapshot
 from lancelet.dataset.indices import build as index_build
 from lancelet.dataset.indices import catalog as indices
 from lancelet.dataset.indices import distributed, prewarm, vector_build
-from lancelet.dataset.indices.fts_queries import DocumentGranularity
 from lancelet.dataset.read import frag_reuse
 from lancelet.errors import ArgumentError, UnsupportedOptionError
+from lancelet.index.fts.queries import DocumentGranularity
 from lancelet.table.manifest import Manifest
 
 # The dataset class the mixin is part of (create_index returns it, as pylance).

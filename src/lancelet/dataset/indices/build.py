@@ -27,7 +27,6 @@ from lancelet.dataset.core.snapshot import Snapshot
 from lancelet.dataset.indices import catalog as indices
 from lancelet.dataset.indices import config as index_config
 from lancelet.dataset.indices import distributed
-from lancelet.dataset.indices.fts_queries import DocumentGranularity
 from lancelet.dataset.read.scanner import ROW_ADDRESS, ROW_ID, LanceScanner
 from lancelet.errors import (
     ArgumentError,
@@ -41,6 +40,7 @@ from lancelet.errors import (
 from lancelet.file import version as file_version
 from lancelet.file.extensions import ARROW_JSON, is_extension
 from lancelet.index import json_kind, registry
+from lancelet.index.fts.queries import DocumentGranularity
 from lancelet.table import naming
 from lancelet.table.index import IndexDetails, IndexMetadata
 from lancelet.table.manifest import Manifest

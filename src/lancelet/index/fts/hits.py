@@ -26,10 +26,8 @@ class Hits:
     def disjoint_union(parts: Sequence[Hits]) -> Hits:
         """Hits of parts holding different rows, as one."""
         parts = [p for p in parts if len(p)]
-        if not parts:
-            return Hits.empty()
-        if len(parts) == 1:
-            return parts[0]
+        if len(parts) < 2:
+            return parts[0] if parts else Hits.empty()
         rows = np.concatenate([p.rows for p in parts])
         order = np.argsort(rows, kind="stable")
         return Hits(rows[order], np.concatenate([p.scores for p in parts])[order])
@@ -39,10 +37,8 @@ class Hits:
         """Every row of any part, scored by the float32 sum of its scores, added in
         the order of ``parts`` (pylance adds term scores in query-token order)."""
         parts = [p for p in parts if len(p)]
-        if not parts:
-            return Hits.empty()
-        if len(parts) == 1:
-            return parts[0]
+        if len(parts) < 2:
+            return parts[0] if parts else Hits.empty()
         dense = _dense_span(parts)
         if dense is not None:
             low, span = dense
@@ -63,10 +59,8 @@ class Hits:
     def maximum(parts: Sequence[Hits]) -> Hits:
         """Every row of any part, scored by its largest score."""
         parts = [p for p in parts if len(p)]
-        if not parts:
-            return Hits.empty()
-        if len(parts) == 1:
-            return parts[0]
+        if len(parts) < 2:
+            return parts[0] if parts else Hits.empty()
         dense = _dense_span(parts)
         if dense is not None:
             low, span = dense
