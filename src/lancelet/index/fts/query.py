@@ -70,6 +70,28 @@ class QueryEvaluator:
             f"full_text_query: lancelet does not run {type(query).__name__} searches"
         )
 
+    def best(self, query: q.FullTextQuery | str, columns: Sequence[str] | None, count: int) -> Hits:
+        """The hits of ``query`` (a query, or a query string on ``columns`` as
+        :meth:`plain` takes it) that may rank among the best ``count``: for an OR
+        match of one column without boost, only those scoring at least as high as
+        ``count`` of them (:meth:`Hits.summed_best`), else all.  Fewer than ``count``
+        hits back means all of them."""
+        match = query if isinstance(query, q.MatchQuery) else None
+        if isinstance(query, str):
+            quoted = len(query) >= 2 and query[0] == '"' and query[-1] == '"'
+            names = self._indexed if columns is None else columns
+            if not quoted and len(names) == 1:
+                match = q.MatchQuery(query, names[0])
+        if match is None or match.boost != 1.0 or match.operator != q.FullTextOperator.OR:
+            return (
+                self.hits(query)
+                if isinstance(query, q.FullTextQuery)
+                else self.plain(query, columns)
+            )
+        terms = self._match_terms(match)
+        found = Hits.summed_best(terms, count)
+        return Hits.summed(terms) if found is None else found
+
     def plain(self, text: str, columns: Sequence[str] | None) -> Hits:
         """A query string: a match on ``columns``, or on every indexed column.
 
@@ -104,19 +126,26 @@ class QueryEvaluator:
         return found
 
     def _match(self, query: q.MatchQuery) -> Hits:
-        _refuse_granularity(query.document_granularity)
-        column = self._column(query.column)
-        tokens = [token for token, _ in _tokens(query.query, column)]
-        if (query.fuzziness or 0) > 0 and column.indexed is not None:
-            groups = _fuzzy_groups(query, column, tokens)
-        else:
-            groups = [[column.term(token)] for token in tokens]
+        groups = self._match_groups(query)
         # Every term's score added in turn, in query order.
         total = Hits.summed([term for group in groups for term in group])
         if query.operator == q.FullTextOperator.AND:
             rows = [_rows(group) for group in groups]
             total = total.within(common_rows(rows))
         return total.scaled(query.boost) if query.boost != 1.0 else total
+
+    def _match_terms(self, query: q.MatchQuery) -> list[Hits]:
+        """The hits of each term a match adds up, in order."""
+        return [term for group in self._match_groups(query) for term in group]
+
+    def _match_groups(self, query: q.MatchQuery) -> list[list[Hits]]:
+        """Per query token, the hits of the terms it stands for."""
+        _refuse_granularity(query.document_granularity)
+        column = self._column(query.column)
+        tokens = [token for token, _ in _tokens(query.query, column)]
+        if (query.fuzziness or 0) > 0 and column.indexed is not None:
+            return _fuzzy_groups(query, column, tokens)
+        return [[column.term(token)] for token in tokens]
 
     def _phrase(self, query: q.PhraseQuery) -> Hits:
         _refuse_granularity(query.document_granularity)
