@@ -164,12 +164,12 @@ def _dense_span(parts: Sequence[Hits]) -> tuple[int, int] | None:
     return low, span
 
 
-def _count_floor(scores: np.ndarray, count: int) -> np.float32:
+def _count_floor(scores: np.ndarray, count: int) -> float:
     """The ``count``-th best of ``scores`` (0 when fewer).  BM25 scores take few
     values, so the best ones are first looked for near the top, where a partition
     of a few of them is far cheaper than one of all."""
     if len(scores) < count:
-        return np.float32(0)
+        return 0.0
     high = scores.max()
     for fraction in (0.99, 0.9, 0.7):
         above = scores[scores >= high * np.float32(fraction)]
@@ -177,7 +177,7 @@ def _count_floor(scores: np.ndarray, count: int) -> np.float32:
             break
     else:
         above = scores
-    return np.float32(np.partition(above, len(above) - count)[len(above) - count])
+    return float(np.partition(above, len(above) - count)[len(above) - count])
 
 
 def _slots(rows: np.ndarray, low: int) -> np.ndarray:
