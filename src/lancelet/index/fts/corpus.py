@@ -16,8 +16,9 @@ import numpy as np
 
 from lancelet.index.fts.analyzer import DocumentTokens
 from lancelet.index.fts.bm25 import CorpusStats, idf, term_scores
-from lancelet.index.fts.hits import Hits
+from lancelet.index.fts.hits import Hits, sorted_union
 from lancelet.index.fts.params import InvertedParams
+from lancelet.index.fts.phrase import TokenPositions, phrase_documents
 from lancelet.index.fts.reader import InvertedIndex
 
 # Row ids an index lists -> current row addresses (``MISSING_ROW`` for none).
@@ -49,8 +50,9 @@ class Corpus(Protocol):
 
     def postings(self, token: str) -> Postings: ...
 
-    def positions(self, token: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Rows, CSR offsets (int64) and positions (uint32) of ``token``'s postings."""
+    def phrase_rows(self, tokens: Sequence[tuple[str, int]], slop: int) -> np.ndarray:
+        """The rows (any order) holding ``tokens`` (with their query positions) as a
+        phrase (:mod:`lancelet.index.fts.phrase`)."""
         ...
 
     def vocabulary(self) -> list[str]: ...
@@ -120,20 +122,27 @@ class IndexCorpus:
             parts.append(Postings(rows[docs], freqs, partition.num_tokens[docs]))
         return _joined(parts)
 
-    def positions(self, token: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        rows, offsets, positions = [], [np.zeros(1, np.int64)], []
-        end = 0
+    def phrase_rows(self, tokens: Sequence[tuple[str, int]], slop: int) -> np.ndarray:
+        # A document lies in one partition: each is matched on its own.
+        found = [np.zeros(0, np.uint64)]
         for partition, addresses in zip(self._partitions, self._rows, strict=True):
-            token_id = partition.token_id(token)
-            if token_id is None:
+            ids = [partition.token_id(token) for token, _ in tokens]
+            if not tokens or None in ids:
                 continue
-            docs, _ = partition.postings(token_id)
-            starts, values = partition.positions(token_id)
-            rows.append(addresses[docs])
-            offsets.append(np.asarray(starts[1:], np.int64) + end)
-            positions.append(values)
-            end += len(values)
-        return _joined_positions(rows, offsets, positions)
+            lists = {}
+            for token_id in ids:
+                assert token_id is not None
+                if token_id not in lists:
+                    docs, _ = partition.postings(token_id)
+                    lists[token_id] = TokenPositions(docs, *partition.positions(token_id))
+            docs = phrase_documents(
+                [lists[i] for i in ids if i is not None],
+                [at for _, at in tokens],
+                slop,
+                len(partition.row_ids),
+            )
+            found.append(addresses[docs])
+        return np.concatenate(found).astype(np.uint64)
 
     def vocabulary(self) -> list[str]:
         """Every token of the index, sorted (kept: the index never changes)."""
@@ -157,19 +166,6 @@ def _joined(parts: list[Postings]) -> Postings:
         rows[order],
         np.concatenate([p.frequencies for p in parts])[order],
         np.concatenate([p.lengths for p in parts])[order],
-    )
-
-
-def _joined_positions(
-    rows: list[np.ndarray], offsets: list[np.ndarray], positions: list[np.ndarray]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """CSR positions of several partitions joined; rows need not be sorted."""
-    if not rows:
-        return np.zeros(0, np.uint64), np.zeros(1, np.int64), np.zeros(0, np.uint32)
-    return (
-        np.concatenate(rows).astype(np.uint64),
-        np.concatenate(offsets),
-        np.concatenate(positions).astype(np.uint32),
     )
 
 
@@ -220,11 +216,22 @@ class FlatCorpus:
             self.tokens.num_tokens[unique],
         )
 
-    def positions(self, token: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def phrase_rows(self, tokens: Sequence[tuple[str, int]], slop: int) -> np.ndarray:
+        lists = {token: self._positions(token) for token, _ in tokens}
+        docs = phrase_documents(
+            [lists[token] for token, _ in tokens],
+            [at for _, at in tokens],
+            slop,
+            len(self.rows),
+        )
+        found: np.ndarray = self.rows[docs].astype(np.uint64)
+        return found
+
+    def _positions(self, token: str) -> TokenPositions:
         documents, positions = self._run(token)
         unique, starts = np.unique(documents, return_index=True)
         offsets = np.append(starts, len(documents)).astype(np.int64)
-        return self.rows[unique].astype(np.uint64), offsets, positions.astype(np.uint32)
+        return TokenPositions(unique, offsets, positions.astype(np.uint32))
 
     def vocabulary(self) -> list[str]:
         return sorted(self._number)
@@ -264,19 +271,14 @@ class ColumnSearch:
             parts.append(_scored(self.flat.postings(token), frequency, stats))
         return Hits.disjoint_union(parts)
 
-    def positions(self, token: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Rows, CSR offsets and positions of ``token`` over both parts."""
-        rows, offsets, positions = [], [np.zeros(1, np.int64)], []
-        end = 0
-        for part in (self.indexed, self.flat):
-            if part is None:
-                continue
-            r, o, p = part.positions(token)
-            rows.append(r)
-            offsets.append(o[1:] + end)
-            positions.append(p)
-            end += len(p)
-        return _joined_positions(rows, offsets, positions)
+    def phrase_rows(self, tokens: Sequence[tuple[str, int]], slop: int) -> np.ndarray:
+        """The rows (sorted) holding ``tokens`` at their relative query positions,
+        each gap between consecutive tokens at most ``slop`` longer than in the
+        query, over both parts."""
+        found = [p.phrase_rows(tokens, slop) for p in (self.indexed, self.flat) if p is not None]
+        if len(found) == 1 and bool(np.all(found[0][1:] > found[0][:-1])):
+            return found[0]
+        return sorted_union(found)
 
     def vocabulary(self) -> list[str]:
         """The tokens fuzzy matching expands to: the index's (measured: a column

@@ -161,7 +161,9 @@ class QueryEvaluator:
         tokens = _tokens(query.query, column)
         if not tokens:
             return Hits.empty()
-        rows = phrase_rows(column, tokens, query.slop)
+        if len(tokens) == 1:
+            return column.term(tokens[0][0])  # every row holding the token
+        rows = column.phrase_rows(tokens, query.slop)
         # Every phrase row holds every token: the terms cut to those rows first sum
         # to the same float32 scores, at a fraction of the merging.
         return Hits.summed([column.term(t).within(rows) for t, _ in tokens])
@@ -269,74 +271,3 @@ def _tokens(text: str, column: ColumnSearch) -> list[tuple[str, int]]:
     found = analyze(pa.array([text], pa.large_string()), column.params)
     vocabulary = found.vocabulary.to_pylist()
     return [(vocabulary[t], int(p)) for t, p in zip(found.token, found.position, strict=True)]
-
-
-def phrase_rows(column: ColumnSearch, tokens: Sequence[tuple[str, int]], slop: int) -> np.ndarray:
-    """The rows (sorted) holding ``tokens`` at their relative positions, each gap
-    between consecutive tokens at most ``slop`` longer than in the query."""
-    # Candidates: (row, position) of the first token, carried along the phrase as the
-    # position reached so far.  Rows are numbered by their rank among the first
-    # token's rows so that a (row, position) pair fits one 64-bit key.
-    first, previous = tokens[0]
-    rows, offsets, positions = column.positions(first)
-    if len(rows) and bool(np.all(rows[1:] > rows[:-1])):
-        universe, ranks = rows, np.arange(len(rows))
-    else:
-        universe = sorted_union([rows])
-        ranks = np.searchsorted(universe, rows)
-    rank = np.repeat(ranks, np.diff(offsets)).astype(np.int64)
-    at = positions.astype(np.int64)
-    for token, query_position in tokens[1:]:
-        gap = query_position - previous
-        previous = query_position
-        rank, at = _advance(column.positions(token), universe, rank, at, gap, slop)
-        if len(rank) == 0:
-            break
-    found: np.ndarray = universe[sorted_union([rank])].astype(np.uint64)
-    return found
-
-
-def _advance(
-    found: tuple[np.ndarray, np.ndarray, np.ndarray],
-    universe: np.ndarray,
-    rank: np.ndarray,
-    at: np.ndarray,
-    gap: int,
-    slop: int,
-) -> tuple[np.ndarray, np.ndarray]:
-    """The candidates (row rank, position) followed by the next token ``gap`` ..
-    ``gap + slop`` positions on, moved to that token's nearest such position."""
-    rows, offsets, positions = found
-    # Only the token's documents among the candidates' rows (a merge of two sorted
-    # lists; measured far cheaper than a binary search of every posting).
-    ordered = len(rows) < 2 or bool(np.all(rows[1:] > rows[:-1]))
-    by_row = np.arange(len(rows)) if ordered else np.argsort(rows, kind="stable")
-    _, in_universe, in_token = np.intersect1d(
-        universe, rows[by_row], assume_unique=True, return_indices=True
-    )
-    docs = by_row[in_token]
-    counts = (offsets[docs + 1] - offsets[docs]).astype(np.int64)
-    starts = np.repeat(offsets[docs].astype(np.int64) - np.cumsum(counts) + counts, counts)
-    picked = starts + np.arange(int(counts.sum()), dtype=np.int64)
-    token_rank = np.repeat(in_universe.astype(np.int64), counts)
-    keys = _keys(token_rank, positions[picked].astype(np.int64))
-    if not ordered:
-        keys = np.sort(keys)
-    if len(keys) == 0:
-        return rank[:0], at[:0]
-    wanted = _keys(rank, at + gap)
-    nearest = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
-    reached = keys[nearest]
-    ok = (reached >= wanted) & (reached - wanted <= np.uint64(slop))
-    ok &= reached // _POSITIONS == rank.astype(np.uint64)
-    return rank[ok], (reached[ok] % _POSITIONS).astype(np.int64)
-
-
-# Positions per row rank in a phrase key (positions are 32-bit).
-_POSITIONS = np.uint64(2**32)
-
-
-def _keys(rank: np.ndarray, positions: np.ndarray) -> np.ndarray:
-    """One sortable key per (row rank, position)."""
-    keys: np.ndarray = rank.astype(np.uint64) * _POSITIONS + positions.astype(np.uint64)
-    return keys
