@@ -32,11 +32,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-import pyarrow as pa
 
 from lancelet.errors import FullTextQueryError, UnsupportedOptionError
 from lancelet.index.fts import queries as q
-from lancelet.index.fts.analyzer import analyze
+from lancelet.index.fts.analyzer import query_terms
 from lancelet.index.fts.combined import combined_hits
 from lancelet.index.fts.corpus import ColumnSearch
 from lancelet.index.fts.fuzzy import expansions
@@ -268,6 +267,4 @@ def _refuse_granularity(granularity: q.DocumentGranularity | None) -> None:
 
 def _tokens(text: str, column: ColumnSearch) -> list[tuple[str, int]]:
     """The query's tokens through the column's analyzer, with their positions."""
-    found = analyze(pa.array([text], pa.large_string()), column.params)
-    vocabulary = found.vocabulary.to_pylist()
-    return [(vocabulary[t], int(p)) for t, p in zip(found.token, found.position, strict=True)]
+    return query_terms(text, column.params)
