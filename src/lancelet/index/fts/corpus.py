@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Protocol
 
 import numpy as np
@@ -19,7 +20,7 @@ from lancelet.index.fts.bm25 import CorpusStats, idf, term_scores
 from lancelet.index.fts.hits import Hits, sorted_union
 from lancelet.index.fts.params import InvertedParams
 from lancelet.index.fts.phrase import TokenPositions, phrase_documents
-from lancelet.index.fts.reader import InvertedIndex
+from lancelet.index.fts.reader import InvertedIndex, Partition
 
 # Row ids an index lists -> current row addresses (``MISSING_ROW`` for none).
 AddressMap = Callable[[np.ndarray], np.ndarray]
@@ -122,6 +123,28 @@ class IndexCorpus:
             parts.append(Postings(rows[docs], freqs, partition.num_tokens[docs]))
         return _joined(parts)
 
+    def scored(self, token: str, frequency: int) -> Hits:
+        """The rows holding ``token`` (``frequency`` documents of the index do) and
+        its BM25 score in each against the index's statistics.  Each partition keeps
+        the scores with its posting lists: they only change with the statistics, and
+        scoring a common token was a tenth of a query (measured 0.3 ms per token at
+        1,000,000 documents)."""
+        stats = self.stats
+        parts = []
+        for partition, rows, as_listed in zip(
+            self._partitions, self._rows, self._as_listed, strict=True
+        ):
+            token_id = partition.token_id(token)
+            if token_id is None:
+                continue
+            docs, _ = partition.postings(token_id)
+            key = ("bm25", token_id, frequency, stats.num_docs, stats.total_tokens)
+            found = partition.kept(
+                key, partial(_partition_scores, partition, token_id, frequency, stats)
+            )
+            parts.append(Hits(partition.documents(token_id)[0] if as_listed else rows[docs], found))
+        return _joined_hits(parts)
+
     def phrase_rows(self, tokens: Sequence[tuple[str, int]], slop: int) -> np.ndarray:
         # A document lies in one partition: each is matched on its own.
         found = [np.zeros(0, np.uint64)]
@@ -152,6 +175,25 @@ class IndexCorpus:
                 tokens.update(token for token, _ in partition.tokens())
             self._vocabulary = sorted(tokens)
         return self._vocabulary
+
+
+def _partition_scores(
+    partition: Partition, token_id: int, frequency: int, stats: CorpusStats
+) -> np.ndarray:
+    docs, freqs = partition.postings(token_id)
+    term_idf = idf(frequency, stats.num_docs)
+    return term_scores(term_idf, freqs, partition.num_tokens[docs], stats.average_length)
+
+
+def _joined_hits(parts: list[Hits]) -> Hits:
+    """Hits of several partitions (disjoint rows) as one, by row."""
+    if not parts:
+        return Hits.empty()
+    if len(parts) == 1 and bool(np.all(parts[0].rows[1:] > parts[0].rows[:-1])):
+        return parts[0]
+    rows = np.concatenate([p.rows for p in parts])
+    order = np.argsort(rows, kind="stable")
+    return Hits(rows[order], np.concatenate([p.scores for p in parts])[order])
 
 
 def _joined(parts: list[Postings]) -> Postings:
@@ -264,7 +306,7 @@ class ColumnSearch:
         if self.indexed is not None:
             base, base_frequency = self.indexed.stats, self.indexed.document_frequency(token)
             if indexed:
-                parts.append(_scored(self.indexed.postings(token), base_frequency, base))
+                parts.append(self.indexed.scored(token, base_frequency))
         if self.flat is not None and flat:
             stats = self.flat.stats.plus(base)
             frequency = self.flat.document_frequency(token) + base_frequency
