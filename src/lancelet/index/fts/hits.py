@@ -120,17 +120,22 @@ class Hits:
 
     def ranked(self, count: int | None = None) -> np.ndarray:
         """Positions of the hits by descending score, ties by ascending row, the first
-        ``count`` only: an ``np.argpartition`` cut keeps every hit scoring at least
-        the ``count``-th best score (ties at the cut included), and only those are
-        sorted, so the answer is the full sort's first ``count``."""
+        ``count`` only: an ``np.partition`` finds the ``count``-th best score, and
+        only the hits above it and the first tied with it are sorted, so the answer is
+        the full sort's first ``count``."""
         if count is None or count >= len(self):
             return np.lexsort((self.rows, -self.scores))
         if count <= 0:
             return np.zeros(0, np.int64)
         cut = np.partition(self.scores, len(self) - count)[len(self) - count]
-        kept = np.flatnonzero(self.scores >= cut)
+        # Fewer than ``count`` score above the cut; of the hits at the cut, those of
+        # lowest rows (the first, rows ascending) fill the rest.  Thousands may tie
+        # there (BM25 scores take few values), so they are not sorted.
+        above = np.flatnonzero(self.scores > cut)
+        tied = np.flatnonzero(self.scores == cut)[: count - len(above)]
+        kept = np.concatenate([above, tied])
         order = np.lexsort((self.rows[kept], -self.scores[kept]))
-        found: np.ndarray = kept[order[:count]]
+        found: np.ndarray = kept[order]
         return found
 
     def within(self, rows: np.ndarray) -> Hits:
