@@ -95,3 +95,15 @@ def test_summed_best_ranks_as_summed(
     want = every.ranked(count)
     got = best.ranked(count)
     assert np.array_equal(best.rows[got], every.rows[want])
+
+
+@settings(max_examples=200, deadline=None)
+@given(_scored_rows, st.sets(st.integers(0, 300) | st.integers(0, 2**40), max_size=40))
+def test_within_and_without(scored: dict[int, float], chosen: set[int]) -> None:
+    hits = _hits(scored)
+    rows = np.asarray(sorted(chosen), np.uint64)
+    inside = hits.within(rows)
+    outside = hits.without(rows)
+    assert inside.rows.tolist() == [r for r in sorted(scored) if r in chosen]
+    assert outside.rows.tolist() == [r for r in sorted(scored) if r not in chosen]
+    assert inside.scores.tolist() == [scored[r] for r in inside.rows.tolist()]

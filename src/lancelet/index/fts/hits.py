@@ -140,6 +140,9 @@ class Hits:
 
     def within(self, rows: np.ndarray) -> Hits:
         """These hits of ``rows`` (sorted) only."""
+        marked = _marked(self.rows, rows)
+        if marked is not None:
+            return Hits(self.rows[marked], self.scores[marked])
         if 0 < len(rows) < len(self) and bool(np.all(rows[1:] > rows[:-1])):
             # Few distinct rows: look each up among the hits' (sorted) rows, rather
             # than every hit among them (a phrase's rows within a term's hits).
@@ -204,9 +207,31 @@ def _members(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
     """Which of ``values`` are in ``sorted_set``."""
     if len(sorted_set) == 0:
         return np.zeros(len(values), bool)
+    marked = _marked(values, sorted_set)
+    if marked is not None:
+        return marked
     at = np.searchsorted(sorted_set, values)
     at[at == len(sorted_set)] = 0
     return np.asarray(sorted_set[at] == values)
+
+
+def _marked(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray | None:
+    """Which of ``values`` are in ``sorted_set``, looked up in a bitmap over its
+    span; None when the span is too sparse for one (measured: a bitmap over
+    1,000,000 rows costs as much as a binary search of 15,000)."""
+    if len(sorted_set) == 0:
+        return np.zeros(len(values), bool)
+    values, sorted_set = np.asarray(values, np.uint64), np.asarray(sorted_set, np.uint64)
+    low, high = int(sorted_set[0]), int(sorted_set[-1])
+    span = high - low + 1
+    if span > 64 * min(len(values), len(sorted_set)):
+        return None  # a binary search of the fewer is cheaper
+    bitmap = np.zeros(span, bool)
+    bitmap[(sorted_set - np.uint64(low)).astype(np.intp)] = True
+    inside = (values >= low) & (values <= high)
+    found = np.zeros(len(values), bool)
+    found[inside] = bitmap[(values[inside] - np.uint64(low)).astype(np.intp)]
+    return found
 
 
 def sorted_union(parts: Sequence[np.ndarray]) -> np.ndarray:
