@@ -17,7 +17,7 @@ import numpy as np
 
 from lancelet.index.fts.analyzer import DocumentTokens
 from lancelet.index.fts.bm25 import CorpusStats, idf, term_scores
-from lancelet.index.fts.hits import Hits, sorted_union
+from lancelet.index.fts.hits import Hits
 from lancelet.index.fts.params import InvertedParams
 from lancelet.index.fts.phrase import TokenPositions, phrase_documents
 from lancelet.index.fts.reader import InvertedIndex, Partition
@@ -50,11 +50,6 @@ class Corpus(Protocol):
     def document_frequency(self, token: str) -> int: ...
 
     def postings(self, token: str) -> Postings: ...
-
-    def phrase_rows(self, tokens: Sequence[tuple[str, int]], slop: int) -> np.ndarray:
-        """The rows (any order) holding ``tokens`` (with their query positions) as a
-        phrase (:mod:`lancelet.index.fts.phrase`)."""
-        ...
 
     def vocabulary(self) -> list[str]: ...
 
@@ -129,7 +124,6 @@ class IndexCorpus:
         the scores with its posting lists: they only change with the statistics, and
         scoring a common token was a tenth of a query (measured 0.3 ms per token at
         1,000,000 documents)."""
-        stats = self.stats
         parts = []
         for partition, rows, as_listed in zip(
             self._partitions, self._rows, self._as_listed, strict=True
@@ -138,34 +132,46 @@ class IndexCorpus:
             if token_id is None:
                 continue
             docs, _ = partition.postings(token_id)
-            key = ("bm25", token_id, frequency, stats.num_docs, stats.total_tokens)
-            found = partition.kept(
-                key, partial(_partition_scores, partition, token_id, frequency, stats)
-            )
+            found = self._scores(partition, token_id, frequency)
             parts.append(Hits(partition.documents(token_id)[0] if as_listed else rows[docs], found))
         return _joined_hits(parts)
 
-    def phrase_rows(self, tokens: Sequence[tuple[str, int]], slop: int) -> np.ndarray:
+    def _scores(self, partition: Partition, token_id: int, frequency: int) -> np.ndarray:
+        """The BM25 scores of a token's postings in ``partition`` (kept there)."""
+        stats = self.stats
+        key = ("bm25", token_id, frequency, stats.num_docs, stats.total_tokens)
+        return partition.kept(
+            key, partial(_partition_scores, partition, token_id, frequency, stats)
+        )
+
+    def phrase_hits(self, tokens: Sequence[tuple[str, int]], slop: int) -> Hits:
+        """The rows holding ``tokens`` (with their query positions) as a phrase
+        (:mod:`lancelet.index.fts.phrase`), scored as the match of the tokens: their
+        kept scores gathered at the matched documents (measured 3x faster than
+        looking the rows up among each token's)."""
+        frequencies = {token: self.document_frequency(token) for token, _ in tokens}
+        parts = []
         # A document lies in one partition: each is matched on its own.
-        found = [np.zeros(0, np.uint64)]
         for partition, addresses in zip(self._partitions, self._rows, strict=True):
             ids = [partition.token_id(token) for token, _ in tokens]
             if not tokens or None in ids:
                 continue
+            known = [i for i in ids if i is not None]
             lists = {}
-            for token_id in ids:
-                assert token_id is not None
-                if token_id not in lists:
-                    docs, _ = partition.postings(token_id)
-                    lists[token_id] = TokenPositions(docs, *partition.positions(token_id))
-            docs = phrase_documents(
-                [lists[i] for i in ids if i is not None],
-                [at for _, at in tokens],
-                slop,
-                len(partition.row_ids),
-            )
-            found.append(addresses[docs])
-        return np.concatenate(found).astype(np.uint64)
+            for token_id in known:
+                docs, _ = partition.postings(token_id)
+                lists[token_id] = TokenPositions(docs, *partition.positions(token_id))
+            at = [at for _, at in tokens]
+            docs = phrase_documents([lists[i] for i in known], at, slop, len(partition.row_ids))
+            matched = np.zeros(len(partition.row_ids), bool)
+            matched[docs] = True
+            where = {i: np.flatnonzero(matched[lists[i].docs]) for i in lists}
+            total = np.zeros(len(docs), np.float32)
+            for (token, _), token_id in zip(tokens, known, strict=True):
+                # Added in query order, as a match adds them.
+                total += self._scores(partition, token_id, frequencies[token])[where[token_id]]
+            parts.append(Hits(addresses[docs], total))
+        return _joined_hits(parts)
 
     def vocabulary(self) -> list[str]:
         """Every token of the index, sorted (kept: the index never changes)."""
@@ -313,14 +319,17 @@ class ColumnSearch:
             parts.append(_scored(self.flat.postings(token), frequency, stats))
         return Hits.disjoint_union(parts)
 
-    def phrase_rows(self, tokens: Sequence[tuple[str, int]], slop: int) -> np.ndarray:
-        """The rows (sorted) holding ``tokens`` at their relative query positions,
-        each gap between consecutive tokens at most ``slop`` longer than in the
-        query, over both parts."""
-        found = [p.phrase_rows(tokens, slop) for p in (self.indexed, self.flat) if p is not None]
-        if len(found) == 1 and bool(np.all(found[0][1:] > found[0][:-1])):
-            return found[0]
-        return sorted_union(found)
+    def phrase(self, tokens: Sequence[tuple[str, int]], slop: int) -> Hits:
+        """The rows holding ``tokens`` at their relative query positions, each gap
+        between consecutive tokens at most ``slop`` longer than in the query, over
+        both parts, scored as the match of the same tokens."""
+        parts = []
+        if self.indexed is not None:
+            parts.append(self.indexed.phrase_hits(tokens, slop))
+        if self.flat is not None:
+            rows = np.sort(self.flat.phrase_rows(tokens, slop))
+            parts.append(Hits.summed([self.term(t, indexed=False).within(rows) for t, _ in tokens]))
+        return Hits.disjoint_union(parts)
 
     def vocabulary(self) -> list[str]:
         """The tokens fuzzy matching expands to: the index's (measured: a column

@@ -162,10 +162,7 @@ class QueryEvaluator:
             return Hits.empty()
         if len(tokens) == 1:
             return column.term(tokens[0][0])  # every row holding the token
-        rows = column.phrase_rows(tokens, query.slop)
-        # Every phrase row holds every token: the terms cut to those rows first sum
-        # to the same float32 scores, at a fraction of the merging.
-        return Hits.summed([column.term(t).within(rows) for t, _ in tokens])
+        return column.phrase(tokens, query.slop)
 
     def _boost(self, query: q.BoostQuery) -> Hits:
         positive = self.hits(query.positive)
