@@ -184,6 +184,8 @@ def _count_floor(scores: np.ndarray, count: int) -> float:
     if len(scores) < count:
         return 0.0
     high = scores.max()
+    if np.count_nonzero(scores == high) >= count:
+        return float(high)  # often: the shortest documents holding the token once
     for fraction in (0.99, 0.9, 0.7):
         above = scores[scores >= high * np.float32(fraction)]
         if len(above) >= count:
