@@ -57,4 +57,6 @@ def test_phrase_documents(
     by_token = {token: _token(documents, token) for token in set(tokens)}
     got = phrase_documents([by_token[t] for t in tokens], at, slop, len(documents))
     want = [n for n, words in enumerate(documents) if _matches(words, tokens, at, slop)]
-    assert got.tolist() == want
+    assert got.docs.tolist() == want
+    for token, where in zip(tokens, got.where, strict=True):
+        assert by_token[token].docs[where].tolist() == want

@@ -168,15 +168,12 @@ class IndexCorpus:
                 docs, _ = partition.postings(token_id)
                 lists[token_id] = TokenPositions(docs, *partition.positions(token_id))
             at = [at for _, at in tokens]
-            docs = phrase_documents([lists[i] for i in known], at, slop, len(partition.row_ids))
-            matched = np.zeros(len(partition.row_ids), bool)
-            matched[docs] = True
-            where = {i: np.flatnonzero(matched[lists[i].docs]) for i in lists}
-            total = np.zeros(len(docs), np.float32)
-            for (token, _), token_id in zip(tokens, known, strict=True):
+            found = phrase_documents([lists[i] for i in known], at, slop, len(partition.row_ids))
+            total = np.zeros(len(found.docs), np.float32)
+            for (token, _), token_id, where in zip(tokens, known, found.where, strict=True):
                 # Added in query order, as a match adds them.
-                total += self._scores(partition, token_id, frequencies[token])[where[token_id]]
-            parts.append((Hits(addresses[docs], total), ascending))
+                total += self._scores(partition, token_id, frequencies[token])[where]
+            parts.append((Hits(addresses[found.docs], total), ascending))
         return _joined_hits(parts)
 
     def vocabulary(self) -> list[str]:
@@ -281,7 +278,7 @@ class FlatCorpus:
             [at for _, at in tokens],
             slop,
             len(self.rows),
-        )
+        ).docs
         found: np.ndarray = self.rows[docs].astype(np.uint64)
         return found
 

@@ -30,32 +30,45 @@ class TokenPositions:
     positions: np.ndarray
 
 
+@dataclass(frozen=True)
+class PhraseMatch:
+    """The documents (ascending, int64) holding a phrase, and per query token where
+    they are among its documents (``TokenPositions.docs``), to gather its scores."""
+
+    docs: np.ndarray
+    where: list[np.ndarray]
+
+
 def phrase_documents(
     tokens: Sequence[TokenPositions], query_positions: Sequence[int], slop: int, num_docs: int
-) -> np.ndarray:
-    """The documents (ascending, int64) holding ``tokens`` at their relative
-    ``query_positions``; a token may come more than once."""
-    if not tokens:
-        return np.zeros(0, np.int64)
+) -> PhraseMatch:
+    """The documents holding ``tokens`` at their relative ``query_positions``; a
+    token may come more than once."""
     candidates = _common_documents(tokens, num_docs)
-    if len(candidates) == 0 or len(tokens) == 1:
-        return candidates
+    if len(tokens) == 1:
+        return PhraseMatch(candidates, [np.arange(len(candidates))])
+    if len(candidates) == 0:
+        return PhraseMatch(candidates, [candidates for _ in tokens])
     chosen = np.zeros(num_docs, bool)
     chosen[candidates] = True
-    gathered = [_gathered(token, chosen) for token in tokens]
+    # Where the candidates are among each token's documents (by token, as a token
+    # may repeat).
+    at = {id(t): np.flatnonzero(chosen[t.docs]) for t in tokens}
+    gathered = [_gathered(token, at[id(token)]) for token in tokens]
     gaps = np.diff(np.asarray(query_positions, np.int64)).tolist()
     if all(len(positions) == len(candidates) for _, positions in gathered):
         kept = _single_positions([p for _, p in gathered], gaps, slop)
     else:
         kept = _carried(gathered, gaps, slop)
-    found: np.ndarray = candidates[kept]
-    return found
+    return PhraseMatch(candidates[kept], [at[id(t)][kept] for t in tokens])
 
 
 def _common_documents(tokens: Sequence[TokenPositions], num_docs: int) -> np.ndarray:
     """The documents (ascending) of every token: the fewest token's documents, each
     counted in the other tokens' documents."""
     distinct = list({id(t): t for t in tokens}.values())
+    if not distinct:
+        return np.zeros(0, np.int64)
     fewest = min(distinct, key=lambda t: len(t.docs))
     others = [t for t in distinct if t is not fewest]
     docs = fewest.docs.astype(np.int64)
@@ -68,10 +81,9 @@ def _common_documents(tokens: Sequence[TokenPositions], num_docs: int) -> np.nda
     return found
 
 
-def _gathered(token: TokenPositions, chosen: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The position counts of the chosen documents of ``token`` (all of which it
-    holds, in ascending order) and their positions, one after another."""
-    at = np.flatnonzero(chosen[token.docs])
+def _gathered(token: TokenPositions, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The position counts of ``token``'s documents ``at`` (ascending) and their
+    positions, one after another."""
     starts = token.offsets[at].astype(np.int64)
     counts = token.offsets[at + 1].astype(np.int64) - starts
     if bool(np.all(counts == 1)):
