@@ -633,3 +633,19 @@ def test_larger_corpus_top_k(larger: Path, limit: int | None) -> None:
         both(larger, pq.PhraseQuery(text, "text"), lq.PhraseQuery(text, "text"), limit=limit)
         fuzzy = {"fuzziness": 1, "max_expansions": 5}
         both(larger, pq.MatchQuery(text, "text", **fuzzy), lq.MatchQuery(text, "text", **fuzzy))
+
+
+def test_limit_when_the_best_rows_are_deleted(tmp_path: Path) -> None:
+    """The best rows of a limited match are cut early; when deletions empty that cut,
+    the search falls back to every hit."""
+    texts = ["dog"] * 3 + [f"dog {w} x y" for w in "abcdefgh"] + ["cat"] * 5
+    path = str(tmp_path / "deleted_best")
+    lance.write_dataset(pa.table({"id": np.arange(len(texts)), "text": texts}), path)
+    lance.dataset(path).create_scalar_index("text", "INVERTED", with_position=True)
+    lance.dataset(path).delete("id < 3")
+    for limit in (1, 2, 5):
+        both(Path(path), "dog", limit=limit)
+        both(Path(path), "dog dog a", limit=limit)
+        everything = ll.dataset(path).to_table(full_text_query="dog a")
+        limited = ll.dataset(path).to_table(full_text_query="dog a", limit=limit)
+        assert limited.equals(everything.slice(0, limit))

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lancelet.errors import ArgumentError, UnsupportedOptionError
-from lancelet.index.fts.analyzer import LANGUAGES, analyze
+from lancelet.index.fts.analyzer import LANGUAGES, analyze, query_terms
 from lancelet.index.fts.params import InvertedParams
 
 from ._pylance_tokens import index_tokens, tokenize
@@ -192,3 +192,27 @@ def test_every_code_point_equal_pylance(kwargs: dict[str, Any]) -> None:
     assert found.vocabulary.take(pa.array(found.token)).to_pylist() == [t.text for t in want]
     positions = np.array([t.position for t in want], np.int64)
     assert np.array_equal(found.position - found.position[0], positions - positions[0])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet="aAbé Z9_-.'\t" + "the running Foxes", max_size=40),
+    st.sampled_from(["simple", "whitespace"]),
+    st.booleans(),
+    st.booleans(),
+    st.sampled_from([None, 3, 6]),
+)
+def test_query_terms_as_analyze(
+    text: str, tokenizer: str, lower_case: bool, stem: bool, max_token_length: int | None
+) -> None:
+    """A query string's terms split in Python are those the columnar path finds."""
+    params = InvertedParams(
+        base_tokenizer=tokenizer,
+        lower_case=lower_case,
+        stem=stem,
+        max_token_length=max_token_length,
+    )
+    found = analyze(pa.array([text], pa.large_string()), params)
+    vocabulary = found.vocabulary.to_pylist()
+    want = [(vocabulary[t], int(p)) for t, p in zip(found.token, found.position, strict=True)]
+    assert query_terms(text, params) == want

@@ -72,3 +72,38 @@ def test_within_keeps_the_hits_of_rows(scored: dict[int, float], rows: list[int]
     kept = sorted(set(scored) & set(rows))
     assert got.rows.tolist() == kept
     assert got.scores.tolist() == [scored[r] for r in kept]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_scored_rows, max_size=4), st.integers(0, 30), st.booleans())
+def test_summed_best_ranks_as_summed(
+    parts: list[dict[int, float]], count: int, repeat: bool
+) -> None:
+    """The best ``count`` of the cut sums are those of all sums, ties included."""
+    hits = [_hits(p) for p in parts]
+    if repeat and hits:
+        hits.append(hits[0])  # a repeated term: parts of the same rows
+    best = Hits.summed_best(hits, count)
+    every = Hits.summed(hits)
+    if best is None:
+        return
+    assert len(best) >= min(count, len(every))
+    floor = best.scores.min()
+    kept = every.scores >= floor
+    assert np.array_equal(best.rows, every.rows[kept])
+    assert np.array_equal(best.scores, every.scores[kept])
+    want = every.ranked(count)
+    got = best.ranked(count)
+    assert np.array_equal(best.rows[got], every.rows[want])
+
+
+@settings(max_examples=200, deadline=None)
+@given(_scored_rows, st.sets(st.integers(0, 300) | st.integers(0, 2**40), max_size=40))
+def test_within_and_without(scored: dict[int, float], chosen: set[int]) -> None:
+    hits = _hits(scored)
+    rows = np.asarray(sorted(chosen), np.uint64)
+    inside = hits.within(rows)
+    outside = hits.without(rows)
+    assert inside.rows.tolist() == [r for r in sorted(scored) if r in chosen]
+    assert outside.rows.tolist() == [r for r in sorted(scored) if r not in chosen]
+    assert inside.scores.tolist() == [scored[r] for r in inside.rows.tolist()]

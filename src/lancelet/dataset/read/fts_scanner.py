@@ -185,11 +185,17 @@ class FullTextScanner(LanceScanner):
         fragments = list(self._manifest.fragments)
         names = self._query.columns_named(inverted_segments(self._manifest))
         columns = {name: self._column(name, fragments) for name in names}
-        indexed = list(inverted_segments(self._manifest))
-        hits = self._query.evaluate(QueryEvaluator(columns, indexed))
+        evaluator = QueryEvaluator(columns, list(inverted_segments(self._manifest)))
+        count = None if self._limit is None else self._offset + self._limit
+        hits = self._query.evaluate(evaluator, count)
         if any(c.indexed is not None for c in columns.values()):
+            found = len(hits)
             hits = self._live_hits(hits, fragments)
-        order = hits.ranked(None if self._limit is None else self._offset + self._limit)
+            if count is not None and len(hits) < min(found, count):
+                # The best hits had rows deleted or filtered out: rows scored below
+                # them may now rank, so every hit is needed.
+                hits = self._live_hits(self._query.evaluate(evaluator, None), fragments)
+        order = hits.ranked(count)
         if self._limit is None and self._query.row_ordered(columns):
             order = np.arange(len(hits))
         return Hits(hits.rows[order], hits.scores[order])
@@ -350,7 +356,13 @@ class FullTextSearch:
             return query_columns(self.query)
         return list(indexed) if self.columns is None else list(dict.fromkeys(self.columns))
 
-    def evaluate(self, evaluator: QueryEvaluator) -> Hits:
+    def evaluate(self, evaluator: QueryEvaluator, count: int | None) -> Hits:
+        """The hits, or with ``count`` at least those that may rank among the best
+        ``count`` (:meth:`QueryEvaluator.best`)."""
+        if count is not None:
+            return evaluator.best(
+                self.text if self.query is None else self.query, self.columns, count
+            )
         if self.query is not None:
             return evaluator.hits(self.query)
         return evaluator.plain(self.text, self.columns)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -301,6 +302,11 @@ def _filtered(raw: pa.Array, params: InvertedParams) -> list[str | None]:
     if params.max_token_length is not None:
         too_long = pc.greater_equal(pc.binary_length(raw), params.max_token_length)
         tokens = [None if drop else t for t, drop in zip(tokens, too_long.to_pylist(), strict=True)]
+    return _kept(tokens, params)
+
+
+def _kept(tokens: list[str | None], params: InvertedParams) -> list[str | None]:
+    """Each token (None: already dropped) through the filters after the length cut."""
     if params.lower_case:
         lower = _translation("LOWER")
         tokens = _each(lambda t: t.lower() if t.isascii() else t.translate(lower), tokens)
@@ -353,5 +359,29 @@ def analyze(texts: pa.Array | pa.ChunkedArray, params: InvertedParams) -> Docume
 
 def query_tokens(text: str, params: InvertedParams) -> list[str]:
     """The kept tokens of a query string, in order (repeats kept)."""
-    found = analyze(pa.array([text], pa.large_string()), params)
-    return [found.vocabulary[int(t)].as_py() for t in found.token]
+    return [token for token, _ in query_terms(text, params)]
+
+
+def query_terms(text: str, params: InvertedParams) -> list[tuple[str, int]]:
+    """The kept tokens of a query string with their positions, in order, as
+    :func:`analyze` makes them.  An ASCII text for the simple tokenizer is split
+    here, in Python: a query's few words cost 0.3 ms through the columnar path."""
+    if params.base_tokenizer != "simple" or not text.isascii():
+        found = analyze(pa.array([text], pa.large_string()), params)
+        vocabulary = found.vocabulary.to_pylist()
+        return [(vocabulary[t], int(p)) for t, p in zip(found.token, found.position, strict=True)]
+    check_params(params)
+    raw = _ascii_words().findall(text)
+    distinct: list[str | None] = list(dict.fromkeys(raw))
+    limit = params.max_token_length
+    if limit is not None:  # ASCII: a character is a byte
+        distinct = [None if t is None or len(t) >= limit else t for t in distinct]
+    kept = dict(zip(dict.fromkeys(raw), _kept(distinct, params), strict=True))
+    return [(word, at) for at, token in enumerate(raw) if (word := kept[token]) is not None]
+
+
+@functools.cache
+def _ascii_words() -> re.Pattern[str]:
+    """The runs of token characters of an ASCII text (those of :func:`_split_ascii`)."""
+    characters = "".join(re.escape(chr(int(b))) for b in np.flatnonzero(_ascii_token_bytes()))
+    return re.compile(f"[{characters}]+")

@@ -32,11 +32,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-import pyarrow as pa
 
 from lancelet.errors import FullTextQueryError, UnsupportedOptionError
 from lancelet.index.fts import queries as q
-from lancelet.index.fts.analyzer import analyze
+from lancelet.index.fts.analyzer import query_terms
 from lancelet.index.fts.combined import combined_hits
 from lancelet.index.fts.corpus import ColumnSearch
 from lancelet.index.fts.fuzzy import expansions
@@ -69,6 +68,28 @@ class QueryEvaluator:
         raise UnsupportedOptionError(
             f"full_text_query: lancelet does not run {type(query).__name__} searches"
         )
+
+    def best(self, query: q.FullTextQuery | str, columns: Sequence[str] | None, count: int) -> Hits:
+        """The hits of ``query`` (a query, or a query string on ``columns`` as
+        :meth:`plain` takes it) that may rank among the best ``count``: for an OR
+        match of one column without boost, only those scoring at least as high as
+        ``count`` of them (:meth:`Hits.summed_best`), else all.  Fewer than ``count``
+        hits back means all of them."""
+        match = query if isinstance(query, q.MatchQuery) else None
+        if isinstance(query, str):
+            quoted = len(query) >= 2 and query[0] == '"' and query[-1] == '"'
+            names = self._indexed if columns is None else columns
+            if not quoted and len(names) == 1:
+                match = q.MatchQuery(query, names[0])
+        if match is None or match.boost != 1.0 or match.operator != q.FullTextOperator.OR:
+            return (
+                self.hits(query)
+                if isinstance(query, q.FullTextQuery)
+                else self.plain(query, columns)
+            )
+        terms = self._match_terms(match)
+        found = Hits.summed_best(terms, count)
+        return Hits.summed(terms) if found is None else found
 
     def plain(self, text: str, columns: Sequence[str] | None) -> Hits:
         """A query string: a match on ``columns``, or on every indexed column.
@@ -104,19 +125,26 @@ class QueryEvaluator:
         return found
 
     def _match(self, query: q.MatchQuery) -> Hits:
-        _refuse_granularity(query.document_granularity)
-        column = self._column(query.column)
-        tokens = [token for token, _ in _tokens(query.query, column)]
-        if (query.fuzziness or 0) > 0 and column.indexed is not None:
-            groups = _fuzzy_groups(query, column, tokens)
-        else:
-            groups = [[column.term(token)] for token in tokens]
+        groups = self._match_groups(query)
         # Every term's score added in turn, in query order.
         total = Hits.summed([term for group in groups for term in group])
         if query.operator == q.FullTextOperator.AND:
             rows = [_rows(group) for group in groups]
             total = total.within(common_rows(rows))
         return total.scaled(query.boost) if query.boost != 1.0 else total
+
+    def _match_terms(self, query: q.MatchQuery) -> list[Hits]:
+        """The hits of each term a match adds up, in order."""
+        return [term for group in self._match_groups(query) for term in group]
+
+    def _match_groups(self, query: q.MatchQuery) -> list[list[Hits]]:
+        """Per query token, the hits of the terms it stands for."""
+        _refuse_granularity(query.document_granularity)
+        column = self._column(query.column)
+        tokens = [token for token, _ in _tokens(query.query, column)]
+        if (query.fuzziness or 0) > 0 and column.indexed is not None:
+            return _fuzzy_groups(query, column, tokens)
+        return [[column.term(token)] for token in tokens]
 
     def _phrase(self, query: q.PhraseQuery) -> Hits:
         _refuse_granularity(query.document_granularity)
@@ -132,10 +160,9 @@ class QueryEvaluator:
         tokens = _tokens(query.query, column)
         if not tokens:
             return Hits.empty()
-        rows = phrase_rows(column, tokens, query.slop)
-        # Every phrase row holds every token: the terms cut to those rows first sum
-        # to the same float32 scores, at a fraction of the merging.
-        return Hits.summed([column.term(t).within(rows) for t, _ in tokens])
+        if len(tokens) == 1:
+            return column.term(tokens[0][0])  # every row holding the token
+        return column.phrase(tokens, query.slop)
 
     def _boost(self, query: q.BoostQuery) -> Hits:
         positive = self.hits(query.positive)
@@ -237,77 +264,4 @@ def _refuse_granularity(granularity: q.DocumentGranularity | None) -> None:
 
 def _tokens(text: str, column: ColumnSearch) -> list[tuple[str, int]]:
     """The query's tokens through the column's analyzer, with their positions."""
-    found = analyze(pa.array([text], pa.large_string()), column.params)
-    vocabulary = found.vocabulary.to_pylist()
-    return [(vocabulary[t], int(p)) for t, p in zip(found.token, found.position, strict=True)]
-
-
-def phrase_rows(column: ColumnSearch, tokens: Sequence[tuple[str, int]], slop: int) -> np.ndarray:
-    """The rows (sorted) holding ``tokens`` at their relative positions, each gap
-    between consecutive tokens at most ``slop`` longer than in the query."""
-    # Candidates: (row, position) of the first token, carried along the phrase as the
-    # position reached so far.  Rows are numbered by their rank among the first
-    # token's rows so that a (row, position) pair fits one 64-bit key.
-    first, previous = tokens[0]
-    rows, offsets, positions = column.positions(first)
-    if len(rows) and bool(np.all(rows[1:] > rows[:-1])):
-        universe, ranks = rows, np.arange(len(rows))
-    else:
-        universe = sorted_union([rows])
-        ranks = np.searchsorted(universe, rows)
-    rank = np.repeat(ranks, np.diff(offsets)).astype(np.int64)
-    at = positions.astype(np.int64)
-    for token, query_position in tokens[1:]:
-        gap = query_position - previous
-        previous = query_position
-        rank, at = _advance(column.positions(token), universe, rank, at, gap, slop)
-        if len(rank) == 0:
-            break
-    found: np.ndarray = universe[sorted_union([rank])].astype(np.uint64)
-    return found
-
-
-def _advance(
-    found: tuple[np.ndarray, np.ndarray, np.ndarray],
-    universe: np.ndarray,
-    rank: np.ndarray,
-    at: np.ndarray,
-    gap: int,
-    slop: int,
-) -> tuple[np.ndarray, np.ndarray]:
-    """The candidates (row rank, position) followed by the next token ``gap`` ..
-    ``gap + slop`` positions on, moved to that token's nearest such position."""
-    rows, offsets, positions = found
-    # Only the token's documents among the candidates' rows (a merge of two sorted
-    # lists; measured far cheaper than a binary search of every posting).
-    ordered = len(rows) < 2 or bool(np.all(rows[1:] > rows[:-1]))
-    by_row = np.arange(len(rows)) if ordered else np.argsort(rows, kind="stable")
-    _, in_universe, in_token = np.intersect1d(
-        universe, rows[by_row], assume_unique=True, return_indices=True
-    )
-    docs = by_row[in_token]
-    counts = (offsets[docs + 1] - offsets[docs]).astype(np.int64)
-    starts = np.repeat(offsets[docs].astype(np.int64) - np.cumsum(counts) + counts, counts)
-    picked = starts + np.arange(int(counts.sum()), dtype=np.int64)
-    token_rank = np.repeat(in_universe.astype(np.int64), counts)
-    keys = _keys(token_rank, positions[picked].astype(np.int64))
-    if not ordered:
-        keys = np.sort(keys)
-    if len(keys) == 0:
-        return rank[:0], at[:0]
-    wanted = _keys(rank, at + gap)
-    nearest = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
-    reached = keys[nearest]
-    ok = (reached >= wanted) & (reached - wanted <= np.uint64(slop))
-    ok &= reached // _POSITIONS == rank.astype(np.uint64)
-    return rank[ok], (reached[ok] % _POSITIONS).astype(np.int64)
-
-
-# Positions per row rank in a phrase key (positions are 32-bit).
-_POSITIONS = np.uint64(2**32)
-
-
-def _keys(rank: np.ndarray, positions: np.ndarray) -> np.ndarray:
-    """One sortable key per (row rank, position)."""
-    keys: np.ndarray = rank.astype(np.uint64) * _POSITIONS + positions.astype(np.uint64)
-    return keys
+    return query_terms(text, column.params)

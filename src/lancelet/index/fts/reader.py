@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -230,6 +230,15 @@ class Partition:
                 ("documents", token_id), (self.row_ids[docs], freqs, self.num_tokens[docs])
             )
         return found[0], found[1], found[2]
+
+    def kept(self, key: Hashable, compute: Callable[[], np.ndarray]) -> np.ndarray:
+        """An array derived from this partition's postings (``key`` names it and
+        what it depends on), kept with the decoded posting lists."""
+        cache = self._invert.decoded
+        found = cache.get(key)
+        if found is None:
+            found = cache.put(key, (compute(),))
+        return found[0]
 
     def block_max_scores(self, token_id: int) -> np.ndarray:
         """The stored upper bound of the BM25 score of each posting block (float32)."""
