@@ -11,11 +11,13 @@ from typing import Any
 import lance
 import lance.query as pq
 import pyarrow as pa
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import lancelet as ll
 from lancelet import query as lq
+from lancelet.errors import UnsupportedOptionError
 from tests.dataset.test_fts_search import same_best, same_hits
 
 WORDS = ["apple", "apply", "maple", "bread", "bead", "cheese", "cherry", "fox", "box"]
@@ -60,16 +62,20 @@ def queries(draw: st.DrawFn) -> Any:
             ]
         )
 
+    # lancelet refuses a sloppy phrase that repeats a token (pylance's rule unknown).
+    words = text.split()
+    refused = kind == "phrase" and slop > 0 and len(set(words)) < len(words)
     return _Described(
         build,
         f"{kind} {text!r} other={other!r} fuzziness={fuzziness} "
         f"expansions={expansions} slop={slop} boost={boost}",
+        refused,
     )
 
 
 class _Described:
-    def __init__(self, build: Any, text: str) -> None:
-        self.build, self.text = build, text
+    def __init__(self, build: Any, text: str, refused: bool) -> None:
+        self.build, self.text, self.refused = build, text, refused
 
     def __call__(self, m: Any) -> Any:
         return self.build(m)
@@ -115,6 +121,10 @@ def test_random_corpora_score_as_pylance(
         if filtered is not None:
             keywords.update(filter="id % 3 != 1", prefilter=filtered)
         theirs = lance.dataset(path).to_table(full_text_query=build(pq), **keywords)
+        if build.refused:
+            with pytest.raises(UnsupportedOptionError, match="repeats a token with slop"):
+                ll.dataset(path).to_table(full_text_query=build(lq), **keywords)
+            return
         ours = ll.dataset(path).to_table(full_text_query=build(lq), **keywords)
         if limit is None:
             same_hits(theirs, ours)

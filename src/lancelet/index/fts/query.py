@@ -162,6 +162,14 @@ class QueryEvaluator:
             return Hits.empty()
         if len(tokens) == 1:
             return column.term(tokens[0][0])  # every row holding the token
+        if query.slop and len({token for token, _ in tokens}) < len(tokens):
+            # pylance's matching of a token that repeats within a sloppy phrase is not
+            # known (docs/fts/queries.md): refused rather than answered otherwise.
+            raise UnsupportedOptionError(
+                f"full_text_query: phrase {query.query!r} on column {query.column!r} repeats "
+                f"a token with slop {query.slop}, which lancelet does not match as pylance "
+                "does; use slop 0, or a phrase without the repeated token"
+            )
         return column.phrase(tokens, query.slop)
 
     def _boost(self, query: q.BoostQuery) -> Hits:
