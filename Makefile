@@ -11,12 +11,17 @@ DEMO_STAMP := $(VENV)/.demo-installed
 USER_VENV := .venv-user
 DEMO_VENV := .venv-demo
 
-.PHONY: demo test lint typecheck unit user user-install user-demo protos bench clean
+# The Spark bridge jar (java/), compiled against the installed pyspark's jars.
+BRIDGE_JAR := src/lancelet/spark/jars/lancelet-spark-bridge.jar
+BRIDGE_SOURCES := $(shell find java -type f)
+
+.PHONY: demo test lint typecheck unit user user-install user-demo protos bench clean bridge wheel
 
 # `make demo`: set up (virtual environment, dependencies, Java) and run the flights
 # pipeline on Spark's local mode; it exits non-zero if its own checks fail.
 demo: $(DEMO_STAMP)
 	./scripts/ensure-java.sh
+	test -f $(BRIDGE_JAR) || ! command -v javac >/dev/null || $(BIN)/python scripts/build_bridge.py
 	$(BIN)/python examples/flights_pipeline.py
 
 $(DEMO_STAMP): pyproject.toml
@@ -32,6 +37,17 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 test: lint typecheck unit user
+
+# `make bridge`: build the JVM bridge of the Spark source (needs javac, JDK 17+).
+bridge: $(BRIDGE_JAR)
+
+$(BRIDGE_JAR): $(STAMP) $(BRIDGE_SOURCES) scripts/build_bridge.py
+	./scripts/ensure-java.sh
+	$(BIN)/python scripts/build_bridge.py
+
+# `make wheel`: a wheel that carries the bridge jar, so installing it needs no compiler.
+wheel: $(BRIDGE_JAR)
+	$(BIN)/python -m pip wheel --quiet --no-deps --wheel-dir dist .
 
 # What a user gets, each in a fresh virtual environment: `pip install .` with no
 # extras, then a smoke check of every default path (tests/user_install/smoke.py); and
@@ -61,9 +77,11 @@ typecheck: $(STAMP)
 # The dataset tests run twice: with the default data file format (2.2) on local files,
 # and with format 2.0 and every dataset in the memory:// object store (one run covering
 # both, which keeps CI well inside its time limit).  The file tests run again without
-# the compiled kernels, on the numpy paths alone.
-unit: $(STAMP)
+# the compiled kernels, on the numpy paths alone.  The Spark tests run with the JVM
+# bridge; its read-path tests run again without it (the pure-Python source).
+unit: $(STAMP) $(BRIDGE_JAR)
 	$(BIN)/pytest -q
+	LANCELET_SPARK_BRIDGE=0 $(BIN)/pytest -q tests/spark/test_read.py tests/spark/test_reuse.py tests/spark/test_pushdown.py tests/spark/test_bridge.py
 	LANCELET_TEST_STORAGE_VERSION=2.0 LANCELET_TEST_STORAGE_BACKEND=memory $(BIN)/pytest -q tests/dataset
 	LANCELET_JIT=0 $(BIN)/pytest -q tests/file
 
@@ -75,4 +93,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/file_bench.py --scale 1
 
 clean:
-	rm -rf $(VENV) $(USER_VENV) $(DEMO_VENV) .mypy_cache .pytest_cache .ruff_cache demo-data
+	rm -rf $(VENV) $(USER_VENV) $(DEMO_VENV) .mypy_cache .pytest_cache .ruff_cache demo-data $(BRIDGE_JAR)

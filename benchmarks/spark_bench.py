@@ -1,6 +1,11 @@
 """Spark with lancelet's ``lance`` source vs Spark's built-in Parquet, in one run.
 
-    python benchmarks/spark_bench.py --scale 1 --runs 3
+    python benchmarks/spark_bench.py --scale 1 --runs 3 [--bridge both|on|off]
+
+Runs once with lancelet's JVM bridge (column pruning, per-query filter pushdown,
+``COUNT(*)`` from metadata, limits; :mod:`lancelet.spark.bridge`) and once without it
+(the pure-Python data source), each in its own process and Spark, each against
+Parquet in the same run.
 
 On Spark local[2], TPC-H lineitem is first staged as Parquet; from that one DataFrame:
 * ingest: ``df.write.format("lance")`` vs ``df.write.parquet`` (target: within 1.2x);
@@ -31,6 +36,7 @@ import argparse
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -55,7 +61,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--scale", type=float, default=1.0, help="TPC-H scale factor")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--bridge", choices=("both", "on", "off"), default="both")
     args = parser.parse_args()
+    if args.bridge == "both":
+        for mode in ("on", "off"):
+            command = [sys.executable, __file__, "--scale", str(args.scale), "--runs"]
+            command += [str(args.runs), "--bridge", mode]
+            subprocess.run(command, check=True)
+        return
+    os.environ["LANCELET_SPARK_BRIDGE"] = "1" if args.bridge == "on" else "0"
 
     from pyspark.sql import DataFrame
     from pyspark.sql import functions as F
@@ -69,7 +83,10 @@ def main() -> None:
     pq.write_table(lineitem(args.scale), staged)
     source = spark.read.parquet(staged)
     rows = source.count()
-    print(f"lineitem SF{args.scale}: {rows:,} rows on Spark local[2]; median of {args.runs} runs")
+    print(
+        f"lineitem SF{args.scale}: {rows:,} rows on Spark local[2]; median of {args.runs} "
+        f"runs; bridge {args.bridge}"
+    )
 
     def write(fmt: str, path: str) -> None:
         if fmt == "lance":
@@ -143,7 +160,8 @@ def main() -> None:
     for key in times["lance"]:
         a, b = statistics.median(times["lance"][key]), statistics.median(times["parquet"][key])
         print(f"{key:<20}{a:>10.2f}{b:>11.2f}{a / b:>8.2f}")
-    _where_time_goes(spark, root, args.runs)
+    if args.bridge == "off":
+        _where_time_goes(spark, root, args.runs)
     spark.stop()
     shutil.rmtree(root)
 

@@ -20,11 +20,11 @@ from pyspark.sql import datasource as sds
 from pyspark.sql import types as st
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from lancelet.spark.compat import PUSHED_READ_PER_QUERY
 from lancelet.spark.options import read_options
 from lancelet.spark.reader import LanceFilteringReader
 from tests.spark.probe import FilterRecorder
 from tests.spark.test_read import mixed_table
+from tests.spark.util import per_query_plans
 from tests.versions import STORAGE_VERSION
 
 # (SQL predicate, whether the reader takes every filter Spark pushes for it)
@@ -130,7 +130,7 @@ def test_queries_with_default_options_match_spark(
         query = _load(spark, uri).filter(predicate).select("k")
         assert sorted(r.k for r in query.collect()) == wanted[n], predicate
         # A filter the reader took is gone from Spark's plan.
-        assert _filters_in_spark(query) != (pushed and PUSHED_READ_PER_QUERY), predicate
+        assert _filters_in_spark(query) != (pushed and per_query_plans()), predicate
 
 
 def test_pushed_filters_replace_earlier_ones(uri: str) -> None:

@@ -24,6 +24,7 @@ from lancelet.spark.compat import PUSHED_READ_PER_QUERY
 from lancelet.spark.source import LanceDataSource
 from lancelet.spark.table import LanceTable
 from tests.spark.probe import PushdownProbe
+from tests.spark.util import per_query_plans
 from tests.versions import STORAGE_VERSION
 
 
@@ -93,7 +94,7 @@ def test_a_filtered_count_does_not_leak_into_later_queries(
 ) -> None:
     uri = _dataset(tmp_path, 0, 100)
     options = {} if pushdown is None else {"pushdown": pushdown}
-    if pushdown == "true" and not PUSHED_READ_PER_QUERY:
+    if pushdown == "true" and not per_query_plans():
         with pytest.raises(Exception, match="pushdown"):
             _load(spark, uri, **options)
         return

@@ -24,3 +24,12 @@ def assert_same_rows(got: pa.Table, want: pa.Table, key: str = "k") -> None:
             (nan_a, a), (nan_b, b) = _without_nan(a), _without_nan(b)
             assert nan_a.equals(nan_b), name
         assert a.equals(b), f"column {name} differs"
+
+
+def per_query_plans() -> bool:
+    """Whether the ``lance`` source's reads are planned per query in the test session:
+    on Spark 5, or with the JVM bridge loaded (then filter pushdown is on by default)."""
+    from lancelet.spark.bridge import bridge_jar
+    from lancelet.spark.compat import PUSHED_READ_PER_QUERY
+
+    return PUSHED_READ_PER_QUERY or bridge_jar() is not None

@@ -234,10 +234,12 @@ def read_options(
     *,
     streaming: bool = False,
     settings: Mapping[str, str] | None = None,
+    per_query: bool = PUSHED_READ_PER_QUERY,
 ) -> ReadOptions:
     """A batch read's options (``streaming``: the schema of a stream's read, which
     may carry the stream's own options); ``settings`` are the session's S3A settings
-    (see :mod:`lancelet.spark.storage`)."""
+    (see :mod:`lancelet.spark.storage`); ``per_query``: whether each query's read is
+    planned for it alone (Spark 5, or the JVM bridge), which filter pushdown needs."""
     _check_known(options, _READ_KEYS | (_STREAM_READ_KEYS if streaming else frozenset()), "read")
     version = version_option(options)
     path = dataset_path(options)
@@ -250,7 +252,7 @@ def read_options(
         with_row_address=_bool(options, "with_row_address"),
         rows_per_partition=_positive_int(options, "rows_per_partition", DEFAULT_ROWS_PER_PARTITION),
         batch_size=_positive_int(options, "batch_size", DEFAULT_BATCH_SIZE),
-        pushdown=_pushdown(options),
+        pushdown=_pushdown(options, per_query),
         use_scalar_index=_bool(options, "use_scalar_index", True),
         filter=_get(options, "filter"),
         search=_search(options),
@@ -268,13 +270,14 @@ def _search(options: Mapping[str, str]) -> Search | None:
     )
 
 
-def _pushdown(options: Mapping[str, str]) -> bool:
-    pushdown = _bool(options, "pushdown", PUSHED_READ_PER_QUERY)
-    if pushdown and not PUSHED_READ_PER_QUERY:
+def _pushdown(options: Mapping[str, str], per_query: bool) -> bool:
+    pushdown = _bool(options, "pushdown", per_query)
+    if pushdown and not per_query:
         # Refused rather than risked: see lancelet.spark.compat.
         raise ValueError(
-            f"lance data source: option pushdown=true needs Spark 5 or later: Spark "
-            f"{pyspark.__version__} reuses the read planned with one query's pushed filters "
+            "lance data source: option pushdown=true needs Spark 5 or later, or lancelet's "
+            f"Spark bridge (lancelet.spark.session() loads it): Spark {pyspark.__version__} "
+            "reuses the read planned with one query's pushed filters "
             "for later queries on the same DataFrame, which would then miss rows"
         )
     return pushdown

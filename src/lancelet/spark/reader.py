@@ -41,6 +41,7 @@ from lancelet.spark.index_read import (
     pushed_predicate,
 )
 from lancelet.spark.options import ReadOptions
+from lancelet.spark.read_hints import ReadHints
 from lancelet.spark.search_read import SearchPartition, search_rows
 from lancelet.spark.types import (
     natural_spark_type,
@@ -132,6 +133,9 @@ class LanceReader(sds.DataSourceReader):
         self._version = dataset.version
         self._lance_schema = PortableSchema.of(dataset.lance_schema.inner)
         self._where = f"{dataset.uri} version {dataset.version}"
+        self._hints = ReadHints.of(schema)
+        self._output = schema
+        schema = self._hints.columns(schema)
         self._schema = schema
         self._options = options
         self._columns = self._resolve(schema, dataset.schema)
@@ -213,10 +217,12 @@ class LanceReader(sds.DataSourceReader):
 
     def read(self, partition: sds.InputPartition) -> Iterator[pa.RecordBatch]:
         if isinstance(partition, SearchPartition):
-            return self._read_search()
-        if not isinstance(partition, FragmentRange):
-            return iter(())  # the dataset has no rows: Spark plans one empty partition
-        return self._read_range(partition)
+            batches = self._read_search()
+        elif isinstance(partition, FragmentRange):
+            batches = self._read_range(partition)
+        else:
+            batches = iter(())  # the dataset has no rows: Spark plans one empty partition
+        return self._hints.applied(batches, self._output)
 
     def _read_range(self, part: FragmentRange) -> Iterator[pa.RecordBatch]:
         if self._options.filter is not None:
@@ -318,6 +324,8 @@ class LanceReader(sds.DataSourceReader):
         return bool(wanted & set(ROW_COLUMNS))
 
     def _to_spark(self, table: pa.Table, target: pa.Schema) -> pa.Table:
+        if not self._columns:
+            return table.select([])  # no columns, the row count still matters (count())
         arrays = [table.column(c.source) for c in self._columns]
         out = pa.Table.from_arrays(arrays, names=[c.output for c in self._columns])
         try:

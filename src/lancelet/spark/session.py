@@ -8,6 +8,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
+from lancelet.spark.bridge import PYTHON_NAME, with_bridge
 from lancelet.spark.source import FORMAT, registered_source
 from lancelet.spark.storage import session_settings
 
@@ -31,7 +32,12 @@ def register(spark: SparkSession) -> None:
     whose reader accepts filters (``lancelet.spark.compat`` says when the lance
     reader does).
     """
-    spark.dataSource.register(registered_source(session_settings(spark)))
+    settings = session_settings(spark)
+    # Under both names: "lance" is this source where the JVM bridge is not loaded (a
+    # JVM source of that name wins over a Python one), and the bridge finds it under
+    # its own name.
+    spark.dataSource.register(registered_source(settings))
+    spark.dataSource.register(registered_source(settings, name=PYTHON_NAME))
     spark.conf.set(PUSHDOWN_CONF, "true")
 
 
@@ -39,12 +45,14 @@ def session(app_name: str = "lancelet", master: str = "local[*]", **conf: Any) -
     """A SparkSession (the running one if any) with the ``lance`` source registered.
 
     Workers run this interpreter, so they import the same lancelet.  ``conf`` entries
-    (``**{"spark.executor.memory": "2g"}``) override the light defaults.
+    (``**{"spark.executor.memory": "2g"}``) override the light defaults.  A new
+    session also loads the JVM bridge (:mod:`lancelet.spark.bridge`), which plans
+    each query's read with only the columns, rows and counts it needs.
     """
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     builder = SparkSession.builder.appName(app_name).master(master)
-    for key, value in {**_DEFAULTS, **conf}.items():
+    for key, value in with_bridge({**_DEFAULTS, **conf}).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     register(spark)

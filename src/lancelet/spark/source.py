@@ -12,6 +12,8 @@ from pyspark.sql import types as st
 
 from lancelet.dataset.engine import Location, latest_version, open_snapshot
 from lancelet.errors import DatasetNotFoundError
+from lancelet.spark.bridge import PYTHON_NAME
+from lancelet.spark.compat import PUSHED_READ_PER_QUERY
 from lancelet.spark.options import (
     Instant,
     ReadOptions,
@@ -91,6 +93,9 @@ class LanceDataSource(sds.DataSource):
     # The session's S3A settings (``fs.s3a.*``) when the source was registered: the
     # source runs where no session is active (see :func:`registered_source`).
     s3a_settings: ClassVar[Mapping[str, str]] = {}
+    # Whether each query's read is planned for it alone: true of the source the JVM
+    # bridge plans reads of (lancelet.spark.bridge), and on Spark 5.
+    per_query_plans: ClassVar[bool] = PUSHED_READ_PER_QUERY
 
     # pyspark asks sources not to override __init__; this keeps its signature and
     # behaviour, and adds the version every read of this DataFrame will read.
@@ -103,7 +108,12 @@ class LanceDataSource(sds.DataSource):
         return FORMAT
 
     def _read_options(self, *, streaming: bool = False) -> ReadOptions:
-        options = read_options(self.options, streaming=streaming, settings=self.s3a_settings)
+        options = read_options(
+            self.options,
+            streaming=streaming,
+            settings=self.s3a_settings,
+            per_query=self.per_query_plans,
+        )
         if self.snapshot is None:
             raise DatasetNotFoundError(f"{options.path}: no Lance dataset here")
         return replace(options, version=self.snapshot)
@@ -132,18 +142,25 @@ class LanceDataSource(sds.DataSource):
         return LanceStreamWriter(schema, options, overwrite)
 
 
-def registered_source(s3a_settings: Mapping[str, str]) -> type[LanceDataSource]:
-    """The source to register in a session with these S3A settings.
+def registered_source(s3a_settings: Mapping[str, str], name: str = FORMAT) -> type[LanceDataSource]:
+    """The source to register in a session with these S3A settings, under ``name``
+    (``PYTHON_NAME``: the source the JVM bridge plans each query's read of).
 
     Spark runs a Python data source in Python processes it starts, where no session
     is active, and hands it only the read's or write's options; the settings travel
     in the class itself, a subclass pickled by value (cloudpickle copies a class it
     cannot import by name) when the session is registered."""
-    if not s3a_settings:
+    if not s3a_settings and name == FORMAT:
         return LanceDataSource
     frozen = dict(s3a_settings)
+    bridged = name == PYTHON_NAME or PUSHED_READ_PER_QUERY
 
     class SessionLanceDataSource(LanceDataSource):
         s3a_settings: ClassVar[Mapping[str, str]] = frozen
+        per_query_plans: ClassVar[bool] = bridged
+
+        @classmethod
+        def name(cls) -> str:
+            return name
 
     return SessionLanceDataSource

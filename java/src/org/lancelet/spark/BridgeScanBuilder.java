@@ -1,0 +1,111 @@
+package org.lancelet.spark;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import org.apache.spark.sql.connector.expressions.aggregate.AggregateFunc;
+import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
+import org.apache.spark.sql.connector.expressions.aggregate.CountStar;
+import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.read.SupportsPushDownAggregates;
+import org.apache.spark.sql.connector.read.SupportsPushDownFilters;
+import org.apache.spark.sql.connector.read.SupportsPushDownLimit;
+import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
+import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * Collects what one query asks of a lance read (Spark calls filters, aggregates,
+ * columns and limit in that order), then plans it in Python ({@link ReadPlan}).
+ */
+final class BridgeScanBuilder implements SupportsPushDownRequiredColumns,
+    SupportsPushDownFilters, SupportsPushDownLimit, SupportsPushDownAggregates {
+  private final LanceSource source;
+  private final StructType schema;
+  private final ReadPlan plans;
+  private StructType required;
+  private Filter[] pushed = new Filter[0];
+  private boolean countStar;
+  private int limit = -1;
+
+  BridgeScanBuilder(LanceSource source, StructType schema, ReadPlan plans) {
+    this.source = source;
+    this.schema = schema;
+    this.plans = plans;
+    this.required = schema;
+  }
+
+  @Override
+  public Filter[] pushFilters(Filter[] filters) {
+    if (!SQLConf.get().pythonFilterPushDown() || filters.length == 0) {
+      return filters;
+    }
+    boolean[] taken = plans.acceptedFilters(filters);
+    List<Filter> kept = new ArrayList<>();
+    List<Filter> left = new ArrayList<>();
+    for (int i = 0; i < filters.length; i++) {
+      (taken[i] ? kept : left).add(filters[i]);
+    }
+    pushed = kept.toArray(new Filter[0]);
+    return left.toArray(new Filter[0]);
+  }
+
+  @Override
+  public Filter[] pushedFilters() {
+    return pushed;
+  }
+
+  /**
+   * COUNT(*) without grouping or pushed filters: each partition answers its count,
+   * Spark sums them.  (A filter needs its columns in the schema Spark sends the
+   * Python reader, which a count's schema does not have.)
+   */
+  @Override
+  public boolean pushAggregation(Aggregation aggregation) {
+    if (aggregation.groupByExpressions().length != 0 || pushed.length != 0) {
+      return false;
+    }
+    AggregateFunc[] functions = aggregation.aggregateExpressions();
+    for (AggregateFunc function : functions) {
+      if (!(function instanceof CountStar)) {
+        return false;
+      }
+    }
+    countStar = functions.length > 0;
+    return countStar;
+  }
+
+  @Override
+  public void pruneColumns(StructType requiredSchema) {
+    required = requiredSchema;
+  }
+
+  /** Each partition stops after {@code limit} rows; Spark still limits the whole. */
+  @Override
+  public boolean pushLimit(int limit) {
+    if (countStar) {
+      return false;
+    }
+    this.limit = limit;
+    return true;
+  }
+
+  @Override
+  public Scan build() {
+    if (limit >= 0 && required.fields().length == 0) {
+      limit = -1;  // no field to carry it: Spark's own limit stands
+    }
+    if (countStar) {
+      StructType counted = new StructType().add("count(*)", DataTypes.LongType, false);
+      return new BridgeScan(source, schema, plans, ReadPlan.counting(counted), pushed, counted);
+    }
+    // Spark sends pushed filters to Python by the read schema's fields, so the columns
+    // they test are read too (Spark projects them away).
+    StructType read = ReadPlan.withColumnsOf(required, pushed, schema);
+    StructType hinted = limit >= 0 ? ReadPlan.limited(read, limit) : read;
+    return new BridgeScan(source, schema, plans, hinted, pushed, read);
+  }
+}

@@ -1,0 +1,64 @@
+package org.lancelet.spark;
+
+import java.util.Map;
+
+import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceV2;
+import org.apache.spark.sql.execution.datasources.v2.python.PythonTable;
+import org.apache.spark.sql.sources.DataSourceRegister;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * The {@code lance} format on the JVM: Spark's own Python data source provider, pointed
+ * at lancelet's Python source (registered as {@value #PYTHON_NAME}), whose reads are
+ * planned per query with the columns, filters, limit and count the query needs.
+ *
+ * <p>Writes, streams and schema inference are Spark's Python data source path unchanged.
+ * Where this Spark lacks the internals the planning uses ({@link Internals}), tables are
+ * Spark's plain Python tables, and the reason is logged once.
+ */
+public class LanceSource extends PythonDataSourceV2 implements DataSourceRegister {
+  /** The name lancelet registers its Python source under for this bridge. */
+  public static final String PYTHON_NAME = "lancelet_python";
+
+  private boolean named;
+
+  /** The Spark internals the bridge needs and this Spark lacks (empty: it runs). */
+  public static String[] missingInternals() {
+    return Internals.missing().toArray(new String[0]);
+  }
+
+  @Override
+  public String shortName() {
+    return "lance";
+  }
+
+  /** Spark names the provider by the format it was looked up with; the Python source
+   * behind it keeps its own name. */
+  @Override
+  public synchronized void setShortName(String ignored) {
+    if (!named) {
+      super.setShortName(PYTHON_NAME);
+      named = true;
+    }
+  }
+
+  @Override
+  public StructType inferSchema(CaseInsensitiveStringMap options) {
+    setShortName(PYTHON_NAME);
+    return super.inferSchema(options);
+  }
+
+  @Override
+  public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
+    setShortName(PYTHON_NAME);
+    Table plain = super.getTable(schema, partitioning, properties);
+    if (!Internals.available() || !(plain instanceof PythonTable)) {
+      return plain;
+    }
+    CaseInsensitiveStringMap options = new CaseInsensitiveStringMap(properties);
+    return new BridgeTable(this, (PythonTable) plain, schema, options);
+  }
+}

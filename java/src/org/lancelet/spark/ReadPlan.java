@@ -1,0 +1,145 @@
+package org.lancelet.spark;
+
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceCreationResult;
+import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceReadInfo;
+import org.apache.spark.sql.execution.datasources.v2.python.PythonFilterPushdownResult;
+import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.types.Metadata;
+import org.apache.spark.sql.types.MetadataBuilder;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+import scala.Option;
+import scala.collection.Seq;
+
+/**
+ * One query's read, planned by lancelet's Python source.
+ *
+ * <p>The Python source receives the schema to read, and nothing else per query; what
+ * else the query asks (a limit per partition, a count instead of rows) travels as
+ * metadata of that schema's fields, under the keys below, which
+ * {@code lancelet.spark.reader} reads.  Spark's own output schema carries none.
+ */
+final class ReadPlan {
+  static final String LIMIT = "lancelet.limit";
+  static final String AGGREGATE = "lancelet.aggregate";
+  private static final int CACHED = 64;
+
+  private final LanceSource source;
+  private final StructType tableSchema;
+  private final CaseInsensitiveStringMap options;
+  // The table reads one version, so a query asking what an earlier one asked gets the
+  // same plan: kept, as Spark keeps a DataFrame's plan, but per columns and filters.
+  private final Map<List<Filter>, boolean[]> accepted = cache();
+  private final Map<List<Object>, PythonDataSourceReadInfo> plans = cache();
+
+  ReadPlan(LanceSource source, StructType tableSchema, CaseInsensitiveStringMap options) {
+    this.source = source;
+    this.tableSchema = tableSchema;
+    this.options = options;
+  }
+
+  private static <K, V> Map<K, V> cache() {
+    return Collections.synchronizedMap(new LinkedHashMap<K, V>(16, 0.75f, true) {
+      @Override
+      protected boolean removeEldestEntry(Map.Entry<K, V> eldest) {
+        return size() > CACHED;
+      }
+    });
+  }
+
+  CaseInsensitiveStringMap options() {
+    return options;
+  }
+
+  private PythonDataSourceCreationResult created() {
+    return source.getOrCreateDataSourceInPython(LanceSource.PYTHON_NAME, options,
+        Option.apply(tableSchema));
+  }
+
+  /** Which of the filters the Python reader evaluates itself. */
+  boolean[] acceptedFilters(Filter[] filters) {
+    return accepted.computeIfAbsent(Arrays.asList(filters), key -> {
+      boolean[] out = new boolean[filters.length];
+      Option<PythonFilterPushdownResult> result =
+          source.source().pushdownFiltersInPython(created(), tableSchema, filters);
+      if (result.isDefined()) {
+        Seq<Object> taken = result.get().isFilterPushed();
+        for (int i = 0; i < filters.length; i++) {
+          out[i] = (Boolean) taken.apply(i);
+        }
+      }
+      return out;
+    });
+  }
+
+  /** The pickled reader and partitions of a read of {@code schema} with these filters. */
+  PythonDataSourceReadInfo plan(StructType schema, Filter[] pushed) {
+    List<Object> key = Arrays.asList(schema, Arrays.asList(pushed));
+    return plans.computeIfAbsent(key, k -> planned(schema, pushed));
+  }
+
+  private PythonDataSourceReadInfo planned(StructType schema, Filter[] pushed) {
+    if (pushed.length == 0) {
+      return source.source().createReadInfoInPython(created(), schema, false);
+    }
+    Option<PythonFilterPushdownResult> result =
+        source.source().pushdownFiltersInPython(created(), schema, pushed);
+    Seq<Object> taken = result.get().isFilterPushed();
+    for (int i = 0; i < pushed.length; i++) {
+      if (!(Boolean) taken.apply(i)) {
+        // Spark was told these filters need no second look: a reader that now declines
+        // one would return rows the query excludes.
+        throw new IllegalStateException("lancelet: the lance reader declined the filter "
+            + pushed[i] + " it accepted when the query was planned");
+      }
+    }
+    return result.get().readInfo();
+  }
+
+  /** {@code required}, then the other top-level columns of {@code table} the filters test. */
+  static StructType withColumnsOf(StructType required, Filter[] filters, StructType table) {
+    Set<String> have = new HashSet<>(Arrays.asList(required.fieldNames()));
+    Set<String> tested = new HashSet<>();
+    for (Filter filter : filters) {
+      for (String[] path : filter.v2references()) {
+        tested.add(path[0]);
+      }
+    }
+    StructType out = required;
+    for (StructField field : table.fields()) {
+      if (tested.contains(field.name()) && have.add(field.name())) {
+        out = out.add(field);
+      }
+    }
+    return out;
+  }
+
+  static StructType counting(StructType counted) {
+    return withMetadata(counted, AGGREGATE, "count");
+  }
+
+  /** Without columns there is no field to carry the limit: Spark's own limit stands. */
+  static StructType limited(StructType schema, int limit) {
+    return withMetadata(schema, LIMIT, Integer.toString(limit));
+  }
+
+  private static StructType withMetadata(StructType schema, String key, String value) {
+    StructType out = new StructType();
+    for (StructField field : schema.fields()) {
+      Metadata metadata = new MetadataBuilder().withMetadata(field.metadata())
+          .putString(key, value).build();
+      out = out.add(new StructField(field.name(), field.dataType(), field.nullable(), metadata));
+    }
+    return out;
+  }
+}
