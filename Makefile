@@ -81,7 +81,7 @@ typecheck: $(STAMP)
 # bridge; its read-path tests run again without it (the pure-Python source).
 unit: $(STAMP) $(BRIDGE_JAR)
 	$(BIN)/pytest -q
-	LANCELET_SPARK_BRIDGE=0 $(BIN)/pytest -q tests/spark/test_read.py tests/spark/test_reuse.py tests/spark/test_pushdown.py tests/spark/test_bridge.py
+	LANCELET_SPARK_BRIDGE=0 $(BIN)/pytest -q tests/spark/test_reuse.py tests/spark/test_pushdown.py tests/spark/test_bridge.py
 	LANCELET_TEST_STORAGE_VERSION=2.0 LANCELET_TEST_STORAGE_BACKEND=memory $(BIN)/pytest -q tests/dataset
 	LANCELET_JIT=0 $(BIN)/pytest -q tests/file
 
