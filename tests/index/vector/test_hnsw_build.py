@@ -6,6 +6,9 @@ does."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import lance
@@ -157,3 +160,46 @@ def test_util_hnsw_refuses_what_it_cannot_build() -> None:
         )
     with pytest.raises(NotImplementedError, match="float32"):
         lancelet.util.HNSW.build(iter([pa.FixedSizeListArray.from_arrays(pa.array([1.0, 2.0]), 2)]))
+
+
+_PYLANCE_GRAPH = """
+import sys
+import lance
+import numpy as np
+import pyarrow as pa
+vectors = np.load(sys.argv[1])
+column = pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), vectors.shape[1])
+graph = lance.util.HNSW.build(iter([column]), m=10, ef_construction=50)
+graph.to_lance_file(sys.argv[2])
+"""
+
+
+@pytest.mark.local_files("pylance writes its graph file on disk")
+def test_the_graph_is_pylances_single_threaded_graph(tmp_path: Path) -> None:
+    """Built on one thread (``RAYON_NUM_THREADS=1``, in a fresh process: the pool
+    is made once), pylance's graph is lancelet's list for list: the same levels and
+    entry point, every insertion starting from it, and reverse links taken without
+    a cut-off (the lists are pruned instead)."""
+    rng = np.random.default_rng(0)
+    centres = rng.normal(0, 1, (20, 16))
+    vectors = centres[rng.integers(0, 20, 2000)] + rng.normal(0, 0.3, (2000, 16))
+    vectors = vectors.astype(np.float32)
+    np.save(tmp_path / "vectors.npy", vectors)
+    theirs_path = tmp_path / "lance.idx"
+    env = {**os.environ, "RAYON_NUM_THREADS": "1"}
+    command = [
+        sys.executable,
+        "-c",
+        _PYLANCE_GRAPH,
+        str(tmp_path / "vectors.npy"),
+        str(theirs_path),
+    ]
+    subprocess.run(command, check=True, env=env)
+    column = pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), 16)
+    ours_path = tmp_path / "lancelet.idx"
+    lancelet.util.HNSW.build(iter([column]), m=10, ef_construction=50).to_lance_file(str(ours_path))
+    ours, theirs = (LanceFileReader(str(p)) for p in (ours_path, theirs_path))
+    assert ours.schema.metadata[b"lance:hnsw"] == theirs.schema.metadata[b"lance:hnsw"]
+    tables = [f.read_all().to_table() for f in (ours, theirs)]
+    for name in ("__vector_id", "__neighbors"):
+        assert tables[0].column(name).to_pylist() == tables[1].column(name).to_pylist()

@@ -4,10 +4,10 @@ pylance 14 builds and stores it (``docs/vector-index-format.md``, "HNSW sub-inde
 Each node's top level is the one pylance 14 gives it: ``floor(-ln(u) / ln(m))``,
 at most ``max_level - 1`` (so a node reaches level ``l`` with probability
 ``m^-l``), where node ``i``'s ``u`` is the ``i``-th float32 of one fixed sequence,
-the same for every graph (:func:`pylance_levels`).  The nodes are inserted in order
+the same for every graph (:func:`pylance_levels`).  The entry point, the first
+node of the highest level, is placed first and the others are inserted in order
 (:mod:`lancelet.index.vector.hnsw_kernels`, compiled by numba when the kernels
-are on); the
-entry point is the first node of the highest level.  The graph is returned level by
+are on).  The graph is returned level by
 level, each level listing its nodes in node order with their neighbours (nearest
 first once a list was pruned, in the order they joined before) and the distances to
 them, as ``index.idx`` stores them.
