@@ -216,7 +216,7 @@ class HNSW:
         params.check("HNSW.build")
         values = vectors.flatten().to_numpy(zero_copy_only=False)
         matrix = np.asarray(values, dtype=np.float32).reshape(len(vectors), -1)
-        graph = hnsw_build.build(matrix, False, params, np.random.default_rng())
+        graph = hnsw_build.build(matrix, False, params)
         return HNSW(_BuiltGraph(graph, params, vectors))
 
 

@@ -23,7 +23,7 @@ from lancelet._proto import index_pb2
 from lancelet.errors import ArgumentError, UnsupportedOptionError
 from lancelet.file import LanceFileReader
 from lancelet.index import files
-from lancelet.index.vector import layout
+from lancelet.index.vector import hnsw_build, layout
 from lancelet.index.vector.hnsw import TiedCutError
 from tests.vector_checks import assert_same_neighbours
 
@@ -176,7 +176,8 @@ def test_pylance_describes_it_as_its_own(built: Built, tmp_path: Path) -> None:
     stats = [d.stats.index_stats("vec_idx")["indices"][0] for d in (ours, theirs)]
     for key in ("index_type", "metric_type", "num_partitions", "index_file_version"):
         assert stats[0][key] == stats[1][key]
-    # The graphs' entry points and level sizes are their own (random levels).
+    # The graphs' entry points and level sizes follow from their partitions' sizes
+    # (the levels are pylance's sequence), which k-means makes differ.
     graphs = [dict(s["sub_index"]) for s in stats]
     for graph in graphs:
         assert len(graph.pop("level_offsets")) == HNSW["max_level"] + 1
@@ -192,8 +193,9 @@ def _directory(uri: str) -> Path:
 def test_index_files_are_laid_out_as_pylances(built: Built, tmp_path: Path) -> None:
     """Schemas and metadata keys as pylance's; each partition's graph: level 0 lists
     every node in order, upper levels subsets of it in order, lists within the
-    limits (2m, m), neighbours on their level, no loops or repeats, the entry point
-    on the highest level; the IVF message gives each graph's rows."""
+    limits (2m, m), neighbours on their level, no loops or repeats, each node's top
+    level and the entry point (the first node of the highest level) as pylance's
+    graphs of as many nodes have them; the IVF message gives each graph's rows."""
     theirs = _pylance_built(built, tmp_path)
     readers = {
         name: [LanceFileReader(str(_directory(uri) / name)) for uri in (built.uri, theirs)]
@@ -223,6 +225,31 @@ def test_index_files_are_laid_out_as_pylances(built: Built, tmp_path: Path) -> N
         start = aux_ivf.offsets[number]
         nodes = vectors[start : start + aux_ivf.lengths[number]] if vectors is not None else None
         _check_graph(rows, entry, aux_ivf.lengths[number], nodes, built.metric)
+    _check_pylance_levels(theirs)
+
+
+def _check_pylance_levels(uri: str) -> None:
+    """pylance's own graphs have the levels and entry points lancelet gives its."""
+    index = LanceFileReader(str(_directory(uri) / layout.INDEX_FILE))
+    graph = index.read_all().to_table()
+    ivf = index_pb2.IVF.FromString(index.read_global_buffer(1))
+    entries = [json.loads(e) for e in json.loads(files.metadata(index)["lance:hnsw"])]
+    for number, entry in enumerate(entries):
+        rows = graph.slice(ivf.offsets[number], ivf.lengths[number])
+        count = entry["level_offsets"][1]
+        _check_levels(rows.column("__vector_id").to_numpy(), entry, count)
+
+
+def _check_levels(ids: np.ndarray, entry: dict[str, Any], count: int) -> None:
+    """Each node's top level is the start of pylance's sequence; the entry point is
+    the first node of the highest level."""
+    offsets = entry["level_offsets"]
+    top = np.zeros(count, np.int64)
+    for level in range(1, HNSW["max_level"]):
+        top[ids[offsets[level] : offsets[level + 1]].astype(np.int64)] = level
+    expected = hnsw_build.pylance_levels(count, hnsw_build.HnswParams(**HNSW))
+    np.testing.assert_array_equal(top, expected)
+    assert entry["entry_point"] == int(np.flatnonzero(expected == expected.max())[0])
 
 
 def _aux_vectors(built: Built, reader: LanceFileReader) -> np.ndarray | None:
@@ -259,6 +286,7 @@ def _check_graph(
             if vectors is not None:
                 _check_distances(vectors, int(ids[row]), listed, distances[row], metric)
     assert entry["entry_point"] in ids[offsets[highest] : offsets[highest + 1]].tolist()
+    _check_levels(ids, entry, count)
 
 
 def _check_distances(

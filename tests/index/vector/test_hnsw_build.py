@@ -1,11 +1,14 @@
 """HNSW graph construction (``index/vector/hnsw_build.py``): the compiled kernel and
-the Python fallback build the same graph; the levels follow pylance's distribution;
+the Python fallback build the same graph; the levels are pylance's;
 the graph finds the exact neighbours; ``lance.util.HNSW`` writes the file pylance's
 does."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import lance
@@ -59,10 +62,10 @@ def test_the_kernel_and_the_fallback_build_the_same_graph(
 ) -> None:
     vectors = _vectors(seed, rows, dimension)
     params = hnsw_build.HnswParams(m, ef, 5)
-    compiled = hnsw_build.build(vectors, dot, params, np.random.default_rng(seed))
+    compiled = hnsw_build.build(vectors, dot, params)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(jit.ENV_VAR, "0")
-        plain = hnsw_build.build(vectors, dot, params, np.random.default_rng(seed))
+        plain = hnsw_build.build(vectors, dot, params)
     assert _same(compiled, plain)
 
 
@@ -84,10 +87,20 @@ def test_distances_sum_as_documented() -> None:
 def test_levels_follow_pylances_distribution() -> None:
     """A node reaches level l with probability m^-l, below max_level."""
     params = hnsw_build.HnswParams(m=4, max_level=3)
-    levels = hnsw_build.random_levels(200_000, params, np.random.default_rng(0))
+    levels = hnsw_build.pylance_levels(200_000, params)
     assert levels.min() == 0 and levels.max() == 2
     for level, expected in ((1, 1 / 4), (2, 1 / 16)):
         assert abs(np.mean(levels >= level) - expected) < 0.005
+
+
+def test_levels_are_pylances_sequence() -> None:
+    """The first nodes above level 0 of pylance 14's graphs (m = 20), whatever the
+    data; every graph's levels are a prefix of one sequence."""
+    params = hnsw_build.HnswParams()
+    levels = hnsw_build.pylance_levels(1000, params)
+    assert np.flatnonzero(levels)[:6].tolist() == [44, 69, 76, 84, 102, 147]
+    assert np.flatnonzero(levels == 2)[0] == 364
+    np.testing.assert_array_equal(hnsw_build.pylance_levels(400, params), levels[:400])
 
 
 def _reader_graph(graph: hnsw_build.Graph, count: int) -> HnswGraph:
@@ -108,7 +121,7 @@ def test_the_graph_finds_the_exact_neighbours(dot: bool) -> None:
     vectors = _vectors(3, 3000, 16)
     if dot:
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    graph = hnsw_build.build(vectors, dot, hnsw_build.HnswParams(), np.random.default_rng(1))
+    graph = hnsw_build.build(vectors, dot, hnsw_build.HnswParams())
     searched = _reader_graph(graph, len(vectors))
     queries = _vectors(4, 50, 16)
     hits = 0
@@ -134,8 +147,8 @@ def test_util_hnsw_writes_the_file_pylance_writes(tmp_path: Path) -> None:
     assert ours.schema.remove_metadata() == theirs.schema.remove_metadata()
     assert ours.metadata().num_rows >= 500
     entries = [json.loads(f.schema.metadata[b"lance:hnsw"]) for f in files]
-    assert entries[0]["params"] == entries[1]["params"]
-    assert len(entries[0]["level_offsets"]) == len(entries[1]["level_offsets"])
+    # The same levels (pylance's sequence), so the same entry point and level sizes.
+    assert entries[0] == entries[1]
     table = ours.read_all().to_table()
     assert table.num_rows == entries[0]["level_offsets"][-1]
 
@@ -147,3 +160,46 @@ def test_util_hnsw_refuses_what_it_cannot_build() -> None:
         )
     with pytest.raises(NotImplementedError, match="float32"):
         lancelet.util.HNSW.build(iter([pa.FixedSizeListArray.from_arrays(pa.array([1.0, 2.0]), 2)]))
+
+
+_PYLANCE_GRAPH = """
+import sys
+import lance
+import numpy as np
+import pyarrow as pa
+vectors = np.load(sys.argv[1])
+column = pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), vectors.shape[1])
+graph = lance.util.HNSW.build(iter([column]), m=10, ef_construction=50)
+graph.to_lance_file(sys.argv[2])
+"""
+
+
+@pytest.mark.local_files("pylance writes its graph file on disk")
+def test_the_graph_is_pylances_single_threaded_graph(tmp_path: Path) -> None:
+    """Built on one thread (``RAYON_NUM_THREADS=1``, in a fresh process: the pool
+    is made once), pylance's graph is lancelet's list for list: the same levels and
+    entry point, every insertion starting from it, and reverse links taken without
+    a cut-off (the lists are pruned instead)."""
+    rng = np.random.default_rng(0)
+    centres = rng.normal(0, 1, (20, 16))
+    vectors = centres[rng.integers(0, 20, 2000)] + rng.normal(0, 0.3, (2000, 16))
+    vectors = vectors.astype(np.float32)
+    np.save(tmp_path / "vectors.npy", vectors)
+    theirs_path = tmp_path / "lance.idx"
+    env = {**os.environ, "RAYON_NUM_THREADS": "1"}
+    command = [
+        sys.executable,
+        "-c",
+        _PYLANCE_GRAPH,
+        str(tmp_path / "vectors.npy"),
+        str(theirs_path),
+    ]
+    subprocess.run(command, check=True, env=env)
+    column = pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), 16)
+    ours_path = tmp_path / "lancelet.idx"
+    lancelet.util.HNSW.build(iter([column]), m=10, ef_construction=50).to_lance_file(str(ours_path))
+    ours, theirs = (LanceFileReader(str(p)) for p in (ours_path, theirs_path))
+    assert ours.schema.metadata[b"lance:hnsw"] == theirs.schema.metadata[b"lance:hnsw"]
+    tables = [f.read_all().to_table() for f in (ours, theirs)]
+    for name in ("__vector_id", "__neighbors"):
+        assert tables[0].column(name).to_pylist() == tables[1].column(name).to_pylist()

@@ -143,7 +143,6 @@ def write_index(
         version,
         params.index_type,
         params.hnsw,
-        rng,
     )
 
 

@@ -6,16 +6,19 @@ Both give the same graph: every distance is summed in the same fixed order (see
 depends on how a heap is laid out.
 
 The algorithm is the standard one as pylance builds its graphs (the spec snapshot's
-``lance-index/src/vector/hnsw/builder.rs``): nodes are inserted in order; a node
+``lance-index/src/vector/hnsw/builder.rs``, with pylance 14's differences): the
+entry point, the first node of the highest level, is placed first; the other nodes
+are inserted in order; a node
 descends greedily from the entry point through the levels above its own, then on
 each of its levels runs a beam search of ``ef_construction`` and keeps ``m`` of
 the candidates: those the neighbour-selection heuristic keeps (nearest first; a
 candidate only when it is nearer to the node than to every neighbour kept before
 it), then, to fill the list, those it passed over, nearest first (pylance 14 fills
 its lists so: measured on its graphs, whose upper-level lists always hold ``m``
-and whose level-0 lists hold ``m`` to ``2m``).  Each kept neighbour links back when
-the new node is nearer than its last listed neighbour (or its list is not full); a
-list grown past its limit (``2m`` on level 0, ``m`` above) is cut back the same way.
+and whose level-0 lists hold ``m`` to ``2m``).  Each kept neighbour takes the new
+node into its list; a list grown past its limit (``2m`` on level 0, ``m`` above) is
+cut back the same way.  With pylance's levels this reproduces the graphs pylance
+builds on one thread (``RAYON_NUM_THREADS=1``) list for list.
 
 Neighbour lists live in one (rows, 2m+1) table: row ``node`` is the node's level 0,
 row ``n + slot[node] + level - 1`` its list on an upper level.
@@ -391,9 +394,10 @@ def build_graph(
     neighbour_distances: np.ndarray,
     counts: np.ndarray,
 ) -> int:
-    """Insert nodes 1.. of ``vectors`` ((n, LANES * k) float32) into the graph of
-    node 0, filling ``ids``/``neighbour_distances``/``counts`` (rows as the module
-    says, 2m+1 columns, counts zero); the entry point."""
+    """Insert the nodes of ``vectors`` ((n, LANES * k) float32), in order, into the
+    graph of the entry point (the first node of the highest level), filling
+    ``ids``/``neighbour_distances``/``counts`` (rows as the module says, 2m+1
+    columns, counts zero); the entry point."""
     total = len(levels)
     width = ids.shape[1]
     visited = np.zeros(total, dtype=np.int64)
@@ -416,8 +420,13 @@ def build_graph(
         np.empty(longest, dtype=np.int64),
     )
     pair, pair_distance = work[0], work[1]
-    entry, top, stamp = 0, levels[0] if total else 0, 0
-    for node in range(1, total):
+    # pylance starts every insertion at the first node of the highest level, which
+    # is placed first and never inserted itself.
+    entry = int(np.argmax(levels))
+    top, stamp = levels[entry], 0
+    for node in range(total):
+        if node == entry:
+            continue
         own = levels[node]
         pair[0] = entry
         distances(vectors, node, pair, 1, dot, pair_distance)
@@ -447,8 +456,6 @@ def build_graph(
                     vectors, dot, node, ids[row, j], neighbour_distances[row, j], level,
                     limit, slots, ids, neighbour_distances, counts, work,
                 )  # fmt: skip
-        if own > top:
-            entry, top = node, own
     return entry
 
 
@@ -467,12 +474,12 @@ def _link(
     counts: np.ndarray,
     work: Work,
 ) -> None:
-    """``node`` joins ``neighbour``'s list when nearer than its last listed (or the
-    list is not full); a list then over its limit is pruned."""
+    """``node`` joins ``neighbour``'s list, which is pruned when that takes it over
+    its limit.  pylance 14 checks no cut-off first (the 2025 snapshot's "nearer
+    than the last listed"): a far node the heuristic keeps displaces a near one it
+    does not, which keeps more long links on the upper levels."""
     row = _row(neighbour, level, len(slots), slots)
     listed = counts[row]
-    if listed >= limit and not distance < neighbour_distances[row, listed - 1]:
-        return
     ids[row, listed] = node
     neighbour_distances[row, listed] = distance
     counts[row] = listed + 1

@@ -59,21 +59,19 @@ def write_graphs(
     version: str,
     index_type: str,
     params: hnsw_build.HnswParams,
-    rng: np.random.Generator,
 ) -> None:
     """Build each partition's graph over the vectors ``vectors_of(rows)`` gives for
     its rows (positions among all the rows, whose partitions are ``partitions``) and
-    write ``index.idx``; ``dot`` picks ``1 - x·y`` over squared l2.  The levels are
-    drawn first, partition by partition, so the graphs do not depend on which
-    thread builds which."""
+    write ``index.idx``; ``dot`` picks ``1 - x·y`` over squared l2.  Every graph's
+    levels are the start of one sequence (pylance's), drawn once."""
     order = np.argsort(partitions, kind="stable")
     offsets, lengths = partition_layout(partitions, len(centroids))
-    levels = [hnsw_build.random_levels(int(n), params, rng) for n in lengths]
+    levels = hnsw_build.pylance_levels(int(lengths.max(initial=0)), params)
 
     def graph(number: int) -> hnsw_build.Graph:  # one call per partition
         rows = order[offsets[number] : offsets[number] + lengths[number]]
         vectors = np.asarray(vectors_of(rows), dtype=np.float32)
-        return hnsw_build.build_on_levels(vectors, dot, params, levels[number])
+        return hnsw_build.build_on_levels(vectors, dot, params, levels[: len(rows)])
 
     graphs = parallel.map_columns(graph, range(len(lengths)))
     hnsw_writer.write_index_file(

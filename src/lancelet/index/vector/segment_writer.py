@@ -201,7 +201,6 @@ def write_segment(
             version,
             quantizer.index_type,
             graph,
-            np.random.default_rng(),
         )
 
 
