@@ -55,10 +55,7 @@ class ReadHints:
         """A partition's batches as the query asked: at most ``limit`` rows, or one
         row holding their number."""
         if self.count:
-            total = sum(batch.num_rows for batch in batches)
-            # Spark checks the batch against the schema it sent, metadata included.
-            target = spark_arrow_schema(schema)
-            yield pa.record_batch([pa.array([total], pa.int64())], schema=target)
+            yield counted(sum(batch.num_rows for batch in batches), schema)
             return
         if self.limit is None:
             yield from batches
@@ -69,3 +66,10 @@ class ReadHints:
                 return
             yield batch.slice(0, left)
             left -= batch.num_rows
+
+
+def counted(rows: int, schema: st.StructType) -> pa.RecordBatch:
+    """A counting read's one row: ``rows``."""
+    # Spark checks the batch against the schema it sent, metadata included.
+    target = spark_arrow_schema(schema)
+    return pa.record_batch([pa.array([rows], pa.int64())], schema=target)

@@ -41,7 +41,7 @@ from lancelet.spark.index_read import (
     pushed_predicate,
 )
 from lancelet.spark.options import ReadOptions
-from lancelet.spark.read_hints import ReadHints
+from lancelet.spark.read_hints import ReadHints, counted
 from lancelet.spark.search_read import SearchPartition, search_rows
 from lancelet.spark.types import (
     natural_spark_type,
@@ -99,6 +99,14 @@ class FragmentRange(sds.InputPartition):
         self.fragment = fragment
         self.start = start
         self.stop = stop
+        self.rows = rows
+
+
+class CountedRows(sds.InputPartition):
+    """A ``COUNT(*)`` answered when the read was planned: its number of rows."""
+
+    def __init__(self, rows: int) -> None:
+        super().__init__(rows)
         self.rows = rows
 
 
@@ -193,6 +201,10 @@ class LanceReader(sds.DataSourceReader):
         if self._options.search is not None:
             return [SearchPartition()]
         snapshot = open_snapshot(self._options.location(), self._version)
+        if self._hints.count and not self._pushed and self._options.filter is None:
+            # COUNT(*) of every live row: the manifest's row and deletion counts, as
+            # pylance's count_rows takes them; no task opens a file.
+            return [CountedRows(sum(f.num_rows for f in snapshot.manifest.fragments))]
         if self._options.filter is not None:
             # Refuse a filter that does not parse here, before any task runs.
             plan = plan_read(snapshot, filter=self._options.filter)
@@ -216,6 +228,8 @@ class LanceReader(sds.DataSourceReader):
     # -- reading (in tasks) -----------------------------------------------------------
 
     def read(self, partition: sds.InputPartition) -> Iterator[pa.RecordBatch]:
+        if isinstance(partition, CountedRows):
+            return iter([counted(partition.rows, self._output)])
         if isinstance(partition, SearchPartition):
             batches = self._read_search()
         elif isinstance(partition, FragmentRange):
@@ -315,9 +329,20 @@ class LanceReader(sds.DataSourceReader):
         return [n for n in names if n in wanted]
 
     def _slice(self, reader: FragmentRows, columns: list[str], start: int, stop: int) -> pa.Table:
-        table = reader.live_range(columns, start, stop, with_addresses=self._needs_addresses())
         expression = self.pushed_filter
-        return table if expression is None else table.filter(expression)
+        addresses = self._needs_addresses()
+        if expression is None:
+            return reader.live_range(columns, start, stop, with_addresses=addresses)
+        tested = [c for c in columns if c in self._filter_columns]
+        if len(tested) < len(columns):
+            # The filtered columns first: a slice none of whose rows pass (most, for a
+            # selective filter) reads no other column.
+            first = reader.live_range(tested, start, stop, with_addresses=addresses)
+            first = first.filter(expression)
+            if not first.num_rows:
+                return first
+        table = reader.live_range(columns, start, stop, with_addresses=addresses)
+        return table.filter(expression)
 
     def _needs_addresses(self) -> bool:
         wanted = {c.source for c in self._columns} | self._filter_columns
