@@ -78,10 +78,10 @@ typecheck: $(STAMP)
 # and with format 2.0 and every dataset in the memory:// object store (one run covering
 # both, which keeps CI well inside its time limit).  The file tests run again without
 # the compiled kernels, on the numpy paths alone.  The Spark tests run with the JVM
-# bridge; its read-path tests run again without it (the pure-Python source).
+# bridge (tests/spark/test_bridge.py also reads through the pure-Python source; for
+# the whole Spark suite without the bridge: LANCELET_SPARK_BRIDGE=0 pytest tests/spark).
 unit: $(STAMP) $(BRIDGE_JAR)
 	$(BIN)/pytest -q
-	LANCELET_SPARK_BRIDGE=0 $(BIN)/pytest -q tests/spark/test_reuse.py tests/spark/test_pushdown.py tests/spark/test_bridge.py
 	LANCELET_TEST_STORAGE_VERSION=2.0 LANCELET_TEST_STORAGE_BACKEND=memory $(BIN)/pytest -q tests/dataset
 	LANCELET_JIT=0 $(BIN)/pytest -q tests/file
 

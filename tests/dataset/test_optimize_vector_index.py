@@ -123,10 +123,22 @@ def _answers(uri: str) -> None:
             refused += 1
             assert refused <= 3
             continue
-        assert got["id"].to_pylist() == want["id"].to_pylist()
+        _same_up_to_near_ties(got, want)
         np.testing.assert_allclose(
             got["_distance"].to_numpy(), want["_distance"].to_numpy(), rtol=1e-6, atol=1e-5
         )
+
+
+def _same_up_to_near_ties(got: pa.Table, want: pa.Table) -> None:
+    """The same rows in the same order, but where rows at the cut are within float32
+    rounding of each other (PQ distances summed in another order: seen once in CI on
+    IVF_PQ dot): there the two may keep different ones of them."""
+    ours, theirs = got["id"].to_pylist(), want["id"].to_pylist()
+    if ours == theirs:
+        return
+    first = next(i for i, (a, b) in enumerate(zip(ours, theirs, strict=True)) if a != b)
+    tail = want["_distance"].to_numpy()[first:]
+    assert np.allclose(tail, tail[0], rtol=1e-6, atol=1e-5), (ours, theirs, tail)
 
 
 SCENARIOS = [
