@@ -29,7 +29,13 @@ import lancelet as ll
 from lancelet.dataset.read import index_plan
 from lancelet.errors import ArgumentError, IndexExistsError, IndexNotFoundError, SchemaError
 from lancelet.spark.options import read_options
-from lancelet.spark.reader import FragmentRange, LanceFilteringReader, dataset_schema, open_dataset
+from lancelet.spark.reader import (
+    FragmentRange,
+    FragmentRanges,
+    LanceFilteringReader,
+    dataset_schema,
+    open_dataset,
+)
 from lancelet.spark.table import LanceTable
 from lancelet.spark.types import spark_arrow_schema
 from tests.spark.util import assert_same_rows
@@ -122,12 +128,14 @@ def _read(
     reader = LanceFilteringReader(schema, parsed)
     assert not list(reader.pushFilters(filters))
     parts = list(reader.partitions())
-    assert all(isinstance(p, FragmentRange) for p in parts)
     task = pickle.loads(pickle.dumps(reader))
     batches = [b for p in parts for b in task.read(pickle.loads(pickle.dumps(p)))]
     # With no partition planned, Spark reads one of its own, which holds no rows.
     assert not list(task.read(sds.InputPartition(None)))
-    return pa.Table.from_batches(batches, spark_arrow_schema(schema)), parts
+    # Small fragments are packed, several to a task.
+    ranges = [r for p in parts for r in (p.ranges if isinstance(p, FragmentRanges) else [p])]
+    assert all(isinstance(r, FragmentRange) for r in ranges)
+    return pa.Table.from_batches(batches, spark_arrow_schema(schema)), ranges
 
 
 def _keys(table: pa.Table) -> list[int]:
@@ -209,7 +217,12 @@ def test_a_partition_is_read_only_with_the_filters_it_was_planned_for(uri: str) 
     schema = dataset_schema(open_dataset(options), options)
     planned = LanceFilteringReader(schema, options)
     planned.pushFilters([sds.EqualTo(("k",), 3)])
-    parts = [p for p in planned.partitions() if isinstance(p, FragmentRange) and p.rows]
+    parts = [
+        r
+        for p in planned.partitions()
+        for r in (p.ranges if isinstance(p, FragmentRanges) else [p])
+        if isinstance(r, FragmentRange) and r.rows
+    ]
     assert parts
     other = LanceFilteringReader(schema, options)
     other.pushFilters([sds.EqualTo(("k",), 4)])

@@ -16,6 +16,7 @@ import pyspark
 from lancelet.dataset.engine import DEFAULT_MAX_ROWS_PER_FILE, Location, data_format
 from lancelet.io.uri import normalize
 from lancelet.spark.compat import PUSHED_READ_PER_QUERY
+from lancelet.spark.partition_plan import MAX_PARTITION_BYTES
 from lancelet.spark.search_read import Search, parse_search
 from lancelet.spark.storage import is_storage_key, storage_options
 
@@ -126,7 +127,12 @@ class ReadOptions(_Stored):
     columns: tuple[str, ...] | None = None
     with_row_id: bool = False
     with_row_address: bool = False
-    rows_per_partition: int = DEFAULT_ROWS_PER_PARTITION
+    # A fixed cut of each fragment; None: partitions sized by the bytes read, at
+    # most max_partition_bytes each, and enough of them for min_partitions cores
+    # (0: the planning machine's) when the table is small.
+    rows_per_partition: int | None = None
+    max_partition_bytes: int = MAX_PARTITION_BYTES
+    min_partitions: int = 0
     batch_size: int = DEFAULT_BATCH_SIZE
     pushdown: bool = PUSHED_READ_PER_QUERY
     # Whether pushed filters may be answered by the dataset's scalar indices
@@ -158,6 +164,8 @@ _READ_KEYS = frozenset(
         "with_row_id",
         "with_row_address",
         "rows_per_partition",
+        "max_partition_bytes",
+        "min_partitions",
         "batch_size",
     }
 )
@@ -250,7 +258,9 @@ def read_options(
         columns=_columns(options.get("columns")),
         with_row_id=_bool(options, "with_row_id"),
         with_row_address=_bool(options, "with_row_address"),
-        rows_per_partition=_positive_int(options, "rows_per_partition", DEFAULT_ROWS_PER_PARTITION),
+        rows_per_partition=_optional_positive(options, "rows_per_partition"),
+        max_partition_bytes=_positive_int(options, "max_partition_bytes", MAX_PARTITION_BYTES),
+        min_partitions=_optional_positive(options, "min_partitions") or 0,
         batch_size=_positive_int(options, "batch_size", DEFAULT_BATCH_SIZE),
         pushdown=_pushdown(options, per_query),
         use_scalar_index=_bool(options, "use_scalar_index", True),

@@ -41,6 +41,7 @@ from lancelet.spark.index_read import (
     pushed_predicate,
 )
 from lancelet.spark.options import ReadOptions
+from lancelet.spark.partition_plan import Piece, Sizing, partitions, read_bytes
 from lancelet.spark.read_hints import ReadHints, counted
 from lancelet.spark.search_read import SearchPartition, search_rows
 from lancelet.spark.types import (
@@ -110,28 +111,49 @@ class CountedRows(sds.InputPartition):
         self.rows = rows
 
 
+class FragmentRanges(sds.InputPartition):
+    """Several small fragments' ranges read by one task (packed as Spark packs small
+    files)."""
+
+    def __init__(self, ranges: Sequence[FragmentRange]) -> None:
+        super().__init__(tuple(r.value for r in ranges))
+        self.ranges = tuple(ranges)
+
+
 def fragment_ranges(
     fragments: Iterable[Fragment],
     rows_per_partition: int,
     candidates: Mapping[int, np.ndarray] | None = None,
     planned_for: str = "",
 ) -> list[FragmentRange]:
-    out = []
+    """Each fragment cut into ranges of ``rows_per_partition`` rows."""
+    cut = []
     for fragment in fragments:
-        if not fragment.num_rows:
-            continue
+        if fragment.num_rows:
+            for start in range(0, fragment.physical_rows, rows_per_partition):
+                stop = min(start + rows_per_partition, fragment.physical_rows)
+                cut.append(Piece(fragment, start, stop, 0))
+    return candidate_ranges(cut, candidates, planned_for)
+
+
+def candidate_ranges(
+    cut: Iterable[Piece], candidates: Mapping[int, np.ndarray] | None, planned_for: str
+) -> list[FragmentRange]:
+    """The pieces as ranges to read: whole, or carrying the few rows an index left
+    (``candidates``: each fragment's physical row offsets), or left out if none."""
+    out = []
+    for piece in cut:
+        fragment, start, stop = piece.fragment, piece.start, piece.stop
         found = None if candidates is None else candidates.get(fragment.id)
-        for start in range(0, fragment.physical_rows, rows_per_partition):
-            stop = min(start + rows_per_partition, fragment.physical_rows)
-            if found is None:
-                out.append(FragmentRange(fragment, start, stop))
-                continue
-            rows = in_range(found, start, stop)
-            if len(rows) > (stop - start) * DENSE:
-                out.append(FragmentRange(fragment, start, stop))
-            elif len(rows):
-                kept = CandidateRows.of(rows, planned_for)
-                out.append(FragmentRange(fragment, start, stop, kept))
+        if found is None:
+            out.append(FragmentRange(fragment, start, stop))
+            continue
+        rows = in_range(found, start, stop)
+        if len(rows) > (stop - start) * DENSE:
+            out.append(FragmentRange(fragment, start, stop))
+        elif len(rows):
+            kept = CandidateRows.of(rows, planned_for)
+            out.append(FragmentRange(fragment, start, stop, kept))
     return out
 
 
@@ -212,12 +234,38 @@ class LanceReader(sds.DataSourceReader):
             widest = max((f.physical_rows for f in plan.fragments), default=1)
             return fragment_ranges(plan.fragments, max(1, widest))
         plan = plan_read(snapshot, predicate=self._index_predicate(snapshot))
-        return fragment_ranges(
-            plan.fragments,
-            self._options.rows_per_partition,
-            plan.candidates,
-            filter_digest(self.pushed_filter),
-        )
+        digest = filter_digest(self.pushed_filter)
+        if self._options.rows_per_partition is not None:
+            return fragment_ranges(
+                plan.fragments, self._options.rows_per_partition, plan.candidates, digest
+            )
+        return self._sized(plan.fragments, plan.candidates, digest)
+
+    def _sized(
+        self,
+        fragments: Sequence[Fragment],
+        candidates: Mapping[int, np.ndarray] | None,
+        digest: str,
+    ) -> list[sds.InputPartition]:
+        """Partitions of about one split's bytes of the columns read (see
+        :mod:`lancelet.spark.partition_plan`)."""
+        fields = self._read_fields()
+        sizes = {f.id: read_bytes(f, fields) for f in fragments}
+        sizing = Sizing(self._options.max_partition_bytes, parallelism=self._options.min_partitions)
+        out: list[sds.InputPartition] = []
+        for group in partitions(fragments, sizes, sizing):
+            ranges = candidate_ranges(group, candidates, digest)
+            if len(ranges) > 1:
+                out.append(FragmentRanges(ranges))
+            elif ranges:
+                out.append(ranges[0])
+        return out
+
+    def _read_fields(self) -> set[int]:
+        """The ids of the dataset fields the read decodes (nested ones included)."""
+        schema = self._lance_schema.load()
+        names = self._data_columns(schema.top_level_names())
+        return {i for f in schema.resolve(names, self._where) for i in schema.subtree_ids(f.id)}
 
     def _index_predicate(self, snapshot: Snapshot) -> Predicate | None:
         """The pushed filters as a predicate tree for the scalar indices to bound."""
@@ -234,6 +282,8 @@ class LanceReader(sds.DataSourceReader):
             batches = self._read_search()
         elif isinstance(partition, FragmentRange):
             batches = self._read_range(partition)
+        elif isinstance(partition, FragmentRanges):
+            batches = (b for r in partition.ranges for b in self._read_range(r))
         else:
             batches = iter(())  # the dataset has no rows: Spark plans one empty partition
         return self._hints.applied(batches, self._output)

@@ -69,7 +69,10 @@ class LanceDataSource(sds.DataSource):
     ``version`` (a number or a tag), ``versionAsOf``, ``tag``,
     ``timestampAsOf`` (the latest version committed at or before it; an ISO date or
     timestamp, local time without an offset), ``columns`` (comma-separated
-    or a JSON list), ``with_row_id``, ``with_row_address``, ``rows_per_partition``,
+    or a JSON list), ``with_row_id``, ``with_row_address``, ``max_partition_bytes``
+    (a partition's share of the bytes read, 128 MiB by default, as Spark's
+    ``maxPartitionBytes``), ``min_partitions`` (the cores a small table is spread
+    over; the driver's by default), ``rows_per_partition`` (a fixed cut instead),
     ``batch_size``, ``pushdown`` (evaluate the filters Spark pushes in lancelet: on by
     default, and only possible, where Spark keeps a pushed read to its query),
     ``use_scalar_index`` (let the dataset's scalar indices narrow the rows the pushed
