@@ -59,6 +59,8 @@ def _same_answers(reference: str, other: str) -> None:
         nearest["nprobes"] = 1 + number % 3
         if number % 3:
             nearest["refine_factor"] = number % 3
+        # pylance's default breadth, given: lancelet's own default searches wider.
+        nearest["ef"] = 12 * max(1, number % 3) * 3 // 2
         kw = {"columns": ["id"], "nearest": nearest, "filter": [None, "id % 2 = 0"][number % 2]}
         want = lance.dataset(reference).to_table(**kw)
         answers = {"pylance": lance.dataset(other), "lancelet": ll.dataset(other)}

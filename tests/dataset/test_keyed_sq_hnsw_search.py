@@ -59,6 +59,8 @@ def _queries() -> list[dict[str, Any]]:
         nearest["nprobes"] = 1 + number % 3
         if number % 3:
             nearest["refine_factor"] = number % 3
+        # pylance's default breadth, given: lancelet's own default searches wider.
+        nearest["ef"] = 12 * max(1, number % 3) * 3 // 2
         where = [None, "id % 2 = 0"][number % 2]
         out.append(
             {"columns": ["id"], "nearest": nearest, "filter": where, "prefilter": number % 4 < 2}

@@ -76,8 +76,10 @@ def _query(indexed: Indexed, seed: int) -> np.ndarray:
     return np.asarray(base + rng.normal(0, 1.5, base.shape), dtype=np.float32)
 
 
-def _same(uri: str, **kwargs: Any) -> pa.Table:
-    want = lance.dataset(uri).to_table(**kwargs)
+def _same(uri: str, theirs: dict[str, Any] | None = None, **kwargs: Any) -> pa.Table:
+    """lancelet's answer to ``kwargs`` against pylance's (to ``theirs`` when given:
+    where lancelet's default means pylance's explicit setting)."""
+    want = lance.dataset(uri).to_table(**(kwargs if theirs is None else theirs))
     got = ll.dataset(uri).to_table(**kwargs)
     assert got.schema == want.schema
     # Within 1e-5, or a few float32 ulps where distances run into the hundreds.

@@ -115,6 +115,8 @@ def _answers(uri: str) -> None:
         nearest["nprobes"] = 1 + number % 4
         if number % 3:
             nearest["refine_factor"] = number % 3
+        # pylance's default breadth, given: lancelet's own default searches wider.
+        nearest["ef"] = 15 * max(1, number % 3) * 3 // 2
         kw = {"columns": ["id"], "nearest": nearest, "with_row_id": True}
         want = lance.dataset(uri).to_table(**kw)
         try:

@@ -238,6 +238,20 @@ def _probe_count(plan: IndexPlan, index: IvfIndex, vector: np.ndarray) -> int:
     return index.num_partitions if plan.nprobes is None else plan.nprobes
 
 
+def _ef(query: NearestQuery, index: IvfIndex, keep: int) -> int | None:
+    """The graph search's breadth: the query's ``ef``, else twice the rows kept.
+
+    pylance's default is 1.5 times the rows kept; lancelet searches wider by
+    default because its graphs, built on one thread in node order, recall about
+    0.004 less at pylance's default than pylance's two-thread builds (measured in
+    docs/vector-index-format.md): a lancelet user with defaults recalls at least
+    what pylance's does. An explicit ``ef`` gives pylance's answer."""
+    ef = query.tuning.get("ef")
+    if ef is None and index.graphs is not None:
+        return 2 * keep
+    return ef
+
+
 def _more(plan: IndexPlan, found: int, wanted: int, nprobes: int, partitions: int) -> int:
     """With pylance's automatic probing, too few rows found makes it probe further
     (its late expansion): the partitions to probe next, or ``nprobes`` when done."""
@@ -466,7 +480,11 @@ def _ranked(
         nprobes, probed = _probe_count(plan, index, vector), 0
         while nprobes != probed:  # more only while pylance's automatic probing would
             probed = nprobes
-            ids, distances = index.ranked(vector, nprobes, keep, query.tuning.get("ef"), allowed)
+            ef = _ef(query, index, keep)
+            # Without an ef of its own the query asks for no pylance answer to match:
+            # equal distances at the cut are then taken by row id, not refused.
+            pinned = index.graphs is None or query.tuning.get("ef") is not None
+            ids, distances = index.ranked(vector, nprobes, keep, ef, allowed, pinned)
             nprobes = _more(plan, len(ids), keep, nprobes, index.num_partitions)
     except ArgumentError as exc:
         raise VectorQueryError(f"{where}: {exc}") from exc

@@ -146,10 +146,13 @@ class IvfIndex:
         keep: int,
         ef: int | None = None,
         allowed: np.ndarray | None = None,
+        refuse_ties: bool = True,
     ) -> tuple[np.ndarray, np.ndarray]:
         """The ``keep`` best rows of the ``nprobes`` partitions nearest ``query`` by
         index distance, among those ``allowed`` (sorted row ids; None: all), as
-        (uint64 row ids, float32 distances), in pylance's order.
+        (uint64 row ids, float32 distances), in pylance's order.  Where equal
+        distances straddle the cut pylance's pick is not reproduced: refused
+        (TiedCutError), or with ``refuse_ties`` False taken by row id.
 
         IVF_FLAT / IVF_PQ / IVF_RQ: every row scored, ties by row id.  IVF_SQ:
         each partition's ``keep`` best through pylance's heap, HNSW: through its
@@ -178,8 +181,9 @@ class IvfIndex:
         # Equal distances straddling the cut of the merge (pylance's merge picks
         # among them in an order not reproduced), or of a graph search whose tied
         # nodes could have been among the k kept.
-        if (len(best) > keep and found[best[keep - 1]] == found[best[keep]]) or (
-            np.isfinite(tied) and tied <= last
+        if refuse_ties and (
+            (len(best) > keep and found[best[keep - 1]] == found[best[keep]])
+            or (np.isfinite(tied) and tied <= last)
         ):
             raise hnsw.TiedCutError(
                 f"{self.index_type}: rows at the same index distance straddle the cut "
