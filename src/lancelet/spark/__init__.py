@@ -7,7 +7,9 @@ registered; ``lancelet.spark.register(spark)`` registers it in an existing one. 
     df.write.format("lance").mode("append").save(path)
     df.writeStream.format("lance").option("checkpointLocation", ckpt).start(path)
 
-and ``LanceTable.forPath(spark, path)`` runs deletes, updates, merges, compaction,
+``lancelet.spark.session(warehouse=...)`` (or ``configure_catalog``) adds the SQL
+catalog ``lance`` (``CREATE TABLE lance.db.t ...``, where the JVM bridge loads), and
+``LanceTable.forPath(spark, path)`` runs deletes, updates, merges, compaction,
 history, restore and vacuum as Spark jobs that commit once.
 
 On S3 (``s3a://`` or ``s3://`` paths) the source takes the session's
@@ -25,8 +27,16 @@ if importlib.util.find_spec("pyspark") is None:
         name="pyspark",
     )
 
-from lancelet.spark.session import register, save, session
+from lancelet.spark.session import configure_catalog, register, save, session
 from lancelet.spark.source import FORMAT, LanceDataSource
 from lancelet.spark.table import LanceTable
 
-__all__ = ["FORMAT", "LanceDataSource", "LanceTable", "register", "save", "session"]
+__all__ = [
+    "FORMAT",
+    "LanceDataSource",
+    "LanceTable",
+    "configure_catalog",
+    "register",
+    "save",
+    "session",
+]

@@ -12,6 +12,10 @@ built for the running Spark; without it (no jar, another Spark version,
 ``LANCELET_SPARK_BRIDGE=0``) the ``lance`` name is the pure-Python source, and the
 reason is logged once.  Where the jar loads but this Spark lacks an internal it uses,
 the Java source logs that once and plans reads as Spark's plain Python source does.
+
+The jar also holds the SQL catalog (``org.lancelet.spark.LanceCatalog``, see
+:func:`lancelet.spark.session.configure_catalog`); where the jar does not load there
+is no catalog, and asking for one logs why.
 """
 
 from __future__ import annotations
