@@ -81,7 +81,7 @@ typecheck: $(STAMP)
 # bridge (tests/spark/test_bridge.py also reads through the pure-Python source; for
 # the whole Spark suite without the bridge: LANCELET_SPARK_BRIDGE=0 pytest tests/spark).
 unit: $(STAMP) $(BRIDGE_JAR)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q --durations=20
 	LANCELET_TEST_STORAGE_VERSION=2.0 LANCELET_TEST_STORAGE_BACKEND=memory $(BIN)/pytest -q tests/dataset
 	LANCELET_JIT=0 $(BIN)/pytest -q tests/file
 

@@ -20,6 +20,7 @@ import pytest
 from pyspark.errors import AnalysisException, UnsupportedOperationException
 from pyspark.sql import SparkSession
 
+from lancelet.spark import LanceTable
 from lancelet.spark.bridge import bridge_jar
 
 # The module: the package exports a function of the same name.
@@ -188,3 +189,23 @@ def test_catalog_settings(
     monkeypatch.setattr(spark_session, "bridge_jar", lambda: None)
     assert not spark_session.configure_catalog(spark, "/w", name="lance_absent")
     assert spark.conf.get("spark.sql.catalog.lance_absent", None) is None
+
+
+def test_lance_table_for_name(spark: SparkSession, warehouse: Path) -> None:
+    t = f"{CATALOG}.db.named"
+    spark.sql(f"CREATE TABLE {t} (id BIGINT, v STRING) USING lance")
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+    table = LanceTable.forName(spark, f"{CATALOG}.`db`.named")
+    table.delete("id = 2")
+    assert _lance_rows(warehouse / "db" / "named.lance") == [(1, "a"), (3, "c")]
+    assert _rows(spark, f"SELECT * FROM {t}") == [(1, "a"), (3, "c")]
+    by_path = LanceTable.forName(spark, f"{CATALOG}.`{warehouse}/db/named.lance`")
+    assert sorted(by_path.toDF().collect()) == sorted(table.toDF().collect())
+    with pytest.raises(ValueError, match="not in a lance catalog"):
+        LanceTable.forName(spark, "spark_catalog.db.named")
+    with pytest.raises(ValueError, match="cannot name"):
+        LanceTable.forName(spark, f"{CATALOG}.db.`.hidden`")
+    with pytest.raises(ValueError, match="backtick"):
+        LanceTable.forName(spark, f"{CATALOG}.db.`named")
+    with pytest.raises(FileNotFoundError):
+        LanceTable.forName(spark, f"{CATALOG}.db.missing")

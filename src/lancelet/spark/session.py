@@ -11,12 +11,12 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 from lancelet.spark.bridge import JAR, PYTHON_NAME, bridge_jar, with_bridge
+from lancelet.spark.catalog_names import CATALOG_CLASS
 from lancelet.spark.source import FORMAT, registered_source
 from lancelet.spark.storage import session_settings
 
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
-# The bridge's SQL catalog (java/src/org/lancelet/spark/LanceCatalog.java).
-CATALOG_CLASS = "org.lancelet.spark.LanceCatalog"
+
 log = logging.getLogger(__name__)
 # Light defaults: no web UI or progress bars, few shuffle partitions.  Callers override.
 _DEFAULTS: dict[str, str] = {

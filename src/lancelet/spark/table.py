@@ -44,6 +44,7 @@ from lancelet.dataset.engine import (
 )
 from lancelet.optimize import Compaction, CompactionMetrics, RewriteResult
 from lancelet.spark import table_jobs
+from lancelet.spark.catalog_names import resolve
 from lancelet.spark.options import dataset_path
 from lancelet.spark.session import register
 from lancelet.spark.source import FORMAT
@@ -134,6 +135,15 @@ class LanceTable:
         storage = table_storage_options(spark, uri, storage_options)
         open_snapshot(Location(uri, storage))  # DatasetNotFoundError if there is none
         return cls(spark, uri, storage_options=storage)
+
+    @classmethod
+    def forName(cls, spark: SparkSession, tableOrViewName: str) -> LanceTable:
+        """The dataset behind a table of a lance SQL catalog (``"lance.db.flights"``,
+        or ``"db.flights"`` when a lance catalog is the current one; see
+        ``lancelet.spark.session(warehouse=...)``), with the catalog's storage
+        options; raises ``DatasetNotFoundError`` if there is none."""
+        table = resolve(spark, tableOrViewName)
+        return cls.forPath(spark, table.location, storage_options=table.storage_options or None)
 
     @classmethod
     def isLanceTable(
