@@ -29,7 +29,7 @@ import scala.jdk.javaapi.CollectionConverters;
  * One partition of a lance read as columnar batches: the Python worker run as Spark's
  * {@code PythonPartitionReaderFactory} runs it (the same pickled read function, eval
  * type and Arrow stream), but each Arrow batch it sends is handed to Spark as is,
- * where Spark's own reader copies it into rows one by one.
+ * whereas Spark's own reader copies it into rows one by one.
  */
 final class ArrowBatchReader implements PartitionReader<ColumnarBatch> {
   private final UserDefinedPythonDataSource source;

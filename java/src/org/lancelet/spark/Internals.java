@@ -45,6 +45,7 @@ final class Internals {
     {PACKAGE + "PythonInputPartition", "pickedPartition"},
     {"org.apache.spark.api.python.PythonEvalType", "SQL_MAP_ARROW_ITER_UDF"},
     {SQL + "vectorized.ArrowColumnVector", "getChild"},
+    {SQL + "catalyst.expressions.NamedExpression$", "newExprId"},
   };
   private static final Class<?>[] RUNNER_ARGUMENTS = {
     scala.collection.immutable.Seq.class, int.class, int[][].class,
