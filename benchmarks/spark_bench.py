@@ -19,9 +19,12 @@ On Spark local[2], TPC-H lineitem is first staged as Parquet; from that one Data
   it itself) and as lance's ``filter`` read option;
 * ``count()``.
 
+With the bridge, lance reads are timed twice: as columnar batches (the bridge's
+default) and as rows (``spark.lancelet.bridge.columnar`` false, Spark's own Python
+partition reader).
+
 After one untimed warm-up round, the formats alternate run by run so machine noise
-hits both alike.  Prints the
-median seconds and the ratio lance / parquet.
+hits them alike.  Prints the median seconds and the ratio lance / parquet.
 
 Where a lance scan's time goes is measured after: lancelet decoding the dataset in
 this process (no Spark), and Spark reading the Parquet files through a minimal Python
@@ -34,6 +37,7 @@ to a Python sink that drops them, and lancelet writing the same table in-process
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import shutil
 import statistics
@@ -50,6 +54,8 @@ from file_bench import lineitem
 
 Q1_COLUMNS = ("l_returnflag", "l_linestatus", "l_quantity", "l_extendedprice")
 SELECTIVE = "l_orderkey >= 3000000 AND l_orderkey < 3000600"
+COLUMNAR = "spark.lancelet.bridge.columnar"
+ROWS = "lance rows"  # the bridge's row reads of the lance dataset
 
 
 def timed(fn: Callable[[], object]) -> float:
@@ -89,14 +95,23 @@ def main() -> None:
         f"runs; bridge {args.bridge}"
     )
 
+    formats = ("lance", ROWS, "parquet") if args.bridge == "on" else ("lance", "parquet")
+
+    def path_of(fmt: str) -> str:
+        return os.path.join(root, "out.parquet" if fmt == "parquet" else "out.lance")
+
     def write(fmt: str, path: str) -> None:
         if fmt == "lance":
             source.write.format("lance").mode("overwrite").save(path)
         else:
             source.write.mode("overwrite").parquet(path)
 
+    def lance_mode(fmt: str) -> None:  # the session setting the next lance read plans with
+        spark.conf.set(COLUMNAR, str(fmt != ROWS).lower())
+
     def read(fmt: str, path: str, pruned: bool = False) -> DataFrame:
-        if fmt == "lance":
+        if fmt != "parquet":
+            lance_mode(fmt)
             reader = spark.read.format("lance")
             if pruned:  # Python data sources get no column pruning from Spark
                 reader = reader.option("columns", ",".join(Q1_COLUMNS))
@@ -110,17 +125,18 @@ def main() -> None:
         ).collect()
 
     def one_column(fmt: str, path: str) -> None:
-        reader = spark.read.format("lance")
-        if args.bridge == "off":  # no column pruning without the bridge: name it
-            reader = reader.option("columns", "l_extendedprice")
-        df = reader.load(path) if fmt == "lance" else spark.read.parquet(path)
+        if fmt != "parquet" and args.bridge == "off":  # no column pruning: name it
+            df = spark.read.format("lance").option("columns", "l_extendedprice").load(path)
+        else:
+            df = read(fmt, path)
         df.agg(F.sum("l_extendedprice")).collect()
 
     def selective(fmt: str, path: str) -> None:
         read(fmt, path).where("l_orderkey >= 3000000 AND l_orderkey < 3000600").collect()
 
     def selective_option(fmt: str, path: str) -> None:
-        if fmt == "lance":  # the filter named in the read: lancelet skips the data
+        if fmt != "parquet":  # the filter named in the read: lancelet skips the data
+            lance_mode(fmt)
             reader = spark.read.format("lance").option("filter", SELECTIVE)
             reader.load(path).collect()
         else:
@@ -131,16 +147,18 @@ def main() -> None:
 
     # One untimed round first: Python workers start, numba loads (or compiles, on a
     # fresh install) its kernels, the JVM warms up; the runs then time steady state.
-    for fmt in ("lance", "parquet"):
-        path = os.path.join(root, f"out.{fmt}")
-        write(fmt, path)
-        aggregate(fmt, path)
-    times: dict[str, dict[str, list[float]]] = {"lance": {}, "parquet": {}}
+    for fmt in formats:
+        if fmt != ROWS:
+            write(fmt, path_of(fmt))
+        aggregate(fmt, path_of(fmt))
+    times: dict[str, dict[str, list[float]]] = {fmt: {} for fmt in formats}
     for _ in range(args.runs):
-        for fmt in ("lance", "parquet"):
-            path = os.path.join(root, f"out.{fmt}")
-            shutil.rmtree(path, ignore_errors=True)
-            times[fmt].setdefault("ingest", []).append(timed(lambda f=fmt, p=path: write(f, p)))
+        for fmt in formats:
+            path = path_of(fmt)
+            if fmt != ROWS:  # the row reads read what the columnar run wrote
+                shutil.rmtree(path, ignore_errors=True)
+                took = timed(lambda f=fmt, p=path: write(f, p))
+                times[fmt].setdefault("ingest", []).append(took)
             times[fmt].setdefault("scan + aggregate", []).append(
                 timed(lambda f=fmt, p=path: aggregate(f, p))
             )
@@ -159,14 +177,23 @@ def main() -> None:
     chosen = "l_orderkey >= 3000000 AND l_orderkey < 3000600"
     lance_rows = read("lance", os.path.join(root, "out.lance")).where(chosen).count()
     assert lance_rows == read("parquet", os.path.join(root, "out.parquet")).where(chosen).count()
-    print(f"{'operation':<20}{'lance s':>10}{'parquet s':>11}{'ratio':>8}")
-    for key in times["lance"]:
-        a, b = statistics.median(times["lance"][key]), statistics.median(times["parquet"][key])
-        print(f"{key:<20}{a:>10.2f}{b:>11.2f}{a / b:>8.2f}")
+    _report(times)
     if args.bridge == "off":
         _where_time_goes(spark, root, args.runs)
     spark.stop()
     shutil.rmtree(root)
+
+
+def _report(times: dict[str, dict[str, list[float]]]) -> None:
+    """Median seconds per format, then each lance format's time over Parquet's."""
+    lances = [fmt for fmt in times if fmt != "parquet"]
+    header = "".join(f"{fmt + ' s':>13}" for fmt in (*lances, "parquet"))
+    print(f"{'operation':<20}{header}" + "".join(f"{fmt + ' ratio':>17}" for fmt in lances))
+    for key in times["lance"]:
+        median = {fmt: statistics.median(times[fmt].get(key, [math.nan])) for fmt in times}
+        line = "".join(f"{median[fmt]:>13.2f}" for fmt in (*lances, "parquet"))
+        ratios = "".join(f"{median[fmt] / median['parquet']:>17.2f}" for fmt in lances)
+        print(f"{key:<20}{line}{ratios}")
 
 
 def _where_time_goes(spark: object, root: str, runs: int) -> None:

@@ -12,7 +12,6 @@ import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceReadInfo;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonInputPartition;
-import org.apache.spark.sql.execution.datasources.v2.python.PythonPartitionReaderFactory;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonScan;
 import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.StructType;
@@ -23,7 +22,8 @@ import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * One query's lance scan: planned in Python when Spark first asks for its partitions,
- * read by Spark's Python partition readers (so executors need none of these classes).
+ * read through Spark's Python workers as columnar batches or, where those cannot
+ * carry the read, by Spark's own Python partition readers.
  */
 final class BridgeScan implements Scan, Batch {
   private final LanceSource source;
@@ -102,7 +102,7 @@ final class BridgeScan implements Scan, Batch {
 
   @Override
   public PartitionReaderFactory createReaderFactory() {
-    return new PythonPartitionReaderFactory(source.source(), info().func(), output,
+    return new ArrowBatchReaderFactory(source.source(), info().func(), output,
         jobArtifactUuid, sessionUuid);
   }
 }

@@ -30,6 +30,16 @@ public class LanceSource extends PythonDataSourceV2 implements DataSourceRegiste
     return Internals.missing().toArray(new String[0]);
   }
 
+  /** The Spark internals columnar reads need and this Spark lacks (empty: they run). */
+  public static String[] missingColumnarInternals() {
+    return Internals.missingColumnar().toArray(new String[0]);
+  }
+
+  /** Whether a read of {@code schema} in the active session comes as columnar batches. */
+  public static boolean readsColumnar(StructType schema) {
+    return ArrowBatchReaderFactory.columnar(org.apache.spark.sql.internal.SQLConf.get(), schema);
+  }
+
   @Override
   public String shortName() {
     return "lance";
