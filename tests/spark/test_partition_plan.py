@@ -118,16 +118,16 @@ def test_a_table_of_small_fragments_reads_in_few_tasks(
 
 
 def test_one_fragment_is_spread_over_the_cores(tmp_path: Path) -> None:
-    rows = 400_000
+    rows = 100_000
     table = pa.table({"id": np.arange(rows), "v": np.random.default_rng(0).random(rows)})
     uri = str(tmp_path / "one")
     ll.write_dataset(table, uri)
-    got, parts = _partitions(uri, min_partitions="2", max_partition_bytes=str(1 << 20))
+    got, parts = _partitions(uri, min_partitions="2", max_partition_bytes=str(1 << 18))
     assert len(parts) >= 4 and all(isinstance(p, FragmentRange) for p in parts)
     assert got["id"].to_pylist() == list(range(rows))
     assert got["v"].equals(table["v"])
     # Only the columns read count: one column of two makes half as many pieces.
-    _, fewer = _partitions(uri, min_partitions="2", max_partition_bytes=str(1 << 20), columns="id")
+    _, fewer = _partitions(uri, min_partitions="2", max_partition_bytes=str(1 << 18), columns="id")
     assert len(fewer) < len(parts)
 
 
