@@ -69,6 +69,25 @@ def test_the_kernel_and_the_fallback_build_the_same_graph(
     assert _same(compiled, plain)
 
 
+@settings(max_examples=4, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), rows=st.integers(2, 120), dot=st.booleans())
+def test_graphs_too_large_for_the_verdict_table_are_the_same(
+    seed: int, rows: int, dot: bool
+) -> None:
+    # Each row's cached verdicts must give what measuring every pair gives; a graph
+    # over PAIR_CACHE_BYTES measures every pair (checked in Python: the compiled
+    # kernel fixes the bound when it compiles).  A few repeated rows make ties.
+    vectors = _vectors(seed, rows, 6)
+    vectors[rows // 2 :: 7] = vectors[0]
+    params = hnsw_build.HnswParams(3, 10, 4)
+    cached = hnsw_build.build(vectors, dot, params)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(jit.ENV_VAR, "0")
+        patch.setattr(hnsw_kernels, "PAIR_CACHE_BYTES", 0)
+        measured = hnsw_build.build(vectors, dot, params)
+    assert _same(cached, measured)
+
+
 def test_the_kernel_lanes_are_the_padding() -> None:
     assert hnsw_build._LANES == hnsw_kernels.LANES
 

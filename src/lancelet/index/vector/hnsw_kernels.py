@@ -22,6 +22,17 @@ builds on one thread (``RAYON_NUM_THREADS=1``) list for list.
 
 Neighbour lists live in one (rows, 2m+1) table: row ``node`` is the node's level 0,
 row ``n + slot[node] + level - 1`` its list on an upper level.
+
+Most distances (about 2,300 of 2,600 per node at m = 20, ef_construction = 150)
+were the heuristic's, between two members of a full list being cut back, and the
+same pairs come up each time the list is cut back again.  So each row keeps, for
+each two members p and q, the heuristic's verdict once measured (whether p is
+nearer the row's owner than to q; one byte, in a (rows, 2m+1, 2m+1) table indexed
+by the slot a member keeps while in the list), and a node joining a list brings
+the distances its own search measured to the members.  Distances are symmetric
+bit for bit (``(x - y)²`` and ``x·y`` do not depend on the order), so one
+measurement settles both verdicts of a pair, and every verdict is the one the
+distance computed anew gives: the graph is the same (about 340 distances a node).
 """
 
 from __future__ import annotations
@@ -35,8 +46,15 @@ from lancelet.file.codecs import jit
 
 F = TypeVar("F", bound=Callable[..., Any])
 # Scratch of the neighbour selection: a pair (ids, distance), which candidates were
-# kept, and a list sorted by distance (distances, ids).
-Work = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+# kept, a list sorted by distance (distances, ids), the slot each sorted entry had
+# in its row (-1: none) and the slot each entry of the new list keeps.
+Work = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+# What is known: the verdicts between a row's members by their slots (rows, width,
+# width; none when too large to keep), the latest search's distance to each node
+# and which node that search inserted, a scratch of taken slots, and each list
+# entry's slot (rows, width).  A member keeps its slot while in the list, so a list
+# cut back moves no verdict.
+Cache = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 # Distances are summed in this many interleaved lanes (vectors are zero-padded to a
 # multiple of it), then the lanes in order: an order numpy reproduces exactly.
@@ -45,6 +63,13 @@ LANES = 8
 # only when the kernels are on as this module is imported (it is imported only to
 # build a graph).
 COMPILABLE = jit.enabled()
+# The most a graph's table of verdicts may take (1.7 KB a row at m = 20: graphs of
+# up to about 150,000 nodes, so every IVF_HNSW_* partition; a larger graph
+# measures every pair).
+PAIR_CACHE_BYTES = 256 << 20
+# What a row's table says of two members p and q: not known yet, or whether p is
+# nearer the row's owner than q (the heuristic's test).
+_UNKNOWN, _NEARER, _FARTHER = 0, 1, 2
 
 
 def _jitable(fn: F) -> F:
@@ -54,6 +79,18 @@ def _jitable(fn: F) -> F:
     from numba.extending import register_jitable
 
     registered: F = register_jitable(fn)
+    return registered
+
+
+def _inlined(fn: F) -> F:
+    """:func:`_jitable`, inlined where compiled code calls it (numba leaves calls
+    to small functions taking many arrays as calls: the heuristic's test as a call
+    was measured 25% slower)."""
+    if not COMPILABLE:
+        return fn
+    from numba.extending import register_jitable
+
+    registered: F = register_jitable(inline="always")(fn)
     return registered
 
 
@@ -70,6 +107,14 @@ def distances(
     partial = np.cumsum(lanes, axis=1, dtype=np.float32)[:, -1, :]
     total = np.cumsum(partial, axis=1, dtype=np.float32)[:, -1]
     out[:count] = np.float32(1.0) - total if dot else total
+
+
+def pair_distance(vectors: np.ndarray, first: int, second: int, dot: bool) -> float:
+    """The distance between nodes ``first`` and ``second``, as :func:`distances`
+    sums it (the same either way round)."""
+    out = np.empty(1, dtype=np.float32)
+    distances(vectors, first, np.array([second]), 1, dot, out)
+    return float(out[0])
 
 
 def _lane_distance_typing(typing_context: Any, vectors: Any, a: Any, b: Any, dot: Any) -> Any:
@@ -130,6 +175,11 @@ def _distances_compiled(
         out[i] = _lane_distance(vectors, ids[i], query, dot)
 
 
+def _pair_distance_compiled(vectors: np.ndarray, first: int, second: int, dot: bool) -> float:
+    """:func:`pair_distance` for numba."""
+    return _lane_distance(vectors, second, first, dot)
+
+
 if COMPILABLE:
     from numba.extending import intrinsic, overload
 
@@ -142,6 +192,10 @@ if COMPILABLE:
         vectors: np.ndarray, query: int, ids: np.ndarray, count: int, dot: bool, out: np.ndarray
     ) -> None:
         return _distances_compiled  # type: ignore[return-value]
+
+    @overload(pair_distance, inline="always")
+    def _pair_distance_overload(vectors: np.ndarray, first: int, second: int, dot: bool) -> float:
+        return _pair_distance_compiled  # type: ignore[return-value]
 
 
 @_jitable
@@ -205,6 +259,17 @@ def _row(node: int, level: int, count: int, slots: np.ndarray) -> int:
 
 
 @_jitable
+def _remember(
+    query: int, nodes: np.ndarray, measured: np.ndarray, count: int, cache: Cache
+) -> None:
+    """Note the distances from ``query`` to ``nodes[:count]`` (``measured``)."""
+    known_distances, known_for = cache[1], cache[2]
+    for j in range(count):
+        known_distances[nodes[j]] = measured[j]
+        known_for[nodes[j]] = query
+
+
+@_jitable
 def _greedy(
     vectors: np.ndarray,
     query: int,
@@ -217,6 +282,7 @@ def _greedy(
     counts: np.ndarray,
     buffer_ids: np.ndarray,
     buffer_distances: np.ndarray,
+    cache: Cache,
 ) -> tuple[int, float]:
     """Move to the nearest neighbour on ``level`` while one is strictly nearer."""
     current, closest = start, start_distance
@@ -228,6 +294,7 @@ def _greedy(
             return current, closest
         buffer_ids[:listed] = ids[row, :listed]
         distances(vectors, query, buffer_ids, listed, dot, buffer_distances)
+        _remember(query, buffer_ids, buffer_distances, listed, cache)
         following = -1
         for j in range(listed):
             if buffer_distances[j] < closest:
@@ -257,6 +324,7 @@ def _beam(
     buffer_distances: np.ndarray,
     found_distances: np.ndarray,
     found_ids: np.ndarray,
+    cache: Cache,
 ) -> int:
     """The ``ef`` nearest nodes reached on ``level`` from ``start``, nearest first,
     into ``found_*``; their count."""
@@ -282,6 +350,7 @@ def _beam(
         if fresh == 0:
             continue
         distances(vectors, query, buffer_ids, fresh, dot, buffer_distances)
+        _remember(query, buffer_ids, buffer_distances, fresh, cache)
         for j in range(fresh):
             distance, neighbour = buffer_distances[j], buffer_ids[j]
             if results < ef or distance <= furthest:
@@ -309,8 +378,6 @@ def _beam(
 def _select(
     vectors: np.ndarray,
     dot: bool,
-    sorted_distances: np.ndarray,
-    sorted_ids: np.ndarray,
     count: int,
     limit: int,
     row: int,
@@ -318,12 +385,15 @@ def _select(
     neighbour_distances: np.ndarray,
     counts: np.ndarray,
     work: Work,
+    cache: Cache,
 ) -> None:
-    """Row ``row``'s list: all the candidates (in their order) when there are no
-    more than ``limit``; otherwise those the heuristic keeps (nearest first), then,
-    while fewer than ``limit``, those it passed over (nearest first), as pylance 14
-    fills its lists (measured: its upper-level lists always hold ``m``)."""
-    pair, pair_distance, chosen = work[0], work[1], work[2]
+    """Row ``row``'s list from the ``count`` candidates sorted in ``work``: all of
+    them (in their order) when there are no more than ``limit``; otherwise those
+    the heuristic keeps (nearest first), then, while fewer than ``limit``, those it
+    passed over (nearest first), as pylance 14 fills its lists (measured: its
+    upper-level lists always hold ``m``)."""
+    chosen, sorted_distances, sorted_ids = work[2], work[3], work[4]
+    sorted_slots, final_slots, verdicts = work[5], work[6], cache[0]
     kept = 0
     chosen[:count] = False
     for a in range(count):
@@ -333,24 +403,94 @@ def _select(
         diverse = True
         if count > limit:
             for b in range(kept):
-                pair[0] = ids[row, b]
-                distances(vectors, candidate, pair, 1, dot, pair_distance)
-                if not distance < pair_distance[0]:
+                nearer = _nearer_to_owner(
+                    vectors, dot, candidate, distance, ids[row, b], neighbour_distances[row, b],
+                    row, sorted_slots[a], final_slots[b], verdicts,
+                )  # fmt: skip
+                if not nearer:
                     diverse = False
                     break
         if diverse:
-            ids[row, kept] = candidate
-            neighbour_distances[row, kept] = distance
+            _place(row, kept, a, ids, neighbour_distances, sorted_ids, sorted_distances,
+                   sorted_slots, final_slots)  # fmt: skip
             chosen[a] = True
             kept += 1
     for a in range(count):
         if kept >= limit:
             break
         if not chosen[a]:
-            ids[row, kept] = sorted_ids[a]
-            neighbour_distances[row, kept] = sorted_distances[a]
+            _place(row, kept, a, ids, neighbour_distances, sorted_ids, sorted_distances,
+                   sorted_slots, final_slots)  # fmt: skip
             kept += 1
     counts[row] = kept
+    _keep_slots(row, kept, final_slots, cache)
+
+
+@_inlined
+def _place(
+    row: int,
+    at: int,
+    a: int,
+    ids: np.ndarray,
+    neighbour_distances: np.ndarray,
+    sorted_ids: np.ndarray,
+    sorted_distances: np.ndarray,
+    sorted_slots: np.ndarray,
+    final_slots: np.ndarray,
+) -> None:
+    """Sorted candidate ``a`` becomes entry ``at`` of row ``row``'s list."""
+    ids[row, at] = sorted_ids[a]
+    neighbour_distances[row, at] = sorted_distances[a]
+    final_slots[at] = sorted_slots[a]
+
+
+@_inlined
+def _nearer_to_owner(
+    vectors: np.ndarray,
+    dot: bool,
+    first: int,
+    first_distance: float,
+    second: int,
+    second_distance: float,
+    row: int,
+    first_slot: int,
+    second_slot: int,
+    verdicts: np.ndarray,
+) -> bool:
+    """Whether ``first`` (at ``first_distance`` from row ``row``'s owner) is nearer
+    the owner than to ``second`` (at ``second_distance``), both members of the row
+    in those slots (-1: not a member): cached, or measured and cached both ways."""
+    cached = row < len(verdicts) and first_slot >= 0 and second_slot >= 0
+    if cached:
+        verdict = verdicts[row, first_slot, second_slot]
+        if verdict != _UNKNOWN:
+            return bool(verdict == _NEARER)
+    between = pair_distance(vectors, first, second, dot)
+    if cached:
+        verdicts[row, first_slot, second_slot] = _verdict(first_distance, between)
+        verdicts[row, second_slot, first_slot] = _verdict(second_distance, between)
+    return bool(first_distance < between)
+
+
+@_jitable
+def _verdict(distance: float, between: float) -> int:
+    return _NEARER if distance < between else _FARTHER
+
+
+@_jitable
+def _keep_slots(row: int, count: int, final_slots: np.ndarray, cache: Cache) -> None:
+    """Where row ``row``'s new list finds its members' cached verdicts: entry ``i``
+    keeps its slot ``final_slots[i]``; a new list (slots -1) takes slots 0, 1, ...
+    with nothing known."""
+    verdicts, slot_of = cache[0], cache[4]
+    if row >= len(verdicts) or count == 0:
+        return
+    if final_slots[0] >= 0:
+        slot_of[row, :count] = final_slots[:count]
+        return
+    for i in range(count):
+        slot_of[row, i] = i
+    verdicts[row, :count, :count] = _UNKNOWN
 
 
 @_jitable
@@ -363,10 +503,12 @@ def _prune(
     neighbour_distances: np.ndarray,
     counts: np.ndarray,
     work: Work,
+    cache: Cache,
 ) -> None:
     """Row ``row`` (one over its limit) cut back by the heuristic."""
     listed = counts[row]
-    sorted_distances, sorted_ids = work[3], work[4]
+    sorted_distances, sorted_ids, sorted_slots = work[3], work[4], work[5]
+    cached = row < len(cache[0])
     # A stable insertion sort by distance: the lists are short and mostly in order.
     for a in range(listed):
         distance, neighbour = neighbour_distances[row, a], ids[row, a]
@@ -374,13 +516,38 @@ def _prune(
         while at > 0 and sorted_distances[at - 1] > distance:
             sorted_distances[at] = sorted_distances[at - 1]
             sorted_ids[at] = sorted_ids[at - 1]
+            sorted_slots[at] = sorted_slots[at - 1]
             at -= 1
         sorted_distances[at] = distance
         sorted_ids[at] = neighbour
-    _select(
-        vectors, dot, sorted_distances, sorted_ids, listed, limit, row, ids,
-        neighbour_distances, counts, work,
-    )  # fmt: skip
+        sorted_slots[at] = cache[4][row, a] if cached else -1
+    _select(vectors, dot, listed, limit, row, ids, neighbour_distances, counts, work, cache)
+
+
+@_jitable
+def _scratch(total: int, rows: int, width: int, ef: int) -> tuple[Work, Cache]:
+    """The selection's scratch and the distance cache of a graph of ``total`` nodes
+    and ``rows`` lists: the pair table only when it takes no more than
+    ``PAIR_CACHE_BYTES`` (else every pair is computed when needed)."""
+    longest = max(ef + 2, width + 1)
+    work = (
+        np.empty(1, dtype=np.int64),
+        np.empty(1, dtype=np.float32),
+        np.empty(longest, dtype=np.bool_),
+        np.empty(longest, dtype=np.float32),
+        np.empty(longest, dtype=np.int64),
+        np.empty(longest, dtype=np.int64),
+        np.empty(longest, dtype=np.int64),
+    )
+    cached_rows = rows if rows * width * width <= PAIR_CACHE_BYTES else 0
+    cache = (
+        np.zeros((cached_rows, width, width), dtype=np.uint8),
+        np.empty(total, dtype=np.float32),
+        np.full(total, -1, dtype=np.int64),
+        np.empty(width, dtype=np.bool_),
+        np.empty((cached_rows, width), dtype=np.int64),
+    )
+    return work, cache
 
 
 def build_graph(
@@ -409,16 +576,7 @@ def build_graph(
     )
     buffer_ids = np.empty(width + 1, dtype=np.int64)
     buffer_distances = np.empty(width + 1, dtype=np.float32)
-    found_distances = np.empty(ef + 2, dtype=np.float32)
-    found_ids = np.empty(ef + 2, dtype=np.int64)
-    longest = max(ef + 2, width + 1)
-    work = (
-        np.empty(1, dtype=np.int64),
-        np.empty(1, dtype=np.float32),
-        np.empty(longest, dtype=np.bool_),
-        np.empty(longest, dtype=np.float32),
-        np.empty(longest, dtype=np.int64),
-    )
+    work, cache = _scratch(total, len(ids), width, ef)
     pair, pair_distance = work[0], work[1]
     # pylance starts every insertion at the first node of the highest level, which
     # is placed first and never inserted itself.
@@ -430,33 +588,55 @@ def build_graph(
         own = levels[node]
         pair[0] = entry
         distances(vectors, node, pair, 1, dot, pair_distance)
+        _remember(node, pair, pair_distance, 1, cache)
         nearest, nearest_distance = entry, pair_distance[0]
         for level in range(top, own, -1):
             nearest, nearest_distance = _greedy(
                 vectors, node, dot, nearest, nearest_distance, level, slots, ids, counts,
-                buffer_ids, buffer_distances,
+                buffer_ids, buffer_distances, cache,
             )  # fmt: skip
         for level in range(min(own, top), -1, -1):
             stamp += 1
             found = _beam(
                 vectors, node, dot, nearest, nearest_distance, level, ef, slots, ids, counts,
-                visited, stamp, heaps, buffer_ids, buffer_distances, found_distances, found_ids,
+                visited, stamp, heaps, buffer_ids, buffer_distances, work[3], work[4], cache,
             )  # fmt: skip
-            # A node picks m neighbours; lists grow to 2m on level 0 (m above) by
-            # the links of later nodes.
-            limit = 2 * m if level == 0 else m
-            row = _row(node, level, total, slots)
-            _select(
-                vectors, dot, found_distances, found_ids, found, m, row, ids,
-                neighbour_distances, counts, work,
+            nearest, nearest_distance = work[4][0], work[3][0]
+            _join(
+                vectors, dot, node, found, level, m, slots, ids, neighbour_distances, counts,
+                work, cache,
             )  # fmt: skip
-            nearest, nearest_distance = found_ids[0], found_distances[0]
-            for j in range(counts[row]):
-                _link(
-                    vectors, dot, node, ids[row, j], neighbour_distances[row, j], level,
-                    limit, slots, ids, neighbour_distances, counts, work,
-                )  # fmt: skip
     return entry
+
+
+@_jitable
+def _join(
+    vectors: np.ndarray,
+    dot: bool,
+    node: int,
+    found: int,
+    level: int,
+    m: int,
+    slots: np.ndarray,
+    ids: np.ndarray,
+    neighbour_distances: np.ndarray,
+    counts: np.ndarray,
+    work: Work,
+    cache: Cache,
+) -> None:
+    """``node`` takes its list on ``level`` from the ``found`` nearest nodes its
+    search found (sorted in ``work``), and each of them takes ``node``."""
+    # A node picks m neighbours; lists grow to 2m on level 0 (m above) by the links
+    # of later nodes.
+    limit = 2 * m if level == 0 else m
+    row = _row(node, level, len(slots), slots)
+    work[5][:found] = -1  # none is a member of the new list yet
+    _select(vectors, dot, found, m, row, ids, neighbour_distances, counts, work, cache)
+    for j in range(counts[row]):
+        _link(
+            vectors, dot, node, ids[row, j], neighbour_distances[row, j], level,
+            limit, slots, ids, neighbour_distances, counts, work, cache,
+        )  # fmt: skip
 
 
 @_jitable
@@ -473,6 +653,7 @@ def _link(
     neighbour_distances: np.ndarray,
     counts: np.ndarray,
     work: Work,
+    cache: Cache,
 ) -> None:
     """``node`` joins ``neighbour``'s list, which is pruned when that takes it over
     its limit.  pylance 14 checks no cut-off first (the 2025 snapshot's "nearer
@@ -483,5 +664,40 @@ def _link(
     ids[row, listed] = node
     neighbour_distances[row, listed] = distance
     counts[row] = listed + 1
+    _verdicts_of_newcomer(node, distance, row, listed, ids, neighbour_distances, cache)
     if listed + 1 > limit:
-        _prune(vectors, dot, row, limit, ids, neighbour_distances, counts, work)
+        _prune(vectors, dot, row, limit, ids, neighbour_distances, counts, work, cache)
+
+
+@_jitable
+def _verdicts_of_newcomer(
+    node: int,
+    distance: float,
+    row: int,
+    at: int,
+    ids: np.ndarray,
+    neighbour_distances: np.ndarray,
+    cache: Cache,
+) -> None:
+    """``node`` (at ``distance`` from the row's owner) joined row ``row`` as entry
+    ``at``: a free slot, and the verdicts its search's distances to the members
+    settle (unknown for the others)."""
+    verdicts, known_distances, known_for, taken, slot_of = cache
+    if row >= len(verdicts):
+        return
+    taken[:] = False
+    for j in range(at):
+        taken[slot_of[row, j]] = True
+    slot = 0
+    while taken[slot]:
+        slot += 1
+    slot_of[row, at] = slot
+    for j in range(at):
+        member, member_slot = ids[row, j], slot_of[row, j]
+        if known_for[member] == node:
+            between = known_distances[member]
+            verdicts[row, slot, member_slot] = _verdict(distance, between)
+            verdicts[row, member_slot, slot] = _verdict(neighbour_distances[row, j], between)
+        else:
+            verdicts[row, slot, member_slot] = _UNKNOWN
+            verdicts[row, member_slot, slot] = _UNKNOWN
