@@ -198,3 +198,26 @@ def test_random_queries_match_pylance(table: pa.Table, query: tuple[str, bool]) 
             reject()
         ours = run(ll.dataset(uri), sql)
     assert_same(ours, theirs, ordered, sql)
+
+
+def test_population_spread_of_one_value_is_zero_as_pylance(tmp_path: Path) -> None:
+    """Without GROUP BY, DataFusion's var_pop / stddev_pop of a single value is 0,
+    NaN and infinity included; grouped, NaN there; more values with a NaN give NaN."""
+    nan, inf = float("nan"), float("inf")
+    table = pa.table(
+        {
+            "g": [1, 2, 2, 3, 4, 4, 5],
+            "f": pa.array([nan, nan, None, inf, nan, 1.0, 2.0], pa.float64()),
+        }
+    )
+    uri = tmp_path / "ds"
+    lance.write_dataset(table, uri, data_storage_version=STORAGE_VERSION)
+    for sql in (
+        "SELECT g, var_pop(f), stddev_pop(f), var_samp(f), stddev(f) FROM dataset GROUP BY g",
+        "SELECT var_pop(f), stddev_pop(f) FROM dataset WHERE g = 1",
+        "SELECT var_pop(f), stddev_pop(f) FROM dataset WHERE g = 3",
+        "SELECT var_pop(f), stddev_pop(f), var_samp(f) FROM dataset WHERE g = 4",
+        "SELECT var_pop(f) FROM dataset WHERE g = 5",
+    ):
+        want = run(lance.dataset(uri), sql)
+        assert_same(run(ll.dataset(uri), sql), want, False, sql)

@@ -120,6 +120,14 @@ def aggregate(
         columns[f"a{number}"] = prepared
         specs.append((f"a{number}", function, options))
         finishers.append(finish)
+    # Without GROUP BY, DataFusion's population variance of one value is 0 whatever the
+    # value (NaN or infinity included; its grouped form gives NaN, as pyarrow does):
+    # each such call's values are counted.
+    counted = {}
+    for number, call in enumerate(calls):
+        if call.kind in ("var_pop", "stddev_pop") and not keys:
+            counted[number] = len(specs)
+            specs.append((f"a{number}", "count", pc.CountOptions("only_valid")))
     specs.append(("row", "min"))
     try:
         grouped = pa.table(columns).group_by(group_keys, use_threads=False).aggregate(specs)
@@ -129,6 +137,9 @@ def aggregate(
     start = len(group_keys) if grouped.schema.names[: len(group_keys)] == group_keys else 0
     results = [grouped.column(start + i).combine_chunks() for i in range(len(specs))]
     values = [finish(result) for finish, result in zip(finishers, results, strict=False)]
+    for number, index in counted.items():
+        single = pc.equal(results[index], 1)
+        values[number] = pc.if_else(single, pa.scalar(0.0, values[number].type), values[number])
     return results[-1], values
 
 
