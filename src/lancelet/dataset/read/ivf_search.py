@@ -476,14 +476,14 @@ def _ranked(
     index type ranks them (SQ heaps, HNSW graph walks, RaBitQ's skipped rows)."""
     index = segment.index
     keep = query.k * (plan.refine_factor or 1)
+    ef = _ef(query, index, keep)
+    # Without an ef of its own a graph query asks for no pylance answer to match:
+    # equal distances at the cut are then taken by row id, not refused.
+    pinned = index.graphs is None or query.tuning.get("ef") is not None
     try:
         nprobes, probed = _probe_count(plan, index, vector), 0
         while nprobes != probed:  # more only while pylance's automatic probing would
             probed = nprobes
-            ef = _ef(query, index, keep)
-            # Without an ef of its own the query asks for no pylance answer to match:
-            # equal distances at the cut are then taken by row id, not refused.
-            pinned = index.graphs is None or query.tuning.get("ef") is not None
             ids, distances = index.ranked(vector, nprobes, keep, ef, allowed, pinned)
             nprobes = _more(plan, len(ids), keep, nprobes, index.num_partitions)
     except ArgumentError as exc:
