@@ -146,23 +146,28 @@ def test_read_hints_limit_and_count_batches() -> None:
     from pyspark.sql import types as st
 
     from lancelet.errors import ArgumentError
-    from lancelet.spark.read_hints import AGGREGATE_KEY, LIMIT_KEY, ReadHints
+    from lancelet.spark.partial_aggregate import FUNCTION_KEY
+    from lancelet.spark.read_hints import LIMIT_KEY, ReadHints
 
     field = st.StructField("x", st.LongType(), True, {LIMIT_KEY: "5"})
     hints = ReadHints.of(st.StructType([field]))
     batches = [pa.record_batch([pa.array(range(i * 3, i * 3 + 3))], names=["x"]) for i in range(4)]
-    out = list(hints.applied(iter(batches), st.StructType([field])))
+    limited = st.StructType([field])
+    out = list(hints.applied(iter(batches), limited, limited))
     assert [v for b in out for v in b.column(0).to_pylist()] == [0, 1, 2, 3, 4]
 
     counted = st.StructType(
-        [st.StructField("count(*)", st.LongType(), False, {AGGREGATE_KEY: "count"})]
+        [st.StructField("agg_0", st.LongType(), True, {FUNCTION_KEY: "count_all"})]
     )
     hints = ReadHints.of(counted)
-    assert hints.columns(counted).fields == []
-    out = list(hints.applied(iter(batches), counted))
+    table = st.StructType([st.StructField("x", st.LongType())])
+    read = hints.columns(counted, table)
+    assert read.fields == []
+    empty = [b.select([]) for b in batches]
+    out = list(hints.applied(iter(empty), counted, read))
     assert len(out) == 1 and out[0].column(0).to_pylist() == [12]
-    assert next(iter(hints.applied(iter(()), counted))).column(0).to_pylist() == [0]
+    assert next(iter(hints.applied(iter(()), counted, read))).column(0).to_pylist() == [0]
 
-    odd = st.StructType([st.StructField("m", st.LongType(), False, {AGGREGATE_KEY: "max"})])
-    with pytest.raises(ArgumentError, match="hints"):
+    odd = st.StructType([st.StructField("m", st.LongType(), False, {FUNCTION_KEY: "median"})])
+    with pytest.raises(ArgumentError, match="median"):
         ReadHints.of(odd)

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from lancelet import io
 from lancelet.dataset.core.snapshot import Snapshot
@@ -64,7 +65,7 @@ from lancelet.dataset.write.dataset_write import write_to_store
 from lancelet.errors import CorruptDatasetError, CorruptIndexError, LanceletError
 from lancelet.expr import Predicate
 from lancelet.index.planner import plan
-from lancelet.table import row_ids
+from lancelet.table import row_address, row_ids
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.table.schema import LanceSchema
@@ -285,6 +286,9 @@ def _check_bounds(snapshot: Snapshot, found: Mapping[int, np.ndarray]) -> None:
             )
 
 
+_FEW_KEPT = 8  # a slice keeping under 1/8 of its rows reads its other columns by row
+
+
 class FragmentRows:
     """One fragment's rows, read where no manifest is at hand (a task): the fragment
     and the schema travel with the work."""
@@ -305,6 +309,29 @@ class FragmentRows:
         address columns (``ROW_ID``, ``ROW_ADDRESS``) when asked for."""
         table = self._reader.read(columns, start, stop)
         return live_rows(self._reader, table, start, stop, with_addresses=with_addresses)
+
+    def live_matching(
+        self,
+        columns: list[str],
+        start: int,
+        stop: int,
+        filtered: tuple[list[str], pc.Expression],
+        *,
+        with_addresses: bool,
+    ) -> pa.Table:
+        """The live rows among physical rows ``[start, stop)`` that an expression keeps
+        (``filtered``: the columns it tests, and it), with the row id and address
+        columns: the tested columns are read for every row, the others only for the
+        rows kept when they are few (as pylance's scanner reads late columns)."""
+        tested, expression = filtered
+        first = self.live_range(tested, start, stop, with_addresses=True).filter(expression)
+        if not first.num_rows or len(tested) == len(columns):
+            return first
+        if first.num_rows * _FEW_KEPT > stop - start:
+            table = self.live_range(columns, start, stop, with_addresses=True)
+            return table.filter(expression)
+        kept = row_address.offsets(first.column(ROW_ADDRESS).to_numpy())
+        return self.take(columns, kept, with_addresses=True).filter(expression)
 
     def take(self, columns: list[str], offsets: np.ndarray, *, with_addresses: bool) -> pa.Table:
         """The rows at physical ``offsets`` (sorted uint32; deleted ones are not

@@ -3,9 +3,9 @@
 Spark hands a Python source's reader one thing per query: the schema to read.  The
 bridge (``java/``, :mod:`lancelet.spark.bridge`) plans each query's read with the
 columns it needs, and puts what else the query pushed into that schema's field
-metadata: a limit every partition may stop at (``lancelet.limit``), or a count of
-rows instead of the rows (``lancelet.aggregate`` = ``count``, on the one field of a
-``COUNT(*)`` read).  Without the bridge no field carries them.
+metadata: a limit every partition may stop at (``lancelet.limit``), or an aggregation
+each partition answers instead of sending its rows (``lancelet.aggregate``, see
+:mod:`lancelet.spark.partial_aggregate`).  Without the bridge no field carries them.
 """
 
 from __future__ import annotations
@@ -16,46 +16,52 @@ from dataclasses import dataclass
 import pyarrow as pa
 from pyspark.sql import types as st
 
-from lancelet.errors import ArgumentError
+from lancelet.errors import ArgumentError, SchemaError
+from lancelet.spark.partial_aggregate import AggregateSpec, answered
 from lancelet.spark.types import spark_arrow_schema
 
 LIMIT_KEY = "lancelet.limit"
-AGGREGATE_KEY = "lancelet.aggregate"
 
 
 @dataclass(frozen=True)
 class ReadHints:
     limit: int | None = None
-    count: bool = False
+    aggregate: AggregateSpec | None = None
 
     @classmethod
     def of(cls, schema: st.StructType) -> ReadHints:
         limits = {str(f.metadata[LIMIT_KEY]) for f in schema.fields if LIMIT_KEY in f.metadata}
-        aggregates = {
-            str(f.metadata[AGGREGATE_KEY]) for f in schema.fields if AGGREGATE_KEY in f.metadata
-        }
-        if len(limits) > 1 or aggregates - {"count"}:
-            raise ArgumentError(
-                f"the read schema carries hints this lancelet does not know: limits "
-                f"{sorted(limits)}, aggregates {sorted(aggregates)}"
-            )
-        count = bool(aggregates)
-        if count and len(schema.fields) != 1:
-            raise ArgumentError("a counting read has one field, the count")
-        limit = int(limits.pop()) if limits else None
-        return cls(limit, count)
+        if len(limits) > 1:
+            raise ArgumentError(f"the read schema carries several limits: {sorted(limits)}")
+        aggregate = AggregateSpec.of(schema)
+        if aggregate is not None and limits:
+            raise ArgumentError("the read schema carries both a limit and an aggregate")
+        return cls(int(limits.pop()) if limits else None, aggregate)
 
-    def columns(self, schema: st.StructType) -> st.StructType:
-        """The dataset columns to read: none for a count."""
-        return st.StructType([]) if self.count else schema
+    @property
+    def counts_rows(self) -> bool:
+        """The read is a ``COUNT(*)`` without grouping."""
+        return self.aggregate is not None and self.aggregate.count_only
+
+    def columns(self, schema: st.StructType, table: st.StructType) -> st.StructType:
+        """The columns to read: the schema's own, or those an aggregate needs (of the
+        ``table``'s, the dataset's as Spark sees it)."""
+        if self.aggregate is None:
+            return schema
+        by_name = {f.name: f for f in table.fields}
+        missing = [c for c in self.aggregate.columns() if c not in by_name]
+        if missing:
+            raise SchemaError(f"an aggregate asks for column {missing[0]!r}, which is not read")
+        return st.StructType([by_name[c] for c in self.aggregate.columns()])
 
     def applied(
-        self, batches: Iterator[pa.RecordBatch], schema: st.StructType
+        self, batches: Iterator[pa.RecordBatch], output: st.StructType, read: st.StructType
     ) -> Iterator[pa.RecordBatch]:
-        """A partition's batches as the query asked: at most ``limit`` rows, or one
-        row holding their number."""
-        if self.count:
-            yield counted(sum(batch.num_rows for batch in batches), schema)
+        """A partition's batches (of the ``read`` columns) as the query asked: at most
+        ``limit`` rows, or its partial aggregates as ``output``."""
+        if self.aggregate is not None:
+            target = spark_arrow_schema(output)
+            yield answered(batches, self.aggregate, spark_arrow_schema(read), target)
             return
         if self.limit is None:
             yield from batches
@@ -66,10 +72,3 @@ class ReadHints:
                 return
             yield batch.slice(0, left)
             left -= batch.num_rows
-
-
-def counted(rows: int, schema: st.StructType) -> pa.RecordBatch:
-    """A counting read's one row: ``rows``."""
-    # Spark checks the batch against the schema it sent, metadata included.
-    target = spark_arrow_schema(schema)
-    return pa.record_batch([pa.array([rows], pa.int64())], schema=target)

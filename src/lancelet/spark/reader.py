@@ -41,8 +41,9 @@ from lancelet.spark.index_read import (
     pushed_predicate,
 )
 from lancelet.spark.options import ReadOptions
+from lancelet.spark.partial_aggregate import counted
 from lancelet.spark.partition_plan import Piece, Sizing, partitions, read_bytes
-from lancelet.spark.read_hints import ReadHints, counted
+from lancelet.spark.read_hints import ReadHints
 from lancelet.spark.search_read import SearchPartition, search_rows
 from lancelet.spark.types import (
     natural_spark_type,
@@ -110,6 +111,11 @@ class CountedRows(sds.InputPartition):
         super().__init__(rows)
         self.rows = rows
 
+    def __reduce__(self) -> tuple[type[CountedRows], tuple[int]]:
+        # The bridge reads the count from the pickled partition while Spark plans the
+        # query (``ReadPlan.answeredCount``): a call of this class with the number.
+        return CountedRows, (self.rows,)
+
 
 class FragmentRanges(sds.InputPartition):
     """Several small fragments' ranges read by one task (packed as Spark packs small
@@ -165,9 +171,9 @@ class LanceReader(sds.DataSourceReader):
         self._where = f"{dataset.uri} version {dataset.version}"
         self._hints = ReadHints.of(schema)
         self._output = schema
-        schema = self._hints.columns(schema)
-        self._schema = schema
         self._options = options
+        schema = self._hints.columns(schema, dataset_schema(dataset, options))
+        self._schema = schema
         self._columns = self._resolve(schema, dataset.schema)
         self._pushable = self._natural_columns(schema, dataset.schema)
         self._filters: list[pc.Expression] = []
@@ -223,7 +229,7 @@ class LanceReader(sds.DataSourceReader):
         if self._options.search is not None:
             return [SearchPartition()]
         snapshot = open_snapshot(self._options.location(), self._version)
-        if self._hints.count and not self._pushed and self._options.filter is None:
+        if self._hints.counts_rows and not self._pushed and self._options.filter is None:
             # COUNT(*) of every live row: the manifest's row and deletion counts, as
             # pylance's count_rows takes them; no task opens a file.
             return [CountedRows(sum(f.num_rows for f in snapshot.manifest.fragments))]
@@ -277,7 +283,7 @@ class LanceReader(sds.DataSourceReader):
 
     def read(self, partition: sds.InputPartition) -> Iterator[pa.RecordBatch]:
         if isinstance(partition, CountedRows):
-            return iter([counted(partition.rows, self._output)])
+            return iter([counted(partition.rows, spark_arrow_schema(self._output))])
         if isinstance(partition, SearchPartition):
             batches = self._read_search()
         elif isinstance(partition, FragmentRange):
@@ -286,7 +292,7 @@ class LanceReader(sds.DataSourceReader):
             batches = (b for r in partition.ranges for b in self._read_range(r))
         else:
             batches = iter(())  # the dataset has no rows: Spark plans one empty partition
-        return self._hints.applied(batches, self._output)
+        return self._hints.applied(batches, self._output, self._schema)
 
     def _read_range(self, part: FragmentRange) -> Iterator[pa.RecordBatch]:
         if self._options.filter is not None:
@@ -384,15 +390,12 @@ class LanceReader(sds.DataSourceReader):
         if expression is None:
             return reader.live_range(columns, start, stop, with_addresses=addresses)
         tested = [c for c in columns if c in self._filter_columns]
-        if len(tested) < len(columns):
-            # The filtered columns first: a slice none of whose rows pass (most, for a
-            # selective filter) reads no other column.
-            first = reader.live_range(tested, start, stop, with_addresses=addresses)
-            first = first.filter(expression)
-            if not first.num_rows:
-                return first
-        table = reader.live_range(columns, start, stop, with_addresses=addresses)
-        return table.filter(expression)
+        if not tested:  # the filters test only the row id or address
+            table = reader.live_range(columns, start, stop, with_addresses=True)
+            return table.filter(expression)
+        return reader.live_matching(
+            columns, start, stop, (tested, expression), with_addresses=addresses
+        )
 
     def _needs_addresses(self) -> bool:
         wanted = {c.source for c in self._columns} | self._filter_columns

@@ -3,9 +3,7 @@ package org.lancelet.spark;
 import java.util.ArrayList;
 import java.util.List;
 
-import org.apache.spark.sql.connector.expressions.aggregate.AggregateFunc;
 import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
-import org.apache.spark.sql.connector.expressions.aggregate.CountStar;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.read.SupportsPushDownAggregates;
@@ -14,7 +12,8 @@ import org.apache.spark.sql.connector.read.SupportsPushDownLimit;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.sources.Filter;
-import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.Metadata;
+import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 
 /**
@@ -28,7 +27,8 @@ final class BridgeScanBuilder implements SupportsPushDownRequiredColumns,
   private final ReadPlan plans;
   private StructType required;
   private Filter[] pushed = new Filter[0];
-  private boolean countStar;
+  private AggregateRead aggregate;
+  private Long counted;
   private int limit = -1;
 
   BridgeScanBuilder(LanceSource source, StructType schema, ReadPlan plans) {
@@ -59,23 +59,32 @@ final class BridgeScanBuilder implements SupportsPushDownRequiredColumns,
   }
 
   /**
-   * COUNT(*) without grouping or pushed filters: each partition answers its count,
-   * Spark sums them.  (A filter needs its columns in the schema Spark sends the
-   * Python reader, which a count's schema does not have.)
+   * Spark takes the answer as the query's only when the dataset's row counts give a
+   * {@code COUNT(*)} while planning (no grouping, no pushed filter, no {@code filter}
+   * option): the scan is then that one row.
+   */
+  @Override
+  public boolean supportCompletePushDown(Aggregation aggregation) {
+    AggregateRead read = pushed.length == 0 ? AggregateRead.of(aggregation, schema) : null;
+    if (read == null || !read.countOnly()) {
+      return false;
+    }
+    counted = plans.answeredCount(read.schema());
+    return counted != null;
+  }
+
+  /**
+   * Aggregates each partition answers for its rows (see {@link AggregateRead}).  Not
+   * with pushed filters: Spark sends them to Python by the read schema's columns,
+   * which an aggregate's schema does not have.
    */
   @Override
   public boolean pushAggregation(Aggregation aggregation) {
-    if (aggregation.groupByExpressions().length != 0 || pushed.length != 0) {
-      return false;
+    aggregate = pushed.length == 0 ? AggregateRead.of(aggregation, schema) : null;
+    if (aggregate == null || !aggregate.countOnly()) {
+      counted = null;
     }
-    AggregateFunc[] functions = aggregation.aggregateExpressions();
-    for (AggregateFunc function : functions) {
-      if (!(function instanceof CountStar)) {
-        return false;
-      }
-    }
-    countStar = functions.length > 0;
-    return countStar;
+    return aggregate != null;
   }
 
   @Override
@@ -86,7 +95,7 @@ final class BridgeScanBuilder implements SupportsPushDownRequiredColumns,
   /** Each partition stops after {@code limit} rows; Spark still limits the whole. */
   @Override
   public boolean pushLimit(int limit) {
-    if (countStar) {
+    if (aggregate != null) {
       return false;
     }
     this.limit = limit;
@@ -98,14 +107,25 @@ final class BridgeScanBuilder implements SupportsPushDownRequiredColumns,
     if (limit >= 0 && required.fields().length == 0) {
       limit = -1;  // no field to carry it: Spark's own limit stands
     }
-    if (countStar) {
-      StructType counted = new StructType().add("count(*)", DataTypes.LongType, false);
-      return new BridgeScan(source, schema, plans, ReadPlan.counting(counted), pushed, counted);
+    if (aggregate != null) {
+      StructType answer = aggregate.schema();
+      StructType output = withoutMetadata(answer);
+      return counted != null ? new CountScan(output, counted)
+          : new BridgeScan(source, schema, plans, answer, pushed, output);
     }
     // Spark sends pushed filters to Python by the read schema's fields, so the columns
     // they test are read too (Spark projects them away).
     StructType read = ReadPlan.withColumnsOf(required, pushed, schema);
     StructType hinted = limit >= 0 ? ReadPlan.limited(read, limit) : read;
     return new BridgeScan(source, schema, plans, hinted, pushed, read);
+  }
+
+  private static StructType withoutMetadata(StructType schema) {
+    StructType out = new StructType();
+    for (StructField field : schema.fields()) {
+      out = out.add(new StructField(field.name(), field.dataType(), field.nullable(),
+          Metadata.empty()));
+    }
+    return out;
   }
 }

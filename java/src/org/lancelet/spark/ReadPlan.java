@@ -1,5 +1,6 @@
 package org.lancelet.spark;
 
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashSet;
@@ -18,20 +19,23 @@ import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
+import net.razorvine.pickle.PickleException;
+import net.razorvine.pickle.Unpickler;
 import scala.Option;
 import scala.collection.Seq;
+import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * One query's read, planned by lancelet's Python source.
  *
  * <p>The Python source receives the schema to read, and nothing else per query; what
  * else the query asks (a limit per partition, a count instead of rows) travels as
- * metadata of that schema's fields, under the keys below, which
- * {@code lancelet.spark.reader} reads.  Spark's own output schema carries none.
+ * metadata of that schema's fields ({@link #LIMIT} here, {@link AggregateRead}'s keys),
+ * which {@code lancelet.spark.read_hints} reads.  Spark's own output schema carries
+ * none.
  */
 final class ReadPlan {
   static final String LIMIT = "lancelet.limit";
-  static final String AGGREGATE = "lancelet.aggregate";
   private static final int CACHED = 64;
 
   private final LanceSource source;
@@ -106,6 +110,43 @@ final class ReadPlan {
     return result.get().readInfo();
   }
 
+  /**
+   * The number of rows of a {@code COUNT(*)} read if the Python source answered it
+   * from the dataset's row counts while planning (its one partition is then a
+   * {@code CountedRows}, pickled as a call with the count), else null.
+   */
+  Long answeredCount(StructType counting) {
+    List<byte[]> partitions =
+        CollectionConverters.asJava(plan(counting, new Filter[0]).partitions());
+    if (partitions.size() != 1) {
+      return null;
+    }
+    byte[] pickled = partitions.get(0);
+    if (!new String(pickled, StandardCharsets.ISO_8859_1).contains(COUNTED_CLASS)) {
+      return null;  // not worth unpickling: some other partition
+    }
+    try {
+      Object value = new Unpickler().loads(pickled);
+      return value instanceof Counted counted ? counted.rows : null;
+    } catch (Exception unreadable) {
+      return null;  // Spark reads the partition and sums: slower, still right
+    }
+  }
+
+  private static final String COUNTED_MODULE = "lancelet.spark.reader";
+  private static final String COUNTED_CLASS = "CountedRows";
+
+  private record Counted(long rows) {}
+
+  static {
+    Unpickler.registerConstructor(COUNTED_MODULE, COUNTED_CLASS, args -> {
+      if (args.length != 1 || !(args[0] instanceof Number rows)) {
+        throw new PickleException("a CountedRows holds one number");
+      }
+      return new Counted(rows.longValue());
+    });
+  }
+
   /** {@code required}, then the other top-level columns of {@code table} the filters test. */
   static StructType withColumnsOf(StructType required, Filter[] filters, StructType table) {
     Set<String> have = new HashSet<>(Arrays.asList(required.fieldNames()));
@@ -122,10 +163,6 @@ final class ReadPlan {
       }
     }
     return out;
-  }
-
-  static StructType counting(StructType counted) {
-    return withMetadata(counted, AGGREGATE, "count");
   }
 
   /** Without columns there is no field to carry the limit: Spark's own limit stands. */
