@@ -7,7 +7,8 @@ Every step is float32, in this order (k1 = 1.2, b = 0.75)::
     norm    = k1 * ((1 - b) + (b * dl) / avgdl)
     score_t = idf(t) * ((f * (k1 + 1)) / (f + norm))
 
-and a document's score is the float32 sum of its terms' scores in query-token order.
+and a document's score is the float32 sum of its terms' scores in query-token order
+(a fuzzy query token's expansions summed first: :mod:`lancelet.index.fts.query`).
 ``N`` counts every document of the index (deleted rows too), ``n`` the documents
 holding the term, both summed over all partitions.
 

@@ -11,8 +11,9 @@ What each query means, as measured on pylance 14.0.2 (``docs/fts/queries.md``):
   that Levenshtein distance (a transposition is 2 edits) sharing its first
   ``prefix_length`` characters, in byte order; the lists of all query tokens, one
   after another, are cut to ``max_expansions`` in all.  Each expansion is scored with
-  its own statistics and all are added.  ``fuzziness=None`` matched exactly, and so
-  do rows outside the index.
+  its own statistics; a query token's expansions are added first (in the token-id
+  order of the row's partition), then the query tokens' sums in query order.
+  ``fuzziness=None`` matched exactly, and so do rows outside the index.
 * **phrase**: rows holding the query tokens in order at the positions the query gives
   them (removed stop words keep their place), each gap allowed to grow by up to
   ``slop`` positions, never reordered; scored as the match of the same tokens.
@@ -39,7 +40,7 @@ from lancelet.index.fts.analyzer import query_terms
 from lancelet.index.fts.combined import combined_hits
 from lancelet.index.fts.corpus import ColumnSearch
 from lancelet.index.fts.fuzzy import expansions
-from lancelet.index.fts.hits import Hits, common_rows, sorted_union
+from lancelet.index.fts.hits import Hits, common_rows
 
 
 class QueryEvaluator:
@@ -87,7 +88,7 @@ class QueryEvaluator:
                 if isinstance(query, q.FullTextQuery)
                 else self.plain(query, columns)
             )
-        terms = self._match_terms(match)
+        terms = self._match_tokens(match)
         found = Hits.summed_best(terms, count)
         return Hits.summed(terms) if found is None else found
 
@@ -125,26 +126,22 @@ class QueryEvaluator:
         return found
 
     def _match(self, query: q.MatchQuery) -> Hits:
-        groups = self._match_groups(query)
-        # Every term's score added in turn, in query order.
-        total = Hits.summed([term for group in groups for term in group])
+        tokens = self._match_tokens(query)
+        # Each query token's score added in turn, in query order.
+        total = Hits.summed(tokens)
         if query.operator == q.FullTextOperator.AND:
-            rows = [_rows(group) for group in groups]
-            total = total.within(common_rows(rows))
+            total = total.within(common_rows([token.rows for token in tokens]))
         return total.scaled(query.boost) if query.boost != 1.0 else total
 
-    def _match_terms(self, query: q.MatchQuery) -> list[Hits]:
-        """The hits of each term a match adds up, in order."""
-        return [term for group in self._match_groups(query) for term in group]
-
-    def _match_groups(self, query: q.MatchQuery) -> list[list[Hits]]:
-        """Per query token, the hits of the terms it stands for."""
+    def _match_tokens(self, query: q.MatchQuery) -> list[Hits]:
+        """Per query token, in order, the rows it matches and its score in each (a
+        fuzzy token's: the sum over its expansions)."""
         _refuse_granularity(query.document_granularity)
         column = self._column(query.column)
         tokens = [token for token, _ in _tokens(query.query, column)]
         if (query.fuzziness or 0) > 0 and column.indexed is not None:
-            return _fuzzy_groups(query, column, tokens)
-        return [[column.term(token)] for token in tokens]
+            return _fuzzy_tokens(query, column, tokens)
+        return [column.term(token) for token in tokens]
 
     def _phrase(self, query: q.PhraseQuery) -> Hits:
         _refuse_granularity(query.document_granularity)
@@ -230,11 +227,11 @@ class QueryEvaluator:
         return total
 
 
-def _fuzzy_groups(query: q.MatchQuery, column: ColumnSearch, tokens: list[str]) -> list[list[Hits]]:
-    """Per query token: the hits of each of its expansions in the index, then of the
-    token itself outside the index (measured: rows there are matched exactly).  The
-    expansions of all tokens, one list after another, are cut to ``max_expansions``
-    in all."""
+def _fuzzy_tokens(query: q.MatchQuery, column: ColumnSearch, tokens: list[str]) -> list[Hits]:
+    """Per query token: the hits of its expansions in the index, summed
+    (:meth:`ColumnSearch.expanded`), and of the token itself outside the index
+    (measured: rows there are matched exactly).  The expansions of all tokens, one
+    list after another, are cut to ``max_expansions`` in all."""
     vocabulary = column.vocabulary()
     fuzziness = query.fuzziness or 0
     lists = [
@@ -247,19 +244,11 @@ def _fuzzy_groups(query: q.MatchQuery, column: ColumnSearch, tokens: list[str]) 
             "full_text_query: a fuzzy AND match whose terms expand to more than "
             f"max_expansions={room} tokens"
         )
-    groups = []
+    matched = []
     for token, found in zip(tokens, lists, strict=True):
         kept, room = found[: max(room, 0)], room - len(found)
-        terms = [column.term(t, flat=False) for t in kept]
-        groups.append([*terms, column.term(token, indexed=False)])
-    return groups
-
-
-def _rows(hits: list[Hits]) -> np.ndarray:
-    """The rows (sorted) of any of ``hits``."""
-    if not hits:
-        return np.zeros(0, np.uint64)
-    return sorted_union([h.rows for h in hits])
+        matched.append(column.expanded(token, kept))
+    return matched
 
 
 def _refuse_granularity(granularity: q.DocumentGranularity | None) -> None:
