@@ -1,5 +1,5 @@
 """The JVM bridge: a Java ``lance`` data source that plans each query's read of
-lancelet's Python source with the columns, filters, limit and count it needs.
+lancelet's Python source with the columns, filters, limit and aggregates it needs.
 
 Spark's Python data source API reads every column, pushes no limit or aggregate and
 keeps one read plan per DataFrame.  The bridge (``java/`` in the repository, built
