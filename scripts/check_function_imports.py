@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_PACKAGES = ("src/lancelet", "src/pyspark_lancelet")
 
 # Top-level packages that may be imported inside a function: the optional extras of
-# pyproject.toml (cloud, fast, spark, jieba, namespace), the compression codecs, and the
+# pyproject.toml (cloud, spark, jieba, namespace), numba, the compression codecs, and the
 # third-party packages only some calls need (data frames, images, ML frameworks,
 # object-store clients).  The standard library and lancelet itself are never on this
 # list: their imports go at the top of the module (a cycle is fixed, not hidden).
@@ -31,7 +31,8 @@ OPTIONAL_PACKAGES = frozenset(
     {
         # [cloud]: object stores.
         "obstore",
-        # [fast]: compiled kernels (imported by lancelet.file.codecs.jit only).
+        # Compiled kernels: imported by lancelet.file.codecs.jit only, at a kernel's
+        # first call, so that LANCELET_JIT=0 never loads numba.
         "numba",
         # numba's LLVM binding (the HNSW kernels' vector intrinsic), installed with it.
         "llvmlite",

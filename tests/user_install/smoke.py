@@ -188,10 +188,22 @@ def optional_parts(tmp: Path) -> None:
             raise AssertionError("lancelet.spark imported without pyspark")
 
 
+@check("compiled kernels run (numba is a plain dependency)")
+def _kernels(tmp: Path) -> None:
+    from lancelet.file.codecs import jit
+
+    assert importlib.util.find_spec("numba") is not None, "numba is not installed"
+    assert jit.enabled(), "the compiled kernels are off"
+    # Long strings go through FSST, whose parse and expansion are kernels.
+    texts = [f"row {i} " + "lorem ipsum dolor sit amet " * (i % 7) for i in range(5000)]
+    lancelet.write_dataset(pa.table({"t": texts}), tmp / "k.lance")
+    assert lancelet.dataset(tmp / "k.lance").to_table()["t"].to_pylist() == texts
+
+
 def main() -> int:
     where = Path(lancelet.__file__).resolve()
     print(f"lancelet from {where}")
-    extras = [m for m in ("numba", "obstore", "pyspark", "lance") if importlib.util.find_spec(m)]
+    extras = [m for m in ("obstore", "pyspark", "lance") if importlib.util.find_spec(m)]
     print(f"optional packages present: {extras or 'none'}")
     failed = 0
     for name, fn in CHECKS:
