@@ -179,6 +179,9 @@ class FileWriter21(FileWriterBase):
         super().abort()
 
 
+_INLINE_BYTES = 256 * 1024
+
+
 class _Encoder:
     """Encodes pages on worker threads (numpy and the compiled kernels release the
     GIL) while the caller shreds the next batch.  Pages reach the file in the order
@@ -189,18 +192,19 @@ class _Encoder:
         self._sink = sink
         self._options = options
         self._max_page_bytes = max_page_bytes
-        self._pool = (
-            ThreadPoolExecutor(parallel.WORKERS, thread_name_prefix="lancelet-encode")
-            if parallel.WORKERS > 1
-            else None
-        )
+        self._pool: ThreadPoolExecutor | None = None  # started by the first large page
         self._queue: deque[tuple[_LeafStream, Future[list[page_enc.EncodedPage]]]] = deque()
 
     def submit(self, stream: _LeafStream) -> None:
+        small = stream.pending_bytes < _INLINE_BYTES
         batches = stream.take_pending()
-        if self._pool is None:
+        if parallel.WORKERS < 2 or (small and not self._queue):
+            # Encoded here: starting threads costs more than a small page (a small
+            # append's whole write), and with nothing queued the page order holds.
             stream.add(self._sink, stream.encode(batches, self._options, self._max_page_bytes))
             return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(parallel.WORKERS, thread_name_prefix="lancelet-encode")
         job = self._pool.submit(stream.encode, batches, self._options, self._max_page_bytes)
         self._queue.append((stream, job))
         while self._queue and (len(self._queue) > 2 * parallel.WORKERS or self._queue[0][1].done()):
