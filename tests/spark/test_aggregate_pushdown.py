@@ -231,3 +231,15 @@ def test_random_aggregates_answer_as_spark(
 
 def _expr(text: str) -> Column:
     return F.expr(text)
+
+
+def test_aggregates_of_row_ids(spark: SparkSession, tmp_path: Path) -> None:
+    _both(spark, _table(1000), tmp_path, 300)
+    uri = str(tmp_path / "t.lance")
+    lance.dataset(uri).delete("id % 4 = 1")
+    df = spark.read.format("lance").option("with_row_id", "true").load(uri)
+    query = df.selectExpr("count(_rowid) AS n", "min(_rowid) AS lo", "max(_rowid) AS hi")
+    assert "agg_func_0" in _plan(query)
+    ids = lance.dataset(uri).to_table(with_row_id=True)["_rowid"].to_pylist()
+    row = query.collect()[0]
+    assert (row.n, row.lo, row.hi) == (len(ids), min(ids), max(ids))

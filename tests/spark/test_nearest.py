@@ -93,3 +93,23 @@ def test_index_built_from_spark_answers_as_pylance(
 def test_bad_options_are_refused(spark: SparkSession, uri: str, raw: str, match: str) -> None:
     with pytest.raises(Exception, match=match):
         spark.read.format("lance").option("nearest", raw).load(uri).collect()
+
+
+def test_aggregates_over_a_search_count_its_rows(
+    spark: SparkSession, uri: str, vectors: np.ndarray
+) -> None:
+    q = vectors[40] + 0.01
+    query = {"column": "v", "q": q.tolist(), "k": 7}
+    frame = spark.read.format("lance").option("nearest", json.dumps(query)).load(uri)
+    distances = ((vectors.astype(np.float64) - q) ** 2).sum(axis=1)
+    nearest = np.argsort(distances, kind="stable")[:7]
+    # Pushed into the read with the bridge: the search's 7 rows, not the dataset's.
+    assert frame.count() == 7
+    got = frame.selectExpr("count(*) AS n", "min(id) AS lo", "max(id) AS hi", "sum(id) AS s")
+    row = got.collect()[0]
+    assert (row.n, row.lo, row.hi, row.s) == (7, nearest.min(), nearest.max(), nearest.sum())
+    evens = frame.groupBy((frame.id % 2).alias("odd")).count().orderBy("odd").collect()
+    assert [r["count"] for r in evens] == [
+        int((nearest % 2 == 0).sum()),
+        int((nearest % 2 == 1).sum()),
+    ]
