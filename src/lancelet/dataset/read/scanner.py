@@ -33,6 +33,7 @@ from lancelet.dataset.read.projection import (
 )
 from lancelet.dataset.read.row_columns import live_rows_before, row_offsets, with_row_columns
 from lancelet.dataset.read.scan_stats import ScanRecorder, ScanStatistics
+from lancelet.dataset.read.staged_filter import Stage, apply_stages, stages_of
 from lancelet.errors import (
     ArgumentError,
     CorruptDatasetError,
@@ -71,6 +72,10 @@ _READ_STEP = 64 * 1024
 # and then taken from, rather than read row by row.
 _DENSE = 0.25
 
+
+# Tables of fewer rows are filtered whole: staging costs a call of Arrow's engine per
+# stage, more than it saves on a few rows.
+_STAGED = 4096
 
 # Candidates of more than this share of a fragment's rows are cheaper to find by a scan
 # (pages read whole and filtered) than to take one by one.
@@ -154,6 +159,15 @@ class _Parsed:
         wanted = referenced_columns(sql, schema)
         self.columns = [n for n in schema.names if n in wanted]
         self._tree: Predicate | None = None
+        self._stages: list[Stage] | bool | None = False  # False: not yet made
+
+    @property
+    def stages(self) -> list[Stage] | None:
+        """The filter's conjuncts as stages, cheapest first (None: not staged)."""
+        if self._stages is False:
+            self._stages = stages_of(self.sql, self.schema)
+        assert self._stages is not True
+        return self._stages
 
     @property
     def tree(self) -> Predicate:
@@ -244,7 +258,9 @@ class LanceScanner(ArrowScanner):
             self._filter: pc.Expression | None = parsed.expression
             self._filter_columns = parsed.columns
             self._filter_text: str | None = parsed.sql
+            self._parsed_filter: _Parsed | None = parsed
         else:
+            self._parsed_filter = None
             self._filter = to_expression(filter, self._filter_schema)
             self._filter_columns = self._columns_of(filter)
             self._filter_text = None if filter is None else str(filter)
@@ -349,7 +365,7 @@ class LanceScanner(ArrowScanner):
             self._metrics.rows_scanned += stop - start
             if self._filter is None or not late:
                 table = self._live(reader, reader.read(columns, start, stop), start, stop)
-                yield table if self._filter is None else table.filter(self._filter)
+                yield table if self._filter is None else self._apply_filter(table)
             else:
                 table = self._late_materialized(reader, probe, late, start, stop)
                 if table.num_rows:
@@ -401,6 +417,16 @@ class LanceScanner(ArrowScanner):
             return table.filter(mask)
         assert self._filter is not None
         return table.filter(self._filter)
+
+    def _apply_filter(self, table: pa.Table) -> pa.Table:
+        """``table.filter`` by the scan's filter: conjunct by conjunct, cheapest first,
+        when the filter allows it (see staged_filter) and the table is not small."""
+        parsed = self._parsed_filter
+        stages = None if parsed is None or table.num_rows < _STAGED else parsed.stages
+        if stages is None:
+            assert self._filter is not None
+            return table.filter(self._filter)
+        return apply_stages(table, stages)
 
     def _needs_address(self) -> bool:
         return (
@@ -455,7 +481,7 @@ class LanceScanner(ArrowScanner):
         table = reader.read(probe, start, stop)
         offsets = pa.array(np.arange(start, stop, dtype=np.uint32))
         table = self._live(reader, table.append_column(_OFFSET, offsets), start, stop)
-        table = table.filter(self._filter)
+        table = self._apply_filter(table)
         hits = table[_OFFSET].to_numpy()
         if not len(hits):
             return table
