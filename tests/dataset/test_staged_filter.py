@@ -51,11 +51,20 @@ FILTERS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def data(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pa.Table]:
+@pytest.fixture(scope="module", params=["plain", "deletions", "index", "fragments"])
+def data(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> tuple[Path, pa.Table]:
+    """A dataset: as written; with rows deleted (the first stage's read drops them);
+    with a scalar index on ``q`` (the index bounds the ranges read); in fragments."""
     uri = tmp_path_factory.mktemp("staged") / "ds"
     table = _table(ROWS)
-    lancelet.write_dataset(table, uri)
+    rows_per_file = 7_000 if request.param == "fragments" else ROWS
+    ds = lancelet.write_dataset(table, uri, max_rows_per_file=rows_per_file)
+    if request.param == "deletions":
+        ds.delete("k % 7 = 3 OR k < 100")
+    if request.param == "index":
+        ds.create_scalar_index("q", "BTREE")
     return uri, table
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -33,7 +34,13 @@ from lancelet.dataset.read.projection import (
 )
 from lancelet.dataset.read.row_columns import live_rows_before, row_offsets, with_row_columns
 from lancelet.dataset.read.scan_stats import ScanRecorder, ScanStatistics
-from lancelet.dataset.read.staged_filter import Stage, apply_stages, stages_of
+from lancelet.dataset.read.staged_filter import (
+    Stage,
+    apply_stages,
+    attach,
+    staged_read,
+    stages_of,
+)
 from lancelet.errors import (
     ArgumentError,
     CorruptDatasetError,
@@ -68,9 +75,6 @@ BATCH_SIZE_VARIABLE = "LANCE_DEFAULT_BATCH_SIZE"
 _WHOLE_FRAGMENT = 1 << 20
 _OFFSET = "_lancelet_offset"
 _READ_STEP = 64 * 1024
-# Above this share of a range passing the filter, its other columns are read whole
-# and then taken from, rather than read row by row.
-_DENSE = 0.25
 
 
 # Tables of fewer rows are filtered whole: staging costs a call of Arrow's engine per
@@ -363,7 +367,7 @@ class LanceScanner(ArrowScanner):
         for start, stop in _ranges(fragment.physical_rows, step, candidates):
             self._metrics.ranges_scanned += 1
             self._metrics.rows_scanned += stop - start
-            if self._filter is None or not late:
+            if self._filter is None or not (late or self._read_stages(stop - start)):
                 table = self._live(reader, reader.read(columns, start, stop), start, stop)
                 yield table if self._filter is None else self._apply_filter(table)
             else:
@@ -477,25 +481,29 @@ class LanceScanner(ArrowScanner):
         self, reader: FragmentReader, probe: list[str], late: list[str], start: int, stop: int
     ) -> pa.Table:
         """Filter on the columns the filter needs, then read the others only for the rows
-        that passed: a selective filter then decodes little of the wide columns."""
-        table = reader.read(probe, start, stop)
-        offsets = pa.array(np.arange(start, stop, dtype=np.uint32))
-        table = self._live(reader, table.append_column(_OFFSET, offsets), start, stop)
-        table = self._apply_filter(table)
-        hits = table[_OFFSET].to_numpy()
-        if not len(hits):
-            return table
-        if len(hits) > (stop - start) * _DENSE:
-            # A mask, not a take: hits ascend, and filtering keeps each chunk's own
-            # dictionary, where a take must unify them (which Arrow cannot with nulls).
-            keep = np.zeros(stop - start, dtype=bool)
-            keep[hits - start] = True
-            rest = reader.read(late, start, stop).filter(pa.array(keep))
+        that passed: a selective filter then decodes little of the wide columns.  A
+        staged filter reads each stage's columns only for the rows still in."""
+        stages = self._read_stages(stop - start)
+        if stages is not None:
+            live = partial(self._live, reader, start=start, stop=stop)
+            table = staged_read(reader, stages, (start, stop), live, _OFFSET)
         else:
-            rest = reader.take(late, hits)
-        for name in late:
-            table = table.append_column(name, rest[name])
-        return table.drop_columns([_OFFSET])
+            table = reader.read(probe, start, stop)
+            offsets = pa.array(np.arange(start, stop, dtype=np.uint32))
+            table = self._live(reader, table.append_column(_OFFSET, offsets), start, stop)
+            table = self._apply_filter(table)
+        return attach(reader, table, late, (start, stop), _OFFSET).drop_columns([_OFFSET])
+
+    def _read_stages(self, rows: int) -> list[Stage] | None:
+        """The filter's stages when a range of ``rows`` rows reads their columns stage by
+        stage: not for system columns or deleted rows kept, nor when late
+        materialization was set."""
+        parsed = self._parsed_filter
+        if parsed is None or rows < _STAGED or self._late is not None:
+            return None
+        if self._include_deleted or self._needs_address():
+            return None
+        return parsed.stages
 
     def _tables(self, step: int) -> Iterator[pa.Table]:
         schema = self.projected_schema

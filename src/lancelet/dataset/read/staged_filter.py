@@ -6,6 +6,9 @@ a seventh of the rows and the pattern is the costly part.  A row passes a WHERE 
 of conjuncts only when each is TRUE, so testing each on the rows the ones before kept
 selects the same rows in any order; the pattern then meets a few percent of them.
 
+A scan reads each stage's columns only for the rows the stages before kept: a long
+text column a cheap date range has narrowed down is then decoded for few rows.
+
 Only conjuncts whose Arrow functions cannot fail on a value (comparisons, IN, LIKE,
 IS NULL, boolean logic) are staged: a cast or arithmetic could raise on a row that an
 earlier conjunct dropped, and the filter as a whole would have raised there.
@@ -14,6 +17,7 @@ earlier conjunct dropped, and the filter as a whole would have raised there.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,10 +25,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
+from lancelet.dataset.read.fragment_reader import FragmentReader
 from lancelet.errors import FilterError
 from lancelet.expr.filter import node_sql, parse_filter, referenced_columns, syntax_tree
 
-__all__ = ["Stage", "apply_stages", "stages_of"]
+__all__ = ["Stage", "apply_stages", "attach", "staged_read", "stages_of"]
 
 # Arrow functions that cannot fail once their arguments are bound (they compare, look
 # up or combine values): only conjuncts made of these are staged.
@@ -55,6 +60,9 @@ _CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\(")
 _INFIX = re.compile(r" (\+|-|\*|/) ")
 _PATTERNS = frozenset({"match_like", "match_substring", "starts_with", "ends_with"})
 _ROW = "_lancelet_staged_row"
+# Above this share of a range left, a column is read whole and then filtered, rather
+# than taken row by row.
+_DENSE = 0.25
 
 
 @dataclass(frozen=True)
@@ -138,3 +146,51 @@ def apply_stages(table: pa.Table, stages: list[Stage]) -> pa.Table:
     keep[work[_ROW].to_numpy()] = True
     # A mask, not a take: rows keep their order and each chunk its own dictionary.
     return table.filter(pa.array(keep))
+
+
+def staged_read(
+    reader: FragmentReader,
+    stages: list[Stage],
+    span: tuple[int, int],
+    live: Callable[[pa.Table], pa.Table],
+    offset: str,
+) -> pa.Table:
+    """The physical rows ``span`` of ``reader``'s fragment that every stage passes,
+    with the stages' columns and their offsets (column ``offset``); ``live`` drops the
+    deleted rows of a table of the span.  Each stage's columns are read only for the
+    rows the stages before it kept."""
+    start, stop = span
+    first = sorted(stages[0].columns)
+    table = reader.read(first, start, stop)
+    table = live(table.append_column(offset, pa.array(np.arange(start, stop, dtype=np.uint32))))
+    have = set(first)
+    for stage in stages:
+        table = attach(reader, table, sorted(stage.columns - have), span, offset)
+        have |= stage.columns
+        table = table.filter(stage.expression)
+        if not table.num_rows:
+            break
+    return table
+
+
+def attach(
+    reader: FragmentReader, table: pa.Table, columns: list[str], span: tuple[int, int], offset: str
+) -> pa.Table:
+    """``table``, rows of the physical ``span`` named (ascending) by their ``offset``
+    column, with ``columns`` read for those rows: taken when they are few, else read
+    whole and filtered."""
+    hits = table[offset].to_numpy()
+    if not columns or not len(hits):
+        return table
+    start, stop = span
+    if len(hits) > (stop - start) * _DENSE:
+        # A mask, not a take: hits ascend, and filtering keeps each chunk's own
+        # dictionary, where a take must unify them (which Arrow cannot with nulls).
+        keep = np.zeros(stop - start, dtype=bool)
+        keep[hits - start] = True
+        rest = reader.read(columns, start, stop).filter(pa.array(keep))
+    else:
+        rest = reader.take(columns, hits.astype(np.int64))
+    for name in columns:
+        table = table.append_column(name, rest[name])
+    return table
