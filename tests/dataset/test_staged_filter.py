@@ -105,3 +105,8 @@ def test_a_large_page_decodes_in_pieces_as_one(tmp_path: Path) -> None:
     path = next((uri / "data").glob("*.lance"))
     part = LanceFileReader(str(path)).read_range(1000, rows - 2000).to_table()
     assert part.equals(table.slice(1000, rows - 2000))
+    # A take of one column is cut into pieces too: in any order, repeats included.
+    picked = np.random.default_rng(3).integers(0, rows, 40_000)
+    for columns in (["note"], ["k"], ["note", "k"]):
+        taken = LanceFileReader(str(path), columns=columns).take_rows(picked).to_table()
+        assert taken.equals(table.select(columns).take(pa.array(picked)))

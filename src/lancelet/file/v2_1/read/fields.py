@@ -352,7 +352,7 @@ class FieldReader:
             column = self.columns[self._column(self.node)]
             # A dictionary column is not cut: its chunks would hold different
             # dictionaries, which a take must then unify.
-            jobs = column.page_jobs(start, end, split=not _has_dictionary(self.dtype))
+            jobs = column.page_jobs(start, end, split=not has_dictionary(self.dtype))
             if not jobs:
                 return [lambda: [pa.array([], type=self.dtype)]]
             return [partial(_values_of, job) for job in jobs]
@@ -495,10 +495,12 @@ def lineages(nodes: list[Node]) -> dict[int, tuple[Kind, ...]]:
     return out
 
 
-def _has_dictionary(dtype: pa.DataType) -> bool:
+def has_dictionary(dtype: pa.DataType) -> bool:
+    """Whether ``dtype`` is or holds dictionary values (whose chunks, once a read is
+    cut, would hold different dictionaries)."""
     if pa.types.is_dictionary(dtype):
         return True
-    return any(_has_dictionary(dtype.field(i).type) for i in range(dtype.num_fields))
+    return any(has_dictionary(dtype.field(i).type) for i in range(dtype.num_fields))
 
 
 def _pieces(lo: int, hi: int) -> list[tuple[int, int]]:
