@@ -110,3 +110,19 @@ def test_a_large_page_decodes_in_pieces_as_one(tmp_path: Path) -> None:
     for columns in (["note"], ["k"], ["note", "k"]):
         taken = LanceFileReader(str(path), columns=columns).take_rows(picked).to_table()
         assert taken.equals(table.select(columns).take(pa.array(picked)))
+
+
+def test_a_selective_filter_yields_whole_batches(tmp_path: Path) -> None:
+    """A filter's few rows per range read are gathered: every batch of a fragment but
+    its last holds ``batch_size`` rows, as pylance's do, and the rows are pylance's."""
+    table = _table(200_000)
+    uri = tmp_path / "ds"
+    lancelet.write_dataset(table, uri, max_rows_per_file=120_000)
+    sql = "q > 45 AND note LIKE '%the%'"
+    expected = lance.dataset(str(uri)).to_table(filter=sql)
+    for size in (1000, 4096):
+        batches = list(lancelet.dataset(uri).to_batches(filter=sql, batch_size=size))
+        assert pa.Table.from_batches(batches, schema=expected.schema).equals(expected)
+        sizes = [b.num_rows for b in batches]
+        short = [i for i, n in enumerate(sizes) if n != size]
+        assert len(short) <= 2 and short[-1] == len(sizes) - 1  # each fragment's last

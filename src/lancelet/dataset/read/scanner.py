@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 
 from lancelet._arrow import cast as arrow_cast
 from lancelet.dataset.read.arrow_scanner import ArrowScanner
+from lancelet.dataset.read.batches import coalesced, has_dictionary
 from lancelet.dataset.read.blob import DEFAULT_BLOB_BUFFER_SIZE, BlobFile, take_blobs
 from lancelet.dataset.read.fragment_reader import FragmentReader
 from lancelet.dataset.read.index_plan import index_candidates, searches_logged
@@ -549,8 +550,15 @@ class LanceScanner(ArrowScanner):
                     return
 
     def _read(self, fragment: Fragment, step: int) -> Iterator[pa.Table]:
-        """A fragment's rows that pass the filter, counted for the scan's metrics."""
-        for table in self._fragment_tables(fragment, step):
+        """A fragment's rows that pass the filter, counted for the scan's metrics; a
+        filter's few rows per range read are gathered into whole batches, as pylance
+        gathers them (not across fragments, nor for dictionaries, whose chunks may
+        not be joined)."""
+        tables = self._fragment_tables(fragment, step)
+        batched = step < _WHOLE_FRAGMENT  # a whole table is joined by its caller
+        if batched and self._filter is not None and not any(map(has_dictionary, self._arrow.types)):
+            tables = coalesced(tables, self._batch_size)
+        for table in tables:
             self._metrics.output_rows += table.num_rows
             yield table
 
