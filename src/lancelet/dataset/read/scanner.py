@@ -553,10 +553,11 @@ class LanceScanner(ArrowScanner):
         """A fragment's rows that pass the filter, counted for the scan's metrics; a
         filter's few rows per range read are gathered into whole batches, as pylance
         gathers them (not across fragments, nor for dictionaries, whose chunks may
-        not be joined)."""
+        not be joined, nor under a limit, which the first rows may meet)."""
         tables = self._fragment_tables(fragment, step)
-        batched = step < _WHOLE_FRAGMENT  # a whole table is joined by its caller
-        if batched and self._filter is not None and not any(map(has_dictionary, self._arrow.types)):
+        # A whole table (step: a fragment) is joined by its caller.
+        batched = step < _WHOLE_FRAGMENT and self._filter is not None and self._limit is None
+        if batched and not any(map(has_dictionary, self._arrow.types)):
             tables = coalesced(tables, self._batch_size)
         for table in tables:
             self._metrics.output_rows += table.num_rows
