@@ -126,3 +126,22 @@ def test_a_selective_filter_yields_whole_batches(tmp_path: Path) -> None:
         sizes = [b.num_rows for b in batches]
         short = [i for i, n in enumerate(sizes) if n != size]
         assert len(short) <= 2 and short[-1] == len(sizes) - 1  # each fragment's last
+
+
+def test_ranges_read_stage_by_stage_or_at_once_join(tmp_path: Path) -> None:
+    """A first stage selective in the first range read and not in the next: the range
+    read stage by stage and the one read at once (their columns in other orders) are
+    gathered into the same batches."""
+    rows = 200_000
+    table = _table(rows)
+    sparse = np.random.default_rng(5).random(rows) < 0.05
+    q = np.where((np.arange(rows) >= 70_000) | sparse, 1, 0)
+    table = table.set_column(1, "q", pa.array(q))
+    uri = tmp_path / "ds"
+    lancelet.write_dataset(table, uri)
+    for sql in ("q = 1 AND mode LIKE '%A%' AND note <> 'x'", "q = 0 AND note LIKE '%the%'"):
+        expected = lance.dataset(str(uri)).to_table(filter=sql)
+        for size in (1000, 8192):
+            batches = list(lancelet.dataset(uri).to_batches(filter=sql, batch_size=size))
+            assert pa.Table.from_batches(batches, schema=expected.schema).equals(expected)
+        assert lancelet.dataset(uri).count_rows(sql) == expected.num_rows

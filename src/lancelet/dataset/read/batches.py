@@ -38,6 +38,8 @@ def coalesced(tables: Iterator[pa.Table], size: int) -> Iterator[pa.Table]:
 def _joined(tables: list[pa.Table], size: int) -> pa.Table:
     """The tables as one, its chunks joined when they are short (a filter's output
     comes in chunks of the rows each of its batches kept)."""
-    whole = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+    names = tables[0].column_names
+    # Ranges read stage by stage or at once hold the same columns, maybe in another order.
+    whole = pa.concat_tables([t if t.column_names == names else t.select(names) for t in tables])
     chunks = max((column.num_chunks for column in whole.columns), default=1)
     return whole.combine_chunks() if whole.num_rows < chunks * size else whole

@@ -249,6 +249,9 @@ class LanceScanner(ArrowScanner):
         self._fragments = list(manifest.fragments if fragments is None else fragments)
         self._order = tuple(order_by)
         self._late = _late_only(late_materialization)
+        # Cleared when a range read showed the filter's first stage not selective: the
+        # scan's other ranges then read every filter column at once.
+        self._stage_reads = True
         self._offsets_before: dict[int, int] | None = None
         check_columns(self._order, self._filter_schema, self._where)
         self._metrics = ScanMetrics()
@@ -426,12 +429,12 @@ class LanceScanner(ArrowScanner):
     def _apply_filter(self, table: pa.Table) -> pa.Table:
         """``table.filter`` by the scan's filter: conjunct by conjunct, cheapest first,
         when the filter allows it (see staged_filter) and the table is not small."""
+        assert self._filter is not None
         parsed = self._parsed_filter
         stages = None if parsed is None or table.num_rows < _STAGED else parsed.stages
         if stages is None:
-            assert self._filter is not None
             return table.filter(self._filter)
-        return apply_stages(table, stages)
+        return apply_stages(table, stages, self._filter)
 
     def _needs_address(self) -> bool:
         return (
@@ -487,7 +490,11 @@ class LanceScanner(ArrowScanner):
         stages = self._read_stages(stop - start)
         if stages is not None:
             live = partial(self._live, reader, start=start, stop=stop)
-            table = staged_read(reader, stages, (start, stop), live, _OFFSET)
+            assert self._filter is not None
+            span = (start, stop)
+            table, self._stage_reads = staged_read(
+                reader, stages, self._filter, span, live, _OFFSET
+            )
         else:
             table = reader.read(probe, start, stop)
             offsets = pa.array(np.arange(start, stop, dtype=np.uint32))
@@ -500,7 +507,7 @@ class LanceScanner(ArrowScanner):
         stage: not for system columns or deleted rows kept, nor when late
         materialization was set."""
         parsed = self._parsed_filter
-        if parsed is None or rows < _STAGED or self._late is not None:
+        if parsed is None or rows < _STAGED or self._late is not None or not self._stage_reads:
             return None
         if self._include_deleted or self._needs_address():
             return None

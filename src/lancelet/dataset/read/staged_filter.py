@@ -29,7 +29,7 @@ from lancelet.dataset.read.fragment_reader import FragmentReader
 from lancelet.errors import FilterError
 from lancelet.expr.filter import node_sql, parse_filter, referenced_columns, syntax_tree
 
-__all__ = ["Stage", "apply_stages", "attach", "staged_read", "stages_of"]
+__all__ = ["Stage", "apply_stages", "attach", "selective", "staged_read", "stages_of"]
 
 # Arrow functions that cannot fail once their arguments are bound (they compare, look
 # up or combine values): only conjuncts made of these are staged.
@@ -61,8 +61,12 @@ _INFIX = re.compile(r" (\+|-|\*|/) ")
 _PATTERNS = frozenset({"match_like", "match_substring", "starts_with", "ends_with"})
 _ROW = "_lancelet_staged_row"
 # Above this share of a range left, a column is read whole and then filtered, rather
-# than taken row by row.
+# than taken row by row; a scan reads stage by stage only below it.
 _DENSE = 0.25
+# A table in memory is filtered stage by stage when the first keeps at most this share.
+_WORTH = 0.5
+# Rows of the sample that tells how much the first stage keeps.
+_SAMPLE = 2048
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,8 @@ def stages_of(sql: str, schema: pa.Schema) -> list[Stage] | None:
     if any(part is None for part in parts):
         return None
     ranked = sorted((p for p in parts if p is not None), key=lambda p: p[0])
+    if ranked[-1][0] == 0:
+        return None  # fixed-width comparisons: cheaper to test than to copy for
     stages: list[Stage] = []
     groups: dict[tuple[int, frozenset[str]], list[pc.Expression]] = {}
     for cost, columns, expression in ranked:
@@ -131,9 +137,23 @@ def _cost(columns: frozenset[str], calls: set[str], schema: pa.Schema) -> int:
     return 0 if fixed else 1
 
 
-def apply_stages(table: pa.Table, stages: list[Stage]) -> pa.Table:
+def selective(table: pa.Table, stage: Stage, share: float) -> bool:
+    """Whether ``stage`` keeps at most ``share`` of a sample of ``table``'s rows (spread
+    over it): staging pays only when the cheap stage leaves the costly ones few rows;
+    otherwise it copies columns a filter of the whole conjunction would not."""
+    step = max(table.num_rows // _SAMPLE, 1)
+    sample = table.select([n for n in table.column_names if n in stage.columns])
+    sample = sample.take(pa.array(np.arange(0, table.num_rows, step, dtype=np.int64)))
+    kept: int = sample.filter(stage.expression).num_rows
+    return bool(kept <= sample.num_rows * share)
+
+
+def apply_stages(table: pa.Table, stages: list[Stage], whole: pc.Expression) -> pa.Table:
     """The rows of ``table`` every stage passes (in order), as ``table.filter`` of
-    their conjunction selects them."""
+    their conjunction ``whole`` selects them (by it, when the first stage is not
+    selective)."""
+    if not selective(table, stages[0], _WORTH):
+        return table.filter(whole)
     work = table.select([n for n in table.column_names if any(n in s.columns for s in stages)])
     work = work.append_column(_ROW, pa.array(np.arange(table.num_rows, dtype=np.int64)))
     for at, stage in enumerate(stages):
@@ -151,18 +171,28 @@ def apply_stages(table: pa.Table, stages: list[Stage]) -> pa.Table:
 def staged_read(
     reader: FragmentReader,
     stages: list[Stage],
+    whole: pc.Expression,
     span: tuple[int, int],
     live: Callable[[pa.Table], pa.Table],
     offset: str,
-) -> pa.Table:
+) -> tuple[pa.Table, bool]:
     """The physical rows ``span`` of ``reader``'s fragment that every stage passes,
     with the stages' columns and their offsets (column ``offset``); ``live`` drops the
     deleted rows of a table of the span.  Each stage's columns are read only for the
-    rows the stages before it kept."""
+    rows the stages before it kept, when the first is selective; else every column is
+    read whole and filtered by the conjunction ``whole``.  Also returns whether the
+    first stage was selective."""
     start, stop = span
     first = sorted(stages[0].columns)
     table = reader.read(first, start, stop)
-    table = live(table.append_column(offset, pa.array(np.arange(start, stop, dtype=np.uint32))))
+    table = table.append_column(offset, pa.array(np.arange(start, stop, dtype=np.uint32)))
+    if not selective(table, stages[0], _DENSE):
+        rest = sorted(set().union(*(s.columns for s in stages)) - set(first))
+        others = reader.read(rest, start, stop)
+        for name in rest:
+            table = table.append_column(name, others[name])
+        return live(table).filter(whole), False
+    table = live(table)
     have = set(first)
     for stage in stages:
         table = attach(reader, table, sorted(stage.columns - have), span, offset)
@@ -170,7 +200,7 @@ def staged_read(
         table = table.filter(stage.expression)
         if not table.num_rows:
             break
-    return table
+    return table, True
 
 
 def attach(
