@@ -83,6 +83,26 @@ def test_fsst_table_building(monkeypatch: pytest.MonkeyPatch, seed: int) -> None
     assert compiled.size > 10
 
 
+@pytest.mark.parametrize("distinct", [1, 7, 3000, 10**9])
+@pytest.mark.parametrize("count", [0, 1, 5000, 70_000])
+def test_unique_counts_is_numpy_unique(distinct: int, count: int) -> None:
+    """The hash table counting a round's candidates gives np.unique's answer: the keys
+    ascending, each one's first position and count; with keys differing only in their
+    low bits (a symbol's length), and unmixed small keys."""
+    from lancelet.file.codecs.kernels.fsst import unique_counts
+
+    rng = np.random.default_rng(count + distinct)
+    prime = np.uint64(0x9E3779B97F4A7C15)
+    mixed = rng.integers(0, distinct, count).astype(np.uint64) * prime
+    lengths = rng.integers(1, 9, count).astype(np.uint64)
+    small = rng.integers(0, min(distinct, 2**62), count).astype(np.uint64)
+    for keys in (mixed + lengths, small):
+        got = unique_counts(keys)
+        want = np.unique(keys, return_index=True, return_counts=True)
+        for part, expected in zip(got, want, strict=True):
+            assert np.array_equal(part, expected)
+
+
 @pytest.mark.parametrize("seed", [5, 6])
 def test_fsst_expand(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
     data, offsets = _strings(_text(seed, 2000))

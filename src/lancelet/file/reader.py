@@ -25,7 +25,7 @@ from lancelet.file import container, prefetch, v0_1
 from lancelet.file.container import ColumnInfo
 from lancelet.file.describe import rust_debug
 from lancelet.file.extensions import logical_field, logical_reader, storage_schema
-from lancelet.file.parallel import map_columns
+from lancelet.file.parallel import WORKERS, map_columns
 from lancelet.file.schema import from_lance_fields, map_column
 from lancelet.file.v2_0.fields import ColumnPages, build_reader
 from lancelet.file.v2_0.layout import (
@@ -43,6 +43,8 @@ from lancelet.io.fileio import file_io_for
 DEFAULT_BATCH_SIZE = 1024
 # Takes of at most this many rows decode their columns on the calling thread.
 _INLINE_TAKE = 2048
+# Rows of a take cut into pieces for idle decoding threads are at least this many.
+_TAKE_PIECE = 8192
 # Projections a reader keeps resolved.
 _PROJECTIONS = 32
 
@@ -139,6 +141,20 @@ def _chunk_jobs(reader: ColumnReader, start: int, end: int) -> list[Callable[[],
         jobs: list[Callable[[], list[pa.Array]]] = split(start, end)
         return jobs
     return [lambda: reader.chunks(start, end)]
+
+
+def _takes(readers: Sequence[ColumnReader], rows: np.ndarray) -> list[Any]:
+    """Each reader's take of ``rows`` on the pool.  With fewer columns than threads,
+    the rows are cut into a piece per idle thread, so that one wide column (a long
+    text a filter reads) does not decode on one thread while the others wait."""
+    pieces = min(WORKERS // max(len(readers), 1), len(rows) // _TAKE_PIECE)
+    if pieces < 2 or any(fields21.has_dictionary(r.dtype) for r in readers):
+        return map_columns(lambda r: r.take(rows), readers)
+    cuts = np.array_split(rows, pieces)
+    done = iter(
+        map_columns(lambda job: job[0].take(job[1]), [(r, c) for r in readers for c in cuts])
+    )
+    return [pa.chunked_array([next(done) for _ in cuts], type=r.dtype) for r in readers]
 
 
 class LanceFileReader:
@@ -538,7 +554,7 @@ class LanceFileReader:
                 if len(rows) <= _INLINE_TAKE:  # too little work to be worth the pool's hand-offs
                     arrays = [r.take(rows) for r in readers]
                 else:
-                    arrays = map_columns(lambda r: r.take(rows), readers)
+                    arrays = _takes(readers, rows)
             finally:
                 self._source.retain(())
             return pa.Table.from_arrays(arrays, schema=schema)

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from lancelet.file import LanceFileWriter
 from lancelet.file.v2_1.write.blocks import Variable
-from lancelet.file.v2_1.write.dictionary import _as_arrow, _sample_rules_out
+from lancelet.file.v2_1.write.dictionary import _as_arrow, _key_ratio, _sample_rules_out
 
 SAMPLES, BLOCKS, MIN_SAMPLES = 4096, 32, 1024  # pylance's sample: 4096 values in 32 runs
 
@@ -96,3 +96,21 @@ def test_wide_near_unique_strings_are_not_dictionary_encoded_as_pylance(tmp_path
         assert described == _dictionary_pages(theirs)
         assert described[2] == [True] and described[0] == [False]
         assert ref.LanceFileReader(str(mine)).read_all().to_table().equals(table)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.binary(max_size=20), min_size=1, max_size=40),
+    st.integers(1, 3000),
+    st.integers(0, 2**32 - 1),
+)
+def test_key_ratio_counts_distinct_keys(words: list[bytes], size: int, seed: int) -> None:
+    """The key ratio is the share of distinct (length, first 8 bytes, last 8 bytes)
+    keys among the sampled values, counted plainly here."""
+    rng = np.random.default_rng(seed)
+    values = [words[i] for i in rng.integers(0, len(words), size)]
+    offsets = np.concatenate([[0], np.cumsum([len(v) for v in values])]).astype(np.int64)
+    block = Variable(offsets, np.frombuffer(b"".join(values), np.uint8), 32)
+    index = np.unique(rng.integers(0, size, min(size, 500))).astype(np.int64)
+    keys = {(len(values[i]), values[i][:8], values[i][-8:]) for i in index.tolist()}
+    assert _key_ratio(block, index) == len(keys) / len(index)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,7 @@ import pyarrow.compute as pc
 
 from lancelet._arrow import cast as arrow_cast
 from lancelet.dataset.read.arrow_scanner import ArrowScanner
+from lancelet.dataset.read.batches import coalesced, has_dictionary
 from lancelet.dataset.read.blob import DEFAULT_BLOB_BUFFER_SIZE, BlobFile, take_blobs
 from lancelet.dataset.read.fragment_reader import FragmentReader
 from lancelet.dataset.read.index_plan import index_candidates, searches_logged
@@ -33,6 +35,13 @@ from lancelet.dataset.read.projection import (
 )
 from lancelet.dataset.read.row_columns import live_rows_before, row_offsets, with_row_columns
 from lancelet.dataset.read.scan_stats import ScanRecorder, ScanStatistics
+from lancelet.dataset.read.staged_filter import (
+    Stage,
+    apply_stages,
+    attach,
+    staged_read,
+    stages_of,
+)
 from lancelet.errors import (
     ArgumentError,
     CorruptDatasetError,
@@ -67,10 +76,11 @@ BATCH_SIZE_VARIABLE = "LANCE_DEFAULT_BATCH_SIZE"
 _WHOLE_FRAGMENT = 1 << 20
 _OFFSET = "_lancelet_offset"
 _READ_STEP = 64 * 1024
-# Above this share of a range passing the filter, its other columns are read whole
-# and then taken from, rather than read row by row.
-_DENSE = 0.25
 
+
+# Tables of fewer rows are filtered whole: staging costs a call of Arrow's engine per
+# stage, more than it saves on a few rows.
+_STAGED = 4096
 
 # Candidates of more than this share of a fragment's rows are cheaper to find by a scan
 # (pages read whole and filtered) than to take one by one.
@@ -154,6 +164,15 @@ class _Parsed:
         wanted = referenced_columns(sql, schema)
         self.columns = [n for n in schema.names if n in wanted]
         self._tree: Predicate | None = None
+        self._stages: list[Stage] | bool | None = False  # False: not yet made
+
+    @property
+    def stages(self) -> list[Stage] | None:
+        """The filter's conjuncts as stages, cheapest first (None: not staged)."""
+        if self._stages is False:
+            self._stages = stages_of(self.sql, self.schema)
+        assert self._stages is not True
+        return self._stages
 
     @property
     def tree(self) -> Predicate:
@@ -230,6 +249,9 @@ class LanceScanner(ArrowScanner):
         self._fragments = list(manifest.fragments if fragments is None else fragments)
         self._order = tuple(order_by)
         self._late = _late_only(late_materialization)
+        # Cleared when a range read showed the filter's first stage not selective: the
+        # scan's other ranges then read every filter column at once.
+        self._stage_reads = True
         self._offsets_before: dict[int, int] | None = None
         check_columns(self._order, self._filter_schema, self._where)
         self._metrics = ScanMetrics()
@@ -244,7 +266,9 @@ class LanceScanner(ArrowScanner):
             self._filter: pc.Expression | None = parsed.expression
             self._filter_columns = parsed.columns
             self._filter_text: str | None = parsed.sql
+            self._parsed_filter: _Parsed | None = parsed
         else:
+            self._parsed_filter = None
             self._filter = to_expression(filter, self._filter_schema)
             self._filter_columns = self._columns_of(filter)
             self._filter_text = None if filter is None else str(filter)
@@ -347,9 +371,9 @@ class LanceScanner(ArrowScanner):
         for start, stop in _ranges(fragment.physical_rows, step, candidates):
             self._metrics.ranges_scanned += 1
             self._metrics.rows_scanned += stop - start
-            if self._filter is None or not late:
+            if self._filter is None or not (late or self._read_stages(stop - start)):
                 table = self._live(reader, reader.read(columns, start, stop), start, stop)
-                yield table if self._filter is None else table.filter(self._filter)
+                yield table if self._filter is None else self._apply_filter(table)
             else:
                 table = self._late_materialized(reader, probe, late, start, stop)
                 if table.num_rows:
@@ -402,6 +426,16 @@ class LanceScanner(ArrowScanner):
         assert self._filter is not None
         return table.filter(self._filter)
 
+    def _apply_filter(self, table: pa.Table) -> pa.Table:
+        """``table.filter`` by the scan's filter: conjunct by conjunct, cheapest first,
+        when the filter allows it (see staged_filter) and the table is not small."""
+        assert self._filter is not None
+        parsed = self._parsed_filter
+        stages = None if parsed is None or table.num_rows < _STAGED else parsed.stages
+        if stages is None:
+            return table.filter(self._filter)
+        return apply_stages(table, stages, self._filter)
+
     def _needs_address(self) -> bool:
         return (
             self._with_row_id
@@ -451,25 +485,33 @@ class LanceScanner(ArrowScanner):
         self, reader: FragmentReader, probe: list[str], late: list[str], start: int, stop: int
     ) -> pa.Table:
         """Filter on the columns the filter needs, then read the others only for the rows
-        that passed: a selective filter then decodes little of the wide columns."""
-        table = reader.read(probe, start, stop)
-        offsets = pa.array(np.arange(start, stop, dtype=np.uint32))
-        table = self._live(reader, table.append_column(_OFFSET, offsets), start, stop)
-        table = table.filter(self._filter)
-        hits = table[_OFFSET].to_numpy()
-        if not len(hits):
-            return table
-        if len(hits) > (stop - start) * _DENSE:
-            # A mask, not a take: hits ascend, and filtering keeps each chunk's own
-            # dictionary, where a take must unify them (which Arrow cannot with nulls).
-            keep = np.zeros(stop - start, dtype=bool)
-            keep[hits - start] = True
-            rest = reader.read(late, start, stop).filter(pa.array(keep))
+        that passed: a selective filter then decodes little of the wide columns.  A
+        staged filter reads each stage's columns only for the rows still in."""
+        stages = self._read_stages(stop - start)
+        if stages is not None:
+            live = partial(self._live, reader, start=start, stop=stop)
+            assert self._filter is not None
+            span = (start, stop)
+            table, self._stage_reads = staged_read(
+                reader, stages, self._filter, span, live, _OFFSET
+            )
         else:
-            rest = reader.take(late, hits)
-        for name in late:
-            table = table.append_column(name, rest[name])
-        return table.drop_columns([_OFFSET])
+            table = reader.read(probe, start, stop)
+            offsets = pa.array(np.arange(start, stop, dtype=np.uint32))
+            table = self._live(reader, table.append_column(_OFFSET, offsets), start, stop)
+            table = self._apply_filter(table)
+        return attach(reader, table, late, (start, stop), _OFFSET).drop_columns([_OFFSET])
+
+    def _read_stages(self, rows: int) -> list[Stage] | None:
+        """The filter's stages when a range of ``rows`` rows reads their columns stage by
+        stage: not for system columns or deleted rows kept, nor when late
+        materialization was set."""
+        parsed = self._parsed_filter
+        if parsed is None or rows < _STAGED or self._late is not None or not self._stage_reads:
+            return None
+        if self._include_deleted or self._needs_address():
+            return None
+        return parsed.stages
 
     def _tables(self, step: int) -> Iterator[pa.Table]:
         schema = self.projected_schema
@@ -515,8 +557,16 @@ class LanceScanner(ArrowScanner):
                     return
 
     def _read(self, fragment: Fragment, step: int) -> Iterator[pa.Table]:
-        """A fragment's rows that pass the filter, counted for the scan's metrics."""
-        for table in self._fragment_tables(fragment, step):
+        """A fragment's rows that pass the filter, counted for the scan's metrics; a
+        filter's few rows per range read are gathered into whole batches, as pylance
+        gathers them (not across fragments, nor for dictionaries, whose chunks may
+        not be joined, nor under a limit, which the first rows may meet)."""
+        tables = self._fragment_tables(fragment, step)
+        # A whole table (step: a fragment) is joined by its caller.
+        batched = step < _WHOLE_FRAGMENT and self._filter is not None and self._limit is None
+        if batched and not any(map(has_dictionary, self._arrow.types)):
+            tables = coalesced(tables, self._batch_size)
+        for table in tables:
             self._metrics.output_rows += table.num_rows
             yield table
 

@@ -177,3 +177,56 @@ def expand(
             w += lengths[code]
             p += 1
     return out_offsets, out[:total], OK, 0
+
+
+@kernel
+def unique_counts(keys: U64) -> tuple[U64, I64, I64]:
+    """``np.unique(keys, return_index=True, return_counts=True)`` by a hash table: the
+    distinct keys ascending, each one's first position and its count.  A slot is one
+    row (key, first position or -1 when free, count), so a probe touches one cache
+    line; the table starts small and doubles when half full."""
+    bits = 10
+    table = np.full((1 << bits, 3), -1, dtype=np.int64)
+    distinct = 0
+    for i in range(len(keys)):
+        key = keys[i]
+        mask = (1 << bits) - 1
+        # Every bit stirred into the top ones, which index the table: keys differing
+        # only in their low bits (a symbol's length) would otherwise share a slot.
+        mixed = (key ^ (key >> np.uint64(31))) * np.uint64(0xBF58476D1CE4E5B9)
+        slot = np.int64(mixed >> np.uint64(64 - bits))
+        signed = np.int64(key)  # the key's bits, as the table's type holds them
+        while table[slot, 1] >= 0 and table[slot, 0] != signed:
+            slot = (slot + 1) & mask
+        if table[slot, 1] < 0:
+            table[slot, 0] = signed
+            table[slot, 1] = i
+            table[slot, 2] = 0
+            distinct += 1
+        table[slot, 2] += 1
+        if 2 * distinct > mask:
+            bits += 1
+            grown = np.full((1 << bits, 3), -1, dtype=np.int64)
+            for old in range(mask + 1):
+                if table[old, 1] >= 0:
+                    old_key = np.uint64(table[old, 0])
+                    mixed = (old_key ^ (old_key >> np.uint64(31))) * np.uint64(0xBF58476D1CE4E5B9)
+                    moved = np.int64(mixed >> np.uint64(64 - bits))
+                    while grown[moved, 1] >= 0:
+                        moved = (moved + 1) & ((1 << bits) - 1)
+                    grown[moved, 0] = table[old, 0]
+                    grown[moved, 1] = table[old, 1]
+                    grown[moved, 2] = table[old, 2]
+            table = grown
+    out_key = np.empty(distinct, dtype=np.uint64)
+    out_first = np.empty(distinct, dtype=np.int64)
+    out_count = np.empty(distinct, dtype=np.int64)
+    at = 0
+    for slot in range(len(table)):
+        if table[slot, 1] >= 0:
+            out_key[at] = np.uint64(table[slot, 0])
+            out_first[at] = table[slot, 1]
+            out_count[at] = table[slot, 2]
+            at += 1
+    order = np.argsort(out_key)
+    return out_key[order], out_first[order], out_count[order]

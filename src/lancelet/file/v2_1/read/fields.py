@@ -20,6 +20,7 @@ from lancelet._proto import encodings_v2_1_pb2 as pb
 from lancelet.errors import CorruptFileError, LanceFileError
 from lancelet.file.codecs._chunks import sorted_groups
 from lancelet.file.container import ColumnInfo, Page, RangeSource
+from lancelet.file.parallel import WORKERS
 from lancelet.file.v2_0.fields import concat_pages
 from lancelet.file.v2_1.read import blob, fullzip, miniblock
 from lancelet.file.v2_1.read.constant import ConstantPage
@@ -35,6 +36,10 @@ from lancelet.file.v2_1.read.values import I64, Bools
 _FEW_PAGES = 4
 # The layers of a top-level column whose items cannot be null.
 _PLAIN = (pb.REPDEF_ALL_VALID_ITEM,)
+# A page read is cut for several decoding threads above twice this many rows; pieces
+# are multiples of the alignment, so that batches cut from them stay whole.
+_PIECE_ROWS = 64 * 1024
+_PIECE_ALIGN = 8192
 
 
 @lru_cache(maxsize=256)
@@ -126,15 +131,24 @@ class LeafColumn:
     def read(self, start: int, end: int) -> list[LeafRows]:
         return [job() for job in self.page_jobs(start, end)]
 
-    def page_jobs(self, start: int, end: int) -> list[Callable[[], LeafRows]]:
+    def page_jobs(
+        self, start: int, end: int, *, split: bool = False
+    ) -> list[Callable[[], LeafRows]]:
         """The rows of each page in ``[start, end)``, one job per page: pages decode
-        independently, so the jobs may run on several threads."""
+        independently, so the jobs may run on several threads.  ``split``: a large
+        page is cut into a job per worker too, so that a column of one big page (a
+        writer's default for a fragment of a few hundred thousand rows) does not
+        decode on one thread while the others wait."""
         jobs: list[Callable[[], LeafRows]] = []
         for page_no in self.pages_for(start, end):
             first = int(self.starts[page_no])
             lo, hi = max(start - first, 0), min(end, int(self.starts[page_no + 1])) - first
-            if hi > lo:
-                jobs.append(partial(self._page_rows, page_no, lo, hi))
+            if hi <= lo:
+                continue
+            pieces = _pieces(lo, hi) if split else [(lo, hi)]
+            if len(pieces) > 1:
+                self.decoder(page_no)  # made here, not by two jobs at once
+            jobs.extend(partial(self._page_rows, page_no, a, b) for a, b in pieces)
         return jobs
 
     def _page_rows(self, page_no: int, lo: int, hi: int) -> LeafRows:
@@ -336,7 +350,9 @@ class FieldReader:
         pages stay separate chunks (no copy), one job each."""
         if self.node.kind is Kind.LEAF:
             column = self.columns[self._column(self.node)]
-            jobs = column.page_jobs(start, end)
+            # A dictionary column is not cut: its chunks would hold different
+            # dictionaries, which a take must then unify.
+            jobs = column.page_jobs(start, end, split=not has_dictionary(self.dtype))
             if not jobs:
                 return [lambda: [pa.array([], type=self.dtype)]]
             return [partial(_values_of, job) for job in jobs]
@@ -477,6 +493,26 @@ def lineages(nodes: list[Node]) -> dict[int, tuple[Kind, ...]]:
     for top in nodes:
         visit(top, ())
     return out
+
+
+def has_dictionary(dtype: pa.DataType) -> bool:
+    """Whether ``dtype`` is or holds dictionary values (whose chunks, once a read is
+    cut, would hold different dictionaries)."""
+    if pa.types.is_dictionary(dtype):
+        return True
+    return any(has_dictionary(dtype.field(i).type) for i in range(dtype.num_fields))
+
+
+def _pieces(lo: int, hi: int) -> list[tuple[int, int]]:
+    """``[lo, hi)`` cut into a piece per decoding thread, each of at least
+    ``_PIECE_ROWS`` rows and a multiple of ``_PIECE_ALIGN`` (the last excepted)."""
+    rows = hi - lo
+    count = min(WORKERS, rows // _PIECE_ROWS)
+    if count < 2:
+        return [(lo, hi)]
+    size = -(-rows // count)
+    size = -(-size // _PIECE_ALIGN) * _PIECE_ALIGN
+    return [(a, min(a + size, hi)) for a in range(lo, hi, size)]
 
 
 def _values_of(job: Callable[[], LeafRows]) -> list[pa.Array]:

@@ -130,15 +130,19 @@ def _key_ratio(block: Variable, index: NDArray[np.int64]) -> float:
     first = np.where(covered, block.data[np.minimum(starts[:, None] + span, last_byte)], 0)
     tail_start = np.maximum(ends - 8, starts)[:, None]
     last = np.where(covered, block.data[np.minimum(tail_start + span, last_byte)], 0)
-    keys = np.stack(
-        [
-            np.ascontiguousarray(first, dtype=np.uint8).view("<u8")[:, 0],
-            np.ascontiguousarray(last, dtype=np.uint8).view("<u8")[:, 0],
-            (ends - starts).astype(np.uint64),
-        ],
-        axis=1,
+    keys = (
+        np.ascontiguousarray(first, dtype=np.uint8).view("<u8")[:, 0],
+        np.ascontiguousarray(last, dtype=np.uint8).view("<u8")[:, 0],
+        (ends - starts).astype(np.uint64),
     )
-    return len(np.unique(keys, axis=0)) / len(index)
+    # Distinct key triples counted by a lexsort: np.unique(axis=0) sorts rows as
+    # structured values, ten times slower.
+    order = np.lexsort(keys)
+    changes = np.zeros(len(order) - 1, dtype=bool)
+    for key in keys:
+        ranked = key[order]
+        changes |= ranked[1:] != ranked[:-1]
+    return (1 + int(np.count_nonzero(changes))) / len(index)
 
 
 def _sample_rules_out(block: Block, values: pa.Array, n: int, threshold: int) -> bool:
