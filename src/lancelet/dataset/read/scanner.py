@@ -661,16 +661,5 @@ class LanceScanner(ArrowScanner):
 
 def exact_batches(tables: Iterator[pa.Table], size: int) -> Iterator[pa.RecordBatch]:
     """Batches of exactly ``size`` rows (the last may be shorter), cut across tables."""
-    pending: list[pa.Table] = []
-    held = 0
-    for table in tables:
-        pending.append(table)
-        held += table.num_rows
-        if held < size:
-            continue
-        whole = pa.concat_tables(pending)
-        cut = held - held % size
-        yield from whole.slice(0, cut).combine_chunks().to_batches(max_chunksize=size)
-        pending, held = [whole.slice(cut)], held - cut
-    if held:
-        yield from pa.concat_tables(pending).combine_chunks().to_batches(max_chunksize=size)
+    for whole in coalesced(tables, size):
+        yield from whole.combine_chunks().to_batches(max_chunksize=size)
