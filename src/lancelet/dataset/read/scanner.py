@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from functools import partial
+from functools import cached_property, partial
 from typing import Any
 
 import numpy as np
@@ -164,15 +164,11 @@ class _Parsed:
         wanted = referenced_columns(sql, schema)
         self.columns = [n for n in schema.names if n in wanted]
         self._tree: Predicate | None = None
-        self._stages: list[Stage] | bool | None = False  # False: not yet made
 
-    @property
+    @cached_property
     def stages(self) -> list[Stage] | None:
         """The filter's conjuncts as stages, cheapest first (None: not staged)."""
-        if self._stages is False:
-            self._stages = stages_of(self.sql, self.schema)
-        assert self._stages is not True
-        return self._stages
+        return stages_of(self.sql, self.schema)
 
     @property
     def tree(self) -> Predicate:
