@@ -316,8 +316,6 @@ class FragmentRows:
         start: int,
         stop: int,
         filtered: tuple[list[str], pc.Expression],
-        *,
-        with_addresses: bool,
     ) -> pa.Table:
         """The live rows among physical rows ``[start, stop)`` that an expression keeps
         (``filtered``: the columns it tests, and it), with the row id and address

@@ -393,9 +393,7 @@ class LanceReader(sds.DataSourceReader):
         if not tested:  # the filters test only the row id or address
             table = reader.live_range(columns, start, stop, with_addresses=True)
             return table.filter(expression)
-        return reader.live_matching(
-            columns, start, stop, (tested, expression), with_addresses=addresses
-        )
+        return reader.live_matching(columns, start, stop, (tested, expression))
 
     def _needs_addresses(self) -> bool:
         wanted = {c.source for c in self._columns} | self._filter_columns
