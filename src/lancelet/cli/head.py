@@ -1,0 +1,7 @@
+"""The ``lancelet head``: to be written."""
+
+from __future__ import annotations
+
+import click
+
+COMMANDS: list[click.Command] = []
