@@ -1,0 +1,128 @@
+"""``lancelet info``: checked against pylance's answers and the files on disk."""
+
+from __future__ import annotations
+
+import os
+from datetime import timezone
+from pathlib import Path
+
+import lance
+import pyarrow as pa
+
+from tests.cli.conftest import Cli, Writer, rows
+
+
+def _data_file_sizes(path: str) -> dict[str, int]:
+    data = Path(path) / "data"
+    return {name: os.path.getsize(data / name) for name in os.listdir(data)}
+
+
+def test_info_json_agrees_with_pylance(run: Cli, busy_dataset: str) -> None:
+    info = run.json("info", busy_dataset)
+    theirs = lance.dataset(busy_dataset)
+    assert info["version"] == theirs.version == 4
+    assert info["latest_version"] == theirs.latest_version
+    committed = theirs.versions()[-1]["timestamp"].astimezone(timezone.utc)
+    assert info["timestamp"] == committed.isoformat()
+    assert info["data_storage_version"] == theirs.data_storage_version
+    assert info["schema"] == [
+        {"name": f.name, "type": str(f.type), "nullable": f.nullable} for f in theirs.schema
+    ]
+    assert info["fragments"] == len(theirs.get_fragments()) == 5
+    assert info["rows"] == theirs.count_rows() == 135
+    assert info["deleted_rows"] == theirs.stats.dataset_stats()["num_deleted_rows"] == 5
+    assert info["physical_rows"] == 140
+    # Only writes, appends and a delete: every file in data/ is in this version.
+    sizes = _data_file_sizes(busy_dataset)
+    assert info["data_files"] == len(sizes)
+    assert info["data_bytes"] == sum(sizes.values())
+    assert info["data_files_of_unknown_size"] == 0
+    assert info["deletion_files"] == len(os.listdir(Path(busy_dataset) / "_deletions")) == 1
+    assert info["tags"] == {"first": 1}
+    assert info["features"] == {
+        "stable_row_ids": False,
+        "deletion_files": True,
+        "external_base_paths": False,
+    }
+    assert info["config"] == theirs.config()
+
+
+def test_index_coverage_agrees_with_pylance_statistics(run: Cli, busy_dataset: str) -> None:
+    (index,) = run.json("info", busy_dataset)["indices"]
+    stats = lance.dataset(busy_dataset).stats.index_stats("id_idx")
+    assert index["name"] == "id_idx"
+    assert index["type"] == stats["index_type"] == "BTree"
+    assert index["columns"] == ["id"]
+    assert index["segments"] == stats["num_segments"] == 1
+    assert index["fragments_covered"] == stats["num_indexed_fragments"] == 4
+    assert index["fragments_total"] == 5
+    assert index["rows_not_indexed"] == stats["num_unindexed_rows"] == 40
+
+
+def test_an_older_version_by_number_and_by_tag(run: Cli, busy_dataset: str) -> None:
+    theirs = lance.dataset(busy_dataset, version=1)
+    for version in ("1", "first"):
+        info = run.json("info", busy_dataset, "--version", version)
+        assert info["version"] == 1
+        assert info["latest_version"] == 4
+        assert info["rows"] == theirs.count_rows() == 100
+        assert info["fragments"] == len(theirs.get_fragments()) == 4
+        assert info["indices"] == []
+        assert info["deletion_files"] == 0
+    assert run.json("info", busy_dataset, "-v", "2")["deleted_rows"] == 5
+
+
+def test_stable_row_ids_and_nullability(run: Cli, tmp_path: Path, writer: Writer) -> None:
+    schema = pa.schema(
+        [
+            pa.field("id", pa.int64(), nullable=False),
+            pa.field("point", pa.struct([pa.field("x", pa.float32())])),
+            pa.field("vector", pa.list_(pa.float32(), 4)),
+        ]
+    )
+    table = pa.table(
+        {
+            "id": [1, 2],
+            "point": [{"x": 1.0}, None],
+            "vector": [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]],
+        },
+        schema=schema,
+    )
+    path = str(tmp_path / "stable")
+    writer(table, path, enable_stable_row_ids=True)
+    info = run.json("info", path)
+    theirs = lance.dataset(path)
+    assert info["features"]["stable_row_ids"] is theirs.has_stable_row_ids is True
+    assert info["schema"] == [
+        {"name": "id", "type": "int64", "nullable": False},
+        {"name": "point", "type": str(schema.field("point").type), "nullable": True},
+        {"name": "vector", "type": "fixed_size_list<item: float>[4]", "nullable": True},
+    ]
+    assert [f["type"] for f in info["schema"]] == [str(f.type) for f in theirs.schema]
+
+
+def test_the_table_shows_the_same_facts(run: Cli, busy_dataset: str) -> None:
+    shown = run("info", busy_dataset).stdout
+    theirs = lance.dataset(busy_dataset)
+    total = sum(_data_file_sizes(busy_dataset).values())
+    for fact in (
+        f"rows                 │ {theirs.count_rows()} ",
+        "deleted rows         │ 5 ",
+        f"({total} bytes)",
+        f"data storage version │ {theirs.data_storage_version} ",
+        "first -> 1",
+        "deletion_files",
+    ):
+        assert fact in shown, (fact, shown)
+    assert "│ id_idx │ BTree │ id      │ 1        │ 4 / 5             │ 40 " in shown
+    assert "│ name  │ string │ yes      │" in shown
+
+
+def test_an_empty_dataset(run: Cli, tmp_path: Path, writer: Writer) -> None:
+    path = str(tmp_path / "empty")
+    writer(rows(0, 0), path)
+    info = run.json("info", path)
+    assert info["rows"] == lance.dataset(path).count_rows() == 0
+    assert info["fragments"] == len(lance.dataset(path).get_fragments()) == 0
+    assert info["data_bytes"] == 0
+    assert "No indices." in run("info", path).stdout
