@@ -126,3 +126,21 @@ def test_an_empty_dataset(run: Cli, tmp_path: Path, writer: Writer) -> None:
     assert info["fragments"] == len(lance.dataset(path).get_fragments()) == 0
     assert info["data_bytes"] == 0
     assert "No indices." in run("info", path).stdout
+
+
+def test_index_segments_and_deleted_rows_not_indexed(run: Cli, tmp_path: Path) -> None:
+    path = str(tmp_path / "segments")
+    lance.write_dataset(rows(0, 50), path)
+    lance.dataset(path).create_scalar_index("name", "BITMAP")
+    lance.write_dataset(rows(50, 20), path, mode="append")
+    lance.dataset(path).optimize.optimize_indices(num_indices_to_merge=0)
+    lance.write_dataset(rows(70, 30), path, mode="append")
+    lance.dataset(path).delete("id >= 90")  # in the fragment no segment covers
+    (index,) = run.json("info", path)["indices"]
+    stats = lance.dataset(path).stats.index_stats("name_idx")
+    assert index["type"] == stats["index_type"]
+    assert index["columns"] == ["name"]
+    assert index["segments"] == stats["num_segments"] == 2
+    assert index["fragments_covered"] == stats["num_indexed_fragments"] == 2
+    assert index["fragments_total"] == len(lance.dataset(path).get_fragments()) == 3
+    assert index["rows_not_indexed"] == stats["num_unindexed_rows"] == 20
