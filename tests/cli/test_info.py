@@ -144,3 +144,33 @@ def test_index_segments_and_deleted_rows_not_indexed(run: Cli, tmp_path: Path) -
     assert index["fragments_covered"] == stats["num_indexed_fragments"] == 2
     assert index["fragments_total"] == len(lance.dataset(path).get_fragments()) == 3
     assert index["rows_not_indexed"] == stats["num_unindexed_rows"] == 20
+
+
+def test_a_vector_index_and_the_fragment_reuse_index(run: Cli, tmp_path: Path) -> None:
+    path = str(tmp_path / "reuse")
+    vectors = pa.FixedSizeListArray.from_arrays(
+        pa.array([float(i % 17) for i in range(300 * 4)], pa.float32()), 4
+    )
+    table = pa.table({"id": pa.array(range(300), pa.int64()), "v": vectors})
+    lance.write_dataset(table, path, max_rows_per_file=50)
+    lance.dataset(path).create_scalar_index("id", "BTREE")
+    lance.dataset(path).create_index("v", "IVF_FLAT", num_partitions=2)
+    lance.dataset(path).optimize.compact_files(
+        target_rows_per_fragment=150, defer_index_remap=True
+    )
+    theirs = lance.dataset(path)
+    described = {index.name: index for index in theirs.describe_indices()}
+    shown = {index["name"]: index for index in run.json("info", path)["indices"]}
+    assert sorted(shown) == sorted(described) == ["__lance_frag_reuse", "id_idx", "v_idx"]
+    for name, index in shown.items():
+        assert index["type"] == described[name].index_type
+        assert index["columns"] == described[name].field_names
+        assert index["segments"] == len(described[name].segments) == 1
+    reuse = shown["__lance_frag_reuse"]
+    assert (reuse["fragments_covered"], reuse["rows_not_indexed"]) == (None, None)
+    for name in ("id_idx", "v_idx"):
+        stats = theirs.stats.index_stats(name)
+        assert shown[name]["fragments_covered"] == stats["num_indexed_fragments"] == 2
+        assert shown[name]["rows_not_indexed"] == stats["num_unindexed_rows"] == 0
+    table_text = run("info", path).stdout
+    assert "│ __lance_frag_reuse │ FragmentReuse │         │ 1        │ -" in table_text

@@ -85,12 +85,18 @@ def print_indices(indices: list[dict[str, Any]]) -> None:
                 index["type"],
                 ", ".join(index["columns"]),
                 index["segments"],
-                f"{index['fragments_covered']} / {index['fragments_total']}",
-                index["rows_not_indexed"],
+                _coverage(index),
+                "-" if index["rows_not_indexed"] is None else index["rows_not_indexed"],
             ]
             for index in indices
         ],
     )
+
+
+def _coverage(index: dict[str, Any]) -> str:
+    if index["fragments_covered"] is None:
+        return "-"
+    return f"{index['fragments_covered']} / {index['fragments_total']}"
 
 
 COMMANDS: list[click.Command] = [info]

@@ -64,22 +64,22 @@ def index_coverage(ds: LanceDataset, fragments: Sequence[LanceFragment]) -> list
     """Each index (all its segments together): its type and columns, and how much of
     this version it covers; rows not indexed are the live rows of the fragments no
     segment covers (a filter scans those)."""
-    by_name: dict[str, list[dict[str, Any]]] = {}
-    for segment in ds.list_indices():
-        by_name.setdefault(segment["name"], []).append(segment)
     described = []
-    for name, segments in by_name.items():
-        covered_ids = {int(i) for segment in segments for i in segment["fragment_ids"]}
+    for index in ds.describe_indices():
+        columns = list(index.field_names)
+        covered_ids = {int(i) for segment in index.segments for i in segment.fragment_ids}
         uncovered = [f for f in fragments if f.fragment_id not in covered_ids]
+        # An index of no column (the Fragment Reuse Index) indexes no rows, so
+        # coverage means nothing for it.
         described.append(
             {
-                "name": name,
-                "type": segments[0]["type"],
-                "columns": list(segments[0]["fields"]),
-                "segments": len(segments),
-                "fragments_covered": len(fragments) - len(uncovered),
+                "name": index.name,
+                "type": index.index_type,
+                "columns": columns,
+                "segments": len(index.segments),
+                "fragments_covered": len(fragments) - len(uncovered) if columns else None,
                 "fragments_total": len(fragments),
-                "rows_not_indexed": sum(live_rows(f) for f in uncovered),
+                "rows_not_indexed": sum(live_rows(f) for f in uncovered) if columns else None,
             }
         )
     return described
