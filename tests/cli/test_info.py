@@ -155,9 +155,7 @@ def test_a_vector_index_and_the_fragment_reuse_index(run: Cli, tmp_path: Path) -
     lance.write_dataset(table, path, max_rows_per_file=50)
     lance.dataset(path).create_scalar_index("id", "BTREE")
     lance.dataset(path).create_index("v", "IVF_FLAT", num_partitions=2)
-    lance.dataset(path).optimize.compact_files(
-        target_rows_per_fragment=150, defer_index_remap=True
-    )
+    lance.dataset(path).optimize.compact_files(target_rows_per_fragment=150, defer_index_remap=True)
     theirs = lance.dataset(path)
     described = {index.name: index for index in theirs.describe_indices()}
     shown = {index["name"]: index for index in run.json("info", path)["indices"]}
