@@ -60,7 +60,7 @@ def compact(
     **options: Any,
 ) -> None:
     """Merge the small fragments of the dataset at PATH and drop its deleted rows
-    (``optimize.compact_files``); a new version when anything was rewritten."""
+    (optimize.compact_files); a new version when anything was rewritten."""
     ds = open_dataset(path, storage_options)
     before = ds.version
     given = {name: value for name, value in options.items() if value is not None}
@@ -112,7 +112,7 @@ def cleanup(
     storage_options: dict[str, str] | None,
 ) -> None:
     """Remove old versions of the dataset at PATH and the files only they use
-    (``cleanup_old_versions``); the latest version and tagged ones are never removed."""
+    (cleanup_old_versions); the latest version and tagged ones are never removed."""
     age: timedelta | None = (
         None if older_than is None else parse_duration(older_than, "--older-than")
     )
