@@ -187,6 +187,19 @@ def test_tags_create_list_update_delete(run: Cli, tmp_path: Path, writer: Writer
     assert listed[1]["created_at"] == theirs["first"]["created_at"].isoformat()
     moved = run("tag", "update", path, "again", "2").stdout
     assert "from version 1 to 2" in moved
+    assert run.json("tag", "update", path, "again", "first") == {
+        "name": "again",
+        "version": 1,
+        "previous_version": 2,
+    }
+    assert run.json("tag", "update", path, "again", "2")["version"] == 2
+    assert run.json("tag", "create", path, "scratch") == {"name": "scratch", "version": 3}
+    assert lance.dataset(path).tags.get_version("scratch") == 3
+    assert run.json("tag", "delete", path, "scratch") == {
+        "name": "scratch",
+        "deleted": True,
+        "version": 3,
+    }
     assert lance.dataset(path).tags.get_version("again") == 2
     run("tag", "delete", path, "first")
     assert sorted(lance.dataset(path).tags.list()) == ["again", "latest"]

@@ -56,43 +56,64 @@ def tag_entry(name: str, entry: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _say(message: str, facts: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print_json(facts)
+    else:
+        click.echo(message)
+
+
 @tag.command("create")
 @dataset_path
 @_NAME
 @click.argument("version", metavar="[VERSION]", required=False)
+@json_option
 @storage_options
 def create_tag(
-    path: str, name: str, version: str | None, storage_options: dict[str, str] | None
+    path: str,
+    name: str,
+    version: str | None,
+    as_json: bool,
+    storage_options: dict[str, str] | None,
 ) -> None:
     """Name VERSION (a number or another tag; default: the latest) of the dataset at
     PATH as NAME."""
     ds = open_dataset(path, storage_options)
     target = ds.version if version is None else version_reference(version)
     ds.tags.create(name, target)
-    click.echo(f"Tagged version {ds.tags.get_version(name)} of {path} as {name!r}.")
+    tagged = ds.tags.get_version(name)
+    message = f"Tagged version {tagged} of {path} as {name!r}."
+    _say(message, {"name": name, "version": tagged}, as_json)
 
 
 @tag.command("update")
 @dataset_path
 @_NAME
 @click.argument("version", metavar="VERSION")
+@json_option
 @storage_options
-def update_tag(path: str, name: str, version: str, storage_options: dict[str, str] | None) -> None:
+def update_tag(
+    path: str, name: str, version: str, as_json: bool, storage_options: dict[str, str] | None
+) -> None:
     """Point the existing tag NAME of the dataset at PATH at VERSION (a number or
     another tag)."""
     tags = open_dataset(path, storage_options).tags
     before = tags.get_version(name)
     tags.update(name, version_reference(version))
-    click.echo(f"Moved tag {name!r} of {path} from version {before} to {tags.get_version(name)}.")
+    after = tags.get_version(name)
+    message = f"Moved tag {name!r} of {path} from version {before} to {after}."
+    _say(message, {"name": name, "version": after, "previous_version": before}, as_json)
 
 
 @tag.command("delete")
 @dataset_path
 @_NAME
+@json_option
 @storage_options
-def delete_tag(path: str, name: str, storage_options: dict[str, str] | None) -> None:
+def delete_tag(path: str, name: str, as_json: bool, storage_options: dict[str, str] | None) -> None:
     """Delete the tag NAME of the dataset at PATH (its version stays)."""
     tags = open_dataset(path, storage_options).tags
     version = tags.get_version(name)
     tags.delete(name)
-    click.echo(f"Deleted tag {name!r} of {path} (it named version {version}).")
+    message = f"Deleted tag {name!r} of {path} (it named version {version})."
+    _say(message, {"name": name, "deleted": True, "version": version}, as_json)
