@@ -42,7 +42,9 @@ def test_info_json_agrees_with_pylance(run: Cli, busy_dataset: str) -> None:
     assert info["features"] == {
         "stable_row_ids": False,
         "deletion_files": True,
+        "table_config": bool(theirs.config()),
         "external_base_paths": False,
+        "mixed_file_versions": False,
     }
     assert info["config"] == theirs.config()
 
@@ -93,6 +95,11 @@ def test_stable_row_ids_and_nullability(run: Cli, tmp_path: Path, writer: Writer
     info = run.json("info", path)
     theirs = lance.dataset(path)
     assert info["features"]["stable_row_ids"] is theirs.has_stable_row_ids is True
+    assert info["features"]["table_config"] is False
+    theirs.update_config({"owner": "tests"})
+    configured = run.json("info", path)
+    assert configured["features"]["table_config"] is True
+    assert configured["config"] == lance.dataset(path).config() == {"owner": "tests"}
     assert info["schema"] == [
         {"name": "id", "type": "int64", "nullable": False},
         {"name": "point", "type": str(schema.field("point").type), "nullable": True},

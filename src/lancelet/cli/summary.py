@@ -86,11 +86,19 @@ def index_coverage(ds: LanceDataset, fragments: Sequence[LanceFragment]) -> list
 
 
 def features(ds: LanceDataset, fragments: Sequence[LanceFragment]) -> dict[str, bool]:
-    """The features of the table format this version uses that a reader must know of."""
+    """The table format's optional features this version uses (those the manifest's
+    feature flags announce to readers)."""
+    file_versions = {
+        (data_file.file_major_version, data_file.file_minor_version)
+        for fragment in fragments
+        for data_file in fragment.data_files()
+    }
     return {
         "stable_row_ids": ds.has_stable_row_ids,
         "deletion_files": any(f.deletion_file() is not None for f in fragments),
+        "table_config": bool(ds.config()),
         "external_base_paths": bool(ds.base_paths()),
+        "mixed_file_versions": len(file_versions) > 1,
     }
 
 
