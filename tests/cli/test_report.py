@@ -7,6 +7,8 @@ import json
 import os
 import re
 import sys
+import tempfile
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
@@ -60,6 +62,14 @@ def dataset_uri(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     return uri
 
 
+@pytest.fixture
+def pages() -> Iterator[Path]:
+    """Where the reports go: outside tmp_path, which the memory-backend run keeps
+    free of local files (a report is a local file whatever the dataset's store)."""
+    with tempfile.TemporaryDirectory(prefix="lancelet-report-") as directory:
+        yield Path(directory)
+
+
 def _report(uri: Path, out: Path, *extra: str) -> str:
     result = CliRunner().invoke(cli, ["report", str(uri), "-o", str(out), *extra])
     assert result.exit_code == 0, result.output
@@ -82,8 +92,8 @@ def _summary_value(page: str, key: str) -> str:
     return found.group(1)
 
 
-def test_fragment_figures_match_pylance(dataset_uri: Path, tmp_path: Path) -> None:
-    page = _report(dataset_uri, tmp_path / "report.html")
+def test_fragment_figures_match_pylance(dataset_uri: Path, pages: Path) -> None:
+    page = _report(dataset_uri, pages / "report.html")
     facts = _embedded(page)
     reference = lance.dataset(dataset_uri)
     expected = [
@@ -105,8 +115,8 @@ def test_fragment_figures_match_pylance(dataset_uri: Path, tmp_path: Path) -> No
 
 
 @pytest.mark.local_files("sizes the data files on disk")
-def test_bytes_per_fragment_are_the_data_files_sizes(dataset_uri: Path, tmp_path: Path) -> None:
-    facts = _embedded(_report(dataset_uri, tmp_path / "report.html"))
+def test_bytes_per_fragment_are_the_data_files_sizes(dataset_uri: Path, pages: Path) -> None:
+    facts = _embedded(_report(dataset_uri, pages / "report.html"))
     on_disk = {
         f.fragment_id: sum(os.path.getsize(dataset_uri / "data" / d.path) for d in f.data_files())
         for f in lance.dataset(dataset_uri).get_fragments()
@@ -122,8 +132,8 @@ def _pylance_operation(uri: Path, version: int) -> str:
     return found.group(1)
 
 
-def test_version_timeline_matches_pylance(dataset_uri: Path, tmp_path: Path) -> None:
-    facts = _embedded(_report(dataset_uri, tmp_path / "report.html"))
+def test_version_timeline_matches_pylance(dataset_uri: Path, pages: Path) -> None:
+    facts = _embedded(_report(dataset_uri, pages / "report.html"))
     reference = lance.dataset(dataset_uri)
     versions = [v["version"] for v in reference.versions()]
     operations = [_pylance_operation(dataset_uri, v) for v in versions]
@@ -134,8 +144,8 @@ def test_version_timeline_matches_pylance(dataset_uri: Path, tmp_path: Path) -> 
     assert [v["fragments"] for v in facts["versions"]] == fragments_then
 
 
-def test_index_coverage_and_advice_match_pylance(dataset_uri: Path, tmp_path: Path) -> None:
-    page = _report(dataset_uri, tmp_path / "report.html")
+def test_index_coverage_and_advice_match_pylance(dataset_uri: Path, pages: Path) -> None:
+    page = _report(dataset_uri, pages / "report.html")
     facts = _embedded(page)
     stats = lance.dataset(dataset_uri).stats.index_stats("id_idx")
     (index,) = facts["indices"]
@@ -150,8 +160,8 @@ def test_index_coverage_and_advice_match_pylance(dataset_uri: Path, tmp_path: Pa
     assert "2 fragments with over 10% of rows deleted (70 rows in all)" in page
 
 
-def test_the_page_works_offline_with_plotly_inlined_once(dataset_uri: Path, tmp_path: Path) -> None:
-    page = _report(dataset_uri, tmp_path / "report.html")
+def test_the_page_works_offline_with_plotly_inlined_once(dataset_uri: Path, pages: Path) -> None:
+    page = _report(dataset_uri, pages / "report.html")
     assert len(re.findall(r"plotly\.js v\d", page)) == 1
     assert "<script src=" not in page
     assert re.search(r"<(script|link|img)[^>]+(src|href)=", page) is None
@@ -159,16 +169,16 @@ def test_the_page_works_offline_with_plotly_inlined_once(dataset_uri: Path, tmp_
         assert f'id="{chart}"' in page
 
 
-def test_an_old_version_and_a_compacted_dataset(tmp_path: Path) -> None:
+def test_an_old_version_and_a_compacted_dataset(tmp_path: Path, pages: Path) -> None:
     uri = tmp_path / "ds"
     _build(lancelet, uri)
-    old = _embedded(_report(uri, tmp_path / "v1.html", "--version", "1"))
+    old = _embedded(_report(uri, pages / "v1.html", "--version", "1"))
     assert old["version"] == 1
     assert [f["live_rows"] for f in old["fragments"]] == [300, 300, 300, 100]
 
     lancelet.dataset(uri).optimize.compact_files()
     lancelet.dataset(uri).optimize.optimize_indices()
-    page = _report(uri, tmp_path / "after.html", "--target-rows", "500")
+    page = _report(uri, pages / "after.html", "--target-rows", "500")
     facts = _embedded(page)
     reference = lance.dataset(uri)
     assert [f["live_rows"] for f in facts["fragments"]] == [
@@ -181,29 +191,31 @@ def test_an_old_version_and_a_compacted_dataset(tmp_path: Path) -> None:
     assert facts["advice"] == ["Nothing to do: no compaction, reindexing or cleanup needed."]
 
 
-def test_without_indices_there_is_no_coverage_chart(tmp_path: Path) -> None:
+def test_without_indices_there_is_no_coverage_chart(tmp_path: Path, pages: Path) -> None:
     uri = tmp_path / "ds"
     lance.write_dataset(pa.table({"x": [1, 2, 3]}), uri)
-    page = _report(uri, tmp_path / "report.html")
+    page = _report(uri, pages / "report.html")
     assert 'id="index-coverage"' not in page
     assert "No indices." in page
     assert _embedded(page)["indices"] == []
 
 
 def test_refuses_without_plotly(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dataset_uri: Path
+    pages: Path, monkeypatch: pytest.MonkeyPatch, dataset_uri: Path
 ) -> None:
     # A None entry makes the import fail, as if plotly were not installed.
     monkeypatch.setitem(sys.modules, "plotly.graph_objects", None)
-    out = tmp_path / "report.html"
+    out = pages / "report.html"
     result = CliRunner().invoke(cli, ["report", str(dataset_uri), "-o", str(out)])
     assert result.exit_code == 1
     assert "pip install 'lancelet[report]'" in result.output
     assert not out.exists()
 
 
-def test_a_missing_dataset_is_one_line_of_error(tmp_path: Path) -> None:
-    result = CliRunner().invoke(cli, ["report", str(tmp_path / "nothing"), "-o", "x.html"])
+def test_a_missing_dataset_is_one_line_of_error(tmp_path: Path, pages: Path) -> None:
+    result = CliRunner().invoke(
+        cli, ["report", str(tmp_path / "nothing"), "-o", str(pages / "x.html")]
+    )
     assert result.exit_code == 1
     assert "Error:" in result.output
 
@@ -219,12 +231,12 @@ def _browser_or_skip() -> None:
     pytest.skip(f"no {CHROMIUM}")
 
 
-def test_the_report_renders_in_chromium(tmp_path: Path) -> None:
+def test_the_report_renders_in_chromium(tmp_path: Path, pages: Path) -> None:
     _browser_or_skip()
     sync_api = pytest.importorskip("playwright.sync_api")
     uri = tmp_path / "ds"
     _build(lance, uri)
-    out = tmp_path / "report.html"
+    out = pages / "report.html"
     _report(uri, out)
     problems: list[str] = []
     with sync_api.sync_playwright() as playwright:
@@ -252,12 +264,12 @@ def test_the_report_renders_in_chromium(tmp_path: Path) -> None:
 
 
 def test_reading_the_versions_shows_a_bar_when_forced(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, pages: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     uri = tmp_path / "ds"
     _build(lancelet, uri)
     monkeypatch.setenv("LANCELET_PROGRESS", "1")
-    out = tmp_path / "report.html"
+    out = pages / "report.html"
     result = CliRunner().invoke(cli, ["report", str(uri), "-o", str(out)])
     assert result.exit_code == 0, result.output
     versions = len(lance.dataset(uri).versions())
