@@ -45,6 +45,10 @@ def bars_enabled() -> bool:
     setting = os.environ.get(PROGRESS_ENV, "").strip()
     if setting in ("0", "1"):
         return setting == "1"
+    return _stderr_is_terminal()
+
+
+def _stderr_is_terminal() -> bool:
     isatty = getattr(sys.stderr, "isatty", None)
     try:
         return bool(isatty and isatty())
@@ -57,10 +61,6 @@ class ProgressBar:
 
     def advance(self, n: int = 1) -> None:
         """``n`` more units of work are done."""
-
-    @property
-    def completed(self) -> int:
-        return 0
 
     def tracked(self, items: Iterable[T], size: Callable[[T], int] | None = None) -> Iterable[T]:
         """``items``, advancing the bar by ``size(item)`` (default 1) as each is
@@ -83,10 +83,6 @@ class _DrawnBar(ProgressBar):
     def advance(self, n: int = 1) -> None:
         self._completed += n
         self._display.advance(self._task, n)
-
-    @property
-    def completed(self) -> int:
-        return self._completed
 
     def tracked(self, items: Iterable[T], size: Callable[[T], int] | None = None) -> Iterator[T]:
         for item in items:
@@ -131,8 +127,9 @@ class _Display:
 
 
 def _new_progress() -> Progress:
-    # The console writes to whatever sys.stderr is now (a test's capture included).
-    console = Console(file=sys.stderr)
+    # Whether to draw in place is decided by the stream alone: rich would otherwise
+    # also take FORCE_COLOR or TTY_COMPATIBLE from the environment as a terminal.
+    console = Console(file=sys.stderr, force_terminal=_stderr_is_terminal())
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
