@@ -22,6 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 import lancelet
+from lancelet.cli import report_data
 from lancelet.cli.main import cli
 from lancelet.cli.report_data import (
     MANY_VERSIONS,
@@ -189,6 +190,19 @@ def test_an_old_version_and_a_compacted_dataset(tmp_path: Path, pages: Path) -> 
     assert operations == [_pylance_operation(uri, v["version"]) for v in facts["versions"]]
     assert facts["indices"][0]["unindexed_rows"] == 0
     assert facts["advice"] == ["Nothing to do: no compaction, reindexing or cleanup needed."]
+
+
+def test_only_the_newest_transactions_are_read(
+    tmp_path: Path, pages: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    uri = tmp_path / "ds"
+    _build(lancelet, uri)
+    monkeypatch.setattr(report_data, "MAX_TRANSACTIONS", 3)
+    page = _report(uri, pages / "report.html")
+    facts = _embedded(page)
+    assert [v["operation"] for v in facts["versions"]] == [None, "CreateIndex", "Append", "Delete"]
+    assert facts["transactions_skipped"] == 1
+    assert _summary_value(page, "Versions not read") == "1 (the oldest)"
 
 
 def test_without_indices_there_is_no_coverage_chart(tmp_path: Path, pages: Path) -> None:

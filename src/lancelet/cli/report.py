@@ -43,7 +43,7 @@ def report_command(
     version history and index coverage, with advice on what to do.
 
     The page works offline (plotly's script is inlined); plotly comes with
-    ``pip install 'lancelet[report]'``."""
+    pip install 'lancelet[report]'."""
     # Refused before any reading, so a missing extra costs nothing.
     report_html.plotly_modules()
     dataset = open_dataset(path, storage_options, version)
