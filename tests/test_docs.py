@@ -34,16 +34,19 @@ SKIP = re.compile(r"^<!-- docs: skip \((?P<reason>[^)]+)\) -->$")
 MARKER = re.compile(r"<!--\s*docs:")
 FENCE = re.compile(r"^(?P<indent> *)(?P<ticks>`{3,})(?P<info>[^`]*)$")
 
-# Run in the child process: the blocks arrive as JSON on stdin, each compiled under
-# the page's name with its first line at the block's own line, so tracebacks point
-# into the Markdown file.
+# Run in the child process: the pages arrive as JSON on stdin, each run in a fresh
+# namespace and a new working folder (named after its order), each block compiled
+# under the page's name with its first line at the block's own line, so tracebacks
+# point into the Markdown file.
 RUNNER = """
-import json, sys
-page, blocks = json.load(sys.stdin)
-namespace = {"__name__": "__main__"}
-for line, source in blocks:
-    code = compile("\\n" * (line - 1) + source, page, "exec")
-    exec(code, namespace)
+import json, os, sys
+for number, (page, blocks) in enumerate(json.load(sys.stdin)):
+    os.mkdir(str(number))
+    os.chdir(str(number))
+    namespace = {"__name__": "__main__"}
+    for line, source in blocks:
+        exec(compile("\\n" * (line - 1) + source, page, "exec"), namespace)
+    os.chdir("..")
 """
 
 
@@ -92,18 +95,31 @@ def _name(page: Path) -> str:
     return str(page.relative_to(ROOT))
 
 
+def _uses_spark(page: Path) -> bool:
+    return any("lancelet.spark" in b.source for b in blocks(page) if b.skip is None)
+
+
+# The pages with examples to run, in groups that share a process: the pages that use
+# Spark share one (a Spark session takes ~10 s to start), every other page has its own.
 RUNNABLE = [page for page in PAGES if any(b.skip is None for b in blocks(page))]
+GROUPS = {
+    **{_name(page): [page] for page in RUNNABLE if not _uses_spark(page)},
+    "spark pages": [page for page in RUNNABLE if _uses_spark(page)],
+}
 
 
 @pytest.mark.local_files("the pages' examples write to their working directory")
-@pytest.mark.parametrize("page", RUNNABLE, ids=_name)
-def test_page_examples_run(page: Path, tmp_path: Path) -> None:
-    runnable = [(b.line, b.source) for b in blocks(page) if b.skip is None]
+@pytest.mark.parametrize("group", list(GROUPS))
+def test_examples_run(group: str, tmp_path: Path) -> None:
+    pages = [
+        (str(page), [(b.line, b.source) for b in blocks(page) if b.skip is None])
+        for page in GROUPS[group]
+    ]
     path = [str(ROOT / "src"), *filter(None, [os.environ.get("PYTHONPATH")])]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
     done = subprocess.run(
         [sys.executable, "-c", RUNNER],
-        input=json.dumps([str(page), runnable]),
+        input=json.dumps(pages),
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -111,8 +127,7 @@ def test_page_examples_run(page: Path, tmp_path: Path) -> None:
         timeout=900,
     )
     assert done.returncode == 0, (
-        f"an example in {_name(page)} failed:\n{done.stderr[-6000:]}\n"
-        f"--- its output ---\n{done.stdout[-3000:]}"
+        f"an example failed:\n{done.stderr[-6000:]}\n--- output ---\n{done.stdout[-3000:]}"
     )
 
 
