@@ -83,12 +83,20 @@ def blocks(page: Path) -> list[Block]:
 
 
 def markers(page: Path) -> list[tuple[int, str]]:
-    """Every ``docs:`` marker in the page, with its line number."""
-    return [
-        (number, line)
-        for number, line in enumerate(page.read_text().splitlines(), start=1)
-        if MARKER.search(line)
-    ]
+    """Every ``docs:`` marker outside code blocks in the page, with its line number."""
+    found = []
+    fence: str | None = None
+    for number, line in enumerate(page.read_text().splitlines(), start=1):
+        if fence is not None:
+            if line.strip() == fence:
+                fence = None
+            continue
+        match = FENCE.match(line)
+        if match is not None:
+            fence = match["ticks"]
+        elif MARKER.search(line):
+            found.append((number, line))
+    return found
 
 
 def _name(page: Path) -> str:
