@@ -17,9 +17,11 @@ with another language (``text``, ``bash``, plain) are not run.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -103,6 +105,11 @@ def _name(page: Path) -> str:
     return str(page.relative_to(ROOT))
 
 
+def _spark_available() -> bool:
+    has_java = shutil.which("java") is not None or bool(os.environ.get("JAVA_HOME"))
+    return has_java and importlib.util.find_spec("pyspark") is not None
+
+
 def _uses_spark(page: Path) -> bool:
     return any("lancelet.spark" in b.source for b in blocks(page) if b.skip is None)
 
@@ -119,6 +126,8 @@ GROUPS = {
 @pytest.mark.local_files("the pages' examples write to their working directory")
 @pytest.mark.parametrize("group", list(GROUPS))
 def test_examples_run(group: str, tmp_path: Path) -> None:
+    if group == "spark pages" and not _spark_available():
+        pytest.skip("the Spark examples need pyspark and a Java runtime")
     pages = [
         (str(page), [(b.line, b.source) for b in blocks(page) if b.skip is None])
         for page in GROUPS[group]
