@@ -17,9 +17,12 @@ import struct
 from json.encoder import encode_basestring as _quoted  # json.dumps(ensure_ascii=False)
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from lancelet.errors import CorruptFileError, InvalidJSONError, UnsupportedEncodingError
+from lancelet.file.codecs import jit
+from lancelet.file.codecs.kernels.jsonb import OK, print_docs
 
 _ARRAY, _OBJECT, _SCALAR = 0x80000000, 0x40000000, 0x20000000
 _NULL, _STRING, _NUMBER, _FALSE, _TRUE, _CONTAINER = (k << 28 for k in range(6))
@@ -36,8 +39,52 @@ def encode_column(texts: pa.Array) -> pa.Array:
 
 def decode_column(docs: pa.Array) -> pa.Array:
     """JSONB to JSON text as Lance prints it (compact, keys sorted)."""
+    if jit.enabled() and len(docs):
+        printed = _print_compiled(docs)
+        if printed is not None:
+            return printed
     texts = [None if d is None else decode(d) for d in docs.to_pylist()]
     return pa.array(texts, type=pa.string())
+
+
+def _print_compiled(docs: pa.Array) -> pa.Array | None:
+    """The column printed by the compiled walk, or None where it gives up (damaged
+    or unusual documents, which the reference prints or refuses)."""
+    docs = docs.cast(pa.large_binary())
+    count = len(docs)
+    _, offsets_buf, data_buf = docs.buffers()
+    offsets = np.frombuffer(offsets_buf, np.int64, count + 1, docs.offset * 8)
+    data = np.frombuffer(data_buf, np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+    valid = docs.is_valid().to_numpy(zero_copy_only=False)
+    sizes = np.zeros(count, np.int64)
+    doc_floats = np.zeros(count + 1, np.int64)
+    # A float takes at least 9 bytes of a document.
+    bits = np.zeros(max(int(offsets[-1] - offsets[0]) // 9, 1), np.uint64)
+    none = np.zeros(1, np.int64)
+    empty = np.zeros(0, np.uint8)
+    args = (offsets, data, valid)
+    if print_docs(*args, False, empty, none, bits, empty, none, sizes, doc_floats) != OK:
+        return None
+    floats = bits[: doc_floats[-1]].view(np.float64)
+    texts = _format_floats(floats)
+    float_text = "".join(texts).encode()  # digits, signs and points: ASCII only
+    float_lengths = np.fromiter(map(len, texts), np.int64, len(texts))
+    float_at = np.concatenate(([0], np.cumsum(float_lengths))).astype(np.int64)
+    sizes += float_at[doc_floats[1:]] - float_at[doc_floats[:-1]]
+    out_at = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    out = np.empty(int(out_at[-1]), np.uint8)
+    text = np.frombuffer(float_text, np.uint8)
+    if print_docs(*args, True, out, out_at, bits, text, float_at, sizes, doc_floats) != OK:
+        return None
+    nulls = None if docs.null_count == 0 else pa.py_buffer(np.packbits(valid, bitorder="little"))
+    printed = pa.Array.from_buffers(
+        pa.large_string(), count, [nulls, pa.py_buffer(out_at), pa.py_buffer(out)], docs.null_count
+    )
+    try:
+        printed.validate(full=True)  # strings must be UTF-8, as the reference insists
+    except pa.ArrowInvalid:
+        return None
+    return printed.cast(pa.string())
 
 
 def encode(text: str) -> bytes:
@@ -183,6 +230,20 @@ def _print_number(data: bytes) -> str:
     if tag == _FLOAT:
         return format_float(struct.unpack(">d", data[1:9])[0])
     raise UnsupportedEncodingError(f"unknown JSONB number tag {tag:#x}")
+
+
+def _format_floats(values: np.ndarray) -> list[str]:
+    """``format_float`` of each value.  ``repr`` prints the same text for every finite
+    value but those it writes with an exponent of one digit padded to two (``1e-07``)
+    or of -5 (positional in Lance): only values of magnitudes about those (a generous
+    superset) go through ``format_float``."""
+    texts = list(map(repr, values.tolist()))
+    magnitude = np.abs(values)
+    with np.errstate(invalid="ignore"):
+        odd = ~np.isfinite(values) | ((magnitude < 1e-3) & (magnitude >= 1e-11))
+    for i in np.flatnonzero(odd).tolist():
+        texts[i] = format_float(float(values[i]))
+    return texts
 
 
 def format_float(value: float) -> str:
