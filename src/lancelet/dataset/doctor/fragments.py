@@ -1,0 +1,271 @@
+"""A fragment's files against what the manifest says of them: data files (present,
+with a sound footer, the rows and fields the fragment lists), the deletion file
+(present, decoding, deleting the recorded number of existing rows), and the per-row
+sequences of stable row ids and row lineage.
+
+Versions share fragments, so each check's verdict is kept by what it depends on and
+a file is read once however many versions use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+
+from lancelet import io
+from lancelet._proto import rowids_pb2
+from lancelet.dataset.doctor.problems import Problem, Problems
+from lancelet.errors import (
+    CorruptDatasetError,
+    UnsupportedEncodingError,
+    UnsupportedVersionError,
+)
+from lancelet.file import LanceFileReader
+from lancelet.table import deletion, naming, row_ids
+from lancelet.table.fragment import DataFile, Fragment, Sequence
+from lancelet.table.manifest import Manifest
+from lancelet.table.schema import column_field_ids
+from lancelet.table.validate import check_file_fields
+from lancelet.transaction.store import DatasetStore
+
+_LINEAGE = (
+    ("created_at_version_meta", "created-at versions"),
+    ("last_updated_at_version_meta", "last-updated-at versions"),
+)
+
+
+def relative_path(store: DatasetStore, path: str) -> str:
+    """``path`` relative to the dataset root when it is below it, else as it is."""
+    root = store.root.rstrip("/") + "/"
+    return path[len(root) :] if path.startswith(root) else path
+
+
+def _reason(exc: BaseException, path: str) -> str:
+    text = str(exc) or type(exc).__name__
+    return text.removeprefix(f"{path}: ")
+
+
+@dataclass
+class FragmentChecks:
+    """Checks a version's fragments, remembering every verdict by what it depends on."""
+
+    store: DatasetStore
+    problems: Problems
+    _verdicts: dict[Hashable, list[Problem]] = field(default_factory=dict)
+
+    def check(self, manifest: Manifest) -> None:
+        version = manifest.version
+        schema_ids = frozenset(column_field_ids(manifest.schema))
+        for fragment in manifest.fragments:
+            held = frozenset(i for f in fragment.files for i in f.fields)
+            for data_file in fragment.files:
+                path = self._data_path(manifest, data_file)
+                if path is not None:
+                    rows, fields = fragment.physical_rows, tuple(data_file.fields)
+                    key: Hashable = ("data", path, rows, fields, schema_ids - held)
+                    self._record(
+                        key, version, self._data_file, path, data_file, rows, schema_ids - held
+                    )
+            if fragment.deletion_file is not None:
+                key = ("deletion", fragment.id, fragment.deletion_file, fragment.physical_rows)
+                self._record(key, version, self._deletions, fragment)
+            if fragment.row_id_meta is not None:
+                key = ("row ids", fragment.row_id_meta, fragment.physical_rows)
+                self._record(key, version, self._row_ids, fragment)
+            for attribute, label in _LINEAGE:
+                sequence: Sequence | None = getattr(fragment, attribute)
+                if sequence is not None:
+                    key = ("lineage", sequence, fragment.physical_rows, version)
+                    self._record(key, version, self._lineage, sequence, fragment, label, version)
+
+    def _record(
+        self, key: Hashable, version: int, check: Callable[..., list[Problem]], *args: object
+    ) -> None:
+        """Run ``check(*args)`` unless a version checked the same thing before."""
+        if key not in self._verdicts:
+            self._verdicts[key] = check(*args)
+        self.problems.add_all(self._verdicts[key], version)
+
+    def _data_path(self, manifest: Manifest, data_file: DataFile) -> str | None:
+        if data_file.base_id is None:
+            return self.store.path(naming.DATA_DIR, data_file.path)
+        base = next((b for b in manifest.base_paths if b.id == data_file.base_id), None)
+        if base is None:  # the manifest's own checks refuse this; kept for safety
+            self.problems.note(
+                f"version {manifest.version}: data file {data_file.path} names base path "
+                f"{data_file.base_id}, which the manifest does not list; it was not checked"
+            )
+            return None
+        return io.join(base.data_dir(), data_file.path)
+
+    # -- data files ---------------------------------------------------------------------
+
+    def _data_file(
+        self, path: str, data_file: DataFile, physical_rows: int, not_held: frozenset[int]
+    ) -> list[Problem]:
+        shown = relative_path(self.store, path)
+        found = self.store.io.head(path)
+        if found is None:
+            return [
+                Problem(
+                    "missing-data-file",
+                    shown,
+                    f"The data file is not there; the fragment's {physical_rows} rows "
+                    "cannot be read.",
+                )
+            ]
+        try:
+            reader = LanceFileReader(path, file_io=self.store.io)
+        except (UnsupportedVersionError, UnsupportedEncodingError) as exc:
+            self.problems.note(f"{shown}: lancelet cannot read this file, so it was not checked: "
+                               f"{_reason(exc, path)}")  # fmt: skip
+            return []
+        except Exception as exc:  # damaged bytes surface as many exception types
+            if io.store_failed(exc):
+                raise
+            return [
+                Problem(
+                    "unreadable-data-file",
+                    shown,
+                    f"The data file is damaged (its footer or metadata does not decode; "
+                    f"a truncated or overwritten file): {_reason(exc, path)}",
+                )
+            ]
+        return self._data_file_agrees(reader, shown, data_file, physical_rows, not_held, found.size)
+
+    def _data_file_agrees(
+        self,
+        reader: LanceFileReader,
+        shown: str,
+        data_file: DataFile,
+        physical_rows: int,
+        not_held: frozenset[int],
+        size: int,
+    ) -> list[Problem]:
+        disagreements = []
+        if reader.num_rows() != physical_rows:
+            disagreements.append(
+                f"it holds {reader.num_rows()} rows, the fragment says {physical_rows}"
+            )
+        recorded = data_file.file_size_bytes
+        if recorded is not None and recorded != size:
+            disagreements.append(f"it is {size} bytes, the manifest records {recorded}")
+        try:
+            check_file_fields(data_file.fields, list(reader.field_ids), not_held, shown)
+        except CorruptDatasetError as exc:
+            disagreements.append(_reason(exc, shown))
+        return [
+            Problem(
+                "data-file-mismatch",
+                shown,
+                f"The data file does not match the manifest: {text}; it was replaced or "
+                "belongs to another fragment.",
+            )
+            for text in disagreements
+        ]
+
+    # -- deletion files -----------------------------------------------------------------
+
+    def _deletions(self, fragment: Fragment) -> list[Problem]:
+        file = fragment.deletion_file
+        assert file is not None
+        path = self.store.deletion_path(fragment.id, file)
+        shown = relative_path(self.store, path)
+        try:
+            data = self.store.io.read_bytes(path)
+        except FileNotFoundError:
+            return [
+                Problem(
+                    "missing-deletion-file",
+                    shown,
+                    f"Fragment {fragment.id}'s deletion file is not there: which of its "
+                    f"rows are deleted ({file.num_deleted_rows} of them) is lost, so no "
+                    "reader opens the fragment.",
+                )
+            ]
+        try:
+            rows = deletion.decode(data, file.kind, fragment.physical_rows, path)
+        except CorruptDatasetError as exc:
+            return [
+                Problem(
+                    "unreadable-deletion-file",
+                    shown,
+                    f"Fragment {fragment.id}'s deletion file is damaged: {_reason(exc, path)}.",
+                )
+            ]
+        if len(rows) != file.num_deleted_rows:
+            return [
+                Problem(
+                    "deletion-count-mismatch",
+                    shown,
+                    f"Fragment {fragment.id}'s deletion file deletes {len(rows)} rows, the "
+                    f"manifest records {file.num_deleted_rows}: row counts would be wrong.",
+                )
+            ]
+        return []
+
+    # -- row ids and lineage ------------------------------------------------------------
+
+    def _row_ids(self, fragment: Fragment) -> list[Problem]:
+        meta = fragment.row_id_meta
+        assert meta is not None
+        path = None if meta.external is None else meta.external.path
+        try:
+            self.store.read_row_ids(fragment)
+        except CorruptDatasetError as exc:
+            return [
+                Problem(
+                    "bad-row-ids",
+                    path,
+                    f"Fragment {fragment.id}'s stable row ids cannot be read: "
+                    f"{_reason(exc, self.store.root)}.",
+                )
+            ]
+        return []
+
+    def _lineage(
+        self, sequence: Sequence, fragment: Fragment, label: str, version: int
+    ) -> list[Problem]:
+        path = None if sequence.external is None else sequence.external.path
+        try:
+            latest = self._lineage_latest(sequence, fragment)
+        except CorruptDatasetError as exc:
+            problem = _reason(exc, self.store.root)
+        else:
+            if latest <= version:
+                return []
+            problem = f"it names version {latest}, after this version {version}"
+        return [
+            Problem(
+                "bad-row-versions",
+                path,
+                f"Fragment {fragment.id}'s row lineage ({label}) is damaged: {problem}.",
+            )
+        ]
+
+    def _lineage_latest(self, sequence: Sequence, fragment: Fragment) -> int:
+        """The newest version a lineage sequence names, after checking it covers every
+        row: its runs' spans are row id segments, so the row id decoder counts them."""
+        where = f"fragment {fragment.id}"
+        data = self._sequence_bytes(sequence, where)
+        parsed = rowids_pb2.RowDatasetVersionSequence()
+        try:
+            parsed.ParseFromString(data)
+        except Exception as exc:  # protobuf raises DecodeError or RuntimeError
+            raise CorruptDatasetError(f"{where}: the sequence does not decode: {exc}") from exc
+        spans = rowids_pb2.RowIdSequence(segments=[run.span for run in parsed.runs])
+        row_ids.decode(spans.SerializeToString(), fragment.physical_rows, where)
+        return max((run.version for run in parsed.runs), default=0)
+
+    def _sequence_bytes(self, sequence: Sequence, where: str) -> bytes:
+        external = sequence.external
+        if external is None:
+            return sequence.inline or b""
+        try:
+            data = self.store.io.read_bytes(self.store.path(external.path))
+        except FileNotFoundError as exc:
+            raise CorruptDatasetError(f"{where}: the file {external.path} is not there") from exc
+        chunk = data[external.offset : external.offset + external.size]
+        if len(chunk) != external.size:
+            raise CorruptDatasetError(f"{where}: {external.path} ends before the sequence does")
+        return chunk

@@ -1,0 +1,115 @@
+"""``diagnose``: every check over every version on disk, as one report."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from lancelet.dataset.doctor import advice
+from lancelet.dataset.doctor.fragments import FragmentChecks
+from lancelet.dataset.doctor.manifests import LoadedVersion, check_hint, load_versions
+from lancelet.dataset.doctor.problems import Problem, Problems
+from lancelet.dataset.doctor.references import ReferenceChecks, check_orphans, check_tags
+from lancelet.dataset.doctor.report import FINDING_KINDS, DoctorReport, Finding
+from lancelet.table import naming
+from lancelet.transaction.store import DatasetStore
+
+_CODE_ORDER = {code: n for n, code in enumerate(FINDING_KINDS)}
+
+
+def diagnose(
+    uri: str | os.PathLike[str], *, storage_options: dict[str, Any] | None = None
+) -> DoctorReport:
+    """Check every invariant of every version of the dataset at ``uri`` still on disk:
+    manifests, data files and their footers, deletion files, row id and lineage
+    sequences, index files, transaction files, tags, and files no version uses.
+
+    Damage is reported, never raised; a store that fails (credentials, network)
+    raises, as nothing can be said about the dataset then."""
+    shown = os.fspath(uri)
+    store = DatasetStore(uri, storage_options)
+    problems = Problems()
+    loaded = load_versions(store, problems)
+    if not loaded:
+        return _no_dataset(shown, store, problems)
+    on_disk = [v.version for v in loaded]
+    fragments = FragmentChecks(store, problems)
+    references = ReferenceChecks(store, problems)
+    for version in loaded:
+        if version.manifest is not None:
+            fragments.check(version.manifest)
+            references.check(version.manifest)
+    check_hint(store, on_disk, problems)
+    tags = check_tags(store, set(on_disk), problems)
+    manifests = [v.manifest for v in loaded if v.manifest is not None]
+    check_orphans(store, manifests, len(manifests) == len(loaded), problems)
+    return _report(shown, loaded, tags, problems)
+
+
+def _no_dataset(uri: str, store: DatasetStore, problems: Problems) -> DoctorReport:
+    problems.add(
+        Problem(
+            "no-dataset",
+            naming.VERSIONS_DIR,
+            "No manifest is under _versions/, so there is no Lance dataset here "
+            "(or the path is wrong).",
+        )
+    )
+    return _report(uri, [], {}, problems)
+
+
+def _report(
+    uri: str, loaded: list[LoadedVersion], tags: dict[str, int], problems: Problems
+) -> DoctorReport:
+    versions = tuple(v.version for v in loaded)
+    broken = problems.broken_versions()
+    readable = tuple(
+        v.version for v in loaded if v.manifest is not None and v.version not in broken
+    )
+    latest = versions[-1] if versions else None
+    latest_codes = [] if latest is None else problems.codes_of(latest)
+    context = advice.Context(
+        uri,
+        versions,
+        readable,
+        tags,
+        latest_manifest_damaged=bool(advice.MANIFEST_DAMAGE.intersection(latest_codes)),
+    )
+    if latest is not None and latest_codes:
+        problems.add(_latest_broken(latest, latest_codes, readable), latest)
+    findings = [
+        _finding(problem, tuple(sorted(seen)), context) for problem, seen in problems.seen.items()
+    ]
+    findings.sort(key=_order)
+    return DoctorReport(uri, versions, readable, tuple(findings), tuple(problems.notes))
+
+
+def _latest_broken(latest: int, codes: list[str], readable: tuple[int, ...]) -> Problem:
+    sound = advice.format_versions(readable) if readable else "none"
+    return Problem(
+        "latest-version-broken",
+        None,
+        f"The latest version, {latest}, cannot be read in full ({', '.join(codes)}): "
+        f"opening the dataset or scanning it fails. Versions that read in full: {sound}.",
+    )
+
+
+def _finding(problem: Problem, versions: tuple[int, ...], context: advice.Context) -> Finding:
+    kind = FINDING_KINDS[problem.code]
+    return Finding(
+        code=problem.code,
+        severity=kind.severity,
+        versions=versions,
+        path=problem.path,
+        explanation=problem.explanation,
+        fix=advice.fix_for(problem, versions, context),
+    )
+
+
+def _order(finding: Finding) -> tuple[int, int, tuple[int, ...], str]:
+    return (
+        0 if finding.severity == "error" else 1,
+        _CODE_ORDER[finding.code],
+        finding.versions,
+        finding.path or "",
+    )
