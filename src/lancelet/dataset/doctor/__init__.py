@@ -1,6 +1,7 @@
 """``lancelet.diagnose``: checks every version of a dataset still on disk and
 explains each problem with its safe fix (``lancelet doctor`` prints it)."""
 
+from lancelet.dataset.doctor.advice import format_versions
 from lancelet.dataset.doctor.report import (
     EXIT_ERRORS,
     EXIT_HEALTHY,
@@ -23,4 +24,5 @@ __all__ = [
     "FindingKind",
     "Severity",
     "diagnose",
+    "format_versions",
 ]
