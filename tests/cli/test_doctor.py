@@ -5,6 +5,7 @@ the fix; the exit status says how it went."""
 from __future__ import annotations
 
 import json
+import struct
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -183,6 +184,31 @@ def test_a_truncated_data_file(tmp_path: Path, writer: str) -> None:
     assert "truncated" in finding["explanation"]
 
 
+def _set_footer_format(path: str, major: int, minor: int) -> None:
+    """Change the format a Lance file's footer names (its last 8 bytes are the major
+    and minor version, then the magic)."""
+    data = read_file(path)
+    write_file(path, data[:-8] + struct.pack("<HH", major, minor) + data[-4:])
+
+
+def test_a_data_file_footer_naming_another_format(tmp_path: Path) -> None:
+    uri = _build(tmp_path)
+    damaged = _fragment_files(uri, 3)[0]
+    _set_footer_format(f"{uri}/{damaged}", 0, 0)
+    finding = _only(_report(uri), "unreadable-data-file")
+    assert "its footer names format 0.0, the manifest records" in finding["explanation"]
+
+
+def test_an_index_file_of_a_newer_format_is_not_judged(tmp_path: Path) -> None:
+    uri = _build(tmp_path)
+    newer = _files(uri, naming.INDICES_DIR)[0]
+    _set_footer_format(f"{uri}/{newer}", 9, 9)
+    report = _report(uri)
+    assert report["findings"] == [] and report["exit_status"] == 0
+    (note,) = report["notes"]
+    assert note.startswith(f"{newer}: lancelet cannot read this file, so it was not checked")
+
+
 def test_a_data_file_of_another_fragment(tmp_path: Path) -> None:
     uri = _build(tmp_path)
     first, second = _fragment_files(uri, 3)
@@ -309,6 +335,20 @@ def test_an_index_file_of_another_size(tmp_path: Path) -> None:
     assert "the manifest records" in finding["explanation"]
 
 
+@pytest.mark.parametrize("writer", sorted(WRITERS))
+def test_a_garbled_index_file(tmp_path: Path, writer: str) -> None:
+    uri = _build(tmp_path, writer)
+    damaged = _files(uri, naming.INDICES_DIR)[0]
+    data = read_file(f"{uri}/{damaged}")
+    write_file(f"{uri}/{damaged}", b"\0" * (len(data) - 4) + data[-4:])
+    report = _report(uri)
+    finding = _only(report, "unreadable-index-file")
+    assert (finding["path"], finding["versions"]) == (damaged, [2, 3])
+    assert "A file of index 'id_idx'" in finding["explanation"]
+    assert "is damaged" in finding["explanation"]
+    assert "`ds.drop_index(name)`" in finding["fix"]
+
+
 # -- manifests -----------------------------------------------------------------------------
 
 
@@ -413,6 +453,18 @@ def test_a_missing_transaction_file(tmp_path: Path, writer: str) -> None:
     assert (finding["severity"], finding["versions"]) == ("warning", [3])
     assert "The version reads as before" in finding["explanation"]
     assert report["readable_versions"] == [1, 2, 3]
+
+
+def test_a_garbled_transaction_file(tmp_path: Path) -> None:
+    uri = _build(tmp_path)
+    (name,) = [t for t in _files(uri, naming.TRANSACTIONS_DIR) if t.split("/")[-1][:2] == "2-"]
+    write_file(f"{uri}/{name}", b"\xff\xff\xff garbage")
+    report = _report(uri)
+    assert report["exit_status"] == 2
+    finding = _only(report, "unreadable-transaction-file")
+    assert (finding["severity"], finding["versions"], finding["path"]) == ("warning", [3], name)
+    assert "The version's transaction file does not decode" in finding["explanation"]
+    assert "No repair is needed" in finding["fix"]
 
 
 @pytest.mark.parametrize("writer", sorted(WRITERS))

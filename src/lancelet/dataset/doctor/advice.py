@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from lancelet.dataset.doctor.problems import Problem
+from lancelet.table import naming
 
 # Damage to a file a fragment needs: repaired by putting a good copy back.
 _FRAGMENT_FILES = frozenset(
@@ -25,8 +26,11 @@ _FRAGMENT_FILES = frozenset(
         "bad-row-versions",
     }
 )
-_INDEX_FILES = frozenset({"missing-index-file", "index-file-size-mismatch"})
+_INDEX_FILES = frozenset(
+    {"missing-index-file", "index-file-size-mismatch", "unreadable-index-file"}
+)
 MANIFEST_DAMAGE = frozenset({"unreadable-manifest", "manifest-version-mismatch"})
+HINT = f"{naming.VERSIONS_DIR}/{naming.VERSION_HINT}"
 
 
 def format_versions(versions: Iterable[int]) -> str:
@@ -116,7 +120,8 @@ def _manifest_fix(problem: Problem, versions: tuple[int, ...], context: Context)
     if context.latest in versions:
         good = context.last_readable(below=context.latest)
         after = (
-            f"version {good} is then the latest again, and the next commit follows it."
+            f"version {good} is then the latest again, and the next commit follows it. "
+            f"Delete {HINT} too: it still names the moved version."
             if good is not None
             else "no other version reads in full, so restore the files from a backup."
         )
@@ -136,7 +141,8 @@ def _missing_manifest(problem: Problem, context: Context) -> str:
     return (
         "Put the lost manifest files back into _versions/ from a backup if you have "
         f"them. Otherwise the dataset stays at version {context.latest}; files only the "
-        "lost versions used show as orphaned files, which cleanup_old_versions removes."
+        "lost versions used show as orphaned files, which cleanup_old_versions removes. "
+        f"If you moved them aside on purpose, delete {HINT}."
     )
 
 
@@ -172,8 +178,8 @@ def _fix_unreadable_tag(problem: Problem, context: Context) -> str:
 
 def _fix_transaction(problem: Problem, context: Context) -> str:
     return (
-        "No repair is needed: reads and new commits work. Find out what removed the "
-        "file; a hand-made cleanup may have removed more."
+        "No repair is needed: reads and new commits work. Find out what removed or "
+        "changed the file; a hand-made cleanup may have touched more."
     )
 
 
@@ -201,6 +207,7 @@ _FIXES = {
     "dangling-tag": _fix_dangling_tag,
     "unreadable-tag": _fix_unreadable_tag,
     "missing-transaction-file": _fix_transaction,
+    "unreadable-transaction-file": _fix_transaction,
     "orphaned-file": _fix_orphan,
     "latest-version-broken": _fix_latest,
 }

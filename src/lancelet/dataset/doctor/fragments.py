@@ -14,12 +14,9 @@ from dataclasses import dataclass, field
 
 from lancelet import io
 from lancelet._proto import rowids_pb2
+from lancelet.dataset.doctor.lance_files import open_lance_file
 from lancelet.dataset.doctor.problems import Problem, Problems
-from lancelet.errors import (
-    CorruptDatasetError,
-    UnsupportedEncodingError,
-    UnsupportedVersionError,
-)
+from lancelet.errors import CorruptDatasetError
 from lancelet.file import LanceFileReader
 from lancelet.table import deletion, naming, row_ids
 from lancelet.table.fragment import DataFile, Fragment, Sequence
@@ -114,24 +111,27 @@ class FragmentChecks:
                     "cannot be read.",
                 )
             ]
-        try:
-            reader = LanceFileReader(path, file_io=self.store.io)
-        except (UnsupportedVersionError, UnsupportedEncodingError) as exc:
-            self.problems.note(f"{shown}: lancelet cannot read this file, so it was not checked: "
-                               f"{_reason(exc, path)}")  # fmt: skip
-            return []
-        except Exception as exc:  # damaged bytes surface as many exception types
-            if io.store_failed(exc):
-                raise
+        recorded = (data_file.file_major_version, data_file.file_minor_version)
+        opened = open_lance_file(self.store.io, path, recorded)
+        if opened.undecided is not None:
+            self.problems.note(
+                f"{shown}: lancelet cannot read this file, so it was not checked: "
+                f"{opened.undecided}"
+            )
+        if opened.damage is not None:
             return [
                 Problem(
                     "unreadable-data-file",
                     shown,
                     f"The data file is damaged (its footer or metadata does not decode; "
-                    f"a truncated or overwritten file): {_reason(exc, path)}",
+                    f"a truncated or overwritten file): {opened.damage}",
                 )
             ]
-        return self._data_file_agrees(reader, shown, data_file, physical_rows, not_held, found.size)
+        if opened.reader is None:
+            return []  # no verdict: noted above
+        return self._data_file_agrees(
+            opened.reader, shown, data_file, physical_rows, not_held, found.size
+        )
 
     def _data_file_agrees(
         self,

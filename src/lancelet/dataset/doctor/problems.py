@@ -48,6 +48,16 @@ class Problems:
         if text not in self.notes:
             self.notes.append(text)
 
+    def forget_versions(self, gone: set[int]) -> None:
+        """Drop what was seen only in ``gone``: versions removed while they were being
+        checked (by a concurrent cleanup, which removes their files too)."""
+        for problem in list(self.seen):
+            versions = self.seen[problem]
+            if versions and versions <= gone:
+                del self.seen[problem]
+            else:
+                versions -= gone
+
     def broken_versions(self) -> set[int]:
         """Versions an error touches."""
         out: set[int] = set()

@@ -9,9 +9,11 @@ from dataclasses import dataclass, field
 
 from lancelet import io
 from lancelet.dataset.doctor.fragments import relative_path
+from lancelet.dataset.doctor.lance_files import open_lance_file
 from lancelet.dataset.doctor.manifests import decode_file
 from lancelet.dataset.doctor.problems import Problem, Problems
 from lancelet.dataset.versions.tags import TagContents
+from lancelet.errors import UnsupportedFeatureError
 from lancelet.table import naming
 from lancelet.table.index import IndexFile, IndexMetadata
 from lancelet.table.manifest import Manifest
@@ -51,6 +53,13 @@ class References:
         self.index_uuids.update(str(index.uuid) for index in manifest.indices)
 
 
+_TXN = (
+    "The version reads as before; only the record of what its commit did "
+    "(read_transaction) is lost, and a writer that started from an earlier version "
+    "cannot check this commit for conflicts."
+)
+
+
 # -- indices and transactions ---------------------------------------------------------------
 
 
@@ -64,24 +73,45 @@ class ReferenceChecks:
 
     def check(self, manifest: Manifest) -> None:
         for index in manifest.indices:
-            key = ("index", index.uuid, index.files, index.base_id)
+            key: object = ("index", index.uuid, index.files, index.base_id)
             if key not in self._verdicts:
                 self._verdicts[key] = self._index_files(index, manifest.version)
             self.problems.add_all(self._verdicts[key], manifest.version)
         if manifest.transaction_file:
-            relative = io.join(naming.TRANSACTIONS_DIR, manifest.transaction_file)
-            if not self.store.io.exists(self.store.path(relative)):
-                self.problems.add(
+            key = ("transaction", manifest.transaction_file)
+            if key not in self._verdicts:
+                self._verdicts[key] = self._transaction(manifest.transaction_file)
+            self.problems.add_all(self._verdicts[key], manifest.version)
+
+    def _transaction(self, name: str) -> list[Problem]:
+        relative = io.join(naming.TRANSACTIONS_DIR, name)
+        path = self.store.path(relative)
+        try:
+            self.store.read_transaction(name)
+        except (UnsupportedFeatureError, NotImplementedError) as exc:
+            self.problems.note(f"{relative}: lancelet cannot decode it, so it was not checked: "
+                               f"{exc}")  # fmt: skip
+            return []
+        except Exception as exc:  # damaged bytes surface as many exception types
+            if io.store_failed(exc):
+                raise
+            if not self.store.io.exists(path):
+                return [
                     Problem(
                         "missing-transaction-file",
                         relative,
-                        "The version records this transaction file, which is gone. The "
-                        "version reads as before; only the record of what its commit did "
-                        "(read_transaction) is lost, and a writer that started from an "
-                        "earlier version cannot check this commit for conflicts.",
-                    ),
-                    manifest.version,
+                        "The version records this transaction file, which is gone. " + _TXN,
+                    )
+                ]
+            reason = str(exc).removeprefix(path + ": ")
+            return [
+                Problem(
+                    "unreadable-transaction-file",
+                    relative,
+                    f"The version's transaction file does not decode ({reason}). " + _TXN,
                 )
+            ]
+        return []
 
     def _index_files(self, index: IndexMetadata, version: int) -> list[Problem]:
         label = f"index {index.name!r} ({index.uuid})"
@@ -121,6 +151,25 @@ class ReferenceChecks:
                 relative,
                 f"A file of {label} is {found.size} bytes, the manifest records {size}: "
                 "it was truncated or replaced.",
+            )
+        elif relative.endswith(".lance"):
+            # Only files named as Lance files are opened: some index kinds (and older
+            # writers) keep files of other formats, which lancelet would misjudge.
+            yield from self._lance_index_file(label, relative)
+
+    def _lance_index_file(self, label: str, relative: str) -> Iterator[Problem]:
+        opened = open_lance_file(self.store.io, self.store.path(relative))
+        if opened.undecided is not None:
+            self.problems.note(
+                f"{relative}: lancelet cannot read this file, so it was not checked: "
+                f"{opened.undecided}"
+            )
+        if opened.damage is not None:
+            yield Problem(
+                "unreadable-index-file",
+                relative,
+                f"A file of {label} is damaged (its footer or metadata does not decode): "
+                f"{opened.damage}",
             )
 
 

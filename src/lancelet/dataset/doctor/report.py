@@ -81,12 +81,22 @@ _KINDS = (
         "error",
         "An index file's size differs from the size the manifest records.",
     ),
+    FindingKind(
+        "unreadable-index-file",
+        "error",
+        "An index file's footer or metadata is damaged.",
+    ),
     FindingKind("dangling-tag", "error", "A tag points at a version that is not on disk."),
     FindingKind("unreadable-tag", "error", "A tag file does not decode."),
     FindingKind(
         "missing-transaction-file",
         "warning",
         "The transaction file a version records is gone; reads are unaffected.",
+    ),
+    FindingKind(
+        "unreadable-transaction-file",
+        "warning",
+        "A version's transaction file does not decode; reads are unaffected.",
     ),
     FindingKind(
         "orphaned-file",

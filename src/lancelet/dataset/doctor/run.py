@@ -39,11 +39,30 @@ def diagnose(
         if version.manifest is not None:
             fragments.check(version.manifest)
             references.check(version.manifest)
+    loaded = _still_on_disk(store, loaded, problems)
+    on_disk = [v.version for v in loaded]
     check_hint(store, on_disk, problems)
     tags = check_tags(store, set(on_disk), problems)
     manifests = [v.manifest for v in loaded if v.manifest is not None]
     check_orphans(store, manifests, len(manifests) == len(loaded), problems)
     return _report(shown, loaded, tags, problems)
+
+
+def _still_on_disk(
+    store: DatasetStore, loaded: list[LoadedVersion], problems: Problems
+) -> list[LoadedVersion]:
+    """The versions still on disk after their checks.  A cleanup that ran meanwhile
+    removed some, and their files with them: what was missing is no damage then."""
+    listed = {location.version for location in store.list_versions()}
+    gone = {v.version for v in loaded} - listed
+    if not gone:
+        return loaded
+    problems.forget_versions(gone)
+    problems.note(
+        f"version(s) {advice.format_versions(gone)} were removed while being checked "
+        "(a cleanup running at the same time); run the doctor again for a steady view"
+    )
+    return [v for v in loaded if v.version not in gone]
 
 
 def _no_dataset(uri: str, store: DatasetStore, problems: Problems) -> DoctorReport:
