@@ -11,8 +11,9 @@ import pytest
 
 import lancelet
 from lancelet.dataset.doctor import FINDING_KINDS, DoctorReport, Finding, advice
+from lancelet.dataset.doctor.batch import CheckBatch
 from lancelet.dataset.doctor.fragments import FragmentChecks
-from lancelet.dataset.doctor.problems import Problem
+from lancelet.dataset.doctor.problems import Problem, Problems
 from lancelet.table import naming
 from lancelet.table.manifest import Manifest
 from tests.storage import file_names, read_file, remove_file, write_file
@@ -109,6 +110,23 @@ def test_versions_removed_while_checked_are_no_damage(
     report = lancelet.diagnose(uri)
     assert report.versions == (2, 3) and report.findings == ()
     assert any("removed while being checked" in note for note in report.notes)
+
+
+def test_versions_committed_while_checked_keep_their_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    uri = _build(tmp_path)
+    run = CheckBatch.run
+
+    def commit_meanwhile(self: CheckBatch, problems: Problems) -> None:
+        lancelet.write_dataset(pa.table({"id": [7], "s": ["x"]}), uri, mode="append")
+        run(self, problems)
+
+    monkeypatch.setattr(CheckBatch, "run", commit_meanwhile)
+    report = lancelet.diagnose(uri)
+    # Version 4's new files are in use, and the hint naming it is right.
+    assert report.versions == (1, 2, 3) and report.findings == ()
+    assert any("4 were committed while the others were checked" in n for n in report.notes)
 
 
 def test_branches_leave_orphans_undecided(tmp_path: Path) -> None:

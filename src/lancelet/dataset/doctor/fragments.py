@@ -1,19 +1,18 @@
 """A fragment's files against what the manifest says of them: data files (present,
 with a sound footer, the rows and fields the fragment lists), the deletion file
 (present, decoding, deleting the recorded number of existing rows), and the per-row
-sequences of stable row ids and row lineage.
-
-Versions share fragments, so each check's verdict is kept by what it depends on and
-a file is read once however many versions use it.
-"""
+sequences of stable row ids and row lineage.  Each check is keyed by what its verdict
+depends on (see :mod:`.batch`), so a file is read once whatever uses it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field
+from collections.abc import Hashable
+from dataclasses import dataclass
+from functools import partial
 
 from lancelet import io
 from lancelet._proto import rowids_pb2
+from lancelet.dataset.doctor.batch import CheckBatch
 from lancelet.dataset.doctor.lance_files import open_lance_file
 from lancelet.dataset.doctor.problems import Problem, Problems
 from lancelet.errors import CorruptDatasetError
@@ -44,44 +43,46 @@ def _reason(exc: BaseException, path: str) -> str:
 
 @dataclass
 class FragmentChecks:
-    """Checks a version's fragments, remembering every verdict by what it depends on."""
+    """Asks for the checks of each version's fragments in a batch."""
 
     store: DatasetStore
     problems: Problems
-    _verdicts: dict[Hashable, list[Problem]] = field(default_factory=dict)
+    batch: CheckBatch
 
     def check(self, manifest: Manifest) -> None:
-        version = manifest.version
         schema_ids = frozenset(column_field_ids(manifest.schema))
         for fragment in manifest.fragments:
             held = frozenset(i for f in fragment.files for i in f.fields)
             for data_file in fragment.files:
-                path = self._data_path(manifest, data_file)
-                if path is not None:
-                    rows, fields = fragment.physical_rows, tuple(data_file.fields)
-                    key: Hashable = ("data", path, rows, fields, schema_ids - held)
-                    self._record(
-                        key, version, self._data_file, path, data_file, rows, schema_ids - held
-                    )
-            if fragment.deletion_file is not None:
-                key = ("deletion", fragment.id, fragment.deletion_file, fragment.physical_rows)
-                self._record(key, version, self._deletions, fragment)
-            if fragment.row_id_meta is not None:
-                key = ("row ids", fragment.row_id_meta, fragment.physical_rows)
-                self._record(key, version, self._row_ids, fragment)
-            for attribute, label in _LINEAGE:
-                sequence: Sequence | None = getattr(fragment, attribute)
-                if sequence is not None:
-                    key = ("lineage", sequence, fragment.physical_rows, version)
-                    self._record(key, version, self._lineage, sequence, fragment, label, version)
+                self._check_data_file(manifest, fragment, data_file, schema_ids - held)
+            self._check_row_files(fragment, manifest.version)
 
-    def _record(
-        self, key: Hashable, version: int, check: Callable[..., list[Problem]], *args: object
+    def _check_row_files(self, fragment: Fragment, version: int) -> None:
+        """The deletion file, and the row id and lineage sequences."""
+        rows = fragment.physical_rows
+        if fragment.deletion_file is not None:
+            key: Hashable = ("deletion", fragment.id, fragment.deletion_file, rows)
+            self.batch.add(key, version, partial(self._deletions, fragment))
+        if fragment.row_id_meta is not None:
+            key = ("row ids", fragment.row_id_meta, rows)
+            self.batch.add(key, version, partial(self._row_ids, fragment))
+        for attribute, label in _LINEAGE:
+            sequence: Sequence | None = getattr(fragment, attribute)
+            if sequence is not None:
+                key = ("lineage", sequence, rows, version)
+                check = partial(self._lineage, sequence, fragment, label, version)
+                self.batch.add(key, version, check)
+
+    def _check_data_file(
+        self, manifest: Manifest, fragment: Fragment, data_file: DataFile, not_held: frozenset[int]
     ) -> None:
-        """Run ``check(*args)`` unless a version checked the same thing before."""
-        if key not in self._verdicts:
-            self._verdicts[key] = check(*args)
-        self.problems.add_all(self._verdicts[key], version)
+        path = self._data_path(manifest, data_file)
+        if path is None:
+            return
+        rows = fragment.physical_rows
+        key = ("data", path, rows, tuple(data_file.fields), not_held)
+        check = partial(self._data_file, path, data_file, rows, not_held)
+        self.batch.add(key, manifest.version, check)
 
     def _data_path(self, manifest: Manifest, data_file: DataFile) -> str | None:
         if data_file.base_id is None:

@@ -4,10 +4,13 @@ and, the other way round, files under the dataset that no version on disk uses."
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+import urllib.parse
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 
 from lancelet import io
+from lancelet.dataset.doctor.batch import CheckBatch
 from lancelet.dataset.doctor.fragments import relative_path
 from lancelet.dataset.doctor.lance_files import open_lance_file
 from lancelet.dataset.doctor.manifests import decode_file
@@ -65,23 +68,20 @@ _TXN = (
 
 @dataclass
 class ReferenceChecks:
-    """Index and transaction files of each version, each looked up once."""
+    """Asks for the checks of each version's index and transaction files in a batch."""
 
     store: DatasetStore
     problems: Problems
-    _verdicts: dict[object, list[Problem]] = field(default_factory=dict)
+    batch: CheckBatch
 
     def check(self, manifest: Manifest) -> None:
+        version = manifest.version
         for index in manifest.indices:
-            key: object = ("index", index.uuid, index.files, index.base_id)
-            if key not in self._verdicts:
-                self._verdicts[key] = self._index_files(index, manifest.version)
-            self.problems.add_all(self._verdicts[key], manifest.version)
+            key: Hashable = ("index", index.uuid, index.files, index.base_id)
+            self.batch.add(key, version, partial(self._index_files, index, version))
         if manifest.transaction_file:
             key = ("transaction", manifest.transaction_file)
-            if key not in self._verdicts:
-                self._verdicts[key] = self._transaction(manifest.transaction_file)
-            self.problems.add_all(self._verdicts[key], manifest.version)
+            self.batch.add(key, version, partial(self._transaction, manifest.transaction_file))
 
     def _transaction(self, name: str) -> list[Problem]:
         relative = io.join(naming.TRANSACTIONS_DIR, name)
@@ -184,7 +184,7 @@ def check_tags(store: DatasetStore, on_disk: set[int], problems: Problems) -> di
         relative = io.join(directory, name)
         if _TEMP.match(name) or not name.endswith(".json"):
             continue
-        tag = name.removesuffix(".json")
+        tag = urllib.parse.unquote(name.removesuffix(".json"))
         try:
             contents = TagContents.from_json(store.io.read_bytes(store.path(relative)), relative)
         except FileNotFoundError:

@@ -5,13 +5,21 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from lancelet import io
 from lancelet.dataset.doctor import advice
+from lancelet.dataset.doctor.batch import CheckBatch
 from lancelet.dataset.doctor.fragments import FragmentChecks
-from lancelet.dataset.doctor.manifests import LoadedVersion, check_hint, load_versions
+from lancelet.dataset.doctor.manifests import (
+    LoadedVersion,
+    check_hint,
+    decode_file,
+    load_versions,
+)
 from lancelet.dataset.doctor.problems import Problem, Problems
 from lancelet.dataset.doctor.references import ReferenceChecks, check_orphans, check_tags
 from lancelet.dataset.doctor.report import FINDING_KINDS, DoctorReport, Finding
 from lancelet.table import naming
+from lancelet.table.manifest import Manifest
 from lancelet.transaction.store import DatasetStore
 
 _CODE_ORDER = {code: n for n, code in enumerate(FINDING_KINDS)}
@@ -32,28 +40,36 @@ def diagnose(
     loaded = load_versions(store, problems)
     if not loaded:
         return _no_dataset(shown, store, problems)
-    on_disk = [v.version for v in loaded]
-    fragments = FragmentChecks(store, problems)
-    references = ReferenceChecks(store, problems)
+    _check_versions(store, loaded, problems)
+    listed = {location.version for location in store.list_versions()}
+    loaded = _still_on_disk(loaded, listed, problems)
+    newcomers = _committed_meanwhile(store, loaded, listed, problems)
+    on_disk = {v.version for v in loaded} | {m.version for m in newcomers or []}
+    check_hint(store, sorted(on_disk), problems)
+    tags = check_tags(store, on_disk, problems)
+    manifests = [v.manifest for v in loaded if v.manifest is not None]
+    all_read = len(manifests) == len(loaded) and newcomers is not None
+    check_orphans(store, manifests + (newcomers or []), all_read, problems)
+    return _report(shown, loaded, tags, problems)
+
+
+def _check_versions(store: DatasetStore, loaded: list[LoadedVersion], problems: Problems) -> None:
+    """Each readable version's fragments, indices and transaction file."""
+    batch = CheckBatch()
+    fragments = FragmentChecks(store, problems, batch)
+    references = ReferenceChecks(store, problems, batch)
     for version in loaded:
         if version.manifest is not None:
             fragments.check(version.manifest)
             references.check(version.manifest)
-    loaded = _still_on_disk(store, loaded, problems)
-    on_disk = [v.version for v in loaded]
-    check_hint(store, on_disk, problems)
-    tags = check_tags(store, set(on_disk), problems)
-    manifests = [v.manifest for v in loaded if v.manifest is not None]
-    check_orphans(store, manifests, len(manifests) == len(loaded), problems)
-    return _report(shown, loaded, tags, problems)
+    batch.run(problems)
 
 
 def _still_on_disk(
-    store: DatasetStore, loaded: list[LoadedVersion], problems: Problems
+    loaded: list[LoadedVersion], listed: set[int], problems: Problems
 ) -> list[LoadedVersion]:
     """The versions still on disk after their checks.  A cleanup that ran meanwhile
     removed some, and their files with them: what was missing is no damage then."""
-    listed = {location.version for location in store.list_versions()}
     gone = {v.version for v in loaded} - listed
     if not gone:
         return loaded
@@ -63,6 +79,29 @@ def _still_on_disk(
         "(a cleanup running at the same time); run the doctor again for a steady view"
     )
     return [v for v in loaded if v.version not in gone]
+
+
+def _committed_meanwhile(
+    store: DatasetStore, loaded: list[LoadedVersion], listed: set[int], problems: Problems
+) -> list[Manifest] | None:
+    """The manifests of versions committed while the checks ran: not checked, but
+    their files are in use.  None if one of them cannot be read."""
+    new = sorted(listed - {v.version for v in loaded})
+    if not new:
+        return []
+    problems.note(
+        f"version(s) {advice.format_versions(new)} were committed while the others were "
+        "checked, and were not checked themselves"
+    )
+    manifests = []
+    for version in new:
+        location = store.manifest_location(version)
+        path = "" if location is None else io.join(naming.VERSIONS_DIR, location.name)
+        manifest = decode_file(store, path, Problems(), version) if path else None
+        if manifest is None:
+            return None
+        manifests.append(manifest)
+    return manifests
 
 
 def _no_dataset(uri: str, store: DatasetStore, problems: Problems) -> DoctorReport:
