@@ -145,7 +145,7 @@ def test_a_missing_data_file_breaks_every_version_using_it(tmp_path: Path, write
     assert (finding["severity"], finding["versions"], finding["path"]) == ("error", [1, 2, 3], gone)
     assert "40 rows cannot be read" in finding["explanation"]
     assert "from a backup" in finding["fix"]
-    assert "No version on disk reads in full" in finding["fix"]
+    assert "no version on disk reads in full" in finding["fix"]
     latest = _only(report, "latest-version-broken")
     assert latest["versions"] == [3]
     assert (
@@ -164,7 +164,7 @@ def test_a_missing_data_file_of_old_versions_only(tmp_path: Path) -> None:
     assert finding["versions"] == [1, 2, 3]
     assert report["readable_versions"] == [4]
     assert "latest-version-broken" not in _codes(report)
-    assert "The latest version does not need it" in finding["fix"]
+    assert "the latest version does not need it" in finding["fix"]
     assert "`ds.cleanup_old_versions(retain_versions=1)` removes them" in finding["fix"]
     # The fix works: after it, nothing is left to report.
     lancelet.dataset(uri).cleanup_old_versions(retain_versions=1)
@@ -234,7 +234,7 @@ def test_a_missing_deletion_file(tmp_path: Path, writer: str) -> None:
     assert "(5 of them)" in finding["explanation"]
     assert report["readable_versions"] == [1, 2]
     # Version 2 is the newest sound one: restoring it is the fix.
-    assert "Restore the newest version that reads in full, 2:" in finding["fix"]
+    assert "Without one: restore the newest version that reads in full, 2:" in finding["fix"]
     assert f"lancelet.dataset({uri!r}, version=2).restore()" in finding["fix"]
 
 
@@ -324,6 +324,24 @@ def test_a_missing_index_file(tmp_path: Path, writer: str) -> None:
     assert "A file of index 'id_idx'" in finding["explanation"]
     assert "`ds.drop_index(name)`" in finding["fix"]
     assert report["readable_versions"] == [1]
+
+
+def test_an_index_directory_gone_when_the_manifest_lists_no_files(tmp_path: Path) -> None:
+    """Older writers list no index files: then the index's directory must hold some."""
+    uri = _build(tmp_path)
+    _rewrite_manifest(
+        uri, 3, lambda m: replace(m, indices=tuple(replace(i, files=()) for i in m.indices))
+    )
+    assert _report(uri)["findings"] == []
+    (uuid,) = list_names(f"{uri}/{naming.INDICES_DIR}")
+    for name in list_names(f"{uri}/{naming.INDICES_DIR}/{uuid}"):
+        remove_file(f"{uri}/{naming.INDICES_DIR}/{uuid}/{name}")
+    report = _report(uri)
+    missing = [f for f in report["findings"] if f["code"] == "missing-index-file"]
+    listed_dir = [f for f in missing if f["path"] == f"{naming.INDICES_DIR}/{uuid}"]
+    assert len(listed_dir) == 1 and listed_dir[0]["versions"] == [3]
+    assert "The directory of index 'id_idx'" in listed_dir[0]["explanation"]
+    assert "is empty or gone" in listed_dir[0]["explanation"]
 
 
 def test_an_index_file_of_another_size(tmp_path: Path) -> None:
@@ -514,7 +532,8 @@ def test_people_get_a_table_then_each_finding_in_words(tmp_path: Path) -> None:
     assert result.exit_code == 1
     lines = result.output.splitlines()
     assert "Versions on disk: 1-3 (latest 3); reading in full: none" in lines
-    assert f"1. ERROR missing-data-file (versions 1-3) {gone}" in lines
+    assert f"2. ERROR missing-data-file (versions 1-3) {gone}" in lines
+    assert "1. ERROR latest-version-broken (version 3)" in lines
     assert any(line.startswith("   Fix: Put a good copy of the file back") for line in lines)
     assert "error(s), 0 warning(s); exit status 1." in lines[-1]
 

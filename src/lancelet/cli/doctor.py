@@ -11,8 +11,8 @@ from lancelet.cli.output import console, print_json, print_table
 from lancelet.dataset.doctor import DoctorReport, Finding, format_versions
 
 
-def _versions(versions: tuple[int, ...]) -> str:
-    return format_versions(versions) or "none"
+def _versions(versions: tuple[int, ...], none: str = "none") -> str:
+    return format_versions(versions) or none
 
 
 def _say(text: str = "") -> None:
@@ -33,7 +33,10 @@ def _print_summary(report: DoctorReport) -> None:
 
 def _print_finding(number: int, finding: Finding) -> None:
     where = f" {finding.path}" if finding.path else ""
-    versions = f" (versions {_versions(finding.versions)})" if finding.versions else ""
+    count = len(finding.versions)
+    versions = (
+        f" (version{'s' if count > 1 else ''} {_versions(finding.versions)})" if count else ""
+    )
     _say()
     _say(f"{number}. {finding.severity.upper()} {finding.code}{versions}{where}")
     _say(f"   {finding.explanation}")
@@ -50,7 +53,7 @@ def _print_report(report: DoctorReport) -> None:
             None,
             ["#", "severity", "code", "versions", "path"],
             [
-                (n, f.severity, f.code, _versions(f.versions), f.path)
+                (n, f.severity, f.code, _versions(f.versions, "-"), f.path)
                 for n, f in enumerate(report.findings, 1)
             ],
         )

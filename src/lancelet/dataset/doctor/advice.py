@@ -100,8 +100,8 @@ def fix_for(problem: Problem, versions: tuple[int, ...], context: Context) -> st
     if code in _FRAGMENT_FILES:
         first = "Put a good copy of the file back from a backup if you have one: that repairs "
         first += "every version that uses it."
-        then = " Otherwise: " + (context.restore() if in_latest else context.drop_old(versions))
-        return first + then
+        then = context.restore() if in_latest else context.drop_old(versions)
+        return f"{first} Without one: {then[0].lower()}{then[1:]}"
     if code in _INDEX_FILES:
         if not in_latest:
             return context.drop_old(versions)

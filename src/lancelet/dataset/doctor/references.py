@@ -78,7 +78,7 @@ class ReferenceChecks:
         version = manifest.version
         for index in manifest.indices:
             key: Hashable = ("index", index.uuid, index.files, index.base_id)
-            self.batch.add(key, version, partial(self._index_files, index, version))
+            self.batch.add(key, version, partial(self._index_files, index))
         if manifest.transaction_file:
             key = ("transaction", manifest.transaction_file)
             self.batch.add(key, version, partial(self._transaction, manifest.transaction_file))
@@ -113,12 +113,11 @@ class ReferenceChecks:
             ]
         return []
 
-    def _index_files(self, index: IndexMetadata, version: int) -> list[Problem]:
+    def _index_files(self, index: IndexMetadata) -> list[Problem]:
         label = f"index {index.name!r} ({index.uuid})"
         if index.base_id is not None:
             self.problems.note(
-                f"{label} of version {version} lies under base path {index.base_id}; "
-                "its files were not checked"
+                f"{label} lies under base path {index.base_id}; its files were not checked"
             )
             return []
         directory = io.join(naming.INDICES_DIR, str(index.uuid))

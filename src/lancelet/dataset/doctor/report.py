@@ -26,6 +26,11 @@ class FindingKind:
 
 _KINDS = (
     FindingKind("no-dataset", "error", "No manifest under _versions/: there is no dataset here."),
+    FindingKind(
+        "latest-version-broken",
+        "error",
+        "The latest version cannot be read in full; says which version to restore.",
+    ),
     FindingKind("unreadable-manifest", "error", "A version's manifest file does not decode."),
     FindingKind(
         "manifest-version-mismatch",
@@ -102,11 +107,6 @@ _KINDS = (
         "orphaned-file",
         "warning",
         "A data, deletion, transaction or index file that no version on disk uses.",
-    ),
-    FindingKind(
-        "latest-version-broken",
-        "error",
-        "The latest version cannot be read in full; says which version to restore.",
     ),
 )
 

@@ -148,7 +148,7 @@ def _latest_broken(latest: int, codes: list[str], readable: tuple[int, ...]) -> 
         "latest-version-broken",
         None,
         f"The latest version, {latest}, cannot be read in full ({', '.join(codes)}): "
-        f"opening the dataset or scanning it fails. Versions that read in full: {sound}.",
+        f"reading it stops with an error. Versions that read in full: {sound}.",
     )
 
 
