@@ -7,7 +7,7 @@ depends on (see :mod:`.batch`), so a file is read once whatever uses it."""
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 
 from lancelet import io
@@ -48,6 +48,9 @@ class FragmentChecks:
     store: DatasetStore
     problems: Problems
     batch: CheckBatch
+    # The newest version each lineage sequence names (or why it does not decode), by
+    # sequence and row count: every version holding the fragment compares with it.
+    _lineage_seen: dict[tuple[Sequence, int], int | str] = field(default_factory=dict)
 
     def check(self, manifest: Manifest) -> None:
         schema_ids = frozenset(column_field_ids(manifest.schema))
@@ -228,13 +231,18 @@ class FragmentChecks:
         self, sequence: Sequence, fragment: Fragment, label: str, version: int
     ) -> list[Problem]:
         path = None if sequence.external is None else sequence.external.path
-        try:
-            latest = self._lineage_latest(sequence, fragment)
-        except CorruptDatasetError as exc:
-            problem = _reason(exc, self.store.root)
+        key = (sequence, fragment.physical_rows)
+        if key not in self._lineage_seen:
+            try:
+                self._lineage_seen[key] = self._lineage_latest(sequence, fragment)
+            except CorruptDatasetError as exc:
+                self._lineage_seen[key] = _reason(exc, self.store.root)
+        latest = self._lineage_seen[key]
+        if isinstance(latest, str):
+            problem = latest
+        elif latest <= version:
+            return []
         else:
-            if latest <= version:
-                return []
             problem = f"it names version {latest}, after this version {version}"
         return [
             Problem(
