@@ -288,6 +288,18 @@ def test_row_ids_in_a_missing_file(tmp_path: Path) -> None:
     assert "latest-version-broken" in _codes(report)
 
 
+def test_a_row_id_counter_behind_the_ids_in_use(tmp_path: Path) -> None:
+    uri = _build(tmp_path, enable_stable_row_ids=True)
+    _rewrite_manifest(uri, 3, lambda m: replace(m, next_row_id=50))
+    report = _report(uri)
+    finding = _only(report, "row-id-counter-behind")
+    assert finding["versions"] == [3]
+    says = "The version's next row id, 50, is not past the stable row ids"
+    assert says in finding["explanation"]
+    assert "do not write to the dataset until this is fixed" in finding["fix"]
+    assert "restore the newest version that reads in full, 2" in finding["fix"]
+
+
 def _versions_sequence(rows: int, version: int) -> bytes:
     sequence = rowids_pb2.RowDatasetVersionSequence()
     run = sequence.runs.add()

@@ -110,9 +110,21 @@ def fix_for(problem: Problem, versions: tuple[int, ...], context: Context) -> st
             "`ds.drop_index(name)`, then create it as before. Until then, queries that "
             "use it fail."
         )
+    if code == "row-id-counter-behind":
+        return _counter_fix(versions, context)
     if code in MANIFEST_DAMAGE:
         return _manifest_fix(problem, versions, context)
     return _FIXES[code](problem, context)
+
+
+def _counter_fix(versions: tuple[int, ...], context: Context) -> str:
+    if context.latest not in versions:
+        return context.drop_old(versions)
+    return (
+        "Reads are correct, but do not write to the dataset until this is fixed: "
+        + context.restore()[0].lower()
+        + context.restore()[1:]
+    )
 
 
 def _manifest_fix(problem: Problem, versions: tuple[int, ...], context: Context) -> str:

@@ -51,6 +51,8 @@ class FragmentChecks:
     # The newest version each lineage sequence names (or why it does not decode), by
     # sequence and row count: every version holding the fragment compares with it.
     _lineage_seen: dict[tuple[Sequence, int], int | str] = field(default_factory=dict)
+    # Likewise the highest row id each row id sequence lists.
+    _row_ids_seen: dict[tuple[Sequence, int], int | str] = field(default_factory=dict)
 
     def check(self, manifest: Manifest) -> None:
         schema_ids = frozenset(column_field_ids(manifest.schema))
@@ -58,17 +60,17 @@ class FragmentChecks:
             held = frozenset(i for f in fragment.files for i in f.fields)
             for data_file in fragment.files:
                 self._check_data_file(manifest, fragment, data_file, schema_ids - held)
-            self._check_row_files(fragment, manifest.version)
+            self._check_row_files(fragment, manifest.version, manifest.next_row_id)
 
-    def _check_row_files(self, fragment: Fragment, version: int) -> None:
+    def _check_row_files(self, fragment: Fragment, version: int, next_row_id: int) -> None:
         """The deletion file, and the row id and lineage sequences."""
         rows = fragment.physical_rows
         if fragment.deletion_file is not None:
             key: Hashable = ("deletion", fragment.id, fragment.deletion_file, rows)
             self.batch.add(key, version, partial(self._deletions, fragment))
         if fragment.row_id_meta is not None:
-            key = ("row ids", fragment.row_id_meta, rows)
-            self.batch.add(key, version, partial(self._row_ids, fragment))
+            key = ("row ids", fragment.row_id_meta, rows, next_row_id)
+            self.batch.add(key, version, partial(self._row_ids, fragment, next_row_id))
         for attribute, label in _LINEAGE:
             sequence: Sequence | None = getattr(fragment, attribute)
             if sequence is not None:
@@ -210,22 +212,39 @@ class FragmentChecks:
 
     # -- row ids and lineage ------------------------------------------------------------
 
-    def _row_ids(self, fragment: Fragment) -> list[Problem]:
+    def _row_ids(self, fragment: Fragment, next_row_id: int) -> list[Problem]:
         meta = fragment.row_id_meta
         assert meta is not None
         path = None if meta.external is None else meta.external.path
-        try:
-            self.store.read_row_ids(fragment)
-        except CorruptDatasetError as exc:
+        key = (meta, fragment.physical_rows)
+        if key not in self._row_ids_seen:
+            try:
+                ids = self.store.read_row_ids(fragment)
+                self._row_ids_seen[key] = -1 if ids is None or not len(ids) else int(ids.max())
+            except CorruptDatasetError as exc:
+                self._row_ids_seen[key] = _reason(exc, self.store.root)
+        highest = self._row_ids_seen[key]
+        if isinstance(highest, str):
             return [
                 Problem(
                     "bad-row-ids",
                     path,
-                    f"Fragment {fragment.id}'s stable row ids cannot be read: "
-                    f"{_reason(exc, self.store.root)}.",
+                    f"Fragment {fragment.id}'s stable row ids cannot be read: {highest}.",
                 )
             ]
-        return []
+        if highest < next_row_id:
+            return []
+        return [
+            Problem(
+                "row-id-counter-behind",
+                None,
+                # Worded for the version, not the fragment: one finding however
+                # many fragments hold ids past the counter.
+                f"The version's next row id, {next_row_id}, is not past the stable row "
+                "ids its fragments hold: rows written next would take ids already in "
+                "use, and two rows would share one.",
+            )
+        ]
 
     def _lineage(
         self, sequence: Sequence, fragment: Fragment, label: str, version: int

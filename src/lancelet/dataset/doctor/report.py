@@ -75,6 +75,11 @@ _KINDS = (
         "A fragment's stable row id sequence is missing, does not decode, or has the wrong length.",
     ),
     FindingKind(
+        "row-id-counter-behind",
+        "error",
+        "A version's next row id is not past every stable row id its fragments hold.",
+    ),
+    FindingKind(
         "bad-row-versions",
         "error",
         "A fragment's row lineage (created-at or last-updated-at versions) is missing, "
