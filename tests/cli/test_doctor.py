@@ -156,6 +156,7 @@ def test_a_missing_data_file_breaks_every_version_using_it(tmp_path: Path, write
 
 def test_a_missing_data_file_of_old_versions_only(tmp_path: Path) -> None:
     uri = _build(tmp_path)
+    lancelet.dataset(uri).tags.create("release", 2)
     lancelet.write_dataset(_table(1_000), uri, mode="overwrite")  # version 4, new files
     gone = _fragment_files(uri, 1)[0]
     remove_file(f"{uri}/{gone}")
@@ -166,6 +167,8 @@ def test_a_missing_data_file_of_old_versions_only(tmp_path: Path) -> None:
     assert "latest-version-broken" not in _codes(report)
     assert "the latest version does not need it" in finding["fix"]
     assert "`ds.cleanup_old_versions(retain_versions=1)` removes them" in finding["fix"]
+    assert "Cleanup keeps tagged versions: delete the tags 'release' first." in finding["fix"]
+    lancelet.dataset(uri).tags.delete("release")
     # The fix works: after it, nothing is left to report.
     lancelet.dataset(uri).cleanup_old_versions(retain_versions=1)
     assert _report(uri)["findings"] == []

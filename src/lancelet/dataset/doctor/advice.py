@@ -89,7 +89,8 @@ class Context:
             f"removes them and every version before them, keeping the newest {keep}."
         )
         if tagged:
-            text += f" Tags {tagged} keep their versions: delete those tags first."
+            names = ", ".join(repr(name) for name in tagged)
+            text += f" Cleanup keeps tagged versions: delete the tags {names} first."
         return text
 
 
@@ -101,7 +102,7 @@ def fix_for(problem: Problem, versions: tuple[int, ...], context: Context) -> st
         first = "Put a good copy of the file back from a backup if you have one: that repairs "
         first += "every version that uses it."
         then = context.restore() if in_latest else context.drop_old(versions)
-        return f"{first} Without one: {then[0].lower()}{then[1:]}"
+        return f"{first} Without one: {_lower_first(then)}"
     if code in _INDEX_FILES:
         if not in_latest:
             return context.drop_old(versions)
@@ -120,11 +121,14 @@ def fix_for(problem: Problem, versions: tuple[int, ...], context: Context) -> st
 def _counter_fix(versions: tuple[int, ...], context: Context) -> str:
     if context.latest not in versions:
         return context.drop_old(versions)
-    return (
-        "Reads are correct, but do not write to the dataset until this is fixed: "
-        + context.restore()[0].lower()
-        + context.restore()[1:]
+    return "Reads are correct, but do not write to the dataset until this is fixed: " + (
+        _lower_first(context.restore())
     )
+
+
+def _lower_first(sentence: str) -> str:
+    """``sentence`` continuing another: its first letter in lower case."""
+    return sentence[:1].lower() + sentence[1:]
 
 
 def _manifest_fix(problem: Problem, versions: tuple[int, ...], context: Context) -> str:
