@@ -24,6 +24,7 @@ from lancelet.table import deletion, naming
 from lancelet.table.fragment import ExternalFile, Sequence
 from lancelet.table.manifest import Manifest
 from lancelet.table.manifest_file import decode_manifest, encode_manifest
+from tests.s3server import S3Server
 from tests.storage import file_names, list_names, read_file, remove_file, write_file
 
 # The libraries' modules, whose functions are looked up at each call: the memory run
@@ -561,8 +562,28 @@ def test_the_help_documents_the_exit_statuses() -> None:
     assert "2  warnings only" in result.output
 
 
-def test_storage_options_reach_the_dataset(tmp_path: Path) -> None:
-    uri = _build(tmp_path)
-    result = _doctor(uri, "-S", "allow_http=true", "--json")
+def test_a_dataset_on_an_object_store(s3_server: S3Server, s3_bucket: str) -> None:
+    uri = f"s3://{s3_bucket}/ds"
+    options = s3_server.storage_options
+    lancelet.write_dataset(_table(), uri, max_rows_per_file=60, storage_options=options)
+    lancelet.dataset(uri, storage_options=options).delete("id < 5")
+    flags = [arg for key, value in options.items() for arg in ("-S", f"{key}={value}")]
+    result = _doctor(uri, *flags, "--json")
     assert result.exit_code == 0, result.output
-    assert list_names(f"{uri}/{naming.VERSIONS_DIR}")
+    (deletion_file,) = s3_server.keys(s3_bucket, "ds/_deletions/")
+    s3_server.client().delete_object(Bucket=s3_bucket, Key=deletion_file)
+    result = _doctor(uri, *flags, "--json")
+    assert result.exit_code == 1
+    finding = _only(json.loads(result.output), "missing-deletion-file")
+    assert finding["path"] == deletion_file.removeprefix("ds/")
+    assert finding["versions"] == [2]
+
+
+def test_without_its_storage_options_the_store_fails_with_a_message(
+    s3_server: S3Server, s3_bucket: str
+) -> None:
+    uri = f"s3://{s3_bucket}/ds"
+    lancelet.write_dataset(_table(), uri, storage_options=s3_server.storage_options)
+    result = CliRunner().invoke(cli, ["doctor", uri, "-S", "endpoint=http://127.0.0.1:9"])
+    assert result.exit_code == 1
+    assert "Error:" in result.output and "Traceback" not in result.output
