@@ -123,6 +123,31 @@ def test_a_history_of_every_kind_of_commit_has_no_findings(tmp_path: Path, write
     assert report["exit_status"] == 0
 
 
+@pytest.mark.parametrize("storage_version", ["legacy", "2.0", "2.1"])
+@pytest.mark.parametrize("writer", sorted(WRITERS))
+def test_every_file_format_is_sound(tmp_path: Path, writer: str, storage_version: str) -> None:
+    uri = _build(tmp_path, writer, data_storage_version=storage_version)
+    WRITERS[writer].dataset(uri).add_columns({"twice": "id * 2"})
+    report = _report(uri)
+    assert report["findings"] == [] and report["notes"] == [], report
+
+
+@pytest.mark.parametrize("writer", sorted(WRITERS))
+def test_vector_and_full_text_indices_are_sound(tmp_path: Path, writer: str) -> None:
+    uri, module = str(tmp_path / "ds"), WRITERS[writer]
+    vectors = np.random.default_rng(0).random((300, 8), dtype=np.float32)
+    table = _table(rows=300).append_column(
+        "vec", pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), 8)
+    )
+    module.write_dataset(table, uri, max_rows_per_file=100)
+    module.dataset(uri).create_index("vec", "IVF_PQ", num_partitions=2, num_sub_vectors=2)
+    module.dataset(uri).create_scalar_index("s", "INVERTED")
+    module.dataset(uri).delete("id < 150")
+    module.dataset(uri).optimize.compact_files(target_rows_per_fragment=1_000)
+    report = _report(uri)
+    assert report["findings"] == [] and report["notes"] == [], report
+
+
 def test_no_dataset(tmp_path: Path) -> None:
     result = _doctor(str(tmp_path / "nothing"), "--json")
     assert result.exit_code == 1
