@@ -39,10 +39,12 @@ def diagnose(
     problems = Problems()
     loaded = load_versions(store, problems)
     if not loaded:
-        return _no_dataset(shown, store, problems)
+        return _no_dataset(shown, problems)
     _check_versions(store, loaded, problems)
     listed = {location.version for location in store.list_versions()}
     loaded = _still_on_disk(loaded, listed, problems)
+    if not loaded:  # removed as a whole meanwhile
+        return _no_dataset(shown, Problems())
     newcomers = _committed_meanwhile(store, loaded, listed, problems)
     on_disk = {v.version for v in loaded} | {m.version for m in newcomers or []}
     check_hint(store, sorted(on_disk), problems)
@@ -104,7 +106,7 @@ def _committed_meanwhile(
     return manifests
 
 
-def _no_dataset(uri: str, store: DatasetStore, problems: Problems) -> DoctorReport:
+def _no_dataset(uri: str, problems: Problems) -> DoctorReport:
     problems.add(
         Problem(
             "no-dataset",
