@@ -15,7 +15,7 @@ DEMO_VENV := .venv-demo
 BRIDGE_JAR := src/lancelet/spark/jars/lancelet-spark-bridge.jar
 BRIDGE_SOURCES := $(shell find java -type f)
 
-.PHONY: demo test lint typecheck unit user user-install user-demo protos bench clean bridge wheel
+.PHONY: demo test lint typecheck docs unit user user-install user-demo protos bench clean bridge wheel
 
 # `make demo`: set up (virtual environment, dependencies, Java) and run the flights
 # pipeline on Spark's local mode; it exits non-zero if its own checks fail.
@@ -36,7 +36,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-test: lint typecheck unit user
+test: lint typecheck docs unit user
 
 # `make bridge`: build the JVM bridge of the Spark source (needs javac, JDK 17+).
 bridge: $(BRIDGE_JAR)
@@ -73,6 +73,11 @@ lint: $(STAMP)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
+
+# `make docs`: the documentation site (mkdocs.yml, docs/) into site/, warnings as
+# errors.  tests/test_docs.py runs the pages' code blocks.
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict --site-dir site
 
 # The dataset tests run twice: with the default data file format (2.2) on local files,
 # and with format 2.0 and every dataset in the memory:// object store (one run covering

@@ -39,6 +39,8 @@ OPTIONAL_PACKAGES = frozenset(
         # [spark]: the PySpark data source and its JVM bridge.
         "pyspark",
         "py4j",
+        # [report]: the charts of `lancelet report`.
+        "plotly",
         # [jieba]: pylance's jieba full-text tokenizer.
         "rjieba",
         # [namespace]: pylance's lance.namespace models and clients.

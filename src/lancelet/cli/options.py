@@ -12,6 +12,7 @@ import click
 
 import lancelet
 from lancelet.dataset import LanceDataset
+from lancelet.errors import TagNotFoundError, VersionNotFoundError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -82,4 +83,9 @@ def open_dataset(
     chosen: int | str | None = None
     if version is not None:
         chosen = int(version) if version.isdigit() else version
-    return lancelet.dataset(path, version=chosen, storage_options=storage_options)
+    try:
+        return lancelet.dataset(path, version=chosen, storage_options=storage_options)
+    except (VersionNotFoundError, TagNotFoundError):
+        # With no dataset there at all, say that rather than "no version 3".
+        lancelet.dataset(path, storage_options=storage_options)
+        raise

@@ -16,9 +16,15 @@ def console() -> Console:
     return Console(soft_wrap=False)
 
 
-def print_table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+def print_table(
+    title: str | None,
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    *,
+    show_header: bool = True,
+) -> None:
     """A table of ``rows`` under ``columns``; values shown with ``str``."""
-    table = Table(title=title, title_justify="left")
+    table = Table(title=title, title_justify="left", show_header=show_header)
     for column in columns:
         table.add_column(column)
     for row in rows:

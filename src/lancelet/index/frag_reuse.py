@@ -19,8 +19,15 @@ from functools import cached_property
 import numpy as np
 from pyroaring import FrozenBitMap
 
+from lancelet.errors import CorruptIndexError
+from lancelet.file.codecs import jit
+from lancelet.index.reuse_walk import PackedMoves
 from lancelet.table import row_address
-from lancelet.table.frag_reuse import ReuseDetails, ReuseVersion
+from lancelet.table.frag_reuse import ReuseDetails, ReuseGroup, ReuseVersion
+
+# Up to this many rows, a first remap follows each row through the versions' treemaps
+# rather than decoding every version's surviving rows into arrays.
+_FEW_ROWS = 64
 
 
 @dataclass(frozen=True)
@@ -84,19 +91,58 @@ class ReuseMap:
 
     def __init__(self, details: ReuseDetails) -> None:
         self.details = details
+        self._remaps = 0
 
     @cached_property
     def _moves(self) -> tuple[_Moves, ...]:
         return tuple(_Moves.of(v) for v in self.details.versions)
+
+    @cached_property
+    def _packed(self) -> PackedMoves:
+        return PackedMoves.of(self._moves)
+
+    @cached_property
+    def _replaced_by(self) -> dict[int, ReuseGroup]:
+        """The group that replaced each fragment (ids are never reused, so a row's
+        fragments lead from one version to the next in order)."""
+        return {f: g for v in self.details.versions for g in v.groups for f in g.old_ids}
 
     def remap(self, addresses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The current address of each of ``addresses``, and whether the row still
         exists (a compaction may have dropped it as deleted)."""
         out = np.array(addresses, dtype=np.uint64, copy=True)
         alive = np.ones(len(out), dtype=bool)
-        for moves in self._moves:
-            moves.apply(out, alive)
+        self._remaps += 1
+        # A map used once (a dataset opened for one lookup, a compaction's remap of
+        # many rows) decodes no more than it must: a few rows ask each version's
+        # treemap, many rows walk the versions' arrays with numpy.  A map used again
+        # is packed once (about one pass over the versions) for the compiled walk.
+        if self._remaps > 1 and len(self.details.versions) > 1 and jit.enabled():
+            self._packed.walk(out, alive)
+        elif len(out) <= _FEW_ROWS:
+            for i, address in enumerate(out.tolist()):
+                moved = self._follow(address)
+                out[i], alive[i] = (address, False) if moved is None else (moved, True)
+        else:
+            for moves in self._moves:
+                moves.apply(out, alive)
         return out, alive
+
+    def _follow(self, address: int) -> int | None:
+        """One row's current address (None: a compaction dropped it)."""
+        while (group := self._replaced_by.get(row_address.fragment_of(address))) is not None:
+            if address not in group.bitmap:
+                return None
+            # Its place among the group's survivors is its row in the new fragments.
+            position = group.bitmap.rank(address) - 1
+            for fragment in group.new_fragments:
+                if position < fragment.physical_rows:
+                    address = row_address.of_row(fragment.id, position)
+                    break
+                position -= fragment.physical_rows
+            else:  # decoding checks the counts agree; never loop on a group that lies
+                raise CorruptIndexError("a reuse group moves more rows than it writes")
+        return address
 
     def coverage(self, bitmap: FrozenBitMap) -> FrozenBitMap:
         """The fragments an index recorded as ``bitmap`` holds after every version."""

@@ -22,7 +22,7 @@ from functools import cached_property
 
 import numpy as np
 from google.protobuf.message import DecodeError
-from pyroaring import BitMap64
+from pyroaring import FrozenBitMap64
 
 from lancelet._proto import table_pb2
 from lancelet.errors import CorruptIndexError
@@ -46,12 +46,32 @@ class FragmentDigest:
 
 @dataclass(frozen=True)
 class ReuseGroup:
-    """Old fragments replaced by new ones; ``changed`` holds the old addresses of the
-    surviving rows, ascending (uint64)."""
+    """Old fragments replaced by new ones.  ``survivors`` holds the old addresses of
+    the surviving rows: an ascending uint64 array, or the treemap they were decoded
+    from (kept as it is: a lookup of a few rows asks the treemap, and only a walk of
+    many rows needs the array, see :attr:`changed`)."""
 
-    changed: np.ndarray
+    survivors: np.ndarray | FrozenBitMap64
     old_fragments: tuple[FragmentDigest, ...]
     new_fragments: tuple[FragmentDigest, ...]
+
+    @cached_property
+    def changed(self) -> np.ndarray:
+        """The surviving rows' old addresses, ascending (uint64)."""
+        if isinstance(self.survivors, np.ndarray):
+            return self.survivors
+        return np.frombuffer(self.survivors.to_array(), dtype=np.uint64)
+
+    @cached_property
+    def bitmap(self) -> FrozenBitMap64:
+        """The same addresses as a treemap: membership and rank without an array."""
+        if isinstance(self.survivors, FrozenBitMap64):
+            return self.survivors
+        return FrozenBitMap64(self.survivors)
+
+    @cached_property
+    def new_rows(self) -> int:
+        return sum(f.physical_rows for f in self.new_fragments)
 
     @cached_property
     def old_ids(self) -> frozenset[int]:
@@ -61,35 +81,33 @@ class ReuseGroup:
     def new_ids(self) -> frozenset[int]:
         return frozenset(f.id for f in self.new_fragments)
 
-    def check(self, where: str, ascending: bool = False) -> None:
+    def check(self, where: str) -> None:
         """Refuse a group whose addresses cannot be the surviving rows of its old
-        fragments laid out over its new ones (``ascending``: known sorted and unique,
-        as a decoded treemap is)."""
-        changed = self.changed
-        if len(changed) != sum(f.physical_rows for f in self.new_fragments):
+        fragments laid out over its new ones."""
+        survivors = len(self.survivors)
+        if survivors != self.new_rows:
             raise CorruptIndexError(
-                f"{where}: a group lists {len(changed)} moved rows for new fragments "
-                f"{sorted(self.new_ids)} of {sum(f.physical_rows for f in self.new_fragments)} rows"
+                f"{where}: a group lists {survivors} moved rows for new fragments "
+                f"{sorted(self.new_ids)} of {self.new_rows} rows"
             )
         if self.old_ids & self.new_ids or len(self.old_ids) != len(self.old_fragments):
             raise CorruptIndexError(f"{where}: a group's fragment ids repeat")
-        if not ascending and len(changed) > 1 and not (changed[1:] > changed[:-1]).all():
-            raise CorruptIndexError(f"{where}: a group's moved rows are not ascending")
-        # Sorted and unique, so counting the rows inside each old fragment's range
-        # tells whether every row is one of them.
-        starts = row_address.fragment_starts(np.array([f.id for f in self.old_fragments]))
-        rows = np.array([f.physical_rows for f in self.old_fragments], dtype=np.uint64)
-        inside = np.searchsorted(changed, starts + rows) - np.searchsorted(changed, starts)
-        if int(inside.sum()) != len(changed):
+        if isinstance(self.survivors, np.ndarray):
+            changed = self.survivors
+            if len(changed) > 1 and not (changed[1:] > changed[:-1]).all():
+                raise CorruptIndexError(f"{where}: a group's moved rows are not ascending")
+        # Sorted and unique (a treemap always is), so counting the rows inside each old
+        # fragment's range tells whether every row is one of them.
+        inside = sum(self.bitmap.range_cardinality(*_rows_span(f)) for f in self.old_fragments)
+        if inside != survivors:
             raise CorruptIndexError(
                 f"{where}: a group moves rows that are not rows of its old fragments "
                 f"{sorted(self.old_ids)}"
             )
 
     def to_proto(self) -> _Pb.Group:
-        bitmap = BitMap64(self.changed)
         return _Pb.Group(
-            changed_row_addrs=bitmap.serialize(),
+            changed_row_addrs=self.bitmap.serialize(),
             old_fragments=[_digest_pb(f) for f in self.old_fragments],
             new_fragments=[_digest_pb(f) for f in self.new_fragments],
         )
@@ -97,13 +115,18 @@ class ReuseGroup:
     @classmethod
     def from_proto(cls, pb: _Pb.Group, where: str) -> ReuseGroup:
         try:
-            bitmap = BitMap64.deserialize(pb.changed_row_addrs)
+            bitmap = FrozenBitMap64.deserialize(pb.changed_row_addrs)
         except (ValueError, OverflowError) as exc:
             raise CorruptIndexError(f"{where}: a group's moved rows do not parse: {exc}") from exc
-        changed = np.frombuffer(bitmap.to_array(), dtype=np.uint64)
-        group = cls(changed, _digests(pb.old_fragments), _digests(pb.new_fragments))
-        group.check(where, ascending=True)
+        group = cls(bitmap, _digests(pb.old_fragments), _digests(pb.new_fragments))
+        group.check(where)
         return group
+
+
+def _rows_span(fragment: FragmentDigest) -> tuple[int, int]:
+    """The addresses ``[first, end)`` of a fragment's physical rows."""
+    first = row_address.of_row(fragment.id, 0)
+    return first, first + fragment.physical_rows
 
 
 def _digests(pbs: Iterable[_Pb.FragmentDigest]) -> tuple[FragmentDigest, ...]:
@@ -176,6 +199,13 @@ class ReuseDetails:
             if seen & version.old_ids:
                 raise CorruptIndexError(f"{where}: two reuse versions replace one fragment")
             seen |= version.old_ids
+            # Fragment ids are never reused: a version cannot write one replaced before
+            # (walks that follow a row from fragment to fragment rely on it).
+            if seen & version.new_ids:
+                raise CorruptIndexError(
+                    f"{where}: reuse version {version.dataset_version} writes a fragment "
+                    "an earlier version replaced"
+                )
         return cls(versions)
 
 

@@ -22,6 +22,7 @@ from lancelet.dataset.compaction.planning import plan_bins
 from lancelet.dataset.compaction.remap import discard_indices, remap_indices
 from lancelet.dataset.compaction.rewrite import rewrite_fragments
 from lancelet.dataset.core.snapshot import Snapshot
+from lancelet.dataset.core.terminal_progress import progress_bar
 from lancelet.dataset.read import frag_reuse
 from lancelet.dataset.versions.committing import commit_transaction
 from lancelet.dataset.write.data_files import discard_data_files
@@ -119,9 +120,12 @@ def compact(
     store, manifest = snapshot.store, snapshot.manifest
     settings = CompactionSettings.resolve(options, manifest.config, store.root)
     groups: list[ops.RewriteGroup] = []
+    bins = plan_bins(store, manifest, settings)
     try:
-        for old in plan_bins(store, manifest, settings):
-            groups.append(ops.RewriteGroup(old, rewrite_fragments(store, manifest, old, settings)))
+        with progress_bar("Compacting", total=len(bins), unit="tasks") as bar:
+            for old in bar.tracked(bins):
+                rewritten = rewrite_fragments(store, manifest, old, settings)
+                groups.append(ops.RewriteGroup(old, rewritten))
     except BaseException:
         discard_data_files(store, [f for g in groups for f in g.new_fragments])
         raise

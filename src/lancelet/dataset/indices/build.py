@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 
 from lancelet.dataset.core import arguments
 from lancelet.dataset.core.snapshot import Snapshot
+from lancelet.dataset.core.terminal_progress import progress_bar
 from lancelet.dataset.indices import catalog as indices
 from lancelet.dataset.indices import config as index_config
 from lancelet.dataset.indices import distributed
@@ -280,8 +281,12 @@ def build_index(
     stable = manifest.stable_row_ids
     by_id = kind.keyed_by_row_id(kind.version_for(stable), stable)
     rows = _values(store, manifest, field, fragment_ids, by_id)
+    chosen = None if fragment_ids is None else set(fragment_ids)
+    total = sum(f.num_rows for f in manifest.fragments if chosen is None or f.id in chosen)
     try:
-        written = kind.build(rows, directory, field.type, version, params)
+        with progress_bar(f"Indexing {field.path}", total=total, unit="rows") as bar:
+            counted = bar.tracked(rows, lambda pair: len(pair[1]))
+            written = kind.build(counted, directory, field.type, version, params)
     except UnsupportedTypeError as exc:
         store.io.remove_tree(directory.path)
         where = f"{snapshot.uri} version {manifest.version}"

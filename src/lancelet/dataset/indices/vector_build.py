@@ -36,6 +36,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelet.dataset.core.snapshot import Snapshot
+from lancelet.dataset.core.terminal_progress import ProgressBar, progress_bar
 from lancelet.dataset.indices import build as index_build
 from lancelet.dataset.indices import catalog as indices
 from lancelet.dataset.indices import vector_elements, vector_params, vector_rows
@@ -225,22 +226,32 @@ def build_index(
     """Write the index's files under ``_indices/<uid>/``; on any failure the
     directory goes."""
     directory = snapshot.store.place(naming.INDICES_DIR, str(uid))
-    try:
-        write_index(
-            directory,
-            snapshot.manifest,
-            lambda: vector_rows.live_vectors(
-                snapshot,
-                plan.field_path,
-                plan.dimension,
-                plan.params.metric,
-                plan.element,
-                plan.multivector,
-            ),
-            plan.params,
-            rng or np.random.default_rng(),
-            legacy,
+
+    def load(bar: ProgressBar) -> tuple[np.ndarray, np.ndarray]:
+        loaded = vector_rows.live_vectors(
+            snapshot,
+            plan.field_path,
+            plan.dimension,
+            plan.params.metric,
+            plan.element,
+            plan.multivector,
         )
+        bar.advance()
+        return loaded
+
+    # Two steps: reading the vectors, then training, encoding and writing.
+    description = f"Indexing {plan.field_path} ({plan.params.index_type})"
+    try:
+        with progress_bar(description, total=2, unit="steps") as bar:
+            write_index(
+                directory,
+                snapshot.manifest,
+                lambda: load(bar),
+                plan.params,
+                rng or np.random.default_rng(),
+                legacy,
+            )
+            bar.advance()
     except BaseException:
         snapshot.store.io.remove_tree(directory.path)
         raise

@@ -28,6 +28,7 @@ from datetime import timedelta
 from typing import NamedTuple
 
 from lancelet import io
+from lancelet.dataset.core.terminal_progress import ProgressBar, progress_bar
 from lancelet.dataset.versions.tags import Tags
 from lancelet.errors import ArgumentError, DatasetError, TagError, VersionNotFoundError
 from lancelet.table import naming
@@ -146,10 +147,11 @@ def cleanup_old_versions(
     )
     plan = _plan(store, locations, policy, error_if_tagged_old_versions)
     stats = CleanupStats()
-    _delete_manifests(store, plan, stats)
-    _protect_new_versions(store, versions, plan.kept)
     unverified_before_ns = None if delete_unverified else now_ns - _nanoseconds(UNVERIFIED_AGE)
-    _delete_files(store, plan, unverified_before_ns, stats)
+    with progress_bar("Cleaning up old versions", unit="files deleted") as bar:
+        _delete_manifests(store, plan, stats, bar)
+        _protect_new_versions(store, versions, plan.kept)
+        _delete_files(store, plan, unverified_before_ns, stats, bar)
     return stats
 
 
@@ -244,7 +246,9 @@ def _detached_manifests(store: DatasetStore) -> Iterator[Manifest]:
             yield decode_manifest(store.io.read_bytes(path), path)
 
 
-def _delete_manifests(store: DatasetStore, plan: _Plan, stats: CleanupStats) -> None:
+def _delete_manifests(
+    store: DatasetStore, plan: _Plan, stats: CleanupStats, bar: ProgressBar
+) -> None:
     # Tags read again: one created since planning must still protect its version.
     tagged = {entry["version"] for entry in Tags(store).list().values()}
     for path, manifest in plan.old_manifests:
@@ -254,6 +258,7 @@ def _delete_manifests(store: DatasetStore, plan: _Plan, stats: CleanupStats) -> 
             plan.kept.add(store, manifest)
         elif removed:
             stats.old_versions += 1
+            bar.advance()
 
 
 def _protect_new_versions(store: DatasetStore, seen: list[int], kept: _References) -> None:
@@ -335,7 +340,11 @@ def _candidates(store: DatasetStore, plan: _Plan) -> Iterator[_Candidate]:
 
 
 def _delete_files(
-    store: DatasetStore, plan: _Plan, unverified_before_ns: int | None, stats: CleanupStats
+    store: DatasetStore,
+    plan: _Plan,
+    unverified_before_ns: int | None,
+    stats: CleanupStats,
+    bar: ProgressBar,
 ) -> None:
     index_dirs: set[str] = set()
     for candidate in list(_candidates(store, plan)):
@@ -345,7 +354,10 @@ def _delete_files(
             continue  # gone already
         if not _may_remove(candidate, modified_ns, plan, unverified_before_ns):
             continue
-        if _remove(store, path, stats) and candidate.counter:
+        removed = _remove(store, path, stats)
+        if removed:
+            bar.advance()
+        if removed and candidate.counter:
             setattr(stats, candidate.counter, getattr(stats, candidate.counter) + 1)
         if candidate.counter == "index_files_removed":
             index_dirs.add(store.path(*candidate.relative.split("/")[:2]))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
 
 import pyarrow as pa
@@ -17,6 +17,7 @@ import pyarrow as pa
 from lancelet import events
 from lancelet.dataset.core.options import DEFAULT_MAX_BYTES_PER_FILE, refuse_unimplemented
 from lancelet.dataset.core.progress import FragmentWriteProgress, check_progress
+from lancelet.dataset.core.terminal_progress import progress_bar
 from lancelet.dataset.versions.auto_cleanup import config_values
 from lancelet.dataset.versions.bases import DatasetBasePath, WriteBases, plan_write
 from lancelet.dataset.versions.committing import commit_transaction
@@ -30,7 +31,7 @@ from lancelet.dataset.write.data_files import (
     prepare,
     write_fragment_files,
 )
-from lancelet.dataset.write.inputs import as_reader
+from lancelet.dataset.write.inputs import as_reader, known_rows
 from lancelet.errors import ArgumentError, DatasetAlreadyExistsError
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
@@ -147,7 +148,9 @@ def write_to_store(
     bases = plan_write(latest, mode, options.initial_bases, options.target_bases, store.root)
     data = as_reader(data_obj, schema)
     prepared = prepare(latest, data, mode, options.data_storage_version, store.root)
-    fragments, written_schema = _write_files(store, prepared, bases, options)
+    with progress_bar("Writing", total=known_rows(data_obj), unit="rows") as bar:
+        counted = replace(prepared, reader=bar.tracked_batches(prepared.reader))
+        fragments, written_schema = _write_files(store, counted, bases, options)
     operation = _write_operation(prepared, fragments, written_schema, latest, bases, options)
     txn = ops.Transaction(
         latest.version if latest else 0,

@@ -15,6 +15,7 @@ from lancelet.dataset.core.options import (
 )
 from lancelet.dataset.core.progress import FragmentWriteProgress, check_progress
 from lancelet.dataset.core.snapshot import DatasetHandle
+from lancelet.dataset.core.terminal_progress import progress_bar
 from lancelet.dataset.versions.loading import announce_latest
 from lancelet.dataset.versions.transactions import Transaction, public_transaction
 from lancelet.dataset.write.data_files import (
@@ -24,7 +25,7 @@ from lancelet.dataset.write.data_files import (
     storage_version,
     write_fragment_files,
 )
-from lancelet.dataset.write.inputs import as_reader, dataset_store, given_uri
+from lancelet.dataset.write.inputs import as_reader, dataset_store, given_uri, known_rows
 from lancelet.errors import ArgumentError, EmptyWriteError
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
@@ -86,19 +87,20 @@ def write_data(data: Any, schema: pa.Schema | None, target: FragmentWrite) -> Wr
     if not len(prepared.reader.schema):
         raise EmptyWriteError(f"{store.root}: cannot write data with an empty schema")
     dictionaries = dict(prepared.schema.dictionaries)
-    fragments = write_fragment_files(
-        store,
-        prepared.reader,
-        prepared.schema,
-        prepared.version,
-        target.max_rows_per_file,
-        progress=target.progress,
-        fragment_id=target.fragment_id,
-        max_bytes_per_file=target.max_bytes_per_file,
-        max_rows_per_group=target.max_rows_per_group,
-        dictionaries=dictionaries,
-        audited=False,  # pylance reports the files of dataset writes only
-    )
+    with progress_bar("Writing fragments", total=known_rows(data), unit="rows") as bar:
+        fragments = write_fragment_files(
+            store,
+            bar.tracked_batches(prepared.reader),
+            prepared.schema,
+            prepared.version,
+            target.max_rows_per_file,
+            progress=target.progress,
+            fragment_id=target.fragment_id,
+            max_bytes_per_file=target.max_bytes_per_file,
+            max_rows_per_group=target.max_rows_per_group,
+            dictionaries=dictionaries,
+            audited=False,  # pylance reports the files of dataset writes only
+        )
     return Written(fragments, prepared.schema.with_dictionaries(dictionaries), latest)
 
 

@@ -72,6 +72,16 @@ def _from_rows(data: Any, schema: pa.Schema | None) -> pa.RecordBatchReader | No
     return None
 
 
+def known_rows(data: Any) -> int | None:
+    """How many rows ``data`` holds, when it says so without being read (a table, a
+    batch or a pandas frame); None for streams and the rest."""
+    if isinstance(data, (pa.Table, pa.RecordBatch)):
+        return int(data.num_rows)
+    if type(data).__name__ == "DataFrame" and type(data).__module__.startswith("pandas"):
+        return len(data)
+    return None
+
+
 def as_reader(data: Any, schema: pa.Schema | None = None) -> pa.RecordBatchReader:
     """Any of the inputs pylance accepts as a stream of record batches."""
     reader: pa.RecordBatchReader | None
