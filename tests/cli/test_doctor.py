@@ -48,8 +48,13 @@ def _build(root: Path, writer: str = "lancelet", **options: Any) -> str:
     return uri
 
 
+# Wide enough that tables do not wrap; storage options only from the arguments.
+RUNNER_ENV = {"COLUMNS": "250", "LANCELET_STORAGE_OPTIONS": None}
+
+
 def _doctor(uri: str, *args: str) -> Result:
-    return CliRunner().invoke(cli, ["doctor", uri, *args], catch_exceptions=False)
+    runner = CliRunner(env=RUNNER_ENV)
+    return runner.invoke(cli, ["doctor", uri, *args], catch_exceptions=False)
 
 
 def _report(uri: str) -> dict[str, Any]:
@@ -146,6 +151,11 @@ def test_vector_and_full_text_indices_are_sound(tmp_path: Path, writer: str) -> 
     module.dataset(uri).optimize.compact_files(target_rows_per_fragment=1_000)
     report = _report(uri)
     assert report["findings"] == [] and report["notes"] == [], report
+
+
+def test_the_busy_dataset_of_the_other_commands_is_sound(busy_dataset: str) -> None:
+    report = _report(busy_dataset)
+    assert report["findings"] == [] and report["versions"] == [1, 2, 3, 4]
 
 
 def test_no_dataset(tmp_path: Path) -> None:
@@ -609,6 +619,7 @@ def test_without_its_storage_options_the_store_fails_with_a_message(
 ) -> None:
     uri = f"s3://{s3_bucket}/ds"
     lancelet.write_dataset(_table(), uri, storage_options=s3_server.storage_options)
-    result = CliRunner().invoke(cli, ["doctor", uri, "-S", "endpoint=http://127.0.0.1:9"])
+    runner = CliRunner(env=RUNNER_ENV)
+    result = runner.invoke(cli, ["doctor", uri, "-S", "endpoint=http://127.0.0.1:9"])
     assert result.exit_code == 1
     assert "Error:" in result.output and "Traceback" not in result.output
