@@ -17,6 +17,7 @@ from lancelet.dataset import (
     write_fragments,
 )
 from lancelet.dataset import dataset as _open_dataset
+from lancelet.dataset.doctor import DoctorReport, Finding, diagnose
 from lancelet.dataset.mutate.merge_insert import MergeInsertBuilder
 from lancelet.dataset.mutate.udf import batch_udf
 from lancelet.dataset.read.blob import BlobColumn, BlobFile
@@ -41,7 +42,9 @@ __all__ = [
     "CleanupStats",
     "DataStatistics",
     "DatasetBasePath",
+    "DoctorReport",
     "FieldStatistics",
+    "Finding",
     "FragmentMetadata",
     "Index",
     "IndexFile",
@@ -59,6 +62,7 @@ __all__ = [
     "bytes_read_counter",
     "commit",
     "dataset",
+    "diagnose",
     "errors",
     "file",
     "fragment",
