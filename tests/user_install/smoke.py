@@ -200,6 +200,34 @@ def _kernels(tmp: Path) -> None:
     assert lancelet.dataset(tmp / "k.lance").to_table()["t"].to_pylist() == texts
 
 
+@check("the lancelet command is installed and reads a dataset")
+def command(tmp: Path) -> None:
+    import json
+    import subprocess
+
+    lancelet.write_dataset(pa.table({"id": list(range(7))}), tmp / "c.lance")
+    # The console script lies next to the interpreter of the environment it came with.
+    script = Path(sys.executable).parent / "lancelet"
+    done = subprocess.run(
+        [str(script), "info", str(tmp / "c.lance"), "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    info = json.loads(done.stdout)
+    assert info["rows"] == 7, info
+    report = subprocess.run(
+        [str(script), "report", str(tmp / "c.lance"), "-o", str(tmp / "r.html")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    # plotly is the report extra: without it, a one-line refusal naming the extra.
+    if importlib.util.find_spec("plotly") is None:
+        assert report.returncode == 1 and "lancelet[report]" in report.stderr, report.stderr
+
+
 def main() -> int:
     where = Path(lancelet.__file__).resolve()
     print(f"lancelet from {where}")
