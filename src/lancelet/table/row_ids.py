@@ -15,16 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from lancelet._proto import rowids_pb2
 from lancelet.errors import CorruptDatasetError
 from lancelet.table.fragment import Fragment, Sequence
-
-if TYPE_CHECKING:
-    from lancelet.table.manifest import Manifest
 
 _U16 = np.dtype("<u2")
 _U32 = np.dtype("<u4")
@@ -45,7 +42,7 @@ def decode(data: bytes, num_rows: int, where: str) -> np.ndarray:
     parts: list[np.ndarray] = []
     remaining = num_rows
     for number, segment in enumerate(sequence.segments):
-        ids = _segment(segment, remaining, f"{where}: row id segment {number}")
+        ids = decode_segment(segment, remaining, f"{where}: row id segment {number}")
         parts.append(ids)
         remaining -= len(ids)
     if remaining:
@@ -56,7 +53,8 @@ def decode(data: bytes, num_rows: int, where: str) -> np.ndarray:
     return out
 
 
-def _segment(segment: rowids_pb2.U64Segment, limit: int, where: str) -> np.ndarray:
+def decode_segment(segment: rowids_pb2.U64Segment, limit: int, where: str) -> np.ndarray:
+    """The values of one segment, at most ``limit`` of them."""
     kind = segment.WhichOneof("segment")
     if kind == "range":
         start, length = _span(segment.range.start, segment.range.end, limit, where)
@@ -155,7 +153,7 @@ def encode(ids: np.ndarray) -> bytes:
 def _one_segment(ids: np.ndarray) -> rowids_pb2.U64Segment:
     segment = rowids_pb2.U64Segment()
     if not bool(np.all(ids[1:] > ids[:-1])):
-        segment.array.CopyFrom(_encoded_array(ids))
+        segment.array.CopyFrom(encoded_array(ids))
         return segment
     start, end = int(ids[0]), int(ids[-1]) + 1
     holes = np.setdiff1d(np.arange(start, end, dtype=np.uint64), ids, assume_unique=True)
@@ -167,7 +165,7 @@ def _one_segment(ids: np.ndarray) -> rowids_pb2.U64Segment:
     best = min(costs, key=costs.__getitem__)
     if best == "holes":
         segment.range_with_holes.CopyFrom(
-            rowids_pb2.U64Segment.RangeWithHoles(start=start, end=end, holes=_encoded_array(holes))
+            rowids_pb2.U64Segment.RangeWithHoles(start=start, end=end, holes=encoded_array(holes))
         )
     elif best == "bitmap":
         bits = np.zeros(end - start, dtype=bool)
@@ -177,7 +175,7 @@ def _one_segment(ids: np.ndarray) -> rowids_pb2.U64Segment:
             rowids_pb2.U64Segment.RangeWithBitmap(start=start, end=end, bitmap=bitmap)
         )
     else:
-        segment.sorted_array.CopyFrom(_encoded_array(ids))
+        segment.sorted_array.CopyFrom(encoded_array(ids))
     return segment
 
 
@@ -192,7 +190,7 @@ def _array_bytes(values: np.ndarray) -> int:
     return _width(values) * len(values)
 
 
-def _encoded_array(values: np.ndarray) -> rowids_pb2.EncodedU64Array:
+def encoded_array(values: np.ndarray) -> rowids_pb2.EncodedU64Array:
     out = rowids_pb2.EncodedU64Array()
     width = _width(values)
     if width == 8:
@@ -204,28 +202,6 @@ def _encoded_array(values: np.ndarray) -> rowids_pb2.EncodedU64Array:
     target.base = base
     target.offsets = offsets
     return out
-
-
-def with_row_ids(manifest: Manifest, floor: int, version: int) -> Manifest:
-    """``manifest`` with ids for the rows of fragments that list none (the new ones),
-    handed out in fragment order from ``next_row_id``, which never goes below
-    ``floor`` (a restored version must not hand out ids again); their rows are
-    recorded as created and last updated at ``version``."""
-    next_id = max(manifest.next_row_id, floor)
-    fragments = []
-    for fragment in manifest.fragments:
-        if fragment.row_id_meta is None:
-            ids = np.arange(next_id, next_id + fragment.physical_rows, dtype=np.uint64)
-            created = Sequence(inline=_one_version(fragment.physical_rows, version))
-            fragment = replace(
-                fragment,
-                row_id_meta=Sequence(inline=encode(ids)),
-                created_at_version_meta=created,
-                last_updated_at_version_meta=created,
-            )
-            next_id += fragment.physical_rows
-        fragments.append(fragment)
-    return replace(manifest, fragments=tuple(fragments), next_row_id=next_id)
 
 
 def carrying(fragments: Iterable[Fragment], ids: np.ndarray) -> list[Fragment]:
@@ -242,12 +218,3 @@ def carrying(fragments: Iterable[Fragment], ids: np.ndarray) -> list[Fragment]:
     if start != len(ids):
         raise ValueError("more row ids than rows written")
     return out
-
-
-def _one_version(rows: int, version: int) -> bytes:
-    """A ``RowDatasetVersionSequence`` giving every one of ``rows`` rows ``version``."""
-    sequence = rowids_pb2.RowDatasetVersionSequence()
-    run = sequence.runs.add()
-    run.span.range.start, run.span.range.end = 0, rows
-    run.version = version
-    return sequence.SerializeToString()

@@ -7,8 +7,8 @@ import time
 from dataclasses import replace
 
 from lancelet.table import features
+from lancelet.table.lineage import with_row_ids
 from lancelet.table.manifest import Manifest, WriterVersion, data_file_format
-from lancelet.table.row_ids import with_row_ids
 from lancelet.transaction import operations as ops
 from lancelet.transaction import registry
 from lancelet.transaction.operations import foreign

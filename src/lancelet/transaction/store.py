@@ -27,9 +27,9 @@ from lancelet.errors import (
     StorageError,
     VersionNotFoundError,
 )
-from lancelet.table import deletion, naming, row_ids
+from lancelet.table import deletion, lineage, naming, row_ids
 from lancelet.table.base_paths import BasePath
-from lancelet.table.fragment import DELETION_KIND_NAMES, DeletionFile, Fragment
+from lancelet.table.fragment import DELETION_KIND_NAMES, DeletionFile, Fragment, Sequence
 from lancelet.table.fragment_check import check_fragments
 from lancelet.table.index_layout import with_inferred_details
 from lancelet.table.manifest import Manifest
@@ -312,26 +312,48 @@ class DatasetStore:
         sequence = fragment.row_id_meta
         if sequence is None:
             return None
+        data, where = self._sequence_bytes(sequence, fragment, "row ids")
+        return row_ids.decode(data, fragment.physical_rows, where)
+
+    def read_lineage(self, fragment: Fragment) -> tuple[np.ndarray, np.ndarray]:
+        """The version that created each physical row of ``fragment`` and the one that
+        last updated it (uint64 each); a fragment that records none answers version 1
+        for its rows, as pylance does."""
+        return self._versions(fragment, "created_at_version_meta", "created-at versions"), (
+            self._versions(fragment, "last_updated_at_version_meta", "last-updated-at versions")
+        )
+
+    def _versions(self, fragment: Fragment, attribute: str, what: str) -> np.ndarray:
+        sequence: Sequence | None = getattr(fragment, attribute)
+        if sequence is None:
+            return np.full(fragment.physical_rows, lineage.UNKNOWN_VERSION, dtype=np.uint64)
+        data, where = self._sequence_bytes(sequence, fragment, what)
+        return lineage.decode(data, fragment.physical_rows, where)
+
+    def _sequence_bytes(
+        self, sequence: Sequence, fragment: Fragment, what: str
+    ) -> tuple[bytes, str]:
+        """A sequence's bytes, inline or from its file, and where they are (for errors)."""
         where = f"{self.root}: fragment {fragment.id}"
-        data = sequence.inline
-        if sequence.external is not None:
-            external = sequence.external
-            clean = posixpath.normpath(external.path)
-            if clean.startswith(("/", "..")) or not external.path:
-                raise CorruptDatasetError(
-                    f"{where}: the row id file {external.path!r} is outside the dataset"
-                )
-            path = self.path(clean)
-            where = f"{path}: row ids of fragment {fragment.id}"
-            try:
-                data = self.io.read_bytes(path)[external.offset : external.offset + external.size]
-            except OSError as exc:
-                if io.store_failed(exc):
-                    raise
-                raise CorruptDatasetError(f"{where}: cannot read: {exc}") from exc
-            if len(data) != external.size:
-                raise CorruptDatasetError(f"{where}: the file ends before the sequence does")
-        return row_ids.decode(data or b"", fragment.physical_rows, where)
+        external = sequence.external
+        if external is None:
+            return sequence.inline or b"", where
+        clean = posixpath.normpath(external.path)
+        if clean.startswith(("/", "..")) or not external.path:
+            raise CorruptDatasetError(
+                f"{where}: the {what} file {external.path!r} is outside the dataset"
+            )
+        path = self.path(clean)
+        where = f"{path}: {what} of fragment {fragment.id}"
+        try:
+            data = self.io.read_bytes(path)[external.offset : external.offset + external.size]
+        except OSError as exc:
+            if io.store_failed(exc):
+                raise
+            raise CorruptDatasetError(f"{where}: cannot read: {exc}") from exc
+        if len(data) != external.size:
+            raise CorruptDatasetError(f"{where}: the file ends before the sequence does")
+        return data, where
 
     # -- deletion files ---------------------------------------------------------------
 

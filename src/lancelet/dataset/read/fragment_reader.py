@@ -148,6 +148,11 @@ class FragmentReader:
         return self.store.read_row_ids(self.fragment)
 
     @cached_property
+    def lineage(self) -> tuple[np.ndarray, np.ndarray]:
+        """The version that created each physical row, and the one that last updated it."""
+        return self.store.read_lineage(self.fragment)
+
+    @cached_property
     def deleted(self) -> np.ndarray:
         """Physical offsets of the deleted rows, sorted."""
         return self.store.read_deletions(self.fragment)

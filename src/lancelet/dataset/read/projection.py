@@ -24,9 +24,15 @@ ROW_ID = "_rowid"
 ROW_ADDRESS = "_rowaddr"
 # A row's position among the dataset's live rows: what ``take`` takes it by.
 ROW_OFFSET = "_rowoffset"
-SPECIAL = (ROW_ID, ROW_ADDRESS, ROW_OFFSET)
+# Row lineage: the versions that created and last updated a row.
+CREATED_AT = "_row_created_at_version"
+UPDATED_AT = "_row_last_updated_at_version"
+LINEAGE = (CREATED_AT, UPDATED_AT)
+SPECIAL = (ROW_ID, ROW_ADDRESS, ROW_OFFSET, *LINEAGE)
 # Those a filter or an expression may read; pylance has no _rowoffset there.
 IN_EXPRESSIONS = (ROW_ID, ROW_ADDRESS)
+# A filter may also read a row's lineage (pylance refuses it in a computed column).
+IN_FILTERS = (*IN_EXPRESSIONS, *LINEAGE)
 
 Columns = Sequence[str] | Mapping[str, str]
 
@@ -70,8 +76,8 @@ class Projection:
 
 
 def projection(columns: Columns | None, schema: pa.Schema, where: str) -> Projection:
-    """``schema`` is the dataset's Arrow schema; ``_rowid``, ``_rowaddr`` and
-    ``_rowoffset`` are known besides its columns."""
+    """``schema`` is the dataset's Arrow schema; the SPECIAL columns (``_rowid``,
+    ``_rowaddr``, ``_rowoffset`` and the lineage ones) are known besides its columns."""
     if columns is None:
         fields = tuple(schema)
         return Projection(fields, tuple(schema.names), tuple(range(len(fields))), frozenset())
@@ -101,15 +107,16 @@ def projection(columns: Columns | None, schema: pa.Schema, where: str) -> Projec
 _PROJECTIONS: dict[tuple[tuple[str, ...], int], tuple[pa.Schema, Projection]] = {}
 
 
-def with_specials(schema: pa.Schema) -> pa.Schema:
-    """``schema`` with the _rowid and _rowaddr columns expressions may read (the same
-    object for the same ``schema`` object, while it is among the last few asked for:
-    filters are parsed once per schema, and a schema's hash costs as much as that)."""
-    found = _WITH_SPECIALS.get(id(schema))
+def with_specials(schema: pa.Schema, names: tuple[str, ...] = IN_EXPRESSIONS) -> pa.Schema:
+    """``schema`` with the system columns expressions may read (``names``: those of
+    filters are IN_FILTERS); the same object for the same ``schema`` object, while it
+    is among the last few asked for: filters are parsed once per schema, and a
+    schema's hash costs as much as that."""
+    found = _WITH_SPECIALS.get((id(schema), names))
     if found is not None and found[0] is schema:
         return found[1]
-    out = pa.schema([*schema, *(pa.field(n, pa.uint64()) for n in IN_EXPRESSIONS)])
-    _WITH_SPECIALS[id(schema)] = (schema, out)
+    out = pa.schema([*schema, *(pa.field(n, pa.uint64()) for n in names)])
+    _WITH_SPECIALS[(id(schema), names)] = (schema, out)
     while len(_WITH_SPECIALS) > 16:
         _WITH_SPECIALS.pop(next(iter(_WITH_SPECIALS)), None)
     return out
@@ -117,7 +124,7 @@ def with_specials(schema: pa.Schema) -> pa.Schema:
 
 # id(schema) -> (schema, with its special columns); the entry holds the schema, so its
 # id names no other while it lives.
-_WITH_SPECIALS: dict[int, tuple[pa.Schema, pa.Schema]] = {}
+_WITH_SPECIALS: dict[tuple[int, tuple[str, ...]], tuple[pa.Schema, pa.Schema]] = {}
 
 
 def _of_names(names: Sequence[str], schema: pa.Schema, where: str) -> Projection:

@@ -1,5 +1,6 @@
 """A fragment's rows with the row id, row address and row offset pylance names
-``_rowid``, ``_rowaddr`` and ``_rowoffset``."""
+``_rowid``, ``_rowaddr`` and ``_rowoffset``, and their lineage
+(``_row_created_at_version``, ``_row_last_updated_at_version``)."""
 
 from __future__ import annotations
 
@@ -7,19 +8,27 @@ import numpy as np
 import pyarrow as pa
 
 from lancelet.dataset.read.fragment_reader import FragmentReader
-from lancelet.dataset.read.projection import ROW_ADDRESS, ROW_ID
+from lancelet.dataset.read.projection import CREATED_AT, ROW_ADDRESS, ROW_ID, UPDATED_AT
 from lancelet.table import row_address
 from lancelet.table.manifest import Manifest
 
 
-def with_row_columns(reader: FragmentReader, table: pa.Table, offsets: np.ndarray) -> pa.Table:
-    """``table``, the given physical rows of a fragment, with their id and address."""
+def with_row_columns(
+    reader: FragmentReader, table: pa.Table, offsets: np.ndarray, *, lineage: bool = False
+) -> pa.Table:
+    """``table``, the given physical rows of a fragment, with their id and address, and
+    with ``lineage`` the versions that created and last updated them."""
     address = row_address.of_offsets(reader.fragment.id, offsets)
     ids = reader.row_ids
     row_id = address if ids is None else ids[offsets]
-    return table.append_column(ROW_ID, pa.array(row_id)).append_column(
+    table = table.append_column(ROW_ID, pa.array(row_id)).append_column(
         ROW_ADDRESS, pa.array(address)
     )
+    if lineage:
+        created, updated = reader.lineage
+        table = table.append_column(CREATED_AT, pa.array(created[offsets], pa.uint64()))
+        table = table.append_column(UPDATED_AT, pa.array(updated[offsets], pa.uint64()))
+    return table
 
 
 def live_rows_before(manifest: Manifest) -> dict[int, int]:

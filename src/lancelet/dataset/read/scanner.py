@@ -25,6 +25,8 @@ from lancelet.dataset.read.index_plan import index_candidates, searches_logged
 from lancelet.dataset.read.ordering import ColumnOrdering, check_columns, sorted_table
 from lancelet.dataset.read.plan import ScanFacts, ScanMetrics, analyze, explain
 from lancelet.dataset.read.projection import (
+    IN_FILTERS,
+    LINEAGE,
     ROW_ADDRESS,
     ROW_ID,
     ROW_OFFSET,
@@ -235,8 +237,10 @@ class LanceScanner(ArrowScanner):
                 f"{self._where}: include_deleted_rows is set but with_row_id is false"
             )
         self._include_deleted = include_deleted_rows
-        self._filter_schema = with_specials(self._arrow)
+        self._filter_schema = with_specials(self._arrow, IN_FILTERS)
         parsed = self._set_filter(filter)
+        asked = self._projection.special_outputs | set(self._filter_columns)
+        self._lineage = bool(asked & set(LINEAGE))
         # Arguments were checked at the API (scannable.py, arguments.py).
         self._limit = limit
         self._offset = offset or 0
@@ -249,7 +253,8 @@ class LanceScanner(ArrowScanner):
         # scan's other ranges then read every filter column at once.
         self._stage_reads = True
         self._offsets_before: dict[int, int] | None = None
-        check_columns(self._order, self._filter_schema, self._where)
+        # pylance sorts by neither lineage column.
+        check_columns(self._order, with_specials(self._arrow), self._where)
         self._metrics = ScanMetrics()
         self._plan_indices(parsed if use_scalar_index and manifest.indices else None)
 
@@ -439,6 +444,7 @@ class LanceScanner(ArrowScanner):
             or bool(self._projection.special_reads)
             or bool(set(SPECIAL) & set(self._filter_columns))
             or ROW_OFFSET in self._projection.special_outputs
+            or self._lineage
             or any(key.column_name in SPECIAL for key in self._order)
         )
 
@@ -456,7 +462,8 @@ class LanceScanner(ArrowScanner):
         """``table``, the given physical rows of a fragment, with their row id, address
         and (when asked for) offset among the dataset's live rows; a deleted row (kept
         only with ``include_deleted_rows``) has a null id and address, as in pylance."""
-        table = with_row_columns(reader, table, offsets)
+        # A deleted row kept (include_deleted_rows) keeps its lineage, as in pylance.
+        table = with_row_columns(reader, table, offsets, lineage=self._lineage)
         deleted = reader.deleted
         if ROW_OFFSET in self._projection.special_outputs:
             first = self._live_rows_before(reader.fragment.id)

@@ -59,7 +59,7 @@ def take_rows(
         )
         part = reader.take(columns, physical)
         if system:
-            part = with_row_columns(reader, part, physical.astype(np.uint32))
+            part = with_row_columns(reader, part, physical.astype(np.uint32), lineage=True)
             position = wanted[selected] - first + before[fragment.id]
             part = part.append_column(ROW_OFFSET, pa.array(position.astype(np.uint64)))
         parts.append(part)

@@ -1,0 +1,258 @@
+"""Row lineage: the dataset version that created each row, and the one that last
+updated it (``RowDatasetVersionSequence`` in rowids.proto).
+
+A sequence is a list of runs, each a version and a *span*: a ``U64Segment`` whose
+only meaning to a reader is its length, the number of consecutive rows (in the
+fragment's physical order) that carry the version.  pylance 14 writes the span's
+values as positions, but keeps a source fragment's positions when compaction
+carries a run into a new fragment (only the deleted rows dropped); so the values
+are never read as positions here, only counted.
+
+The encodings below are the ones pylance 14 writes, so that a dataset written by
+either library holds the same bytes:
+
+* rows written at one version: one run, ``Range(0, rows)``;
+* rows of mixed versions (an update or upsert moving rows): one run per stretch of
+  equal versions, spanning its positions as a ``Range``;
+* compaction: the source fragments' runs in order, each with its deleted rows
+  dropped from the span (the span re-encoded as pylance chooses: see
+  ``_segment_of``), a run left empty dropped, a run with nothing deleted kept as
+  it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from lancelet._proto import rowids_pb2
+from lancelet.errors import CorruptDatasetError
+from lancelet.table import row_ids
+from lancelet.table.fragment import Fragment, Sequence
+
+if TYPE_CHECKING:
+    from lancelet.table.manifest import Manifest
+
+# What a fragment without a sequence answers for either column: pylance's answer for
+# every row of a dataset without stable row ids, and for fragments written before
+# lineage was recorded.
+UNKNOWN_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Run:
+    """``version`` for ``len(values)`` rows; ``segment`` is the span as stored when it
+    is kept unchanged (None: encode ``values`` anew)."""
+
+    values: np.ndarray
+    version: int
+    segment: rowids_pb2.U64Segment | None = None
+
+
+def _parse(data: bytes, where: str) -> rowids_pb2.RowDatasetVersionSequence:
+    sequence = rowids_pb2.RowDatasetVersionSequence()
+    try:
+        sequence.ParseFromString(data)
+    except Exception as exc:  # protobuf raises DecodeError or RuntimeError
+        raise CorruptDatasetError(f"{where}: the version sequence does not decode: {exc}") from exc
+    return sequence
+
+
+def runs(data: bytes, num_rows: int, where: str) -> list[Run]:
+    """The runs of a serialized sequence for a fragment of ``num_rows`` rows; their
+    lengths must add up to the rows."""
+    out: list[Run] = []
+    remaining = num_rows
+    for number, run in enumerate(_parse(data, where).runs):
+        # A span's values are counted, never used: the same decoder as row ids checks
+        # its bounds before it allocates.
+        values = row_ids.decode_segment(run.span, remaining, f"{where}: version run {number}")
+        out.append(Run(values, int(run.version), run.span))
+        remaining -= len(values)
+    if remaining:
+        raise CorruptDatasetError(
+            f"{where}: the version sequence covers {num_rows - remaining} of {num_rows} rows"
+        )
+    return out
+
+
+def decode(data: bytes, num_rows: int, where: str) -> np.ndarray:
+    """The version of each of the fragment's ``num_rows`` physical rows (uint64)."""
+    found = runs(data, num_rows, where)
+    if not found:
+        return np.zeros(0, np.uint64)
+    lengths = [len(run.values) for run in found]
+    versions = np.array([run.version for run in found], dtype=np.uint64)
+    out: np.ndarray = np.repeat(versions, lengths)
+    return out
+
+
+def uniform(rows: int, version: int) -> bytes:
+    """Every one of ``rows`` rows at ``version`` (no run for no rows, as pylance)."""
+    sequence = rowids_pb2.RowDatasetVersionSequence()
+    if rows:
+        run = sequence.runs.add()
+        run.span.range.start, run.span.range.end = 0, rows
+        run.version = version
+    return sequence.SerializeToString()
+
+
+def from_versions(versions: np.ndarray) -> bytes:
+    """Rows of the given versions, in physical order: one run per stretch of equal
+    versions, spanning its positions."""
+    versions = np.asarray(versions, dtype=np.uint64)
+    sequence = rowids_pb2.RowDatasetVersionSequence()
+    if len(versions):
+        starts = np.concatenate([[0], np.flatnonzero(versions[1:] != versions[:-1]) + 1])
+        ends = np.concatenate([starts[1:], [len(versions)]])
+        for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
+            run = sequence.runs.add()
+            run.span.range.start, run.span.range.end = start, end
+            run.version = int(versions[start])
+    return sequence.SerializeToString()
+
+
+def masked(found: list[Run], deleted: np.ndarray) -> list[Run]:
+    """``found`` (one fragment's runs) without the rows at the physical offsets
+    ``deleted`` (sorted): each run loses its deleted rows, an emptied run goes."""
+    out: list[Run] = []
+    start = 0
+    for run in found:
+        stop = start + len(run.values)
+        inside = deleted[(deleted >= start) & (deleted < stop)]
+        if not len(inside):
+            out.append(run)
+        elif len(inside) < len(run.values):
+            keep = np.ones(len(run.values), dtype=bool)
+            keep[inside.astype(np.int64) - start] = False
+            out.append(Run(run.values[keep], run.version, None))
+        start = stop
+    return out
+
+
+def rechunk(found: list[Run], sizes: list[int]) -> list[bytes]:
+    """The runs ``found`` (of ``sum(sizes)`` rows, in order) cut into sequences of
+    ``sizes`` rows: a run cut in two keeps a part in each."""
+    total = sum(len(run.values) for run in found)
+    if total != sum(sizes):
+        raise ValueError(f"version runs of {total} rows for {sum(sizes)} rows written")
+    out: list[bytes] = []
+    pending = list(found)
+    for size in sizes:
+        sequence = rowids_pb2.RowDatasetVersionSequence()
+        wanted = size
+        while wanted:
+            run = pending.pop(0)
+            if len(run.values) > wanted:
+                pending.insert(0, _sliced(run, wanted, len(run.values) - wanted))
+                run = _sliced(run, 0, wanted)
+            _append(sequence, run)
+            wanted -= len(run.values)
+        out.append(sequence.SerializeToString())
+    return out
+
+
+def _sliced(run: Run, offset: int, length: int) -> Run:
+    if run.segment is not None and run.segment.WhichOneof("segment") == "range":
+        # A range is cut into ranges, as pylance cuts it.
+        start = run.segment.range.start + offset
+        segment = rowids_pb2.U64Segment()
+        segment.range.start, segment.range.end = start, start + length
+        return Run(run.values[offset : offset + length], run.version, segment)
+    return Run(run.values[offset : offset + length], run.version, None)
+
+
+def _append(sequence: rowids_pb2.RowDatasetVersionSequence, run: Run) -> None:
+    added = sequence.runs.add()
+    added.version = run.version
+    added.span.CopyFrom(run.segment if run.segment is not None else _segment_of(run.values))
+
+
+def _segment_of(values: np.ndarray) -> rowids_pb2.U64Segment:
+    """``values`` as the segment pylance picks: a range when they run without a gap,
+    else the smallest by its estimate of a range with holes (4 bytes a hole), a range
+    with a bitmap (a bit a slot) and a sorted array (2 bytes a value), ties going in
+    that order; an array when they are not sorted."""
+    segment = rowids_pb2.U64Segment()
+    if not len(values):
+        segment.range.start = segment.range.end = 0
+        return segment
+    if not bool(np.all(values[1:] > values[:-1])):
+        segment.array.CopyFrom(row_ids.encoded_array(values))
+        return segment
+    low, high = int(values[0]), int(values[-1])
+    slots = high - low + 1
+    holes = slots - len(values)
+    if not holes:
+        segment.range.start, segment.range.end = low, high + 1
+        return segment
+    sizes = (4 * holes, (slots + 7) // 8, 2 * len(values))
+    if sizes[0] == min(sizes):
+        missing = np.setdiff1d(np.arange(low, high + 1, dtype=np.uint64), values)
+        segment.range_with_holes.start, segment.range_with_holes.end = low, high + 1
+        segment.range_with_holes.holes.CopyFrom(row_ids.encoded_array(missing))
+    elif sizes[1] == min(sizes):
+        bits = np.zeros(slots, dtype=bool)
+        bits[(values - np.uint64(low)).astype(np.int64)] = True
+        segment.range_with_bitmap.start, segment.range_with_bitmap.end = low, high + 1
+        segment.range_with_bitmap.bitmap = np.packbits(bits, bitorder="little").tobytes()
+    else:
+        segment.sorted_array.CopyFrom(row_ids.encoded_array(values))
+    return segment
+
+
+# -- what commits record ----------------------------------------------------------------
+
+
+def with_row_ids(manifest: Manifest, floor: int, version: int) -> Manifest:
+    """``manifest`` as committed at ``version`` with stable row ids: the rows of
+    fragments that list no ids (the new ones) get ids, handed out in fragment order
+    from ``next_row_id`` (never below ``floor``: a restored version must not hand
+    out ids again), and are recorded as created and last updated at ``version``;
+    rows moved by this commit (ids and created versions carried, no last update
+    recorded yet, see ``carried``) are recorded as last updated at ``version``."""
+    next_id = max(manifest.next_row_id, floor)
+    fragments = []
+    for fragment in manifest.fragments:
+        if fragment.row_id_meta is None:
+            ids = np.arange(next_id, next_id + fragment.physical_rows, dtype=np.uint64)
+            created = Sequence(inline=uniform(fragment.physical_rows, version))
+            fragment = replace(
+                fragment,
+                row_id_meta=Sequence(inline=row_ids.encode(ids)),
+                created_at_version_meta=created,
+                last_updated_at_version_meta=created,
+            )
+            next_id += fragment.physical_rows
+        elif (
+            fragment.last_updated_at_version_meta is None
+            and fragment.created_at_version_meta is not None
+        ):
+            fragment = touched(fragment, version)
+        fragments.append(fragment)
+    return replace(manifest, fragments=tuple(fragments), next_row_id=next_id)
+
+
+def touched(fragment: Fragment, version: int) -> Fragment:
+    """``fragment`` with every row last updated at ``version`` (its data changed)."""
+    updated = Sequence(inline=uniform(fragment.physical_rows, version))
+    return replace(fragment, last_updated_at_version_meta=updated)
+
+
+def carried(fragments: Iterable[Fragment], ids: np.ndarray, created: np.ndarray) -> list[Fragment]:
+    """New fragments holding rows that keep their ids and creation versions (moved by
+    an update or upsert): ``ids`` and ``created`` list them in the fragments'
+    physical order.  The commit records them as last updated at its version."""
+    out = []
+    start = 0
+    for fragment in row_ids.carrying(fragments, ids):
+        stop = start + fragment.physical_rows
+        versions = Sequence(inline=from_versions(created[start:stop]))
+        out.append(
+            replace(fragment, created_at_version_meta=versions, last_updated_at_version_meta=None)
+        )
+        start = stop
+    return out
