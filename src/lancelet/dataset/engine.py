@@ -48,7 +48,7 @@ from lancelet.dataset.read.index_plan import usable_indices
 from lancelet.dataset.read.projection import ROW_ADDRESS, ROW_ID
 from lancelet.dataset.read.row_columns import with_row_columns
 from lancelet.dataset.read.scanner import LanceScanner, live_rows
-from lancelet.dataset.read.take import row_ids_at
+from lancelet.dataset.read.take import created_at, row_ids_at
 from lancelet.dataset.versions import changes
 from lancelet.dataset.versions.changes import ChangeKind, VersionChange, schema_shape
 from lancelet.dataset.versions.committing import commit_transaction
@@ -65,7 +65,7 @@ from lancelet.dataset.write.dataset_write import write_to_store
 from lancelet.errors import CorruptDatasetError, CorruptIndexError, LanceletError
 from lancelet.expr import Predicate
 from lancelet.index.planner import plan
-from lancelet.table import row_address, row_ids
+from lancelet.table import lineage, row_address
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.table.schema import LanceSchema
@@ -475,7 +475,9 @@ def apply_row_change(
     moved = np.empty(0, np.uint64) if moved_from is None else moved_from
     new = list(rewritten)
     if snapshot.manifest.stable_row_ids:
-        new = row_ids.carrying(new, row_ids_at(snapshot.store, snapshot.manifest, moved))
+        store, manifest = snapshot.store, snapshot.manifest
+        ids = row_ids_at(store, manifest, moved)
+        new = lineage.carried(new, ids, created_at(store, manifest, moved))
     addresses = np.concatenate([np.asarray(moved, np.uint64), np.asarray(deleted, np.uint64)])
     updated, removed = delete_addresses(snapshot.store, snapshot.manifest, addresses)
     return RowChange(updated, removed, tuple(new))

@@ -207,7 +207,9 @@ def _segment_of(values: np.ndarray) -> rowids_pb2.U64Segment:
 # -- what commits record ----------------------------------------------------------------
 
 
-def with_row_ids(manifest: Manifest, floor: int, version: int) -> Manifest:
+def with_row_ids(
+    manifest: Manifest, floor: int, version: int, moved: frozenset[int] = frozenset()
+) -> Manifest:
     """``manifest`` as committed at ``version`` with stable row ids: the rows of
     fragments that list no ids (the new ones) get ids, handed out in fragment order
     from ``next_row_id`` (never below ``floor``: a restored version must not hand
@@ -227,10 +229,7 @@ def with_row_ids(manifest: Manifest, floor: int, version: int) -> Manifest:
                 last_updated_at_version_meta=created,
             )
             next_id += fragment.physical_rows
-        elif (
-            fragment.last_updated_at_version_meta is None
-            and fragment.created_at_version_meta is not None
-        ):
+        elif fragment.id in moved and fragment.last_updated_at_version_meta is None:
             fragment = touched(fragment, version)
         fragments.append(fragment)
     return replace(manifest, fragments=tuple(fragments), next_row_id=next_id)

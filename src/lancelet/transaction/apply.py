@@ -7,7 +7,7 @@ import time
 from dataclasses import replace
 
 from lancelet.table import features
-from lancelet.table.lineage import with_row_ids
+from lancelet.table.lineage import touched, with_row_ids
 from lancelet.table.manifest import Manifest, WriterVersion, data_file_format
 from lancelet.transaction import operations as ops
 from lancelet.transaction import registry
@@ -53,9 +53,15 @@ def stamp(
         derived = replace(derived, schema=kept)
     stable = _stable_row_ids(base, op)
     if stable:
+        version = (base.version if base else 0) + 1
         derived = with_row_ids(
-            derived, base.next_row_id if base else 0, (base.version if base else 0) + 1
+            derived, base.next_row_id if base else 0, version, _moved(base, op, derived)
         )
+        if isinstance(op, ops.Merge):
+            # Columns added or rewritten: pylance records every row as updated.
+            derived = replace(
+                derived, fragments=tuple(touched(f, version) for f in derived.fragments)
+            )
     reader, writer = features.flags_for(
         any(f.deletion_file is not None for f in derived.fragments),
         derived.config,
@@ -73,6 +79,14 @@ def stamp(
         writer_feature_flags=writer,
         transaction_file=transaction_file,
     )
+
+
+def _moved(base: Manifest | None, op: ops.Operation, derived: Manifest) -> frozenset[int]:
+    """Ids of the fragments an update or upsert wrote its moved rows to: its new ones."""
+    if not isinstance(op, ops.Update):
+        return frozenset()
+    old = {f.id for f in base.fragments} if base else set()
+    return frozenset(f.id for f in derived.fragments if f.id not in old)
 
 
 def _mixed_versions(manifest: Manifest) -> bool:

@@ -330,6 +330,16 @@ class DatasetStore:
         data, where = self._sequence_bytes(sequence, fragment, what)
         return lineage.decode(data, fragment.physical_rows, where)
 
+    def version_runs(self, fragment: Fragment, attribute: str) -> list[lineage.Run] | None:
+        """The runs of one of the fragment's version sequences (``attribute``:
+        ``created_at_version_meta`` or ``last_updated_at_version_meta``), as stored;
+        None when it records none."""
+        sequence: Sequence | None = getattr(fragment, attribute)
+        if sequence is None:
+            return None
+        data, where = self._sequence_bytes(sequence, fragment, attribute)
+        return lineage.runs(data, fragment.physical_rows, where)
+
     def _sequence_bytes(
         self, sequence: Sequence, fragment: Fragment, what: str
     ) -> tuple[bytes, str]:

@@ -2,7 +2,7 @@
 
 A task writes ``max(1, rows // target)`` data files of near-equal size (the first
 ones one row longer), which is how pylance sizes them.  With stable row ids the
-rows keep their ids.  Nothing is committed here.
+rows keep their ids and lineage.  Nothing is committed here.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import pyarrow as pa
 
+from lancelet.dataset.compaction import lineage
 from lancelet.dataset.compaction.options import CompactionSettings
 from lancelet.dataset.compaction.planning import deleted_count, files_version
 from lancelet.dataset.read import blob_v2
@@ -114,6 +115,7 @@ def rewrite_fragments(
             )
         if manifest.stable_row_ids:
             written = row_ids.carrying(written, _live_row_ids(store, fragments))
+            written = lineage.carried(store, fragments, written)
     except BaseException:
         discard_data_files(store, written)
         raise

@@ -27,7 +27,7 @@ from lancelet.dataset.mutate.update import RowRewrite
 from lancelet.dataset.read import blob_v2
 from lancelet.dataset.read.fragment_reader import FragmentReader
 from lancelet.dataset.read.scanner import ROW_ADDRESS, LanceScanner, live_rows
-from lancelet.dataset.read.take import row_ids_at
+from lancelet.dataset.read.take import created_at, row_ids_at
 from lancelet.dataset.versions.operation import public_operation
 from lancelet.dataset.versions.transactions import Transaction
 from lancelet.dataset.write.data_files import (
@@ -46,7 +46,7 @@ from lancelet.errors import (
 )
 from lancelet.expr.filter import parse_filter
 from lancelet.file.primary_key import key_fields
-from lancelet.table import row_address, row_ids
+from lancelet.table import lineage, row_address
 from lancelet.table.blob_v2 import values_schema
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
@@ -461,7 +461,8 @@ def _write_new_rows(
         store, rows.slice(0, len(replaced)).to_reader(), manifest.schema, version
     )
     try:
-        moved = row_ids.carrying(moved, row_ids_at(store, manifest, replaced))
+        ids = row_ids_at(store, manifest, replaced)
+        moved = lineage.carried(moved, ids, created_at(store, manifest, replaced))
         inserted = write_fragment_files(
             store, rows.slice(len(replaced)).to_reader(), manifest.schema, version
         )

@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 from lancelet.dataset.mutate.delete import delete_addresses, discard_deletions
 from lancelet.dataset.read import blob_v2
 from lancelet.dataset.read.scanner import ROW_ADDRESS, ROW_ID, LanceScanner
+from lancelet.dataset.read.take import created_at
 from lancelet.dataset.write.data_files import (
     check_writable,
     conform,
@@ -28,7 +29,7 @@ from lancelet.dataset.write.data_files import (
 from lancelet.errors import SchemaError
 from lancelet.expr.compute import evaluate
 from lancelet.expr.filter import parse_value
-from lancelet.table import row_ids
+from lancelet.table import lineage
 from lancelet.table.blob_v2 import values_schema
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.operations import Delete, Update
@@ -131,11 +132,13 @@ def plan_update(
     new_fragments = write_fragment_files(
         store, conform(reader, schema, label), manifest.schema, manifest.data_storage_version
     )
+    found = _joined(addresses)
     try:
         if manifest.stable_row_ids:
-            # Updated rows keep their ids in their new place, as in pylance.
-            new_fragments = row_ids.carrying(new_fragments, _joined(ids))
-        found = _joined(addresses)
+            # Updated rows keep their ids and creation versions in their new place,
+            # as in pylance; the commit records them as updated at its version.
+            created = created_at(store, manifest, found)
+            new_fragments = lineage.carried(new_fragments, _joined(ids), created)
         updated, removed = delete_addresses(store, manifest, found)
     except BaseException:
         discard_data_files(store, new_fragments)

@@ -187,6 +187,21 @@ def row_ids_at(store: DatasetStore, manifest: Manifest, addresses: np.ndarray) -
     return out
 
 
+def created_at(store: DatasetStore, manifest: Manifest, addresses: np.ndarray) -> np.ndarray:
+    """The version that created the row at each address (what a moved row keeps)."""
+    addresses = np.asarray(addresses, dtype=np.uint64)
+    out = np.empty(len(addresses), dtype=np.uint64)
+    fragment_ids = row_address.fragment_ids(addresses)
+    offsets = row_address.offsets(addresses)
+    for fragment_id in np.unique(fragment_ids):
+        fragment = manifest.fragment(int(fragment_id))
+        if fragment is None:
+            raise CorruptDatasetError(f"{store.root}: no fragment {fragment_id} in this version")
+        selected = fragment_ids == fragment_id
+        out[selected] = store.read_lineage(fragment)[0][offsets[selected]]
+    return out
+
+
 def _in_asked_order(
     store: DatasetStore,
     manifest: Manifest,
