@@ -343,10 +343,12 @@ class LanceScanner(ArrowScanner):
     @property
     def _layout(self) -> list[int | str]:
         """The output columns in order (see Projection.layout); row ids and addresses
-        asked for by flag, not by name, come last, as in pylance."""
-        layout = list(self._projection.layout)
-        flagged = [(self._with_row_id, ROW_ID), (self._with_row_address, ROW_ADDRESS)]
-        return layout + [name for wanted, name in flagged if wanted and name not in layout]
+        asked for by flag come last (named among the columns or not), as in pylance."""
+        flags = self._arguments
+        flagged = [(flags["with_row_id"], ROW_ID), (flags["with_row_address"], ROW_ADDRESS)]
+        # A column asked for by flag goes last even when the columns name it too.
+        last = [name for wanted, name in flagged if wanted]
+        return [item for item in self._projection.layout if item not in last] + last
 
     def _read_columns(self) -> list[str]:
         wanted = set(self._projection.reads)

@@ -1,0 +1,297 @@
+"""Row lineage (``_row_created_at_version``, ``_row_last_updated_at_version``): read
+as pylance 14 reads it, and written as it writes it, by every operation that creates
+or carries rows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import lance
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import lancelet as ll
+from lancelet.errors import FilterError, SchemaError
+from lancelet.table.manifest_file import encode_manifest
+from lancelet.transaction.store import DatasetStore
+from tests.storage import write_file
+from tests.versions import STORAGE_VERSION
+
+LINEAGE = ["_row_created_at_version", "_row_last_updated_at_version"]
+COLUMNS = ["k", "_rowid", *LINEAGE]
+
+
+def _rows(keys: list[int], value: int = 0) -> pa.Table:
+    return pa.table(
+        {"k": pa.array(keys, pa.int64()), "v": pa.array([value] * len(keys), pa.int64())}
+    )
+
+
+def _lineage(ds: Any) -> pa.Table:
+    return ds.to_table(columns=COLUMNS).sort_by("k")
+
+
+# -- random histories, applied alike by both libraries -------------------------------
+
+Step = tuple[str, Any]
+
+
+@st.composite
+def _steps(draw: st.DrawFn) -> list[Step]:
+    key = st.integers(0, 40)
+    kinds = st.sampled_from(["append", "delete", "update", "upsert", "compact"])
+    out: list[Step] = []
+    for _ in range(draw(st.integers(1, 6))):
+        kind = draw(kinds)
+        if kind == "append":
+            start = draw(st.integers(100, 200))
+            out.append((kind, list(range(start * 10, start * 10 + draw(st.integers(1, 7))))))
+        elif kind in ("delete", "update"):
+            out.append((kind, (draw(key), draw(st.integers(2, 5)))))
+        elif kind == "upsert":
+            out.append((kind, sorted(draw(st.sets(key, min_size=1, max_size=6)))))
+        else:
+            out.append((kind, draw(st.sampled_from([4, 8, 1000]))))
+    return out
+
+
+def _apply(library: Any, uri: str, step: Step, value: int) -> None:
+    kind, arg = step
+    ds = library.dataset(uri)
+    if kind == "append":
+        library.write_dataset(_rows(arg, value), uri, mode="append", max_rows_per_file=5)
+    elif kind == "delete":
+        ds.delete(f"k % {arg[1]} = {arg[0] % arg[1]}")
+    elif kind == "update":
+        ds.update({"v": str(value)}, where=f"k % {arg[1]} = {arg[0] % arg[1]}")
+    elif kind == "upsert":
+        builder = ds.merge_insert("k").when_matched_update_all().when_not_matched_insert_all()
+        builder.execute(_rows(arg, value))
+    else:
+        ds.optimize.compact_files(target_rows_per_fragment=arg)
+
+
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(steps=_steps())
+def test_random_histories_give_the_lineage_pylance_gives(
+    tmp_path_factory: pytest.TempPathFactory, steps: list[Step]
+) -> None:
+    """Appends, deletes, updates, upserts and compactions, each done by both libraries
+    on a dataset of its own: after every step each reads the same lineage from both."""
+    base = tmp_path_factory.mktemp("lineage")
+    ours, theirs = str(base / "ours"), str(base / "theirs")
+    first = _rows(list(range(12)))
+    for library, uri in ((ll, ours), (lance, theirs)):
+        library.write_dataset(
+            first,
+            uri,
+            enable_stable_row_ids=True,
+            max_rows_per_file=5,
+            data_storage_version=STORAGE_VERSION,
+        )
+    for number, step in enumerate(steps):
+        for library, uri in ((ll, ours), (lance, theirs)):
+            _apply(library, uri, step, number + 1)
+        want = _lineage(lance.dataset(theirs))
+        assert _lineage(ll.dataset(ours)).equals(want), step
+        # Each library reads the other's lineage as its writer does.
+        assert _lineage(lance.dataset(ours)).equals(want), step
+        assert _lineage(ll.dataset(theirs)).equals(want), step
+
+
+# -- the bytes pylance writes --------------------------------------------------------
+
+
+def _sequences(uri: str) -> list[tuple[int, bytes | None, bytes | None]]:
+    """Per fragment: its rows and its two version sequences, as stored."""
+    out = []
+    for fragment in ll.dataset(uri).get_fragments():
+        meta = fragment.metadata
+        created, updated = meta.created_at_version_meta, meta.last_updated_at_version_meta
+        out.append(
+            (
+                meta.physical_rows,
+                None if created is None else created.inline,
+                None if updated is None else updated.inline,
+            )
+        )
+    return out
+
+
+def _history(library: Any, uri: str) -> list[tuple[str, Any]]:
+    """A history of every operation that creates or carries rows, with the sequences
+    the dataset holds after each."""
+    seen: list[tuple[str, Any]] = []
+
+    def step(name: str, action: Callable[[], object]) -> None:
+        action()
+        seen.append((name, _sequences(uri)))
+
+    library.write_dataset(
+        _rows(list(range(40))),
+        uri,
+        enable_stable_row_ids=True,
+        max_rows_per_file=20,
+        data_storage_version=STORAGE_VERSION,
+    )
+    ds = lambda: library.dataset(uri)  # noqa: E731
+    step("update", lambda: ds().update({"v": "1"}, where="k >= 5 and k < 8"))
+    step("delete", lambda: ds().delete("k = 19 or k = 3 or (k >= 20 and k < 30)"))
+    step("delete all of a fragment", lambda: ds().delete("k >= 30 and k < 40"))
+    step("compact", lambda: ds().optimize.compact_files(target_rows_per_fragment=1000))
+    step("delete in a compacted run", lambda: ds().delete("k = 0 or k = 6"))
+    step("compact again", lambda: ds().optimize.compact_files(target_rows_per_fragment=1000))
+    step("restore", lambda: library.dataset(uri, version=3).restore())
+    step("append", lambda: library.write_dataset(_rows([50, 51]), uri, mode="append"))
+    step("compact the restored", lambda: ds().optimize.compact_files(target_rows_per_fragment=1000))
+    step("add_columns", lambda: ds().add_columns({"w": "k * 2"}))
+    step("rename", lambda: ds().alter_columns({"path": "w", "name": "w2"}))
+    step("retype", lambda: ds().alter_columns({"path": "w2", "data_type": pa.int32()}))
+    step("drop", lambda: ds().drop_columns(["w2"]))
+    step("merge", lambda: ds().merge(pa.table({"k": [1, 10], "z": [5, 7]}), "k"))
+    step(
+        "upsert",
+        lambda: (
+            ds()
+            .merge_insert("k")
+            .when_matched_update_all()
+            .when_not_matched_insert_all()
+            .execute(_rows([2, 60], 9))
+        ),
+    )
+    step("overwrite", lambda: library.write_dataset(_rows([7, 8]), uri, mode="overwrite"))
+    return seen
+
+
+def test_version_sequences_are_the_bytes_pylance_writes(tmp_path: Path) -> None:
+    ours = _history(ll, str(tmp_path / "ours"))
+    theirs = _history(lance, str(tmp_path / "theirs"))
+    for (name, mine), (_, want) in zip(ours, theirs, strict=True):
+        if name == "upsert":
+            # lancelet writes updated and inserted rows to fragments of their own
+            # (pylance: one), so only what readers see is compared.
+            continue
+        assert mine == want, name
+    want = _lineage(lance.dataset(str(tmp_path / "theirs")))
+    assert _lineage(ll.dataset(str(tmp_path / "ours"))).equals(want)
+
+
+def test_upsert_lineage(tmp_path: Path) -> None:
+    """Updated rows keep their creation version, inserted ones are created now."""
+    for library, name in ((ll, "ours"), (lance, "theirs")):
+        uri = str(tmp_path / name)
+        library.write_dataset(_rows(list(range(6))), uri, enable_stable_row_ids=True)
+        library.write_dataset(_rows([6, 7]), uri, mode="append")
+        builder = library.dataset(uri).merge_insert("k").when_matched_update_all()
+        builder.when_not_matched_insert_all().execute(_rows([1, 7, 20], 5))
+    table = _lineage(ll.dataset(str(tmp_path / "ours")))
+    assert table.equals(_lineage(lance.dataset(str(tmp_path / "theirs"))))
+    by_key = {r["k"]: r for r in table.to_pylist()}
+    assert (by_key[1]["_row_created_at_version"], by_key[1]["_row_last_updated_at_version"]) == (
+        1,
+        3,
+    )
+    assert (by_key[7]["_row_created_at_version"], by_key[7]["_row_last_updated_at_version"]) == (
+        2,
+        3,
+    )
+    assert (by_key[20]["_row_created_at_version"], by_key[20]["_row_last_updated_at_version"]) == (
+        3,
+        3,
+    )
+    assert by_key[0]["_row_last_updated_at_version"] == 1
+
+
+# -- reading: the columns as pylance offers them ---------------------------------------
+
+
+def _pylance_dataset(uri: str, stable: bool) -> None:
+    lance.write_dataset(
+        _rows(list(range(6))),
+        uri,
+        enable_stable_row_ids=stable,
+        max_rows_per_file=3,
+        data_storage_version=STORAGE_VERSION,
+    )
+    lance.write_dataset(_rows([10, 11]), uri, mode="append")
+    ds = lance.dataset(uri)
+    ds.update({"v": "1"}, where="k = 1")
+    ds.delete("k = 4")
+
+
+READS: list[dict[str, Any]] = [
+    {"columns": COLUMNS},
+    {"columns": ["k"], "filter": "_row_last_updated_at_version > 2"},
+    {"columns": ["k", "_row_created_at_version"], "filter": "_row_created_at_version = 2"},
+    {"columns": ["k", "_row_created_at_version"], "with_row_id": True},
+    {"columns": ["_row_last_updated_at_version"]},
+    {"columns": COLUMNS, "filter": "k > 2 and _row_created_at_version = 1"},
+    {"columns": COLUMNS, "with_row_id": True, "include_deleted_rows": True},
+]
+
+
+@pytest.mark.parametrize("stable", [True, False])
+def test_reads_answer_as_pylance(tmp_path: Path, stable: bool) -> None:
+    """Without stable row ids pylance answers 1 for both columns, whatever the version."""
+    uri = str(tmp_path / "ds")
+    _pylance_dataset(uri, stable)
+    ours, theirs = ll.dataset(uri), lance.dataset(uri)
+    for kwargs in READS:
+        want = theirs.to_table(**kwargs)
+        assert ours.to_table(**kwargs).equals(want), kwargs
+        batches = pa.Table.from_batches(list(ours.to_batches(**kwargs)), schema=want.schema)
+        assert batches.equals(want), kwargs
+    assert ours.take([0, 4, 6], columns=COLUMNS).equals(theirs.take([0, 4, 6], columns=COLUMNS))
+    for mine, their in zip(ours.get_fragments(), theirs.get_fragments(), strict=True):
+        assert mine.to_table(columns=COLUMNS).equals(their.to_table(columns=COLUMNS))
+        filtered = {"columns": COLUMNS, "filter": "_row_last_updated_at_version = 3"}
+        assert mine.scanner(**filtered).to_table().equals(their.scanner(**filtered).to_table())
+    count = "_row_last_updated_at_version = 3"
+    assert ours.count_rows(filter=count) == theirs.count_rows(filter=count)
+    if not stable:
+        assert set(ours.to_table(columns=LINEAGE).to_pandas().values.ravel()) == {1}
+
+
+def test_lineage_is_no_column_of_the_schema_nor_of_expressions(tmp_path: Path) -> None:
+    uri = str(tmp_path / "ds")
+    _pylance_dataset(uri, True)
+    ours = ll.dataset(uri)
+    assert ours.schema.names == ["k", "v"]
+    # pylance refuses both (no field of that name in a computed column; no sort by it).
+    with pytest.raises(FilterError, match="No field named _row_created_at_version"):
+        ours.to_table(columns={"c": "_row_created_at_version + 1"})
+    with pytest.raises(SchemaError):
+        ours.to_table(columns=["k"], order_by=["_row_created_at_version"])
+
+
+def test_fragments_recording_no_lineage_answer_version_one(tmp_path: Path) -> None:
+    """Fragments written before lineage was recorded: pylance answers 1 for both."""
+    uri = str(tmp_path / "ds")
+    _pylance_dataset(uri, True)
+    store = DatasetStore(uri)
+    manifest = store.read_manifest(4)
+    bare = tuple(
+        replace(f, created_at_version_meta=None, last_updated_at_version_meta=None)
+        for f in manifest.fragments
+    )
+    location = store.latest_location()
+    assert location is not None
+    write_file(
+        store.path("_versions", location.name), encode_manifest(replace(manifest, fragments=bare))
+    )
+    want = lance.dataset(uri).to_table(columns=COLUMNS)
+    assert ll.dataset(uri).to_table(columns=COLUMNS).equals(want)
+    assert set(np.unique(want.select(LINEAGE).to_pandas().values)) == {1}
+    # Compaction of such fragments records none either; the rows still answer 1.
+    ll.dataset(uri).optimize.compact_files(target_rows_per_fragment=1000)
+    fragments = ll.dataset(uri).get_fragments()
+    assert all(f.metadata.created_at_version_meta is None for f in fragments)
+    assert lance.dataset(uri).to_table(columns=COLUMNS).sort_by("k").equals(want.sort_by("k"))
