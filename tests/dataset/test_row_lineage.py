@@ -295,3 +295,37 @@ def test_fragments_recording_no_lineage_answer_version_one(tmp_path: Path) -> No
     fragments = ll.dataset(uri).get_fragments()
     assert all(f.metadata.created_at_version_meta is None for f in fragments)
     assert lance.dataset(uri).to_table(columns=COLUMNS).sort_by("k").equals(want.sort_by("k"))
+
+
+def _fragment_merge(library: Any, uri: str) -> None:
+    library.write_dataset(
+        _rows(list(range(6))),
+        uri,
+        enable_stable_row_ids=True,
+        max_rows_per_file=3,
+        data_storage_version=STORAGE_VERSION,
+    )
+    ds = library.dataset(uri)
+    # Columns rewritten in place by a fragment's update_columns: pylance records no
+    # update of those rows (only moved rows and merges are recorded).
+    changed, fields = ds.get_fragment(0).update_columns(_rows([1], 5), left_on="k", right_on="k")
+    op = library.LanceOperation.Update(updated_fragments=[changed], fields_modified=fields)
+    library.LanceDataset.commit(uri, op, read_version=ds.version)
+    ds = library.dataset(uri)
+
+    def column(batch: pa.RecordBatch) -> pa.RecordBatch:
+        return pa.record_batch([pa.array([7] * batch.num_rows)], names=["z"])
+
+    merged, schema = ds.get_fragment(1).merge_columns(column, columns=["k"])
+    op = library.LanceOperation.Merge([ds.get_fragment(0).metadata, merged], schema)
+    library.LanceDataset.commit(uri, op, read_version=ds.version)
+
+
+def test_a_merge_records_the_rows_of_the_fragments_it_gave_files(tmp_path: Path) -> None:
+    ours, theirs = str(tmp_path / "ours"), str(tmp_path / "theirs")
+    _fragment_merge(ll, ours)
+    _fragment_merge(lance, theirs)
+    assert _sequences(ours) == _sequences(theirs)
+    table = _lineage(ll.dataset(ours))
+    assert table.equals(_lineage(lance.dataset(theirs)))
+    assert table["_row_last_updated_at_version"].to_pylist() == [1, 1, 1, 3, 3, 3]

@@ -58,10 +58,7 @@ def stamp(
             derived, base.next_row_id if base else 0, version, _moved(base, op, derived)
         )
         if isinstance(op, ops.Merge):
-            # Columns added or rewritten: pylance records every row as updated.
-            derived = replace(
-                derived, fragments=tuple(touched(f, version) for f in derived.fragments)
-            )
+            derived = _merged(base, derived, version)
     reader, writer = features.flags_for(
         any(f.deletion_file is not None for f in derived.fragments),
         derived.config,
@@ -79,6 +76,17 @@ def stamp(
         writer_feature_flags=writer,
         transaction_file=transaction_file,
     )
+
+
+def _merged(base: Manifest | None, derived: Manifest, version: int) -> Manifest:
+    """A merge's fragments given new data files (columns added or rewritten): pylance
+    records all their rows as updated at ``version``, and leaves the others be."""
+    before = {f.id: f.files for f in base.fragments} if base else {}
+    fragments = tuple(
+        touched(f, version) if before.get(f.id, f.files) != f.files else f
+        for f in derived.fragments
+    )
+    return replace(derived, fragments=fragments)
 
 
 def _moved(base: Manifest | None, op: ops.Operation, derived: Manifest) -> frozenset[int]:
