@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import lancelet as ll
 from lancelet.dataset.read.lineage import fragment_lineage
-from lancelet.errors import FilterError, SchemaError
+from lancelet.errors import FilterError, SchemaError, UnsupportedOptionError
 from lancelet.table.manifest_file import encode_manifest
 from lancelet.transaction.store import DatasetStore
 from tests.storage import write_file
@@ -348,3 +348,20 @@ def test_fragment_lineage_lists_what_scans_answer(tmp_path: Path) -> None:
         assert found.last_updated_at.tolist() == want["_row_last_updated_at_version"].to_pylist()
         every = fragment_lineage(store, meta, include_deleted=True)
         assert len(every.offsets) == meta.physical_rows
+
+
+def test_searches_refuse_lineage_columns(tmp_path: Path) -> None:
+    """pylance 14 fails on them in a nearest or full-text search; lancelet says so."""
+    uri = str(tmp_path / "ds")
+    vectors = pa.FixedSizeListArray.from_arrays(pa.array(np.arange(40, dtype=np.float32)), 4)
+    table = pa.table({"k": np.arange(10), "vec": vectors, "t": [f"w{i}" for i in range(10)]})
+    ll.write_dataset(table, uri, enable_stable_row_ids=True)
+    ds = ll.dataset(uri)
+    nearest = {"column": "vec", "q": np.zeros(4, np.float32), "k": 3}
+    with pytest.raises(UnsupportedOptionError, match="_row_created_at_version"):
+        ds.to_table(nearest=nearest, columns=["k", "_row_created_at_version"])
+    ds.create_scalar_index("t", "INVERTED")
+    with pytest.raises(UnsupportedOptionError, match="_row_last_updated_at_version"):
+        ll.dataset(uri).to_table(full_text_query="w1", columns=["_row_last_updated_at_version"])
+    with pytest.raises(UnsupportedOptionError, match="_row_created_at_version"):
+        ll.dataset(uri)._take_rows([1], columns=["k", "_row_created_at_version"])

@@ -253,7 +253,8 @@ class LanceDataset(
             raise ArgumentError(f"{call}: row id {int(ids.min())} is negative")
         shape = projection(columns, self.schema, f"{self._uri}: _take_rows")
         if shape.special_outputs or shape.special_reads:
-            raise UnsupportedOptionError(f"{call}: _rowid and _rowaddr cannot be taken yet")
+            asked = sorted(shape.special_outputs | shape.special_reads)
+            raise UnsupportedOptionError(f"{call}: system columns {asked} cannot be taken yet")
         table = take_by_row_ids(
             self._store,
             self._manifest,

@@ -39,6 +39,7 @@ from lancelet.dataset.read.projection import (
     SPECIAL,
     Columns,
     projection,
+    refuse_lineage,
     with_specials,
 )
 from lancelet.dataset.read.scanner import LanceScanner, default_batch_size
@@ -103,6 +104,7 @@ class FullTextScanner(LanceScanner):
         self._known = pa.schema([*with_specials(self._arrow), pa.field(SCORE, pa.float32())])
         schema = self._arrow if columns is None else self._known
         self._shape = projection(columns, schema, self._where)
+        refuse_lineage(self._shape, "full-text search", self._where)
         self._post = None if prefilter else to_expression(filter, self._known)
 
     def with_row_ids(self) -> LanceScanner:

@@ -54,6 +54,7 @@ from lancelet.dataset.read.projection import (
     SPECIAL,
     Columns,
     projection,
+    refuse_lineage,
     with_specials,
 )
 from lancelet.dataset.read.row_columns import live_rows_before, row_offsets
@@ -124,6 +125,7 @@ class NearestScanner(LanceScanner):
         # row id and address.
         schema = self._arrow if columns is None else self._known
         self._shape = projection(_named(columns, query.batch), schema, self._where)
+        refuse_lineage(self._shape, "nearest-neighbour search", self._where)
         self._post = None if prefilter else to_expression(filter, self._known)
 
     def _refuse_fast_search_without_index(self, fast_search: bool) -> None:

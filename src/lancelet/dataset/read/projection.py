@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelet.errors import SchemaError
+from lancelet.errors import SchemaError, UnsupportedOptionError
 from lancelet.expr.compute import evaluate
 from lancelet.expr.filter import parse_value, value_nullable
 
@@ -73,6 +73,13 @@ class Projection:
             for column, field in zip(out.columns, self.fields, strict=True)
         ]
         return pa.Table.from_arrays(columns, schema=pa.schema(self.fields))
+
+
+def refuse_lineage(shape: Projection, search: str, where: str) -> None:
+    """A search returns no lineage columns: pylance 14 fails on them there."""
+    asked = sorted(shape.special_outputs & set(LINEAGE))
+    if asked:
+        raise UnsupportedOptionError(f"{where}: columns {asked} in a {search}")
 
 
 def projection(columns: Columns | None, schema: pa.Schema, where: str) -> Projection:
