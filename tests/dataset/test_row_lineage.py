@@ -365,3 +365,32 @@ def test_searches_refuse_lineage_columns(tmp_path: Path) -> None:
         ll.dataset(uri).to_table(full_text_query="w1", columns=["_row_last_updated_at_version"])
     with pytest.raises(UnsupportedOptionError, match="_row_created_at_version"):
         ll.dataset(uri)._take_rows([1], columns=["k", "_row_created_at_version"])
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        "k < 50 AND _row_last_updated_at_version = 4",
+        "k = 21 OR _row_created_at_version > 1",
+        "_row_last_updated_at_version >= 3 AND k > 5",
+        "k IN (0, 7, 21) AND _row_last_updated_at_version = 4",
+    ],
+)
+def test_filters_on_lineage_beside_an_index(tmp_path: Path, where: str) -> None:
+    uri = str(tmp_path / "ds")
+    lance.write_dataset(
+        _rows(list(range(100))),
+        uri,
+        enable_stable_row_ids=True,
+        max_rows_per_file=30,
+        data_storage_version=STORAGE_VERSION,
+    )
+    ds = lance.dataset(uri)
+    ds.update({"v": "1"}, where="k % 7 = 0")
+    ds.create_scalar_index("k", "BTREE")
+    ds.update({"v": "2"}, where="k < 20")
+    ds.delete("k = 14")
+    columns = ["k", "_rowid", "_row_last_updated_at_version"]
+    want = lance.dataset(uri).to_table(columns=columns, filter=where).sort_by("k")
+    assert want.num_rows
+    assert ll.dataset(uri).to_table(columns=columns, filter=where).sort_by("k").equals(want)
