@@ -22,7 +22,8 @@ from lancelet.dataset.versions.auto_cleanup import config_values
 from lancelet.dataset.versions.bases import DatasetBasePath, WriteBases, plan_write
 from lancelet.dataset.versions.committing import commit_transaction
 from lancelet.dataset.versions.loading import announce_latest
-from lancelet.dataset.versions.transactions import AutoCleanupConfig, commit_properties
+from lancelet.dataset.versions.auto_cleanup import AutoCleanupConfig
+from lancelet.dataset.versions.transactions import commit_properties
 from lancelet.dataset.write.data_files import (
     DEFAULT_MAX_ROWS_PER_FILE,
     Prepared,
