@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from lancelet.dataset.read import blob
-from lancelet.dataset.versions.index_operation import Index, public_index, stored_index
+from lancelet.dataset.versions.index_operation import Index, stored_index
 from lancelet.errors import ArgumentError, UnsupportedOptionError
 from lancelet.table.fragment import DataFile, Fragment
 from lancelet.table.schema import LanceSchema
