@@ -304,8 +304,8 @@ def test_update_mode_rewrite_columns_reads_back(tmp_path: Path) -> None:
 
 
 def test_a_shallow_clone_reads_as_clone(tmp_path: Path) -> None:
-    """lancelet neither clones nor opens a shallow clone (its manifest's base id 0 is
-    refused), so the clone's transaction file is read as read_transaction reads it."""
+    """lancelet does not clone, but opens pylance's shallow clones (whose source is
+    base path 0): the clone's transaction reads as pylance reads it."""
     source = str(tmp_path / "source")
     _create(lance, source).tags.create("t1", 1)
     clone = tmp_path / "clone"
@@ -314,7 +314,17 @@ def test_a_shallow_clone_reads_as_clone(tmp_path: Path) -> None:
     txn = registry.decode_transaction(path.read_bytes(), str(path))
     ours = public_transaction(txn)
     _assert_same(ours, lance.dataset(str(clone)).read_transaction(1))
+    _assert_same(
+        ll.dataset(str(clone)).read_transaction(1), lance.dataset(str(clone)).read_transaction(1)
+    )
     assert ours.operation == ll.LanceOperation.Clone(True, None, 1, source, None)
+    # The clone's rows live under the source; an append lands in the clone.
+    expected = lance.dataset(source, version=1).to_table()
+    assert ll.dataset(str(clone)).to_table().equals(expected)
+    ll.write_dataset(expected.slice(0, 2), str(clone), mode="append")
+    both = pa.concat_tables([expected, expected.slice(0, 2)])
+    assert lance.dataset(str(clone)).to_table().equals(both)
+    assert ll.dataset(str(clone)).to_table().equals(both)
     with pytest.raises(UnsupportedOptionError, match="cannot commit"):
         ours.to_transaction()
 
