@@ -116,13 +116,14 @@ def test_the_table(run: Cli, busy_dataset: str) -> None:
     assert "message" not in shown  # no version has a commit message
 
 
-def test_an_unreadable_kind_is_other_not_a_guess(run: Cli, tmp_path: Path) -> None:
+def test_a_compaction_is_named_rewrite_as_pylance_names_it(run: Cli, tmp_path: Path) -> None:
     path = str(tmp_path / "compacted")
     lance.write_dataset(rows(0, 30), path, max_rows_per_file=10)
     metrics = lance.dataset(path).optimize.compact_files()
     assert metrics.fragments_removed == 3
     newest = run.json("history", path)[0]
     assert newest["version"] == lance.dataset(path).version
-    assert newest["operation"] in ("Rewrite", "other")
+    assert newest["operation"] == _pylance_operation(lance.dataset(path), newest["version"])
+    assert newest["operation"] == "Rewrite"
     assert (newest["rows_added"], newest["rows_removed"]) == (30, 30)
     assert newest["rows"] == pa.Table.from_batches(lance.dataset(path).to_batches()).num_rows

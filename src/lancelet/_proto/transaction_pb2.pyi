@@ -315,6 +315,9 @@ class Transaction(_message.Message):
         FRAGMENTS_FIELD_NUMBER: _builtins.int
         SCHEMA_FIELD_NUMBER: _builtins.int
         SCHEMA_METADATA_FIELD_NUMBER: _builtins.int
+        PRESERVES_NULLABILITY_FIELD_NUMBER: _builtins.int
+        preserves_nullability: _builtins.bool
+        """No column that admitted nulls is made to refuse them."""
         @_builtins.property
         def fragments(self) -> _containers.RepeatedCompositeFieldContainer[_table_pb2.DataFragment]: ...
         @_builtins.property
@@ -327,10 +330,11 @@ class Transaction(_message.Message):
             fragments: _abc.Iterable[_table_pb2.DataFragment] | None = ...,
             schema: _abc.Iterable[_file_pb2.Field] | None = ...,
             schema_metadata: _abc.Mapping[_builtins.str, _builtins.bytes] | None = ...,
+            preserves_nullability: _builtins.bool = ...,
         ) -> None: ...
         _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
         def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-        _ClearFieldArgType: _TypeAlias = _typing.Literal["fragments", b"fragments", "schema", b"schema", "schema_metadata", b"schema_metadata"]  # noqa: Y015
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["fragments", b"fragments", "preserves_nullability", b"preserves_nullability", "schema", b"schema", "schema_metadata", b"schema_metadata"]  # noqa: Y015
         def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
         def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -339,16 +343,19 @@ class Transaction(_message.Message):
         DESCRIPTOR: _descriptor.Descriptor
 
         SCHEMA_FIELD_NUMBER: _builtins.int
+        PRESERVES_NULLABILITY_FIELD_NUMBER: _builtins.int
+        preserves_nullability: _builtins.bool
         @_builtins.property
         def schema(self) -> _containers.RepeatedCompositeFieldContainer[_file_pb2.Field]: ...
         def __init__(
             self,
             *,
             schema: _abc.Iterable[_file_pb2.Field] | None = ...,
+            preserves_nullability: _builtins.bool = ...,
         ) -> None: ...
         _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
         def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-        _ClearFieldArgType: _TypeAlias = _typing.Literal["schema", b"schema"]  # noqa: Y015
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["preserves_nullability", b"preserves_nullability", "schema", b"schema"]  # noqa: Y015
         def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
         def WhichOneof(self, oneof_group: _Never) -> None: ...
 

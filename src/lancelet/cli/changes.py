@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lancelet.cli.values import utc
-from lancelet.dataset import LanceDataset
+from lancelet.dataset import LanceDataset, LanceOperation
 from lancelet.errors import LanceletError
 
 # The transaction property a commit message is kept in (pylance's key).
@@ -56,17 +56,23 @@ def rows_added_removed(
 
 def operation_of(ds: LanceDataset, version: int) -> tuple[str | None, str | None]:
     """The kind of operation that made ``version`` and its commit message.  The kind
-    is None when no transaction can be read; "other" when one is read but the API
-    shows its operation opaquely (as for compactions)."""
+    is None when no transaction can be read."""
     try:
         transaction = ds.read_transaction(version)
     except LanceletError:
         return None, None
     if transaction is None:
         return None, None
-    kind = type(transaction.operation).__name__
     message = (transaction.transaction_properties or {}).get(_COMMIT_MESSAGE)
-    return ("other" if kind == "BaseOperation" else kind), message
+    return operation_kind(transaction.operation), message
+
+
+def operation_kind(operation: LanceOperation.BaseOperation) -> str:
+    """The operation's class name (``Append``, ``Rewrite``, ...), as pylance's
+    ``read_transaction`` classes name the kinds; "other" for the kinds it shows
+    opaquely (``UpdateBases``, ``UpdateMemWalState``)."""
+    kind = type(operation)
+    return "other" if kind is LanceOperation.BaseOperation else kind.__name__
 
 
 def history(ds: LanceDataset, limit: int | None = None) -> list[dict[str, Any]]:

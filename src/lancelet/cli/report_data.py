@@ -4,14 +4,13 @@ plain-words advice it draws from it; the page itself is drawn by
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from lancelet import debug
-from lancelet.dataset import LanceDataset, LanceFragment, LanceOperation
+from lancelet.cli.changes import operation_kind
+from lancelet.dataset import LanceDataset, LanceFragment
 from lancelet.dataset.core.terminal_progress import progress_bar
 from lancelet.errors import LanceletError
 
@@ -23,8 +22,6 @@ DELETED_SHARE_THRESHOLD = 0.1
 MANY_VERSIONS = 100
 # Transactions read for the timeline, newest first: each is a file to fetch.
 MAX_TRANSACTIONS = 1000
-# "operation: Rewrite {" in a transaction's debug text (pylance's format).
-_DEBUG_OPERATION = re.compile(r"^\s*operation: (\w+)", re.M)
 
 
 @dataclass(frozen=True)
@@ -163,18 +160,9 @@ def _operation(dataset: LanceDataset, version: int) -> str | None:
     None when its transaction file is gone or unreadable: the report goes on."""
     try:
         transaction = dataset.read_transaction(version)
-        if transaction is None:
-            return None
-        kind = type(transaction.operation)
-        if kind is not LanceOperation.BaseOperation:
-            return kind.__name__
-        # Kinds pylance's API has no class for (Rewrite, Project, ...) are named only
-        # in the transaction's debug text.
-        texts = debug.list_transactions(dataset.checkout_version(version), max_transactions=1)
     except (LanceletError, OSError):
         return None
-    named = _DEBUG_OPERATION.search(texts[0]) if texts else None
-    return named.group(1) if named else None
+    return None if transaction is None else operation_kind(transaction.operation)
 
 
 def _index_facts(dataset: LanceDataset, fragments: list[FragmentFacts]) -> list[IndexFacts]:

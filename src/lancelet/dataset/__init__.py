@@ -25,6 +25,7 @@ from lancelet.dataset.result_types import (
 )
 from lancelet.dataset.stats import DatasetStats, DataStatistics, FieldStatistics, LanceStats
 from lancelet.dataset.vector_index_reader import VectorIndexReader
+from lancelet.dataset.versions.auto_cleanup import AutoCleanupConfig
 from lancelet.dataset.versions.bases import DatasetBasePath
 from lancelet.dataset.versions.cleanup import CleanupStats
 from lancelet.dataset.versions.index_operation import Index, IndexFile
@@ -32,7 +33,6 @@ from lancelet.dataset.versions.operation import LanceOperation
 from lancelet.dataset.versions.tags import Tags
 from lancelet.dataset.versions.transactions import (
     LANCE_COMMIT_MESSAGE_KEY,
-    AutoCleanupConfig,
     Transaction,
 )
 from lancelet.schema import LanceSchema

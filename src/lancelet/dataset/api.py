@@ -18,8 +18,8 @@ from lancelet.dataset.core.progress import FragmentWriteProgress
 from lancelet.dataset.dataset import LanceDataset, Version
 from lancelet.dataset.open_options import check_location
 from lancelet.dataset.versions.asof import AsOf
+from lancelet.dataset.versions.auto_cleanup import AutoCleanupConfig
 from lancelet.dataset.versions.bases import DatasetBasePath
-from lancelet.dataset.versions.transactions import AutoCleanupConfig
 from lancelet.dataset.write.data_files import (
     DEFAULT_MAX_ROWS_PER_FILE,
 )

@@ -10,7 +10,7 @@ from lancelet.dataset.core.options import check_options
 from lancelet.dataset.indices.catalog import cleanup_frag_reuse
 from lancelet.dataset.indices.optimize import optimize_indices
 from lancelet.dataset.versions import auto_cleanup
-from lancelet.dataset.versions.transactions import AutoCleanupConfig
+from lancelet.dataset.versions.auto_cleanup import AutoCleanupConfig
 
 if TYPE_CHECKING:
     from lancelet.dataset.dataset import LanceDataset

@@ -191,8 +191,9 @@ def check_manifest(manifest: Manifest, checked: list[Checked], path: str) -> Non
 
 def _check_base_ids(manifest: Manifest, path: str) -> None:
     ids = [b.id for b in manifest.base_paths]
-    if len(set(ids)) != len(ids) or any(i <= 0 for i in ids):
-        raise CorruptDatasetError(f"{path}: base path ids {ids} are not distinct positive ids")
+    # pylance numbers a shallow clone's source base 0.
+    if len(set(ids)) != len(ids) or any(i < 0 for i in ids):
+        raise CorruptDatasetError(f"{path}: base path ids {ids} are not distinct ids")
     for fragment in manifest.fragments:
         for data_file in fragment.files:
             if data_file.base_id is not None and data_file.base_id not in ids:

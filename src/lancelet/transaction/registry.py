@@ -108,7 +108,8 @@ def decode_transaction(data: bytes, path: str) -> ops.Transaction:
     name = pb.WhichOneof("operation") or "unknown"
     found = _BY_NAME.get(name)
     try:
-        operation = foreign.decode(name) if found is None else found.decode(getattr(pb, name), path)
+        body = getattr(pb, name, None)
+        operation = foreign.decode(name, body) if found is None else found.decode(body, path)
     except (KeyError, ValueError) as exc:  # an enum value or a map key no writer uses
         raise CorruptDatasetError(f"{path}: transaction content is invalid: {exc!r}") from exc
     return ops.Transaction(

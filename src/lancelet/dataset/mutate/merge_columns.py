@@ -62,7 +62,7 @@ def plan_merge(
     chosen = manifest.fragments if fragments is None else fragments
     readers = [FragmentReader(store, manifest.schema, f) for f in chosen]
     if not readers:
-        return Merge((), new_schema)
+        return Merge((), new_schema, preserves_nullability=True)
     # One lookup for every fragment's keys (deleted rows included, to keep the new files
     # aligned), so the data's keys are hashed once.
     left = pa.concat_arrays([key_column(store, manifest, f, left_on, where) for f in chosen])
@@ -76,7 +76,7 @@ def plan_merge(
             start += count
             _check_required(values, reader.deleted, where)
             merged.append(files.add(reader.fragment, values, new_schema))
-    return Merge(tuple(merged), new_schema)
+    return Merge(tuple(merged), new_schema, preserves_nullability=True)
 
 
 def _check_key(

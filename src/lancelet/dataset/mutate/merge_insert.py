@@ -28,7 +28,7 @@ from lancelet.dataset.read import blob_v2
 from lancelet.dataset.read.fragment_reader import FragmentReader
 from lancelet.dataset.read.scanner import ROW_ADDRESS, LanceScanner, live_rows
 from lancelet.dataset.read.take import created_at, row_ids_at
-from lancelet.dataset.versions.operation import public_operation
+from lancelet.dataset.versions.operation_view import public_operation
 from lancelet.dataset.versions.transactions import Transaction
 from lancelet.dataset.write.data_files import (
     check_writable,

@@ -88,7 +88,7 @@ def drop_columns(manifest: Manifest, columns: Sequence[str], where: str) -> Proj
     kept = _without_empty_parents([f for f in schema.fields if f.id not in doomed], schema)
     if not any(f.parent_id == -1 for f in kept):
         raise SchemaError(f"{where}: cannot drop every column of the dataset")
-    return Project(LanceSchema(tuple(kept), schema.metadata))
+    return Project(LanceSchema(tuple(kept), schema.metadata), preserves_nullability=True)
 
 
 def _without_empty_parents(kept: list[Field], schema: LanceSchema) -> list[Field]:
@@ -263,8 +263,9 @@ def castable(old: pa.DataType, new: pa.DataType) -> bool:
 def alter_columns(
     store: DatasetStore, manifest: Manifest, plan: Alterations, where: str
 ) -> Project | Merge:
+    preserves = keeps_nullability(manifest.schema, plan.schema)
     if not plan.casts:
-        return Project(plan.schema)
+        return Project(plan.schema, preserves)
     wanted = {f.id for f in plan.schema.fields}
     fragments = []
     with new_data_files(store, manifest) as files:
@@ -276,7 +277,14 @@ def alter_columns(
             # A data file left holding no field of the schema is dropped, as pylance does.
             kept = tuple(d for d in fragment.files if wanted.intersection(d.fields))
             fragments.append(replace(fragment, files=kept))
-    return Merge(tuple(fragments), plan.schema)
+    return Merge(tuple(fragments), plan.schema, preserves)
+
+
+def keeps_nullability(old: LanceSchema, new: LanceSchema) -> bool:
+    """Whether no field that admitted nulls refuses them in ``new``: what pylance
+    records as a schema change's ``preserves_nullability``."""
+    was_nullable = {f.id for f in old.fields if f.nullable}
+    return all(f.nullable for f in new.fields if f.id in was_nullable)
 
 
 def _cast_values(old: pa.Table, casts: Sequence[Cast], deleted: np.ndarray, where: str) -> pa.Table:
@@ -350,7 +358,7 @@ def _null_columns(new: pa.Schema, manifest: Manifest, where: str) -> Merge:
         raise ColumnChangeError(
             f"{where}: All-null columns must be nullable, but field {required[0]!r} is not."
         )
-    return Merge(manifest.fragments, schema)
+    return Merge(manifest.fragments, schema, preserves_nullability=True)
 
 
 class ColumnComputer:
@@ -447,7 +455,7 @@ def add_columns(
             fragments.append(files.add(fragment, values, new_schema))
     if new_schema is None:  # no fragments: only the schema changes
         raise SchemaError(f"{where}: cannot compute new columns of an empty dataset")
-    return Merge(tuple(fragments), new_schema)
+    return Merge(tuple(fragments), new_schema, preserves_nullability=True)
 
 
 def is_transform(transforms: Any) -> bool:
@@ -517,7 +525,7 @@ def add_columns_from_reader(
                 f"{where}: add_columns: Stream produced more values than expected for "
                 f"dataset ({manifest.num_rows} rows)"
             )
-    return Merge(tuple(fragments), new_schema)
+    return Merge(tuple(fragments), new_schema, preserves_nullability=True)
 
 
 def extend_schema(manifest: Manifest, new: pa.Schema, where: str) -> LanceSchema:

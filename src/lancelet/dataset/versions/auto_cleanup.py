@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 import warnings
 from datetime import timedelta
+from typing import TypedDict
 
 from lancelet.dataset.versions.cleanup import cleanup_old_versions
-from lancelet.dataset.versions.transactions import AutoCleanupConfig
 from lancelet.errors import ArgumentError, LanceletError
 from lancelet.table import naming
 from lancelet.table.manifest import Manifest
@@ -39,6 +39,14 @@ _UNIT_SECONDS = {
     **dict.fromkeys(("years", "year", "y"), 31557600.0),
 }
 _PART = re.compile(r"\s*(\d+)\s*([a-zA-Zµ]+)")
+
+
+class AutoCleanupConfig(TypedDict):
+    """Cleanup run after every ``interval``-th commit, removing versions older than
+    ``older_than_seconds`` (pylance's ``auto_cleanup_options``)."""
+
+    interval: int
+    older_than_seconds: int
 
 
 def config_values(options: AutoCleanupConfig) -> dict[str, str]:

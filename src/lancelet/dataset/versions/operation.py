@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from lancelet.dataset.read import blob
-from lancelet.dataset.versions.index_operation import Index, public_index, stored_index
+from lancelet.dataset.versions.index_operation import Index, stored_index
 from lancelet.errors import ArgumentError, UnsupportedOptionError
 from lancelet.table.fragment import DataFile, Fragment
 from lancelet.table.schema import LanceSchema
@@ -98,7 +98,7 @@ class LanceOperation:
         fragments: Iterable[Fragment]
         schema: LanceSchema | PublicLanceSchema | pa.Schema
         # pylance's assertion that concurrent appends may commit alongside; it can only
-        # spare a retry, so lancelet accepts it and checks conflicts as without.
+        # spare a retry, so lancelet records it and checks conflicts as without.
         preserves_nullability: bool = False
 
         def __post_init__(self) -> None:
@@ -118,7 +118,7 @@ class LanceOperation:
                 schema = schema.inner
             if isinstance(schema, pa.Schema):
                 schema = _schema_of_files(schema, fragments)
-            return ops.Merge(tuple(fragments), schema)
+            return ops.Merge(tuple(fragments), schema, bool(self.preserves_nullability))
 
     @dataclass
     class Project(BaseOperation):
@@ -126,7 +126,7 @@ class LanceOperation:
         by field id (a field keeps the data of the field id it carries)."""
 
         schema: PublicLanceSchema
-        # As Merge's: it can only spare a retry, so it is accepted and changes nothing.
+        # As Merge's: it can only spare a retry, so it is recorded and changes nothing.
         preserves_nullability: bool = False
 
         def to_operation(self) -> ops.Operation:
@@ -134,7 +134,7 @@ class LanceOperation:
                 raise TypeError(
                     f"LanceOperation.Project: schema must be a LanceSchema, not {self.schema!r}"
                 )
-            return ops.Project(self.schema.inner)
+            return ops.Project(self.schema.inner, bool(self.preserves_nullability))
 
     @dataclass
     class ReserveFragments(BaseOperation):
@@ -153,16 +153,17 @@ class LanceOperation:
         new_fragments: list[Fragment] = field(default_factory=list)
         fields_modified: list[int] = field(default_factory=list)
         fields_for_preserving_frag_bitmap: list[int] = field(default_factory=list)
+        # "rewrite_rows" as read back; "" (the default) commits as that too.
         update_mode: str = ""
         updated_fragment_offsets: dict[int, bytes] | None = None
         # The upsert's inserted keys, when lancelet planned it (never written).
         _inserted_keys: ops.InsertedKeys | None = field(default=None, repr=False, compare=False)
 
         def to_operation(self) -> ops.Operation:
-            if self.update_mode or self.updated_fragment_offsets:
+            if self.update_mode not in ("", "rewrite_rows") or self.updated_fragment_offsets:
                 raise UnsupportedOptionError(
-                    "LanceOperation.Update: update_mode and updated_fragment_offsets are "
-                    "not supported"
+                    "LanceOperation.Update: only update_mode 'rewrite_rows' is supported, "
+                    "and no updated_fragment_offsets"
                 )
             return ops.Update(
                 tuple(self.removed_fragment_ids),
@@ -271,7 +272,7 @@ class LanceOperation:
         hand); new fragments with id 0 are numbered at commit."""
 
         groups: list[LanceOperation.RewriteGroup]
-        rewritten_indices: list[object] = field(default_factory=list)
+        rewritten_indices: list[LanceOperation.RewrittenIndex] = field(default_factory=list)
 
         def to_operation(self) -> ops.Operation:
             if self.rewritten_indices:
@@ -330,66 +331,3 @@ def _schema_of_files(schema: pa.Schema, fragments: list[Fragment]) -> LanceSchem
 
 def _map_update(update: LanceOperation.UpdateMap | None) -> ops.MapUpdate | None:
     return None if update is None else update.to_map_update()
-
-
-def _public_map(update: ops.MapUpdate | None) -> LanceOperation.UpdateMap | None:
-    return (
-        None if update is None else LanceOperation.UpdateMap(dict(update.entries), update.replace)
-    )
-
-
-def _public_update_config(op: ops.UpdateConfig) -> LanceOperation.UpdateConfig:
-    config: dict[str, str | None] = {**op.upsert_values, **dict.fromkeys(op.delete_keys)}
-    return LanceOperation.UpdateConfig(
-        LanceOperation.UpdateMap(config) if config else None,
-        _public_map(op.table_metadata),
-        _public_map(op.schema_metadata),
-        {
-            k: LanceOperation.UpdateMap(dict(v.entries), v.replace)
-            for k, v in op.field_metadata.items()
-        }
-        or None,
-    )
-
-
-def public_operation(op: ops.Operation) -> LanceOperation.BaseOperation:
-    """The ``LanceOperation`` a committed operation is, as ``read_transaction`` shows it."""
-    if isinstance(op, ops.Append):
-        return LanceOperation.Append(list(op.fragments))
-    if isinstance(op, ops.Overwrite):
-        return LanceOperation.Overwrite(
-            op.schema, list(op.fragments), config_upsert_values=dict(op.config_upsert_values)
-        )
-    if isinstance(op, ops.Delete):
-        return LanceOperation.Delete(
-            list(op.updated_fragments), list(op.deleted_fragment_ids), op.predicate
-        )
-    if isinstance(op, ops.Update):
-        return LanceOperation.Update(
-            list(op.removed_fragment_ids),
-            list(op.updated_fragments),
-            list(op.new_fragments),
-            list(op.fields_modified),
-            list(op.fields_for_preserving_frag_bitmap),
-            _inserted_keys=op.inserted_keys,
-        )
-    if isinstance(op, ops.Restore):
-        return LanceOperation.Restore(op.version)
-    if isinstance(op, ops.Merge):
-        return LanceOperation.Merge(list(op.fragments), op.schema)
-    if isinstance(op, ops.ReserveFragments):
-        return LanceOperation.ReserveFragments(op.num_fragments)
-    if isinstance(op, ops.DataReplacement):
-        return LanceOperation.DataReplacement(
-            [LanceOperation.DataReplacementGroup(i, f) for i, f in op.replacements]
-        )
-    if isinstance(op, ops.UpdateConfig):
-        return _public_update_config(op)
-    if isinstance(op, ops.CreateIndex):
-        return LanceOperation.CreateIndex(
-            [public_index(i) for i in op.new_indices],
-            [public_index(i) for i in op.removed_indices],
-        )
-    # As pylance shows a kind it has no class for: an opaque operation, which cannot
-    # be committed again.
-    return LanceOperation.BaseOperation()

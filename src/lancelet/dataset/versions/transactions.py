@@ -7,9 +7,9 @@ from __future__ import annotations
 import uuid as uuid_module
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TypedDict
 
-from lancelet.dataset.versions.operation import LanceOperation, public_operation
+from lancelet.dataset.versions.operation import LanceOperation
+from lancelet.dataset.versions.operation_view import public_operation
 from lancelet.errors import ArgumentError, UnsupportedOptionError, VersionNotFoundError
 from lancelet.table import naming
 from lancelet.table.fragment import Fragment
@@ -20,14 +20,6 @@ from lancelet.transaction.store import DatasetStore
 
 # The transaction property holding a commit message.
 LANCE_COMMIT_MESSAGE_KEY = "__lance_commit_message"
-
-
-class AutoCleanupConfig(TypedDict):
-    """Cleanup run after every ``interval``-th commit, removing versions older than
-    ``older_than_seconds`` (see :mod:`lancelet.dataset.versions.auto_cleanup`)."""
-
-    interval: int
-    older_than_seconds: int
 
 
 @dataclass

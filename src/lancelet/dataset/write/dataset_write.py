@@ -18,11 +18,11 @@ from lancelet import events
 from lancelet.dataset.core.options import DEFAULT_MAX_BYTES_PER_FILE, refuse_unimplemented
 from lancelet.dataset.core.progress import FragmentWriteProgress, check_progress
 from lancelet.dataset.core.terminal_progress import progress_bar
-from lancelet.dataset.versions.auto_cleanup import config_values
+from lancelet.dataset.versions.auto_cleanup import AutoCleanupConfig, config_values
 from lancelet.dataset.versions.bases import DatasetBasePath, WriteBases, plan_write
 from lancelet.dataset.versions.committing import commit_transaction
 from lancelet.dataset.versions.loading import announce_latest
-from lancelet.dataset.versions.transactions import AutoCleanupConfig, commit_properties
+from lancelet.dataset.versions.transactions import commit_properties
 from lancelet.dataset.write.data_files import (
     DEFAULT_MAX_ROWS_PER_FILE,
     Prepared,

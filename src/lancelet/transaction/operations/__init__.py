@@ -26,7 +26,7 @@ from lancelet.transaction.operations.append import Append
 from lancelet.transaction.operations.create_index import CreateIndex
 from lancelet.transaction.operations.data_replacement import DataReplacement
 from lancelet.transaction.operations.delete import Delete
-from lancelet.transaction.operations.foreign import Foreign
+from lancelet.transaction.operations.foreign import CloneSource, Foreign
 from lancelet.transaction.operations.merge import Merge
 from lancelet.transaction.operations.overwrite import Overwrite
 from lancelet.transaction.operations.project import Project
@@ -39,6 +39,7 @@ from lancelet.transaction.operations.update_config import UpdateConfig
 
 __all__ = [
     "Append",
+    "CloneSource",
     "CreateIndex",
     "DataReplacement",
     "Delete",

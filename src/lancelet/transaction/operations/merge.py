@@ -30,15 +30,19 @@ from lancelet.transaction.operations.kind import (
 class Merge:
     fragments: tuple[Fragment, ...]
     schema: LanceSchema
+    # The writer's word that no column admitting nulls now refuses them (pylance's
+    # schema changes say so); recorded and shown, never relied on.
+    preserves_nullability: bool = False
 
 
 def encode(op: Merge, pb: Message) -> None:
     pb.fragments.extend(encode_fragments(op.fragments))
     encode_schema(op.schema, pb)
+    pb.preserves_nullability = op.preserves_nullability
 
 
 def decode(pb: Message, where: str) -> Merge:
-    return Merge(decode_fragments(pb.fragments), decode_schema(pb))
+    return Merge(decode_fragments(pb.fragments), decode_schema(pb), pb.preserves_nullability)
 
 
 def fold(base: Manifest | None, op: Merge, ctx: FoldContext) -> Manifest:

@@ -21,15 +21,18 @@ from lancelet.transaction.operations.kind import Kind, Message
 @dataclass(frozen=True)
 class Project:
     schema: LanceSchema
+    # As Merge's: no column admitting nulls now refuses them; recorded, never relied on.
+    preserves_nullability: bool = False
 
 
 def encode(op: Project, pb: Message) -> None:
     # The message has no schema metadata: a projection keeps the dataset's.
     pb.schema.extend(op.schema.proto_fields())
+    pb.preserves_nullability = op.preserves_nullability
 
 
 def decode(pb: Message, where: str) -> Project:
-    return Project(LanceSchema.from_proto(pb.schema))
+    return Project(LanceSchema.from_proto(pb.schema), pb.preserves_nullability)
 
 
 def fold(base: Manifest | None, op: Project, ctx: FoldContext) -> Manifest:

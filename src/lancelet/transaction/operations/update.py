@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from lancelet._proto import transaction_pb2
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.table.schema import LanceSchema
@@ -44,8 +45,15 @@ class Update:
     new_fragments: tuple[Fragment, ...]
     fields_modified: tuple[int, ...] = ()
     fields_for_preserving_frag_bitmap: tuple[int, ...] = ()
+    # "rewrite_rows" (old copies deleted, new rows written) or "rewrite_columns" (new
+    # data files for some columns of ``updated_fragments``, written by pylance only).
+    update_mode: str = "rewrite_rows"
     # Known only to the process that planned the upsert; never written to the file.
     inserted_keys: InsertedKeys | None = field(default=None, compare=False, repr=False)
+
+
+# The protobuf's UpdateMode enum (REWRITE_ROWS, REWRITE_COLUMNS).
+_UPDATE_MODES = transaction_pb2.Transaction.UpdateMode
 
 
 def encode(op: Update, pb: Message) -> None:
@@ -54,6 +62,7 @@ def encode(op: Update, pb: Message) -> None:
     pb.new_fragments.extend(encode_fragments(op.new_fragments))
     pb.fields_modified.extend(op.fields_modified)
     pb.fields_for_preserving_frag_bitmap.extend(op.fields_for_preserving_frag_bitmap)
+    pb.update_mode = _UPDATE_MODES.Value(op.update_mode.upper())
 
 
 def decode(pb: Message, where: str) -> Update:
@@ -63,6 +72,7 @@ def decode(pb: Message, where: str) -> Update:
         decode_fragments(pb.new_fragments),
         tuple(pb.fields_modified),
         tuple(pb.fields_for_preserving_frag_bitmap),
+        _UPDATE_MODES.Name(pb.update_mode).lower(),
     )
 
 
