@@ -322,7 +322,7 @@ class Fragment:
     physical_rows: int
     deletion_file: DeletionFile | None = None
     # Stable row ids: the rows' ids, and the versions that created and last updated
-    # them (kept as read; lancelet writes each version sequence as one run).
+    # them (see lancelet.table.lineage).
     row_id_meta: Sequence | None = None
     created_at_version_meta: Sequence | None = None
     last_updated_at_version_meta: Sequence | None = None

@@ -17,7 +17,13 @@ either library holds the same bytes:
 * compaction: the source fragments' runs in order, each with its deleted rows
   dropped from the span (the span re-encoded as pylance chooses: see
   ``_segment_of``), a run left empty dropped, a run with nothing deleted kept as
-  it was.
+  it was; a run cut between two new fragments is a range cut into ranges, or
+  its values re-encoded;
+* a merge (columns added or rewritten): every row of each fragment it gave new
+  files last updated at its version (``touched``; see ``transaction/apply.py``).
+
+pylance 14 writes every sequence inline, and so does lancelet; both read external
+ones.
 """
 
 from __future__ import annotations
