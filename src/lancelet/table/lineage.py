@@ -22,8 +22,8 @@ either library holds the same bytes:
 * a merge (columns added or rewritten): every row of each fragment it gave new
   files last updated at its version (``touched``; see ``transaction/apply.py``).
 
-pylance 14 writes every sequence inline, and so does lancelet; both read external
-ones.
+pylance 14 writes every sequence inline, and so does lancelet; lancelet also reads
+external ones (from the file and range a sequence names).
 """
 
 from __future__ import annotations
