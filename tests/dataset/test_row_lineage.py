@@ -19,6 +19,8 @@ from hypothesis import strategies as st
 import lancelet as ll
 from lancelet.dataset.read.lineage import fragment_lineage
 from lancelet.errors import FilterError, SchemaError, UnsupportedOptionError
+from lancelet.table.fragment import ExternalFile
+from lancelet.table.fragment import Sequence as StoredSequence
 from lancelet.table.manifest_file import encode_manifest
 from lancelet.transaction.store import DatasetStore
 from tests.storage import write_file
@@ -417,3 +419,32 @@ def test_compaction_into_several_fragments_cuts_runs_as_pylance(tmp_path: Path) 
     assert len(_sequences(theirs)) == 3
     assert _sequences(ours) == _sequences(theirs)
     assert _lineage(ll.dataset(ours)).equals(_lineage(lance.dataset(theirs)))
+
+
+def test_external_version_sequences_are_read(tmp_path: Path) -> None:
+    """A sequence kept in a file (the format allows it; pylance 14 writes none) reads
+    as the same sequence inline."""
+    uri = str(tmp_path / "ds")
+    _pylance_dataset(uri, True)
+    want = ll.dataset(uri).to_table(columns=COLUMNS)
+    store = DatasetStore(uri)
+    manifest = store.read_manifest(4)
+    moved, blob = [], b"header"
+    for fragment in manifest.fragments:
+        sequences = {}
+        for name in ("created_at_version_meta", "last_updated_at_version_meta"):
+            data = getattr(fragment, name).inline
+            sequences[name] = StoredSequence(
+                external=ExternalFile("lineage/versions.bin", len(blob), len(data))
+            )
+            blob += data
+        moved.append(replace(fragment, **sequences))
+    write_file(store.path("lineage", "versions.bin"), blob)
+    location = store.latest_location()
+    assert location is not None
+    write_file(
+        store.path("_versions", location.name),
+        encode_manifest(replace(manifest, fragments=tuple(moved))),
+    )
+    assert ll.dataset(uri).get_fragments()[0].metadata.created_at_version_meta.external
+    assert ll.dataset(uri).to_table(columns=COLUMNS).equals(want)
