@@ -3,9 +3,9 @@ as :func:`lancelet.file.jsonb.encode`, which stays the reference (and the path
 without numba).
 
 One kernel walks every document twice.  Each walk parses a document into a flat
-tree of nodes (in document order, each knowing where its subtree ends), sizes the
-nodes from the leaves up (sorting each object's keys and refusing duplicates), and
-in the second walk writes them from the root down.  Decimal text cannot be rounded
+tree of nodes (in document order, each knowing where its subtree ends) and sizes the
+nodes from the leaves up; the second walk also sorts each object's keys (refusing
+duplicates) and writes the nodes from the root down.  Decimal text cannot be rounded
 to a double exactly here, so the first walk copies the text of every float (and of
 every integer too big for 64 bits) out for the caller to convert; the second walk
 takes their bits back.  Anything the kernel does not take exactly as Python's
@@ -471,6 +471,9 @@ def encode_docs(
                     child = n_end[child]
                 if kind == OBJECT:
                     items //= 2
+                if kind == OBJECT and write:
+                    # Sizes do not depend on the keys' order: sorted (and checked
+                    # for duplicates) only when written.
                     child = i + 1
                     for k in range(items):
                         order[ordered + k] = child
