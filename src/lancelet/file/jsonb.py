@@ -6,7 +6,10 @@ length) ahead of the items' bytes.  An object's keys come sorted (by bytes)
 before its values; a lone scalar is a scalar container of one entry.  Numbers are
 a tag byte then the smallest big-endian integer that holds them, or a float64.
 
-Documents are parsed and printed one at a time: JSON has no columnar form.
+:func:`encode` and :func:`decode` parse and print one document at a time, and are
+the reference; with numba, whole columns go through compiled kernels
+(:mod:`.codecs.kernels.jsonb_parse`, :mod:`.codecs.kernels.jsonb`) that give the same
+bytes and text, and hand the column back to the reference where they cannot.
 """
 
 from __future__ import annotations

@@ -66,7 +66,8 @@ def encode_docs(
     for d in range(ndocs):
         longest = max(longest, offsets[d + 1] - offsets[d])
     # Every node but the first follows a character of its own ([ , : or {), and
-    # takes at least one: a document of n bytes has at most n // 2 + 1 nodes.
+    # takes at least one: a valid document of n bytes has at most n // 2 + 1 nodes.
+    # (An invalid one may start more, "[[[[": the parser stops at the cap.)
     cap = longest // 2 + 2
     n_kind = np.empty(cap, np.int8)
     n_end = np.empty(cap, np.int64)  # the node after its subtree
@@ -337,6 +338,8 @@ def encode_docs(
             c = data[p]
             node = n
             n += 1
+            if n >= cap:
+                return GIVE_UP
             n_end[node] = n
             if c == 0x7B or c == 0x5B:  # { or [
                 if depth == MAX_DEPTH:
@@ -351,7 +354,7 @@ def encode_docs(
                     if c == 0x7B:
                         p, at = key(p, end, n, at)
                         n += 1
-                        if p < 0:
+                        if p < 0 or n >= cap:
                             return GIVE_UP
                     continue  # the first value
                 # Empty: closed below.
@@ -402,6 +405,8 @@ def encode_docs(
                 if is_float or big:
                     # Rounded by the caller: the text now, the bits in the second walk.
                     if write:
+                        if floats >= len(float_bits):
+                            return GIVE_UP
                         bits = float_bits[floats]
                         if (bits >> np.uint64(52)) & np.uint64(0x7FF) != np.uint64(0x7FF):
                             n_kind[node] = FLOAT
@@ -444,7 +449,7 @@ def encode_docs(
                 if n_kind[top] == OBJECT:
                     p, at = key(p, end, n, at)
                     n += 1
-                    if p < 0:
+                    if p < 0 or n >= cap:
                         return GIVE_UP
                 found = True
             if not found:
