@@ -8,6 +8,7 @@ printing of the parsed input).
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ import pytest
 import lancelet as ll
 import lancelet.arrow as la
 from lancelet.errors import InvalidJSONError
+from lancelet.file import jsonb
 
 VERSIONS = ["2.0", "2.2"]
 JSON_DOCS = ['{"b": 1, "a": [true, null, "x"]}', None, "[1, -2, 300, 70000]", '"s"', "{}"]
@@ -219,6 +221,64 @@ def test_file_reader_returns_jsonb_like_pylance(tmp_path: Path) -> None:
     ours = ll.file.LanceFileReader(path).read_all().to_table()
     assert ours.schema.equals(theirs.schema, check_metadata=True)
     assert ours.column("j").to_pylist() == theirs.column("j").to_pylist()
+
+
+def _json_batch(count: int) -> list[str | None]:
+    """Documents of every kind: records, integers of each width and beyond 64 bits,
+    decimals hard to round, escapes and non-ASCII text, keys to sort, odd spacing."""
+    rng = random.Random(31)
+    widths = [
+        s * (1 << b) + d
+        for b in (7, 8, 15, 16, 31, 32, 63, 64, 80)
+        for s in (1, -1)
+        for d in (-1, 0, 1)
+    ]
+    # Key text as it stands between the quotes: escapes unescaped by the parser.
+    words = ["", "a", "é", r"\u00e8", "😀", r"\ud83d\ude01", r"\n\t\"\\\/\b\f\r", r"\u0000", "Z"]
+    docs: list[str | None] = [None]
+    for i in range(count):
+        record = {
+            "id": i,
+            "name": f"user{i}",
+            "score": rng.random() * 100,
+            "tags": ["a", "b", str(i % 7)],
+            "active": i % 2 == 0,
+            "nested": {"x": i * 3, "y": None, "z": [1.5, -2, 3e20]},
+            "n": rng.choice(widths),
+            "é": rng.choice(
+                [float("nan"), float("inf"), -0.0, 1e-320, 2.0 ** rng.randint(-1074, 1023)]
+            ),
+        }
+        indent = rng.choice([None, 1, "\t"])
+        docs.append(json.dumps(record, indent=indent, ensure_ascii=rng.random() < 0.5))
+        digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(1, 40)))
+        fraction = "".join(rng.choice("0123456789") for _ in range(rng.randint(0, 20)))
+        number = (digits.lstrip("0") or "0") + (f".{fraction}" if fraction else "")
+        number += rng.choice(["", f"e{rng.randint(-340, 320)}", f"E+{rng.randint(0, 30)}"])
+        keys = rng.sample(words, rng.randint(0, 5))
+        pairs = ", ".join(f'"{k}" :{rng.choice(["", " ", chr(10)])}{number}' for k in keys)
+        docs.append(f" [ {number}, -{number}, {{{pairs}}}, NaN, -Infinity, 1e400 ] ")
+    return docs
+
+
+@pytest.mark.local_files("pylance's file writer writes the data file by path")
+def test_compiled_jsonb_matches_pylance_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch of documents: the compiled encoder's JSONB is the bytes pylance stores
+    (read raw off pylance's file), and the reference's too."""
+    monkeypatch.setenv("LANCELET_JIT", "1")
+    texts = pa.array(_json_batch(400), pa.string())
+    path = str(tmp_path / "p.lance")
+    writer = lance.file.LanceFileWriter(path)
+    writer.write_batch(pa.table({"j": pa.ExtensionArray.from_storage(pa.json_(), texts)}))
+    writer.close()
+    theirs = ll.file.LanceFileReader(path).read_all().to_table().column("j").to_pylist()
+    compiled = jsonb._encode_compiled(texts)
+    assert compiled is not None
+    assert compiled.to_pylist() == theirs
+    assert jsonb.encode_column(texts).to_pylist() == theirs
+    assert [None if t is None else jsonb.encode(t) for t in texts.to_pylist()] == theirs
 
 
 def test_rewrites_keep_extension_columns(tmp_path: Path) -> None:

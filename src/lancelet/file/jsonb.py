@@ -6,7 +6,10 @@ length) ahead of the items' bytes.  An object's keys come sorted (by bytes)
 before its values; a lone scalar is a scalar container of one entry.  Numbers are
 a tag byte then the smallest big-endian integer that holds them, or a float64.
 
-Documents are parsed and printed one at a time: JSON has no columnar form.
+:func:`encode` and :func:`decode` parse and print one document at a time, and are
+the reference; with numba, whole columns go through compiled kernels
+(:mod:`.codecs.kernels.jsonb_parse`, :mod:`.codecs.kernels.jsonb`) that give the same
+bytes and text, and hand the column back to the reference where they cannot.
 """
 
 from __future__ import annotations
@@ -19,10 +22,12 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from lancelet.errors import CorruptFileError, InvalidJSONError, UnsupportedEncodingError
 from lancelet.file.codecs import jit
 from lancelet.file.codecs.kernels.jsonb import OK, print_docs
+from lancelet.file.codecs.kernels.jsonb_parse import encode_docs
 
 _ARRAY, _OBJECT, _SCALAR = 0x80000000, 0x40000000, 0x20000000
 _NULL, _STRING, _NUMBER, _FALSE, _TRUE, _CONTAINER = (k << 28 for k in range(6))
@@ -33,8 +38,76 @@ _WIDTHS = ((1, "b", "B"), (2, "h", "H"), (4, "i", "I"), (8, "q", "Q"))
 
 def encode_column(texts: pa.Array) -> pa.Array:
     """JSON text (strings) to JSONB (``large_binary``); nulls stay null."""
+    if jit.enabled() and len(texts):
+        encoded = _encode_compiled(texts)
+        if encoded is not None:
+            return encoded
     docs = [None if t is None else encode(t) for t in texts.to_pylist()]
     return pa.array(docs, type=pa.large_binary())
+
+
+def _encode_compiled(texts: pa.Array) -> pa.Array | None:
+    """The column encoded by the compiled parser, or None where it gives up (invalid
+    or unusual documents, which the reference encodes or refuses)."""
+    texts = texts.cast(pa.large_string())
+    try:
+        texts.validate(full=True)  # the kernel copies string bytes as UTF-8
+    except pa.ArrowInvalid:
+        return None
+    count = len(texts)
+    _, offsets_buf, data_buf = texts.buffers()
+    offsets = np.frombuffer(offsets_buf, np.int64, count + 1, texts.offset * 8)
+    data = np.frombuffer(data_buf, np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+    valid = texts.is_valid().to_numpy(zero_copy_only=False)
+    total = int(offsets[-1] - offsets[0])
+    # Upper bounds, touched only as far as they are used: a float's text takes at
+    # least three bytes ("1.5", "1e5"), an integer beyond 64 bits twenty.
+    float_text = np.empty(total, np.uint8)
+    float_ends = np.empty(total // 3 + 1, np.int64)
+    float_is_int = np.empty(total // 3 + 1, np.bool_)
+    doc_floats = np.empty(count + 1, np.int64)
+    sizes = np.empty(count, np.int64)
+    empty, none = np.zeros(0, np.uint8), np.zeros(1, np.int64)
+    floats = (float_text, float_ends, float_is_int)
+    args = (offsets, data, valid)
+    bits = np.zeros(0, np.uint64)
+    if encode_docs(*args, False, *floats, bits, doc_floats, sizes, empty, none) != OK:
+        return None
+    found = int(doc_floats[-1])
+    if found:
+        values = _parse_floats(float_text, float_ends[:found])
+        if values is None:
+            return None
+        overflowed = ~np.isfinite(values)
+        if (overflowed & float_is_int[:found]).any():
+            return None  # float(int) raises OverflowError in the reference
+        # An overflow to infinity is a one-byte tag, not a 9-byte float.
+        short = np.concatenate(([0], np.cumsum(overflowed))).astype(np.int64)
+        sizes -= 8 * (short[doc_floats[1:]] - short[doc_floats[:-1]])
+        bits = values.view(np.uint64)
+    out_at = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    out = np.empty(int(out_at[-1]), np.uint8)
+    if encode_docs(*args, True, *floats, bits, doc_floats, sizes, out, out_at) != OK:
+        return None
+    nulls = None if texts.null_count == 0 else pa.py_buffer(np.packbits(valid, bitorder="little"))
+    buffers = [nulls, pa.py_buffer(out_at), pa.py_buffer(out)]
+    return pa.Array.from_buffers(pa.large_binary(), count, buffers, texts.null_count)
+
+
+def _parse_floats(text: np.ndarray, ends: np.ndarray) -> np.ndarray | None:
+    """Each number's text as the nearest double (Arrow's parser rounds correctly, as
+    Python's ``float`` does; overflow gives infinity), or None if Arrow refuses one."""
+    starts = np.concatenate(([0], ends)).astype(np.int64)
+    used = text[: int(ends[-1])]
+    strings = pa.Array.from_buffers(
+        pa.large_string(), len(ends), [None, pa.py_buffer(starts), pa.py_buffer(used)]
+    )
+    try:
+        doubles = pc.cast(strings, pa.float64())
+    except pa.ArrowInvalid:
+        return None
+    values: np.ndarray = doubles.to_numpy()
+    return values
 
 
 def decode_column(docs: pa.Array) -> pa.Array:
