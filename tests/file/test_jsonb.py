@@ -20,6 +20,14 @@ from lancelet.errors import CorruptFileError, InvalidJSONError, UnsupportedEncod
 from lancelet.file import jsonb
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _compiled_for_small_columns() -> Iterator[None]:
+    """The tests' columns are small: they take the compiled paths all the same."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(jsonb, "COMPILED_MIN_BYTES", 0)
+        yield
+
+
 @pytest.fixture(scope="module")
 def monkeypatch_env() -> Iterator[pytest.MonkeyPatch]:
     with pytest.MonkeyPatch.context() as patch:

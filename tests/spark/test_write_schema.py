@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import time
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import lance
@@ -141,11 +141,17 @@ def test_default_save_mode_is_refused_by_spark(spark: SparkSession, tmp_path: Pa
 
 
 def _commit_times(uri: str) -> list[datetime]:
-    """Each version's commit time, truncated to the microsecond (local time, naive).
-    Not from pylance's versions(): it converts through floats and can show a time 1 us
-    before the commit, which reads as the version before (this test failed so, now
-    and then)."""
-    return [v["timestamp"] for v in lancelet.dataset(uri).versions()]
+    """Each version's commit time, truncated to the microsecond (local time, naive),
+    from the manifest's nanoseconds.  Not from versions(): pylance converts through
+    floats (and lancelet's versions() gives pylance's datetimes), which can show a time
+    1 us before the commit, which reads as the version before (this test failed so,
+    now and then)."""
+    ds = lancelet.dataset(uri)
+    nanos = [ds.checkout_version(v["version"])._manifest.timestamp_ns for v in ds.versions()]
+    return [
+        datetime.fromtimestamp(n // 10**9) + timedelta(microseconds=n % 10**9 // 1000)
+        for n in nanos
+    ]
 
 
 def test_version_as_of_and_timestamp_as_of(spark: SparkSession, uri: str) -> None:

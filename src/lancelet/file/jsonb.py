@@ -34,11 +34,19 @@ _NULL, _STRING, _NUMBER, _FALSE, _TRUE, _CONTAINER = (k << 28 for k in range(6))
 _KIND, _LENGTH = 0x70000000, 0x0FFFFFFF
 _ZERO, _NAN, _INF, _NEG_INF, _INT, _UINT, _FLOAT = 0x00, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60
 _WIDTHS = ((1, "b", "B"), (2, "h", "H"), (4, "i", "I"), (8, "q", "Q"))
+# Columns of fewer bytes than this go through the reference: the compiled kernels take
+# seconds to compile at their first use after an install (the parser about half a
+# minute on a busy machine), far more than a small column costs one document at a time.
+COMPILED_MIN_BYTES = 1 << 20
+
+
+def _compiled(column: pa.Array) -> bool:
+    return jit.enabled() and column.nbytes >= COMPILED_MIN_BYTES
 
 
 def encode_column(texts: pa.Array) -> pa.Array:
     """JSON text (strings) to JSONB (``large_binary``); nulls stay null."""
-    if jit.enabled() and len(texts):
+    if _compiled(texts):
         encoded = _encode_compiled(texts)
         if encoded is not None:
             return encoded
@@ -112,7 +120,7 @@ def _parse_floats(text: np.ndarray, ends: np.ndarray) -> np.ndarray | None:
 
 def decode_column(docs: pa.Array) -> pa.Array:
     """JSONB to JSON text as Lance prints it (compact, keys sorted)."""
-    if jit.enabled() and len(docs):
+    if _compiled(docs):
         printed = _print_compiled(docs)
         if printed is not None:
             return printed
