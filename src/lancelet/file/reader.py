@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
@@ -43,10 +43,15 @@ from lancelet.io.fileio import file_io_for
 DEFAULT_BATCH_SIZE = 1024
 # Takes of at most this many rows decode their columns on the calling thread.
 _INLINE_TAKE = 2048
+# A range read of at most this many cells (rows times page jobs) decodes on the caller.
+_INLINE_CELLS = 65536
 # Rows of a take cut into pieces for idle decoding threads are at least this many.
 _TAKE_PIECE = 8192
 # Projections a reader keeps resolved.
 _PROJECTIONS = 32
+# Decoded schemas (Arrow, and its storage types) by stored schema, oldest dropped first.
+_SCHEMAS_KEPT = 64
+_DECODED_SCHEMAS: dict[tuple[bool, bytes], tuple[pa.Schema, pa.Schema]] = {}
 
 
 class ColumnReader(Protocol):
@@ -226,9 +231,12 @@ class LanceFileReader:
         self._footer = container.read_footer(self._source)
         descriptor = self._read_descriptor()
         self._num_rows = descriptor.length
+        # Files written together share their schema: what depends on it alone is
+        # worked out once per distinct schema (a compaction opens a hundred such files).
+        self._schema_key = (self._footer.structural, descriptor.schema.SerializeToString())
         self._field_ids = tuple(f.id for f in descriptor.schema.fields)
         self._all_field_ids = _preorder_ids(descriptor.schema.fields)
-        self._logical_schema, self._schema = self._decode_schema(descriptor.schema)
+        self._logical_schema, self._schema = self._decoded_schema(descriptor.schema)
         self._globals: list[pa.Buffer] | None = None
         # Projections resolved lately, by column names (None: the default columns):
         # column readers hold no state of a read, so repeated reads share them.
@@ -255,6 +263,15 @@ class LanceFileReader:
             # at these levels is a damaged length or tag (a cut-short field's tail).
             raise CorruptFileError(f"{self.path}: the file descriptor holds unknown fields")
         return descriptor
+
+    def _decoded_schema(self, schema: file_pb2.Schema) -> tuple[pa.Schema, pa.Schema]:
+        found = _DECODED_SCHEMAS.get(self._schema_key)
+        if found is None:
+            found = self._decode_schema(schema)  # a failure is raised each time, not kept
+            if len(_DECODED_SCHEMAS) >= _SCHEMAS_KEPT:
+                _DECODED_SCHEMAS.pop(next(iter(_DECODED_SCHEMAS)), None)
+            _DECODED_SCHEMAS[self._schema_key] = found
+        return found
 
     def _decode_schema(self, schema: file_pb2.Schema) -> tuple[pa.Schema, pa.Schema]:
         """The file's Arrow schema, and the same with extension types' storage types
@@ -501,7 +518,13 @@ class LanceFileReader:
             try:
                 # Every page of every column is a job; the pool runs them all.
                 jobs = [_chunk_jobs(r, start, end) for r in readers]
-                done = iter(map_columns(lambda job: job(), [job for js in jobs for job in js]))
+                flat = [job for js in jobs for job in js]
+                if (end - start) * len(flat) <= _INLINE_CELLS:
+                    # Too little work for the pool's hand-offs (and the GIL they contend
+                    # for): a compaction reads a hundred such small files.
+                    done = iter([job() for job in flat])
+                else:
+                    done = iter(map_columns(lambda job: job(), flat))
                 chunked = [
                     pa.chunked_array([c for _ in js for c in next(done)], type=r.dtype)
                     for r, js in zip(readers, jobs, strict=True)
@@ -586,6 +609,13 @@ class LanceFileReader:
         """Every field id the file's own schema records, structs and lists included, in
         pre-order."""
         return self._all_field_ids
+
+    @property
+    def schema_key(self) -> Hashable | None:
+        """Equal for files whose stored schemas (and format families) are equal, so
+        that what follows from the schema alone can be shared; None: not known."""
+        key: Hashable | None = self.__dict__.get("_schema_key")
+        return key
 
     @property
     def structural(self) -> bool:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import cast
 
 import numpy as np
@@ -111,6 +111,11 @@ class _Raw:
     num_levels: int
 
 
+@lru_cache(maxsize=64)
+def _selective(kind: type) -> bool:
+    return issubclass(kind, SelectiveCodec)
+
+
 class MiniBlockPage:
     """A :class:`~.page.PageDecoder` for one mini-block page of one leaf column."""
 
@@ -138,8 +143,9 @@ class MiniBlockPage:
         if not layout.HasField("value_compression"):
             raise CorruptFileError("a mini-block page without its value compression")
         self.value_codec = compression.miniblock_codec(layout.value_compression)
-        # A runtime protocol check costs as much as a small take: made once per page.
-        self._selective = isinstance(self.value_codec, SelectiveCodec)
+        # A runtime protocol check costs as much as a small take: made once per codec
+        # class (they define their methods on the class).
+        self._selective = _selective(type(self.value_codec))
         self._pick: Callable[[Sequence[U8], int, I64], Values | None] | None = getattr(
             self.value_codec, "pick", None
         )
