@@ -25,6 +25,7 @@ from lancelet.file import container, prefetch, v0_1
 from lancelet.file.container import ColumnInfo
 from lancelet.file.describe import rust_debug
 from lancelet.file.extensions import logical_field, logical_reader, storage_schema
+from lancelet.file.memo import Memo
 from lancelet.file.parallel import WORKERS, map_columns
 from lancelet.file.schema import from_lance_fields, map_column
 from lancelet.file.v2_0.fields import ColumnPages, build_reader
@@ -49,9 +50,8 @@ _INLINE_CELLS = 65536
 _TAKE_PIECE = 8192
 # Projections a reader keeps resolved.
 _PROJECTIONS = 32
-# Decoded schemas (Arrow, and its storage types) by stored schema, oldest dropped first.
-_SCHEMAS_KEPT = 64
-_DECODED_SCHEMAS: dict[tuple[bool, bytes], tuple[pa.Schema, pa.Schema]] = {}
+# Decoded schemas (Arrow, and its storage types) by stored schema.
+_DECODED_SCHEMAS: Memo[tuple[pa.Schema, pa.Schema]] = Memo(64)
 
 
 class ColumnReader(Protocol):
@@ -265,13 +265,7 @@ class LanceFileReader:
         return descriptor
 
     def _decoded_schema(self, schema: file_pb2.Schema) -> tuple[pa.Schema, pa.Schema]:
-        found = _DECODED_SCHEMAS.get(self._schema_key)
-        if found is None:
-            found = self._decode_schema(schema)  # a failure is raised each time, not kept
-            if len(_DECODED_SCHEMAS) >= _SCHEMAS_KEPT:
-                _DECODED_SCHEMAS.pop(next(iter(_DECODED_SCHEMAS)), None)
-            _DECODED_SCHEMAS[self._schema_key] = found
-        return found
+        return _DECODED_SCHEMAS.get(self._schema_key, lambda: self._decode_schema(schema))
 
     def _decode_schema(self, schema: file_pb2.Schema) -> tuple[pa.Schema, pa.Schema]:
         """The file's Arrow schema, and the same with extension types' storage types
