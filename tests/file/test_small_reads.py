@@ -72,6 +72,11 @@ def _schema_pairs() -> list[tuple[pa.Table, pa.Table]]:
         (ints, pa.table({"b": pa.array([1, 2, 3]), "a": pa.array(["x", "y", "z"])})),
         # Same fields, other schema metadata.
         (ints, ints.replace_schema_metadata({"k": "v"})),
+        # Same names, other nesting (other leaves, so other columns).
+        (
+            pa.table({"a": pa.array([{"x": 1, "y": "p"}, None, {"x": 3, "y": None}])}),
+            pa.table({"a": pa.array([[1, 2], None, []])}),
+        ),
         # Same names and types, other field metadata.
         (
             ints,

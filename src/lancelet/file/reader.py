@@ -38,6 +38,7 @@ from lancelet.file.v2_0.layout import (
 )
 from lancelet.file.v2_1.read import fields as fields21
 from lancelet.file.v2_1.read import layout as layout21
+from lancelet.file.v2_1.read.shape import SHAPES, ColumnShape
 from lancelet.io import FileIO, InputFile, LocalInputFile
 from lancelet.io.fileio import file_io_for
 
@@ -322,17 +323,17 @@ class LanceFileReader:
 
     def _open_structural(self) -> None:
         """Format 2.1+: one column per leaf, structure in the leaves' levels."""
-        nodes = layout21.build_layout(self._schema)
-        labels = layout21.column_labels(nodes)
+        shape = SHAPES.get(self._schema_key, lambda: ColumnShape.of(self._schema))
+        labels = shape.labels
         self._columns = container.read_columns(self._source, self._footer, labels)
         if len(labels) != len(self._columns):
             raise CorruptFileError(
                 f"{self.path}: schema needs {len(labels)} columns, file has {len(self._columns)}"
             )
-        kinds = fields21.lineages(nodes)
-        by_column = {n.column: n for top in nodes for n in top.walk() if n.column is not None}
         self._leaves = [
-            fields21.LeafColumn(self._source, info, i, labels[i], by_column[i], kinds[i])
+            fields21.LeafColumn(
+                self._source, info, i, labels[i], shape.by_column[i], shape.kinds[i]
+            )
             for i, info in enumerate(self._columns)
         ]
         for leaf in self._leaves:
@@ -341,9 +342,9 @@ class LanceFileReader:
                     f"{self.path}: {leaf.label} holds {leaf.num_rows} rows, "
                     f"the file says {self._num_rows}"
                 )
-        self._nodes = nodes
+        self._nodes = list(shape.nodes)
         # Only leaves own columns: a data file's field ids (DataFile.fields) are theirs.
-        owners = layout21.field_owners(nodes)
+        owners = shape.owners
         if len(owners) == len(self._all_field_ids):
             self._field_ids = tuple(
                 i for owns, i in zip(owners, self._all_field_ids, strict=True) if owns
