@@ -90,8 +90,17 @@ class FragmentReader:
         with the shared reader: a lookup costs as much as a small take)."""
         reader = self._file(index)
         names = tuple((f.id, f.name) for f in self.schema.fields)
-        known = _LOCATIONS.setdefault(reader, {})
         key = (index, tuple(data_file.fields), names)
+        shared = reader.schema_key
+        if shared is not None:
+            # The locations follow from the file's schema alone: files written with
+            # one schema (a compaction's hundred small ones) share them.
+            by_schema = self.store.cache("data_file_columns", 64)
+            found: dict[int, _Location] | None = by_schema.get((shared, key))
+            if found is None:
+                found = by_schema[(shared, key)] = self._locate(index, reader, data_file)
+            return found
+        known = _LOCATIONS.setdefault(reader, {})
         if key not in known:
             known[key] = self._locate(index, reader, data_file)
         return known[key]

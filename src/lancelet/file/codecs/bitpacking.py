@@ -377,3 +377,24 @@ def encode_bitpacked_for_non_neg(values: npt.NDArray[np.integer], compressed_bit
     chunks = np.zeros(count * _CHUNK, dtype=dtype)
     chunks[: values.size] = values.reshape(-1).view(dtype)
     return _pack_chunks(chunks.reshape(count, _CHUNK), compressed_bits).tobytes()
+
+
+def unpack_inline(
+    base: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64], sizes: npt.NDArray[np.int64],
+    counts: npt.NDArray[np.int64], width: int,
+) -> UIntArray | None:  # fmt: skip
+    """Inline bit-packed chunks (each its bit count in a ``width``-bit word, then 1024
+    FastLanes-packed values; the first ``counts[i]`` kept) in one compiled pass, or
+    None when the kernels are off or a chunk's bytes disagree (the caller's numpy
+    path then names the damage).  Per page this is a call, not a few dozen numpy
+    calls: a compaction of small files decodes a thousand such pages."""
+    if not jit.enabled() or width not in _UNCOMPRESSED_WIDTHS or not len(starts):
+        return None
+    if int(counts.min()) < 0 or int(counts.max()) > _CHUNK:
+        return None
+    out = np.empty(int(counts.sum()), dtype=f"<u{width // 8}")
+    failed = kernels.unpack_inline(
+        np.ascontiguousarray(base, dtype=np.uint8), starts.astype(np.int64),
+        sizes.astype(np.int64), counts.astype(np.int64), width, _positions(width), out,
+    )  # fmt: skip
+    return None if failed >= 0 else out

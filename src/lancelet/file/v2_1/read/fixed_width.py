@@ -12,7 +12,7 @@ from lancelet._proto import encodings_v2_1_pb2 as pb
 from lancelet.errors import UnsupportedEncodingError
 from lancelet.file.codecs import packed as packed_rows
 from lancelet.file.codecs._chunks import sorted_groups
-from lancelet.file.codecs.bitpacking import _unpack_chunks, unpack_positions
+from lancelet.file.codecs.bitpacking import _unpack_chunks, unpack_inline, unpack_positions
 from lancelet.file.v2_1.read.codec import (
     BlockBuilder,
     BlockCodec,
@@ -173,6 +173,9 @@ class InlineBitpacking(BlockCodec):
         return self.decode_chunks(Slices(data, np.array(starts, np.int64), sizes), counts)
 
     def decode_chunks(self, buffers: Slices, counts: I64) -> Values:
+        fast = unpack_inline(buffers.base, buffers.starts, buffers.sizes, counts, self.word_bits)
+        if fast is not None:
+            return Fixed(fast.view(np.uint8), self.word_bits, len(fast))
         width_bytes = self.word_bits // 8
         if len(counts) and (int(counts.max()) > _FASTLANES or int(counts.min()) < 0):
             raise corrupt(f"a bit-packed chunk holds more than {_FASTLANES} values")

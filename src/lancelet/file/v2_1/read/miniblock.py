@@ -24,7 +24,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import cast
 
 import numpy as np
@@ -111,6 +111,11 @@ class _Raw:
     num_levels: int
 
 
+@lru_cache(maxsize=64)
+def _selective(kind: type) -> bool:
+    return issubclass(kind, SelectiveCodec)
+
+
 class MiniBlockPage:
     """A :class:`~.page.PageDecoder` for one mini-block page of one leaf column."""
 
@@ -138,8 +143,9 @@ class MiniBlockPage:
         if not layout.HasField("value_compression"):
             raise CorruptFileError("a mini-block page without its value compression")
         self.value_codec = compression.miniblock_codec(layout.value_compression)
-        # A runtime protocol check costs as much as a small take: made once per page.
-        self._selective = isinstance(self.value_codec, SelectiveCodec)
+        # A runtime protocol check costs as much as a small take: made once per codec
+        # class (they define their methods on the class).
+        self._selective = _selective(type(self.value_codec))
         self._pick: Callable[[Sequence[U8], int, I64], Values | None] | None = getattr(
             self.value_codec, "pick", None
         )
@@ -169,26 +175,39 @@ class MiniBlockPage:
         word = 4 if self.layout.has_large_chunk else 2
         if len(meta) % word:
             raise CorruptFileError(f"chunk metadata of {len(meta)} bytes is not whole words")
-        words = np.ascontiguousarray(meta).view(f"<u{word}").astype(np.int64)
-        self.sizes = ((words >> 4) + 1) * _ALIGN
-        self.offsets = np.cumsum(self.sizes) - self.sizes
-        if int(self.sizes.sum()) != len(self._chunk_buffer):
+        words = np.ascontiguousarray(meta).view(f"<u{word}")
+        if len(words) <= _FEW_CHUNKS:
+            # A small page (a compaction reads a thousand): Python ints cost less than
+            # the dozen numpy calls below.
+            listed = words.tolist()
+            sizes = np.array([((w >> 4) + 1) * _ALIGN for w in listed], dtype=np.int64)
+            logs = [w & 0xF for w in listed]
+            counts = np.array([1 << log for log in logs], dtype=np.int64)
+            gap = 0 in logs[:-1]
+        else:
+            wide = words.astype(np.int64)
+            sizes = ((wide >> 4) + 1) * _ALIGN
+            counts = np.left_shift(np.int64(1), wide & 0xF)
+            gap = bool(np.any((wide[:-1] & 0xF) == 0))
+        self.sizes = sizes
+        self.offsets = np.cumsum(sizes) - sizes
+        total = int(self.offsets[-1] + sizes[-1]) if len(sizes) else 0
+        if total != len(self._chunk_buffer):
             raise CorruptFileError(
-                f"chunk sizes add up to {int(self.sizes.sum())} bytes, the chunk buffer "
+                f"chunk sizes add up to {total} bytes, the chunk buffer "
                 f"holds {len(self._chunk_buffer)}"
             )
-        logs = words & 0xF
         items = int(self.layout.num_items)
-        counts = np.left_shift(np.int64(1), logs)
         if len(words) == 0:
             if items:
                 raise CorruptFileError(f"no chunks for {items} items")
             self.counts = self.item_starts = counts
             return
-        if bool(np.any(logs[:-1] == 0)):
+        if gap:
             raise CorruptFileError("a chunk other than the last has no value count")
         last = items - int(counts[:-1].sum())
-        if last < 0 or (int(logs[-1]) and counts[-1] != last):
+        # The last chunk's count is written (a power of two) or left to the page's total.
+        if last < 0 or (int(words[-1]) & 0xF and int(counts[-1]) != last):
             raise CorruptFileError(f"chunk value counts do not add up to the page's {items} items")
         counts[-1] = last
         self.counts = counts

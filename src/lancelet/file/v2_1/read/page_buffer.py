@@ -35,6 +35,12 @@ class PageBuffer:
         Ranges that touch are read as one; one run of them comes back without a copy."""
         if not len(starts):
             return np.zeros(0, dtype=np.uint8), starts
+        lo, hi = int(starts[0]), int(starts[-1] + sizes[-1])
+        if hi - lo == int(sizes.sum()):
+            # One run (ascending ranges that fill their span touch): a whole buffer or
+            # page, the common case, read without working out the runs.
+            data = np.frombuffer(self.source.read(self.offset + lo, hi - lo), dtype=np.uint8)
+            return data, starts - lo
         ends = starts + sizes
         breaks = np.flatnonzero(starts[1:] != ends[:-1]) + 1
         firsts = np.concatenate([[0], breaks])
