@@ -21,8 +21,6 @@ import json
 import random
 import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -30,8 +28,12 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+from peak_rss import rise_mib  # the script's own folder is on the path
 
 LIBS = ("pylance", "lancelet")
+# Documents written before anything is measured: over 1 MiB of text, so lancelet's
+# compiled kernels (used from that size on) are compiled or loaded by then.
+WARM_ROWS = 10_000
 
 
 def documents(rows: int) -> pa.Table:
@@ -79,40 +81,29 @@ def timed(fn: Callable[[], object]) -> float:
 
 def peak_memory(lib: str, rows: int, uri: str, action: str) -> float:
     """MiB the peak RSS rises during one write or read, in a fresh process (Linux)."""
-    code = f"""
+    setup = f"""
 import sys
 sys.path.insert(0, {str(Path(__file__).parent)!r})
 from json_bench import documents, library, read, write
 
-def status(key):
-    for line in open("/proc/self/status"):
-        if line.startswith(key):
-            return int(line.split()[1])
-
 library({lib!r})
 table = documents({rows})
-write({lib!r}, {uri!r}, documents(100))  # imports and compiled kernels loaded first
+# Imports and compiled kernels loaded first (the kernels take columns of 1 MiB or more).
+write({lib!r}, {uri!r}, documents({WARM_ROWS}))
 read({lib!r}, {uri!r})
 if {action!r} == "read":
     write({lib!r}, {uri!r}, table)
-with open("/proc/self/clear_refs", "w") as f:
-    f.write("5")  # reset the high-water mark to the current RSS
-base = status("VmRSS:")
-if {action!r} == "write":
-    write({lib!r}, {uri!r}, table)
-else:
-    read({lib!r}, {uri!r})
-print((status("VmHWM:") - base) / 1024)
 """
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return float(out.stdout.strip().splitlines()[-1])
+    step = "write" if action == "write" else "read"
+    table = ", table" if action == "write" else ""
+    return rise_mib(setup, f"{step}({lib!r}, {uri!r}{table})")
 
 
 def bench(rows: int, runs: int, tmp: str) -> None:
     table = documents(rows)
     uris = {lib: str(Path(tmp) / f"{lib}-{rows}") for lib in LIBS}
     # Imports and lancelet's numba kernels (compiled once, then cached) are paid first.
-    warm = documents(2000)
+    warm = documents(WARM_ROWS)
     for lib in LIBS:
         write(lib, str(Path(tmp) / f"warm-{lib}"), warm)
         read(lib, str(Path(tmp) / f"warm-{lib}"))

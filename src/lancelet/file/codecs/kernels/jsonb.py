@@ -93,6 +93,20 @@ def print_docs(
             o = put(o, c)
         return o
 
+    def put_quoted(o: int, start: int, stop: int) -> int:
+        """The string ``data[start:stop]`` in quotes, escaped as Python's json does."""
+        o = put(o, 0x22)
+        for p in range(start, stop):
+            c = data[p]
+            if c >= 0x20 and c != 0x22 and c != 0x5C:
+                o = put(o, c)
+            elif escapes[c]:
+                o = put(put(o, 0x5C), escapes[c])
+            else:
+                o = put_text(o, unicode_escape)
+                o = put(put(o, hexdigits[c >> 4]), hexdigits[c & 15])
+        return put(o, 0x22)
+
     for d in range(len(offsets) - 1):
         doc_floats[d] = floats
         if not valid[d]:
@@ -143,17 +157,7 @@ def print_docs(
             elif kind == false:
                 o = put_text(o, word_false)
             elif kind == string:
-                o = put(o, 0x22)
-                for p in range(start, stop):
-                    c = data[p]
-                    if c >= 0x20 and c != 0x22 and c != 0x5C:
-                        o = put(o, c)
-                    elif escapes[c]:
-                        o = put(put(o, 0x5C), escapes[c])
-                    else:
-                        o = put_text(o, unicode_escape)
-                        o = put(put(o, hexdigits[c >> 4]), hexdigits[c & 15])
-                o = put(o, 0x22)
+                o = put_quoted(o, start, stop)
             elif kind == number:
                 if stop - start < 1:
                     return GIVE_UP
@@ -221,17 +225,7 @@ def print_docs(
                     if kstop > st_end[top] or key & kinds != string:
                         return GIVE_UP
                     st_key[top] = kstop
-                    o = put(o, 0x22)
-                    for p in range(kstart, kstop):
-                        c = data[p]
-                        if c >= 0x20 and c != 0x22 and c != 0x5C:
-                            o = put(o, c)
-                        elif escapes[c]:
-                            o = put(put(o, 0x5C), escapes[c])
-                        else:
-                            o = put_text(o, unicode_escape)
-                            o = put(put(o, hexdigits[c >> 4]), hexdigits[c & 15])
-                    o = put(put(o, 0x22), 0x3A)
+                    o = put(put_quoted(o, kstart, kstop), 0x3A)
                     entry = u32(st_entries[top] + 4 * (count + i))
                 else:
                     entry = u32(st_entries[top] + 4 * i)

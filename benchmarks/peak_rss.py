@@ -1,0 +1,33 @@
+"""Peak memory of one measured step, in a fresh Python process (Linux only).
+
+The step's setup runs first; then the kernel's high-water mark is reset to the
+current resident size (``/proc/self/clear_refs``), the step runs, and the rise of
+the high-water mark over the resident size before it is the step's peak.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+_MEASURE = """
+def _status(key):
+    for line in open("/proc/self/status"):
+        if line.startswith(key):
+            return int(line.split()[1])
+
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")  # reset the high-water mark to the current RSS
+_base = _status("VmRSS:")
+{measured}
+print((_status("VmHWM:") - _base) / 1024)
+"""
+
+
+def rise_mib(setup: str, measured: str) -> float:
+    """MiB the peak RSS rises while ``measured`` runs, after ``setup`` (both Python
+    source, run in one fresh interpreter)."""
+    code = textwrap.dedent(setup) + _MEASURE.format(measured=textwrap.dedent(measured))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
