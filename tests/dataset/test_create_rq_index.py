@@ -39,8 +39,11 @@ def _table(vectors: np.ndarray) -> pa.Table:
 
 
 QUERIES = _vectors(2, 25)
-# The least recall@10 over every partition with refine_factor 10, by num_bits.
-RECALL = {1: 0.6, 2: 0.9, 5: 0.95, 9: 0.95}
+# The least recall@10 over every partition with refine_factor 10, by num_bits.  Each
+# build draws its own rotation, so recall varies from build to build: at 1 bit, six
+# builds each gave 0.63-0.74 (pylance) and 0.64-0.73 (lancelet), and one lancelet build
+# in CI 0.59; a broken index stays far below these bounds (about 0.1).
+RECALL = {1: 0.5, 2: 0.9, 5: 0.95, 9: 0.95}
 
 
 def _answers(lib: Any, uri: str, metric: str, **search: Any) -> list[list[int]]:
@@ -87,7 +90,7 @@ def test_pylance_reads_lancelets_index_and_answers_alike(
     exact = _answers(lance, uri, metric, use_index=False)
     everywhere = _answers(lance, uri, metric, nprobes=PARTITIONS, refine_factor=10)
     hits = sum(len(set(a) & set(b)) for a, b in zip(everywhere, exact, strict=True))
-    # pylance's own indices at these parameters: 0.68-0.76 (1 bit), 0.97-1.0 (2), 1.0.
+    # pylance's own indices at these parameters: 0.63-0.76 (1 bit), 0.97-1.0 (2), 1.0.
     assert hits >= RECALL[num_bits] * 10 * len(QUERIES)
 
 
