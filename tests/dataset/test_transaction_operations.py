@@ -225,8 +225,14 @@ SCENARIOS: dict[str, tuple[Scenario, list[str]]] = {
 }
 
 
+# Base paths are local directories named in the manifest.
+_LOCAL_ONLY = pytest.mark.local_files("base paths are local directories the manifest names")
+
+
 @pytest.mark.parametrize("writer", [ll, lance], ids=["lancelet", "pylance"])
-@pytest.mark.parametrize("name", list(SCENARIOS))
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=_LOCAL_ONLY) if n == "bases" else n for n in SCENARIOS]
+)
 def test_operations_read_back_as_pylance_reads_them(name: str, writer: Lib, tmp_path: Path) -> None:
     scenario, kinds = SCENARIOS[name]
     uri = str(tmp_path / "ds")
@@ -303,6 +309,7 @@ def test_update_mode_rewrite_columns_reads_back(tmp_path: Path) -> None:
         ll.LanceDataset.commit(uri, op, read_version=2)
 
 
+@pytest.mark.local_files("pylance's shallow clone writes the clone by its local path")
 def test_a_shallow_clone_reads_as_clone(tmp_path: Path) -> None:
     """lancelet does not clone, but opens pylance's shallow clones (whose source is
     base path 0): the clone's transaction reads as pylance reads it."""
