@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -174,16 +174,10 @@ def row_ids_at(store: DatasetStore, manifest: Manifest, addresses: np.ndarray) -
     """The id of the row at each address (the address itself without stable row ids)."""
     addresses = np.asarray(addresses, dtype=np.uint64)
     out: np.ndarray = addresses.copy()
-    fragment_ids = row_address.fragment_ids(addresses)
-    offsets = row_address.offsets(addresses)
-    for fragment_id in np.unique(fragment_ids):
-        fragment = manifest.fragment(int(fragment_id))
-        if fragment is None:
-            raise CorruptDatasetError(f"{store.root}: no fragment {fragment_id} in this version")
+    for fragment, selected, offsets in _per_fragment(store, manifest, addresses):
         ids = store.read_row_ids(fragment)
         if ids is not None:
-            selected = fragment_ids == fragment_id
-            out[selected] = ids[offsets[selected]]
+            out[selected] = ids[offsets]
     return out
 
 
@@ -191,6 +185,15 @@ def created_at(store: DatasetStore, manifest: Manifest, addresses: np.ndarray) -
     """The version that created the row at each address (what a moved row keeps)."""
     addresses = np.asarray(addresses, dtype=np.uint64)
     out = np.empty(len(addresses), dtype=np.uint64)
+    for fragment, selected, offsets in _per_fragment(store, manifest, addresses):
+        out[selected] = store.read_lineage(fragment)[0][offsets]
+    return out
+
+
+def _per_fragment(
+    store: DatasetStore, manifest: Manifest, addresses: np.ndarray
+) -> Iterator[tuple[Fragment, np.ndarray, np.ndarray]]:
+    """Each fragment the addresses fall in, which of them do, and their offsets."""
     fragment_ids = row_address.fragment_ids(addresses)
     offsets = row_address.offsets(addresses)
     for fragment_id in np.unique(fragment_ids):
@@ -198,8 +201,7 @@ def created_at(store: DatasetStore, manifest: Manifest, addresses: np.ndarray) -
         if fragment is None:
             raise CorruptDatasetError(f"{store.root}: no fragment {fragment_id} in this version")
         selected = fragment_ids == fragment_id
-        out[selected] = store.read_lineage(fragment)[0][offsets[selected]]
-    return out
+        yield fragment, selected, offsets[selected]
 
 
 def _in_asked_order(
