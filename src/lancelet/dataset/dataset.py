@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 
 from lancelet import events
 from lancelet.dataset.arrow_dataset import ArrowDataset
+from lancelet.dataset.change_methods import ChangeMethods
 from lancelet.dataset.commit_methods import CommitMethods
 from lancelet.dataset.core import arguments
 from lancelet.dataset.core.options import (
@@ -91,6 +92,7 @@ class LanceDataset(
     SqlMethods,
     CommitMethods,
     IndexMethods,
+    ChangeMethods,
     PylanceOnlyMethods,
     DatasetHandle,
 ):

@@ -80,11 +80,6 @@ class PylanceOnlyMethods:
     def centroids(self, *, index_name: Any = None, column: Any = None) -> NoReturn:
         _refuse("centroids", _VECTOR)
 
-    def delta(
-        self, compared_against: Any = None, *, begin_version: Any = None, end_version: Any = None
-    ) -> NoReturn:
-        _refuse("delta", "use get_transactions and checkout_version to compare versions")
-
     def create_branch(
         self, branch: Any, reference: Any = None, storage_options: Any = None
     ) -> NoReturn:
