@@ -271,6 +271,11 @@ class CorruptDatasetError(DatasetError, ValueError):
     """A manifest, transaction, deletion or tag file is missing or unreadable."""
 
 
+class ChangeFeedError(DatasetError, ValueError):
+    """What changed between versions cannot be told from their metadata: rows
+    without stable ids or lineage, column data replaced in place."""
+
+
 class UnsupportedFeatureError(DatasetError):
     """The manifest sets a reader or writer feature flag lancelet does not implement."""
 

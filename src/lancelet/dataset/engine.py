@@ -21,6 +21,8 @@ transaction layer's, named here.
 - Committing: :func:`commit` (one operation, through the commit loop and its
   conflict rules), :func:`fold_into_merge`.
 - Row-level changes: :func:`apply_row_change`, :class:`InsertedKeys`.
+- The change feed, one commit per task: :func:`change_feed_spec` (checked columns,
+  filter, output schema), :func:`change_feed_versions`, :func:`commit_changes`.
 - Catalogs (``namespace/``), whose tables share the catalog's storage:
   :func:`open_with_storage`, :func:`create_with_storage`.
 """
@@ -36,6 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelet import io
+from lancelet.dataset.changefeed import feed
 from lancelet.dataset.core.snapshot import Snapshot
 from lancelet.dataset.dataset import LanceDataset
 from lancelet.dataset.indices import catalog
@@ -88,6 +91,8 @@ __all__ = [
     "ROW_ADDRESS",
     "ROW_ID",
     "Append",
+    "CHANGE_FEED_COLUMNS",
+    "ChangeFeedSpec",
     "ChangeKind",
     "Delete",
     "FragmentRows",
@@ -103,6 +108,9 @@ __all__ = [
     "VersionChange",
     "VersionRecord",
     "apply_row_change",
+    "change_feed_spec",
+    "change_feed_versions",
+    "commit_changes",
     "commit",
     "data_format",
     "discard_written",
@@ -210,6 +218,38 @@ def _transaction(store: DatasetStore, manifest: Manifest) -> ops.Transaction | N
 def version_change(at: Location | Snapshot, version: int) -> VersionChange:
     """What ``version`` changed relative to the version before it."""
     return changes.version_change(_store(at), version)
+
+
+# -- the change feed --------------------------------------------------------------------
+
+ChangeFeedSpec = feed.FeedSpec
+# The columns every change row carries after the data: (name, Arrow type) each.
+CHANGE_FEED_COLUMNS = tuple((f.name, f.type) for f in feed.CHANGE_FIELDS)
+
+
+def change_feed_spec(
+    at: Location | Snapshot,
+    end_version: int,
+    columns: Sequence[str] | None = None,
+    filter: str | None = None,
+    *,
+    with_row_id: bool = False,
+    batch_size: int | None = None,
+) -> ChangeFeedSpec:
+    """How a change feed ending at ``end_version`` reads rows (its schema is that
+    version's), checked; ``spec.output_schema()`` is the feed's Arrow schema."""
+    return feed.feed_spec(_store(at), end_version, columns, filter, with_row_id, batch_size)
+
+
+def change_feed_versions(at: Location | Snapshot, start: int, end: int) -> range:
+    """The commits a feed from ``start`` to ``end`` (inclusive) covers, checked."""
+    return feed.feed_versions(_store(at), start, end)
+
+
+def commit_changes(spec: ChangeFeedSpec, version: int) -> Iterator[pa.RecordBatch]:
+    """The row changes one commit made, as the feed's batches (none for a commit that
+    changed no rows); raises ``ChangeFeedError`` where its metadata cannot say."""
+    return feed.commit_batches(spec, version)
 
 
 def file_sizes(snapshot: Snapshot) -> dict[str, int]:

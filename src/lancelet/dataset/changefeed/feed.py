@@ -1,12 +1,270 @@
-"""The change feed: placeholder, being written."""
+"""The change feed: every commit's row changes between two versions, as Delta's
+change data feed shows them.
+
+Each commit in the range contributes its deletes, its updates (each row's
+``update_preimage`` from the version before and ``update_postimage`` from the
+commit's version) and its inserts, in that order and each ordered by stable row id,
+with ``_change_type``, ``_commit_version`` and ``_commit_timestamp``.  Rows are read
+with the range's last version's schema (Delta's choice): a column added later is
+null in rows of versions before it; a column replaced (dropped and added again, or
+retyped) inside the range is refused, since its values before and after are not
+the same column's.  Only the fragments a commit touched are read, and of those only
+the changed rows.
+"""
 
 from __future__ import annotations
 
-from typing import Any, NoReturn
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
+import numpy as np
+import pyarrow as pa
+
+from lancelet.dataset.changefeed.commit_diff import CommitDiff, commit_diff, read_manifest
 from lancelet.dataset.core.snapshot import Snapshot
-from lancelet.errors import UnsupportedFunctionError
+from lancelet.dataset.read.fragment_reader import FragmentReader
+from lancelet.errors import ArgumentError, ChangeFeedError
+from lancelet.expr.filter import referenced_columns, to_expression
+from lancelet.table import row_address
+from lancelet.table.manifest import Manifest
+from lancelet.table.schema import LanceSchema
+from lancelet.transaction.store import DatasetStore
+
+CHANGE_TYPE = "_change_type"
+COMMIT_VERSION = "_commit_version"
+COMMIT_TIMESTAMP = "_commit_timestamp"
+ROW_ID = "_rowid"
+INSERT, UPDATE_PREIMAGE, UPDATE_POSTIMAGE, DELETE = (
+    "insert",
+    "update_preimage",
+    "update_postimage",
+    "delete",
+)
+CHANGE_FIELDS = (
+    pa.field(CHANGE_TYPE, pa.string(), nullable=False),
+    pa.field(COMMIT_VERSION, pa.int64(), nullable=False),
+    pa.field(COMMIT_TIMESTAMP, pa.timestamp("us", tz="UTC"), nullable=False),
+)
+DEFAULT_BATCH_SIZE = 8192
 
 
-def change_feed(snapshot: Snapshot, start: int, end: int | None, **kwargs: Any) -> NoReturn:
-    raise UnsupportedFunctionError("LanceDataset.changes is not implemented yet")
+@dataclass(frozen=True)
+class FeedSpec:
+    """What a change feed reads: the dataset, the schema rows are read with (the
+    range's last version's), the columns it outputs, its filter, and batch size."""
+
+    store: DatasetStore
+    schema: LanceSchema
+    columns: tuple[str, ...]
+    filter: str | None
+    with_row_id: bool
+    batch_size: int
+
+    @property
+    def read_columns(self) -> tuple[str, ...]:
+        """The output columns and those the filter reads."""
+        if self.filter is None:
+            return self.columns
+        everything = self._data_schema(self.schema.top_level_names())
+        extra = referenced_columns(
+            self.filter, pa.schema([*everything, pa.field(ROW_ID, pa.uint64()), *CHANGE_FIELDS])
+        )
+        names = set(self.schema.top_level_names())
+        return self.columns + tuple(
+            sorted(c for c in extra if c in names and c not in self.columns)
+        )
+
+    def output_schema(self) -> pa.Schema:
+        fields = list(self._data_schema(list(self.columns)))
+        if self.with_row_id:
+            fields.append(pa.field(ROW_ID, pa.uint64(), nullable=False))
+        return pa.schema([*fields, *CHANGE_FIELDS])
+
+    def _data_schema(self, names: Sequence[str]) -> pa.Schema:
+        arrow = self.schema.to_arrow()
+        return pa.schema([arrow.field(n) for n in names])
+
+
+def feed_versions(store: DatasetStore, start: int, end: int) -> range:
+    """The commits a feed from ``start`` to ``end`` (both inclusive) reads."""
+    for name, value in (("start_version", start), ("end_version", end)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise ArgumentError(f"{store.root}: {name} must be a version number, not {value!r}")
+    if start < 1:
+        raise ArgumentError(f"{store.root}: start_version {start}: versions start at 1")
+    if start > end:
+        raise ArgumentError(f"{store.root}: start_version {start} is after end_version {end}")
+    return range(int(start), int(end) + 1)
+
+
+def feed_spec(
+    store: DatasetStore,
+    end: int,
+    columns: Sequence[str] | None = None,
+    filter: str | None = None,
+    with_row_id: bool = False,
+    batch_size: int | None = None,
+) -> FeedSpec:
+    """The feed's reading plan, checked: the columns exist in version ``end``, the
+    filter parses over them and the change columns."""
+    schema = read_manifest(store, end, "the change feed's schema").schema
+    names = schema.top_level_names()
+    if columns is None:
+        chosen = tuple(names)
+    elif isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
+        raise ArgumentError(f"{store.root}: columns must be a list of column names")
+    else:
+        chosen = tuple(f.name for f in schema.resolve(list(columns), store.root))
+    size = DEFAULT_BATCH_SIZE if batch_size is None else batch_size
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise ArgumentError(f"{store.root}: batch_size must be a positive integer, not {size!r}")
+    if filter is not None and not isinstance(filter, str):
+        raise ArgumentError(f"{store.root}: the change feed's filter must be SQL text")
+    spec = FeedSpec(store, schema, chosen, filter, bool(with_row_id), size)
+    if filter is not None:
+        to_expression(filter, _filter_schema(spec))
+    return spec
+
+
+def _filter_schema(spec: FeedSpec) -> pa.Schema:
+    data = spec._data_schema(list(spec.read_columns))
+    return pa.schema([*data, pa.field(ROW_ID, pa.uint64()), *CHANGE_FIELDS])
+
+
+def change_feed(
+    snapshot: Snapshot,
+    start_version: int,
+    end_version: int | None = None,
+    *,
+    columns: Sequence[str] | None = None,
+    filter: str | None = None,
+    with_row_id: bool = False,
+    batch_size: int | None = None,
+) -> pa.RecordBatchReader:
+    """``LanceDataset.changes``: the feed as an Arrow stream."""
+    store = snapshot.store
+    end = snapshot.version if end_version is None else end_version
+    commits = feed_versions(store, start_version, end)
+    spec = feed_spec(store, end, columns, filter, with_row_id, batch_size)
+    # Fail before the first batch when a version of the range is gone.
+    for version in (commits.start - 1, *commits):
+        if version >= 1:
+            read_manifest(store, version, "the change feed")
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for version in commits:
+            yield from commit_batches(spec, version)
+
+    return pa.RecordBatchReader.from_batches(spec.output_schema(), batches())
+
+
+def commit_batches(spec: FeedSpec, version: int) -> Iterator[pa.RecordBatch]:
+    """One commit's changes under ``spec``, batch by batch."""
+    diff = commit_diff(spec.store, version)
+    if not diff.num_changes:
+        return
+    before = _Side(spec, diff.previous, version - 1) if diff.previous is not None else None
+    after = _Side(spec, diff.current, version)
+    step = spec.batch_size
+    if before is not None:
+        for i in range(0, len(diff.deleted), step):
+            rows = before.read(diff.deleted[i : i + step])
+            yield from _emit(spec, diff, rows, diff.deleted_ids[i : i + step], DELETE)
+        for i in range(0, len(diff.updated_ids), step):
+            ids = diff.updated_ids[i : i + step]
+            pre = before.read(diff.updated_before[i : i + step])
+            post = after.read(diff.updated_after[i : i + step])
+            yield from _emit(spec, diff, pre, ids, UPDATE_PREIMAGE)
+            yield from _emit(spec, diff, post, ids, UPDATE_POSTIMAGE)
+    for i in range(0, len(diff.inserted), step):
+        rows = after.read(diff.inserted[i : i + step])
+        yield from _emit(spec, diff, rows, diff.inserted_ids[i : i + step], INSERT)
+
+
+class _Side:
+    """One version's rows, read with the feed's schema."""
+
+    def __init__(self, spec: FeedSpec, manifest: Manifest, version: int) -> None:
+        _check_columns(spec, manifest.schema, version)
+        self._spec = spec
+        self._fragments = {f.id: f for f in manifest.fragments}
+        self._readers: dict[int, FragmentReader] = {}
+        self._version = version
+
+    def read(self, addresses: np.ndarray) -> pa.Table:
+        """The feed's columns of the rows at ``addresses``, in that order."""
+        names = list(self._spec.read_columns)
+        fragments, offsets = row_address.unpack(addresses)
+        order = np.lexsort((offsets, fragments))
+        parts = [
+            self._reader(fragment_id).take(names, rows.astype(np.int64))
+            for fragment_id, rows in row_address.by_fragment(addresses[order]).items()
+        ]
+        if not parts:
+            return self._spec._data_schema(names).empty_table()
+        back = np.empty(len(addresses), dtype=np.int64)
+        back[order] = np.arange(len(addresses), dtype=np.int64)
+        return pa.concat_tables(parts).take(pa.array(back))
+
+    def _reader(self, fragment_id: int) -> FragmentReader:
+        reader = self._readers.get(fragment_id)
+        if reader is None:
+            fragment = self._fragments.get(fragment_id)
+            if fragment is None:
+                raise ChangeFeedError(
+                    f"{self._spec.store.root}: version {self._version} has no fragment "
+                    f"{fragment_id}"
+                )
+            reader = FragmentReader(self._spec.store, self._spec.schema, fragment)
+            self._readers[fragment_id] = reader
+        return reader
+
+
+def _check_columns(spec: FeedSpec, schema: LanceSchema, version: int) -> None:
+    """Rows of ``version`` can be read with the feed's schema: each column read is
+    the same field there (same id and type) or absent (added later)."""
+    then = {f.id: f for f in schema.top_level()}
+    by_name = {f.name: f for f in schema.top_level()}
+    then_arrow = schema.to_arrow()
+    now_arrow = spec.schema.to_arrow()
+    for field in spec.schema.resolve(list(spec.read_columns), spec.store.root):
+        old = then.get(field.id)
+        if old is None:
+            if field.name in by_name:
+                raise ChangeFeedError(
+                    f"{spec.store.root}: column {field.name!r} was replaced after version "
+                    f"{version} (dropped and added again); read the change feed in ranges "
+                    "that do not cross that change"
+                )
+            continue
+        if then_arrow.field(old.name).type != now_arrow.field(field.name).type:
+            raise ChangeFeedError(
+                f"{spec.store.root}: column {field.name!r} changed type after version "
+                f"{version}; read the change feed in ranges that do not cross that change"
+            )
+
+
+def _emit(
+    spec: FeedSpec, diff: CommitDiff, rows: pa.Table, ids: np.ndarray, change: str
+) -> Iterator[pa.RecordBatch]:
+    n = rows.num_rows
+    stamp = pa.scalar(diff.timestamp_ns // 1000, pa.timestamp("us", tz="UTC"))
+    table = rows.append_column(ROW_ID, pa.array(ids, pa.uint64()))
+    table = table.append_column(CHANGE_FIELDS[0], pa.array([change] * n, pa.string()))
+    table = table.append_column(
+        CHANGE_FIELDS[1], pa.array(np.full(n, diff.version, dtype=np.int64))
+    )
+    table = table.append_column(CHANGE_FIELDS[2], pa.repeat(stamp, n))
+    if spec.filter is not None:
+        table = table.filter(to_expression(spec.filter, table.schema))
+    table = table.select(
+        [
+            *spec.columns,
+            *([ROW_ID] if spec.with_row_id else []),
+            CHANGE_TYPE,
+            COMMIT_VERSION,
+            COMMIT_TIMESTAMP,
+        ]
+    )
+    table = table.cast(spec.output_schema())
+    yield from table.to_batches(max_chunksize=spec.batch_size)
