@@ -161,17 +161,25 @@ def _changed_in_place(
         return _live(store, old, version - 1), _live(store, new, version)
     was_deleted = store.read_deletions(old)
     now_deleted = store.read_deletions(new)
-    gone = np.setdiff1d(now_deleted, was_deleted)
-    came = np.setdiff1d(was_deleted, now_deleted)
+    gone = _missing_from(now_deleted, was_deleted)
+    came = _missing_from(was_deleted, now_deleted)
     return _rows_at(store, old, gone, version - 1), _rows_at(store, new, came, version)
 
 
+def _missing_from(values: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """The entries of sorted ``values`` not in sorted ``other`` (deletion offsets:
+    sorted and unique, so no hashing is needed)."""
+    if not len(other) or not len(values):
+        return values
+    at = np.searchsorted(other, values).clip(max=len(other) - 1)
+    out: np.ndarray = values[other[at] != values]
+    return out
+
+
 def _live(store: DatasetStore, fragment: Fragment, version: int) -> _Rows:
-    offsets = np.arange(fragment.physical_rows, dtype=np.int64)
-    deleted = store.read_deletions(fragment)
-    if len(deleted):
-        offsets = np.setdiff1d(offsets, deleted.astype(np.int64))
-    return _rows_at(store, fragment, offsets, version)
+    keep = np.ones(fragment.physical_rows, dtype=bool)
+    keep[store.read_deletions(fragment).astype(np.int64)] = False
+    return _rows_at(store, fragment, np.flatnonzero(keep), version)
 
 
 def _rows_at(store: DatasetStore, fragment: Fragment, offsets: np.ndarray, version: int) -> _Rows:
