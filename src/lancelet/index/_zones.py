@@ -18,8 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelet.errors import ArgumentError
-from lancelet.index import sorted_sets
-from lancelet.table import row_address
+from lancelet.table import row_address, sorted_sets
 
 
 @dataclass(frozen=True)

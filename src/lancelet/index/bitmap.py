@@ -22,10 +22,11 @@ import pyarrow.compute as pc
 from lancelet import io
 from lancelet.errors import CorruptIndexError
 from lancelet.expr import IndexQuery
-from lancelet.index import files, ordering, queries, rowid_map, sorted_sets
+from lancelet.index import files, ordering, queries, rowid_map
 from lancelet.index.base import SearchResult
 from lancelet.index.external_sort import IDS, VALUES, as_table, pair_schema, sorted_blocks
 from lancelet.index.remapping import AddressMapping
+from lancelet.table import sorted_sets
 
 LOOKUP_FILE = "bitmap_page_lookup.lance"
 STATS_KEY = "lance:index_stats"

@@ -30,11 +30,12 @@ from lancelet import io
 from lancelet.errors import CorruptIndexError, UnsupportedIndexError
 from lancelet.expr import IndexQuery
 from lancelet.file import LanceFileReader, LanceFileWriter
-from lancelet.index import files, ordering, queries, sorted_sets
+from lancelet.index import files, ordering, queries
 from lancelet.index.base import SearchResult
 from lancelet.index.external_sort import IDS, VALUES, as_table, pair_schema, sorted_blocks
 from lancelet.index.remapping import AddressMapping
 from lancelet.io import accounting
+from lancelet.table import sorted_sets
 
 LOOKUP_FILE = "page_lookup.lance"
 DATA_FILE = "page_data.lance"

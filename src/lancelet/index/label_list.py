@@ -25,11 +25,11 @@ import pyarrow.compute as pc
 from lancelet import io
 from lancelet.errors import ArgumentError, CorruptIndexError, LanceFileError, UnsupportedTypeError
 from lancelet.expr import HasAll, HasAny, IndexQuery
-from lancelet.index import sorted_sets
 from lancelet.index._files import IndexDetails, read_index_file, write_index_file
 from lancelet.index._treemap_for_labels import deserialize_treemap, serialize_treemap
 from lancelet.index.base import SearchResult
 from lancelet.index.zonemap import literals
+from lancelet.table import sorted_sets
 
 FILE_NAME = "bitmap_page_lookup.lance"
 TYPE_URL = "/lance.table.LabelListIndexDetails"

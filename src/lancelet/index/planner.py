@@ -23,10 +23,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelet.expr import INDEX_QUERIES, And, IndexQuery, Or, Predicate, Range
-from lancelet.index import sorted_sets
 from lancelet.index.base import Searchable
 from lancelet.io import accounting
-from lancelet.table import row_address
+from lancelet.table import row_address, sorted_sets
 
 
 @dataclass(frozen=True)

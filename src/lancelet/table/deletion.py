@@ -15,6 +15,7 @@ import pyarrow as pa
 from pyroaring import BitMap
 
 from lancelet.errors import CorruptDatasetError
+from lancelet.table import sorted_sets
 from lancelet.table.naming import DeletionKind
 
 BITMAP_THRESHOLD = 5_000
@@ -46,7 +47,7 @@ def decode(data: bytes, kind: DeletionKind, physical_rows: int, path: str) -> np
         raise
     except Exception as exc:  # pyarrow and pyroaring raise assorted types for bad bytes
         raise CorruptDatasetError(f"{path}: deletion file does not parse: {exc}") from exc
-    unique = np.unique(rows)
+    unique = sorted_sets.unique(rows)
     if len(unique) != len(rows):
         # Writers list each row once (the reference in no particular order).
         raise CorruptDatasetError(f"{path}: deletion file lists a row more than once")

@@ -27,7 +27,7 @@ from lancelet.errors import (
     StorageError,
     VersionNotFoundError,
 )
-from lancelet.table import deletion, lineage, naming, row_ids
+from lancelet.table import deletion, lineage, naming, row_ids, sorted_sets
 from lancelet.table.base_paths import BasePath
 from lancelet.table.fragment import DELETION_KIND_NAMES, DeletionFile, Fragment, Sequence
 from lancelet.table.fragment_check import check_fragments
@@ -397,7 +397,9 @@ class DatasetStore:
     ) -> Fragment | None:
         """``fragment`` with ``rows`` deleted on top of what it already deletes, as a new
         deletion file; None when no row would be left (the fragment goes instead)."""
-        union = np.union1d(self.read_deletions(fragment), rows).astype(np.uint32)
+        union = sorted_sets.union(
+            [self.read_deletions(fragment).astype(np.uint32), np.asarray(rows, np.uint32)]
+        )
         if len(union) >= fragment.physical_rows:
             return None
         return replace(

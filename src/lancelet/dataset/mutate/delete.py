@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow.compute as pc
 
 from lancelet.dataset.read.scanner import ROW_ADDRESS, LanceScanner
-from lancelet.table import row_address
+from lancelet.table import row_address, sorted_sets
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.table.manifest_file import check_encodable
@@ -48,7 +48,7 @@ def delete_addresses(
 ) -> tuple[tuple[Fragment, ...], tuple[int, ...]]:
     """Delete the rows at ``addresses``: the fragments with grown deletion vectors (their
     files written, named after the version read) and the ids of fragments left empty."""
-    addresses = np.unique(np.asarray(addresses, dtype=np.uint64))
+    addresses = sorted_sets.unique(np.asarray(addresses, dtype=np.uint64))
     if not len(addresses):
         return (), ()
     updated: list[Fragment] = []

@@ -28,12 +28,12 @@ from lancelet.errors import ArgumentError
 from lancelet.expr import INDEX_QUERIES, And, IndexQuery, Not, Or, Predicate
 from lancelet.expr.from_sql import predicate_tree
 from lancelet.expr.json_leaves import GETTERS, getter_column
-from lancelet.index import json_index, json_kind, sorted_sets
+from lancelet.index import json_index, json_kind
 from lancelet.index.base import ScalarIndex, SearchResult
 from lancelet.index.frag_reuse import ReuseMap
 from lancelet.index.planner import Candidates, IndexedColumn, plan
 from lancelet.io import accounting
-from lancelet.table import naming
+from lancelet.table import naming, sorted_sets
 from lancelet.table.fragment import Fragment
 from lancelet.table.index import IndexMetadata, index_type
 from lancelet.table.manifest import Manifest
