@@ -254,6 +254,12 @@ class VersionNotFoundError(DatasetError, ValueError, OSError):
     when opening it, ``OSError`` from ``checkout_version``)."""
 
 
+class ChangeTrackingError(DatasetError, ValueError):
+    """The dataset's metadata cannot say what changed between two versions: its rows
+    record no lineage, or it has no stable row ids to name deleted rows by (both are
+    recorded only when the dataset is created with ``enable_stable_row_ids=True``)."""
+
+
 class TagError(DatasetError, ValueError):
     """A tag does not exist, already exists, or points at a missing version."""
 

@@ -32,6 +32,12 @@ ALLOWED: dict[tuple[str, str, str], str] = {
         "positional",
         "['dataset', 'on'] vs ['store', 'schema', 'on', 'run', 'manifest']",
     ): "made by merge_insert()",
+    ("lance.dataset.DatasetDelta.__init__", "keyword", "delta"): "made by delta()",
+    (
+        "lance.dataset.DatasetDelta.__init__",
+        "positional",
+        "['delta'] vs ['snapshot', 'begin_version', 'end_version']",
+    ): "made by delta()",
     ("lance.dataset.Tags.__init__", "keyword", "dataset"): "made by LanceDataset.tags",
     (
         "lance.dataset.Tags.__init__",

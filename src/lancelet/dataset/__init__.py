@@ -1,6 +1,7 @@
 """The user-facing dataset API, with pylance's names and signatures."""
 
 from lancelet.dataset.api import dataset, write_dataset
+from lancelet.dataset.changefeed.delta import DatasetDelta
 from lancelet.dataset.compaction import Compaction, CompactionMetrics
 from lancelet.dataset.dataset import LanceDataset
 from lancelet.dataset.fragment import FragmentMetadata, LanceFragment, write_fragments
@@ -55,6 +56,7 @@ __all__ = [
     "DataFile",
     "DataStatistics",
     "DatasetBasePath",
+    "DatasetDelta",
     "DatasetOptimizer",
     "DatasetStats",
     "DeleteResult",

@@ -24,9 +24,15 @@ class ChangeMethods(DatasetHandle):
         begin_version: int | None = None,
         end_version: int | None = None,
     ) -> DatasetDelta:
-        """The changes between two versions as pylance's ``DatasetDelta``:
-        ``compared_against`` (this version against an older one) or both
-        ``begin_version`` (exclusive) and ``end_version`` (inclusive)."""
+        """The changes between two versions as pylance's ``DatasetDelta``: this
+        version against ``compared_against`` (the older of the two begins), or both
+        ``begin_version`` (exclusive) and ``end_version`` (inclusive); giving both
+        forms, or a begin newer than the end, raises ``ArgumentError``.
+
+        Inserted and updated rows are the end version's rows, told apart by their
+        lineage, so they need a dataset created with ``enable_stable_row_ids=True``
+        (``ChangeTrackingError`` otherwise, where pylance answers no rows); deleted
+        row ids need stable row ids at both versions, as in pylance."""
         from lancelet.dataset.changefeed.delta import dataset_delta
 
         return dataset_delta(
