@@ -254,12 +254,6 @@ class VersionNotFoundError(DatasetError, ValueError, OSError):
     when opening it, ``OSError`` from ``checkout_version``)."""
 
 
-class ChangeTrackingError(DatasetError, ValueError):
-    """The dataset's metadata cannot say what changed between two versions: its rows
-    record no lineage, or it has no stable row ids to name deleted rows by (both are
-    recorded only when the dataset is created with ``enable_stable_row_ids=True``)."""
-
-
 class TagError(DatasetError, ValueError):
     """A tag does not exist, already exists, or points at a missing version."""
 
@@ -279,7 +273,8 @@ class CorruptDatasetError(DatasetError, ValueError):
 
 class ChangeFeedError(DatasetError, ValueError):
     """What changed between versions cannot be told from their metadata: rows
-    without stable ids or lineage, column data replaced in place."""
+    without stable ids or lineage (both recorded only when the dataset is created
+    with ``enable_stable_row_ids=True``), column data replaced in place."""
 
 
 class UnsupportedFeatureError(DatasetError):

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import lancelet as ll
-from lancelet.errors import ChangeTrackingError, VersionNotFoundError
+from lancelet.errors import ChangeFeedError, VersionNotFoundError
 from lancelet.table.manifest_file import encode_manifest
 from lancelet.transaction.store import DatasetStore
 from tests.storage import remove_file, write_file
@@ -347,13 +347,13 @@ def test_without_stable_row_ids_nothing_is_answered_from_missing_lineage(
     assert theirs.get_inserted_rows().read_all().num_rows == 0
     ours = ll.dataset(uri).delta(1)
     for read in (ours.get_inserted_rows, ours.get_updated_rows):
-        with pytest.raises(ChangeTrackingError, match="enable_stable_row_ids=True"):
+        with pytest.raises(ChangeFeedError, match="enable_stable_row_ids=True"):
             read()
     with pytest.raises(ValueError, match="version 1 does not use them"):
         theirs.get_deleted_row_ids()
-    with pytest.raises(ChangeTrackingError, match="version 1 does not use them"):
+    with pytest.raises(ChangeFeedError, match="version 1 does not use them"):
         ours.get_deleted_row_ids()
-    assert isinstance(ChangeTrackingError("x"), ValueError)
+    assert isinstance(ChangeFeedError("x"), ValueError)
     # What needs no lineage still answers: the transactions.
     assert [type(t.operation).__name__ for t in ours.list_transactions()] == ["Append"]
 
@@ -375,6 +375,6 @@ def test_fragments_recording_no_lineage_are_refused(tmp_path: Path) -> None:
         encode_manifest(replace(manifest, fragments=(bare, *rest))),
     )
     delta = ll.dataset(uri).delta(1)
-    with pytest.raises(ChangeTrackingError, match=f"fragment {first.id} of version 2"):
+    with pytest.raises(ChangeFeedError, match=f"fragment {first.id} of version 2"):
         delta.get_inserted_rows()
     assert delta.get_deleted_row_ids().read_all().num_rows == 0

@@ -31,7 +31,7 @@ class ChangeMethods(DatasetHandle):
 
         Inserted and updated rows are the end version's rows, told apart by their
         lineage, so they need a dataset created with ``enable_stable_row_ids=True``
-        (``ChangeTrackingError`` otherwise, where pylance answers no rows); deleted
+        (``ChangeFeedError`` otherwise, where pylance answers no rows); deleted
         row ids need stable row ids at both versions, as in pylance."""
         from lancelet.dataset.changefeed.delta import dataset_delta
 

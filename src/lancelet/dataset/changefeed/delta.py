@@ -13,7 +13,7 @@ Two deliberate differences from pylance 14, both where it answers wrongly:
   when the dataset is at the end version, the common case).
 * pylance writes lineage only with stable row ids, and answers no inserted or
   updated rows for a dataset without it; lancelet refuses
-  (:class:`~lancelet.errors.ChangeTrackingError`).
+  (:class:`~lancelet.errors.ChangeFeedError`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from lancelet.dataset.read.scanner import LanceScanner
 from lancelet.dataset.versions.transactions import Transaction, read_transaction
 from lancelet.errors import (
     ArgumentError,
-    ChangeTrackingError,
+    ChangeFeedError,
     CorruptDatasetError,
     VersionNotFoundError,
 )
@@ -94,7 +94,7 @@ class DatasetDelta:
         end = self._manifest(self.end_version)
         for manifest in (begin, end):
             if not manifest.stable_row_ids:
-                raise ChangeTrackingError(
+                raise ChangeFeedError(
                     f"{self._snapshot.uri}: deleted row ids require stable row ids, "
                     f"version {manifest.version} does not use them"
                 )
@@ -130,7 +130,7 @@ class DatasetDelta:
         and the rows inserted or updated since could not be told apart."""
         for fragment in manifest.fragments:
             if fragment.num_rows and not _records_lineage(fragment):
-                raise ChangeTrackingError(
+                raise ChangeFeedError(
                     f"{self._snapshot.uri}: {what} rows need row lineage, which fragment "
                     f"{fragment.id} of version {manifest.version} does not record: "
                     "datasets record it only with stable row ids "
