@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from lancelet._version import __version__
-from lancelet.cli import doctor, head, history, info, maintain, report
+from lancelet.cli import doctor, feed, head, history, info, maintain, report
 from lancelet.errors import LanceletError
 
 
@@ -26,7 +26,7 @@ def cli() -> None:
     """Look at, check and maintain Lance datasets (local paths or object-store URIs)."""
 
 
-for _module in (info, history, head, doctor, report, maintain):
+for _module in (info, history, head, feed, doctor, report, maintain):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
 
