@@ -336,11 +336,25 @@ def test_a_column_dropped_and_added_again_is_refused_across_the_change(tmp_path:
     ds.drop_columns(["v"])  # v3
     ds.add_columns({"v": "k + 100"})  # v4
     ds.update({"v": "0"}, where="k = 2")  # v5
-    with pytest.raises(ChangeFeedError, match="column 'v' was replaced"):
+    with pytest.raises(ChangeFeedError, match="column 'v' is not the same column in version 1"):
         ll.dataset(uri).changes(2).read_all()
     assert _feed(uri, 5) == _expected(uri, 5)
     # Without the replaced column, the range reads.
     assert ll.dataset(uri).changes(2, columns=["k"]).read_all().num_rows > 0
+
+
+def test_an_overwrite_with_another_schema_is_refused_across_it(tmp_path: Path) -> None:
+    """The overwrite numbers its fields afresh: field 0 was ``k`` and is ``name`` now,
+    so the deleted rows cannot be shown in the new columns."""
+    uri = str(tmp_path / "ds")
+    _create(ll, uri, [1, 2])
+    other = pa.table({"name": ["a"], "k": pa.array([5], pa.int64())})
+    ll.write_dataset(other, uri, mode="overwrite")
+    for columns in (None, ["k"]):
+        with pytest.raises(ChangeFeedError, match="is not the same column in version 1"):
+            ll.dataset(uri).changes(2, columns=columns).read_all()
+    ll.write_dataset(other, uri, mode="append")
+    assert _feed(uri, 3) == _expected(uri, 3)
 
 
 @pytest.mark.parametrize(

@@ -245,25 +245,25 @@ def _read_rows(reader: FragmentReader, names: list[str], rows: np.ndarray) -> pa
 
 def _check_columns(spec: FeedSpec, schema: LanceSchema, version: int) -> None:
     """Rows of ``version`` can be read with the feed's schema: each column read is
-    the same field there (same id and type) or absent (added later)."""
+    the same field there (same id, name and type) or absent (added later).  Field
+    ids alone do not say it: an overwrite with a new schema numbers fields afresh."""
     then = {f.id: f for f in schema.top_level()}
-    by_name = {f.name: f for f in schema.top_level()}
+    names = {f.name for f in schema.top_level()}
     then_arrow = schema.to_arrow()
     now_arrow = spec.schema.to_arrow()
     for field in spec.schema.resolve(list(spec.read_columns), spec.store.root):
         old = then.get(field.id)
-        if old is None:
-            if field.name in by_name:
-                raise ChangeFeedError(
-                    f"{spec.store.root}: column {field.name!r} was replaced after version "
-                    f"{version} (dropped and added again); read the change feed in ranges "
-                    "that do not cross that change"
-                )
-            continue
-        if then_arrow.field(old.name).type != now_arrow.field(field.name).type:
+        if old is None and field.name not in names:
+            continue  # added after ``version``: null in its rows
+        if (
+            old is None
+            or old.name != field.name
+            or then_arrow.field(old.name).type != now_arrow.field(field.name).type
+        ):
             raise ChangeFeedError(
-                f"{spec.store.root}: column {field.name!r} changed type after version "
-                f"{version}; read the change feed in ranges that do not cross that change"
+                f"{spec.store.root}: column {field.name!r} is not the same column in "
+                f"version {version} (renamed, retyped, or dropped and added again since); "
+                "read the change feed in ranges that do not cross that change"
             )
 
 
