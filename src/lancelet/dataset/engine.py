@@ -22,7 +22,8 @@ transaction layer's, named here.
   conflict rules), :func:`fold_into_merge`.
 - Row-level changes: :func:`apply_row_change`, :class:`InsertedKeys`.
 - The change feed, one commit per task: :func:`change_feed_spec` (checked columns,
-  filter, output schema), :func:`change_feed_versions`, :func:`commit_changes`.
+  filter, output schema), :func:`change_feed_versions`, :func:`commit_change_count`,
+  :func:`commit_changes`.
 - Catalogs (``namespace/``), whose tables share the catalog's storage:
   :func:`open_with_storage`, :func:`create_with_storage`.
 """
@@ -110,6 +111,7 @@ __all__ = [
     "apply_row_change",
     "change_feed_spec",
     "change_feed_versions",
+    "commit_change_count",
     "commit_changes",
     "commit",
     "data_format",
@@ -246,10 +248,21 @@ def change_feed_versions(at: Location | Snapshot, start: int, end: int) -> range
     return feed.feed_versions(_store(at), start, end)
 
 
-def commit_changes(spec: ChangeFeedSpec, version: int) -> Iterator[pa.RecordBatch]:
+def commit_changes(
+    spec: ChangeFeedSpec, version: int, part: tuple[int, int] = (0, 1)
+) -> Iterator[pa.RecordBatch]:
     """The row changes one commit made, as the feed's batches (none for a commit that
-    changed no rows); raises ``ChangeFeedError`` where its metadata cannot say."""
-    return feed.commit_batches(spec, version)
+    changed no rows); raises ``ChangeFeedError`` where its metadata cannot say.
+    ``part`` ``(k, n)``: only the k-th of n near-equal shares of them (n tasks reading
+    one large commit; see :func:`commit_change_count`)."""
+    return feed.commit_batches(spec, version, part)
+
+
+def commit_change_count(at: Location | Snapshot, version: int) -> int:
+    """How many change rows a commit makes (an update two), from metadata alone (row
+    ids, lineage and deletion files): what a job sizes its reads of the commit by;
+    raises as :func:`commit_changes` does."""
+    return feed.change_count(_store(at), version)
 
 
 def file_sizes(snapshot: Snapshot) -> dict[str, int]:

@@ -1,4 +1,5 @@
-"""PySpark integration: the ``lance`` data source (batch read and write, streaming sink).
+"""PySpark integration: the ``lance`` data source (batch read and write, streaming sink
+and source, change data feed).
 
 ``lancelet.spark.session()`` starts (or reuses) a SparkSession with the source
 registered; ``lancelet.spark.register(spark)`` registers it in an existing one.  Then::
@@ -6,6 +7,7 @@ registered; ``lancelet.spark.register(spark)`` registers it in an existing one. 
     spark.read.format("lance").load(path)
     df.write.format("lance").mode("append").save(path)
     df.writeStream.format("lance").option("checkpointLocation", ckpt).start(path)
+    spark.read.format("lance").options(readChangeFeed=True, startingVersion=2).load(path)
 
 ``lancelet.spark.session(warehouse=...)`` (or ``configure_catalog``) adds the SQL
 catalog ``lance`` (``CREATE TABLE lance.db.t ...``, where the JVM bridge loads), and

@@ -167,6 +167,7 @@ _READ_KEYS = frozenset(
         "max_partition_bytes",
         "min_partitions",
         "batch_size",
+        *(key.lower() for key in ("readChangeFeed", "readChangeData")),  # when false
     }
 )
 
@@ -367,7 +368,13 @@ class StreamOptions(_Stored):
     storage_options: dict[str, str] | None = None
 
 
-_STREAM_KEYS_READ = _STREAM_READ_KEYS | {"columns", "rows_per_partition", "batch_size"}
+_STREAM_KEYS_READ = _STREAM_READ_KEYS | {
+    "columns",
+    "rows_per_partition",
+    "batch_size",
+    "readchangefeed",
+    "readchangedata",
+}
 
 
 def stream_options(
@@ -419,3 +426,133 @@ def _starting(options: Mapping[str, str]) -> int | str | Instant | None:
 
 def _optional_positive(options: Mapping[str, str], key: str) -> int | None:
     return None if _get(options, key) is None else _positive_int(options, key, 1)
+
+
+# -- the change data feed ----------------------------------------------------------------
+
+# Delta's option, and the older name Delta still takes.
+_CHANGE_SWITCHES = ("readChangeFeed", "readChangeData")
+
+
+def reads_change_feed(options: Mapping[str, str]) -> bool:
+    """Whether the read is of the change data feed (``readChangeFeed``)."""
+    return any(_bool(options, key) for key in _CHANGE_SWITCHES)
+
+
+@dataclass(frozen=True)
+class ChangeFeedOptions(_Stored):
+    path: str
+    # Where the feed starts: a version or an instant; a stream also takes "latest"
+    # and None (the latest version's rows as inserts, then the changes after it).
+    starting: int | str | Instant | None = None
+    ending: int | Instant | None = None  # batch reads only; None: the latest version
+    columns: tuple[str, ...] | None = None
+    with_row_id: bool = False
+    # A commit making more change rows than this is read by several tasks.
+    rows_per_partition: int = DEFAULT_ROWS_PER_PARTITION
+    batch_size: int | None = None  # None: the engine's
+    pushdown: bool = PUSHED_READ_PER_QUERY
+    max_rows_per_trigger: int | None = None
+    # Commits per micro-batch (fragments while a stream reads its first snapshot).
+    max_files_per_trigger: int | None = None
+    storage_options: dict[str, str] | None = None
+
+
+_CHANGE_KEYS = frozenset(
+    {
+        "readchangefeed",
+        "readchangedata",
+        "startingversion",
+        "startingtimestamp",
+        "columns",
+        "with_row_id",
+        "rows_per_partition",
+        "batch_size",
+        "pushdown",
+    }
+)
+_CHANGE_BATCH_KEYS = frozenset({"endingversion", "endingtimestamp"})
+_CHANGE_STREAM_KEYS = frozenset({"maxrowspertrigger", "maxfilespertrigger"})
+# Options of the plain stream that say what to do with deletes and updates, which
+# a change feed delivers as rows.
+_CHANGE_COMMIT_KEYS = ("ignoreDeletes", "ignoreChanges", "skipChangeCommits")
+
+
+def change_feed_options(
+    options: Mapping[str, str],
+    *,
+    streaming: bool | None,
+    settings: Mapping[str, str] | None = None,
+    per_query: bool = PUSHED_READ_PER_QUERY,
+) -> ChangeFeedOptions:
+    """A change feed read's options: a stream's (``streaming``), a batch read's, or
+    either (None: the schema, which serves both).  Options the feed cannot honour
+    are refused, never ignored."""
+    _refuse_with_changes(options, streaming)
+    known = _CHANGE_KEYS
+    if streaming is not True:
+        known |= _CHANGE_BATCH_KEYS
+    if streaming is not False:
+        known |= _CHANGE_STREAM_KEYS
+    _check_known(options, known, "change feed")
+    starting = _starting(options)
+    if starting == "latest" and streaming is False:
+        raise ValueError(
+            "lance data source: startingVersion=latest is for streams; a batch read of "
+            "the change feed starts at a version number or a startingTimestamp"
+        )
+    if all(_get(options, k) is not None for k in ("maxRowsPerTrigger", "maxFilesPerTrigger")):
+        raise ValueError(
+            "lance data source: give maxRowsPerTrigger or maxFilesPerTrigger, not both"
+        )
+    path = dataset_path(options)
+    return ChangeFeedOptions(
+        path=path,
+        starting=starting,
+        ending=_ending(options),
+        columns=_columns(_get(options, "columns")),
+        with_row_id=_bool(options, "with_row_id"),
+        rows_per_partition=_positive_int(options, "rows_per_partition", DEFAULT_ROWS_PER_PARTITION),
+        batch_size=_optional_positive(options, "batch_size"),
+        pushdown=_pushdown(options, per_query),
+        max_rows_per_trigger=_optional_positive(options, "maxRowsPerTrigger"),
+        max_files_per_trigger=_optional_positive(options, "maxFilesPerTrigger"),
+        storage_options=_storage(path, options, settings),
+    )
+
+
+def _refuse_with_changes(options: Mapping[str, str], streaming: bool | None) -> None:
+    """Refuse, by name, options a change feed read has no meaning for."""
+    travel = [key for key in _VERSION_KEYS if _get(options, key) is not None]
+    if travel:
+        raise ValueError(
+            f"lance data source: readChangeFeed cannot be combined with {travel[0]}: the "
+            "feed reads the commits from startingVersion (or startingTimestamp) to "
+            "endingVersion (or endingTimestamp), with the ending version's columns"
+        )
+    ignoring = [key for key in _CHANGE_COMMIT_KEYS if _get(options, key) is not None]
+    if ignoring:
+        raise ValueError(
+            f"lance data source: option {ignoring[0]} does not apply with readChangeFeed, "
+            "which delivers deletes and updates as rows (_change_type)"
+        )
+    ending = [k for k in ("endingVersion", "endingTimestamp") if _get(options, k) is not None]
+    if streaming and ending:
+        raise ValueError(
+            f"lance data source: {ending[0]} bounds a batch read of the change feed; a "
+            "stream reads every commit as it comes"
+        )
+
+
+def _ending(options: Mapping[str, str]) -> int | Instant | None:
+    version, stamp = _get(options, "endingVersion"), _get(options, "endingTimestamp")
+    if version is not None and stamp is not None:
+        raise ValueError("lance data source: give endingVersion or endingTimestamp, not both")
+    if stamp is not None:
+        return parse_instant(stamp, "endingTimestamp")
+    if version is None:
+        return None
+    text = version.strip()
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"lance data source: endingVersion={version!r} is not a version number")
+    return int(text)

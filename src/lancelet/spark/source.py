@@ -13,12 +13,24 @@ from pyspark.sql import types as st
 from lancelet.dataset.engine import Location, latest_version, open_snapshot
 from lancelet.errors import DatasetNotFoundError
 from lancelet.spark.bridge import PYTHON_NAME
+from lancelet.spark.change_feed import (
+    LanceChangeFilteringReader,
+    LanceChangeReader,
+    batch_commits,
+    change_schema,
+    feed_end,
+    full_spec,
+)
+from lancelet.spark.change_stream import LanceChangeStreamReader
 from lancelet.spark.compat import PUSHED_READ_PER_QUERY
 from lancelet.spark.options import (
+    ChangeFeedOptions,
     Instant,
     ReadOptions,
+    change_feed_options,
     dataset_path,
     read_options,
+    reads_change_feed,
     stream_options,
     version_option,
     write_options,
@@ -87,6 +99,13 @@ class LanceDataSource(sds.DataSource):
     ``maxFilesPerTrigger`` (fragments), ``ignoreDeletes``, ``skipChangeCommits``,
     ``columns``, ``rows_per_partition``, ``batch_size``.
 
+    Change data feed reads (``readChangeFeed``, see :mod:`lancelet.spark.change_feed`
+    and :mod:`lancelet.spark.change_stream`): ``startingVersion``,
+    ``startingTimestamp``, ``endingVersion``, ``endingTimestamp`` (batch reads),
+    ``maxRowsPerTrigger``, ``maxFilesPerTrigger`` (commits; streams), ``columns``,
+    ``with_row_id``, ``rows_per_partition`` (change rows per task), ``batch_size``,
+    ``pushdown``.
+
     Every read and write takes storage options as ``storage.<key>`` with pylance's
     keys (``storage.endpoint``, ``storage.aws_access_key_id``, ...), over the S3A
     settings of the session the source was registered in (see
@@ -104,7 +123,11 @@ class LanceDataSource(sds.DataSource):
     # behaviour, and adds the version every read of this DataFrame will read.
     def __init__(self, options: MutableMapping[str, str]) -> None:
         super().__init__(options)
-        self.snapshot = snapshot_version(options, self.s3a_settings)
+        self.change_feed = reads_change_feed(options)
+        if self.change_feed:  # the feed's ending version, whose schema it reads with
+            self.snapshot = feed_end(self._change_options(None))
+        else:
+            self.snapshot = snapshot_version(options, self.s3a_settings)
 
     @classmethod
     def name(cls) -> str:
@@ -121,20 +144,43 @@ class LanceDataSource(sds.DataSource):
             raise DatasetNotFoundError(f"{options.path}: no Lance dataset here")
         return replace(options, version=self.snapshot)
 
+    def _change_options(self, streaming: bool | None) -> ChangeFeedOptions:
+        return change_feed_options(
+            self.options,
+            streaming=streaming,
+            settings=self.s3a_settings,
+            per_query=self.per_query_plans,
+        )
+
+    def _version(self, path: str) -> int:
+        if self.snapshot is None:
+            raise DatasetNotFoundError(f"{path}: no Lance dataset here")
+        return self.snapshot
+
     def schema(self) -> st.StructType:
+        if self.change_feed:
+            changes = self._change_options(None)  # serves batch and stream reads
+            end = self._version(changes.path)
+            return change_schema(full_spec(changes, end), f"{changes.path} version {end}")
         options = self._read_options(streaming=True)  # serves batch and stream reads
         return dataset_schema(open_dataset(options), options)
 
-    def reader(self, schema: st.StructType) -> LanceReader:
+    def reader(self, schema: st.StructType) -> LanceReader | LanceChangeReader:
+        if self.change_feed:
+            changes = self._change_options(False)
+            end = self._version(changes.path)
+            feed = LanceChangeFilteringReader if changes.pushdown else LanceChangeReader
+            return feed(schema, changes, batch_commits(changes, end), end)
         options = self._read_options()
         kind = LanceFilteringReader if options.pushdown else LanceReader
         return kind(schema, options)
 
-    def streamReader(self, schema: st.StructType) -> LanceStreamReader:
+    def streamReader(self, schema: st.StructType) -> LanceStreamReader | LanceChangeStreamReader:
+        if self.change_feed:
+            changes = self._change_options(True)
+            return LanceChangeStreamReader(schema, changes, self._version(changes.path))
         options = stream_options(self.options, self.s3a_settings)
-        if self.snapshot is None:
-            raise DatasetNotFoundError(f"{options.path}: no Lance dataset here")
-        return LanceStreamReader(schema, options, self.snapshot)
+        return LanceStreamReader(schema, options, self._version(options.path))
 
     def writer(self, schema: st.StructType, overwrite: bool) -> LanceWriter:
         options = write_options(self.options, settings=self.s3a_settings)

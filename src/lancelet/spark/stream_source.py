@@ -193,7 +193,7 @@ class LanceStreamReader(sds.DataSourceStreamReader, SupportsTriggerAvailableNow)
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
         position = Position.of(start)
         last = self._target if self._target is not None else self._latest()
-        budget = _Budget.of(limit)
+        budget = Budget.of(limit)
         while position.version <= last:
             units = self._feed_units(position, budget.empty)
             if units is None:
@@ -201,7 +201,7 @@ class LanceStreamReader(sds.DataSourceStreamReader, SupportsTriggerAvailableNow)
             if position.index >= len(units):
                 position = Position(position.version + 1, 0, False)
                 continue
-            if not budget.admits(units[position.index]):
+            if not budget.admits(units[position.index].num_rows):
                 break
             position = replace(position, index=position.index + 1)
         return position.as_offset() if not budget.empty else start
@@ -240,16 +240,16 @@ class LanceStreamReader(sds.DataSourceStreamReader, SupportsTriggerAvailableNow)
 
 
 @dataclass
-class _Budget:
-    """What one micro-batch may still take (at least one fragment, as Delta's soft
-    limits do)."""
+class Budget:
+    """What one micro-batch may still take (at least one unit, a fragment or a commit,
+    as Delta's soft limits do)."""
 
     rows: int | None
     files: int | None
     taken: int = 0
 
     @classmethod
-    def of(cls, limit: ReadLimit) -> _Budget:
+    def of(cls, limit: ReadLimit) -> Budget:
         if isinstance(limit, ReadMaxRows):
             return cls(limit.max_rows, None)
         if isinstance(limit, ReadMaxFiles):
@@ -262,15 +262,16 @@ class _Budget:
     def empty(self) -> bool:
         return self.taken == 0
 
-    def admits(self, fragment: Fragment) -> bool:
-        over = (self.rows is not None and fragment.num_rows > self.rows) or (
+    def admits(self, rows: int) -> bool:
+        """Whether the micro-batch takes a unit of ``rows`` rows (and counts it)."""
+        over = (self.rows is not None and rows > self.rows) or (
             self.files is not None and self.files < 1
         )
         if over and self.taken:
             return False
         self.taken += 1
         if self.rows is not None:
-            self.rows -= fragment.num_rows
+            self.rows -= rows
         if self.files is not None:
             self.files -= 1
         return True

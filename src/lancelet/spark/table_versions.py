@@ -164,6 +164,12 @@ def version_at(location: Location, micros: int) -> int:
     return max(earlier)
 
 
+def version_from(location: Location, micros: int) -> int | None:
+    """The first version committed at or after ``micros`` (Delta's starting
+    timestamp); None when the latest was committed before it."""
+    return next((v for v, stamp in _timestamps(location) if stamp >= micros), None)
+
+
 def _utc(micros: int) -> str:
     return datetime.fromtimestamp(micros / 1e6, tz=timezone.utc).isoformat()
 

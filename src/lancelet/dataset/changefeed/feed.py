@@ -159,28 +159,58 @@ def change_feed(
     return pa.RecordBatchReader.from_batches(spec.output_schema(), batches())
 
 
-def commit_batches(spec: FeedSpec, version: int) -> Iterator[pa.RecordBatch]:
-    """One commit's changes under ``spec``, batch by batch."""
+def commit_batches(
+    spec: FeedSpec, version: int, part: tuple[int, int] = (0, 1)
+) -> Iterator[pa.RecordBatch]:
+    """One commit's changes under ``spec``, batch by batch; ``part`` ``(k, n)``: only
+    the k-th of n near-equal shares of them, in feed order (an update's two rows stay
+    in one share), so that n tasks can read one large commit."""
+    k, n = part
+    if not all(isinstance(x, int) and not isinstance(x, bool) for x in part) or not 0 <= k < n:
+        raise ArgumentError(f"part must be (k, n) with 0 <= k < n, not {part!r}")
     diff = commit_diff(spec.store, version)
     if not diff.num_changes:
         return
+    deleted, updated, inserted = _shares(diff, part)
     before = _Side(spec, diff.previous, version - 1) if diff.previous is not None else None
     after = _Side(spec, diff.current, version)
     # Rows are read in larger units than batches: fewer, longer reads.
     step = max(spec.batch_size, _READ_ROWS)
     if before is not None:
-        for i in range(0, len(diff.deleted), step):
-            rows = before.read(diff.deleted[i : i + step])
-            yield from _emit(spec, diff, rows, diff.deleted_ids[i : i + step], DELETE)
-        for i in range(0, len(diff.updated_ids), step):
-            ids = diff.updated_ids[i : i + step]
-            pre = before.read(diff.updated_before[i : i + step])
-            post = after.read(diff.updated_after[i : i + step])
+        for i in range(deleted.start, deleted.stop, step):
+            j = min(i + step, deleted.stop)
+            rows = before.read(diff.deleted[i:j])
+            yield from _emit(spec, diff, rows, diff.deleted_ids[i:j], DELETE)
+        for i in range(updated.start, updated.stop, step):
+            j = min(i + step, updated.stop)
+            ids = diff.updated_ids[i:j]
+            pre = before.read(diff.updated_before[i:j])
+            post = after.read(diff.updated_after[i:j])
             yield from _emit(spec, diff, pre, ids, UPDATE_PREIMAGE)
             yield from _emit(spec, diff, post, ids, UPDATE_POSTIMAGE)
-    for i in range(0, len(diff.inserted), step):
-        rows = after.read(diff.inserted[i : i + step])
-        yield from _emit(spec, diff, rows, diff.inserted_ids[i : i + step], INSERT)
+    for i in range(inserted.start, inserted.stop, step):
+        j = min(i + step, inserted.stop)
+        rows = after.read(diff.inserted[i:j])
+        yield from _emit(spec, diff, rows, diff.inserted_ids[i:j], INSERT)
+
+
+def change_count(store: DatasetStore, version: int) -> int:
+    """The number of change rows ``version`` makes (an update counts twice)."""
+    return commit_diff(store, version).num_changes
+
+
+def _shares(diff: CommitDiff, part: tuple[int, int]) -> tuple[range, range, range]:
+    """The deletes, updates and inserts (index ranges) that share ``part`` of the
+    commit's changes covers: its slice of them laid end to end in that order."""
+    k, n = part
+    sizes = (len(diff.deleted), len(diff.updated_ids), len(diff.inserted))
+    total = sum(sizes)
+    low, high = k * total // n, (k + 1) * total // n
+    out = []
+    for size in sizes:
+        out.append(range(min(max(low, 0), size), min(max(high, 0), size)))
+        low, high = low - size, high - size
+    return out[0], out[1], out[2]
 
 
 class _Side:
@@ -196,6 +226,8 @@ class _Side:
     def read(self, addresses: np.ndarray) -> pa.Table:
         """The feed's columns of the rows at ``addresses``, in that order."""
         names = list(self._spec.read_columns)
+        if not names:  # no column asked for: the rows still count
+            return pa.table({"": pa.nulls(len(addresses))}).select([])
         fragments, offsets = row_address.unpack(addresses)
         order = np.lexsort((offsets, fragments))
         parts = [
