@@ -4,14 +4,12 @@ lancelet's change feed ``changes()`` (engine: ``dataset/changefeed/``)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from lancelet.dataset.changefeed.delta import DatasetDelta, dataset_delta
+from lancelet.dataset.changefeed.feed import change_feed
 from lancelet.dataset.core.snapshot import DatasetHandle
-
-if TYPE_CHECKING:
-    from lancelet.dataset.changefeed.delta import DatasetDelta
 
 
 class ChangeMethods(DatasetHandle):
@@ -33,8 +31,6 @@ class ChangeMethods(DatasetHandle):
         lineage, so they need a dataset created with ``enable_stable_row_ids=True``
         (``ChangeFeedError`` otherwise, where pylance answers no rows); deleted
         row ids need stable row ids at both versions, as in pylance."""
-        from lancelet.dataset.changefeed.delta import dataset_delta
-
         return dataset_delta(
             self.snapshot,
             compared_against,
@@ -61,8 +57,6 @@ class ChangeMethods(DatasetHandle):
         Needs stable row ids (``enable_stable_row_ids=True`` when the dataset was
         created); raises where the versions' metadata cannot say what changed
         (versions cleaned up, rows without lineage, column data replaced in place)."""
-        from lancelet.dataset.changefeed.feed import change_feed
-
         return change_feed(
             self.snapshot,
             start_version,
