@@ -12,12 +12,14 @@ import random
 import threading
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
+import obstore
 import pytest
 
 from lancelet import io
 from lancelet.errors import StorageError
-from lancelet.io import objects
+from lancelet.io import accounting, objects
 from lancelet.io.objects import ObjectInputFile
 
 FILES = io.FileIO()
@@ -97,6 +99,35 @@ def test_prefetch_order_does_not_matter(stats: io.objects.RequestStats) -> None:
     for offset, length in ranges:
         assert source.read(offset, length).to_pybytes() == data[offset : offset + length]
     assert stats.requests == 1
+
+
+def test_a_smaller_gap_fetches_ranges_apart(
+    stats: io.objects.RequestStats, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A take's gap: ranges 20 KiB apart are fetched one by one, and as many as a
+    hundred are cut into calls that run at once (on the fetching threads), whose
+    buffers come back in order and are counted on the caller's thread."""
+    uri, data = _object(4 * MB)
+    source = _open(uri)
+    calls: list[int] = []
+    real = obstore.get_ranges
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(len(kwargs["starts"]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(obstore, "get_ranges", counted)
+    stats.reset()
+    ranges = [(i * 30 * KB, 10 * KB) for i in range(100)]
+    scan = accounting.Counters()
+    with accounting.collecting(scan):
+        source.prefetch(ranges, gap=16 * KB)
+    assert (stats.requests, stats.bytes_read) == (100, 100 * 10 * KB)
+    assert (scan.requests, scan.bytes_read) == (100, 100 * 10 * KB)
+    assert len(calls) == objects.FETCH_THREADS and sum(calls) == 100
+    for offset, length in ranges:
+        assert source.read(offset, length).to_pybytes() == data[offset : offset + length]
+    assert stats.requests == 100
 
 
 def test_reads_fetch_at_least_a_block(stats: io.objects.RequestStats) -> None:

@@ -473,6 +473,10 @@ class LanceFileReader:
     def _prefetch_rows(self, columns: Sequence[str] | None, rows: np.ndarray) -> None:
         if isinstance(self._source, LocalInputFile) or not len(rows):
             return
+        if self.structural:  # only what the rows need, not their pages
+            leaves = [self._leaves[c] for c in self._projected_columns(columns)]
+            if prefetch.take_rows(self._source, leaves, rows):
+                return
         n = self._num_rows
         self._source.prefetch(
             self._buffers(columns, lambda info: prefetch.row_buffers(info, rows, n))

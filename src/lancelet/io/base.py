@@ -38,11 +38,13 @@ class InputFile(Protocol):
         """The bytes ``[offset, offset + length)``; the caller has range-checked them."""
         ...
 
-    def prefetch(self, ranges: Sequence[tuple[int, int]]) -> None:
+    def prefetch(self, ranges: Sequence[tuple[int, int]], *, gap: int | None = None) -> None:
         """Fetch ``(offset, length)`` ranges a reader is about to ask for, together.
 
         Local files ignore it; object stores coalesce nearby ranges and fetch them
-        concurrently, so many small pages cost a few requests instead of one each."""
+        concurrently, so many small pages cost a few requests instead of one each.
+        ``gap``: ranges at most this far apart are fetched as one (None: the store's
+        own choice, made for scans)."""
         ...
 
     def retain(self, ranges: Sequence[tuple[int, int]]) -> None:

@@ -44,7 +44,7 @@ class LocalInputFile:
         count_read(1, length)
         return self._whole.slice(offset, length)
 
-    def prefetch(self, ranges: Sequence[tuple[int, int]]) -> None:
+    def prefetch(self, ranges: Sequence[tuple[int, int]], *, gap: int | None = None) -> None:
         """Nothing to do: the mapping pages bytes in as they are touched."""
 
     def retain(self, ranges: Sequence[tuple[int, int]]) -> None:

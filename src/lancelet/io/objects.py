@@ -15,11 +15,14 @@ concurrently.
 from __future__ import annotations
 
 import bisect
+import os
 import re
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, TypeVar
 
 import pyarrow as pa
@@ -36,6 +39,11 @@ TAIL_BYTES = 64 << 10
 # Ranges closer than this are fetched as one; the bytes between cost less than a
 # second round trip.
 COALESCE_BYTES = 1 << 20
+# obstore keeps at most this many of one call's requests in flight; a fetch of more
+# ranges (a take's scattered chunks: a hundred or more) is cut into calls on up to
+# FETCH_THREADS threads, so that it costs a few round trips, not one per ten ranges.
+RANGES_PER_CALL = 10
+FETCH_THREADS = 8
 # The least a read of bytes not yet fetched asks for, so a reader walking a file in
 # small steps does not pay one request per step.
 MIN_FETCH_BYTES = 256 << 10
@@ -238,7 +246,22 @@ class ObjectStorage:
     def get_ranges(self, key: str, uri: str, starts: list[int], ends: list[int]) -> list[pa.Buffer]:
         import obstore
 
-        found = _call(uri, lambda: obstore.get_ranges(self.store, key, starts=starts, ends=ends))
+        def fetch(part: slice) -> list[Any]:
+            # The ranges come coalesced as the caller wants them: obstore's own
+            # coalescing (of ranges up to 1 MiB apart) would undo a take's smaller gap.
+            return _call(
+                uri,
+                lambda: obstore.get_ranges(
+                    self.store, key, starts=starts[part], ends=ends[part], coalesce=0
+                ),
+            )
+
+        parts = _parts(len(starts))
+        if len(parts) == 1:
+            found = fetch(parts[0])
+        else:
+            found = [b for done in _fetch_pool().map(fetch, parts) for b in done]
+        # Counted here, on the caller's thread, whose scan the counts belong to.
         _count(requests=len(starts), read=sum(e - s for s, e in zip(starts, ends, strict=True)))
         return [_placed(b, start) for b, start in zip(found, starts, strict=True)]
 
@@ -253,6 +276,26 @@ class ObjectStorage:
         size, data = _call(uri, fetch)
         _count(read=len(data))
         return size, _placed(data, size - len(data))
+
+
+@cache
+def _fetch_pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(FETCH_THREADS, thread_name_prefix="lancelet-fetch")
+
+
+# A forked child has the parent's pool object but not its threads: it makes its own.
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_fetch_pool.cache_clear)
+
+
+def _parts(count: int) -> list[slice]:
+    """``count`` ranges cut into one call's worth per fetching thread (at least
+    :data:`RANGES_PER_CALL` each), in order."""
+    calls = min(FETCH_THREADS, -(-count // RANGES_PER_CALL))
+    if calls <= 1:
+        return [slice(0, count)]
+    size = -(-count // calls)
+    return [slice(at, min(at + size, count)) for at in range(0, count, size)]
 
 
 def _placed(data: Any, start: int) -> pa.Buffer:
@@ -321,6 +364,8 @@ class ObjectInputFile:
             blocks[lo:hi] = [block]
 
     def read(self, offset: int, length: int) -> pa.Buffer:
+        if length == 0:
+            return pa.py_buffer(b"")  # an empty buffer, wherever it is, needs no request
         found = self._find(offset, length)
         if found is not None:
             return found
@@ -331,11 +376,11 @@ class ObjectInputFile:
         self._keep(offset, block)
         return block.slice(0, length)
 
-    def prefetch(self, ranges: Sequence[tuple[int, int]]) -> None:
+    def prefetch(self, ranges: Sequence[tuple[int, int]], *, gap: int | None = None) -> None:
         wanted = sorted((o, o + n) for o, n in ranges if n > 0 and self._find(o, n) is None)
         if not wanted:
             return
-        starts, ends = _coalesce(wanted)
+        starts, ends = _coalesce(wanted, COALESCE_BYTES if gap is None else gap)
         blocks = self._storage.get_ranges(self._key, self.path, starts, ends)
         for start, end, block in zip(starts, ends, blocks, strict=True):
             if block.size != end - start:
@@ -357,10 +402,10 @@ class ObjectInputFile:
             self._starts, self._blocks = [], []
 
 
-def _coalesce(ranges: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
+def _coalesce(ranges: list[tuple[int, int]], gap: int) -> tuple[list[int], list[int]]:
     starts, ends = [ranges[0][0]], [ranges[0][1]]
     for start, end in ranges[1:]:
-        if start - ends[-1] <= COALESCE_BYTES:
+        if start - ends[-1] <= gap:
             ends[-1] = max(ends[-1], end)
         else:
             starts.append(start)

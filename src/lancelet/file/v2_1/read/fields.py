@@ -32,6 +32,8 @@ from lancelet.file.v2_1.read.page import LevelledPage, PageDecoder
 from lancelet.file.v2_1.read.page_buffer import PageBuffer
 from lancelet.file.v2_1.read.values import I64, Bools
 
+# (offset, length) byte ranges of the file, as a take announces them (see prefetch).
+Ranges = list[tuple[int, int]]
 # Runs of at most this many pages whose rows lie in few chunks are taken page by page.
 _FEW_PAGES = 4
 # The layers of a top-level column whose items cannot be null.
@@ -164,13 +166,7 @@ class LeafColumn:
             # All in one page (a small take, or a column of one page).
             page = self.decoder(at).take(rows - self.starts[at] if at else rows)
             return [self._rows_of(page, len(rows), at)]
-        page_of = np.searchsorted(self.starts, rows, side="right") - 1
-        numbers, first = sorted_groups(page_of)
-        pieces = np.split(rows, first[1:])
-        wanted = {
-            page_no: piece - self.starts[page_no]
-            for page_no, piece in zip(numbers.tolist(), pieces, strict=True)
-        }
+        wanted = self.by_page(rows)
         out = []
         for run in self._runs(list(wanted)):
             batched = None
@@ -183,6 +179,86 @@ class LeafColumn:
                 page = self.decoder(page_no).take(wanted[page_no])
                 out.append(self._rows_of(page, len(wanted[page_no]), page_no))
         return out
+
+    def by_page(self, rows: I64) -> dict[int, I64]:
+        """``rows`` (sorted, unique) by the page holding them, page-relative."""
+        page_of = np.searchsorted(self.starts, rows, side="right") - 1
+        numbers, first = sorted_groups(page_of)
+        pieces = np.split(rows, first[1:])
+        return {
+            page_no: piece - self.starts[page_no]
+            for page_no, piece in zip(numbers.tolist(), pieces, strict=True)
+        }
+
+    # -- what a take reads, for an object store to fetch first ------------------------
+
+    def index_ranges(self, rows: I64) -> Ranges:
+        """The file ranges a take of ``rows`` (sorted, unique) reads before it knows
+        where its rows lie: a mini-block page's buffers but its chunks (chunk sizes,
+        dictionary, repetition index) unless its decoder holds them already, a full-zip
+        page's repetition index entries of the rows, all of any other page."""
+        out: Ranges = []
+        for page_no, local in self.by_page(rows).items():
+            kind = self._kind(page_no)
+            if kind == "full_zip_layout":
+                out.extend(self._planned(page_no, local, index=True))
+            elif kind != "mini_block_layout":
+                out.extend(self._buffers(page_no))  # constant and blob pages: read whole
+            elif page_no not in self._decoders:
+                out.extend(r for i, r in enumerate(self._buffers(page_no)) if i != 1)
+        return out
+
+    def data_ranges(self, rows: I64) -> Ranges:
+        """The file ranges holding ``rows`` (sorted, unique) themselves: the chunks of a
+        mini-block page that hold them, a full-zip page's bytes of them.  Makes the
+        pages' decoders, which read what :meth:`index_ranges` named."""
+        out: Ranges = []
+        for page_no, local in self.by_page(rows).items():
+            if self._kind(page_no) in ("mini_block_layout", "full_zip_layout"):
+                out.extend(self._planned(page_no, local, index=False))
+        return out
+
+    def unread_by_take(self, rows: I64, gap: int) -> float:
+        """About how many bytes of the pages holding ``rows`` (sorted, unique) a take
+        leaves unfetched when it fetches only their chunks or row bytes, ranges at
+        most ``gap`` apart as one; estimated from the pages' sizes alone, each page's
+        rows taken to be spread evenly over its bytes."""
+        unread = 0.0
+        for page_no, local in self.by_page(rows).items():
+            page = self.info.pages[page_no]
+            kind = self._kind(page_no)
+            sizes = page.buffer_sizes
+            if kind == "mini_block_layout" and len(sizes) > 1 and page.layout is not None:
+                word = 4 if page.layout.mini_block_layout.has_large_chunk else 2
+                size, pieces = sizes[1], sizes[0] // word  # the chunks, and how many
+            elif kind == "full_zip_layout" and sizes:
+                size, pieces = sizes[0], page.num_rows
+            else:
+                continue  # read whole
+            unread += size - _fetched(local, page.num_rows, size, size / max(pieces, 1), gap)
+        return unread
+
+    def _kind(self, page_no: int) -> str | None:
+        layout = self.info.pages[page_no].layout
+        return None if layout is None else layout.WhichOneof("layout")
+
+    def _buffers(self, page_no: int) -> Ranges:
+        page = self.info.pages[page_no]
+        return list(zip(page.buffer_offsets, page.buffer_sizes, strict=True))
+
+    def _planned(self, page_no: int, local: I64, *, index: bool) -> Ranges:
+        """What the page's decoder says a take of ``local`` reads in the round asked
+        for; the whole page when the page cannot say (it is damaged: the take then
+        reads it whole, as a scan would, and reports what is wrong)."""
+        try:
+            decoder = self.decoder(page_no)
+            if isinstance(decoder, MiniBlockPage):
+                return decoder.chunk_ranges(local)
+            if isinstance(decoder, fullzip.FullZipPageDecoder):
+                return decoder.index_ranges(local) if index else decoder.data_ranges(local)
+        except (LanceFileError, ValueError, IndexError, OverflowError):
+            pass
+        return self._buffers(page_no)
 
     def _few_per_page(self, run: list[int], wanted: dict[int, I64]) -> bool:
         """Whether the run is of a few pages that each read their rows chunk by chunk
@@ -513,6 +589,15 @@ def _pieces(lo: int, hi: int) -> list[tuple[int, int]]:
     size = -(-rows // count)
     size = -(-size // _PIECE_ALIGN) * _PIECE_ALIGN
     return [(a, min(a + size, hi)) for a in range(lo, hi, size)]
+
+
+def _fetched(rows: I64, num_rows: int, size: int, piece: float, gap: int) -> float:
+    """About how many of a page's ``size`` bytes a take of ``rows`` fetches when they
+    come in pieces of ``piece`` bytes and ranges at most ``gap`` apart are fetched as
+    one: a row as far from the last as a piece and the gap costs a piece, a nearer one
+    the bytes between."""
+    steps = np.diff(rows) * (size / max(num_rows, 1))
+    return min(float(size), piece + float(np.where(steps <= piece + gap, steps, piece).sum()))
 
 
 def _values_of(job: Callable[[], LeafRows]) -> list[pa.Array]:

@@ -50,6 +50,7 @@ __all__ = ["FullZipPageDecoder", "PageInfo", "decoder"]
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
+Spans = list[tuple[int, int]]  # (start, end) byte ranges, or (offset, length) in the file
 
 # Rows still unfinished after this many one-item steps are walked by pointer doubling.
 _STEP_ROUNDS: Final = 32
@@ -468,6 +469,10 @@ class FullZipPageDecoder:
         return page
 
     def take(self, rows: npt.NDArray[np.int64]) -> LevelledPage:
+        return self._rows(*self._runs(rows))
+
+    def _runs(self, rows: npt.NDArray[np.int64]) -> tuple[IntArray, IntArray]:
+        """The runs of consecutive ``rows`` (checked), as ``[firsts[i], ends[i])``."""
         rows = np.asarray(rows, dtype=np.int64)
         if rows.size and (
             int(rows[0]) < 0 or int(rows[-1]) >= self.num_rows or bool(np.any(np.diff(rows) <= 0))
@@ -479,7 +484,25 @@ class FullZipPageDecoder:
         cuts = np.flatnonzero(np.diff(rows) != 1) + 1
         firsts = rows[np.concatenate([[0], cuts])] if rows.size else rows
         lasts = rows[np.concatenate([cuts - 1, [rows.size - 1]])] + 1 if rows.size else rows
-        return self._rows(firsts, lasts)
+        return firsts, lasts
+
+    def index_ranges(self, rows: npt.NDArray[np.int64]) -> Spans:
+        """Where in the file lie the repetition index entries a take of ``rows``
+        reads first (none without an index): a take from an object store fetches
+        these, then :meth:`data_ranges`, then decodes."""
+        firsts, ends = self._runs(rows)
+        if not self._zip.index_width or not firsts.size:
+            return []
+        return _file_ranges(self._zip.index_pos, self._index_spans(firsts, ends))
+
+    def data_ranges(self, rows: npt.NDArray[np.int64]) -> Spans:
+        """Where in the file lie the bytes of ``rows`` (this reads their repetition
+        index entries)."""
+        firsts, ends = self._runs(rows)
+        if not firsts.size:
+            return []
+        row_starts, row_ends = self._row_bytes(firsts, ends, _expand(firsts, ends))
+        return _file_ranges(self._zip.data_pos, _row_spans(row_starts, row_ends)[0])
 
     def _rows(self, firsts: IntArray, ends: IntArray) -> LevelledPage:
         """Rows of the ranges ``[firsts[i], ends[i])``, in order."""
@@ -509,12 +532,8 @@ class FullZipPageDecoder:
         """Repetition index entries ``firsts[i]..ends[i]`` (inclusive) of every range,
         concatenated, checked to increase within the data buffer."""
         z = self._zip
-        width = z.index_width
-        spans = [
-            (a * width, (b + 1) * width)
-            for a, b in zip(firsts.tolist(), ends.tolist(), strict=True)
-        ]
-        entries = self._read_ranges(z.index_pos, spans).view(f"<u{width}").astype(np.int64)
+        spans = self._index_spans(firsts, ends)
+        entries = self._read_ranges(z.index_pos, spans).view(f"<u{z.index_width}").astype(np.int64)
         # Rows are ascending and hold at least one byte each, so every entry read,
         # across ranges too, must exceed the one before.
         bad = (entries < 0) | (entries > z.data_size)
@@ -532,17 +551,19 @@ class FullZipPageDecoder:
             )
         return entries
 
-    def _read_ranges(self, base: int, spans: list[tuple[int, int]]) -> npt.NDArray[np.uint8]:
+    def _index_spans(self, firsts: IntArray, ends: IntArray) -> Spans:
+        """Where in the repetition index lie entries ``firsts[i]..ends[i]`` (inclusive)."""
+        width = self._zip.index_width
+        return [
+            (a * width, (b + 1) * width)
+            for a, b in zip(firsts.tolist(), ends.tolist(), strict=True)
+        ]
+
+    def _read_ranges(self, base: int, spans: Spans) -> npt.NDArray[np.uint8]:
         """The bytes ``[base + a, base + b)`` of every span (ascending, disjoint),
         concatenated; spans close together share one read."""
-        groups: list[list[tuple[int, int]]] = []
-        for span in spans:
-            if groups and span[0] - groups[-1][-1][1] <= _MERGE_GAP:
-                groups[-1].append(span)
-            else:
-                groups.append([span])
         parts: list[npt.NDArray[np.uint8]] = []
-        for group in groups:
+        for group in _groups(spans):
             lo, hi = group[0][0], group[-1][1]
             chunk = np.frombuffer(self._source.read(base + lo, hi - lo), dtype=np.uint8)
             parts.extend(chunk[a - lo : b - lo] for a, b in group)
@@ -556,10 +577,7 @@ class FullZipPageDecoder:
         """The rows' bytes, concatenated, and each row's place in them."""
         if not starts.size:
             return np.zeros(0, np.uint8), starts, ends
-        cuts = np.flatnonzero(starts[1:] != ends[:-1]) + 1
-        run_first = np.concatenate([[0], cuts])
-        run_last = np.concatenate([cuts - 1, [starts.size - 1]])
-        spans = list(zip(starts[run_first].tolist(), ends[run_last].tolist(), strict=True))
+        spans, run_first, run_last = _row_spans(starts, ends)
         buf = self._read_ranges(self._zip.data_pos, spans)
         sizes = ends[run_last] - starts[run_first]
         run_offset = np.cumsum(sizes) - sizes
@@ -636,6 +654,33 @@ class FullZipPageDecoder:
         return z.variable.build(
             offsets, select_ranges(buf, starts, sizes), valid, z.arrow_type, z.what
         )
+
+
+def _row_spans(starts: IntArray, ends: IntArray) -> tuple[Spans, IntArray, IntArray]:
+    """The runs of touching rows' bytes ``[starts[i], ends[i])``: their spans, and the
+    first and last row of each."""
+    cuts = np.flatnonzero(starts[1:] != ends[:-1]) + 1
+    run_first = np.concatenate([[0], cuts])
+    run_last = np.concatenate([cuts - 1, [starts.size - 1]])
+    spans = list(zip(starts[run_first].tolist(), ends[run_last].tolist(), strict=True))
+    return spans, run_first, run_last
+
+
+def _groups(spans: Spans) -> list[Spans]:
+    """Spans (ascending, disjoint) in groups that one read each covers: neighbours
+    closer than ``_MERGE_GAP``."""
+    groups: list[Spans] = []
+    for span in spans:
+        if groups and span[0] - groups[-1][-1][1] <= _MERGE_GAP:
+            groups[-1].append(span)
+        else:
+            groups.append([span])
+    return groups
+
+
+def _file_ranges(base: int, spans: Spans) -> Spans:
+    """The ``(offset, length)`` in the file of each read :meth:`_read_ranges` makes."""
+    return [(base + group[0][0], group[-1][1] - group[0][0]) for group in _groups(spans)]
 
 
 def _expand(firsts: IntArray, ends: IntArray) -> IntArray:

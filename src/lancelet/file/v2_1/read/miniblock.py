@@ -42,7 +42,7 @@ from lancelet.file.v2_1.read.context import PageRef, guarded
 from lancelet.file.v2_1.read.fixed_width import OutOfLineBitpacking
 from lancelet.file.v2_1.read.levels import LayerShape, check_levels, visible
 from lancelet.file.v2_1.read.page import LevelledPage
-from lancelet.file.v2_1.read.page_buffer import ChunkBuffer, gather
+from lancelet.file.v2_1.read.page_buffer import ChunkBuffer, PageBuffer, gather
 from lancelet.file.v2_1.read.values import (
     I64,
     U8,
@@ -637,6 +637,17 @@ class MiniBlockPage:
             b"dict" if self._dict_buffer is not None else b"",
         ]
         return b"\0".join(len(p).to_bytes(8, "little") + p for p in parts)
+
+    def chunk_ranges(self, rows: I64) -> list[tuple[int, int]]:
+        """Where in the file lie the chunks a take of ``rows`` (sorted, unique) decodes,
+        announced to an object store first so that only they are fetched."""
+        if not isinstance(self._chunk_buffer, PageBuffer) or not len(rows):
+            return []
+        if self.has_rep:
+            ids = self._chunks_for_rows(rows)
+        else:
+            ids, _ = sorted_groups(np.searchsorted(self.item_starts, rows, side="right") - 1)
+        return self._chunk_buffer.ranges(self.offsets[ids], self.sizes[ids])
 
     def _chunks_for_rows(self, rows: I64) -> I64:
         n = len(self.counts)

@@ -41,11 +41,8 @@ class PageBuffer:
             # page, the common case, read without working out the runs.
             data = np.frombuffer(self.source.read(self.offset + lo, hi - lo), dtype=np.uint8)
             return data, starts - lo
-        ends = starts + sizes
-        breaks = np.flatnonzero(starts[1:] != ends[:-1]) + 1
-        firsts = np.concatenate([[0], breaks])
-        lasts = np.concatenate([breaks - 1, [len(starts) - 1]])
-        run_starts, run_ends = starts[firsts], ends[lasts]
+        firsts, lasts = _runs(starts, sizes)
+        run_starts, run_ends = starts[firsts], starts[lasts] + sizes[lasts]
         pieces = [
             np.frombuffer(self.source.read(self.offset + int(lo), int(hi - lo)), dtype=np.uint8)
             for lo, hi in zip(run_starts.tolist(), run_ends.tolist(), strict=True)
@@ -56,6 +53,24 @@ class PageBuffer:
         placed = np.cumsum(lengths) - lengths  # where each run lands in the joined array
         run_of = np.repeat(np.arange(len(pieces)), lasts - firsts + 1)
         return np.concatenate(pieces), starts - run_starts[run_of] + placed[run_of]
+
+    def ranges(self, starts: I64, sizes: I64) -> list[tuple[int, int]]:
+        """Where in the file :meth:`gather` of these ranges reads: ``(offset, length)``
+        of each run of touching ranges (what a take announces before it reads)."""
+        if not len(starts):
+            return []
+        firsts, lasts = _runs(starts, sizes)
+        lo = starts[firsts] + self.offset
+        hi = starts[lasts] + sizes[lasts] + self.offset
+        return list(zip(lo.tolist(), (hi - lo).tolist(), strict=True))
+
+
+def _runs(starts: I64, sizes: I64) -> tuple[I64, I64]:
+    """The first and last range of each run of ranges that touch."""
+    breaks = np.flatnonzero(starts[1:] != starts[:-1] + sizes[:-1]) + 1
+    firsts = np.concatenate([[0], breaks])
+    lasts = np.concatenate([breaks - 1, [len(starts) - 1]])
+    return firsts, lasts
 
 
 ChunkBuffer = Union[U8, PageBuffer]  # noqa: UP007 - a runtime alias
