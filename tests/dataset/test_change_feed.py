@@ -19,6 +19,7 @@ import lancelet as ll
 from lancelet.dataset.read.fragment_reader import FragmentReader
 from lancelet.errors import ArgumentError, ChangeFeedError, SchemaError, VersionNotFoundError
 from lancelet.transaction.store import DatasetStore
+from tests.dataset import histories
 from tests.versions import STORAGE_VERSION
 
 Change = tuple[Any, ...]
@@ -75,61 +76,20 @@ def _feed(uri: str, start: int, end: int | None = None, **kwargs: Any) -> Counte
 
 # -- random histories, by either library ---------------------------------------------
 
-Step = tuple[str, Any]
-
-
-@st.composite
-def _steps(draw: st.DrawFn) -> list[tuple[Step, bool]]:
-    key = st.integers(0, 40)
-    kinds = st.sampled_from(["append", "delete", "update", "upsert", "compact"])
-    out: list[tuple[Step, bool]] = []
-    for _ in range(draw(st.integers(1, 6))):
-        kind = draw(kinds)
-        arg: Any
-        if kind == "append":
-            start = draw(st.integers(100, 200))
-            arg = list(range(start * 10, start * 10 + draw(st.integers(1, 7))))
-        elif kind in ("delete", "update"):
-            arg = (draw(key), draw(st.integers(2, 5)))
-        elif kind == "upsert":
-            arg = sorted(draw(st.sets(key, min_size=1, max_size=6)))
-        else:
-            arg = draw(st.sampled_from([4, 8, 1000]))
-        out.append(((kind, arg), draw(st.booleans())))
-    return out
-
-
-def _apply(library: Any, uri: str, step: Step, value: int) -> None:
-    """One step; every update writes ``value``, new to the history, so that an updated
-    row's values differ from its old ones."""
-    kind, arg = step
-    ds = library.dataset(uri)
-    if kind == "append":
-        library.write_dataset(_rows(arg, value), uri, mode="append", max_rows_per_file=5)
-    elif kind == "delete":
-        ds.delete(f"k % {arg[1]} = {arg[0] % arg[1]}")
-    elif kind == "update":
-        ds.update({"v": str(value)}, where=f"k % {arg[1]} = {arg[0] % arg[1]}")
-    elif kind == "upsert":
-        builder = ds.merge_insert("k").when_matched_update_all().when_not_matched_insert_all()
-        builder.execute(_rows(arg, value))
-    else:
-        ds.optimize.compact_files(target_rows_per_fragment=arg)
-
 
 @settings(
     max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(steps=_steps(), by_pylance=st.booleans())
+@given(steps=histories.steps(), by_pylance=st.booleans())
 def test_the_feed_is_the_difference_of_consecutive_snapshots(
-    tmp_path_factory: pytest.TempPathFactory, steps: list[tuple[Step, bool]], by_pylance: bool
+    tmp_path_factory: pytest.TempPathFactory, steps: list[histories.Step], by_pylance: bool
 ) -> None:
     """Random histories written step by step by either library: for every range of
     versions, the feed is the union of each commit's snapshot difference."""
     uri = str(tmp_path_factory.mktemp("feed") / "ds")
     _create(lance if by_pylance else ll, uri, list(range(12)))
-    for number, (step, pylance_step) in enumerate(steps):
-        _apply(lance if pylance_step else ll, uri, step, number + 1)
+    for number, step in enumerate(steps):
+        histories.apply(step, uri, number + 1)
     latest = ll.dataset(uri).version
     per_commit = {v: _expected(uri, v) for v in range(1, latest + 1)}
     for start in range(1, latest + 1):

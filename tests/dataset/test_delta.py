@@ -18,6 +18,7 @@ import lancelet as ll
 from lancelet.errors import ChangeFeedError, VersionNotFoundError
 from lancelet.table.manifest_file import encode_manifest
 from lancelet.transaction.store import DatasetStore
+from tests.dataset import histories
 from tests.storage import remove_file, write_file
 from tests.versions import STORAGE_VERSION
 
@@ -188,63 +189,25 @@ def test_compared_against_a_newer_version_swaps_as_pylance(tmp_path: Path) -> No
 
 # -- random histories, written by either library ---------------------------------------
 
-Step = tuple[str, str, Any]
-
-
-@st.composite
-def _steps(draw: st.DrawFn) -> list[Step]:
-    key = st.integers(0, 30)
-    kinds = st.sampled_from(["append", "delete", "update", "upsert", "compact"])
-    out: list[Step] = []
-    for _ in range(draw(st.integers(1, 6))):
-        kind, writer = draw(kinds), draw(st.sampled_from(sorted(LIBRARIES)))
-        if kind == "append":
-            start = draw(st.integers(10, 20)) * 10
-            out.append((writer, kind, list(range(start, start + draw(st.integers(1, 6))))))
-        elif kind in ("delete", "update"):
-            out.append((writer, kind, (draw(key), draw(st.integers(2, 5)))))
-        elif kind == "upsert":
-            out.append((writer, kind, sorted(draw(st.sets(key, min_size=1, max_size=5)))))
-        else:
-            out.append((writer, kind, draw(st.sampled_from([4, 100]))))
-    return out
-
-
-def _apply(uri: str, step: Step, value: int) -> None:
-    writer, kind, arg = step
-    library = LIBRARIES[writer]
-    ds = library.dataset(uri)
-    if kind == "append":
-        library.write_dataset(_rows(arg, value), uri, mode="append", max_rows_per_file=4)
-    elif kind == "delete":
-        ds.delete(f"k % {arg[1]} = {arg[0] % arg[1]}")
-    elif kind == "update":
-        ds.update({"v": str(value)}, where=f"k % {arg[1]} = {arg[0] % arg[1]}")
-    elif kind == "upsert":
-        builder = ds.merge_insert("k").when_matched_update_all().when_not_matched_insert_all()
-        builder.execute(_rows(arg, value))
-    else:
-        ds.optimize.compact_files(target_rows_per_fragment=arg)
-
 
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
     first=st.sampled_from(sorted(LIBRARIES)),
-    steps=_steps(),
+    steps=histories.steps(keys=30, compact_targets=(4, 100)),
     ranges=st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), min_size=1, max_size=5),
 )
 def test_random_histories_answer_as_pylance(
     tmp_path_factory: pytest.TempPathFactory,
     first: str,
-    steps: list[Step],
+    steps: list[histories.Step],
     ranges: list[tuple[float, float]],
 ) -> None:
     uri = str(tmp_path_factory.mktemp("delta") / "ds")
     _create(LIBRARIES[first], uri, list(range(12)))
     for number, step in enumerate(steps):
-        _apply(uri, step, number + 1)
+        histories.apply(step, uri, number + 1)
     latest = lance.dataset(uri).version
     for a, b in ranges:
         begin, end = sorted((round(a * latest), max(1, round(b * latest))))

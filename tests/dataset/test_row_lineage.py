@@ -14,7 +14,6 @@ import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 import lancelet as ll
 from lancelet.dataset.read.lineage import fragment_lineage
@@ -23,6 +22,7 @@ from lancelet.table.fragment import ExternalFile
 from lancelet.table.fragment import Sequence as StoredSequence
 from lancelet.table.manifest_file import encode_manifest
 from lancelet.transaction.store import DatasetStore
+from tests.dataset import histories
 from tests.storage import write_file
 from tests.versions import STORAGE_VERSION
 
@@ -42,50 +42,13 @@ def _lineage(ds: Any) -> pa.Table:
 
 # -- random histories, applied alike by both libraries -------------------------------
 
-Step = tuple[str, Any]
-
-
-@st.composite
-def _steps(draw: st.DrawFn) -> list[Step]:
-    key = st.integers(0, 40)
-    kinds = st.sampled_from(["append", "delete", "update", "upsert", "compact"])
-    out: list[Step] = []
-    for _ in range(draw(st.integers(1, 6))):
-        kind = draw(kinds)
-        if kind == "append":
-            start = draw(st.integers(100, 200))
-            out.append((kind, list(range(start * 10, start * 10 + draw(st.integers(1, 7))))))
-        elif kind in ("delete", "update"):
-            out.append((kind, (draw(key), draw(st.integers(2, 5)))))
-        elif kind == "upsert":
-            out.append((kind, sorted(draw(st.sets(key, min_size=1, max_size=6)))))
-        else:
-            out.append((kind, draw(st.sampled_from([4, 8, 1000]))))
-    return out
-
-
-def _apply(library: Any, uri: str, step: Step, value: int) -> None:
-    kind, arg = step
-    ds = library.dataset(uri)
-    if kind == "append":
-        library.write_dataset(_rows(arg, value), uri, mode="append", max_rows_per_file=5)
-    elif kind == "delete":
-        ds.delete(f"k % {arg[1]} = {arg[0] % arg[1]}")
-    elif kind == "update":
-        ds.update({"v": str(value)}, where=f"k % {arg[1]} = {arg[0] % arg[1]}")
-    elif kind == "upsert":
-        builder = ds.merge_insert("k").when_matched_update_all().when_not_matched_insert_all()
-        builder.execute(_rows(arg, value))
-    else:
-        ds.optimize.compact_files(target_rows_per_fragment=arg)
-
 
 @settings(
     max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(steps=_steps())
+@given(steps=histories.steps(either_library=False))
 def test_random_histories_give_the_lineage_pylance_gives(
-    tmp_path_factory: pytest.TempPathFactory, steps: list[Step]
+    tmp_path_factory: pytest.TempPathFactory, steps: list[histories.Step]
 ) -> None:
     """Appends, deletes, updates, upserts and compactions, each done by both libraries
     on a dataset of its own: after every step each reads the same lineage from both."""
@@ -102,7 +65,7 @@ def test_random_histories_give_the_lineage_pylance_gives(
         )
     for number, step in enumerate(steps):
         for library, uri in ((ll, ours), (lance, theirs)):
-            _apply(library, uri, step, number + 1)
+            histories.apply(step, uri, number + 1, library)
         want = _lineage(lance.dataset(theirs))
         assert _lineage(ll.dataset(ours)).equals(want), step
         # Each library reads the other's lineage as its writer does.
