@@ -140,8 +140,14 @@ def test_prewarm_and_drop(tmp_path: Path, kind: str) -> None:
     nearest = {"column": "vec", "q": VECTORS[7], "k": 5, "nprobes": 2}
     want = lance.dataset(uri).to_table(columns=["id"], nearest=nearest)
     got = ds.to_table(columns=["id"], nearest=nearest)
-    assert got["id"] == want["id"]
-    np.testing.assert_allclose(got["_distance"].to_numpy(), want["_distance"].to_numpy(), rtol=1e-6)
+    distances = want["_distance"].to_numpy()
+    np.testing.assert_allclose(got["_distance"].to_numpy(), distances, rtol=1e-6)
+    # Rows at the same distance may come in either order (and one of a tie at the
+    # k-th place may be left out): ids must agree where the distance is not shared.
+    gap = np.diff(distances) > 1e-6 * np.maximum(np.abs(distances[1:]), 1e-12)
+    alone = np.concatenate(([True], gap)) & np.concatenate((gap, [False]))
+    ids, theirs = got["id"].to_numpy(), want["id"].to_numpy()
+    assert list(ids[alone]) == list(theirs[alone])
     ds.drop_index("vec_idx")
     assert lance.dataset(uri).describe_indices() == []
     exact = lance.dataset(uri).to_table(columns=["id"], nearest=nearest)
