@@ -6,7 +6,13 @@ from __future__ import annotations
 import click
 import pyarrow as pa
 
-from lancelet.cli.options import dataset_path, json_option, open_dataset, storage_options
+from lancelet.cli.options import (
+    dataset_path,
+    json_option,
+    num_rows_option,
+    open_dataset,
+    storage_options,
+)
 from lancelet.cli.output import console, print_json, print_table
 from lancelet.cli.values import cell_text, json_value, parse_columns
 
@@ -27,15 +33,7 @@ from lancelet.cli.values import cell_text, json_value, parse_columns
     default=None,
     help="The last version whose changes to show (default: the latest).",
 )
-@click.option(
-    "--num-rows",
-    "-n",
-    "num_rows",
-    type=click.IntRange(min=0),
-    default=20,
-    show_default=True,
-    help="How many change rows to show at most.",
-)
+@num_rows_option(20, "change rows at most")
 @click.option(
     "--filter",
     "-f",

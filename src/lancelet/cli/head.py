@@ -8,6 +8,7 @@ import click
 from lancelet.cli.options import (
     dataset_path,
     json_option,
+    num_rows_option,
     open_dataset,
     storage_options,
     version_option,
@@ -18,15 +19,7 @@ from lancelet.cli.values import cell_text, json_value, parse_columns
 
 @click.command("head")
 @dataset_path
-@click.option(
-    "--num-rows",
-    "-n",
-    "num_rows",
-    type=click.IntRange(min=0),
-    default=10,
-    show_default=True,
-    help="How many rows to show.",
-)
+@num_rows_option(10, "rows")
 @click.option("--filter", "-f", "filter_sql", default=None, help="A SQL filter, e.g. 'x > 3'.")
 @click.option("--columns", "-c", default=None, help="Columns to show, comma-separated: a,b.")
 @version_option

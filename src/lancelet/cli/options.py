@@ -71,6 +71,19 @@ def version_option(function: F) -> F:
     )(function)
 
 
+def num_rows_option(default: int, what: str) -> Callable[[F], F]:
+    """``--num-rows``/``-n``: how many ``what`` to show at most."""
+    return click.option(
+        "--num-rows",
+        "-n",
+        "num_rows",
+        type=click.IntRange(min=0),
+        default=default,
+        show_default=True,
+        help=f"How many {what} to show.",
+    )
+
+
 def json_option(function: F) -> F:
     """``--json``: machine-readable output instead of tables."""
     return click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")(function)
