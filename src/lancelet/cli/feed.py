@@ -13,8 +13,8 @@ from lancelet.cli.options import (
     open_dataset,
     storage_options,
 )
-from lancelet.cli.output import console, print_json, print_table
-from lancelet.cli.values import cell_text, json_value, parse_columns
+from lancelet.cli.output import console, print_rows
+from lancelet.cli.values import parse_columns
 
 
 @click.command("changes")
@@ -61,16 +61,8 @@ def changes(
     reader = ds.changes(start, end, columns=parse_columns(columns), filter=filter_sql)
     table, more = _first_rows(reader, num_rows)
     table = table.drop_columns(["_commit_timestamp"])
-    rows = table.to_pylist()
-    if as_json:
-        print_json([{name: json_value(value) for name, value in row.items()} for row in rows])
-        return
-    print_table(
-        None,
-        table.column_names,
-        [[cell_text(value) for value in row.values()] for row in rows],
-    )
-    if more:
+    print_rows(table, as_json)
+    if more and not as_json:
         console().print("(more change rows follow; raise --num-rows to see them)")
 
 

@@ -13,8 +13,8 @@ from lancelet.cli.options import (
     storage_options,
     version_option,
 )
-from lancelet.cli.output import print_json, print_table
-from lancelet.cli.values import cell_text, json_value, parse_columns
+from lancelet.cli.output import print_rows
+from lancelet.cli.values import parse_columns
 
 
 @click.command("head")
@@ -38,15 +38,7 @@ def head(
     --json, as a list of JSON objects."""
     ds = open_dataset(path, storage_options, version)
     table = ds.to_table(columns=parse_columns(columns), filter=filter_sql, limit=num_rows)
-    rows = table.to_pylist()
-    if as_json:
-        print_json([{name: json_value(value) for name, value in row.items()} for row in rows])
-        return
-    print_table(
-        None,
-        table.column_names,
-        [[cell_text(value) for value in row.values()] for row in rows],
-    )
+    print_rows(table, as_json)
 
 
 COMMANDS: list[click.Command] = [head]

@@ -7,8 +7,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import click
+import pyarrow as pa
 from rich.console import Console
 from rich.table import Table
+
+from lancelet.cli.values import cell_text, json_value
 
 
 def console() -> Console:
@@ -35,3 +38,14 @@ def print_table(
 def print_json(value: Any) -> None:
     """``value`` as indented JSON on stdout (dates and other objects as strings)."""
     click.echo(json.dumps(value, indent=2, default=str))
+
+
+def print_rows(table: pa.Table, as_json: bool) -> None:
+    """A table's rows: a table for people, or a list of JSON objects with --json."""
+    rows = table.to_pylist()
+    if as_json:
+        print_json([{name: json_value(value) for name, value in row.items()} for row in rows])
+        return
+    print_table(
+        None, table.column_names, [[cell_text(value) for value in row.values()] for row in rows]
+    )
