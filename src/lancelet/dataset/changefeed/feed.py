@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
@@ -61,7 +62,9 @@ class FeedSpec:
     with_row_id: bool
     batch_size: int
 
-    @property
+    # Asked for on every read and batch; computed once (a frozen instance's
+    # cached_property writes to its __dict__, which pickles along with it).
+    @cached_property
     def read_columns(self) -> tuple[str, ...]:
         """The output columns and those the filter reads."""
         if self.filter is None:
@@ -76,6 +79,10 @@ class FeedSpec:
         )
 
     def output_schema(self) -> pa.Schema:
+        return self._output_schema
+
+    @cached_property
+    def _output_schema(self) -> pa.Schema:
         fields = list(self._data_schema(list(self.columns)))
         if self.with_row_id:
             fields.append(pa.field(ROW_ID, pa.uint64(), nullable=False))
