@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 import lancelet as ll
 from lancelet.errors import ResourcesExhaustedError
 from lancelet.index import external_sort, write_bitmap, write_btree
-from lancelet.index.memory_pool import DEFAULT_POOL_BYTES, sort_budget
+from lancelet.index.memory_pool import default_pool_bytes, sort_budget
 from tests.storage import copy_tree, local
 
 POOL, BYPASS = "LANCE_MEM_POOL_SIZE", "LANCE_BYPASS_SPILLING"
@@ -37,20 +37,23 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(BYPASS, raising=False)
 
 
+DEFAULT = default_pool_bytes()
+
+
 @pytest.mark.parametrize(
     ("given", "budget"),
     [
-        (None, DEFAULT_POOL_BYTES),
+        (None, DEFAULT),
         ("1024", 1024),
         ("+77", 77),
         ("0", 0),
         ("18446744073709551615", 2**64 - 1),
-        ("18446744073709551616", DEFAULT_POOL_BYTES),  # past u64: the default
-        ("abc", DEFAULT_POOL_BYTES),
-        ("-1", DEFAULT_POOL_BYTES),
-        (" 5", DEFAULT_POOL_BYTES),
-        ("1_000", DEFAULT_POOL_BYTES),
-        ("1e6", DEFAULT_POOL_BYTES),
+        ("18446744073709551616", DEFAULT),  # past u64: the default
+        ("abc", DEFAULT),
+        ("-1", DEFAULT),
+        (" 5", DEFAULT),
+        ("1_000", DEFAULT),
+        ("1e6", DEFAULT),
     ],
 )
 def test_the_pool_size_is_read_as_rust_parses_a_u64(
@@ -64,7 +67,7 @@ def test_the_pool_size_is_read_as_rust_parses_a_u64(
     with caplog.at_level(logging.WARNING):
         assert sort_budget() == budget
     warned = any(POOL in r.getMessage() for r in caplog.records)
-    assert warned == (given is not None and budget == DEFAULT_POOL_BYTES)
+    assert warned == (given is not None and budget == DEFAULT)
 
 
 @pytest.mark.parametrize("value", ["1", "0", ""])

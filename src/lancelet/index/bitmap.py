@@ -9,7 +9,6 @@ distinct keys); schema metadata ``lance:index_stats`` = ``{"num_bitmaps":N}``.
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 from collections.abc import Iterable, Iterator
@@ -17,15 +16,15 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from lancelet import io
 from lancelet.errors import CorruptIndexError
 from lancelet.expr import IndexQuery
-from lancelet.index import files, ordering, queries, rowid_map
+from lancelet.index import files, ordering, queries, rowid_map, rowid_maps, sort_order
 from lancelet.index.base import SearchResult
-from lancelet.index.external_sort import IDS, VALUES, as_table, pair_schema, sorted_blocks
+from lancelet.index.external_sort import IDS, VALUES, array, as_table, pair_schema, sorted_rows
 from lancelet.index.remapping import AddressMapping
+from lancelet.index.sort_order import run_starts
 from lancelet.table import sorted_sets
 
 LOOKUP_FILE = "bitmap_page_lookup.lance"
@@ -39,23 +38,10 @@ def lookup_schema(value_type: pa.DataType) -> pa.Schema:
 # -- writing ---------------------------------------------------------------------------
 
 
-def _group_starts(values: pa.Array) -> np.ndarray:
-    """Where each run of equal sorted values begins (floats by bits: -0.0 is not 0.0)."""
-    if not len(values):
-        return np.empty(0, dtype=np.int64)
-    keys = ordering.sort_keys(values)
-    head, tail = keys.slice(0, len(keys) - 1), keys.slice(1)
-    both_null = pc.and_(pc.is_null(head), pc.is_null(tail))
-    differs = pc.if_else(both_null, False, pc.fill_null(pc.not_equal(head, tail), True))
-    changes = np.flatnonzero(differs.to_numpy(zero_copy_only=False)) + 1
-    starts: np.ndarray = np.r_[0, changes].astype(np.int64)
-    return starts
-
-
-def _write_lookup(path: io.Place, keys: pa.Array, bitmaps: list[bytes], version: str) -> None:
-    table = pa.Table.from_arrays(
-        [keys, pa.array(bitmaps, pa.binary())], schema=lookup_schema(keys.type)
-    )
+def _write_lookup(
+    path: io.Place, keys: pa.Array, bitmaps: pa.Array | pa.ChunkedArray, version: str
+) -> None:
+    table = pa.Table.from_arrays([keys, bitmaps], schema=lookup_schema(keys.type))
     meta = {STATS_KEY: json.dumps({"num_bitmaps": len(bitmaps)}, separators=(",", ":"))}
     files.write_table(path, table, version, meta)
 
@@ -67,44 +53,68 @@ def write_bitmap(
     version: str,
 ) -> int:
     """Write a BITMAP index of ``(values, row addresses)`` batches into ``directory``,
-    in file format ``version`` (the dataset's).  The pairs are sorted within the memory
-    budget (``LANCE_MEM_POOL_SIZE``, see :mod:`.memory_pool`), spilling as a BTREE
-    build does; the bitmaps, one per distinct value, are kept until the file is
-    written.  Returns the number of bitmaps."""
+    in file format ``version`` (the dataset's).  The pairs are grouped by value at once
+    when they fit in one run of the memory budget (``LANCE_MEM_POOL_SIZE``, see
+    :mod:`.memory_pool`), else sorted in runs spilled and merged as a BTREE build's
+    are, and grouped as they come; the bitmaps, one per distinct value, serialized
+    together (:mod:`.rowid_maps`), are kept until the file is written.  Returns the
+    number of bitmaps."""
     where = os.fspath(directory)
     files.check_value_type(value_type, where)
     version = files.writable_version(version)
     schema = pair_schema(value_type)
     tables = (as_table(values, ids, schema) for values, ids in batches)
     keys: list[pa.Array] = []
-    bitmaps: list[bytes] = []
-    with sorted_blocks(tables, schema, version) as blocks:
-        for values, ids in _groups(blocks, schema):
-            starts = _group_starts(values)
-            bounds = np.r_[starts, len(values)]
-            bitmaps += [rowid_map.serialize(ids[lo:hi]) for lo, hi in itertools.pairwise(bounds)]
-            keys.append(values.take(pa.array(starts)))
+    bitmaps: list[pa.Array] = []
+    with sorted_rows(tables, schema) as rows:
+        groups = _groups(rows.blocks()) if rows.whole is None else _whole_groups(rows.whole)
+        for values, ids, starts in groups:
+            maps = rowid_maps.serialize_groups(ids, starts)
+            bitmaps += maps.chunks if isinstance(maps, pa.ChunkedArray) else [maps]
+            keys.append(values)
     key_array = pa.concat_arrays(keys) if keys else pa.array([], value_type)
-    _write_lookup(directory.join(LOOKUP_FILE), key_array, bitmaps, version)
-    return len(bitmaps)
+    serialized = pa.chunked_array(bitmaps, pa.binary())
+    _write_lookup(directory.join(LOOKUP_FILE), key_array, serialized, version)
+    return len(serialized)
 
 
-def _groups(blocks: Iterable[pa.Table], schema: pa.Schema) -> Iterator[tuple[pa.Array, np.ndarray]]:
-    """The sorted pairs as (values, row ids) pieces that never split a run of equal
-    values: each block's last run waits for the next block, which may continue it."""
-    held = schema.empty_table()
+# Each piece of the rows grouped: (the distinct values, in order; the row ids, grouped
+# by value and ascending within a value; where each value's ids begin).
+Groups = Iterator[tuple[pa.Array, np.ndarray, np.ndarray]]
+
+
+def _whole_groups(table: pa.Table) -> Groups:
+    """Every row at once (they fit in one run), grouped by value: the rows are never
+    sorted nor their values copied, only each value's ids gathered."""
+    if not table.num_rows:
+        return
+    values, ids = table.column(VALUES), array(table, IDS)
+    order, starts = sort_order.grouped(values, ids.to_numpy())
+    heads = starts if order is None else order[starts]
+    if order is not None:
+        ids = ids.take(pa.array(order))
+    yield values.take(pa.array(heads)).combine_chunks(), ids.to_numpy(), starts
+
+
+def _groups(blocks: Iterable[pa.Table]) -> Groups:
+    """The merged blocks of spilled runs, grouped: each block's last run waits for
+    the next block, which may continue it."""
+    held: pa.Table | None = None
     for block in blocks:
-        rows = pa.concat_tables([held, block]).combine_chunks()
+        rows = block if held is None else pa.concat_tables([held, block])
         if not rows.num_rows:
             continue
-        values = rows.column(VALUES).chunk(0)
-        last = int(_group_starts(values)[-1])
+        values = array(rows, VALUES)
+        starts = run_starts(values)
+        last = int(starts[-1])
         if last:
-            yield values.slice(0, last), rows.column(IDS).to_numpy()[:last]
+            heads = values.take(pa.array(starts[:-1]))
+            yield heads, array(rows, IDS).to_numpy()[:last], starts[:-1]
         held = rows.slice(last)
-    if held.num_rows:
-        held = held.combine_chunks()
-        yield held.column(VALUES).chunk(0), held.column(IDS).to_numpy()
+    if held is not None and held.num_rows:
+        # One run of equal values: the last block's last.
+        ids = array(held, IDS).to_numpy()
+        yield array(held, VALUES).slice(0, 1), ids, np.zeros(1, dtype=np.int64)
 
 
 # -- reading ---------------------------------------------------------------------------
@@ -193,7 +203,7 @@ class BitmapIndex:
         _write_lookup(
             out_directory.join(LOOKUP_FILE),
             self._keys.take(pa.array(kept, pa.int64())),
-            bitmaps,
+            pa.array(bitmaps, pa.binary()),
             version,
         )
         return len(bitmaps)

@@ -40,6 +40,7 @@ from lancelet.table import sorted_sets
 LOOKUP_FILE = "page_lookup.lance"
 DATA_FILE = "page_data.lance"
 BATCH_SIZE = 4096
+_WRITE_ROWS = 256 * BATCH_SIZE
 
 
 def lookup_schema(value_type: pa.DataType) -> pa.Schema:
@@ -66,13 +67,13 @@ class _PageWriter:
         self.held = 0
         self.mins: list[pa.Array] = []
         self.maxs: list[pa.Array] = []
-        self.null_counts: list[int] = []
+        self.null_counts: list[np.ndarray] = []
 
     def add(self, table: pa.Table) -> None:
         self.pending.append(table)
         self.held += table.num_rows
         if self.held >= self.batch_size:
-            whole = pa.concat_tables(self.pending).combine_chunks()
+            whole = pa.concat_tables(self.pending)  # chunks kept: nothing is copied
             full = (whole.num_rows // self.batch_size) * self.batch_size
             self._pages(whole.slice(0, full))
             rest = whole.slice(full)
@@ -80,28 +81,37 @@ class _PageWriter:
 
     def finish(self) -> None:
         if self.held:
-            self._pages(pa.concat_tables(self.pending).combine_chunks())
+            self._pages(pa.concat_tables(self.pending))
         self.pending, self.held = [], 0
 
     def _pages(self, table: pa.Table) -> None:
-        self.writer.write_batch(table)
-        values = table.column(VALUES).combine_chunks()
-        for start in range(0, table.num_rows, self.batch_size):
-            page = values.slice(start, self.batch_size)
-            nulls = page.null_count
-            # Nulls sort first: a page holding any starts with one, so its min is null.
-            self.mins.append(page.slice(0, 1) if nulls == 0 else pa.nulls(1, page.type))
-            self.maxs.append(page.slice(len(page) - 1, 1))
-            self.null_counts.append(nulls)
+        """Write whole pages (and at the end the last, partial one), summarizing each:
+        its first value and its last, and its nulls.  Nulls sort first, so a page
+        holds some exactly when its first value is null: that null is its min."""
+        # In batches of at most 256 pages: the writer encodes each batch's pages with
+        # temporaries the size of the batch, which stay small and get reused.
+        for batch in table.to_batches(max_chunksize=_WRITE_ROWS):
+            self.writer.write_batch(batch)
+        values = table.column(VALUES)
+        starts = np.arange(0, table.num_rows, self.batch_size, dtype=np.int64)
+        lasts = np.minimum(starts + self.batch_size, table.num_rows) - 1
+        self.mins.append(values.take(pa.array(starts)).combine_chunks())
+        self.maxs.append(values.take(pa.array(lasts)).combine_chunks())
+        nulls = np.zeros(len(starts), dtype=np.int64)
+        if values.null_count:
+            missing = values.is_null().to_numpy().astype(np.int64)
+            nulls = np.add.reduceat(missing, starts)
+        self.null_counts.append(nulls)
 
     def lookup(self, value_type: pa.DataType) -> pa.Table:
-        count = len(self.null_counts)
+        nulls = np.concatenate([np.empty(0, dtype=np.int64), *self.null_counts])
+        count = len(nulls)
         empty = pa.array([], value_type)
         return pa.Table.from_arrays(
             [
                 pa.concat_arrays(self.mins) if count else empty,
                 pa.concat_arrays(self.maxs) if count else empty,
-                pa.array(self.null_counts, pa.uint32()),
+                pa.array(nulls.astype(np.uint32)),
                 pa.array(np.arange(count, dtype=np.uint32)),
             ],
             schema=lookup_schema(value_type),
@@ -131,7 +141,7 @@ def write_btree(
     writer = LanceFileWriter(data_path.path, schema, version=version, file_io=data_path.file_io)
     pages = _PageWriter(writer, batch_size)
     try:
-        with sorted_blocks(tables, schema, version, run_rows) as blocks:
+        with sorted_blocks(tables, schema, run_rows) as blocks:
             for block in blocks:
                 pages.add(block)
         pages.finish()

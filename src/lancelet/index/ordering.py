@@ -82,15 +82,6 @@ def search_key(value: pa.Scalar) -> pa.Scalar:
     return search_keys(pa.array([value], value.type))[0]
 
 
-def sort_indices(values: pa.Array, addresses: pa.Array) -> pa.Array:
-    """The permutation that sorts rows by value (nulls first), then by address."""
-    table = pa.table({"k": sort_keys(values), "a": addresses})
-    order: pa.Array = pc.sort_indices(
-        table, sort_keys=[("k", "ascending", "at_start"), ("a", "ascending")]
-    )
-    return order
-
-
 def dense_ranks(arrays: list[pa.Array]) -> list[np.ndarray]:
     """Integer ranks that order the non-null values of several same-typed arrays
     among each other (equal values, equal ranks); nulls get -1."""
