@@ -41,7 +41,7 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from lancelet.errors import FilterError
-from lancelet.expr.sql import kernels
+from lancelet.expr.sql import kernels, small_decimals
 
 __all__ = [
     "Arithmetic",
@@ -229,6 +229,9 @@ def _decimal_compute(op: str, a: pa.Array, b: pa.Array, result: pa.DataType) -> 
     """
     if op in "/%" and pc.any(pc.equal(b, pa.scalar(0, b.type))).as_py():
         raise FilterError("Divide by zero error")
+    fast = small_decimals.compute(op, a, b, result)
+    if fast is not None:
+        return fast
     a, b = _tight(a), _tight(b)
     if op == "/":
         # Arrow's quotient has a scale of at least s1 + p2 - s2 + 1 (truncated there);
