@@ -18,6 +18,10 @@ timing.  Prints medians of ``--runs`` runs (ten times as many for the indexed
 lookups) and the ratios.  Lookups are timed twice: back to back, as ``timeit`` does,
 and with a full garbage collection before each run ("(gc)"), which leaves the CPU
 caches cold and costs lancelet's Python about a millisecond more than pylance.
+
+Each build's peak memory is measured too: the MiB the peak RSS rises above the RSS once
+the dataset is open, for one build in a fresh process per library and index (a copy
+of the dataset, so the timed builds' indices are not replaced).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 from file_bench import lineitem, median_time
+from peak_rss import rise_mib
 
 QUERIES = {
     "btree equality": "l_orderkey = 1234567",
@@ -56,6 +61,24 @@ def _build(library: object, uri: str) -> dict[str, float]:
     }
 
 
+def _build_peaks(name: str, uri: str, root: Path) -> dict[str, float]:
+    """Each index build's peak memory rise, one fresh process each."""
+    peaks = {}
+    for kind, column in INDICES.items():
+        copy = str(root / "memory-copy")
+        setup = f"""
+import shutil
+shutil.rmtree({copy!r}, ignore_errors=True)
+shutil.copytree({uri!r}, {copy!r})
+import {"lancelet" if name == "lancelet" else "lance"} as library
+ds = library.dataset({copy!r})
+ds.count_rows()
+"""
+        peaks[kind] = rise_mib(setup, f"ds.create_scalar_index({column!r}, {kind!r}, replace=True)")
+        shutil.rmtree(copy, ignore_errors=True)
+    return peaks
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--scale", type=float, default=1.0)
@@ -76,6 +99,7 @@ def main() -> None:
             lance.write_dataset(table, uris[name], data_storage_version=args.version)
         libraries = {"lancelet": lancelet, "pylance": lance}
         builds = {name: _build(libraries[name], uris[name]) for name in libraries}
+        peaks = {name: _build_peaks(name, uris[name], root) for name in libraries}
         print(f"rows {table.num_rows:,}; file format {args.version}; medians of {args.runs}")
         for kind in [*INDICES, "BTREE + BITMAP"]:
             ours, theirs = (
@@ -85,6 +109,9 @@ def main() -> None:
                 f"index build ({kind}) s: lancelet {ours:.3f}  pylance {theirs:.3f}  "
                 f"ratio {ours / theirs:.2f}"
             )
+        for kind in INDICES:
+            ours, theirs = peaks["lancelet"][kind], peaks["pylance"][kind]
+            print(f"index build ({kind}) peak MiB: lancelet {ours:.0f}  pylance {theirs:.0f}")
         ours = lancelet.dataset(uris["lancelet"])
         theirs = lance.dataset(uris["pylance"])
         print(f"{'query':27} {'indexed':>9} {'scan':>9} {'speedup':>8} {'pylance':>9} {'vs pl':>7}")

@@ -10,7 +10,10 @@ On TPC-H lineitem (Lance 2.0 files for both libraries, each on its own copy):
 * compaction of 100 small fragments into one.
 
 The two libraries alternate run by run so that machine noise hits both alike.
-Prints the median seconds and the ratio lancelet / pylance (below 1.0: lancelet is faster).
+Prints the median seconds and the ratio lancelet / pylance (below 1.0: lancelet is faster),
+and each operation's peak memory: the MiB the peak RSS rises above the RSS once the
+dataset is open, for one call in a fresh process per library (a first call: lancelet's
+compiled kernels are loaded within it).
 """
 
 from __future__ import annotations
@@ -28,10 +31,12 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.feather as feather
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dataset_bench import library
 from file_bench import lineitem
+from peak_rss import rise_mib
 
 LIBRARIES = ("lancelet", "pylance")
 MERGE_ROWS = 100_000
@@ -127,11 +132,57 @@ def main() -> None:
                 record.setdefault(f"compact {SMALL_FRAGMENTS} fragments", []).append(
                     compact(lib, os.path.join(root, f"small-{name}"), root, run)
                 )
+        peaks = {name: peak_memory(name, root, table) for name in LIBRARIES}
     ours, theirs = times["lancelet"], times["pylance"]
-    print(f"{'operation':<28}{'lancelet s':>12}{'pylance s':>12}{'ratio':>8}")
+    print(
+        f"{'operation':<28}{'lancelet s':>12}{'pylance s':>12}{'ratio':>8}"
+        f"{'lancelet MiB':>14}{'pylance MiB':>13}"
+    )
     for key in ours:
         a, b = statistics.median(ours[key]), statistics.median(theirs[key])
-        print(f"{key:<28}{a:>12.4f}{b:>12.4f}{a / b:>8.2f}")
+        mine, peer = peaks["lancelet"][key], peaks["pylance"][key]
+        print(f"{key:<28}{a:>12.4f}{b:>12.4f}{a / b:>8.2f}{mine:>14.0f}{peer:>13.0f}")
+
+
+def peak_memory(name: str, root: str, table: pa.Table) -> dict[str, float]:
+    """Each operation's peak memory rise for library ``name``, one fresh process each,
+    on a fresh copy of the dataset the timed runs used."""
+    source = os.path.join(root, "merge-source.arrow")
+    if not os.path.exists(source):
+        feather.write_feather(upsert_source(table, 0), source)
+    steps = {
+        "update 1% of rows": (name, "ds.update({'l_quantity': 'l_quantity + 1'}, where=UPDATED)"),
+        f"merge_insert {MERGE_ROWS:,} rows": (
+            name,
+            "ds.merge_insert(KEYS).when_matched_update_all()"
+            ".when_not_matched_insert_all().execute(source)",
+        ),
+        "add computed column": (name, "ds.add_columns({'net_m': NET})"),
+        f"compact {SMALL_FRAGMENTS} fragments": (
+            f"small-{name}",
+            "ds.optimize.compact_files(target_rows_per_fragment=1 << 30)",
+        ),
+    }
+    peaks = {}
+    for key, (template, step) in steps.items():
+        scratch = os.path.join(root, "memory-copy")
+        setup = f"""
+import shutil, sys
+sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})
+import pyarrow.feather as feather
+from dataset_bench import library
+KEYS = ["l_orderkey", "l_linenumber"]
+UPDATED = "l_orderkey % 100 = 7"
+NET = "l_extendedprice * (1 - l_discount)"
+source = feather.read_table({source!r})
+shutil.rmtree({scratch!r}, ignore_errors=True)
+shutil.copytree({os.path.join(root, template)!r}, {scratch!r})
+ds = library({name!r}).dataset({scratch!r})
+ds.count_rows()
+"""
+        peaks[key] = rise_mib(setup, step)
+        shutil.rmtree(scratch, ignore_errors=True)
+    return peaks
 
 
 if __name__ == "__main__":
