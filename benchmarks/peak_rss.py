@@ -31,3 +31,19 @@ def rise_mib(setup: str, measured: str) -> float:
     code = textwrap.dedent(setup) + _MEASURE.format(measured=textwrap.dedent(measured))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return float(out.stdout.strip().splitlines()[-1])
+
+
+def warm_up(module: str) -> str:
+    """Setup source that loads ``module`` (``lancelet`` or ``lance``) and has it write and
+    read a small table first, so that a measured step's peak leaves out the one-time
+    cost of loading a library's compiled kernels (numba's, for lancelet: about 100 MiB
+    in the first write of a process)."""
+    return f"""
+import tempfile as _tempfile
+import pyarrow as _pa
+import {module} as _library
+with _tempfile.TemporaryDirectory() as _scratch:
+    _small = _pa.table({{"i": list(range(5000)), "s": [str(i) * 3 for i in range(5000)]}})
+    _library.write_dataset(_small, _scratch + "/warm")
+    _library.dataset(_scratch + "/warm").to_table()
+"""

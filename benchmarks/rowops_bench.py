@@ -12,8 +12,8 @@ On TPC-H lineitem (Lance 2.0 files for both libraries, each on its own copy):
 The two libraries alternate run by run so that machine noise hits both alike.
 Prints the median seconds and the ratio lancelet / pylance (below 1.0: lancelet is faster),
 and each operation's peak memory: the MiB the peak RSS rises above the RSS once the
-dataset is open, for one call in a fresh process per library (a first call: lancelet's
-compiled kernels are loaded within it).
+dataset is open, for one call in a fresh process per library (after a small write and
+read there, so that loading lancelet's compiled kernels is not counted).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import pyarrow.feather as feather
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dataset_bench import library
 from file_bench import lineitem
-from peak_rss import rise_mib
+from peak_rss import rise_mib, warm_up
 
 LIBRARIES = ("lancelet", "pylance")
 MERGE_ROWS = 100_000
@@ -166,7 +166,9 @@ def peak_memory(name: str, root: str, table: pa.Table) -> dict[str, float]:
     peaks = {}
     for key, (template, step) in steps.items():
         scratch = os.path.join(root, "memory-copy")
-        setup = f"""
+        setup = (
+            warm_up("lancelet" if name == "lancelet" else "lance")
+            + f"""
 import shutil, sys
 sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})
 import pyarrow.feather as feather
@@ -180,6 +182,7 @@ shutil.copytree({os.path.join(root, template)!r}, {scratch!r})
 ds = library({name!r}).dataset({scratch!r})
 ds.count_rows()
 """
+        )
         peaks[key] = rise_mib(setup, step)
         shutil.rmtree(scratch, ignore_errors=True)
     return peaks

@@ -11,7 +11,9 @@ measured the same way, from the server's side.  Operations:
 * ``take`` of 100 random rows (all columns, then two columns).
 
 Each is checked against pylance's result first.  Prints median seconds of ``--runs``
-runs, the ratio lancelet / pylance, and requests and bytes of one run.  Each run
+runs, the ratio lancelet / pylance, requests and bytes of one run, and the peak
+memory of one run in a fresh process (the MiB the peak RSS rises above the RSS once
+the dataset is open, after a small write and read that load each library's kernels).  Each run
 opens the dataset afresh, so no library serves a run from what it fetched before.
 """
 
@@ -30,6 +32,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 
 from file_bench import lineitem, median_time
+from peak_rss import rise_mib, warm_up
 
 BUCKET = "bench"
 KEY = ("bench-key", "bench-secret")
@@ -75,16 +78,39 @@ def options(endpoint: str) -> dict[str, str]:
     }
 
 
+# Each operation as source, so that a fresh process can run it to measure its memory.
+OPERATIONS = {
+    "scan all columns": "ds.to_table()",
+    "scan 2 columns": "ds.to_table(columns=['l_orderkey', 'l_extendedprice'])",
+    "filtered scan": (
+        "ds.to_table(columns=['l_orderkey', 'l_extendedprice'], filter='l_quantity < 5')"
+    ),
+    "take 100 rows": "ds.take(rows)",
+    "take 100 rows, 2 columns": "ds.take(rows, columns=['l_orderkey', 'l_comment'])",
+}
+
+
 def operations(rows: np.ndarray) -> dict[str, Callable[[Any], Any]]:
-    return {
-        "scan all columns": lambda ds: ds.to_table(),
-        "scan 2 columns": lambda ds: ds.to_table(columns=["l_orderkey", "l_extendedprice"]),
-        "filtered scan": lambda ds: ds.to_table(
-            columns=["l_orderkey", "l_extendedprice"], filter="l_quantity < 5"
-        ),
-        "take 100 rows": lambda ds: ds.take(rows),
-        "take 100 rows, 2 columns": lambda ds: ds.take(rows, columns=["l_orderkey", "l_comment"]),
-    }
+    def run(source: str) -> Callable[[Any], Any]:
+        return lambda ds: eval(source, {"ds": ds, "rows": rows})
+
+    return {name: run(source) for name, source in OPERATIONS.items()}
+
+
+def peak_mib(library: str, uri: str, store: dict[str, str], rows: np.ndarray, name: str) -> float:
+    """The operation's peak memory rise in a fresh process, the dataset opened first."""
+    module = "lancelet" if library == "lancelet" else "lance"
+    setup = (
+        warm_up(module)
+        + f"""
+import numpy as np
+import {module} as library
+rows = np.array({rows.tolist()!r}, dtype=np.int64)
+ds = library.dataset({uri!r}, storage_options={store!r})
+ds.count_rows()
+"""
+    )
+    return rise_mib(setup, OPERATIONS[name])
 
 
 def measure(
@@ -134,10 +160,18 @@ def main() -> None:
     }
     print(
         table_row(
-            ["operation", "lancelet s", "pylance s", "ratio", "requests (ll / py)", "MB (ll / py)"]
+            [
+                "operation",
+                "lancelet s",
+                "pylance s",
+                "ratio",
+                "requests (ll / py)",
+                "MB (ll / py)",
+                "peak MiB (ll / py)",
+            ]
         )
     )
-    print(table_row(["---"] * 6))
+    print(table_row(["---"] * 7))
     for name, op in operations(rows).items():
         want = op(libraries["pylance"]())
         got = op(libraries["lancelet"]())
@@ -145,6 +179,7 @@ def main() -> None:
             raise SystemExit(f"{name}: lancelet's result differs from pylance's")
         ours = measure(libraries["lancelet"], op, counter, args.runs)
         theirs = measure(libraries["pylance"], op, counter, args.runs)
+        peaks = [peak_mib(lib, uri, store, rows, name) for lib in ("lancelet", "pylance")]
         print(
             table_row(
                 [
@@ -154,6 +189,7 @@ def main() -> None:
                     f"{ours[0] / theirs[0]:.2f}",
                     f"{ours[1]} / {theirs[1]}",
                     f"{ours[2] / 1e6:.1f} / {theirs[2] / 1e6:.1f}",
+                    f"{peaks[0]:.0f} / {peaks[1]:.0f}",
                 ]
             )
         )
