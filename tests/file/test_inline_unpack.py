@@ -155,3 +155,60 @@ def test_a_damaged_chunk_is_still_reported(tmp_path: Path) -> None:
     path.write_bytes(bytes(data))
     with pytest.raises(CorruptFileError, match="40 bits"):
         LanceFileReader(str(path)).read_all().to_table()
+
+
+@pytest.mark.parametrize("width", [16, 32, 64])
+@pytest.mark.parametrize("shift", [0, 1, 3])
+def test_word_aligned_and_unaligned_chunks_agree(width: int, shift: int) -> None:
+    """Chunks on word boundaries are read as words, others byte by byte: both give the
+    values packed (the same chunks, moved ``shift`` bytes into the buffer)."""
+    rng = np.random.default_rng(width + shift)
+    parts, expected, starts, counts = [], [], [], []
+    at = shift
+    for bits in rng.integers(0, width + 1, 12).tolist():
+        count = int(rng.integers(1, 1025))
+        values = rng.integers(0, 1 << bits, count, dtype=np.uint64) if bits else np.zeros(count)
+        chunk = _chunk_bytes(values.astype(np.uint64), width, bits)
+        parts.append(chunk)
+        starts.append(at)
+        counts.append(count)
+        at += len(chunk)
+        expected.append(values.astype(np.uint64))
+    base = np.frombuffer(b"\xff" * shift + b"".join(parts), dtype=np.uint8)
+    sizes = np.diff(np.append(starts, at))
+    words = bitpacking._as_words(base, np.array(starts, np.int64), sizes, width)
+    assert (words is None) == (shift != 0)
+    out = bitpacking.unpack_inline(base, np.array(starts), sizes, np.array(counts, np.int64), width)
+    assert out is not None
+    np.testing.assert_array_equal(out.astype(np.uint64), np.concatenate(expected))
+
+
+@pytest.mark.parametrize("width", [8, 16, 32, 64])
+def test_selected_values_read_alone(width: int) -> None:
+    """A take's values read word by word: the values at those positions, whatever
+    the chunks' bit counts; an index past the values or a damaged chunk gives None."""
+    rng = np.random.default_rng(100 + width)
+    parts, expected, starts, counts = [], [], [], []
+    at = 0
+    for bits in [0, 1, width, *rng.integers(0, width + 1, 6).tolist()]:
+        count = int(rng.integers(1, 1025))
+        values = rng.integers(0, 1 << bits, count, dtype=np.uint64) if bits else np.zeros(count)
+        chunk = _chunk_bytes(values.astype(np.uint64), width, bits)
+        parts.append(chunk)
+        starts.append(at)
+        counts.append(count)
+        at += len(chunk)
+        expected.append(values.astype(np.uint64))
+    base = np.frombuffer(b"".join(parts), dtype=np.uint8)
+    sizes = np.diff(np.append(starts, at))
+    every = np.concatenate(expected)
+    index = np.sort(rng.choice(len(every), size=min(300, len(every)), replace=False))
+    args = (base, np.array(starts, np.int64), sizes, np.array(counts, np.int64), width)
+    picked = bitpacking.unpack_inline_selected(*args, index)
+    assert picked is not None
+    np.testing.assert_array_equal(picked.astype(np.uint64), every[index])
+    assert bitpacking.unpack_inline_selected(*args, np.array([len(every)])) is None
+    damaged = bytearray(base.tobytes())
+    damaged[starts[-1]] = width + 1  # the last chunk claims more bits than its width
+    broken = np.frombuffer(bytes(damaged), dtype=np.uint8)
+    assert bitpacking.unpack_inline_selected(broken, *args[1:], index[:1]) is None

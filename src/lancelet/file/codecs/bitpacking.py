@@ -393,8 +393,68 @@ def unpack_inline(
     if int(counts.min()) < 0 or int(counts.max()) > _CHUNK:
         return None
     out = np.empty(int(counts.sum()), dtype=f"<u{width // 8}")
-    failed = kernels.unpack_inline(
-        np.ascontiguousarray(base, dtype=np.uint8), starts.astype(np.int64),
-        sizes.astype(np.int64), counts.astype(np.int64), width, _positions(width), out,
-    )  # fmt: skip
+    base = np.ascontiguousarray(base, dtype=np.uint8)
+    starts, sizes, counts = starts.astype(np.int64), sizes.astype(np.int64), counts.astype(np.int64)
+    words = _as_words(base, starts, sizes, width)
+    if words is not None:
+        step = width // 8
+        failed = kernels.unpack_inline_words(
+            words, starts // step, sizes // step, counts, _positions(width), out
+        )
+    else:
+        failed = kernels.unpack_inline(base, starts, sizes, counts, width, _positions(width), out)
     return None if failed >= 0 else out
+
+
+def unpack_inline_selected(
+    base: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64], sizes: npt.NDArray[np.int64],
+    counts: npt.NDArray[np.int64], width: int, index: npt.NDArray[np.int64],
+) -> UIntArray | None:  # fmt: skip
+    """Values ``index`` (positions among all the chunks' values) of inline bit-packed
+    chunks, reading only their words; None when the kernels are off, the chunks are
+    not word-aligned, or anything disagrees (the caller then decodes them whole)."""
+    if not jit.enabled() or width not in _UNCOMPRESSED_WIDTHS or not len(starts):
+        return None
+    base = np.ascontiguousarray(base, dtype=np.uint8)
+    starts, sizes, counts = starts.astype(np.int64), sizes.astype(np.int64), counts.astype(np.int64)
+    words = _as_words(base, starts, sizes, width)
+    if words is None:
+        return None
+    index = index.astype(np.int64)
+    ends = np.cumsum(counts)
+    chunks = np.searchsorted(ends, index, side="right")
+    offsets = index - (ends - counts)[np.minimum(chunks, len(counts) - 1)]
+    lane_word, row = _value_places(width)
+    step = width // 8
+    out = np.empty(len(index), dtype=f"<u{step}")
+    failed = kernels.unpack_inline_selected(
+        words, starts // step, sizes // step, counts, chunks, offsets, lane_word, row, out
+    )
+    return None if failed >= 0 else out
+
+
+@cache
+def _value_places(width: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """For each of a chunk's 1024 values: its lane (the word it starts in, within its
+    row's words) and its row, from the FastLanes order :func:`_positions` gives."""
+    lanes = _CHUNK // width
+    flat = _positions(width).reshape(-1)
+    slot = np.empty(_CHUNK, dtype=np.int64)
+    slot[flat] = np.arange(len(flat), dtype=np.int64)
+    return slot % lanes, slot // lanes
+
+
+def _as_words(
+    base: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64], sizes: npt.NDArray[np.int64],
+    width: int,
+) -> UIntArray | None:  # fmt: skip
+    """``base`` viewed as ``width``-bit words when every chunk starts and ends on a word
+    boundary (as writers lay them out), else None."""
+    step = width // 8
+    if step == 1:
+        return base
+    if base.ctypes.data % step or np.any(starts % step) or np.any(sizes % step):
+        return None
+    whole = len(base) - len(base) % step
+    words: UIntArray = base[:whole].view(f"<u{step}")
+    return words

@@ -86,12 +86,22 @@ BlockBuilder = Callable[[Any, ChildBuilder], BlockCodec]
 
 
 def concat_slices(base: U8, starts: I64, sizes: I64) -> U8:
-    """``base`` ranges back to back (one numpy view per range, joined once)."""
+    """``base`` ranges back to back: ranges that touch are one view, and a single run
+    of them (a page's chunks read in order) comes back without a copy."""
     if len(starts) == 1:
         start = int(starts[0])
         return base[start : start + int(sizes[0])]
+    if not len(starts):
+        return base[:0]
+    ends = starts + sizes
+    breaks = np.flatnonzero(starts[1:] != ends[:-1]) + 1
+    if not len(breaks):
+        return base[int(starts[0]) : int(ends[-1])]
+    firsts = np.concatenate(([0], breaks))
+    lasts = np.concatenate((breaks - 1, [len(starts) - 1]))
+    run_starts, run_ends = starts[firsts], ends[lasts]
     return np.concatenate(
-        [base[s : s + n] for s, n in zip(starts.tolist(), sizes.tolist(), strict=True)]
+        [base[s:e] for s, e in zip(run_starts.tolist(), run_ends.tolist(), strict=True)]
     )
 
 

@@ -12,7 +12,12 @@ from lancelet._proto import encodings_v2_1_pb2 as pb
 from lancelet.errors import UnsupportedEncodingError
 from lancelet.file.codecs import packed as packed_rows
 from lancelet.file.codecs._chunks import sorted_groups
-from lancelet.file.codecs.bitpacking import _unpack_chunks, unpack_inline, unpack_positions
+from lancelet.file.codecs.bitpacking import (
+    _unpack_chunks,
+    unpack_inline,
+    unpack_inline_selected,
+    unpack_positions,
+)
 from lancelet.file.v2_1.read.codec import (
     BlockBuilder,
     BlockCodec,
@@ -35,6 +40,7 @@ from lancelet.file.v2_1.read.values import (
     Slices,
     Values,
     gather_ranges,
+    take_values,
 )
 
 _FASTLANES = 1024
@@ -200,6 +206,21 @@ class InlineMiniBlock:
 
     def decode(self, buffers: Sequence[Slices], counts: I64) -> Values:
         return self.codec.decode_chunks(buffers[0], counts)
+
+    def decode_selected(self, buffers: Sequence[Slices], counts: I64, index: I64) -> Values:
+        """The values at ``index`` only: a take of a few rows per chunk reads each
+        value's one or two words instead of unpacking every chunk."""
+        buf = buffers[0]
+        word_bits = self.codec.word_bits
+        picked = unpack_inline_selected(buf.base, buf.starts, buf.sizes, counts, word_bits, index)
+        if picked is not None:
+            return Fixed(picked.view(np.uint8), word_bits, len(picked))
+        values = self.decode(buffers, counts)
+        if values.count != int(counts.sum()):
+            raise corrupt(
+                f"the chunks decode to {values.count} values, {int(counts.sum())} expected"
+            )
+        return take_values(values, index)
 
     def pick(self, buffers: Sequence[U8], count: int, index: I64) -> Values | None:
         word_bits = self.codec.word_bits
