@@ -52,6 +52,32 @@ class VariableMiniBlock:
 
     def decode(self, buffers: Sequence[Slices], counts: I64) -> Values:
         buf = buffers[0]
+        offsets, firsts, lasts, lengths = self._offsets(buf, counts)
+        out = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=out[1:])
+        data = concat_slices(
+            buf.base, buf.starts + offsets[firsts], offsets[lasts] - offsets[firsts]
+        )
+        return Var(out, data)
+
+    def decode_selected(self, buffers: Sequence[Slices], counts: I64, index: I64) -> Values:
+        """The values at ``index`` only: their bytes are gathered from the chunks, the
+        rest never copied (every chunk's offsets are still read and checked)."""
+        buf = buffers[0]
+        offsets = self._offsets(buf, counts)[0]
+        if len(index) and (int(index.min()) < 0 or int(index.max()) >= int(counts.sum())):
+            raise corrupt("a value to take lies past the chunks' values")
+        chunk = np.searchsorted(np.cumsum(counts), index, side="right")
+        at = index + chunk  # each chunk holds one offset more than values
+        starts = buf.starts[chunk] + offsets[at]
+        lengths = offsets[at + 1] - offsets[at]
+        out = np.zeros(len(index) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=out[1:])
+        return Var(out, buf.base[gather_ranges(starts, lengths)])
+
+    def _offsets(self, buf: Slices, counts: I64) -> tuple[I64, I64, I64, I64]:
+        """Every chunk's offsets back to back (each relative to its chunk), checked;
+        where each chunk's first and last offsets are among them; the values' lengths."""
         width = self.offset_bits // 8
         table = (counts + 1) * width
         if len(buf) and bool(np.any(buf.sizes < table)):
@@ -71,12 +97,7 @@ class VariableMiniBlock:
             or bool(np.any(offsets[lasts] > buf.sizes))
         ):
             raise corrupt("variable-width offsets leave their chunk or decrease")
-        out = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=out[1:])
-        data = concat_slices(
-            buf.base, buf.starts + offsets[firsts], offsets[lasts] - offsets[firsts]
-        )
-        return Var(out, data)
+        return offsets, firsts, lasts, lengths
 
     def pick(self, buffers: Sequence[U8], count: int, index: I64) -> Values | None:
         buf = buffers[0]
@@ -159,8 +180,12 @@ class FsstMiniBlock:
 
     def decode_selected(self, buffers: Sequence[Slices], counts: I64, index: I64) -> Values:
         # Every value is compressed on its own: expand only the ones asked for.
-        picked = take_values(self._compressed(buffers, counts), index)
-        assert isinstance(picked, Var)
+        if isinstance(self.inner, VariableMiniBlock):
+            picked = self.inner.decode_selected(buffers, counts, index)
+        else:
+            picked = take_values(self._compressed(buffers, counts), index)
+        if not isinstance(picked, Var):
+            raise corrupt("FSST values do not decode to variable-width values")
         offsets, data = fsst_decompress(self.table, picked.data, picked.offsets)
         return Var(offsets, data)
 
