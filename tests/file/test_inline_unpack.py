@@ -157,15 +157,14 @@ def test_a_damaged_chunk_is_still_reported(tmp_path: Path) -> None:
         LanceFileReader(str(path)).read_all().to_table()
 
 
-@pytest.mark.parametrize("width", [16, 32, 64])
-@pytest.mark.parametrize("shift", [0, 1, 3])
-def test_word_aligned_and_unaligned_chunks_agree(width: int, shift: int) -> None:
-    """Chunks on word boundaries are read as words, others byte by byte: both give the
-    values packed (the same chunks, moved ``shift`` bytes into the buffer)."""
-    rng = np.random.default_rng(width + shift)
+def _random_chunks(
+    rng: np.random.Generator, width: int, bit_counts: list[int], shift: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Chunks of random values at these bit counts and random lengths, ``shift`` bytes
+    into the buffer: (buffer, starts, sizes, counts, the values back to back)."""
     parts, expected, starts, counts = [], [], [], []
     at = shift
-    for bits in rng.integers(0, width + 1, 12).tolist():
+    for bits in bit_counts:
         count = int(rng.integers(1, 1025))
         values = rng.integers(0, 1 << bits, count, dtype=np.uint64) if bits else np.zeros(count)
         chunk = _chunk_bytes(values.astype(np.uint64), width, bits)
@@ -176,11 +175,23 @@ def test_word_aligned_and_unaligned_chunks_agree(width: int, shift: int) -> None
         expected.append(values.astype(np.uint64))
     base = np.frombuffer(b"\xff" * shift + b"".join(parts), dtype=np.uint8)
     sizes = np.diff(np.append(starts, at))
-    words = bitpacking._as_words(base, np.array(starts, np.int64), sizes, width)
-    assert (words is None) == (shift != 0)
-    out = bitpacking.unpack_inline(base, np.array(starts), sizes, np.array(counts, np.int64), width)
+    return base, np.array(starts, np.int64), sizes, np.array(counts), np.concatenate(expected)
+
+
+@pytest.mark.parametrize("width", [16, 32, 64])
+@pytest.mark.parametrize("shift", [0, 1, 3])
+def test_word_aligned_and_unaligned_chunks_agree(width: int, shift: int) -> None:
+    """Chunks on word boundaries are read in place, others copied onto them first: both
+    give the values packed (the same chunks, moved ``shift`` bytes into the buffer)."""
+    rng = np.random.default_rng(width + shift)
+    bit_counts = rng.integers(0, width + 1, 12).tolist()
+    base, starts, sizes, counts, every = _random_chunks(rng, width, bit_counts, shift)
+    located = bitpacking._word_chunks(base, starts, sizes, width)
+    assert located is not None
+    assert np.shares_memory(located[0], base) == (shift == 0)  # else copied to align them
+    out = bitpacking.unpack_inline(base, starts, sizes, counts, width)
     assert out is not None
-    np.testing.assert_array_equal(out.astype(np.uint64), np.concatenate(expected))
+    np.testing.assert_array_equal(out.astype(np.uint64), every)
 
 
 @pytest.mark.parametrize("width", [8, 16, 32, 64])
@@ -188,22 +199,10 @@ def test_selected_values_read_alone(width: int) -> None:
     """A take's values read word by word: the values at those positions, whatever
     the chunks' bit counts; an index past the values or a damaged chunk gives None."""
     rng = np.random.default_rng(100 + width)
-    parts, expected, starts, counts = [], [], [], []
-    at = 0
-    for bits in [0, 1, width, *rng.integers(0, width + 1, 6).tolist()]:
-        count = int(rng.integers(1, 1025))
-        values = rng.integers(0, 1 << bits, count, dtype=np.uint64) if bits else np.zeros(count)
-        chunk = _chunk_bytes(values.astype(np.uint64), width, bits)
-        parts.append(chunk)
-        starts.append(at)
-        counts.append(count)
-        at += len(chunk)
-        expected.append(values.astype(np.uint64))
-    base = np.frombuffer(b"".join(parts), dtype=np.uint8)
-    sizes = np.diff(np.append(starts, at))
-    every = np.concatenate(expected)
+    bit_counts = [0, 1, width, *rng.integers(0, width + 1, 6).tolist()]
+    base, starts, sizes, counts, every = _random_chunks(rng, width, bit_counts)
     index = np.sort(rng.choice(len(every), size=min(300, len(every)), replace=False))
-    args = (base, np.array(starts, np.int64), sizes, np.array(counts, np.int64), width)
+    args = (base, starts, sizes, counts, width)
     picked = bitpacking.unpack_inline_selected(*args, index)
     assert picked is not None
     np.testing.assert_array_equal(picked.astype(np.uint64), every[index])

@@ -28,6 +28,7 @@ import numpy.typing as npt
 
 from lancelet.errors import CorruptFileError, UnsupportedEncodingError
 from lancelet.file.codecs import jit
+from lancelet.file.codecs._chunks import gather_ranges
 from lancelet.file.codecs.kernels import bitpacking as kernels
 
 _UNCOMPRESSED_WIDTHS: Final = (8, 16, 32, 64)
@@ -393,16 +394,13 @@ def unpack_inline(
     if int(counts.min()) < 0 or int(counts.max()) > _CHUNK:
         return None
     out = np.empty(int(counts.sum()), dtype=f"<u{width // 8}")
-    base = np.ascontiguousarray(base, dtype=np.uint8)
-    starts, sizes, counts = starts.astype(np.int64), sizes.astype(np.int64), counts.astype(np.int64)
-    words = _as_words(base, starts, sizes, width)
-    if words is not None:
-        step = width // 8
-        failed = kernels.unpack_inline_words(
-            words, starts // step, sizes // step, counts, _positions(width), out
-        )
-    else:
-        failed = kernels.unpack_inline(base, starts, sizes, counts, width, _positions(width), out)
+    located = _word_chunks(base, starts, sizes, width)
+    if located is None:
+        return None
+    words, word_starts, word_sizes = located
+    failed = kernels.unpack_inline(
+        words, word_starts, word_sizes, counts.astype(np.int64), _positions(width), out
+    )
     return None if failed >= 0 else out
 
 
@@ -415,20 +413,18 @@ def unpack_inline_selected(
     not word-aligned, or anything disagrees (the caller then decodes them whole)."""
     if not jit.enabled() or width not in _UNCOMPRESSED_WIDTHS or not len(starts):
         return None
-    base = np.ascontiguousarray(base, dtype=np.uint8)
-    starts, sizes, counts = starts.astype(np.int64), sizes.astype(np.int64), counts.astype(np.int64)
-    words = _as_words(base, starts, sizes, width)
-    if words is None:
+    located = _word_chunks(base, starts, sizes, width)
+    if located is None:
         return None
-    index = index.astype(np.int64)
+    words, word_starts, word_sizes = located
+    counts, index = counts.astype(np.int64), index.astype(np.int64)
     ends = np.cumsum(counts)
     chunks = np.searchsorted(ends, index, side="right")
     offsets = index - (ends - counts)[np.minimum(chunks, len(counts) - 1)]
     lane_word, row = _value_places(width)
-    step = width // 8
-    out = np.empty(len(index), dtype=f"<u{step}")
+    out = np.empty(len(index), dtype=f"<u{width // 8}")
     failed = kernels.unpack_inline_selected(
-        words, starts // step, sizes // step, counts, chunks, offsets, lane_word, row, out
+        words, word_starts, word_sizes, counts, chunks, offsets, lane_word, row, out
     )
     return None if failed >= 0 else out
 
@@ -444,17 +440,24 @@ def _value_places(width: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int
     return slot % lanes, slot // lanes
 
 
-def _as_words(
-    base: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64], sizes: npt.NDArray[np.int64],
+def _word_chunks(
+    base: npt.NDArray[np.uint8],
+    starts: npt.NDArray[np.int64],
+    sizes: npt.NDArray[np.int64],
     width: int,
-) -> UIntArray | None:  # fmt: skip
-    """``base`` viewed as ``width``-bit words when every chunk starts and ends on a word
-    boundary (as writers lay them out), else None."""
+) -> tuple[UIntArray, npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
+    """The chunks as ``width``-bit little-endian words, with their starts and sizes in
+    words: a view of ``base`` when every chunk lies on word boundaries (as writers lay
+    them out), else the chunks copied back to back; None when a chunk is not whole
+    words or lies outside ``base`` (damage, which the numpy path names)."""
     step = width // 8
-    if step == 1:
-        return base
-    if base.ctypes.data % step or np.any(starts % step) or np.any(sizes % step):
+    starts, sizes = starts.astype(np.int64), sizes.astype(np.int64)
+    if np.any(sizes % step) or int(starts.min()) < 0 or int((starts + sizes).max()) > len(base):
         return None
+    base = np.ascontiguousarray(base, dtype=np.uint8)
+    if base.ctypes.data % step or np.any(starts % step):
+        base = base[gather_ranges(starts, sizes)]
+        starts = np.cumsum(sizes) - sizes
     whole = len(base) - len(base) % step
     words: UIntArray = base[:whole].view(f"<u{step}")
-    return words
+    return words, starts // step, sizes // step

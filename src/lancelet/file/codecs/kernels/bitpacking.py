@@ -35,71 +35,6 @@ def pack(chunks: UInt, bits: int, positions: Positions, words: UInt) -> None:
 
 @kernel
 def unpack_inline(
-    base: UInt,
-    starts: NDArray[np.int64],
-    sizes: NDArray[np.int64],
-    counts: NDArray[np.int64],
-    width: int,
-    positions: Positions,
-    out: UInt,
-) -> int:
-    """Inline bit-packed chunks of ``width``-bit words into ``out``, back to back: the
-    chunk at ``base[starts[c]:][:sizes[c]]`` is its bit count (one little-endian word)
-    then 1024 values FastLanes-packed at that count; its first ``counts[c]`` values
-    are kept (value row ``r`` of lane ``l`` is value ``positions[r, l]``).
-
-    Returns -1, or the first chunk whose bytes do not hold what it says (nothing is
-    read outside ``base`` then); the caller reports it.  ``out`` holds the counts' sum."""
-    word_bytes = width // 8
-    lanes = 1024 // width
-    at = 0
-    for c in range(starts.shape[0]):
-        start, size, count = starts[c], sizes[c], counts[c]
-        if count < 0 or count > 1024 or size < word_bytes or start < 0:
-            return c
-        if start + size > base.shape[0]:
-            return c
-        bits = np.uint64(0)
-        for k in range(word_bytes):
-            bits |= np.uint64(base[start + k]) << np.uint64(8 * k)
-        if bits > np.uint64(width) or size != word_bytes + 128 * np.int64(bits):
-            return c
-        nbits = np.int64(bits)
-        if nbits == 0:
-            for i in range(count):
-                out[at + i] = 0
-            at += count
-            continue
-        mask = np.uint64(0xFFFFFFFFFFFFFFFF)
-        if nbits < 64:
-            mask = (np.uint64(1) << np.uint64(nbits)) - np.uint64(1)
-        data = start + word_bytes
-        for row in range(width):
-            word = row * nbits // width
-            shift = row * nbits % width
-            spill = shift + nbits > width
-            for lane in range(lanes):
-                p = positions[row, lane]
-                if p >= count:
-                    continue
-                low = data + (word * lanes + lane) * word_bytes
-                value = np.uint64(0)
-                for k in range(word_bytes):
-                    value |= np.uint64(base[low + k]) << np.uint64(8 * k)
-                value >>= np.uint64(shift)
-                if spill:
-                    high = low + lanes * word_bytes
-                    upper = np.uint64(0)
-                    for k in range(word_bytes):
-                        upper |= np.uint64(base[high + k]) << np.uint64(8 * k)
-                    value |= upper << np.uint64(width - shift)
-                out[at + p] = value & mask
-        at += count
-    return -1
-
-
-@kernel
-def unpack_inline_words(
     words: UInt,
     starts: NDArray[np.int64],
     sizes: NDArray[np.int64],
@@ -107,10 +42,14 @@ def unpack_inline_words(
     positions: Positions,
     out: UInt,
 ) -> int:
-    """:func:`unpack_inline` for chunks that start on word boundaries, with the bytes
-    viewed as ``words`` (little-endian, the chunks' word width): each value is one or
-    two word loads instead of assembling its words byte by byte.  ``starts`` and
-    ``sizes`` count words here.  Returns as :func:`unpack_inline` does."""
+    """Inline bit-packed chunks of ``words`` (the chunks' word width, little-endian)
+    into ``out``, back to back: the chunk at ``words[starts[c]:][:sizes[c]]`` is its bit
+    count (one word) then 1024 values FastLanes-packed at that count; its first
+    ``counts[c]`` values are kept (value row ``r`` of lane ``l`` is value
+    ``positions[r, l]``).  Each value is one or two word loads.
+
+    Returns -1, or the first chunk whose words do not hold what it says (nothing is
+    read outside ``words`` then); the caller reports it.  ``out`` holds the counts' sum."""
     width = words.itemsize * 8
     lanes = 1024 // width
     at = 0
@@ -164,7 +103,7 @@ def unpack_inline_selected(
     out: UInt,
 ) -> int:
     """Only some values of inline bit-packed chunks laid out as for
-    :func:`unpack_inline_words`: value ``k`` of ``out`` is value ``offsets[k]`` of chunk
+    :func:`unpack_inline`: value ``k`` of ``out`` is value ``offsets[k]`` of chunk
     ``chunks[k]``.  Value ``v`` of a chunk is in row ``value_row[v]`` of its lane, whose
     words start ``value_word[v]`` words into the packed values.  Every chunk is checked
     as the whole decode checks it; returns -1, or the first chunk found wrong."""
