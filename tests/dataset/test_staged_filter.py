@@ -147,3 +147,19 @@ def test_ranges_read_stage_by_stage_or_at_once_join(tmp_path: Path) -> None:
             batches = list(lancelet.dataset(uri).to_batches(filter=sql, batch_size=size))
             assert pa.Table.from_batches(batches, schema=expected.schema).equals(expected)
         assert lancelet.dataset(uri).count_rows(sql) == expected.num_rows
+
+
+@pytest.mark.parametrize("sql", FILTERS[:3])
+def test_a_filtered_table_of_a_large_fragment_reads_it_in_parts(tmp_path: Path, sql: str) -> None:
+    """``to_table(filter)`` of a fragment over the filtered read's step (a part at a
+    time, to bound the filter columns' memory) selects pylance's rows, in order, with
+    rows deleted across the parts' edges."""
+    table = _table(300_000)
+    uri = tmp_path / "ds"
+    lance.write_dataset(table, uri)
+    lance.dataset(str(uri)).delete("k % 1000 < 3 OR (k > 131000 AND k < 131100)")
+    expected = lance.dataset(str(uri)).to_table(filter=sql)
+    ours = lancelet.dataset(uri)
+    assert ours.to_table(filter=sql).equals(expected)
+    assert ours.to_table(columns=["k", "f"], filter=sql).equals(expected.select(["k", "f"]))
+    assert ours.count_rows(sql) == expected.num_rows

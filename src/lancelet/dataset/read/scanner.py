@@ -76,6 +76,10 @@ BATCH_SIZE_VARIABLE = "LANCE_DEFAULT_BATCH_SIZE"
 # Rows read at once when the result is gathered whole: a default-sized fragment in one
 # read, so page chunks pass through without being cut and copied.
 _WHOLE_FRAGMENT = 1 << 20
+# A filtered table is read this many rows at a time: on lineitem SF0.1 (a 600k-row
+# fragment) the filter's columns then peak at 3 MiB instead of 32 for the same CPU
+# time; a count, which keeps nothing, pays for each range and reads whole fragments.
+_FILTERED_STEP = 1 << 17
 _OFFSET = "_lancelet_offset"
 _READ_STEP = 64 * 1024
 
@@ -644,7 +648,7 @@ class LanceScanner(ArrowScanner):
         return self._recorder.run(self._table)
 
     def _table(self) -> pa.Table:
-        tables = list(self._tables(step=_WHOLE_FRAGMENT))
+        tables = list(self._tables(step=self._whole_step))
         if not self._layout:
             # Arrow's concatenation of tables without columns drops their rows.
             rows = sum(t.num_rows for t in tables)
@@ -662,6 +666,12 @@ class LanceScanner(ArrowScanner):
             total = max(total, 0)
             return total if self._limit is None else min(total, self._limit)
         return sum(t.num_rows for t in self._selected(step=_WHOLE_FRAGMENT))
+
+    @property
+    def _whole_step(self) -> int:
+        """The rows read at a time for a whole table: a fragment at once, or, under a
+        filter, whose columns are read and mostly dropped, a part of one."""
+        return _WHOLE_FRAGMENT if self._filter is None else _FILTERED_STEP
 
 
 def exact_batches(tables: Iterator[pa.Table], size: int) -> Iterator[pa.RecordBatch]:
