@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 
 from lancelet.errors import CorruptFileError, InvalidJSONError, UnsupportedEncodingError
 from lancelet.file.codecs import jit
-from lancelet.file.codecs.kernels.jsonb import OK, print_docs
+from lancelet.file.codecs.kernels.jsonb import GROW, OK, TEXT_PER_BYTE, print_docs, ryu_tables
 from lancelet.file.codecs.kernels.jsonb_parse import encode_docs
 
 _ARRAY, _OBJECT, _SCALAR = 0x80000000, 0x40000000, 0x20000000
@@ -137,29 +137,27 @@ def _print_compiled(docs: pa.Array) -> pa.Array | None:
     offsets = np.frombuffer(offsets_buf, np.int64, count + 1, docs.offset * 8)
     data = np.frombuffer(data_buf, np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
     valid = docs.is_valid().to_numpy(zero_copy_only=False)
-    sizes = np.zeros(count, np.int64)
-    doc_floats = np.zeros(count + 1, np.int64)
-    # A float takes at least 9 bytes of a document.
-    bits = np.zeros(max(int(offsets[-1] - offsets[0]) // 9, 1), np.uint64)
-    none = np.zeros(1, np.int64)
-    empty = np.zeros(0, np.uint8)
-    args = (offsets, data, valid)
-    if print_docs(*args, False, empty, none, bits, empty, none, sizes, doc_floats) != OK:
-        return None
-    floats = bits[: doc_floats[-1]].view(np.float64)
-    texts = _format_floats(floats)
-    float_text = "".join(texts).encode()  # digits, signs and points: ASCII only
-    float_lengths = np.fromiter(map(len, texts), np.int64, len(texts))
-    float_at = np.concatenate(([0], np.cumsum(float_lengths))).astype(np.int64)
-    sizes += float_at[doc_floats[1:]] - float_at[doc_floats[:-1]]
-    out_at = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-    out = np.empty(int(out_at[-1]), np.uint8)
-    text = np.frombuffer(float_text, np.uint8)
-    if print_docs(*args, True, out, out_at, bits, text, float_at, sizes, doc_floats) != OK:
+    out_at = np.empty(count + 1, np.int64)
+    out_at[0] = 0
+    # Text is usually shorter than its JSONB (whose entries take four bytes an item):
+    # room for all of it, and for the largest document at its bound, grows rarely.
+    sizes = np.diff(offsets)
+    largest = int(sizes.max()) if count else 0
+    out = np.empty(int(offsets[-1] - offsets[0]) + TEXT_PER_BYTE * largest + 64, np.uint8)
+    tables = ryu_tables()
+    status, first = print_docs(offsets, data, valid, 0, out, out_at, *tables)
+    while status == GROW:
+        used = int(out_at[first])
+        grown = np.empty(max(2 * len(out), used + TEXT_PER_BYTE * int(sizes[first])), np.uint8)
+        grown[:used] = out[:used]
+        out = grown
+        status, first = print_docs(offsets, data, valid, first, out, out_at, *tables)
+    if status != OK:
         return None
     nulls = None if docs.null_count == 0 else pa.py_buffer(np.packbits(valid, bitorder="little"))
+    text = pa.py_buffer(out[: int(out_at[-1])])
     printed = pa.Array.from_buffers(
-        pa.large_string(), count, [nulls, pa.py_buffer(out_at), pa.py_buffer(out)], docs.null_count
+        pa.large_string(), count, [nulls, pa.py_buffer(out_at), text], docs.null_count
     )
     try:
         printed.validate(full=True)  # strings must be UTF-8, as the reference insists
@@ -311,20 +309,6 @@ def _print_number(data: bytes) -> str:
     if tag == _FLOAT:
         return format_float(struct.unpack(">d", data[1:9])[0])
     raise UnsupportedEncodingError(f"unknown JSONB number tag {tag:#x}")
-
-
-def _format_floats(values: np.ndarray) -> list[str]:
-    """``format_float`` of each value.  ``repr`` prints the same text for every finite
-    value but those it writes with an exponent of one digit padded to two (``1e-07``)
-    or of -5 (positional in Lance): only values of magnitudes about those (a generous
-    superset) go through ``format_float``."""
-    texts = list(map(repr, values.tolist()))
-    magnitude = np.abs(values)
-    with np.errstate(invalid="ignore"):
-        odd = ~np.isfinite(values) | ((magnitude < 1e-3) & (magnitude >= 1e-11))
-    for i in np.flatnonzero(odd).tolist():
-        texts[i] = format_float(float(values[i]))
-    return texts
 
 
 def format_float(value: float) -> str:
