@@ -91,6 +91,9 @@ def print_docs(
         [48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 97, 98, 99, 100, 101, 102], np.uint8
     )
     digits = np.empty(20, np.uint8)
+    pairs = np.empty(200, np.uint8)  # "00" to "99"
+    for k in range(100):
+        pairs[2 * k], pairs[2 * k + 1] = 0x30 + k // 10, 0x30 + k % 10
     # Open containers: kind, count, where the entries start, the next item, where the
     # next key's and value's bytes start, and where the container ends.
     st_kind = np.empty(MAX_DEPTH, np.int64)
@@ -100,7 +103,8 @@ def print_docs(
     st_key = np.empty(MAX_DEPTH, np.int64)
     st_value = np.empty(MAX_DEPTH, np.int64)
     st_end = np.empty(MAX_DEPTH, np.int64)
-    u0, u1, u5, u10 = np.uint64(0), np.uint64(1), np.uint64(5), np.uint64(10)
+    u0, u1, u5, u10, u100 = np.uint64(0), np.uint64(1), np.uint64(5), np.uint64(10), np.uint64(100)
+    u1000, u10000 = np.uint64(1000), np.uint64(10000)
     low32, u32_, u64_ = np.uint64(0xFFFFFFFF), np.uint64(32), np.uint64(64)
 
     def u32(p: int) -> int:
@@ -136,17 +140,24 @@ def print_docs(
         return put(o, 0x22)
 
     def put_digits(o: int, value: np.uint64) -> tuple[int, int]:
-        """``value`` in decimal; returns where it ends and how many digits it has."""
-        n = 0
-        while True:
-            digits[n] = 0x30 + np.uint8(value % u10)
-            n += 1
-            value //= u10
-            if value == 0:
-                break
-        for k in range(n - 1, -1, -1):
+        """``value`` in decimal, two digits a division; returns where it ends and how
+        many digits it has."""
+        at = len(digits)
+        while value >= u100:
+            pair = 2 * np.int64(value % u100)
+            value //= u100
+            at -= 2
+            digits[at], digits[at + 1] = pairs[pair], pairs[pair + 1]
+        if value >= u10:
+            pair = 2 * np.int64(value)
+            at -= 2
+            digits[at], digits[at + 1] = pairs[pair], pairs[pair + 1]
+        else:
+            at -= 1
+            digits[at] = 0x30 + np.uint8(value)
+        for k in range(at, len(digits)):
             o = put(o, digits[k])
-        return o, n
+        return o, len(digits) - at
 
     def umul(a: np.uint64, b: np.uint64) -> tuple[np.uint64, np.uint64]:
         """The 128-bit product ``a * b`` as (high, low) words, from 32-bit halves."""
@@ -221,6 +232,13 @@ def print_docs(
         removed, last = 0, u0
         if vm_zeros or vr_zeros:
             # Exact cases: ties round to even, and the lower bound may be reached.
+            # Four digits at a time while four go (each would, one at a time).
+            while vp // u10000 > vm // u10000:
+                vm_zeros = vm_zeros and vm % u10000 == 0
+                vr_zeros = vr_zeros and last == 0 and vr % u1000 == 0
+                last = vr // u1000 % u10
+                vr, vp, vm = vr // u10000, vp // u10000, vm // u10000
+                removed += 4
             while vp // u10 > vm // u10:
                 vm_zeros = vm_zeros and vm % u10 == 0
                 vr_zeros = vr_zeros and last == 0
@@ -237,6 +255,10 @@ def print_docs(
                 last = np.uint64(4)
             up = (vr == vm and (not even or not vm_zeros)) or last >= 5
         else:
+            while vp // u10000 > vm // u10000:
+                last = vr // u1000 % u10
+                vr, vp, vm = vr // u10000, vp // u10000, vm // u10000
+                removed += 4
             while vp // u10 > vm // u10:
                 last = vr % u10
                 vr, vp, vm = vr // u10, vp // u10, vm // u10
