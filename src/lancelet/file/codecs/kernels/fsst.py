@@ -160,23 +160,38 @@ def expand(
                 total += lengths[code]
                 p += 1
         out_offsets[i + 1] = total
-    # Every symbol is written as a whole 8-byte row; the padding absorbs the overrun.
-    out = np.empty(total + 8, dtype=np.uint8)
-    w = 0
+    # Each row as one little-endian word, its unused bytes zero: symbols are gathered
+    # into a word and written eight bytes at a time (rather than byte by byte).
+    words = np.zeros(len(lengths), dtype=np.uint64)
+    for row in range(len(lengths)):
+        for k in range(min(lengths[row], 8) - 1, -1, -1):
+            words[row] = (words[row] << np.uint64(8)) | np.uint64(expansions[row, k])
+    out = np.empty(total // 8 + 1, dtype=np.uint64)
+    w = 0  # words written
+    word = np.uint64(0)
+    fill = 0  # bytes of ``word`` taken
     p = rel[0]
     stop = rel[n]
     while p < stop:
         code = data[p]
         if code == ESCAPE:
-            out[w] = data[p + 1]
-            w += 1
+            row = 256 + np.int64(data[p + 1])
             p += 2
         else:
-            for k in range(8):
-                out[w + k] = expansions[code, k]
-            w += lengths[code]
+            row = np.int64(code)
             p += 1
-    return out_offsets, out[:total], OK, 0
+        symbol, length = words[row], lengths[row]
+        word |= symbol << np.uint64(8 * fill)  # the bytes past the word fall off
+        fill += length
+        if fill >= 8:
+            out[w] = word
+            w += 1
+            fill -= 8
+            # What did not fit: the symbol less its first ``length - fill`` bytes.
+            word = symbol >> np.uint64(8 * (length - fill)) if fill > 0 else np.uint64(0)
+    if fill > 0:
+        out[w] = word
+    return out_offsets, out.view(np.uint8)[:total], OK, 0
 
 
 @kernel
