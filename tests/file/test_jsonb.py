@@ -601,3 +601,26 @@ def test_columns_printing_longer_than_stored(monkeypatch_env: pytest.MonkeyPatch
     expected = [jsonb.decode(d) for d in docs]
     assert jsonb.decode_column(_column(docs)).to_pylist() == expected
     assert jsonb.decode_column(_column(docs[::-1])).to_pylist() == expected[::-1]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    values=st.lists(st.none() | _VALUES.map(jsonb.encode_value), max_size=20),
+    parts=st.integers(2, 5),
+)
+def test_columns_printed_in_parts(
+    values: list[bytes | None], parts: int, monkeypatch_env: pytest.MonkeyPatch
+) -> None:
+    """A column split between threads prints as one: parts that fit their share of
+    the buffer move down, a part that grows is copied, a damaged one gives it up."""
+    monkeypatch_env.setenv("LANCELET_JIT", "1")
+    monkeypatch_env.setattr(jsonb, "PART_MIN_BYTES", 1)
+    monkeypatch_env.setattr(jsonb, "WORKERS", parts)
+    expected = [None if v is None else jsonb.decode(v) for v in values]
+    assert jsonb.decode_column(_column(values)).to_pylist() == expected
+    escaped = jsonb.encode_value("\x01" * 100)  # text six times its JSONB
+    longer = [*values, *[escaped] * 50, *values]
+    wanted = [*expected, *[jsonb.decode(escaped)] * 50, *expected]
+    assert jsonb.decode_column(_column(longer)).to_pylist() == wanted
+    with pytest.raises(CorruptFileError):
+        jsonb.decode_column(_column([*values, b"\x80\x00\x00\x02", *values]))

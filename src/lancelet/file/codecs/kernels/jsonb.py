@@ -167,16 +167,41 @@ def print_docs(
         mid2 = b01 + (mid1 & low32)
         return b11 + (mid1 >> u32_) + (mid2 >> u32_), (mid2 << u32_) | (b00 & low32)
 
-    def mul_shift(m: np.uint64, table: U64, row: int, j: int) -> np.uint64:
-        """``m * table[row] >> j`` (64 < j < 128), the 192-bit product's middle."""
-        high0, _ = umul(m, table[row, 0])
-        high2, low2 = umul(m, table[row, 1])
-        mid = high0 + low2
+    def shift_right(high: np.uint64, low: np.uint64, shift: int) -> np.uint64:
+        """The 128-bit ``high:low`` shifted right by ``shift`` (0 < shift < 64)."""
+        amount = np.uint64(shift)
+        shifted: np.uint64 = (high << (u64_ - amount)) | (low >> amount)
+        return shifted
+
+    def mul_shift_all(
+        m2: np.uint64, table: U64, row: int, j: int, mm_shift: np.uint64
+    ) -> tuple[np.uint64, np.uint64, np.uint64]:
+        """Ryu's ``(4 m2, 4 m2 + 2, 4 m2 - 1 - mm_shift) * table[row] >> j`` from one
+        product: with P = 2 m2 T (192 bits; the low word only carries), they are P,
+        P + T and P - T (or 2P - T) shifted."""
+        t_lo, t_hi = table[row, 0], table[row, 1]
+        m = m2 << u1
+        high0, low = umul(m, t_lo)
+        high, mid_part = umul(m, t_hi)
+        mid = high0 + mid_part
         if mid < high0:
-            high2 += u1
-        shift = np.uint64(j - 64)
-        middle: np.uint64 = (high2 << (u64_ - shift)) | (mid >> shift)
-        return middle
+            high += u1
+        vr = shift_right(high, mid, j - 64 - 1)
+        low2 = low + t_lo
+        mid2 = mid + t_hi + (u1 if low2 < low else u0)
+        vp = shift_right(high + (u1 if mid2 < mid else u0), mid2, j - 64 - 1)
+        if mm_shift == u1:
+            low3 = low - t_lo
+            mid3 = mid - t_hi - (u1 if low3 > low else u0)
+            vm = shift_right(high - (u1 if mid3 > mid else u0), mid3, j - 64 - 1)
+        else:
+            low3 = low + low
+            mid3 = mid + mid + (u1 if low3 < low else u0)
+            high3 = high + high + (u1 if mid3 < mid else u0)
+            low4 = low3 - t_lo
+            mid4 = mid3 - t_hi - (u1 if low4 > low3 else u0)
+            vm = shift_right(high3 - (u1 if mid4 > mid3 else u0), mid4, j - 64)
+        return vr, vp, vm
 
     def fives(value: np.uint64) -> int:
         """How many times 5 divides ``value`` (not zero)."""
@@ -203,9 +228,7 @@ def print_docs(
             q = ((e2 * 78913) >> 18) - (1 if e2 > 3 else 0)  # log10(2^e2), less one
             e10 = q
             j = -e2 + q + POW5_BITS + ((q * 1217359) >> 19)
-            vr = mul_shift(mv, pow5_inv, q, j)
-            vp = mul_shift(mv + np.uint64(2), pow5_inv, q, j)
-            vm = mul_shift(mv - u1 - mm_shift, pow5_inv, q, j)
+            vr, vp, vm = mul_shift_all(m2, pow5_inv, q, j, mm_shift)
             if q <= 21:
                 if mv % u5 == 0:
                     vr_zeros = fives(mv) >= q
@@ -218,9 +241,7 @@ def print_docs(
             e10 = q + e2
             i = -e2 - q
             j = q - (((i * 1217359) >> 19) + 1 - POW5_BITS)
-            vr = mul_shift(mv, pow5, i, j)
-            vp = mul_shift(mv + np.uint64(2), pow5, i, j)
-            vm = mul_shift(mv - u1 - mm_shift, pow5, i, j)
+            vr, vp, vm = mul_shift_all(m2, pow5, i, j, mm_shift)
             if q <= 1:
                 vr_zeros = True
                 if even:
