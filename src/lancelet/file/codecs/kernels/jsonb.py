@@ -2,13 +2,14 @@
 :func:`lancelet.file.jsonb.decode`, which stays the reference (and the path without
 numba).
 
-One kernel walks every document once, writing its text.  Floats are printed with
-their shortest round-trip digits by Ryu (Ulf Adams, PLDI 2018), the algorithm
-Lance's own printer uses: those digits are unique (the shortest that read back as
-the value, the closest to it among them), so they are the digits of Python's
-``repr`` too.  Anything it does not take as it is (a damaged or unknown entry,
-nesting deeper than its stack) makes it stop and report :data:`GIVE_UP`: the caller
-then prints the column with the reference, which raises the error it always did.
+One kernel walks every document once, writing its text.  Lance prints a float with
+its shortest round-trip digits, found here by Ryu (Ulf Adams, PLDI 2018): those
+digits are unique (the shortest that read back as the value, the closest to it
+among them; a double is never halfway between two), so they are the digits of
+Python's ``repr`` too, which the reference uses.  Anything it does not take as it
+is (a damaged or unknown entry, nesting deeper than its stack) makes it stop and
+report :data:`GIVE_UP`: the caller then prints the column with the reference, which
+raises the error it always did.
 """
 
 from __future__ import annotations
