@@ -175,11 +175,17 @@ def test_switch_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert jit.enabled()
 
 
+@pytest.mark.parametrize("parts", [1, 2, 7])
 @pytest.mark.parametrize("seed", range(4))
-def test_fsst_expand_random_symbols(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+def test_fsst_expand_random_symbols(monkeypatch: pytest.MonkeyPatch, seed: int, parts: int) -> None:
     """Symbols of every length and escapes anywhere: the compiled expansion, which
-    gathers symbols into 8-byte words, gives the numpy path's bytes and offsets."""
+    gathers symbols into 8-byte words (in parts on threads, sharing the words where
+    they meet), gives the numpy path's bytes and offsets."""
+    from lancelet.file.codecs import fsst
     from lancelet.file.codecs.fsst import FsstSymbolTable
+
+    monkeypatch.setattr(fsst, "PART_MIN_BYTES", 1)
+    monkeypatch.setattr(fsst, "WORKERS", parts)
 
     rng = np.random.default_rng(seed)
     num_symbols = int(rng.integers(1, 256))
@@ -193,7 +199,7 @@ def test_fsst_expand_random_symbols(monkeypatch: pytest.MonkeyPatch, seed: int) 
     values = []
     for _ in range(300):
         codes: list[int] = []
-        for _ in range(int(rng.integers(0, 40))):
+        for _ in range(int(rng.integers(0, 40 if rng.random() < 0.5 else 3))):
             if rng.random() < 0.2:
                 codes += [255, int(rng.integers(0, 256))]
             else:
