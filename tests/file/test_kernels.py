@@ -173,3 +173,44 @@ def test_switch_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not jit.enabled()
     monkeypatch.setenv(jit.ENV_VAR, "1")
     assert jit.enabled()
+
+
+@pytest.mark.parametrize("parts", [1, 2, 7])
+@pytest.mark.parametrize("seed", range(4))
+def test_fsst_expand_random_symbols(monkeypatch: pytest.MonkeyPatch, seed: int, parts: int) -> None:
+    """Symbols of every length and escapes anywhere: the compiled expansion, which
+    gathers symbols into 8-byte words (in parts on threads, sharing the words where
+    they meet), gives the numpy path's bytes and offsets."""
+    from lancelet.file.codecs import fsst
+    from lancelet.file.codecs.fsst import FsstSymbolTable
+
+    monkeypatch.setattr(fsst, "PART_MIN_BYTES", 1)
+    monkeypatch.setattr(fsst, "WORKERS", parts)
+
+    rng = np.random.default_rng(seed)
+    num_symbols = int(rng.integers(1, 256))
+    expansions = np.zeros((512, 8), np.uint8)
+    expansions[:num_symbols] = rng.integers(0, 256, (num_symbols, 8))
+    expansions[256:, 0] = np.arange(256)
+    lengths = np.zeros(512, np.int64)
+    lengths[:num_symbols] = rng.integers(1, 9, num_symbols)
+    lengths[256:] = 1
+    table = FsstSymbolTable(True, num_symbols, expansions, lengths)
+    values = []
+    for _ in range(300):
+        codes: list[int] = []
+        for _ in range(int(rng.integers(0, 40 if rng.random() < 0.5 else 3))):
+            if rng.random() < 0.2:
+                codes += [255, int(rng.integers(0, 256))]
+            else:
+                codes.append(int(rng.integers(0, num_symbols)))
+        values.append(bytes(codes))
+    offsets = np.cumsum([0] + [len(v) for v in values]).astype(np.int64)
+    compressed = np.frombuffer(b"".join(values), np.uint8)
+
+    def expand() -> tuple[np.ndarray, np.ndarray]:
+        return fsst_decompress(table, compressed, offsets)
+
+    compiled, plain = _both(monkeypatch, expand)
+    assert np.array_equal(compiled[0], plain[0])
+    assert compiled[1].tobytes() == plain[1].tobytes()

@@ -14,6 +14,7 @@ bytes and text, and hand the column back to the reference where they cannot.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import struct
@@ -26,8 +27,9 @@ import pyarrow.compute as pc
 
 from lancelet.errors import CorruptFileError, InvalidJSONError, UnsupportedEncodingError
 from lancelet.file.codecs import jit
-from lancelet.file.codecs.kernels.jsonb import OK, print_docs
+from lancelet.file.codecs.kernels.jsonb import GROW, OK, TEXT_PER_BYTE, print_docs, ryu_tables
 from lancelet.file.codecs.kernels.jsonb_parse import encode_docs
+from lancelet.file.parallel import WORKERS, map_columns
 
 _ARRAY, _OBJECT, _SCALAR = 0x80000000, 0x40000000, 0x20000000
 _NULL, _STRING, _NUMBER, _FALSE, _TRUE, _CONTAINER = (k << 28 for k in range(6))
@@ -38,6 +40,8 @@ _WIDTHS = ((1, "b", "B"), (2, "h", "H"), (4, "i", "I"), (8, "q", "Q"))
 # seconds to compile at their first use after an install (the parser about half a
 # minute on a busy machine), far more than a small column costs one document at a time.
 COMPILED_MIN_BYTES = 1 << 20
+# Columns of at least twice this many bytes print in parts, on the decode threads.
+PART_MIN_BYTES = 4 << 20
 
 
 def _compiled(column: pa.Array) -> bool:
@@ -137,35 +141,96 @@ def _print_compiled(docs: pa.Array) -> pa.Array | None:
     offsets = np.frombuffer(offsets_buf, np.int64, count + 1, docs.offset * 8)
     data = np.frombuffer(data_buf, np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
     valid = docs.is_valid().to_numpy(zero_copy_only=False)
-    sizes = np.zeros(count, np.int64)
-    doc_floats = np.zeros(count + 1, np.int64)
-    # A float takes at least 9 bytes of a document.
-    bits = np.zeros(max(int(offsets[-1] - offsets[0]) // 9, 1), np.uint64)
-    none = np.zeros(1, np.int64)
-    empty = np.zeros(0, np.uint8)
-    args = (offsets, data, valid)
-    if print_docs(*args, False, empty, none, bits, empty, none, sizes, doc_floats) != OK:
+    parts = _parts(offsets)
+    sizes = np.diff(offsets)
+    # Text is usually shorter than its JSONB (whose entries take four bytes an item):
+    # room for all of a part, and for its largest document at its bound, grows rarely.
+    rooms = [
+        int(offsets[b] - offsets[a]) + TEXT_PER_BYTE * int(sizes[a:b].max(initial=0)) + 64
+        for a, b in parts
+    ]
+    ends = np.cumsum(rooms).tolist()
+    shared = np.empty(ends[-1], np.uint8)
+    regions = [shared[end - room : end] for end, room in zip(ends, rooms, strict=True)]
+
+    def run(k: int) -> tuple[np.ndarray, np.ndarray] | None:
+        return _print_rows(offsets, data, valid, parts[k], regions[k])
+
+    printed = map_columns(run, range(len(parts)))
+    if any(p is None for p in printed):
         return None
-    floats = bits[: doc_floats[-1]].view(np.float64)
-    texts = _format_floats(floats)
-    float_text = "".join(texts).encode()  # digits, signs and points: ASCII only
-    float_lengths = np.fromiter(map(len, texts), np.int64, len(texts))
-    float_at = np.concatenate(([0], np.cumsum(float_lengths))).astype(np.int64)
-    sizes += float_at[doc_floats[1:]] - float_at[doc_floats[:-1]]
-    out_at = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-    out = np.empty(int(out_at[-1]), np.uint8)
-    text = np.frombuffer(float_text, np.uint8)
-    if print_docs(*args, True, out, out_at, bits, text, float_at, sizes, doc_floats) != OK:
-        return None
+    text, out_at = _joined(shared, regions, [p for p in printed if p is not None], parts)
     nulls = None if docs.null_count == 0 else pa.py_buffer(np.packbits(valid, bitorder="little"))
-    printed = pa.Array.from_buffers(
-        pa.large_string(), count, [nulls, pa.py_buffer(out_at), pa.py_buffer(out)], docs.null_count
+    result = pa.Array.from_buffers(
+        pa.large_string(),
+        count,
+        [nulls, pa.py_buffer(out_at), pa.py_buffer(text)],
+        docs.null_count,
     )
     try:
-        printed.validate(full=True)  # strings must be UTF-8, as the reference insists
+        result.validate(full=True)  # strings must be UTF-8, as the reference insists
     except pa.ArrowInvalid:
         return None
-    return printed.cast(pa.string())
+    return result.cast(pa.string())
+
+
+def _parts(offsets: np.ndarray) -> list[tuple[int, int]]:
+    """Row ranges of about equal bytes, one per decode thread for a big column (the
+    walk releases the GIL); a small column is one part."""
+    count = len(offsets) - 1
+    total = int(offsets[-1] - offsets[0])
+    wanted = max(1, min(WORKERS, total // PART_MIN_BYTES))
+    targets = offsets[0] + total * np.arange(1, wanted) // wanted
+    cuts = [0, *np.searchsorted(offsets, targets).tolist(), count]
+    return [(a, b) for a, b in itertools.pairwise(cuts) if b > a] or [(0, count)]
+
+
+def _print_rows(
+    offsets: np.ndarray, data: np.ndarray, valid: np.ndarray, rows: tuple[int, int], out: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Rows ``a..b`` printed into ``out`` (or a larger copy when they do not fit):
+    the buffer and each row's text offsets, from 0; None where the walk gives up."""
+    a, b = rows
+    offs, live = offsets[a : b + 1], valid[a:b]
+    out_at = np.empty(b - a + 1, np.int64)
+    out_at[0] = 0
+    tables = ryu_tables()
+    status, first = print_docs(offs, data, live, 0, out, out_at, *tables)
+    while status == GROW:
+        used = int(out_at[first])
+        need = used + TEXT_PER_BYTE * int(offs[first + 1] - offs[first])
+        grown = np.empty(max(2 * len(out), need), np.uint8)
+        grown[:used] = out[:used]
+        out = grown
+        status, first = print_docs(offs, data, live, first, out, out_at, *tables)
+    return (out, out_at) if status == OK else None
+
+
+def _joined(
+    shared: np.ndarray,
+    regions: list[np.ndarray],
+    printed: list[tuple[np.ndarray, np.ndarray]],
+    parts: list[tuple[int, int]],
+) -> tuple[np.ndarray, np.ndarray]:
+    """The parts' texts back to back, and every row's offsets.  Parts printed in their
+    region of ``shared`` move down behind the one before (no second buffer)."""
+    lengths = [int(at[-1]) for _, at in printed]
+    out_at = np.empty(parts[-1][1] + 1, np.int64)
+    out_at[0] = 0
+    base = 0
+    for (a, b), (_, at), length in zip(parts, printed, lengths, strict=True):
+        out_at[a + 1 : b + 1] = at[1:] + base
+        base += length
+    if len(printed) == 1:
+        return printed[0][0][:base], out_at
+    if any(out is not region for (out, _), region in zip(printed, regions, strict=True)):
+        pieces = [out[:n] for (out, _), n in zip(printed, lengths, strict=True)]
+        return np.concatenate(pieces), out_at
+    pos = 0
+    for (out, _), n in zip(printed, lengths, strict=True):
+        shared[pos : pos + n] = out[:n]  # a move down: numpy copies overlaps as memmove
+        pos += n
+    return shared[:pos], out_at
 
 
 def encode(text: str) -> bytes:
@@ -311,20 +376,6 @@ def _print_number(data: bytes) -> str:
     if tag == _FLOAT:
         return format_float(struct.unpack(">d", data[1:9])[0])
     raise UnsupportedEncodingError(f"unknown JSONB number tag {tag:#x}")
-
-
-def _format_floats(values: np.ndarray) -> list[str]:
-    """``format_float`` of each value.  ``repr`` prints the same text for every finite
-    value but those it writes with an exponent of one digit padded to two (``1e-07``)
-    or of -5 (positional in Lance): only values of magnitudes about those (a generous
-    superset) go through ``format_float``."""
-    texts = list(map(repr, values.tolist()))
-    magnitude = np.abs(values)
-    with np.errstate(invalid="ignore"):
-        odd = ~np.isfinite(values) | ((magnitude < 1e-3) & (magnitude >= 1e-11))
-    for i in np.flatnonzero(odd).tolist():
-        texts[i] = format_float(float(values[i]))
-    return texts
 
 
 def format_float(value: float) -> str:

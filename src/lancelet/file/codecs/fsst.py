@@ -26,6 +26,7 @@ instead (:mod:`lancelet.file.codecs.jit`).
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,6 +36,7 @@ from numpy.typing import NDArray
 from lancelet.errors import CorruptFileError
 from lancelet.file.codecs import jit
 from lancelet.file.codecs.kernels import fsst as kernels
+from lancelet.file.parallel import WORKERS, map_columns
 
 __all__ = [
     "FSST_SYMBOL_TABLE_SIZE",
@@ -50,6 +52,9 @@ _MAGIC = 0x46535354
 _ESCAPE = 255
 _MAX_SYMBOL_LEN = 8
 _HEADER_SIZE = 8
+# Pages of at least twice this many compressed bytes expand in parts, on the decode
+# threads.
+PART_MIN_BYTES = 2 << 20
 
 
 @dataclass(frozen=True)
@@ -202,14 +207,63 @@ def _expansion_rows(
 def _compiled_expand(
     data: NDArray[np.uint8], rel: NDArray[np.int64], table: FsstSymbolTable
 ) -> tuple[NDArray[np.int64], NDArray[np.uint8]]:
-    offsets, out, error, pos = kernels.expand(
-        np.ascontiguousarray(data), rel, table.expansions, table.lengths, table.num_symbols
-    )
-    if error == kernels.DANGLING_ESCAPE:
-        raise _dangling(pos)
-    if error == kernels.MISSING_SYMBOL:
-        raise _missing(int(data[pos]), pos, table)
-    return offsets, out
+    """The values expanded by the compiled kernels: sized, then written, each pass in
+    parts of about equal bytes on the decode threads (the kernels release the GIL)."""
+    data = np.ascontiguousarray(data)
+    parts = _parts(rel, len(data))
+
+    def sizes(part: tuple[int, int]) -> tuple[NDArray[np.int64], int, int]:
+        a, b = part
+        return kernels.expanded_sizes(data, rel[a : b + 1], table.lengths, table.num_symbols)
+
+    counted = map_columns(sizes, parts)
+    for _, error, pos in counted:
+        if error == kernels.DANGLING_ESCAPE:
+            raise _dangling(pos)
+        if error == kernels.MISSING_SYMBOL:
+            raise _missing(int(data[pos]), pos, table)
+    offsets = np.empty(len(rel), np.int64)
+    offsets[0] = 0
+    base = 0
+    starts = []
+    for (a, b), (part_offsets, _, _) in zip(parts, counted, strict=True):
+        offsets[a + 1 : b + 1] = part_offsets[1:] + base
+        starts.append(base)
+        base += int(part_offsets[-1])
+    out = np.empty(base // 8 + 1, np.uint64)
+    words = _symbol_words(table)
+
+    def write(k: int) -> tuple[int, int, int, int]:
+        begin, end = int(rel[parts[k][0]]), int(rel[parts[k][1]])
+        edges = kernels.expand_into(data, begin, end, words, table.lengths, out, starts[k])
+        return int(edges[0]), int(edges[1]), int(edges[2]), int(edges[3])
+
+    shared: dict[int, int] = {}
+    for head_at, head, tail_at, tail in map_columns(write, range(len(parts))):
+        for at, word in ((head_at, head), (tail_at, tail)):
+            if at >= 0:
+                shared[at] = shared.get(at, 0) | word  # each part's bytes, the rest zero
+    for at, word in shared.items():
+        out[at] = word
+    return offsets, out.view(np.uint8)[:base]
+
+
+def _parts(rel: NDArray[np.int64], size: int) -> list[tuple[int, int]]:
+    """Value ranges of about equal compressed bytes, one per decode thread for big
+    pages; a small page is one part."""
+    count = len(rel) - 1
+    wanted = max(1, min(WORKERS, size // PART_MIN_BYTES))
+    targets = rel[0] + (int(rel[-1] - rel[0]) * np.arange(1, wanted)) // wanted
+    cuts = [0, *np.searchsorted(rel, targets).tolist(), count]
+    return [(a, b) for a, b in itertools.pairwise(cuts) if b > a] or [(0, count)]
+
+
+def _symbol_words(table: FsstSymbolTable) -> NDArray[np.uint64]:
+    """Each row of ``table`` as a little-endian word, its unused bytes zero."""
+    used = np.arange(8) < table.lengths[:, None]
+    rows = np.where(used, table.expansions, 0).astype(np.uint8)
+    words: NDArray[np.uint64] = np.ascontiguousarray(rows).view("<u8").ravel()
+    return words
 
 
 def _dangling(pos: int) -> CorruptFileError:

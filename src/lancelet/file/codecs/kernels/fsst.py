@@ -134,12 +134,11 @@ def parse(
 
 
 @kernel
-def expand(
-    data: U8, rel: I64, expansions: U8, lengths: I64, num_symbols: int
-) -> tuple[I64, U8, int, int]:
-    """Expand FSST codes value by value.  ``rel`` must be non-decreasing within
-    ``0..len(data)`` (the caller checks).  Returns output offsets, bytes, and an
-    error (``DANGLING_ESCAPE`` or ``MISSING_SYMBOL``) with its byte position."""
+def expanded_sizes(data: U8, rel: I64, lengths: I64, num_symbols: int) -> tuple[I64, int, int]:
+    """The output offsets (from 0) of FSST values ``data[rel[i]:rel[i + 1]]``.
+    ``rel`` must be non-decreasing within ``0..len(data)`` (the caller checks).
+    Returns them and an error (``DANGLING_ESCAPE`` or ``MISSING_SYMBOL``) with its
+    byte position in ``data``."""
     n = len(rel) - 1
     out_offsets = np.empty(n + 1, dtype=np.int64)
     out_offsets[0] = 0
@@ -151,32 +150,57 @@ def expand(
             code = data[p]
             if code == ESCAPE:
                 if p + 1 >= end:
-                    return out_offsets, data[:0], DANGLING_ESCAPE, p
+                    return out_offsets, DANGLING_ESCAPE, p
                 total += 1
                 p += 2
             elif code >= num_symbols:
-                return out_offsets, data[:0], MISSING_SYMBOL, p
+                return out_offsets, MISSING_SYMBOL, p
             else:
                 total += lengths[code]
                 p += 1
         out_offsets[i + 1] = total
-    # Every symbol is written as a whole 8-byte row; the padding absorbs the overrun.
-    out = np.empty(total + 8, dtype=np.uint8)
-    w = 0
-    p = rel[0]
-    stop = rel[n]
-    while p < stop:
+    return out_offsets, OK, 0
+
+
+@kernel
+def expand_into(
+    data: U8, begin: int, end: int, words: U64, lengths: I64, out: U64, start: int
+) -> tuple[int, np.uint64, int, np.uint64]:
+    """Expand the codes ``data[begin:end]`` (checked by :func:`expanded_sizes`) into
+    ``out``'s bytes from byte ``start`` on, eight at a time: symbols (``words``: each
+    row little endian, unused bytes zero) are gathered into a word, written whole.
+
+    A word this range shares with the range before or after it (its first, when
+    ``start`` is not a multiple of 8, and its last, when its end is not) is returned
+    rather than written, as ``(index, word)`` (index -1: none), head then tail, for
+    the caller to combine: so ranges expand on several threads at once."""
+    w = start // 8  # the word being filled
+    fill = start % 8  # bytes of it taken
+    head_at, head, word = w if fill > 0 else -1, np.uint64(0), np.uint64(0)
+    p = begin
+    while p < end:
         code = data[p]
         if code == ESCAPE:
-            out[w] = data[p + 1]
-            w += 1
+            row = 256 + np.int64(data[p + 1])
             p += 2
         else:
-            for k in range(8):
-                out[w + k] = expansions[code, k]
-            w += lengths[code]
+            row = np.int64(code)
             p += 1
-    return out_offsets, out[:total], OK, 0
+        symbol, length = words[row], lengths[row]
+        word |= symbol << np.uint64(8 * fill)  # the bytes past the word fall off
+        fill += length
+        if fill >= 8:
+            if w == head_at:
+                head = word
+            else:
+                out[w] = word
+            w += 1
+            fill -= 8
+            # What did not fit: the symbol less its first ``length - fill`` bytes.
+            word = symbol >> np.uint64(8 * (length - fill)) if fill > 0 else np.uint64(0)
+    if w == head_at:  # the first word never filled: it is the tail
+        head_at = -1
+    return head_at, head, w if fill > 0 else -1, word
 
 
 @kernel
