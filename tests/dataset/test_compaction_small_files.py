@@ -91,3 +91,27 @@ def test_runs_are_cut_and_fragments_of_two_files_go_through_the_scanner(
     assert _compacted(uri).equals(table.filter(pa.array(keep)).combine_chunks())
     # The six fragments of two files are scanned; the five others are cut 3 + 2.
     assert runs == ([] if STORAGE_VERSION == "2.0" else [3, 2])
+
+
+def test_files_are_cut_where_pylance_cuts_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer cuts a file after the batch that fills it: runs read together
+    give the scanner's batches (each fragment's live rows cut to the batch size)."""
+    runs = _runs_read(monkeypatch)
+    values = pa.array(np.arange(16 * 256 * 1024))  # 8 KiB a row: pages flush early
+    table = pa.table(
+        {"id": np.arange(16 * 256), "v": pa.FixedSizeListArray.from_arrays(values, 1024)}
+    )
+    shapes = []
+    for lib in (ll, lance):
+        uri = str(tmp_path / lib.__name__)
+        lance.write_dataset(table, uri, max_rows_per_file=256, data_storage_version=STORAGE_VERSION)
+        lance.dataset(uri).delete("id % 5 = 1")
+        lib.dataset(uri).optimize.compact_files(
+            target_rows_per_fragment=100_000, max_bytes_per_file=1000, batch_size=100
+        )
+        shapes.append([f.count_rows() for f in lance.dataset(uri).get_fragments()])
+    assert shapes[0] == shapes[1]
+    assert len(shapes[0]) > 1
+    assert runs == ([] if STORAGE_VERSION == "2.0" else [16])

@@ -16,7 +16,7 @@ from lancelet.dataset.compaction import lineage, small_files
 from lancelet.dataset.compaction.options import CompactionSettings
 from lancelet.dataset.compaction.planning import deleted_count, files_version
 from lancelet.dataset.read import blob_v2
-from lancelet.dataset.read.scanner import LanceScanner
+from lancelet.dataset.read.scanner import LanceScanner, default_batch_size
 from lancelet.dataset.write.data_files import discard_data_files, write_fragment_files
 from lancelet.errors import CorruptDatasetError
 from lancelet.table import row_ids
@@ -138,7 +138,8 @@ def _live_batches(
     def scan(part: Sequence[Fragment]) -> Iterator[pa.RecordBatch]:
         return scanner(part).to_batches()
 
-    return small_files.live_batches(store, manifest, fragments, schema, scan), schema
+    size = settings.batch_size or default_batch_size()
+    return small_files.live_batches(store, manifest, fragments, schema, scan, size), schema
 
 
 def _live_row_ids(store: DatasetStore, fragments: Sequence[Fragment]) -> np.ndarray:

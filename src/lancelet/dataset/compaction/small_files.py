@@ -7,7 +7,9 @@ the dataset's columns, as they read, are read here as one table per run instead:
 their live rows, column by column, with the pages of all the files decoded
 together where they are encoded alike (:func:`lancelet.file.many.take_from_files`).
 Any other fragment, or a run the files do not allow, goes through the scanner.
-Either way the rows come in fragment order, deleted ones left out.
+Either way the rows come in fragment order, deleted ones left out, in the batches
+the scanner would give (each fragment's live rows cut to the batch size): where
+the writer cuts pages and files follows from them.
 """
 
 from __future__ import annotations
@@ -37,22 +39,24 @@ def live_batches(
     fragments: Sequence[Fragment],
     schema: pa.Schema,
     scan: Scan,
+    batch_size: int,
 ) -> Iterator[pa.RecordBatch]:
     """The live rows of ``fragments`` in order, as batches of ``schema`` (every
-    column of the dataset); ``scan`` reads the fragments that cannot be read here."""
+    column of the dataset) of at most ``batch_size`` rows; ``scan`` reads the
+    fragments that cannot be read here."""
     field_ids = [f.id for f in manifest.schema.fields]
     run: list[Fragment] = []
     for fragment in fragments:
         if not _plain(fragment, field_ids):
-            yield from _read_run(store, manifest, run, schema, scan)
+            yield from _read_run(store, manifest, run, schema, scan, batch_size)
             yield from scan([fragment])
             run = []
             continue
         run.append(fragment)
         if sum(f.physical_rows for f in run) >= RUN_ROWS:
-            yield from _read_run(store, manifest, run, schema, scan)
+            yield from _read_run(store, manifest, run, schema, scan, batch_size)
             run = []
-    yield from _read_run(store, manifest, run, schema, scan)
+    yield from _read_run(store, manifest, run, schema, scan, batch_size)
 
 
 def _plain(fragment: Fragment, field_ids: list[int]) -> bool:
@@ -70,22 +74,28 @@ def _read_run(
     run: Sequence[Fragment],
     schema: pa.Schema,
     scan: Scan,
+    batch_size: int,
 ) -> Iterator[pa.RecordBatch]:
     if not run:
         return
-    table = _read_together(store, manifest, run, schema) if len(run) > 1 else None
-    if table is None:
+    read = _read_together(store, manifest, run, schema) if len(run) > 1 else None
+    if read is None:
         yield from scan(run)
-    elif table.num_rows:
-        yield from table.to_batches()
+        return
+    table, counts = read
+    start = 0
+    for count in counts:
+        yield from table.slice(start, count).to_batches(max_chunksize=batch_size)
+        start += count
 
 
 def _read_together(
     store: DatasetStore, manifest: Manifest, run: Sequence[Fragment], schema: pa.Schema
-) -> pa.Table | None:
-    """The live rows of ``run`` as one table of ``schema``; None when the files'
-    columns are not exactly the schema's (renamed, retyped) or a column that may not
-    be null holds nulls (the scanner then reads and reports them)."""
+) -> tuple[pa.Table, list[int]] | None:
+    """The live rows of ``run`` as one table of ``schema``, and how many of them
+    each fragment holds; None when the files' columns are not exactly the schema's
+    (renamed, retyped) or a column that may not be null holds nulls (the scanner
+    then reads and reports them)."""
     readers, rows = [], []
     for fragment in run:
         reader = FragmentReader(store, manifest.schema, fragment)
@@ -104,4 +114,4 @@ def _read_together(
         for field, column in zip(schema, table.columns, strict=True)
     ):
         return None
-    return pa.Table.from_arrays(table.columns, schema=schema)
+    return pa.Table.from_arrays(table.columns, schema=schema), [len(r) for r in rows]
