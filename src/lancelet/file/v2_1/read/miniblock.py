@@ -617,7 +617,7 @@ class MiniBlockPage:
         those chunks' values decoded back to back after ``first[0]`` others."""
         ends = self.item_starts + self.counts
         held = rows.searchsorted(self.item_starts) < rows.searchsorted(ends)
-        if len(rows) and bool(held.all()):
+        if len(rows) and len(ends) and bool(held.all()):
             # Every chunk holds a wanted row (a scan's take of most rows): all are
             # decoded, and a row lies where it lies in the page.
             before = int(first[0])
@@ -720,7 +720,16 @@ def take_pages(pages: Sequence[MiniBlockPage], rows: Sequence[I64]) -> LevelledP
     values = raw.values
     if first._dict_buffer is None:
         return first._page(None, defs, to_arrow(values, first.dtype))
-    if isinstance(values, Fixed) and not pa.types.is_dictionary(first.dtype):
+    if (
+        isinstance(values, Fixed)
+        and not pa.types.is_dictionary(first.dtype)
+        and all(
+            16 * len(r) > int(p.layout.num_dictionary_items)
+            for p, r in zip(pages, rows, strict=True)
+        )
+    ):
+        # Most of each dictionary wanted (a scan's take), not a few items each
+        # (which a page decodes alone, see _few_from_dictionary).
         joined = dictionaries_array([p.dictionary for p in pages], [len(r) for r in rows], values)
         return first._page(None, defs, joined)
     parts, at_value = [], 0
