@@ -593,6 +593,20 @@ class LanceFileReader:
 
         return ReaderResults(schema, batches, table)
 
+    def plain_leaves(self) -> list[fields21.LeafColumn] | None:
+        """The leaf column of each top-level column, for takes across files (see
+        :mod:`.many`); None unless the file is local (nothing to fetch first), 2.1+,
+        and every top-level column a leaf stored as it reads (no nesting, extension)."""
+        nodes = [n for n in self._nodes if isinstance(n, layout21.Node)]
+        if (
+            not isinstance(self._source, LocalInputFile)
+            or len(nodes) != len(self._nodes)
+            or any(n.kind is not layout21.Kind.LEAF or n.column is None for n in nodes)
+            or storage_schema(self.schema) != self.schema
+        ):
+            return None
+        return [self._leaves[n.column] for n in nodes if n.column is not None]
+
     def num_rows(self) -> int:
         return self._num_rows
 

@@ -166,8 +166,9 @@ def _fixed_keys(keys: pa.Array) -> pa.Array:
 
 
 def batches_in_order(batches: list[pa.RecordBatch]) -> bool:
-    """Whether (value, id) rows are sorted already, values non-decreasing and ids
-    ascending, checked batch by batch (nothing copied): False for values that do not
+    """Whether (value, id) rows are sorted already, by value and then by id (a scan
+    of a column written in order, an index whose addresses a compaction moved in
+    order), checked batch by batch (nothing copied): False for values that do not
     order as integers (floats do, through their keys) or hold nulls."""
     previous: tuple[int, int] | None = None
     for batch in batches:
@@ -177,11 +178,12 @@ def batches_in_order(batches: list[pa.RecordBatch]) -> bool:
         if not _orders_as_integers(keys.type) or keys.null_count:
             return False
         numbers, ids = _fixed_keys(keys).to_numpy(), batch.column(1).to_numpy()
-        if previous is not None and (numbers[0] < previous[0] or ids[0] <= previous[1]):
+        if previous is not None and previous >= (int(numbers[0]), int(ids[0])):
             return False
-        if np.any(numbers[1:] < numbers[:-1]) or np.any(ids[1:] <= ids[:-1]):
+        rising = numbers[1:] > numbers[:-1]
+        if np.any(numbers[1:] < numbers[:-1]) or np.any(~rising & (ids[1:] <= ids[:-1])):
             return False
-        previous = (numbers[-1], ids[-1])
+        previous = (int(numbers[-1]), int(ids[-1]))
     return True
 
 

@@ -65,7 +65,10 @@ def _decode_bitmap(data: bytes) -> np.ndarray:
 
 
 def _decode_arrow(data: bytes, path: str) -> np.ndarray:
-    table = pa.ipc.open_file(pa.py_buffer(data)).read_all()
+    # A deletion file is a few kilobytes: handing its decompression to Arrow's thread
+    # pool costs several times the work, more so on a busy machine.
+    options = pa.ipc.IpcReadOptions(use_threads=False)
+    table = pa.ipc.open_file(pa.py_buffer(data), options=options).read_all()
     if table.num_columns != 1 or not pa.types.is_integer(table.schema.field(0).type):
         raise CorruptDatasetError(
             f"{path}: deletion file schema is {table.schema}, expected uint32"

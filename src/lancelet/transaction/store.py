@@ -63,6 +63,11 @@ def _remember(key: tuple[str, bytes], manifest: Manifest) -> None:
             break
 
 
+# Decoded deletion files a store keeps: at most this many, of at most this many rows.
+_KEPT_DELETIONS = 1024
+_KEPT_DELETION_ROWS = 1 << 16
+
+
 class DatasetStore:
     """A dataset's metadata objects by name, read and written through its
     :class:`~lancelet.io.FileIO` (``file_io``: one shared with another view of the
@@ -377,6 +382,23 @@ class DatasetStore:
         if file is None:
             return np.empty(0, dtype=np.uint32)
         path = self.deletion_path(fragment.id, file)
+        # Deletion files never change once written; a compaction reads each twice
+        # (its rows, then where they moved).  Small ones are kept, handed out as copies.
+        decoded = self.cache("deletions", _KEPT_DELETIONS)
+        key = (path, fragment.physical_rows)
+        kept: np.ndarray | None = decoded.get(key)
+        if kept is None:
+            kept = self._decode_deletions(path, fragment, file)
+            if len(kept) <= _KEPT_DELETION_ROWS:
+                decoded[key] = kept
+        rows: np.ndarray = kept.copy()
+        if len(rows) != file.num_deleted_rows:
+            raise CorruptDatasetError(
+                f"{path}: holds {len(rows)} deleted rows, the manifest says {file.num_deleted_rows}"
+            )
+        return rows
+
+    def _decode_deletions(self, path: str, fragment: Fragment, file: DeletionFile) -> np.ndarray:
         try:
             data = self.io.read_bytes(path)
         except OSError as exc:
@@ -385,12 +407,7 @@ class DatasetStore:
             raise CorruptDatasetError(
                 f"{path}: cannot read the deletion file of fragment {fragment.id}: {exc}"
             ) from exc
-        rows = deletion.decode(data, file.kind, fragment.physical_rows, path)
-        if len(rows) != file.num_deleted_rows:
-            raise CorruptDatasetError(
-                f"{path}: holds {len(rows)} deleted rows, the manifest says {file.num_deleted_rows}"
-            )
-        return rows
+        return deletion.decode(data, file.kind, fragment.physical_rows, path)
 
     def delete_rows(
         self, fragment: Fragment, rows: np.ndarray, read_version: int

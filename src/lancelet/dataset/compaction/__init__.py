@@ -4,6 +4,8 @@
   and the metrics a compaction reports;
 * :mod:`.planning`: which fragments are rewritten, in which groups;
 * :mod:`.rewrite`: one group's live rows written to new data files, in order;
+* :mod:`.small_files`: runs of small fragments read together, their deleted rows
+  left out as their pages decode;
 * :mod:`.commit`: fresh fragment ids reserved, then one Rewrite committed;
 * :mod:`.tasks` and :mod:`.json_form`: the plan / execute / commit steps of
   ``lance.optimize``, as pickles or as pylance's JSON.

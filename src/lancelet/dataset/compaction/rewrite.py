@@ -12,11 +12,11 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import pyarrow as pa
 
-from lancelet.dataset.compaction import lineage
+from lancelet.dataset.compaction import lineage, small_files
 from lancelet.dataset.compaction.options import CompactionSettings
 from lancelet.dataset.compaction.planning import deleted_count, files_version
 from lancelet.dataset.read import blob_v2
-from lancelet.dataset.read.scanner import LanceScanner
+from lancelet.dataset.read.scanner import LanceScanner, default_batch_size
 from lancelet.dataset.write.data_files import discard_data_files, write_fragment_files
 from lancelet.errors import CorruptDatasetError
 from lancelet.table import row_ids
@@ -86,11 +86,7 @@ def rewrite_fragments(
     # Blob v2 values are read and written again (inline) rather than their
     # descriptors copied: those point into the files being replaced.
     blobs = bool(blob_v2.columns(manifest))
-    scan = LanceScanner(store, manifest, fragments=fragments, batch_size=settings.batch_size,
-                        with_row_address=blobs)  # fmt: skip
-    batches, schema = scan.to_batches(), scan.projected_schema
-    if blobs:
-        batches, schema = blob_v2.with_values(store, manifest, batches, schema)
+    batches, schema = _live_batches(store, manifest, fragments, settings, blobs)
     rows = _RowSplitter(batches, schema)
     written: list[Fragment] = []
     try:
@@ -120,6 +116,30 @@ def rewrite_fragments(
         discard_data_files(store, written)
         raise
     return tuple(written)
+
+
+def _live_batches(
+    store: DatasetStore,
+    manifest: Manifest,
+    fragments: Sequence[Fragment],
+    settings: CompactionSettings,
+    blobs: bool,
+) -> tuple[Iterator[pa.RecordBatch], pa.Schema]:
+    """The live rows of ``fragments`` in order, and their schema."""
+
+    def scanner(part: Sequence[Fragment]) -> LanceScanner:
+        return LanceScanner(store, manifest, fragments=part, batch_size=settings.batch_size,
+                            with_row_address=blobs)  # fmt: skip
+
+    schema = scanner(fragments).projected_schema
+    if blobs:
+        return blob_v2.with_values(store, manifest, scanner(fragments).to_batches(), schema)
+
+    def scan(part: Sequence[Fragment]) -> Iterator[pa.RecordBatch]:
+        return scanner(part).to_batches()
+
+    size = settings.batch_size or default_batch_size()
+    return small_files.live_batches(store, manifest, fragments, schema, scan, size), schema
 
 
 def _live_row_ids(store: DatasetStore, fragments: Sequence[Fragment]) -> np.ndarray:

@@ -58,6 +58,11 @@ class FragmentReader:
             self._files[index] = reader
         return self._files[index]
 
+    def data_file(self, index: int) -> LanceFileReader:
+        """The reader of data file ``index``, opened and checked against the fragment
+        (shared with the store's other readers of that file)."""
+        return self._file(index)
+
     def _open(self, path: str, data_file: DataFile) -> LanceFileReader:
         """The file's reader, shared with earlier readers of the same store while the
         file is unchanged (opening parses its footer and column metadata)."""

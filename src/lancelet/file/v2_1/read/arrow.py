@@ -176,3 +176,18 @@ def dictionary_array(
     if pa.types.is_dictionary(dtype):
         return pa.DictionaryArray.from_arrays(positions.cast(dtype.index_type), items)
     return items.take(positions)
+
+
+def dictionaries_array(dictionaries: list[pa.Array], counts: list[int], indices: Fixed) -> pa.Array:
+    """The items the indices of several pages point at, ``counts[i]`` of them each
+    into its page's ``dictionaries[i]``: the dictionaries joined and the indices
+    shifted, so that one take makes them all."""
+    if indices.bits not in (8, 16, 32, 64):
+        raise CorruptFileError("dictionary indices are not stored as integers")
+    raw = indices.as_uint().astype(np.int64)
+    sizes = np.array([len(d) for d in dictionaries], dtype=np.int64)
+    page_of = np.repeat(np.arange(len(dictionaries)), counts)
+    if len(raw) != len(page_of) or bool(np.any(raw >= sizes[page_of])):
+        raise CorruptFileError("a dictionary index is past its page's dictionary items")
+    shifted = raw + (np.cumsum(sizes) - sizes)[page_of]
+    return pa.concat_arrays(dictionaries).take(pa.array(shifted))

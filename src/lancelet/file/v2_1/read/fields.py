@@ -602,3 +602,68 @@ def _fetched(rows: I64, num_rows: int, size: int, piece: float, gap: int) -> flo
 
 def _values_of(job: Callable[[], LeafRows]) -> list[pa.Array]:
     return [job().values]
+
+
+def take_across(leaves: Sequence[LeafColumn], rows: Sequence[I64]) -> pa.Array:
+    """Rows ``rows[i]`` (sorted, unique, not all empty) of ``leaves[i]``, one
+    top-level leaf column of each of several files, back to back.  Mini-block pages
+    that decode alike (the same :attr:`~.miniblock.MiniBlockPage.batch_key`) are
+    decoded in one batch, whichever file they are in: a compaction's hundred small
+    files cost little more than one.  A batch that fails is read again page by
+    page, whose errors name the damaged page."""
+    if any(leaf.lineage != (Kind.LEAF,) for leaf in leaves):
+        raise ValueError("take_across reads top-level leaf columns only")
+    parts: list[pa.Array] = []
+    pending: list[tuple[LeafColumn, int, I64]] = []
+    for leaf, wanted in zip(leaves, rows, strict=True):
+        for page_no, local in _by_page(leaf, wanted).items():
+            decoder = leaf.decoder(page_no)
+            key = decoder.batch_key if isinstance(decoder, MiniBlockPage) else None
+            if pending and (key is None or key != _batch_key(pending[-1])):
+                parts.extend(_take_run(pending))
+                pending = []
+            pending.append((leaf, page_no, local))
+    parts.extend(_take_run(pending))
+    if not parts:
+        raise ValueError("take_across needs some rows")
+    return parts[0] if len(parts) == 1 else concat_pages(parts)
+
+
+def _by_page(leaf: LeafColumn, rows: I64) -> dict[int, I64]:
+    if len(leaf.info.pages) == 1 and len(rows):  # a small file's column: no search
+        return {0: rows}
+    return leaf.by_page(rows) if len(rows) else {}
+
+
+def _batch_key(entry: tuple[LeafColumn, int, I64]) -> bytes | None:
+    decoder = entry[0].decoder(entry[1])
+    return decoder.batch_key if isinstance(decoder, MiniBlockPage) else None
+
+
+def _take_run(run: list[tuple[LeafColumn, int, I64]]) -> list[pa.Array]:
+    """The rows of a run of pages (of one or several files) that decode alike."""
+    if len(run) > 1:
+        pages = [leaf.decoder(page_no) for leaf, page_no, _ in run]
+        try:
+            batch = miniblock.take_pages(
+                [p for p in pages if isinstance(p, MiniBlockPage)], [r for _, _, r in run]
+            )
+            leaf, page_no, _ = run[0]
+            return [leaf._rows_of(batch, sum(len(r) for _, _, r in run), page_no).values]
+        except (LanceFileError, pa.ArrowInvalid, pa.ArrowIndexError, *_READ_ERRORS):
+            pass  # read again page by page below, to name the page at fault
+    return [_take_page(leaf, page_no, local) for leaf, page_no, local in run]
+
+
+def _take_page(leaf: LeafColumn, page_no: int, local: I64) -> pa.Array:
+    decoder = leaf.decoder(page_no)
+    count = decoder.num_rows
+    if 2 * len(local) <= count:
+        return leaf._rows_of(decoder.take(local), len(local), page_no).values
+    # Most of the page: decoding it whole and dropping the few rows not wanted costs
+    # less than picking the others chunk by chunk.
+    whole = leaf._rows_of(decoder.read(0, count), count, page_no).values
+    return whole if len(local) == count else whole.take(pa.array(local))
+
+
+_READ_ERRORS = (IndexError, ValueError, OverflowError)

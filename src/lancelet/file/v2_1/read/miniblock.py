@@ -35,7 +35,7 @@ from lancelet.errors import CorruptFileError, LanceFileError
 from lancelet.file.codecs._chunks import sorted_groups
 from lancelet.file.v2_0.fields import concat_pages
 from lancelet.file.v2_1.read import compression
-from lancelet.file.v2_1.read.arrow import dictionary_array, to_arrow
+from lancelet.file.v2_1.read.arrow import dictionaries_array, dictionary_array, to_arrow
 from lancelet.file.v2_1.read.bounds import max_values
 from lancelet.file.v2_1.read.codec import BlockCodec, SelectiveCodec
 from lancelet.file.v2_1.read.context import PageRef, guarded
@@ -615,6 +615,14 @@ class MiniBlockPage:
     def _flat_positions(self, rows: I64, first: I64) -> tuple[I64, I64]:
         """Without lists: the chunks holding ``rows`` and where each row lies among
         those chunks' values decoded back to back after ``first[0]`` others."""
+        ends = self.item_starts + self.counts
+        held = rows.searchsorted(self.item_starts) < rows.searchsorted(ends)
+        if len(rows) and len(ends) and bool(held.all()):
+            # Every chunk holds a wanted row (a scan's take of most rows): all are
+            # decoded, and a row lies where it lies in the page.
+            before = int(first[0])
+            first[0] += int(ends[-1])
+            return np.arange(len(ends), dtype=np.int64), rows + before
         chunk = np.searchsorted(self.item_starts, rows, side="right") - 1
         ids, _ = sorted_groups(chunk)
         before = np.cumsum(self.counts[ids]) - self.counts[ids] + first[0]
@@ -712,6 +720,18 @@ def take_pages(pages: Sequence[MiniBlockPage], rows: Sequence[I64]) -> LevelledP
     values = raw.values
     if first._dict_buffer is None:
         return first._page(None, defs, to_arrow(values, first.dtype))
+    if (
+        isinstance(values, Fixed)
+        and not pa.types.is_dictionary(first.dtype)
+        and all(
+            16 * len(r) > int(p.layout.num_dictionary_items)
+            for p, r in zip(pages, rows, strict=True)
+        )
+    ):
+        # Most of each dictionary wanted (a scan's take), not a few items each
+        # (which a page decodes alone, see _few_from_dictionary).
+        joined = dictionaries_array([p.dictionary for p in pages], [len(r) for r in rows], values)
+        return first._page(None, defs, joined)
     parts, at_value = [], 0
     for page, wanted in zip(pages, rows, strict=True):
         part = take_values(values, np.arange(at_value, at_value + len(wanted)))

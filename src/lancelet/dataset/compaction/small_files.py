@@ -1,0 +1,117 @@
+"""A compaction's small fragments, read together.
+
+Read one by one through the scanner, each of a hundred small fragments pays for
+opening its plan, its pages' decoding set-up and its per-column calls, which cost
+more than its rows.  Runs of small fragments whose single data file holds exactly
+the dataset's columns, as they read, are read here as one table per run instead:
+their live rows, column by column, with the pages of all the files decoded
+together where they are encoded alike (:func:`lancelet.file.many.take_from_files`).
+Any other fragment, or a run the files do not allow, goes through the scanner.
+Either way the rows come in fragment order, deleted ones left out, in the batches
+the scanner would give (each fragment's live rows cut to the batch size): where
+the writer cuts pages and files follows from them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from lancelet.dataset.read.fragment_reader import FragmentReader
+from lancelet.file.many import take_from_files
+from lancelet.table.fragment import Fragment
+from lancelet.table.manifest import Manifest
+from lancelet.transaction.store import DatasetStore
+
+# A fragment is read with others when it holds at most this many rows, and a run
+# is cut once it holds this many: a run is one table in memory.
+SMALL_ROWS = 1 << 16
+RUN_ROWS = 1 << 17
+
+Scan = Callable[[Sequence[Fragment]], Iterator[pa.RecordBatch]]
+
+
+def live_batches(
+    store: DatasetStore,
+    manifest: Manifest,
+    fragments: Sequence[Fragment],
+    schema: pa.Schema,
+    scan: Scan,
+    batch_size: int,
+) -> Iterator[pa.RecordBatch]:
+    """The live rows of ``fragments`` in order, as batches of ``schema`` (every
+    column of the dataset) of at most ``batch_size`` rows; ``scan`` reads the
+    fragments that cannot be read here."""
+    field_ids = [f.id for f in manifest.schema.fields]
+    run: list[Fragment] = []
+    for fragment in fragments:
+        if not _plain(fragment, field_ids):
+            yield from _read_run(store, manifest, run, schema, scan, batch_size)
+            yield from scan([fragment])
+            run = []
+            continue
+        run.append(fragment)
+        if sum(f.physical_rows for f in run) >= RUN_ROWS:
+            yield from _read_run(store, manifest, run, schema, scan, batch_size)
+            run = []
+    yield from _read_run(store, manifest, run, schema, scan, batch_size)
+
+
+def _plain(fragment: Fragment, field_ids: list[int]) -> bool:
+    """One small data file holding every column of the dataset, in its order."""
+    return (
+        fragment.physical_rows <= SMALL_ROWS
+        and len(fragment.files) == 1
+        and list(fragment.files[0].fields) == field_ids
+    )
+
+
+def _read_run(
+    store: DatasetStore,
+    manifest: Manifest,
+    run: Sequence[Fragment],
+    schema: pa.Schema,
+    scan: Scan,
+    batch_size: int,
+) -> Iterator[pa.RecordBatch]:
+    if not run:
+        return
+    read = _read_together(store, manifest, run, schema) if len(run) > 1 else None
+    if read is None:
+        yield from scan(run)
+        return
+    table, counts = read
+    start = 0
+    for count in counts:
+        yield from table.slice(start, count).to_batches(max_chunksize=batch_size)
+        start += count
+
+
+def _read_together(
+    store: DatasetStore, manifest: Manifest, run: Sequence[Fragment], schema: pa.Schema
+) -> tuple[pa.Table, list[int]] | None:
+    """The live rows of ``run`` as one table of ``schema``, and how many of them
+    each fragment holds; None when the files' columns are not exactly the schema's
+    (renamed, retyped) or a column that may not be null holds nulls (the scanner
+    then reads and reports them)."""
+    readers, rows = [], []
+    for fragment in run:
+        reader = FragmentReader(store, manifest.schema, fragment)
+        readers.append(reader.data_file(0))
+        deleted = reader.deleted.astype(np.int64)
+        if len(deleted) and (int(deleted[0]) < 0 or int(deleted[-1]) >= fragment.physical_rows):
+            return None  # a damaged deletion file, which the scanner reports
+        live = np.ones(fragment.physical_rows, dtype=bool)
+        live[deleted] = False
+        rows.append(np.flatnonzero(live))
+    if [(f.name, f.type) for f in readers[0].schema] != [(f.name, f.type) for f in schema]:
+        return None
+    table = take_from_files(readers, rows)
+    if table is None or any(
+        not field.nullable and column.null_count
+        for field, column in zip(schema, table.columns, strict=True)
+    ):
+        return None
+    return pa.Table.from_arrays(table.columns, schema=schema), [len(r) for r in rows]

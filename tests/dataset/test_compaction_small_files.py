@@ -1,0 +1,117 @@
+"""Compaction reads runs of small fragments together (``compaction/small_files``):
+the rows it writes are the live rows in order, as pylance reads them back, whether
+a run is read together, through the scanner, or both in one compaction."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import lance
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import lancelet as ll
+from lancelet.dataset.compaction import small_files
+from tests.versions import STORAGE_VERSION
+
+
+def _table(start: int, rows: int) -> pa.Table:
+    ids = np.arange(start, start + rows)
+    modes = np.array(["MAIL", "SHIP", "AIR", "RAIL", "TRUCK"])
+    return pa.table(
+        {
+            "id": pa.array(ids),
+            "mode": pa.array(modes[ids % 5]),
+            "note": pa.array([None if i % 11 == 0 else f"note {i} " * int(1 + i % 4) for i in ids]),
+            "price": pa.array(ids * 0.5),
+        }
+    )
+
+
+def _write(uri: str, fragments: int, rows: int) -> pa.Table:
+    table = pa.concat_tables([_table(i * rows, rows) for i in range(fragments)])
+    lance.write_dataset(table, uri, max_rows_per_file=rows, data_storage_version=STORAGE_VERSION)
+    return table
+
+
+def _runs_read(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The number of fragments of each run read together, as compaction reads them."""
+    runs: list[int] = []
+    real = small_files.take_from_files
+
+    def spy(readers: Any, rows: Any) -> pa.Table | None:
+        found = real(readers, rows)
+        if found is not None:
+            runs.append(len(readers))
+        return found
+
+    monkeypatch.setattr(small_files, "take_from_files", spy)
+    return runs
+
+
+def _compacted(uri: str) -> pa.Table:
+    ll.dataset(uri).optimize.compact_files(target_rows_per_fragment=1_000_000)
+    theirs = lance.dataset(uri)
+    assert len(theirs.get_fragments()) == 1
+    return theirs.to_table()
+
+
+def test_small_fragments_with_deletions_compact_to_their_live_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs = _runs_read(monkeypatch)
+    uri = str(tmp_path / "ds")
+    table = _write(uri, 40, 500)
+    lance.dataset(uri).delete("id % 13 = 0 OR (id >= 1000 AND id < 1500)")
+    ids = table["id"].to_numpy()
+    keep = (ids % 13 != 0) & ~((ids >= 1000) & (ids < 1500))
+    assert _compacted(uri).equals(table.filter(pa.array(keep)).combine_chunks())
+    # The fragment of ids 1000..1499 is gone; 2.0 files are read through the scanner.
+    assert runs == ([] if STORAGE_VERSION == "2.0" else [39])
+
+
+def test_runs_are_cut_and_fragments_of_two_files_go_through_the_scanner(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs = _runs_read(monkeypatch)
+    monkeypatch.setattr(small_files, "RUN_ROWS", 1200)  # runs of three 400-row fragments
+    uri = str(tmp_path / "ds")
+    first = _write(uri, 6, 500)
+    lance.dataset(uri).add_columns({"double": "id * 2"})  # now two data files each
+    later = _table(3000, 2000).append_column("double", pa.array(np.arange(3000, 5000) * 2))
+    for start in range(0, 2000, 400):
+        part = later.slice(start, 400)
+        lance.write_dataset(part, uri, mode="append", data_storage_version=STORAGE_VERSION)
+    lance.dataset(uri).delete("id % 7 = 3")
+    first = first.append_column("double", pa.array(np.arange(3000) * 2))
+    table = pa.concat_tables([first, later])
+    keep = table["id"].to_numpy() % 7 != 3
+    assert _compacted(uri).equals(table.filter(pa.array(keep)).combine_chunks())
+    # The six fragments of two files are scanned; the five others are cut 3 + 2.
+    assert runs == ([] if STORAGE_VERSION == "2.0" else [3, 2])
+
+
+def test_files_are_cut_where_pylance_cuts_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer cuts a file after the batch that fills it: runs read together
+    give the scanner's batches (each fragment's live rows cut to the batch size)."""
+    runs = _runs_read(monkeypatch)
+    values = pa.array(np.arange(16 * 256 * 1024))  # 8 KiB a row: pages flush early
+    table = pa.table(
+        {"id": np.arange(16 * 256), "v": pa.FixedSizeListArray.from_arrays(values, 1024)}
+    )
+    shapes = []
+    for lib in (ll, lance):
+        uri = str(tmp_path / lib.__name__)
+        lance.write_dataset(table, uri, max_rows_per_file=256, data_storage_version=STORAGE_VERSION)
+        lance.dataset(uri).delete("id % 5 = 1")
+        lib.dataset(uri).optimize.compact_files(
+            target_rows_per_fragment=100_000, max_bytes_per_file=1000, batch_size=100
+        )
+        shapes.append([f.count_rows() for f in lance.dataset(uri).get_fragments()])
+    assert shapes[0] == shapes[1]
+    assert len(shapes[0]) > 1
+    assert runs == ([] if STORAGE_VERSION == "2.0" else [16])
