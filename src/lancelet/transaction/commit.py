@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 
-from lancelet import events, log
+from lancelet import events, io, log
 from lancelet.errors import (
     CommitConflictError,
     CommitRetriesExhaustedError,
@@ -135,9 +135,17 @@ def commit_transaction(
     """
     attempts = _Attempts(txn, deletion_files=_deletion_files(store, txn))
     try:
-        manifest = _commit_loop(
-            store, attempts, create_only, data_format, policy or CommitPolicy(), new_dataset_naming
-        )
+        # The transaction file syncs while the manifest is prepared; the manifest's
+        # publish waits for it.
+        with io.deferred_syncs():
+            manifest = _commit_loop(
+                store,
+                attempts,
+                create_only,
+                data_format,
+                policy or CommitPolicy(),
+                new_dataset_naming,
+            )
     except BaseException:
         if not attempts.publishing:
             # Files a rebase wrote; the caller removes those of its own transaction.
