@@ -52,6 +52,20 @@ def die_halfway_through(suffix: str) -> Callable[..., str]:
     return patched
 
 
+def die_halfway_through_in_place(suffix: str) -> Callable[..., None]:
+    """A ``_write_in_place`` that, for a target named ``*suffix``, overwrites the file
+    with half the bytes (a torn hint, as a reader could see it) and then dies."""
+    write_in_place = lancelet.io.local._write_in_place
+
+    def patched(path: str, data: bytes, *args: Any, **kwargs: Any) -> None:
+        if os.path.basename(path).endswith(suffix):
+            write_in_place(path, data[: len(data) // 2], *args, **kwargs)
+            die()
+        write_in_place(path, data, *args, **kwargs)
+
+    return patched
+
+
 def die_on_call(real: Callable[..., Any], fatal: int) -> Callable[..., Any]:
     """``real``, except that its ``fatal``-th call dies instead."""
     calls = [0]
@@ -117,8 +131,8 @@ def run(uri: str, point: str) -> None:
     elif point == "before_hint":
         DatasetStore._write_hint = die  # type: ignore[method-assign]
         append(uri)
-    elif point == "mid_hint_temp":
-        lancelet.io.local._write_temp = die_halfway_through(naming.VERSION_HINT)
+    elif point == "mid_hint_write":
+        lancelet.io.local._write_in_place = die_halfway_through_in_place(naming.VERSION_HINT)
         append(uri)
     elif point == "delete_before_transaction":
         DatasetStore.write_transaction = die  # type: ignore[method-assign,assignment]

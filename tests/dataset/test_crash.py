@@ -216,7 +216,8 @@ CRASH_POINTS = [
     # The staging file is a second hard link to the published manifest.
     ("after_manifest_link", True, {"_versions-temp"}),
     ("before_hint", True, set()),
-    ("mid_hint_temp", True, {"_versions-temp"}),
+    # The hint is overwritten in place: a torn one is left, which readers must check.
+    ("mid_hint_write", True, set()),
     ("delete_before_transaction", False, {"_deletions"}),
     ("rebased_delete_before_transaction", False, {"_deletions", "_transactions"}),
 ]

@@ -14,6 +14,7 @@ import os
 
 from lancelet.errors import StorageError, StorageNotFoundError
 from lancelet.io.base import InputFile, ObjectInfo, OutputFile, Storage
+from lancelet.io.durability import deferred_syncs
 from lancelet.io.fileio import FileIO, Place
 from lancelet.io.local import LocalInputFile, LocalOutputFile
 from lancelet.io.objects import STATS as REQUEST_STATS
@@ -32,6 +33,7 @@ __all__ = [
     "OutputFile",
     "Place",
     "Storage",
+    "deferred_syncs",
     "is_local",
     "join",
     "local_path",

@@ -14,6 +14,7 @@ from functools import cache
 import pyarrow as pa
 
 from lancelet.errors import LanceFileError
+from lancelet.io import durability
 from lancelet.io.base import ObjectInfo, PublishOnSuccess
 from lancelet.io.counters import count_read
 from lancelet.io.uri import local_path
@@ -58,7 +59,7 @@ class LocalInputFile:
 # While a large file is written, its bytes are pushed to disk in the background every
 # this many bytes, so the fsync that makes it durable at commit has little left to do.
 _BACKGROUND_SYNC_BYTES = 64 << 20
-_datasync = getattr(os, "fdatasync", os.fsync)
+_datasync = durability.datasync
 
 
 @cache
@@ -110,12 +111,11 @@ class LocalOutputFile(PublishOnSuccess):
             syncing.result()
 
     def commit(self) -> None:
-        """Flush, then atomically publish the file under its final name."""
+        """Flush, then atomically publish the file under its final name, durably."""
         self._file.flush()
         self._wait_for_sync()
-        os.fsync(self._file.fileno())
         self._file.close()
-        os.replace(self._tmp_path, self.path)
+        durability.durable_rename(self._tmp_path, self.path)
 
     def abort(self) -> None:
         """Discard everything written so far."""
@@ -145,10 +145,17 @@ class LocalStorage:
     def put(self, key: str, data: bytes, *, durable: bool = True) -> None:
         """Write ``data`` under ``key``, replacing any previous file atomically.
 
-        ``durable=False`` skips the fsync, for objects that are only hints.
+        ``durable=False`` is for hints, objects readers verify and can do without:
+        no fsync, and the file is overwritten in place, which a reader may see
+        half-done.  Replacing an existing file by renaming over it makes ext4 write
+        the new file's blocks out at once (its ``auto_da_alloc``), which costs as
+        much as the fsync skipped.
         """
-        tmp = _write_temp(key, data, durable)
-        os.replace(tmp, key)
+        if not durable:
+            _write_in_place(key, data)
+            return
+        tmp = _write_temp(key, data, durable=False)
+        durability.durable_rename(tmp, key)
 
     def put_if_not_exists(self, key: str, data: bytes) -> bool:
         """Publish ``data`` under ``key`` only if nothing is there yet; False if something was.
@@ -162,6 +169,8 @@ class LocalStorage:
             return False  # lost already: skip writing and syncing a file that cannot win
         tmp = _write_temp(key, data)
         try:
+            # What it names (a manifest's data and transaction files) first.
+            durability.wait_for_deferred()
             os.link(tmp, key)
         except FileExistsError:
             return False
@@ -224,5 +233,16 @@ def _write_temp(path: str, data: bytes, durable: bool = True) -> str:
         f.write(data)
         if durable:
             f.flush()
-            os.fsync(f.fileno())
+            durability.datasync(f.fileno())
     return tmp
+
+
+def _write_in_place(path: str, data: bytes) -> None:
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        # Never truncated to nothing first: that too makes ext4 flush at close.
+        os.pwrite(fd, data, 0)
+        os.ftruncate(fd, len(data))
+    finally:
+        os.close(fd)

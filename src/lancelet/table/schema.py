@@ -20,6 +20,21 @@ from lancelet.file.v2_0.layout import is_packed_struct
 from lancelet.table import blob_v2
 from lancelet.table.schema_field import FrozenMetadata, SchemaField, from_protos, to_protos
 
+# Schemas decoded from protobuf fields, by their bytes (see LanceSchema.from_proto).
+_DECODED: dict[tuple[tuple[bytes, ...], tuple[tuple[str, bytes], ...]], LanceSchema] = {}
+_DECODED_MAX = 64
+
+
+def _remember(
+    key: tuple[tuple[bytes, ...], tuple[tuple[str, bytes], ...]], schema: LanceSchema
+) -> None:
+    _DECODED[key] = schema
+    while len(_DECODED) > _DECODED_MAX:
+        try:
+            _DECODED.pop(next(iter(_DECODED)), None)
+        except (RuntimeError, StopIteration):  # another thread changed it meanwhile
+            break
+
 
 @dataclass(frozen=True)
 class LanceSchema:
@@ -39,7 +54,20 @@ class LanceSchema:
         cls, fields: Iterable[file_pb2.Field], metadata: Mapping[str, bytes] | None = None
     ) -> LanceSchema:
         """The schema of protobuf fields (as a manifest or transaction holds them)."""
-        return cls(from_protos(fields), FrozenMetadata(metadata or {}))
+        fields = list(fields)
+        meta = metadata or {}
+        # Every manifest repeats the schema: a writer catching up with other writers'
+        # versions decodes one per version, and the Arrow schema built from it.  The
+        # same bytes give the same (immutable) schema, built once.
+        key = (
+            tuple(f.SerializeToString(deterministic=True) for f in fields),
+            tuple(sorted(meta.items())),
+        )
+        found = _DECODED.get(key)
+        if found is None or type(found) is not cls:
+            found = cls(from_protos(fields), FrozenMetadata(meta))
+            _remember(key, found)
+        return found
 
     def proto_fields(self) -> list[file_pb2.Field]:
         """The fields as protobuf messages, new ones each call."""

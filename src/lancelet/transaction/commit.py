@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 
-from lancelet import events, log
+from lancelet import events, io, log
 from lancelet.errors import (
     CommitConflictError,
     CommitRetriesExhaustedError,
@@ -45,6 +45,10 @@ from lancelet.transaction.verify import check_winner
 CommitLock = Callable[[int], AbstractContextManager[None]]
 
 
+_LOCAL_MAX_SLOT_S = 0.005
+_STORE_MAX_SLOT_S = 0.1
+
+
 @dataclass(frozen=True)
 class CommitPolicy:
     """``max_retries`` counts attempts as pylance does: at least one, each rebased onto
@@ -56,11 +60,15 @@ class CommitPolicy:
     wait at most ``max_backoff_s``).  A slot lasts as long as the first attempt's commit
     window took (a tenth more, at least ``min_slot_s``): the writers that lost together
     spread over as many commit windows, instead of colliding again as they would with
-    a fixed, short backoff."""
+    a fixed, short backoff.  A slot lasts at most ``max_slot_s`` (None: 5 ms on a local
+    disk, 100 ms on an object store, about one commit window each): on a busy machine
+    the first window measures the wait for a processor more than the commit, and slots
+    that long leave the dataset idle while every writer that lost sleeps."""
 
     max_retries: int = 20
     first_slots: int = 4
     min_slot_s: float = 0.001
+    max_slot_s: float | None = None
     max_backoff_s: float = 10.0
     lock: CommitLock | None = None
 
@@ -74,8 +82,11 @@ class CommitPolicy:
     def is_strict(self, txn: Transaction) -> bool:
         return self.max_retries == 0 and isinstance(txn.operation, Overwrite)
 
-    def backoff(self, attempt: int, window_s: float) -> float:
-        slot = max(window_s * 1.1, self.min_slot_s)
+    def backoff(self, attempt: int, window_s: float, local: bool = False) -> float:
+        longest = self.max_slot_s
+        if longest is None:
+            longest = _LOCAL_MAX_SLOT_S if local else _STORE_MAX_SLOT_S
+        slot = max(min(window_s * 1.1, longest), self.min_slot_s)
         most = max(int(self.max_backoff_s / slot), 1)
         slots = min(self.first_slots * 2 ** min(attempt, 20), most)
         return float(random.randrange(slots) * slot)
@@ -135,9 +146,17 @@ def commit_transaction(
     """
     attempts = _Attempts(txn, deletion_files=_deletion_files(store, txn))
     try:
-        manifest = _commit_loop(
-            store, attempts, create_only, data_format, policy or CommitPolicy(), new_dataset_naming
-        )
+        # The transaction file syncs while the manifest is prepared; the manifest's
+        # publish waits for it.
+        with io.deferred_syncs():
+            manifest = _commit_loop(
+                store,
+                attempts,
+                create_only,
+                data_format,
+                policy or CommitPolicy(),
+                new_dataset_naming,
+            )
     except BaseException:
         if not attempts.publishing:
             # Files a rebase wrote; the caller removes those of its own transaction.
@@ -200,13 +219,10 @@ def _commit_loop(
     window_s = 0.0
     for attempt in range(policy.attempts):
         started = time.perf_counter()
-        catching_up = 0.0
-        found = store.latest_manifest()
-        latest, scheme = found if found else (None, new_dataset_naming)
-        _check_base(store, txn, latest, create_only, policy)
-        if latest is not None:
-            txn, catching_up = _catch_up(store, attempts, checked, latest)
-            checked = latest.version
+        latest, scheme, checked, catching_up = _caught_up(
+            store, attempts, checked, create_only, policy, new_dataset_naming
+        )
+        txn = attempts.txn
         if written is None or written[0] is not txn:
             # A rebase changes the operation, so the file must describe the new one.
             written = _write_transaction(store, attempts, txn)
@@ -222,7 +238,8 @@ def _commit_loop(
         # The window another writer can win in: the first attempt, less the time it
         # spent catching up with versions committed while this one was being prepared.
         window_s = window_s or time.perf_counter() - started - catching_up
-        _wait_to_retry(store, manifest, attempt, policy.backoff(attempt, window_s))
+        wait_s = policy.backoff(attempt, window_s, io.is_local(store.root))
+        _wait_to_retry(store, manifest, attempt, wait_s)
     raise CommitRetriesExhaustedError(
         f"{store.root}: gave up after {policy.attempts} attempt(s) "
         f"(max_retries={policy.max_retries}); other writers kept committing first"
@@ -236,6 +253,44 @@ def _write_transaction(
     name = store.write_transaction(txn)
     attempts.txn_files.append(name)
     return txn, name
+
+
+# Looks for the latest version per attempt, each after checking the versions the
+# previous one found.
+_LOOKS = 4
+
+
+def _caught_up(
+    store: DatasetStore,
+    attempts: _Attempts,
+    checked: int,
+    create_only: bool,
+    policy: CommitPolicy,
+    new_dataset_naming: ManifestNaming,
+) -> tuple[Manifest | None, ManifestNaming, int, float]:
+    """The latest version, its naming scheme, the version the transaction is now
+    checked up to (``attempts.txn`` rebased onto it) and the seconds the rebases took.
+
+    Checking the winners takes a while (a manifest and a transaction to read for
+    each), in which more may commit: the latest version is looked up again until none
+    did, so the window another writer can win in is only that of building and
+    publishing the manifest."""
+    catching_up = 0.0
+    for look in range(_LOOKS):
+        found = store.latest_manifest()
+        latest, scheme = found if found else (None, new_dataset_naming)
+        _check_base(store, attempts.txn, latest, create_only, policy)
+        if latest is None or latest.version <= checked or look == _LOOKS - 1:
+            break
+        _txn, took = _catch_up(store, attempts, checked, latest)
+        catching_up += took
+        checked = latest.version
+    if latest is not None and latest.version > checked:
+        # Writers that kept committing: this attempt is built on what it has seen.
+        _txn, took = _catch_up(store, attempts, checked, latest)
+        catching_up += took
+        checked = latest.version
+    return latest, scheme, checked, catching_up
 
 
 def _catch_up(

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import pyarrow as pa
 
-from lancelet import events
+from lancelet import events, io
 from lancelet.dataset.core.options import DEFAULT_MAX_BYTES_PER_FILE, refuse_unimplemented
 from lancelet.dataset.core.progress import FragmentWriteProgress, check_progress
 from lancelet.dataset.core.terminal_progress import progress_bar
@@ -144,6 +144,20 @@ def write_to_store(
 ) -> Manifest:
     """``write_dataset`` into the dataset of ``store`` (``uri``: its URI as given, for
     events); the version it committed."""
+    # The data files sync in the background while the commit is prepared; its
+    # manifest is published only once they are on disk.
+    with io.deferred_syncs():
+        return _write_and_commit(store, uri, data_obj, schema, mode, options)
+
+
+def _write_and_commit(
+    store: DatasetStore,
+    uri: str,
+    data_obj: Any,
+    schema: pa.Schema | None,
+    mode: WriteMode,
+    options: WriteOptions,
+) -> Manifest:
     latest = _latest_to_write(store, uri, mode, options)
     bases = plan_write(latest, mode, options.initial_bases, options.target_bases, store.root)
     data = as_reader(data_obj, schema)

@@ -1,0 +1,95 @@
+"""Deferred syncs: durable local writes inside a commit sync in the background, and a
+put-if-not-exists publishes only once they are done."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from lancelet import io
+from lancelet.io import durability
+
+FILES = io.FileIO()
+
+
+def _slow_recording_sync(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """datasync replaced by one that takes a while and records, per call, the thread
+    that finished it."""
+    done: list[str] = []
+
+    def sync(fd: int) -> None:
+        time.sleep(0.05)
+        done.append(threading.current_thread().name)
+
+    monkeypatch.setattr(durability, "datasync", sync)
+    return done
+
+
+def test_outside_a_block_a_put_is_synced_before_it_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    done = _slow_recording_sync(monkeypatch)
+    FILES.put(str(tmp_path / "a"), b"data")
+    assert done == [threading.current_thread().name]
+
+
+def test_a_publish_waits_for_the_syncs_deferred_before_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    done = _slow_recording_sync(monkeypatch)
+    seen_at_link: list[int] = []
+    link = os.link
+
+    def recording_link(src: str, dst: str) -> None:
+        seen_at_link.append(len(done))
+        link(src, dst)
+
+    monkeypatch.setattr(os, "link", recording_link)
+    with io.deferred_syncs():
+        FILES.put(str(tmp_path / "data"), b"data")
+        FILES.put(str(tmp_path / "txn"), b"txn")
+        # Visible at once, synced in the background.
+        assert (tmp_path / "data").read_bytes() == b"data"
+        assert FILES.put_if_not_exists(str(tmp_path / "manifest"), b"manifest")
+    # The two deferred syncs (and the manifest's own) were done before its link.
+    assert seen_at_link == [3]
+    assert sum(name.startswith("lancelet-durable") for name in done) == 2
+
+
+def test_a_failed_background_sync_stops_the_publish(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def failing(fd: int) -> None:
+        if threading.current_thread().name.startswith("lancelet-durable"):
+            raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(durability, "datasync", failing)
+    with pytest.raises(OSError, match="Input/output"), io.deferred_syncs():
+        FILES.put(str(tmp_path / "data"), b"data")
+        FILES.put_if_not_exists(str(tmp_path / "manifest"), b"manifest")
+    assert not (tmp_path / "manifest").exists()
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+def test_leaving_a_block_waits_for_its_syncs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    done = _slow_recording_sync(monkeypatch)
+    with io.deferred_syncs():
+        with io.deferred_syncs():  # nested: the outer block's
+            FILES.put(str(tmp_path / "a"), b"a")
+        FILES.put(str(tmp_path / "b"), b"b")
+    assert len(done) == 2
+
+
+def test_a_hint_is_overwritten_in_place(tmp_path: Path) -> None:
+    path = str(tmp_path / "hint.json")
+    FILES.put(path, b'{"version":1000}', durable=False)
+    inode = os.stat(path).st_ino
+    FILES.put(path, b'{"version":7}', durable=False)
+    assert Path(path).read_bytes() == b'{"version":7}'
+    assert os.stat(path).st_ino == inode
