@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lancelet import io
 from lancelet._arrow import cast as arrow_cast
 from lancelet.dataset.read.arrow_scanner import ArrowScanner
 from lancelet.dataset.read.batches import coalesced, has_dictionary
@@ -671,8 +672,11 @@ class LanceScanner(ArrowScanner):
     @property
     def _whole_step(self) -> int:
         """The rows read at a time for a whole table: a fragment at once, or, under a
-        filter, whose columns are read and mostly dropped, a part of one."""
-        return _WHOLE_FRAGMENT if self._filter is None else _FILTERED_STEP
+        filter on local files, whose columns are read and mostly dropped, a part of
+        one (an object store's requests cost more than the memory saved)."""
+        if self._filter is None or not io.is_local(self._store.root):
+            return _WHOLE_FRAGMENT
+        return _FILTERED_STEP
 
 
 def exact_batches(tables: Iterator[pa.Table], size: int) -> Iterator[pa.RecordBatch]:
