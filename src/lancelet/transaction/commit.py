@@ -280,6 +280,10 @@ def _caught_up(
         found = store.latest_manifest()
         latest, scheme = found if found else (None, new_dataset_naming)
         _check_base(store, attempts.txn, latest, create_only, policy)
+        if latest is not None:
+            # Also when nothing committed since the read: the version written on top
+            # of must not carry a feature this writer cannot maintain.
+            features.check_writable(latest.writer_feature_flags, store.root)
         if latest is None or latest.version <= checked or look == _LOOKS - 1:
             break
         _txn, took = _catch_up(store, attempts, checked, latest)
