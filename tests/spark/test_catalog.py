@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Iterator
-from datetime import timezone
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import lance
@@ -20,6 +20,7 @@ import pytest
 from pyspark.errors import AnalysisException, UnsupportedOperationException
 from pyspark.sql import SparkSession
 
+import lancelet as ll
 from lancelet.spark import LanceTable
 from lancelet.spark.bridge import bridge_jar
 
@@ -72,8 +73,12 @@ def test_create_insert_select_describe_time_travel_drop(
 
     assert _rows(spark, f"SELECT * FROM {t} VERSION AS OF 2") == _lance_rows(uri, 2) == first
     assert _rows(spark, f"SELECT count(*) FROM {t} VERSION AS OF 1") == [(0,)]
-    # The session's time zone is UTC (conftest); pylance gives local commit times.
-    committed = versions[1]["timestamp"].astimezone(timezone.utc).replace(tzinfo=None)
+    # The session's time zone is UTC (conftest). The commit time comes from the
+    # manifest's nanoseconds, truncated: versions() goes through floats (pylance's, and
+    # lancelet's gives pylance's datetimes), which can show a time 1 us before the
+    # commit, which reads as the version before (this test failed so, now and then).
+    nanos = ll.dataset(str(uri)).checkout_version(2)._manifest.timestamp_ns
+    committed = datetime(1970, 1, 1) + timedelta(microseconds=nanos // 1000)
     assert _rows(spark, f"SELECT * FROM {t} TIMESTAMP AS OF '{committed}'") == first
 
     described = [tuple(r)[:2] for r in spark.sql(f"DESCRIBE TABLE {t}").collect()]
