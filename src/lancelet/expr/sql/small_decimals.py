@@ -141,11 +141,10 @@ def _decimal_array(values: np.ndarray, valid: pa.Array | None, dtype: pa.DataTyp
     bitmap = None
     null_count = 0
     if valid is not None:
-        null_count = len(valid) - int(pc.sum(valid).as_py() or 0)
+        keep = valid.to_numpy(zero_copy_only=False)  # never null: is_valid, or their AND
+        null_count = len(keep) - int(np.count_nonzero(keep))
         if null_count:
-            bitmap = pc.cast(valid, pa.bool_()).buffers()[1]
-            if valid.offset:
-                bitmap = pa.array(valid.to_numpy(zero_copy_only=False)).buffers()[1]
+            bitmap = pa.py_buffer(np.packbits(keep, bitorder="little"))
     return pa.Array.from_buffers(
         dtype, len(values), [bitmap, pa.py_buffer(words)], null_count=null_count
     )

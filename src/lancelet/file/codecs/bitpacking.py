@@ -393,11 +393,11 @@ def unpack_inline(
         return None
     if int(counts.min()) < 0 or int(counts.max()) > _CHUNK:
         return None
-    out = np.empty(int(counts.sum()), dtype=f"<u{width // 8}")
     located = _word_chunks(base, starts, sizes, width)
     if located is None:
         return None
     words, word_starts, word_sizes = located
+    out = np.empty(int(counts.sum()), dtype=f"<u{width // 8}")
     failed = kernels.unpack_inline(
         words, word_starts, word_sizes, counts.astype(np.int64), _positions(width), out
     )

@@ -53,8 +53,9 @@ class PickingCodec(Protocol):
 class SelectiveCodec(Protocol):
     """A mini-block codec whose values can be decoded a few at a time (a take)."""
 
-    def decode_selected(self, buffers: Sequence[Slices], counts: I64, index: I64) -> Values:
-        """The values at ``index`` (positions among all the chunks' values) only."""
+    def decode_selected(self, buffers: Sequence[Slices], counts: I64, index: I64) -> Values | None:
+        """The values at ``index`` (positions among all the chunks' values) only; None
+        when these chunks are better decoded whole (the caller then does)."""
         ...
 
 

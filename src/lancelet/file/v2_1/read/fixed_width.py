@@ -40,7 +40,6 @@ from lancelet.file.v2_1.read.values import (
     Slices,
     Values,
     gather_ranges,
-    take_values,
 )
 
 _FASTLANES = 1024
@@ -207,20 +206,14 @@ class InlineMiniBlock:
     def decode(self, buffers: Sequence[Slices], counts: I64) -> Values:
         return self.codec.decode_chunks(buffers[0], counts)
 
-    def decode_selected(self, buffers: Sequence[Slices], counts: I64, index: I64) -> Values:
+    def decode_selected(self, buffers: Sequence[Slices], counts: I64, index: I64) -> Values | None:
         """The values at ``index`` only: a take of a few rows per chunk reads each
-        value's one or two words instead of unpacking every chunk."""
+        value's one or two words instead of unpacking every chunk (None: decode the
+        chunks whole, as without the kernels or for chunks off their words)."""
         buf = buffers[0]
         word_bits = self.codec.word_bits
         picked = unpack_inline_selected(buf.base, buf.starts, buf.sizes, counts, word_bits, index)
-        if picked is not None:
-            return Fixed(picked.view(np.uint8), word_bits, len(picked))
-        values = self.decode(buffers, counts)
-        if values.count != int(counts.sum()):
-            raise corrupt(
-                f"the chunks decode to {values.count} values, {int(counts.sum())} expected"
-            )
-        return take_values(values, index)
+        return None if picked is None else Fixed(picked.view(np.uint8), word_bits, len(picked))
 
     def pick(self, buffers: Sequence[U8], count: int, index: I64) -> Values | None:
         word_bits = self.codec.word_bits

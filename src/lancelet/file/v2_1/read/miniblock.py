@@ -375,7 +375,9 @@ class MiniBlockPage:
         expected = int(counts.sum())
         if select is not None and self._selective:
             selective = cast(SelectiveCodec, codec)
-            return selective.decode_selected(slices, counts, select)
+            picked = selective.decode_selected(slices, counts, select)
+            if picked is not None:
+                return picked
         values = codec.decode(slices, counts)
         if values.count != expected:
             raise CorruptFileError(
