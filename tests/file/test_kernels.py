@@ -83,24 +83,26 @@ def test_fsst_table_building(monkeypatch: pytest.MonkeyPatch, seed: int) -> None
     assert compiled.size > 10
 
 
-@pytest.mark.parametrize("distinct", [1, 7, 3000, 10**9])
-@pytest.mark.parametrize("count", [0, 1, 5000, 70_000])
-def test_unique_counts_is_numpy_unique(distinct: int, count: int) -> None:
-    """The hash table counting a round's candidates gives np.unique's answer: the keys
-    ascending, each one's first position and count; with keys differing only in their
-    low bits (a symbol's length), and unmixed small keys."""
-    from lancelet.file.codecs.kernels.fsst import unique_counts
+@pytest.mark.parametrize("pairs", [True, False])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_round_candidates_count_what_numpy_counts(seed: int, pairs: bool) -> None:
+    """A training round's candidates counted in one compiled pass are the numpy
+    path's: the same (bytes, length) candidates, counts and gain, with an empty table
+    (every token an escape) and with a built one (tokens of 1 to 8 bytes)."""
+    from lancelet.file.codecs.kernels.fsst import round_candidates
 
-    rng = np.random.default_rng(count + distinct)
-    prime = np.uint64(0x9E3779B97F4A7C15)
-    mixed = rng.integers(0, distinct, count).astype(np.uint64) * prime
-    lengths = rng.integers(1, 9, count).astype(np.uint64)
-    small = rng.integers(0, min(distinct, 2**62), count).astype(np.uint64)
-    for keys in (mixed + lengths, small):
-        got = unique_counts(keys)
-        want = np.unique(keys, return_index=True, return_counts=True)
-        for part, expected in zip(got, want, strict=True):
-            assert np.array_equal(part, expected)
+    data, offsets = _strings(_text(seed, 2000))
+    empty = fsst_encode.FsstTable(np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64))
+    for table in (empty, fsst_encode.build_table(data, offsets)):
+        args = fsst_encode._kernel_args(table, data, offsets)
+        got = round_candidates(*args, table.values, pairs)
+        want = fsst_encode._candidates(table, data, offsets, pairs)
+        assert got[3] == want[3]
+        order_got = np.lexsort((got[0], got[1]))
+        order_want = np.lexsort((want[0], want[1]))
+        for part_got, part_want in zip(got[:3], want[:3], strict=True):
+            assert np.array_equal(part_got[order_got], part_want[order_want])
+        assert len(got[0]) > 100
 
 
 @pytest.mark.parametrize("seed", [5, 6])

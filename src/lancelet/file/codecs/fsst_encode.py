@@ -25,7 +25,7 @@ of at most 512 bytes).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
 from numpy.typing import NDArray
@@ -38,6 +38,7 @@ __all__ = ["FsstTable", "build_table", "compress", "likely_pays", "serialize"]
 
 U8 = NDArray[np.uint8]
 U64 = NDArray[np.uint64]
+U16 = NDArray[np.uint16]
 I64 = NDArray[np.int64]
 
 _ESCAPE: Final = 255
@@ -170,9 +171,9 @@ class _Parse:
 
 
 def _parse(table: FsstTable, data: U8, offsets: I64) -> _Parse:
-    look = _lookup(table)
     if jit.enabled():
-        return _Parse(*kernels.parse(*_compiled_tables(look, data, offsets)))
+        return _Parse(*kernels.parse(*_kernel_args(table, data, offsets)))
+    look = _lookup(table)
     words = _words(data)
     cursor = offsets[:-1].copy()
     end = offsets[1:]
@@ -212,11 +213,10 @@ def compress(table: FsstTable, data: U8, offsets: I64) -> tuple[I64, U8]:
     and no string needs more than 512 steps of the array-wide greedy parse."""
     offsets = np.asarray(offsets, dtype=np.int64)
     _, lines = _lines(data, offsets)
-    look = _lookup(table)
     if jit.enabled():
-        line_offsets, out = kernels.compress(*_compiled_tables(look, data, lines))
+        line_offsets, out = kernels.compress(*_kernel_args(table, data, lines))
     else:
-        line_offsets, out = _compress_lines(look, data, lines)
+        line_offsets, out = _compress_lines(_lookup(table), data, lines)
     if len(lines) == len(offsets):
         return line_offsets, out
     pieces = _line_counts(np.diff(offsets))
@@ -226,7 +226,7 @@ def compress(table: FsstTable, data: U8, offsets: I64) -> tuple[I64, U8]:
 
 def _compress_lines(look: _Lookup, data: U8, offsets: I64) -> tuple[I64, U8]:
     """The numpy path of :func:`compress`: every string advanced by one code per step."""
-    aligned = _compiled_tables(look, data, offsets)[0]
+    aligned = _aligned_words(data, offsets)
     # Each string gets room for its worst case (every byte escaped), then is compacted.
     base = 2 * offsets[:-1]
     finish = base.copy()
@@ -258,25 +258,48 @@ def _compress_lines(look: _Lookup, data: U8, offsets: I64) -> tuple[I64, U8]:
     return new_offsets, out[keep]
 
 
-def _compiled_tables(look: _Lookup, data: U8, offsets: I64) -> tuple[NDArray[Any], ...]:
-    """The kernels' arguments: the data as padded words and compact lookups (see
-    ``kernels.fsst._choose``)."""
+def _aligned_words(data: U8, offsets: I64) -> U64:
+    """The data as little-endian words, zero-padded by at least one whole word, after
+    checking the offsets lie within it (the kernels do not check bounds)."""
     if len(offsets) == 0 or offsets[0] < 0 or offsets[-1] > len(data):
         raise ValueError("FSST input offsets must lie within the data")
     if bool(np.any(np.diff(offsets) < 0)):
         raise ValueError("FSST input offsets must be non-decreasing")
-    long_info = np.where(look.long_length > 0, look.long_length << 8 | look.long_code, 0)
-    short_info = look.short_length << 8 | np.where(look.short_code < 0, _ESCAPE, look.short_code)
-    byte_info = np.where(look.byte_code < 0, _ESCAPE, look.byte_code)
     padded = np.zeros(len(data) // 8 * 8 + 16, dtype=np.uint8)
     padded[: len(data)] = data
+    words: U64 = padded.view(np.uint64)
+    return words
+
+
+def _kernel_args(
+    table: FsstTable, data: U8, offsets: I64
+) -> tuple[U64, I64, U64, U16, U16, U8, U64]:
+    """The kernels' arguments: the data as padded words, the offsets and the lookups
+    (see ``kernels.fsst``) built from the table directly: they are built once per
+    training round, so only the few slots that hold symbols are written."""
+    codes = np.arange(table.size, dtype=np.uint16)
+    lengths = table.lengths.astype(np.uint16)
+    long = table.lengths >= 3
+    slot = _hash(table.values[long] & np.uint64(0xFFFFFF))
+    long_value = np.zeros(1 << _HASH_BITS, dtype=np.uint64)
+    long_value[slot] = table.values[long]
+    long_info = np.zeros(1 << _HASH_BITS, dtype=np.uint16)  # length 0: no symbol
+    long_info[slot] = lengths[long] << 8 | codes[long]
+    byte_info = np.full(256, _ESCAPE, dtype=np.uint8)
+    one = table.lengths == 1
+    byte_info[table.values[one].astype(np.intp)] = codes[one]
+    # A 2-byte prefix without a 2-byte symbol takes its first byte's choice; the
+    # prefix's first byte is its low byte, so the 256 choices repeat 256 times.
+    short_info = np.tile(np.uint16(256) | byte_info.astype(np.uint16), 256)
+    two = table.lengths == 2
+    short_info[table.values[two].astype(np.intp)] = np.uint16(512) | codes[two]
     return (
-        padded.view(np.uint64),
+        _aligned_words(data, offsets),
         offsets,
-        look.long_value,
-        long_info.astype(np.uint16),
-        short_info.astype(np.uint16),
-        byte_info.astype(np.uint8),
+        long_value,
+        long_info,
+        short_info,
+        byte_info,
         _MASKS,
     )
 
@@ -378,19 +401,30 @@ def _token_bytes(table: FsstTable, parsed: _Parse, data: U8) -> tuple[U64, I64]:
 
 def _round(table: FsstTable, data: U8, offsets: I64, frac: int) -> tuple[FsstTable, int]:
     """One round: the table's gain on the sample, and the next table."""
+    pairs = frac < _ROUNDS[-1]
+    if jit.enabled():
+        args = _kernel_args(table, data, offsets)
+        values, lengths, counts, gain = kernels.round_candidates(*args, table.values, pairs)
+    else:
+        values, lengths, counts, gain = _candidates(table, data, offsets, pairs)
+    keep = counts >= max(1, 5 * frac // 128)
+    values, lengths = values[keep], lengths[keep]
+    scores = counts[keep] * lengths * np.where(lengths == 1, 8, 1)
+    return _admit(values, lengths, scores), int(gain)
+
+
+def _candidates(table: FsstTable, data: U8, offsets: I64, pairs: bool) -> tuple[U64, I64, I64, int]:
+    """The numpy path of ``kernels.round_candidates``: the sample parsed with the
+    table, the distinct candidates (bytes, length) with their counts, and the gain."""
     parsed = _parse(table, data, offsets)
     escape = parsed.code < 0
     gain = int((parsed.length - 1 - escape).sum())
     values, lengths = _token_bytes(table, parsed, data)
-    singles_v, singles_l = [values], [lengths]
     # A multi-byte token's first byte stays a candidate of its own.
     multi = lengths > 1
-    singles_v.append(values[multi] & np.uint64(0xFF))
-    singles_l.append(np.ones(int(multi.sum()), dtype=np.int64))
-    cand_v = [np.concatenate(singles_v)]
-    cand_l = [np.concatenate(singles_l)]
-    cand_c = [np.ones(len(cand_v[0]), dtype=np.int64)]
-    if frac < _ROUNDS[-1]:
+    cand_v = [values, values[multi] & np.uint64(0xFF)]
+    cand_l = [lengths, np.ones(int(multi.sum()), dtype=np.int64)]
+    if pairs:
         same = parsed.string[1:] == parsed.string[:-1]
         left_v, left_l = values[:-1][same], lengths[:-1][same]
         for right_v, right_l in (
@@ -404,21 +438,13 @@ def _round(table: FsstTable, data: U8, offsets: I64, frac: int) -> tuple[FsstTab
             )
             cand_v.append(joined & _MASKS[total])
             cand_l.append(total)
-            cand_c.append(np.ones(len(total), dtype=np.int64))
     values_all = np.concatenate(cand_v)
     lengths_all = np.concatenate(cand_l)
     # One 64-bit key per (bytes, length); a collision would only merge two candidates'
     # counts (the symbols themselves come from the data), so it cannot corrupt output.
     keys = values_all * _KEY_PRIME + lengths_all.astype(np.uint64)
-    if jit.enabled():  # a hash table: np.unique sorts every candidate, 5x slower
-        _, first, counts = kernels.unique_counts(keys)
-    else:
-        _, first, counts = np.unique(keys, return_index=True, return_counts=True)
-    keep = counts >= max(1, 5 * frac // 128)
-    vals = values_all[first[keep]]
-    lens = lengths_all[first[keep]]
-    scores = counts[keep] * lens * np.where(lens == 1, 8, 1)
-    return _admit(vals, lens, scores), gain
+    _, first, counts = np.unique(keys, return_index=True, return_counts=True)
+    return values_all[first], lengths_all[first], counts, gain
 
 
 def _admit(values: U64, lengths: I64, scores: I64) -> FsstTable:

@@ -204,53 +204,123 @@ def expand_into(
 
 
 @kernel
-def unique_counts(keys: U64) -> tuple[U64, I64, I64]:
-    """``np.unique(keys, return_index=True, return_counts=True)`` by a hash table: the
-    distinct keys ascending, each one's first position and its count.  A slot is one
-    row (key, first position or -1 when free, count), so a probe touches one cache
-    line; the table starts small and doubles when half full."""
-    bits = 10
-    table = np.full((1 << bits, 3), -1, dtype=np.int64)
+def round_candidates(
+    words: U64,
+    offsets: I64,
+    long_value: U64,
+    long_info: U16,
+    short_info: U16,
+    byte_info: U8,
+    masks: U64,
+    symbols: U64,
+    pairs: bool,
+) -> tuple[U64, I64, I64, int]:
+    """One training round over the strings (see ``fsst_encode._round``): each string
+    parsed greedily as :func:`parse` does, and every candidate counted as it is met: each
+    token (an escape as its byte), the first byte of each token longer than one and,
+    with ``pairs``, each token joined with the next one of its string and with that
+    one's first byte (at most 8 bytes).  Returns the distinct candidates' bytes,
+    lengths and counts, in no order, and the table's gain (bytes saved) on the strings.
+
+    The counts live in a hash table on (bytes, length) whose slot is one row (bytes,
+    length, count; length 0 when free), doubled when half full."""
+    bits = 12
+    table = np.zeros((1 << bits, 3), dtype=np.uint64)
     distinct = 0
-    for i in range(len(keys)):
-        key = keys[i]
-        mask = (1 << bits) - 1
-        # Every bit stirred into the top ones, which index the table: keys differing
-        # only in their low bits (a symbol's length) would otherwise share a slot.
-        mixed = (key ^ (key >> np.uint64(31))) * np.uint64(0xBF58476D1CE4E5B9)
-        slot = np.int64(mixed >> np.uint64(64 - bits))
-        signed = np.int64(key)  # the key's bits, as the table's type holds them
-        while table[slot, 1] >= 0 and table[slot, 0] != signed:
-            slot = (slot + 1) & mask
-        if table[slot, 1] < 0:
-            table[slot, 0] = signed
-            table[slot, 1] = i
-            table[slot, 2] = 0
-            distinct += 1
-        table[slot, 2] += 1
-        if 2 * distinct > mask:
-            bits += 1
-            grown = np.full((1 << bits, 3), -1, dtype=np.int64)
-            for old in range(mask + 1):
-                if table[old, 1] >= 0:
-                    old_key = np.uint64(table[old, 0])
-                    mixed = (old_key ^ (old_key >> np.uint64(31))) * np.uint64(0xBF58476D1CE4E5B9)
-                    moved = np.int64(mixed >> np.uint64(64 - bits))
-                    while grown[moved, 1] >= 0:
-                        moved = (moved + 1) & ((1 << bits) - 1)
-                    grown[moved, 0] = table[old, 0]
-                    grown[moved, 1] = table[old, 1]
-                    grown[moved, 2] = table[old, 2]
-            table = grown
-    out_key = np.empty(distinct, dtype=np.uint64)
-    out_first = np.empty(distinct, dtype=np.int64)
+    gain = 0
+    prime = np.uint64(2971215073)
+    low32 = np.uint64(0xFFFFFFFF)
+    key_prime = np.uint64(0x9E3779B97F4A7C15)
+    cand_v = np.empty(4, dtype=np.uint64)  # a token's candidates: bytes, length
+    cand_l = np.empty(4, dtype=np.int64)
+    n = len(offsets) - 1
+    for i in range(n):
+        at = offsets[i]
+        end = offsets[i + 1]
+        prev_value = np.uint64(0)
+        prev_length = 0
+        while at < end:
+            left = end - at
+            shift = np.uint64(8 * (at & 7))
+            word = words[at >> 3] >> shift
+            if shift != 0:
+                word |= words[(at >> 3) + 1] << (np.uint64(64) - shift)
+            if left < 8:
+                word &= masks[left]
+            slot = (((word & np.uint64(0xFFFFFF)) * prime) & low32) >> np.uint64(16)
+            info = np.int64(long_info[slot])
+            length = info >> 8
+            if length == 0 or length > left or (word & masks[length]) != long_value[slot]:
+                if left >= 2:
+                    info = np.int64(short_info[word & np.uint64(0xFFFF)])
+                else:
+                    info = 256 | np.int64(byte_info[word & np.uint64(0xFF)])
+                length = info >> 8
+            code = info & 0xFF
+            first = word & np.uint64(0xFF)
+            if code == ESCAPE:
+                value = first
+                gain -= 1
+            else:
+                value = symbols[code]
+                gain += length - 1
+            at += length
+            cand_v[0] = value
+            cand_l[0] = length
+            count = 1
+            if length > 1:
+                cand_v[count] = first
+                cand_l[count] = 1
+                count += 1
+            if pairs and prev_length > 0 and prev_length < 8:
+                total = min(prev_length + length, 8)
+                joined = prev_value | (value << np.uint64(8 * prev_length))
+                cand_v[count] = joined & masks[total]
+                cand_l[count] = total
+                count += 1
+                cand_v[count] = prev_value | (first << np.uint64(8 * prev_length))
+                cand_l[count] = prev_length + 1
+                count += 1
+            prev_value = value
+            prev_length = length
+            for c in range(count):
+                v = cand_v[c]
+                ln = np.uint64(cand_l[c])
+                key = v * key_prime + ln
+                mask = (1 << bits) - 1
+                mixed = (key ^ (key >> np.uint64(31))) * np.uint64(0xBF58476D1CE4E5B9)
+                s = np.int64(mixed >> np.uint64(64 - bits))
+                while table[s, 1] != 0 and (table[s, 0] != v or table[s, 1] != ln):
+                    s = (s + 1) & mask
+                if table[s, 1] == 0:
+                    table[s, 0] = v
+                    table[s, 1] = ln
+                    distinct += 1
+                table[s, 2] += np.uint64(1)
+                if 2 * distinct > mask:
+                    bits += 1
+                    grown = np.zeros((1 << bits, 3), dtype=np.uint64)
+                    for old in range(mask + 1):
+                        if table[old, 1] != 0:
+                            old_key = table[old, 0] * key_prime + table[old, 1]
+                            mixed = (old_key ^ (old_key >> np.uint64(31))) * np.uint64(
+                                0xBF58476D1CE4E5B9
+                            )
+                            moved = np.int64(mixed >> np.uint64(64 - bits))
+                            while grown[moved, 1] != 0:
+                                moved = (moved + 1) & ((1 << bits) - 1)
+                            grown[moved, 0] = table[old, 0]
+                            grown[moved, 1] = table[old, 1]
+                            grown[moved, 2] = table[old, 2]
+                    table = grown
+    out_value = np.empty(distinct, dtype=np.uint64)
+    out_length = np.empty(distinct, dtype=np.int64)
     out_count = np.empty(distinct, dtype=np.int64)
     at = 0
-    for slot in range(len(table)):
-        if table[slot, 1] >= 0:
-            out_key[at] = np.uint64(table[slot, 0])
-            out_first[at] = table[slot, 1]
-            out_count[at] = table[slot, 2]
+    for s in range(len(table)):
+        if table[s, 1] != 0:
+            out_value[at] = table[s, 0]
+            out_length[at] = np.int64(table[s, 1])
+            out_count[at] = np.int64(table[s, 2])
             at += 1
-    order = np.argsort(out_key)
-    return out_key[order], out_first[order], out_count[order]
+    return out_value, out_length, out_count, gain
