@@ -84,13 +84,18 @@ class ReuseGroup:
     def check(self, where: str) -> None:
         """Refuse a group whose addresses cannot be the surviving rows of its old
         fragments laid out over its new ones."""
+        # Plain locals rather than the cached properties: a lookup after many deferred
+        # compactions checks every group of every version when it opens the index.
         survivors = len(self.survivors)
-        if survivors != self.new_rows:
+        new_rows = sum(f.physical_rows for f in self.new_fragments)
+        if survivors != new_rows:
+            new_ids = sorted(f.id for f in self.new_fragments)
             raise CorruptIndexError(
                 f"{where}: a group lists {survivors} moved rows for new fragments "
-                f"{sorted(self.new_ids)} of {self.new_rows} rows"
+                f"{new_ids} of {new_rows} rows"
             )
-        if self.old_ids & self.new_ids or len(self.old_ids) != len(self.old_fragments):
+        ids = [f.id for f in self.old_fragments] + [f.id for f in self.new_fragments]
+        if len(set(ids)) != len(ids):
             raise CorruptIndexError(f"{where}: a group's fragment ids repeat")
         if isinstance(self.survivors, np.ndarray):
             changed = self.survivors
@@ -98,11 +103,12 @@ class ReuseGroup:
                 raise CorruptIndexError(f"{where}: a group's moved rows are not ascending")
         # Sorted and unique (a treemap always is), so counting the rows inside each old
         # fragment's range tells whether every row is one of them.
-        inside = sum(self.bitmap.range_cardinality(*_rows_span(f)) for f in self.old_fragments)
+        bitmap = self.bitmap
+        inside = sum(bitmap.range_cardinality(*_rows_span(f)) for f in self.old_fragments)
         if inside != survivors:
+            old_ids = sorted(f.id for f in self.old_fragments)
             raise CorruptIndexError(
-                f"{where}: a group moves rows that are not rows of its old fragments "
-                f"{sorted(self.old_ids)}"
+                f"{where}: a group moves rows that are not rows of its old fragments {old_ids}"
             )
 
     def to_proto(self) -> _Pb.Group:
@@ -196,12 +202,13 @@ class ReuseDetails:
         )
         seen: set[int] = set()
         for version in versions:
-            if seen & version.old_ids:
+            old_ids = {f.id for g in version.groups for f in g.old_fragments}
+            if not seen.isdisjoint(old_ids):
                 raise CorruptIndexError(f"{where}: two reuse versions replace one fragment")
-            seen |= version.old_ids
+            seen |= old_ids
             # Fragment ids are never reused: a version cannot write one replaced before
             # (walks that follow a row from fragment to fragment rely on it).
-            if seen & version.new_ids:
+            if not seen.isdisjoint(f.id for g in version.groups for f in g.new_fragments):
                 raise CorruptIndexError(
                     f"{where}: reuse version {version.dataset_version} writes a fragment "
                     "an earlier version replaced"
