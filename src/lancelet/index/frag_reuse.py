@@ -153,16 +153,18 @@ class ReuseMap:
         return self._walk(bitmap)[1]
 
     def _walk(self, bitmap: FrozenBitMap) -> tuple[FrozenBitMap, set[int]]:
-        covered = bitmap
+        # A Python set of ids: a group replaces a handful of fragments, and a treemap
+        # made per group costs more than the set operations it would save.
+        covered = set(bitmap)
         needed: set[int] = set()
         for position, version in enumerate(self.details.versions):
             for group in version.groups:
-                old = FrozenBitMap(group.old_ids)
+                old = group.old_ids
                 if covered.isdisjoint(old):
                     continue
                 needed.add(position)
-                whole = old.issubset(covered)
-                covered = covered - old
+                whole = old <= covered
+                covered -= old
                 if whole:
-                    covered = covered | FrozenBitMap(group.new_ids)
-        return covered, needed
+                    covered |= group.new_ids
+        return FrozenBitMap(covered), needed
