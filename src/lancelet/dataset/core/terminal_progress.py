@@ -20,18 +20,14 @@ import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import pyarrow as pa
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
+
+if TYPE_CHECKING:
+    # rich is imported when a bar is first drawn: most processes never draw one, and
+    # importing it costs tens of milliseconds at every ``import lancelet``.
+    from rich.progress import Progress, TaskID
 
 T = TypeVar("T")
 
@@ -127,6 +123,15 @@ class _Display:
 
 
 def _new_progress() -> Progress:
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     # Whether to draw in place is decided by the stream alone: rich would otherwise
     # also take FORCE_COLOR or TTY_COMPATIBLE from the environment as a terminal.
     console = Console(file=sys.stderr, force_terminal=_stderr_is_terminal())
