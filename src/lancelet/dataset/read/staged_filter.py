@@ -27,7 +27,10 @@ from sqlglot import exp
 
 from lancelet.dataset.read.fragment_reader import FragmentReader
 from lancelet.errors import FilterError
+from lancelet.expr.arrow import evaluate
 from lancelet.expr.filter import node_sql, parse_filter, referenced_columns, syntax_tree
+from lancelet.expr.from_sql import predicate_tree
+from lancelet.expr.nodes import Predicate
 
 __all__ = ["Stage", "apply_stages", "attach", "selective", "staged_read", "stages_of"]
 
@@ -71,10 +74,23 @@ _SAMPLE = 2048
 
 @dataclass(frozen=True)
 class Stage:
-    """Conjuncts tested together: their expression and the columns they read."""
+    """Conjuncts tested together: their expression, the columns they read and, where
+    the eager evaluator takes them, their predicate tree (the same rows, computed with
+    Arrow's kernels directly: Acero's plan costs about twice as much on a range's
+    rows, and more than the whole test on the few rows a late stage sees)."""
 
     expression: pc.Expression
     columns: frozenset[str]
+    predicate: Predicate | None = None
+
+    def keep(self, table: pa.Table) -> pa.Table:
+        """The rows of ``table`` the stage passes (TRUE: NULL and FALSE drop)."""
+        mask = None if self.predicate is None else evaluate(self.predicate, table)
+        if mask is None:
+            return table.filter(self.expression)
+        if isinstance(mask, pa.Scalar):
+            return table if mask.as_py() is True else table.slice(0, 0)
+        return table.filter(mask)
 
 
 def stages_of(sql: str, schema: pa.Schema) -> list[Stage] | None:
@@ -84,24 +100,36 @@ def stages_of(sql: str, schema: pa.Schema) -> list[Stage] | None:
         conjuncts = _conjuncts(syntax_tree(sql))
         if len(conjuncts) < 2:
             return None
-        parts = [_part(node_sql(node), schema) for node in conjuncts]
+        texts = [node_sql(node) for node in conjuncts]
+        parts = [_part(text, schema) for text in texts]
     except FilterError:
         return None  # the whole filter is translated (and its error told) as before
     if any(part is None for part in parts):
         return None
-    ranked = sorted((p for p in parts if p is not None), key=lambda p: p[0])
-    if ranked[-1][0] == 0:
+    ranked = sorted(
+        ((p, text) for p, text in zip(parts, texts, strict=True) if p is not None),
+        key=lambda pair: pair[0][0],
+    )
+    if ranked[-1][0][0] == 0:
         return None  # fixed-width comparisons: cheaper to test than to copy for
     stages: list[Stage] = []
-    groups: dict[tuple[int, frozenset[str]], list[pc.Expression]] = {}
-    for cost, columns, expression in ranked:
-        groups.setdefault((cost, columns), []).append(expression)
-    for (_, columns), expressions in groups.items():
-        combined = expressions[0]
-        for more in expressions[1:]:
+    groups: dict[tuple[int, frozenset[str]], list[tuple[pc.Expression, str]]] = {}
+    for (cost, columns, expression), text in ranked:
+        groups.setdefault((cost, columns), []).append((expression, text))
+    for (_, columns), members in groups.items():
+        combined = members[0][0]
+        for more, _ in members[1:]:
             combined = pc.and_kleene(combined, more)
-        stages.append(Stage(combined, columns))
+        sql = " AND ".join(f"({text})" for _, text in members)
+        stages.append(Stage(combined, columns, _predicate(sql, schema)))
     return stages if len(stages) > 1 else None
+
+
+def _predicate(sql: str, schema: pa.Schema) -> Predicate | None:
+    try:
+        return predicate_tree(sql, schema)
+    except FilterError:
+        return None  # the stage is tested by its expression
 
 
 def _conjuncts(node: exp.Expression) -> list[exp.Expression]:
@@ -144,7 +172,7 @@ def selective(table: pa.Table, stage: Stage, share: float) -> bool:
     step = max(table.num_rows // _SAMPLE, 1)
     sample = table.select([n for n in table.column_names if n in stage.columns])
     sample = sample.take(pa.array(np.arange(0, table.num_rows, step, dtype=np.int64)))
-    kept: int = sample.filter(stage.expression).num_rows
+    kept: int = stage.keep(sample).num_rows
     return bool(kept <= sample.num_rows * share)
 
 
@@ -157,7 +185,7 @@ def apply_stages(table: pa.Table, stages: list[Stage], whole: pc.Expression) -> 
     work = table.select([n for n in table.column_names if any(n in s.columns for s in stages)])
     work = work.append_column(_ROW, pa.array(np.arange(table.num_rows, dtype=np.int64)))
     for at, stage in enumerate(stages):
-        work = work.filter(stage.expression)
+        work = stage.keep(work)
         if not work.num_rows:
             return table.slice(0, 0)
         later = set().union(*(s.columns for s in stages[at + 1 :]))
@@ -197,7 +225,7 @@ def staged_read(
     for stage in stages:
         table = attach(reader, table, sorted(stage.columns - have), span, offset)
         have |= stage.columns
-        table = table.filter(stage.expression)
+        table = stage.keep(table)
         if not table.num_rows:
             break
     return table, True
