@@ -442,7 +442,7 @@ class LanceScanner(ArrowScanner):
         parsed = self._parsed_filter
         stages = None if parsed is None or table.num_rows < _STAGED else parsed.stages
         if stages is None:
-            return table.filter(self._filter)
+            return self._filtered(table)
         return apply_stages(table, stages, self._filter)
 
     def _needs_address(self) -> bool:

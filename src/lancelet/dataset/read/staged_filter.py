@@ -85,12 +85,15 @@ class Stage:
 
     def keep(self, table: pa.Table) -> pa.Table:
         """The rows of ``table`` the stage passes (TRUE: NULL and FALSE drop)."""
-        mask = None if self.predicate is None else evaluate(self.predicate, table)
-        if mask is None:
-            return table.filter(self.expression)
+        try:
+            mask = None if self.predicate is None else evaluate(self.predicate, table)
+        except pa.ArrowException:
+            mask = None  # the expression decides, and says what is wrong
         if isinstance(mask, pa.Scalar):
             return table if mask.as_py() is True else table.slice(0, 0)
-        return table.filter(mask)
+        if isinstance(mask, pa.Array | pa.ChunkedArray) and len(mask) == table.num_rows:
+            return table.filter(mask)
+        return table.filter(self.expression)
 
 
 def stages_of(sql: str, schema: pa.Schema) -> list[Stage] | None:
