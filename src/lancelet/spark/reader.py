@@ -31,8 +31,8 @@ from lancelet.dataset.engine import (
     scan,
 )
 from lancelet.errors import ArgumentError, SchemaError
-from lancelet.expr import Predicate
-from lancelet.spark.filters import conjunction, to_expression, top_level_columns
+from lancelet.expr import And, Predicate
+from lancelet.spark.filters import conjunction, to_expression, to_predicate, top_level_columns
 from lancelet.spark.index_read import (
     DENSE,
     CandidateRows,
@@ -163,6 +163,20 @@ def candidate_ranges(
     return out
 
 
+def _exact_tree(filters: Sequence[sds.Filter], schema: pa.Schema) -> Predicate | None:
+    """The pushed filters as one predicate tree when every one of them has a tree and
+    none tests a float column (Spark orders NaN above every number, which the tree
+    spells differently from the expression), else None: the expression filters."""
+    trees = [to_predicate(f, schema) for f in filters]
+    if not trees or any(t is None for t in trees):
+        return None
+    tested = set().union(*(top_level_columns(f) for f in filters))
+    if any(pa.types.is_floating(schema.field(c).type) for c in tested if c in schema.names):
+        return None
+    exact = [t for t in trees if t is not None]
+    return exact[0] if len(exact) == 1 else And(tuple(exact))
+
+
 class LanceReader(sds.DataSourceReader):
     def __init__(self, schema: st.StructType, options: ReadOptions) -> None:
         dataset = open_dataset(options)
@@ -179,6 +193,7 @@ class LanceReader(sds.DataSourceReader):
         self._filters: list[pc.Expression] = []
         self._filter_columns: set[str] = set()
         self._pushed: list[sds.Filter] = []  # the Spark filters behind self._filters
+        self._tree: Predicate | None = None  # the same, for the kernels (_exact_tree)
 
     # -- planning (on the driver) -----------------------------------------------------
 
@@ -393,7 +408,7 @@ class LanceReader(sds.DataSourceReader):
         if not tested:  # the filters test only the row id or address
             table = reader.live_range(columns, start, stop, with_addresses=True)
             return table.filter(expression)
-        return reader.live_matching(columns, start, stop, (tested, expression))
+        return reader.live_matching(columns, start, stop, (tested, expression), self._tree)
 
     def _needs_addresses(self) -> bool:
         wanted = {c.source for c in self._columns} | self._filter_columns
@@ -440,4 +455,5 @@ class LanceFilteringReader(LanceReader):
                 taken.append(spark_filter)
                 columns |= top_level_columns(spark_filter)
         self._filters, self._filter_columns, self._pushed = pushed, columns, taken
+        self._tree = _exact_tree(taken, self._pushable)
         return left
