@@ -1,6 +1,7 @@
 package org.lancelet.spark;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashSet;
@@ -78,8 +79,17 @@ final class ReadPlan {
           source.source().pushdownFiltersInPython(created(), tableSchema, filters);
       if (result.isDefined()) {
         Seq<Object> taken = result.get().isFilterPushed();
+        List<Filter> kept = new ArrayList<>();
         for (int i = 0; i < filters.length; i++) {
           out[i] = (Boolean) taken.apply(i);
+          if (out[i]) {
+            kept.add(filters[i]);
+          }
+        }
+        // This answer is also the read of every column with the filters it took (the
+        // reader takes each filter on its own): a query reading them all is planned.
+        if (!kept.isEmpty()) {
+          plans.putIfAbsent(Arrays.asList(tableSchema, kept), result.get().readInfo());
         }
       }
       return out;
