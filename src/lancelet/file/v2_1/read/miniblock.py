@@ -22,9 +22,9 @@ and errors are the reference.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import cast
 
 import numpy as np
@@ -40,7 +40,8 @@ from lancelet.file.v2_1.read.bounds import max_values
 from lancelet.file.v2_1.read.codec import BlockCodec, SelectiveCodec
 from lancelet.file.v2_1.read.context import PageRef, guarded
 from lancelet.file.v2_1.read.fixed_width import OutOfLineBitpacking
-from lancelet.file.v2_1.read.levels import LayerShape, check_levels, visible
+from lancelet.file.v2_1.read.levels import check_levels, visible
+from lancelet.file.v2_1.read.miniblock_plan import plan_of
 from lancelet.file.v2_1.read.page import LevelledPage
 from lancelet.file.v2_1.read.page_buffer import ChunkBuffer, PageBuffer, gather
 from lancelet.file.v2_1.read.values import (
@@ -111,11 +112,6 @@ class _Raw:
     num_levels: int
 
 
-@lru_cache(maxsize=64)
-def _selective(kind: type) -> bool:
-    return issubclass(kind, SelectiveCodec)
-
-
 class MiniBlockPage:
     """A :class:`~.page.PageDecoder` for one mini-block page of one leaf column."""
 
@@ -131,45 +127,26 @@ class MiniBlockPage:
         self.layout = layout
         self.dtype = dtype
         self._rows = num_rows
-        self.shape = LayerShape.of(tuple(layout.layers))
         guarded(ref, lambda: self._setup(buffers))
 
     # -- page structure -------------------------------------------------------------
 
     def _setup(self, buffers: Sequence[ChunkBuffer]) -> None:
-        layout = self.layout
-        self.has_rep = layout.HasField("rep_compression")
-        self.has_def = layout.HasField("def_compression")
-        if not layout.HasField("value_compression"):
-            raise CorruptFileError("a mini-block page without its value compression")
-        self.value_codec = compression.miniblock_codec(layout.value_compression)
-        # A runtime protocol check costs as much as a small take: made once per codec
-        # class (they define their methods on the class).
-        self._selective = _selective(type(self.value_codec))
-        self._pick: Callable[[Sequence[U8], int, I64], Values | None] | None = getattr(
-            self.value_codec, "pick", None
-        )
-        self.rep_codec = compression.block_codec(layout.rep_compression) if self.has_rep else None
-        self.def_codec = compression.block_codec(layout.def_compression) if self.has_def else None
-        if layout.num_buffers != self.value_codec.num_buffers:
+        # The codecs, shape and layout checks are shared by the pages laid out alike.
+        plan = self.plan = plan_of(self.layout)
+        self.shape = plan.shape
+        self.has_rep, self.has_def = plan.has_rep, plan.has_def
+        self.value_codec, self._selective, self._pick = plan.value_codec, plan.selective, plan.pick
+        self.rep_codec, self.def_codec = plan.rep_codec, plan.def_codec
+        if len(buffers) != plan.num_page_buffers:
             raise CorruptFileError(
-                f"the layout says {layout.num_buffers} value buffers per chunk, its "
-                f"compression uses {self.value_codec.num_buffers}"
+                f"the page has {len(buffers)} buffers, {plan.num_page_buffers} expected"
             )
-        has_dict = layout.HasField("dictionary")
-        depth = int(layout.repetition_index_depth)
-        expected = 2 + int(has_dict) + int(depth > 0)
-        if len(buffers) != expected:
-            raise CorruptFileError(f"the page has {len(buffers)} buffers, {expected} expected")
-        if self.has_rep != (self.shape.max_rep > 0):
-            raise CorruptFileError("repetition levels do not match the page's list layers")
-        if depth > 0 and not self.has_rep:
-            raise CorruptFileError("a repetition index without repetition levels")
         # The chunks, read as they are decoded; the other buffers were read whole.
         self._chunk_buffer = buffers[1]
-        self._dict_buffer = _read(buffers[2]) if has_dict else None
+        self._dict_buffer = _read(buffers[2]) if plan.has_dict else None
         self._chunks(_read(buffers[0]))
-        self._row_index(_read(buffers[-1]) if depth > 0 else None, depth)
+        self._row_index(_read(buffers[-1]) if plan.depth > 0 else None, plan.depth)
 
     def _chunks(self, meta: U8) -> None:
         word = 4 if self.layout.has_large_chunk else 2
@@ -265,9 +242,9 @@ class MiniBlockPage:
             )
         return to_arrow(self._dictionary_codec.decode(self._dict_buffer, items), self._item_type)
 
-    @cached_property
+    @property
     def _dictionary_codec(self) -> BlockCodec:
-        return compression.block_codec(self.layout.dictionary)
+        return self.plan.dictionary_codec
 
     @property
     def _item_type(self) -> pa.DataType:
@@ -519,15 +496,9 @@ class MiniBlockPage:
 
     # -- small takes, chunk by chunk (no lists) --------------------------------------
 
-    @cached_property
+    @property
     def _header(self) -> tuple[struct.Struct, int]:
-        """A chunk header's layout without lists (level count, definition level size
-        if any, value buffer sizes) and its size, padded."""
-        nbuf = int(self.layout.num_buffers)
-        size_code, size_bytes = ("I", 4) if self.layout.has_large_chunk else ("H", 2)
-        small = 1 + int(self.has_def)
-        layout = struct.Struct("<" + "H" * small + size_code * nbuf)
-        return layout, int(_pad(np.array([2 * small + size_bytes * nbuf]))[0])
+        return self.plan.header
 
     def takes_few(self, rows: I64) -> bool:
         """Whether a take of ``rows`` (sorted, in range) reads them chunk by chunk."""
@@ -631,22 +602,11 @@ class MiniBlockPage:
         first[0] += int(self.counts[ids].sum())
         return ids, before[np.searchsorted(ids, chunk)] + rows - self.item_starts[chunk]
 
-    @cached_property
+    @property
     def batch_key(self) -> bytes | None:
         """Pages of one column with the same key decode their chunks alike (one
         batch for a take); None: this page takes rows on its own."""
-        if self.has_rep:
-            return None
-        layout = self.layout
-        parts = [
-            layout.value_compression.SerializeToString(deterministic=True),
-            layout.def_compression.SerializeToString(deterministic=True),
-            bytes(
-                repr((tuple(layout.layers), layout.num_buffers, layout.has_large_chunk)), "ascii"
-            ),
-            b"dict" if self._dict_buffer is not None else b"",
-        ]
-        return b"\0".join(len(p).to_bytes(8, "little") + p for p in parts)
+        return self.plan.batch_key
 
     def chunk_ranges(self, rows: I64) -> list[tuple[int, int]]:
         """Where in the file lie the chunks a take of ``rows`` (sorted, unique) decodes,
@@ -744,5 +704,4 @@ def take_pages(pages: Sequence[MiniBlockPage], rows: Sequence[I64]) -> LevelledP
 
 def _read(buffer: ChunkBuffer) -> U8:
     """A buffer's bytes, read whole."""
-    data, _ = gather(buffer, np.zeros(1, np.int64), np.array([len(buffer)], np.int64))
-    return data
+    return buffer.whole() if isinstance(buffer, PageBuffer) else buffer
