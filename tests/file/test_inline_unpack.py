@@ -14,6 +14,8 @@ import pytest
 from lancelet.errors import CorruptFileError
 from lancelet.file.codecs import bitpacking, jit
 from lancelet.file.reader import LanceFileReader
+from lancelet.file.v2_1.read.fixed_width import InlineBitpacking, InlineMiniBlock
+from lancelet.file.v2_1.read.values import Fixed, Slices, take_values
 from lancelet.file.writer import LanceFileWriter
 
 pytestmark = pytest.mark.skipif(not jit.enabled(), reason="numba missing or LANCELET_JIT=0")
@@ -211,3 +213,22 @@ def test_selected_values_read_alone(width: int) -> None:
     damaged[starts[-1]] = width + 1  # the last chunk claims more bits than its width
     broken = np.frombuffer(bytes(damaged), dtype=np.uint8)
     assert bitpacking.unpack_inline_selected(broken, *args[1:], index[:1]) is None
+
+
+@pytest.mark.parametrize("width", [16, 64])
+def test_a_selection_of_most_values_unpacks_whole_chunks(width: int) -> None:
+    """Most of the chunks' values (a compaction's live rows) are unpacked whole and
+    the rest dropped: the selective decode declines; a few are read one by one.
+    Both give the values at those positions."""
+    rng = np.random.default_rng(width)
+    base, starts, sizes, counts, every = _random_chunks(rng, width, [1, width // 2, width, 3])
+    codec = InlineMiniBlock(InlineBitpacking(width))
+    chunks = [Slices(base, starts, sizes)]
+    for share in (0.1, 0.9):
+        index = np.sort(rng.choice(len(every), size=int(len(every) * share), replace=False))
+        picked = codec.decode_selected(chunks, counts, index)
+        assert (picked is None) == (share > 0.5)
+        whole = codec.decode(chunks, counts)
+        got = take_values(whole, index) if picked is None else picked
+        assert isinstance(got, Fixed)
+        np.testing.assert_array_equal(got.as_uint().astype(np.uint64), every[index])

@@ -210,6 +210,10 @@ class InlineMiniBlock:
         """The values at ``index`` only: a take of a few rows per chunk reads each
         value's one or two words instead of unpacking every chunk (None: decode the
         chunks whole, as without the kernels or for chunks off their words)."""
+        if 2 * len(index) > int(counts.sum()):
+            # Most of the values (a compaction's take of the live rows): unpacking the
+            # chunks whole and dropping the others costs less than finding each one.
+            return None
         buf = buffers[0]
         word_bits = self.codec.word_bits
         picked = unpack_inline_selected(buf.base, buf.starts, buf.sizes, counts, word_bits, index)
