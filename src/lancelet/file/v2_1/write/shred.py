@@ -307,6 +307,10 @@ class _Shredder:
         elif is_list_like(dtype):
             slots = _list_layer(slots, arr, depth, lists + 1)
             self.visit(arr.values, item_field(dtype), slots, depth + 1, lists + 1)
+        elif depth == 0 and _validity(arr) is None:
+            # A top-level column without nulls (most of them): its values as they are.
+            path = next(self.paths)
+            self.out.append(LeafBatch(arr, None, None, (False,), (False,), n, path.lists))
         else:
             self.out.append(_leaf(next(self.paths), arr, slots, n))
 
