@@ -74,3 +74,11 @@ def test_a_plan_does_not_follow_changes_to_the_page_message() -> None:
     with pytest.raises(CorruptFileError):
         plan_of(layout)
     assert plan.layout.num_buffers == 1
+
+
+def test_files_written_alike_share_their_parsed_page_layouts(tmp_path: Path) -> None:
+    paths = [_write(tmp_path / f"{i}.lance", _table(i)) for i in range(2)]
+    first, second = (LanceFileReader(p) for p in paths)
+    for a, b in zip(first._columns, second._columns, strict=True):
+        assert a.pages[0].layout is b.pages[0].layout
+    assert first.read_all().to_table().equals(_table(0))
