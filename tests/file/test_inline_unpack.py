@@ -232,3 +232,29 @@ def test_a_selection_of_most_values_unpacks_whole_chunks(width: int) -> None:
         got = take_values(whole, index) if picked is None else picked
         assert isinstance(got, Fixed)
         np.testing.assert_array_equal(got.as_uint().astype(np.uint64), every[index])
+
+
+def test_blocks_of_several_chunks_decode_together() -> None:
+    """Inline bit-packed blocks (a page dictionary each: chunks of 1024 values, the
+    last one short) decoded in one batch give each block's values, as each block
+    decoded alone does."""
+    rng = np.random.default_rng(3)
+    codec = InlineBitpacking(32)
+    blocks, expected = [], []
+    for count in (2500, 1024, 700, 3):
+        values = rng.integers(0, 1 << 20, count, dtype=np.uint64)
+        chunks = [values[i : i + 1024] for i in range(0, count, 1024)]
+        blocks.append(b"".join(_chunk_bytes(c, 32, int(c.max()).bit_length()) for c in chunks))
+        expected.append(values)
+    sizes = np.array([len(b) for b in blocks], np.int64)
+    base = np.frombuffer(b"".join(blocks), np.uint8)
+    counts = np.array([len(v) for v in expected], np.int64)
+    got = codec.decode_blocks(Slices(base, np.cumsum(sizes) - sizes, sizes), counts)
+    assert isinstance(got, Fixed)
+    np.testing.assert_array_equal(got.as_uint().astype(np.uint64), np.concatenate(expected))
+    for block, values in zip(blocks, expected, strict=True):
+        alone = codec.decode(np.frombuffer(block, np.uint8), len(values))
+        assert isinstance(alone, Fixed)
+        np.testing.assert_array_equal(alone.as_uint().astype(np.uint64), values)
+    with pytest.raises(CorruptFileError, match="bit-packed block"):  # a chunk too many
+        codec.decode_blocks(Slices(base, np.cumsum(sizes) - sizes, sizes), counts + 1024)

@@ -17,7 +17,7 @@ from lancelet._proto import encodings_v2_1_pb2 as pb
 from lancelet.errors import CorruptFileError
 from lancelet.file import LanceFileReader
 from lancelet.file.codecs import bitpacking
-from lancelet.file.v2_1.read import miniblock
+from lancelet.file.v2_1.read import miniblock, page_batches
 from lancelet.file.v2_1.read.fixed_width import OutOfLineBitpacking
 from lancelet.file.v2_1.read.values import Fixed
 from tests.file.v2_1 import page_bytes
@@ -54,13 +54,13 @@ def test_take_across_pages_batches_their_chunks(
     data = table()
     path = write(tmp_path / "t.lance", data, data_cache_bytes=4096)
     batches: list[int] = []
-    real = miniblock.take_pages
+    real = page_batches.take_pages
 
     def spy(pages: Any, *args: Any) -> Any:
         batches.append(len(pages))
         return real(pages, *args)
 
-    monkeypatch.setattr(miniblock, "take_pages", spy)
+    monkeypatch.setattr(page_batches, "take_pages", spy)
     rows = sorted({0, 1, N - 1, *range(5, N, 97)})
     reader = LanceFileReader(path)
     for name in data.column_names:

@@ -33,9 +33,8 @@ import pyarrow as pa
 from lancelet._proto import encodings_v2_1_pb2 as pb
 from lancelet.errors import CorruptFileError, LanceFileError
 from lancelet.file.codecs._chunks import sorted_groups
-from lancelet.file.v2_0.fields import concat_pages
 from lancelet.file.v2_1.read import compression
-from lancelet.file.v2_1.read.arrow import dictionaries_array, dictionary_array, to_arrow
+from lancelet.file.v2_1.read.arrow import dictionary_array, to_arrow
 from lancelet.file.v2_1.read.bounds import max_values
 from lancelet.file.v2_1.read.codec import BlockCodec, SelectiveCodec
 from lancelet.file.v2_1.read.context import PageRef, guarded
@@ -234,20 +233,31 @@ class MiniBlockPage:
     def dictionary(self) -> pa.Array:
         """The page's dictionary items, decoded once."""
         assert self._dict_buffer is not None
+        items = self.dictionary_items()
+        return to_arrow(self._dictionary_codec.decode(self._dict_buffer, items), self.item_type)
+
+    def dictionary_items(self) -> int:
+        """How many items the page's dictionary holds, checked against its size."""
+        assert self._dict_buffer is not None
         items = int(self.layout.num_dictionary_items)
         most = max_values(self.layout.dictionary, len(self._dict_buffer))
         if most is not None and items > most:
             raise CorruptFileError(
                 f"a dictionary of {items} items in {len(self._dict_buffer)} bytes"
             )
-        return to_arrow(self._dictionary_codec.decode(self._dict_buffer, items), self._item_type)
+        return items
 
     @property
     def _dictionary_codec(self) -> BlockCodec:
         return self.plan.dictionary_codec
 
     @property
-    def _item_type(self) -> pa.DataType:
+    def dict_buffer(self) -> U8 | None:
+        """The page's dictionary bytes (None: no dictionary)."""
+        return self._dict_buffer
+
+    @property
+    def item_type(self) -> pa.DataType:
         return self.dtype.value_type if pa.types.is_dictionary(self.dtype) else self.dtype
 
     def _few_from_dictionary(self, indices: Values) -> pa.Array | None:
@@ -271,7 +281,7 @@ class MiniBlockPage:
                 f"a dictionary index {int(raw.max())} is past the {items} dictionary items"
             )
         wanted, inverse = np.unique(raw, return_inverse=True)
-        entries = to_arrow(codec.decode_at(self._dict_buffer, items, wanted), self._item_type)
+        entries = to_arrow(codec.decode_at(self._dict_buffer, items, wanted), self.item_type)
         return entries.take(pa.array(inverse.reshape(-1)))
 
     # -- decoding chunks --------------------------------------------------------------
@@ -653,53 +663,6 @@ class MiniBlockPage:
 
 def _cut(levels: np.ndarray | None, lo: int, hi: int) -> np.ndarray | None:
     return None if levels is None else levels[lo:hi]
-
-
-def take_pages(pages: Sequence[MiniBlockPage], rows: Sequence[I64]) -> LevelledPage:
-    """Rows of several pages of one column that share a :attr:`~MiniBlockPage.batch_key`
-    (no lists), their chunks decoded in one batch: ``rows[i]`` are page ``i``'s,
-    page-relative (sorted, unique, in range).  Only the chunks holding them are read.
-    Errors name no page: callers retry page by page to find it."""
-    first = pages[0]
-    datas, starts, sizes, counts, picks = [], [], [], [], []
-    done = np.zeros(1, np.int64)
-    placed = 0
-    for page, wanted in zip(pages, rows, strict=True):
-        ids, local = page._flat_positions(wanted, done)
-        data, at = page._chunk_data(ids)
-        datas.append(data)
-        starts.append(at + placed)
-        placed += len(data)
-        sizes.append(page.sizes[ids])
-        counts.append(page.counts[ids])
-        picks.append(local)
-    local = np.concatenate(picks)
-    base = datas[0] if len(datas) == 1 else np.concatenate(datas)
-    raw = first._decode_raw(
-        base, np.concatenate(starts), np.concatenate(sizes), np.concatenate(counts), local
-    )
-    defs = None if raw.defs is None else raw.defs[local]
-    values = raw.values
-    if first._dict_buffer is None:
-        return first._page(None, defs, to_arrow(values, first.dtype))
-    if (
-        isinstance(values, Fixed)
-        and not pa.types.is_dictionary(first.dtype)
-        and all(
-            16 * len(r) > int(p.layout.num_dictionary_items)
-            for p, r in zip(pages, rows, strict=True)
-        )
-    ):
-        # Most of each dictionary wanted (a scan's take), not a few items each
-        # (which a page decodes alone, see _few_from_dictionary).
-        joined = dictionaries_array([p.dictionary for p in pages], [len(r) for r in rows], values)
-        return first._page(None, defs, joined)
-    parts, at_value = [], 0
-    for page, wanted in zip(pages, rows, strict=True):
-        part = take_values(values, np.arange(at_value, at_value + len(wanted)))
-        parts.append(page._to_arrow(part, few=True))
-        at_value += len(wanted)
-    return first._page(None, defs, concat_pages(parts))
 
 
 def _read(buffer: ChunkBuffer) -> U8:

@@ -77,6 +77,11 @@ class LayoutPlan:
         return compression.block_codec(self.layout.dictionary)
 
     @cached_property
+    def dictionary_key(self) -> bytes:
+        """Pages with the same key have their dictionaries encoded alike."""
+        return self.layout.dictionary.SerializeToString(deterministic=True)
+
+    @cached_property
     def batch_key(self) -> bytes | None:
         """Pages of one column with the same key decode their chunks alike (one
         batch for a take); None: a page with lists takes rows on its own."""
