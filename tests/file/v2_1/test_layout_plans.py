@@ -82,3 +82,16 @@ def test_files_written_alike_share_their_parsed_page_layouts(tmp_path: Path) -> 
     for a, b in zip(first._columns, second._columns, strict=True):
         assert a.pages[0].layout is b.pages[0].layout
     assert first.read_all().to_table().equals(_table(0))
+
+
+def test_pages_with_the_same_chunks_share_their_chunk_tables(tmp_path: Path) -> None:
+    """Chunk sizes, offsets and counts worked out once for pages whose chunk metadata,
+    item count and chunk bytes agree; shared, so read-only."""
+    data = pa.table({"n": pa.array(np.arange(3000) % 7)})
+    paths = [_write(tmp_path / f"{i}.lance", data) for i in range(2)]
+    first, second = (LanceFileReader(p).plain_leaves()[0].decoder(0) for p in paths)  # type: ignore[index]
+    assert isinstance(first, MiniBlockPage) and isinstance(second, MiniBlockPage)
+    assert first.counts is second.counts and first.offsets is second.offsets
+    assert not first.counts.flags.writeable
+    assert int(first.counts.sum()) == 3000
+    assert LanceFileReader(paths[1]).read_all().to_table().equals(data)

@@ -149,45 +149,14 @@ class MiniBlockPage:
 
     def _chunks(self, meta: U8) -> None:
         word = 4 if self.layout.has_large_chunk else 2
-        if len(meta) % word:
-            raise CorruptFileError(f"chunk metadata of {len(meta)} bytes is not whole words")
-        words = np.ascontiguousarray(meta).view(f"<u{word}")
-        if len(words) <= _FEW_CHUNKS:
-            # A small page (a compaction reads a thousand): Python ints cost less than
-            # the dozen numpy calls below.
-            listed = words.tolist()
-            sizes = np.array([((w >> 4) + 1) * _ALIGN for w in listed], dtype=np.int64)
-            logs = [w & 0xF for w in listed]
-            counts = np.array([1 << log for log in logs], dtype=np.int64)
-            gap = 0 in logs[:-1]
-        else:
-            wide = words.astype(np.int64)
-            sizes = ((wide >> 4) + 1) * _ALIGN
-            counts = np.left_shift(np.int64(1), wide & 0xF)
-            gap = bool(np.any((wide[:-1] & 0xF) == 0))
-        self.sizes = sizes
-        self.offsets = np.cumsum(sizes) - sizes
-        total = int(self.offsets[-1] + sizes[-1]) if len(sizes) else 0
-        if total != len(self._chunk_buffer):
-            raise CorruptFileError(
-                f"chunk sizes add up to {total} bytes, the chunk buffer "
-                f"holds {len(self._chunk_buffer)}"
-            )
-        items = int(self.layout.num_items)
-        if len(words) == 0:
-            if items:
-                raise CorruptFileError(f"no chunks for {items} items")
-            self.counts = self.item_starts = counts
-            return
-        if gap:
-            raise CorruptFileError("a chunk other than the last has no value count")
-        last = items - int(counts[:-1].sum())
-        # The last chunk's count is written (a power of two) or left to the page's total.
-        if last < 0 or (int(words[-1]) & 0xF and int(counts[-1]) != last):
-            raise CorruptFileError(f"chunk value counts do not add up to the page's {items} items")
-        counts[-1] = last
-        self.counts = counts
-        self.item_starts = np.cumsum(counts) - counts
+        key = (meta.tobytes(), word, int(self.layout.num_items), len(self._chunk_buffer))
+        table = _chunk_tables.get(key)
+        if table is None:
+            table = _chunk_table(*key)
+            if len(_chunk_tables) >= _CHUNK_TABLES_KEPT:
+                _chunk_tables.clear()
+            _chunk_tables[key] = table
+        self.sizes, self.offsets, self.counts, self.item_starts = table
 
     def _row_index(self, index: U8 | None, depth: int) -> None:
         n = len(self.counts)
@@ -659,6 +628,59 @@ class MiniBlockPage:
         breaks[1:] = ids[1:] != ids[:-1] + 1
         starts: I64 = decoded.level_starts[breaks]
         return starts
+
+
+# Chunk tables by what they follow from: the pages of a column in files written
+# alike mostly hold the same chunks (a compaction opens a hundred such files).  The
+# arrays are shared, so they are read-only.
+_ChunkTable = tuple[I64, I64, I64, I64]
+_chunk_tables: dict[tuple[bytes, int, int, int], _ChunkTable] = {}
+_CHUNK_TABLES_KEPT = 4096
+
+
+def _chunk_table(meta: bytes, word: int, items: int, buffer_len: int) -> _ChunkTable:
+    """Each chunk's size, offset, value count and first value, from the chunk
+    metadata words, checked against the page's items and chunk buffer."""
+    if len(meta) % word:
+        raise CorruptFileError(f"chunk metadata of {len(meta)} bytes is not whole words")
+    words = np.frombuffer(meta, dtype=f"<u{word}")
+    if len(words) <= _FEW_CHUNKS:
+        # A small page: Python ints cost less than the dozen numpy calls below.
+        listed = words.tolist()
+        sizes = np.array([((w >> 4) + 1) * _ALIGN for w in listed], dtype=np.int64)
+        logs = [w & 0xF for w in listed]
+        counts = np.array([1 << log for log in logs], dtype=np.int64)
+        gap = 0 in logs[:-1]
+    else:
+        wide = words.astype(np.int64)
+        sizes = ((wide >> 4) + 1) * _ALIGN
+        counts = np.left_shift(np.int64(1), wide & 0xF)
+        gap = bool(np.any((wide[:-1] & 0xF) == 0))
+    offsets = np.cumsum(sizes) - sizes
+    total = int(offsets[-1] + sizes[-1]) if len(sizes) else 0
+    if total != buffer_len:
+        raise CorruptFileError(
+            f"chunk sizes add up to {total} bytes, the chunk buffer holds {buffer_len}"
+        )
+    if len(words) == 0:
+        if items:
+            raise CorruptFileError(f"no chunks for {items} items")
+        return _read_only(sizes, offsets, counts, counts)
+    if gap:
+        raise CorruptFileError("a chunk other than the last has no value count")
+    last = items - int(counts[:-1].sum())
+    # The last chunk's count is written (a power of two) or left to the page's total.
+    if last < 0 or (int(words[-1]) & 0xF and int(counts[-1]) != last):
+        raise CorruptFileError(f"chunk value counts do not add up to the page's {items} items")
+    counts[-1] = last
+    return _read_only(sizes, offsets, counts, np.cumsum(counts) - counts)
+
+
+def _read_only(*arrays: I64) -> _ChunkTable:
+    for array in arrays:
+        array.setflags(write=False)
+    sizes, offsets, counts, starts = arrays
+    return sizes, offsets, counts, starts
 
 
 def _cut(levels: np.ndarray | None, lo: int, hi: int) -> np.ndarray | None:
