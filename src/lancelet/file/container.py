@@ -352,11 +352,12 @@ def _column_info(
             )
         _check_ranges(source, page.buffer_offsets, page.buffer_sizes, what)
         layout.add_data(page.buffer_offsets, page.buffer_sizes, f"{what} buffer")
-        encoding = enc_pb.ArrayEncoding()
         page_layout = None
         if structural:
+            encoding = _NO_ENCODING
             page_layout = _page_layout(source, page.encoding, what)
         else:
+            encoding = enc_pb.ArrayEncoding()
             _unpack_any(source, page.encoding, ARRAY_ENCODING_URL, encoding, f"{what} encoding")
         pages.append(
             Page(
@@ -384,6 +385,9 @@ def _check_ranges(
         if off < 0 or size < 0 or off + size > end:
             check_range(source, off, size, f"{what} buffer")
 
+
+# The (empty) 2.0 encoding of every 2.1+ page: one object, which nothing changes.
+_NO_ENCODING = enc_pb.ArrayEncoding()
 
 # Page layouts parsed (and checked) by their stored bytes.  A compaction opens a
 # hundred files of one schema whose pages of a column repeat one layout; parsing

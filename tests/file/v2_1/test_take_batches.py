@@ -166,7 +166,7 @@ def test_take_decodes_only_the_dictionary_items_it_needs(
     layouts = [p.layout.mini_block_layout for p in LanceFileReader(path)._leaves[0].info.pages]
     assert any(m.dictionary.WhichOneof("compression") == "out_of_line_bitpacking" for m in layouts)
 
-    real = miniblock.MiniBlockPage.dictionary.func
+    real = miniblock.MiniBlockPage.dictionary.fget
 
     def whole(self: miniblock.MiniBlockPage) -> Any:
         kind = self.layout.dictionary.WhichOneof("compression")

@@ -24,7 +24,6 @@ from __future__ import annotations
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from typing import cast
 
 import numpy as np
@@ -126,6 +125,9 @@ class MiniBlockPage:
         self.layout = layout
         self.dtype = dtype
         self._rows = num_rows
+        # Decoded when first needed (a plain attribute, not a cached_property: that
+        # would give each of a compaction's thousand pages an instance dict).
+        self._dictionary: pa.Array | None = None
         guarded(ref, lambda: self._setup(buffers))
 
     # -- page structure -------------------------------------------------------------
@@ -198,12 +200,20 @@ class MiniBlockPage:
         whole = np.flatnonzero(~self.trailer)
         self.run_end = whole[np.searchsorted(whole, np.arange(n))] if n else whole
 
-    @cached_property
+    @property
     def dictionary(self) -> pa.Array:
         """The page's dictionary items, decoded once."""
-        assert self._dict_buffer is not None
-        items = self.dictionary_items()
-        return to_arrow(self._dictionary_codec.decode(self._dict_buffer, items), self.item_type)
+        if self._dictionary is None:
+            assert self._dict_buffer is not None
+            items = self.dictionary_items()
+            decoded = self._dictionary_codec.decode(self._dict_buffer, items)
+            self._dictionary = to_arrow(decoded, self.item_type)
+        return self._dictionary
+
+    @property
+    def dictionary_decoded(self) -> bool:
+        """Whether :attr:`dictionary` was asked for already."""
+        return self._dictionary is not None
 
     def dictionary_items(self) -> int:
         """How many items the page's dictionary holds, checked against its size."""
@@ -235,7 +245,7 @@ class MiniBlockPage:
         items = int(self.layout.num_dictionary_items)
         codec = self._dictionary_codec
         if (
-            "dictionary" in self.__dict__
+            self.dictionary_decoded
             or not isinstance(codec, OutOfLineBitpacking)
             or not isinstance(indices, Fixed)
             or indices.bits not in (8, 16, 32, 64)

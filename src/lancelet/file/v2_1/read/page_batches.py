@@ -78,7 +78,7 @@ def _dictionaries(pages: Sequence[MiniBlockPage]) -> tuple[pa.Array, I64]:
     page's is its own."""
     key = pages[0].plan.dictionary_key
     if len(pages) > 1 and all(
-        p.plan.dictionary_key == key and "dictionary" not in p.__dict__ for p in pages
+        p.plan.dictionary_key == key and not p.dictionary_decoded for p in pages
     ):
         counts = np.array([p.dictionary_items() for p in pages], dtype=np.int64)
         buffers = [b for b in (p.dict_buffer for p in pages) if b is not None]
