@@ -394,7 +394,9 @@ _NO_ENCODING = enc_pb.ArrayEncoding()
 # and checking each again cost more than the rest of opening the file.  A layout
 # is shared by the pages that stored it alike, so nothing may change one.
 _PAGE_LAYOUTS: dict[bytes, pb21.PageLayout] = {}
-_PAGE_LAYOUTS_KEPT = 4096
+_PAGE_LAYOUTS_KEPT = 1024
+# Larger layouts (an FSST symbol table's, which no other page shares) are not kept.
+_PAGE_LAYOUT_KEPT_BYTES = 512
 
 
 def _page_layout(source: RangeSource, encoding: file2_pb2.Encoding, what: str) -> pb21.PageLayout:
@@ -404,7 +406,7 @@ def _page_layout(source: RangeSource, encoding: file2_pb2.Encoding, what: str) -
         return found
     page_layout = pb21.PageLayout()
     _unpack_any(source, encoding, PAGE_LAYOUT_URL, page_layout, f"{what} layout")
-    if raw is not None:
+    if raw is not None and len(raw) <= _PAGE_LAYOUT_KEPT_BYTES:
         if len(_PAGE_LAYOUTS) >= _PAGE_LAYOUTS_KEPT:
             _PAGE_LAYOUTS.clear()
         _PAGE_LAYOUTS[raw] = page_layout

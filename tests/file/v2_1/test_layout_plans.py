@@ -95,3 +95,14 @@ def test_pages_with_the_same_chunks_share_their_chunk_tables(tmp_path: Path) -> 
     assert not first.counts.flags.writeable
     assert int(first.counts.sum()) == 3000
     assert LanceFileReader(paths[1]).read_all().to_table().equals(data)
+
+
+def test_a_layout_no_other_page_shares_is_not_kept() -> None:
+    """An FSST symbol table makes a layout large and its page's own: its plan is
+    worked out for the page, not kept."""
+    layout = pb.MiniBlockLayout(layers=[pb.REPDEF_ALL_VALID_ITEM], num_buffers=1)
+    layout.value_compression.fsst.symbol_table = bytes(range(256)) * 3
+    layout.value_compression.fsst.values.variable.offsets.flat.bits_per_value = 32
+    plan = plan_of(layout)
+    assert plan_of(layout) is not plan
+    assert layout.SerializeToString(deterministic=True) not in miniblock_plan._plans

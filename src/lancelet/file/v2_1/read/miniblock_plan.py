@@ -26,9 +26,10 @@ from lancelet.file.v2_1.read.values import I64, U8, Values
 __all__ = ["LayoutPlan", "plan_of"]
 
 _ALIGN = 8
-# Plans kept: a compaction's files share a few per column; layouts unique to a page
-# (an FSST symbol table) pass through.
+# Plans kept: a compaction's files share a few per column.  Larger layouts (an FSST
+# symbol table's, which no other page shares) are not kept.
 _MAX_PLANS = 1024
+_MAX_KEY_BYTES = 512
 _plans: dict[bytes, LayoutPlan] = {}
 _lock = threading.Lock()
 
@@ -112,7 +113,8 @@ class LayoutPlan:
 
 def plan_of(layout: pb.MiniBlockLayout) -> LayoutPlan:
     """The plan of ``layout``, shared with every page laid out the same way.  A layout
-    that fails its checks raises each time (it is not kept)."""
+    that fails its checks raises each time (it is not kept); one too large to be
+    shared is worked out for its page alone."""
     key = layout.SerializeToString(deterministic=True)
     found = _plans.get(key)
     if found is not None:
@@ -121,6 +123,8 @@ def plan_of(layout: pb.MiniBlockLayout) -> LayoutPlan:
     own = pb.MiniBlockLayout()
     own.ParseFromString(key)
     made = LayoutPlan(own)
+    if len(key) > _MAX_KEY_BYTES:
+        return made
     with _lock:
         if len(_plans) >= _MAX_PLANS:
             _plans.clear()
