@@ -35,11 +35,11 @@ from lancelet.file.codecs._chunks import sorted_groups
 from lancelet.file.v2_1.read import compression
 from lancelet.file.v2_1.read.arrow import dictionary_array, to_arrow
 from lancelet.file.v2_1.read.bounds import max_values
-from lancelet.file.v2_1.read.codec import BlockCodec, SelectiveCodec
+from lancelet.file.v2_1.read.codec import BlockCodec, MiniBlockCodec, SelectiveCodec
 from lancelet.file.v2_1.read.context import PageRef, guarded
 from lancelet.file.v2_1.read.fixed_width import OutOfLineBitpacking
 from lancelet.file.v2_1.read.levels import check_levels, visible
-from lancelet.file.v2_1.read.miniblock_plan import plan_of
+from lancelet.file.v2_1.read.miniblock_plan import plan_of, selective
 from lancelet.file.v2_1.read.page import LevelledPage
 from lancelet.file.v2_1.read.page_buffer import ChunkBuffer, PageBuffer, gather
 from lancelet.file.v2_1.read.values import (
@@ -137,7 +137,7 @@ class MiniBlockPage:
         plan = self.plan = plan_of(self.layout)
         self.shape = plan.shape
         self.has_rep, self.has_def = plan.has_rep, plan.has_def
-        self.value_codec, self._selective, self._pick = plan.value_codec, plan.selective, plan.pick
+        self.value_codec, self._pick = plan.value_codec, plan.pick
         self.rep_codec, self.def_codec = plan.rep_codec, plan.def_codec
         if len(buffers) != plan.num_page_buffers:
             raise CorruptFileError(
@@ -285,13 +285,21 @@ class MiniBlockPage:
         return to_arrow(values, self.dtype)
 
     def _decode_raw(
-        self, data: U8, starts: I64, sizes: I64, counts: I64, select: I64 | None = None
+        self,
+        data: U8,
+        starts: I64,
+        sizes: I64,
+        counts: I64,
+        select: I64 | None = None,
+        values_codec: MiniBlockCodec | None = None,
     ) -> _Raw:
         """Chunks at ``starts`` of ``data`` (their sizes and value counts given), decoded
         with this page's codecs but not yet made Arrow; any page with the same
-        :attr:`batch_key` decodes the same way, so chunks of several pages may come in
+        :attr:`batch_key` decodes the same way (FSST values up to their expansion,
+        each page with its own symbol table), so chunks of several pages may come in
         one batch.  With ``select`` (positions among the chunks' values), the values
-        are only those; codecs that can leave the others undecoded do."""
+        are only those; codecs that can leave the others undecoded do.
+        ``values_codec``: decode the values with it instead of the page's."""
         nbuf = int(self.layout.num_buffers)
         big = 4 if self.layout.has_large_chunk else 2
         small_fields = 1 + int(self.has_rep) + int(self.has_def)
@@ -329,19 +337,25 @@ class MiniBlockPage:
             )
         if rep is None and defs is not None and bool(np.any(num_levels != counts)):
             raise CorruptFileError("a chunk without lists has more level entries than values")
-        values = self._values(value_slices, counts, select)
+        values = self._values(value_slices, counts, select, values_codec)
         total_levels = (
             int(num_levels.sum()) if (self.has_rep or self.has_def) else int(counts.sum())
         )
         per_chunk = num_levels if (self.has_rep or self.has_def) else counts
         return _Raw(rep, defs, values, np.cumsum(per_chunk) - per_chunk, total_levels)
 
-    def _values(self, slices: list[Slices], counts: I64, select: I64 | None) -> Values:
-        codec = self.value_codec
+    def _values(
+        self,
+        slices: list[Slices],
+        counts: I64,
+        select: I64 | None,
+        codec: MiniBlockCodec | None = None,
+    ) -> Values:
+        if codec is None:
+            codec = self.value_codec
         expected = int(counts.sum())
-        if select is not None and self._selective:
-            selective = cast(SelectiveCodec, codec)
-            picked = selective.decode_selected(slices, counts, select)
+        if select is not None and selective(type(codec)):
+            picked = cast(SelectiveCodec, codec).decode_selected(slices, counts, select)
             if picked is not None:
                 return picked
         values = codec.decode(slices, counts)

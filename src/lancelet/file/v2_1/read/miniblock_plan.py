@@ -22,8 +22,9 @@ from lancelet.file.v2_1.read import compression
 from lancelet.file.v2_1.read.codec import BlockCodec, MiniBlockCodec, SelectiveCodec
 from lancelet.file.v2_1.read.levels import LayerShape
 from lancelet.file.v2_1.read.values import I64, U8, Values
+from lancelet.file.v2_1.read.variable_width import FsstMiniBlock
 
-__all__ = ["LayoutPlan", "plan_of"]
+__all__ = ["LayoutPlan", "plan_of", "selective"]
 
 _ALIGN = 8
 # Plans kept: a compaction's files share a few per column.  Larger layouts (an FSST
@@ -37,7 +38,7 @@ Pick = Callable[[Sequence[U8], int, I64], "Values | None"]
 
 
 @lru_cache(maxsize=64)
-def _selective(kind: type) -> bool:
+def selective(kind: type) -> bool:
     # A runtime protocol check costs as much as a small take: made once per class.
     return issubclass(kind, SelectiveCodec)
 
@@ -53,7 +54,7 @@ class LayoutPlan:
         if not layout.HasField("value_compression"):
             raise CorruptFileError("a mini-block page without its value compression")
         self.value_codec: MiniBlockCodec = compression.miniblock_codec(layout.value_compression)
-        self.selective = _selective(type(self.value_codec))
+        self.selective = selective(type(self.value_codec))
         self.pick: Pick | None = getattr(self.value_codec, "pick", None)
         self.rep_codec = compression.block_codec(layout.rep_compression) if self.has_rep else None
         self.def_codec = compression.block_codec(layout.def_compression) if self.has_def else None
@@ -89,8 +90,15 @@ class LayoutPlan:
         if self.has_rep:
             return None
         layout = self.layout
+        values = layout.value_compression
+        if isinstance(self.value_codec, FsstMiniBlock):
+            # FSST pages batch whatever their symbol tables: what the tables compressed
+            # is decoded in one batch, then each page's values expanded with its own.
+            encoded = b"fsst:" + values.fsst.values.SerializeToString(deterministic=True)
+        else:
+            encoded = values.SerializeToString(deterministic=True)
         parts = [
-            layout.value_compression.SerializeToString(deterministic=True),
+            encoded,
             layout.def_compression.SerializeToString(deterministic=True),
             bytes(
                 repr((tuple(layout.layers), layout.num_buffers, layout.has_large_chunk)), "ascii"

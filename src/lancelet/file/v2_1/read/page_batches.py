@@ -14,11 +14,21 @@ import numpy as np
 import pyarrow as pa
 
 from lancelet.errors import CorruptFileError
+from lancelet.file.codecs.fsst import fsst_decompress
 from lancelet.file.v2_0.fields import concat_pages
 from lancelet.file.v2_1.read.arrow import dictionaries_array, to_arrow
 from lancelet.file.v2_1.read.miniblock import MiniBlockPage
 from lancelet.file.v2_1.read.page import LevelledPage
-from lancelet.file.v2_1.read.values import I64, Fixed, Slices, take_values
+from lancelet.file.v2_1.read.values import (
+    I64,
+    Fixed,
+    Slices,
+    Values,
+    Var,
+    concat_values,
+    take_values,
+)
+from lancelet.file.v2_1.read.variable_width import FsstMiniBlock
 
 __all__ = ["take_pages"]
 
@@ -43,11 +53,17 @@ def take_pages(pages: Sequence[MiniBlockPage], rows: Sequence[I64]) -> LevelledP
         picks.append(local)
     local = np.concatenate(picks)
     base = datas[0] if len(datas) == 1 else np.concatenate(datas)
+    fsst = first.value_codec if isinstance(first.value_codec, FsstMiniBlock) else None
     raw = first._decode_raw(
-        base, np.concatenate(starts), np.concatenate(sizes), np.concatenate(counts), local
+        base,
+        np.concatenate(starts),
+        np.concatenate(sizes),
+        np.concatenate(counts),
+        local,
+        None if fsst is None else fsst.inner,
     )
     defs = None if raw.defs is None else raw.defs[local]
-    values = raw.values
+    values = raw.values if fsst is None else _expand(pages, rows, raw.values)
     if first.dict_buffer is None:
         return first._page(None, defs, to_arrow(values, first.dtype))
     if (
@@ -90,3 +106,22 @@ def _dictionaries(pages: Sequence[MiniBlockPage]) -> tuple[pa.Array, I64]:
         return to_arrow(values, pages[0].item_type), counts
     found = [p.dictionary for p in pages]
     return pa.concat_arrays(found), np.array([len(d) for d in found], dtype=np.int64)
+
+
+def _expand(pages: Sequence[MiniBlockPage], rows: Sequence[I64], compressed: Values) -> Var:
+    """FSST values of several pages, decoded but not expanded, back to back (``rows[i]``
+    of them page ``i``'s): each page's expanded with its own symbol table."""
+    if not isinstance(compressed, Var):
+        raise CorruptFileError("FSST values do not decode to variable-width values")
+    parts: list[Values] = []
+    at = 0
+    for page, wanted in zip(pages, rows, strict=True):
+        codec = page.value_codec
+        if not isinstance(codec, FsstMiniBlock):
+            raise CorruptFileError("a page of FSST values batched with others")
+        offsets = compressed.offsets[at : at + len(wanted) + 1]
+        parts.append(Var(*fsst_decompress(codec.table, compressed.data, offsets)))
+        at += len(wanted)
+    joined = concat_values(parts)
+    assert isinstance(joined, Var)
+    return joined
