@@ -14,6 +14,8 @@ import pytest
 from lancelet.errors import CorruptFileError
 from lancelet.file.codecs import bitpacking, jit
 from lancelet.file.reader import LanceFileReader
+from lancelet.file.v2_1.read.fixed_width import InlineBitpacking, InlineMiniBlock
+from lancelet.file.v2_1.read.values import Fixed, Slices, take_values
 from lancelet.file.writer import LanceFileWriter
 
 pytestmark = pytest.mark.skipif(not jit.enabled(), reason="numba missing or LANCELET_JIT=0")
@@ -211,3 +213,48 @@ def test_selected_values_read_alone(width: int) -> None:
     damaged[starts[-1]] = width + 1  # the last chunk claims more bits than its width
     broken = np.frombuffer(bytes(damaged), dtype=np.uint8)
     assert bitpacking.unpack_inline_selected(broken, *args[1:], index[:1]) is None
+
+
+@pytest.mark.parametrize("width", [16, 64])
+def test_a_selection_of_most_values_unpacks_whole_chunks(width: int) -> None:
+    """Most of the chunks' values (a compaction's live rows) are unpacked whole and
+    the rest dropped: the selective decode declines; a few are read one by one.
+    Both give the values at those positions."""
+    rng = np.random.default_rng(width)
+    base, starts, sizes, counts, every = _random_chunks(rng, width, [1, width // 2, width, 3])
+    codec = InlineMiniBlock(InlineBitpacking(width))
+    chunks = [Slices(base, starts, sizes)]
+    for share in (0.1, 0.9):
+        index = np.sort(rng.choice(len(every), size=int(len(every) * share), replace=False))
+        picked = codec.decode_selected(chunks, counts, index)
+        assert (picked is None) == (share > 0.5)
+        whole = codec.decode(chunks, counts)
+        got = take_values(whole, index) if picked is None else picked
+        assert isinstance(got, Fixed)
+        np.testing.assert_array_equal(got.as_uint().astype(np.uint64), every[index])
+
+
+def test_blocks_of_several_chunks_decode_together() -> None:
+    """Inline bit-packed blocks (a page dictionary each: chunks of 1024 values, the
+    last one short) decoded in one batch give each block's values, as each block
+    decoded alone does."""
+    rng = np.random.default_rng(3)
+    codec = InlineBitpacking(32)
+    blocks, expected = [], []
+    for count in (2500, 1024, 700, 3):
+        values = rng.integers(0, 1 << 20, count, dtype=np.uint64)
+        chunks = [values[i : i + 1024] for i in range(0, count, 1024)]
+        blocks.append(b"".join(_chunk_bytes(c, 32, int(c.max()).bit_length()) for c in chunks))
+        expected.append(values)
+    sizes = np.array([len(b) for b in blocks], np.int64)
+    base = np.frombuffer(b"".join(blocks), np.uint8)
+    counts = np.array([len(v) for v in expected], np.int64)
+    got = codec.decode_blocks(Slices(base, np.cumsum(sizes) - sizes, sizes), counts)
+    assert isinstance(got, Fixed)
+    np.testing.assert_array_equal(got.as_uint().astype(np.uint64), np.concatenate(expected))
+    for block, values in zip(blocks, expected, strict=True):
+        alone = codec.decode(np.frombuffer(block, np.uint8), len(values))
+        assert isinstance(alone, Fixed)
+        np.testing.assert_array_equal(alone.as_uint().astype(np.uint64), values)
+    with pytest.raises(CorruptFileError, match="bit-packed block"):  # a chunk too many
+        codec.decode_blocks(Slices(base, np.cumsum(sizes) - sizes, sizes), counts + 1024)

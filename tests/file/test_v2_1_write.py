@@ -680,3 +680,32 @@ def test_refused_2_0_only_options(tmp_path: Path) -> None:
     table = pa.table({"a": [1]})
     with pytest.raises(UnsupportedOptionError, match="bogus"):
         LanceFileWriter(tmp_path / "x.lance", table.schema, version="2.2", bogus=1)
+
+
+def test_many_batches_of_one_schema_checked_once_and_still_refused_when_they_differ(
+    tmp_path: Path,
+) -> None:
+    """Batches after the first of the same schema skip the schema check; a JSON
+    extension column still goes in storage form in every batch, top-level columns
+    with and without nulls are written alike, and a batch of another schema is
+    refused."""
+    docs = ['{"a": 1}', '{"b": [1, 2]}', "null", '{"c": "x"}']
+    table = pa.table(
+        {
+            "j": pa.array([docs[i % 4] for i in range(3000)], pa.json_()),
+            "n": pa.array([None if i % 9 == 0 else i for i in range(3000)], pa.int64()),
+            "s": pa.array([f"row {i}" for i in range(3000)]),
+        }
+    )
+    path = tmp_path / "t.lance"
+    writer = LanceFileWriter(path, table.schema, version="2.2")
+    for batch in table.to_batches(max_chunksize=BATCH):
+        writer.write_batch(batch)
+    with pytest.raises(SchemaError):
+        writer.write_batch(table.select(["j", "s", "n"]).to_batches()[0])
+    assert not path.exists()
+    write(path, table, "2.2")
+    theirs = write_reference(tmp_path / "ref.lance", table, "2.2")
+    got = ref.LanceFileReader(str(path)).read_all().to_table()
+    assert got.equals(ref.LanceFileReader(str(theirs)).read_all().to_table())
+    assert got.column("n").equals(table.column("n"))

@@ -227,6 +227,7 @@ def read_columns(
     table = _offset_table(source, footer.cmo_table_pos, footer.num_columns)
     columns = []
     layout = _Layout(source.path)
+    structural = footer.structural  # worked out from the version each time it is asked
     for index, (pos, size) in enumerate(table.tolist()):
         label = labels[index] if labels is not None and index < len(labels) else None
         what = f"column {index} metadata" + ("" if label is None else f" ({label})")
@@ -235,7 +236,7 @@ def read_columns(
         meta = file2_pb2.ColumnMetadata()
         parse_message(meta, source.read(pos, size), what, source.path, strict=True)
         columns.append(
-            _column_info(source, meta, index, label or f"column {index}", layout, footer.structural)
+            _column_info(source, meta, index, label or f"column {index}", layout, structural)
         )
     _add_tail(source, footer, layout)
     layout.check()
@@ -349,15 +350,14 @@ def _column_info(
             raise CorruptFileError(
                 f"{source.path}: {what} claims {page.length} rows, more than a page can hold"
             )
-        for off, size in zip(page.buffer_offsets, page.buffer_sizes, strict=True):
-            check_range(source, off, size, f"{what} buffer")
+        _check_ranges(source, page.buffer_offsets, page.buffer_sizes, what)
         layout.add_data(page.buffer_offsets, page.buffer_sizes, f"{what} buffer")
-        encoding = enc_pb.ArrayEncoding()
         page_layout = None
         if structural:
-            page_layout = pb21.PageLayout()
-            _unpack_any(source, page.encoding, PAGE_LAYOUT_URL, page_layout, f"{what} layout")
+            encoding = _NO_ENCODING
+            page_layout = _page_layout(source, page.encoding, what)
         else:
+            encoding = enc_pb.ArrayEncoding()
             _unpack_any(source, page.encoding, ARRAY_ENCODING_URL, encoding, f"{what} encoding")
         pages.append(
             Page(
@@ -374,6 +374,43 @@ def _column_info(
         check_range(source, off, size, f"{label} buffer")
     layout.add_data(meta.buffer_offsets, meta.buffer_sizes, f"{label} buffer")
     return ColumnInfo(tuple(pages), tuple(meta.buffer_offsets), tuple(meta.buffer_sizes))
+
+
+def _check_ranges(
+    source: RangeSource, offsets: Sequence[int], sizes: Sequence[int], what: str
+) -> None:
+    """:func:`check_range` of each of a page's buffers (its name made only to refuse one)."""
+    end = source.size
+    for off, size in zip(offsets, sizes, strict=True):
+        if off < 0 or size < 0 or off + size > end:
+            check_range(source, off, size, f"{what} buffer")
+
+
+# The (empty) 2.0 encoding of every 2.1+ page: one object, which nothing changes.
+_NO_ENCODING = enc_pb.ArrayEncoding()
+
+# Page layouts parsed (and checked) by their stored bytes.  A compaction opens a
+# hundred files of one schema whose pages of a column repeat one layout; parsing
+# and checking each again cost more than the rest of opening the file.  A layout
+# is shared by the pages that stored it alike, so nothing may change one.
+_PAGE_LAYOUTS: dict[bytes, pb21.PageLayout] = {}
+_PAGE_LAYOUTS_KEPT = 1024
+# Larger layouts (an FSST symbol table's, which no other page shares) are not kept.
+_PAGE_LAYOUT_KEPT_BYTES = 512
+
+
+def _page_layout(source: RangeSource, encoding: file2_pb2.Encoding, what: str) -> pb21.PageLayout:
+    raw = encoding.direct.encoding if encoding.WhichOneof("location") == "direct" else None
+    found = None if raw is None else _PAGE_LAYOUTS.get(raw)
+    if found is not None:
+        return found
+    page_layout = pb21.PageLayout()
+    _unpack_any(source, encoding, PAGE_LAYOUT_URL, page_layout, f"{what} layout")
+    if raw is not None and len(raw) <= _PAGE_LAYOUT_KEPT_BYTES:
+        if len(_PAGE_LAYOUTS) >= _PAGE_LAYOUTS_KEPT:
+            _PAGE_LAYOUTS.clear()
+        _PAGE_LAYOUTS[raw] = page_layout
+    return page_layout
 
 
 def pack_any(message: Message, url: str) -> bytes:

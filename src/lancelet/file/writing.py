@@ -16,7 +16,7 @@ from lancelet._proto import encodings_v2_0_pb2 as enc_pb
 from lancelet._proto import file2_pb2, file_pb2
 from lancelet.errors import LanceFileError, SchemaError
 from lancelet.file import container
-from lancelet.file.extensions import storage_batch, storage_schema
+from lancelet.file.extensions import has_extension, storage_batch, storage_schema
 from lancelet.file.schema import renumbered, stored_type, to_lance_fields
 from lancelet.file.version import FileVersion
 from lancelet.io import FileIO, OutputFile
@@ -102,6 +102,10 @@ class FileWriterBase:
         self._lock = threading.RLock()
         self.size_bytes: int | None = None
         self.schema: pa.Schema | None = None
+        # The last batch schema found to match the file's, and whether it holds
+        # extension columns: a compaction writes hundreds of batches of one schema.
+        self._matched: pa.Schema | None = None
+        self._extensions = True
         # The ids the file's schema records; None: positions (0, 1, ... in pre-order).
         self.field_ids: tuple[int, ...] | None = None
         if schema is not None:
@@ -144,10 +148,13 @@ class FileWriterBase:
         if self.schema is None:
             self.start(batch.schema)
         assert self.schema is not None
-        self._check_schema(batch.schema)
+        if self._matched is None or not batch.schema.equals(self._matched):
+            self._check_schema(batch.schema)
+            self._matched = batch.schema
+            self._extensions = any(has_extension(f.type) for f in batch.schema)
         try:
             for rb in batch.to_batches() if isinstance(batch, pa.Table) else [batch]:
-                self._write(storage_batch(rb))
+                self._write(storage_batch(rb) if self._extensions else rb)
                 self._rows += rb.num_rows
         except BaseException:
             self.abort()

@@ -12,10 +12,10 @@ import hashlib
 import json
 import os
 import posixpath
+import threading
 from collections import OrderedDict
 from collections.abc import MutableMapping
 from dataclasses import replace
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -63,6 +63,9 @@ def _remember(key: tuple[str, bytes], manifest: Manifest) -> None:
             break
 
 
+# Decoded manifests a store keeps, by version.
+_MANIFESTS_KEPT = 64
+
 # Decoded deletion files a store keeps: at most this many, of at most this many rows.
 _KEPT_DELETIONS = 1024
 _KEPT_DELETION_ROWS = 1 << 16
@@ -84,7 +87,11 @@ class DatasetStore:
         self.root = io.normalize(uri)
         self.io = io.FileIO.for_uri(self.root, storage_options) if file_io is None else file_io
         self.storage_options = self.io.storage_options
-        self._read_manifest = lru_cache(maxsize=64)(self._load_manifest)
+        # Decoded manifests by version, the newest used last.  Not an lru_cache of
+        # the bound method: that would make a reference cycle, and the store with
+        # every reader its session caches would wait for a full garbage collection.
+        self._manifests: OrderedDict[int, Manifest] = OrderedDict()
+        self._manifests_lock = threading.Lock()
         self.session = Session() if session is None else session
         self._bases: dict[int, BasePath] = {}
 
@@ -199,7 +206,17 @@ class DatasetStore:
         return self.read_manifest(location.version), location.scheme
 
     def read_manifest(self, version: int) -> Manifest:
-        return self._read_manifest(version)
+        with self._manifests_lock:
+            found = self._manifests.get(version)
+            if found is not None:
+                self._manifests.move_to_end(version)
+                return found
+        manifest = self._load_manifest(version)  # failures are not kept
+        with self._manifests_lock:
+            self._manifests[version] = manifest
+            if len(self._manifests) > _MANIFESTS_KEPT:
+                self._manifests.popitem(last=False)
+        return manifest
 
     def _manifest_bytes(self, version: int) -> tuple[str, bytes] | None:
         """The manifest file of ``version`` and its bytes, under either naming scheme.

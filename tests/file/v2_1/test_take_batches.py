@@ -17,7 +17,8 @@ from lancelet._proto import encodings_v2_1_pb2 as pb
 from lancelet.errors import CorruptFileError
 from lancelet.file import LanceFileReader
 from lancelet.file.codecs import bitpacking
-from lancelet.file.v2_1.read import miniblock
+from lancelet.file.many import take_from_files
+from lancelet.file.v2_1.read import miniblock, page_batches
 from lancelet.file.v2_1.read.fixed_width import OutOfLineBitpacking
 from lancelet.file.v2_1.read.values import Fixed
 from tests.file.v2_1 import page_bytes
@@ -54,13 +55,13 @@ def test_take_across_pages_batches_their_chunks(
     data = table()
     path = write(tmp_path / "t.lance", data, data_cache_bytes=4096)
     batches: list[int] = []
-    real = miniblock.take_pages
+    real = page_batches.take_pages
 
     def spy(pages: Any, *args: Any) -> Any:
         batches.append(len(pages))
         return real(pages, *args)
 
-    monkeypatch.setattr(miniblock, "take_pages", spy)
+    monkeypatch.setattr(page_batches, "take_pages", spy)
     rows = sorted({0, 1, N - 1, *range(5, N, 97)})
     reader = LanceFileReader(path)
     for name in data.column_names:
@@ -166,7 +167,7 @@ def test_take_decodes_only_the_dictionary_items_it_needs(
     layouts = [p.layout.mini_block_layout for p in LanceFileReader(path)._leaves[0].info.pages]
     assert any(m.dictionary.WhichOneof("compression") == "out_of_line_bitpacking" for m in layouts)
 
-    real = miniblock.MiniBlockPage.dictionary.func
+    real = miniblock.MiniBlockPage.dictionary.fget
 
     def whole(self: miniblock.MiniBlockPage) -> Any:
         kind = self.layout.dictionary.WhichOneof("compression")
@@ -205,3 +206,58 @@ def test_out_of_line_values_at_positions(raw_tail: bool) -> None:
     assert isinstance(got, Fixed) and got.as_uint().tolist() == values[positions].tolist()
     with pytest.raises(CorruptFileError, match="bytes"):
         codec.decode_at(buffer[:-8], len(values), positions)
+
+
+def test_fsst_pages_of_other_symbol_tables_decode_in_one_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FSST pages batch whatever their symbol tables (a compaction's files each have
+    their own): their values are decoded together and each page's expanded with
+    its own table, giving the rows pylance reads."""
+    paths = []
+    for i in range(3):
+        part = comments(20_000).slice(i * 5000, 6000)
+        paths.append(write(tmp_path / f"{i}.lance", part))
+        _fsst_layout(paths[-1])
+    readers = [LanceFileReader(p) for p in paths]
+    pages = [r._leaves[0].decoder(0) for r in readers]
+    assert all(isinstance(p, miniblock.MiniBlockPage) for p in pages)
+    tables = {p.layout.value_compression.fsst.symbol_table for p in pages}  # type: ignore[union-attr]
+    assert len(tables) == 3 and len({p.batch_key for p in pages}) == 1  # type: ignore[union-attr]
+    batches: list[int] = []
+    real = page_batches.take_pages
+
+    def spy(batch: Any, *args: Any) -> Any:
+        batches.append(len(batch))
+        return real(batch, *args)
+
+    monkeypatch.setattr(page_batches, "take_pages", spy)
+    rng = np.random.default_rng(2)
+    rows = [np.sort(rng.choice(6000, 5900, replace=False)) for _ in paths]
+    got = take_from_files(readers, rows)
+    expected = pa.concat_tables(
+        ref.LanceFileReader(str(p)).take_rows(r.tolist()).to_table()
+        for p, r in zip(paths, rows, strict=True)
+    )
+    assert got is not None and got.equals(expected)
+    assert max(batches) >= 3
+
+
+def test_damaged_fsst_page_inside_a_batch_is_named(tmp_path: Path) -> None:
+    data = comments(20_000)
+    path = write(tmp_path / "c.lance", data)
+    page, layout = _fsst_layout(path)
+    raw, columns = page_bytes.pages(path)
+    entry = columns[0][page]
+    chunk = page_bytes.miniblock_chunks(layout.mini_block_layout, *entry.buffers[:2])[0]
+    at, _ = chunk.buffers[0]
+    offsets = np.frombuffer(entry.buffers[1], "<u4", chunk.count + 1, chunk.start + at)
+    end = int(entry.meta.buffer_offsets[1]) + chunk.start + at + int(offsets[2])
+    forged_bytes = bytearray(raw)
+    forged_bytes[end - 2 : end] = b"\x00\xff"  # value 1 now ends in an escape
+    forged = tmp_path / "forged.lance"
+    forged.write_bytes(bytes(forged_bytes))
+    every = np.arange(20_000)
+    with pytest.raises(CorruptFileError, match=rf"page {page}\b") as info:
+        take_from_files([LanceFileReader(forged)], [every])
+    assert str(forged) in str(info.value)

@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 
 from lancelet.errors import CorruptFileError, UnsupportedTypeError
 from lancelet.file.v2_0.types import needs_value_check, value_problem
-from lancelet.file.v2_1.read.values import Bits, Bools, Fixed, Fsl, Packed, Values, Var
+from lancelet.file.v2_1.read.values import I64, Bits, Bools, Fixed, Fsl, Packed, Values, Var
 
 
 def fixed_bits(dtype: pa.DataType) -> int | None:
@@ -178,16 +178,15 @@ def dictionary_array(
     return items.take(positions)
 
 
-def dictionaries_array(dictionaries: list[pa.Array], counts: list[int], indices: Fixed) -> pa.Array:
+def dictionaries_array(items: pa.Array, sizes: I64, counts: list[int], indices: Fixed) -> pa.Array:
     """The items the indices of several pages point at, ``counts[i]`` of them each
-    into its page's ``dictionaries[i]``: the dictionaries joined and the indices
-    shifted, so that one take makes them all."""
+    into page ``i``'s dictionary, the ``sizes[i]`` items of ``items`` after those of
+    the pages before: the indices shifted, so that one take makes them all."""
     if indices.bits not in (8, 16, 32, 64):
         raise CorruptFileError("dictionary indices are not stored as integers")
     raw = indices.as_uint().astype(np.int64)
-    sizes = np.array([len(d) for d in dictionaries], dtype=np.int64)
-    page_of = np.repeat(np.arange(len(dictionaries)), counts)
+    page_of = np.repeat(np.arange(len(sizes)), counts)
     if len(raw) != len(page_of) or bool(np.any(raw >= sizes[page_of])):
         raise CorruptFileError("a dictionary index is past its page's dictionary items")
     shifted = raw + (np.cumsum(sizes) - sizes)[page_of]
-    return pa.concat_arrays(dictionaries).take(pa.array(shifted))
+    return items.take(pa.array(shifted))

@@ -69,6 +69,13 @@ class BlockCodec:
         parts = [self.decode(buffers.one(i), int(n)) for i, n in enumerate(counts.tolist())]
         return concat_values(parts)
 
+    def decode_blocks(self, buffers: Slices, counts: I64) -> Values:
+        """Several whole buffers (``counts[i]`` values in buffer ``i``, as
+        :meth:`decode` takes them), decoded back to back: pages' dictionaries.
+        Unlike a chunk, a block may hold several of its codec's own chunks."""
+        parts = [self.decode(buffers.one(i), int(n)) for i, n in enumerate(counts.tolist())]
+        return concat_values(parts)
+
 
 class ChildBuilder(Protocol):
     """Builds the decoders of an encoding's children (:class:`.compression.Builder`,

@@ -22,7 +22,7 @@ from lancelet.file.codecs._chunks import sorted_groups
 from lancelet.file.container import ColumnInfo, Page, RangeSource
 from lancelet.file.parallel import WORKERS
 from lancelet.file.v2_0.fields import concat_pages
-from lancelet.file.v2_1.read import blob, fullzip, miniblock
+from lancelet.file.v2_1.read import blob, fullzip, page_batches
 from lancelet.file.v2_1.read.constant import ConstantPage
 from lancelet.file.v2_1.read.context import PageRef, guarded
 from lancelet.file.v2_1.read.layout import Kind, Node
@@ -291,7 +291,9 @@ class LeafColumn:
         the damaged page)."""
         decoders = [self.decoder(p) for p in run]
         try:
-            page = miniblock.take_pages([d for d in decoders if isinstance(d, MiniBlockPage)], rows)
+            page = page_batches.take_pages(
+                [d for d in decoders if isinstance(d, MiniBlockPage)], rows
+            )
             return self._rows_of(page, sum(len(r) for r in rows), run[0])
         except (
             LanceFileError,
@@ -645,7 +647,7 @@ def _take_run(run: list[tuple[LeafColumn, int, I64]]) -> list[pa.Array]:
     if len(run) > 1:
         pages = [leaf.decoder(page_no) for leaf, page_no, _ in run]
         try:
-            batch = miniblock.take_pages(
+            batch = page_batches.take_pages(
                 [p for p in pages if isinstance(p, MiniBlockPage)], [r for _, _, r in run]
             )
             leaf, page_no, _ = run[0]

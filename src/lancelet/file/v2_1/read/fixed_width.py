@@ -62,6 +62,10 @@ class FlatCodec(BlockCodec):
     def decode(self, data: U8, count: int) -> Values:
         return self.decode_chunks(Slices.whole(data), np.array([count], np.int64))
 
+    def decode_blocks(self, buffers: Slices, counts: I64) -> Values:
+        # A flat block is laid out as a flat chunk is.
+        return self.decode_chunks(buffers, counts)
+
     def decode_chunks(self, buffers: Slices, counts: I64) -> Values:
         expect_sizes(buffers, self._sizes(counts), f"flat {self.bits}-bit values")
         total = int(counts.sum())
@@ -156,26 +160,40 @@ class InlineBitpacking(BlockCodec):
     num_buffers: int = 1
 
     def decode(self, data: U8, count: int) -> Values:
-        # As a block: consecutive 1024-value chunks, each with its own width word.
+        return self.decode_blocks(Slices.whole(data), np.array([count], np.int64))
+
+    def decode_blocks(self, buffers: Slices, counts: I64) -> Values:
+        # A block: consecutive 1024-value chunks, each with its own width word.  The
+        # chunks of every block are found first, then decoded in one batch.
+        starts: list[int] = []
+        sizes: list[int] = []
+        chunk_counts: list[int] = []
+        for block, count in enumerate(counts.tolist()):
+            base = int(buffers.starts[block])
+            for at, size in self._chunks_of(buffers.one(block), count):
+                starts.append(base + at)
+                sizes.append(size)
+            full, rest = divmod(count, _FASTLANES)
+            chunk_counts += [_FASTLANES] * full + ([rest] if rest else [])
+        located = Slices(buffers.base, np.array(starts, np.int64), np.array(sizes, np.int64))
+        return self.decode_chunks(located, np.array(chunk_counts, np.int64))
+
+    def _chunks_of(self, data: U8, count: int) -> list[tuple[int, int]]:
+        """Where each chunk of a block of ``count`` values starts in it, and its size."""
         width_bytes = self.word_bits // 8
-        starts, pos = [], 0
+        found, pos = [], 0
         for _ in range((count + _FASTLANES - 1) // _FASTLANES):
             if pos + width_bytes > len(data):
                 raise corrupt("bit-packed block ends inside a chunk's width word")
-            bits = int(
-                np.frombuffer(data[pos : pos + width_bytes].tobytes(), f"<u{width_bytes}")[0]
-            )
+            bits = int.from_bytes(data[pos : pos + width_bytes].tobytes(), "little")
             if bits > self.word_bits:
                 raise corrupt(f"bit-packed chunk claims {bits} bits of {self.word_bits}")
-            starts.append(pos)
-            pos += width_bytes + _FASTLANES * bits // 8
+            size = width_bytes + _FASTLANES * bits // 8
+            found.append((pos, size))
+            pos += size
         if pos != len(data):
             raise corrupt(f"bit-packed block holds {len(data)} bytes, {pos} expected")
-        counts = np.full(len(starts), _FASTLANES, np.int64)
-        if len(counts):
-            counts[-1] = count - _FASTLANES * (len(counts) - 1)
-        sizes = np.diff(np.append(np.array(starts, np.int64), pos))
-        return self.decode_chunks(Slices(data, np.array(starts, np.int64), sizes), counts)
+        return found
 
     def decode_chunks(self, buffers: Slices, counts: I64) -> Values:
         fast = unpack_inline(buffers.base, buffers.starts, buffers.sizes, counts, self.word_bits)
@@ -210,6 +228,10 @@ class InlineMiniBlock:
         """The values at ``index`` only: a take of a few rows per chunk reads each
         value's one or two words instead of unpacking every chunk (None: decode the
         chunks whole, as without the kernels or for chunks off their words)."""
+        if 2 * len(index) > int(counts.sum()):
+            # Most of the values (a compaction's take of the live rows): unpacking the
+            # chunks whole and dropping the others costs less than finding each one.
+            return None
         buf = buffers[0]
         word_bits = self.codec.word_bits
         picked = unpack_inline_selected(buf.base, buf.starts, buf.sizes, counts, word_bits, index)

@@ -22,9 +22,8 @@ and errors are the reference.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
 from typing import cast
 
 import numpy as np
@@ -33,14 +32,14 @@ import pyarrow as pa
 from lancelet._proto import encodings_v2_1_pb2 as pb
 from lancelet.errors import CorruptFileError, LanceFileError
 from lancelet.file.codecs._chunks import sorted_groups
-from lancelet.file.v2_0.fields import concat_pages
 from lancelet.file.v2_1.read import compression
-from lancelet.file.v2_1.read.arrow import dictionaries_array, dictionary_array, to_arrow
+from lancelet.file.v2_1.read.arrow import dictionary_array, to_arrow
 from lancelet.file.v2_1.read.bounds import max_values
-from lancelet.file.v2_1.read.codec import BlockCodec, SelectiveCodec
+from lancelet.file.v2_1.read.codec import BlockCodec, MiniBlockCodec, SelectiveCodec
 from lancelet.file.v2_1.read.context import PageRef, guarded
 from lancelet.file.v2_1.read.fixed_width import OutOfLineBitpacking
-from lancelet.file.v2_1.read.levels import LayerShape, check_levels, visible
+from lancelet.file.v2_1.read.levels import check_levels, visible
+from lancelet.file.v2_1.read.miniblock_plan import plan_of, selective
 from lancelet.file.v2_1.read.page import LevelledPage
 from lancelet.file.v2_1.read.page_buffer import ChunkBuffer, PageBuffer, gather
 from lancelet.file.v2_1.read.values import (
@@ -111,11 +110,6 @@ class _Raw:
     num_levels: int
 
 
-@lru_cache(maxsize=64)
-def _selective(kind: type) -> bool:
-    return issubclass(kind, SelectiveCodec)
-
-
 class MiniBlockPage:
     """A :class:`~.page.PageDecoder` for one mini-block page of one leaf column."""
 
@@ -131,87 +125,40 @@ class MiniBlockPage:
         self.layout = layout
         self.dtype = dtype
         self._rows = num_rows
-        self.shape = LayerShape.of(tuple(layout.layers))
+        # Decoded when first needed (a plain attribute, not a cached_property: that
+        # would give each of a compaction's thousand pages an instance dict).
+        self._dictionary: pa.Array | None = None
         guarded(ref, lambda: self._setup(buffers))
 
     # -- page structure -------------------------------------------------------------
 
     def _setup(self, buffers: Sequence[ChunkBuffer]) -> None:
-        layout = self.layout
-        self.has_rep = layout.HasField("rep_compression")
-        self.has_def = layout.HasField("def_compression")
-        if not layout.HasField("value_compression"):
-            raise CorruptFileError("a mini-block page without its value compression")
-        self.value_codec = compression.miniblock_codec(layout.value_compression)
-        # A runtime protocol check costs as much as a small take: made once per codec
-        # class (they define their methods on the class).
-        self._selective = _selective(type(self.value_codec))
-        self._pick: Callable[[Sequence[U8], int, I64], Values | None] | None = getattr(
-            self.value_codec, "pick", None
-        )
-        self.rep_codec = compression.block_codec(layout.rep_compression) if self.has_rep else None
-        self.def_codec = compression.block_codec(layout.def_compression) if self.has_def else None
-        if layout.num_buffers != self.value_codec.num_buffers:
+        # The codecs, shape and layout checks are shared by the pages laid out alike.
+        plan = self.plan = plan_of(self.layout)
+        self.shape = plan.shape
+        self.has_rep, self.has_def = plan.has_rep, plan.has_def
+        self.value_codec, self._pick = plan.value_codec, plan.pick
+        self.rep_codec, self.def_codec = plan.rep_codec, plan.def_codec
+        if len(buffers) != plan.num_page_buffers:
             raise CorruptFileError(
-                f"the layout says {layout.num_buffers} value buffers per chunk, its "
-                f"compression uses {self.value_codec.num_buffers}"
+                f"the page has {len(buffers)} buffers, {plan.num_page_buffers} expected"
             )
-        has_dict = layout.HasField("dictionary")
-        depth = int(layout.repetition_index_depth)
-        expected = 2 + int(has_dict) + int(depth > 0)
-        if len(buffers) != expected:
-            raise CorruptFileError(f"the page has {len(buffers)} buffers, {expected} expected")
-        if self.has_rep != (self.shape.max_rep > 0):
-            raise CorruptFileError("repetition levels do not match the page's list layers")
-        if depth > 0 and not self.has_rep:
-            raise CorruptFileError("a repetition index without repetition levels")
         # The chunks, read as they are decoded; the other buffers were read whole.
         self._chunk_buffer = buffers[1]
-        self._dict_buffer = _read(buffers[2]) if has_dict else None
+        self._dict_buffer = _read(buffers[2]) if plan.has_dict else None
         self._chunks(_read(buffers[0]))
-        self._row_index(_read(buffers[-1]) if depth > 0 else None, depth)
+        self._row_index(_read(buffers[-1]) if plan.depth > 0 else None, plan.depth)
 
     def _chunks(self, meta: U8) -> None:
         word = 4 if self.layout.has_large_chunk else 2
-        if len(meta) % word:
-            raise CorruptFileError(f"chunk metadata of {len(meta)} bytes is not whole words")
-        words = np.ascontiguousarray(meta).view(f"<u{word}")
-        if len(words) <= _FEW_CHUNKS:
-            # A small page (a compaction reads a thousand): Python ints cost less than
-            # the dozen numpy calls below.
-            listed = words.tolist()
-            sizes = np.array([((w >> 4) + 1) * _ALIGN for w in listed], dtype=np.int64)
-            logs = [w & 0xF for w in listed]
-            counts = np.array([1 << log for log in logs], dtype=np.int64)
-            gap = 0 in logs[:-1]
-        else:
-            wide = words.astype(np.int64)
-            sizes = ((wide >> 4) + 1) * _ALIGN
-            counts = np.left_shift(np.int64(1), wide & 0xF)
-            gap = bool(np.any((wide[:-1] & 0xF) == 0))
-        self.sizes = sizes
-        self.offsets = np.cumsum(sizes) - sizes
-        total = int(self.offsets[-1] + sizes[-1]) if len(sizes) else 0
-        if total != len(self._chunk_buffer):
-            raise CorruptFileError(
-                f"chunk sizes add up to {total} bytes, the chunk buffer "
-                f"holds {len(self._chunk_buffer)}"
-            )
-        items = int(self.layout.num_items)
-        if len(words) == 0:
-            if items:
-                raise CorruptFileError(f"no chunks for {items} items")
-            self.counts = self.item_starts = counts
-            return
-        if gap:
-            raise CorruptFileError("a chunk other than the last has no value count")
-        last = items - int(counts[:-1].sum())
-        # The last chunk's count is written (a power of two) or left to the page's total.
-        if last < 0 or (int(words[-1]) & 0xF and int(counts[-1]) != last):
-            raise CorruptFileError(f"chunk value counts do not add up to the page's {items} items")
-        counts[-1] = last
-        self.counts = counts
-        self.item_starts = np.cumsum(counts) - counts
+        key = (meta.tobytes(), word, int(self.layout.num_items), len(self._chunk_buffer))
+        table = _chunk_tables.get(key)
+        if table is None:
+            table = _chunk_table(*key)
+            if len(_chunk_tables) >= _CHUNK_TABLES_KEPT:
+                _chunk_tables.clear()
+            _chunk_tables[key] = table
+        self.sizes, self.offsets, self.counts, self.item_starts = table
 
     def _row_index(self, index: U8 | None, depth: int) -> None:
         n = len(self.counts)
@@ -253,9 +200,23 @@ class MiniBlockPage:
         whole = np.flatnonzero(~self.trailer)
         self.run_end = whole[np.searchsorted(whole, np.arange(n))] if n else whole
 
-    @cached_property
+    @property
     def dictionary(self) -> pa.Array:
         """The page's dictionary items, decoded once."""
+        if self._dictionary is None:
+            assert self._dict_buffer is not None
+            items = self.dictionary_items()
+            decoded = self._dictionary_codec.decode(self._dict_buffer, items)
+            self._dictionary = to_arrow(decoded, self.item_type)
+        return self._dictionary
+
+    @property
+    def dictionary_decoded(self) -> bool:
+        """Whether :attr:`dictionary` was asked for already."""
+        return self._dictionary is not None
+
+    def dictionary_items(self) -> int:
+        """How many items the page's dictionary holds, checked against its size."""
         assert self._dict_buffer is not None
         items = int(self.layout.num_dictionary_items)
         most = max_values(self.layout.dictionary, len(self._dict_buffer))
@@ -263,14 +224,19 @@ class MiniBlockPage:
             raise CorruptFileError(
                 f"a dictionary of {items} items in {len(self._dict_buffer)} bytes"
             )
-        return to_arrow(self._dictionary_codec.decode(self._dict_buffer, items), self._item_type)
-
-    @cached_property
-    def _dictionary_codec(self) -> BlockCodec:
-        return compression.block_codec(self.layout.dictionary)
+        return items
 
     @property
-    def _item_type(self) -> pa.DataType:
+    def _dictionary_codec(self) -> BlockCodec:
+        return self.plan.dictionary_codec
+
+    @property
+    def dict_buffer(self) -> U8 | None:
+        """The page's dictionary bytes (None: no dictionary)."""
+        return self._dict_buffer
+
+    @property
+    def item_type(self) -> pa.DataType:
         return self.dtype.value_type if pa.types.is_dictionary(self.dtype) else self.dtype
 
     def _few_from_dictionary(self, indices: Values) -> pa.Array | None:
@@ -279,7 +245,7 @@ class MiniBlockPage:
         items = int(self.layout.num_dictionary_items)
         codec = self._dictionary_codec
         if (
-            "dictionary" in self.__dict__
+            self.dictionary_decoded
             or not isinstance(codec, OutOfLineBitpacking)
             or not isinstance(indices, Fixed)
             or indices.bits not in (8, 16, 32, 64)
@@ -294,7 +260,7 @@ class MiniBlockPage:
                 f"a dictionary index {int(raw.max())} is past the {items} dictionary items"
             )
         wanted, inverse = np.unique(raw, return_inverse=True)
-        entries = to_arrow(codec.decode_at(self._dict_buffer, items, wanted), self._item_type)
+        entries = to_arrow(codec.decode_at(self._dict_buffer, items, wanted), self.item_type)
         return entries.take(pa.array(inverse.reshape(-1)))
 
     # -- decoding chunks --------------------------------------------------------------
@@ -319,13 +285,21 @@ class MiniBlockPage:
         return to_arrow(values, self.dtype)
 
     def _decode_raw(
-        self, data: U8, starts: I64, sizes: I64, counts: I64, select: I64 | None = None
+        self,
+        data: U8,
+        starts: I64,
+        sizes: I64,
+        counts: I64,
+        select: I64 | None = None,
+        values_codec: MiniBlockCodec | None = None,
     ) -> _Raw:
         """Chunks at ``starts`` of ``data`` (their sizes and value counts given), decoded
         with this page's codecs but not yet made Arrow; any page with the same
-        :attr:`batch_key` decodes the same way, so chunks of several pages may come in
+        :attr:`batch_key` decodes the same way (FSST values up to their expansion,
+        each page with its own symbol table), so chunks of several pages may come in
         one batch.  With ``select`` (positions among the chunks' values), the values
-        are only those; codecs that can leave the others undecoded do."""
+        are only those; codecs that can leave the others undecoded do.
+        ``values_codec``: decode the values with it instead of the page's."""
         nbuf = int(self.layout.num_buffers)
         big = 4 if self.layout.has_large_chunk else 2
         small_fields = 1 + int(self.has_rep) + int(self.has_def)
@@ -363,19 +337,25 @@ class MiniBlockPage:
             )
         if rep is None and defs is not None and bool(np.any(num_levels != counts)):
             raise CorruptFileError("a chunk without lists has more level entries than values")
-        values = self._values(value_slices, counts, select)
+        values = self._values(value_slices, counts, select, values_codec)
         total_levels = (
             int(num_levels.sum()) if (self.has_rep or self.has_def) else int(counts.sum())
         )
         per_chunk = num_levels if (self.has_rep or self.has_def) else counts
         return _Raw(rep, defs, values, np.cumsum(per_chunk) - per_chunk, total_levels)
 
-    def _values(self, slices: list[Slices], counts: I64, select: I64 | None) -> Values:
-        codec = self.value_codec
+    def _values(
+        self,
+        slices: list[Slices],
+        counts: I64,
+        select: I64 | None,
+        codec: MiniBlockCodec | None = None,
+    ) -> Values:
+        if codec is None:
+            codec = self.value_codec
         expected = int(counts.sum())
-        if select is not None and self._selective:
-            selective = cast(SelectiveCodec, codec)
-            picked = selective.decode_selected(slices, counts, select)
+        if select is not None and selective(type(codec)):
+            picked = cast(SelectiveCodec, codec).decode_selected(slices, counts, select)
             if picked is not None:
                 return picked
         values = codec.decode(slices, counts)
@@ -519,15 +499,9 @@ class MiniBlockPage:
 
     # -- small takes, chunk by chunk (no lists) --------------------------------------
 
-    @cached_property
+    @property
     def _header(self) -> tuple[struct.Struct, int]:
-        """A chunk header's layout without lists (level count, definition level size
-        if any, value buffer sizes) and its size, padded."""
-        nbuf = int(self.layout.num_buffers)
-        size_code, size_bytes = ("I", 4) if self.layout.has_large_chunk else ("H", 2)
-        small = 1 + int(self.has_def)
-        layout = struct.Struct("<" + "H" * small + size_code * nbuf)
-        return layout, int(_pad(np.array([2 * small + size_bytes * nbuf]))[0])
+        return self.plan.header
 
     def takes_few(self, rows: I64) -> bool:
         """Whether a take of ``rows`` (sorted, in range) reads them chunk by chunk."""
@@ -631,22 +605,11 @@ class MiniBlockPage:
         first[0] += int(self.counts[ids].sum())
         return ids, before[np.searchsorted(ids, chunk)] + rows - self.item_starts[chunk]
 
-    @cached_property
+    @property
     def batch_key(self) -> bytes | None:
         """Pages of one column with the same key decode their chunks alike (one
         batch for a take); None: this page takes rows on its own."""
-        if self.has_rep:
-            return None
-        layout = self.layout
-        parts = [
-            layout.value_compression.SerializeToString(deterministic=True),
-            layout.def_compression.SerializeToString(deterministic=True),
-            bytes(
-                repr((tuple(layout.layers), layout.num_buffers, layout.has_large_chunk)), "ascii"
-            ),
-            b"dict" if self._dict_buffer is not None else b"",
-        ]
-        return b"\0".join(len(p).to_bytes(8, "little") + p for p in parts)
+        return self.plan.batch_key
 
     def chunk_ranges(self, rows: I64) -> list[tuple[int, int]]:
         """Where in the file lie the chunks a take of ``rows`` (sorted, unique) decodes,
@@ -691,58 +654,63 @@ class MiniBlockPage:
         return starts
 
 
+# Chunk tables by what they follow from: the pages of a column in files written
+# alike mostly hold the same chunks (a compaction opens a hundred such files).  The
+# arrays are shared, so they are read-only.
+_ChunkTable = tuple[I64, I64, I64, I64]
+_chunk_tables: dict[tuple[bytes, int, int, int], _ChunkTable] = {}
+_CHUNK_TABLES_KEPT = 4096
+
+
+def _chunk_table(meta: bytes, word: int, items: int, buffer_len: int) -> _ChunkTable:
+    """Each chunk's size, offset, value count and first value, from the chunk
+    metadata words, checked against the page's items and chunk buffer."""
+    if len(meta) % word:
+        raise CorruptFileError(f"chunk metadata of {len(meta)} bytes is not whole words")
+    words = np.frombuffer(meta, dtype=f"<u{word}")
+    if len(words) <= _FEW_CHUNKS:
+        # A small page: Python ints cost less than the dozen numpy calls below.
+        listed = words.tolist()
+        sizes = np.array([((w >> 4) + 1) * _ALIGN for w in listed], dtype=np.int64)
+        logs = [w & 0xF for w in listed]
+        counts = np.array([1 << log for log in logs], dtype=np.int64)
+        gap = 0 in logs[:-1]
+    else:
+        wide = words.astype(np.int64)
+        sizes = ((wide >> 4) + 1) * _ALIGN
+        counts = np.left_shift(np.int64(1), wide & 0xF)
+        gap = bool(np.any((wide[:-1] & 0xF) == 0))
+    offsets = np.cumsum(sizes) - sizes
+    total = int(offsets[-1] + sizes[-1]) if len(sizes) else 0
+    if total != buffer_len:
+        raise CorruptFileError(
+            f"chunk sizes add up to {total} bytes, the chunk buffer holds {buffer_len}"
+        )
+    if len(words) == 0:
+        if items:
+            raise CorruptFileError(f"no chunks for {items} items")
+        return _read_only(sizes, offsets, counts, counts)
+    if gap:
+        raise CorruptFileError("a chunk other than the last has no value count")
+    last = items - int(counts[:-1].sum())
+    # The last chunk's count is written (a power of two) or left to the page's total.
+    if last < 0 or (int(words[-1]) & 0xF and int(counts[-1]) != last):
+        raise CorruptFileError(f"chunk value counts do not add up to the page's {items} items")
+    counts[-1] = last
+    return _read_only(sizes, offsets, counts, np.cumsum(counts) - counts)
+
+
+def _read_only(*arrays: I64) -> _ChunkTable:
+    for array in arrays:
+        array.setflags(write=False)
+    sizes, offsets, counts, starts = arrays
+    return sizes, offsets, counts, starts
+
+
 def _cut(levels: np.ndarray | None, lo: int, hi: int) -> np.ndarray | None:
     return None if levels is None else levels[lo:hi]
 
 
-def take_pages(pages: Sequence[MiniBlockPage], rows: Sequence[I64]) -> LevelledPage:
-    """Rows of several pages of one column that share a :attr:`~MiniBlockPage.batch_key`
-    (no lists), their chunks decoded in one batch: ``rows[i]`` are page ``i``'s,
-    page-relative (sorted, unique, in range).  Only the chunks holding them are read.
-    Errors name no page: callers retry page by page to find it."""
-    first = pages[0]
-    datas, starts, sizes, counts, picks = [], [], [], [], []
-    done = np.zeros(1, np.int64)
-    placed = 0
-    for page, wanted in zip(pages, rows, strict=True):
-        ids, local = page._flat_positions(wanted, done)
-        data, at = page._chunk_data(ids)
-        datas.append(data)
-        starts.append(at + placed)
-        placed += len(data)
-        sizes.append(page.sizes[ids])
-        counts.append(page.counts[ids])
-        picks.append(local)
-    local = np.concatenate(picks)
-    base = datas[0] if len(datas) == 1 else np.concatenate(datas)
-    raw = first._decode_raw(
-        base, np.concatenate(starts), np.concatenate(sizes), np.concatenate(counts), local
-    )
-    defs = None if raw.defs is None else raw.defs[local]
-    values = raw.values
-    if first._dict_buffer is None:
-        return first._page(None, defs, to_arrow(values, first.dtype))
-    if (
-        isinstance(values, Fixed)
-        and not pa.types.is_dictionary(first.dtype)
-        and all(
-            16 * len(r) > int(p.layout.num_dictionary_items)
-            for p, r in zip(pages, rows, strict=True)
-        )
-    ):
-        # Most of each dictionary wanted (a scan's take), not a few items each
-        # (which a page decodes alone, see _few_from_dictionary).
-        joined = dictionaries_array([p.dictionary for p in pages], [len(r) for r in rows], values)
-        return first._page(None, defs, joined)
-    parts, at_value = [], 0
-    for page, wanted in zip(pages, rows, strict=True):
-        part = take_values(values, np.arange(at_value, at_value + len(wanted)))
-        parts.append(page._to_arrow(part, few=True))
-        at_value += len(wanted)
-    return first._page(None, defs, concat_pages(parts))
-
-
 def _read(buffer: ChunkBuffer) -> U8:
     """A buffer's bytes, read whole."""
-    data, _ = gather(buffer, np.zeros(1, np.int64), np.array([len(buffer)], np.int64))
-    return data
+    return buffer.whole() if isinstance(buffer, PageBuffer) else buffer

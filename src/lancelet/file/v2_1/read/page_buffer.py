@@ -29,6 +29,10 @@ class PageBuffer:
     def __len__(self) -> int:
         return self.size
 
+    def whole(self) -> U8:
+        """The buffer's bytes, read at once (a small buffer needed whole)."""
+        return np.frombuffer(self.source.read(self.offset, self.size), dtype=np.uint8)
+
     def gather(self, starts: I64, sizes: I64) -> tuple[U8, I64]:
         """The ranges ``[starts, starts + sizes)`` of the buffer (ascending, not
         overlapping, inside it) in one array, and where each starts in that array.

@@ -91,6 +91,13 @@ class GeneralBlock(BlockCodec):
     def decode(self, data: U8, count: int) -> Values:
         return self.inner.decode(_inflate(self.scheme, data), count)
 
+    def decode_blocks(self, buffers: Slices, counts: I64) -> Values:
+        # Each block is compressed on its own; what they hold decodes in one batch.
+        parts = [_inflate(self.scheme, buffers.one(i)) for i in range(len(buffers))]
+        sizes = np.array([len(p) for p in parts], dtype=np.int64)
+        base = np.concatenate(parts) if parts else np.zeros(0, np.uint8)
+        return self.inner.decode_blocks(Slices(base, np.cumsum(sizes) - sizes, sizes), counts)
+
 
 def _general_block(msg: pb.General, build: ChildBuilder) -> BlockCodec:
     return GeneralBlock(_scheme(msg), build.block(msg.values))

@@ -21,7 +21,7 @@ outermost null.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 
@@ -277,29 +277,42 @@ def _leaf(path: LeafPath, arr: pa.Array, slots: _Slots, num_rows: int) -> LeafBa
 def shred(paths: Sequence[LeafPath], schema: pa.Schema, batch: pa.RecordBatch) -> list[LeafBatch]:
     """Split one batch (of ``schema``'s columns and types) into its leaf columns, in
     the order of ``paths`` (which came from ``schema``, metadata included)."""
-    out: list[LeafBatch] = []
     n = batch.num_rows
-    path_iter = iter(paths)
-
-    def visit(arr: pa.Array, field: pa.Field, slots: _Slots, depth: int, lists: int) -> None:
-        dtype = arr.type
-        if pa.types.is_struct(dtype) and dtype.num_fields == 0 and not is_packed_struct(field):
-            out.append(_empty_struct(next(path_iter), arr, slots, n))
-        elif pa.types.is_struct(dtype) and not is_packed_struct(field):
-            slots = _item_layer(slots, _validity(arr), depth)
-            for i, child in enumerate(dtype):
-                visit(arr.field(i), child, slots, depth + 1, lists)
-        elif is_list_like(dtype):
-            slots = _list_layer(slots, arr, depth, lists + 1)
-            visit(arr.values, item_field(dtype), slots, depth + 1, lists + 1)
-        else:
-            out.append(_leaf(next(path_iter), arr, slots, n))
-
+    shredder = _Shredder(iter(paths), n)
     # Every layer makes new arrays rather than writing into these, so columns share them.
     ramp, no_codes = np.arange(n, dtype=np.int64), np.zeros(n, np.uint16)
     for column, field in zip(batch.columns, schema, strict=True):
-        visit(column, field, _Slots(ramp, None, no_codes, [], [], True), 0, 0)
-    return out
+        shredder.visit(column, field, _Slots(ramp, None, no_codes, [], [], True), 0, 0)
+    return shredder.out
+
+
+class _Shredder:
+    """The walk of :func:`shred`: a class, not a recursive closure, whose reference
+    cycle would keep every batch's arrays until a garbage collection."""
+
+    def __init__(self, paths: Iterator[LeafPath], num_rows: int) -> None:
+        self.paths = paths
+        self.num_rows = num_rows
+        self.out: list[LeafBatch] = []
+
+    def visit(self, arr: pa.Array, field: pa.Field, slots: _Slots, depth: int, lists: int) -> None:
+        dtype = arr.type
+        n = self.num_rows
+        if pa.types.is_struct(dtype) and dtype.num_fields == 0 and not is_packed_struct(field):
+            self.out.append(_empty_struct(next(self.paths), arr, slots, n))
+        elif pa.types.is_struct(dtype) and not is_packed_struct(field):
+            slots = _item_layer(slots, _validity(arr), depth)
+            for i, child in enumerate(dtype):
+                self.visit(arr.field(i), child, slots, depth + 1, lists)
+        elif is_list_like(dtype):
+            slots = _list_layer(slots, arr, depth, lists + 1)
+            self.visit(arr.values, item_field(dtype), slots, depth + 1, lists + 1)
+        elif depth == 0 and _validity(arr) is None:
+            # A top-level column without nulls (most of them): its values as they are.
+            path = next(self.paths)
+            self.out.append(LeafBatch(arr, None, None, (False,), (False,), n, path.lists))
+        else:
+            self.out.append(_leaf(next(self.paths), arr, slots, n))
 
 
 def _empty_struct(path: LeafPath, arr: pa.Array, slots: _Slots, num_rows: int) -> LeafBatch:

@@ -114,6 +114,7 @@ class FileWriter21(FileWriterBase):
     """Writes a Lance file, format version 2.1 or 2.2."""
 
     page_url = PAGE_LAYOUT_URL
+    _descriptors: tuple[pa.Schema, list[int]] | None = None
 
     def _start_columns(self, schema: pa.Schema) -> int:
         for top in schema:
@@ -143,8 +144,12 @@ class FileWriter21(FileWriterBase):
         return field.type
 
     def _descriptor_columns(self) -> list[int]:
+        # Asked per batch; the file's schema does not change once started.
         assert self.schema is not None
-        return [i for i, f in enumerate(self.schema) if is_descriptor_field(f)]
+        if self._descriptors is None or self._descriptors[0] is not self.schema:
+            found = [i for i, f in enumerate(self.schema) if is_descriptor_field(f)]
+            self._descriptors = (self.schema, found)
+        return self._descriptors[1]
 
     def _write(self, batch: pa.RecordBatch) -> None:
         for i in self._descriptor_columns():

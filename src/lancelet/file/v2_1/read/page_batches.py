@@ -1,0 +1,127 @@
+"""Rows of several mini-block pages of one column taken in one batch.
+
+A compaction takes the live rows of a hundred small files whose pages of a column
+decode alike (the same :attr:`~.miniblock.MiniBlockPage.batch_key`): their chunks
+are decoded together, and so are their dictionaries when those are encoded alike,
+so that the hundred pages cost about one page's calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from lancelet.errors import CorruptFileError
+from lancelet.file.codecs.fsst import fsst_decompress
+from lancelet.file.v2_0.fields import concat_pages
+from lancelet.file.v2_1.read.arrow import dictionaries_array, to_arrow
+from lancelet.file.v2_1.read.miniblock import MiniBlockPage
+from lancelet.file.v2_1.read.page import LevelledPage
+from lancelet.file.v2_1.read.values import (
+    I64,
+    Fixed,
+    Slices,
+    Values,
+    Var,
+    concat_values,
+    take_values,
+)
+from lancelet.file.v2_1.read.variable_width import FsstMiniBlock
+
+__all__ = ["take_pages"]
+
+
+def take_pages(pages: Sequence[MiniBlockPage], rows: Sequence[I64]) -> LevelledPage:
+    """Rows of several pages of one column that share a :attr:`~MiniBlockPage.batch_key`
+    (no lists), their chunks decoded in one batch: ``rows[i]`` are page ``i``'s,
+    page-relative (sorted, unique, in range).  Only the chunks holding them are read.
+    Errors name no page: callers retry page by page to find it."""
+    first = pages[0]
+    datas, starts, sizes, counts, picks = [], [], [], [], []
+    done = np.zeros(1, np.int64)
+    placed = 0
+    for page, wanted in zip(pages, rows, strict=True):
+        ids, local = page._flat_positions(wanted, done)
+        data, at = page._chunk_data(ids)
+        datas.append(data)
+        starts.append(at + placed)
+        placed += len(data)
+        sizes.append(page.sizes[ids])
+        counts.append(page.counts[ids])
+        picks.append(local)
+    local = np.concatenate(picks)
+    base = datas[0] if len(datas) == 1 else np.concatenate(datas)
+    fsst = first.value_codec if isinstance(first.value_codec, FsstMiniBlock) else None
+    raw = first._decode_raw(
+        base,
+        np.concatenate(starts),
+        np.concatenate(sizes),
+        np.concatenate(counts),
+        local,
+        None if fsst is None else fsst.inner,
+    )
+    defs = None if raw.defs is None else raw.defs[local]
+    values = raw.values if fsst is None else _expand(pages, rows, raw.values)
+    if first.dict_buffer is None:
+        return first._page(None, defs, to_arrow(values, first.dtype))
+    if (
+        isinstance(values, Fixed)
+        and not pa.types.is_dictionary(first.dtype)
+        and all(
+            16 * len(r) > int(p.layout.num_dictionary_items)
+            for p, r in zip(pages, rows, strict=True)
+        )
+    ):
+        # Most of each dictionary wanted (a scan's take), not a few items each
+        # (which a page decodes alone, see _few_from_dictionary).
+        items, held = _dictionaries(pages)
+        joined = dictionaries_array(items, held, [len(r) for r in rows], values)
+        return first._page(None, defs, joined)
+    parts, at_value = [], 0
+    for page, wanted in zip(pages, rows, strict=True):
+        part = take_values(values, np.arange(at_value, at_value + len(wanted)))
+        parts.append(page._to_arrow(part, few=True))
+        at_value += len(wanted)
+    return first._page(None, defs, concat_pages(parts))
+
+
+def _dictionaries(pages: Sequence[MiniBlockPage]) -> tuple[pa.Array, I64]:
+    """The pages' dictionary items back to back, and how many each page has.  Pages
+    whose dictionaries are encoded alike (a compaction's files written alike) have
+    them decoded in one batch; otherwise, or once a page has decoded its own, each
+    page's is its own."""
+    key = pages[0].plan.dictionary_key
+    if len(pages) > 1 and all(
+        p.plan.dictionary_key == key and not p.dictionary_decoded for p in pages
+    ):
+        counts = np.array([p.dictionary_items() for p in pages], dtype=np.int64)
+        buffers = [b for b in (p.dict_buffer for p in pages) if b is not None]
+        sizes = np.array([len(b) for b in buffers], dtype=np.int64)
+        blocks = Slices(np.concatenate(buffers), np.cumsum(sizes) - sizes, sizes)
+        values = pages[0].plan.dictionary_codec.decode_blocks(blocks, counts)
+        if values.count != int(counts.sum()):
+            raise CorruptFileError("the dictionaries decode to other counts than they hold")
+        return to_arrow(values, pages[0].item_type), counts
+    found = [p.dictionary for p in pages]
+    return pa.concat_arrays(found), np.array([len(d) for d in found], dtype=np.int64)
+
+
+def _expand(pages: Sequence[MiniBlockPage], rows: Sequence[I64], compressed: Values) -> Var:
+    """FSST values of several pages, decoded but not expanded, back to back (``rows[i]``
+    of them page ``i``'s): each page's expanded with its own symbol table."""
+    if not isinstance(compressed, Var):
+        raise CorruptFileError("FSST values do not decode to variable-width values")
+    parts: list[Values] = []
+    at = 0
+    for page, wanted in zip(pages, rows, strict=True):
+        codec = page.value_codec
+        if not isinstance(codec, FsstMiniBlock):
+            raise CorruptFileError("a page of FSST values batched with others")
+        offsets = compressed.offsets[at : at + len(wanted) + 1]
+        parts.append(Var(*fsst_decompress(codec.table, compressed.data, offsets)))
+        at += len(wanted)
+    joined = concat_values(parts)
+    assert isinstance(joined, Var)
+    return joined

@@ -1,0 +1,109 @@
+"""The dictionaries of pages taken in one batch (a compaction's small files) are
+decoded in one batch when encoded alike: the same items as each page's own, for
+every dictionary codec pylance writes (bit-packed in and out of line, LZ4 around flat
+and variable-width items), and the rows pylance reads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import lance.file as ref
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from lancelet.file import LanceFileReader
+from lancelet.file.many import take_from_files
+from lancelet.file.v2_1.read import page_batches
+from lancelet.file.v2_1.read.miniblock import MiniBlockPage
+
+ROWS = 6000
+
+
+def _table(seed: int) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    words = np.array([f"mode {i}" for i in range(12)])
+    return pa.table(
+        {
+            "key": pa.array(rng.integers(0, 1500, ROWS) * 1_000_003),  # > 1024 items
+            "small": pa.array(rng.integers(0, 7, ROWS), pa.int64()),
+            "word": pa.array(words[rng.integers(0, 12, ROWS)]),
+            "few": pa.array(rng.integers(0, 500, ROWS)),
+        }
+    )
+
+
+def _readers(tmp_path: Path, count: int) -> tuple[list[LanceFileReader], list[str]]:
+    paths = []
+    for i in range(count):
+        path = str(tmp_path / f"{i}.lance")
+        with ref.LanceFileWriter(path, _table(i).schema, version="2.2") as writer:
+            writer.write_batch(_table(i))
+        paths.append(path)
+    return [LanceFileReader(p) for p in paths], paths
+
+
+def _first_pages(readers: list[LanceFileReader], column: int) -> list[MiniBlockPage]:
+    pages = []
+    for reader in readers:
+        leaves = reader.plain_leaves()
+        assert leaves is not None
+        page = leaves[column].decoder(0)
+        assert isinstance(page, MiniBlockPage) and page.dict_buffer is not None
+        pages.append(page)
+    return pages
+
+
+def _own_dictionary(path: str, column: int) -> pa.Array:
+    """A page's dictionary decoded alone, by a reader of its own."""
+    (page,) = _first_pages([LanceFileReader(path)], column)
+    return page.dictionary
+
+
+@pytest.mark.parametrize(
+    ("column", "codec"),
+    [(0, "out_of_line_bitpacking"), (1, "general"), (2, "general"), (3, "inline_bitpacking")],
+)
+def test_batched_dictionaries_are_each_pages_own(tmp_path: Path, column: int, codec: str) -> None:
+    readers, paths = _readers(tmp_path, 3)
+    pages = _first_pages(readers, column)
+    assert pages[0].layout.dictionary.WhichOneof("compression") == codec
+    items, held = page_batches._dictionaries(pages)
+    own = [_own_dictionary(p, column) for p in paths]
+    assert items.equals(pa.concat_arrays(own))
+    assert held.tolist() == [len(d) for d in own]
+
+
+def test_dictionaries_encoded_differently_are_decoded_page_by_page(tmp_path: Path) -> None:
+    readers, paths = _readers(tmp_path, 2)
+    pages = [_first_pages(readers[:1], 0)[0], _first_pages(readers[1:], 1)[0]]
+    assert pages[0].plan.dictionary_key != pages[1].plan.dictionary_key
+    items, held = page_batches._dictionaries(pages)
+    own = [_own_dictionary(paths[0], 0), _own_dictionary(paths[1], 1)]
+    assert items.equals(pa.concat_arrays(own))
+    assert held.tolist() == [len(d) for d in own]
+
+
+def test_take_of_most_rows_decodes_the_dictionaries_together(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    readers, paths = _readers(tmp_path, 4)
+    batched: list[int] = []
+    (kind,) = {type(p.plan.dictionary_codec) for p in _first_pages(readers, 3)}
+    real = kind.decode_blocks
+
+    def spy(self: Any, buffers: Any, counts: Any) -> Any:
+        batched.append(len(counts))
+        return real(self, buffers, counts)
+
+    monkeypatch.setattr(kind, "decode_blocks", spy)
+    rng = np.random.default_rng(1)
+    rows = [np.sort(rng.choice(ROWS, ROWS - 50, replace=False)) for _ in paths]
+    got = take_from_files(readers, rows)
+    expected = pa.concat_tables(
+        ref.LanceFileReader(p).take_rows(r.tolist()).to_table()
+        for p, r in zip(paths, rows, strict=True)
+    )
+    assert got is not None and got.equals(expected)
+    assert 4 in batched
