@@ -57,6 +57,9 @@ OPTIONAL_PACKAGES = frozenset(
         "torch",
         "tensorflow",
         "fsspec",
+        # Progress bars, drawn only on a terminal (or when asked): most processes
+        # never draw one.
+        "rich",
         # Object-store clients and test servers.
         "boto3",
         "moto",

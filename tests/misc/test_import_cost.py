@@ -1,6 +1,6 @@
 """``import lancelet`` loads what every user needs and nothing a rare path needs: the
-progress bars' terminal library, the C library lookup of BM25 scoring, the compiled
-kernels' compiler and Spark are imported when first used."""
+progress bars' terminal library, the compiled kernels' compiler, the CLI's argument
+parser and Spark are imported when first used."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-_LATER = ("rich", "ctypes.util", "numba", "pyspark", "click")
+_LATER = ("rich", "numba", "pyspark", "click")
 
 _SCRIPT = f"""
 import sys

@@ -3,16 +3,15 @@
 The names follow pylance's ``lance.file`` module.
 """
 
-from lancelet.file.reader import (
+from lancelet.file.file_metadata import (
     LanceBufferDescriptor,
     LanceColumnMetadata,
     LanceColumnStatistics,
     LanceFileMetadata,
-    LanceFileReader,
     LanceFileStatistics,
     LancePageMetadata,
-    ReaderResults,
 )
+from lancelet.file.reader import LanceFileReader, ReaderResults
 from lancelet.file.session import LanceFileSession, ListResult
 
 # LanceFileReader hands legacy (0.1) files to this subclass of it, registered on import.

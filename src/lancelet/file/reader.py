@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
@@ -21,10 +20,13 @@ from lancelet.errors import (
     UnsupportedOptionError,
     UnsupportedTypeError,
 )
-from lancelet.file import container, prefetch, v0_1
+from lancelet.file import container, file_metadata, prefetch, v0_1
 from lancelet.file.container import ColumnInfo
-from lancelet.file.describe import rust_debug
 from lancelet.file.extensions import logical_field, logical_reader, storage_schema
+from lancelet.file.file_metadata import (
+    LanceFileMetadata,
+    LanceFileStatistics,
+)
 from lancelet.file.memo import Memo
 from lancelet.file.parallel import WORKERS, map_columns
 from lancelet.file.schema import from_lance_fields, map_column
@@ -66,49 +68,6 @@ class ColumnReader(Protocol):
     def read(self, start: int, end: int) -> pa.Array: ...
 
     def take(self, rows: np.ndarray) -> pa.Array: ...
-
-
-@dataclass(frozen=True)
-class LanceBufferDescriptor:
-    position: int
-    size: int
-
-
-@dataclass(frozen=True)
-class LancePageMetadata:
-    buffers: list[LanceBufferDescriptor]
-    encoding: str
-    num_rows: int
-
-
-@dataclass(frozen=True)
-class LanceColumnMetadata:
-    column_buffers: list[LanceBufferDescriptor]
-    pages: list[LancePageMetadata]
-
-
-@dataclass(frozen=True)
-class LanceColumnStatistics:
-    num_pages: int
-    size_bytes: int
-
-
-@dataclass(frozen=True)
-class LanceFileStatistics:
-    columns: list[LanceColumnStatistics]
-
-
-@dataclass(frozen=True)
-class LanceFileMetadata:
-    schema: pa.Schema
-    num_rows: int
-    num_data_bytes: int
-    num_column_metadata_bytes: int
-    num_global_buffer_bytes: int
-    global_buffers: list[LanceBufferDescriptor]
-    columns: list[LanceColumnMetadata]
-    major_version: int
-    minor_version: int
 
 
 class ReaderResults:
@@ -653,53 +612,11 @@ class LanceFileReader:
 
     def file_statistics(self) -> LanceFileStatistics:
         """Pages and on-disk bytes (page and column buffers) of each column."""
-        return LanceFileStatistics(
-            [
-                LanceColumnStatistics(
-                    len(c.pages),
-                    sum(c.buffer_sizes) + sum(sum(p.buffer_sizes) for p in c.pages),
-                )
-                for c in self._columns
-            ]
-        )
+        return file_metadata.statistics(self._columns)
 
     def metadata(self) -> LanceFileMetadata:
-        f = self._footer
-        gbo = np.frombuffer(
-            self._source.read(f.gbo_table_pos, 16 * f.num_global_buffers), dtype="<u8"
-        )
-        globals_ = [LanceBufferDescriptor(int(p), int(s)) for p, s in gbo.reshape(-1, 2)]
-        columns = [
-            LanceColumnMetadata(
-                [
-                    LanceBufferDescriptor(o, s)
-                    for o, s in zip(c.buffer_offsets, c.buffer_sizes, strict=True)
-                ],
-                [
-                    LancePageMetadata(
-                        [
-                            LanceBufferDescriptor(o, s)
-                            for o, s in zip(p.buffer_offsets, p.buffer_sizes, strict=True)
-                        ],
-                        rust_debug(p.encoding if p.layout is None else p.layout),
-                        p.num_rows,
-                    )
-                    for p in c.pages
-                ],
-            )
-            for c in self._columns
-        ]
-        data_bytes = min([g.position for g in globals_] + [f.column_meta_start])
-        return LanceFileMetadata(
-            schema=self._logical_schema,
-            num_rows=self._num_rows,
-            num_data_bytes=data_bytes,
-            num_column_metadata_bytes=f.cmo_table_pos - f.column_meta_start,
-            num_global_buffer_bytes=sum(g.size for g in globals_),
-            global_buffers=globals_,
-            columns=columns,
-            major_version=f.major,
-            minor_version=f.minor,
+        return file_metadata.structural(
+            self._footer, self._source, self._columns, self._logical_schema, self._num_rows
         )
 
     @property

@@ -18,15 +18,14 @@ from lancelet.errors import (
 )
 from lancelet.file.container import first_overlap
 from lancelet.file.extensions import storage_schema
-from lancelet.file.reader import (
-    ColumnReader,
+from lancelet.file.file_metadata import (
     LanceBufferDescriptor,
     LanceColumnMetadata,
     LanceFileMetadata,
-    LanceFileReader,
     LanceFileStatistics,
     LancePageMetadata,
 )
+from lancelet.file.reader import ColumnReader, LanceFileReader
 from lancelet.file.schema import from_lance_fields
 from lancelet.file.v0_1.container import file_view, read_layout
 from lancelet.file.v0_1.fields import (
