@@ -55,18 +55,23 @@ class CommitPolicy:
     the latest version.  With none allowed, an overwrite is strict: it commits on its
     read version or not at all.
 
-    A writer that lost a race waits a whole number of slots, drawn at random among
-    ``first_slots`` after the first loss and twice as many after each further one (each
-    wait at most ``max_backoff_s``).  A slot lasts as long as the first attempt's commit
-    window took (a tenth more, at least ``min_slot_s``): the writers that lost together
-    spread over as many commit windows, instead of colliding again as they would with
-    a fixed, short backoff.  A slot lasts at most ``max_slot_s`` (None: 5 ms on a local
-    disk, 100 ms on an object store, about one commit window each): on a busy machine
-    the first window measures the wait for a processor more than the commit, and slots
-    that long leave the dataset idle while every writer that lost sleeps."""
+    A writer that lost a race waits a random time within ``first_slots`` slots after
+    the first loss and twice as many after each further one (at most ``max_slots``,
+    each wait at most ``max_backoff_s``).  A slot lasts as long as the first attempt's
+    commit window took (a tenth more, at least ``min_slot_s``): the writers that lost
+    together spread over as many commit windows, instead of colliding again as they
+    would with a fixed, short backoff.  The wait is drawn anywhere in the range, not at
+    a slot's start (pylance's slots): writers that drew the same slot would start again
+    together and collide again.  A slot lasts at most ``max_slot_s`` (None: 5 ms on a
+    local disk, 100 ms on an object store, about one commit window each): on a busy
+    machine the first window measures the wait for a processor more than the commit,
+    and slots that long leave the dataset idle while every writer that lost sleeps.
+    The slot count stops doubling at ``max_slots`` (as in newer Lance): more slots
+    than writers only lengthen the wait of one that keeps losing."""
 
     max_retries: int = 20
     first_slots: int = 4
+    max_slots: int = 128
     min_slot_s: float = 0.001
     max_slot_s: float | None = None
     max_backoff_s: float = 10.0
@@ -87,9 +92,8 @@ class CommitPolicy:
         if longest is None:
             longest = _LOCAL_MAX_SLOT_S if local else _STORE_MAX_SLOT_S
         slot = max(min(window_s * 1.1, longest), self.min_slot_s)
-        most = max(int(self.max_backoff_s / slot), 1)
-        slots = min(self.first_slots * 2 ** min(attempt, 20), most)
-        return float(random.randrange(slots) * slot)
+        slots = min(self.first_slots * 2 ** min(attempt, 20), self.max_slots)
+        return min(random.uniform(0.0, slots * slot), self.max_backoff_s)
 
 
 def check_lock(lock: object) -> None:
