@@ -55,9 +55,10 @@ def test_a_publish_waits_for_the_syncs_deferred_before_it(
         # Visible at once, synced in the background.
         assert (tmp_path / "data").read_bytes() == b"data"
         assert FILES.put_if_not_exists(str(tmp_path / "manifest"), b"manifest")
-    # The two deferred syncs (and the manifest's own) were done before its link.
+    # The two deferred syncs and the manifest's own (in the background too, watched
+    # for a rival's manifest) were done before its link.
     assert seen_at_link == [3]
-    assert sum(name.startswith("lancelet-durable") for name in done) == 2
+    assert sum(name.startswith("lancelet-durable") for name in done) == 3
 
 
 def test_a_failed_background_sync_stops_the_publish(
@@ -93,3 +94,28 @@ def test_a_hint_is_overwritten_in_place(tmp_path: Path) -> None:
     FILES.put(path, b'{"version":7}', durable=False)
     assert Path(path).read_bytes() == b'{"version":7}'
     assert os.stat(path).st_ino == inode
+
+
+def test_a_publish_that_a_rival_wins_during_its_sync_gives_up_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The manifest's own sync is watched: when another writer's manifest appears under
+    the name meanwhile, the loser returns without waiting for a sync that cannot help,
+    and leaves the winner's file and no staging file behind."""
+    synced = threading.Event()
+
+    def slow(fd: int) -> None:
+        time.sleep(0.5)
+        synced.set()
+
+    monkeypatch.setattr(durability, "datasync", slow)
+    target = tmp_path / "manifest"
+    rival = threading.Timer(0.05, lambda: target.write_bytes(b"rival"))
+    rival.start()
+    started = time.perf_counter()
+    assert not FILES.put_if_not_exists(str(target), b"mine")
+    assert time.perf_counter() - started < 0.4 and not synced.is_set()
+    rival.join()
+    assert target.read_bytes() == b"rival"
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+    assert synced.wait(2)  # the abandoned sync still ends, closing its descriptor

@@ -20,8 +20,9 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import cache
@@ -110,6 +111,30 @@ def _sync(fd: int) -> None:
         datasync(fd)
     finally:
         os.close(fd)
+
+
+# How often a sync that may turn out useless checks whether it still matters.
+_POLL_S = 0.0005
+
+
+def sync_unless(path: str, lost: Callable[[], bool]) -> bool:
+    """Make the complete file ``path`` durable, unless ``lost()`` turns true first
+    (asked every half millisecond while the sync runs in the background): True once
+    synced, False when lost.  A lost sync finishes in the background, closing its
+    descriptor there; one that fails raises here."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        future = _pool().submit(_sync, fd)
+    except BaseException:
+        os.close(fd)
+        raise
+    while True:
+        try:
+            future.result(timeout=_POLL_S)
+            return True
+        except FutureTimeout:
+            if lost():
+                return False
 
 
 def durable_rename(tmp: str, final: str) -> None:

@@ -167,8 +167,12 @@ class LocalStorage:
         """
         if os.path.lexists(key):
             return False  # lost already: skip writing and syncing a file that cannot win
-        tmp = _write_temp(key, data)
+        tmp = _write_temp(key, data, durable=False)
         try:
+            # The sync takes most of a commit's window: a writer whose rival publishes
+            # meanwhile gives up at once, rather than once a useless sync is done.
+            if not durability.sync_unless(tmp, lambda: os.path.lexists(key)):
+                return False
             # What it names (a manifest's data and transaction files) first.
             durability.wait_for_deferred()
             os.link(tmp, key)

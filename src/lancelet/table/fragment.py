@@ -374,6 +374,12 @@ class Fragment:
         """A fragment from pylance's JSON form (a string, or the parsed dict)."""
         return fragment_from_json(json_data)
 
+    @cached_property
+    def file_versions(self) -> frozenset[tuple[int, int]]:
+        """The (major, minor) format versions its data files record: known once, as
+        every commit looks at every fragment's to tell whether formats are mixed."""
+        return frozenset((d.file_major_version, d.file_minor_version) for d in self.files)
+
     def to_proto(self) -> table_pb2.DataFragment:
         """The protobuf form; built once, since every commit re-serializes every fragment."""
         return self._proto

@@ -101,11 +101,8 @@ def _mixed_versions(manifest: Manifest) -> bool:
     """Whether a data file's format differs from the dataset's (which then only names
     the format of new files)."""
     own = manifest.data_storage_version
-    return any(
-        data_file_format(d.file_major_version, d.file_minor_version) != own
-        for f in manifest.fragments
-        for d in f.files
-    )
+    versions: set[tuple[int, int]] = set().union(*(f.file_versions for f in manifest.fragments))
+    return any(data_file_format(major, minor) != own for major, minor in versions)
 
 
 def _corrected_format(manifest: Manifest) -> Manifest:

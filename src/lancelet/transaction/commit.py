@@ -32,13 +32,13 @@ from lancelet.table import features, naming
 from lancelet.table.fragment import Fragment
 from lancelet.table.index_layout import with_inferred_details
 from lancelet.table.manifest import Manifest
-from lancelet.table.naming import ManifestNaming
+from lancelet.table.naming import ManifestLocation, ManifestNaming
 from lancelet.transaction.apply import build_manifest
 from lancelet.transaction.conflicts import rebase
 from lancelet.transaction.operations import Delete, Overwrite, Transaction, Update
 from lancelet.transaction.registry import kind_of
 from lancelet.transaction.store import DatasetStore
-from lancelet.transaction.verify import check_winner
+from lancelet.transaction.verify import check_read_version, check_winner, winners_need_checking
 
 # pylance's ``commit_lock``: given the version about to be created, a context manager
 # held while its manifest is published (for stores without atomic put-if-absent).
@@ -55,18 +55,23 @@ class CommitPolicy:
     the latest version.  With none allowed, an overwrite is strict: it commits on its
     read version or not at all.
 
-    A writer that lost a race waits a whole number of slots, drawn at random among
-    ``first_slots`` after the first loss and twice as many after each further one (each
-    wait at most ``max_backoff_s``).  A slot lasts as long as the first attempt's commit
-    window took (a tenth more, at least ``min_slot_s``): the writers that lost together
-    spread over as many commit windows, instead of colliding again as they would with
-    a fixed, short backoff.  A slot lasts at most ``max_slot_s`` (None: 5 ms on a local
-    disk, 100 ms on an object store, about one commit window each): on a busy machine
-    the first window measures the wait for a processor more than the commit, and slots
-    that long leave the dataset idle while every writer that lost sleeps."""
+    A writer that lost a race waits a random time within ``first_slots`` slots after
+    the first loss and twice as many after each further one (at most ``max_slots``,
+    each wait at most ``max_backoff_s``).  A slot lasts as long as the first attempt's
+    commit window took (a tenth more, at least ``min_slot_s``): the writers that lost
+    together spread over as many commit windows, instead of colliding again as they
+    would with a fixed, short backoff.  The wait is drawn anywhere in the range, not at
+    a slot's start (pylance's slots): writers that drew the same slot would start again
+    together and collide again.  A slot lasts at most ``max_slot_s`` (None: 5 ms on a
+    local disk, 100 ms on an object store, about one commit window each): on a busy
+    machine the first window measures the wait for a processor more than the commit,
+    and slots that long leave the dataset idle while every writer that lost sleeps.
+    The slot count stops doubling at ``max_slots`` (as in newer Lance): more slots
+    than writers only lengthen the wait of one that keeps losing."""
 
     max_retries: int = 20
     first_slots: int = 4
+    max_slots: int = 128
     min_slot_s: float = 0.001
     max_slot_s: float | None = None
     max_backoff_s: float = 10.0
@@ -87,9 +92,8 @@ class CommitPolicy:
         if longest is None:
             longest = _LOCAL_MAX_SLOT_S if local else _STORE_MAX_SLOT_S
         slot = max(min(window_s * 1.1, longest), self.min_slot_s)
-        most = max(int(self.max_backoff_s / slot), 1)
-        slots = min(self.first_slots * 2 ** min(attempt, 20), most)
-        return float(random.randrange(slots) * slot)
+        slots = min(self.first_slots * 2 ** min(attempt, 20), self.max_slots)
+        return min(random.uniform(0.0, slots * slot), self.max_backoff_s)
 
 
 def check_lock(lock: object) -> None:
@@ -97,26 +101,42 @@ def check_lock(lock: object) -> None:
         raise TypeError(f"commit_lock must be a function, got {type(lock)}")
 
 
-def _rebase_onto(
-    store: DatasetStore, txn: Transaction, checked: int, latest: Manifest
-) -> Transaction:
-    """Check ``txn`` against every transaction committed after version ``checked``,
-    each first checked against what its manifest did."""
-    for version in range(checked + 1, latest.version + 1):
+def _rebase_onto(store: DatasetStore, txn: Transaction, checked: int, latest: int) -> Transaction:
+    """Check ``txn`` against every transaction committed after version ``checked`` up
+    to ``latest``."""
+    for version in range(checked + 1, latest + 1):
         try:
-            before, winner = store.read_manifest(version - 1), store.read_manifest(version)
+            theirs = _winner(store, txn, version)
         except VersionNotFoundError as exc:
             raise RetryableCommitConflictError(
                 f"{store.root}: version {version - 1} or {version}, read or committed after "
                 f"this transaction's read version {txn.read_version}, was cleaned up; re-read "
                 "the dataset and retry"
             ) from exc
-        theirs = (
-            store.read_transaction(winner.transaction_file) if winner.transaction_file else None
-        )
-        check_winner(theirs, before, winner, f"{store.root} version {version}")
         txn = rebase(txn, theirs, version, store)
     return txn
+
+
+def _winner(store: DatasetStore, txn: Transaction, version: int) -> Transaction | None:
+    """The transaction committed as ``version`` (None: its manifest names none), first
+    checked against what its manifest did when ``txn``'s operation needs that
+    (:func:`.verify.winners_need_checking`); otherwise that manifest is not decoded."""
+    where = f"{store.root} version {version}"
+    if winners_need_checking(txn.operation):
+        before, winner = store.read_manifest(version - 1), store.read_manifest(version)
+        features.check_writable(winner.writer_feature_flags, store.root)
+        theirs = _transaction_of(store, winner.transaction_file)
+        check_winner(theirs, before, winner, where)
+        return theirs
+    summary = store.read_summary(version)
+    features.check_writable(summary.writer_feature_flags, store.root)
+    theirs = _transaction_of(store, summary.transaction_file)
+    check_read_version(theirs, version, where)
+    return theirs
+
+
+def _transaction_of(store: DatasetStore, name: str) -> Transaction | None:
+    return store.read_transaction(name) if name else None
 
 
 @dataclass
@@ -271,43 +291,39 @@ def _caught_up(
     """The latest version, its naming scheme, the version the transaction is now
     checked up to (``attempts.txn`` rebased onto it) and the seconds the rebases took.
 
-    Checking the winners takes a while (a manifest and a transaction to read for
-    each), in which more may commit: the latest version is looked up again until none
-    did, so the window another writer can win in is only that of building and
-    publishing the manifest."""
+    Checking the winners takes a while (a transaction to read for each), in which more
+    may commit: the latest version is looked up again until none did, so the window
+    another writer can win in is only that of building and publishing the manifest.
+    Only the manifest built on is decoded."""
     catching_up = 0.0
     for look in range(_LOOKS):
-        found = store.latest_manifest()
-        latest, scheme = found if found else (None, new_dataset_naming)
-        _check_base(store, attempts.txn, latest, create_only, policy)
-        if latest is not None:
-            # Also when nothing committed since the read: the version written on top
-            # of must not carry a feature this writer cannot maintain.
-            features.check_writable(latest.writer_feature_flags, store.root)
-        if latest is None or latest.version <= checked or look == _LOOKS - 1:
+        location = store.latest_location()
+        _check_base(store, attempts.txn, location, create_only, policy)
+        if location is None or location.version <= checked or look == _LOOKS - 1:
             break
-        _txn, took = _catch_up(store, attempts, checked, latest)
-        catching_up += took
-        checked = latest.version
-    if latest is not None and latest.version > checked:
+        catching_up += _catch_up(store, attempts, checked, location.version)
+        checked = location.version
+    if location is None:
+        return None, new_dataset_naming, checked, catching_up
+    if location.version > checked:
         # Writers that kept committing: this attempt is built on what it has seen.
-        _txn, took = _catch_up(store, attempts, checked, latest)
-        catching_up += took
-        checked = latest.version
-    return latest, scheme, checked, catching_up
-
-
-def _catch_up(
-    store: DatasetStore, attempts: _Attempts, checked: int, latest: Manifest
-) -> tuple[Transaction, float]:
-    """The transaction rebased onto ``latest`` (the versions after ``checked`` checked
-    for conflicts), and the seconds the rebase took."""
+        catching_up += _catch_up(store, attempts, checked, location.version)
+        checked = location.version
+    latest = store.read_manifest(location.version)
+    # Also when nothing committed since the read: the version written on top of must
+    # not carry a feature this writer cannot maintain.
     features.check_writable(latest.writer_feature_flags, store.root)
+    return latest, location.scheme, checked, catching_up
+
+
+def _catch_up(store: DatasetStore, attempts: _Attempts, checked: int, latest: int) -> float:
+    """Rebase the transaction onto version ``latest`` (the versions after ``checked``
+    checked for conflicts); the seconds the rebase took."""
     before = time.perf_counter()
     txn = attempts.txn = _rebase_onto(store, attempts.txn, checked, latest)
     catching_up = time.perf_counter() - before
     attempts.deletion_files |= _deletion_files(store, txn)
-    return txn, catching_up
+    return catching_up
 
 
 def _try_publish(
@@ -396,7 +412,7 @@ def commit_detached(
 def _check_base(
     store: DatasetStore,
     txn: Transaction,
-    latest: Manifest | None,
+    latest: ManifestLocation | None,
     create_only: bool,
     policy: CommitPolicy,
 ) -> None:

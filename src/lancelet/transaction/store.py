@@ -33,7 +33,13 @@ from lancelet.table.fragment import DELETION_KIND_NAMES, DeletionFile, Fragment,
 from lancelet.table.fragment_check import check_fragments
 from lancelet.table.index_layout import with_inferred_details
 from lancelet.table.manifest import Manifest
-from lancelet.table.manifest_file import check_manifest_indices, decode_manifest, encode_manifest
+from lancelet.table.manifest_file import (
+    ManifestSummary,
+    check_manifest_indices,
+    decode_manifest,
+    decode_summary,
+    encode_manifest,
+)
 from lancelet.table.naming import ManifestLocation, ManifestNaming
 from lancelet.table.validate import check_manifest
 from lancelet.transaction.operations import Transaction
@@ -258,6 +264,20 @@ class DatasetStore:
             )
         self.remember_bases(manifest)
         return manifest
+
+    def read_summary(self, version: int) -> ManifestSummary:
+        """What a commit rebasing over ``version`` needs of its manifest (the version's
+        transaction file, its writer features), read without decoding the manifest."""
+        found = self._manifest_bytes(version)
+        if found is None:
+            raise VersionNotFoundError(f"{self.root}: version {version} does not exist")
+        path, data = found
+        summary = decode_summary(data, path)
+        if summary.version != version:
+            raise CorruptDatasetError(
+                f"{path}: file name says version {version}, the manifest says {summary.version}"
+            )
+        return summary
 
     def checked_manifest_bytes(self, manifest: Manifest) -> bytes:
         """The file bytes of a manifest about to be published, once it passed the checks

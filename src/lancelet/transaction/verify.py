@@ -15,7 +15,7 @@ from lancelet.errors import CorruptDatasetError
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.claims import Claims, files_of
-from lancelet.transaction.operations import Operation, Transaction
+from lancelet.transaction.operations import Append, Operation, Transaction
 from lancelet.transaction.registry import claims_of, kind_of
 
 
@@ -58,14 +58,34 @@ def _allowed(claims: Claims, old: Fragment, new: Fragment | None) -> bool:
     return claims.only_files_added and was < kept
 
 
+def winners_need_checking(mine: Operation) -> bool:
+    """Whether ``mine`` must have each winner's claims checked against its manifests.
+
+    An append only adds fragments of its own to the latest manifest: whatever a winner
+    did, it carries no copy of a fragment the winner changed, so no row can come back
+    however the winner's transaction file is wrong.  Its outcome follows from the
+    winner's kind alone, and its commit needs none of the winners' manifests."""
+    return not isinstance(mine, Append)
+
+
+def check_read_version(theirs: Transaction | None, version: int, where: str) -> None:
+    """Raise if ``theirs``, committed as ``version``, claims to have read a version
+    that is not older."""
+    if theirs is not None and theirs.read_version >= version:
+        _refuse(
+            where,
+            theirs.operation,
+            [f"its transaction claims to have read version {theirs.read_version}"],
+        )
+
+
 def check_winner(theirs: Transaction | None, before: Manifest, after: Manifest, where: str) -> None:
     """Raise unless ``theirs`` (committed as ``after`` on top of ``before``) describes
     every fragment and field change between the two.  ``where`` names the version."""
     if theirs is None:
         return  # the rules treat an unknown operation as one that changed anything
     op = theirs.operation
-    if theirs.read_version >= after.version:
-        _refuse(where, op, [f"its transaction claims to have read version {theirs.read_version}"])
+    check_read_version(theirs, after.version, where)
     claims = claims_of(op)
     if claims is None:
         return
