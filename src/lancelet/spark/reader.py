@@ -163,6 +163,11 @@ def candidate_ranges(
     return out
 
 
+# A filtered read's columns the filters do not test count this fraction of their bytes
+# in partition sizing (see LanceReader._sized).
+_SKIPPED_SHARE = 4
+
+
 def _exact_tree(filters: Sequence[sds.Filter], schema: pa.Schema) -> Predicate | None:
     """The pushed filters as one predicate tree when every one of them has a tree and
     none tests a float column (Spark orders NaN above every number, which the tree
@@ -269,9 +274,16 @@ class LanceReader(sds.DataSourceReader):
         digest: str,
     ) -> list[sds.InputPartition]:
         """Partitions of about one split's bytes of the columns read (see
-        :mod:`lancelet.spark.partition_plan`)."""
+        :mod:`lancelet.spark.partition_plan`).  With pushed filters, a task reads the
+        columns they test whole and the others only for the rows kept, when few: those
+        count a quarter of their bytes (a selective filter's partitions are then as
+        many as the cores, not one per 128 MiB of columns it mostly skips)."""
         fields = self._read_fields()
-        sizes = {f.id: read_bytes(f, fields) for f in fragments}
+        tested = self._read_fields(self._filter_columns) if self._filters else fields
+        sizes = {
+            f.id: read_bytes(f, tested) + read_bytes(f, fields - tested) // _SKIPPED_SHARE
+            for f in fragments
+        }
         sizing = Sizing(self._options.max_partition_bytes, parallelism=self._options.min_partitions)
         out: list[sds.InputPartition] = []
         for group in partitions(fragments, sizes, sizing):
@@ -282,10 +294,13 @@ class LanceReader(sds.DataSourceReader):
                 out.append(ranges[0])
         return out
 
-    def _read_fields(self) -> set[int]:
-        """The ids of the dataset fields the read decodes (nested ones included)."""
+    def _read_fields(self, among: set[str] | None = None) -> set[int]:
+        """The ids of the dataset fields the read decodes (nested ones included), or
+        of those of the top-level columns ``among``."""
         schema = self._lance_schema.load()
         names = self._data_columns(schema.top_level_names())
+        if among is not None:
+            names = [n for n in names if n in among]
         return {i for f in schema.resolve(names, self._where) for i in schema.subtree_ids(f.id)}
 
     def _index_predicate(self, snapshot: Snapshot) -> Predicate | None:
