@@ -197,7 +197,9 @@ class LanceFileReader:
         self._field_ids = tuple(f.id for f in descriptor.schema.fields)
         self._all_field_ids = _preorder_ids(descriptor.schema.fields)
         self._logical_schema, self._schema = self._decoded_schema(descriptor.schema)
-        self._globals: list[pa.Buffer] | None = None
+        # Pages hold this, not a method of the reader: a bound method would make the
+        # reader and its pages a cycle, freed only by a full garbage collection.
+        self._global_buffers = _GlobalBuffers(self._source, self._footer)
         # Projections resolved lately, by column names (None: the default columns):
         # column readers hold no state of a read, so repeated reads share them.
         self._projections: dict[tuple[str, ...] | None, tuple[pa.Schema, list[ColumnReader]]] = {}
@@ -594,14 +596,6 @@ class LanceFileReader:
         """Whether the file is of format 2.1 or later (only leaves own columns)."""
         return self._footer.structural
 
-    def _global_buffers(self) -> list[pa.Buffer]:
-        """All global buffers, read on first use (2.0 pages rarely point at them)."""
-        if self._globals is None:
-            count = self._footer.num_global_buffers
-            read = container.read_global_buffer
-            self._globals = [read(self._source, self._footer, i) for i in range(count)]
-        return self._globals
-
     def read_global_buffer(self, index: int) -> bytes:
         data: bytes = container.read_global_buffer(self._source, self._footer, index).to_pybytes()
         return data
@@ -622,6 +616,22 @@ class LanceFileReader:
     @property
     def schema(self) -> pa.Schema:
         return self._logical_schema
+
+
+class _GlobalBuffers:
+    """A file's global buffers, read on first use (2.0 pages rarely point at them)."""
+
+    def __init__(self, source: InputFile, footer: container.Footer) -> None:
+        self._source = source
+        self._footer = footer
+        self._buffers: list[pa.Buffer] | None = None
+
+    def __call__(self) -> list[pa.Buffer]:
+        if self._buffers is None:
+            count = self._footer.num_global_buffers
+            read = container.read_global_buffer
+            self._buffers = [read(self._source, self._footer, i) for i in range(count)]
+        return self._buffers
 
 
 def _preorder_ids(fields: Sequence[file_pb2.Field]) -> tuple[int, ...]:
