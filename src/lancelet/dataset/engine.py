@@ -68,7 +68,7 @@ from lancelet.dataset.write.data_files import (
 from lancelet.dataset.write.dataset_write import write_to_store
 from lancelet.errors import CorruptDatasetError, CorruptIndexError, LanceletError
 from lancelet.expr import Predicate
-from lancelet.expr.arrow import evaluate
+from lancelet.expr.arrow import filter_table
 from lancelet.index.planner import plan
 from lancelet.table import lineage, row_address
 from lancelet.table.fragment import Fragment
@@ -380,35 +380,21 @@ class FragmentRows:
         expression's rows, evaluated with Arrow's kernels where it can be."""
         tested = filtered[0]
         first = self.live_range(tested, start, stop, with_addresses=True)
-        first = _kept(first, filtered, predicate)
+        first = filter_table(first, predicate, filtered[1])
         if not first.num_rows or len(tested) == len(columns):
             return first
         if first.num_rows * _FEW_KEPT > stop - start:
             table = self.live_range(columns, start, stop, with_addresses=True)
-            return _kept(table, filtered, predicate)
+            return filter_table(table, predicate, filtered[1])
         kept = row_address.offsets(first.column(ROW_ADDRESS).to_numpy())
-        return _kept(self.take(columns, kept, with_addresses=True), filtered, predicate)
+        table = self.take(columns, kept, with_addresses=True)
+        return filter_table(table, predicate, filtered[1])
 
     def take(self, columns: list[str], offsets: np.ndarray, *, with_addresses: bool) -> pa.Table:
         """The rows at physical ``offsets`` (sorted uint32; deleted ones are not
         dropped), with the row id and address columns when asked for."""
         table = self._reader.take(columns, offsets.astype(np.int64))
         return with_row_columns(self._reader, table, offsets) if with_addresses else table
-
-
-def _kept(
-    table: pa.Table, filtered: tuple[list[str], pc.Expression], predicate: Predicate | None
-) -> pa.Table:
-    """``table``'s rows the filter keeps: by the predicate's kernels run at once where
-    the evaluator takes it (an Acero plan per batch costs more than the test), else by
-    the expression."""
-    try:
-        mask = None if predicate is None else evaluate(predicate, table)
-    except pa.ArrowException:
-        mask = None  # the expression decides, and says what is wrong
-    if isinstance(mask, pa.Array | pa.ChunkedArray) and len(mask) == table.num_rows:
-        return table.filter(mask)
-    return table.filter(filtered[1])
 
 
 def scan(

@@ -52,7 +52,7 @@ from lancelet.errors import (
     UnsupportedOptionError,
 )
 from lancelet.expr import Predicate
-from lancelet.expr.arrow import evaluate
+from lancelet.expr.arrow import filter_table
 from lancelet.expr.filter import is_volatile, referenced_columns, to_expression
 from lancelet.expr.from_sql import predicate_tree
 from lancelet.index.planner import Candidates
@@ -426,14 +426,8 @@ class LanceScanner(ArrowScanner):
         takes the filter (it selects what the filter selects, see lancelet.expr), else
         by the filter's expression through Arrow's query engine, which costs more to
         set up than the few rows of an indexed lookup take to evaluate."""
-        try:
-            mask = None if self._predicate is None else evaluate(self._predicate, table)
-        except pa.ArrowException:
-            mask = None  # the expression decides, and says what is wrong
-        if isinstance(mask, pa.Array | pa.ChunkedArray) and len(mask) == table.num_rows:
-            return table.filter(mask)
         assert self._filter is not None
-        return table.filter(self._filter)
+        return filter_table(table, self._predicate, self._filter)
 
     def _apply_filter(self, table: pa.Table) -> pa.Table:
         """``table.filter`` by the scan's filter: conjunct by conjunct, cheapest first,

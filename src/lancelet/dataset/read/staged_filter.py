@@ -27,7 +27,7 @@ from sqlglot import exp
 
 from lancelet.dataset.read.fragment_reader import FragmentReader
 from lancelet.errors import FilterError
-from lancelet.expr.arrow import evaluate
+from lancelet.expr.arrow import filter_table
 from lancelet.expr.filter import node_sql, parse_filter, referenced_columns, syntax_tree
 from lancelet.expr.from_sql import predicate_tree
 from lancelet.expr.nodes import Predicate
@@ -85,15 +85,7 @@ class Stage:
 
     def keep(self, table: pa.Table) -> pa.Table:
         """The rows of ``table`` the stage passes (TRUE: NULL and FALSE drop)."""
-        try:
-            mask = None if self.predicate is None else evaluate(self.predicate, table)
-        except pa.ArrowException:
-            mask = None  # the expression decides, and says what is wrong
-        if isinstance(mask, pa.Scalar):
-            return table if mask.as_py() is True else table.slice(0, 0)
-        if isinstance(mask, pa.Array | pa.ChunkedArray) and len(mask) == table.num_rows:
-            return table.filter(mask)
-        return table.filter(self.expression)
+        return filter_table(table, self.predicate, self.expression)
 
 
 def stages_of(sql: str, schema: pa.Schema) -> list[Stage] | None:
