@@ -31,7 +31,7 @@ from lancelet.dataset.engine import (
     scan,
 )
 from lancelet.errors import ArgumentError, SchemaError
-from lancelet.expr import And, Predicate
+from lancelet.expr import Predicate
 from lancelet.spark.filters import conjunction, to_expression, to_predicate, top_level_columns
 from lancelet.spark.index_read import (
     DENSE,
@@ -172,14 +172,12 @@ def _exact_tree(filters: Sequence[sds.Filter], schema: pa.Schema) -> Predicate |
     """The pushed filters as one predicate tree when every one of them has a tree and
     none tests a float column (Spark orders NaN above every number, which the tree
     spells differently from the expression), else None: the expression filters."""
-    trees = [to_predicate(f, schema) for f in filters]
-    if not trees or any(t is None for t in trees):
-        return None
     tested = set().union(*(top_level_columns(f) for f in filters))
     if any(pa.types.is_floating(schema.field(c).type) for c in tested if c in schema.names):
         return None
-    exact = [t for t in trees if t is not None]
-    return exact[0] if len(exact) == 1 else And(tuple(exact))
+    if not filters or any(to_predicate(f, schema) is None for f in filters):
+        return None
+    return pushed_predicate(filters, schema)  # the conjunction, none left out
 
 
 class LanceReader(sds.DataSourceReader):
