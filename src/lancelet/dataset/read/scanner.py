@@ -364,8 +364,6 @@ class LanceScanner(ArrowScanner):
 
     def _fragment_tables(self, fragment: Fragment, step: int) -> Iterator[pa.Table]:
         candidates = self._candidates.get(fragment.id) if self._candidates else None
-        if candidates is not None and not len(candidates):
-            return  # an index says no row of the fragment matches: nothing to open
         self._metrics.fragments_scanned += 1
         reader = FragmentReader(self._store, self._manifest.schema, fragment)
         columns = self._read_columns()
@@ -566,14 +564,22 @@ class LanceScanner(ArrowScanner):
         filter's few rows per range read are gathered into whole batches, as pylance
         gathers them (not across fragments, nor for dictionaries, whose chunks may
         not be joined, nor under a limit, which the first rows may meet)."""
+        candidates = self._candidates.get(fragment.id) if self._candidates else None
+        if candidates is not None and not len(candidates):
+            return  # an index says no row of the fragment matches: nothing to open
         tables = self._fragment_tables(fragment, step)
         # A whole table (step: a fragment) is joined by its caller.
         batched = step < _WHOLE_FRAGMENT and self._filter is not None and self._limit is None
-        if batched and not any(map(has_dictionary, self._arrow.types)):
+        if batched and self._joinable:
             tables = coalesced(tables, self._batch_size)
         for table in tables:
             self._metrics.output_rows += table.num_rows
             yield table
+
+    @cached_property
+    def _joinable(self) -> bool:
+        """Whether the chunks of the columns read may be joined (no dictionaries)."""
+        return not any(map(has_dictionary, self._arrow.types))
 
     def _facts(self) -> ScanFacts:
         reads = self._read_columns()
