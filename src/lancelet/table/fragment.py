@@ -245,8 +245,8 @@ class DataFile:
     def from_proto(cls, pb: table_pb2.DataFile) -> DataFile:
         return cls(
             pb.path,
-            tuple(pb.fields),
-            tuple(pb.column_indices),
+            IntList(pb.fields),  # a protobuf's repeated ints are ints already
+            IntList(pb.column_indices),
             pb.file_major_version,
             pb.file_minor_version,
             pb.file_size_bytes,

@@ -165,7 +165,7 @@ def _check(fragment: Fragment, where: str) -> None:
         _check_path(data_file.path, where)
         fields = [i for i in data_file.fields if i != TOMBSTONE]
         if (
-            any(i < 0 for i in fields)
+            (fields and min(fields) < 0)
             or held.intersection(fields)
             or len(set(fields)) != len(fields)
         ):
@@ -202,7 +202,7 @@ def _check_column_indices(data_file: DataFile, where: str) -> None:
     stored = [c for c in columns if c != -1]
     if (
         len(columns) != len(data_file.fields)
-        or any(c < -1 for c in columns)
+        or (columns and min(columns) < -1)
         or len(set(stored)) != len(stored)
     ):
         raise CorruptDatasetError(
