@@ -15,8 +15,9 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
- * A lance table as one DataFrame sees it: Spark's Python table for writes and
- * streams, and a scan builder that plans each batch query's read itself.
+ * A lance table as one DataFrame sees it: Spark's Python table for writes (batch
+ * writes through {@link SizedWrites}) and streams, and a scan builder that plans each
+ * batch query's read itself.
  *
  * <p>The Python source is created once per table (it fixes the dataset version the
  * DataFrame reads), and every query's read is planned from it.
@@ -68,6 +69,6 @@ final class BridgeTable implements SupportsRead, SupportsWrite {
 
   @Override
   public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
-    return plain.newWriteBuilder(info);
+    return SizedWrites.builder(plain.newWriteBuilder(info));
   }
 }
