@@ -60,7 +60,7 @@ class _LeafStream:
         if self.blob_sink is not None:
             batch = blob.describe(batch, self.blob_sink)
         self.pending.append(batch)
-        self.pending_bytes += batch.values.nbytes + 2 * batch.num_entries
+        self.pending_bytes += batch.values_nbytes + 2 * batch.num_entries
 
     def take_pending(self) -> list[LeafBatch]:
         batches, self.pending, self.pending_bytes = self.pending, [], 0
@@ -92,7 +92,7 @@ def _pages(batches: list[LeafBatch], max_page_bytes: int) -> list[list[LeafBatch
     size = 0
     for batch in batches:
         for piece in _split(batch, max_page_bytes):
-            piece_bytes = piece.values.nbytes
+            piece_bytes = piece.values_nbytes
             if current and size + piece_bytes > max_page_bytes:
                 pages.append(current)
                 current, size = [], 0
@@ -104,7 +104,7 @@ def _pages(batches: list[LeafBatch], max_page_bytes: int) -> list[list[LeafBatch
 
 
 def _split(batch: LeafBatch, max_page_bytes: int) -> list[LeafBatch]:
-    pieces = max(1, -(-batch.values.nbytes // max_page_bytes))
+    pieces = max(1, -(-batch.values_nbytes // max_page_bytes))
     if pieces == 1 or batch.num_rows <= 1:
         return [batch]
     step = -(-batch.num_rows // pieces)
