@@ -68,9 +68,7 @@ class LeafColumn:
         self.node = node
         self.dtype: pa.DataType = node.field.type
         self.lineage = lineage  # the kinds of the leaf and its ancestors, leaf first
-        lengths = np.fromiter((p.num_rows for p in info.pages), np.int64, len(info.pages))
-        self.starts = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=self.starts[1:])
+        self.starts = info.row_starts()
         self._decoders: dict[int, PageDecoder] = {}
 
     @property
