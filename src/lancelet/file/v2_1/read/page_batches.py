@@ -42,7 +42,7 @@ def take_pages(pages: Sequence[MiniBlockPage], rows: Sequence[I64]) -> LevelledP
     Errors name no page: callers retry page by page to find it."""
     first = pages[0]
     datas, starts, sizes, counts, picks = [], [], [], [], []
-    done = np.zeros(1, np.int64)
+    done = 0  # values of the chunks taken so far
     placed = 0
     for page, wanted in zip(pages, rows, strict=True):
         if _every_chunk_wanted(page, wanted):
@@ -51,10 +51,12 @@ def take_pages(pages: Sequence[MiniBlockPage], rows: Sequence[I64]) -> LevelledP
             data, at = _all_chunks(page)
             sizes.append(page.sizes)
             counts.append(page.counts)
-            picks.append(wanted + int(done[0]))
-            done[0] += page.num_rows
+            picks.append(wanted + done)
+            done += page.num_rows
         else:
-            ids, local = page._flat_positions(wanted, done)
+            counter = np.array([done], np.int64)
+            ids, local = page._flat_positions(wanted, counter)
+            done = int(counter[0])
             data, at = page._chunk_data(ids)
             sizes.append(page.sizes[ids])
             counts.append(page.counts[ids])
@@ -102,8 +104,8 @@ def _every_chunk_wanted(page: MiniBlockPage, rows: I64) -> bool:
     """Whether each chunk of ``page`` (no lists) holds one of ``rows`` (sorted, unique,
     in range)."""
     n = len(page.item_starts)
-    if n <= 1:
-        return n == 1 and len(rows) > 0
+    if n <= 1 or len(rows) == page.num_rows:
+        return n >= 1 and len(rows) > 0
     # Chunk c's rows are rows[firsts[c]:firsts[c + 1]], the last chunk's run to the end.
     firsts = rows.searchsorted(page.item_starts)
     return bool(firsts[-1] < len(rows)) and bool((firsts[1:] > firsts[:-1]).all())
