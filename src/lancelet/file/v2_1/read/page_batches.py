@@ -104,8 +104,12 @@ def _every_chunk_wanted(page: MiniBlockPage, rows: I64) -> bool:
     """Whether each chunk of ``page`` (no lists) holds one of ``rows`` (sorted, unique,
     in range)."""
     n = len(page.item_starts)
-    if n <= 1 or len(rows) == page.num_rows:
-        return n >= 1 and len(rows) > 0
+    if n == 0 or not len(rows):
+        return False
+    if n == 1 or (len(rows) == page.num_rows and int(page.counts[-1]) > 0):
+        # Every row wanted: only the last chunk may hold none (its count is what
+        # remains of the page's items, the others' a power of two).
+        return True
     # Chunk c's rows are rows[firsts[c]:firsts[c + 1]], the last chunk's run to the end.
     firsts = rows.searchsorted(page.item_starts)
     return bool(firsts[-1] < len(rows)) and bool((firsts[1:] > firsts[:-1]).all())
