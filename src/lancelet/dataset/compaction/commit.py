@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from lancelet import io
 from lancelet.dataset.compaction.defer import reuse_version
 from lancelet.dataset.compaction.options import CompactionMetrics, CompactionSettings
 from lancelet.dataset.compaction.planning import plan_bins
@@ -117,6 +118,15 @@ def compact(
 ) -> tuple[CompactionMetrics, Manifest | None]:
     """Plan, rewrite and commit in one go: what it did, and the version it committed
     (None when nothing needed it)."""
+    # The new data and index files sync in the background while the work goes on;
+    # a commit publishes its manifest only once they are on disk.
+    with io.deferred_syncs():
+        return _compact(snapshot, options)
+
+
+def _compact(
+    snapshot: Snapshot, options: Mapping[str, Any] | None
+) -> tuple[CompactionMetrics, Manifest | None]:
     store, manifest = snapshot.store, snapshot.manifest
     settings = CompactionSettings.resolve(options, manifest.config, store.root)
     groups: list[ops.RewriteGroup] = []

@@ -43,11 +43,7 @@ class ColumnPages:
         self.index = index
         self.label = label or f"column {index}"
         self._global_buffers = global_buffers
-        lengths = np.fromiter(
-            (p.num_rows for p in info.pages), dtype=np.int64, count=len(info.pages)
-        )
-        self.starts = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=self.starts[1:])
+        self.starts = info.row_starts()
         self._cached: tuple[int, object] | None = None
 
     @property

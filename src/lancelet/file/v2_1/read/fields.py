@@ -68,9 +68,7 @@ class LeafColumn:
         self.node = node
         self.dtype: pa.DataType = node.field.type
         self.lineage = lineage  # the kinds of the leaf and its ancestors, leaf first
-        lengths = np.fromiter((p.num_rows for p in info.pages), np.int64, len(info.pages))
-        self.starts = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=self.starts[1:])
+        self.starts = info.row_starts()
         self._decoders: dict[int, PageDecoder] = {}
 
     @property
@@ -617,14 +615,16 @@ def take_across(leaves: Sequence[LeafColumn], rows: Sequence[I64]) -> pa.Array:
         raise ValueError("take_across reads top-level leaf columns only")
     parts: list[pa.Array] = []
     pending: list[tuple[LeafColumn, int, I64]] = []
+    pending_key: bytes | None = None  # the batch key of the last page pending
     for leaf, wanted in zip(leaves, rows, strict=True):
         for page_no, local in _by_page(leaf, wanted).items():
             decoder = leaf.decoder(page_no)
             key = decoder.batch_key if isinstance(decoder, MiniBlockPage) else None
-            if pending and (key is None or key != _batch_key(pending[-1])):
+            if pending and (key is None or key != pending_key):
                 parts.extend(_take_run(pending))
                 pending = []
             pending.append((leaf, page_no, local))
+            pending_key = key
     parts.extend(_take_run(pending))
     if not parts:
         raise ValueError("take_across needs some rows")
@@ -635,11 +635,6 @@ def _by_page(leaf: LeafColumn, rows: I64) -> dict[int, I64]:
     if len(leaf.info.pages) == 1 and len(rows):  # a small file's column: no search
         return {0: rows}
     return leaf.by_page(rows) if len(rows) else {}
-
-
-def _batch_key(entry: tuple[LeafColumn, int, I64]) -> bytes | None:
-    decoder = entry[0].decoder(entry[1])
-    return decoder.batch_key if isinstance(decoder, MiniBlockPage) else None
 
 
 def _take_run(run: list[tuple[LeafColumn, int, I64]]) -> list[pa.Array]:

@@ -19,8 +19,10 @@ from lancelet.file.v2_0.fields import concat_pages
 from lancelet.file.v2_1.read.arrow import dictionaries_array, to_arrow
 from lancelet.file.v2_1.read.miniblock import MiniBlockPage
 from lancelet.file.v2_1.read.page import LevelledPage
+from lancelet.file.v2_1.read.page_buffer import PageBuffer
 from lancelet.file.v2_1.read.values import (
     I64,
+    U8,
     Fixed,
     Slices,
     Values,
@@ -40,17 +42,28 @@ def take_pages(pages: Sequence[MiniBlockPage], rows: Sequence[I64]) -> LevelledP
     Errors name no page: callers retry page by page to find it."""
     first = pages[0]
     datas, starts, sizes, counts, picks = [], [], [], [], []
-    done = np.zeros(1, np.int64)
+    done = 0  # values of the chunks taken so far
     placed = 0
     for page, wanted in zip(pages, rows, strict=True):
-        ids, local = page._flat_positions(wanted, done)
-        data, at = page._chunk_data(ids)
+        if _every_chunk_wanted(page, wanted):
+            # Most rows of the page (a compaction's live rows): every chunk, read as
+            # one range, without working out which chunks hold them.
+            data, at = _all_chunks(page)
+            sizes.append(page.sizes)
+            counts.append(page.counts)
+            picks.append(wanted + done)
+            done += page.num_rows
+        else:
+            counter = np.array([done], np.int64)
+            ids, local = page._flat_positions(wanted, counter)
+            done = int(counter[0])
+            data, at = page._chunk_data(ids)
+            sizes.append(page.sizes[ids])
+            counts.append(page.counts[ids])
+            picks.append(local)
         datas.append(data)
         starts.append(at + placed)
         placed += len(data)
-        sizes.append(page.sizes[ids])
-        counts.append(page.counts[ids])
-        picks.append(local)
     local = np.concatenate(picks)
     base = datas[0] if len(datas) == 1 else np.concatenate(datas)
     fsst = first.value_codec if isinstance(first.value_codec, FsstMiniBlock) else None
@@ -85,6 +98,27 @@ def take_pages(pages: Sequence[MiniBlockPage], rows: Sequence[I64]) -> LevelledP
         parts.append(page._to_arrow(part, few=True))
         at_value += len(wanted)
     return first._page(None, defs, concat_pages(parts))
+
+
+def _every_chunk_wanted(page: MiniBlockPage, rows: I64) -> bool:
+    """Whether each chunk of ``page`` (no lists) holds one of ``rows`` (sorted, unique,
+    in range)."""
+    n = len(page.item_starts)
+    if n == 0 or not len(rows):
+        return False
+    if n == 1 or (len(rows) == page.num_rows and int(page.counts[-1]) > 0):
+        # Every row wanted: only the last chunk may hold none (its count is what
+        # remains of the page's items, the others' a power of two).
+        return True
+    # Chunk c's rows are rows[firsts[c]:firsts[c + 1]], the last chunk's run to the end.
+    firsts = rows.searchsorted(page.item_starts)
+    return bool(firsts[-1] < len(rows)) and bool((firsts[1:] > firsts[:-1]).all())
+
+
+def _all_chunks(page: MiniBlockPage) -> tuple[U8, I64]:
+    """``page._chunk_data`` of every chunk: the chunk buffer, read as one range."""
+    chunks = page._chunk_buffer
+    return chunks.whole() if isinstance(chunks, PageBuffer) else chunks, page.offsets
 
 
 def _dictionaries(pages: Sequence[MiniBlockPage]) -> tuple[pa.Array, I64]:

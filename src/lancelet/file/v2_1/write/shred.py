@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
+from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
@@ -73,6 +74,13 @@ class LeafBatch:
         if self.rep is not None:
             return len(self.rep)
         return len(self.values)
+
+    @cached_property
+    def values_nbytes(self) -> int:
+        """``values.nbytes``, worked out once: Arrow walks a slice's buffers for it (a
+        few microseconds), and a writer asks it of each batch as it buffers and again
+        as it cuts pages."""
+        return int(self.values.nbytes)
 
     def visible(self) -> NDArray[np.bool_] | None:
         """Which entries have an item (None: all): those valid or null at a layer

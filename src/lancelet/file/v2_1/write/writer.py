@@ -9,9 +9,11 @@ reference.
 
 from __future__ import annotations
 
+import os
 from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from functools import cache
 
 import pyarrow as pa
 
@@ -58,7 +60,7 @@ class _LeafStream:
         if self.blob_sink is not None:
             batch = blob.describe(batch, self.blob_sink)
         self.pending.append(batch)
-        self.pending_bytes += batch.values.nbytes + 2 * batch.num_entries
+        self.pending_bytes += batch.values_nbytes + 2 * batch.num_entries
 
     def take_pending(self) -> list[LeafBatch]:
         batches, self.pending, self.pending_bytes = self.pending, [], 0
@@ -90,7 +92,7 @@ def _pages(batches: list[LeafBatch], max_page_bytes: int) -> list[list[LeafBatch
     size = 0
     for batch in batches:
         for piece in _split(batch, max_page_bytes):
-            piece_bytes = piece.values.nbytes
+            piece_bytes = piece.values_nbytes
             if current and size + piece_bytes > max_page_bytes:
                 pages.append(current)
                 current, size = [], 0
@@ -102,7 +104,7 @@ def _pages(batches: list[LeafBatch], max_page_bytes: int) -> list[list[LeafBatch
 
 
 def _split(batch: LeafBatch, max_page_bytes: int) -> list[LeafBatch]:
-    pieces = max(1, -(-batch.values.nbytes // max_page_bytes))
+    pieces = max(1, -(-batch.values_nbytes // max_page_bytes))
     if pieces == 1 or batch.num_rows <= 1:
         return [batch]
     step = -(-batch.num_rows // pieces)
@@ -172,7 +174,7 @@ class FileWriter21(FileWriterBase):
         for stream in self._streams:
             if stream.pending:
                 self._encoder.submit(stream)
-        self._encoder.drain()
+        self._encoder.settle()
 
     def _settle(self) -> None:
         self._encoder.settle()
@@ -187,6 +189,19 @@ class FileWriter21(FileWriterBase):
 _INLINE_BYTES = 256 * 1024
 
 
+@cache
+def _pool() -> ThreadPoolExecutor:
+    # One pool for every writer: a pool of its own cost each file its threads' start
+    # (a compaction writes a data file and the remapped indices' files one by one).
+    # Encoding jobs never wait on one another, so writers may share it.
+    return ThreadPoolExecutor(parallel.WORKERS, thread_name_prefix="lancelet-encode")
+
+
+# A forked child has the parent's pool object but none of its threads: it makes its own.
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_pool.cache_clear)
+
+
 class _Encoder:
     """Encodes pages on worker threads (numpy and the compiled kernels release the
     GIL) while the caller shreds the next batch.  Pages reach the file in the order
@@ -197,20 +212,17 @@ class _Encoder:
         self._sink = sink
         self._options = options
         self._max_page_bytes = max_page_bytes
-        self._pool: ThreadPoolExecutor | None = None  # started by the first large page
         self._queue: deque[tuple[_LeafStream, Future[list[page_enc.EncodedPage]]]] = deque()
 
     def submit(self, stream: _LeafStream) -> None:
         small = stream.pending_bytes < _INLINE_BYTES
         batches = stream.take_pending()
         if parallel.WORKERS < 2 or (small and not self._queue):
-            # Encoded here: starting threads costs more than a small page (a small
-            # append's whole write), and with nothing queued the page order holds.
+            # Encoded here: handing a small page over costs more than encoding it (a
+            # small append's whole write), and with nothing queued the page order holds.
             stream.add(self._sink, stream.encode(batches, self._options, self._max_page_bytes))
             return
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(parallel.WORKERS, thread_name_prefix="lancelet-encode")
-        job = self._pool.submit(stream.encode, batches, self._options, self._max_page_bytes)
+        job = _pool().submit(stream.encode, batches, self._options, self._max_page_bytes)
         self._queue.append((stream, job))
         while self._queue and (len(self._queue) > 2 * parallel.WORKERS or self._queue[0][1].done()):
             self._add_first()
@@ -220,15 +232,14 @@ class _Encoder:
         while self._queue:
             self._add_first()
 
-    def drain(self) -> None:
-        self.settle()
-        self.cancel()
-
     def cancel(self) -> None:
+        """Drop the pages not added yet: those not started are cancelled, and the
+        ones running are waited for (they hold the writer's batches)."""
+        jobs = [job for _, job in self._queue]
         self._queue.clear()
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        for job in jobs:
+            job.cancel()
+        wait(jobs)
 
     def _add_first(self) -> None:
         stream, job = self._queue.popleft()
