@@ -52,9 +52,11 @@ class VariableMiniBlock:
 
     def decode(self, buffers: Sequence[Slices], counts: I64) -> Values:
         buf = buffers[0]
-        offsets, firsts, lasts, lengths = self._offsets(buf, counts)
-        out = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=out[1:])
+        offsets, firsts, lasts, steps = self._offsets(buf, counts)
+        inner = np.ones(len(steps), dtype=bool)
+        inner[lasts[:-1]] = False  # a step from one chunk's last offset to the next's first
+        out = np.zeros(int(counts.sum()) + 1, dtype=np.int64)
+        np.cumsum(steps[inner], out=out[1:])
         data = concat_slices(
             buf.base, buf.starts + offsets[firsts], offsets[lasts] - offsets[firsts]
         )
@@ -77,7 +79,8 @@ class VariableMiniBlock:
 
     def _offsets(self, buf: Slices, counts: I64) -> tuple[I64, I64, I64, I64]:
         """Every chunk's offsets back to back (each relative to its chunk), checked;
-        where each chunk's first and last offsets are among them; the values' lengths."""
+        where each chunk's first and last offsets are among them; the steps between
+        consecutive offsets (at a chunk's last offset, a step to the next chunk)."""
         width = self.offset_bits // 8
         table = (counts + 1) * width
         if len(buf) and bool(np.any(buf.sizes < table)):
@@ -87,17 +90,18 @@ class VariableMiniBlock:
         firsts = np.cumsum(counts + 1) - (counts + 1)
         lasts = firsts + counts
         steps = np.diff(offsets)
-        inner = np.ones(len(steps), dtype=bool)
-        inner[lasts[:-1]] = False  # a step from one chunk's last offset to the next's first
-        lengths = steps[inner]
+        # Values' lengths are the steps within chunks: those may not be negative
+        # (checked in place; a take needs the offsets only, not the lengths apart).
+        falling = steps < 0
+        falling[lasts[:-1]] = False
         # A chunk's bytes start right after its offsets: the first offset says where.
         if (
-            bool(np.any(lengths < 0))
+            bool(falling.any())
             or bool(np.any(offsets[firsts] != table))
             or bool(np.any(offsets[lasts] > buf.sizes))
         ):
             raise corrupt("variable-width offsets leave their chunk or decrease")
-        return offsets, firsts, lasts, lengths
+        return offsets, firsts, lasts, steps
 
     def pick(self, buffers: Sequence[U8], count: int, index: I64) -> Values | None:
         buf = buffers[0]
