@@ -361,6 +361,8 @@ def _matched_rows(
     if spec.update_condition is not None and pairs.num_rows:
         pairs = _where_condition(store, manifest, source, pairs, spec.update_condition, where)
     addresses = pairs.column(ROW_ADDRESS).to_numpy()
+    if bool(np.all(addresses[1:] > addresses[:-1])):
+        return pairs, none  # ascending (source rows in table order): no target twice
     unique, counts = np.unique(addresses, return_counts=True)
     if len(unique) and counts.max() > 1:
         raise MergeInsertError(
@@ -419,8 +421,9 @@ def _unmatched_targets(
 def _inserted_rows(source: pa.Table, pairs: pa.Table, spec: MergeSpec) -> np.ndarray:
     if not spec.insert:
         return np.empty(0, dtype=np.int64)
-    matched = pairs.column(_SOURCE_ROW).to_numpy()
-    out: np.ndarray = np.flatnonzero(~np.isin(np.arange(source.num_rows), matched))
+    unmatched = np.ones(source.num_rows, dtype=bool)
+    unmatched[pairs.column(_SOURCE_ROW).to_numpy()] = False  # rows are positions: a mask
+    out: np.ndarray = np.flatnonzero(unmatched)
     return out
 
 
