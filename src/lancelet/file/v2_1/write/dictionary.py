@@ -159,8 +159,11 @@ def _sample_rules_out(block: Block, values: pa.Array, n: int, threshold: int) ->
     def too_distinct(ratio: float) -> bool:
         return ratio >= _NEAR_UNIQUE or math.ceil(ratio * n) > threshold
 
-    wide = isinstance(block, Variable) and len(block.data) > _WIDE_BYTES * block.num_values
-    if wide and too_distinct(_key_ratio(block, index)):
+    if (
+        isinstance(block, Variable)
+        and len(block.data) > _WIDE_BYTES * block.num_values
+        and too_distinct(_key_ratio(block, index))
+    ):
         return True
     return too_distinct(_sample_ratio(values, index))
 
