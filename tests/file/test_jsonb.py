@@ -139,6 +139,24 @@ def test_damaged_documents_print_or_fail_as_the_reference(
     ]
 
 
+@pytest.mark.parametrize("inner", [b"\xc3\xa9", b"\xe2\x82\xac!", b"\xff\xfe", b"\xc3"])
+def test_string_bytes_print_as_the_reference(
+    inner: bytes, monkeypatch_env: pytest.MonkeyPatch
+) -> None:
+    """A string's bytes print as they are: UTF-8 (two and three bytes) as the reference
+    prints it; bytes that are not UTF-8 fail as in the reference."""
+    monkeypatch_env.setenv("LANCELET_JIT", "1")
+    doc = jsonb.encode_value({"s": "a" * len(inner)}).replace(b"a" * len(inner), inner)
+    try:
+        expected: object = jsonb.decode(doc)
+    except (CorruptFileError, UnicodeDecodeError) as exc:
+        with pytest.raises(type(exc)):
+            jsonb.decode_column(_column([doc, jsonb.encode_value(1)]))
+        return
+    got = jsonb.decode_column(_column([doc, jsonb.encode_value(1)])).to_pylist()
+    assert got == [expected, "1"]
+
+
 _SAMPLES = [
     {"k": [1.5, -2, "a\\tb", None, True, {"n": -(1 << 63)}], "": 1e300, "z": [[]]},
     ["x", 0, 255, -129, 1 << 64 - 1, 0.0, False],

@@ -60,10 +60,21 @@ def describe(address: int) -> str:
 def pack(fragment_ids: np.ndarray | int, offsets: np.ndarray | int) -> np.ndarray:
     """Addresses (uint64) from fragment ids and offsets, either of which may be one
     number for all; both must be below :data:`PART_END` (not checked)."""
+    if (
+        isinstance(fragment_ids, (int, np.integer))
+        and isinstance(offsets, np.ndarray)
+        and offsets.ndim
+    ):
+        # One fragment (a scan's rows): one array made and or-ed in place, not a
+        # widened copy and a second result (a scan of a big fragment pays for both).
+        out: np.ndarray = offsets.astype(np.uint64)
+        if fragment_ids:
+            out |= np.uint64(int(fragment_ids) << OFFSET_BITS)
+        return out
     high = np.asarray(fragment_ids).astype(np.uint64, copy=False)
     low = np.asarray(offsets).astype(np.uint64, copy=False)
-    out: np.ndarray = (high << _SHIFT) | low
-    return out
+    packed: np.ndarray = (high << _SHIFT) | low
+    return packed
 
 
 def unpack(addresses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

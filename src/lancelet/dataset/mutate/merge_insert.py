@@ -1,7 +1,8 @@
 """merge_insert: upserts, find-or-create and replace-by-source as one Update commit.
 
-The source rows are joined to the target's key columns (a hash join in Arrow, with
-SQL semantics: null keys match nothing).  Each join pair is a *matched* row; source
+The source rows are joined to the target's key columns (a binary search when the
+target's integer keys ascend, else a hash join in Arrow; SQL semantics: null keys
+match nothing).  Each join pair is a *matched* row; source
 rows in no pair are *not matched*, target rows in no pair are *not matched by
 source*.  Updated and inserted rows are written as new fragments, and the old copies
 of updated rows, like deleted rows, go through deletion vectors, so the whole change
@@ -22,6 +23,7 @@ from lancelet.dataset.core import arguments
 from lancelet.dataset.mutate.delete import delete_addresses
 from lancelet.dataset.mutate.merge_index import indexed_targets, refuse_plan, takes_index_path
 from lancelet.dataset.mutate.merge_insert_options import MergeInsertOptions
+from lancelet.dataset.mutate.merge_join import sorted_target_pairs
 from lancelet.dataset.mutate.merge_plan import MergeSpec, analyze_merge, explain_merge
 from lancelet.dataset.mutate.update import RowRewrite
 from lancelet.dataset.read import blob_v2
@@ -320,6 +322,9 @@ def _source_columns(
 
 def _join(source: pa.Table, target: pa.Table, keys: tuple[str, ...], where: str) -> pa.Table:
     """Every (source row, target row address) pair whose keys are equal, in source order."""
+    pairs = sorted_target_pairs(source, target, keys, _SOURCE_ROW, ROW_ADDRESS)
+    if pairs is not None:
+        return pairs
     left = source.select(list(keys)).append_column(
         _SOURCE_ROW, pa.array(np.arange(source.num_rows, dtype=np.int64))
     )
@@ -356,6 +361,8 @@ def _matched_rows(
     if spec.update_condition is not None and pairs.num_rows:
         pairs = _where_condition(store, manifest, source, pairs, spec.update_condition, where)
     addresses = pairs.column(ROW_ADDRESS).to_numpy()
+    if bool(np.all(addresses[1:] > addresses[:-1])):
+        return pairs, none  # ascending (source rows in table order): no target twice
     unique, counts = np.unique(addresses, return_counts=True)
     if len(unique) and counts.max() > 1:
         raise MergeInsertError(
@@ -414,8 +421,9 @@ def _unmatched_targets(
 def _inserted_rows(source: pa.Table, pairs: pa.Table, spec: MergeSpec) -> np.ndarray:
     if not spec.insert:
         return np.empty(0, dtype=np.int64)
-    matched = pairs.column(_SOURCE_ROW).to_numpy()
-    out: np.ndarray = np.flatnonzero(~np.isin(np.arange(source.num_rows), matched))
+    unmatched = np.ones(source.num_rows, dtype=bool)
+    unmatched[pairs.column(_SOURCE_ROW).to_numpy()] = False  # rows are positions: a mask
+    out: np.ndarray = np.flatnonzero(unmatched)
     return out
 
 

@@ -35,7 +35,7 @@ from lancelet.file.codecs._chunks import (
     IntArray,
     as_bytes,
     check_ranges,
-    gather_ranges,
+    concat_ranges,
     ints,
 )
 
@@ -105,8 +105,8 @@ def decode_rle_chunks(
     check_ranges(raw, c_starts, c_sizes, "run values", what)
     check_ranges(raw, l_starts, l_sizes, "run lengths", what)
     runs = _run_counts(c_sizes, l_sizes, bits_per_value // 8, length_bits // 8, what)
-    values = raw[gather_ranges(c_starts, c_sizes)].view(_unsigned(bits_per_value))
-    lengths = raw[gather_ranges(l_starts, l_sizes)].view(_unsigned(length_bits)).astype(np.int64)
+    values = concat_ranges(raw, c_starts, c_sizes).view(_unsigned(bits_per_value))
+    lengths = concat_ranges(raw, l_starts, l_sizes).view(_unsigned(length_bits)).astype(np.int64)
     _fit_runs(lengths, runs, want, strict, what)
     out: npt.NDArray[np.unsignedinteger] = np.repeat(values, lengths)
     return out

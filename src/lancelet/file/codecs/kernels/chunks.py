@@ -70,3 +70,36 @@ def variable_chunks(offsets: I64, data: U8, counts: I64, width: int, pad: int) -
         at += sizes[c]
         first += n
     return out, sizes
+
+
+@kernel
+def value_offsets(data: U8, starts: I64, counts: I64, sizes: I64, width: int, out: I64) -> int:
+    """Read back from mini-block chunks (``counts[c] + 1`` offsets of ``width`` bytes,
+    little endian, at ``data[starts[c]:]``, then the bytes; the chunk ``sizes[c]``
+    long): ``out`` gets the offsets of every value with the chunks' bytes back to
+    back, from 0 (``out`` holds the counts' sum plus one).  Returns -1, or the first
+    chunk whose offsets do not start right after themselves, decrease or pass its
+    end.  The caller checks that each chunk's offsets lie in ``data``."""
+    out[0] = 0
+    total = 0
+    k = 0
+    for c in range(starts.shape[0]):
+        at, count = starts[c], counts[c]
+        previous = 0
+        for j in range(count + 1):
+            offset = 0
+            for b in range(width):
+                offset |= np.int64(data[at + j * width + b]) << (8 * b)
+            if j == 0:
+                if offset != (count + 1) * width:
+                    return c
+            elif offset < previous:
+                return c
+            else:
+                total += offset - previous
+                k += 1
+                out[k] = total
+            previous = offset
+        if previous > sizes[c]:
+            return c
+    return -1

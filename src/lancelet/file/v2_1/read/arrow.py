@@ -170,9 +170,10 @@ def dictionary_array(
         raise CorruptFileError(
             f"a dictionary index {int(raw.max())} is past the {len(items)} dictionary items"
         )
-    positions = pa.array(raw.astype(np.int64, copy=False))
+    # Arrow takes unsigned indices as they are: no widened copy of every index.
+    positions = pa.array(raw)
     if valid is not None and not bool(valid.all()):
-        positions = pa.array(raw.astype(np.int64, copy=False), mask=~valid)
+        positions = pa.array(raw, mask=~valid)
     if pa.types.is_dictionary(dtype):
         return pa.DictionaryArray.from_arrays(positions.cast(dtype.index_type), items)
     return items.take(positions)

@@ -11,6 +11,7 @@ import numpy as np
 
 from lancelet._proto import encodings_v2_1_pb2 as pb
 from lancelet.errors import CorruptFileError, UnsupportedEncodingError
+from lancelet.file.codecs._chunks import concat_ranges
 from lancelet.file.v2_1.read.values import (
     I64,
     U8,
@@ -107,10 +108,8 @@ def concat_slices(base: U8, starts: I64, sizes: I64) -> U8:
         return base[int(starts[0]) : int(ends[-1])]
     firsts = np.concatenate(([0], breaks))
     lasts = np.concatenate((breaks - 1, [len(starts) - 1]))
-    run_starts, run_ends = starts[firsts], ends[lasts]
-    return np.concatenate(
-        [base[s:e] for s, e in zip(run_starts.tolist(), run_ends.tolist(), strict=True)]
-    )
+    run_starts = starts[firsts]
+    return concat_ranges(base, run_starts, ends[lasts] - run_starts)
 
 
 def gather_slices(buffers: Slices) -> U8:

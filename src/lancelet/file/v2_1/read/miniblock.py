@@ -591,19 +591,21 @@ class MiniBlockPage:
     def _flat_positions(self, rows: I64, first: I64) -> tuple[I64, I64]:
         """Without lists: the chunks holding ``rows`` and where each row lies among
         those chunks' values decoded back to back after ``first[0]`` others."""
-        ends = self.item_starts + self.counts
-        held = rows.searchsorted(self.item_starts) < rows.searchsorted(ends)
-        if len(rows) and len(ends) and bool(held.all()):
+        starts = self.item_starts
+        # Chunks tile the page: the rows in each, from where each chunk's first row
+        # falls among the sorted rows (a search per chunk, not one per row).
+        per = np.diff(rows.searchsorted(starts), append=len(rows))
+        if len(rows) and len(starts) and bool((per > 0).all()):
             # Every chunk holds a wanted row (a scan's take of most rows): all are
             # decoded, and a row lies where it lies in the page.
             before = int(first[0])
-            first[0] += int(ends[-1])
-            return np.arange(len(ends), dtype=np.int64), rows + before
-        chunk = np.searchsorted(self.item_starts, rows, side="right") - 1
-        ids, _ = sorted_groups(chunk)
-        before = np.cumsum(self.counts[ids]) - self.counts[ids] + first[0]
-        first[0] += int(self.counts[ids].sum())
-        return ids, before[np.searchsorted(ids, chunk)] + rows - self.item_starts[chunk]
+            first[0] += int(starts[-1] + self.counts[-1])
+            return np.arange(len(starts), dtype=np.int64), rows + before
+        ids = np.flatnonzero(per)
+        counts = self.counts[ids]
+        before = np.cumsum(counts) - counts + first[0]
+        first[0] += int(counts.sum())
+        return ids, rows + np.repeat(before - starts[ids], per[ids])
 
     @property
     def batch_key(self) -> bytes | None:

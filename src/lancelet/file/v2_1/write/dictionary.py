@@ -37,6 +37,9 @@ _SAMPLE_BLOCKS = 32
 _MIN_SAMPLES = 1024
 _NEAR_UNIQUE = 0.98
 _INDEX_BYTES = 4
+# Average value bytes above which the sample's keys are counted before its values:
+# narrower values hash whole faster than their keys are cut and sorted.
+_WIDE_BYTES = 64
 
 
 @dataclass(frozen=True)
@@ -156,7 +159,11 @@ def _sample_rules_out(block: Block, values: pa.Array, n: int, threshold: int) ->
     def too_distinct(ratio: float) -> bool:
         return ratio >= _NEAR_UNIQUE or math.ceil(ratio * n) > threshold
 
-    if isinstance(block, Variable) and too_distinct(_key_ratio(block, index)):
+    if (
+        isinstance(block, Variable)
+        and len(block.data) > _WIDE_BYTES * block.num_values
+        and too_distinct(_key_ratio(block, index))
+    ):
         return True
     return too_distinct(_sample_ratio(values, index))
 
