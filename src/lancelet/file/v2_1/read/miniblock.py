@@ -239,9 +239,10 @@ class MiniBlockPage:
     def item_type(self) -> pa.DataType:
         return self.dtype.value_type if pa.types.is_dictionary(self.dtype) else self.dtype
 
-    def _few_from_dictionary(self, indices: Values) -> pa.Array | None:
+    def _few_from_dictionary(self, indices: Values, share: int) -> pa.Array | None:
         """The items ``indices`` point at, decoding only those when the dictionary's
-        codec can and they are few (a take); None: decode the whole dictionary."""
+        codec can and they are few (at most one in ``share`` items); None: decode the
+        whole dictionary."""
         items = int(self.layout.num_dictionary_items)
         codec = self._dictionary_codec
         if (
@@ -249,7 +250,7 @@ class MiniBlockPage:
             or not isinstance(codec, OutOfLineBitpacking)
             or not isinstance(indices, Fixed)
             or indices.bits not in (8, 16, 32, 64)
-            or 16 * indices.count > items
+            or share * indices.count > items
             or pa.types.is_dictionary(self.dtype)
         ):
             return None
@@ -276,9 +277,12 @@ class MiniBlockPage:
         )
 
     def _to_arrow(self, values: Values, few: bool = False) -> pa.Array:
-        """``few``: values of a take, whose dictionary items may be decoded alone."""
+        """``few``: values of a take, whose dictionary items may be decoded alone.  A
+        range read decodes alone the items of a run much shorter than the dictionary
+        (a BTREE index page of 4,096 sorted keys in a file page whose dictionary holds
+        every distinct key: its items lie in a chunk or two of the dictionary's)."""
         if self._dict_buffer is not None:
-            found = self._few_from_dictionary(values) if few else None
+            found = self._few_from_dictionary(values, 16 if few else 4)
             if found is not None:
                 return found
             return dictionary_array(values, self.dictionary, self.dtype, None)
