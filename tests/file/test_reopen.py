@@ -13,6 +13,7 @@ import pytest
 
 from lancelet.errors import CorruptFileError
 from lancelet.file import LanceFileReader, LanceFileWriter, container
+from lancelet.file.v2_1.read import dictionaries
 from tests.file import surgery
 
 
@@ -56,3 +57,37 @@ def test_reopened_file_parses_its_metadata_once(
     bad.write_bytes(surgery.emit(parts))
     with pytest.raises(CorruptFileError, match=r"bad\.lance.*page 0 buffer"):
         LanceFileReader(bad).read_all().to_table()
+
+
+def test_reopened_dictionary_is_decoded_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Sorted keys repeated 1-7 times, one page: lancelet stores them with an
+    # lz4-compressed dictionary of some 50,000 keys, which a short read decodes whole.
+    rng = np.random.default_rng(2)
+    n = 200_000
+    keys = np.repeat(np.arange(n, dtype=np.int64) * 37 + 5, rng.integers(1, 8, n))[:n]
+    data = pa.table({"k": keys})
+    path = tmp_path / "k.lance"
+    with LanceFileWriter(str(path), data.schema, version="2.2") as writer:
+        writer.write_batch(data)
+    layouts = [p.layout.mini_block_layout for p in LanceFileReader(path)._leaves[0].info.pages]
+    assert any(m.dictionary.WhichOneof("compression") == "general" for m in layouts)
+    copy = tmp_path / "copy.lance"
+    copy.write_bytes(path.read_bytes())
+    decodes: list[int] = []
+    real = dictionaries.decoded
+
+    def spy(encoding: bytes, buffer: Any, items: int, dtype: pa.DataType, decode: Any) -> Any:
+        def counted() -> Any:
+            decodes.append(items)
+            return decode()
+
+        return real(encoding, buffer, items, dtype, counted)
+
+    monkeypatch.setattr(dictionaries, "decoded", spy)
+    dictionaries._DECODED.clear()
+    for opened in (path, copy, path):
+        got = LanceFileReader(opened).read_range(100, 50).to_table().column("k")
+        assert got.to_pylist() == keys[100:150].tolist()
+    assert len(decodes) == len({*decodes}) > 0  # each page's dictionary once
