@@ -27,6 +27,7 @@ from lancelet._proto import encodings_v2_0_pb2 as enc_pb
 from lancelet._proto import encodings_v2_1_pb2 as pb21
 from lancelet._proto import file2_pb2
 from lancelet.errors import CorruptFileError, UnsupportedVersionError
+from lancelet.file.memo import Memo
 from lancelet.file.version import VERSIONS, from_footer
 
 MAGIC = b"LANC"
@@ -232,20 +233,55 @@ def read_columns(
     means a position or size was damaged.  ``labels`` name the columns in errors.
     """
     table = _offset_table(source, footer.cmo_table_pos, footer.num_columns)
+    ranges = table.tolist()
+    raws = []
+    for index, (pos, size) in enumerate(ranges):
+        check_range(source, pos, size, _column_what(index, labels))
+        raws.append(bytes(source.read(pos, size)))
+    # What follows depends on these bytes, the file's size and its footer alone: a
+    # file opened again (a dataset opened anew) is parsed and checked once.
+    tail = bytes(source.read(footer.gbo_table_pos, 16 * footer.num_global_buffers))
+    key = (source.size, footer, table.tobytes(), tail, *raws)
+    if sum(len(raw) for raw in raws) > _COLUMNS_KEPT_BYTES:
+        return _parse_columns(source, footer, labels, ranges, raws, tail)
+    return list(
+        _COLUMNS.get(key, lambda: _parse_columns(source, footer, labels, ranges, raws, tail))
+    )
+
+
+# Files' column metadata parsed and checked, by the bytes read (see read_columns).  The
+# values are shared by the readers of those files, which change nothing in them.
+_COLUMNS: Memo[list[ColumnInfo]] = Memo(256)
+# Larger metadata (files of many pages) is parsed each time.
+_COLUMNS_KEPT_BYTES = 64 * 1024
+
+
+def _column_what(index: int, labels: Sequence[str] | None) -> str:
+    label = labels[index] if labels is not None and index < len(labels) else None
+    return f"column {index} metadata" + ("" if label is None else f" ({label})")
+
+
+def _parse_columns(
+    source: RangeSource,
+    footer: Footer,
+    labels: Sequence[str] | None,
+    ranges: list[list[int]],
+    raws: list[bytes],
+    globals_table: bytes,
+) -> list[ColumnInfo]:
     columns = []
     layout = _Layout(source.path)
     structural = footer.structural  # worked out from the version each time it is asked
-    for index, (pos, size) in enumerate(table.tolist()):
+    for index, ((pos, size), raw) in enumerate(zip(ranges, raws, strict=True)):
         label = labels[index] if labels is not None and index < len(labels) else None
-        what = f"column {index} metadata" + ("" if label is None else f" ({label})")
-        check_range(source, pos, size, what)
+        what = _column_what(index, labels)
         layout.add(pos, size, what)
         meta = file2_pb2.ColumnMetadata()
-        parse_message(meta, source.read(pos, size), what, source.path, strict=True)
+        parse_message(meta, raw, what, source.path, strict=True)
         columns.append(
             _column_info(source, meta, index, label or f"column {index}", layout, structural)
         )
-    _add_tail(source, footer, layout)
+    _add_tail(source, footer, layout, globals_table)
     layout.check()
     layout.check_data_aligned(source, tolerate_packed=not footer.structural)
     return columns
@@ -327,9 +363,9 @@ def first_overlap(starts: np.ndarray, sizes: np.ndarray) -> tuple[int, int] | No
     return int(order[clash[0]]), int(order[clash[0] + 1])
 
 
-def _add_tail(source: RangeSource, footer: Footer, layout: _Layout) -> None:
-    """The global buffers, both offset tables and the footer."""
-    globals_ = _offset_table(source, footer.gbo_table_pos, footer.num_global_buffers)
+def _add_tail(source: RangeSource, footer: Footer, layout: _Layout, table: bytes) -> None:
+    """The global buffers (``table``: their offset table), both offset tables and the footer."""
+    globals_ = np.frombuffer(table, dtype="<u8").reshape(footer.num_global_buffers, 2)
     for index, (pos, size) in enumerate(globals_.tolist()):
         check_range(source, pos, size, f"global buffer {index}")
         layout.add(pos, size, f"global buffer {index}")

@@ -178,10 +178,12 @@ _LEGACY_IDS = "row_ids"
 
 
 def _open_pages(path: io.Place, value_type: pa.DataType) -> LanceFileReader:
+    # Opened once: its schema names the id column.
     with files.reading(path):
-        names = LanceFileReader(path.path, file_io=path.file_io).schema.names
-    ids = _LEGACY_IDS if names == [VALUES, _LEGACY_IDS] else IDS
-    return files.open_file(path, [(VALUES, value_type), (ids, pa.uint64())])
+        reader = LanceFileReader(path.path, file_io=path.file_io)
+    ids = _LEGACY_IDS if reader.schema.names == [VALUES, _LEGACY_IDS] else IDS
+    files.check_columns(reader, path, [(VALUES, value_type), (ids, pa.uint64())])
+    return reader
 
 
 class BTreeIndex:

@@ -42,6 +42,14 @@ def open_file(path: io.Place, columns: Sequence[tuple[str, pa.DataType | None]])
     type: any type lancelet can order)."""
     with reading(path):
         reader = LanceFileReader(path.path, file_io=path.file_io)
+    check_columns(reader, path, columns)
+    return reader
+
+
+def check_columns(
+    reader: LanceFileReader, path: io.Place, columns: Sequence[tuple[str, pa.DataType | None]]
+) -> None:
+    """The schema of the index file ``reader`` reads must be exactly ``columns``."""
     schema = reader.schema
     if schema.names != [name for name, _ in columns]:
         raise CorruptIndexError(
@@ -52,7 +60,6 @@ def open_file(path: io.Place, columns: Sequence[tuple[str, pa.DataType | None]])
         ok = ordering.is_indexable(field.type) if dtype is None else field.type == dtype
         if not ok:
             raise CorruptIndexError(f"{path}: column {name!r} has the unexpected type {field.type}")
-    return reader
 
 
 def read_rows(reader: LanceFileReader, start: int, count: int) -> pa.Table:

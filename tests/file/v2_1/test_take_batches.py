@@ -181,6 +181,34 @@ def test_take_decodes_only_the_dictionary_items_it_needs(
     assert got.to_pylist() == keys[rows].tolist()
 
 
+def test_short_range_decodes_only_the_dictionary_items_it_needs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A BTREE index reads one 4,096-row page of sorted keys from a file page whose
+    # dictionary holds every distinct key: only the items of that run are decoded.
+    rng = np.random.default_rng(1)
+    n = 200_000
+    keys = np.repeat(np.arange(n, dtype=np.int64) * 37 + 5, rng.integers(1, 8, n))[:n]
+    data = pa.table({"k": keys})
+    with ref.LanceFileWriter(str(tmp_path / "k.lance"), data.schema, version="2.2") as writer:
+        writer.write_batch(data)  # one page, its dictionary of some 50,000 keys
+    path = tmp_path / "k.lance"
+    layouts = [p.layout.mini_block_layout for p in LanceFileReader(path)._leaves[0].info.pages]
+    assert any(m.dictionary.WhichOneof("compression") == "out_of_line_bitpacking" for m in layouts)
+    real = miniblock.MiniBlockPage.dictionary.fget
+
+    def whole(self: miniblock.MiniBlockPage) -> Any:
+        kind = self.layout.dictionary.WhichOneof("compression")
+        assert kind != "out_of_line_bitpacking", "a short read decoded a whole dictionary"
+        return real(self)
+
+    monkeypatch.setattr(miniblock.MiniBlockPage, "dictionary", property(whole))
+    reader = LanceFileReader(path)
+    for start, count in [(0, 4096), (20_000, 4096), (n - 100, 100), (123, 1)]:
+        got = reader.read_range(start, count).to_table().column("k")
+        assert got.to_pylist() == keys[start : start + count].tolist()
+
+
 def _packed_dictionary(values: np.ndarray, bits: int, raw_tail: bool) -> np.ndarray:
     """An out-of-line bit-packed buffer: whole 1024-value chunks, then the tail raw
     or as a zero-padded chunk."""

@@ -23,6 +23,7 @@ from lancelet.errors import (
     UnsupportedVersionError,
 )
 from lancelet.file.extensions import json_as_text
+from lancelet.file.memo import Memo
 from lancelet.file.reader import LanceFileReader
 from lancelet.table.fragment import DataFile, Fragment
 from lancelet.table.schema import LanceSchema, column_field_ids
@@ -99,12 +100,9 @@ class FragmentReader:
         shared = reader.schema_key
         if shared is not None:
             # The locations follow from the file's schema alone: files written with
-            # one schema (a compaction's hundred small ones) share them.
-            by_schema = self.store.cache("data_file_columns", 64)
-            found: dict[int, _Location] | None = by_schema.get((shared, key))
-            if found is None:
-                found = by_schema[(shared, key)] = self._locate(index, reader, data_file)
-            return found
+            # one schema (a compaction's hundred small ones) share them, and so do
+            # the datasets of a process (a dataset opened anew finds them worked out).
+            return _BY_SCHEMA.get((shared, key), lambda: self._locate(index, reader, data_file))
         known = _LOCATIONS.setdefault(reader, {})
         if key not in known:
             known[key] = self._locate(index, reader, data_file)
@@ -225,6 +223,9 @@ class FragmentReader:
             ) from exc
 
 
+# Locations by the file's stored schema, the fragment's field ids for it and the
+# dataset's field names: they follow from those alone (never changed by a caller).
+_BY_SCHEMA: Memo[dict[int, _Location]] = Memo(64)
 _LOCATIONS: weakref.WeakKeyDictionary[
     LanceFileReader,
     dict[tuple[int, tuple[int, ...], tuple[tuple[int, str], ...]], dict[int, _Location]],

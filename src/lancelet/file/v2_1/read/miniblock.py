@@ -32,7 +32,7 @@ import pyarrow as pa
 from lancelet._proto import encodings_v2_1_pb2 as pb
 from lancelet.errors import CorruptFileError, LanceFileError
 from lancelet.file.codecs._chunks import sorted_groups
-from lancelet.file.v2_1.read import compression
+from lancelet.file.v2_1.read import compression, dictionaries
 from lancelet.file.v2_1.read.arrow import dictionary_array, to_arrow
 from lancelet.file.v2_1.read.bounds import max_values
 from lancelet.file.v2_1.read.codec import BlockCodec, MiniBlockCodec, SelectiveCodec
@@ -203,11 +203,26 @@ class MiniBlockPage:
     @property
     def dictionary(self) -> pa.Array:
         """The page's dictionary items, decoded once."""
+        return self._decoded_dictionary(shared=False)
+
+    def _decoded_dictionary(self, shared: bool) -> pa.Array:
+        """``shared``: for a read much shorter than the dictionary, which is kept for
+        the next reader of the same bytes (see :mod:`.dictionaries`); a long read
+        decodes it without the cost of keying it by its bytes."""
         if self._dictionary is None:
             assert self._dict_buffer is not None
-            items = self.dictionary_items()
-            decoded = self._dictionary_codec.decode(self._dict_buffer, items)
-            self._dictionary = to_arrow(decoded, self.item_type)
+            items, buffer = self.dictionary_items(), self._dict_buffer
+
+            def decode() -> pa.Array:
+                return to_arrow(self._dictionary_codec.decode(buffer, items), self.item_type)
+
+            if shared:
+                encoding = self.layout.dictionary.SerializeToString()
+                self._dictionary = dictionaries.decoded(
+                    encoding, buffer, items, self.item_type, decode
+                )
+            else:
+                self._dictionary = decode()
         return self._dictionary
 
     @property
@@ -239,9 +254,10 @@ class MiniBlockPage:
     def item_type(self) -> pa.DataType:
         return self.dtype.value_type if pa.types.is_dictionary(self.dtype) else self.dtype
 
-    def _few_from_dictionary(self, indices: Values) -> pa.Array | None:
+    def _few_from_dictionary(self, indices: Values, share: int) -> pa.Array | None:
         """The items ``indices`` point at, decoding only those when the dictionary's
-        codec can and they are few (a take); None: decode the whole dictionary."""
+        codec can and they are few (at most one in ``share`` items); None: decode the
+        whole dictionary."""
         items = int(self.layout.num_dictionary_items)
         codec = self._dictionary_codec
         if (
@@ -249,7 +265,7 @@ class MiniBlockPage:
             or not isinstance(codec, OutOfLineBitpacking)
             or not isinstance(indices, Fixed)
             or indices.bits not in (8, 16, 32, 64)
-            or 16 * indices.count > items
+            or share * indices.count > items
             or pa.types.is_dictionary(self.dtype)
         ):
             return None
@@ -276,12 +292,16 @@ class MiniBlockPage:
         )
 
     def _to_arrow(self, values: Values, few: bool = False) -> pa.Array:
-        """``few``: values of a take, whose dictionary items may be decoded alone."""
+        """``few``: values of a take, whose dictionary items may be decoded alone.  A
+        range read decodes alone the items of a run much shorter than the dictionary
+        (a BTREE index page of 4,096 sorted keys in a file page whose dictionary holds
+        every distinct key: its items lie in a chunk or two of the dictionary's)."""
         if self._dict_buffer is not None:
-            found = self._few_from_dictionary(values) if few else None
+            found = self._few_from_dictionary(values, 16 if few else 4)
             if found is not None:
                 return found
-            return dictionary_array(values, self.dictionary, self.dtype, None)
+            shared = 4 * values.count < int(self.layout.num_dictionary_items)
+            return dictionary_array(values, self._decoded_dictionary(shared), self.dtype, None)
         return to_arrow(values, self.dtype)
 
     def _decode_raw(

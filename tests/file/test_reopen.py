@@ -1,0 +1,93 @@
+"""A file opened again: its column metadata, parsed and checked once by the bytes it
+was read from, serves the next reader of those bytes (a dataset opened anew), while
+a file whose metadata differs in any byte is parsed and checked afresh."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from lancelet.errors import CorruptFileError
+from lancelet.file import LanceFileReader, LanceFileWriter, container
+from lancelet.file.v2_1.read import dictionaries
+from tests.file import surgery
+
+
+def table() -> pa.Table:
+    n = 5000
+    return pa.table(
+        {
+            "a": pa.array(np.arange(n, dtype=np.int64) * 7),
+            "s": pa.array([f"v{i % 13}" for i in range(n)]),
+        }
+    )
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.1"])
+def test_reopened_file_parses_its_metadata_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, version: str
+) -> None:
+    data = table()
+    path = tmp_path / "t.lance"
+    with LanceFileWriter(str(path), data.schema, version=version) as writer:
+        writer.write_batch(data)
+    copy = tmp_path / "copy.lance"
+    copy.write_bytes(path.read_bytes())
+    parsed: list[int] = []
+    real = container._parse_columns
+
+    def spy(*args: Any) -> Any:
+        parsed.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(container, "_parse_columns", spy)
+    container._COLUMNS.clear()
+    for opened in (path, path, copy):
+        assert LanceFileReader(opened).read_all().to_table().equals(data)
+    assert len(parsed) == 1
+
+    # One page buffer moved by 8 bytes: refused, though the good file was opened first.
+    parts = surgery.parse(path.read_bytes())
+    parts.columns[0].pages[0].buffer_offsets[0] += 8
+    bad = tmp_path / "bad.lance"
+    bad.write_bytes(surgery.emit(parts))
+    with pytest.raises(CorruptFileError, match=r"bad\.lance.*page 0 buffer"):
+        LanceFileReader(bad).read_all().to_table()
+
+
+def test_reopened_dictionary_is_decoded_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Sorted keys repeated 1-7 times, one page: lancelet stores them with an
+    # lz4-compressed dictionary of some 50,000 keys, which a short read decodes whole.
+    rng = np.random.default_rng(2)
+    n = 200_000
+    keys = np.repeat(np.arange(n, dtype=np.int64) * 37 + 5, rng.integers(1, 8, n))[:n]
+    data = pa.table({"k": keys})
+    path = tmp_path / "k.lance"
+    with LanceFileWriter(str(path), data.schema, version="2.2") as writer:
+        writer.write_batch(data)
+    layouts = [p.layout.mini_block_layout for p in LanceFileReader(path)._leaves[0].info.pages]
+    assert any(m.dictionary.WhichOneof("compression") == "general" for m in layouts)
+    copy = tmp_path / "copy.lance"
+    copy.write_bytes(path.read_bytes())
+    decodes: list[int] = []
+    real = dictionaries.decoded
+
+    def spy(encoding: bytes, buffer: Any, items: int, dtype: pa.DataType, decode: Any) -> Any:
+        def counted() -> Any:
+            decodes.append(items)
+            return decode()
+
+        return real(encoding, buffer, items, dtype, counted)
+
+    monkeypatch.setattr(dictionaries, "decoded", spy)
+    dictionaries._DECODED.clear()
+    for opened in (path, copy, path):
+        got = LanceFileReader(opened).read_range(100, 50).to_table().column("k")
+        assert got.to_pylist() == keys[100:150].tolist()
+    assert len(decodes) == len({*decodes}) > 0  # each page's dictionary once
