@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lancelet.file.codecs import fsst_encode
 from lancelet.file.codecs.fsst import FSST_SYMBOL_TABLE_SIZE, fsst_decompress
@@ -90,3 +92,53 @@ def test_text_is_judged_to_pay() -> None:
     assert fsst_encode.likely_pays(table, data, offsets)
     _, compressed = fsst_encode.compress(table, data, offsets)
     assert len(compressed) < 0.6 * len(data)
+
+
+def _admit_reference(values: list[int], lengths: list[int], scores: list[int]) -> list[int]:
+    """The chosen candidates' indices, ranked one by one in Python: best score first,
+    ties by length then bytes; a symbol of 3+ bytes only if no better one took its
+    hash slot; at most 255."""
+    order = sorted(range(len(values)), key=lambda i: (-scores[i], lengths[i], values[i]))
+    taken: set[int] = set()
+    chosen = []
+    for i in order:
+        if lengths[i] >= 3:
+            slot = ((values[i] & 0xFFFFFF) * 2971215073 & 0xFFFFFFFF) >> 16
+            if slot in taken:
+                continue
+            taken.add(slot)
+        chosen.append(i)
+    return chosen[:255]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(0, 2**32 - 1),
+    st.integers(1, 4000),
+    st.sampled_from([2, 2**8, 2**24]),
+    st.integers(1, 60),
+)
+def test_admit_picks_the_best_candidates(seed: int, n: int, low: int, counts: int) -> None:
+    """Up to thousands of distinct candidates (more than are ranked in full first),
+    few distinct scores (ties across the cut) and few distinct first three bytes
+    (slot clashes, so that the best thousand may hold fewer than 255 survivors)."""
+    rng = np.random.default_rng(seed)
+    high = rng.integers(0, 2**40, n, dtype=np.uint64) << np.uint64(24)
+    found = {
+        (int(v), int(n)): int(c)
+        for v, n, c in zip(
+            high | rng.integers(0, low, n, dtype=np.uint64),
+            rng.integers(1, 9, n),
+            rng.integers(1, counts + 1, n),
+            strict=True,
+        )
+    }
+    values = [v for v, _ in found]
+    lengths = [n for _, n in found]
+    scores = [count * n for (_, n), count in found.items()]
+    table = fsst_encode._admit(
+        np.array(values, dtype=np.uint64), np.array(lengths, dtype=np.int64), np.array(scores)
+    )
+    expected = _admit_reference(values, lengths, scores)
+    assert table.values.tolist() == [values[i] for i in expected]
+    assert table.lengths.tolist() == [lengths[i] for i in expected]

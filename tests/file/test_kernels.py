@@ -10,10 +10,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lancelet.errors import CorruptFileError
 from lancelet.file.codecs import bitpacking, fsst_encode, jit
 from lancelet.file.codecs.fsst import fsst_decompress
+from lancelet.file.codecs.kernels import chunks as chunk_kernels
 from lancelet.file.v2_1.write import miniblock
 from lancelet.file.v2_1.write.blocks import Variable
 
@@ -216,3 +219,31 @@ def test_fsst_expand_random_symbols(monkeypatch: pytest.MonkeyPatch, seed: int, 
     compiled, plain = _both(monkeypatch, expand)
     assert np.array_equal(compiled[0], plain[0])
     assert compiled[1].tobytes() == plain[1].tobytes()
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.binary(max_size=300), st.lists(st.tuples(st.integers(0, 320), st.integers(0, 40))))
+def test_copy_ranges(data: bytes, ranges: list[tuple[int, int]]) -> None:
+    """The ranges' bytes back to back, as Python slices give them; a range not inside
+    the data (here: ending past it) is refused, and named."""
+    base = np.frombuffer(data, dtype=np.uint8)
+    starts = np.array([s for s, _ in ranges], dtype=np.int64)
+    lengths = np.array([n for _, n in ranges], dtype=np.int64)
+    out = np.zeros(int(lengths.sum()), dtype=np.uint8)
+    found = chunk_kernels.copy_ranges(base, starts, lengths, out)
+    outside = [i for i, (s, n) in enumerate(ranges) if s + n > len(data)]
+    if outside:
+        assert found == outside[0]
+    else:
+        assert found == -1
+        assert out.tobytes() == b"".join(data[s : s + n] for s, n in ranges)
+
+
+def test_copy_ranges_refuses_negative_ranges() -> None:
+    base = np.arange(10, dtype=np.uint8)
+    out = np.zeros(10, dtype=np.uint8)
+    for starts, lengths in (([2, -1], [1, 1]), ([2, 3], [1, -1]), ([0], [11])):
+        found = chunk_kernels.copy_ranges(
+            base, np.array(starts, np.int64), np.array(lengths, np.int64), out
+        )
+        assert found == len(starts) - 1

@@ -12,11 +12,16 @@ import lance.file as ref
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from lancelet.errors import CorruptFileError
 from lancelet.file import LanceFileReader
 from lancelet.file.many import take_from_files
 from lancelet.file.v2_1.read import page_batches
+from lancelet.file.v2_1.read.arrow import dictionaries_array
 from lancelet.file.v2_1.read.miniblock import MiniBlockPage
+from lancelet.file.v2_1.read.values import Fixed
 
 ROWS = 6000
 
@@ -107,3 +112,39 @@ def test_take_of_most_rows_decodes_the_dictionaries_together(
     )
     assert got is not None and got.equals(expected)
     assert 4 in batched
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.integers(1, 40).flatmap(
+            lambda size: st.tuples(st.just(size), st.lists(st.integers(0, size - 1), max_size=30))
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    st.sampled_from([8, 16, 32]),
+)
+def test_dictionaries_array_takes_each_pages_items(
+    pages: list[tuple[int, list[int]]], bits: int
+) -> None:
+    """Indices of several pages (some taking none) into their own dictionaries, the
+    items back to back: each index picks its own page's item, as a Python loop does."""
+    sizes = [size for size, _ in pages]
+    items = pa.array([f"page {p} item {i}" for p, size in enumerate(sizes) for i in range(size)])
+    raw = np.array([i for _, taken in pages for i in taken], dtype=f"<u{bits // 8}")
+    indices = Fixed(raw.view(np.uint8), bits, len(raw))
+    got = dictionaries_array(items, np.array(sizes), [len(t) for _, t in pages], indices)
+    assert got.to_pylist() == [f"page {p} item {i}" for p, (_, t) in enumerate(pages) for i in t]
+
+
+@pytest.mark.parametrize("bad_page", [0, 1, 2])
+def test_dictionaries_array_refuses_an_index_past_its_pages_items(bad_page: int) -> None:
+    """An index within the items of all pages together but past its own page's."""
+    sizes, counts = np.array([3, 5, 4]), [2, 0 if bad_page != 1 else 2, 3]
+    picks = [[0, 2], [1, 4][: counts[1]], [3, 0, 1]]
+    picks[bad_page][-1] = int(sizes[bad_page])
+    raw = np.array([i for p in picks for i in p], dtype="<u2")
+    items = pa.array(range(int(sizes.sum())))
+    with pytest.raises(CorruptFileError, match="past its page's dictionary items"):
+        dictionaries_array(items, sizes, counts, Fixed(raw.view(np.uint8), 16, len(raw)))

@@ -447,8 +447,29 @@ def _candidates(table: FsstTable, data: U8, offsets: I64, pairs: bool) -> tuple[
     return values_all[first], lengths_all[first], counts, gain
 
 
+# Candidates ranked in full only when the best few of them fall short (see _admit).
+_ADMIT_FIRST: Final = 4 * _MAX_SYMBOLS
+
+
 def _admit(values: U64, lengths: I64, scores: I64) -> FsstTable:
-    """The best 255 candidates, at most one of 3+ bytes per hash slot."""
+    """The best 255 candidates, at most one of 3+ bytes per hash slot.
+
+    A round meets thousands of candidates; sorting them all cost more than the
+    round's parse.  The best ones first (every candidate scoring at least the
+    ``_ADMIT_FIRST``-th best score: a prefix of the full ranking, ties included)
+    give the same table whenever 255 of them survive the slot check, as the
+    survivors of a prefix are the full ranking's survivors in it."""
+    if len(scores) > _ADMIT_FIRST:
+        least = np.partition(scores, len(scores) - _ADMIT_FIRST)[len(scores) - _ADMIT_FIRST]
+        best = np.flatnonzero(scores >= least)
+        table = _admit_ranked(values[best], lengths[best], scores[best])
+        if table.size == _MAX_SYMBOLS:
+            return table
+    return _admit_ranked(values, lengths, scores)
+
+
+def _admit_ranked(values: U64, lengths: I64, scores: I64) -> FsstTable:
+    """:func:`_admit` over every candidate given."""
     order = np.lexsort((values, lengths, -scores))  # best first, ties by bytes
     values, lengths = values[order], lengths[order]
     slot = _hash(values & np.uint64(0xFFFFFF))

@@ -103,3 +103,20 @@ def value_offsets(data: U8, starts: I64, counts: I64, sizes: I64, width: int, ou
         if previous > sizes[c]:
             return c
     return -1
+
+
+@kernel
+def copy_ranges(base: U8, starts: I64, lengths: I64, out: U8) -> int:
+    """``base[starts[i] : starts[i] + lengths[i]]`` back to back into ``out`` (which
+    holds the lengths' sum).  Returns -1, or the first range not inside ``base``
+    (nothing is read from it)."""
+    at = 0
+    size = base.shape[0]
+    for i in range(starts.shape[0]):
+        start, length = starts[i], lengths[i]
+        if start < 0 or length < 0 or start + length > size or at + length > out.shape[0]:
+            return i
+        for b in range(length):
+            out[at + b] = base[start + b]
+        at += length
+    return -1

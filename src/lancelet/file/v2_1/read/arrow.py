@@ -185,9 +185,16 @@ def dictionaries_array(items: pa.Array, sizes: I64, counts: list[int], indices: 
     the pages before: the indices shifted, so that one take makes them all."""
     if indices.bits not in (8, 16, 32, 64):
         raise CorruptFileError("dictionary indices are not stored as integers")
-    raw = indices.as_uint().astype(np.int64)
-    page_of = np.repeat(np.arange(len(sizes)), counts)
-    if len(raw) != len(page_of) or bool(np.any(raw >= sizes[page_of])):
+    shifted = indices.as_uint().astype(np.int64)
+    per_page = np.asarray(counts, dtype=np.int64)
+    if len(shifted) != int(per_page.sum()):
         raise CorruptFileError("a dictionary index is past its page's dictionary items")
-    shifted = raw + (np.cumsum(sizes) - sizes)[page_of]
+    # Checked page by page, on each page's largest index: a per-row look-up of the
+    # page's size cost more than the take itself.
+    held = per_page > 0
+    if len(shifted):
+        firsts = (np.cumsum(per_page) - per_page)[held]
+        if bool(np.any(np.maximum.reduceat(shifted, firsts) >= sizes[held])):
+            raise CorruptFileError("a dictionary index is past its page's dictionary items")
+    shifted += np.repeat(np.cumsum(sizes) - sizes, per_page)
     return items.take(pa.array(shifted))

@@ -35,6 +35,17 @@ from lancelet.file.v2_1.read.values import (
 )
 
 
+def _copy_ranges(base: U8, starts: I64, lengths: I64, total: int) -> U8:
+    """``base``'s ranges ``[starts, starts + lengths)`` back to back (``total`` bytes).
+    Compiled, one copy: numpy builds an index of every byte first, 4-8x slower."""
+    if not jit.enabled():
+        return base[gather_ranges(starts, lengths)]
+    out = np.empty(total, dtype=np.uint8)
+    if kernels.copy_ranges(base, starts, lengths, out) >= 0:
+        raise corrupt("a variable-width value lies past its chunk's bytes")
+    return out
+
+
 def _offset_bits(msg: pb.Variable, what: str) -> int:
     no_buffer_compression(msg, "values", what)
     if msg.offsets.WhichOneof("compression") != "flat":
@@ -74,7 +85,7 @@ class VariableMiniBlock:
         lengths = flat[index + 1] - flat[index]
         out = np.zeros(len(index) + 1, dtype=np.int64)
         np.cumsum(lengths, out=out[1:])
-        return Var(out, buf.base[gather_ranges(starts, lengths)])
+        return Var(out, _copy_ranges(buf.base, starts, lengths, int(out[-1])))
 
     @property
     def _width(self) -> int:
