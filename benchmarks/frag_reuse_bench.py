@@ -245,13 +245,18 @@ def _prepare_load(table: pa.Table, root: Path, counts: list[int]) -> tuple[dict[
 
 def _cold_lancelet() -> None:
     """Forget what lancelet keeps per process across dataset objects (decoded
-    manifests and checked fragments); the caches per store go with the store."""
+    manifests, checked fragments, files' parsed metadata, schemas and dictionaries),
+    as pylance keeps nothing across datasets without a shared session; the caches
+    per store go with the store."""
+    from lancelet.file import container, memo
     from lancelet.table import fragment_check
     from lancelet.transaction import store
 
     store._DECODED.clear()
     fragment_check._SEEN.clear()
     fragment_check._BY_ID.clear()
+    memo.forget_all()
+    container._PAGE_LAYOUTS.clear()
 
 
 def bench_load(

@@ -242,11 +242,15 @@ def read_columns(
     # file opened again (a dataset opened anew) is parsed and checked once.
     tail = bytes(source.read(footer.gbo_table_pos, 16 * footer.num_global_buffers))
     key = (source.size, footer, table.tobytes(), tail, *raws)
-    if sum(len(raw) for raw in raws) > _COLUMNS_KEPT_BYTES:
-        return _parse_columns(source, footer, labels, ranges, raws, tail)
-    return list(
-        _COLUMNS.get(key, lambda: _parse_columns(source, footer, labels, ranges, raws, tail))
-    )
+    found = _COLUMNS.find(key)
+    if found is not None:
+        return list(found)
+    columns, direct = _parse_columns(source, footer, labels, ranges, raws, tail)
+    # An encoding stored elsewhere in the file (indirect) is not among the bytes of
+    # the key: such files are parsed each time, as are those of large metadata.
+    if direct and sum(len(raw) for raw in raws) <= _COLUMNS_KEPT_BYTES:
+        _COLUMNS.put(key, columns)
+    return list(columns)
 
 
 # Files' column metadata parsed and checked, by the bytes read (see read_columns).  The
@@ -268,8 +272,10 @@ def _parse_columns(
     ranges: list[list[int]],
     raws: list[bytes],
     globals_table: bytes,
-) -> list[ColumnInfo]:
+) -> tuple[list[ColumnInfo], bool]:
+    """The columns, and whether every encoding they name is stored in their metadata."""
     columns = []
+    direct = True
     layout = _Layout(source.path)
     structural = footer.structural  # worked out from the version each time it is asked
     for index, ((pos, size), raw) in enumerate(zip(ranges, raws, strict=True)):
@@ -278,13 +284,21 @@ def _parse_columns(
         layout.add(pos, size, what)
         meta = file2_pb2.ColumnMetadata()
         parse_message(meta, raw, what, source.path, strict=True)
+        direct = direct and _direct(meta)
         columns.append(
             _column_info(source, meta, index, label or f"column {index}", layout, structural)
         )
     _add_tail(source, footer, layout, globals_table)
     layout.check()
     layout.check_data_aligned(source, tolerate_packed=not footer.structural)
-    return columns
+    return columns, direct
+
+
+def _direct(meta: file2_pb2.ColumnMetadata) -> bool:
+    """Whether a column's encodings are all stored in its metadata (not indirect)."""
+    if meta.encoding.WhichOneof("location") == "indirect":
+        return False
+    return all(page.encoding.WhichOneof("location") != "indirect" for page in meta.pages)
 
 
 class _Layout:
