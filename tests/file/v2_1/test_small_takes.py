@@ -115,7 +115,7 @@ def test_small_takes_match_the_batched_path_and_the_table(
         for rows in row_lists(reader, index):
             quick = take(path, name, rows)
             with monkeypatch.context() as m:
-                m.setattr(miniblock, "_FEW_CHUNKS", 0)  # every take batched
+                m.setattr(miniblock, "FEW_CHUNKS", 0)  # every take batched
                 batched = take(path, name, rows)
             expected = data.column(name).take(rows).combine_chunks()
             assert quick.equals(batched), (name, rows[:5])
@@ -214,7 +214,7 @@ def test_damaged_chunks_raise_what_the_batched_path_raises(
             except LanceFileError as exc:
                 quick = exc
             with monkeypatch.context() as m:
-                m.setattr(miniblock, "_FEW_CHUNKS", 0)
+                m.setattr(miniblock, "FEW_CHUNKS", 0)
                 try:
                     batched = take(forged, name, rows).to_pylist()
                 except LanceFileError as exc:

@@ -35,6 +35,7 @@ from lancelet.file.codecs._chunks import sorted_groups
 from lancelet.file.v2_1.read import compression, dictionaries
 from lancelet.file.v2_1.read.arrow import dictionary_array, to_arrow
 from lancelet.file.v2_1.read.bounds import max_values
+from lancelet.file.v2_1.read.chunk_meta import ALIGN, FEW_CHUNKS, chunk_table, header_words, pad
 from lancelet.file.v2_1.read.codec import BlockCodec, MiniBlockCodec, SelectiveCodec
 from lancelet.file.v2_1.read.context import PageRef, guarded
 from lancelet.file.v2_1.read.fixed_width import OutOfLineBitpacking
@@ -53,11 +54,6 @@ from lancelet.file.v2_1.read.values import (
     take_values,
 )
 
-_ALIGN = 8
-_MAX_LOG = 15
-# A take whose rows span at most this many chunks of a page without lists reads them
-# one chunk at a time (:meth:`MiniBlockPage._take_few`).
-_FEW_CHUNKS = 16
 # What a chunk whose bytes contradict each other may raise on the way; the batched
 # path then reads it again and reports the damage.
 _DOUBT = (
@@ -71,21 +67,6 @@ _DOUBT = (
     pa.ArrowInvalid,
     pa.ArrowIndexError,
 )
-
-
-def _pad(sizes: I64) -> I64:
-    return (sizes + (_ALIGN - 1)) // _ALIGN * _ALIGN
-
-
-def _header_words(data: U8, starts: I64, small: int, big: int, nbuf: int) -> tuple[I64, I64]:
-    """Each chunk's header: ``small`` u16 words (level count, level buffer sizes),
-    then ``nbuf`` value buffer sizes of ``big`` bytes, as (chunks, small) and
-    (chunks, nbuf) arrays, gathered in one pass."""
-    width = 2 * small + big * nbuf
-    raw = data[starts[:, None] + np.arange(width, dtype=np.int64)]
-    words = np.ascontiguousarray(raw[:, : 2 * small]).view("<u2").astype(np.int64)
-    sizes = np.ascontiguousarray(raw[:, 2 * small :]).view(f"<u{big}").astype(np.int64)
-    return words.reshape(len(starts), small), sizes.reshape(len(starts), nbuf)
 
 
 @dataclass(frozen=True)
@@ -151,13 +132,8 @@ class MiniBlockPage:
 
     def _chunks(self, meta: U8) -> None:
         word = 4 if self.layout.has_large_chunk else 2
-        key = (meta.tobytes(), word, int(self.layout.num_items), len(self._chunk_buffer))
-        table = _chunk_tables.get(key)
-        if table is None:
-            table = _chunk_table(*key)
-            if len(_chunk_tables) >= _CHUNK_TABLES_KEPT:
-                _chunk_tables.clear()
-            _chunk_tables[key] = table
+        items, size = int(self.layout.num_items), len(self._chunk_buffer)
+        table = chunk_table(meta.tobytes(), word, items, size)
         self.sizes, self.offsets, self.counts, self.item_starts = table
 
     def _row_index(self, index: U8 | None, depth: int) -> None:
@@ -323,10 +299,10 @@ class MiniBlockPage:
         nbuf = int(self.layout.num_buffers)
         big = 4 if self.layout.has_large_chunk else 2
         small_fields = 1 + int(self.has_rep) + int(self.has_def)
-        header = int(_pad(np.array([2 * small_fields + big * nbuf]))[0])
+        header = int(pad(np.array([2 * small_fields + big * nbuf]))[0])
         if len(starts) and int(sizes.min()) < header:
             raise CorruptFileError("a chunk is smaller than its header")
-        words, size_words = _header_words(data, starts, small_fields, big, nbuf)
+        words, size_words = header_words(data, starts, small_fields, big, nbuf)
         fields = list(words.T)
         buf_sizes = list(size_words.T)
         num_levels = fields[0]
@@ -335,11 +311,11 @@ class MiniBlockPage:
         level_starts_in_chunk = []
         for size in level_sizes:
             level_starts_in_chunk.append(pos)
-            pos = pos + _pad(size)
+            pos = pos + pad(size)
         value_slices = []
         for size in buf_sizes:
             value_slices.append(Slices(data, pos, size))
-            pos = pos + _pad(size)
+            pos = pos + pad(size)
         if bool(np.any(pos - starts != sizes)):
             raise CorruptFileError("a chunk's buffer sizes do not add up to the chunk's size")
         rep = defs = None
@@ -527,7 +503,7 @@ class MiniBlockPage:
         """Whether a take of ``rows`` (sorted, in range) reads them chunk by chunk."""
         if self.has_rep or self._pick is None or not len(rows):
             return False
-        return self._chunk_span(rows) < _FEW_CHUNKS
+        return self._chunk_span(rows) < FEW_CHUNKS
 
     def _chunk_span(self, rows: I64) -> int:
         """How many chunks lie between the first and the last of ``rows``, less one."""
@@ -543,7 +519,7 @@ class MiniBlockPage:
         starts = self.item_starts
         first = int(starts.searchsorted(rows[0], side="right")) - 1
         last = int(starts.searchsorted(rows[-1], side="right")) - 1
-        if last - first >= _FEW_CHUNKS:
+        if last - first >= FEW_CHUNKS:
             return None
         try:
             return self._pick_chunks(rows, first, last)
@@ -589,11 +565,11 @@ class MiniBlockPage:
         small = 1
         if self.has_def:
             def_at, def_size, small = pos, fields[1], 2
-            pos += -(-def_size // _ALIGN) * _ALIGN
+            pos += -(-def_size // ALIGN) * ALIGN
         buffers = []
         for buffer_size in fields[small:]:
             buffers.append(data[pos : pos + buffer_size])
-            pos += -(-buffer_size // _ALIGN) * _ALIGN
+            pos += -(-buffer_size // ALIGN) * ALIGN
         if pos - start != size:
             return None
         defs = None
@@ -674,59 +650,6 @@ class MiniBlockPage:
         breaks[1:] = ids[1:] != ids[:-1] + 1
         starts: I64 = decoded.level_starts[breaks]
         return starts
-
-
-# Chunk tables by what they follow from: the pages of a column in files written
-# alike mostly hold the same chunks (a compaction opens a hundred such files).  The
-# arrays are shared, so they are read-only.
-_ChunkTable = tuple[I64, I64, I64, I64]
-_chunk_tables: dict[tuple[bytes, int, int, int], _ChunkTable] = {}
-_CHUNK_TABLES_KEPT = 4096
-
-
-def _chunk_table(meta: bytes, word: int, items: int, buffer_len: int) -> _ChunkTable:
-    """Each chunk's size, offset, value count and first value, from the chunk
-    metadata words, checked against the page's items and chunk buffer."""
-    if len(meta) % word:
-        raise CorruptFileError(f"chunk metadata of {len(meta)} bytes is not whole words")
-    words = np.frombuffer(meta, dtype=f"<u{word}")
-    if len(words) <= _FEW_CHUNKS:
-        # A small page: Python ints cost less than the dozen numpy calls below.
-        listed = words.tolist()
-        sizes = np.array([((w >> 4) + 1) * _ALIGN for w in listed], dtype=np.int64)
-        logs = [w & 0xF for w in listed]
-        counts = np.array([1 << log for log in logs], dtype=np.int64)
-        gap = 0 in logs[:-1]
-    else:
-        wide = words.astype(np.int64)
-        sizes = ((wide >> 4) + 1) * _ALIGN
-        counts = np.left_shift(np.int64(1), wide & 0xF)
-        gap = bool(np.any((wide[:-1] & 0xF) == 0))
-    offsets = np.cumsum(sizes) - sizes
-    total = int(offsets[-1] + sizes[-1]) if len(sizes) else 0
-    if total != buffer_len:
-        raise CorruptFileError(
-            f"chunk sizes add up to {total} bytes, the chunk buffer holds {buffer_len}"
-        )
-    if len(words) == 0:
-        if items:
-            raise CorruptFileError(f"no chunks for {items} items")
-        return _read_only(sizes, offsets, counts, counts)
-    if gap:
-        raise CorruptFileError("a chunk other than the last has no value count")
-    last = items - int(counts[:-1].sum())
-    # The last chunk's count is written (a power of two) or left to the page's total.
-    if last < 0 or (int(words[-1]) & 0xF and int(counts[-1]) != last):
-        raise CorruptFileError(f"chunk value counts do not add up to the page's {items} items")
-    counts[-1] = last
-    return _read_only(sizes, offsets, counts, np.cumsum(counts) - counts)
-
-
-def _read_only(*arrays: I64) -> _ChunkTable:
-    for array in arrays:
-        array.setflags(write=False)
-    sizes, offsets, counts, starts = arrays
-    return sizes, offsets, counts, starts
 
 
 def _cut(levels: np.ndarray | None, lo: int, hi: int) -> np.ndarray | None:
