@@ -23,12 +23,15 @@ Two measurements, each for both libraries, medians of ``--runs`` runs:
    The dataset is copied at each requested count (the count is checked by reading
    the reuse index).  A "cold" run opens the copy from scratch (a new dataset
    object, so a new store with empty reuse-map and index caches, and lancelet's
-   process-wide manifest caches emptied; pylance: a new ``lance.dataset`` with its
-   default caches) and runs one indexed lookup ``l_orderkey = K`` for an order
-   whose rows every compaction moved; "warm" repeats the lookup on an open
-   dataset, back to back (ten times as many runs, no garbage collection between,
-   as in ``index_bench.py``).  Each library's indexed answer is checked first
-   against its own scan and pyarrow, and the index must cover every live row.
+   process-wide caches of decoded manifests, fragments, files' metadata, schemas
+   and dictionaries emptied, as in a process that opened nothing yet; with
+   ``--keep-process-caches`` those stay, as when a process opens a dataset again;
+   pylance: a new ``lance.dataset`` with its default caches) and runs one indexed
+   lookup ``l_orderkey = K`` for an order whose rows every compaction moved; "warm"
+   repeats the lookup on an open dataset, back to back (ten times as many runs, no
+   garbage collection between, as in ``index_bench.py``).  Each library's indexed
+   answer is checked first against its own scan and pyarrow, and the index must
+   cover every live row.
 
 Prints the medians in seconds and the ratios lancelet / pylance (below 1.0 means
 lancelet is faster).  Building the 100 reuse versions is setup, not timed.
@@ -243,6 +246,9 @@ def _prepare_load(table: pa.Table, root: Path, counts: list[int]) -> tuple[dict[
     return copies, orders[-5]
 
 
+_FORGET = True  # cold lookups empty lancelet's per-process caches (see the docstring)
+
+
 def _cold_lancelet() -> None:
     """Forget what lancelet keeps per process across dataset objects (decoded
     manifests, checked fragments, files' parsed metadata, schemas and dictionaries),
@@ -290,7 +296,7 @@ def bench_load(
 
 def _lookup(name: str, library: Any, uri: str, where: str) -> Callable[[], object]:
     def cold() -> object:
-        if name == "lancelet":
+        if name == "lancelet" and _FORGET:
             _cold_lancelet()
         return library.dataset(uri).to_table(columns=KEY, filter=where)
 
@@ -306,7 +312,15 @@ def main() -> None:
     parser.add_argument("--load-rows", type=int, default=100_000, help="rows of part 2")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--versions", default="0,10,100", help="reuse version counts")
+    parser.add_argument(
+        "--keep-process-caches",
+        action="store_true",
+        help="cold lookups keep lancelet's per-process caches of decoded metadata",
+    )
     args = parser.parse_args()
+    if args.keep_process_caches:
+        global _FORGET
+        _FORGET = False
     counts = sorted({int(v) for v in args.versions.split(",")})
 
     t0 = time.perf_counter()
