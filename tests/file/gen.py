@@ -157,3 +157,11 @@ def random_table(types: list[pa.DataType], n: int, seed: int, null_rate: float =
     rng = np.random.default_rng(seed)
     columns = {f"c{i}": random_array(t, n, rng, null_rate) for i, t in enumerate(types)}
     return pa.table(columns)
+
+
+def repeated_keys(seed: int, n: int) -> pa.Table:
+    """A column ``k`` of ``n`` sorted int64 keys, each repeated 1-7 times (the shape
+    of TPC-H's l_orderkey: run-length encoded indices into a dictionary of keys)."""
+    rng = np.random.default_rng(seed)
+    keys = np.repeat(np.arange(n, dtype=np.int64) * 37 + 5, rng.integers(1, 8, n))[:n]
+    return pa.table({"k": keys})

@@ -15,6 +15,7 @@ from lancelet.errors import CorruptFileError
 from lancelet.file import LanceFileReader, LanceFileWriter, container
 from lancelet.file.v2_1.read import dictionaries
 from tests.file import surgery
+from tests.file.gen import repeated_keys
 
 
 def table() -> pa.Table:
@@ -64,10 +65,9 @@ def test_reopened_dictionary_is_decoded_once(
 ) -> None:
     # Sorted keys repeated 1-7 times, one page: lancelet stores them with an
     # lz4-compressed dictionary of some 50,000 keys, which a short read decodes whole.
-    rng = np.random.default_rng(2)
     n = 200_000
-    keys = np.repeat(np.arange(n, dtype=np.int64) * 37 + 5, rng.integers(1, 8, n))[:n]
-    data = pa.table({"k": keys})
+    data = repeated_keys(2, n)
+    keys = data.column("k").to_numpy()
     path = tmp_path / "k.lance"
     with LanceFileWriter(str(path), data.schema, version="2.2") as writer:
         writer.write_batch(data)

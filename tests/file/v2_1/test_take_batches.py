@@ -21,6 +21,7 @@ from lancelet.file.many import take_from_files
 from lancelet.file.v2_1.read import miniblock, page_batches
 from lancelet.file.v2_1.read.fixed_width import OutOfLineBitpacking
 from lancelet.file.v2_1.read.values import Fixed
+from tests.file.gen import repeated_keys
 from tests.file.v2_1 import page_bytes
 
 N = 6000
@@ -159,22 +160,11 @@ def test_take_decodes_only_the_dictionary_items_it_needs(
 ) -> None:
     # Sorted keys repeated 1-7 times: pylance stores run-length encoded indices into a
     # bit-packed dictionary (TPC-H's l_orderkey).
-    rng = np.random.default_rng(0)
     n = 60_000
-    keys = np.repeat(np.arange(n, dtype=np.int64) * 37 + 5, rng.integers(1, 8, n))[:n]
-    data = pa.table({"k": keys})
+    data = repeated_keys(0, n)
+    keys = data.column("k").to_numpy()
     path = write(tmp_path / "k.lance", data)
-    layouts = [p.layout.mini_block_layout for p in LanceFileReader(path)._leaves[0].info.pages]
-    assert any(m.dictionary.WhichOneof("compression") == "out_of_line_bitpacking" for m in layouts)
-
-    real = miniblock.MiniBlockPage.dictionary.fget
-
-    def whole(self: miniblock.MiniBlockPage) -> Any:
-        kind = self.layout.dictionary.WhichOneof("compression")
-        assert kind != "out_of_line_bitpacking", "a take decoded a whole bit-packed dictionary"
-        return real(self)
-
-    monkeypatch.setattr(miniblock.MiniBlockPage, "dictionary", property(whole))
+    _refuse_whole_bitpacked_dictionaries(path, monkeypatch, "a take")
     rows = sorted({0, 1, n - 1, *range(3, n, 1999)})
     reader = LanceFileReader(path)
     got = reader.take_rows(rows).to_table().column("k")
@@ -186,23 +176,13 @@ def test_short_range_decodes_only_the_dictionary_items_it_needs(
 ) -> None:
     # A BTREE index reads one 4,096-row page of sorted keys from a file page whose
     # dictionary holds every distinct key: only the items of that run are decoded.
-    rng = np.random.default_rng(1)
     n = 200_000
-    keys = np.repeat(np.arange(n, dtype=np.int64) * 37 + 5, rng.integers(1, 8, n))[:n]
-    data = pa.table({"k": keys})
+    data = repeated_keys(1, n)
+    keys = data.column("k").to_numpy()
     with ref.LanceFileWriter(str(tmp_path / "k.lance"), data.schema, version="2.2") as writer:
         writer.write_batch(data)  # one page, its dictionary of some 50,000 keys
     path = tmp_path / "k.lance"
-    layouts = [p.layout.mini_block_layout for p in LanceFileReader(path)._leaves[0].info.pages]
-    assert any(m.dictionary.WhichOneof("compression") == "out_of_line_bitpacking" for m in layouts)
-    real = miniblock.MiniBlockPage.dictionary.fget
-
-    def whole(self: miniblock.MiniBlockPage) -> Any:
-        kind = self.layout.dictionary.WhichOneof("compression")
-        assert kind != "out_of_line_bitpacking", "a short read decoded a whole dictionary"
-        return real(self)
-
-    monkeypatch.setattr(miniblock.MiniBlockPage, "dictionary", property(whole))
+    _refuse_whole_bitpacked_dictionaries(path, monkeypatch, "a short read")
     reader = LanceFileReader(path)
     for start, count in [(0, 4096), (20_000, 4096), (n - 100, 100), (123, 1)]:
         got = reader.read_range(start, count).to_table().column("k")
@@ -289,3 +269,20 @@ def test_damaged_fsst_page_inside_a_batch_is_named(tmp_path: Path) -> None:
     with pytest.raises(CorruptFileError, match=rf"page {page}\b") as info:
         take_from_files([LanceFileReader(forged)], [every])
     assert str(forged) in str(info.value)
+
+
+def _refuse_whole_bitpacked_dictionaries(
+    path: Path, monkeypatch: pytest.MonkeyPatch, what: str
+) -> None:
+    """Check that ``path`` has a bit-packed dictionary, then make decoding any such
+    dictionary whole fail the test."""
+    layouts = [p.layout.mini_block_layout for p in LanceFileReader(path)._leaves[0].info.pages]
+    assert any(m.dictionary.WhichOneof("compression") == "out_of_line_bitpacking" for m in layouts)
+    real = miniblock.MiniBlockPage.dictionary.fget
+
+    def whole(self: miniblock.MiniBlockPage) -> Any:
+        kind = self.layout.dictionary.WhichOneof("compression")
+        assert kind != "out_of_line_bitpacking", f"{what} decoded a whole bit-packed dictionary"
+        return real(self)
+
+    monkeypatch.setattr(miniblock.MiniBlockPage, "dictionary", property(whole))
