@@ -128,3 +128,15 @@ def test_repeated_target_keys_update_every_copy_as_pylance(tmp_path: Path) -> No
     ours = read_by_both(str(tmp_path / "ours")).sort_by(order)
     theirs = lance.dataset(str(tmp_path / "theirs")).to_table().sort_by(order)
     assert ours.equals(theirs)
+
+
+def test_a_large_target_is_left_to_the_hash_join() -> None:
+    # Over 2**20 target rows, making the target's codes costs more than hashing.
+    n = (1 << 20) + 1
+    keys = np.arange(n, dtype=np.int64)
+    target = pa.table({"k": keys, ADDRESS: pa.array(keys, pa.uint64())})
+    source = pa.table({"k": np.array([5], dtype=np.int64)})
+    assert sorted_target_pairs(source, target, ["k"], ROW, ADDRESS) is None
+    small = target.slice(0, n - 1)
+    pairs = sorted_target_pairs(source, small, ["k"], ROW, ADDRESS)
+    assert pairs is not None and pairs.to_pylist() == [{ROW: 0, ADDRESS: 5}]
