@@ -119,3 +119,39 @@ def test_a_publish_that_a_rival_wins_during_its_sync_gives_up_at_once(
     assert target.read_bytes() == b"rival"
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
     assert synced.wait(2)  # the abandoned sync still ends, closing its descriptor
+
+
+def test_writes_make_missing_folders_and_no_mkdir_where_they_exist(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every kind of local write, first into folders that do not exist yet...
+    deep = tmp_path / "a" / "b"
+    FILES.put(str(deep / "put"), b"1")
+    FILES.put(str(tmp_path / "c" / "d" / "hint"), b"2", durable=False)
+    assert FILES.put_if_not_exists(str(tmp_path / "e" / "f" / "once"), b"3")
+    out = FILES.open_output(str(tmp_path / "g" / "h" / "stream"))
+    out.write(b"4")
+    out.commit()
+    assert (deep / "put").read_bytes() == b"1"
+    assert (tmp_path / "c" / "d" / "hint").read_bytes() == b"2"
+    assert (tmp_path / "e" / "f" / "once").read_bytes() == b"3"
+    assert (tmp_path / "g" / "h" / "stream").read_bytes() == b"4"
+    # ...then into those folders, which exist: no mkdir is tried.
+    made: list[str] = []
+    real_mkdir = os.mkdir
+
+    def mkdir(path: str, *args: object, **kwargs: object) -> None:
+        made.append(str(path))
+        real_mkdir(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "mkdir", mkdir)
+    FILES.put(str(deep / "put2"), b"5")
+    FILES.put(str(tmp_path / "c" / "d" / "hint"), b"6", durable=False)
+    assert FILES.put_if_not_exists(str(tmp_path / "e" / "f" / "twice"), b"7")
+    out = FILES.open_output(str(tmp_path / "g" / "h" / "stream2"))
+    out.write(b"8")
+    out.commit()
+    assert made == []
+    assert (deep / "put2").read_bytes() == b"5"
+    assert (tmp_path / "e" / "f" / "twice").read_bytes() == b"7"
+    assert (tmp_path / "g" / "h" / "stream2").read_bytes() == b"8"

@@ -7,9 +7,10 @@ import contextlib
 import os
 import shutil
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cache
+from typing import TypeVar
 
 import pyarrow as pa
 
@@ -82,11 +83,11 @@ class LocalOutputFile(PublishOnSuccess):
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = local_path(path)
         parent = os.path.dirname(self.path)
-        os.makedirs(parent, exist_ok=True)
         self._tmp_path = os.path.join(
             parent, f".{os.path.basename(self.path)}.{uuid.uuid4().hex}.tmp"
         )
-        self._file = open(self._tmp_path, "wb")  # noqa: SIM115 - closed in commit/abort
+        # Closed in commit or abort.
+        self._file = _created(self._tmp_path, lambda: open(self._tmp_path, "wb"))  # noqa: SIM115
         self.position = 0
         self._synced = 0
         self._syncing: Future[None] | None = None
@@ -229,11 +230,25 @@ class LocalStorage:
         return None if found is None else (found.size, found.modified_ns)
 
 
+_T = TypeVar("_T")
+
+
+def _created(path: str, create: Callable[[], _T]) -> _T:
+    """``create()``, which makes the file ``path``, after making its missing parent
+    folders if it fails for want of them.  Tried first: a ``mkdir`` of a folder that
+    exists still waits for the filesystem's journal, which an fsync running in the
+    background holds, and nearly every write goes to a folder that exists."""
+    try:
+        return create()
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        return create()
+
+
 def _write_temp(path: str, data: bytes, durable: bool = True) -> str:
     parent = os.path.dirname(os.path.abspath(path))
-    os.makedirs(parent, exist_ok=True)
     tmp = os.path.join(parent, f".{os.path.basename(path)}.{uuid.uuid4().hex}.tmp")
-    with open(tmp, "wb") as f:
+    with _created(tmp, lambda: open(tmp, "wb")) as f:
         f.write(data)
         if durable:
             f.flush()
@@ -242,8 +257,7 @@ def _write_temp(path: str, data: bytes, durable: bool = True) -> str:
 
 
 def _write_in_place(path: str, data: bytes) -> None:
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+    fd = _created(path, lambda: os.open(path, os.O_WRONLY | os.O_CREAT, 0o644))
     try:
         # Never truncated to nothing first: that too makes ext4 flush at close.
         os.pwrite(fd, data, 0)
