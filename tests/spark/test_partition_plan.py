@@ -166,3 +166,23 @@ def test_a_filtered_read_sizes_by_the_columns_it_tests(tmp_path: Path) -> None:
     got = pa.Table.from_batches([b for p in few for b in task.read(pickle.loads(pickle.dumps(p)))])
     assert got["id"].to_pylist() == list(range(300))
     assert got["blob"].equals(table["blob"].slice(0, 300))
+
+
+def test_the_filter_option_packs_whole_fragments(many_fragments: tuple[str, pa.Table]) -> None:
+    """The ``filter`` option's scan reads fragments whole: they are packed into about
+    as many tasks as cores (not one task each), none cut or read twice, and the rows
+    are those pyarrow's filter keeps."""
+    uri, expected = many_fragments
+    got, parts = _partitions(uri, min_partitions="2", filter="id >= 1000 AND id < 4500")
+    assert len(parts) <= 2
+    ranges = [r for p in parts for r in (p.ranges if isinstance(p, FragmentRanges) else [p])]
+    fragments = ll.dataset(uri).get_fragments()
+    assert sorted(r.fragment.id for r in ranges) == sorted(f.fragment_id for f in fragments)
+    assert all((r.start, r.stop) == (0, r.fragment.physical_rows) for r in ranges)
+    keep = pa.compute.and_(
+        pa.compute.greater_equal(expected["id"], 1000), pa.compute.less(expected["id"], 4500)
+    )
+    assert sorted(got["id"].to_pylist()) == expected.filter(keep)["id"].to_pylist()
+    # A fragment too big for one task is still read whole, by one.
+    _, parts = _partitions(uri, min_partitions="64", filter="id < 10")
+    assert len(parts) == len(fragments)

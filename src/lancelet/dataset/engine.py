@@ -308,6 +308,8 @@ class ReadPlan:
     fragments: tuple[Fragment, ...]
     schema: LanceSchema
     candidates: Mapping[int, np.ndarray] | None = None
+    # The columns a read's ``filter`` tests.
+    filter_columns: frozenset[str] = frozenset()
 
 
 def plan_read(
@@ -317,8 +319,9 @@ def plan_read(
     indices; ``filter`` (pylance's filter dialect, for :func:`scan`) is checked now, so
     one that does not parse fails before any task runs."""
     store, manifest = snapshot.store, snapshot.manifest
+    tested: frozenset[str] = frozenset()
     if filter is not None:
-        LanceScanner(store, manifest, filter=filter, fragments=[])
+        tested = LanceScanner(store, manifest, filter=filter, fragments=[]).filter_columns
     candidates = None
     if predicate is not None and manifest.indices:
         present = frozenset(f.id for f in manifest.fragments)
@@ -326,7 +329,7 @@ def plan_read(
         candidates = plan(predicate, columns) if columns else None
         if candidates is not None:
             _check_bounds(snapshot, candidates)
-    return ReadPlan(manifest.fragments, manifest.schema, candidates)
+    return ReadPlan(manifest.fragments, manifest.schema, candidates, tested)
 
 
 def _check_bounds(snapshot: Snapshot, found: Mapping[int, np.ndarray]) -> None:

@@ -79,6 +79,17 @@ def partitions(
     return packed(pieces(live, sizes, split), split, sizing.open_cost)
 
 
+def whole_fragments(
+    fragments: Sequence[Fragment], sizes: Mapping[int, int], sizing: Sizing
+) -> list[list[Piece]]:
+    """As :func:`partitions`, but with no fragment cut: for reads that take a fragment
+    whole (a scan with lance's ``filter`` option)."""
+    live = [f for f in fragments if f.num_rows]
+    split = sizing.split_bytes(sizes.get(f.id, 0) for f in live)
+    whole = [Piece(f, 0, f.physical_rows, sizes.get(f.id, 0)) for f in live]
+    return packed(whole, split, sizing.open_cost)
+
+
 def pieces(fragments: Sequence[Fragment], sizes: Mapping[int, int], split: int) -> list[Piece]:
     """Each fragment with rows cut into pieces of at most about ``split`` bytes."""
     out = []

@@ -42,7 +42,13 @@ from lancelet.spark.index_read import (
 )
 from lancelet.spark.options import ReadOptions
 from lancelet.spark.partial_aggregate import counted
-from lancelet.spark.partition_plan import Piece, Sizing, partitions, read_bytes
+from lancelet.spark.partition_plan import (
+    Piece,
+    Sizing,
+    partitions,
+    read_bytes,
+    whole_fragments,
+)
 from lancelet.spark.read_hints import ReadHints
 from lancelet.spark.search_read import SearchPartition, search_rows
 from lancelet.spark.types import (
@@ -254,9 +260,10 @@ class LanceReader(sds.DataSourceReader):
         if self._options.filter is not None:
             # Refuse a filter that does not parse here, before any task runs.
             plan = plan_read(snapshot, filter=self._options.filter)
-            # A fragment per partition: the scanner reads it filter columns first.
-            widest = max((f.physical_rows for f in plan.fragments), default=1)
-            return fragment_ranges(plan.fragments, max(1, widest))
+            # Whole fragments: the scanner reads each filter columns first.
+            tested = self._field_ids(plan.filter_columns)
+            sizes = self._sizes(plan.fragments, tested)
+            return self._grouped(whole_fragments(plan.fragments, sizes, self._sizing()), None, "")
         plan = plan_read(snapshot, predicate=self._index_predicate(snapshot))
         digest = filter_digest(self.pushed_filter)
         if self._options.rows_per_partition is not None:
@@ -276,15 +283,29 @@ class LanceReader(sds.DataSourceReader):
         columns they test whole and the others only for the rows kept, when few: those
         count a quarter of their bytes (a selective filter's partitions are then as
         many as the cores, not one per 128 MiB of columns it mostly skips)."""
+        tested = self._read_fields(self._filter_columns) if self._filters else None
+        sizes = self._sizes(fragments, tested)
+        return self._grouped(partitions(fragments, sizes, self._sizing()), candidates, digest)
+
+    def _sizing(self) -> Sizing:
+        return Sizing(self._options.max_partition_bytes, parallelism=self._options.min_partitions)
+
+    def _sizes(self, fragments: Sequence[Fragment], tested: set[int] | None) -> dict[int, int]:
+        """Per fragment, the bytes a read takes: of the ``tested`` fields whole, of the
+        other columns read a quarter (every field whole when None)."""
         fields = self._read_fields()
-        tested = self._read_fields(self._filter_columns) if self._filters else fields
-        sizes = {
+        tested = fields if tested is None else tested
+        return {
             f.id: read_bytes(f, tested) + read_bytes(f, fields - tested) // _SKIPPED_SHARE
             for f in fragments
         }
-        sizing = Sizing(self._options.max_partition_bytes, parallelism=self._options.min_partitions)
+
+    @staticmethod
+    def _grouped(
+        groups: list[list[Piece]], candidates: Mapping[int, np.ndarray] | None, digest: str
+    ) -> list[sds.InputPartition]:
         out: list[sds.InputPartition] = []
-        for group in partitions(fragments, sizes, sizing):
+        for group in groups:
             ranges = candidate_ranges(group, candidates, digest)
             if len(ranges) > 1:
                 out.append(FragmentRanges(ranges))
@@ -292,14 +313,19 @@ class LanceReader(sds.DataSourceReader):
                 out.append(ranges[0])
         return out
 
+    def _field_ids(self, names: Iterable[str]) -> set[int]:
+        """The ids of the fields of the dataset's top-level columns ``names`` (others,
+        like the row id, have none), nested ones included."""
+        schema = self._lance_schema.load()
+        wanted = set(names)
+        found = [n for n in schema.top_level_names() if n in wanted]
+        return {i for f in schema.resolve(found, self._where) for i in schema.subtree_ids(f.id)}
+
     def _read_fields(self, among: set[str] | None = None) -> set[int]:
         """The ids of the dataset fields the read decodes (nested ones included), or
         of those of the top-level columns ``among``."""
-        schema = self._lance_schema.load()
-        names = self._data_columns(schema.top_level_names())
-        if among is not None:
-            names = [n for n in names if n in among]
-        return {i for f in schema.resolve(names, self._where) for i in schema.subtree_ids(f.id)}
+        names = self._data_columns(self._lance_schema.load().top_level_names())
+        return self._field_ids(names if among is None else [n for n in names if n in among])
 
     def _index_predicate(self, snapshot: Snapshot) -> Predicate | None:
         """The pushed filters as a predicate tree for the scalar indices to bound."""

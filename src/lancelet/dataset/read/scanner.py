@@ -334,6 +334,11 @@ class LanceScanner(ArrowScanner):
         return take_blobs(self._store, self._manifest, column, selection, DEFAULT_BLOB_BUFFER_SIZE)
 
     @property
+    def filter_columns(self) -> frozenset[str]:
+        """The columns the scan's filter tests (none without a filter)."""
+        return frozenset(self._filter_columns)
+
+    @property
     def dataset_schema(self) -> pa.Schema:
         """The schema of the dataset scanned, before projection."""
         return self._arrow
