@@ -121,21 +121,25 @@ def test_a_publish_that_a_rival_wins_during_its_sync_gives_up_at_once(
     assert synced.wait(2)  # the abandoned sync still ends, closing its descriptor
 
 
+def _write_each_kind(root: Path, tag: str) -> dict[Path, bytes]:
+    """One file by each kind of local write, in four folders under ``root``; the
+    files and the bytes each should hold."""
+    files = {root / d / "x" / tag: f"{tag}-{d}".encode() for d in ("a/b", "c/d", "e/f", "g/h")}
+    (put, hint, once, stream) = files
+    FILES.put(str(put), files[put])
+    FILES.put(str(hint), files[hint], durable=False)
+    assert FILES.put_if_not_exists(str(once), files[once])
+    out = FILES.open_output(str(stream))
+    out.write(files[stream])
+    out.commit()
+    return files
+
+
 def test_writes_make_missing_folders_and_no_mkdir_where_they_exist(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Every kind of local write, first into folders that do not exist yet...
-    deep = tmp_path / "a" / "b"
-    FILES.put(str(deep / "put"), b"1")
-    FILES.put(str(tmp_path / "c" / "d" / "hint"), b"2", durable=False)
-    assert FILES.put_if_not_exists(str(tmp_path / "e" / "f" / "once"), b"3")
-    out = FILES.open_output(str(tmp_path / "g" / "h" / "stream"))
-    out.write(b"4")
-    out.commit()
-    assert (deep / "put").read_bytes() == b"1"
-    assert (tmp_path / "c" / "d" / "hint").read_bytes() == b"2"
-    assert (tmp_path / "e" / "f" / "once").read_bytes() == b"3"
-    assert (tmp_path / "g" / "h" / "stream").read_bytes() == b"4"
+    first = _write_each_kind(tmp_path, "first")
     # ...then into those folders, which exist: no mkdir is tried.
     made: list[str] = []
     real_mkdir = os.mkdir
@@ -145,13 +149,7 @@ def test_writes_make_missing_folders_and_no_mkdir_where_they_exist(
         real_mkdir(path, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(os, "mkdir", mkdir)
-    FILES.put(str(deep / "put2"), b"5")
-    FILES.put(str(tmp_path / "c" / "d" / "hint"), b"6", durable=False)
-    assert FILES.put_if_not_exists(str(tmp_path / "e" / "f" / "twice"), b"7")
-    out = FILES.open_output(str(tmp_path / "g" / "h" / "stream2"))
-    out.write(b"8")
-    out.commit()
+    second = _write_each_kind(tmp_path, "second")
     assert made == []
-    assert (deep / "put2").read_bytes() == b"5"
-    assert (tmp_path / "e" / "f" / "twice").read_bytes() == b"7"
-    assert (tmp_path / "g" / "h" / "stream2").read_bytes() == b"8"
+    for path, data in {**first, **second}.items():
+        assert path.read_bytes() == data
