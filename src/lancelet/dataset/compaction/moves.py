@@ -24,19 +24,21 @@ def group_moves(group: RewriteGroup, deleted: Deletions) -> tuple[np.ndarray, np
     """(old addresses of every physical row of the old fragments, their new
     addresses, ``DELETED`` for rows that were deleted)."""
     old = _addresses(group.old_fragments)
-    firsts = np.cumsum([0] + [f.physical_rows for f in group.old_fragments])[:-1]
-    gone_parts = []
-    for fragment, first in zip(group.old_fragments, firsts.tolist(), strict=True):
-        gone = deleted(fragment).astype(np.int64)
-        if len(gone) and (int(gone.min()) < 0 or int(gone.max()) >= fragment.physical_rows):
-            raise CorruptDatasetError(
-                f"fragment {fragment.id}: its deletion file lists rows past its "
-                f"{fragment.physical_rows}"
-            )
-        gone_parts.append(gone + first)
+    fragments = group.old_fragments
+    gone = [deleted(f) for f in fragments]
+    counts = [len(g) for g in gone]
+    rows = np.repeat([f.physical_rows for f in fragments], counts).astype(np.int64)
+    offsets = np.concatenate(gone).astype(np.int64) if gone else np.zeros(0, np.int64)
+    outside = (offsets < 0) | (offsets >= rows)
+    if outside.any():
+        fragment = fragments[int(np.searchsorted(np.cumsum(counts), np.argmax(outside), "right"))]
+        raise CorruptDatasetError(
+            f"fragment {fragment.id}: its deletion file lists rows past its "
+            f"{fragment.physical_rows}"
+        )
+    firsts = np.cumsum([0] + [f.physical_rows for f in fragments])[:-1]
     live = np.ones(len(old), dtype=bool)
-    if gone_parts:
-        live[np.concatenate(gone_parts)] = False
+    live[offsets + np.repeat(firsts, counts)] = False
     moved_to = _addresses(group.new_fragments)
     if int(live.sum()) != len(moved_to):
         old_ids = [f.id for f in group.old_fragments]
