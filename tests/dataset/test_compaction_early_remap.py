@@ -19,6 +19,7 @@ import pytest
 
 import lancelet as ll
 from lancelet.dataset.compaction import commit
+from tests.storage import list_names
 from tests.versions import STORAGE_VERSION
 
 ROWS = 300
@@ -64,7 +65,7 @@ def _check(uri: str, live: pa.Table) -> None:
 
 
 def _segments_on_disk(uri: str) -> set[str]:
-    return set(os.listdir(os.path.join(uri, "_indices")))
+    return set(list_names(os.path.join(uri, "_indices")))
 
 
 def _segments_named(uri: str) -> set[str]:
