@@ -18,7 +18,6 @@ from typing import Any
 
 from lancelet import io
 from lancelet.dataset.compaction.defer import reuse_version
-from lancelet.dataset.compaction.early_remap import EarlyRemap, expected_groups
 from lancelet.dataset.compaction.options import CompactionMetrics, CompactionSettings
 from lancelet.dataset.compaction.planning import plan_bins
 from lancelet.dataset.compaction.remap import discard_indices, remap_indices
@@ -59,13 +58,11 @@ def commit_rewrites(
     read_version: int,
     groups: Sequence[ops.RewriteGroup],
     defer_index_remap: bool = False,
-    early: EarlyRemap | None = None,
 ) -> Manifest:
     """Commit one Rewrite of ``groups`` read at ``read_version``, with the index
-    segments it remaps (see :mod:`.remap`; ``early``: begun already, see
-    :mod:`.early_remap`), or with ``defer_index_remap`` a new reuse version instead
-    (see :mod:`.defer`); if it does not commit, the new data files and index
-    segments go.
+    segments it remaps (see :mod:`.remap`), or with ``defer_index_remap`` a new
+    reuse version instead (see :mod:`.defer`); if it does not commit, the new data
+    files and index segments go.
 
     With stable row ids nothing is deferred: segments keyed by row id follow their
     rows anyway, and the few keyed by address are remapped (pylance refuses to
@@ -74,23 +71,15 @@ def commit_rewrites(
     try:
         numbered = _reserve_ids(store, read_version, groups)
         read = store.read_manifest(read_version)
-        if _defers(read, defer_index_remap):
+        if defer_index_remap and not read.stable_row_ids:
             return _commit_deferred(store, read_version, numbered)
-        taken = early.take(numbered) if early is not None else None
-        rewritten = taken if taken is not None else remap_indices(store, read, numbered)
+        rewritten = remap_indices(store, read, numbered)
         txn = ops.Transaction(read_version, ops.Rewrite(tuple(numbered), rewritten))
         return commit_transaction(store, txn)
     except BaseException:
         discard_data_files(store, [f for g in groups for f in g.new_fragments])
         discard_indices(store, rewritten)
         raise
-    finally:
-        if early is not None:
-            early.discard()
-
-
-def _defers(manifest: Manifest, defer_index_remap: bool) -> bool:
-    return defer_index_remap and not manifest.stable_row_ids
 
 
 _REUSE_ATTEMPTS = 5
@@ -144,10 +133,6 @@ def _compact(
     settings = CompactionSettings.resolve(options, manifest.config, store.root)
     groups: list[ops.RewriteGroup] = []
     bins = plan_bins(store, manifest, settings)
-    early = None
-    if bins and not _defers(manifest, settings.defer_index_remap):
-        expected = expected_groups(store, manifest, bins, settings.target_rows_per_fragment)
-        early = EarlyRemap(store, manifest, expected)
     try:
         with progress_bar("Compacting", total=len(bins), unit="tasks") as bar:
             for old in bar.tracked(bins):
@@ -155,13 +140,9 @@ def _compact(
                 groups.append(ops.RewriteGroup(old, rewritten))
     except BaseException:
         discard_data_files(store, [f for g in groups for f in g.new_fragments])
-        if early is not None:
-            early.discard()
         raise
     if not groups:
-        if early is not None:
-            early.discard()
         return CompactionMetrics(), None
-    committed = commit_rewrites(store, manifest.version, groups, settings.defer_index_remap, early)
+    committed = commit_rewrites(store, manifest.version, groups, settings.defer_index_remap)
     metrics = [CompactionMetrics.of(g.old_fragments, g.new_fragments) for g in groups]
     return CompactionMetrics.total(metrics), committed
