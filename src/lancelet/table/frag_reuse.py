@@ -42,13 +42,12 @@ _Pb = table_pb2.FragmentReuseIndexDetails
 
 def _treemap(addresses: np.ndarray) -> FrozenBitMap64:
     """Ascending unique addresses as a treemap, built from its serialized form: a
-    32-bit bitmap per fragment (the addresses' high half) from its offsets at once,
+    32-bit bitmap per fragment (a treemap's high half is the fragment id) at once,
     several times faster than adding the addresses one by one."""
     addresses = np.asarray(addresses, dtype=np.uint64)
     if not len(addresses):
         return FrozenBitMap64()
-    fragments = (addresses >> np.uint64(32)).astype(np.uint32)
-    offsets = (addresses & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+    fragments, offsets = row_address.unpack(addresses)
     starts = np.flatnonzero(np.r_[True, fragments[1:] != fragments[:-1]]).tolist()
     parts = [struct.pack("<Q", len(starts))]
     for lo, hi in itertools.pairwise([*starts, len(addresses)]):
