@@ -85,6 +85,14 @@ def test_deletions_past_the_fragment_are_refused() -> None:
         group_moves(group, lambda f: np.array([3], np.uint32))
 
 
+def test_deletions_past_the_fragment_name_that_fragment() -> None:
+    old = (_fragment(1, 3), _fragment(4, 5), _fragment(6, 2))
+    group = RewriteGroup(old, (_fragment(9, 7),))
+    gone = {1: [0, 2], 4: [1, 5], 6: []}
+    with pytest.raises(CorruptDatasetError, match="fragment 4: .* past its 5"):
+        group_moves(group, lambda f: np.array(gone[f.id], np.uint32))
+
+
 def test_a_fully_deleted_fragment_maps_every_row_to_deleted() -> None:
     group = RewriteGroup((_fragment(7, 4),), ())
     old, new = group_moves(group, lambda f: np.arange(4, dtype=np.uint32))

@@ -13,6 +13,7 @@ from lancelet.errors import ArgumentError, CorruptIndexError, UnsupportedIndexEr
 from lancelet.expr import Equals, IsIn, Range
 from lancelet.file import LanceFileReader, LanceFileWriter
 from lancelet.index import BitmapIndex, BTreeIndex, write_bitmap, write_btree
+from lancelet.index.remapping import AddressMapping
 from tests.storage import local
 
 ROWS = 10_000
@@ -94,6 +95,40 @@ def test_btree_unsorted_page(btree: Path) -> None:
     _rewrite(btree / "page_data.lance", lambda t: _set(t, "values", pa.array(values, pa.int64())))
     with pytest.raises(CorruptIndexError, match="page 1"):
         BTreeIndex.open(local(btree)).search(Equals("c", pa.scalar(1666, pa.int64())))
+
+
+def _remap(index_dir: Path, out: Path) -> None:
+    """A remap that moves every row (fragment 0 to fragment 1)."""
+    old = np.arange(ROWS, dtype=np.uint64)
+    mapping = AddressMapping(old, old | np.uint64(1 << 32))
+    BTreeIndex.open(local(index_dir)).remap(mapping, local(out), "2.2")
+
+
+def test_btree_remap_of_an_unsorted_page(btree: Path, tmp_path: Path) -> None:
+    """A remap reads the pages in groups: a page out of order in one is still the
+    page named."""
+    values = np.arange(ROWS) // 3
+    values[5000], values[5001] = values[5001] + 1, values[5000]
+    _rewrite(btree / "page_data.lance", lambda t: _set(t, "values", pa.array(values, pa.int64())))
+    with pytest.raises(CorruptIndexError, match="page 1 does not match"):
+        _remap(btree, tmp_path / "new")
+
+
+def test_btree_remap_of_a_page_that_contradicts_its_summary(btree: Path, tmp_path: Path) -> None:
+    _rewrite(
+        btree / "page_lookup.lance", lambda t: _set(t, "min", pa.array([0, 1400, 2730], pa.int64()))
+    )
+    with pytest.raises(CorruptIndexError, match="page 1 does not match"):
+        _remap(btree, tmp_path / "new")
+
+
+def test_btree_remap_of_a_sound_index(btree: Path, tmp_path: Path) -> None:
+    _remap(btree, tmp_path / "new")
+    found = BTreeIndex.open(local(tmp_path / "new")).search(
+        Equals("c", pa.scalar(1666, pa.int64()))
+    )
+    assert found is not None
+    assert found.addresses.tolist() == [(1 << 32) | r for r in (4998, 4999, 5000)]
 
 
 def test_btree_range_partitioned_refused(btree: Path) -> None:

@@ -87,6 +87,35 @@ def test_leaving_a_block_waits_for_its_syncs(
     assert len(done) == 2
 
 
+def test_a_publish_in_its_own_block_waits_only_for_its_own_syncs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reservation's manifest names none of the data files still syncing: within
+    ``own_syncs`` it waits for its transaction file only; the data file's sync is
+    still waited for by the enclosing block's next publish and at its end."""
+    slow = {str(tmp_path / "data")}
+    events: list[str] = []
+    gate = threading.Event()
+
+    def sync(fd: int) -> None:
+        path = os.readlink(f"/proc/self/fd/{fd}")
+        if path in slow:
+            gate.wait(5)  # the data file syncs only once the reservation is published
+        events.append(os.path.basename(path))
+
+    monkeypatch.setattr(durability, "datasync", sync)
+    with io.deferred_syncs():
+        FILES.put(str(tmp_path / "data"), b"data")
+        with io.own_syncs():
+            FILES.put(str(tmp_path / "txn"), b"txn")
+            assert FILES.put_if_not_exists(str(tmp_path / "reserve"), b"reserve")
+        assert "data" not in events and "txn" in events
+        assert (tmp_path / "reserve").exists()
+        gate.set()
+        assert FILES.put_if_not_exists(str(tmp_path / "manifest"), b"manifest")
+        assert "data" in events
+
+
 def test_a_hint_is_overwritten_in_place(tmp_path: Path) -> None:
     path = str(tmp_path / "hint.json")
     FILES.put(path, b'{"version":1000}', durable=False)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import accumulate
 from typing import Protocol
 
@@ -99,10 +100,18 @@ class ColumnInfo:
         return sum(p.num_rows for p in self.pages)
 
     def row_starts(self) -> np.ndarray:
-        """Each page's first row, then the column's row count (int64)."""
+        """Each page's first row, then the column's row count (int64, read-only)."""
+        return self._row_starts
+
+    @cached_property
+    def _row_starts(self) -> np.ndarray:
         # Summed in Python: a small file's column has a page or two, for which the
         # numpy calls cost several times more (a compaction opens 1,600 such columns).
-        return np.array(list(accumulate((p.num_rows for p in self.pages), initial=0)), np.int64)
+        # Kept: files whose column metadata reads alike share this object (see
+        # read_columns), so a compaction's hundred files alike work it out once.
+        starts = np.array(list(accumulate((p.num_rows for p in self.pages), initial=0)), np.int64)
+        starts.setflags(write=False)
+        return starts
 
 
 def check_range(source: RangeSource, offset: int, length: int, what: str) -> None:

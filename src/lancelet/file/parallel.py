@@ -41,16 +41,26 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_pool.cache_clear)
 
 
-def map_columns(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
+def map_columns(
+    fn: Callable[[T], R], items: Sequence[T], costs: Sequence[int] | None = None
+) -> list[R]:
     """``[fn(item) for item in items]``, on the pool when that can help.
+
+    ``costs`` (one per item, any unit) start the costliest jobs first: a big job
+    started last runs alone at the end while the other threads idle (a compaction's
+    one long text column among fifteen small ones).
 
     Returns or raises only once no job runs any more: a job still reading a file's
     mapping after the caller has moved on (and perhaps deleted the file) would crash
     the interpreter.  After a failure, jobs not yet started are cancelled."""
     if WORKERS < 2 or len(items) < 2 or getattr(_local, "worker", False):
         return [fn(item) for item in items]
+    order = (
+        range(len(items)) if costs is None else sorted(range(len(items)), key=lambda i: -costs[i])
+    )
     # Each job runs in a copy of the caller's context, which carries its scan counters.
-    jobs = [_pool().submit(contextvars.copy_context().run, fn, item) for item in items]
+    started = {i: _pool().submit(contextvars.copy_context().run, fn, items[i]) for i in order}
+    jobs = [started[i] for i in range(len(items))]
     _, pending = wait(jobs, return_when=FIRST_EXCEPTION)
     if pending:  # something failed: stop what has not started, let the rest finish
         for job in pending:

@@ -195,7 +195,9 @@ class LanceFileReader:
         # worked out once per distinct schema (a compaction opens a hundred such files).
         self._schema_key = (self._footer.structural, descriptor.schema.SerializeToString())
         self._field_ids = tuple(f.id for f in descriptor.schema.fields)
-        self._all_field_ids = _preorder_ids(descriptor.schema.fields)
+        self._all_field_ids = _PREORDER.get(
+            self._schema_key, lambda: _preorder_ids(descriptor.schema.fields)
+        )
         self._logical_schema, self._schema = self._decoded_schema(descriptor.schema)
         # Pages hold this, not a method of the reader: a bound method would make the
         # reader and its pages a cycle, freed only by a full garbage collection.
@@ -558,15 +560,22 @@ class LanceFileReader:
         """The leaf column of each top-level column, for takes across files (see
         :mod:`.many`); None unless the file is local (nothing to fetch first), 2.1+,
         and every top-level column a leaf stored as it reads (no nesting, extension)."""
-        nodes = [n for n in self._nodes if isinstance(n, layout21.Node)]
-        if (
-            not isinstance(self._source, LocalInputFile)
-            or len(nodes) != len(self._nodes)
-            or any(n.kind is not layout21.Kind.LEAF or n.column is None for n in nodes)
-            or storage_schema(self.schema) != self.schema
+        if not isinstance(self._source, LocalInputFile) or not _PLAIN.get(
+            self._schema_key, self._all_plain
         ):
             return None
-        return [self._leaves[n.column] for n in nodes if n.column is not None]
+        return [self._leaves[n.column] for n in self._nodes if isinstance(n, layout21.Node)
+                and n.column is not None]  # fmt: skip
+
+    def _all_plain(self) -> bool:
+        """Whether every top-level column is a leaf stored as it reads: a property of
+        the schema alone, worked out once for files written alike."""
+        nodes = [n for n in self._nodes if isinstance(n, layout21.Node)]
+        return (
+            len(nodes) == len(self._nodes)
+            and all(n.kind is layout21.Kind.LEAF and n.column is not None for n in nodes)
+            and storage_schema(self.schema) == self.schema
+        )
 
     def num_rows(self) -> int:
         return self._num_rows
@@ -632,6 +641,11 @@ class _GlobalBuffers:
             read = container.read_global_buffer
             self._buffers = [read(self._source, self._footer, i) for i in range(count)]
         return self._buffers
+
+
+# What files written alike share, by their schema key (see ``__init__``).
+_PREORDER: Memo[tuple[int, ...]] = Memo(64)
+_PLAIN: Memo[bool] = Memo(64)
 
 
 def _preorder_ids(fields: Sequence[file_pb2.Field]) -> tuple[int, ...]:

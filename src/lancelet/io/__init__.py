@@ -14,7 +14,7 @@ import os
 
 from lancelet.errors import StorageError, StorageNotFoundError
 from lancelet.io.base import InputFile, ObjectInfo, OutputFile, Storage
-from lancelet.io.durability import deferred_syncs
+from lancelet.io.durability import deferred_syncs, own_syncs
 from lancelet.io.fileio import FileIO, Place
 from lancelet.io.local import LocalInputFile, LocalOutputFile
 from lancelet.io.objects import STATS as REQUEST_STATS
@@ -38,6 +38,7 @@ __all__ = [
     "join",
     "local_path",
     "normalize",
+    "own_syncs",
     "relative",
     "store_failed",
 ]

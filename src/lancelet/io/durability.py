@@ -98,6 +98,28 @@ def deferred_syncs() -> Iterator[None]:
     pending.wait()
 
 
+@contextmanager
+def own_syncs() -> Iterator[None]:
+    """Within :func:`deferred_syncs`, a block whose publishes wait only for the syncs
+    begun inside it, not for the enclosing block's: for a commit whose manifest names
+    none of the files still syncing (a fragment-id reservation, which names the
+    files of the version before).  Leaving it waits for its own syncs."""
+    if _PENDING.get() is None:
+        yield
+        return
+    pending = _Pending()
+    token = _PENDING.set(pending)
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(OSError):
+            pending.wait()
+        raise
+    finally:
+        _PENDING.reset(token)
+    pending.wait()
+
+
 def wait_for_deferred() -> None:
     """Wait until every sync deferred in the current block is done (raising the
     first that failed): what is published next may name those files."""

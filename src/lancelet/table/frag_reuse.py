@@ -16,13 +16,16 @@ on, so a damaged index is an error, never rows mapped to the wrong place.
 
 from __future__ import annotations
 
+import array
+import itertools
+import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 from google.protobuf.message import DecodeError
-from pyroaring import FrozenBitMap64
+from pyroaring import BitMap, FrozenBitMap64
 
 from lancelet._proto import table_pb2
 from lancelet.errors import CorruptIndexError
@@ -35,6 +38,22 @@ DETAILS_FILE = "details.binpb"
 INLINE_LIMIT = 200 * 1024
 
 _Pb = table_pb2.FragmentReuseIndexDetails
+
+
+def _treemap(addresses: np.ndarray) -> FrozenBitMap64:
+    """Ascending unique addresses as a treemap, built from its serialized form: a
+    32-bit bitmap per fragment (a treemap's high half is the fragment id) at once,
+    several times faster than adding the addresses one by one."""
+    addresses = np.asarray(addresses, dtype=np.uint64)
+    if not len(addresses):
+        return FrozenBitMap64()
+    fragments, offsets = row_address.unpack(addresses)
+    starts = np.flatnonzero(np.r_[True, fragments[1:] != fragments[:-1]]).tolist()
+    parts = [struct.pack("<Q", len(starts))]
+    for lo, hi in itertools.pairwise([*starts, len(addresses)]):
+        parts.append(struct.pack("<I", int(fragments[lo])))
+        parts.append(BitMap(array.array("I", offsets[lo:hi].tobytes())).serialize())
+    return FrozenBitMap64.deserialize(b"".join(parts))
 
 
 @dataclass(frozen=True)
@@ -67,7 +86,7 @@ class ReuseGroup:
         """The same addresses as a treemap: membership and rank without an array."""
         if isinstance(self.survivors, FrozenBitMap64):
             return self.survivors
-        return FrozenBitMap64(self.survivors)
+        return _treemap(self.survivors)
 
     @cached_property
     def new_rows(self) -> int:

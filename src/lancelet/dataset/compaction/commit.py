@@ -42,7 +42,9 @@ def _reserve_ids(
     if not count:
         return list(groups)
     txn = ops.Transaction(read_version, ops.ReserveFragments(count))
-    reserved = commit_transaction(store, txn)
+    # The reservation names no new data file: it need not wait for theirs to sync.
+    with io.own_syncs():
+        reserved = commit_transaction(store, txn)
     assert reserved.max_fragment_id is not None
     ids = iter(range(reserved.max_fragment_id - count + 1, reserved.max_fragment_id + 1))
     return [

@@ -23,22 +23,23 @@ Deletions = Callable[[Fragment], np.ndarray]
 def group_moves(group: RewriteGroup, deleted: Deletions) -> tuple[np.ndarray, np.ndarray]:
     """(old addresses of every physical row of the old fragments, their new
     addresses, ``DELETED`` for rows that were deleted)."""
-    old_parts, live_parts = [], []
-    for fragment in group.old_fragments:
-        old_parts.append(row_address.of_range(fragment.id, 0, fragment.physical_rows))
-        live = np.ones(fragment.physical_rows, dtype=bool)
-        gone = deleted(fragment).astype(np.int64)
-        if len(gone) and (int(gone.min()) < 0 or int(gone.max()) >= fragment.physical_rows):
-            raise CorruptDatasetError(
-                f"fragment {fragment.id}: its deletion file lists rows past its "
-                f"{fragment.physical_rows}"
-            )
-        live[gone] = False
-        live_parts.append(live)
-    old = np.concatenate(old_parts) if old_parts else np.zeros(0, np.uint64)
-    live = np.concatenate(live_parts) if live_parts else np.zeros(0, bool)
-    new_parts = [row_address.of_range(f.id, 0, f.physical_rows) for f in group.new_fragments]
-    moved_to = np.concatenate(new_parts) if new_parts else np.zeros(0, np.uint64)
+    old = _addresses(group.old_fragments)
+    fragments = group.old_fragments
+    gone = [deleted(f) for f in fragments]
+    counts = [len(g) for g in gone]
+    rows = np.repeat([f.physical_rows for f in fragments], counts).astype(np.int64)
+    offsets = np.concatenate(gone).astype(np.int64) if gone else np.zeros(0, np.int64)
+    outside = (offsets < 0) | (offsets >= rows)
+    if outside.any():
+        fragment = fragments[int(np.searchsorted(np.cumsum(counts), np.argmax(outside), "right"))]
+        raise CorruptDatasetError(
+            f"fragment {fragment.id}: its deletion file lists rows past its "
+            f"{fragment.physical_rows}"
+        )
+    firsts = np.cumsum([0] + [f.physical_rows for f in fragments])[:-1]
+    live = np.ones(len(old), dtype=bool)
+    live[offsets + np.repeat(firsts, counts)] = False
+    moved_to = _addresses(group.new_fragments)
     if int(live.sum()) != len(moved_to):
         old_ids = [f.id for f in group.old_fragments]
         raise CorruptDatasetError(
@@ -48,6 +49,17 @@ def group_moves(group: RewriteGroup, deleted: Deletions) -> tuple[np.ndarray, np
     new = np.full(len(old), DELETED, dtype=np.uint64)
     new[live] = moved_to
     return old, new
+
+
+def _addresses(fragments: Sequence[Fragment]) -> np.ndarray:
+    """The address of every physical row of ``fragments``, in order: built at once,
+    not fragment by fragment (a compaction of small fragments has a hundred)."""
+    sizes = np.array([f.physical_rows for f in fragments], dtype=np.int64)
+    total = int(sizes.sum())
+    starts = np.cumsum(sizes) - sizes
+    ids = np.array([f.id for f in fragments], dtype=np.uint64)
+    offsets = np.arange(total, dtype=np.int64) - np.repeat(starts, sizes)
+    return row_address.pack(np.repeat(ids, sizes), offsets)
 
 
 def rewrite_moves(groups: Sequence[RewriteGroup], deleted: Deletions) -> AddressMapping:

@@ -308,12 +308,15 @@ def packed_page(page: PageLevels, block: Packed, options: Options, where: str) -
     return EncodedPage(zipped.buffers, pb.PageLayout(full_zip_layout=zipped.layout), page.num_rows)
 
 
-def _fullzip(page: PageLevels, block: Block, params: FieldParams) -> EncodedPage:
+def _fullzip(page: PageLevels, block: Block, params: FieldParams, text: bool) -> EncodedPage:
     if isinstance(block, Variable):
         general = fullzip.per_value_general(block, params.compression)
         fsst = None
-        if general is None and params.compression != "none":
-            fsst = miniblock.fsst_compressed(block, forced=params.compression == "fsst")
+        forced = params.compression == "fsst"
+        # pylance tries FSST on full-zip pages of text only, unless asked for it
+        # (serialized bitmaps, a remapped BITMAP index's, would cost a table for nothing).
+        if general is None and (forced or (text and params.compression != "none")):
+            fsst = miniblock.fsst_compressed(block, forced=forced)
         zipped = fullzip.zip_variable(page, block, general, fsst)
     else:
         assert not isinstance(block, Packed)
@@ -323,20 +326,20 @@ def _fullzip(page: PageLevels, block: Block, params: FieldParams) -> EncodedPage
 
 
 def _structured(
-    page: PageLevels, block: Block, params: FieldParams, options: Options, where: str
+    page: PageLevels, block: Block, params: FieldParams, options: Options, where: str, text: bool
 ) -> EncodedPage:
     if isinstance(block, Packed):
         return packed_page(page, block, options, where)
     wide = max_value_bytes(block) >= MINIBLOCK_MAX_VALUE_BYTES
     if params.structural == "fullzip" or (params.structural is None and wide):
-        return _fullzip(page, block, params)
+        return _fullzip(page, block, params, text)
     try:
         return _miniblock(page, _value_compressor(block, params), options, where)
     except LanceFileError:
         if params.structural == "miniblock":
             raise
         # Chunks that cannot hold their levels or bytes: full-zip has no such limits.
-        return _fullzip(page, block, params)
+        return _fullzip(page, block, params, text)
 
 
 def _arrow_dictionary_page(
@@ -396,4 +399,5 @@ def encode(
     if encoded is not None:
         part = (*_dictionary_buffer(encoded.dictionary, params, options), encoded.num_items)
         return _miniblock(page, _indices(encoded.indices, params), options, where, part)
-    return _structured(page, block, params, options, where)
+    text = pa.types.is_string(values.type) or pa.types.is_large_string(values.type)
+    return _structured(page, block, params, options, where, text)

@@ -171,9 +171,7 @@ class FileWriter21(FileWriterBase):
                 self._encoder.submit(stream)
 
     def _flush(self) -> None:
-        for stream in self._streams:
-            if stream.pending:
-                self._encoder.submit(stream)
+        self._encoder.submit_all([stream for stream in self._streams if stream.pending])
         self._encoder.settle()
 
     def _settle(self) -> None:
@@ -226,6 +224,22 @@ class _Encoder:
         self._queue.append((stream, job))
         while self._queue and (len(self._queue) > 2 * parallel.WORKERS or self._queue[0][1].done()):
             self._add_first()
+
+    def submit_all(self, streams: list[_LeafStream]) -> None:
+        """Submit every stream's pending batches: the biggest start first (a long text
+        column started last would encode alone at the end, the other threads idle),
+        their pages still reach the file in the order of ``streams``."""
+        if parallel.WORKERS < 2 or sum(s.pending_bytes for s in streams) < _INLINE_BYTES:
+            for stream in streams:
+                self.submit(stream)
+            return
+        jobs: dict[int, Future[list[page_enc.EncodedPage]]] = {}
+        for i in sorted(range(len(streams)), key=lambda i: -streams[i].pending_bytes):
+            batches = streams[i].take_pending()
+            jobs[i] = _pool().submit(
+                streams[i].encode, batches, self._options, self._max_page_bytes
+            )
+        self._queue.extend((stream, jobs[i]) for i, stream in enumerate(streams))
 
     def settle(self) -> None:
         """Add every page submitted so far to the file."""
