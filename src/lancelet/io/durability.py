@@ -84,18 +84,8 @@ def deferred_syncs() -> Iterator[None]:
     if _PENDING.get() is not None:
         yield
         return
-    pending = _Pending()
-    token = _PENDING.set(pending)
-    try:
+    with _own_block():
         yield
-    except BaseException:
-        # The block failed already: its own error is the one to report.
-        with contextlib.suppress(OSError):
-            pending.wait()
-        raise
-    finally:
-        _PENDING.reset(token)
-    pending.wait()
 
 
 @contextmanager
@@ -107,11 +97,19 @@ def own_syncs() -> Iterator[None]:
     if _PENDING.get() is None:
         yield
         return
+    with _own_block():
+        yield
+
+
+@contextmanager
+def _own_block() -> Iterator[None]:
+    """A block with syncs of its own, all waited for when it is left."""
     pending = _Pending()
     token = _PENDING.set(pending)
     try:
         yield
     except BaseException:
+        # The block failed already: its own error is the one to report.
         with contextlib.suppress(OSError):
             pending.wait()
         raise
