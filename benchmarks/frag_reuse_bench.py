@@ -254,7 +254,7 @@ def _cold_lancelet() -> None:
     manifests, checked fragments, files' parsed metadata, schemas and dictionaries),
     as pylance keeps nothing across datasets without a shared session; the caches
     per store go with the store."""
-    from lancelet.file import container, memo
+    from lancelet.file import memo
     from lancelet.table import fragment_check
     from lancelet.transaction import store
 
@@ -262,7 +262,6 @@ def _cold_lancelet() -> None:
     fragment_check._SEEN.clear()
     fragment_check._BY_ID.clear()
     memo.forget_all()
-    container._PAGE_LAYOUTS.clear()
 
 
 def bench_load(

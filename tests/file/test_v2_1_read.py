@@ -15,6 +15,7 @@ import pytest
 
 from lancelet.errors import UnsupportedEncodingError
 from lancelet.file import LanceFileReader
+from lancelet.file.memo import Memo
 from lancelet.file.v2_1.read import compression, miniblock_plan
 from tests.file import v2_1_fixtures as fixtures
 
@@ -271,7 +272,7 @@ def test_unimplemented_compression_names_file_column_and_page(
 ) -> None:
     monkeypatch.setattr(compression, "MINIBLOCK", {})
     # Layouts read before were worked out with the real registry: forget them.
-    monkeypatch.setattr(miniblock_plan, "_plans", {})
+    monkeypatch.setattr(miniblock_plan, "_plans", Memo(16))
     path = fixtures.path("2.2")
     reader = LanceFileReader(path)
     with pytest.raises(UnsupportedEncodingError) as info:

@@ -455,23 +455,20 @@ _NO_ENCODING = enc_pb.ArrayEncoding()
 # hundred files of one schema whose pages of a column repeat one layout; parsing
 # and checking each again cost more than the rest of opening the file.  A layout
 # is shared by the pages that stored it alike, so nothing may change one.
-_PAGE_LAYOUTS: dict[bytes, pb21.PageLayout] = {}
-_PAGE_LAYOUTS_KEPT = 1024
+_PAGE_LAYOUTS: Memo[pb21.PageLayout] = Memo(1024)
 # Larger layouts (an FSST symbol table's, which no other page shares) are not kept.
 _PAGE_LAYOUT_KEPT_BYTES = 512
 
 
 def _page_layout(source: RangeSource, encoding: file2_pb2.Encoding, what: str) -> pb21.PageLayout:
     raw = encoding.direct.encoding if encoding.WhichOneof("location") == "direct" else None
-    found = None if raw is None else _PAGE_LAYOUTS.get(raw)
+    found = None if raw is None else _PAGE_LAYOUTS.find(raw)
     if found is not None:
         return found
     page_layout = pb21.PageLayout()
     _unpack_any(source, encoding, PAGE_LAYOUT_URL, page_layout, f"{what} layout")
     if raw is not None and len(raw) <= _PAGE_LAYOUT_KEPT_BYTES:
-        if len(_PAGE_LAYOUTS) >= _PAGE_LAYOUTS_KEPT:
-            _PAGE_LAYOUTS.clear()
-        _PAGE_LAYOUTS[raw] = page_layout
+        _PAGE_LAYOUTS.put(raw, page_layout)
     return page_layout
 
 

@@ -62,7 +62,7 @@ def test_a_layout_that_fails_its_checks_is_not_kept() -> None:
     for _ in range(2):
         with pytest.raises(CorruptFileError, match="value buffers per chunk"):
             plan_of(layout)
-    assert key not in miniblock_plan._plans
+    assert miniblock_plan._plans.find(key) is None
 
 
 def test_a_plan_does_not_follow_changes_to_the_page_message() -> None:
@@ -105,4 +105,4 @@ def test_a_layout_no_other_page_shares_is_not_kept() -> None:
     layout.value_compression.fsst.values.variable.offsets.flat.bits_per_value = 32
     plan = plan_of(layout)
     assert plan_of(layout) is not plan
-    assert layout.SerializeToString(deterministic=True) not in miniblock_plan._plans
+    assert miniblock_plan._plans.find(layout.SerializeToString(deterministic=True)) is None

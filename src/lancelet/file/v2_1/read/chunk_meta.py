@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from lancelet.errors import CorruptFileError
+from lancelet.file.memo import Memo
 from lancelet.file.v2_1.read.values import I64, U8
 
 __all__ = ["ALIGN", "FEW_CHUNKS", "ChunkTable", "chunk_table", "header_words", "pad"]
@@ -43,21 +44,14 @@ def header_words(data: U8, starts: I64, small: int, big: int, nbuf: int) -> tupl
 # alike mostly hold the same chunks (a compaction opens a hundred such files).  The
 # arrays are shared, so they are read-only.
 ChunkTable = tuple[I64, I64, I64, I64]
-_chunk_tables: dict[tuple[bytes, int, int, int], ChunkTable] = {}
-_CHUNK_TABLES_KEPT = 4096
+_chunk_tables: Memo[ChunkTable] = Memo(4096)
 
 
 def chunk_table(meta: bytes, word: int, items: int, buffer_len: int) -> ChunkTable:
     """Each chunk's size, offset, value count and first value (read-only arrays,
     shared by pages of the same metadata)."""
     key = (meta, word, items, buffer_len)
-    table = _chunk_tables.get(key)
-    if table is None:
-        table = _chunk_table(*key)
-        if len(_chunk_tables) >= _CHUNK_TABLES_KEPT:
-            _chunk_tables.clear()
-        _chunk_tables[key] = table
-    return table
+    return _chunk_tables.get(key, lambda: _chunk_table(*key))
 
 
 def _chunk_table(meta: bytes, word: int, items: int, buffer_len: int) -> ChunkTable:

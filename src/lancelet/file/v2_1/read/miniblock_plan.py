@@ -12,13 +12,14 @@ per page (:class:`.miniblock.MiniBlockPage`).
 from __future__ import annotations
 
 import struct
-import threading
 from collections.abc import Callable, Sequence
 from functools import cached_property, lru_cache
 
 from lancelet._proto import encodings_v2_1_pb2 as pb
 from lancelet.errors import CorruptFileError
+from lancelet.file.memo import Memo
 from lancelet.file.v2_1.read import compression
+from lancelet.file.v2_1.read.chunk_meta import ALIGN
 from lancelet.file.v2_1.read.codec import BlockCodec, MiniBlockCodec, SelectiveCodec
 from lancelet.file.v2_1.read.levels import LayerShape
 from lancelet.file.v2_1.read.values import I64, U8, Values
@@ -26,13 +27,10 @@ from lancelet.file.v2_1.read.variable_width import FsstMiniBlock
 
 __all__ = ["LayoutPlan", "plan_of", "selective"]
 
-_ALIGN = 8
 # Plans kept: a compaction's files share a few per column.  Larger layouts (an FSST
 # symbol table's, which no other page shares) are not kept.
-_MAX_PLANS = 1024
 _MAX_KEY_BYTES = 512
-_plans: dict[bytes, LayoutPlan] = {}
-_lock = threading.Lock()
+_plans: Memo[LayoutPlan] = Memo(1024)
 
 Pick = Callable[[Sequence[U8], int, I64], "Values | None"]
 
@@ -116,7 +114,7 @@ class LayoutPlan:
         small = 1 + int(self.has_def)
         layout = struct.Struct("<" + "H" * small + size_code * nbuf)
         size = 2 * small + size_bytes * nbuf
-        return layout, -(-size // _ALIGN) * _ALIGN
+        return layout, -(-size // ALIGN) * ALIGN
 
 
 def plan_of(layout: pb.MiniBlockLayout) -> LayoutPlan:
@@ -124,16 +122,13 @@ def plan_of(layout: pb.MiniBlockLayout) -> LayoutPlan:
     that fails its checks raises each time (it is not kept); one too large to be
     shared is worked out for its page alone."""
     key = layout.SerializeToString(deterministic=True)
-    found = _plans.get(key)
+    found = _plans.find(key)
     if found is not None:
         return found
     # Parsed from the key, the plan holds a message no page can change.
     own = pb.MiniBlockLayout()
     own.ParseFromString(key)
     made = LayoutPlan(own)
-    if len(key) > _MAX_KEY_BYTES:
-        return made
-    with _lock:
-        if len(_plans) >= _MAX_PLANS:
-            _plans.clear()
-        return _plans.setdefault(key, made)
+    if len(key) <= _MAX_KEY_BYTES:
+        _plans.put(key, made)
+    return made
