@@ -55,6 +55,8 @@ _HEADER_SIZE = 8
 # Pages of at least twice this many compressed bytes expand in parts, on the decode
 # threads.
 PART_MIN_BYTES = 2 << 20
+# The most room expanding in one pass reserves (untouched room is address space only).
+ONE_PASS_MAX_BYTES = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -211,6 +213,9 @@ def _compiled_expand(
     parts of about equal bytes on the decode threads (the kernels release the GIL)."""
     data = np.ascontiguousarray(data)
     parts = _parts(rel, len(data))
+    fused = _expand_in_one_pass(data, rel, table, parts)
+    if fused is not None:
+        return fused
 
     def sizes(part: tuple[int, int]) -> tuple[NDArray[np.int64], int, int]:
         a, b = part
@@ -246,6 +251,48 @@ def _compiled_expand(
     for at, word in shared.items():
         out[at] = word
     return offsets, out.view(np.uint8)[:base]
+
+
+def _expand_in_one_pass(
+    data: NDArray[np.uint8],
+    rel: NDArray[np.int64],
+    table: FsstSymbolTable,
+    parts: list[tuple[int, int]],
+) -> tuple[NDArray[np.int64], NDArray[np.uint8]] | None:
+    """The values expanded as they are sized, each part on a decode thread into room
+    for its codes at their longest (untouched beyond what they fill, so never
+    resident), then moved down behind the part before; None when that room would
+    pass :data:`ONE_PASS_MAX_BYTES`.  Sizing in a pass of its own cost a third of the
+    expansion, moving the parts down costs a tenth."""
+    longest = max(int(table.lengths[: table.num_symbols].max(initial=1)), 1)
+    rooms = [int(rel[b] - rel[a]) * longest // 8 + 1 for a, b in parts]  # words
+    if 8 * sum(rooms) > ONE_PASS_MAX_BYTES:
+        return None
+    out = np.empty(sum(rooms), np.uint64)
+    firsts = np.cumsum([0, *rooms]).tolist()
+    words = _symbol_words(table)
+
+    def run(k: int) -> tuple[NDArray[np.int64], int, int]:
+        (a, b), region = parts[k], out[firsts[k] : firsts[k] + rooms[k]]
+        codes = rel[a : b + 1]
+        return kernels.expand_values(data, codes, words, table.lengths, table.num_symbols, region)
+
+    expanded = map_columns(run, range(len(parts)))
+    for _, error, pos in expanded:
+        if error == kernels.DANGLING_ESCAPE:
+            raise _dangling(pos)
+        if error == kernels.MISSING_SYMBOL:
+            raise _missing(int(data[pos]), pos, table)
+    offsets = np.empty(len(rel), np.int64)
+    offsets[0] = 0
+    text, base = out.view(np.uint8), 0
+    for k, ((a, b), (part_offsets, _, _)) in enumerate(zip(parts, expanded, strict=True)):
+        offsets[a + 1 : b + 1] = part_offsets[1:] + base
+        size, start = int(part_offsets[-1]), 8 * firsts[k]
+        if start != base:
+            text[base : base + size] = text[start : start + size]  # a move down: memmove
+        base += size
+    return offsets, text[:base]
 
 
 def _parts(rel: NDArray[np.int64], size: int) -> list[tuple[int, int]]:
