@@ -187,9 +187,9 @@ def test_fsst_expand_random_symbols(
     monkeypatch: pytest.MonkeyPatch, seed: int, parts: int, one_pass: bool
 ) -> None:
     """Symbols of every length and escapes anywhere: the compiled expansion, which
-    gathers symbols into 8-byte words (in parts on threads, each sized and written in
-    one pass then moved down, or sized first and sharing the words where they meet),
-    gives the numpy path's bytes and offsets."""
+    gathers symbols into 8-byte words (in one pass, or sized first then written in
+    parts on threads, sharing the words where they meet), gives the numpy path's
+    bytes and offsets."""
     from lancelet.file.codecs import fsst
     from lancelet.file.codecs.fsst import FsstSymbolTable
 

@@ -36,7 +36,7 @@ from numpy.typing import NDArray
 from lancelet.errors import CorruptFileError
 from lancelet.file.codecs import jit
 from lancelet.file.codecs.kernels import fsst as kernels
-from lancelet.file.parallel import WORKERS, map_columns
+from lancelet.file.parallel import WORKERS, map_columns, serial
 
 __all__ = [
     "FSST_SYMBOL_TABLE_SIZE",
@@ -209,13 +209,15 @@ def _expansion_rows(
 def _compiled_expand(
     data: NDArray[np.uint8], rel: NDArray[np.int64], table: FsstSymbolTable
 ) -> tuple[NDArray[np.int64], NDArray[np.uint8]]:
-    """The values expanded by the compiled kernels: sized, then written, each pass in
-    parts of about equal bytes on the decode threads (the kernels release the GIL)."""
+    """The values expanded by the compiled kernels: on one thread in one pass, else
+    sized, then written, each pass in parts of about equal bytes on the decode
+    threads (the kernels release the GIL)."""
     data = np.ascontiguousarray(data)
     parts = _parts(rel, len(data))
-    fused = _expand_in_one_pass(data, rel, table, parts)
-    if fused is not None:
-        return fused
+    if len(parts) == 1 or serial():  # one thread: no parts to size first
+        fused = _expand_in_one_pass(data, rel, table)
+        if fused is not None:
+            return fused
 
     def sizes(part: tuple[int, int]) -> tuple[NDArray[np.int64], int, int]:
         a, b = part
@@ -254,45 +256,27 @@ def _compiled_expand(
 
 
 def _expand_in_one_pass(
-    data: NDArray[np.uint8],
-    rel: NDArray[np.int64],
-    table: FsstSymbolTable,
-    parts: list[tuple[int, int]],
+    data: NDArray[np.uint8], rel: NDArray[np.int64], table: FsstSymbolTable
 ) -> tuple[NDArray[np.int64], NDArray[np.uint8]] | None:
-    """The values expanded as they are sized, each part on a decode thread into room
-    for its codes at their longest (untouched beyond what they fill, so never
-    resident), then moved down behind the part before; None when that room would
-    pass :data:`ONE_PASS_MAX_BYTES`.  Sizing in a pass of its own cost a third of the
-    expansion, moving the parts down costs a tenth."""
+    """The values expanded as they are sized, into room for every code at its longest
+    (untouched beyond what they fill, so never resident), or None when that room
+    would pass :data:`ONE_PASS_MAX_BYTES`.  Sizing in a pass of its own costs a third
+    more; parts on threads would each need their own room, and moving them together
+    would keep a second copy of all but the first resident."""
     longest = max(int(table.lengths[: table.num_symbols].max(initial=1)), 1)
-    rooms = [int(rel[b] - rel[a]) * longest // 8 + 1 for a, b in parts]  # words
-    if 8 * sum(rooms) > ONE_PASS_MAX_BYTES:
+    room = int(rel[-1] - rel[0]) * longest
+    if room > ONE_PASS_MAX_BYTES:
         return None
-    out = np.empty(sum(rooms), np.uint64)
-    firsts = np.cumsum([0, *rooms]).tolist()
+    out = np.empty(room // 8 + 1, np.uint64)
     words = _symbol_words(table)
-
-    def run(k: int) -> tuple[NDArray[np.int64], int, int]:
-        (a, b), region = parts[k], out[firsts[k] : firsts[k] + rooms[k]]
-        codes = rel[a : b + 1]
-        return kernels.expand_values(data, codes, words, table.lengths, table.num_symbols, region)
-
-    expanded = map_columns(run, range(len(parts)))
-    for _, error, pos in expanded:
-        if error == kernels.DANGLING_ESCAPE:
-            raise _dangling(pos)
-        if error == kernels.MISSING_SYMBOL:
-            raise _missing(int(data[pos]), pos, table)
-    offsets = np.empty(len(rel), np.int64)
-    offsets[0] = 0
-    text, base = out.view(np.uint8), 0
-    for k, ((a, b), (part_offsets, _, _)) in enumerate(zip(parts, expanded, strict=True)):
-        offsets[a + 1 : b + 1] = part_offsets[1:] + base
-        size, start = int(part_offsets[-1]), 8 * firsts[k]
-        if start != base:
-            text[base : base + size] = text[start : start + size]  # a move down: memmove
-        base += size
-    return offsets, text[:base]
+    offsets, error, pos = kernels.expand_values(
+        data, rel, words, table.lengths, table.num_symbols, out
+    )
+    if error == kernels.DANGLING_ESCAPE:
+        raise _dangling(pos)
+    if error == kernels.MISSING_SYMBOL:
+        raise _missing(int(data[pos]), pos, table)
+    return offsets, out.view(np.uint8)[: int(offsets[-1])]
 
 
 def _parts(rel: NDArray[np.int64], size: int) -> list[tuple[int, int]]:
