@@ -642,3 +642,16 @@ def test_columns_printed_in_parts(
     assert jsonb.decode_column(_column(longer)).to_pylist() == wanted
     with pytest.raises(CorruptFileError):
         jsonb.decode_column(_column([*values, b"\x80\x00\x00\x02", *values]))
+
+
+def test_integers_at_every_digit_count_print_as_json_dumps(
+    monkeypatch_env: pytest.MonkeyPatch,
+) -> None:
+    """The compiled printer counts an integer's digits before writing them back to
+    front: each count from 1 to 20 at its edges, both signs, to the 64-bit limits."""
+    monkeypatch_env.setenv("LANCELET_JIT", "1")
+    edges = {10**k + d for k in range(20) for d in (-1, 0, 1)} | {(1 << 64) - 1, 1 << 63}
+    values = sorted(v for v in edges | {-v for v in edges} if -(1 << 63) <= v < 1 << 64)
+    docs = [jsonb.encode_value(v) for v in values] + [jsonb.encode_value(values)]
+    expected = [json.dumps(v) for v in values] + [json.dumps(values, separators=(",", ":"))]
+    assert jsonb.decode_column(_column(docs)).to_pylist() == expected

@@ -180,17 +180,23 @@ def test_switch_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert jit.enabled()
 
 
+@pytest.mark.parametrize("one_pass", [True, False])
 @pytest.mark.parametrize("parts", [1, 2, 7])
 @pytest.mark.parametrize("seed", range(4))
-def test_fsst_expand_random_symbols(monkeypatch: pytest.MonkeyPatch, seed: int, parts: int) -> None:
+def test_fsst_expand_random_symbols(
+    monkeypatch: pytest.MonkeyPatch, seed: int, parts: int, one_pass: bool
+) -> None:
     """Symbols of every length and escapes anywhere: the compiled expansion, which
-    gathers symbols into 8-byte words (in parts on threads, sharing the words where
-    they meet), gives the numpy path's bytes and offsets."""
+    gathers symbols into 8-byte words (in one pass, or sized first then written in
+    parts on threads, sharing the words where they meet), gives the numpy path's
+    bytes and offsets."""
     from lancelet.file.codecs import fsst
     from lancelet.file.codecs.fsst import FsstSymbolTable
 
     monkeypatch.setattr(fsst, "PART_MIN_BYTES", 1)
     monkeypatch.setattr(fsst, "WORKERS", parts)
+    if not one_pass:
+        monkeypatch.setattr(fsst, "ONE_PASS_MAX_BYTES", 0)
 
     rng = np.random.default_rng(seed)
     num_symbols = int(rng.integers(1, 256))

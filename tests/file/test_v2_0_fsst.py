@@ -325,6 +325,21 @@ def test_corrupt_stream(values: list[bytes], match: str) -> None:
         _decode(_table_bytes(SYMBOLS), values)
 
 
+@pytest.mark.parametrize("one_pass", [True, False])
+def test_corrupt_value_in_a_later_part(monkeypatch: pytest.MonkeyPatch, one_pass: bool) -> None:
+    """Expanded in parts on threads, a damaged value past the first part is named
+    by its own byte."""
+    from lancelet.file.codecs import fsst
+
+    monkeypatch.setattr(fsst, "PART_MIN_BYTES", 1)
+    monkeypatch.setattr(fsst, "WORKERS", 3)
+    if not one_pass:
+        monkeypatch.setattr(fsst, "ONE_PASS_MAX_BYTES", 0)
+    values = [b"\x00\x01"] * 40 + [b"\x00\x05"] + [b"\x01"] * 40
+    with pytest.raises(CorruptFileError, match="missing symbol"):
+        _decode(_table_bytes(SYMBOLS), values)
+
+
 @pytest.mark.parametrize("offsets", [[0, 3, 2], [0, 9], [-1, 2]])
 def test_bad_offsets(offsets: list[int]) -> None:
     data = np.frombuffer(b"\x00\x01\x00", dtype=np.uint8)

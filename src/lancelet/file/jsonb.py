@@ -27,7 +27,14 @@ import pyarrow.compute as pc
 
 from lancelet.errors import CorruptFileError, InvalidJSONError, UnsupportedEncodingError
 from lancelet.file.codecs import jit
-from lancelet.file.codecs.kernels.jsonb import GROW, OK, TEXT_PER_BYTE, print_docs, ryu_tables
+from lancelet.file.codecs.kernels.jsonb import (
+    GROW,
+    OK,
+    TEXT_PER_BYTE,
+    new_stack,
+    print_docs,
+    ryu_tables,
+)
 from lancelet.file.codecs.kernels.jsonb_parse import encode_docs
 from lancelet.file.parallel import WORKERS, map_columns
 
@@ -198,14 +205,15 @@ def _print_rows(
     out_at = np.empty(b - a + 1, np.int64)
     out_at[0] = 0
     tables = ryu_tables()
-    status, first = print_docs(offs, data, live, 0, out, out_at, *tables)
+    stack = new_stack()
+    status, first = print_docs(offs, data, live, 0, out, out_at, stack, *tables)
     while status == GROW:
         used = int(out_at[first])
         need = used + TEXT_PER_BYTE * int(offs[first + 1] - offs[first])
         grown = np.empty(max(2 * len(out), need), np.uint8)
         grown[:used] = out[:used]
         out = grown
-        status, first = print_docs(offs, data, live, first, out, out_at, *tables)
+        status, first = print_docs(offs, data, live, first, out, out_at, stack, *tables)
     return (out, out_at) if status == OK else None
 
 

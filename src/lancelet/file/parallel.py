@@ -15,7 +15,7 @@ from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from functools import cache
 from typing import TypeVar
 
-__all__ = ["WORKERS", "map_columns"]
+__all__ = ["WORKERS", "map_columns", "serial"]
 
 WORKERS = min(8, os.cpu_count() or 1)
 
@@ -53,7 +53,7 @@ def map_columns(
     Returns or raises only once no job runs any more: a job still reading a file's
     mapping after the caller has moved on (and perhaps deleted the file) would crash
     the interpreter.  After a failure, jobs not yet started are cancelled."""
-    if WORKERS < 2 or len(items) < 2 or getattr(_local, "worker", False):
+    if len(items) < 2 or serial():
         return [fn(item) for item in items]
     order = (
         range(len(items)) if costs is None else sorted(range(len(items)), key=lambda i: -costs[i])
@@ -71,3 +71,9 @@ def map_columns(
         failed = next(j for j in jobs if not j.cancelled() and j.exception() is not None)
         failed.result()
     return [job.result() for job in jobs]
+
+
+def serial() -> bool:
+    """True when :func:`map_columns` runs its items one after another here (one
+    worker, or called on a pool thread): work split for threads gains nothing."""
+    return WORKERS < 2 or bool(getattr(_local, "worker", False))

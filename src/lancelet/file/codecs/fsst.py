@@ -36,7 +36,7 @@ from numpy.typing import NDArray
 from lancelet.errors import CorruptFileError
 from lancelet.file.codecs import jit
 from lancelet.file.codecs.kernels import fsst as kernels
-from lancelet.file.parallel import WORKERS, map_columns
+from lancelet.file.parallel import WORKERS, map_columns, serial
 
 __all__ = [
     "FSST_SYMBOL_TABLE_SIZE",
@@ -55,6 +55,8 @@ _HEADER_SIZE = 8
 # Pages of at least twice this many compressed bytes expand in parts, on the decode
 # threads.
 PART_MIN_BYTES = 2 << 20
+# The most room expanding in one pass reserves (untouched room is address space only).
+ONE_PASS_MAX_BYTES = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -207,10 +209,17 @@ def _expansion_rows(
 def _compiled_expand(
     data: NDArray[np.uint8], rel: NDArray[np.int64], table: FsstSymbolTable
 ) -> tuple[NDArray[np.int64], NDArray[np.uint8]]:
-    """The values expanded by the compiled kernels: sized, then written, each pass in
-    parts of about equal bytes on the decode threads (the kernels release the GIL)."""
+    """The values expanded by the compiled kernels: on one thread in one pass, else
+    sized, then written, each pass in parts of about equal bytes on the decode
+    threads (the kernels release the GIL)."""
     data = np.ascontiguousarray(data)
     parts = _parts(rel, len(data))
+    # Sizing first costs a third more CPU: for two parts, more than their threads win
+    # back while the other cores decode other columns or serve other work.
+    if len(parts) <= 2 or serial():
+        fused = _expand_in_one_pass(data, rel, table)
+        if fused is not None:
+            return fused
 
     def sizes(part: tuple[int, int]) -> tuple[NDArray[np.int64], int, int]:
         a, b = part
@@ -246,6 +255,30 @@ def _compiled_expand(
     for at, word in shared.items():
         out[at] = word
     return offsets, out.view(np.uint8)[:base]
+
+
+def _expand_in_one_pass(
+    data: NDArray[np.uint8], rel: NDArray[np.int64], table: FsstSymbolTable
+) -> tuple[NDArray[np.int64], NDArray[np.uint8]] | None:
+    """The values expanded as they are sized, into room for every code at its longest
+    (untouched beyond what they fill, so never resident), or None when that room
+    would pass :data:`ONE_PASS_MAX_BYTES`.  Sizing in a pass of its own costs a third
+    more; parts on threads would each need their own room, and moving them together
+    would keep a second copy of all but the first resident."""
+    longest = max(int(table.lengths[: table.num_symbols].max(initial=1)), 1)
+    room = int(rel[-1] - rel[0]) * longest
+    if room > ONE_PASS_MAX_BYTES:
+        return None
+    out = np.empty(room // 8 + 1, np.uint64)
+    words = _symbol_words(table)
+    offsets, error, pos = kernels.expand_values(
+        data, rel, words, table.lengths, table.num_symbols, out
+    )
+    if error == kernels.DANGLING_ESCAPE:
+        raise _dangling(pos)
+    if error == kernels.MISSING_SYMBOL:
+        raise _missing(int(data[pos]), pos, table)
+    return offsets, out.view(np.uint8)[: int(offsets[-1])]
 
 
 def _parts(rel: NDArray[np.int64], size: int) -> list[tuple[int, int]]:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any, TypeVar, cast
 
-__all__ = ["ENV_VAR", "enabled", "kernel"]
+__all__ = ["ENV_VAR", "enabled", "kernel", "uncounted_kernel"]
 
 ENV_VAR = "LANCELET_JIT"
 
@@ -48,12 +48,28 @@ def kernel(fn: F) -> F:
     Numba does not check bounds: every kernel validates the indices it derives from
     file bytes itself, and its caller validates the arrays it passes in.
     """
+    return _lazy(fn, counted=True)
 
+
+def uncounted_kernel(fn: F) -> F:
+    """A :func:`kernel` compiled without numba's reference counting: it must make no
+    arrays (its caller passes them in; global arrays are constants).
+
+    With counting, numba adds two atomic operations for every array a closure of the
+    kernel reads from the scope around it, at every call, which its clean-up pass
+    leaves in place inside branchy loops: in the JSON printer they took much of the
+    time."""
+    return _lazy(fn, counted=False)
+
+
+def _lazy(fn: F, counted: bool) -> F:
     @cache
     def compiled() -> Callable[..., Any]:
         import numba
 
-        dispatcher: Callable[..., Any] = numba.njit(cache=True, nogil=True)(fn)
+        # ``_nrt`` is numba's own switch for reference counting (not in its stubs).
+        options: dict[str, Any] = {"cache": True, "nogil": True, "_nrt": counted}
+        dispatcher: Callable[..., Any] = numba.njit(**options)(fn)
         return dispatcher
 
     @functools.wraps(fn)

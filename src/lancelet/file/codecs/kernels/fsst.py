@@ -204,6 +204,47 @@ def expand_into(
 
 
 @kernel
+def expand_values(
+    data: U8, rel: I64, words: U64, lengths: I64, num_symbols: int, out: U64
+) -> tuple[I64, int, int]:
+    """:func:`expanded_sizes` and :func:`expand_into` (from byte 0) in one pass, for
+    an ``out`` with room for every code at its longest.  Returns the output offsets
+    and an error with its byte position, as :func:`expanded_sizes` does."""
+    n = len(rel) - 1
+    out_offsets = np.empty(n + 1, dtype=np.int64)
+    out_offsets[0] = 0
+    total, w, fill, word = 0, 0, 0, np.uint64(0)
+    for i in range(n):
+        p, end = rel[i], rel[i + 1]
+        while p < end:
+            code = data[p]
+            if code == ESCAPE:
+                if p + 1 >= end:
+                    return out_offsets, DANGLING_ESCAPE, p
+                row = 256 + np.int64(data[p + 1])
+                p += 2
+            elif code >= num_symbols:
+                return out_offsets, MISSING_SYMBOL, p
+            else:
+                row = np.int64(code)
+                p += 1
+            symbol, length = words[row], lengths[row]
+            word |= symbol << np.uint64(8 * fill)  # the bytes past the word fall off
+            fill += length
+            total += length
+            if fill >= 8:
+                out[w] = word
+                w += 1
+                fill -= 8
+                # What did not fit: the symbol less its first ``length - fill`` bytes.
+                word = symbol >> np.uint64(8 * (length - fill)) if fill > 0 else np.uint64(0)
+        out_offsets[i + 1] = total
+    if fill > 0:
+        out[w] = word
+    return out_offsets, OK, 0
+
+
+@kernel
 def round_candidates(
     words: U64,
     offsets: I64,

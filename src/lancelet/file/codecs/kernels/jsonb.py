@@ -19,7 +19,7 @@ from functools import cache
 import numpy as np
 from numpy.typing import NDArray
 
-from lancelet.file.codecs.jit import kernel
+from lancelet.file.codecs.jit import uncounted_kernel
 
 U8 = NDArray[np.uint8]
 I64 = NDArray[np.int64]
@@ -42,6 +42,21 @@ POW5_ROWS = 326
 POW5_INV_ROWS = 342
 
 
+# Global arrays are constants to numba (and need no reference counting).
+ESCAPES = np.zeros(256, np.uint8)  # the letter of a two-character escape, else 0
+for _byte, _letter in zip(b'\b\f\n\r\t"\\', b'bfnrt"\\', strict=True):
+    ESCAPES[_byte] = _letter
+HEXDIGITS = np.frombuffer(b"0123456789abcdef", np.uint8).copy()
+UNICODE_ESCAPE = np.frombuffer(b"\\u00", np.uint8).copy()
+PAIRS = np.frombuffer("".join(f"{k:02d}" for k in range(100)).encode(), np.uint8).copy()
+POWERS_OF_TEN = np.array([10**k for k in range(20)], np.uint64)
+
+
+def new_stack() -> I64:
+    """Room for :data:`MAX_DEPTH` open containers, seven fields each."""
+    return np.empty((MAX_DEPTH, 7), np.int64)
+
+
 @cache
 def ryu_tables() -> tuple[U64, U64]:
     """``(pow5, pow5_inv)``: row i holds 5^i scaled to 125 bits (rounded down), and 2^(bits(5^i) -
@@ -58,7 +73,7 @@ def ryu_tables() -> tuple[U64, U64]:
     return rows(pow5), rows(inverse)
 
 
-@kernel
+@uncounted_kernel
 def print_docs(
     offsets: I64,
     data: U8,
@@ -66,47 +81,28 @@ def print_docs(
     first: int,
     out: U8,
     out_at: I64,
+    stack: I64,
     pow5: U64,
     pow5_inv: U64,
 ) -> tuple[int, int]:
     """Write the text of documents ``first`` onwards into ``out``: document d's at
     ``out[out_at[d]:out_at[d + 1]]`` (empty for a null; ``out_at[first]`` is where the
     first starts).  Returns ``(OK, count)``, ``(GROW, d)`` when ``out`` has no room
-    for document d (the ones before it are written), or ``(GIVE_UP, d)``."""
+    for document d (the ones before it are written), or ``(GIVE_UP, d)``.
+    ``stack`` (:func:`new_stack`) holds the open containers around the innermost.
+
+    Compiled without reference counting (so it makes no arrays): numba would count
+    references to the arrays its inner functions read at every call, two atomic
+    operations each, which took most of the time."""
     scalar, array, obj = 0x20000000, 0x80000000, 0x40000000
     kinds, length = 0x70000000, 0x0FFFFFFF
     null, string, number, false, true, container = 0, 1 << 28, 2 << 28, 3 << 28, 4 << 28, 5 << 28
-    word_null = np.array([110, 117, 108, 108], np.uint8)
-    word_true = np.array([116, 114, 117, 101], np.uint8)
-    word_false = np.array([102, 97, 108, 115, 101], np.uint8)
-    unicode_escape = np.array([92, 117, 48, 48], np.uint8)  # \u00
-    escapes = np.zeros(256, np.uint8)  # the letter of a two-character escape
-    escapes[0x08] = 98  # b
-    escapes[0x0C] = 102  # f
-    escapes[0x0A] = 110  # n
-    escapes[0x0D] = 114  # r
-    escapes[0x09] = 116  # t
-    escapes[0x22] = 0x22
-    escapes[0x5C] = 0x5C
-    hexdigits = np.array(
-        [48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 97, 98, 99, 100, 101, 102], np.uint8
-    )
-    digits = np.empty(20, np.uint8)
-    pairs = np.empty(200, np.uint8)  # "00" to "99"
-    for k in range(100):
-        pairs[2 * k], pairs[2 * k + 1] = 0x30 + k // 10, 0x30 + k % 10
-    # Open containers: kind, count, where the entries start, the next item, where the
-    # next key's and value's bytes start, and where the container ends.
-    st_kind = np.empty(MAX_DEPTH, np.int64)
-    st_count = np.empty(MAX_DEPTH, np.int64)
-    st_entries = np.empty(MAX_DEPTH, np.int64)
-    st_next = np.empty(MAX_DEPTH, np.int64)
-    st_key = np.empty(MAX_DEPTH, np.int64)
-    st_value = np.empty(MAX_DEPTH, np.int64)
-    st_end = np.empty(MAX_DEPTH, np.int64)
-    u0, u1, u5, u10, u100 = np.uint64(0), np.uint64(1), np.uint64(5), np.uint64(10), np.uint64(100)
-    u1000, u10000 = np.uint64(1000), np.uint64(10000)
+    u0, u1, u5, u10 = np.uint64(0), np.uint64(1), np.uint64(5), np.uint64(10)
+    u1000, u10000, u1e8 = np.uint64(1000), np.uint64(10000), np.uint64(10**8)
     low32, u32_, u64_ = np.uint64(0xFFFFFFFF), np.uint64(32), np.uint64(64)
+    # The innermost open container's fields, kept in locals; the stack holds the
+    # rows of those around it.
+    kind_, count_, entries_, next_, key_, value_, end_ = range(7)
 
     def u32(p: int) -> int:
         word: int = (
@@ -126,6 +122,18 @@ def print_docs(
             o = put(o, c)
         return o
 
+    def put_null(o: int) -> int:
+        out[o], out[o + 1], out[o + 2], out[o + 3] = 110, 117, 108, 108
+        return o + 4
+
+    def put_true(o: int) -> int:
+        out[o], out[o + 1], out[o + 2], out[o + 3] = 116, 114, 117, 101
+        return o + 4
+
+    def put_false(o: int) -> int:
+        out[o], out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 102, 97, 108, 115, 101
+        return o + 5
+
     def put_quoted(o: int, start: int, stop: int) -> int:
         """The string ``data[start:stop]`` in quotes, escaped as Python's json does."""
         o = put(o, 0x22)
@@ -133,32 +141,60 @@ def print_docs(
             c = data[p]
             if c >= 0x20 and c != 0x22 and c != 0x5C:
                 o = put(o, c)
-            elif escapes[c]:
-                o = put(put(o, 0x5C), escapes[c])
+            elif ESCAPES[c]:
+                o = put(put(o, 0x5C), ESCAPES[c])
             else:
-                o = put_text(o, unicode_escape)
-                o = put(put(o, hexdigits[c >> 4]), hexdigits[c & 15])
+                o = put_text(o, UNICODE_ESCAPE)
+                o = put(put(o, HEXDIGITS[c >> 4]), HEXDIGITS[c & 15])
         return put(o, 0x22)
 
-    def put_digits(o: int, value: np.uint64) -> tuple[int, int]:
-        """``value`` in decimal, two digits a division; returns where it ends and how
-        many digits it has."""
-        at = len(digits)
-        while value >= u100:
-            pair = 2 * np.int64(value % u100)
-            value //= u100
+    def digit_count(value: np.uint64) -> int:
+        """How many decimal digits ``value`` has: a guess from three comparisons,
+        then counted up (at most a few steps)."""
+        n = (
+            17
+            if value >= POWERS_OF_TEN[16]
+            else 9
+            if value >= POWERS_OF_TEN[8]
+            else 5
+            if value >= POWERS_OF_TEN[4]
+            else 1
+        )
+        while n < 20 and value >= POWERS_OF_TEN[n]:
+            n += 1
+        return n
+
+    def put_pair(at: int, pair: int) -> None:
+        out[at], out[at + 1] = PAIRS[2 * pair], PAIRS[2 * pair + 1]
+
+    def write_digits(end: int, value: np.uint64) -> None:
+        """``value`` in decimal, its last digit at ``end - 1``: eight digits a
+        division, those split in halves and quarters (steps that do not wait on
+        one another), then PAIRS."""
+        at = end
+        while value >= u1e8:
+            chunk = np.int64(value % u1e8)
+            value //= u1e8
+            high, low = chunk // 10000, chunk % 10000
+            put_pair(at - 8, high // 100)
+            put_pair(at - 6, high % 100)
+            put_pair(at - 4, low // 100)
+            put_pair(at - 2, low % 100)
+            at -= 8
+        small = np.int64(value)
+        while small >= 100:
+            put_pair(at - 2, small % 100)
+            small //= 100
             at -= 2
-            digits[at], digits[at + 1] = pairs[pair], pairs[pair + 1]
-        if value >= u10:
-            pair = 2 * np.int64(value)
-            at -= 2
-            digits[at], digits[at + 1] = pairs[pair], pairs[pair + 1]
+        if small >= 10:
+            put_pair(at - 2, small)
         else:
-            at -= 1
-            digits[at] = 0x30 + np.uint8(value)
-        for k in range(at, len(digits)):
-            o = put(o, digits[k])
-        return o, len(digits) - at
+            out[at - 1] = 0x30 + small
+
+    def put_digits(o: int, value: np.uint64) -> int:
+        n = digit_count(value)
+        write_digits(o + n, value)
+        return o + n
 
     def umul(a: np.uint64, b: np.uint64) -> tuple[np.uint64, np.uint64]:
         """The 128-bit product ``a * b`` as (high, low) words, from 32-bit halves."""
@@ -207,7 +243,7 @@ def print_docs(
     def fives(value: np.uint64) -> int:
         """How many times 5 divides ``value`` (not zero)."""
         count = 0
-        while value % u5 == 0:
+        while value % u5 == u0:
             value //= u5
             count += 1
         return count
@@ -223,7 +259,7 @@ def print_docs(
             e2, m2 = biased - 1023 - 52 - 2, mantissa | np.uint64(1 << 52)
         even = (m2 & u1) == 0
         mv = np.uint64(4) * m2
-        mm_shift = u1 if mantissa != 0 or biased <= 1 else u0
+        mm_shift = u1 if mantissa != u0 or biased <= 1 else u0
         vm_zeros, vr_zeros = False, False
         if e2 >= 0:
             q = ((e2 * 78913) >> 18) - (1 if e2 > 3 else 0)  # log10(2^e2), less one
@@ -231,7 +267,7 @@ def print_docs(
             j = -e2 + q + POW5_BITS + ((q * 1217359) >> 19)
             vr, vp, vm = mul_shift_all(m2, pow5_inv, q, j, mm_shift)
             if q <= 21:
-                if mv % u5 == 0:
+                if mv % u5 == u0:
                     vr_zeros = fives(mv) >= q
                 elif even:
                     vm_zeros = fives(mv - u1 - mm_shift) >= q
@@ -250,32 +286,32 @@ def print_docs(
                 else:
                     vp -= u1
             elif q < 63:
-                vr_zeros = (mv & ((u1 << np.uint64(q)) - u1)) == 0
+                vr_zeros = (mv & ((u1 << np.uint64(q)) - u1)) == u0
         removed, last = 0, u0
         if vm_zeros or vr_zeros:
             # Exact cases: ties round to even, and the lower bound may be reached.
             # Four digits at a time while four go (each would, one at a time).
             while vp // u10000 > vm // u10000:
-                vm_zeros = vm_zeros and vm % u10000 == 0
-                vr_zeros = vr_zeros and last == 0 and vr % u1000 == 0
+                vm_zeros = vm_zeros and vm % u10000 == u0
+                vr_zeros = vr_zeros and last == u0 and vr % u1000 == u0
                 last = vr // u1000 % u10
                 vr, vp, vm = vr // u10000, vp // u10000, vm // u10000
                 removed += 4
             while vp // u10 > vm // u10:
-                vm_zeros = vm_zeros and vm % u10 == 0
-                vr_zeros = vr_zeros and last == 0
+                vm_zeros = vm_zeros and vm % u10 == u0
+                vr_zeros = vr_zeros and last == u0
                 last = vr % u10
                 vr, vp, vm = vr // u10, vp // u10, vm // u10
                 removed += 1
             if vm_zeros:
-                while vm % u10 == 0:
-                    vr_zeros = vr_zeros and last == 0
+                while vm % u10 == u0:
+                    vr_zeros = vr_zeros and last == u0
                     last = vr % u10
                     vr, vp, vm = vr // u10, vp // u10, vm // u10
                     removed += 1
-            if vr_zeros and last == 5 and vr % np.uint64(2) == 0:
+            if vr_zeros and last == u5 and vr & u1 == u0:
                 last = np.uint64(4)
-            up = (vr == vm and (not even or not vm_zeros)) or last >= 5
+            up = (vr == vm and (not even or not vm_zeros)) or last >= u5
         else:
             while vp // u10000 > vm // u10000:
                 last = vr // u1000 % u10
@@ -285,48 +321,49 @@ def print_docs(
                 last = vr % u10
                 vr, vp, vm = vr // u10, vp // u10, vm // u10
                 removed += 1
-            up = vr == vm or last >= 5
+            up = vr == vm or last >= u5
         return vr + (u1 if up else u0), e10 + removed
 
     def put_float(o: int, bits: np.uint64) -> int:
         """A double as Lance prints one (see ``lancelet.file.jsonb.format_float``):
         its shortest digits, positional from 1e-5 up to 1e16, else ``d.ddde±N``."""
         if bits & np.uint64(0x7FF0000000000000) == np.uint64(0x7FF0000000000000):
-            return put_text(o, word_null)
+            return put_null(o)
         if bits >> np.uint64(63):
             o = put(o, 0x2D)
-        if bits & np.uint64(0x7FFFFFFFFFFFFFFF) == 0:
+        if bits & np.uint64(0x7FFFFFFFFFFFFFFF) == u0:
             return put(put(put(o, 0x30), 0x2E), 0x30)
         value, power = shortest(bits)
-        start = o
-        o, n = put_digits(o, value)
+        n = digit_count(value)
         point = n + power  # digits before the decimal point
         if 0 < point <= 16:
             if point >= n:
+                o = put_digits(o, value)
                 for _ in range(point - n):
                     o = put(o, 0x30)
                 return put(put(o, 0x2E), 0x30)
-            for k in range(n - 1, point - 1, -1):  # the fraction, moved right by one
-                out[start + k + 1] = out[start + k]
-            out[start + point] = 0x2E
-            return o + 1
+            # Written one byte on, then the integer part moved back before the point.
+            write_digits(o + n + 1, value)
+            for k in range(point):
+                out[o + k] = out[o + k + 1]
+            out[o + point] = 0x2E
+            return o + n + 1
         if -5 < point <= 0:
-            for k in range(n - 1, -1, -1):
-                out[start + 2 - point + k] = out[start + k]
-            out[start], out[start + 1] = 0x30, 0x2E
+            out[o], out[o + 1] = 0x30, 0x2E
             for k in range(-point):
-                out[start + 2 + k] = 0x30
-            o = start + 2 - point + n
-            return o
+                out[o + 2 + k] = 0x30
+            end = o + 2 - point + n
+            write_digits(end, value)
+            return end
         if n > 1:
-            for k in range(n - 1, 0, -1):
-                out[start + k + 1] = out[start + k]
-            out[start + 1] = 0x2E
-            o += 1
+            write_digits(o + n + 1, value)
+            out[o], out[o + 1] = out[o + 1], 0x2E
+            o += n + 1
+        else:
+            o = put_digits(o, value)
         o = put(o, 0x65)
         o = put(o, 0x2B if point > 1 else 0x2D)
-        o, _ = put_digits(o, np.uint64(abs(point - 1)))
-        return o
+        return put_digits(o, np.uint64(abs(point - 1)))
 
     for d in range(first, len(offsets) - 1):
         o = out_at[d]
@@ -337,6 +374,8 @@ def print_docs(
         if o + TEXT_PER_BYTE * (end - begin) > len(out):
             return GROW, d
         depth = 0
+        # The innermost open container (the others are on the stack).
+        c_kind = c_count = c_entries = c_next = c_key = c_value = c_end = 0
         if end - begin < 4:
             return GIVE_UP, d
         header = u32(begin)
@@ -368,17 +407,25 @@ def print_docs(
                 if ckind == obj:
                     for k in range(count):
                         value_at += u32(start + 4 + 4 * k) & length
-                st_kind[depth], st_count[depth], st_entries[depth] = ckind, count, start + 4
-                st_next[depth], st_key[depth], st_value[depth] = 0, body, value_at
-                st_end[depth] = stop
+                if depth > 0:  # the open one's place, kept to come back to
+                    top = depth - 1
+                    stack[top, kind_], stack[top, count_], stack[top, entries_] = (
+                        c_kind,
+                        c_count,
+                        c_entries,
+                    )
+                    stack[top, next_], stack[top, key_], stack[top, value_] = c_next, c_key, c_value
+                    stack[top, end_] = c_end
+                c_kind, c_count, c_entries = ckind, count, start + 4
+                c_next, c_key, c_value, c_end = 0, body, value_at, stop
                 depth += 1
                 o = put(o, 0x5B if ckind == array else 0x7B)
             elif kind == null:
-                o = put_text(o, word_null)
+                o = put_null(o)
             elif kind == true:
-                o = put_text(o, word_true)
+                o = put_true(o)
             elif kind == false:
-                o = put_text(o, word_false)
+                o = put_false(o)
             elif kind == string:
                 o = put_quoted(o, start, stop)
             elif kind == number:
@@ -388,7 +435,7 @@ def print_docs(
                 if tag == 0x00:
                     o = put(o, 0x30)
                 elif tag == 0x10 or tag == 0x20 or tag == 0x30:
-                    o = put_text(o, word_null)
+                    o = put_null(o)
                 elif tag == 0x40 or tag == 0x50:
                     width = stop - start - 1
                     if width > 8:
@@ -401,7 +448,7 @@ def print_docs(
                         # Its magnitude (a shift by 64 would be undefined).
                         full = width == 8
                         value = ~value + u1 if full else (u1 << np.uint64(8 * width)) - value
-                    o, _ = put_digits(o, value)
+                    o = put_digits(o, value)
                 elif tag == 0x60:
                     if stop - start < 9:
                         return GIVE_UP, d
@@ -417,32 +464,44 @@ def print_docs(
             # item of the innermost open one (a key first, in an object).
             found = False
             while depth > 0 and not found:
-                top = depth - 1
-                i, count = st_next[top], st_count[top]
-                if i == count:
-                    o = put(o, 0x5D if st_kind[top] == array else 0x7D)
+                i = c_next
+                if i == c_count:
+                    o = put(o, 0x5D if c_kind == array else 0x7D)
                     depth -= 1
+                    if depth > 0:
+                        top = depth - 1
+                        c_kind, c_count, c_entries = (
+                            stack[top, kind_],
+                            stack[top, count_],
+                            stack[top, entries_],
+                        )
+                        c_next, c_key, c_value = (
+                            stack[top, next_],
+                            stack[top, key_],
+                            stack[top, value_],
+                        )
+                        c_end = stack[top, end_]
                     continue
                 if i > 0:
                     o = put(o, 0x2C)
-                if st_kind[top] == obj:
+                if c_kind == obj:
                     # Keys are printed here whole; their value is the next item.
-                    key = u32(st_entries[top] + 4 * i)
-                    kstart = st_key[top]
+                    key = u32(c_entries + 4 * i)
+                    kstart = c_key
                     kstop = kstart + (key & length)
-                    if kstop > st_end[top] or key & kinds != string:
+                    if kstop > c_end or key & kinds != string:
                         return GIVE_UP, d
-                    st_key[top] = kstop
+                    c_key = kstop
                     o = put(put_quoted(o, kstart, kstop), 0x3A)
-                    entry = u32(st_entries[top] + 4 * (count + i))
+                    entry = u32(c_entries + 4 * (c_count + i))
                 else:
-                    entry = u32(st_entries[top] + 4 * i)
-                start = st_value[top]
+                    entry = u32(c_entries + 4 * i)
+                start = c_value
                 stop = start + (entry & length)
-                if stop > st_end[top]:
+                if stop > c_end:
                     return GIVE_UP, d
-                st_value[top] = stop
-                st_next[top] = i + 1
+                c_value = stop
+                c_next = i + 1
                 found = True
             if not found:
                 break
