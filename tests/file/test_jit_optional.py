@@ -8,6 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+import pytest
+
+from lancelet.file.codecs import jit
+
 _SCRIPT = """
 import sys
 import numpy as np
@@ -39,3 +44,40 @@ def test_no_numba_without_the_jit(tmp_path: Path) -> None:
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
+
+
+def _sum_into(values: np.ndarray, out: np.ndarray) -> None:
+    total = 0
+    for value in values:
+        total += value
+    out[0] = total
+
+
+def test_an_uncounted_kernel_compiles_counted_where_numba_has_no_switch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``_nrt`` is numba's private option: a numba without it still runs the kernel,
+    with reference counting."""
+    if not jit.enabled():
+        pytest.skip("kernels are off (LANCELET_JIT=0)")
+    made: list[dict[str, object]] = []
+    import numba
+
+    real = numba.njit
+
+    def njit(*args: object, **options: object) -> object:
+        if not args:  # lancelet's call (numba's own modules pass the function)
+            made.append(options)
+        return real(*args, **options)
+
+    class Without:
+        pass
+
+    monkeypatch.setattr(numba, "njit", njit)
+    for options_class, expected in ((Without, None), (jit._numba_options(), False)):
+        monkeypatch.setattr(jit, "_numba_options", lambda c=options_class: c)
+        kernel = jit.uncounted_kernel(_sum_into)
+        out = np.zeros(1, dtype=np.int64)
+        kernel(np.arange(10, dtype=np.int64), out)
+        assert int(out[0]) == 45
+        assert made[-1].get("_nrt") is expected

@@ -67,8 +67,11 @@ def _lazy(fn: F, counted: bool) -> F:
     def compiled() -> Callable[..., Any]:
         import numba
 
-        # ``_nrt`` is numba's own switch for reference counting (not in its stubs).
-        options: dict[str, Any] = {"cache": True, "nogil": True, "_nrt": counted}
+        options: dict[str, Any] = {"cache": True, "nogil": True}
+        # ``_nrt`` is numba's own switch for reference counting (not in its stubs); a
+        # numba without it compiles the kernel counted: slower, as right.
+        if not counted and hasattr(_numba_options(), "_nrt"):
+            options["_nrt"] = False
         dispatcher: Callable[..., Any] = numba.njit(**options)(fn)
         return dispatcher
 
@@ -77,3 +80,10 @@ def _lazy(fn: F, counted: bool) -> F:
         return compiled()(*args)
 
     return cast(F, run)
+
+
+def _numba_options() -> type:
+    from numba.core import options
+
+    defaults: type = options.DefaultOptions
+    return defaults
