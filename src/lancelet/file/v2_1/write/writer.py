@@ -214,14 +214,13 @@ class _Encoder:
 
     def submit(self, stream: _LeafStream) -> None:
         small = stream.pending_bytes < _INLINE_BYTES
-        batches = stream.take_pending()
         if parallel.WORKERS < 2 or (small and not self._queue):
             # Encoded here: handing a small page over costs more than encoding it (a
             # small append's whole write), and with nothing queued the page order holds.
+            batches = stream.take_pending()
             stream.add(self._sink, stream.encode(batches, self._options, self._max_page_bytes))
             return
-        job = _pool().submit(stream.encode, batches, self._options, self._max_page_bytes)
-        self._queue.append((stream, job))
+        self._queue.append((stream, self._start(stream)))
         while self._queue and (len(self._queue) > 2 * parallel.WORKERS or self._queue[0][1].done()):
             self._add_first()
 
@@ -235,11 +234,13 @@ class _Encoder:
             return
         jobs: dict[int, Future[list[page_enc.EncodedPage]]] = {}
         for i in sorted(range(len(streams)), key=lambda i: -streams[i].pending_bytes):
-            batches = streams[i].take_pending()
-            jobs[i] = _pool().submit(
-                streams[i].encode, batches, self._options, self._max_page_bytes
-            )
+            jobs[i] = self._start(streams[i])
         self._queue.extend((stream, jobs[i]) for i, stream in enumerate(streams))
+
+    def _start(self, stream: _LeafStream) -> Future[list[page_enc.EncodedPage]]:
+        """The encoding of ``stream``'s pending batches, begun on the pool."""
+        batches = stream.take_pending()
+        return _pool().submit(stream.encode, batches, self._options, self._max_page_bytes)
 
     def settle(self) -> None:
         """Add every page submitted so far to the file."""
