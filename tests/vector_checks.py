@@ -8,6 +8,18 @@ import itertools
 import numpy as np
 
 
+def distance_atol(queries: np.ndarray, vectors: np.ndarray) -> float:
+    """The absolute tolerance for float32 distances summed in another order than
+    pylance's: 1e-5, or a few ulps of the largest product of a query's and a row's
+    norms, which bounds the terms a dot product sums (one near zero is the
+    difference of terms that large: 5.23 came out 1.5e-5 apart, the query's
+    distances reaching -501)."""
+    norms = np.linalg.norm(np.asarray(vectors, dtype=np.float64), axis=-1)
+    largest = float(np.nanmax(norms, initial=0.0))
+    query = float(np.linalg.norm(np.asarray(queries, dtype=np.float64), axis=-1).max())
+    return max(1e-5, 4e-7 * query * largest)
+
+
 def assert_same_neighbours(
     ids: np.ndarray, found: np.ndarray, expected_ids: np.ndarray, rtol: float, atol: float
 ) -> None:

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 import lancelet as ll
+from lancelet._arrow.dictionaries import decoded_type
 from lancelet.errors import AppendSchemaError, LegacyTypeError, SchemaError
 from tests.dataset.util import keyed_table, snapshot
 from tests.file.gen import random_table
@@ -36,7 +37,7 @@ def assert_read_alike(uri: Path | str, version: int | None = None) -> pa.Table:
     assert ours.count_rows() == theirs.count_rows() == want.num_rows
     if want.num_rows:
         rows = np.random.default_rng(want.num_rows).integers(0, want.num_rows, ROWS_TO_TAKE)
-        assert ours.take(rows).equals(theirs.take(rows))
+        assert _same_values(ours.take(rows), theirs.take(rows))
         got = ours.to_table(with_row_id=True, offset=want.num_rows // 3, limit=40)
         assert got.equals(theirs.to_table(with_row_id=True, offset=want.num_rows // 3, limit=40))
     for name, field in zip(want.column_names, want.schema, strict=True):
@@ -48,6 +49,17 @@ def assert_read_alike(uri: Path | str, version: int | None = None) -> pa.Table:
             assert ours.to_table(filter=where).equals(filtered), where
             assert ours.count_rows(where) == filtered.num_rows, where
     return want
+
+
+def _same_values(got: pa.Table, want: pa.Table) -> bool:
+    """Equal tables; where dictionaries are involved, equal once decoded: a take
+    across pages whose dictionaries hold nulls, which Arrow cannot unify, comes back
+    with a dictionary of its own (see lancelet._arrow.dictionaries), pylance's with
+    another, the values the same."""
+    if got.equals(want):
+        return True
+    plain = pa.schema([f.with_type(decoded_type(f.type)) for f in want.schema])
+    return bool(got.schema == want.schema and got.cast(plain).equals(want.cast(plain)))
 
 
 @given(
@@ -66,6 +78,14 @@ def assert_read_alike(uri: Path | str, version: int | None = None) -> pa.Table:
     group=1,
     per_file=20,
     seed=0,
+)
+# Found by a full run: a take, after a delete, across files whose dictionaries hold nulls.
+@example(
+    types=[pa.list_(pa.list_(pa.list_(pa.dictionary(pa.int32(), pa.string()))))],
+    rows=80,
+    group=1,
+    per_file=32,
+    seed=204,
 )
 def test_random_schemas_read_alike_both_ways(
     types: list[pa.DataType], rows: int, group: int, per_file: int, seed: int
