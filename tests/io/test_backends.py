@@ -245,3 +245,45 @@ def test_local_files_are_where_the_path_says(tmp_path: Path) -> None:
     assert path.read_bytes() == b"bytes"
     assert FILES.read_bytes(path) == b"bytes"  # a PathLike works too
     assert os.listdir(tmp_path / "d") == ["f"]  # no temporary file left over
+
+
+def test_released_ranges_read_back(base: str) -> None:
+    """A reader done with ranges lets them go; bytes cut from them before, and
+    reads after, still hold the file's bytes."""
+    rng = random.Random(11)
+    data = rng.randbytes(1_000_000)
+    path = io.join(base, "released.bin")
+    FILES.put(path, data)
+    source = FILES.open_input(path)
+    cut = [(rng.randrange(len(data) - 50_000), rng.randrange(1, 50_000)) for _ in range(30)]
+    held = [(offset, source.read(offset, length)) for offset, length in cut]
+    source.release([*cut, (0, len(data)), (len(data) - 10, 10), (5, 0)])
+    for offset, buffer in held:
+        assert buffer.to_pybytes() == data[offset : offset + buffer.size]
+    assert source.read(0, len(data)).to_pybytes() == data
+
+
+def _mapped_kib(path: str) -> int:
+    """Resident KiB of this process's mappings of ``path`` (Linux)."""
+    resident, inside = 0, False
+    with open("/proc/self/smaps") as smaps:
+        for line in smaps:
+            first = line.split(maxsplit=1)[0]
+            if "-" in first and not first.endswith(":"):  # a mapping's header
+                inside = line.rstrip("\n").endswith(path)
+            elif inside and first == "Rss:":
+                resident += int(line.split()[1])
+    return resident
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/smaps"), reason="needs Linux's smaps")
+def test_released_pages_leave_resident_memory(tmp_path: Path) -> None:
+    path = str(tmp_path / "big.bin")
+    FILES.put(path, bytes(range(256)) * (32 << 12))  # 32 MiB
+    source = FILES.open_input(path)
+    whole = source.read(0, source.size)
+    assert sum(whole.to_pybytes()[::4096]) >= 0  # touches every page
+    assert _mapped_kib(path) >= 30 << 10
+    source.release([(100, source.size - 100)])
+    assert _mapped_kib(path) <= 8  # the first page, partly outside, stays
+    assert whole.to_pybytes() == bytes(range(256)) * (32 << 12)

@@ -295,7 +295,13 @@ class LanceFileReader:
             )
         self._leaves = [
             fields21.LeafColumn(
-                self._source, info, i, labels[i], shape.by_column[i], shape.kinds[i]
+                self._source,
+                info,
+                i,
+                labels[i],
+                shape.by_column[i],
+                shape.kinds[i],
+                release=self._source.release,
             )
             for i, info in enumerate(self._columns)
         ]

@@ -53,6 +53,11 @@ class InputFile(Protocol):
         so a long scan holds about one read's bytes, not the whole file's."""
         ...
 
+    def release(self, ranges: Sequence[tuple[int, int]]) -> None:
+        """A reader is done with ``ranges``: memory holding only them may go (a local
+        memory map unmaps those pages; object stores let go of bytes in :meth:`retain`)."""
+        ...
+
     def close(self) -> None: ...
 
 

@@ -4,6 +4,7 @@ temporary name and renamed into place."""
 from __future__ import annotations
 
 import contextlib
+import mmap
 import os
 import shutil
 import uuid
@@ -20,6 +21,8 @@ from lancelet.io.base import ObjectInfo, PublishOnSuccess
 from lancelet.io.counters import count_read
 from lancelet.io.uri import local_path
 
+_PAGE = mmap.PAGESIZE
+
 
 class LocalInputFile:
     """An immutable local file read through a memory map.
@@ -32,14 +35,18 @@ class LocalInputFile:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = local_path(path)
         try:
-            self._map = pa.memory_map(self.path, "r")
+            with open(self.path, "rb") as file:
+                self.size: int = os.fstat(file.fileno()).st_size
+                # An empty file cannot be mapped; it has no bytes to read either.
+                self._map = (
+                    mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) if self.size else None
+                )
         except FileNotFoundError as exc:
             raise LanceFileError(f"{self.path}: no such file") from exc
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
             raise LanceFileError(f"{self.path}: cannot open: {exc}") from exc
-        self.size: int = self._map.size()
         # One zero-copy view of the whole mapping; ranges are slices of it.
-        self._whole = self._map.read_buffer(self.size)
+        self._whole = pa.py_buffer(b"" if self._map is None else self._map)
 
     def read(self, offset: int, length: int) -> pa.Buffer:
         """The bytes ``[offset, offset + length)``; the caller has range-checked them."""
@@ -51,6 +58,19 @@ class LocalInputFile:
 
     def retain(self, ranges: Sequence[tuple[int, int]]) -> None:
         """Nothing to do: the operating system pages the mapping out as it needs."""
+
+    def release(self, ranges: Sequence[tuple[int, int]]) -> None:
+        """Unmap the whole memory pages inside ``ranges`` from this process (they stay
+        in the page cache): a scan's decoded pages then stop counting in its resident
+        memory.  Buffers still pointing there are unharmed: the file is immutable,
+        and a later touch maps its pages in again."""
+        if self._map is None:
+            return
+        for offset, length in ranges:
+            first = -(-offset // _PAGE) * _PAGE
+            last = min(offset + length, self.size) // _PAGE * _PAGE
+            if last > first:
+                self._map.madvise(mmap.MADV_DONTNEED, first, last - first)
 
     def close(self) -> None:
         # Buffers handed out may still point into the map; it is unmapped when the last goes.

@@ -397,6 +397,9 @@ class ObjectInputFile:
             self._starts = [s for s, _ in kept]
             self._blocks = [b for _, b in kept]
 
+    def release(self, ranges: Sequence[tuple[int, int]]) -> None:
+        """Nothing to do: :meth:`retain` lets go of fetched blocks."""
+
     def close(self) -> None:
         with self._lock:
             self._starts, self._blocks = [], []

@@ -8,6 +8,7 @@ first leaf below it (every leaf below carries the same).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache, partial
@@ -44,6 +45,22 @@ _PIECE_ROWS = 64 * 1024
 _PIECE_ALIGN = 8192
 
 
+class _Countdown:
+    """Calls ``then`` when the last of ``count`` jobs has counted down."""
+
+    def __init__(self, count: int, then: Callable[[], None]) -> None:
+        self._left = count
+        self._then = then
+        self._lock = threading.Lock()
+
+    def count_down(self) -> None:
+        with self._lock:
+            self._left -= 1
+            last = self._left == 0
+        if last:
+            self._then()
+
+
 @lru_cache(maxsize=256)
 def _shape(layers: tuple[int, ...]) -> LayerShape:
     return LayerShape.of(layers)
@@ -60,8 +77,10 @@ class LeafColumn:
         label: str,
         node: Node,
         lineage: tuple[Kind, ...],
+        release: Callable[[Ranges], None] = lambda ranges: None,
     ) -> None:
         self.source = source
+        self._release = release  # a read is done with these bytes (see InputFile.release)
         self.info = info
         self.index = index
         self.label = label
@@ -148,12 +167,25 @@ class LeafColumn:
             pieces = _pieces(lo, hi) if split else [(lo, hi)]
             if len(pieces) > 1:
                 self.decoder(page_no)  # made here, not by two jobs at once
-            jobs.extend(partial(self._page_rows, page_no, a, b) for a, b in pieces)
+            # A read through the page's last row is done with its bytes once all its
+            # pieces are (a scan reads pages in order; a later read maps them again).
+            last = hi == int(self.starts[page_no + 1]) - first
+            done = _Countdown(len(pieces), partial(self._release_page, page_no)) if last else None
+            jobs.extend(partial(self._page_rows, page_no, a, b, done) for a, b in pieces)
         return jobs
 
-    def _page_rows(self, page_no: int, lo: int, hi: int) -> LeafRows:
+    def _page_rows(
+        self, page_no: int, lo: int, hi: int, done: _Countdown | None = None
+    ) -> LeafRows:
         page = self.decoder(page_no).read(lo, hi)
-        return self._rows_of(page, hi - lo, page_no)
+        rows = self._rows_of(page, hi - lo, page_no)
+        if done is not None:
+            done.count_down()
+        return rows
+
+    def _release_page(self, page_no: int) -> None:
+        page = self.info.pages[page_no]
+        self._release(list(zip(page.buffer_offsets, page.buffer_sizes, strict=True)))
 
     def take(self, rows: I64) -> list[LeafRows]:
         """Sorted, unique rows."""
