@@ -1,8 +1,8 @@
-"""Which full-zip pages get FSST: pylance's choice, checked against pylance itself.
+"""Which pages get FSST: pylance's choice, checked against pylance itself.
 
-pylance tries FSST on full-zip pages of text and leaves binary values (a BITMAP
-index's serialized bitmaps, say) as they are unless the field asks for FSST; lancelet
-must choose alike, and pylance must read what it wrote.
+pylance tries FSST on full-zip and mini-block pages of text and leaves binary values
+(a BITMAP index's serialized bitmaps, JSONB documents) as they are unless the field
+asks for FSST; lancelet must choose alike, and pylance must read what it wrote.
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ from tests.file.oracle import assert_same
 FSST = {"lance-encoding:compression": "fsst"}
 
 
-def _values(count: int) -> list[bytes]:
-    """Wide values (full-zip), each under 32 KiB (no per-value general compression),
-    made of words a symbol table shrinks."""
+def _values(count: int, words_each: int = 2000) -> list[bytes]:
+    """Values of words a symbol table shrinks; wide ones (full-zip) under 32 KiB (no
+    per-value general compression)."""
     rng = np.random.default_rng(5)
     words = ["carefully", "ironic", "packages", "deposits", "the", "quickly"]
-    return [" ".join(rng.choice(words, 2000)).encode() for _ in range(count)]
+    return [" ".join(rng.choice(words, words_each)).encode() for _ in range(count)]
 
 
 def _has_fsst(path: Path) -> bool:
@@ -44,10 +44,11 @@ def _has_fsst(path: Path) -> bool:
         (pa.binary(), FSST),
     ],
 )
-def test_fullzip_fsst_as_pylance(
-    tmp_path: Path, version: str, dtype: pa.DataType, metadata: dict[str, str] | None
+@pytest.mark.parametrize("layout", ["FullZipLayout", "MiniBlockLayout"])
+def test_fsst_as_pylance(
+    tmp_path: Path, version: str, dtype: pa.DataType, metadata: dict[str, str] | None, layout: str
 ) -> None:
-    values = _values(12)
+    values = _values(12) if layout == "FullZipLayout" else _values(20_000, 8)
     column = pa.array([v.decode() for v in values] if pa.types.is_unicode(dtype) or
                       pa.types.is_large_unicode(dtype) else values, dtype)  # fmt: skip
     schema = pa.schema([pa.field("x", dtype, metadata=metadata)])
@@ -57,6 +58,7 @@ def test_fullzip_fsst_as_pylance(
         writer.write_batch(table)
     with ref.LanceFileWriter(str(theirs), schema, version=version) as writer:
         writer.write_batch(table)
-    assert "FullZipLayout" in ref.LanceFileReader(str(ours)).metadata().columns[0].pages[0].encoding
+    for path in (ours, theirs):
+        assert layout in ref.LanceFileReader(str(path)).metadata().columns[0].pages[0].encoding
     assert _has_fsst(ours) == _has_fsst(theirs)
     assert_same(table, ref.LanceFileReader(str(ours)).read_all().to_table())

@@ -189,7 +189,7 @@ def _dictionary_buffer(
 
 
 def _value_compressor(
-    block: Fixed | Variable | FixedList, params: FieldParams
+    block: Fixed | Variable | FixedList, params: FieldParams, text: bool
 ) -> miniblock.MiniBlocks:
     if isinstance(block, FixedList):
         return miniblock.fixed_list(block)
@@ -197,8 +197,11 @@ def _value_compressor(
     if isinstance(block, Variable):
         compressed = None
         aim = params.minichunk_size
-        if params.compression != "none":
-            compressed = miniblock.fsst(block, forced=params.compression == "fsst", aim=aim)
+        forced = params.compression == "fsst"
+        # As pylance: FSST is tried on text only, unless the field asks for it (binary
+        # values, JSONB say, stay plain and read back without expansion).
+        if forced or (text and params.compression != "none"):
+            compressed = miniblock.fsst(block, forced=forced, aim=aim)
         blocks = miniblock.variable(block, aim) if compressed is None else compressed
     elif params.compression == "none":
         blocks = miniblock.flat(block)
@@ -334,7 +337,7 @@ def _structured(
     if params.structural == "fullzip" or (params.structural is None and wide):
         return _fullzip(page, block, params, text)
     try:
-        return _miniblock(page, _value_compressor(block, params), options, where)
+        return _miniblock(page, _value_compressor(block, params, text), options, where)
     except LanceFileError:
         if params.structural == "miniblock":
             raise
