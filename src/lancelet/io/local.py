@@ -22,6 +22,8 @@ from lancelet.io.counters import count_read
 from lancelet.io.uri import local_path
 
 _PAGE = mmap.PAGESIZE
+# Not on every platform (Windows has none): there, released pages simply stay mapped.
+_DONTNEED: int | None = getattr(mmap, "MADV_DONTNEED", None)
 
 
 class LocalInputFile:
@@ -64,13 +66,14 @@ class LocalInputFile:
         in the page cache): a scan's decoded pages then stop counting in its resident
         memory.  Buffers still pointing there are unharmed: the file is immutable,
         and a later touch maps its pages in again."""
-        if self._map is None:
+        if self._map is None or _DONTNEED is None:
             return
         for offset, length in ranges:
             first = -(-offset // _PAGE) * _PAGE
             last = min(offset + length, self.size) // _PAGE * _PAGE
             if last > first:
-                self._map.madvise(mmap.MADV_DONTNEED, first, last - first)
+                with contextlib.suppress(OSError):  # only memory at stake, never the read
+                    self._map.madvise(_DONTNEED, first, last - first)
 
     def close(self) -> None:
         # Buffers handed out may still point into the map; it is unmapped when the last goes.
