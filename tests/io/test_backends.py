@@ -190,14 +190,19 @@ def test_random_ranges_read_back(base: str) -> None:
         source.close()
 
 
+def _stored(base: str, name: str, rng: random.Random, size: int) -> tuple[bytes, io.InputFile]:
+    """``size`` random bytes stored under ``name``, and the file opened for reading."""
+    data = rng.randbytes(size)
+    path = io.join(base, name)
+    FILES.put(path, data)
+    return data, FILES.open_input(path)
+
+
 def test_bytes_lie_in_memory_as_aligned_as_in_the_file(base: str) -> None:
     # As a memory map places them: a range that starts at a multiple of 64 in the file
     # starts at a multiple of 64 in memory, so arrays decoded in place are aligned.
     rng = random.Random(3)
-    data = rng.randbytes(900_000)
-    path = io.join(base, "aligned.bin")
-    FILES.put(path, data)
-    source = FILES.open_input(path)
+    data, source = _stored(base, "aligned.bin", rng, 900_000)
     ranges = [(rng.randrange(len(data) - 1000), rng.randrange(1, 1000)) for _ in range(50)]
     source.prefetch(ranges[:10])
     for offset, length in [*ranges, (len(data) - 100, 100), (0, 64)]:
@@ -251,10 +256,7 @@ def test_released_ranges_read_back(base: str) -> None:
     """A reader done with ranges lets them go; bytes cut from them before, and
     reads after, still hold the file's bytes."""
     rng = random.Random(11)
-    data = rng.randbytes(1_000_000)
-    path = io.join(base, "released.bin")
-    FILES.put(path, data)
-    source = FILES.open_input(path)
+    data, source = _stored(base, "released.bin", rng, 1_000_000)
     cut = [(rng.randrange(len(data) - 50_000), rng.randrange(1, 50_000)) for _ in range(30)]
     held = [(offset, source.read(offset, length)) for offset, length in cut]
     source.release([*cut, (0, len(data)), (len(data) - 10, 10), (5, 0)])
