@@ -92,13 +92,17 @@ def _compress_each(block: Variable, scheme: str, level: int | None) -> Variable:
     return Variable(offsets, np.frombuffer(b"".join(pieces), np.uint8), block.bits_per_offset)
 
 
-def per_value_general(block: Variable, requested: str | None) -> tuple[str, int | None] | None:
-    """Per-value general compression: asked for, or automatic for very large values."""
+def per_value_general(
+    block: Variable, requested: str | None, level: int | None = None
+) -> tuple[str, int | None] | None:
+    """Per-value general compression: asked for, or automatic for very large values.
+    As pylance: always zstd (lz4 asked for gets zstd too), at the level asked for
+    with zstd, else 0 (zstd's default)."""
     if requested == "none" or requested == "fsst":
         return None
     big = int(block.lengths.max(initial=0)) > GENERAL_MIN_VALUE
     if (requested is not None or big) and len(block.data) >= GENERAL_MIN_TOTAL:
-        return (requested or "zstd", None if requested else 0)
+        return ("zstd", level if requested == "zstd" and level is not None else 0)
     return None
 
 

@@ -199,8 +199,9 @@ def _value_compressor(
         aim = params.minichunk_size
         forced = params.compression == "fsst"
         # As pylance: FSST is tried on text only, unless the field asks for it (binary
-        # values, JSONB say, stay plain and read back without expansion).
-        if forced or (text and params.compression != "none"):
+        # values, JSONB say, stay plain and read back without expansion), and not
+        # where the field asks for another compression.
+        if forced or (text and params.compression is None):
             compressed = miniblock.fsst(block, forced=forced, aim=aim)
         blocks = miniblock.variable(block, aim) if compressed is None else compressed
     elif params.compression == "none":
@@ -313,7 +314,7 @@ def packed_page(page: PageLevels, block: Packed, options: Options, where: str) -
 
 def _fullzip(page: PageLevels, block: Block, params: FieldParams, text: bool) -> EncodedPage:
     if isinstance(block, Variable):
-        general = fullzip.per_value_general(block, params.compression)
+        general = fullzip.per_value_general(block, params.compression, params.level)
         fsst = None
         forced = params.compression == "fsst"
         # pylance tries FSST on full-zip pages of text only, unless asked for it
