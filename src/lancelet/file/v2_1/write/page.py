@@ -22,7 +22,15 @@ from lancelet._proto import encodings_v2_1_pb2 as pb
 from lancelet.errors import LanceFileError, UnsupportedTypeError
 from lancelet.file.codecs import packed
 from lancelet.file.codecs.general import compress_buffer
-from lancelet.file.v2_1.write import chunks, dictionary, encodings, fullzip, levels, miniblock
+from lancelet.file.v2_1.write import (
+    bitpack,
+    chunks,
+    dictionary,
+    encodings,
+    fullzip,
+    levels,
+    miniblock,
+)
 from lancelet.file.v2_1.write.blocks import (
     Block,
     Fixed,
@@ -179,6 +187,11 @@ def _dictionary_buffer(
         encoding = encodings.variable(block.bits_per_offset)
     else:
         assert isinstance(block, Fixed)
+        if options.dictionary_general and miniblock.bitpacking_pays(block):
+            # As pylance's 2.2 files: integers that bit packing shrinks are packed,
+            # whatever compression the field names for its dictionary values.
+            packed_values = bitpack.inline_chunks(block.words())
+            return packed_values.data.tobytes(), encodings.inline_bitpacking(block.bits_per_value)
         raw = block.data.tobytes()
         encoding = encodings.flat(block.bits_per_value)
     if options.dictionary_general and params.dict_values != "none":

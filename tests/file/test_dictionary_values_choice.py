@@ -1,0 +1,79 @@
+"""How a page's dictionary values are stored: pylance's choice, checked against
+pylance itself.
+
+In format 2.2 pylance bit-packs the values of an integer dictionary when that makes
+them smaller, whatever compression the field names for dictionary values, and
+otherwise compresses them as the field asks (lz4 unless told); format 2.1 stores
+them plain.  lancelet must choose alike, and pylance must read what it wrote.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import lance.file as ref
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from lancelet.file import LanceFileWriter
+from tests.file.oracle import assert_same
+
+ROWS = 50_000
+_KINDS = (
+    r"(InlineBitpacking|OutOfLineBitpacking|General|Flat|Variable|Fsst|CompressionAlgorithm\w+)"
+)
+
+
+def _columns() -> dict[str, pa.Array]:
+    rng = np.random.default_rng(3)
+    picks = rng.integers(0, 700, ROWS)
+    return {
+        "int64": pa.array(picks),
+        "int64 wide": pa.array(picks * 10**12),
+        "int64 negative": pa.array(picks - 350),
+        "int64 nulls": pa.array(picks, mask=picks % 9 == 0),
+        "uint64": pa.array(picks.astype(np.uint64)),
+        "timestamp": pa.array(picks * 10**9).cast(pa.timestamp("ns")),
+        "float64": pa.array(rng.normal(size=700)[picks]),
+        "decimal": pa.array(picks).cast(pa.decimal128(24, 2)),
+        "string": pa.array([f"v{i}" for i in picks]),
+    }
+
+
+def _dictionary(path: Path) -> list[str]:
+    """The encodings the page's dictionary is stored with, outermost first (none
+    without a dictionary)."""
+    encoding = ref.LanceFileReader(str(path)).metadata().columns[0].pages[0].encoding
+    found = re.search(r"dictionary: Some\((.*?)num_dictionary_items", encoding, re.S)
+    return [] if found is None else re.findall(_KINDS, found.group(1))
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        {},
+        {"lance-encoding:dict-values-compression": "zstd"},
+        {"lance-encoding:dict-values-compression": "none"},
+        {"lance-encoding:compression": "zstd"},
+    ],
+    ids=["default", "zstd", "none", "values zstd"],
+)
+@pytest.mark.parametrize("column", list(_columns()))
+def test_dictionary_values_as_pylance(
+    tmp_path: Path, version: str, metadata: dict[str, str], column: str
+) -> None:
+    values = _columns()[column]
+    schema = pa.schema([pa.field("x", values.type, metadata=metadata)])
+    table = pa.table({"x": values}, schema=schema)
+    ours, theirs = tmp_path / "ours.lance", tmp_path / "theirs.lance"
+    with LanceFileWriter(ours, schema, version=version) as writer:
+        writer.write_batch(table)
+    with ref.LanceFileWriter(str(theirs), schema, version=version) as writer:
+        writer.write_batch(table)
+    assert _dictionary(ours) == _dictionary(theirs)
+    if version == "2.2" and column != "decimal":
+        assert _dictionary(ours)  # the case is about a dictionary
+    assert_same(table, ref.LanceFileReader(str(ours)).read_all().to_table())
