@@ -32,6 +32,17 @@ def write_reference(path: Path, table: pa.Table, **kwargs: Any) -> Path:
     return path
 
 
+def write_both_whole(folder: Path, table: pa.Table, version: str) -> tuple[Path, Path]:
+    """lancelet's and pylance's files of ``table`` in format ``version``, each written
+    in one batch (so that each library chooses the pages' encodings for all of it)."""
+    ours, theirs = folder / "ours.lance", folder / "theirs.lance"
+    with LanceFileWriter(ours, table.schema, version=version) as writer:
+        writer.write_batch(table)
+    with ref.LanceFileWriter(str(theirs), table.schema, version=version) as writer:
+        writer.write_batch(table)
+    return ours, theirs
+
+
 def assert_same(expected: pa.Table, actual: pa.Table) -> None:
     """Equal schemas (with metadata), types and values, column by column."""
     assert actual.schema.equals(expected.schema, check_metadata=True), (

@@ -17,8 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from lancelet.file import LanceFileWriter
-from tests.file.oracle import assert_same
+from tests.file.oracle import assert_same, write_both_whole
 
 COMPRESSION = "lance-encoding:compression"
 LEVEL = "lance-encoding:compression-level"
@@ -69,11 +68,7 @@ def test_compression_as_pylance(
     column = pa.array([v.decode() for v in values] if text else values, dtype)
     schema = pa.schema([pa.field("x", dtype, metadata=metadata)])
     table = pa.table({"x": column}, schema=schema)
-    ours, theirs = tmp_path / "ours.lance", tmp_path / "theirs.lance"
-    with LanceFileWriter(ours, schema, version=version) as writer:
-        writer.write_batch(table)
-    with ref.LanceFileWriter(str(theirs), schema, version=version) as writer:
-        writer.write_batch(table)
+    ours, theirs = write_both_whole(tmp_path, table, version)
     assert _choice(ours) == _choice(theirs)
     assert _choice(ours)[0] == ("MiniBlockLayout" if shape == "miniblock" else "FullZipLayout")
     assert_same(table, ref.LanceFileReader(str(ours)).read_all().to_table())

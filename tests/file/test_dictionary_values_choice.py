@@ -17,8 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from lancelet.file import LanceFileWriter
-from tests.file.oracle import assert_same
+from tests.file.oracle import assert_same, write_both_whole
 
 ROWS = 50_000
 _KINDS = (
@@ -68,11 +67,7 @@ def test_dictionary_values_as_pylance(
     values = _columns()[column]
     schema = pa.schema([pa.field("x", values.type, metadata=metadata)])
     table = pa.table({"x": values}, schema=schema)
-    ours, theirs = tmp_path / "ours.lance", tmp_path / "theirs.lance"
-    with LanceFileWriter(ours, schema, version=version) as writer:
-        writer.write_batch(table)
-    with ref.LanceFileWriter(str(theirs), schema, version=version) as writer:
-        writer.write_batch(table)
+    ours, theirs = write_both_whole(tmp_path, table, version)
     assert _dictionary(ours) == _dictionary(theirs)
     if version == "2.2" and column != "decimal":
         assert _dictionary(ours)  # the case is about a dictionary
