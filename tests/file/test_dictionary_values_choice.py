@@ -2,9 +2,11 @@
 pylance itself.
 
 In format 2.2 pylance bit-packs the values of an integer dictionary when that makes
-them smaller, whatever compression the field names for dictionary values, and
-otherwise compresses them as the field asks (lz4 unless told); format 2.1 stores
-them plain.  lancelet must choose alike, and pylance must read what it wrote.
+them smaller, whatever compression the field names for dictionary values (up to
+1,024 items in one inline block, more out of line), and otherwise compresses them
+as the field asks (lz4 unless told); format 2.1 stores them plain.  lancelet must
+choose alike (out-of-line packing excepted: it compresses those), and pylance must
+read what it wrote, past 1,024 items too (an inline block of more is refused).
 """
 
 from __future__ import annotations
@@ -38,7 +40,14 @@ def _columns() -> dict[str, pa.Array]:
         "float64": pa.array(rng.normal(size=700)[picks]),
         "decimal": pa.array(picks).cast(pa.decimal128(24, 2)),
         "string": pa.array([f"v{i}" for i in picks]),
+        # 1,024 items at most pylance packs inline; more it packs out of line.
+        "int64 1024 items": pa.array(rng.permutation(np.arange(100_000) % 1024) * 7),
+        "int64 2000 items": pa.array(rng.integers(0, 2000, 200_000) * 7),
     }
+
+
+# Dictionaries pylance packs out of line, which lancelet compresses instead.
+OUT_OF_LINE = {"int64 2000 items"}
 
 
 def _dictionary(path: Path) -> list[str]:
@@ -68,7 +77,11 @@ def test_dictionary_values_as_pylance(
     schema = pa.schema([pa.field("x", values.type, metadata=metadata)])
     table = pa.table({"x": values}, schema=schema)
     ours, theirs = write_both_whole(tmp_path, table, version)
-    assert _dictionary(ours) == _dictionary(theirs)
+    if version == "2.2" and column in OUT_OF_LINE:
+        assert "OutOfLineBitpacking" in _dictionary(theirs)
+        assert "InlineBitpacking" not in _dictionary(ours)
+    else:
+        assert _dictionary(ours) == _dictionary(theirs)
     if version == "2.2" and column != "decimal":
         assert _dictionary(ours)  # the case is about a dictionary
     assert_same(table, ref.LanceFileReader(str(ours)).read_all().to_table())

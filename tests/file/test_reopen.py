@@ -64,8 +64,7 @@ def test_reopened_dictionary_is_decoded_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Sorted keys repeated 1-7 times, one page: lancelet stores them with a
-    # dictionary of some 50,000 keys (bit-packed, as pylance), which a short read
-    # decodes whole.
+    # dictionary of some 50,000 keys, which a short read decodes whole.
     n = 200_000
     data = repeated_keys(2, n)
     keys = data.column("k").to_numpy()

@@ -187,9 +187,12 @@ def _dictionary_buffer(
         encoding = encodings.variable(block.bits_per_offset)
     else:
         assert isinstance(block, Fixed)
-        if options.dictionary_general and miniblock.bitpacking_pays(block):
-            # As pylance's 2.2 files: integers that bit packing shrinks are packed,
-            # whatever compression the field names for its dictionary values.
+        packable = block.num_values <= bitpack.BLOCK and miniblock.bitpacking_pays(block)
+        if options.dictionary_general and packable:
+            # As pylance's 2.2 files: up to 1,024 integers that bit packing shrinks are
+            # packed in one inline block, whatever compression the field names for its
+            # dictionary values.  pylance reads no longer inline block; it packs more
+            # items out of line, which lancelet does not write (they stay compressed).
             packed_values = bitpack.inline_chunks(block.words())
             return packed_values.data.tobytes(), encodings.inline_bitpacking(block.bits_per_value)
         raw = block.data.tobytes()
