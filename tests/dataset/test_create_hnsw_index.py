@@ -333,7 +333,9 @@ def _exact(vectors: np.ndarray, query: np.ndarray, metric: str) -> np.ndarray:
 @pytest.mark.parametrize("index_type", TYPES)
 def test_recall_is_pylances_at_the_same_parameters(index_type: str, tmp_path: Path) -> None:
     """20,000 x 64 Gaussian mixture, 16 partitions, defaults otherwise: lancelet's
-    index's recall@10 (pylance answering) within 0.01 of pylance's own."""
+    index's recall@10 (pylance answering) within 0.03 of pylance's own.  Both builds
+    train at random: over eight IVF_HNSW_PQ builds each, pylance's recall ranged
+    0.54-0.66 and lancelet's 0.63-0.67, and one CI run had 0.6405 against 0.6625."""
     vectors = _vectors(5, 20_000, 64)
     args: dict[str, Any] = {"num_partitions": 16}
     if index_type == "IVF_HNSW_PQ":
@@ -344,7 +346,7 @@ def test_recall_is_pylances_at_the_same_parameters(index_type: str, tmp_path: Pa
         lance.write_dataset(_table(vectors), uri)
         builder.dataset(uri).create_index("vec", index_type, **args)
         recalls.append(_recall(uri, vectors, "l2", nprobes=8, ef=40, queries=200))
-    assert recalls[0] >= recalls[1] - 0.01, recalls
+    assert recalls[0] >= recalls[1] - 0.03, recalls
 
 
 @pytest.fixture
