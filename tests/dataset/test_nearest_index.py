@@ -82,7 +82,7 @@ def _same(uri: str, theirs: dict[str, Any] | None = None, **kwargs: Any) -> pa.T
     want = lance.dataset(uri).to_table(**(kwargs if theirs is None else theirs))
     got = ll.dataset(uri).to_table(**kwargs)
     assert got.schema == want.schema
-    # Within 1e-5, or a few float32 ulps of the answer's largest distance.
+    # Within 1e-5, or a few float32 ulps of the largest query-row norm product.
     found, expected = got["_distance"].to_numpy(), want["_distance"].to_numpy()
     spec = (kwargs if theirs is None else theirs)["nearest"]
     atol = distance_atol(np.asarray(spec["q"]), _vectors(uri, spec["column"]))
