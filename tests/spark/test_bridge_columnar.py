@@ -170,3 +170,59 @@ def test_which_types_are_read_as_columnar_batches(spark: SparkSession) -> None:
     assert not columnar("a INT, v VARIANT")
     assert not columnar("a ARRAY<STRUCT<v: VARIANT>>")
     assert not columnar("a INTERVAL YEAR TO MONTH")
+
+
+@pytest.mark.parametrize("limit", [1, 5, 127, 128, 129, 600, 601, 1300])
+def test_limited_reads_return_whole_rows(
+    spark: SparkSession, paths: tuple[str, str], limit: int
+) -> None:
+    """A limited read's last batch is moved out of Spark's Python runner before the
+    worker's stream is read to its end (``ArrowBatchReader.finishLimited``): its rows
+    come back whole, every column, at batch and partition boundaries (batches of 128
+    rows, files of 600)."""
+    lance_path, parquet_path = paths
+    lanced = spark.read.format("lance").option("batch_size", 128).load(lance_path)
+    got = spark.sql(f"SELECT {EVERY_COLUMN} FROM {{t}} LIMIT {limit}", t=lanced)
+    rows = got.collect()
+    assert "ColumnarToRow" in _plan(got)
+    want = {
+        r.id: repr(r)
+        for r in spark.sql(
+            f"SELECT {EVERY_COLUMN} FROM {{t}}", t=spark.read.parquet(parquet_path)
+        ).collect()
+    }
+    assert len(rows) == limit
+    assert len({r.id for r in rows}) == limit
+    assert all(repr(r) == want[r.id] for r in rows)
+
+
+def _python_workers() -> set[int]:
+    """The Python workers Spark's daemons forked and keep (Linux: from /proc)."""
+    daemons, children = set(), {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            pid, ppid = int(stat.parent.name), int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            command = (stat.parent / "cmdline").read_bytes()
+        except (OSError, ValueError, IndexError):
+            continue  # gone meanwhile
+        if b"pyspark.daemon" in command:
+            daemons.add(pid)
+        children[pid] = ppid
+    return {pid for pid, ppid in children.items() if ppid in daemons}
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_a_limited_read_gives_its_python_worker_back(
+    spark: SparkSession, paths: tuple[str, str]
+) -> None:
+    """Spark kills a Python worker whose stream a task left unread; a limited read
+    reads it to the end, so the next query's task reuses the worker instead of paying
+    for a new one (a fork and lancelet's import, about a second)."""
+    lance_path, _ = paths
+    df = spark.read.format("lance").load(lance_path)
+    df.limit(1).collect()  # the first: may start workers
+    before = _python_workers()
+    assert before
+    for _ in range(3):
+        assert len(df.limit(2).collect()) == 2
+    assert _python_workers() <= before

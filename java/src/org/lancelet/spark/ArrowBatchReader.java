@@ -2,6 +2,9 @@ package org.lancelet.spark;
 
 import java.util.List;
 
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.ValueVector;
+import org.apache.arrow.vector.util.TransferPair;
 import org.apache.spark.TaskContext;
 import org.apache.spark.api.python.ChainedPythonFunctions;
 import org.apache.spark.api.python.PythonEvalType;
@@ -17,6 +20,7 @@ import org.apache.spark.sql.execution.datasources.v2.python.UserDefinedPythonDat
 import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.execution.python.ArrowPythonRunner;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.ArrowUtils;
 import org.apache.spark.sql.vectorized.ArrowColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 
@@ -34,13 +38,19 @@ import scala.jdk.javaapi.CollectionConverters;
 final class ArrowBatchReader implements PartitionReader<ColumnarBatch> {
   private final UserDefinedPythonDataSource source;
   private final int width;
+  private final int limit;
   private final Map<String, SQLMetric> metrics = PythonCustomMetric.pythonMetrics();
   private final Iterator<ColumnarBatch> batches;
   private ColumnarBatch current;
+  private long rows;
+  // The last batch of a limited read, moved out of the runner's vectors (see next()).
+  private BufferAllocator allocator;
+  private ValueVector owned;
 
   ArrowBatchReader(ArrowBatchReaderFactory plan, PythonInputPartition partition) {
     this.source = plan.source;
     this.width = plan.output.fields().length;
+    this.limit = plan.limit;
     ArrowPythonRunner runner = new ArrowPythonRunner(functions(plan),
         PythonEvalType.SQL_MAP_ARROW_ITER_UDF(), new int[][] {{0}}, inputSchema(),
         plan.timeZone, plan.largeVarTypes, plan.runnerConf, metrics, plan.jobArtifactUuid,
@@ -74,6 +84,7 @@ final class ArrowBatchReader implements PartitionReader<ColumnarBatch> {
 
   @Override
   public boolean next() {
+    freeOwned();
     if (!batches.hasNext()) {
       return false;
     }
@@ -81,12 +92,44 @@ final class ArrowBatchReader implements PartitionReader<ColumnarBatch> {
     // children are the read's columns.  They stay valid until the next batch loads.
     ColumnarBatch batch = batches.next();
     ArrowColumnVector struct = (ArrowColumnVector) batch.column(0);
+    rows += batch.numRows();
+    if (limit >= 0 && rows >= limit) {
+      struct = finishLimited(struct);
+    }
     ArrowColumnVector[] columns = new ArrowColumnVector[width];
     for (int i = 0; i < width; i++) {
       columns[i] = struct.getChild(i);
     }
     current = new Borrowed(columns, batch.numRows());
     return true;
+  }
+
+  /**
+   * The last batch of a read the limit bounds (the Python reader sends at most the
+   * limit's rows), its buffers moved to this reader, then the worker's stream read to
+   * its end.  Spark stops reading once a limit is met ({@code show()}, {@code take}),
+   * and the runner kills a worker whose stream was not read to the end: the next task
+   * would pay for a new one (a fork, then importing lancelet: about a second).  Reading
+   * the end frees the runner's vectors, hence the move (no copy).  Should the worker
+   * send more, that batch is loaded and handed out by the next call, as any other.
+   */
+  private ArrowColumnVector finishLimited(ArrowColumnVector struct) {
+    if (allocator == null) {
+      allocator = ArrowUtils.rootAllocator().newChildAllocator(
+          "lancelet limited read", 0, Long.MAX_VALUE);
+    }
+    TransferPair moved = struct.getValueVector().getTransferPair(allocator);
+    moved.transfer();
+    owned = moved.getTo();
+    batches.hasNext();
+    return new ArrowColumnVector(owned);
+  }
+
+  private void freeOwned() {
+    if (owned != null) {
+      owned.close();
+      owned = null;
+    }
   }
 
   /**
@@ -121,5 +164,11 @@ final class ArrowBatchReader implements PartitionReader<ColumnarBatch> {
 
   /** The runner frees its Arrow buffers and worker when the task completes. */
   @Override
-  public void close() {}
+  public void close() {
+    freeOwned();
+    if (allocator != null) {
+      allocator.close();
+      allocator = null;
+    }
+  }
 }

@@ -42,6 +42,8 @@ final class ArrowBatchReaderFactory implements PartitionReaderFactory {
   final UserDefinedPythonDataSource source;
   final byte[] pickledReadFunc;
   final StructType output;
+  /** Rows each partition stops at (the Python reader sends no more); -1: none. */
+  final int limit;
   final String timeZone;
   final boolean largeVarTypes;
   final Map<String, String> runnerConf;
@@ -51,11 +53,13 @@ final class ArrowBatchReaderFactory implements PartitionReaderFactory {
   private final PythonPartitionReaderFactory rows;
 
   ArrowBatchReaderFactory(UserDefinedPythonDataSource source, byte[] pickledReadFunc,
-      StructType output, Option<String> jobArtifactUuid, Option<String> sessionUuid) {
+      StructType output, int limit, Option<String> jobArtifactUuid,
+      Option<String> sessionUuid) {
     SQLConf conf = SQLConf.get();
     this.source = source;
     this.pickledReadFunc = pickledReadFunc;
     this.output = output;
+    this.limit = limit;
     this.timeZone = conf.sessionLocalTimeZone();
     this.largeVarTypes = conf.arrowUseLargeVarTypes();
     this.columnar = columnar(conf, output);

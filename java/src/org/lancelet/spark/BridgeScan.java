@@ -103,6 +103,6 @@ final class BridgeScan implements Scan, Batch {
   @Override
   public PartitionReaderFactory createReaderFactory() {
     return new ArrowBatchReaderFactory(source.source(), info().func(), output,
-        jobArtifactUuid, sessionUuid);
+        ReadPlan.limitOf(planned), jobArtifactUuid, sessionUuid);
   }
 }

@@ -180,6 +180,14 @@ final class ReadPlan {
     return withMetadata(schema, LIMIT, Integer.toString(limit));
   }
 
+  /** The rows each partition of a read of {@code schema} stops at; -1: no limit. */
+  static int limitOf(StructType schema) {
+    if (schema.fields().length == 0 || !schema.fields()[0].metadata().contains(LIMIT)) {
+      return -1;
+    }
+    return Integer.parseInt(schema.fields()[0].metadata().getString(LIMIT));
+  }
+
   private static StructType withMetadata(StructType schema, String key, String value) {
     StructType out = new StructType();
     for (StructField field : schema.fields()) {
