@@ -11,6 +11,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from lancelet import io
 from lancelet.errors import URIError
@@ -176,3 +178,21 @@ def test_join() -> None:
     assert io.relative("s3://b/root/data/x", "s3://b/root") == "data/x"
     with pytest.raises(ValueError):
         io.relative("s3://b/rootless/x", "s3://b/root")
+
+
+@given(st.lists(st.sampled_from(["a", "b c", ".", "..", "", "~", "%20"]), max_size=6))
+def test_absolute_paths_parse_as_the_os_resolves_them(segments: list[str]) -> None:
+    """Absolute paths are parsed once and kept (they depend on their text alone): the
+    kept answer is the one ``os.path.abspath`` gives, asked twice."""
+    text = "/" + "/".join(segments)
+    for _ in range(2):
+        assert uris.parse(text) == Location("", "", os.path.abspath(text))
+
+
+def test_relative_paths_follow_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for place in (tmp_path / "one", tmp_path / "two"):
+        place.mkdir()
+        monkeypatch.chdir(place)
+        assert uris.parse("data/x.lance").key == str(place / "data" / "x.lance")

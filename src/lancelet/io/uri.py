@@ -13,6 +13,7 @@ import os
 import posixpath
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import unquote, urlsplit
 
 from lancelet.errors import URIError
@@ -60,6 +61,10 @@ def scheme_of(uri: str) -> str:
 def parse(uri: str | os.PathLike[str]) -> Location:
     """Where ``uri`` points; an unsupported scheme or a malformed URI is a :class:`URIError`."""
     text = _text(uri)
+    if text.startswith("/"):
+        # A commit resolves a few dozen locations, nearly all absolute paths; those
+        # depend on nothing but their text (no working directory, no home).
+        return _absolute(text)
     scheme = scheme_of(text)
     if scheme in ("", "file"):
         return Location("", "", local_path(text))
@@ -74,6 +79,11 @@ def parse(uri: str | os.PathLike[str]) -> Location:
     if not parts.netloc:
         raise URIError(f"{text}: a {scheme}:// URI must name a bucket")
     return Location(scheme, parts.netloc, _clean_key(text, parts.path.strip("/")))
+
+
+@lru_cache(maxsize=4096)
+def _absolute(path: str) -> Location:
+    return Location("", "", os.path.normpath(path))
 
 
 def _clean_key(uri: str, key: str) -> str:
