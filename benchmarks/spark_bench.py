@@ -18,9 +18,8 @@ On Spark local[2], TPC-H lineitem is first staged as Parquet; from that one Data
   Spark's ``where`` (pushed per query with the bridge; without it Spark 4.x evaluates
   it itself) and as lance's ``filter`` read option;
 * ``count()``;
-* ``limit(20)``, what ``df.show()`` runs: with the bridge's columnar reads only
-  (Spark's row reader, the bridge's rows and the source without the bridge, has the
-  worker of a limited read killed, which the next query would pay for).
+* ``limit(20)``, what ``df.show()`` runs: with the bridge only (without it Spark has
+  the worker of a limited read killed, which the next query would pay for).
 
 With the bridge, lance reads are timed twice: as columnar batches (the bridge's
 default) and as rows (``spark.lancelet.bridge.columnar`` false, Spark's own Python
@@ -99,7 +98,6 @@ def main() -> None:
     )
 
     formats = ("lance", ROWS, "parquet") if args.bridge == "on" else ("lance", "parquet")
-    columnar_lance = args.bridge == "on"  # and then only the "lance" format
 
     def path_of(fmt: str) -> str:
         return os.path.join(root, "out.parquet" if fmt == "parquet" else "out.lance")
@@ -179,13 +177,9 @@ def main() -> None:
                 ("count()", count),
                 ("limit(20)", first_rows),
             ):
-                if (
-                    name == "limit(20)"
-                    and fmt != "parquet"
-                    and not (columnar_lance and fmt == "lance")
-                ):
-                    # Spark's row reader leaves a limited read's worker to be killed:
-                    # the next query would pay for a new one, not this one.
+                if name == "limit(20)" and fmt != "parquet" and args.bridge == "off":
+                    # Without the bridge Spark has a limited read's worker killed: the
+                    # next query would pay for a new one, not this one.
                     continue
                 took = timed(lambda q=query, f=fmt, p=path: q(f, p))
                 times[fmt].setdefault(name, []).append(took)

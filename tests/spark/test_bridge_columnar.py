@@ -172,19 +172,30 @@ def test_which_types_are_read_as_columnar_batches(spark: SparkSession) -> None:
     assert not columnar("a INTERVAL YEAR TO MONTH")
 
 
+def _read_as(request: pytest.FixtureRequest, columnar: bool) -> None:
+    if not columnar:
+        request.getfixturevalue("rows_only")
+
+
+@pytest.mark.parametrize("columnar", [True, False], ids=["columnar", "rows"])
 @pytest.mark.parametrize("limit", [1, 5, 127, 128, 129, 600, 601, 1300])
 def test_limited_reads_return_whole_rows(
-    spark: SparkSession, paths: tuple[str, str], limit: int
+    spark: SparkSession,
+    paths: tuple[str, str],
+    limit: int,
+    columnar: bool,
+    request: pytest.FixtureRequest,
 ) -> None:
-    """A limited read's last batch is moved out of Spark's Python runner before the
-    worker's stream is read to its end (``ArrowBatchReader.finishLimited``): its rows
-    come back whole, every column, at batch and partition boundaries (batches of 128
-    rows, files of 600)."""
+    """A limited read's last batch (columnar: ``ArrowBatchReader.finishLimited``) or
+    row (``LimitedRowReader``) is moved or copied out of Spark's Python runner before
+    the worker's stream is read to its end: its rows come back whole, every column,
+    at batch and partition boundaries (batches of 128 rows, files of 600)."""
+    _read_as(request, columnar)
     lance_path, parquet_path = paths
     lanced = spark.read.format("lance").option("batch_size", 128).load(lance_path)
     got = spark.sql(f"SELECT {EVERY_COLUMN} FROM {{t}} LIMIT {limit}", t=lanced)
     rows = got.collect()
-    assert "ColumnarToRow" in _plan(got)
+    assert ("ColumnarToRow" in _plan(got)) == columnar
     want = {
         r.id: repr(r)
         for r in spark.sql(
@@ -212,12 +223,14 @@ def _python_workers() -> set[int]:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+@pytest.mark.parametrize("columnar", [True, False], ids=["columnar", "rows"])
 def test_a_limited_read_gives_its_python_worker_back(
-    spark: SparkSession, paths: tuple[str, str]
+    spark: SparkSession, paths: tuple[str, str], columnar: bool, request: pytest.FixtureRequest
 ) -> None:
     """Spark kills a Python worker whose stream a task left unread; a limited read
     reads it to the end, so the next query's task reuses the worker instead of paying
     for a new one (a fork and lancelet's import, about a second)."""
+    _read_as(request, columnar)
     lance_path, _ = paths
     df = spark.read.format("lance").load(lance_path)
     df.limit(1).collect()  # the first: may start workers

@@ -111,7 +111,8 @@ final class ArrowBatchReaderFactory implements PartitionReaderFactory {
 
   @Override
   public PartitionReader<InternalRow> createReader(InputPartition partition) {
-    return rows.createReader(partition);
+    PartitionReader<InternalRow> read = rows.createReader(partition);
+    return limit >= 0 ? new LimitedRowReader(read, limit) : read;
   }
 
   @Override
