@@ -141,13 +141,23 @@ def test_prewarm_and_drop(tmp_path: Path, kind: str) -> None:
     want = lance.dataset(uri).to_table(columns=["id"], nearest=nearest)
     got = ds.to_table(columns=["id"], nearest=nearest)
     distances = want["_distance"].to_numpy()
-    np.testing.assert_allclose(got["_distance"].to_numpy(), distances, rtol=1e-6)
-    # Rows at the same distance may come in either order (and one of a tie at the
-    # k-th place may be left out): ids must agree where the distance is not shared.
-    gap = np.diff(distances) > 1e-6 * np.maximum(np.abs(distances[1:]), 1e-12)
-    alone = np.concatenate(([True], gap)) & np.concatenate((gap, [False]))
-    ids, theirs = got["id"].to_numpy(), want["id"].to_numpy()
-    assert list(ids[alone]) == list(theirs[alone])
+    if not np.allclose(got["_distance"].to_numpy(), distances, rtol=1e-6, atol=0):
+        # pylance's candidates count rows deleted since the index was built (see
+        # test_nearest_index_segments), so now and then it returns a farther row than
+        # lancelet: lancelet's rows are then never farther, and pylance finds them,
+        # at the same distances, among more neighbours.
+        assert (got["_distance"].to_numpy() <= distances * (1 + 1e-6)).all()
+        wide = lance.dataset(uri).to_table(columns=["id"], nearest={**nearest, "k": 20})
+        known = dict(zip(wide["id"].to_pylist(), wide["_distance"].to_pylist(), strict=True))
+        for row, distance in zip(got["id"].to_pylist(), got["_distance"].to_pylist(), strict=True):
+            assert distance == pytest.approx(known[row], rel=1e-6)
+    else:
+        # Rows at the same distance may come in either order (and one of a tie at the
+        # k-th place may be left out): ids must agree where the distance is not shared.
+        gap = np.diff(distances) > 1e-6 * np.maximum(np.abs(distances[1:]), 1e-12)
+        alone = np.concatenate(([True], gap)) & np.concatenate((gap, [False]))
+        ids, theirs = got["id"].to_numpy(), want["id"].to_numpy()
+        assert list(ids[alone]) == list(theirs[alone])
     ds.drop_index("vec_idx")
     assert lance.dataset(uri).describe_indices() == []
     exact = lance.dataset(uri).to_table(columns=["id"], nearest=nearest)

@@ -17,6 +17,8 @@ from lancelet.errors import CorruptFileError
 from lancelet.file.codecs import bitpacking, fsst_encode, jit
 from lancelet.file.codecs.fsst import fsst_decompress
 from lancelet.file.codecs.kernels import chunks as chunk_kernels
+from lancelet.file.codecs.kernels import runs as run_kernels
+from lancelet.file.codecs.rle import decode_rle_chunks, encode_rle_chunks
 from lancelet.file.v2_1.write import miniblock
 from lancelet.file.v2_1.write.blocks import Variable
 
@@ -253,3 +255,49 @@ def test_copy_ranges_refuses_negative_ranges() -> None:
             base, np.array(starts, np.int64), np.array(lengths, np.int64), out
         )
         assert found == len(starts) - 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from([np.uint8, np.uint16, np.uint32, np.uint64]),
+    st.lists(st.tuples(st.integers(0, 2**64 - 1), st.integers(0, 300)), max_size=400),
+)
+def test_expand_runs(dtype: type, runs: list[tuple[int, int]]) -> None:
+    """Each value its run's length of times, as ``np.repeat`` gives them (empty runs
+    included); a short output stops the runs at its end."""
+    info = np.iinfo(dtype)
+    values = np.array([v & int(info.max) for v, _ in runs], dtype=dtype)
+    lengths = np.array([n for _, n in runs], dtype=np.int64)
+    expected = np.repeat(values, lengths)
+    out = np.zeros(len(expected), dtype=dtype)
+    assert run_kernels.expand_runs(values, lengths, out) == len(expected)
+    assert np.array_equal(out, expected)
+    short = np.zeros(len(expected) // 2, dtype=dtype)
+    assert run_kernels.expand_runs(values, lengths, short) == len(short)
+    assert np.array_equal(short, expected[: len(short)])
+
+
+@pytest.mark.parametrize("bits", [8, 16, 32, 64])
+def test_rle_chunks_decode_alike(monkeypatch: pytest.MonkeyPatch, bits: int) -> None:
+    """Enough runs for the compiled expansion, in chunks of a page (a sorted key's short
+    runs and some long ones)."""
+    rng = np.random.default_rng(bits)
+    dtype = np.dtype(f"<u{bits // 8}")
+    values = np.repeat(
+        rng.integers(0, 1 << (bits - 1), 3000).astype(dtype), rng.integers(1, 9, 3000)
+    )
+    values[5000:7000] = values[5000]
+    counts = [4096] * (values.size // 4096)
+    counts.append(values.size - sum(counts))
+    enc = encode_rle_chunks(values, counts)
+    v_starts = np.cumsum(enc.value_sizes) - enc.value_sizes
+    l_starts = len(enc.values) + np.cumsum(enc.length_sizes) - enc.length_sizes
+    compiled, plain = _both(
+        monkeypatch,
+        lambda: decode_rle_chunks(
+            enc.values + enc.lengths, v_starts, enc.value_sizes, l_starts, enc.length_sizes,
+            counts, bits, what="test",
+        ),
+    )  # fmt: skip
+    assert np.array_equal(compiled, values)
+    assert np.array_equal(plain, values)

@@ -112,6 +112,25 @@ def test_count_star_is_answered_while_planning(spark: SparkSession, tmp_path: Pa
     assert filtered.count() == lance.dataset(str(tmp_path / "t.lance")).count_rows("i > 50")
 
 
+def test_count_star_counts_the_version_the_dataframe_read(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """The count the source infers the schema with is that of the version the
+    DataFrame fixed when loaded, and Spark's schema does not carry it."""
+    _, parquet = _both(spark, _table(1200), tmp_path, 250)
+    uri = str(tmp_path / "t.lance")
+    lance.dataset(uri).delete("id % 7 = 1")
+    loaded = spark.read.format("lance").load(uri)
+    before = lance.dataset(uri).count_rows()
+    lance.dataset(uri).delete("id < 100")  # a later version the DataFrame does not read
+    assert loaded.count() == before == 1200 - len(range(1, 1200, 7))
+    assert spark.read.format("lance").load(uri).count() == lance.dataset(uri).count_rows()
+    old = spark.read.format("lance").option("version", 1).load(uri)
+    assert old.count() == 1200
+    assert all(not f.metadata for f in loaded.schema.fields)
+    assert loaded.schema == parquet.schema
+
+
 def test_partial_sums_past_their_type_are_sent_as_rows() -> None:
     from pyspark.sql import types as T
 

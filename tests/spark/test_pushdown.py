@@ -50,6 +50,8 @@ PREDICATES = [
     ("big > 9223372036854775850", True),
     ("pt.x < 20", True),
     ("_rowid >= 4294967296", True),
+    ("_rowid >= 4294967296 and i > 5", True),
+    ("k in (3, 50)", True),  # a few rows of a range: the others' columns taken by row
     ("i > 5 or s like 'row-2%'", False),  # Spark pushes no disjunction
 ]
 
@@ -105,11 +107,24 @@ def _keys(reader: LanceFilteringReader, column: str = "k") -> list[int]:
     return sorted(v for b in batches for v in b.column(column).to_pylist())
 
 
+def _row_ids(reader: LanceFilteringReader) -> list[int]:
+    """The row ids of the rows read, in the order of their keys."""
+    batches = [b for p in reader.partitions() for b in reader.read(p)]
+    pairs = sorted(
+        (k, i)
+        for b in batches
+        for k, i in zip(*b.select(["k", "_rowid"]).to_pydict().values(), strict=True)
+    )
+    return [i for _, i in pairs]
+
+
 def test_the_reader_evaluates_pushed_filters_as_spark(
     spark: SparkSession, uri: str, wanted: list[list[int]], tmp_path: Path
 ) -> None:
     schema = _load(spark, uri).schema
     options = read_options({"path": uri, "with_row_id": "true", "rows_per_partition": "16"})
+    theirs = lance.dataset(uri).to_table(columns=["k"], with_row_id=True)
+    row_ids = dict(zip(theirs["k"].to_pylist(), theirs["_rowid"].to_pylist(), strict=True))
     for n, (predicate, pushed) in enumerate(PREDICATES):
         filters = _pushed_by_spark(spark, schema, predicate, tmp_path / f"filters{n}")
         reader = LanceFilteringReader(schema, options)
@@ -118,6 +133,7 @@ def test_the_reader_evaluates_pushed_filters_as_spark(
         got = _keys(reader)
         if pushed:
             assert got == wanted[n], predicate
+            assert _row_ids(reader) == [row_ids[k] for k in got], predicate
         else:  # Spark applies what is left to a superset of its answer
             assert set(wanted[n]) <= set(got), predicate
 
@@ -142,3 +158,22 @@ def test_pushed_filters_replace_earlier_ones(uri: str) -> None:
     assert not list(reader.pushFilters([sds.GreaterThan(("i",), 40)]))
     theirs = lance.dataset(uri).to_table(columns=["k"], filter="i > 40")
     assert _keys(reader) == sorted(theirs.column("k").to_pylist())
+
+
+@pytest.mark.parametrize("where", [("k", 20), ("k", 86)])
+def test_a_read_of_the_tested_columns_only_gives_their_row_ids(
+    spark: SparkSession, uri: str, where: tuple[str, int]
+) -> None:
+    """The filter's column is all the read takes: the kept rows' ids come with them
+    (many rows of a range kept, or a few)."""
+    full = _load(spark, uri).schema
+    schema = st.StructType([full["k"], full["_rowid"]])
+    options = read_options({"path": uri, "with_row_id": "true", "rows_per_partition": "16"})
+    reader = LanceFilteringReader(schema, options)
+    assert not list(reader.pushFilters([sds.GreaterThan((where[0],), where[1])]))
+    theirs = lance.dataset(uri).to_table(
+        columns=["k"], with_row_id=True, filter=f"{where[0]} > {where[1]}"
+    )
+    expected = sorted(zip(theirs["k"].to_pylist(), theirs["_rowid"].to_pylist(), strict=True))
+    assert len(expected) > 1
+    assert [(k, i) for k, i in zip(_keys(reader), _row_ids(reader), strict=True)] == expected

@@ -344,6 +344,7 @@ def _check_bounds(snapshot: Snapshot, found: Mapping[int, np.ndarray]) -> None:
 
 
 _FEW_KEPT = 8  # a slice keeping under 1/8 of its rows reads its other columns by row
+_KEPT_OFFSET = "_lancelet_kept_offset"  # a slice's physical offsets, carried through a filter
 
 
 class FragmentRows:
@@ -376,22 +377,54 @@ class FragmentRows:
         predicate: Predicate | None = None,
     ) -> pa.Table:
         """The live rows among physical rows ``[start, stop)`` that an expression keeps
-        (``filtered``: the columns it tests, and it), with the row id and address
-        columns: the tested columns are read for every row, the others only for the
-        rows kept when they are few (as pylance's scanner reads late columns).
-        ``predicate``: the same filter as a predicate tree that selects exactly the
-        expression's rows, evaluated with Arrow's kernels where it can be."""
-        tested = filtered[0]
-        first = self.live_range(tested, start, stop, with_addresses=True)
-        first = filter_table(first, predicate, filtered[1])
-        if not first.num_rows or len(tested) == len(columns):
+        (``filtered``: the columns it tests, the row id and address among them when it
+        tests those, and it), with the row id and address columns: the tested columns
+        are read for every row, the others only for the rows kept when they are few (as
+        pylance's scanner reads late columns).  ``predicate``: the same filter as a
+        predicate tree that selects exactly the expression's rows, evaluated with
+        Arrow's kernels where it can be."""
+        tested, expression = filtered
+        data = [c for c in tested if c not in (ROW_ID, ROW_ADDRESS)]
+        if len(data) < len(tested):
+            first = self.live_range(data, start, stop, with_addresses=True)
+            first = filter_table(first, predicate, expression)
+            kept = row_address.offsets(first.column(ROW_ADDRESS).to_numpy())
+        else:
+            # The row id and address of the kept rows only: a selective filter keeps a
+            # few of a slice's rows, and packing every row's address cost a fifth of
+            # the read.
+            first, kept = self._kept(data, start, stop, predicate, expression)
+            first = with_row_columns(self._reader, first, kept)
+        if not len(kept) or len(data) == len(columns):
             return first
-        if first.num_rows * _FEW_KEPT > stop - start:
+        if len(kept) * _FEW_KEPT > stop - start:
             table = self.live_range(columns, start, stop, with_addresses=True)
-            return filter_table(table, predicate, filtered[1])
-        kept = row_address.offsets(first.column(ROW_ADDRESS).to_numpy())
+            return filter_table(table, predicate, expression)
         table = self.take(columns, kept, with_addresses=True)
-        return filter_table(table, predicate, filtered[1])
+        return filter_table(table, predicate, expression)
+
+    def _kept(
+        self,
+        tested: list[str],
+        start: int,
+        stop: int,
+        predicate: Predicate | None,
+        expression: pc.Expression,
+    ) -> tuple[pa.Table, np.ndarray]:
+        """The ``tested`` columns of the live rows among ``[start, stop)`` the filter
+        keeps, and those rows' physical offsets (uint32)."""
+        table = self._reader.read(tested, start, stop)
+        offsets = np.arange(start, stop, dtype=np.uint32)
+        deleted = self._reader.deleted
+        dead = deleted[(deleted >= start) & (deleted < stop)]
+        if len(dead):
+            live = np.ones(stop - start, dtype=bool)
+            live[dead.astype(np.int64) - start] = False
+            table, offsets = table.filter(pa.array(live)), offsets[live]
+        table = table.append_column(_KEPT_OFFSET, pa.array(offsets))
+        table = filter_table(table, predicate, expression)
+        kept = table.column(_KEPT_OFFSET).to_numpy()
+        return table.drop_columns([_KEPT_OFFSET]), kept
 
     def take(self, columns: list[str], offsets: np.ndarray, *, with_addresses: bool) -> pa.Table:
         """The rows at physical ``offsets`` (sorted uint32; deleted ones are not

@@ -6,6 +6,11 @@ columns it needs, and puts what else the query pushed into that schema's field
 metadata: a limit every partition may stop at (``lancelet.limit``), or an aggregation
 each partition answers instead of sending its rows (``lancelet.aggregate``, see
 :mod:`lancelet.spark.partial_aggregate`).  Without the bridge no field carries them.
+
+The other way, the schema the bridge's source infers carries the live rows of the
+version the DataFrame reads (``lancelet.rows``, on its first field), so that a
+``COUNT(*)`` needs no read planned in Python; the bridge takes it off before Spark
+sees the schema.
 """
 
 from __future__ import annotations
@@ -21,6 +26,19 @@ from lancelet.spark.partial_aggregate import AggregateSpec, answered
 from lancelet.spark.types import spark_arrow_schema
 
 LIMIT_KEY = "lancelet.limit"
+ROWS_KEY = "lancelet.rows"
+
+
+def with_row_count(schema: st.StructType, rows: int) -> st.StructType:
+    """``schema`` with the live rows of the version read on its first field (none
+    without fields: the bridge then plans the count as a read)."""
+    if not schema.fields:
+        return schema
+    first, *rest = schema.fields
+    counted = st.StructField(
+        first.name, first.dataType, first.nullable, {**first.metadata, ROWS_KEY: str(rows)}
+    )
+    return st.StructType([counted, *rest])
 
 
 @dataclass(frozen=True)

@@ -177,6 +177,15 @@ def candidate_ranges(
 _SKIPPED_SHARE = 4
 
 
+def live_rows_counted(options: ReadOptions, snapshot: Snapshot) -> int | None:
+    """The rows a ``COUNT(*)`` of a read with these options finds, from the manifest's
+    row and deletion counts (as pylance's ``count_rows`` takes them), or None when only
+    reading tells (a ``filter`` option, a search)."""
+    if options.filter is not None or options.search is not None:
+        return None
+    return sum(f.num_rows for f in snapshot.manifest.fragments)
+
+
 def _exact_tree(filters: Sequence[sds.Filter], schema: pa.Schema) -> Predicate | None:
     """The pushed filters as one predicate tree when every one of them has a tree and
     none tests a float column (Spark orders NaN above every number, which the tree
@@ -256,10 +265,9 @@ class LanceReader(sds.DataSourceReader):
         if self._options.search is not None:
             return [SearchPartition()]
         snapshot = open_snapshot(self._options.location(), self._version)
-        if self._hints.counts_rows and not self._pushed and self._options.filter is None:
-            # COUNT(*) of every live row: the manifest's row and deletion counts, as
-            # pylance's count_rows takes them; no task opens a file.
-            return [CountedRows(sum(f.num_rows for f in snapshot.manifest.fragments))]
+        rows = live_rows_counted(self._options, snapshot)
+        if self._hints.counts_rows and not self._pushed and rows is not None:
+            return [CountedRows(rows)]  # no task opens a file
         if self._options.filter is not None:
             # Refuse a filter that does not parse here, before any task runs.
             plan = plan_read(snapshot, filter=self._options.filter)
@@ -454,6 +462,7 @@ class LanceReader(sds.DataSourceReader):
         if not tested:  # the filters test only the row id or address
             table = reader.live_range(columns, start, stop, with_addresses=True)
             return table.filter(expression)
+        tested += [c for c in ROW_COLUMNS if c in self._filter_columns]
         return reader.live_matching(columns, start, stop, (tested, expression), self._tree)
 
     def _needs_addresses(self) -> bool:

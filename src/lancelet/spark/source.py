@@ -35,10 +35,12 @@ from lancelet.spark.options import (
     version_option,
     write_options,
 )
+from lancelet.spark.read_hints import with_row_count
 from lancelet.spark.reader import (
     LanceFilteringReader,
     LanceReader,
     dataset_schema,
+    live_rows_counted,
     open_dataset,
 )
 from lancelet.spark.storage import storage_options
@@ -163,7 +165,14 @@ class LanceDataSource(sds.DataSource):
             end = self._version(changes.path)
             return change_schema(full_spec(changes, end), f"{changes.path} version {end}")
         options = self._read_options(streaming=True)  # serves batch and stream reads
-        return dataset_schema(open_dataset(options), options)
+        schema = dataset_schema(open_dataset(options), options)
+        if self.name() != PYTHON_NAME:
+            return schema
+        # The bridge answers a COUNT(*) with this, and takes it off the schema.
+        rows = live_rows_counted(
+            options, open_snapshot(options.location(), self._version(options.path))
+        )
+        return schema if rows is None else with_row_count(schema, rows)
 
     def reader(self, schema: st.StructType) -> LanceReader | LanceChangeReader:
         if self.change_feed:

@@ -30,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from lancelet.errors import CorruptFileError, UnsupportedEncodingError
+from lancelet.file.codecs import jit
 from lancelet.file.codecs._chunks import (
     Bytes,
     IntArray,
@@ -38,6 +39,7 @@ from lancelet.file.codecs._chunks import (
     concat_ranges,
     ints,
 )
+from lancelet.file.codecs.kernels import runs as run_kernels
 
 __all__ = [
     "RleChunks",
@@ -51,6 +53,8 @@ __all__ = [
 VALUE_BITS: Final = (8, 16, 32, 64)
 LENGTH_BITS: Final = (8, 16, 32)
 _BLOCK_HEADER: Final = 8
+# Fewer runs expand as fast with numpy, and need no compiled kernel loaded.
+_COMPILED_MIN_RUNS: Final = 256
 
 
 def _unsigned(bits: int) -> np.dtype[np.unsignedinteger]:
@@ -108,8 +112,19 @@ def decode_rle_chunks(
     values = concat_ranges(raw, c_starts, c_sizes).view(_unsigned(bits_per_value))
     lengths = concat_ranges(raw, l_starts, l_sizes).view(_unsigned(length_bits)).astype(np.int64)
     _fit_runs(lengths, runs, want, strict, what)
-    out: npt.NDArray[np.unsignedinteger] = np.repeat(values, lengths)
-    return out
+    return _expanded(values, lengths)
+
+
+def _expanded(
+    values: npt.NDArray[np.unsignedinteger], lengths: IntArray
+) -> npt.NDArray[np.unsignedinteger]:
+    """Each value repeated its run's length (not negative), in order."""
+    if not jit.enabled() or len(values) < _COMPILED_MIN_RUNS:
+        out: npt.NDArray[np.unsignedinteger] = np.repeat(values, lengths)
+        return out
+    expanded = np.empty(int(lengths.sum()), dtype=values.dtype)
+    run_kernels.expand_runs(values, lengths, expanded)
+    return expanded
 
 
 def _run_counts(

@@ -29,11 +29,11 @@ final class BridgeTable implements SupportsRead, SupportsWrite {
   private final ReadPlan plans;
 
   BridgeTable(LanceSource source, PythonTable plain, StructType schema,
-      CaseInsensitiveStringMap options) {
+      CaseInsensitiveStringMap options, Long rows) {
     this.source = source;
     this.plain = plain;
     this.schema = schema;
-    this.plans = new ReadPlan(source, schema, options);
+    this.plans = new ReadPlan(source, schema, options, rows);
   }
 
   @Override

@@ -24,6 +24,10 @@ public class LanceSource extends PythonDataSourceV2 implements DataSourceRegiste
   public static final String PYTHON_NAME = "lancelet_python";
 
   private boolean named;
+  // The live rows the Python source counted when it inferred the schema, at the
+  // version it fixed for the table, and the options it was inferred with.
+  private Long inferredRows;
+  private CaseInsensitiveStringMap inferredWith;
 
   /** The Spark internals the bridge needs and this Spark lacks (empty: it runs). */
   public static String[] missingInternals() {
@@ -58,7 +62,10 @@ public class LanceSource extends PythonDataSourceV2 implements DataSourceRegiste
   @Override
   public StructType inferSchema(CaseInsensitiveStringMap options) {
     setShortName(PYTHON_NAME);
-    return super.inferSchema(options);
+    StructType inferred = super.inferSchema(options);
+    inferredRows = ReadPlan.rowsOf(inferred);
+    inferredWith = options;
+    return ReadPlan.withoutRows(inferred);
   }
 
   @Override
@@ -69,6 +76,7 @@ public class LanceSource extends PythonDataSourceV2 implements DataSourceRegiste
       return plain;
     }
     CaseInsensitiveStringMap options = new CaseInsensitiveStringMap(properties);
-    return new BridgeTable(this, (PythonTable) plain, schema, options);
+    Long rows = options.equals(inferredWith) ? inferredRows : null;
+    return new BridgeTable(this, (PythonTable) plain, schema, options, rows);
   }
 }

@@ -33,24 +33,30 @@ import scala.jdk.javaapi.CollectionConverters;
  * else the query asks (a limit per partition, a count instead of rows) travels as
  * metadata of that schema's fields ({@link #LIMIT} here, {@link AggregateRead}'s keys),
  * which {@code lancelet.spark.read_hints} reads.  Spark's own output schema carries
- * none.
+ * none.  The other way, the schema the Python source infers carries the live rows of
+ * the version the table reads ({@link #ROWS}), which {@link LanceSource} takes off.
  */
 final class ReadPlan {
   static final String LIMIT = "lancelet.limit";
+  static final String ROWS = "lancelet.rows";
   private static final int CACHED = 64;
 
   private final LanceSource source;
   private final StructType tableSchema;
   private final CaseInsensitiveStringMap options;
+  private final Long rows;
   // The table reads one version, so a query asking what an earlier one asked gets the
   // same plan: kept, as Spark keeps a DataFrame's plan, but per columns and filters.
   private final Map<List<Filter>, boolean[]> accepted = cache();
   private final Map<List<Object>, PythonDataSourceReadInfo> plans = cache();
 
-  ReadPlan(LanceSource source, StructType tableSchema, CaseInsensitiveStringMap options) {
+  /** {@code rows}: the live rows the schema was inferred with, or null if unknown. */
+  ReadPlan(LanceSource source, StructType tableSchema, CaseInsensitiveStringMap options,
+      Long rows) {
     this.source = source;
     this.tableSchema = tableSchema;
     this.options = options;
+    this.rows = rows;
   }
 
   private static <K, V> Map<K, V> cache() {
@@ -121,11 +127,15 @@ final class ReadPlan {
   }
 
   /**
-   * The number of rows of a {@code COUNT(*)} read if the Python source answered it
-   * from the dataset's row counts while planning (its one partition is then a
-   * {@code CountedRows}, pickled as a call with the count), else null.
+   * The number of rows of a {@code COUNT(*)} read: the count the schema was inferred
+   * with, else the Python source's if it answered it from the dataset's row counts
+   * while planning (its one partition is then a {@code CountedRows}, pickled as a call
+   * with the count), else null.
    */
   Long answeredCount(StructType counting) {
+    if (rows != null) {
+      return rows;  // no read planned in Python
+    }
     List<byte[]> partitions =
         CollectionConverters.asJava(plan(counting, new Filter[0]).partitions());
     if (partitions.size() != 1) {
@@ -173,6 +183,26 @@ final class ReadPlan {
       }
     }
     return out;
+  }
+
+  /** The live rows an inferred schema carries, or null. */
+  static Long rowsOf(StructType inferred) {
+    if (inferred.fields().length == 0 || !inferred.fields()[0].metadata().contains(ROWS)) {
+      return null;
+    }
+    return Long.parseLong(inferred.fields()[0].metadata().getString(ROWS));
+  }
+
+  /** {@code inferred} without the live rows it carries, as Spark and users see it. */
+  static StructType withoutRows(StructType inferred) {
+    if (rowsOf(inferred) == null) {
+      return inferred;
+    }
+    StructField[] fields = inferred.fields().clone();
+    StructField first = fields[0];
+    Metadata kept = new MetadataBuilder().withMetadata(first.metadata()).remove(ROWS).build();
+    fields[0] = new StructField(first.name(), first.dataType(), first.nullable(), kept);
+    return new StructType(fields);
   }
 
   /** Without columns there is no field to carry the limit: Spark's own limit stands. */
