@@ -6,7 +6,8 @@ Each writer is its own interpreter (spawned, so nothing is shared but the datase
 folder); all start appending together once every one has imported its library, and
 each times every ``write_dataset(mode="append")`` call it makes.  Reported per
 library: commits per second over the storm and the median and 95th-percentile latency
-of one append, medians over the runs.  The final row count is checked, so a lost or
+of one append, and the most any writer's peak RSS rose during its appends (MiB),
+medians over the runs.  The final row count is checked, so a lost or
 doubled commit fails the run rather than flattering it.
 """
 
@@ -43,14 +44,17 @@ def _rows(writer: int, seq: int) -> pa.Table:
 def _writer(
     name: str, uri: str, writer: int, appends: int, barrier: Any, out: Any
 ) -> None:  # pragma: no cover - runs in a child process
+    from peak_rss import reset_peak, rise_since
+
     lib = _library(name)
     barrier.wait()
+    base = reset_peak()
     latencies = []
     for seq in range(appends):
         start = time.perf_counter()
         lib.write_dataset(_rows(writer, seq), uri, mode="append")
         latencies.append(time.perf_counter() - start)
-    out.put(latencies)
+    out.put((latencies, rise_since(base)))
 
 
 def storm(name: str, root: str, writers: int, appends: int, fragments: int = 1) -> dict[str, float]:
@@ -71,8 +75,10 @@ def storm(name: str, root: str, writers: int, appends: int, fragments: int = 1) 
         proc.start()
     barrier.wait()
     start = time.perf_counter()
-    latencies = [x for _ in procs for x in out.get(timeout=600)]
+    reports = [out.get(timeout=600) for _ in procs]
     elapsed = time.perf_counter() - start
+    latencies = [x for times, _ in reports for x in times]
+    peaks = [peak for _, peak in reports]
     for proc in procs:
         proc.join()
         assert proc.exitcode == 0, f"a {name} writer failed"
@@ -84,6 +90,7 @@ def storm(name: str, root: str, writers: int, appends: int, fragments: int = 1) 
         "median s": statistics.median(latencies),
         "p95 s": latencies[int(0.95 * (len(latencies) - 1))],
         "max s": latencies[-1],
+        "peak MiB": max(peaks),
     }
 
 
@@ -107,12 +114,15 @@ def report(figures: dict[str, dict[str, float]], writers: int, fragments: int = 
         f"{writers} writers appending {ROWS_PER_APPEND} rows at a time to one dataset "
         f"of {fragments} fragment(s)"
     )
-    print(f"{'library':<12}{'commits/s':>12}{'median s':>12}{'p95 s':>12}{'max s':>12}")
+    print(
+        f"{'library':<12}{'commits/s':>12}{'median s':>12}{'p95 s':>12}{'max s':>12}"
+        f"{'peak MiB':>10}"
+    )
     for name, row in figures.items():
         cells = [f"{row['commits/s']:>12.1f}"] + [
             f"{row[k]:>12.3f}" for k in ("median s", "p95 s", "max s")
         ]
-        print(f"{name:<12}" + "".join(cells))
+        print(f"{name:<12}" + "".join(cells) + f"{row['peak MiB']:>10.1f}")
 
 
 def main() -> None:

@@ -34,7 +34,9 @@ Two measurements, each for both libraries, medians of ``--runs`` runs:
    cover every live row.
 
 Prints the medians in seconds and the ratios lancelet / pylance (below 1.0 means
-lancelet is faster).  Building the 100 reuse versions is setup, not timed.
+lancelet is faster), and each compaction's peak memory: the MiB a fresh process's peak
+RSS rises while it compacts a copy, after loading the library (see ``peak_rss.py``).
+Building the 100 reuse versions is setup, not timed.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ import pyarrow.compute as pc
 sys.path.insert(0, str(Path(__file__).parent))
 
 from file_bench import lineitem, median_time
+from peak_rss import rise_mib, warm_up
 
 LIBS = ("lancelet", "pylance")
 FRAGMENTS = 100
@@ -189,7 +192,32 @@ def _check_compacted(
         raise SystemExit(f"{what}: a fragment reuse index {'is' if recorded else 'is not'} there")
 
 
-def bench_compaction(table: pa.Table, root: Path, runs: int) -> dict[bool, dict[str, float]]:
+def _compaction_peak(name: str, prepared: str, work: Path, defer: bool) -> float:
+    """MiB the peak RSS of a fresh process rises while it compacts a copy of
+    ``prepared`` (after loading the library and opening the copy)."""
+    module = "lancelet" if name == "lancelet" else "lance"
+    setup = warm_up(module) + (
+        f"import shutil\n"
+        f"shutil.rmtree({str(work)!r}, ignore_errors=True)\n"
+        f"shutil.copytree({prepared!r}, {str(work)!r})\n"
+        f"import {module} as library\n"
+        f"ds = library.dataset({str(work)!r})\n"
+        f"ds.count_rows()\n"
+    )
+    measured = (
+        f"ds.optimize.compact_files(target_rows_per_fragment=1_000_000, defer_index_remap={defer})"
+    )
+    try:
+        return rise_mib(setup, measured)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def bench_compaction(
+    table: pa.Table, root: Path, runs: int
+) -> tuple[dict[bool, dict[str, float]], dict[bool, dict[str, float]]]:
+    """Median seconds and peak MiB of each library's compaction, with and without
+    ``defer_index_remap``."""
     prepared = _prepare_compaction(table, root)
     checks = _compaction_checks(table)
     live = _live_rows(table)
@@ -202,7 +230,12 @@ def bench_compaction(table: pa.Table, root: Path, runs: int) -> dict[bool, dict[
             for name in LIBS:
                 elapsed = _compact_once(name, prepared[name], root / "work", defer, checks, live)
                 times[defer][name].append(elapsed)
-    return {d: {n: statistics.median(t) for n, t in by.items()} for d, by in times.items()}
+    medians = {d: {n: statistics.median(t) for n, t in by.items()} for d, by in times.items()}
+    peaks = {
+        d: {n: _compaction_peak(n, prepared[n], root / "work", d) for n in LIBS}
+        for d in (False, True)
+    }
+    return medians, peaks
 
 
 # -- 2. index load with reuse versions -------------------------------------------------
@@ -328,19 +361,20 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="frag_reuse_bench_"))
     try:
         t0 = time.perf_counter()
-        compaction = bench_compaction(table.slice(0, args.rows), root, args.runs)
+        compaction, peaks = bench_compaction(table.slice(0, args.rows), root, args.runs)
         print(f"part 1 done in {time.perf_counter() - t0:.0f}s")
         t0 = time.perf_counter()
         load = bench_load(table.slice(0, args.load_rows), root, counts, args.runs)
         print(f"part 2 done in {time.perf_counter() - t0:.0f}s")
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    _report(args, compaction, load)
+    _report(args, compaction, peaks, load)
 
 
 def _report(
     args: argparse.Namespace,
     compaction: dict[bool, dict[str, float]],
+    peaks: dict[bool, dict[str, float]],
     load: dict[int, dict[str, tuple[float, float]]],
 ) -> None:
     print()
@@ -348,10 +382,17 @@ def _report(
         f"1. compact_files of {args.rows:,} rows in {FRAGMENTS} fragments, ~1% deleted, "
         f"BTREE + BITMAP; medians of {args.runs}, seconds"
     )
-    print(f"{'defer_index_remap':20} {'lancelet':>9} {'pylance':>9} {'ratio':>7}")
+    print(
+        f"{'defer_index_remap':20} {'lancelet':>9} {'pylance':>9} {'ratio':>7} "
+        f"{'peak MiB lancelet':>18} {'pylance':>8}"
+    )
     for defer, by in compaction.items():
         ours, theirs = by["lancelet"], by["pylance"]
-        print(f"{defer!s:20} {ours:9.3f} {theirs:9.3f} {ours / theirs:7.2f}")
+        peak = peaks[defer]
+        print(
+            f"{defer!s:20} {ours:9.3f} {theirs:9.3f} {ours / theirs:7.2f} "
+            f"{peak['lancelet']:18.0f} {peak['pylance']:8.0f}"
+        )
     print()
     print(
         f"2. BTREE lookup on {args.load_rows:,} rows (1 fragment) after N deferred "

@@ -1,4 +1,5 @@
-"""Peak memory of one measured step, in a fresh Python process (Linux only).
+"""Peak memory of one measured step, in a fresh Python process (Linux only); or of a
+stretch of the running process (:func:`reset_peak`, :func:`rise_since`).
 
 The step's setup runs first; then the kernel's high-water mark is reset to the
 current resident size (``/proc/self/clear_refs``), the step runs, and the rise of
@@ -23,6 +24,27 @@ _base = _status("VmRSS:")
 {measured}
 print((_status("VmHWM:") - _base) / 1024)
 """
+
+
+def _status_kib(key: str) -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(key):
+                return int(line.split()[1])
+    raise RuntimeError(f"/proc/self/status has no {key}")
+
+
+def reset_peak() -> int:
+    """Reset this process's high-water mark to its resident size; returns that size
+    (KiB), the base of :func:`rise_since`."""
+    with open("/proc/self/clear_refs", "w") as refs:
+        refs.write("5")
+    return _status_kib("VmRSS:")
+
+
+def rise_since(base: int) -> float:
+    """MiB this process's peak RSS rose above ``base`` (from :func:`reset_peak`)."""
+    return (_status_kib("VmHWM:") - base) / 1024
 
 
 def rise_mib(setup: str, measured: str) -> float:

@@ -185,3 +185,17 @@ def test_bad_session_sizes_raise_as_in_pylance(value: Any, error: type[Exception
     for session in (lance.Session, ll.Session):
         with pytest.raises(error):
             session(index_cache_size_bytes=value)
+
+
+def test_an_opened_btree_is_sized_by_its_arrays(tmp_path: Any) -> None:
+    """An opened BTREE counts its lookup table (min, max, null count, page index per
+    page of 4,096 values) and its keys, not the pages it has not read."""
+    uri = str(tmp_path / "btree")
+    rows = 2_000_000  # enough pages that their arrays outweigh the file's metadata
+    lance.write_dataset(pa.table({"k": np.arange(rows, dtype=np.int64)}), uri)
+    lance.dataset(uri).create_scalar_index("k", "BTREE")
+    dataset = ll.dataset(uri)
+    assert dataset.to_table(filter="k = 5").num_rows == 1
+    pages = -(-rows // 4096)
+    size = dataset.session().index_cache_size_bytes()
+    assert pages * (8 + 8 + 4 + 4 + 8 + 8) <= size < 64 * 1024 + pages * 64

@@ -125,22 +125,32 @@ def _answers(uri: str) -> None:
             refused += 1
             assert refused <= 3
             continue
-        _same_up_to_near_ties(got, want)
-        np.testing.assert_allclose(
-            got["_distance"].to_numpy(), want["_distance"].to_numpy(), rtol=1e-6, atol=1e-5
-        )
+        if _same_up_to_near_ties(got, want):
+            np.testing.assert_allclose(
+                got["_distance"].to_numpy(), want["_distance"].to_numpy(), rtol=1e-6, atol=1e-5
+            )
+            continue
+        # pylance now and then leaves out a nearer row (seen once in a full run, IVF_PQ
+        # dot after an append): lancelet's rows must then be no farther, and pylance
+        # must report each of them at the same distance among more neighbours.
+        wide = lance.dataset(uri).to_table(**{**kw, "nearest": {**nearest, "k": 60}})
+        ours, theirs = got["_distance"].to_numpy(), want["_distance"].to_numpy()
+        assert (ours <= theirs + 1e-5 + 1e-6 * np.abs(theirs)).all(), (ours, theirs)
+        known = dict(zip(wide["id"].to_pylist(), wide["_distance"].to_pylist(), strict=True))
+        for row, distance in zip(got["id"].to_pylist(), ours.tolist(), strict=True):
+            assert distance == pytest.approx(known[row], rel=1e-6, abs=1e-5), row
 
 
-def _same_up_to_near_ties(got: pa.Table, want: pa.Table) -> None:
-    """The same rows in the same order, but where rows at the cut are within float32
-    rounding of each other (PQ distances summed in another order: seen once in CI on
-    IVF_PQ dot): there the two may keep different ones of them."""
+def _same_up_to_near_ties(got: pa.Table, want: pa.Table) -> bool:
+    """Whether the same rows come in the same order, but where rows at the cut are
+    within float32 rounding of each other (PQ distances summed in another order: seen
+    once in CI on IVF_PQ dot): there the two may keep different ones of them."""
     ours, theirs = got["id"].to_pylist(), want["id"].to_pylist()
     if ours == theirs:
-        return
+        return True
     first = next(i for i, (a, b) in enumerate(zip(ours, theirs, strict=True)) if a != b)
     tail = want["_distance"].to_numpy()[first:]
-    assert np.allclose(tail, tail[0], rtol=1e-6, atol=1e-5), (ours, theirs, tail)
+    return bool(np.allclose(tail, tail[0], rtol=1e-6, atol=1e-5))
 
 
 SCENARIOS = [

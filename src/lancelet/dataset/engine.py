@@ -51,7 +51,7 @@ from lancelet.dataset.read.fragment_reader import FragmentReader
 from lancelet.dataset.read.index_plan import usable_indices
 from lancelet.dataset.read.projection import ROW_ADDRESS, ROW_ID
 from lancelet.dataset.read.row_columns import with_row_columns
-from lancelet.dataset.read.scanner import LanceScanner, live_rows
+from lancelet.dataset.read.scanner import LanceScanner, live_mask, live_rows
 from lancelet.dataset.read.take import created_at, row_ids_at
 from lancelet.dataset.versions import changes
 from lancelet.dataset.versions.changes import ChangeKind, VersionChange, schema_shape
@@ -415,11 +415,8 @@ class FragmentRows:
         keeps, and those rows' physical offsets (uint32)."""
         table = self._reader.read(tested, start, stop)
         offsets = np.arange(start, stop, dtype=np.uint32)
-        deleted = self._reader.deleted
-        dead = deleted[(deleted >= start) & (deleted < stop)]
-        if len(dead):
-            live = np.ones(stop - start, dtype=bool)
-            live[dead.astype(np.int64) - start] = False
+        live = live_mask(self._reader, start, stop)
+        if live is not None:
             table, offsets = table.filter(pa.array(live)), offsets[live]
         table = table.append_column(_KEPT_OFFSET, pa.array(offsets))
         table = filter_table(table, predicate, expression)

@@ -173,6 +173,9 @@ _GROUP_ROWS = 1 << 20
 
 # Decoded pages an open index keeps (each holds up to a batch of 4,096 keys and ids).
 _CACHED_PAGES = 16
+# The Python objects of an opened file's metadata (a BTREE's data file: one or two
+# columns of a few pages), as the index cache's object walk measured them.
+_OPEN_FILE_BYTES = 8 * 1024
 
 
 # Lance before 0.21 wrote the pages in the legacy file format, naming the row id column
@@ -226,6 +229,14 @@ class BTreeIndex:
         # Pages are listed by page_idx; put them in data order.
         lookup = lookup.take(pc.sort_indices(lookup.column("page_idx")))
         return cls(where, lookup, data, batch_size)
+
+    def cache_bytes(self) -> int:
+        """The memory the opened index holds, for the index cache: its lookup table and
+        keys, the pages it keeps, and the data file's parsed metadata."""
+        arrays = [self._lookup, self._min_keys, self._max_keys]
+        arrays += [a for page in self._pages.values() for a in page]
+        held = sum(int(a.nbytes) for a in arrays) + int(self._null_counts.nbytes)
+        return held + _OPEN_FILE_BYTES
 
     @property
     def num_pages(self) -> int:

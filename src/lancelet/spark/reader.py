@@ -265,9 +265,10 @@ class LanceReader(sds.DataSourceReader):
         if self._options.search is not None:
             return [SearchPartition()]
         snapshot = open_snapshot(self._options.location(), self._version)
-        rows = live_rows_counted(self._options, snapshot)
-        if self._hints.counts_rows and not self._pushed and rows is not None:
-            return [CountedRows(rows)]  # no task opens a file
+        if self._hints.counts_rows and not self._pushed:
+            rows = live_rows_counted(self._options, snapshot)
+            if rows is not None:
+                return [CountedRows(rows)]  # no task opens a file
         if self._options.filter is not None:
             # Refuse a filter that does not parse here, before any task runs.
             plan = plan_read(snapshot, filter=self._options.filter)

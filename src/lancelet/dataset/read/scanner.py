@@ -66,6 +66,7 @@ __all__ = [
     "ROW_ADDRESS",
     "ROW_ID",
     "LanceScanner",
+    "live_mask",
     "live_rows",
     "with_row_columns",
 ]
@@ -103,13 +104,20 @@ def live_rows(
     its address unless the dataset has stable row ids)."""
     if with_addresses:
         table = with_row_columns(reader, table, np.arange(start, stop, dtype=np.uint32))
+    keep = live_mask(reader, start, stop)
+    return table if keep is None else table.filter(pa.array(keep))
+
+
+def live_mask(reader: FragmentReader, start: int, stop: int) -> np.ndarray | None:
+    """Which of a fragment's physical rows ``[start, stop)`` are not deleted (None
+    when all of them)."""
     deleted = reader.deleted
     dead = deleted[(deleted >= start) & (deleted < stop)]
-    if len(dead):
-        keep = np.ones(stop - start, dtype=bool)
-        keep[dead.astype(np.int64) - start] = False
-        table = table.filter(pa.array(keep))
-    return table
+    if not len(dead):
+        return None
+    keep = np.ones(stop - start, dtype=bool)
+    keep[dead.astype(np.int64) - start] = False
+    return keep
 
 
 def _ranges(rows: int, step: int, candidates: np.ndarray | None) -> list[tuple[int, int]]:

@@ -269,16 +269,16 @@ def _expand_in_one_pass(
     room = int(rel[-1] - rel[0]) * longest
     if room > ONE_PASS_MAX_BYTES:
         return None
-    out = np.empty(room // 8 + 1, np.uint64)
-    words = _symbol_words(table)
+    out = np.empty(room + 8, np.uint8)  # the last symbol stored whole
+    symbols = _symbol_words(table).view(np.uint8).reshape(-1, 8)
     offsets, error, pos = kernels.expand_values(
-        data, rel, words, table.lengths, table.num_symbols, out
+        data, rel, symbols, table.lengths, table.num_symbols, out
     )
     if error == kernels.DANGLING_ESCAPE:
         raise _dangling(pos)
     if error == kernels.MISSING_SYMBOL:
         raise _missing(int(data[pos]), pos, table)
-    return offsets, out.view(np.uint8)[: int(offsets[-1])]
+    return offsets, out[: int(offsets[-1])]
 
 
 def _parts(rel: NDArray[np.int64], size: int) -> list[tuple[int, int]]:

@@ -187,6 +187,8 @@ def try_encode(
     if threshold == 0 or _data_size(block) == 0:
         return None
     budget = int(_data_size(block) * ratio)
+    if _INDEX_BYTES * n + _least_dictionary_bytes(block) > budget:
+        return None  # one-byte flags: the indices alone outweigh the values, unhashed
     values = _as_arrow(block)
     if _sample_rules_out(block, values, n, threshold):
         return None
@@ -211,6 +213,15 @@ def try_encode(
     indices = np.asarray(index_array, dtype="<u4")
     return Encoded(Fixed(indices.view(np.uint8), 32, n), _dictionary_block(block, dictionary),
                    cardinality)  # fmt: skip
+
+
+def _least_dictionary_bytes(block: Block) -> int:
+    """The bytes of a dictionary of one value (the fewest it holds), as
+    :func:`try_encode` sizes one."""
+    if isinstance(block, Variable):
+        return 2 * (block.bits_per_offset // 8)
+    assert isinstance(block, Fixed)
+    return block.bits_per_value // 8
 
 
 def _dense(block: Block) -> tuple[pa.Array, NDArray[np.int64]] | None:

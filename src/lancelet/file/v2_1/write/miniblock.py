@@ -106,11 +106,18 @@ def rle_pays(block: Fixed, threshold: float) -> bool:
     if block.bits_per_value not in (8, 16, 32, 64) or not block.num_values:
         return False
     words = block.words()
-    if run_count(words) >= threshold * block.num_values:
+    runs = run_count(words)
+    if runs >= threshold * block.num_values:
         return False
-    entries = rle_entry_count(words, [block.num_values])
-    rle_bytes = entries * (block.bits_per_value // 8 + 1)
+    entry_bytes = block.bits_per_value // 8 + 1
+    # Runs cut at 255 are at least as many as the runs: nearly distinct values (a
+    # key column) are settled by that bound, without working out the cut runs.
+    if runs * entry_bytes >= len(block.data):
+        return False
     packed_bytes = bitpack.inline_size(words)
+    if runs * entry_bytes > packed_bytes:
+        return False
+    rle_bytes = rle_entry_count(words, [block.num_values]) * entry_bytes
     # A tie with bit packing goes to the runs (pylance 14, measured: 52 runs of 66
     # two-bit values, 260 bytes either way, are run-length encoded); a tie with the
     # flat values goes to the flat values (4 runs of 5 int32s, 20 bytes either way).
