@@ -13,7 +13,7 @@ import lance
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 
 import lancelet as ll
 from lancelet.dataset.read.lineage import fragment_lineage
@@ -47,6 +47,16 @@ def _lineage(ds: Any) -> pa.Table:
     max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(steps=histories.steps(either_library=False))
+# An upsert's updated and inserted rows share one fragment (else the next compaction
+# differs, and so do later versions).
+@example(
+    steps=[
+        histories.Step("compact", 8),
+        histories.Step("upsert", [0, 12]),
+        histories.Step("compact", 4),
+        histories.Step("append", [1000]),
+    ]
+)
 def test_random_histories_give_the_lineage_pylance_gives(
     tmp_path_factory: pytest.TempPathFactory, steps: list[histories.Step]
 ) -> None:
@@ -141,13 +151,45 @@ def test_version_sequences_are_the_bytes_pylance_writes(tmp_path: Path) -> None:
     ours = _history(ll, str(tmp_path / "ours"))
     theirs = _history(lance, str(tmp_path / "theirs"))
     for (name, mine), (_, want) in zip(ours, theirs, strict=True):
-        if name == "upsert":
-            # lancelet writes updated and inserted rows to fragments of their own
-            # (pylance: one), so only what readers see is compared.
-            continue
         assert mine == want, name
     want = _lineage(lance.dataset(str(tmp_path / "theirs")))
     assert _lineage(ll.dataset(str(tmp_path / "ours"))).equals(want)
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [
+        [7, 12, 3, 100],  # updated rows of three versions, out of order, then one inserted
+        [14, 15],  # ids that run on: a range
+        [1, 2, 3, 4, 100, 101],  # a range with a bitmap
+        [13, 6, 14],  # updated only
+        [100, 101],  # inserted only
+    ],
+)
+def test_upsert_fragments_are_the_bytes_pylance_writes(tmp_path: Path, keys: list[int]) -> None:
+    """An upsert writes its updated rows, in the table's order, then its inserted ones
+    into one fragment; the commit gives the inserted rows ids after the carried ones
+    and stores them all as one segment, as pylance does."""
+    stored = []
+    for library, name in ((ll, "ours"), (lance, "theirs")):
+        uri = str(tmp_path / name)
+        library.write_dataset(_rows(list(range(5))), uri, enable_stable_row_ids=True)
+        library.write_dataset(_rows(list(range(5, 10))), uri, mode="append")
+        library.write_dataset(_rows(list(range(10, 15))), uri, mode="append")
+        library.dataset(uri).delete("k = 0")
+        builder = library.dataset(uri).merge_insert("k").when_matched_update_all()
+        builder.when_not_matched_insert_all().execute(_rows(keys, 5))
+        ds = ll.dataset(uri)
+        metas = [f.metadata for f in ds.get_fragments()]
+        assert ds.version == 5
+        stored.append([(m.physical_rows, m.row_id_meta, *_versions(m)) for m in metas])
+    assert stored[0] == stored[1]
+    want = _lineage(lance.dataset(str(tmp_path / "theirs")))
+    assert _lineage(ll.dataset(str(tmp_path / "ours"))).equals(want)
+
+
+def _versions(meta: Any) -> tuple[Any, Any]:
+    return meta.created_at_version_meta, meta.last_updated_at_version_meta
 
 
 def test_upsert_lineage(tmp_path: Path) -> None:

@@ -16,8 +16,8 @@ either library holds the same bytes:
   equal versions, spanning its positions as a ``Range``;
 * compaction: the source fragments' runs in order, each with its deleted rows
   dropped from the span (the span re-encoded as pylance chooses: see
-  ``_segment_of``), a run left empty dropped, a run with nothing deleted kept as
-  it was; a run cut between two new fragments is a range cut into ranges, or
+  ``row_ids.segment_of_values``), a run left empty dropped, a run with nothing
+  deleted kept as it was; a run cut between two new fragments is a range cut into ranges, or
   its values re-encoded;
 * a merge (columns added or rewritten): every row of each fragment it gave new
   files last updated at its version (``touched``; see ``transaction/apply.py``).
@@ -174,40 +174,8 @@ def _sliced(run: Run, offset: int, length: int) -> Run:
 def _append(sequence: rowids_pb2.RowDatasetVersionSequence, run: Run) -> None:
     added = sequence.runs.add()
     added.version = run.version
-    added.span.CopyFrom(run.segment if run.segment is not None else _segment_of(run.values))
-
-
-def _segment_of(values: np.ndarray) -> rowids_pb2.U64Segment:
-    """``values`` as the segment pylance picks: a range when they run without a gap,
-    else the smallest by its estimate of a range with holes (4 bytes a hole), a range
-    with a bitmap (a bit a slot) and a sorted array (2 bytes a value), ties going in
-    that order; an array when they are not sorted."""
-    segment = rowids_pb2.U64Segment()
-    if not len(values):
-        segment.range.start = segment.range.end = 0
-        return segment
-    if not bool(np.all(values[1:] > values[:-1])):
-        segment.array.CopyFrom(row_ids.encoded_array(values))
-        return segment
-    low, high = int(values[0]), int(values[-1])
-    slots = high - low + 1
-    holes = slots - len(values)
-    if not holes:
-        segment.range.start, segment.range.end = low, high + 1
-        return segment
-    sizes = (4 * holes, (slots + 7) // 8, 2 * len(values))
-    if sizes[0] == min(sizes):
-        missing = np.setdiff1d(np.arange(low, high + 1, dtype=np.uint64), values)
-        segment.range_with_holes.start, segment.range_with_holes.end = low, high + 1
-        segment.range_with_holes.holes.CopyFrom(row_ids.encoded_array(missing))
-    elif sizes[1] == min(sizes):
-        bits = np.zeros(slots, dtype=bool)
-        bits[(values - np.uint64(low)).astype(np.int64)] = True
-        segment.range_with_bitmap.start, segment.range_with_bitmap.end = low, high + 1
-        segment.range_with_bitmap.bitmap = np.packbits(bits, bitorder="little").tobytes()
-    else:
-        segment.sorted_array.CopyFrom(row_ids.encoded_array(values))
-    return segment
+    span = run.segment if run.segment is not None else row_ids.segment_of_values(run.values)
+    added.span.CopyFrom(span)
 
 
 # -- what commits record ----------------------------------------------------------------
@@ -221,7 +189,8 @@ def with_row_ids(
     from ``next_row_id`` (never below ``floor``: a restored version must not hand
     out ids again), and are recorded as created and last updated at ``version``;
     rows moved by this commit (ids and created versions carried, no last update
-    recorded yet, see ``carried``) are recorded as last updated at ``version``."""
+    recorded yet, see ``carried``) are recorded as last updated at ``version``, and
+    new rows written after them in one fragment get their ids here too."""
     next_id = max(manifest.next_row_id, floor)
     fragments = []
     for fragment in manifest.fragments:
@@ -236,9 +205,40 @@ def with_row_ids(
             )
             next_id += fragment.physical_rows
         elif fragment.id in moved and fragment.last_updated_at_version_meta is None:
+            fragment, next_id = _completed(fragment, next_id, version)
             fragment = touched(fragment, version)
         fragments.append(fragment)
     return replace(manifest, fragments=tuple(fragments), next_row_id=next_id)
+
+
+def _completed(fragment: Fragment, next_id: int, version: int) -> tuple[Fragment, int]:
+    """A moved fragment whose carried ids cover only its first rows (an upsert writes
+    updated rows, then inserted ones): the rest get ids from ``next_id`` and are
+    created at ``version``; the ids are then one segment, as pylance re-encodes them.
+    Returns the fragment and the next free id."""
+    meta = fragment.row_id_meta
+    if meta is None or meta.inline is None:
+        return fragment, next_id
+    where = f"new fragment {fragment.id}"
+    rows = fragment.physical_rows
+    carried = row_ids.decode(meta.inline, rows, where, partial=True)
+    missing = rows - len(carried)
+    if not missing:
+        return fragment, next_id
+    created = fragment.created_at_version_meta
+    known = np.full(len(carried), UNKNOWN_VERSION, np.uint64)
+    if created is not None and created.inline is not None:
+        known = decode(created.inline, len(carried), where)
+    ids = np.concatenate([carried, np.arange(next_id, next_id + missing, dtype=np.uint64)])
+    sequence = rowids_pb2.RowIdSequence()
+    sequence.segments.append(row_ids.segment_of_values(ids))
+    versions = np.concatenate([known, np.full(missing, version, np.uint64)])
+    completed = replace(
+        fragment,
+        row_id_meta=Sequence(inline=sequence.SerializeToString()),
+        created_at_version_meta=Sequence(inline=from_versions(versions)),
+    )
+    return completed, next_id + missing
 
 
 def touched(fragment: Fragment, version: int) -> Fragment:
@@ -247,17 +247,30 @@ def touched(fragment: Fragment, version: int) -> Fragment:
     return replace(fragment, last_updated_at_version_meta=updated)
 
 
-def carried(fragments: Iterable[Fragment], ids: np.ndarray, created: np.ndarray) -> list[Fragment]:
+def carried(
+    fragments: Iterable[Fragment], ids: np.ndarray, created: np.ndarray, *, then_new: bool = False
+) -> list[Fragment]:
     """New fragments holding rows that keep their ids and creation versions (moved by
     an update or upsert): ``ids`` and ``created`` list them in the fragments'
-    physical order.  The commit records them as last updated at its version."""
+    physical order.  The commit records them as last updated at its version.  With
+    ``then_new``, new rows follow the moved ones: a fragment holding both lists the
+    carried ids only (as pylance's uncommitted upserts do) and later fragments none,
+    and the commit hands out the rest (``with_row_ids``)."""
+    fragments = list(fragments)
+    total = sum(f.physical_rows for f in fragments)
+    if len(ids) > total or (len(ids) < total and not then_new):
+        raise ValueError(f"{len(ids)} carried row ids for {total} rows written")
     out = []
     start = 0
-    for fragment in row_ids.carrying(fragments, ids):
-        stop = start + fragment.physical_rows
-        versions = Sequence(inline=from_versions(created[start:stop]))
-        out.append(
-            replace(fragment, created_at_version_meta=versions, last_updated_at_version_meta=None)
-        )
+    for fragment in fragments:
+        stop = min(start + fragment.physical_rows, len(ids))
+        if stop > start:
+            fragment = replace(
+                fragment,
+                row_id_meta=Sequence(inline=row_ids.encode(ids[start:stop])),
+                created_at_version_meta=Sequence(inline=from_versions(created[start:stop])),
+                last_updated_at_version_meta=None,
+            )
+        out.append(fragment)
         start = stop
     return out

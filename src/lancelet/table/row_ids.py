@@ -32,8 +32,10 @@ _U16_MAX, _U32_MAX, _U64_MAX = (int(np.iinfo(t).max) for t in (_U16, _U32, _U64)
 _MAX_RANGES = 16
 
 
-def decode(data: bytes, num_rows: int, where: str) -> np.ndarray:
-    """The ``num_rows`` ids a serialized ``RowIdSequence`` lists, as uint64."""
+def decode(data: bytes, num_rows: int, where: str, *, partial: bool = False) -> np.ndarray:
+    """The ``num_rows`` ids a serialized ``RowIdSequence`` lists, as uint64; with
+    ``partial``, it may list fewer (an uncommitted fragment whose other rows get new
+    ids at commit, see ``lineage.with_row_ids``)."""
     sequence = rowids_pb2.RowIdSequence()
     try:
         sequence.ParseFromString(data)
@@ -45,7 +47,7 @@ def decode(data: bytes, num_rows: int, where: str) -> np.ndarray:
         ids = decode_segment(segment, remaining, f"{where}: row id segment {number}")
         parts.append(ids)
         remaining -= len(ids)
-    if remaining:
+    if remaining and not partial:
         raise CorruptDatasetError(
             f"{where}: the row id sequence lists {num_rows - remaining} ids for {num_rows} rows"
         )
@@ -176,6 +178,40 @@ def _one_segment(ids: np.ndarray) -> rowids_pb2.U64Segment:
         )
     else:
         segment.sorted_array.CopyFrom(encoded_array(ids))
+    return segment
+
+
+def segment_of_values(values: np.ndarray) -> rowids_pb2.U64Segment:
+    """``values`` as one segment, as pylance makes one from a list of values (lineage
+    spans, the ids of a fragment completed at commit): a range when they run without
+    a gap, else the smallest by its estimate of a range with holes (4 bytes a hole), a range
+    with a bitmap (a bit a slot) and a sorted array (2 bytes a value), ties going in
+    that order; an array when they are not sorted."""
+    segment = rowids_pb2.U64Segment()
+    if not len(values):
+        segment.range.start = segment.range.end = 0
+        return segment
+    if not bool(np.all(values[1:] > values[:-1])):
+        segment.array.CopyFrom(encoded_array(values))
+        return segment
+    low, high = int(values[0]), int(values[-1])
+    slots = high - low + 1
+    holes = slots - len(values)
+    if not holes:
+        segment.range.start, segment.range.end = low, high + 1
+        return segment
+    sizes = (4 * holes, (slots + 7) // 8, 2 * len(values))
+    if sizes[0] == min(sizes):
+        missing = np.setdiff1d(np.arange(low, high + 1, dtype=np.uint64), values)
+        segment.range_with_holes.start, segment.range_with_holes.end = low, high + 1
+        segment.range_with_holes.holes.CopyFrom(encoded_array(missing))
+    elif sizes[1] == min(sizes):
+        bits = np.zeros(slots, dtype=bool)
+        bits[(values - np.uint64(low)).astype(np.int64)] = True
+        segment.range_with_bitmap.start, segment.range_with_bitmap.end = low, high + 1
+        segment.range_with_bitmap.bitmap = np.packbits(bits, bitorder="little").tobytes()
+    else:
+        segment.sorted_array.CopyFrom(encoded_array(values))
     return segment
 
 

@@ -370,7 +370,8 @@ def _matched_rows(
             f"({row_address.describe(unique[counts > 1][0])}); each target row may be updated "
             "by one source row only"
         )
-    return pairs, none
+    # Updated rows are written in the table's order, as pylance writes them.
+    return pairs.take(np.argsort(addresses, kind="stable")), none
 
 
 def _where_condition(
@@ -459,25 +460,21 @@ def _new_rows(
 def _write_new_rows(
     store: DatasetStore, manifest: Manifest, rows: pa.Table, replaced: np.ndarray
 ) -> list[Fragment]:
-    """Write the updated rows (the first ``len(replaced)``) then the inserted ones.
-    With stable row ids an updated row keeps its id and an inserted one gets a new id
-    at commit, so the two go to fragments of their own."""
-    version = manifest.data_storage_version
-    if not manifest.stable_row_ids:
-        return write_fragment_files(store, rows.to_reader(), manifest.schema, version)
-    moved = write_fragment_files(
-        store, rows.slice(0, len(replaced)).to_reader(), manifest.schema, version
+    """Write the updated rows (the first ``len(replaced)``) then the inserted ones, in
+    one stream as pylance does.  With stable row ids an updated row keeps its id and
+    creation version; an inserted one gets a new id at commit (``lineage.carried``)."""
+    written = write_fragment_files(
+        store, rows.to_reader(), manifest.schema, manifest.data_storage_version
     )
+    if not manifest.stable_row_ids:
+        return written
     try:
         ids = row_ids_at(store, manifest, replaced)
-        moved = lineage.carried(moved, ids, created_at(store, manifest, replaced))
-        inserted = write_fragment_files(
-            store, rows.slice(len(replaced)).to_reader(), manifest.schema, version
-        )
+        created = created_at(store, manifest, replaced)
+        return lineage.carried(written, ids, created, then_new=True)
     except BaseException:
-        discard_data_files(store, moved)
+        discard_data_files(store, written)
         raise
-    return moved + inserted
 
 
 def rows_at(
