@@ -51,6 +51,7 @@ from lancelet.dataset.read.fragment_reader import FragmentReader
 from lancelet.dataset.read.index_plan import usable_indices
 from lancelet.dataset.read.projection import ROW_ADDRESS, ROW_ID
 from lancelet.dataset.read.row_columns import with_row_columns
+from lancelet.dataset.read.run_filter import kept_by_runs
 from lancelet.dataset.read.scanner import LanceScanner, live_mask, live_rows
 from lancelet.dataset.read.take import created_at, row_ids_at
 from lancelet.dataset.versions import changes
@@ -413,6 +414,10 @@ class FragmentRows:
     ) -> tuple[pa.Table, np.ndarray]:
         """The ``tested`` columns of the live rows among ``[start, stop)`` the filter
         keeps, and those rows' physical offsets (uint32)."""
+        if predicate is not None and len(tested) == 1:
+            found = kept_by_runs(self._reader, tested[0], start, stop, predicate)
+            if found is not None:
+                return found
         table = self._reader.read(tested, start, stop)
         offsets = np.arange(start, stop, dtype=np.uint32)
         live = live_mask(self._reader, start, stop)

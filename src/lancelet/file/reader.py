@@ -40,6 +40,7 @@ from lancelet.file.v2_0.layout import (
 )
 from lancelet.file.v2_1.read import fields as fields21
 from lancelet.file.v2_1.read import layout as layout21
+from lancelet.file.v2_1.read import runs as runs21
 from lancelet.file.v2_1.read.shape import SHAPES, ColumnShape
 from lancelet.io import FileIO, InputFile, LocalInputFile
 from lancelet.io.fileio import file_io_for
@@ -561,6 +562,23 @@ class LanceFileReader:
                 yield pa.RecordBatch.from_arrays(arrays, schema=schema)
 
         return ReaderResults(schema, batches, table)
+
+    def read_runs(self, column: str, start: int, end: int) -> runs21.Runs | None:
+        """Rows ``[start, end)`` of top-level ``column`` as the runs its pages store
+        (values and lengths, see :mod:`.v2_1.read.runs`); None unless it is a plain
+        leaf stored as runs there (then read the rows)."""
+        if not self.structural:
+            return None  # formats 0.1 and 2.0 store no mini-block runs
+        node = next((n for n in self._nodes if n.field.name == column), None)
+        if (
+            not isinstance(node, layout21.Node)
+            or node.kind is not layout21.Kind.LEAF
+            or node.column is None
+            or storage_schema(pa.schema([node.field])).field(0) != node.field
+            or pa.types.is_dictionary(node.field.type)
+        ):
+            return None
+        return runs21.leaf_runs(self._leaves[node.column], start, end)
 
     def plain_leaves(self) -> list[fields21.LeafColumn] | None:
         """The leaf column of each top-level column, for takes across files (see

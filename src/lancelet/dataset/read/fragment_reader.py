@@ -182,6 +182,20 @@ class FragmentReader:
 
         return self._assemble(names, stop - start, fetch)
 
+    def read_runs(self, name: str, start: int, stop: int) -> tuple[pa.Table, np.ndarray] | None:
+        """Column ``name`` of physical rows ``[start, stop)`` as the runs its file stores:
+        a table of that column holding each run's value, and the runs' lengths; None
+        where the file stores them otherwise."""
+        ((field, location),) = self._columns([name])
+        if location is None:
+            return None
+        found = self._file(location[0]).read_runs(location[1], start, stop)
+        if found is None:
+            return None
+        values, lengths = found
+        array = self._converted(pa.chunked_array([values]), location[2], field)
+        return pa.Table.from_arrays([array], schema=pa.schema([field])), lengths
+
     def take(self, names: Sequence[str], rows: np.ndarray) -> pa.Table:
         """Columns ``names`` of the given physical rows, in the given order."""
 
@@ -302,3 +316,15 @@ def _fits(stored: pa.DataType, wanted: pa.DataType) -> bool:
             sizes_match = getattr(stored, "list_size", 0) == getattr(wanted, "list_size", 0)
             return sizes_match and _fits(stored.value_type, wanted.value_type)
     return False
+
+
+def live_mask(reader: FragmentReader, start: int, stop: int) -> np.ndarray | None:
+    """Which of a fragment's physical rows ``[start, stop)`` are not deleted (None
+    when all of them)."""
+    deleted = reader.deleted
+    dead = deleted[(deleted >= start) & (deleted < stop)]
+    if not len(dead):
+        return None
+    keep = np.ones(stop - start, dtype=bool)
+    keep[dead.astype(np.int64) - start] = False
+    return keep

@@ -21,7 +21,7 @@ from lancelet._arrow import cast as arrow_cast
 from lancelet.dataset.read.arrow_scanner import ArrowScanner
 from lancelet.dataset.read.batches import coalesced, has_dictionary
 from lancelet.dataset.read.blob import DEFAULT_BLOB_BUFFER_SIZE, BlobFile, take_blobs
-from lancelet.dataset.read.fragment_reader import FragmentReader
+from lancelet.dataset.read.fragment_reader import FragmentReader, live_mask
 from lancelet.dataset.read.index_plan import index_candidates, searches_logged
 from lancelet.dataset.read.ordering import ColumnOrdering, check_columns, sorted_table
 from lancelet.dataset.read.plan import ScanFacts, ScanMetrics, analyze, explain
@@ -37,6 +37,7 @@ from lancelet.dataset.read.projection import (
     with_specials,
 )
 from lancelet.dataset.read.row_columns import live_rows_before, row_offsets, with_row_columns
+from lancelet.dataset.read.run_filter import probed_by_runs
 from lancelet.dataset.read.scan_stats import ScanRecorder, ScanStatistics
 from lancelet.dataset.read.staged_filter import (
     Stage,
@@ -106,18 +107,6 @@ def live_rows(
         table = with_row_columns(reader, table, np.arange(start, stop, dtype=np.uint32))
     keep = live_mask(reader, start, stop)
     return table if keep is None else table.filter(pa.array(keep))
-
-
-def live_mask(reader: FragmentReader, start: int, stop: int) -> np.ndarray | None:
-    """Which of a fragment's physical rows ``[start, stop)`` are not deleted (None
-    when all of them)."""
-    deleted = reader.deleted
-    dead = deleted[(deleted >= start) & (deleted < stop)]
-    if not len(dead):
-        return None
-    keep = np.ones(stop - start, dtype=bool)
-    keep[dead.astype(np.int64) - start] = False
-    return keep
 
 
 def _ranges(rows: int, step: int, candidates: np.ndarray | None) -> list[tuple[int, int]]:
@@ -512,11 +501,20 @@ class LanceScanner(ArrowScanner):
                 reader, stages, self._filter, span, live, _OFFSET
             )
         else:
-            table = reader.read(probe, start, stop)
-            offsets = pa.array(np.arange(start, stop, dtype=np.uint32))
-            table = self._live(reader, table.append_column(_OFFSET, offsets), start, stop)
-            table = self._apply_filter(table)
+            found, parsed = None, self._parsed_filter
+            plain = not (self._needs_address() or self._include_deleted)
+            if plain and parsed is not None and len(probe) == 1:
+                found = probed_by_runs(reader, probe, (start, stop), parsed.tree, _OFFSET)
+            table = self._probed(reader, probe, start, stop) if found is None else found
         return attach(reader, table, late, (start, stop), _OFFSET).drop_columns([_OFFSET])
+
+    def _probed(self, reader: FragmentReader, probe: list[str], start: int, stop: int) -> pa.Table:
+        """The ``probe`` columns of the live rows of ``[start, stop)`` the filter keeps,
+        with their offsets: read for every row, then filtered."""
+        table = reader.read(probe, start, stop)
+        offsets = pa.array(np.arange(start, stop, dtype=np.uint32))
+        table = self._live(reader, table.append_column(_OFFSET, offsets), start, stop)
+        return self._apply_filter(table)
 
     def _read_stages(self, rows: int) -> list[Stage] | None:
         """The filter's stages when a range of ``rows`` rows reads their columns stage by

@@ -87,16 +87,47 @@ def decode_rle_chunks(
     what: str,
     strict: bool = False,
 ) -> npt.NDArray[np.unsignedinteger]:
-    """Expand the runs of many chunks at once.
+    """Expand the runs of many chunks at once: every chunk's values, concatenated,
+    as unsigned integers of ``bits_per_value`` bits (``.view`` them as the column's
+    type).  The arguments are those of :func:`rle_chunk_runs`."""
+    values, lengths = rle_chunk_runs(
+        data,
+        value_starts,
+        value_sizes,
+        length_starts,
+        length_sizes,
+        counts,
+        bits_per_value,
+        length_bits=length_bits,
+        what=what,
+        strict=strict,
+    )
+    return expanded(values, lengths)
+
+
+def rle_chunk_runs(
+    data: Bytes,
+    value_starts: npt.ArrayLike,
+    value_sizes: npt.ArrayLike,
+    length_starts: npt.ArrayLike,
+    length_sizes: npt.ArrayLike,
+    counts: npt.ArrayLike,
+    bits_per_value: int,
+    *,
+    length_bits: int = 8,
+    what: str,
+    strict: bool = False,
+) -> tuple[npt.NDArray[np.unsignedinteger], IntArray]:
+    """The runs of many chunks, not expanded: their values and lengths (int64), the
+    lengths checked to cover each chunk's values exactly.
 
     Chunk ``i`` keeps its run values in ``data[value_starts[i]:][:value_sizes[i]]`` and
     its run lengths in ``data[length_starts[i]:][:length_sizes[i]]`` (flat, already
-    freed of any child compression) and decodes to ``counts[i]`` values.  The result is
-    every chunk's values, concatenated, as unsigned integers of ``bits_per_value`` bits
-    (``.view`` them as the column's type).  ``strict`` refuses a last run that reaches
-    past its chunk (block data); otherwise, in a chunk of a power of two values, it is
-    clipped, as legacy writers require.
-    ``what`` names the file, column and page in errors.
+    freed of any child compression) and decodes to ``counts[i]`` values; run values
+    are unsigned integers of ``bits_per_value`` bits.  ``strict`` refuses a last run
+    that reaches past its chunk (block data); otherwise, in a chunk of a power of two
+    values, it is clipped, as legacy writers require.  ``what`` names the file,
+    column and page in errors.
     """
     _check_widths(bits_per_value, length_bits, what)
     raw = as_bytes(data)
@@ -112,19 +143,19 @@ def decode_rle_chunks(
     values = concat_ranges(raw, c_starts, c_sizes).view(_unsigned(bits_per_value))
     lengths = concat_ranges(raw, l_starts, l_sizes).view(_unsigned(length_bits)).astype(np.int64)
     _fit_runs(lengths, runs, want, strict, what)
-    return _expanded(values, lengths)
+    return values, lengths
 
 
-def _expanded(
+def expanded(
     values: npt.NDArray[np.unsignedinteger], lengths: IntArray
 ) -> npt.NDArray[np.unsignedinteger]:
     """Each value repeated its run's length (not negative), in order."""
     if not jit.enabled() or len(values) < _COMPILED_MIN_RUNS:
         out: npt.NDArray[np.unsignedinteger] = np.repeat(values, lengths)
         return out
-    expanded = np.empty(int(lengths.sum()), dtype=values.dtype)
-    run_kernels.expand_runs(values, lengths, expanded)
-    return expanded
+    out = np.empty(int(lengths.sum()), dtype=values.dtype)
+    run_kernels.expand_runs(values, lengths, out)
+    return out
 
 
 def _run_counts(

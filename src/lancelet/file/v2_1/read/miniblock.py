@@ -81,6 +81,17 @@ class _Decoded:
 
 
 @dataclass(frozen=True)
+class ChunkPieces:
+    """Where the buffers of some chunks lie: per chunk, its level entries, the start
+    and size of each level buffer (repetition first), and its value buffers."""
+
+    num_levels: I64
+    level_starts: list[I64]
+    level_sizes: list[I64]
+    values: list[Slices]
+
+
+@dataclass(frozen=True)
 class _Raw:
     """:class:`_Decoded` before its values become Arrow."""
 
@@ -280,22 +291,9 @@ class MiniBlockPage:
             return dictionary_array(values, self._decoded_dictionary(shared), self.dtype, None)
         return to_arrow(values, self.dtype)
 
-    def _decode_raw(
-        self,
-        data: U8,
-        starts: I64,
-        sizes: I64,
-        counts: I64,
-        select: I64 | None = None,
-        values_codec: MiniBlockCodec | None = None,
-    ) -> _Raw:
-        """Chunks at ``starts`` of ``data`` (their sizes and value counts given), decoded
-        with this page's codecs but not yet made Arrow; any page with the same
-        :attr:`batch_key` decodes the same way (FSST values up to their expansion,
-        each page with its own symbol table), so chunks of several pages may come in
-        one batch.  With ``select`` (positions among the chunks' values), the values
-        are only those; codecs that can leave the others undecoded do.
-        ``values_codec``: decode the values with it instead of the page's."""
+    def chunk_pieces(self, data: U8, starts: I64, sizes: I64) -> ChunkPieces:
+        """The buffers of the chunks at ``starts`` of ``data`` (of ``sizes`` bytes),
+        found from their headers and checked to fill each chunk."""
         nbuf = int(self.layout.num_buffers)
         big = 4 if self.layout.has_large_chunk else 2
         small_fields = 1 + int(self.has_rep) + int(self.has_def)
@@ -318,8 +316,29 @@ class MiniBlockPage:
             pos = pos + pad(size)
         if bool(np.any(pos - starts != sizes)):
             raise CorruptFileError("a chunk's buffer sizes do not add up to the chunk's size")
+        return ChunkPieces(num_levels, level_starts_in_chunk, level_sizes, value_slices)
+
+    def _decode_raw(
+        self,
+        data: U8,
+        starts: I64,
+        sizes: I64,
+        counts: I64,
+        select: I64 | None = None,
+        values_codec: MiniBlockCodec | None = None,
+    ) -> _Raw:
+        """Chunks at ``starts`` of ``data`` (their sizes and value counts given), decoded
+        with this page's codecs but not yet made Arrow; any page with the same
+        :attr:`batch_key` decodes the same way (FSST values up to their expansion,
+        each page with its own symbol table), so chunks of several pages may come in
+        one batch.  With ``select`` (positions among the chunks' values), the values
+        are only those; codecs that can leave the others undecoded do.
+        ``values_codec``: decode the values with it instead of the page's."""
+        pieces = self.chunk_pieces(data, starts, sizes)
+        num_levels, level_starts_in_chunk = pieces.num_levels, pieces.level_starts
+        value_slices = pieces.values
         rep = defs = None
-        levels = level_sizes.copy()
+        levels = list(pieces.level_sizes)
         if (self.has_rep or self.has_def) and bool(np.any(num_levels < counts)):
             raise CorruptFileError("a chunk has fewer level entries than values")
         if self.rep_codec is not None:

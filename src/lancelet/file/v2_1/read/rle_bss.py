@@ -55,9 +55,15 @@ class RleMiniBlock:
     num_buffers: int = 2
 
     def decode(self, buffers: Sequence[Slices], counts: I64) -> Values:
+        values, lengths = self.runs(buffers, counts)
+        out = rle.expanded(values, lengths)
+        return Fixed(np.ascontiguousarray(out).view(np.uint8), self.bits, len(out))
+
+    def runs(self, buffers: Sequence[Slices], counts: I64) -> tuple[np.ndarray, I64]:
+        """The chunks' runs, not expanded: values (unsigned, ``bits`` wide) and lengths."""
         values, lengths = buffers
         data, value_starts, length_starts = shared_base(values, lengths)
-        out = rle.decode_rle_chunks(
+        return rle.rle_chunk_runs(
             data,
             value_starts,
             values.sizes,
@@ -68,7 +74,6 @@ class RleMiniBlock:
             length_bits=self.length_bits,
             what="run-length encoded values",
         )
-        return Fixed(np.ascontiguousarray(out).view(np.uint8), self.bits, len(out))
 
     def pick(self, buffers: Sequence[U8], count: int, index: I64) -> Values | None:
         if self.bits not in rle.VALUE_BITS or self.length_bits not in rle.LENGTH_BITS:
