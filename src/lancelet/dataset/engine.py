@@ -47,12 +47,12 @@ from lancelet.dataset.mutate.delete import delete_addresses, discard_deletions
 from lancelet.dataset.mutate.merge_insert import KeySet
 from lancelet.dataset.mutate.schema_ops import extend_schema
 from lancelet.dataset.read import frag_reuse
-from lancelet.dataset.read.fragment_reader import FragmentReader
+from lancelet.dataset.read.fragment_reader import FragmentReader, live_mask
 from lancelet.dataset.read.index_plan import usable_indices
 from lancelet.dataset.read.projection import ROW_ADDRESS, ROW_ID
 from lancelet.dataset.read.row_columns import with_row_columns
 from lancelet.dataset.read.run_filter import kept_by_runs
-from lancelet.dataset.read.scanner import LanceScanner, live_mask, live_rows
+from lancelet.dataset.read.scanner import LanceScanner, live_rows
 from lancelet.dataset.read.take import created_at, row_ids_at
 from lancelet.dataset.versions import changes
 from lancelet.dataset.versions.changes import ChangeKind, VersionChange, schema_shape

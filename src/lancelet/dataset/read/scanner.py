@@ -67,7 +67,6 @@ __all__ = [
     "ROW_ADDRESS",
     "ROW_ID",
     "LanceScanner",
-    "live_mask",
     "live_rows",
     "with_row_columns",
 ]

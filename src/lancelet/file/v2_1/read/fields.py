@@ -145,6 +145,16 @@ class LeafColumn:
         last = int(np.searchsorted(self.starts, end, side="left"))
         return range(max(first, 0), min(last, len(self.info.pages)))
 
+    def page_spans(self, start: int, end: int) -> list[tuple[int, int, int]]:
+        """Each page holding rows of ``[start, end)``, with those rows' span in it."""
+        spans = []
+        for page_no in self.pages_for(start, end):
+            first = int(self.starts[page_no])
+            lo, hi = max(start - first, 0), min(end, int(self.starts[page_no + 1])) - first
+            if hi > lo:
+                spans.append((page_no, lo, hi))
+        return spans
+
     # -- rows of the leaf ------------------------------------------------------------
 
     def read(self, start: int, end: int) -> list[LeafRows]:
@@ -159,17 +169,13 @@ class LeafColumn:
         writer's default for a fragment of a few hundred thousand rows) does not
         decode on one thread while the others wait."""
         jobs: list[Callable[[], LeafRows]] = []
-        for page_no in self.pages_for(start, end):
-            first = int(self.starts[page_no])
-            lo, hi = max(start - first, 0), min(end, int(self.starts[page_no + 1])) - first
-            if hi <= lo:
-                continue
+        for page_no, lo, hi in self.page_spans(start, end):
             pieces = _pieces(lo, hi) if split else [(lo, hi)]
             if len(pieces) > 1:
                 self.decoder(page_no)  # made here, not by two jobs at once
             # A read through the page's last row is done with its bytes once all its
             # pieces are (a scan reads pages in order; a later read maps them again).
-            last = hi == int(self.starts[page_no + 1]) - first
+            last = hi == int(self.starts[page_no + 1] - self.starts[page_no])
             done = _Countdown(len(pieces), partial(self._release_page, page_no)) if last else None
             jobs.extend(partial(self._page_rows, page_no, a, b, done) for a, b in pieces)
         return jobs

@@ -416,10 +416,9 @@ class MiniBlockPage:
         if start == end:
             return self._page(*self._empty())
         if not self.has_rep:
-            c0 = int(np.searchsorted(self.item_starts, start, side="right")) - 1
-            c1 = int(np.searchsorted(self.item_starts, end, side="left"))
-            decoded = self._decode(np.arange(c0, c1, dtype=np.int64))
-            lo = start - int(self.item_starts[c0])
+            ids = self.chunks_holding(start, end)
+            decoded = self._decode(ids)
+            lo = start - int(self.item_starts[ids[0]])
             hi = lo + (end - start)
             return self._page(None, _cut(decoded.defs, lo, hi), decoded.values.slice(lo, hi - lo))
         ids, row0 = self._chunks_for_range(start, end)
@@ -429,6 +428,13 @@ class MiniBlockPage:
         lo = int(positions[first])
         hi = int(positions[end - row0]) if end - row0 < len(positions) else decoded.num_levels
         return self._levels_range(decoded, lo, hi)
+
+    def chunks_holding(self, start: int, end: int) -> I64:
+        """The chunks holding values ``[start, end)`` of a page without lists (not
+        empty: ``start < end``)."""
+        c0 = int(np.searchsorted(self.item_starts, start, side="right")) - 1
+        c1 = int(np.searchsorted(self.item_starts, end, side="left"))
+        return np.arange(c0, c1, dtype=np.int64)
 
     def _chunks_for_range(self, start: int, end: int) -> tuple[I64, int]:
         if not self.indexed:

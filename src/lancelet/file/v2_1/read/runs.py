@@ -32,11 +32,7 @@ def leaf_runs(leaf: LeafColumn, start: int, end: int) -> Runs | None:
     stores them as runs."""
     values: list[pa.Array] = []
     lengths: list[I64] = []
-    for page_no in leaf.pages_for(start, end):
-        first = int(leaf.starts[page_no])
-        lo, hi = max(start - first, 0), min(end, int(leaf.starts[page_no + 1])) - first
-        if hi <= lo:
-            continue
+    for page_no, lo, hi in leaf.page_spans(start, end):
         page = leaf.decoder(page_no)
         if not _stores_runs(page):
             return None
@@ -65,9 +61,8 @@ def _page_runs(page: MiniBlockPage, lo: int, hi: int) -> Runs:
     """Values ``[lo, hi)`` of the page as runs (a run cut by either end shortened)."""
     codec = page.value_codec
     assert isinstance(codec, RleMiniBlock)
-    c0 = int(np.searchsorted(page.item_starts, lo, side="right")) - 1
-    c1 = int(np.searchsorted(page.item_starts, hi, side="left"))
-    ids = np.arange(c0, c1, dtype=np.int64)
+    ids = page.chunks_holding(lo, hi)
+    c0 = int(ids[0])
     data, starts = page._chunk_data(ids)
     pieces = page.chunk_pieces(data, starts, page.sizes[ids])
     raw, lengths = codec.runs(pieces.values, page.counts[ids])
