@@ -91,10 +91,15 @@ docs: $(STAMP)
 SECOND_RUN_SKIPS := --ignore=tests/dataset/test_optimize_vector_index.py \
 	--ignore=tests/dataset/test_retrain_vector_index.py \
 	--ignore=tests/dataset/test_compaction_vector_index.py
+# Each run spreads its test files over TEST_WORKERS processes (pytest-xdist); a file's
+# tests stay in one process, so its module fixtures (a Spark session, a server) are
+# made once.  TEST_WORKERS=0 runs them in this process.
+TEST_WORKERS ?= 2
+PYTEST := $(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile
 unit: $(STAMP) $(BRIDGE_JAR)
-	$(BIN)/pytest -q --durations=20
-	LANCELET_TEST_STORAGE_VERSION=2.0 LANCELET_TEST_STORAGE_BACKEND=memory $(BIN)/pytest -q tests/dataset $(SECOND_RUN_SKIPS)
-	LANCELET_JIT=0 $(BIN)/pytest -q tests/file
+	$(PYTEST) --durations=20
+	LANCELET_TEST_STORAGE_VERSION=2.0 LANCELET_TEST_STORAGE_BACKEND=memory $(PYTEST) tests/dataset $(SECOND_RUN_SKIPS)
+	LANCELET_JIT=0 $(PYTEST) tests/file
 
 # Regenerate src/lancelet/_proto from protos/*.proto.
 protos: $(STAMP)

@@ -75,7 +75,13 @@ def _parameters(fn: Callable[..., Any]) -> set[str]:
     }
 
 
-@pytest.mark.parametrize(("theirs", "ours", "call"), SIGNATURES, ids=lambda x: str(x)[:40])
+@pytest.mark.parametrize(
+    ("theirs", "ours", "call"),
+    SIGNATURES,
+    # Named, not by their reprs: a function's repr holds its address, which differs
+    # between the processes that collect the tests.
+    ids=lambda x: getattr(x, "__qualname__", str(x)),
+)
 def test_every_pylance_keyword_is_known(
     theirs: Callable[..., Any], ours: Callable[..., Any], call: str
 ) -> None:
