@@ -3,7 +3,7 @@
 A compaction reads the live rows of a hundred small files written alike; read one
 by one, each file's pages cost their own decoding set-up and calls.  Here each
 column's pages of all the files are decoded together where their encodings agree
-(see :func:`.v2_1.read.fields.take_across`), which is what makes small files cheap.
+(see :func:`.v2_1.read.across.take_across`), which is what makes small files cheap.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ import pyarrow as pa
 from lancelet.errors import FileRowOutOfRangeError
 from lancelet.file.parallel import map_columns
 from lancelet.file.reader import LanceFileReader
-from lancelet.file.v2_1.read.fields import LeafColumn, take_across
+from lancelet.file.v2_1.read.across import take_across
+from lancelet.file.v2_1.read.fields import LeafColumn
 
 __all__ = ["take_from_files"]
 

@@ -43,6 +43,16 @@ _PLAIN = (pb.REPDEF_ALL_VALID_ITEM,)
 # are multiples of the alignment, so that batches cut from them stay whole.
 _PIECE_ROWS = 64 * 1024
 _PIECE_ALIGN = 8192
+# What a batch of pages decoded together may raise when one of them is damaged: the
+# pages are then read one by one, whose errors name the page.
+BATCH_ERRORS = (
+    LanceFileError,
+    pa.ArrowInvalid,
+    pa.ArrowIndexError,
+    IndexError,
+    ValueError,
+    OverflowError,
+)
 
 
 class _Countdown:
@@ -184,7 +194,7 @@ class LeafColumn:
         self, page_no: int, lo: int, hi: int, done: _Countdown | None = None
     ) -> LeafRows:
         page = self.decoder(page_no).read(lo, hi)
-        rows = self._rows_of(page, hi - lo, page_no)
+        rows = self.rows_of(page, hi - lo, page_no)
         if done is not None:
             done.count_down()
         return rows
@@ -201,7 +211,7 @@ class LeafColumn:
         if 0 <= at < len(self.info.pages) and int(rows[-1]) < int(self.starts[at + 1]):
             # All in one page (a small take, or a column of one page).
             page = self.decoder(at).take(rows - self.starts[at] if at else rows)
-            return [self._rows_of(page, len(rows), at)]
+            return [self.rows_of(page, len(rows), at)]
         wanted = self.by_page(rows)
         out = []
         for run in self._runs(list(wanted)):
@@ -213,7 +223,7 @@ class LeafColumn:
                 continue
             for page_no in run:
                 page = self.decoder(page_no).take(wanted[page_no])
-                out.append(self._rows_of(page, len(wanted[page_no]), page_no))
+                out.append(self.rows_of(page, len(wanted[page_no]), page_no))
         return out
 
     def by_page(self, rows: I64) -> dict[int, I64]:
@@ -330,18 +340,11 @@ class LeafColumn:
             page = page_batches.take_pages(
                 [d for d in decoders if isinstance(d, MiniBlockPage)], rows
             )
-            return self._rows_of(page, sum(len(r) for r in rows), run[0])
-        except (
-            LanceFileError,
-            pa.ArrowInvalid,
-            pa.ArrowIndexError,
-            IndexError,
-            ValueError,
-            OverflowError,
-        ):
+            return self.rows_of(page, sum(len(r) for r in rows), run[0])
+        except BATCH_ERRORS:
             return None
 
-    def _rows_of(self, page: LevelledPage, rows: int, page_no: int) -> LeafRows:
+    def rows_of(self, page: LevelledPage, rows: int, page_no: int) -> LeafRows:
         if (
             page.rep is None
             and page.defs is None
@@ -640,65 +643,3 @@ def _fetched(rows: I64, num_rows: int, size: int, piece: float, gap: int) -> flo
 
 def _values_of(job: Callable[[], LeafRows]) -> list[pa.Array]:
     return [job().values]
-
-
-def take_across(leaves: Sequence[LeafColumn], rows: Sequence[I64]) -> pa.Array:
-    """Rows ``rows[i]`` (sorted, unique, not all empty) of ``leaves[i]``, one
-    top-level leaf column of each of several files, back to back.  Mini-block pages
-    that decode alike (the same :attr:`~.miniblock.MiniBlockPage.batch_key`) are
-    decoded in one batch, whichever file they are in: a compaction's hundred small
-    files cost little more than one.  A batch that fails is read again page by
-    page, whose errors name the damaged page."""
-    if any(leaf.lineage != (Kind.LEAF,) for leaf in leaves):
-        raise ValueError("take_across reads top-level leaf columns only")
-    parts: list[pa.Array] = []
-    pending: list[tuple[LeafColumn, int, I64]] = []
-    pending_key: bytes | None = None  # the batch key of the last page pending
-    for leaf, wanted in zip(leaves, rows, strict=True):
-        for page_no, local in _by_page(leaf, wanted).items():
-            decoder = leaf.decoder(page_no)
-            key = decoder.batch_key if isinstance(decoder, MiniBlockPage) else None
-            if pending and (key is None or key != pending_key):
-                parts.extend(_take_run(pending))
-                pending = []
-            pending.append((leaf, page_no, local))
-            pending_key = key
-    parts.extend(_take_run(pending))
-    if not parts:
-        raise ValueError("take_across needs some rows")
-    return parts[0] if len(parts) == 1 else concat_pages(parts)
-
-
-def _by_page(leaf: LeafColumn, rows: I64) -> dict[int, I64]:
-    if len(leaf.info.pages) == 1 and len(rows):  # a small file's column: no search
-        return {0: rows}
-    return leaf.by_page(rows) if len(rows) else {}
-
-
-def _take_run(run: list[tuple[LeafColumn, int, I64]]) -> list[pa.Array]:
-    """The rows of a run of pages (of one or several files) that decode alike."""
-    if len(run) > 1:
-        pages = [leaf.decoder(page_no) for leaf, page_no, _ in run]
-        try:
-            batch = page_batches.take_pages(
-                [p for p in pages if isinstance(p, MiniBlockPage)], [r for _, _, r in run]
-            )
-            leaf, page_no, _ = run[0]
-            return [leaf._rows_of(batch, sum(len(r) for _, _, r in run), page_no).values]
-        except (LanceFileError, pa.ArrowInvalid, pa.ArrowIndexError, *_READ_ERRORS):
-            pass  # read again page by page below, to name the page at fault
-    return [_take_page(leaf, page_no, local) for leaf, page_no, local in run]
-
-
-def _take_page(leaf: LeafColumn, page_no: int, local: I64) -> pa.Array:
-    decoder = leaf.decoder(page_no)
-    count = decoder.num_rows
-    if 2 * len(local) <= count:
-        return leaf._rows_of(decoder.take(local), len(local), page_no).values
-    # Most of the page: decoding it whole and dropping the few rows not wanted costs
-    # less than picking the others chunk by chunk.
-    whole = leaf._rows_of(decoder.read(0, count), count, page_no).values
-    return whole if len(local) == count else whole.take(pa.array(local))
-
-
-_READ_ERRORS = (IndexError, ValueError, OverflowError)

@@ -136,14 +136,14 @@ class MiniBlockPage:
                 f"the page has {len(buffers)} buffers, {plan.num_page_buffers} expected"
             )
         # The chunks, read as they are decoded; the other buffers were read whole.
-        self._chunk_buffer = buffers[1]
+        self.chunk_buffer = buffers[1]
         self._dict_buffer = _read(buffers[2]) if plan.has_dict else None
         self._chunks(_read(buffers[0]))
         self._row_index(_read(buffers[-1]) if plan.depth > 0 else None, plan.depth)
 
     def _chunks(self, meta: U8) -> None:
         word = 4 if self.layout.has_large_chunk else 2
-        items, size = int(self.layout.num_items), len(self._chunk_buffer)
+        items, size = int(self.layout.num_items), len(self.chunk_buffer)
         table = chunk_table(meta.tobytes(), word, items, size)
         self.sizes, self.offsets, self.counts, self.item_starts = table
 
@@ -268,17 +268,17 @@ class MiniBlockPage:
 
     # -- decoding chunks --------------------------------------------------------------
 
-    def _chunk_data(self, ids: I64) -> tuple[U8, I64]:
+    def chunk_data(self, ids: I64) -> tuple[U8, I64]:
         """The bytes of chunks ``ids`` (ascending) and where each starts in them."""
-        return gather(self._chunk_buffer, self.offsets[ids], self.sizes[ids])
+        return gather(self.chunk_buffer, self.offsets[ids], self.sizes[ids])
 
     def _decode(self, ids: I64) -> _Decoded:
-        raw = self._decode_raw(*self._chunk_data(ids), self.sizes[ids], self.counts[ids])
+        raw = self.decode_raw(*self.chunk_data(ids), self.sizes[ids], self.counts[ids])
         return _Decoded(
-            raw.rep, raw.defs, self._to_arrow(raw.values), raw.level_starts, raw.num_levels
+            raw.rep, raw.defs, self.values_to_arrow(raw.values), raw.level_starts, raw.num_levels
         )
 
-    def _to_arrow(self, values: Values, few: bool = False) -> pa.Array:
+    def values_to_arrow(self, values: Values, few: bool = False) -> pa.Array:
         """``few``: values of a take, whose dictionary items may be decoded alone.  A
         range read decodes alone the items of a run much shorter than the dictionary
         (a BTREE index page of 4,096 sorted keys in a file page whose dictionary holds
@@ -318,7 +318,7 @@ class MiniBlockPage:
             raise CorruptFileError("a chunk's buffer sizes do not add up to the chunk's size")
         return ChunkPieces(num_levels, level_starts_in_chunk, level_sizes, value_slices)
 
-    def _decode_raw(
+    def decode_raw(
         self,
         data: U8,
         starts: I64,
@@ -404,7 +404,7 @@ class MiniBlockPage:
     def take(self, rows: np.ndarray) -> LevelledPage:
         return guarded(self.ref, lambda: self._take(np.asarray(rows, dtype=np.int64)))
 
-    def _page(
+    def levelled_page(
         self, rep: np.ndarray | None, defs: np.ndarray | None, values: pa.Array
     ) -> LevelledPage:
         check_levels(self.shape, rep, defs)
@@ -414,13 +414,15 @@ class MiniBlockPage:
         if not 0 <= start <= end <= self._rows:
             raise IndexError(f"rows [{start}, {end}) are outside the page's {self._rows}")
         if start == end:
-            return self._page(*self._empty())
+            return self.levelled_page(*self._empty())
         if not self.has_rep:
             ids = self.chunks_holding(start, end)
             decoded = self._decode(ids)
             lo = start - int(self.item_starts[ids[0]])
             hi = lo + (end - start)
-            return self._page(None, _cut(decoded.defs, lo, hi), decoded.values.slice(lo, hi - lo))
+            return self.levelled_page(
+                None, _cut(decoded.defs, lo, hi), decoded.values.slice(lo, hi - lo)
+            )
         ids, row0 = self._chunks_for_range(start, end)
         decoded = self._decode(ids)
         positions = self._row_starts(decoded, ids)
@@ -471,7 +473,7 @@ class MiniBlockPage:
         before: I64 = np.cumsum(vis) - vis
         v_lo = int(before[lo]) if lo < len(before) else int(vis.sum())
         v_hi = int(before[hi]) if hi < len(before) else int(vis.sum())
-        return self._page(
+        return self.levelled_page(
             _cut(decoded.rep, lo, hi),
             _cut(decoded.defs, lo, hi),
             decoded.values.slice(v_lo, v_hi - v_lo),
@@ -484,17 +486,17 @@ class MiniBlockPage:
 
     def _take(self, rows: I64) -> LevelledPage:
         if len(rows) == 0:
-            return self._page(*self._empty())
+            return self.levelled_page(*self._empty())
         if int(rows[0]) < 0 or int(rows[-1]) >= self._rows or bool((rows[1:] <= rows[:-1]).any()):
             raise IndexError(f"rows to take must be sorted, unique and inside {self._rows}")
         if not self.has_rep:
             few = self._take_few(rows) if self._pick is not None else None
             if few is not None:
                 return few
-            ids, local = self._flat_positions(rows, np.zeros(1, np.int64))
-            raw = self._decode_raw(*self._chunk_data(ids), self.sizes[ids], self.counts[ids], local)
+            ids, local = self.flat_positions(rows, np.zeros(1, np.int64))
+            raw = self.decode_raw(*self.chunk_data(ids), self.sizes[ids], self.counts[ids], local)
             defs = None if raw.defs is None else raw.defs[local]
-            return self._page(None, defs, self._to_arrow(raw.values, few=True))
+            return self.levelled_page(None, defs, self.values_to_arrow(raw.values, few=True))
         ids = self._chunks_for_rows(rows)
         decoded = self._decode(ids)
         positions = self._row_starts(decoded, ids)
@@ -512,7 +514,7 @@ class MiniBlockPage:
         vis = visible(self.shape, decoded.defs, decoded.num_levels)
         before = np.append(np.cumsum(vis) - vis, int(vis.sum()))
         value_picks = gather_ranges(before[lo], before[hi] - before[lo])
-        return self._page(
+        return self.levelled_page(
             None if decoded.rep is None else decoded.rep[picks],
             None if decoded.defs is None else decoded.defs[picks],
             decoded.values.take(pa.array(value_picks)),
@@ -555,7 +557,7 @@ class MiniBlockPage:
         chunk_starts = self.item_starts[first : last + 1]
         cuts = np.append(rows.searchsorted(chunk_starts), len(rows))
         holding = np.flatnonzero(cuts[1:] > cuts[:-1])  # chunks holding some of the rows
-        data, at = self._chunk_data(first + holding)
+        data, at = self.chunk_data(first + holding)
         view = memoryview(np.ascontiguousarray(data).data)
         parts: list[Values] = []
         levels: list[np.ndarray] = []
@@ -570,14 +572,14 @@ class MiniBlockPage:
         defs = None
         if self.has_def:
             defs = levels[0] if len(levels) == 1 else np.concatenate(levels)
-        return self._page(None, defs, self._to_arrow(concat_values(parts), few=True))
+        return self.levelled_page(None, defs, self.values_to_arrow(concat_values(parts), few=True))
 
     def _pick_chunk(
         self, chunk: int, local: I64, data: U8, view: memoryview, start: int
     ) -> tuple[Values, np.ndarray | None] | None:
         """Values (and definition levels) ``local`` of one chunk, whose bytes are at
         ``start`` of ``data`` (``view`` is its memoryview), checked as
-        :meth:`_decode_raw` checks it; None if any check fails."""
+        :meth:`decode_raw` checks it; None if any check fails."""
         assert self._pick is not None
         size = int(self.sizes[chunk])
         count = int(self.counts[chunk])
@@ -609,7 +611,7 @@ class MiniBlockPage:
         values = self._pick(buffers, count, local)
         return None if values is None else (values, defs)
 
-    def _flat_positions(self, rows: I64, first: I64) -> tuple[I64, I64]:
+    def flat_positions(self, rows: I64, first: I64) -> tuple[I64, I64]:
         """Without lists: the chunks holding ``rows`` and where each row lies among
         those chunks' values decoded back to back after ``first[0]`` others."""
         starts = self.item_starts
@@ -637,13 +639,13 @@ class MiniBlockPage:
     def chunk_ranges(self, rows: I64) -> list[tuple[int, int]]:
         """Where in the file lie the chunks a take of ``rows`` (sorted, unique) decodes,
         announced to an object store first so that only they are fetched."""
-        if not isinstance(self._chunk_buffer, PageBuffer) or not len(rows):
+        if not isinstance(self.chunk_buffer, PageBuffer) or not len(rows):
             return []
         if self.has_rep:
             ids = self._chunks_for_rows(rows)
         else:
             ids, _ = sorted_groups(np.searchsorted(self.item_starts, rows, side="right") - 1)
-        return self._chunk_buffer.ranges(self.offsets[ids], self.sizes[ids])
+        return self.chunk_buffer.ranges(self.offsets[ids], self.sizes[ids])
 
     def _chunks_for_rows(self, rows: I64) -> I64:
         n = len(self.counts)

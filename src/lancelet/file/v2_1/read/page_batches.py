@@ -55,9 +55,9 @@ def take_pages(pages: Sequence[MiniBlockPage], rows: Sequence[I64]) -> LevelledP
             done += page.num_rows
         else:
             counter = np.array([done], np.int64)
-            ids, local = page._flat_positions(wanted, counter)
+            ids, local = page.flat_positions(wanted, counter)
             done = int(counter[0])
-            data, at = page._chunk_data(ids)
+            data, at = page.chunk_data(ids)
             sizes.append(page.sizes[ids])
             counts.append(page.counts[ids])
             picks.append(local)
@@ -67,7 +67,7 @@ def take_pages(pages: Sequence[MiniBlockPage], rows: Sequence[I64]) -> LevelledP
     local = np.concatenate(picks)
     base = datas[0] if len(datas) == 1 else np.concatenate(datas)
     fsst = first.value_codec if isinstance(first.value_codec, FsstMiniBlock) else None
-    raw = first._decode_raw(
+    raw = first.decode_raw(
         base,
         np.concatenate(starts),
         np.concatenate(sizes),
@@ -78,7 +78,7 @@ def take_pages(pages: Sequence[MiniBlockPage], rows: Sequence[I64]) -> LevelledP
     defs = None if raw.defs is None else raw.defs[local]
     values = raw.values if fsst is None else _expand(pages, rows, raw.values)
     if first.dict_buffer is None:
-        return first._page(None, defs, to_arrow(values, first.dtype))
+        return first.levelled_page(None, defs, to_arrow(values, first.dtype))
     if (
         isinstance(values, Fixed)
         and not pa.types.is_dictionary(first.dtype)
@@ -91,13 +91,13 @@ def take_pages(pages: Sequence[MiniBlockPage], rows: Sequence[I64]) -> LevelledP
         # (which a page decodes alone, see _few_from_dictionary).
         items, held = _dictionaries(pages)
         joined = dictionaries_array(items, held, [len(r) for r in rows], values)
-        return first._page(None, defs, joined)
+        return first.levelled_page(None, defs, joined)
     parts, at_value = [], 0
     for page, wanted in zip(pages, rows, strict=True):
         part = take_values(values, np.arange(at_value, at_value + len(wanted)))
-        parts.append(page._to_arrow(part, few=True))
+        parts.append(page.values_to_arrow(part, few=True))
         at_value += len(wanted)
-    return first._page(None, defs, concat_pages(parts))
+    return first.levelled_page(None, defs, concat_pages(parts))
 
 
 def _every_chunk_wanted(page: MiniBlockPage, rows: I64) -> bool:
@@ -116,8 +116,8 @@ def _every_chunk_wanted(page: MiniBlockPage, rows: I64) -> bool:
 
 
 def _all_chunks(page: MiniBlockPage) -> tuple[U8, I64]:
-    """``page._chunk_data`` of every chunk: the chunk buffer, read as one range."""
-    chunks = page._chunk_buffer
+    """``page.chunk_data`` of every chunk: the chunk buffer, read as one range."""
+    chunks = page.chunk_buffer
     return chunks.whole() if isinstance(chunks, PageBuffer) else chunks, page.offsets
 
 

@@ -63,7 +63,7 @@ def _page_runs(page: MiniBlockPage, lo: int, hi: int) -> Runs:
     assert isinstance(codec, RleMiniBlock)
     ids = page.chunks_holding(lo, hi)
     c0 = int(ids[0])
-    data, starts = page._chunk_data(ids)
+    data, starts = page.chunk_data(ids)
     pieces = page.chunk_pieces(data, starts, page.sizes[ids])
     raw, lengths = codec.runs(pieces.values, page.counts[ids])
     # The chunks' values start at item_starts[c0]: cut the runs to [lo, hi) of the page.
@@ -80,5 +80,5 @@ def _page_runs(page: MiniBlockPage, lo: int, hi: int) -> Runs:
     picked = np.ascontiguousarray(raw[first : last + 1])
     # The runs' values as the page's rows would hold them (a dictionary's items where
     # the runs are of its indices).
-    values = page._to_arrow(Fixed(picked.view(np.uint8), codec.bits, len(picked)))
+    values = page.values_to_arrow(Fixed(picked.view(np.uint8), codec.bits, len(picked)))
     return values, cut
