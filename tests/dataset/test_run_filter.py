@@ -180,3 +180,42 @@ def test_scans_filter_on_runs_as_pylance_does(
         assert ours.sort_by("v").equals(theirs.sort_by("v")), sql
         assert ours.num_rows == _expected(table, sql, 0, table.num_rows, "v % 11 = 4").num_rows
     assert any(answered)
+
+
+def test_staged_filters_test_their_first_stage_on_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A filter of several conjuncts whose cheapest stage tests one column stored as
+    runs: that stage is answered from the runs, the later ones on the rows it keeps,
+    and the rows are pylance's and pyarrow's."""
+    import lance
+
+    from lancelet.dataset.read import staged_filter
+
+    answered = []
+
+    def counted(*args: object, **kwargs: object) -> tuple[pa.Table, np.ndarray] | None:
+        found = kept_by_runs(*args, **kwargs)  # type: ignore[arg-type]
+        answered.append(found is not None)
+        return found
+
+    kept_by_runs = staged_filter.kept_by_runs
+    monkeypatch.setattr(staged_filter, "kept_by_runs", counted)
+    table = _table([2 + i % 6 for i in range(20_000)], [1 + i % 4 for i in range(20_000)], None)
+    uri = str(tmp_path / "ds")
+    ll.write_dataset(table, uri, data_storage_version="2.2", max_rows_per_file=30_000)
+    ll.dataset(uri).delete("v % 11 = 4")
+    filters = (
+        "k >= 9000 AND k < 9400 AND s LIKE 'p%'",  # selective, then a pattern
+        "k IN (7, 8, 40000) AND s LIKE '%i%' AND v < 30000",
+        "k >= 0 AND s LIKE 'k%'",  # the first stage keeps every row
+        "k > 60000 AND s LIKE 'a%'",  # the first stage keeps none
+    )
+    for sql in filters:
+        answered.clear()
+        ours = ll.dataset(uri).to_table(columns=COLUMNS, filter=sql)
+        theirs = lance.dataset(uri).to_table(columns=COLUMNS, filter=sql)
+        assert ours.sort_by("v").equals(theirs.sort_by("v")), sql
+        want = _expected(table, sql, 0, table.num_rows, "v % 11 = 4")
+        assert ours.sort_by("v").column("v").to_pylist() == want.column("v").to_pylist(), sql
+        assert answered and all(answered), sql

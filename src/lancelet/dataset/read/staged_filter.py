@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from lancelet.dataset.read.fragment_reader import FragmentReader
+from lancelet.dataset.read.run_filter import kept_by_runs
 from lancelet.errors import FilterError
 from lancelet.expr.arrow import filter_table
 from lancelet.expr.filter import node_sql, parse_filter, referenced_columns, syntax_tree
@@ -207,23 +208,45 @@ def staged_read(
     first stage was selective."""
     start, stop = span
     first = sorted(stages[0].columns)
-    table = reader.read(first, start, stop)
-    table = table.append_column(offset, pa.array(np.arange(start, stop, dtype=np.uint32)))
-    if not selective(table, stages[0], _DENSE):
-        rest = sorted(set().union(*(s.columns for s in stages)) - set(first))
-        others = reader.read(rest, start, stop)
-        for name in rest:
-            table = table.append_column(name, others[name])
-        return live(table).filter(whole), False
-    table = live(table)
+    by_runs = _first_by_runs(reader, stages[0], span, offset)
+    if by_runs is not None:
+        # Only the rows the first stage keeps were made, deleted ones left out.
+        table, later = by_runs, stages[1:]
+        first_selective = table.num_rows <= (stop - start) * _DENSE
+    else:
+        table = reader.read(first, start, stop)
+        table = table.append_column(offset, pa.array(np.arange(start, stop, dtype=np.uint32)))
+        if not selective(table, stages[0], _DENSE):
+            rest = sorted(set().union(*(s.columns for s in stages)) - set(first))
+            others = reader.read(rest, start, stop)
+            for name in rest:
+                table = table.append_column(name, others[name])
+            return live(table).filter(whole), False
+        table, later, first_selective = live(table), stages, True
     have = set(first)
-    for stage in stages:
+    for stage in later:
+        if not table.num_rows:
+            break  # (attach reads no columns for no rows)
         table = attach(reader, table, sorted(stage.columns - have), span, offset)
         have |= stage.columns
         table = stage.keep(table)
-        if not table.num_rows:
-            break
-    return table, True
+    return table, first_selective
+
+
+def _first_by_runs(
+    reader: FragmentReader, stage: Stage, span: tuple[int, int], offset: str
+) -> pa.Table | None:
+    """The first stage's column for the live rows of ``span`` it keeps, with their
+    offsets, where that one column is stored as runs and the stage tested once per
+    run (see :mod:`.run_filter`); None otherwise."""
+    if len(stage.columns) != 1 or stage.predicate is None:
+        return None
+    (column,) = stage.columns
+    found = kept_by_runs(reader, column, span[0], span[1], stage.predicate)
+    if found is None:
+        return None
+    table, offsets = found
+    return table.append_column(offset, pa.array(offsets))
 
 
 def attach(
