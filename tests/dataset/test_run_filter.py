@@ -152,6 +152,30 @@ def test_random_runs_keep_the_rows_pyarrow_keeps(
     )
 
 
+def _answers(monkeypatch: pytest.MonkeyPatch, module: object, name: str) -> list[bool]:
+    """Whether each call of ``module.name`` (a runs path) answered, as they come."""
+    answered: list[bool] = []
+    original = getattr(module, name)
+
+    def counted(*args: object, **kwargs: object) -> object:
+        found = original(*args, **kwargs)
+        answered.append(found is not None)
+        return found
+
+    monkeypatch.setattr(module, name, counted)
+    return answered
+
+
+def _runs_dataset(tmp_path: Path) -> tuple[pa.Table, str]:
+    """A dataset of one fragment whose ``k`` and ``s`` are stored as runs, some rows
+    deleted (``v % 11 = 4``), and its source table."""
+    table = _table([2 + i % 6 for i in range(20_000)], [1 + i % 4 for i in range(20_000)], None)
+    uri = str(tmp_path / "ds")
+    ll.write_dataset(table, uri, data_storage_version="2.2", max_rows_per_file=30_000)
+    ll.dataset(uri).delete("v % 11 = 4")
+    return table, uri
+
+
 def test_scans_filter_on_runs_as_pylance_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -161,19 +185,8 @@ def test_scans_filter_on_runs_as_pylance_does(
 
     from lancelet.dataset.read import scanner
 
-    answered = []
-
-    def counted(*args: object, **kwargs: object) -> pa.Table | None:
-        found = probed_by_runs(*args, **kwargs)  # type: ignore[arg-type]
-        answered.append(found is not None)
-        return found
-
-    probed_by_runs = scanner.probed_by_runs
-    monkeypatch.setattr(scanner, "probed_by_runs", counted)
-    table = _table([2 + i % 6 for i in range(20_000)], [1 + i % 4 for i in range(20_000)], None)
-    uri = str(tmp_path / "ds")
-    ll.write_dataset(table, uri, data_storage_version="2.2", max_rows_per_file=30_000)
-    ll.dataset(uri).delete("v % 11 = 4")
+    answered = _answers(monkeypatch, scanner, "probed_by_runs")
+    table, uri = _runs_dataset(tmp_path)
     for sql in ("k >= 9000 AND k < 9400", "s = 'plum'", "k IN (7, 8, 40000)"):
         ours = ll.dataset(uri).to_table(columns=COLUMNS, filter=sql)
         theirs = lance.dataset(uri).to_table(columns=COLUMNS, filter=sql)
@@ -192,19 +205,8 @@ def test_staged_filters_test_their_first_stage_on_runs(
 
     from lancelet.dataset.read import staged_filter
 
-    answered = []
-
-    def counted(*args: object, **kwargs: object) -> tuple[pa.Table, np.ndarray] | None:
-        found = kept_by_runs(*args, **kwargs)  # type: ignore[arg-type]
-        answered.append(found is not None)
-        return found
-
-    kept_by_runs = staged_filter.kept_by_runs
-    monkeypatch.setattr(staged_filter, "kept_by_runs", counted)
-    table = _table([2 + i % 6 for i in range(20_000)], [1 + i % 4 for i in range(20_000)], None)
-    uri = str(tmp_path / "ds")
-    ll.write_dataset(table, uri, data_storage_version="2.2", max_rows_per_file=30_000)
-    ll.dataset(uri).delete("v % 11 = 4")
+    answered = _answers(monkeypatch, staged_filter, "kept_by_runs")
+    table, uri = _runs_dataset(tmp_path)
     filters = (
         "k >= 9000 AND k < 9400 AND s LIKE 'p%'",  # selective, then a pattern
         "k IN (7, 8, 40000) AND s LIKE '%i%' AND v < 30000",
