@@ -205,7 +205,7 @@ def test_staged_filters_test_their_first_stage_on_runs(
 
     from lancelet.dataset.read import staged_filter
 
-    answered = _answers(monkeypatch, staged_filter, "kept_by_runs")
+    answered = _answers(monkeypatch, staged_filter, "probed_by_runs")
     table, uri = _runs_dataset(tmp_path)
     filters = (
         "k >= 9000 AND k < 9400 AND s LIKE 'p%'",  # selective, then a pattern

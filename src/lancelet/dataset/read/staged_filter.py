@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from lancelet.dataset.read.fragment_reader import FragmentReader
-from lancelet.dataset.read.run_filter import kept_by_runs
+from lancelet.dataset.read.run_filter import probed_by_runs
 from lancelet.errors import FilterError
 from lancelet.expr.arrow import filter_table
 from lancelet.expr.filter import node_sql, parse_filter, referenced_columns, syntax_tree
@@ -208,7 +208,8 @@ def staged_read(
     first stage was selective."""
     start, stop = span
     first = sorted(stages[0].columns)
-    by_runs = _first_by_runs(reader, stages[0], span, offset)
+    # A first stage on one column stored as runs is tested once per run.
+    by_runs = probed_by_runs(reader, first, span, stages[0].predicate, offset)
     if by_runs is not None:
         # Only the rows the first stage keeps were made, deleted ones left out.
         table, later = by_runs, stages[1:]
@@ -231,22 +232,6 @@ def staged_read(
         have |= stage.columns
         table = stage.keep(table)
     return table, first_selective
-
-
-def _first_by_runs(
-    reader: FragmentReader, stage: Stage, span: tuple[int, int], offset: str
-) -> pa.Table | None:
-    """The first stage's column for the live rows of ``span`` it keeps, with their
-    offsets, where that one column is stored as runs and the stage tested once per
-    run (see :mod:`.run_filter`); None otherwise."""
-    if len(stage.columns) != 1 or stage.predicate is None:
-        return None
-    (column,) = stage.columns
-    found = kept_by_runs(reader, column, span[0], span[1], stage.predicate)
-    if found is None:
-        return None
-    table, offsets = found
-    return table.append_column(offset, pa.array(offsets))
 
 
 def attach(
