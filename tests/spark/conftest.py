@@ -41,3 +41,14 @@ def spark() -> Iterator[SparkSession]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture
+def tasks_read(spark: SparkSession) -> Iterator[None]:
+    """The test's filtered reads run as tasks: the bridge answers none while planning
+    (``spark.lancelet.bridge.localRows`` 0; see ``lancelet.spark.local_rows``)."""
+    spark.conf.set("spark.lancelet.bridge.localRows", "0")
+    try:
+        yield
+    finally:
+        spark.conf.unset("spark.lancelet.bridge.localRows")

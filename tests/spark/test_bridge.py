@@ -67,7 +67,9 @@ def test_a_query_reads_only_its_columns(spark: SparkSession, uri: str) -> None:
 
 
 @bridged
-def test_filters_are_pushed_per_query_and_their_columns_read(spark: SparkSession, uri: str) -> None:
+def test_filters_are_pushed_per_query_and_their_columns_read(
+    spark: SparkSession, uri: str, tasks_read: None
+) -> None:
     df = spark.read.format("lance").load(uri)
     query = df.where("k = 2").select("name")
     assert "pushed [" in _plan(query)

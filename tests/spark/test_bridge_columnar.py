@@ -143,7 +143,7 @@ def test_row_reads_when_the_session_turns_columnar_off(
 
 
 def test_count_limit_and_filter_pushdown_read_columnar(
-    spark: SparkSession, paths: tuple[str, str]
+    spark: SparkSession, paths: tuple[str, str], tasks_read: None
 ) -> None:
     lance_path, parquet_path = paths
     df, parquet = spark.read.format("lance").load(lance_path), spark.read.parquet(parquet_path)

@@ -5,7 +5,9 @@ bridge (``java/``, :mod:`lancelet.spark.bridge`) plans each query's read with th
 columns it needs, and puts what else the query pushed into that schema's field
 metadata: a limit every partition may stop at (``lancelet.limit``), or an aggregation
 each partition answers instead of sending its rows (``lancelet.aggregate``, see
-:mod:`lancelet.spark.partial_aggregate`).  Without the bridge no field carries them.
+:mod:`lancelet.spark.partial_aggregate`), or the rows a filtered read may answer
+while it is planned (``lancelet.local``, see :mod:`lancelet.spark.local_rows`).
+Without the bridge no field carries them.
 
 The other way, the schema the bridge's source infers carries the live rows of the
 version the DataFrame reads (``lancelet.rows``, on its first field), so that a
@@ -26,6 +28,7 @@ from lancelet.spark.partial_aggregate import AggregateSpec, answered
 from lancelet.spark.types import spark_arrow_schema
 
 LIMIT_KEY = "lancelet.limit"
+LOCAL_KEY = "lancelet.local"
 ROWS_KEY = "lancelet.rows"
 
 
@@ -41,20 +44,32 @@ def with_row_count(schema: st.StructType, rows: int) -> st.StructType:
     return st.StructType([counted, *rest])
 
 
+def _number(schema: st.StructType, key: str) -> int | None:
+    """The one number the fields' metadata give ``key``, or None."""
+    values = {str(f.metadata[key]) for f in schema.fields if key in f.metadata}
+    if len(values) > 1:
+        raise ArgumentError(f"the read schema carries several {key!r}: {sorted(values)}")
+    if not values:
+        return None
+    value = values.pop()
+    if not value.isdigit():
+        raise ArgumentError(f"the read schema's {key!r} is not a count of rows: {value!r}")
+    return int(value)
+
+
 @dataclass(frozen=True)
 class ReadHints:
     limit: int | None = None
     aggregate: AggregateSpec | None = None
+    local: int | None = None  # the rows the planning reader may answer itself
 
     @classmethod
     def of(cls, schema: st.StructType) -> ReadHints:
-        limits = {str(f.metadata[LIMIT_KEY]) for f in schema.fields if LIMIT_KEY in f.metadata}
-        if len(limits) > 1:
-            raise ArgumentError(f"the read schema carries several limits: {sorted(limits)}")
+        limit, local = _number(schema, LIMIT_KEY), _number(schema, LOCAL_KEY)
         aggregate = AggregateSpec.of(schema)
-        if aggregate is not None and limits:
+        if aggregate is not None and limit is not None:
             raise ArgumentError("the read schema carries both a limit and an aggregate")
-        return cls(int(limits.pop()) if limits else None, aggregate)
+        return cls(limit, aggregate, local)
 
     @property
     def counts_rows(self) -> bool:

@@ -40,6 +40,7 @@ from lancelet.spark.index_read import (
     in_range,
     pushed_predicate,
 )
+from lancelet.spark.local_rows import TESTED_BYTES, LocalRows, answered_locally
 from lancelet.spark.options import ReadOptions
 from lancelet.spark.partial_aggregate import counted
 from lancelet.spark.partition_plan import (
@@ -265,6 +266,45 @@ class LanceReader(sds.DataSourceReader):
         if self._options.search is not None:
             return [SearchPartition()]
         snapshot = open_snapshot(self._options.location(), self._version)
+        planned = self._planned(snapshot)
+        local = self._local(snapshot, planned)
+        return planned if local is None else [local]
+
+    def _local(self, snapshot: Snapshot, planned: Sequence[sds.InputPartition]) -> LocalRows | None:
+        """A filtered read's rows or an aggregate's answers, read now, when the bridge
+        asked for them (see :mod:`lancelet.spark.local_rows`), the columns read whole
+        (those the filters test; every column an aggregate reads) are small enough to
+        read here and the rows are few."""
+        most, aggregate = self._hints.local, self._hints.aggregate
+        if most is None or not (self._pushed or self._options.filter or aggregate):
+            return None
+        if any(isinstance(p, CountedRows) for p in planned):
+            return None  # answered without reading
+        tested = self._read_fields(None if aggregate is not None else self._filter_columns)
+        if self._options.filter is not None:
+            option = plan_read(snapshot, filter=self._options.filter)
+            tested |= self._field_ids(option.filter_columns)
+        if sum(read_bytes(f, tested) for f in snapshot.manifest.fragments) > TESTED_BYTES:
+            return None
+        manifest = snapshot.manifest
+        # What names a filtered read's rows, whichever columns are read (an aggregate
+        # is planned once: nothing to keep, see answered_locally).
+        key = None
+        if aggregate is None:
+            key = (
+                repr(self._options),
+                self._version,
+                manifest.transaction_file,
+                manifest.timestamp_ns,
+                repr(self._pushed),
+                self._hints.limit,
+                most,
+            )
+        # No partition: Spark would read one empty one (whose aggregate is a row of zeros).
+        parts = planned or [sds.InputPartition(None)]
+        return answered_locally(self.read, parts, spark_arrow_schema(self._output), most, key)
+
+    def _planned(self, snapshot: Snapshot) -> Sequence[sds.InputPartition]:
         if self._hints.counts_rows and not self._pushed:
             rows = live_rows_counted(self._options, snapshot)
             if rows is not None:
@@ -350,6 +390,8 @@ class LanceReader(sds.DataSourceReader):
     def read(self, partition: sds.InputPartition) -> Iterator[pa.RecordBatch]:
         if isinstance(partition, CountedRows):
             return iter([counted(partition.rows, spark_arrow_schema(self._output))])
+        if isinstance(partition, LocalRows):
+            return partition.batches()  # read while planned; limits already applied
         if isinstance(partition, SearchPartition):
             batches = self._read_search()
         elif isinstance(partition, FragmentRange):

@@ -43,7 +43,11 @@ final class BridgeScanBuilder implements SupportsPushDownRequiredColumns,
     if (!SQLConf.get().pythonFilterPushDown() || filters.length == 0) {
       return filters;
     }
-    boolean[] taken = plans.acceptedFilters(filters);
+    // Asked as a read of every column that may answer its rows while planned: the
+    // plan a query reading every column then uses, in the same call.
+    int most = LocalRowsScan.maxRows(SQLConf.get(), schema);
+    boolean[] taken = plans.acceptedFilters(filters,
+        most > 0 ? ReadPlan.local(schema, most) : schema);
     List<Filter> kept = new ArrayList<>();
     List<Filter> left = new ArrayList<>();
     for (int i = 0; i < filters.length; i++) {
@@ -110,14 +114,35 @@ final class BridgeScanBuilder implements SupportsPushDownRequiredColumns,
     if (aggregate != null) {
       StructType answer = aggregate.schema();
       StructType output = withoutMetadata(answer);
-      return counted != null ? new CountScan(output, counted)
-          : new BridgeScan(source, schema, plans, answer, pushed, output);
+      if (counted != null) {
+        return new CountScan(output, counted);
+      }
+      // The partitions' answers, merged by Spark, found while planned where they may be.
+      int most = LocalRowsScan.maxRows(SQLConf.get(), output);
+      answer = most > 0 ? ReadPlan.local(answer, most) : answer;
+      Scan local = most > 0 ? localScan(answer, output) : null;
+      return local != null ? local : new BridgeScan(source, schema, plans, answer, pushed, output);
     }
     // Spark sends pushed filters to Python by the read schema's fields, so the columns
     // they test are read too (Spark projects them away).
     StructType read = ReadPlan.withColumnsOf(required, pushed, schema);
     StructType hinted = limit >= 0 ? ReadPlan.limited(read, limit) : read;
-    return new BridgeScan(source, schema, plans, hinted, pushed, read);
+    // A filtered read asks for its rows while planned: few, they are the scan.
+    int most = filtered() ? LocalRowsScan.maxRows(SQLConf.get(), read) : 0;
+    hinted = most > 0 ? ReadPlan.local(hinted, most) : hinted;
+    Scan local = most > 0 ? localScan(hinted, read) : null;
+    return local != null ? local : new BridgeScan(source, schema, plans, hinted, pushed, read);
+  }
+
+  /** The rows of a read of {@code asking} if the Python source found them while planned. */
+  private Scan localScan(StructType asking, StructType output) {
+    byte[] rows = plans.localRows(asking, pushed);
+    return rows == null ? null : LocalRowsScan.of(rows, output, java.util.Arrays.toString(pushed));
+  }
+
+  /** Pushed filters, or the {@code filter} read option. */
+  private boolean filtered() {
+    return pushed.length > 0 || plans.options().containsKey("filter");
   }
 
   private static StructType withoutMetadata(StructType schema) {

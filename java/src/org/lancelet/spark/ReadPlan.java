@@ -38,6 +38,7 @@ import scala.jdk.javaapi.CollectionConverters;
  */
 final class ReadPlan {
   static final String LIMIT = "lancelet.limit";
+  static final String LOCAL = "lancelet.local";
   static final String ROWS = "lancelet.rows";
   private static final int CACHED = 64;
 
@@ -77,12 +78,15 @@ final class ReadPlan {
         Option.apply(tableSchema));
   }
 
-  /** Which of the filters the Python reader evaluates itself. */
-  boolean[] acceptedFilters(Filter[] filters) {
+  /**
+   * Which of the filters the Python reader evaluates itself, asked with a read of every
+   * column ({@code every}: the table's schema, perhaps with hints for its plan).
+   */
+  boolean[] acceptedFilters(Filter[] filters, StructType every) {
     return accepted.computeIfAbsent(Arrays.asList(filters), key -> {
       boolean[] out = new boolean[filters.length];
       Option<PythonFilterPushdownResult> result =
-          source.source().pushdownFiltersInPython(created(), tableSchema, filters);
+          source.source().pushdownFiltersInPython(created(), every, filters);
       if (result.isDefined()) {
         Seq<Object> taken = result.get().isFilterPushed();
         List<Filter> kept = new ArrayList<>();
@@ -95,7 +99,7 @@ final class ReadPlan {
         // This answer is also the read of every column with the filters it took (the
         // reader takes each filter on its own): a query reading them all is planned.
         if (!kept.isEmpty()) {
-          plans.putIfAbsent(Arrays.asList(tableSchema, kept), result.get().readInfo());
+          plans.putIfAbsent(Arrays.asList(every, kept), result.get().readInfo());
         }
       }
       return out;
@@ -141,22 +145,45 @@ final class ReadPlan {
     if (partitions.size() != 1) {
       return null;
     }
-    byte[] pickled = partitions.get(0);
-    if (!new String(pickled, StandardCharsets.ISO_8859_1).contains(COUNTED_CLASS)) {
+    Object value = unpickled(partitions.get(0), COUNTED_CLASS);
+    return value instanceof Counted counted ? counted.rows : null;
+  }
+
+  /**
+   * The rows of a filtered read of {@code schema} (which asks for them, see
+   * {@link #local}) if the Python source found them while planning, as an Arrow IPC
+   * stream (its one partition is then a {@code LocalRows}, pickled as a call with the
+   * stream's bytes), else null: the read is the tasks'.
+   */
+  byte[] localRows(StructType schema, Filter[] pushed) {
+    List<byte[]> partitions = CollectionConverters.asJava(plan(schema, pushed).partitions());
+    if (partitions.size() != 1) {
+      return null;
+    }
+    Object value = unpickled(partitions.get(0), LOCAL_CLASS);
+    return value instanceof Local local ? local.stream : null;
+  }
+
+  /** A partition pickled as a call of {@code name}, unpickled; null if it is not one. */
+  private static Object unpickled(byte[] pickled, String name) {
+    if (!new String(pickled, StandardCharsets.ISO_8859_1).contains(name)) {
       return null;  // not worth unpickling: some other partition
     }
     try {
-      Object value = new Unpickler().loads(pickled);
-      return value instanceof Counted counted ? counted.rows : null;
+      return new Unpickler().loads(pickled);
     } catch (Exception unreadable) {
-      return null;  // Spark reads the partition and sums: slower, still right
+      return null;  // Spark's tasks read the partition: slower, still right
     }
   }
 
   private static final String COUNTED_MODULE = "lancelet.spark.reader";
   private static final String COUNTED_CLASS = "CountedRows";
+  private static final String LOCAL_MODULE = "lancelet.spark.local_rows";
+  private static final String LOCAL_CLASS = "LocalRows";
 
   private record Counted(long rows) {}
+
+  private record Local(byte[] stream) {}
 
   static {
     Unpickler.registerConstructor(COUNTED_MODULE, COUNTED_CLASS, args -> {
@@ -164,6 +191,12 @@ final class ReadPlan {
         throw new PickleException("a CountedRows holds one number");
       }
       return new Counted(rows.longValue());
+    });
+    Unpickler.registerConstructor(LOCAL_MODULE, LOCAL_CLASS, args -> {
+      if (args.length != 1 || !(args[0] instanceof byte[] stream)) {
+        throw new PickleException("a LocalRows holds one bytes object");
+      }
+      return new Local(stream);
     });
   }
 
@@ -203,6 +236,11 @@ final class ReadPlan {
     Metadata kept = new MetadataBuilder().withMetadata(first.metadata()).remove(ROWS).build();
     fields[0] = new StructField(first.name(), first.dataType(), first.nullable(), kept);
     return new StructType(fields);
+  }
+
+  /** {@code schema} asking the Python source for its rows if at most {@code rows}. */
+  static StructType local(StructType schema, int rows) {
+    return withMetadata(schema, LOCAL, Integer.toString(rows));
   }
 
   /** Without columns there is no field to carry the limit: Spark's own limit stands. */
