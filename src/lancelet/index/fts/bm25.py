@@ -20,6 +20,8 @@ instead and an idf may then be 1 ulp off pylance's.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import functools
 import math
 from collections.abc import Callable
@@ -36,8 +38,6 @@ _HALF = np.float32(0.5)
 @functools.cache
 def _c_logf() -> Callable[[float], float] | None:
     """The C library's single-precision natural logarithm, or None without one."""
-    import ctypes.util  # here: importing it costs 70 ms, of every import of lancelet
-
     name = ctypes.util.find_library("m")
     if name is None:
         return None
