@@ -4,11 +4,13 @@ names, types, nullability and rows in lancelet as in pylance."""
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 
 import lance
 import pyarrow as pa
+import pyarrow.compute as pc
 from hypothesis import HealthCheck, given, note, reject, settings
 from hypothesis import strategies as st
 
@@ -177,6 +179,16 @@ def grouped_queries(draw: st.DrawFn) -> tuple[str, bool]:
     return sql + _order(len(keys), draw), True
 
 
+def _top_k_over_nan(sql: str, table: pa.Table) -> bool:
+    """A DISTINCT ... ORDER BY ... LIMIT over the float column while it holds NaN:
+    pylance 14's DataFusion answers it from a top-k hash table that panics on NaN in
+    a background thread and may still return rows (seen: NaN where the order puts
+    NULL after it, ``SELECT DISTINCT f ... ORDER BY 1 LIMIT 1 OFFSET 1``)."""
+    if not ("DISTINCT" in sql and " LIMIT " in sql and re.search(r"\bf\b", sql)):
+        return False
+    return bool(pc.any(pc.is_nan(table.column("f"))).as_py())
+
+
 @settings(
     max_examples=150,
     deadline=None,
@@ -196,6 +208,8 @@ def test_random_queries_match_pylance(table: pa.Table, query: tuple[str, bool]) 
             # LIMIT); there is nothing to compare with.
             note(f"pylance fails: {exc}")
             reject()
+        if _top_k_over_nan(sql, table):
+            reject()  # pylance's answer is not to be trusted (above)
         ours = run(ll.dataset(uri), sql)
     assert_same(ours, theirs, ordered, sql)
 
