@@ -286,23 +286,26 @@ class LanceReader(sds.DataSourceReader):
             tested |= self._field_ids(option.filter_columns)
         if sum(read_bytes(f, tested) for f in snapshot.manifest.fragments) > TESTED_BYTES:
             return None
-        manifest = snapshot.manifest
-        # What names a filtered read's rows, whichever columns are read (an aggregate
-        # is planned once: nothing to keep, see answered_locally).
-        key = None
-        if aggregate is None:
-            key = (
-                repr(self._options),
-                self._version,
-                manifest.transaction_file,
-                manifest.timestamp_ns,
-                repr(self._pushed),
-                self._hints.limit,
-                most,
-            )
+        # An aggregate is planned once: nothing to keep (see answered_locally).
+        key = None if aggregate is not None else self._rows_key(snapshot, most)
         # No partition: Spark would read one empty one (whose aggregate is a row of zeros).
         parts = planned or [sds.InputPartition(None)]
         return answered_locally(self.read, parts, spark_arrow_schema(self._output), most, key)
+
+    def _rows_key(self, snapshot: Snapshot, most: int) -> tuple[object, ...]:
+        """What names a filtered read's rows, whichever columns it reads: the options,
+        the version and the commit that made it (a dataset written again at the same
+        path and version is another), the pushed filters, the limits."""
+        manifest = snapshot.manifest
+        return (
+            repr(self._options),
+            self._version,
+            manifest.transaction_file,
+            manifest.timestamp_ns,
+            repr(self._pushed),
+            self._hints.limit,
+            most,
+        )
 
     def _planned(self, snapshot: Snapshot) -> Sequence[sds.InputPartition]:
         if self._hints.counts_rows and not self._pushed:

@@ -118,26 +118,32 @@ final class BridgeScanBuilder implements SupportsPushDownRequiredColumns,
         return new CountScan(output, counted);
       }
       // The partitions' answers, merged by Spark, found while planned where they may be.
-      int most = LocalRowsScan.maxRows(SQLConf.get(), output);
-      answer = most > 0 ? ReadPlan.local(answer, most) : answer;
-      Scan local = most > 0 ? localScan(answer, output) : null;
-      return local != null ? local : new BridgeScan(source, schema, plans, answer, pushed, output);
+      return scan(answer, output, LocalRowsScan.maxRows(SQLConf.get(), output));
     }
     // Spark sends pushed filters to Python by the read schema's fields, so the columns
     // they test are read too (Spark projects them away).
     StructType read = ReadPlan.withColumnsOf(required, pushed, schema);
     StructType hinted = limit >= 0 ? ReadPlan.limited(read, limit) : read;
     // A filtered read asks for its rows while planned: few, they are the scan.
-    int most = filtered() ? LocalRowsScan.maxRows(SQLConf.get(), read) : 0;
-    hinted = most > 0 ? ReadPlan.local(hinted, most) : hinted;
-    Scan local = most > 0 ? localScan(hinted, read) : null;
-    return local != null ? local : new BridgeScan(source, schema, plans, hinted, pushed, read);
+    return scan(hinted, read, filtered() ? LocalRowsScan.maxRows(SQLConf.get(), read) : 0);
   }
 
-  /** The rows of a read of {@code asking} if the Python source found them while planned. */
-  private Scan localScan(StructType asking, StructType output) {
-    byte[] rows = plans.localRows(asking, pushed);
-    return rows == null ? null : LocalRowsScan.of(rows, output, java.util.Arrays.toString(pushed));
+  /**
+   * The scan of a read of {@code planned} giving Spark {@code output}: the rows the
+   * Python source found while planning, when asked for at most {@code most} (0: not
+   * asked) and they were few, else the tasks' read.
+   */
+  private Scan scan(StructType planned, StructType output, int most) {
+    if (most > 0) {
+      planned = ReadPlan.local(planned, most);
+      byte[] rows = plans.localRows(planned, pushed);
+      LocalRowsScan local = rows == null ? null
+          : LocalRowsScan.of(rows, output, java.util.Arrays.toString(pushed));
+      if (local != null) {
+        return local;
+      }
+    }
+    return new BridgeScan(source, schema, plans, planned, pushed, output);
   }
 
   /** Pushed filters, or the {@code filter} read option. */

@@ -29,8 +29,9 @@ import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 
 /**
- * A filtered read whose few rows the Python source found while the query was planned
- * ({@code lancelet.spark.local_rows}): Spark takes them as the scan's rows, as
+ * A filtered read or pushed aggregate whose few rows the Python source found while the
+ * query was planned ({@code lancelet.spark.local_rows}): Spark takes them as the scan's
+ * rows (merging an aggregate's partial answers), as
  * Spark's {@code LocalScan}, and no task runs (starting Python tasks costs a tenth of
  * a second, whatever they read).
  */

@@ -150,7 +150,7 @@ final class ReadPlan {
   }
 
   /**
-   * The rows of a filtered read of {@code schema} (which asks for them, see
+   * The rows of a read of {@code schema} (which asks for them, see
    * {@link #local}) if the Python source found them while planning, as an Arrow IPC
    * stream (its one partition is then a {@code LocalRows}, pickled as a call with the
    * stream's bytes), else null: the read is the tasks'.
