@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 import lancelet as ll
-from lancelet.dataset.compaction import small_files
+from lancelet.dataset.compaction import rewrite, small_files
 from tests.versions import STORAGE_VERSION
 
 
@@ -120,3 +120,35 @@ def test_files_are_cut_where_pylance_cuts_them(
     assert shapes[0] == shapes[1]
     assert len(shapes[0]) > 1
     assert runs == ([] if STORAGE_VERSION == "2.0" else [16])
+
+
+@pytest.mark.skipif(STORAGE_VERSION == "2.0", reason="2.0 files are not read in runs")
+def test_a_run_reaches_the_writer_in_batches_across_fragments(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a file size limit, a run's live rows are written in batches of the
+    batch size, whichever fragments they come from (a batch per fragment costs the
+    writer more than its rows); the rows are still the live rows in order."""
+    sizes: list[int] = []
+    real = rewrite.write_fragment_files
+
+    def spy(store: Any, reader: pa.RecordBatchReader, *args: Any, **kwargs: Any) -> Any:
+        def batches() -> Any:
+            for batch in reader:
+                sizes.append(batch.num_rows)
+                yield batch
+
+        counted = pa.RecordBatchReader.from_batches(reader.schema, batches())
+        return real(store, counted, *args, **kwargs)
+
+    monkeypatch.setattr(rewrite, "write_fragment_files", spy)
+    runs = _runs_read(monkeypatch)
+    uri = str(tmp_path / "ds")
+    table = _write(uri, 20, 300)
+    lance.dataset(uri).delete("id % 9 = 4")
+    keep = table["id"].to_numpy() % 9 != 4
+    ll.dataset(uri).optimize.compact_files(target_rows_per_fragment=1_000_000, batch_size=1000)
+    assert lance.dataset(uri).to_table().equals(table.filter(pa.array(keep)).combine_chunks())
+    assert runs == [20]
+    live = int(keep.sum())
+    assert sizes == [1000] * (live // 1000) + [live % 1000]

@@ -245,7 +245,9 @@ def read_columns(
     ranges = table.tolist()
     raws = []
     for index, (pos, size) in enumerate(ranges):
-        check_range(source, pos, size, _column_what(index, labels))
+        if pos < 0 or size < 0 or pos + size > source.size:
+            # Named only when refused: a label per column costs every open.
+            check_range(source, pos, size, _column_what(index, labels))
         raws.append(bytes(source.read(pos, size)))
     # What follows depends on these bytes, the file's size and its footer alone: a
     # file opened again (a dataset opened anew) is parsed and checked once.

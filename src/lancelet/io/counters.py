@@ -20,7 +20,7 @@ def count_read(requests: int, nbytes: int) -> None:
     with _lock:
         _requests += requests
         _bytes += nbytes
-    accounting.add(iops=requests, requests=requests, bytes_read=nbytes)
+    accounting.add_reads(requests, nbytes)
 
 
 def iops_counter() -> int:

@@ -139,7 +139,13 @@ def _live_batches(
         return scanner(part).to_batches()
 
     size = settings.batch_size or default_batch_size()
-    return small_files.live_batches(store, manifest, fragments, schema, scan, size), schema
+    # Files cut by size are cut after the batch that fills them, as the scanner's
+    # batches would (see small_files).
+    per_fragment = settings.max_bytes_per_file is not None
+    batches = small_files.live_batches(
+        store, manifest, fragments, schema, scan, size, per_fragment=per_fragment
+    )
+    return batches, schema
 
 
 def _live_row_ids(store: DatasetStore, fragments: Sequence[Fragment]) -> np.ndarray:

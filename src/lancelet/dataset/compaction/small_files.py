@@ -7,9 +7,13 @@ the dataset's columns, as they read, are read here as one table per run instead:
 their live rows, column by column, with the pages of all the files decoded
 together where they are encoded alike (:func:`lancelet.file.many.take_from_files`).
 Any other fragment, or a run the files do not allow, goes through the scanner.
-Either way the rows come in fragment order, deleted ones left out, in the batches
-the scanner would give (each fragment's live rows cut to the batch size): where
-the writer cuts pages and files follows from them.
+Either way the rows come in fragment order, deleted ones left out.  A run's rows
+come in batches of the batch size over the whole run: each batch costs the writer
+per column, and a hundred fragments' batches cost it more than their rows.  When
+files are cut by size (``max_bytes_per_file``) they come in the batches the scanner
+would give instead (each fragment's live rows cut to the batch size), since the
+writer checks a file's size after each batch: the files are then cut where
+pylance cuts them.
 """
 
 from __future__ import annotations
@@ -40,23 +44,30 @@ def live_batches(
     schema: pa.Schema,
     scan: Scan,
     batch_size: int,
+    *,
+    per_fragment: bool,
 ) -> Iterator[pa.RecordBatch]:
     """The live rows of ``fragments`` in order, as batches of ``schema`` (every
     column of the dataset) of at most ``batch_size`` rows; ``scan`` reads the
-    fragments that cannot be read here."""
+    fragments that cannot be read here.  ``per_fragment``: no batch holds rows of
+    two fragments (the scanner's batches)."""
     field_ids = [f.id for f in manifest.schema.fields]
     run: list[Fragment] = []
+
+    def read_run() -> Iterator[pa.RecordBatch]:
+        return _read_run(store, manifest, run, schema, scan, batch_size, per_fragment)
+
     for fragment in fragments:
         if not _plain(fragment, field_ids):
-            yield from _read_run(store, manifest, run, schema, scan, batch_size)
+            yield from read_run()
             yield from scan([fragment])
             run = []
             continue
         run.append(fragment)
         if sum(f.physical_rows for f in run) >= RUN_ROWS:
-            yield from _read_run(store, manifest, run, schema, scan, batch_size)
+            yield from read_run()
             run = []
-    yield from _read_run(store, manifest, run, schema, scan, batch_size)
+    yield from read_run()
 
 
 def _plain(fragment: Fragment, field_ids: list[int]) -> bool:
@@ -75,6 +86,7 @@ def _read_run(
     schema: pa.Schema,
     scan: Scan,
     batch_size: int,
+    per_fragment: bool,
 ) -> Iterator[pa.RecordBatch]:
     if not run:
         return
@@ -83,6 +95,9 @@ def _read_run(
         yield from scan(run)
         return
     table, counts = read
+    if not per_fragment:
+        yield from table.to_batches(max_chunksize=batch_size)
+        return
     start = 0
     for count in counts:
         yield from table.slice(start, count).to_batches(max_chunksize=batch_size)
