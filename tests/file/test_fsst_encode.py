@@ -8,8 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lancelet.file.codecs import fsst_encode
-from lancelet.file.codecs.fsst import FSST_SYMBOL_TABLE_SIZE, fsst_decompress
+from lancelet.errors import CorruptFileError
+from lancelet.file.codecs import fsst_encode, jit
+from lancelet.file.codecs.fsst import (
+    FSST_SYMBOL_TABLE_SIZE,
+    fsst_decompress,
+    fsst_decompress_pages,
+    parse_symbol_table,
+)
 
 
 def _strings(values: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
@@ -142,3 +148,49 @@ def test_admit_picks_the_best_candidates(seed: int, n: int, low: int, counts: in
     expected = _admit_reference(values, lengths, scores)
     assert table.values.tolist() == [values[i] for i in expected]
     assert table.lengths.tolist() == [lengths[i] for i in expected]
+
+
+def _pages(seed: int, count: int) -> list[tuple[bytes, np.ndarray, np.ndarray]]:
+    """Pages of text, each compressed with a table of its own: (table blob, compressed
+    offsets, compressed bytes)."""
+    rng = np.random.default_rng(seed)
+    pages = []
+    for k in range(count):
+        words = [f"w{k}{i}".encode() * int(rng.integers(1, 4)) for i in range(8)] + [b"\xff\x00"]
+        values = [b" ".join(rng.choice(words, int(rng.integers(0, 6)))) for _ in range(300)]
+        data, offsets, table = _page_of(values)
+        new_offsets, compressed = fsst_encode.compress(table, data, offsets)
+        pages.append((fsst_encode.serialize(table), new_offsets, compressed))
+    return pages
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_pages_expand_together_as_one_by_one(seed: int) -> None:
+    """Each page's values expanded with its own table, in one pass, give what each
+    page expanded alone gives (checked with the kernels, which the one pass needs)."""
+    pages = _pages(seed, 5)
+    tables = [parse_symbol_table(blob) for blob, _, _ in pages]
+    counts = [len(offsets) - 1 for _, offsets, _ in pages]
+    base = np.cumsum([0] + [len(c) for _, _, c in pages])
+    data = np.concatenate([c for _, _, c in pages])
+    offsets = np.concatenate(
+        [[0]] + [offsets[1:] + base[k] for k, (_, offsets, _) in enumerate(pages)]
+    ).astype(np.int64)
+    together = fsst_decompress_pages(tables, data, offsets, counts)
+    if not jit.enabled():  # the numpy path expands page by page: its callers do
+        assert together is None
+        return
+    assert together is not None
+    alone = [fsst_decompress(blob, c, o) for blob, o, c in pages]
+    lengths = np.concatenate([np.diff(o) for o, _ in alone])
+    assert np.array_equal(np.diff(together[0]), lengths)
+    assert together[1].tobytes() == b"".join(d.tobytes() for _, d in alone)
+    # A code past the last page's symbols is refused, not read from another's table.
+    bad = data.copy()
+    last = int(np.flatnonzero(np.diff(offsets) > 0)[-1])  # the last page's last value
+    assert last >= len(offsets) - 1 - counts[-1] and tables[-1].num_symbols < 255
+    bad[int(offsets[last])] = tables[-1].num_symbols
+    with pytest.raises(CorruptFileError, match="missing symbol"):
+        fsst_decompress_pages(tables, bad, offsets, counts)
+    with pytest.raises(CorruptFileError, match="other counts"):
+        fsst_decompress_pages(tables, data, offsets, [*counts[:-1], counts[-1] - 1])

@@ -27,6 +27,7 @@ instead (:mod:`lancelet.file.codecs.jit`).
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,6 +43,7 @@ __all__ = [
     "FSST_SYMBOL_TABLE_SIZE",
     "FsstSymbolTable",
     "fsst_decompress",
+    "fsst_decompress_pages",
     "parse_symbol_table",
 ]
 
@@ -164,6 +166,42 @@ def fsst_decompress(
         return _compiled_expand(data, rel, table)
     rows = _expansion_rows(data, rel, table)
     return _expand(rows, rel, table)
+
+
+def fsst_decompress_pages(
+    tables: Sequence[FsstSymbolTable],
+    compressed: NDArray[np.uint8],
+    offsets: NDArray[np.integer],
+    counts: Sequence[int],
+) -> tuple[NDArray[np.int64], NDArray[np.uint8]] | None:
+    """:func:`fsst_decompress` of several pages' values at once: ``counts[k]`` values
+    after the pages before it are page ``k``'s, expanded with ``tables[k]``, all in one
+    compiled pass (a compaction's hundred small pages of a text column cost one call,
+    not a hundred).  None when it cannot be done so (no compiled kernels, a page
+    stored uncompressed, more room than one pass reserves): expand page by page.
+    Errors do not name the page."""
+    if not jit.enabled() or not tables or not all(t.compressed for t in tables):
+        return None
+    data, rel = _slice_values(np.asarray(compressed), np.asarray(offsets))
+    per_page = np.asarray(counts, dtype=np.int64)
+    if len(per_page) != len(tables) or int(per_page.sum()) != len(rel) - 1:
+        raise CorruptFileError("the FSST pages hold other counts of values than given")
+    ends = np.cumsum(per_page)
+    longest = np.array([max(int(t.lengths[: t.num_symbols].max(initial=1)), 1) for t in tables])
+    room = int(((rel[ends] - rel[ends - per_page]) * longest).sum())
+    if room > ONE_PASS_MAX_BYTES:
+        return None
+    out = np.empty(room + 8, np.uint8)  # the last symbol stored whole
+    symbols = np.stack([_symbol_words(t).view(np.uint8).reshape(-1, 8) for t in tables])
+    lengths = np.stack([t.lengths for t in tables])
+    limits = np.array([t.num_symbols for t in tables], dtype=np.int64)
+    expanded, error, pos = kernels.expand_pages(data, rel, ends, symbols, lengths, limits, out)
+    if error == kernels.DANGLING_ESCAPE:
+        raise _dangling(pos)
+    if error == kernels.MISSING_SYMBOL:
+        raise CorruptFileError(f"FSST code {int(data[pos])} at compressed byte {pos} "
+                               "refers to a missing symbol")  # fmt: skip
+    return expanded, out[: int(expanded[-1])]
 
 
 def _slice_values(

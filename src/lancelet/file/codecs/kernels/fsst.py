@@ -359,3 +359,45 @@ def round_candidates(
             out_count[at] = np.int64(table[s, 2])
             at += 1
     return out_value, out_length, out_count, gain
+
+
+@kernel
+def expand_pages(
+    data: U8,
+    rel: I64,
+    page_ends: I64,
+    symbols: U8,
+    lengths: I64,
+    num_symbols: I64,
+    out: U8,
+) -> tuple[I64, int, int]:
+    """:func:`expand_values` of several pages' values back to back, page ``k``'s
+    values ending at ``page_ends[k]`` and expanded with its own table
+    (``symbols[k]``, ``lengths[k]``, ``num_symbols[k]``); errors as there."""
+    n = len(rel) - 1
+    out_offsets = np.empty(n + 1, dtype=np.int64)
+    out_offsets[0] = 0
+    at = 0
+    i = 0
+    for page in range(len(page_ends)):
+        limit = num_symbols[page]
+        while i < page_ends[page]:
+            p, end = rel[i], rel[i + 1]
+            while p < end:
+                code = data[p]
+                if code == ESCAPE:
+                    if p + 1 >= end:
+                        return out_offsets, DANGLING_ESCAPE, p
+                    row = 256 + np.int64(data[p + 1])
+                    p += 2
+                elif code >= limit:
+                    return out_offsets, MISSING_SYMBOL, p
+                else:
+                    row = np.int64(code)
+                    p += 1
+                for k in range(8):  # one 8-byte store once compiled
+                    out[at + k] = symbols[page, row, k]
+                at += lengths[page, row]
+            i += 1
+            out_offsets[i] = at
+    return out_offsets, OK, 0

@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelet.errors import CorruptFileError
-from lancelet.file.codecs.fsst import fsst_decompress
+from lancelet.file.codecs.fsst import fsst_decompress, fsst_decompress_pages
 from lancelet.file.v2_0.fields import concat_pages
 from lancelet.file.v2_1.read.arrow import dictionaries_array, to_arrow
 from lancelet.file.v2_1.read.miniblock import MiniBlockPage
@@ -147,15 +147,20 @@ def _expand(pages: Sequence[MiniBlockPage], rows: Sequence[I64], compressed: Val
     of them page ``i``'s): each page's expanded with its own symbol table."""
     if not isinstance(compressed, Var):
         raise CorruptFileError("FSST values do not decode to variable-width values")
+    codecs = [page.value_codec for page in pages]
+    tables = [c.table for c in codecs if isinstance(c, FsstMiniBlock)]
+    if len(tables) != len(codecs):
+        raise CorruptFileError("a page of FSST values batched with others")
+    counts = [len(wanted) for wanted in rows]
+    together = fsst_decompress_pages(tables, compressed.data, compressed.offsets, counts)
+    if together is not None:
+        return Var(*together)
     parts: list[Values] = []
     at = 0
-    for page, wanted in zip(pages, rows, strict=True):
-        codec = page.value_codec
-        if not isinstance(codec, FsstMiniBlock):
-            raise CorruptFileError("a page of FSST values batched with others")
-        offsets = compressed.offsets[at : at + len(wanted) + 1]
-        parts.append(Var(*fsst_decompress(codec.table, compressed.data, offsets)))
-        at += len(wanted)
+    for table, count in zip(tables, counts, strict=True):
+        offsets = compressed.offsets[at : at + count + 1]
+        parts.append(Var(*fsst_decompress(table, compressed.data, offsets)))
+        at += count
     joined = concat_values(parts)
     assert isinstance(joined, Var)
     return joined
