@@ -243,12 +243,11 @@ def read_columns(
     """
     table = _offset_table(source, footer.cmo_table_pos, footer.num_columns)
     ranges = table.tolist()
-    raws = []
     for index, (pos, size) in enumerate(ranges):
         if pos < 0 or size < 0 or pos + size > source.size:
             # Named only when refused: a label per column costs every open.
             check_range(source, pos, size, _column_what(index, labels))
-        raws.append(bytes(source.read(pos, size)))
+    raws = _column_bytes(source, ranges)
     # What follows depends on these bytes, the file's size and its footer alone: a
     # file opened again (a dataset opened anew) is parsed and checked once.
     tail = bytes(source.read(footer.gbo_table_pos, 16 * footer.num_global_buffers))
@@ -262,6 +261,19 @@ def read_columns(
     if direct and sum(len(raw) for raw in raws) <= _COLUMNS_KEPT_BYTES:
         _COLUMNS.put(key, columns)
     return list(columns)
+
+
+def _column_bytes(source: RangeSource, ranges: list[list[int]]) -> list[bytes]:
+    """Each column's metadata bytes (the ranges checked).  Writers store them one
+    after another: read as one range then, and cut (one request, not one a column)."""
+    ends = [pos + size for pos, size in ranges]
+    if len(ranges) > 1 and all(ranges[i][0] == ends[i - 1] for i in range(1, len(ranges))):
+        first = ranges[0][0]
+        block = bytes(source.read(first, ends[-1] - first))
+        return [
+            block[pos - first : end - first] for (pos, _), end in zip(ranges, ends, strict=True)
+        ]
+    return [bytes(source.read(pos, size)) for pos, size in ranges]
 
 
 # Files' column metadata parsed and checked, by the bytes read (see read_columns).  The
