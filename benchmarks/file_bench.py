@@ -50,12 +50,20 @@ def lineitem(scale: float) -> pa.Table:
     return table.cast(pa.schema(fields))
 
 
-def median_time(fn: Callable[[], object], runs: int, *, collect: bool = True) -> float:
+def median_time(
+    fn: Callable[[], object],
+    runs: int,
+    *,
+    collect: bool = True,
+    setup: Callable[[], object] | None = None,
+) -> float:
     """The median of ``runs`` timed calls; ``collect``: a full garbage collection
     before each (off for millisecond lookups, which it slows by a millisecond of
-    cold caches, as ``timeit`` leaves it out)."""
+    cold caches, as ``timeit`` leaves it out); ``setup``: called before each, untimed."""
     times = []
     for _ in range(runs):
+        if setup is not None:
+            setup()
         if collect:
             gc.collect()
         start = time.perf_counter()

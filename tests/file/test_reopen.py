@@ -64,10 +64,11 @@ def test_reopened_dictionary_is_decoded_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Sorted keys repeated 1-7 times, one page: lancelet stores them with a
-    # dictionary of some 50,000 keys, which a short read decodes whole.
+    # dictionary of some 50,000 keys, compressed whole (negative keys, which bit
+    # packing would not narrow), which a short read decodes whole.
     n = 200_000
-    data = repeated_keys(2, n)
-    keys = data.column("k").to_numpy()
+    keys = repeated_keys(2, n).column("k").to_numpy() - 10**9
+    data = pa.table({"k": keys})
     path = tmp_path / "k.lance"
     with LanceFileWriter(str(path), data.schema, version="2.2") as writer:
         writer.write_batch(data)

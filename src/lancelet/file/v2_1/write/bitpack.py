@@ -3,8 +3,9 @@
 *Inline* bitpacking (values): every chunk is 1024 values (the last zero-padded),
 stored as one word of the uncompressed width holding the chunk's bit width, then
 the chunk packed at that width.  *Out-of-line* bitpacking (repetition and
-definition levels): one bit width for the whole page (in the encoding), each
-mini-block chunk's levels packed in blocks of 1024; a chunk's last partial block
+definition levels, and a 2.2 page's dictionary of more than 1024 integers): one bit
+width for the whole page (in the encoding), each mini-block chunk's levels (or the
+dictionary) packed in blocks of 1024; a chunk's last partial block
 is zero-padded and packed when that is smaller than storing it raw, and stored
 raw otherwise (the reader tells the two apart by the buffer's length).
 """
@@ -92,6 +93,21 @@ def inline_rows(blocks: UInt) -> Chunked:
             dest = starts[rows][:, None] + word + np.arange(packed.shape[1])
             out[dest.reshape(-1)] = packed.reshape(-1)
     return Chunked(out, sizes)
+
+
+def out_of_line_values(values: UInt, width: int) -> bytes:
+    """One buffer of ``values`` packed at ``width`` bits in blocks of 1024 (a 2.2
+    dictionary of more than 1024 items, as pylance packs one); the last partial block
+    zero-padded and packed when that is smaller than storing it raw, as for levels."""
+    bits = 8 * values.dtype.itemsize
+    full, rem = divmod(len(values), BLOCK)
+    pack_tail = rem > 0 and width * (BLOCK - rem) < (bits - width) * rem
+    blocks = full + int(pack_tail)
+    padded = np.zeros(blocks * BLOCK, dtype=values.dtype)
+    packed_values = min(len(values), blocks * BLOCK)
+    padded[:packed_values] = values[:packed_values]
+    packed = _pack_chunks(padded.reshape(blocks, BLOCK), width) if blocks else padded
+    return bytes(np.ascontiguousarray(packed).view(np.uint8)) + bytes(values[packed_values:])
 
 
 def out_of_line_chunks(levels: NDArray[np.uint16], counts: I64, width: int) -> Chunked:

@@ -192,9 +192,16 @@ def _dictionary_buffer(
             # As pylance's 2.2 files: up to 1,024 integers that bit packing shrinks are
             # packed in one inline block, whatever compression the field names for its
             # dictionary values.  pylance reads no longer inline block; it packs more
-            # items out of line, which lancelet does not write (they stay compressed).
+            # items out of line, as below.
             packed_values = bitpack.inline_chunks(block.words())
             return packed_values.data.tobytes(), encodings.inline_bitpacking(block.bits_per_value)
+        bits = _out_of_line_width(block) if options.dictionary_general else None
+        if bits is not None:
+            # More items, narrower than their type: packed out of line at the widest
+            # item's width, as pylance's 2.2 files (a BTREE's keys: a lookup then
+            # unpacks only the blocks holding its page's items).
+            packed = bitpack.out_of_line_values(block.words(), bits)
+            return packed, encodings.out_of_line_bitpacking(block.bits_per_value, bits)
         raw = block.data.tobytes()
         encoding = encodings.flat(block.bits_per_value)
     if options.dictionary_general and params.dict_values != "none":
@@ -202,6 +209,16 @@ def _dictionary_buffer(
         compressed = compress_buffer(params.dict_values, raw, level)
         return compressed, encodings.general(params.dict_values, level, encoding)
     return raw, encoding
+
+
+def _out_of_line_width(block: Fixed) -> int | None:
+    """The bit width a dictionary of more than 1,024 integers is packed out of line
+    at; None when packing would not narrow them (pylance then compresses them)."""
+    if block.num_values <= bitpack.BLOCK or block.bits_per_value not in (8, 16, 32, 64):
+        return None
+    words = block.words()
+    width = int(bitpack.bit_lengths(np.bitwise_or.reduce(words, keepdims=True))[0])
+    return width if width < block.bits_per_value else None
 
 
 def _value_compressor(
