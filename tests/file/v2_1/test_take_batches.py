@@ -183,10 +183,38 @@ def test_short_range_decodes_only_the_dictionary_items_it_needs(
         writer.write_batch(data)  # one page, its dictionary of some 50,000 keys
     path = tmp_path / "k.lance"
     _refuse_whole_bitpacked_dictionaries(path, monkeypatch, "a short read")
-    reader = LanceFileReader(path)
     for start, count in [(0, 4096), (20_000, 4096), (n - 100, 100), (123, 1)]:
-        got = reader.read_range(start, count).to_table().column("k")
+        got = LanceFileReader(path).read_range(start, count).to_table().column("k")
         assert got.to_pylist() == keys[start : start + count].tolist()
+
+
+def test_a_page_read_again_decodes_its_dictionary_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Repeated short reads of one page (lookups on an open file): the first decodes
+    only its items, the second the whole bit-packed dictionary, kept for the rest."""
+    n = 200_000
+    data = repeated_keys(1, n)
+    keys = data.column("k").to_numpy()
+    path = tmp_path / "k.lance"
+    with ref.LanceFileWriter(str(path), data.schema, version="2.2") as writer:
+        writer.write_batch(data)  # one page, its dictionary of some 50,000 keys
+    layouts = [p.layout.mini_block_layout for p in LanceFileReader(path)._leaves[0].info.pages]
+    assert [m.dictionary.WhichOneof("compression") for m in layouts] == ["out_of_line_bitpacking"]
+    decoded: list[int] = []
+    real = miniblock.MiniBlockPage._decoded_dictionary
+
+    def counted(self: miniblock.MiniBlockPage, shared: bool) -> Any:
+        if not self.dictionary_decoded:
+            decoded.append(int(self.layout.num_dictionary_items))
+        return real(self, shared)
+
+    monkeypatch.setattr(miniblock.MiniBlockPage, "_decoded_dictionary", counted)
+    reader = LanceFileReader(path)
+    for i, start in enumerate([0, 20_000, n - 100, 123, 77_000]):
+        got = reader.read_range(start, 100).to_table().column("k")
+        assert got.to_pylist() == keys[start : start + 100].tolist()
+        assert len(decoded) == (0 if i == 0 else 1)
 
 
 def _packed_dictionary(values: np.ndarray, bits: int, raw_tail: bool) -> np.ndarray:
@@ -278,11 +306,11 @@ def _refuse_whole_bitpacked_dictionaries(
     dictionary whole fail the test."""
     layouts = [p.layout.mini_block_layout for p in LanceFileReader(path)._leaves[0].info.pages]
     assert any(m.dictionary.WhichOneof("compression") == "out_of_line_bitpacking" for m in layouts)
-    real = miniblock.MiniBlockPage.dictionary.fget
+    real = miniblock.MiniBlockPage._decoded_dictionary
 
-    def whole(self: miniblock.MiniBlockPage) -> Any:
+    def whole(self: miniblock.MiniBlockPage, shared: bool) -> Any:
         kind = self.layout.dictionary.WhichOneof("compression")
         assert kind != "out_of_line_bitpacking", f"{what} decoded a whole bit-packed dictionary"
-        return real(self)
+        return real(self, shared)
 
-    monkeypatch.setattr(miniblock.MiniBlockPage, "dictionary", property(whole))
+    monkeypatch.setattr(miniblock.MiniBlockPage, "_decoded_dictionary", whole)

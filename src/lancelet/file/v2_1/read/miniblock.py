@@ -120,6 +120,9 @@ class MiniBlockPage:
         # Decoded when first needed (a plain attribute, not a cached_property: that
         # would give each of a compaction's thousand pages an instance dict).
         self._dictionary: pa.Array | None = None
+        # Whether a read took a few of its dictionary's items already (the next one
+        # decodes the whole dictionary and keeps it: a page read again and again).
+        self._picked_items = False
         guarded(ref, lambda: self._setup(buffers))
 
     # -- page structure -------------------------------------------------------------
@@ -244,11 +247,13 @@ class MiniBlockPage:
     def _few_from_dictionary(self, indices: Values, share: int) -> pa.Array | None:
         """The items ``indices`` point at, decoding only those when the dictionary's
         codec can and they are few (at most one in ``share`` items); None: decode the
-        whole dictionary."""
+        whole dictionary (also for the page's second such read: a page read again and
+        again, as by repeated lookups, decodes it once and keeps it)."""
         items = int(self.layout.num_dictionary_items)
         codec = self._dictionary_codec
         if (
             self.dictionary_decoded
+            or self._picked_items
             or not isinstance(codec, OutOfLineBitpacking)
             or not isinstance(indices, Fixed)
             or indices.bits not in (8, 16, 32, 64)
@@ -264,6 +269,7 @@ class MiniBlockPage:
             )
         wanted, inverse = np.unique(raw, return_inverse=True)
         entries = to_arrow(codec.decode_at(self._dict_buffer, items, wanted), self.item_type)
+        self._picked_items = True
         return entries.take(pa.array(inverse.reshape(-1)))
 
     # -- decoding chunks --------------------------------------------------------------
