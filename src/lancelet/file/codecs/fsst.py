@@ -186,22 +186,7 @@ def fsst_decompress_pages(
     per_page = np.asarray(counts, dtype=np.int64)
     if len(per_page) != len(tables) or int(per_page.sum()) != len(rel) - 1:
         raise CorruptFileError("the FSST pages hold other counts of values than given")
-    ends = np.cumsum(per_page)
-    longest = np.array([max(int(t.lengths[: t.num_symbols].max(initial=1)), 1) for t in tables])
-    room = int(((rel[ends] - rel[ends - per_page]) * longest).sum())
-    if room > ONE_PASS_MAX_BYTES:
-        return None
-    out = np.empty(room + 8, np.uint8)  # the last symbol stored whole
-    symbols = np.stack([_symbol_words(t).view(np.uint8).reshape(-1, 8) for t in tables])
-    lengths = np.stack([t.lengths for t in tables])
-    limits = np.array([t.num_symbols for t in tables], dtype=np.int64)
-    expanded, error, pos = kernels.expand_pages(data, rel, ends, symbols, lengths, limits, out)
-    if error == kernels.DANGLING_ESCAPE:
-        raise _dangling(pos)
-    if error == kernels.MISSING_SYMBOL:
-        raise CorruptFileError(f"FSST code {int(data[pos])} at compressed byte {pos} "
-                               "refers to a missing symbol")  # fmt: skip
-    return expanded, out[: int(expanded[-1])]
+    return _expand_pages(data, rel, tables, np.cumsum(per_page))
 
 
 def _slice_values(
@@ -303,19 +288,38 @@ def _expand_in_one_pass(
     would pass :data:`ONE_PASS_MAX_BYTES`.  Sizing in a pass of its own costs a third
     more; parts on threads would each need their own room, and moving them together
     would keep a second copy of all but the first resident."""
-    longest = max(int(table.lengths[: table.num_symbols].max(initial=1)), 1)
-    room = int(rel[-1] - rel[0]) * longest
+    return _expand_pages(data, rel, [table], np.array([len(rel) - 1], dtype=np.int64))
+
+
+def _expand_pages(
+    data: NDArray[np.uint8],
+    rel: NDArray[np.int64],
+    tables: Sequence[FsstSymbolTable],
+    ends: NDArray[np.int64],
+) -> tuple[NDArray[np.int64], NDArray[np.uint8]] | None:
+    """The values of pages expanded in one compiled pass (page ``k``'s values end at
+    ``ends[k]`` and expand with ``tables[k]``), or None when the room for every code
+    at its longest would pass :data:`ONE_PASS_MAX_BYTES`."""
+    longest = [max(int(t.lengths[: t.num_symbols].max(initial=1)), 1) for t in tables]
+    if len(tables) == 1:  # most calls: a page's values, without the stacking below
+        room = int(rel[-1] - rel[0]) * longest[0]
+        symbols = _symbol_words(tables[0]).view(np.uint8).reshape(1, -1, 8)
+        lengths = tables[0].lengths.reshape(1, -1)
+    else:
+        firsts = np.concatenate(([0], ends[:-1]))
+        room = int(((rel[ends] - rel[firsts]) * np.array(longest)).sum())
+        symbols = np.stack([_symbol_words(t).view(np.uint8).reshape(-1, 8) for t in tables])
+        lengths = np.stack([t.lengths for t in tables])
     if room > ONE_PASS_MAX_BYTES:
         return None
     out = np.empty(room + 8, np.uint8)  # the last symbol stored whole
-    symbols = _symbol_words(table).view(np.uint8).reshape(-1, 8)
-    offsets, error, pos = kernels.expand_values(
-        data, rel, symbols, table.lengths, table.num_symbols, out
-    )
+    limits = np.array([t.num_symbols for t in tables], dtype=np.int64)
+    offsets, error, pos = kernels.expand_pages(data, rel, ends, symbols, lengths, limits, out)
     if error == kernels.DANGLING_ESCAPE:
         raise _dangling(pos)
     if error == kernels.MISSING_SYMBOL:
-        raise _missing(int(data[pos]), pos, table)
+        page = int(np.searchsorted(rel[ends], pos, side="right"))
+        raise _missing(int(data[pos]), pos, tables[page])
     return offsets, out[: int(offsets[-1])]
 
 
@@ -331,10 +335,15 @@ def _parts(rel: NDArray[np.int64], size: int) -> list[tuple[int, int]]:
 
 def _symbol_words(table: FsstSymbolTable) -> NDArray[np.uint64]:
     """Each row of ``table`` as a little-endian word, its unused bytes zero."""
-    used = np.arange(8) < table.lengths[:, None]
-    rows = np.where(used, table.expansions, 0).astype(np.uint8)
-    words: NDArray[np.uint64] = np.ascontiguousarray(rows).view("<u8").ravel()
-    return words
+    found: NDArray[np.uint64] | None = table.__dict__.get("_words")
+    if found is None:
+        used = np.arange(8) < table.lengths[:, None]
+        rows = np.where(used, table.expansions, 0).astype(np.uint8)
+        found = np.ascontiguousarray(rows).view("<u8").ravel()
+        found.setflags(write=False)
+        # Frozen, yet worth keeping: every expansion with the table uses it.
+        table.__dict__["_words"] = found
+    return found
 
 
 def _dangling(pos: int) -> CorruptFileError:

@@ -204,41 +204,6 @@ def expand_into(
 
 
 @kernel
-def expand_values(
-    data: U8, rel: I64, symbols: U8, lengths: I64, num_symbols: int, out: U8
-) -> tuple[I64, int, int]:
-    """:func:`expanded_sizes` and the expansion in one pass, into an ``out`` with room
-    for every code at its longest and 8 bytes more: each symbol's row of ``symbols``
-    (512 x 8 bytes, zero past its length) is stored whole, 8 bytes at once, and the
-    next one starts ``length`` bytes on (a quarter faster than gathering words; the
-    bytes past a value's end are overwritten or left past the last).  Returns the
-    output offsets and an error with its byte position, as :func:`expanded_sizes`."""
-    n = len(rel) - 1
-    out_offsets = np.empty(n + 1, dtype=np.int64)
-    out_offsets[0] = 0
-    at = 0
-    for i in range(n):
-        p, end = rel[i], rel[i + 1]
-        while p < end:
-            code = data[p]
-            if code == ESCAPE:
-                if p + 1 >= end:
-                    return out_offsets, DANGLING_ESCAPE, p
-                row = 256 + np.int64(data[p + 1])
-                p += 2
-            elif code >= num_symbols:
-                return out_offsets, MISSING_SYMBOL, p
-            else:
-                row = np.int64(code)
-                p += 1
-            for k in range(8):  # one 8-byte store once compiled
-                out[at + k] = symbols[row, k]
-            at += lengths[row]
-        out_offsets[i + 1] = at
-    return out_offsets, OK, 0
-
-
-@kernel
 def round_candidates(
     words: U64,
     offsets: I64,
@@ -371,9 +336,15 @@ def expand_pages(
     num_symbols: I64,
     out: U8,
 ) -> tuple[I64, int, int]:
-    """:func:`expand_values` of several pages' values back to back, page ``k``'s
-    values ending at ``page_ends[k]`` and expanded with its own table
-    (``symbols[k]``, ``lengths[k]``, ``num_symbols[k]``); errors as there."""
+    """:func:`expanded_sizes` and the expansion in one pass, of the values of one or
+    more pages back to back (page ``k``'s end at ``page_ends[k]`` and expand with its
+    own table: ``symbols[k]``, ``lengths[k]``, ``num_symbols[k]``), into an ``out``
+    with room for every code at its longest and 8 bytes more: each symbol's row of
+    ``symbols[k]`` (512 x 8 bytes, zero past its length) is stored whole, 8 bytes at
+    once, and the next one starts ``length`` bytes on (a quarter faster than
+    gathering words; the bytes past a value's end are overwritten or left past the
+    last).  Returns the output offsets and an error with its byte position, as
+    :func:`expanded_sizes`."""
     n = len(rel) - 1
     out_offsets = np.empty(n + 1, dtype=np.int64)
     out_offsets[0] = 0
