@@ -6,12 +6,15 @@ from __future__ import annotations
 
 from decimal import Decimal
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import lance.file as ref
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lancelet._proto import encodings_v2_1_pb2 as pb
 from lancelet.errors import CorruptFileError
@@ -314,3 +317,28 @@ def _refuse_whole_bitpacked_dictionaries(
         return real(self, shared)
 
     monkeypatch.setattr(miniblock.MiniBlockPage, "_decoded_dictionary", whole)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.integers(0, 9), min_size=1, max_size=6),
+    st.integers(0, 1 << 9),
+    st.integers(-1, 5),
+    st.randoms(use_true_random=False),
+)
+def test_every_chunk_wanted_as_counted(logs: list[int], last: int, left_out: int, rng: Any) -> None:
+    """Whether every chunk of a page holds a wanted row, as counting them tells (chunks
+    of powers of two, the last one of what remains, possibly none): pages whose rows
+    are wanted but for a few, or but for a whole chunk, or at random."""
+    counts = np.array([1 << k for k in logs[:-1]] + [last], dtype=np.int64)
+    starts = np.cumsum(counts) - counts
+    total = int(counts.sum())
+    page = SimpleNamespace(item_starts=starts, counts=counts, num_rows=total)
+    wanted = set(range(total))
+    if 0 <= left_out < len(counts):  # one chunk left out whole
+        wanted -= set(range(int(starts[left_out]), int(starts[left_out] + counts[left_out])))
+    drop = rng.sample(sorted(wanted), rng.randint(0, len(wanted)) if rng.random() < 0.3 else 0)
+    rows = np.array(sorted(wanted - set(drop)), dtype=np.int64)
+    chunk_of = np.searchsorted(starts, rows, side="right") - 1
+    expected = set(chunk_of.tolist()) == set(range(len(counts)))
+    assert page_batches._every_chunk_wanted(page, rows) == expected  # type: ignore[arg-type]

@@ -119,9 +119,9 @@ def _every_chunk_wanted(page: MiniBlockPage, rows: I64) -> bool:
     n = len(page.item_starts)
     if n == 0 or not len(rows):
         return False
-    if n == 1 or (len(rows) == page.num_rows and int(page.counts[-1]) > 0):
-        # Every row wanted: only the last chunk may hold none (its count is what
-        # remains of the page's items, the others' a power of two).
+    if n == 1 or page.num_rows - len(rows) < int(page.counts.min()):
+        # Fewer rows left out than the smallest chunk holds (a compaction's live rows
+        # of a page): none of them is left without a wanted row.
         return True
     # Chunk c's rows are rows[firsts[c]:firsts[c + 1]], the last chunk's run to the end.
     firsts = rows.searchsorted(page.item_starts)
