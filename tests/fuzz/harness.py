@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -148,10 +149,14 @@ def run_campaign(campaign: Campaign) -> list[Outcome]:
 def _run_worker(campaign: Campaign, mutants: Sequence[Mutant], deadline: float) -> list[Outcome]:
     """Run a worker over ``mutants``; it reports each result as one JSON line.  If it
     dies or stalls, the mutant it had started is blamed and the rest are left."""
+    # The worker's copy of the fixture lives here, removed below however it ends (a
+    # worker that crashes or is killed cannot remove it itself).
+    scratch = tempfile.mkdtemp(prefix="fuzz-")
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as spec:
         json.dump(
             {
                 "root": str(campaign.root),
+                "scratch": scratch,
                 "check": campaign.check,
                 "mutants": [asdict(m) for m in mutants],
                 "deadline_s": max(deadline - time.monotonic(), 1.0),
@@ -176,7 +181,11 @@ def _run_worker(campaign: Campaign, mutants: Sequence[Mutant], deadline: float) 
     try:
         outcomes = _collect(proc, mutants)
     finally:
+        if proc.poll() is None:  # stopped reading it on an error: stop it too
+            proc.kill()
+            proc.wait()
         os.unlink(spec.name)
+        shutil.rmtree(scratch, ignore_errors=True)
     return outcomes
 
 

@@ -12,7 +12,6 @@ import os
 import resource
 import shutil
 import sys
-import tempfile
 import time
 import traceback
 from collections.abc import Callable
@@ -108,7 +107,7 @@ def main(spec_path: str) -> int:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     # Each worker mutates its own copy: one that dies mid-mutant leaves the pristine
     # fixture intact for the next.
-    root = Path(tempfile.mkdtemp(prefix="fuzz-")) / "fixture"
+    root = Path(spec["scratch"]) / "fixture"  # the harness removes it
     shutil.copytree(spec["root"], root)
     check = _load(spec["check"])
     try:
@@ -127,7 +126,6 @@ def main(spec_path: str) -> int:
         finally:
             _restore(root, mutant, original)
         _emit(event="done", kind=kind, detail=detail)
-    shutil.rmtree(root.parent, ignore_errors=True)
     return 0
 
 
