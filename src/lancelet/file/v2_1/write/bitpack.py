@@ -95,27 +95,14 @@ def inline_rows(blocks: UInt) -> Chunked:
     return Chunked(out, sizes)
 
 
-def out_of_line_values(values: UInt, width: int) -> bytes:
-    """One buffer of ``values`` packed at ``width`` bits in blocks of 1024 (a 2.2
-    dictionary of more than 1024 items, as pylance packs one); the last partial block
-    zero-padded and packed when that is smaller than storing it raw, as for levels."""
-    bits = 8 * values.dtype.itemsize
-    full, rem = divmod(len(values), BLOCK)
-    pack_tail = rem > 0 and width * (BLOCK - rem) < (bits - width) * rem
-    blocks = full + int(pack_tail)
-    padded = np.zeros(blocks * BLOCK, dtype=values.dtype)
-    packed_values = min(len(values), blocks * BLOCK)
-    padded[:packed_values] = values[:packed_values]
-    packed = _pack_chunks(padded.reshape(blocks, BLOCK), width) if blocks else padded
-    return bytes(np.ascontiguousarray(packed).view(np.uint8)) + bytes(values[packed_values:])
-
-
-def out_of_line_chunks(levels: NDArray[np.uint16], counts: I64, width: int) -> Chunked:
-    """Each chunk's ``counts[i]`` levels packed at ``width`` bits (see module doc)."""
+def out_of_line_chunks(values: UInt, counts: I64, width: int) -> Chunked:
+    """Each chunk's ``counts[i]`` values (levels, or a dictionary's items) packed at
+    ``width`` bits of their type's (see module doc)."""
+    word = values.dtype.itemsize
     starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
     full = counts // BLOCK
     rem = counts % BLOCK
-    pack_tail = (rem > 0) & (width * (BLOCK - rem) < (16 - width) * rem)
+    pack_tail = (rem > 0) & (width * (BLOCK - rem) < (8 * word - width) * rem)
     raw_tail = (rem > 0) & ~pack_tail
     packed_blocks = full + pack_tail
     num_blocks = int(packed_blocks.sum())
@@ -124,15 +111,15 @@ def out_of_line_chunks(levels: NDArray[np.uint16], counts: I64, width: int) -> C
                                                  packed_blocks)  # fmt: skip
     src = starts[owner] + block_no * BLOCK
     take = np.minimum(BLOCK, counts[owner] - block_no * BLOCK)
-    blocks = np.zeros((num_blocks, BLOCK), dtype=np.uint16)
+    blocks = np.zeros((num_blocks, BLOCK), dtype=values.dtype)
     mask = np.arange(BLOCK)[None, :] < take[:, None]
     index = src[:, None] + np.arange(BLOCK)[None, :]
-    blocks[mask] = levels[index[mask]]
+    blocks[mask] = values[index[mask]]
     block_bytes = width * BLOCK // 8
     packed = np.zeros((0, block_bytes), dtype=np.uint8)
     if num_blocks:  # none when every chunk holds under a block, its tail stored raw
         packed = _pack_chunks(blocks, width).reshape(num_blocks, -1).view(np.uint8)
-    tail_bytes = np.where(raw_tail, 2 * rem, 0)
+    tail_bytes = np.where(raw_tail, word * rem, 0)
     sizes = packed_blocks * block_bytes + tail_bytes
     out_starts = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
     out = np.zeros(int(sizes.sum()), dtype=np.uint8)
@@ -140,8 +127,8 @@ def out_of_line_chunks(levels: NDArray[np.uint16], counts: I64, width: int) -> C
     out[(dest[:, None] + np.arange(block_bytes)).reshape(-1)] = packed.reshape(-1)
     tails = np.flatnonzero(raw_tail)
     if len(tails):
-        src_starts = 2 * (starts[tails] + full[tails] * BLOCK)
-        raw = gather(levels.view(np.uint8), src_starts, tail_bytes[tails])
+        src_starts = word * (starts[tails] + full[tails] * BLOCK)
+        raw = gather(values.view(np.uint8), src_starts, tail_bytes[tails])
         dest_starts = out_starts[tails] + packed_blocks[tails] * block_bytes
         scatter(out, dest_starts, Chunked(raw, tail_bytes[tails]))
     return Chunked(out, sizes.astype(np.int64))

@@ -200,8 +200,11 @@ def _dictionary_buffer(
             # More items, narrower than their type: packed out of line at the widest
             # item's width, as pylance's 2.2 files (a BTREE's keys: a lookup then
             # unpacks only the blocks holding its page's items).
-            packed = bitpack.out_of_line_values(block.words(), bits)
-            return packed, encodings.out_of_line_bitpacking(block.bits_per_value, bits)
+            one = np.array([block.num_values], dtype=np.int64)  # the dictionary: one chunk
+            packed = bitpack.out_of_line_chunks(block.words(), one, bits)
+            return packed.data.tobytes(), encodings.out_of_line_bitpacking(
+                block.bits_per_value, bits
+            )
         raw = block.data.tobytes()
         encoding = encodings.flat(block.bits_per_value)
     if options.dictionary_general and params.dict_values != "none":
