@@ -89,6 +89,25 @@ def test_btree_page_that_contradicts_its_summary(btree: Path) -> None:
         )
 
 
+def test_btree_page_past_its_maximum(btree: Path) -> None:
+    # Page 1 says it ends at 2700; its last key is 2730.
+    _rewrite(
+        btree / "page_lookup.lance",
+        lambda t: _set(t, "max", pa.array([1365, 2700, 3333], pa.int64())),
+    )
+    index = BTreeIndex.open(local(btree))
+    with pytest.raises(CorruptIndexError, match="page 1 does not match"):
+        index.search(Range("c", pa.scalar(2690, pa.int64()), True, None, True))
+
+
+def test_btree_pages_listed_out_of_order(btree: Path) -> None:
+    """The lookup lists pages by page_idx, in any order."""
+    _rewrite(btree / "page_lookup.lance", lambda t: t.take([2, 0, 1]))
+    found = BTreeIndex.open(local(btree)).search(Equals("c", pa.scalar(1666, pa.int64())))
+    assert found is not None
+    assert found.addresses.tolist() == [4998, 4999, 5000]
+
+
 def test_btree_unsorted_page(btree: Path) -> None:
     values = np.arange(ROWS) // 3
     values[5000], values[5001] = values[5001] + 1, values[5000]

@@ -12,12 +12,13 @@ u32 num_global_buffers, u32 num_columns, u16 major, u16 minor, b"LANC"``
 
 from __future__ import annotations
 
+import itertools
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import accumulate
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -302,12 +303,23 @@ def _parse_columns(
     layout = _Layout(source.path)
     structural = footer.structural  # worked out from the version each time it is asked
     for index, ((pos, size), raw) in enumerate(zip(ranges, raws, strict=True)):
-        label = labels[index] if labels is not None and index < len(labels) else None
-        what = _column_what(index, labels)
-        layout.add(pos, size, what)
+        # Names are made only for an error: a compaction opens 1,600 columns.
+        layout.add(pos, size, _Named(_column_what, index, labels))
         meta = file2_pb2.ColumnMetadata()
-        parse_message(meta, raw, what, source.path, strict=True)
+        try:
+            meta.ParseFromString(raw)
+        except (DecodeError, RuntimeError, ValueError) as exc:
+            what = _column_what(index, labels)
+            raise CorruptFileError(
+                f"{source.path}: {what} is not a valid protobuf message: {exc}"
+            ) from exc
+        size_read = meta.ByteSize()
+        meta.DiscardUnknownFields()
+        if meta.ByteSize() != size_read:
+            what = _column_what(index, labels)
+            raise CorruptFileError(f"{source.path}: {what} holds fields its format does not define")
         direct = direct and _direct(meta)
+        label = labels[index] if labels is not None and index < len(labels) else None
         columns.append(
             _column_info(source, meta, index, label or f"column {index}", layout, structural)
         )
@@ -315,6 +327,27 @@ def _parse_columns(
     layout.check()
     layout.check_data_aligned(source, tolerate_packed=not footer.structural)
     return columns, direct
+
+
+class _Named:
+    """A byte range's name, made when an error needs it."""
+
+    __slots__ = ("args", "make")
+
+    def __init__(self, make: Callable[..., str], *args: Any) -> None:
+        self.make = make
+        self.args = args
+
+    def __str__(self) -> str:
+        return self.make(*self.args)
+
+
+def _page_what(label: str, page_no: int) -> str:
+    return f"{label} page {page_no}"
+
+
+def _buffer_what(what: str) -> str:
+    return f"{what} buffer"
 
 
 def _direct(meta: file2_pb2.ColumnMetadata) -> bool:
@@ -331,20 +364,20 @@ class _Layout:
         self.path = path
         self.starts: list[int] = []
         self.sizes: list[int] = []
-        self.names: list[str] = []
+        self.names: list[str | _Named] = []
         self.data: list[int] = []
 
-    def add(self, start: int, size: int, name: str) -> None:
+    def add(self, start: int, size: int, name: str | _Named) -> None:
         self.starts.append(start)
         self.sizes.append(size)
         self.names.append(name)
 
-    def add_all(self, starts: Sequence[int], sizes: Sequence[int], name: str) -> None:
+    def add_all(self, starts: Sequence[int], sizes: Sequence[int], name: str | _Named) -> None:
         self.starts.extend(starts)
         self.sizes.extend(sizes)
         self.names.extend([name] * len(starts))
 
-    def add_data(self, starts: Sequence[int], sizes: Sequence[int], name: str) -> None:
+    def add_data(self, starts: Sequence[int], sizes: Sequence[int], name: str | _Named) -> None:
         """Page and column buffers: like :meth:`add_all`, and checked for alignment."""
         self.data.extend(range(len(self.starts), len(self.starts) + len(starts)))
         self.add_all(starts, sizes, name)
@@ -358,6 +391,10 @@ class _Layout:
         of the file exactly, because moving any one of them would leave a gap or an
         overlap, so a damaged position is still refused.
         """
+        if len(self.data) <= _FEW_RANGES and not any(
+            self.sizes[i] and self.starts[i] % ALIGNMENT for i in self.data
+        ):
+            return  # a small file, all aligned: no numpy calls
         data = np.asarray(self.data, dtype=np.int64)
         starts = np.asarray(self.starts, dtype=np.int64)[data] if data.size else data
         sizes = np.asarray(self.sizes, dtype=np.int64)[data] if data.size else data
@@ -365,12 +402,14 @@ class _Layout:
         if not misaligned.size or (tolerate_packed and _tiles_from_zero(starts, sizes)):
             return
         first = int(data[misaligned[0]])
-        check_aligned(source, self.starts[first], self.sizes[first], self.names[first])
+        check_aligned(source, self.starts[first], self.sizes[first], str(self.names[first]))
 
     def check(self) -> None:
-        starts = np.asarray(self.starts, dtype=np.int64)
-        sizes = np.asarray(self.sizes, dtype=np.int64)
-        clash = first_overlap(starts, sizes)
+        starts, sizes = self.starts, self.sizes
+        if len(starts) <= _FEW_RANGES:
+            clash = first_overlap_of_few(starts, sizes)
+        else:
+            clash = first_overlap(np.asarray(starts, np.int64), np.asarray(sizes, np.int64))
         if clash is not None:
             first, second = clash
             raise CorruptFileError(
@@ -378,6 +417,21 @@ class _Layout:
                 f"{starts[first] + sizes[first]}) overlaps {self.names[second]} "
                 f"(from byte {starts[second]})"
             )
+
+
+# Up to this many byte ranges (a small file's), the layout is checked with Python
+# ints: cheaper than the numpy calls, which pay off for files of many pages.
+_FEW_RANGES = 256
+
+
+def first_overlap_of_few(starts: Sequence[int], sizes: Sequence[int]) -> tuple[int, int] | None:
+    """:func:`first_overlap` of a few ranges, with Python ints."""
+    ranges = enumerate(zip(starts, sizes, strict=True))
+    order = sorted((start, i) for i, (start, size) in ranges if size > 0)
+    for (_, before), (start, after) in itertools.pairwise(order):
+        if starts[before] + sizes[before] > start:
+            return before, after
+    return None
 
 
 def _tiles_from_zero(starts: np.ndarray, sizes: np.ndarray) -> bool:
@@ -422,34 +476,44 @@ def _column_info(
     # Each repeated field is read once, as a tuple: every access of a protobuf field
     # makes a new wrapper, and a compaction opens a hundred files of many columns.
     pages = []
+    end = source.size
     for page_no, page in enumerate(meta.pages):
-        what = f"{label} page {page_no}"
         offsets, sizes = tuple(page.buffer_offsets), tuple(page.buffer_sizes)
+        length = page.length
         if len(offsets) != len(sizes):
             raise CorruptFileError(
-                f"{source.path}: {what} lists mismatched buffer offsets and sizes"
+                f"{source.path}: {_page_what(label, page_no)} lists mismatched buffer "
+                "offsets and sizes"
             )
-        length = page.length
         if length > MAX_PAGE_ROWS:
             raise CorruptFileError(
-                f"{source.path}: {what} claims {length} rows, more than a page can hold"
+                f"{source.path}: {_page_what(label, page_no)} claims {length} rows, more "
+                "than a page can hold"
             )
-        _check_ranges(source, offsets, sizes, what)
-        layout.add_data(offsets, sizes, f"{what} buffer")
+        for off, size in zip(offsets, sizes):  # noqa: B905 (lengths checked above)
+            if off < 0 or size < 0 or off + size > end:
+                check_range(source, off, size, f"{_page_what(label, page_no)} buffer")
+        layout.add_data(offsets, sizes, _Named(_page_buffer_what, label, page_no))
         page_layout = None
         if structural:
             encoding = _NO_ENCODING
-            page_layout = _page_layout(source, page.encoding, what)
+            page_layout = _page_layout(source, page.encoding, label, page_no)
         else:
             encoding = enc_pb.ArrayEncoding()
-            _unpack_any(source, page.encoding, ARRAY_ENCODING_URL, encoding, f"{what} encoding")
+            what = f"{_page_what(label, page_no)} encoding"
+            _unpack_any(source, page.encoding, ARRAY_ENCODING_URL, encoding, what)
         pages.append(Page(offsets, sizes, length, encoding, page_layout))
     offsets, sizes = tuple(meta.buffer_offsets), tuple(meta.buffer_sizes)
     if len(offsets) != len(sizes):
         raise CorruptFileError(f"{source.path}: {label} lists mismatched buffer offsets and sizes")
     _check_ranges(source, offsets, sizes, label)
-    layout.add_data(offsets, sizes, f"{label} buffer")
+    if offsets:
+        layout.add_data(offsets, sizes, _Named(_buffer_what, label))
     return ColumnInfo(tuple(pages), offsets, sizes)
+
+
+def _page_buffer_what(label: str, page_no: int) -> str:
+    return f"{label} page {page_no} buffer"
 
 
 def _check_ranges(
@@ -474,13 +538,16 @@ _PAGE_LAYOUTS: Memo[pb21.PageLayout] = Memo(1024)
 _PAGE_LAYOUT_KEPT_BYTES = 512
 
 
-def _page_layout(source: RangeSource, encoding: file2_pb2.Encoding, what: str) -> pb21.PageLayout:
+def _page_layout(
+    source: RangeSource, encoding: file2_pb2.Encoding, label: str, page_no: int
+) -> pb21.PageLayout:
     raw = encoding.direct.encoding if encoding.WhichOneof("location") == "direct" else None
     found = None if raw is None else _PAGE_LAYOUTS.find(raw)
     if found is not None:
         return found
     page_layout = pb21.PageLayout()
-    _unpack_any(source, encoding, PAGE_LAYOUT_URL, page_layout, f"{what} layout")
+    what = f"{_page_what(label, page_no)} layout"
+    _unpack_any(source, encoding, PAGE_LAYOUT_URL, page_layout, what)
     if raw is not None and len(raw) <= _PAGE_LAYOUT_KEPT_BYTES:
         _PAGE_LAYOUTS.put(raw, page_layout)
     return page_layout

@@ -44,7 +44,8 @@ def has_extension(dtype: pa.DataType) -> bool:
     """Whether ``dtype`` is or holds an extension type."""
     if is_extension(dtype):
         return True
-    return any(has_extension(dtype.field(i).type) for i in range(dtype.num_fields))
+    count = dtype.num_fields
+    return bool(count) and any(has_extension(dtype.field(i).type) for i in range(count))
 
 
 def extension_of(field: pa.Field) -> str | None:
@@ -156,7 +157,9 @@ def logical_schema(schema: pa.Schema, json_text: bool = True) -> pa.Schema:
 def _mentions_extension(field: pa.Field) -> bool:
     if extension_of(field) is not None:
         return True
-    return any(_mentions_extension(c) for c in _children(field.type))
+    return bool(field.type.num_fields) and any(
+        _mentions_extension(c) for c in _children(field.type)
+    )
 
 
 def _children(dtype: pa.DataType) -> list[pa.Field]:

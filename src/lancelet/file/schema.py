@@ -232,21 +232,23 @@ def to_lance_fields(
         next_id[0] += 1
         extension = extensions.extension_of(field)
         is_json = extension == extensions.LANCE_JSON
-        out.append(
-            file_pb2.Field(
-                name=field.name,
-                id=fid,
-                parent_id=parent,
-                logical_type="json" if is_json else logical_type(field.type, field.name),
-                nullable=field.nullable,
-                metadata=_metadata(field.metadata),
-                encoding=_legacy_encoding(field.type),
-                extension_name=extension or "",
-            )
+        lance_field = file_pb2.Field(
+            name=field.name,
+            id=fid,
+            parent_id=parent,
+            logical_type="json" if is_json else logical_type(field.type, field.name),
+            nullable=field.nullable,
+            encoding=_legacy_encoding(field.type),
+            extension_name=extension or "",
         )
-        primary_key.mark(out[-1])
-        for child in _child_fields(field.type):
-            visit(child, fid)
+        if field.metadata:
+            # Only metadata marks a key field; filling a map field goes through Python.
+            lance_field.metadata.update(_metadata(field.metadata))
+            primary_key.mark(lance_field)
+        out.append(lance_field)
+        if field.type.num_fields:
+            for child in _child_fields(field.type):
+                visit(child, fid)
 
     for top in schema:
         visit(top, -1)
@@ -309,7 +311,13 @@ def _child_fields(dtype: pa.DataType) -> Iterator[pa.Field]:
 
 def is_list_like(dtype: pa.DataType) -> bool:
     """Lists, large lists and maps: a map is stored as a list of its entries."""
-    return bool(pa.types.is_list(dtype) or pa.types.is_large_list(dtype) or pa.types.is_map(dtype))
+    # By type id: schema walks ask it of every field several times.
+    return dtype.id in _LIST_LIKE_IDS
+
+
+_LIST_LIKE_IDS = frozenset(
+    t.id for t in (pa.list_(pa.int8()), pa.large_list(pa.int8()), pa.map_(pa.int8(), pa.int8()))
+)
 
 
 def item_field(dtype: pa.DataType) -> pa.Field:
@@ -393,7 +401,7 @@ def _to_arrow_field(
         dtype = pa.list_(kids[0]) if name.startswith("list") else pa.large_list(kids[0])
     else:
         dtype = parse_logical_type(name, field.name)
-    meta = {k.encode(): v for k, v in field.metadata.items()}
+    meta = {k.encode(): v for k, v in field.metadata.items()} if field.metadata else {}
     if field.extension_name and extensions.NAME_KEY not in meta:
         meta[extensions.NAME_KEY] = field.extension_name.encode()
         meta[extensions.METADATA_KEY] = b""

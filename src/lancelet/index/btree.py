@@ -192,6 +192,20 @@ def _open_pages(path: io.Place, value_type: pa.DataType) -> LanceFileReader:
     return reader
 
 
+def _nulls(keys: pa.Array) -> np.ndarray:
+    """Which of ``keys`` are null (no Arrow kernel call when none is)."""
+    if not keys.null_count:
+        return np.zeros(len(keys), dtype=bool)
+    nulls: np.ndarray = keys.is_null().to_numpy(zero_copy_only=False)
+    return nulls
+
+
+def _filled(keys: pa.Array) -> np.ndarray:
+    """Integer ``keys`` as numpy, nulls as 0."""
+    filled: np.ndarray = (keys.fill_null(0) if keys.null_count else keys).to_numpy()
+    return filled
+
+
 class BTreeIndex:
     """A BTREE index directory, opened for searching."""
 
@@ -226,8 +240,10 @@ class BTreeIndex:
         lookup = files.read_rows(reader, 0, reader.num_rows())
         value_type = lookup.schema.field("min").type
         data = _open_pages(directory.join(DATA_FILE), value_type)
-        # Pages are listed by page_idx; put them in data order.
-        lookup = lookup.take(pc.sort_indices(lookup.column("page_idx")))
+        # Pages are listed by page_idx; put them in data order (writers list them so).
+        page_idx = lookup.column("page_idx").to_numpy()
+        if len(page_idx) > 1 and not bool((page_idx[1:] > page_idx[:-1]).all()):
+            lookup = lookup.take(pc.sort_indices(lookup.column("page_idx")))
         return cls(where, lookup, data, batch_size)
 
     def cache_bytes(self) -> int:
@@ -257,8 +273,7 @@ class BTreeIndex:
                 f"{total} rows of {DATA_FILE} in pages of {self._batch_size}"
             )
         rows, nulls = self._page_rows(), self._null_counts
-        min_null = self._min_keys.is_null().to_numpy(zero_copy_only=False)
-        max_null = self._max_keys.is_null().to_numpy(zero_copy_only=False)
+        min_null, max_null = _nulls(self._min_keys), _nulls(self._max_keys)
         # Nulls sort first: whole pages of nulls, then at most one page that starts with them.
         partial = np.flatnonzero(nulls < rows)
         bad = (
@@ -267,7 +282,12 @@ class BTreeIndex:
             or np.any(max_null != (nulls == rows))
             or (len(partial) > 0 and np.any(nulls[partial[0] + 1 :] != 0))
         )
-        min_r, max_r = ordering.dense_ranks([self._min_keys, self._max_keys])
+        # Integers compare as numbers (nulls filled, left out below); other keys by rank.
+        bounds = self._integer_bounds
+        if bounds is not None:
+            min_r, max_r, _ = bounds
+        else:
+            min_r, max_r = ordering.dense_ranks([self._min_keys, self._max_keys])
         both = ~min_null & ~max_null
         follows = ~max_null[:-1] & ~min_null[1:]
         if (
@@ -282,8 +302,7 @@ class BTreeIndex:
     @cached_property
     def _max_valid(self) -> np.ndarray:
         """Pages holding some non-null value."""
-        valid: np.ndarray = self._max_keys.is_valid().to_numpy(zero_copy_only=False)
-        return valid
+        return ~_nulls(self._max_keys)
 
     @cached_property
     def _integer_bounds(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -291,9 +310,7 @@ class BTreeIndex:
         mins are null, as numpy; None for other keys."""
         if not pa.types.is_integer(self._min_keys.type):
             return None
-        mins = self._min_keys.fill_null(0).to_numpy()
-        maxs = self._max_keys.fill_null(0).to_numpy()
-        return mins, maxs, self._min_keys.is_null().to_numpy(zero_copy_only=False)
+        return _filled(self._min_keys), _filled(self._max_keys), _nulls(self._min_keys)
 
     def _candidate_pages(self, plan: queries.Plan) -> np.ndarray:
         max_valid = self._max_valid
@@ -338,7 +355,14 @@ class BTreeIndex:
         nulls = int(self._null_counts[page])
         rest = keys.slice(nulls)
         ok = keys.slice(0, nulls).null_count == nulls and rest.null_count == 0
-        if ok and len(rest):
+        bounds = self._integer_bounds
+        if ok and len(rest) and bounds is not None:
+            # Integers compare as numbers: numpy, not four Arrow kernel calls.
+            values = rest.to_numpy()
+            mins, maxs, min_null = bounds
+            ok = bool((values[1:] >= values[:-1]).all()) and values[-1] <= maxs[page]
+            ok = ok and (bool(min_null[page]) or values[0] >= mins[page])
+        elif ok and len(rest):
             ok = not pc.any(pc.less(rest.slice(1), rest.slice(0, len(rest) - 1))).as_py()
             low, high = self._min_keys[page], self._max_keys[page]
             ok = ok and not (low.is_valid and pc.less(rest[0], low).as_py())

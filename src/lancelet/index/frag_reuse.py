@@ -23,7 +23,7 @@ from lancelet.errors import CorruptIndexError
 from lancelet.file.codecs import jit
 from lancelet.index.reuse_walk import PackedMoves
 from lancelet.table import row_address
-from lancelet.table.frag_reuse import ReuseDetails, ReuseGroup, ReuseVersion
+from lancelet.table.frag_reuse import FragmentDigest, ReuseDetails, ReuseGroup, ReuseVersion
 
 # Up to this many rows, a first remap follows each row through the versions' treemaps
 # rather than decoding every version's surviving rows into arrays.
@@ -86,6 +86,16 @@ class _Moves:
         alive[touched] = hit
 
 
+def _placed(fragments: tuple[FragmentDigest, ...], position: int) -> int:
+    """The address of row ``position`` of ``fragments`` taken in order."""
+    for fragment in fragments:
+        if position < fragment.physical_rows:
+            return row_address.of_row(fragment.id, position)
+        position -= fragment.physical_rows
+    # Decoding checks the counts agree; never loop on a group that lies.
+    raise CorruptIndexError("a reuse group moves more rows than it writes")
+
+
 class ReuseMap:
     """The reuse versions of one Fragment Reuse Index, ready to apply."""
 
@@ -105,7 +115,7 @@ class ReuseMap:
     def _replaced_by(self) -> dict[int, ReuseGroup]:
         """The group that replaced each fragment (ids are never reused, so a row's
         fragments lead from one version to the next in order)."""
-        return {f: g for v in self.details.versions for g in v.groups for f in g.old_ids}
+        return {f.id: g for v in self.details.versions for g in v.groups for f in g.old_fragments}
 
     def remap(self, addresses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The current address of each of ``addresses``, and whether the row still
@@ -120,29 +130,56 @@ class ReuseMap:
         if self._remaps > 1 and len(self.details.versions) > 1 and jit.enabled():
             self._packed.walk(out, alive)
         elif len(out) <= _FEW_ROWS:
-            for i, address in enumerate(out.tolist()):
-                moved = self._follow(address)
-                out[i], alive[i] = (address, False) if moved is None else (moved, True)
+            for i, moved in self._follow(out.tolist()).items():
+                if moved is None:
+                    alive[i] = False  # its address is left as it was
+                else:
+                    out[i] = moved
         else:
             for moves in self._moves:
                 moves.apply(out, alive)
         return out, alive
 
-    def _follow(self, address: int) -> int | None:
-        """One row's current address (None: a compaction dropped it)."""
-        while (group := self._replaced_by.get(row_address.fragment_of(address))) is not None:
-            if address not in group.bitmap:
-                return None
-            # Its place among the group's survivors is its row in the new fragments.
-            position = group.bitmap.rank(address) - 1
-            for fragment in group.new_fragments:
-                if position < fragment.physical_rows:
-                    address = row_address.of_row(fragment.id, position)
-                    break
-                position -= fragment.physical_rows
-            else:  # decoding checks the counts agree; never loop on a group that lies
-                raise CorruptIndexError("a reuse group moves more rows than it writes")
-        return address
+    def _follow(self, addresses: list[int]) -> dict[int, int | None]:
+        """The current address of each of ``addresses`` a version moved, by position
+        (None: a compaction dropped it).  The rows of one fragment take each step
+        together: a lookup's rows usually share their fragments all the way."""
+        moved: dict[int, int | None] = {}
+        batches: dict[int, tuple[list[int], list[int]]] = {}
+        for i, address in enumerate(addresses):
+            rows, at = batches.setdefault(row_address.fragment_of(address), ([], []))
+            rows.append(i)
+            at.append(address)
+        replaced_by = self._replaced_by
+        while batches:
+            fragment, (rows, at) = batches.popitem()
+            while (group := replaced_by.get(fragment)) is not None:
+                bitmap = group.bitmap
+                if not all([a in bitmap for a in at]):
+                    for i, a in zip(rows, at, strict=True):
+                        if a not in bitmap:
+                            moved[i] = None
+                    kept = [(i, a) for i, a in zip(rows, at, strict=True) if a in bitmap]
+                    if not kept:
+                        break
+                    rows, at = [i for i, _ in kept], [a for _, a in kept]
+                # A row's place among the group's survivors is its row in the new
+                # fragments taken in order (the survivors number their rows: checked).
+                new = group.new_fragments
+                if len(new) == 1:
+                    fragment = new[0].id
+                    first = row_address.of_row(fragment, 0)
+                    at = [first + bitmap.rank(a) - 1 for a in at]
+                    continue
+                for i, a in zip(rows, at, strict=True):
+                    target = _placed(new, bitmap.rank(a) - 1)
+                    r, t = batches.setdefault(row_address.fragment_of(target), ([], []))
+                    r.append(i)
+                    t.append(target)
+                break
+            else:
+                moved.update(zip(rows, at, strict=True))
+        return moved
 
     def coverage(self, bitmap: FrozenBitMap) -> FrozenBitMap:
         """The fragments an index recorded as ``bitmap`` holds after every version."""

@@ -20,8 +20,10 @@ import array
 import itertools
 import struct
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
+from operator import itemgetter
+from typing import NamedTuple
 
 import numpy as np
 from google.protobuf.message import DecodeError
@@ -56,11 +58,13 @@ def _treemap(addresses: np.ndarray) -> FrozenBitMap64:
     return FrozenBitMap64.deserialize(b"".join(parts))
 
 
-@dataclass(frozen=True)
-class FragmentDigest:
+class FragmentDigest(NamedTuple):
     id: int
     physical_rows: int
     num_deleted_rows: int = 0
+
+
+_ID = itemgetter(0)  # a digest's id
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,14 @@ class ReuseGroup:
     survivors: np.ndarray | FrozenBitMap64
     old_fragments: tuple[FragmentDigest, ...]
     new_fragments: tuple[FragmentDigest, ...]
+    # Worked out as the group is made: a lookup after many deferred compactions asks
+    # every group for them once, where a cached property's first call costs more.
+    old_ids: frozenset[int] = field(init=False, repr=False, compare=False)
+    new_ids: frozenset[int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "old_ids", frozenset(map(_ID, self.old_fragments)))
+        object.__setattr__(self, "new_ids", frozenset(map(_ID, self.new_fragments)))
 
     @cached_property
     def changed(self) -> np.ndarray:
@@ -81,54 +93,26 @@ class ReuseGroup:
             return self.survivors
         return np.frombuffer(self.survivors.to_array(), dtype=np.uint64)
 
-    @cached_property
+    @property
     def bitmap(self) -> FrozenBitMap64:
         """The same addresses as a treemap: membership and rank without an array."""
-        if isinstance(self.survivors, FrozenBitMap64):
-            return self.survivors
+        survivors = self.survivors
+        return survivors if isinstance(survivors, FrozenBitMap64) else self._array_treemap
+
+    @cached_property
+    def _array_treemap(self) -> FrozenBitMap64:
+        assert isinstance(self.survivors, np.ndarray)
         return _treemap(self.survivors)
-
-    @cached_property
-    def new_rows(self) -> int:
-        return sum(f.physical_rows for f in self.new_fragments)
-
-    @cached_property
-    def old_ids(self) -> frozenset[int]:
-        return frozenset(f.id for f in self.old_fragments)
-
-    @cached_property
-    def new_ids(self) -> frozenset[int]:
-        return frozenset(f.id for f in self.new_fragments)
 
     def check(self, where: str) -> None:
         """Refuse a group whose addresses cannot be the surviving rows of its old
         fragments laid out over its new ones."""
-        # Plain locals rather than the cached properties: a lookup after many deferred
-        # compactions checks every group of every version when it opens the index.
-        survivors = len(self.survivors)
-        new_rows = sum(f.physical_rows for f in self.new_fragments)
-        if survivors != new_rows:
-            new_ids = sorted(f.id for f in self.new_fragments)
-            raise CorruptIndexError(
-                f"{where}: a group lists {survivors} moved rows for new fragments "
-                f"{new_ids} of {new_rows} rows"
-            )
-        ids = [f.id for f in self.old_fragments] + [f.id for f in self.new_fragments]
-        if len(set(ids)) != len(ids):
-            raise CorruptIndexError(f"{where}: a group's fragment ids repeat")
-        if isinstance(self.survivors, np.ndarray):
-            changed = self.survivors
-            if len(changed) > 1 and not (changed[1:] > changed[:-1]).all():
+        survivors = self.survivors
+        if isinstance(survivors, np.ndarray):
+            if len(survivors) > 1 and not (survivors[1:] > survivors[:-1]).all():
                 raise CorruptIndexError(f"{where}: a group's moved rows are not ascending")
-        # Sorted and unique (a treemap always is), so counting the rows inside each old
-        # fragment's range tells whether every row is one of them.
-        bitmap = self.bitmap
-        inside = sum(bitmap.range_cardinality(*_rows_span(f)) for f in self.old_fragments)
-        if inside != survivors:
-            old_ids = sorted(f.id for f in self.old_fragments)
-            raise CorruptIndexError(
-                f"{where}: a group moves rows that are not rows of its old fragments {old_ids}"
-            )
+            survivors = self.bitmap
+        _check_layout(self, survivors, where)
 
     def to_proto(self) -> _Pb.Group:
         return _Pb.Group(
@@ -144,18 +128,47 @@ class ReuseGroup:
         except (ValueError, OverflowError) as exc:
             raise CorruptIndexError(f"{where}: a group's moved rows do not parse: {exc}") from exc
         group = cls(bitmap, _digests(pb.old_fragments), _digests(pb.new_fragments))
-        group.check(where)
+        _check_layout(group, bitmap, where)
         return group
 
 
-def _rows_span(fragment: FragmentDigest) -> tuple[int, int]:
-    """The addresses ``[first, end)`` of a fragment's physical rows."""
-    first = row_address.of_row(fragment.id, 0)
-    return first, first + fragment.physical_rows
+def _check_layout(group: ReuseGroup, bitmap: FrozenBitMap64, where: str) -> None:
+    """Refuse a group whose moved rows (``bitmap``: ascending and unique, as a
+    treemap's are) cannot be the surviving rows of its old fragments laid out over
+    its new ones."""
+    old, new = group.old_fragments, group.new_fragments
+    # Plain loops: a lookup after many deferred compactions checks every group of
+    # every version when it opens the index.
+    survivors = len(bitmap)
+    new_rows = 0
+    for f in new:
+        new_rows += f.physical_rows
+    if survivors != new_rows:
+        raise CorruptIndexError(
+            f"{where}: a group lists {survivors} moved rows for new fragments "
+            f"{sorted(f.id for f in new)} of {new_rows} rows"
+        )
+    if (
+        len(group.old_ids) != len(old)
+        or len(group.new_ids) != len(new)
+        or not group.old_ids.isdisjoint(group.new_ids)
+    ):
+        raise CorruptIndexError(f"{where}: a group's fragment ids repeat")
+    # Counting the rows inside each old fragment's range tells whether every row is one
+    # of them.
+    inside = 0
+    for f in old:
+        first = row_address.of_row(f.id, 0)
+        inside += bitmap.range_cardinality(first, first + f.physical_rows)
+    if inside != survivors:
+        raise CorruptIndexError(
+            f"{where}: a group moves rows that are not rows of its old fragments "
+            f"{sorted(f.id for f in old)}"
+        )
 
 
 def _digests(pbs: Iterable[_Pb.FragmentDigest]) -> tuple[FragmentDigest, ...]:
-    return tuple(FragmentDigest(f.id, f.physical_rows, f.num_deleted_rows) for f in pbs)
+    return tuple([FragmentDigest(f.id, f.physical_rows, f.num_deleted_rows) for f in pbs])
 
 
 def _digest_pb(f: FragmentDigest) -> _Pb.FragmentDigest:
@@ -209,30 +222,28 @@ class ReuseDetails:
 
     @classmethod
     def from_proto(cls, pb: _Pb.InlineContent, where: str) -> ReuseDetails:
-        versions = tuple(
-            ReuseVersion(
-                v.dataset_version,
-                tuple(
-                    ReuseGroup.from_proto(g, f"{where} (reuse version {v.dataset_version})")
-                    for g in v.groups
-                ),
-            )
-            for v in sorted(pb.versions, key=lambda v: v.dataset_version)
-        )
+        versions = []
         seen: set[int] = set()
-        for version in versions:
-            old_ids = {f.id for g in version.groups for f in g.old_fragments}
+        for v in sorted(pb.versions, key=_dataset_version):
+            at = f"{where} (reuse version {v.dataset_version})"
+            groups = tuple([ReuseGroup.from_proto(g, at) for g in v.groups])
+            old_ids = set().union(*[g.old_ids for g in groups])
             if not seen.isdisjoint(old_ids):
                 raise CorruptIndexError(f"{where}: two reuse versions replace one fragment")
             seen |= old_ids
             # Fragment ids are never reused: a version cannot write one replaced before
             # (walks that follow a row from fragment to fragment rely on it).
-            if not seen.isdisjoint(f.id for g in version.groups for f in g.new_fragments):
+            if any(not seen.isdisjoint(g.new_ids) for g in groups):
                 raise CorruptIndexError(
-                    f"{where}: reuse version {version.dataset_version} writes a fragment "
+                    f"{where}: reuse version {v.dataset_version} writes a fragment "
                     "an earlier version replaced"
                 )
-        return cls(versions)
+            versions.append(ReuseVersion(v.dataset_version, groups))
+        return cls(tuple(versions))
+
+
+def _dataset_version(version: _Pb.Version) -> int:
+    return int(version.dataset_version)
 
 
 def read_content(details: IndexDetails, where: str) -> ReuseDetails | ExternalFile:

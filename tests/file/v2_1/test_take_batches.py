@@ -342,3 +342,15 @@ def test_every_chunk_wanted_as_counted(logs: list[int], last: int, left_out: int
     chunk_of = np.searchsorted(starts, rows, side="right") - 1
     expected = set(chunk_of.tolist()) == set(range(len(counts)))
     assert page_batches._every_chunk_wanted(page, rows) == expected  # type: ignore[arg-type]
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=st.lists(st.integers(0, 50), max_size=40), ascending=st.booleans())
+def test_distinct_indices_as_numpy_finds_them(values: list[int], ascending: bool) -> None:
+    """The few-items path's distinct indices (sorted input skips the sort) and where
+    each value is among them, as np.unique gives them."""
+    raw = np.array(sorted(values) if ascending else values, dtype=np.int64)
+    found, inverse = miniblock._distinct(raw)
+    expected, expected_inverse = np.unique(raw, return_inverse=True)
+    assert found.tolist() == expected.tolist()
+    assert inverse.tolist() == expected_inverse.reshape(-1).tolist()

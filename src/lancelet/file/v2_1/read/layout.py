@@ -9,6 +9,7 @@ list's offsets) in its repetition and definition levels, one layer per ancestor.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
@@ -26,9 +27,12 @@ class Kind(Enum):
     LIST = "list"
 
 
+_STRUCT_ID = pa.struct([]).id
+
+
 def kind_of(field: pa.Field) -> Kind:
     dtype = field.type
-    if pa.types.is_struct(dtype):
+    if dtype.id == _STRUCT_ID:
         if is_packed_struct(field):
             return Kind.LEAF
         return Kind.STRUCT if dtype.num_fields else Kind.EMPTY_STRUCT
@@ -46,10 +50,11 @@ class Node:
     children: tuple[Node, ...]
     depth: int
     path: str
+    # Worked out once, as the node is made: reads ask it of every node again and again.
+    kind: Kind = dataclasses.field(init=False, compare=False, repr=False)
 
-    @property
-    def kind(self) -> Kind:
-        return kind_of(self.field)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", kind_of(self.field))
 
     def walk(self) -> Iterator[Node]:
         yield self
@@ -63,8 +68,7 @@ class Node:
         return Node(self.field.with_name(name), self.column, self.children, self.depth, self.path)
 
 
-def _children(field: pa.Field) -> list[pa.Field]:
-    kind = kind_of(field)
+def _children(field: pa.Field, kind: Kind) -> list[pa.Field]:
     dtype = field.type
     if kind is Kind.STRUCT:
         return [dtype.field(i) for i in range(dtype.num_fields)]
@@ -80,10 +84,11 @@ def build_layout(schema: pa.Schema) -> list[Node]:
     def node(field: pa.Field, depth: int, prefix: str) -> Node:
         path = prefix + field.name
         column = None
-        if kind_of(field) in (Kind.LEAF, Kind.EMPTY_STRUCT):
+        kind = kind_of(field)
+        if kind in (Kind.LEAF, Kind.EMPTY_STRUCT):
             column = counter[0]
             counter[0] += 1
-        kids = tuple(node(c, depth + 1, path + ".") for c in _children(field))
+        kids = tuple(node(c, depth + 1, path + ".") for c in _children(field, kind))
         return Node(field, column, kids, depth, path)
 
     return [node(field, 0, "") for field in schema]

@@ -102,6 +102,18 @@ class _Raw:
     num_levels: int
 
 
+def _distinct(values: I64) -> tuple[I64, I64]:
+    """``np.unique(values, return_inverse=True)``, without its sort when the values
+    ascend already (the indices of a BTREE page's sorted keys do)."""
+    if len(values) and bool((values[1:] >= values[:-1]).all()):
+        first = np.empty(len(values), dtype=bool)
+        first[0] = True
+        np.not_equal(values[1:], values[:-1], out=first[1:])
+        return values[first], np.cumsum(first, dtype=np.int64) - 1
+    found, inverse = np.unique(values, return_inverse=True)
+    return found, inverse.reshape(-1)
+
+
 class MiniBlockPage:
     """A :class:`~.page.PageDecoder` for one mini-block page of one leaf column."""
 
@@ -267,10 +279,10 @@ class MiniBlockPage:
             raise CorruptFileError(
                 f"a dictionary index {int(raw.max())} is past the {items} dictionary items"
             )
-        wanted, inverse = np.unique(raw, return_inverse=True)
+        wanted, inverse = _distinct(raw)
         entries = to_arrow(codec.decode_at(self._dict_buffer, items, wanted), self.item_type)
         self._picked_items = True
-        return entries.take(pa.array(inverse.reshape(-1)))
+        return entries.take(pa.array(inverse))
 
     # -- decoding chunks --------------------------------------------------------------
 
