@@ -235,3 +235,15 @@ def test_variable_first_offset(tmp_path: Path, version: str, shift: int) -> None
         struct.pack_into("<I", data, at, first + shift)
 
     assert_refused(forge(tmp_path, version, edit), "s", LEAF["s"])
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_a_page_buffer_over_another_columns_is_named(tmp_path: Path, version: str) -> None:
+    """Two columns' buffers at one place: the error names both, by column and page."""
+
+    def edit(parts: surgery.FileParts, data: bytearray) -> None:
+        offset, _ = buffer_at(parts, LEAF["i"], 0)
+        parts.page(LEAF["s"]).buffer_offsets[0] = offset
+
+    with pytest.raises(CorruptFileError, match=r"column 'i' page 0 buffer .*overlaps column "):
+        LanceFileReader(forge(tmp_path, version, edit))

@@ -187,7 +187,12 @@ def read_global_buffer(source: RangeSource, footer: Footer, index: int) -> pa.Bu
 
 
 def parse_message(
-    message: Message, data: bytes | pa.Buffer, what: str, path: str, *, strict: bool = False
+    message: Message,
+    data: bytes | pa.Buffer,
+    what: str | _Named,
+    path: str,
+    *,
+    strict: bool = False,
 ) -> None:
     """Parse ``data`` into ``message``; ``strict`` also refuses fields the schema lacks.
 
@@ -203,7 +208,7 @@ def parse_message(
         strict_message(message, what, path)
 
 
-def strict_message(message: Message, what: str, path: str) -> None:
+def strict_message(message: Message, what: str | _Named, path: str) -> None:
     """Refuse a parsed ``message`` holding fields (at any depth) its schema lacks."""
     size = message.ByteSize()
     message.DiscardUnknownFields()
@@ -304,20 +309,10 @@ def _parse_columns(
     structural = footer.structural  # worked out from the version each time it is asked
     for index, ((pos, size), raw) in enumerate(zip(ranges, raws, strict=True)):
         # Names are made only for an error: a compaction opens 1,600 columns.
-        layout.add(pos, size, _Named(_column_what, index, labels))
+        what = _Named(_column_what, index, labels)
+        layout.add(pos, size, what)
         meta = file2_pb2.ColumnMetadata()
-        try:
-            meta.ParseFromString(raw)
-        except (DecodeError, RuntimeError, ValueError) as exc:
-            what = _column_what(index, labels)
-            raise CorruptFileError(
-                f"{source.path}: {what} is not a valid protobuf message: {exc}"
-            ) from exc
-        size_read = meta.ByteSize()
-        meta.DiscardUnknownFields()
-        if meta.ByteSize() != size_read:
-            what = _column_what(index, labels)
-            raise CorruptFileError(f"{source.path}: {what} holds fields its format does not define")
+        parse_message(meta, raw, what, source.path, strict=True)
         direct = direct and _direct(meta)
         label = labels[index] if labels is not None and index < len(labels) else None
         columns.append(
@@ -346,8 +341,8 @@ def _page_what(label: str, page_no: int) -> str:
     return f"{label} page {page_no}"
 
 
-def _buffer_what(what: str) -> str:
-    return f"{what} buffer"
+def _buffer_what(label: str, page_no: int | None = None) -> str:
+    return f"{label if page_no is None else _page_what(label, page_no)} buffer"
 
 
 def _direct(meta: file2_pb2.ColumnMetadata) -> bool:
@@ -476,7 +471,6 @@ def _column_info(
     # Each repeated field is read once, as a tuple: every access of a protobuf field
     # makes a new wrapper, and a compaction opens a hundred files of many columns.
     pages = []
-    end = source.size
     for page_no, page in enumerate(meta.pages):
         offsets, sizes = tuple(page.buffer_offsets), tuple(page.buffer_sizes)
         length = page.length
@@ -490,10 +484,8 @@ def _column_info(
                 f"{source.path}: {_page_what(label, page_no)} claims {length} rows, more "
                 "than a page can hold"
             )
-        for off, size in zip(offsets, sizes):  # noqa: B905 (lengths checked above)
-            if off < 0 or size < 0 or off + size > end:
-                check_range(source, off, size, f"{_page_what(label, page_no)} buffer")
-        layout.add_data(offsets, sizes, _Named(_page_buffer_what, label, page_no))
+        _check_ranges(source, offsets, sizes, _Named(_page_what, label, page_no))
+        layout.add_data(offsets, sizes, _Named(_buffer_what, label, page_no))
         page_layout = None
         if structural:
             encoding = _NO_ENCODING
@@ -512,12 +504,8 @@ def _column_info(
     return ColumnInfo(tuple(pages), offsets, sizes)
 
 
-def _page_buffer_what(label: str, page_no: int) -> str:
-    return f"{label} page {page_no} buffer"
-
-
 def _check_ranges(
-    source: RangeSource, offsets: Sequence[int], sizes: Sequence[int], what: str
+    source: RangeSource, offsets: Sequence[int], sizes: Sequence[int], what: str | _Named
 ) -> None:
     """:func:`check_range` of each buffer (its name made only to refuse one)."""
     end = source.size

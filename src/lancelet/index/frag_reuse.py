@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from pyroaring import FrozenBitMap
+from pyroaring import FrozenBitMap, FrozenBitMap64
 
 from lancelet.errors import CorruptIndexError
 from lancelet.file.codecs import jit
@@ -96,6 +96,21 @@ def _placed(fragments: tuple[FragmentDigest, ...], position: int) -> int:
     raise CorruptIndexError("a reuse group moves more rows than it writes")
 
 
+def _kept(
+    bitmap: FrozenBitMap64, rows: list[int], at: list[int], moved: dict[int, int | None]
+) -> tuple[list[int], list[int]]:
+    """The rows whose addresses ``at`` survived into ``bitmap``; the others are
+    marked dropped in ``moved``."""
+    kept_rows, kept_at = [], []
+    for i, address in zip(rows, at, strict=True):
+        if address in bitmap:
+            kept_rows.append(i)
+            kept_at.append(address)
+        else:
+            moved[i] = None
+    return kept_rows, kept_at
+
+
 class ReuseMap:
     """The reuse versions of one Fragment Reuse Index, ready to apply."""
 
@@ -156,13 +171,9 @@ class ReuseMap:
             while (group := replaced_by.get(fragment)) is not None:
                 bitmap = group.bitmap
                 if not all([a in bitmap for a in at]):
-                    for i, a in zip(rows, at, strict=True):
-                        if a not in bitmap:
-                            moved[i] = None
-                    kept = [(i, a) for i, a in zip(rows, at, strict=True) if a in bitmap]
-                    if not kept:
+                    rows, at = _kept(bitmap, rows, at, moved)
+                    if not rows:
                         break
-                    rows, at = [i for i, _ in kept], [a for _, a in kept]
                 # A row's place among the group's survivors is its row in the new
                 # fragments taken in order (the survivors number their rows: checked).
                 new = group.new_fragments
