@@ -236,9 +236,21 @@ def _same_as_pylance(base: str, tmp_path: Path, steps: list[Any]) -> None:
     _run(lance, theirs, steps)
     _run(ll, ours, steps)
     assert lance.dataset(ours).version == lance.dataset(theirs).version
-    assert _segments(ours) == _segments(theirs)
+    _assert_same_segments(_segments(ours), _segments(theirs))
     assert _details(ours) == _details(theirs)
     _answers(ours)
+
+
+def _assert_same_segments(ours: list[tuple[Any, ...]], theirs: list[tuple[Any, ...]]) -> None:
+    """Equal segments, rows and stored vectors or codes; centroids equal up to float32
+    rounding (a centroid recomputed by a join is a sum whose order pylance's threads
+    may change from run to run: seen once in CI, IVF_FLAT l2)."""
+    assert len(ours) == len(theirs)
+    for mine, their in zip(ours, theirs, strict=True):
+        assert mine[:5] == their[:5]
+        np.testing.assert_allclose(mine[5], their[5], rtol=1e-6, atol=1e-6, err_msg=mine[0])
+        for number, (a, b) in enumerate(zip(mine[6], their[6], strict=True)):
+            assert a == b, f"{mine[0]}: partition {number}"
 
 
 def test_what_lancelet_does_not_reproduce_is_refused(tmp_path: Path) -> None:

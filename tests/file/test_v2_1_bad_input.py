@@ -194,8 +194,18 @@ def test_unknown_page_layout_field_is_corrupt(tmp_path: Path) -> None:
         wrapper.value = wrapper.value + b"\xf8\x01\x01"  # field 31, varint 1
         parts.page(LEAF["i"]).encoding.direct.encoding = wrapper.SerializeToString()
 
+    # A column's layouts are parsed when it is first read: the others read as before.
+    reader = LanceFileReader(forge(tmp_path, "2.2", edit))
+    with pytest.raises(CorruptFileError, match="forged.lance: column 'i' page 0 layout"):
+        reader.read_all(columns=["i"]).to_table()
+    assert reader.read_all(columns=["n"]).to_table().num_rows == reader.num_rows()
     with pytest.raises(CorruptFileError, match="column 'i' page 0 layout"):
-        LanceFileReader(forge(tmp_path, "2.2", edit))
+        reader.read_all().to_table()
+    # A copy shares the parsed metadata (the same bytes) and is named in its own error.
+    copy = tmp_path / "copy.lance"
+    copy.write_bytes((tmp_path / "forged.lance").read_bytes())
+    with pytest.raises(CorruptFileError, match="copy.lance: column 'i' page 0 layout"):
+        LanceFileReader(copy).read_all(columns=["i"]).to_table()
 
 
 def test_every_single_byte_of_chunk_metadata(tmp_path: Path) -> None:

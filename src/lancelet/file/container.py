@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import itertools
 import struct
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import accumulate
-from typing import Any, Protocol
+from typing import Any, Protocol, overload
 
 import numpy as np
 import pyarrow as pa
@@ -113,6 +114,69 @@ class ColumnInfo:
         starts = np.array(list(accumulate((p.num_rows for p in self.pages), initial=0)), np.int64)
         starts.setflags(write=False)
         return starts
+
+
+class _Parsed:
+    """A file's column metadata with its buffers' positions checked; each column's
+    pages are made once, when first asked for (shared by the readers of files whose
+    metadata reads alike: a compaction's hundred small files)."""
+
+    def __init__(
+        self,
+        metas: list[file2_pb2.ColumnMetadata],
+        names: list[str],
+        rows: list[int],
+        structural: bool,
+    ) -> None:
+        self.metas: list[file2_pb2.ColumnMetadata | None] = list(metas)
+        self.names = names
+        self.rows = rows
+        self.structural = structural
+        self.infos: list[ColumnInfo | None] = [None] * len(metas)
+        self._lock = threading.Lock()
+
+    def info(self, index: int, source: RangeSource) -> ColumnInfo:
+        found = self.infos[index]
+        if found is None:
+            with self._lock:  # made once, whichever thread asks first
+                found = self.infos[index]
+                if found is None:
+                    meta = self.metas[index]
+                    assert meta is not None
+                    # A damaged layout is raised each time the column is asked for.
+                    found = _column_info(source, meta, self.names[index], self.structural)
+                    self.infos[index] = found
+                    self.metas[index] = None  # its pages hold what it said
+        return found
+
+
+class Columns(Sequence[ColumnInfo]):
+    """The columns of one opened file.  Every buffer's position was checked at open;
+    a column's pages (their encodings or layouts) are parsed when it is first asked
+    for, and errors then name this file: a read of 2 columns of a 16-column file
+    parses the layouts of 2."""
+
+    def __init__(self, parsed: _Parsed, source: RangeSource) -> None:
+        self._parsed = parsed
+        self._source = source
+
+    def __len__(self) -> int:
+        return len(self._parsed.metas)
+
+    @overload
+    def __getitem__(self, index: int) -> ColumnInfo: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[ColumnInfo]: ...
+
+    def __getitem__(self, index: int | slice) -> ColumnInfo | list[ColumnInfo]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(len(self))[index]]
+        return self._parsed.info(index, self._source)
+
+    def rows(self, index: int) -> int:
+        """The rows column ``index`` holds (its pages' lengths added up)."""
+        return self._parsed.rows[index]
 
 
 def check_range(source: RangeSource, offset: int, length: int, what: str) -> None:
@@ -239,8 +303,9 @@ def _unpack_any(
 
 def read_columns(
     source: RangeSource, footer: Footer, labels: Sequence[str] | None = None
-) -> list[ColumnInfo]:
-    """Parse every column's metadata and check where its buffers lie.
+) -> Columns:
+    """Parse every column's metadata and check where its buffers lie; each column's
+    pages (their encodings or layouts) are made when the column is first asked for.
 
     Every buffer must lie inside the file, and no two of the byte ranges the file
     names (page, column and global buffers, column metadata, the offset tables and
@@ -260,13 +325,13 @@ def read_columns(
     key = (source.size, footer, table.tobytes(), tail, *raws)
     found = _COLUMNS.find(key)
     if found is not None:
-        return list(found)
-    columns, direct = _parse_columns(source, footer, labels, ranges, raws, tail)
+        return Columns(found, source)
+    parsed, direct = _parse_columns(source, footer, labels, ranges, raws, tail)
     # An encoding stored elsewhere in the file (indirect) is not among the bytes of
     # the key: such files are parsed each time, as are those of large metadata.
     if direct and sum(len(raw) for raw in raws) <= _COLUMNS_KEPT_BYTES:
-        _COLUMNS.put(key, columns)
-    return list(columns)
+        _COLUMNS.put(key, parsed)
+    return Columns(parsed, source)
 
 
 def _column_bytes(source: RangeSource, ranges: list[list[int]]) -> list[bytes]:
@@ -284,7 +349,7 @@ def _column_bytes(source: RangeSource, ranges: list[list[int]]) -> list[bytes]:
 
 # Files' column metadata parsed and checked, by the bytes read (see read_columns).  The
 # values are shared by the readers of those files, which change nothing in them.
-_COLUMNS: Memo[list[ColumnInfo]] = Memo(256)
+_COLUMNS: Memo[_Parsed] = Memo(256)
 # Larger metadata (files of many pages) is parsed each time.
 _COLUMNS_KEPT_BYTES = 64 * 1024
 
@@ -301,27 +366,28 @@ def _parse_columns(
     ranges: list[list[int]],
     raws: list[bytes],
     globals_table: bytes,
-) -> tuple[list[ColumnInfo], bool]:
-    """The columns, and whether every encoding they name is stored in their metadata."""
-    columns = []
+) -> tuple[_Parsed, bool]:
+    """The columns' metadata with every buffer's position checked, and whether every
+    encoding they name is stored in their metadata."""
+    metas, names, rows = [], [], []
     direct = True
     layout = _Layout(source.path)
-    structural = footer.structural  # worked out from the version each time it is asked
     for index, ((pos, size), raw) in enumerate(zip(ranges, raws, strict=True)):
         # Names are made only for an error: a compaction opens 1,600 columns.
         what = _Named(_column_what, index, labels)
         layout.add(pos, size, what)
         meta = file2_pb2.ColumnMetadata()
         parse_message(meta, raw, what, source.path, strict=True)
-        direct = direct and _direct(meta)
         label = labels[index] if labels is not None and index < len(labels) else None
-        columns.append(
-            _column_info(source, meta, index, label or f"column {index}", layout, structural)
-        )
+        names.append(label or f"column {index}")
+        column_direct, column_rows = _check_positions(source, meta, names[-1], layout)
+        direct = direct and column_direct
+        metas.append(meta)
+        rows.append(column_rows)
     _add_tail(source, footer, layout, globals_table)
     layout.check()
     layout.check_data_aligned(source, tolerate_packed=not footer.structural)
-    return columns, direct
+    return _Parsed(metas, names, rows, footer.structural), direct
 
 
 class _Named:
@@ -343,13 +409,6 @@ def _page_what(label: str, page_no: int) -> str:
 
 def _buffer_what(label: str, page_no: int | None = None) -> str:
     return f"{label if page_no is None else _page_what(label, page_no)} buffer"
-
-
-def _direct(meta: file2_pb2.ColumnMetadata) -> bool:
-    """Whether a column's encodings are all stored in its metadata (not indirect)."""
-    if meta.encoding.WhichOneof("location") == "indirect":
-        return False
-    return all(page.encoding.WhichOneof("location") != "indirect" for page in meta.pages)
 
 
 class _Layout:
@@ -460,32 +519,47 @@ def _add_tail(source: RangeSource, footer: Footer, layout: _Layout, table: bytes
     layout.add(source.size - FOOTER_SIZE, FOOTER_SIZE, "the footer")
 
 
-def _column_info(
-    source: RangeSource,
-    meta: file2_pb2.ColumnMetadata,
-    index: int,
-    label: str,
-    layout: _Layout,
-    structural: bool = False,
-) -> ColumnInfo:
-    # Each repeated field is read once, as a tuple: every access of a protobuf field
-    # makes a new wrapper, and a compaction opens a hundred files of many columns.
-    pages = []
+def _check_positions(
+    source: RangeSource, meta: file2_pb2.ColumnMetadata, label: str, layout: _Layout
+) -> tuple[bool, int]:
+    """Check where a column's buffers lie (adding them to ``layout``); whether its
+    encodings are all stored in its metadata (none indirect), and its rows."""
+    direct = meta.encoding.WhichOneof("location") != "indirect"
+    rows = 0
     for page_no, page in enumerate(meta.pages):
-        offsets, sizes = tuple(page.buffer_offsets), tuple(page.buffer_sizes)
-        length = page.length
+        offsets, sizes = page.buffer_offsets, page.buffer_sizes
         if len(offsets) != len(sizes):
             raise CorruptFileError(
                 f"{source.path}: {_page_what(label, page_no)} lists mismatched buffer "
                 "offsets and sizes"
             )
-        if length > MAX_PAGE_ROWS:
+        if page.length > MAX_PAGE_ROWS:
             raise CorruptFileError(
-                f"{source.path}: {_page_what(label, page_no)} claims {length} rows, more "
-                "than a page can hold"
+                f"{source.path}: {_page_what(label, page_no)} claims {page.length} rows, "
+                "more than a page can hold"
             )
         _check_ranges(source, offsets, sizes, _Named(_page_what, label, page_no))
         layout.add_data(offsets, sizes, _Named(_buffer_what, label, page_no))
+        direct = direct and page.encoding.WhichOneof("location") != "indirect"
+        rows += page.length
+    offsets, sizes = meta.buffer_offsets, meta.buffer_sizes
+    if len(offsets) != len(sizes):
+        raise CorruptFileError(f"{source.path}: {label} lists mismatched buffer offsets and sizes")
+    _check_ranges(source, offsets, sizes, label)
+    if offsets:
+        layout.add_data(offsets, sizes, _Named(_buffer_what, label))
+    return direct, rows
+
+
+def _column_info(
+    source: RangeSource, meta: file2_pb2.ColumnMetadata, label: str, structural: bool
+) -> ColumnInfo:
+    """A column's pages, their encodings (2.0) or layouts (2.1+) parsed: its buffers'
+    positions were checked when the file was opened."""
+    # Each repeated field is read once, as a tuple: every access of a protobuf field
+    # makes a new wrapper, and a compaction opens a hundred files of many columns.
+    pages = []
+    for page_no, page in enumerate(meta.pages):
         page_layout = None
         if structural:
             encoding = _NO_ENCODING
@@ -494,14 +568,9 @@ def _column_info(
             encoding = enc_pb.ArrayEncoding()
             what = f"{_page_what(label, page_no)} encoding"
             _unpack_any(source, page.encoding, ARRAY_ENCODING_URL, encoding, what)
-        pages.append(Page(offsets, sizes, length, encoding, page_layout))
-    offsets, sizes = tuple(meta.buffer_offsets), tuple(meta.buffer_sizes)
-    if len(offsets) != len(sizes):
-        raise CorruptFileError(f"{source.path}: {label} lists mismatched buffer offsets and sizes")
-    _check_ranges(source, offsets, sizes, label)
-    if offsets:
-        layout.add_data(offsets, sizes, _Named(_buffer_what, label))
-    return ColumnInfo(tuple(pages), offsets, sizes)
+        offsets, sizes = tuple(page.buffer_offsets), tuple(page.buffer_sizes)
+        pages.append(Page(offsets, sizes, page.length, encoding, page_layout))
+    return ColumnInfo(tuple(pages), tuple(meta.buffer_offsets), tuple(meta.buffer_sizes))
 
 
 def _check_ranges(

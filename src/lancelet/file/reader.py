@@ -41,7 +41,7 @@ from lancelet.file.v2_0.layout import (
 from lancelet.file.v2_1.read import fields as fields21
 from lancelet.file.v2_1.read import layout as layout21
 from lancelet.file.v2_1.read import runs as runs21
-from lancelet.file.v2_1.read.shape import SHAPES, ColumnShape
+from lancelet.file.v2_1.read.shape import SHAPES, ColumnShape, Leaves
 from lancelet.io import FileIO, InputFile, LocalInputFile
 from lancelet.io.fileio import file_io_for
 
@@ -208,7 +208,7 @@ class LanceFileReader:
         self._projections: dict[tuple[str, ...] | None, tuple[pa.Schema, list[ColumnReader]]] = {}
         self._default_columns = list(columns) if columns is not None else None
         self._pages: list[ColumnPages] = []
-        self._leaves: list[fields21.LeafColumn] = []
+        self._leaves: Sequence[fields21.LeafColumn] = ()
         if self._footer.structural:
             self._open_structural()
         else:
@@ -294,24 +294,14 @@ class LanceFileReader:
             raise CorruptFileError(
                 f"{self.path}: schema needs {len(labels)} columns, file has {len(self._columns)}"
             )
-        self._leaves = [
-            fields21.LeafColumn(
-                self._source,
-                info,
-                i,
-                labels[i],
-                shape.by_column[i],
-                shape.kinds[i],
-                release=self._source.release,
-            )
-            for i, info in enumerate(self._columns)
-        ]
-        for leaf in self._leaves:
-            if leaf.num_rows != self._num_rows:
+        for i in range(len(labels)):
+            if self._columns.rows(i) != self._num_rows:
                 raise CorruptFileError(
-                    f"{self.path}: {leaf.label} holds {leaf.num_rows} rows, "
+                    f"{self.path}: {labels[i]} holds {self._columns.rows(i)} rows, "
                     f"the file says {self._num_rows}"
                 )
+        # Each leaf is made when first read (a read of a few of many columns makes few).
+        self._leaves = Leaves(self._source, self._columns, shape)
         self._nodes = list(shape.nodes)
         # Only leaves own columns: a data file's field ids (DataFile.fields) are theirs.
         owners = shape.owners
