@@ -214,5 +214,10 @@ def test_fragment_scan_with_prefilter(
     theirs, ours = lance.dataset(indexed.uri), ll.dataset(indexed.uri)
     want = theirs.scanner(fragments=[theirs.get_fragment(f) for f in chosen], **asked).to_table()
     got = ours.scanner(fragments=[ours.get_fragment(f) for f in chosen], **asked).to_table()
-    assert got["_rowid"].to_pylist() == want["_rowid"].to_pylist()
-    np.testing.assert_allclose(got["_distance"], want["_distance"], rtol=1e-6, atol=1e-5)
+    found, expected = got["_distance"].to_numpy(), want["_distance"].to_numpy()
+    atol = distance_atol(np.asarray(nearest["q"]), indexed.vectors)
+    np.testing.assert_allclose(found, expected, rtol=1e-6, atol=atol)
+    # Rows a few float32 ulps apart may come in either order (one seed put two rows
+    # 4e-8 apart at k, which pylance and lancelet rounded apart).
+    ids, expected_ids = got["_rowid"].to_numpy(), want["_rowid"].to_numpy()
+    assert_same_neighbours(ids, found, expected_ids, rtol=1e-6, atol=atol)

@@ -188,6 +188,22 @@ def _finer_than_micros(sql: str) -> bool:
     return any(f[6:].strip("0") for f in re.findall(r"CAST\('[^'.]*\.(\d+)", sql))
 
 
+def _truncated_in_list(sql: str) -> bool:
+    """Whether an IN list holds timestamp literals of different precisions, one with
+    a fractional digit other than 0 beyond the coarsest (pylance types the list in it)."""
+    if " IN (" not in sql:
+        return False
+    stamps = [
+        (int(p or 6), text) for p, text in re.findall(r"TIMESTAMP(?:\((\d)\))? '([^']*)'", sql)
+    ]
+    stamps += [(6, text) for text in re.findall(r"CAST\('([^']*)' AS TIMESTAMP\)", sql)]
+    if len({precision for precision, _ in stamps}) < 2:
+        return False
+    coarsest = min(precision for precision, _ in stamps)
+    fractions = [re.search(r":\d\d\.(\d+)", text) for _, text in stamps]
+    return any(f is not None and f.group(1)[coarsest:].strip("0") for f in fractions)
+
+
 def _deliberate_refusal(sql: str, error: Exception) -> bool:
     """Whether ``error`` is one of lancelet's documented refusals, for a filter it
     applies to (see lancelet.expr.sql.timestamps)."""
@@ -200,7 +216,7 @@ def _deliberate_refusal(sql: str, error: Exception) -> bool:
         offset = r":\d\d(\.\d+)?(Z|z| ?[+-]\d\d(:?\d\d)?| UTC)'"
         return zoned and bool(re.search(offset, sql))
     if re.search(FINER_REFUSAL, message):
-        return _finer_than_micros(sql)
+        return _finer_than_micros(sql) or _truncated_in_list(sql)
     return False
 
 
@@ -364,6 +380,12 @@ REFUSED = [
     # The literal truncated to the column's seconds: 07:00:00 >= 07:00:00.5.
     ("s >= TIMESTAMP '2024-03-10 07:00:00.5'", lambda t: [4], FINER_REFUSAL),
     ("us > TIMESTAMP(9) '2024-03-10 06:59:59.999999999'", lambda t: [0, 1, 2, 3, 4], FINER_REFUSAL),
+    # An IN list typed in its coarsest unit: pylance truncates 07:00:00.5 to seconds.
+    (
+        "us IN (TIMESTAMP(0) '2024-03-10 07:00:01', TIMESTAMP '2024-03-10 07:00:00.5')",
+        lambda t: [3, 4],
+        FINER_REFUSAL,
+    ),
     # Columns of different units compared in the coarser one, both truncated.
     ("ns = us", lambda t: [1, 3, 4], "different units"),
     ("s < ns", lambda t: [0, 2, 3], "different units"),

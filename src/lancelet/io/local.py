@@ -26,8 +26,14 @@ _PAGE = mmap.PAGESIZE
 _DONTNEED: int | None = getattr(mmap, "MADV_DONTNEED", None)
 
 
+# A file of at most this many bytes is read whole at open instead of mapped: one read
+# costs less than a mapping's set-up, page faults and unmapping (an index's lookup
+# table, opened by every cold lookup, is a kilobyte or two).
+_READ_WHOLE_BYTES = 64 * 1024
+
+
 class LocalInputFile:
-    """An immutable local file read through a memory map.
+    """An immutable local file read through a memory map (a small one read whole).
 
     Ranges come back as ``pa.Buffer`` views of the mapping, so decoders can wrap
     them in numpy or Arrow arrays without copying.  The map stays alive as long
@@ -36,19 +42,23 @@ class LocalInputFile:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = local_path(path)
+        self._map: mmap.mmap | None = None
+        data: bytes | mmap.mmap = b""
         try:
-            with open(self.path, "rb") as file:
+            with open(self.path, "rb", buffering=0) as file:
                 self.size: int = os.fstat(file.fileno()).st_size
-                # An empty file cannot be mapped; it has no bytes to read either.
-                self._map = (
-                    mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) if self.size else None
-                )
+                if self.size <= _READ_WHOLE_BYTES:
+                    # An empty file cannot be mapped; a small one costs less read.
+                    data = file.read()
+                    self.size = len(data)
+                else:
+                    data = self._map = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
         except FileNotFoundError as exc:
             raise LanceFileError(f"{self.path}: no such file") from exc
         except (OSError, ValueError) as exc:
             raise LanceFileError(f"{self.path}: cannot open: {exc}") from exc
-        # One zero-copy view of the whole mapping; ranges are slices of it.
-        self._whole = pa.py_buffer(b"" if self._map is None else self._map)
+        # One zero-copy view of the whole file; ranges are slices of it.
+        self._whole = pa.py_buffer(data)
 
     def read(self, offset: int, length: int) -> pa.Buffer:
         """The bytes ``[offset, offset + length)``; the caller has range-checked them."""

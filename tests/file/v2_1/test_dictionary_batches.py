@@ -12,7 +12,7 @@ import lance.file as ref
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from lancelet.errors import CorruptFileError
@@ -21,7 +21,8 @@ from lancelet.file.many import take_from_files
 from lancelet.file.v2_1.read import page_batches
 from lancelet.file.v2_1.read.arrow import dictionaries_array
 from lancelet.file.v2_1.read.miniblock import MiniBlockPage
-from lancelet.file.v2_1.read.values import Fixed
+from lancelet.file.v2_1.read.values import Fixed, Slices, Var
+from lancelet.file.v2_1.read.variable_width import VariableBlock
 
 ROWS = 6000
 
@@ -148,3 +149,62 @@ def test_dictionaries_array_refuses_an_index_past_its_pages_items(bad_page: int)
     items = pa.array(range(int(sizes.sum())))
     with pytest.raises(CorruptFileError, match="past its page's dictionary items"):
         dictionaries_array(items, sizes, counts, Fixed(raw.view(np.uint8), 16, len(raw)))
+
+
+def _variable_block(values: list[bytes], width: int) -> bytes:
+    """A variable-width block as pylance writes one: offsets' width, where the bytes
+    start, the offsets (from there), the bytes."""
+    kind = f"<u{width}"
+    start = 2 * width + (len(values) + 1) * width
+    ends = np.cumsum([0] + [len(v) for v in values])
+    head = np.array([8 * width, start], dtype=kind).tobytes()
+    return head + ends.astype(kind).tobytes() + b"".join(values)
+
+
+@settings(max_examples=300, deadline=None)
+@example(blocks=[[b"ab"], [b"c"]], width=4, damage=(0, 4, 16))  # where the bytes start
+@example(blocks=[[], []], width=8, damage=(0, 23, 128))  # an offset past 2**63
+@given(
+    blocks=st.lists(st.lists(st.binary(max_size=6), max_size=5), min_size=2, max_size=6),
+    width=st.sampled_from([4, 8]),
+    damage=st.one_of(
+        st.none(), st.tuples(st.integers(0, 5), st.integers(0, 24), st.integers(1, 255))
+    ),
+)
+def test_variable_blocks_decode_together_as_each_alone(
+    blocks: list[list[bytes]], width: int, damage: tuple[int, int, int] | None
+) -> None:
+    """Variable-width blocks (string dictionaries) decoded in one batch give each
+    block's own values back to back, and are refused exactly when a block alone is:
+    blocks with a flipped byte anywhere (header, offsets, bytes)."""
+    codec = VariableBlock(8 * width)
+    raws = [bytearray(_variable_block(b, width)) for b in blocks]
+    if damage is not None:  # a byte of one block flipped, mostly in its header or offsets
+        block, at, flip = damage
+        raw = raws[block % len(raws)]
+        raw[at % len(raw)] ^= flip
+    counts = np.array([len(b) for b in blocks], dtype=np.int64)
+    sizes = np.array([len(r) for r in raws], dtype=np.int64)
+    base = np.frombuffer(b"".join(raws), dtype=np.uint8)
+    slices = Slices(base, np.cumsum(sizes) - sizes, sizes)
+    alone: list[Var] | None = []
+    try:
+        for i, n in enumerate(counts.tolist()):
+            part = codec.decode(slices.one(i), n)
+            assert isinstance(part, Var)
+            alone.append(part)
+    except CorruptFileError:
+        alone = None
+    if alone is None:
+        with pytest.raises(CorruptFileError):
+            codec.decode_blocks(slices, counts)
+        return
+    together = codec.decode_blocks(slices, counts)
+    assert isinstance(together, Var)
+    expected = [bytes(p.data[p.offsets[k] : p.offsets[k + 1]]) for p in alone
+                for k in range(len(p.offsets) - 1)]  # fmt: skip
+    found = [bytes(together.data[together.offsets[k] : together.offsets[k + 1]])
+             for k in range(len(together.offsets) - 1)]  # fmt: skip
+    assert found == expected
+    if damage is None:
+        assert found == [v for b in blocks for v in b]

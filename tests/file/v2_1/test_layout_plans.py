@@ -94,6 +94,7 @@ def test_pages_with_the_same_chunks_share_their_chunk_tables(tmp_path: Path) -> 
     assert first.counts is second.counts and first.offsets is second.offsets
     assert not first.counts.flags.writeable
     assert int(first.counts.sum()) == 3000
+    assert first.fewest_values == int(first.counts.min()) == second.fewest_values
     assert LanceFileReader(paths[1]).read_all().to_table().equals(data)
 
 

@@ -333,7 +333,8 @@ def test_every_chunk_wanted_as_counted(logs: list[int], last: int, left_out: int
     counts = np.array([1 << k for k in logs[:-1]] + [last], dtype=np.int64)
     starts = np.cumsum(counts) - counts
     total = int(counts.sum())
-    page = SimpleNamespace(item_starts=starts, counts=counts, num_rows=total)
+    fewest = int(counts.min())
+    page = SimpleNamespace(item_starts=starts, counts=counts, num_rows=total, fewest_values=fewest)
     wanted = set(range(total))
     if 0 <= left_out < len(counts):  # one chunk left out whole
         wanted -= set(range(int(starts[left_out]), int(starts[left_out] + counts[left_out])))

@@ -19,11 +19,13 @@ pylance cuts them.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import wait
 
 import numpy as np
 import pyarrow as pa
 
 from lancelet.dataset.read.fragment_reader import FragmentReader
+from lancelet.file import parallel
 from lancelet.file.many import take_from_files
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
@@ -111,11 +113,18 @@ def _read_together(
     each fragment holds; None when the files' columns are not exactly the schema's
     (renamed, retyped) or a column that may not be null holds nulls (the scanner
     then reads and reports them)."""
-    readers, rows = [], []
-    for fragment in run:
-        reader = FragmentReader(store, manifest.schema, fragment)
-        readers.append(reader.data_file(0))
-        deleted = reader.deleted.astype(np.int64)
+    fragment_readers = [FragmentReader(store, manifest.schema, f) for f in run]
+    # The deletion files are decoded (mostly by Arrow, without the GIL) on another
+    # thread while the data files open here.
+    deletions = parallel.in_background(lambda: [r.deleted for r in fragment_readers])
+    try:
+        readers = [r.data_file(0) for r in fragment_readers]
+    except BaseException:
+        wait([deletions])
+        raise
+    rows = []
+    for fragment, found in zip(run, deletions.result(), strict=True):
+        deleted = found.astype(np.int64)
         if len(deleted) and (int(deleted[0]) < 0 or int(deleted[-1]) >= fragment.physical_rows):
             return None  # a damaged deletion file, which the scanner reports
         live = np.ones(fragment.physical_rows, dtype=bool)

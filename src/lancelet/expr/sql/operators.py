@@ -153,6 +153,7 @@ def _in(t: Translator, node: exp.In) -> Value:
     if not items:
         raise t.unsupported(node, "IN with an empty list")
     timestamps.check_mixed_list(subject.type, [item.type for item in items], sql_text(node), "IN")
+    timestamps.check_list_units([item.const for item in items], sql_text(node))
     if subject.const is None and all(item.const is not None for item in items):
         fast = _in_value_set(subject, items, node)
         if fast is not None:

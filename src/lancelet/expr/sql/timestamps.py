@@ -44,6 +44,7 @@ __all__ = [
     "adopt",
     "cast_text",
     "casts_text",
+    "check_list_units",
     "check_mixed_list",
     "check_zone_reading",
     "coarsening_error",
@@ -304,6 +305,28 @@ def unit_error(
         "times compare equal; lancelet refuses: cast the coarser one to the finer unit "
         "with arrow_cast"
     )
+
+
+def check_list_units(constants: list[pa.Scalar | None], sql: str) -> None:
+    """Refuse an IN list of timestamps of different units holding a time that the
+    coarsest of them cannot hold exactly: pylance types the list in that unit and
+    truncates the time (``x IN (TIMESTAMP(0) '...', TIMESTAMP '...:00.005')`` matches
+    ``...:00``), where the comparison alone is exact."""
+    stamps = [
+        c for c in constants if c is not None and c.is_valid and pa.types.is_timestamp(c.type)
+    ]
+    units = {c.type.unit for c in stamps}
+    if len(units) < 2:
+        return
+    coarsest = max(units, key=lambda unit: _NS_PER_UNIT[unit])
+    for constant in stamps:
+        ns = constant.cast(pa.int64()).as_py() * _NS_PER_UNIT[constant.type.unit]
+        if ns % _NS_PER_UNIT[coarsest]:
+            raise FilterError(
+                f"{sql!r}: the timestamp {constant} is finer than the unit it is compared "
+                f"in ({coarsest}): pylance types the IN list in its coarsest unit and "
+                "truncates it, so lancelet refuses it: write the list's times in one unit"
+            )
 
 
 def check_mixed_list(subject: pa.DataType, items: list[pa.DataType], sql: str, kind: str) -> None:

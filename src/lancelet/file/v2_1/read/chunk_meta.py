@@ -10,6 +10,8 @@ count and level buffer sizes, then a size per value buffer, padded to 8 bytes.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from lancelet.errors import CorruptFileError
@@ -40,10 +42,20 @@ def header_words(data: U8, starts: I64, small: int, big: int, nbuf: int) -> tupl
     return words.reshape(len(starts), small), sizes.reshape(len(starts), nbuf)
 
 
+class ChunkTable(NamedTuple):
+    """Each chunk's size, offset, value count and first value (read-only arrays), and
+    the fewest values a chunk holds (0 without chunks)."""
+
+    sizes: I64
+    offsets: I64
+    counts: I64
+    starts: I64
+    fewest: int
+
+
 # Chunk tables by what they follow from: the pages of a column in files written
 # alike mostly hold the same chunks (a compaction opens a hundred such files).  The
 # arrays are shared, so they are read-only.
-ChunkTable = tuple[I64, I64, I64, I64]
 _chunk_tables: Memo[ChunkTable] = Memo(4096)
 
 
@@ -92,8 +104,7 @@ def _chunk_table(meta: bytes, word: int, items: int, buffer_len: int) -> ChunkTa
     return _read_only(sizes, offsets, counts, np.cumsum(counts) - counts)
 
 
-def _read_only(*arrays: I64) -> ChunkTable:
-    for array in arrays:
+def _read_only(sizes: I64, offsets: I64, counts: I64, starts: I64) -> ChunkTable:
+    for array in (sizes, offsets, counts, starts):
         array.setflags(write=False)
-    sizes, offsets, counts, starts = arrays
-    return sizes, offsets, counts, starts
+    return ChunkTable(sizes, offsets, counts, starts, int(counts.min()) if len(counts) else 0)

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 import pyarrow as pa
 
@@ -13,9 +12,9 @@ from lancelet.errors import CorruptFileError, LanceFileError, UnsupportedEncodin
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class PageRef:
-    """A page of a column of a file; every error raised while decoding it names all three."""
+class PageRef(NamedTuple):
+    """A page of a column of a file; every error raised while decoding it names all
+    three.  (A named tuple: a compaction makes one for each of thousands of pages.)"""
 
     path: str
     column: str

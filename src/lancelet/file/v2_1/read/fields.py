@@ -30,7 +30,6 @@ from lancelet.file.v2_1.read.layout import Kind, Node
 from lancelet.file.v2_1.read.levels import Layer, LayerShape, is_list, unravel
 from lancelet.file.v2_1.read.miniblock import MiniBlockPage
 from lancelet.file.v2_1.read.page import LevelledPage, PageDecoder
-from lancelet.file.v2_1.read.page_buffer import PageBuffer
 from lancelet.file.v2_1.read.values import I64, Bools
 
 # (offset, length) byte ranges of the file, as a take announces them (see prefetch).
@@ -140,11 +139,12 @@ class LeafColumn:
             return blob.decoder(
                 self.source, page, blobs, self.label, dtype, inner, page_index=ref.page
             )
-        located = list(zip(page.buffer_offsets, page.buffer_sizes, strict=True))
+        offsets, sizes = page.buffer_offsets, page.buffer_sizes
         if kind == "mini_block_layout":
-            # Chunks are read as they are decoded (see page_buffer).
-            lazy = [PageBuffer(self.source, o, s) for o, s in located]
-            return MiniBlockPage(ref, layout.mini_block_layout, lazy, page.num_rows, dtype)
+            return MiniBlockPage(
+                ref, layout.mini_block_layout, self.source, (offsets, sizes), page.num_rows, dtype
+            )
+        located = zip(offsets, sizes, strict=True)
         buffers = [np.frombuffer(self.source.read(o, s), dtype=np.uint8) for o, s in located]
         if kind == "constant_layout":
             return ConstantPage(ref, layout.constant_layout, buffers, page.num_rows, dtype)

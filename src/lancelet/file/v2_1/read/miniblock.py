@@ -32,9 +32,9 @@ import pyarrow as pa
 from lancelet._proto import encodings_v2_1_pb2 as pb
 from lancelet.errors import CorruptFileError, LanceFileError
 from lancelet.file.codecs._chunks import sorted_groups
+from lancelet.file.container import RangeSource
 from lancelet.file.v2_1.read import compression, dictionaries
 from lancelet.file.v2_1.read.arrow import dictionary_array, to_arrow
-from lancelet.file.v2_1.read.bounds import max_values
 from lancelet.file.v2_1.read.chunk_meta import ALIGN, FEW_CHUNKS, chunk_table, header_words, pad
 from lancelet.file.v2_1.read.codec import BlockCodec, MiniBlockCodec, SelectiveCodec
 from lancelet.file.v2_1.read.context import PageRef, guarded
@@ -121,10 +121,13 @@ class MiniBlockPage:
         self,
         ref: PageRef,
         layout: pb.MiniBlockLayout,
-        buffers: Sequence[ChunkBuffer],
+        source: RangeSource,
+        buffers: tuple[Sequence[int], Sequence[int]],
         num_rows: int,
         dtype: pa.DataType,
     ) -> None:
+        """``buffers``: the offsets and sizes of the page's buffers in ``source``
+        (checked to lie in it when the file was opened)."""
         self.ref = ref
         self.layout = layout
         self.dtype = dtype
@@ -135,32 +138,35 @@ class MiniBlockPage:
         # Whether a read took a few of its dictionary's items already (the next one
         # decodes the whole dictionary and keeps it: a page read again and again).
         self._picked_items = False
-        guarded(ref, lambda: self._setup(buffers))
+        guarded(ref, lambda: self._setup(source, *buffers))
 
     # -- page structure -------------------------------------------------------------
 
-    def _setup(self, buffers: Sequence[ChunkBuffer]) -> None:
+    def _setup(self, source: RangeSource, offsets: Sequence[int], sizes: Sequence[int]) -> None:
         # The codecs, shape and layout checks are shared by the pages laid out alike.
         plan = self.plan = plan_of(self.layout)
         self.shape = plan.shape
         self.has_rep, self.has_def = plan.has_rep, plan.has_def
         self.value_codec, self._pick = plan.value_codec, plan.pick
         self.rep_codec, self.def_codec = plan.rep_codec, plan.def_codec
-        if len(buffers) != plan.num_page_buffers:
+        if len(offsets) != plan.num_page_buffers:
             raise CorruptFileError(
-                f"the page has {len(buffers)} buffers, {plan.num_page_buffers} expected"
+                f"the page has {len(offsets)} buffers, {plan.num_page_buffers} expected"
             )
-        # The chunks, read as they are decoded; the other buffers were read whole.
-        self.chunk_buffer = buffers[1]
-        self._dict_buffer = _read(buffers[2]) if plan.has_dict else None
-        self._chunks(_read(buffers[0]))
-        self._row_index(_read(buffers[-1]) if plan.depth > 0 else None, plan.depth)
+        # The chunks are read as they are decoded (see page_buffer); the other
+        # buffers are small, or needed whole: read now.
+        self.chunk_buffer: ChunkBuffer = PageBuffer(source, offsets[1], sizes[1])
+        self._dict_buffer = _whole(source, offsets[2], sizes[2]) if plan.has_dict else None
+        self._chunks(source.read(offsets[0], sizes[0]).to_pybytes())
+        index = _whole(source, offsets[-1], sizes[-1]) if plan.depth > 0 else None
+        self._row_index(index, plan.depth)
 
-    def _chunks(self, meta: U8) -> None:
+    def _chunks(self, meta: bytes) -> None:
         word = 4 if self.layout.has_large_chunk else 2
         items, size = int(self.layout.num_items), len(self.chunk_buffer)
-        table = chunk_table(meta.tobytes(), word, items, size)
-        self.sizes, self.offsets, self.counts, self.item_starts = table
+        table = chunk_table(meta, word, items, size)
+        self.sizes, self.offsets, self.counts, self.item_starts = table[:4]
+        self.fewest_values = table.fewest  # in a chunk
 
     def _row_index(self, index: U8 | None, depth: int) -> None:
         n = len(self.counts)
@@ -236,7 +242,7 @@ class MiniBlockPage:
         """How many items the page's dictionary holds, checked against its size."""
         assert self._dict_buffer is not None
         items = int(self.layout.num_dictionary_items)
-        most = max_values(self.layout.dictionary, len(self._dict_buffer))
+        most = self.plan.most_dictionary_items(len(self._dict_buffer))
         if most is not None and items > most:
             raise CorruptFileError(
                 f"a dictionary of {items} items in {len(self._dict_buffer)} bytes"
@@ -701,6 +707,6 @@ def _cut(levels: np.ndarray | None, lo: int, hi: int) -> np.ndarray | None:
     return None if levels is None else levels[lo:hi]
 
 
-def _read(buffer: ChunkBuffer) -> U8:
+def _whole(source: RangeSource, offset: int, size: int) -> U8:
     """A buffer's bytes, read whole."""
-    return buffer.whole() if isinstance(buffer, PageBuffer) else buffer
+    return np.frombuffer(source.read(offset, size), dtype=np.uint8)

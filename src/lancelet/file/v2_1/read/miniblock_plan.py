@@ -19,6 +19,7 @@ from lancelet._proto import encodings_v2_1_pb2 as pb
 from lancelet.errors import CorruptFileError
 from lancelet.file.memo import Memo
 from lancelet.file.v2_1.read import compression
+from lancelet.file.v2_1.read.bounds import max_values
 from lancelet.file.v2_1.read.chunk_meta import ALIGN
 from lancelet.file.v2_1.read.codec import BlockCodec, MiniBlockCodec, SelectiveCodec
 from lancelet.file.v2_1.read.levels import LayerShape
@@ -31,6 +32,9 @@ __all__ = ["LayoutPlan", "plan_of", "selective"]
 # symbol table's, which no other page shares) are not kept.
 _MAX_KEY_BYTES = 512
 _plans: Memo[LayoutPlan] = Memo(1024)
+
+# Dictionary sizes a plan keeps the item bound of (see most_dictionary_items).
+_MOST_ITEMS_KEPT = 256
 
 Pick = Callable[[Sequence[U8], int, I64], "Values | None"]
 
@@ -69,12 +73,23 @@ class LayoutPlan:
             raise CorruptFileError("repetition levels do not match the page's list layers")
         if self.depth > 0 and not self.has_rep:
             raise CorruptFileError("a repetition index without repetition levels")
+        self._most_items: dict[int, int | None] = {}
 
     @cached_property
     def dictionary_codec(self) -> BlockCodec:
         """Built when first needed: a page whose values are never decoded does not
         fail on its dictionary's codec."""
         return compression.block_codec(self.layout.dictionary)
+
+    def most_dictionary_items(self, nbytes: int) -> int | None:
+        """:func:`.bounds.max_values` of a dictionary of ``nbytes`` bytes: kept by size,
+        as the pages laid out alike have dictionaries of a few sizes."""
+        if nbytes in self._most_items:
+            return self._most_items[nbytes]
+        found = max_values(self.layout.dictionary, nbytes)
+        if len(self._most_items) < _MOST_ITEMS_KEPT:
+            self._most_items[nbytes] = found
+        return found
 
     @cached_property
     def dictionary_key(self) -> bytes:

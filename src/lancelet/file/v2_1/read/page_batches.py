@@ -119,7 +119,7 @@ def _every_chunk_wanted(page: MiniBlockPage, rows: I64) -> bool:
     n = len(page.item_starts)
     if n == 0 or not len(rows):
         return False
-    if n == 1 or page.num_rows - len(rows) < int(page.counts.min()):
+    if n == 1 or page.num_rows - len(rows) < page.fewest_values:
         # Fewer rows left out than the smallest chunk holds (a compaction's live rows
         # of a page): none of them is left without a wanted row.
         return True
