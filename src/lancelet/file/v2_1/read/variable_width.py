@@ -56,6 +56,20 @@ def _offset_bits(msg: pb.Variable, what: str) -> int:
     return bits
 
 
+def _run_offsets(base: U8, starts: I64, counts: I64, width: int) -> tuple[I64, I64, I64]:
+    """Runs of offsets (``counts[i] + 1`` of ``width`` bytes at ``starts[i]`` of
+    ``base``, as chunks and blocks store them): each run's first and last offset, and
+    the lengths of the values they delimit, back to back."""
+    raw = concat_slices(base, starts, (counts + 1) * width)
+    offsets = np.ascontiguousarray(raw).view(f"<u{width}").astype(np.int64)
+    firsts = np.cumsum(counts + 1) - (counts + 1)
+    lasts = firsts + counts
+    steps = np.diff(offsets)
+    inner = np.ones(len(steps), dtype=bool)
+    inner[lasts[:-1]] = False  # a step from one run's last offset to the next's first
+    return offsets[firsts], offsets[lasts], steps[inner]
+
+
 @dataclass(frozen=True)
 class VariableMiniBlock:
     """Each chunk: ``count + 1`` offsets (relative to the chunk buffer), then the bytes."""
@@ -111,19 +125,12 @@ class VariableMiniBlock:
     def _numpy_offsets(self, buf: Slices, counts: I64, table: I64, out: I64) -> int:
         """:func:`.kernels.chunks.value_offsets` in numpy: fills ``out``, returns -1 or
         (here, any) bad chunk."""
-        raw = concat_slices(buf.base, buf.starts, table)
-        offsets = np.ascontiguousarray(raw).view(f"<u{self._width}").astype(np.int64)
-        firsts = np.cumsum(counts + 1) - (counts + 1)
-        lasts = firsts + counts
-        steps = np.diff(offsets)
-        inner = np.ones(len(steps), dtype=bool)
-        inner[lasts[:-1]] = False  # a step from one chunk's last offset to the next's first
-        lengths = steps[inner]
+        first, last, lengths = _run_offsets(buf.base, buf.starts, counts, self._width)
         # A chunk's bytes start right after its offsets: the first offset says where.
         if (
             bool(np.any(lengths < 0))
-            or bool(np.any(offsets[firsts] != table))
-            or bool(np.any(offsets[lasts] > buf.sizes))
+            or bool(np.any(first != table))
+            or bool(np.any(last > buf.sizes))
         ):
             return 0
         np.cumsum(lengths, out=out[1:])
@@ -200,15 +207,7 @@ class VariableBlock(BlockCodec):
         table = (counts + 1) * width
         if bool(np.any(body_at != 2 * width + table)) or bool(np.any(body_at > sizes)):
             raise corrupt("a variable-width block puts its bytes elsewhere than after its offsets")
-        raw = concat_slices(base, starts + 2 * width, table)
-        offsets = np.ascontiguousarray(raw).view(f"<u{width}").astype(np.int64)
-        firsts = np.cumsum(counts + 1) - (counts + 1)
-        lasts = firsts + counts
-        steps = np.diff(offsets)
-        inner = np.ones(len(steps), dtype=bool)
-        inner[lasts[:-1]] = False  # a step from one block's last offset to the next's first
-        lengths = steps[inner]
-        first, last = offsets[firsts], offsets[lasts]
+        first, last, lengths = _run_offsets(base, starts + 2 * width, counts, width)
         if (
             bool(np.any(lengths < 0))
             or bool(np.any(first < 0))
