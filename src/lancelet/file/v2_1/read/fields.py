@@ -30,6 +30,7 @@ from lancelet.file.v2_1.read.layout import Kind, Node
 from lancelet.file.v2_1.read.levels import Layer, LayerShape, is_list, unravel
 from lancelet.file.v2_1.read.miniblock import MiniBlockPage
 from lancelet.file.v2_1.read.page import LevelledPage, PageDecoder
+from lancelet.file.v2_1.read.page_buffer import read_whole
 from lancelet.file.v2_1.read.values import I64, Bools
 
 # (offset, length) byte ranges of the file, as a take announces them (see prefetch).
@@ -145,7 +146,7 @@ class LeafColumn:
                 ref, layout.mini_block_layout, self.source, (offsets, sizes), page.num_rows, dtype
             )
         located = zip(offsets, sizes, strict=True)
-        buffers = [np.frombuffer(self.source.read(o, s), dtype=np.uint8) for o, s in located]
+        buffers = [read_whole(self.source, o, s) for o, s in located]
         if kind == "constant_layout":
             return ConstantPage(ref, layout.constant_layout, buffers, page.num_rows, dtype)
         raise ref.corrupt("the page names no layout")

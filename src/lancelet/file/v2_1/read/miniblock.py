@@ -42,7 +42,7 @@ from lancelet.file.v2_1.read.fixed_width import OutOfLineBitpacking
 from lancelet.file.v2_1.read.levels import check_levels, visible
 from lancelet.file.v2_1.read.miniblock_plan import plan_of, selective
 from lancelet.file.v2_1.read.page import LevelledPage
-from lancelet.file.v2_1.read.page_buffer import ChunkBuffer, PageBuffer, gather
+from lancelet.file.v2_1.read.page_buffer import PageBuffer, read_whole
 from lancelet.file.v2_1.read.values import (
     I64,
     U8,
@@ -155,10 +155,10 @@ class MiniBlockPage:
             )
         # The chunks are read as they are decoded (see page_buffer); the other
         # buffers are small, or needed whole: read now.
-        self.chunk_buffer: ChunkBuffer = PageBuffer(source, offsets[1], sizes[1])
-        self._dict_buffer = _whole(source, offsets[2], sizes[2]) if plan.has_dict else None
+        self.chunk_buffer = PageBuffer(source, offsets[1], sizes[1])
+        self._dict_buffer = read_whole(source, offsets[2], sizes[2]) if plan.has_dict else None
         self._chunks(source.read(offsets[0], sizes[0]).to_pybytes())
-        index = _whole(source, offsets[-1], sizes[-1]) if plan.depth > 0 else None
+        index = read_whole(source, offsets[-1], sizes[-1]) if plan.depth > 0 else None
         self._row_index(index, plan.depth)
 
     def _chunks(self, meta: bytes) -> None:
@@ -294,7 +294,7 @@ class MiniBlockPage:
 
     def chunk_data(self, ids: I64) -> tuple[U8, I64]:
         """The bytes of chunks ``ids`` (ascending) and where each starts in them."""
-        return gather(self.chunk_buffer, self.offsets[ids], self.sizes[ids])
+        return self.chunk_buffer.gather(self.offsets[ids], self.sizes[ids])
 
     def _decode(self, ids: I64) -> _Decoded:
         raw = self.decode_raw(*self.chunk_data(ids), self.sizes[ids], self.counts[ids])
@@ -663,7 +663,7 @@ class MiniBlockPage:
     def chunk_ranges(self, rows: I64) -> list[tuple[int, int]]:
         """Where in the file lie the chunks a take of ``rows`` (sorted, unique) decodes,
         announced to an object store first so that only they are fetched."""
-        if not isinstance(self.chunk_buffer, PageBuffer) or not len(rows):
+        if not len(rows):
             return []
         if self.has_rep:
             ids = self._chunks_for_rows(rows)
@@ -705,8 +705,3 @@ class MiniBlockPage:
 
 def _cut(levels: np.ndarray | None, lo: int, hi: int) -> np.ndarray | None:
     return None if levels is None else levels[lo:hi]
-
-
-def _whole(source: RangeSource, offset: int, size: int) -> U8:
-    """A buffer's bytes, read whole."""
-    return np.frombuffer(source.read(offset, size), dtype=np.uint8)

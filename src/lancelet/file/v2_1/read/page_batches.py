@@ -19,7 +19,6 @@ from lancelet.file.v2_0.fields import concat_pages
 from lancelet.file.v2_1.read.arrow import dictionaries_array, to_arrow
 from lancelet.file.v2_1.read.miniblock import MiniBlockPage
 from lancelet.file.v2_1.read.page import LevelledPage
-from lancelet.file.v2_1.read.page_buffer import PageBuffer
 from lancelet.file.v2_1.read.values import (
     I64,
     U8,
@@ -130,8 +129,7 @@ def _every_chunk_wanted(page: MiniBlockPage, rows: I64) -> bool:
 
 def _all_chunks(page: MiniBlockPage) -> tuple[U8, I64]:
     """``page.chunk_data`` of every chunk: the chunk buffer, read as one range."""
-    chunks = page.chunk_buffer
-    return chunks.whole() if isinstance(chunks, PageBuffer) else chunks, page.offsets
+    return page.chunk_buffer.whole(), page.offsets
 
 
 def _dictionaries(pages: Sequence[MiniBlockPage]) -> tuple[pa.Array, I64]:

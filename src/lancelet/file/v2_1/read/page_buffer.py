@@ -10,8 +10,6 @@ dictionary, repetition index) are small or needed whole and are read at once.
 
 from __future__ import annotations
 
-from typing import Union
-
 import numpy as np
 
 from lancelet.file.container import RangeSource
@@ -31,7 +29,7 @@ class PageBuffer:
 
     def whole(self) -> U8:
         """The buffer's bytes, read at once (a small buffer needed whole)."""
-        return np.frombuffer(self.source.read(self.offset, self.size), dtype=np.uint8)
+        return read_whole(self.source, self.offset, self.size)
 
     def gather(self, starts: I64, sizes: I64) -> tuple[U8, I64]:
         """The ranges ``[starts, starts + sizes)`` of the buffer (ascending, not
@@ -77,11 +75,7 @@ def _runs(starts: I64, sizes: I64) -> tuple[I64, I64]:
     return firsts, lasts
 
 
-ChunkBuffer = Union[U8, PageBuffer]  # noqa: UP007 - a runtime alias
-
-
-def gather(buffer: ChunkBuffer, starts: I64, sizes: I64) -> tuple[U8, I64]:
-    """:meth:`PageBuffer.gather` of a buffer read lazily, or the bytes already read."""
-    if isinstance(buffer, PageBuffer):
-        return buffer.gather(starts, sizes)
-    return buffer, starts
+def read_whole(source: RangeSource, offset: int, size: int) -> U8:
+    """``size`` bytes of ``source`` at ``offset`` (range-checked by the caller), read
+    at once."""
+    return np.frombuffer(source.read(offset, size), dtype=np.uint8)
