@@ -1,17 +1,22 @@
-"""compaction.moves: old row addresses -> new, against a row-by-row model."""
+"""compaction.moves and .defer: old row addresses -> new, and a reuse version's live rows,
+against row-by-row models."""
 
 from __future__ import annotations
 
 import random
+from typing import cast
 
 import numpy as np
 import pytest
 
+from lancelet.dataset.compaction.defer import reuse_version
 from lancelet.dataset.compaction.moves import group_moves, rewrite_moves
-from lancelet.errors import CorruptDatasetError
+from lancelet.errors import CorruptDatasetError, UnsupportedFeatureError
 from lancelet.index.remapping import DELETED
+from lancelet.table.frag_reuse import ReuseVersion
 from lancelet.table.fragment import Fragment
 from lancelet.transaction.operations import RewriteGroup
+from lancelet.transaction.store import DatasetStore
 
 
 def _fragment(fid: int, rows: int) -> Fragment:
@@ -98,3 +103,61 @@ def test_a_fully_deleted_fragment_maps_every_row_to_deleted() -> None:
     old, new = group_moves(group, lambda f: np.arange(4, dtype=np.uint32))
     assert old.tolist() == [(7 << 32) | i for i in range(4)]
     assert new.tolist() == [int(DELETED)] * 4
+
+
+class _Deletions:
+    """The part of a dataset store a reuse version reads: each fragment's deletions."""
+
+    root = "/dataset"
+
+    def __init__(self, deleted: dict[int, list[int]]) -> None:
+        self.deleted = deleted
+
+    def read_deletions(self, fragment: Fragment) -> np.ndarray:
+        return np.array(self.deleted.get(fragment.id, []), np.uint32)
+
+
+def _reuse_version(groups: list[RewriteGroup], deleted: dict[int, list[int]]) -> ReuseVersion:
+    return reuse_version(cast(DatasetStore, _Deletions(deleted)), 7, groups)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_reuse_version_records_each_groups_live_rows(seed: int) -> None:
+    rng = random.Random(seed)
+    groups, deleted, expected = [], {}, []
+    next_id = 1
+    for _ in range(rng.randint(1, 3)):
+        old, live = [], []
+        for _ in range(rng.randint(1, 4)):
+            rows = rng.randint(1, 3000)
+            gone = sorted(o for o in range(rows) if rng.random() < rng.choice([0, 0.01, 0.5, 1]))
+            deleted[next_id] = gone
+            live += [(next_id << 32) | o for o in sorted(set(range(rows)) - set(gone))]
+            old.append(_fragment(next_id, rows))
+            next_id += 1
+        new = (_fragment(10_000 + next_id, len(live)),) if live else ()
+        groups.append(RewriteGroup(tuple(old), new))
+        expected.append(live)
+    version = _reuse_version(groups, deleted)
+    assert version.dataset_version == 7
+    for group, recorded, live in zip(groups, version.groups, expected, strict=True):
+        assert list(recorded.bitmap) == live
+        assert recorded.changed.tolist() == live
+        assert [d.num_deleted_rows for d in recorded.old_fragments] == [
+            len(deleted[f.id]) for f in group.old_fragments
+        ]
+        assert [(d.id, d.physical_rows) for d in recorded.new_fragments] == [
+            (f.id, f.physical_rows) for f in group.new_fragments
+        ]
+
+
+def test_a_reuse_version_refuses_what_it_cannot_record() -> None:
+    short = RewriteGroup((_fragment(1, 10),), (_fragment(2, 9),))
+    with pytest.raises(CorruptDatasetError, match="10 live rows became 9"):
+        _reuse_version([short], {})
+    past = RewriteGroup((_fragment(1, 3),), (_fragment(2, 2),))
+    with pytest.raises(CorruptDatasetError, match="fragment 1: .* past its 3"):
+        _reuse_version([past], {1: [3]})
+    unordered = RewriteGroup((_fragment(4, 1), _fragment(3, 1)), (_fragment(5, 2),))
+    with pytest.raises(UnsupportedFeatureError, match="ascending id order"):
+        _reuse_version([unordered], {})

@@ -3,6 +3,7 @@ put-if-not-exists publishes only once they are done."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -182,3 +183,51 @@ def test_writes_make_missing_folders_and_no_mkdir_where_they_exist(
     assert made == []
     for path, data in {**first, **second}.items():
         assert path.read_bytes() == data
+
+
+# The thread that syncs a file while it is written.
+_WRITER_SYNC = "lancelet-sync"
+
+
+def test_a_written_file_syncs_in_the_background_and_the_next_publish_waits_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file written past the first step (4 MiB) starts a sync of what it holds
+    while it is written; its commit does not wait for that sync, the next publish
+    does."""
+    gate = threading.Event()
+    finished: list[str] = []
+
+    def sync(fd: int) -> None:
+        if threading.current_thread().name.startswith(_WRITER_SYNC):
+            gate.wait(5)
+        finished.append(threading.current_thread().name)
+
+    monkeypatch.setattr(durability, "datasync", sync)
+    with io.deferred_syncs():
+        out = FILES.open_output(str(tmp_path / "data"))
+        out.write(b"x" * (5 << 20))
+        out.commit()  # returns with the background sync held at the gate
+        assert (tmp_path / "data").stat().st_size == 5 << 20
+        assert not any(n.startswith(_WRITER_SYNC) for n in finished)
+        threading.Timer(0.1, gate.set).start()
+        assert FILES.put_if_not_exists(str(tmp_path / "manifest"), b"manifest")
+        assert any(n.startswith(_WRITER_SYNC) for n in finished)
+
+
+@pytest.mark.parametrize("deferred", [True, False])
+def test_a_failed_sync_while_writing_stops_the_publish(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, deferred: bool
+) -> None:
+    def failing(fd: int) -> None:
+        if threading.current_thread().name.startswith(_WRITER_SYNC):
+            raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(durability, "datasync", failing)
+    block = io.deferred_syncs() if deferred else contextlib.nullcontext()
+    with pytest.raises(OSError, match="Input/output"), block:
+        out = FILES.open_output(str(tmp_path / "data"))
+        out.write(b"x" * (5 << 20))
+        out.commit()
+        FILES.put_if_not_exists(str(tmp_path / "manifest"), b"manifest")
+    assert not (tmp_path / "manifest").exists()

@@ -126,11 +126,15 @@ def wait_for_deferred() -> None:
         pending.wait()
 
 
-def _sync(fd: int) -> None:
+def sync_and_close(fd: int) -> None:
+    """Make the file open as ``fd`` durable; the descriptor is closed either way."""
     try:
         datasync(fd)
     finally:
         os.close(fd)
+
+
+_sync = sync_and_close
 
 
 # How often a sync that may turn out useless checks whether it still matters.
@@ -157,13 +161,20 @@ def sync_unless(path: str, lost: Callable[[], bool]) -> bool:
                 return False
 
 
-def durable_rename(tmp: str, final: str) -> None:
+def durable_rename(tmp: str, final: str, begun: Future[None] | None = None) -> None:
     """Make the complete file ``tmp`` durable and rename it to ``final``.  Within
     :func:`deferred_syncs` it is renamed first and synced in the background: nothing
-    names it until the next publish, which waits for the sync."""
+    names it until the next publish, which waits for the sync.  ``begun``: a sync of
+    part of the file already running, waited for (and its error raised) alike."""
     fd = os.open(tmp, os.O_RDONLY)
     pending = _PENDING.get()
     if pending is None:
+        try:
+            if begun is not None:
+                begun.result()
+        except BaseException:
+            os.close(fd)
+            raise
         _sync(fd)
         os.replace(tmp, final)
         return
@@ -172,4 +183,6 @@ def durable_rename(tmp: str, final: str) -> None:
     except BaseException:
         os.close(fd)
         raise
+    if begun is not None:
+        pending.add(begun)
     pending.add(_pool().submit(_sync, fd))

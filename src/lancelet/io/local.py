@@ -9,7 +9,7 @@ import os
 import shutil
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from functools import cache
 from typing import TypeVar
 
@@ -90,10 +90,12 @@ class LocalInputFile:
         self._whole = pa.py_buffer(b"")
 
 
-# While a large file is written, its bytes are pushed to disk in the background every
-# this many bytes, so the fsync that makes it durable at commit has little left to do.
+# While a file is written, its bytes are pushed to disk in the background once this
+# many are new, so the fsync that makes it durable at commit has little left to do:
+# at first every few MiB (a compaction's 10 MiB file then syncs while its last
+# columns encode), then as much as was synced before, up to the largest step.
+_FIRST_SYNC_BYTES = 4 << 20
 _BACKGROUND_SYNC_BYTES = 64 << 20
-_datasync = durability.datasync
 
 
 @cache
@@ -129,7 +131,8 @@ class LocalOutputFile(PublishOnSuccess):
         view = memoryview(data)
         self._file.write(view)
         self.position += view.nbytes
-        if self.position - self._synced >= _BACKGROUND_SYNC_BYTES:
+        step = min(_BACKGROUND_SYNC_BYTES, max(_FIRST_SYNC_BYTES, self._synced))
+        if self.position - self._synced >= step:
             self._sync_in_background()
 
     def _sync_in_background(self) -> None:
@@ -137,7 +140,13 @@ class LocalOutputFile(PublishOnSuccess):
             return
         self._file.flush()
         self._synced = self.position
-        self._syncing = _sync_pool().submit(_datasync, self._file.fileno())
+        # On a descriptor of its own, so the file may close while it runs.
+        fd = os.dup(self._file.fileno())
+        try:
+            self._syncing = _sync_pool().submit(durability.sync_and_close, fd)
+        except BaseException:
+            os.close(fd)
+            raise
 
     def _wait_for_sync(self) -> None:
         syncing, self._syncing = self._syncing, None
@@ -145,11 +154,17 @@ class LocalOutputFile(PublishOnSuccess):
             syncing.result()
 
     def commit(self) -> None:
-        """Flush, then atomically publish the file under its final name, durably."""
+        """Flush, then atomically publish the file under its final name, durably (a
+        background sync still running is waited for with the last one's)."""
         self._file.flush()
-        self._wait_for_sync()
         self._file.close()
-        durability.durable_rename(self._tmp_path, self.path)
+        syncing, self._syncing = self._syncing, None
+        try:
+            durability.durable_rename(self._tmp_path, self.path, begun=syncing)
+        except BaseException:
+            if syncing is not None:
+                wait([syncing])  # nothing left running behind the caller
+            raise
 
     def abort(self) -> None:
         """Discard everything written so far."""

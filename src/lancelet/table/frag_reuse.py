@@ -19,7 +19,7 @@ from __future__ import annotations
 import array
 import itertools
 import struct
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from operator import itemgetter
@@ -51,10 +51,39 @@ def _treemap(addresses: np.ndarray) -> FrozenBitMap64:
         return FrozenBitMap64()
     fragments, offsets = row_address.unpack(addresses)
     starts = np.flatnonzero(np.r_[True, fragments[1:] != fragments[:-1]]).tolist()
-    parts = [struct.pack("<Q", len(starts))]
-    for lo, hi in itertools.pairwise([*starts, len(addresses)]):
-        parts.append(struct.pack("<I", int(fragments[lo])))
-        parts.append(BitMap(array.array("I", offsets[lo:hi].tobytes())).serialize())
+    return _joined(
+        [int(fragments[lo]) for lo in starts],
+        [
+            BitMap(array.array("I", offsets[lo:hi].tobytes()))
+            for lo, hi in itertools.pairwise([*starts, len(addresses)])
+        ],
+    )
+
+
+def live_rows(fragments: Iterable[tuple[int, int, np.ndarray]]) -> FrozenBitMap64:
+    """The addresses of the rows not deleted of ``fragments`` (id, physical rows,
+    deleted offsets: ascending ids, offsets within the rows), as a treemap: each
+    fragment's range of rows less its deleted ones, without an address per row."""
+    ids, bitmaps = [], []
+    for fragment_id, rows, deleted in fragments:
+        bitmap = BitMap(range(rows))
+        if len(deleted):
+            bitmap -= BitMap(array.array("I", deleted.astype(np.uint32).tobytes()))
+        if bitmap:
+            # In runs where they are smaller, as a bitmap built from the offsets is
+            # serialized: the same bytes either way.
+            bitmap.run_optimize()
+            ids.append(fragment_id)
+            bitmaps.append(bitmap)
+    return _joined(ids, bitmaps)
+
+
+def _joined(fragment_ids: list[int], bitmaps: list[BitMap]) -> FrozenBitMap64:
+    """The treemap of each fragment's (ascending ids) bitmap of row offsets."""
+    parts = [struct.pack("<Q", len(fragment_ids))]
+    for fragment_id, bitmap in zip(fragment_ids, bitmaps, strict=True):
+        parts.append(struct.pack("<I", fragment_id))
+        parts.append(bitmap.serialize())
     return FrozenBitMap64.deserialize(b"".join(parts))
 
 
@@ -67,7 +96,7 @@ class FragmentDigest(NamedTuple):
 _ID = itemgetter(0)  # a digest's id
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class ReuseGroup:
     """Old fragments replaced by new ones.  ``survivors`` holds the old addresses of
     the surviving rows: an ascending uint64 array, or the treemap they were decoded
@@ -79,12 +108,24 @@ class ReuseGroup:
     new_fragments: tuple[FragmentDigest, ...]
     # Worked out as the group is made: a lookup after many deferred compactions asks
     # every group for them once, where a cached property's first call costs more.
-    old_ids: frozenset[int] = field(init=False, repr=False, compare=False)
-    new_ids: frozenset[int] = field(init=False, repr=False, compare=False)
+    old_ids: frozenset[int] = field(repr=False, compare=False)
+    new_ids: frozenset[int] = field(repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "old_ids", frozenset(map(_ID, self.old_fragments)))
-        object.__setattr__(self, "new_ids", frozenset(map(_ID, self.new_fragments)))
+    def __init__(
+        self,
+        survivors: np.ndarray | FrozenBitMap64,
+        old_fragments: tuple[FragmentDigest, ...],
+        new_fragments: tuple[FragmentDigest, ...],
+    ) -> None:
+        # One update of the instance's dict: a lookup after many deferred compactions
+        # makes a group per version, and a frozen dataclass sets its fields one by one.
+        self.__dict__.update(
+            survivors=survivors,
+            old_fragments=old_fragments,
+            new_fragments=new_fragments,
+            old_ids=frozenset(map(_ID, old_fragments)),
+            new_ids=frozenset(map(_ID, new_fragments)),
+        )
 
     @cached_property
     def changed(self) -> np.ndarray:
@@ -167,8 +208,15 @@ def _check_layout(group: ReuseGroup, bitmap: FrozenBitMap64, where: str) -> None
         )
 
 
-def _digests(pbs: Iterable[_Pb.FragmentDigest]) -> tuple[FragmentDigest, ...]:
-    return tuple([FragmentDigest(f.id, f.physical_rows, f.num_deleted_rows) for f in pbs])
+def _digests(pbs: Sequence[_Pb.FragmentDigest]) -> tuple[FragmentDigest, ...]:
+    # A slice of a repeated field is a list (iterating the field costs twice as
+    # much), and ``tuple.__new__`` skips the named tuple's own constructor.
+    return tuple(
+        [_new(FragmentDigest, (f.id, f.physical_rows, f.num_deleted_rows)) for f in pbs[:]]
+    )
+
+
+_new = tuple.__new__
 
 
 def _digest_pb(f: FragmentDigest) -> _Pb.FragmentDigest:
@@ -177,20 +225,27 @@ def _digest_pb(f: FragmentDigest) -> _Pb.FragmentDigest:
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class ReuseVersion:
     """One deferred compaction; ``dataset_version`` is the version it committed onto."""
 
     dataset_version: int
     groups: tuple[ReuseGroup, ...]
+    old_ids: frozenset[int] = field(repr=False, compare=False)
+    new_ids: frozenset[int] = field(repr=False, compare=False)
 
-    @cached_property
-    def old_ids(self) -> frozenset[int]:
-        return frozenset().union(*(g.old_ids for g in self.groups))
+    def __init__(self, dataset_version: int, groups: tuple[ReuseGroup, ...]) -> None:
+        # As a group's: made per version when a lookup opens the index.
+        self.__dict__.update(
+            dataset_version=dataset_version,
+            groups=groups,
+            old_ids=_union([g.old_ids for g in groups]),
+            new_ids=_union([g.new_ids for g in groups]),
+        )
 
-    @cached_property
-    def new_ids(self) -> frozenset[int]:
-        return frozenset().union(*(g.new_ids for g in self.groups))
+
+def _union(sets: list[frozenset[int]]) -> frozenset[int]:
+    return sets[0] if len(sets) == 1 else frozenset().union(*sets)
 
 
 @dataclass(frozen=True)
@@ -225,20 +280,20 @@ class ReuseDetails:
         versions = []
         seen: set[int] = set()
         for v in sorted(pb.versions, key=_dataset_version):
-            at = f"{where} (reuse version {v.dataset_version})"
-            groups = tuple([ReuseGroup.from_proto(g, at) for g in v.groups])
-            old_ids = set().union(*[g.old_ids for g in groups])
-            if not seen.isdisjoint(old_ids):
+            number = v.dataset_version
+            at = f"{where} (reuse version {number})"
+            groups = tuple([ReuseGroup.from_proto(g, at) for g in v.groups[:]])
+            version = ReuseVersion(number, groups)
+            if not seen.isdisjoint(version.old_ids):
                 raise CorruptIndexError(f"{where}: two reuse versions replace one fragment")
-            seen |= old_ids
+            seen |= version.old_ids
             # Fragment ids are never reused: a version cannot write one replaced before
             # (walks that follow a row from fragment to fragment rely on it).
-            if any(not seen.isdisjoint(g.new_ids) for g in groups):
+            if not seen.isdisjoint(version.new_ids):
                 raise CorruptIndexError(
-                    f"{where}: reuse version {v.dataset_version} writes a fragment "
-                    "an earlier version replaced"
+                    f"{where}: reuse version {number} writes a fragment an earlier version replaced"
                 )
-            versions.append(ReuseVersion(v.dataset_version, groups))
+            versions.append(version)
         return cls(tuple(versions))
 
 
