@@ -6,6 +6,7 @@ share (pylance's ``lance.Session``).  Index readers go to the session's
 from __future__ import annotations
 
 import sys
+import threading
 from collections import OrderedDict
 from typing import Any
 
@@ -27,11 +28,15 @@ class BoundedCache(OrderedDict[Any, Any]):
     def __init__(self, limit: int = 256) -> None:
         super().__init__()
         self.limit = limit
+        # Two threads adding at once (a compaction opens files on another thread)
+        # would otherwise both see it full and both pop, one from nothing.
+        self._lock = threading.Lock()
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        super().__setitem__(key, value)
-        while len(self) > self.limit:
-            self.popitem(last=False)
+        with self._lock:
+            super().__setitem__(key, value)
+            while len(self) > self.limit:
+                self.popitem(last=False)
 
 
 class Session:
