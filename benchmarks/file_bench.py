@@ -72,6 +72,22 @@ def median_time(
     return statistics.median(times)
 
 
+def forget_lancelet_caches() -> None:
+    """Forget what lancelet keeps per process across dataset objects (decoded
+    manifests, checked fragments, files' parsed metadata, schemas and dictionaries),
+    as pylance keeps nothing across datasets without a shared session; the caches
+    per store go with the store.  For a run that must read its files as new to the
+    process: a copy of a dataset holds the same bytes, which those caches recognize."""
+    from lancelet.file import memo
+    from lancelet.table import fragment_check
+    from lancelet.transaction import store
+
+    store._DECODED.clear()
+    fragment_check._SEEN.clear()
+    fragment_check._BY_ID.clear()
+    memo.forget_all()
+
+
 VERSIONS = ("2.0", "2.1", "2.2")
 LIBS = ("lancelet", "pylance")
 

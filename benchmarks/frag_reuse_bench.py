@@ -9,13 +9,15 @@ Two measurements, each for both libraries, medians of ``--runs`` runs:
    pylance as 100 fragments, about 1% of the rows are deleted (``l_orderkey % 97 =
    0``, so the deletion files matter), then each library builds a BTREE index on
    ``l_orderkey`` and a BITMAP index on ``l_shipmode`` on its own copy.  Each run
-   compacts a fresh copy of that library's dataset into one fragment; only
-   ``compact_files`` is timed.  Without deferral the compaction rewrites both
-   indices' row addresses; with it, it records the moves as a reuse version
-   instead.  After each run (untimed), both libraries read the result: one fragment,
-   both indices covering every live row, a reuse index exactly when deferred, and
-   an equality on each indexed column giving the rows pyarrow finds in the source
-   table, with the index and as a scan.
+   compacts a fresh copy of that library's dataset into one fragment, with
+   lancelet's process-wide caches emptied first, as for files the process has not
+   read (the copies hold the same bytes, which those caches would recognize; pylance
+   keeps nothing across datasets); only ``compact_files`` is timed.  Without
+   deferral the compaction rewrites both indices' row addresses; with it, it
+   records the moves as a reuse version instead.  After each run (untimed), both
+   libraries read the result: one fragment, both indices covering every live row, a
+   reuse index exactly when deferred, and an equality on each indexed column giving
+   the rows pyarrow finds in the source table, with the index and as a scan.
 2. Index load with 0, 10 and 100 reuse versions (``--versions``).  lancelet writes
    ``--load-rows`` rows as one fragment and builds a BTREE index on ``l_orderkey``;
    then, per reuse version, it deletes one order and compacts with
@@ -26,7 +28,8 @@ Two measurements, each for both libraries, medians of ``--runs`` runs:
    process-wide caches of decoded manifests, fragments, files' metadata, schemas
    and dictionaries emptied before the timed call, as in a process that opened
    nothing yet; with
-   ``--keep-process-caches`` those stay, as when a process opens a dataset again;
+   ``--keep-process-caches`` those stay, here and in part 1, as when a process opens
+   a dataset again;
    pylance: a new ``lance.dataset`` with its default caches) and runs one indexed
    lookup ``l_orderkey = K`` for an order whose rows every compaction moved; "warm"
    repeats the lookup on an open dataset, back to back (ten times as many runs, no
@@ -57,7 +60,7 @@ import pyarrow.compute as pc
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from file_bench import lineitem, median_time
+from file_bench import forget_lancelet_caches, lineitem, median_time
 from peak_rss import rise_mib, warm_up
 
 LIBS = ("lancelet", "pylance")
@@ -164,6 +167,11 @@ def _compact_once(
     """Seconds one compaction of a fresh copy of ``prepared`` takes, checked after."""
     shutil.copytree(prepared, work)
     try:
+        if name == "lancelet" and _FORGET:
+            # Every copy holds the same files byte for byte: lancelet's process-wide
+            # memos of parsed file metadata would hand a run what an earlier run
+            # parsed, which a compaction of files new to the process never gets.
+            forget_lancelet_caches()
         ds = _library(name).dataset(str(work))
         start = time.perf_counter()
         ds.optimize.compact_files(target_rows_per_fragment=1_000_000, defer_index_remap=defer)
@@ -283,21 +291,6 @@ def _prepare_load(table: pa.Table, root: Path, counts: list[int]) -> tuple[dict[
 _FORGET = True  # cold lookups empty lancelet's per-process caches (see the docstring)
 
 
-def _cold_lancelet() -> None:
-    """Forget what lancelet keeps per process across dataset objects (decoded
-    manifests, checked fragments, files' parsed metadata, schemas and dictionaries),
-    as pylance keeps nothing across datasets without a shared session; the caches
-    per store go with the store."""
-    from lancelet.file import memo
-    from lancelet.table import fragment_check
-    from lancelet.transaction import store
-
-    store._DECODED.clear()
-    fragment_check._SEEN.clear()
-    fragment_check._BY_ID.clear()
-    memo.forget_all()
-
-
 def bench_load(
     table: pa.Table, root: Path, counts: list[int], runs: int
 ) -> dict[int, dict[str, tuple[float, float]]]:
@@ -318,7 +311,7 @@ def bench_load(
         results[n] = {}
         for name in LIBS:
             # Emptying lancelet's caches is set-up, not the lookup: done untimed.
-            forget = _cold_lancelet if name == "lancelet" and _FORGET else None
+            forget = forget_lancelet_caches if name == "lancelet" and _FORGET else None
             cold = median_time(lookups[name], runs, setup=forget)
             ds = _library(name).dataset(uri)
             ds.to_table(columns=KEY, filter=where)
@@ -348,7 +341,7 @@ def main() -> None:
     parser.add_argument(
         "--keep-process-caches",
         action="store_true",
-        help="cold lookups keep lancelet's per-process caches of decoded metadata",
+        help="cold lookups and compactions keep lancelet's per-process caches of metadata",
     )
     args = parser.parse_args()
     if args.keep_process_caches:

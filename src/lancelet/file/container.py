@@ -12,14 +12,13 @@ u32 num_global_buffers, u32 num_columns, u16 major, u16 minor, b"LANC"``
 
 from __future__ import annotations
 
-import itertools
 import struct
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import accumulate
-from typing import Any, Protocol, overload
+from typing import Any, NamedTuple, Protocol, overload
 
 import numpy as np
 import pyarrow as pa
@@ -76,12 +75,12 @@ class Footer:
         return known is not None and known.structural
 
 
-@dataclass(frozen=True)
-class Page:
+class Page(NamedTuple):
     """One disk page of a column: where its buffers are and how they are encoded.
 
     A 2.0 page is described by ``encoding``; a 2.1+ page by ``layout`` (and then
-    ``encoding`` is empty).
+    ``encoding`` is empty).  A named tuple: one is made per page of every column a
+    reader opens, a compaction's hundred files' 1,600.
     """
 
     buffer_offsets: tuple[int, ...]
@@ -107,13 +106,21 @@ class ColumnInfo:
 
     @cached_property
     def _row_starts(self) -> np.ndarray:
-        # Summed in Python: a small file's column has a page or two, for which the
-        # numpy calls cost several times more (a compaction opens 1,600 such columns).
-        # Kept: files whose column metadata reads alike share this object (see
-        # read_columns), so a compaction's hundred files alike work it out once.
-        starts = np.array(list(accumulate((p.num_rows for p in self.pages), initial=0)), np.int64)
-        starts.setflags(write=False)
-        return starts
+        # Shared by the columns whose pages hold as many rows (read-only): a
+        # compaction's hundred small files have 1,600 columns of a page of the same
+        # length, and a numpy array each cost more than the rest of the column.
+        lengths = tuple([p.num_rows for p in self.pages])
+        return _ROW_STARTS.get(lengths, lambda: _starts(lengths))
+
+
+def _starts(lengths: tuple[int, ...]) -> np.ndarray:
+    starts = np.array(list(accumulate(lengths, initial=0)), np.int64)
+    starts.setflags(write=False)
+    return starts
+
+
+# Row starts by the page lengths they were summed from (see ColumnInfo.row_starts).
+_ROW_STARTS: Memo[np.ndarray] = Memo(256)
 
 
 class _Parsed:
@@ -122,18 +129,17 @@ class _Parsed:
     metadata reads alike: a compaction's hundred small files)."""
 
     def __init__(
-        self,
-        metas: list[file2_pb2.ColumnMetadata],
-        names: list[str],
-        rows: list[int],
-        structural: bool,
+        self, columns: list[_ReadColumn], names: list[str], rows: list[int], structural: bool
     ) -> None:
-        self.metas: list[file2_pb2.ColumnMetadata | None] = list(metas)
+        self.columns: list[_ReadColumn | None] = list(columns)
         self.names = names
         self.rows = rows
         self.structural = structural
-        self.infos: list[ColumnInfo | None] = [None] * len(metas)
+        self.infos: list[ColumnInfo | None] = [None] * len(columns)
         self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self.columns)
 
     def info(self, index: int, source: RangeSource) -> ColumnInfo:
         found = self.infos[index]
@@ -141,12 +147,12 @@ class _Parsed:
             with self._lock:  # made once, whichever thread asks first
                 found = self.infos[index]
                 if found is None:
-                    meta = self.metas[index]
-                    assert meta is not None
+                    column = self.columns[index]
+                    assert column is not None
                     # A damaged layout is raised each time the column is asked for.
-                    found = _column_info(source, meta, self.names[index], self.structural)
+                    found = _column_info(source, column, self.names[index], self.structural)
                     self.infos[index] = found
-                    self.metas[index] = None  # its pages hold what it said
+                    self.columns[index] = None  # its pages hold what it said
         return found
 
 
@@ -161,7 +167,7 @@ class Columns(Sequence[ColumnInfo]):
         self._source = source
 
     def __len__(self) -> int:
-        return len(self._parsed.metas)
+        return len(self._parsed)
 
     @overload
     def __getitem__(self, index: int) -> ColumnInfo: ...
@@ -369,7 +375,7 @@ def _parse_columns(
 ) -> tuple[_Parsed, bool]:
     """The columns' metadata with every buffer's position checked, and whether every
     encoding they name is stored in their metadata."""
-    metas, names, rows = [], [], []
+    columns, names, rows = [], [], []
     direct = True
     layout = _Layout(source.path)
     for index, ((pos, size), raw) in enumerate(zip(ranges, raws, strict=True)):
@@ -380,14 +386,14 @@ def _parse_columns(
         parse_message(meta, raw, what, source.path, strict=True)
         label = labels[index] if labels is not None and index < len(labels) else None
         names.append(label or f"column {index}")
-        column_direct, column_rows = _check_positions(source, meta, names[-1], layout)
-        direct = direct and column_direct
-        metas.append(meta)
-        rows.append(column_rows)
+        column = _read_column(source, meta, names[-1], layout)
+        direct = direct and column.direct
+        columns.append(column)
+        rows.append(column.rows)
     _add_tail(source, footer, layout, globals_table)
     layout.check()
     layout.check_data_aligned(source, tolerate_packed=not footer.structural)
-    return _Parsed(metas, names, rows, footer.structural), direct
+    return _Parsed(columns, names, rows, footer.structural), direct
 
 
 class _Named:
@@ -426,15 +432,13 @@ class _Layout:
         self.sizes.append(size)
         self.names.append(name)
 
-    def add_all(self, starts: Sequence[int], sizes: Sequence[int], name: str | _Named) -> None:
+    def add_data(self, starts: Sequence[int], sizes: Sequence[int], name: str | _Named) -> None:
+        """Page and column buffers (all named ``name``), also checked for alignment."""
+        first = len(self.starts)
+        self.data.extend(range(first, first + len(starts)))
         self.starts.extend(starts)
         self.sizes.extend(sizes)
         self.names.extend([name] * len(starts))
-
-    def add_data(self, starts: Sequence[int], sizes: Sequence[int], name: str | _Named) -> None:
-        """Page and column buffers: like :meth:`add_all`, and checked for alignment."""
-        self.data.extend(range(len(self.starts), len(self.starts) + len(starts)))
-        self.add_all(starts, sizes, name)
 
     def check_data_aligned(self, source: RangeSource, tolerate_packed: bool) -> None:
         """Refuse a misaligned data buffer (see :func:`check_aligned`).
@@ -480,11 +484,13 @@ _FEW_RANGES = 256
 
 def first_overlap_of_few(starts: Sequence[int], sizes: Sequence[int]) -> tuple[int, int] | None:
     """:func:`first_overlap` of a few ranges, with Python ints."""
-    ranges = enumerate(zip(starts, sizes, strict=True))
-    order = sorted((start, i) for i, (start, size) in ranges if size > 0)
-    for (_, before), (start, after) in itertools.pairwise(order):
-        if starts[before] + sizes[before] > start:
-            return before, after
+    before = -1  # the last non-empty range in file order
+    for i in sorted(range(len(starts)), key=starts.__getitem__):
+        if not sizes[i]:
+            continue
+        if before >= 0 and starts[before] + sizes[before] > starts[i]:
+            return before, i
+        before = i
     return None
 
 
@@ -519,68 +525,94 @@ def _add_tail(source: RangeSource, footer: Footer, layout: _Layout, table: bytes
     layout.add(source.size - FOOTER_SIZE, FOOTER_SIZE, "the footer")
 
 
-def _check_positions(
+class _ReadPage(NamedTuple):
+    """A page's fields as read from its column's metadata at open."""
+
+    offsets: tuple[int, ...]
+    sizes: tuple[int, ...]
+    length: int
+    encoding: file2_pb2.Encoding
+
+
+class _ReadColumn(NamedTuple):
+    """A column's metadata as read at open, its buffers' positions checked: its
+    pages, its own buffers, whether every encoding is stored in it (none indirect),
+    and its rows."""
+
+    pages: list[_ReadPage]
+    offsets: tuple[int, ...]
+    sizes: tuple[int, ...]
+    direct: bool
+    rows: int
+
+
+def _read_column(
     source: RangeSource, meta: file2_pb2.ColumnMetadata, label: str, layout: _Layout
-) -> tuple[bool, int]:
-    """Check where a column's buffers lie (adding them to ``layout``); whether its
-    encodings are all stored in its metadata (none indirect), and its rows."""
+) -> _ReadColumn:
+    """The column's pages and buffers, each buffer checked to lie in the file and
+    added to ``layout``.  Each protobuf field is read once, and repeated ones as
+    slices (lists: iterating a freshly parsed field costs twice as much): a
+    compaction opens a hundred files of many columns."""
     direct = meta.encoding.WhichOneof("location") != "indirect"
     rows = 0
-    for page_no, page in enumerate(meta.pages):
-        offsets, sizes = page.buffer_offsets, page.buffer_sizes
-        if len(offsets) != len(sizes):
+    pages = []
+    for page_no, page in enumerate(meta.pages[:]):
+        read = _ReadPage(
+            tuple(page.buffer_offsets[:]), tuple(page.buffer_sizes[:]), page.length, page.encoding
+        )
+        if len(read.offsets) != len(read.sizes):
             raise CorruptFileError(
                 f"{source.path}: {_page_what(label, page_no)} lists mismatched buffer "
                 "offsets and sizes"
             )
-        if page.length > MAX_PAGE_ROWS:
+        if read.length > MAX_PAGE_ROWS:
             raise CorruptFileError(
-                f"{source.path}: {_page_what(label, page_no)} claims {page.length} rows, "
+                f"{source.path}: {_page_what(label, page_no)} claims {read.length} rows, "
                 "more than a page can hold"
             )
-        _check_ranges(source, offsets, sizes, _Named(_page_what, label, page_no))
-        layout.add_data(offsets, sizes, _Named(_buffer_what, label, page_no))
-        direct = direct and page.encoding.WhichOneof("location") != "indirect"
-        rows += page.length
-    offsets, sizes = meta.buffer_offsets, meta.buffer_sizes
+        name = _Named(_buffer_what, label, page_no)
+        _check_ranges(source, read.offsets, read.sizes, name)
+        layout.add_data(read.offsets, read.sizes, name)
+        direct = direct and read.encoding.WhichOneof("location") != "indirect"
+        rows += read.length
+        pages.append(read)
+    offsets, sizes = tuple(meta.buffer_offsets[:]), tuple(meta.buffer_sizes[:])
     if len(offsets) != len(sizes):
         raise CorruptFileError(f"{source.path}: {label} lists mismatched buffer offsets and sizes")
-    _check_ranges(source, offsets, sizes, label)
     if offsets:
-        layout.add_data(offsets, sizes, _Named(_buffer_what, label))
-    return direct, rows
+        name = _Named(_buffer_what, label)
+        _check_ranges(source, offsets, sizes, name)
+        layout.add_data(offsets, sizes, name)
+    return _ReadColumn(pages, offsets, sizes, direct, rows)
 
 
 def _column_info(
-    source: RangeSource, meta: file2_pb2.ColumnMetadata, label: str, structural: bool
+    source: RangeSource, column: _ReadColumn, label: str, structural: bool
 ) -> ColumnInfo:
     """A column's pages, their encodings (2.0) or layouts (2.1+) parsed: its buffers'
     positions were checked when the file was opened."""
-    # Each repeated field is read once, as a tuple: every access of a protobuf field
-    # makes a new wrapper, and a compaction opens a hundred files of many columns.
     pages = []
-    for page_no, page in enumerate(meta.pages):
-        page_layout = None
+    for page_no, page in enumerate(column.pages):
         if structural:
             encoding = _NO_ENCODING
             page_layout = _page_layout(source, page.encoding, label, page_no)
         else:
+            page_layout = None
             encoding = enc_pb.ArrayEncoding()
             what = f"{_page_what(label, page_no)} encoding"
             _unpack_any(source, page.encoding, ARRAY_ENCODING_URL, encoding, what)
-        offsets, sizes = tuple(page.buffer_offsets), tuple(page.buffer_sizes)
-        pages.append(Page(offsets, sizes, page.length, encoding, page_layout))
-    return ColumnInfo(tuple(pages), tuple(meta.buffer_offsets), tuple(meta.buffer_sizes))
+        pages.append(Page(page.offsets, page.sizes, page.length, encoding, page_layout))
+    return ColumnInfo(tuple(pages), column.offsets, column.sizes)
 
 
 def _check_ranges(
-    source: RangeSource, offsets: Sequence[int], sizes: Sequence[int], what: str | _Named
+    source: RangeSource, offsets: Sequence[int], sizes: Sequence[int], name: str | _Named
 ) -> None:
-    """:func:`check_range` of each buffer (its name made only to refuse one)."""
+    """:func:`check_range` of each buffer (``name``: theirs, made only to refuse one)."""
     end = source.size
     for off, size in zip(offsets, sizes, strict=True):
         if off < 0 or size < 0 or off + size > end:
-            check_range(source, off, size, f"{what} buffer")
+            check_range(source, off, size, str(name))
 
 
 # The (empty) 2.0 encoding of every 2.1+ page: one object, which nothing changes.
