@@ -16,7 +16,6 @@ import struct
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from itertools import accumulate
 from typing import Any, NamedTuple, Protocol, overload
 
@@ -102,15 +101,12 @@ class ColumnInfo:
 
     def row_starts(self) -> np.ndarray:
         """Each page's first row, then the column's row count (int64, read-only)."""
-        return self._row_starts
-
-    @cached_property
-    def _row_starts(self) -> np.ndarray:
         # Shared by the columns whose pages hold as many rows (read-only): a
         # compaction's hundred small files have 1,600 columns of a page of the same
         # length, and a numpy array each cost more than the rest of the column.
         lengths = tuple([p.num_rows for p in self.pages])
-        return _ROW_STARTS.get(lengths, lambda: _starts(lengths))
+        found = _ROW_STARTS.find(lengths)
+        return found if found is not None else _ROW_STARTS.get(lengths, lambda: _starts(lengths))
 
 
 def _starts(lengths: tuple[int, ...]) -> np.ndarray:
