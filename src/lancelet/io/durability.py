@@ -134,9 +134,6 @@ def sync_and_close(fd: int) -> None:
         os.close(fd)
 
 
-_sync = sync_and_close
-
-
 # How often a sync that may turn out useless checks whether it still matters.
 _POLL_S = 0.0005
 
@@ -148,7 +145,7 @@ def sync_unless(path: str, lost: Callable[[], bool]) -> bool:
     descriptor there; one that fails raises here."""
     fd = os.open(path, os.O_RDONLY)
     try:
-        future = _pool().submit(_sync, fd)
+        future = _pool().submit(sync_and_close, fd)
     except BaseException:
         os.close(fd)
         raise
@@ -175,7 +172,7 @@ def durable_rename(tmp: str, final: str, begun: Future[None] | None = None) -> N
         except BaseException:
             os.close(fd)
             raise
-        _sync(fd)
+        sync_and_close(fd)
         os.replace(tmp, final)
         return
     try:
@@ -185,4 +182,4 @@ def durable_rename(tmp: str, final: str, begun: Future[None] | None = None) -> N
         raise
     if begun is not None:
         pending.add(begun)
-    pending.add(_pool().submit(_sync, fd))
+    pending.add(_pool().submit(sync_and_close, fd))

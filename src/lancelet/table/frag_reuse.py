@@ -108,8 +108,8 @@ class ReuseGroup:
     new_fragments: tuple[FragmentDigest, ...]
     # Worked out as the group is made: a lookup after many deferred compactions asks
     # every group for them once, where a cached property's first call costs more.
-    old_ids: frozenset[int] = field(repr=False, compare=False)
-    new_ids: frozenset[int] = field(repr=False, compare=False)
+    old_ids: frozenset[int] = field(init=False, repr=False, compare=False)
+    new_ids: frozenset[int] = field(init=False, repr=False, compare=False)
 
     def __init__(
         self,
@@ -231,8 +231,8 @@ class ReuseVersion:
 
     dataset_version: int
     groups: tuple[ReuseGroup, ...]
-    old_ids: frozenset[int] = field(repr=False, compare=False)
-    new_ids: frozenset[int] = field(repr=False, compare=False)
+    old_ids: frozenset[int] = field(init=False, repr=False, compare=False)
+    new_ids: frozenset[int] = field(init=False, repr=False, compare=False)
 
     def __init__(self, dataset_version: int, groups: tuple[ReuseGroup, ...]) -> None:
         # As a group's: made per version when a lookup opens the index.

@@ -286,9 +286,10 @@ class MiniBlockPage:
                 f"a dictionary index {int(raw.max())} is past the {items} dictionary items"
             )
         wanted, inverse = _distinct(raw)
-        entries = to_arrow(codec.decode_at(self._dict_buffer, items, wanted), self.item_type)
+        # Repeated as numpy values, then made Arrow once (an Arrow take costs more).
+        picked = take_values(codec.decode_at(self._dict_buffer, items, wanted), inverse)
         self._picked_items = True
-        return entries.take(pa.array(inverse))
+        return to_arrow(picked, self.item_type)
 
     # -- decoding chunks --------------------------------------------------------------
 
