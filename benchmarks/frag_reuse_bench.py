@@ -288,7 +288,7 @@ def _prepare_load(table: pa.Table, root: Path, counts: list[int]) -> tuple[dict[
     return copies, orders[-5]
 
 
-_FORGET = True  # cold lookups empty lancelet's per-process caches (see the docstring)
+_FORGET = True  # cold lookups and compactions empty lancelet's process caches (docstring)
 
 
 def bench_load(

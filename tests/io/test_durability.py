@@ -231,3 +231,30 @@ def test_a_failed_sync_while_writing_stops_the_publish(
         out.commit()
         FILES.put_if_not_exists(str(tmp_path / "manifest"), b"manifest")
     assert not (tmp_path / "manifest").exists()
+
+
+def test_a_sync_that_failed_while_writing_is_not_dropped_for_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first background sync fails, the next would succeed: the failure still
+    stops the file (a later sync on another descriptor need not report it)."""
+    calls: list[int] = []
+
+    def first_fails(fd: int) -> None:
+        if threading.current_thread().name.startswith(_WRITER_SYNC):
+            calls.append(fd)
+            if len(calls) == 1:
+                raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(durability, "datasync", first_fails)
+    out = FILES.open_output(str(tmp_path / "data"))
+    with pytest.raises(OSError, match="Input/output"):
+        out.write(b"x" * (5 << 20))  # past the first step: a sync begins, and fails
+        deadline = time.monotonic() + 5
+        while not calls and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.05)
+        out.write(b"x" * (5 << 20))  # past the next step
+        out.commit()
+    out.abort()
+    assert not (tmp_path / "data").exists()

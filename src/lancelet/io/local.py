@@ -136,8 +136,12 @@ class LocalOutputFile(PublishOnSuccess):
             self._sync_in_background()
 
     def _sync_in_background(self) -> None:
-        if self._syncing is not None and not self._syncing.done():
-            return
+        if self._syncing is not None:
+            if not self._syncing.done():
+                return
+            # A failed sync is raised here, not dropped for the next: a later sync on
+            # a descriptor opened afterwards need not report the failure.
+            self._syncing.result()
         self._file.flush()
         self._synced = self.position
         # On a descriptor of its own, so the file may close while it runs.
