@@ -53,3 +53,17 @@ def test_scans_count_reads(tmp_path: Path) -> None:
 def test_counters_are_module_functions() -> None:
     assert lancelet.iops_counter is counters.iops_counter
     assert lancelet.bytes_read_counter is counters.bytes_read_counter
+
+
+@pytest.mark.parametrize("size", [1000, 1 << 20])
+def test_a_local_range_read_as_an_array_is_counted_and_equal(tmp_path: Path, size: int) -> None:
+    """A small file is read whole, a large one mapped: either way a range read as a
+    numpy view is one request holding the range's bytes."""
+    data = (bytes(range(256)) * (size // 256 + 1))[:size]
+    uri = str(tmp_path / "obj")
+    FILES.put(uri, data)
+    source = FILES.open_input(uri)
+    found: list[bytes] = []
+    assert _deltas(lambda: found.append(source.read_array(300, 500).tobytes())) == (1, 500)
+    assert found == [data[300:800]] == [source.read(300, 500).to_pybytes()]
+    source.close()

@@ -17,6 +17,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
+from operator import add
 from typing import Any, NamedTuple, Protocol, overload
 
 import numpy as np
@@ -387,6 +388,7 @@ def _parse_columns(
         columns.append(column)
         rows.append(column.rows)
     _add_tail(source, footer, layout, globals_table)
+    layout.check_inside(source)
     layout.check()
     layout.check_data_aligned(source, tolerate_packed=not footer.structural)
     return _Parsed(columns, names, rows, footer.structural), direct
@@ -457,6 +459,16 @@ class _Layout:
             return
         first = int(data[misaligned[0]])
         check_aligned(source, self.starts[first], self.sizes[first], str(self.names[first]))
+
+    def check_inside(self, source: RangeSource) -> None:
+        """Refuse a range that does not lie in the file (each checked only when some
+        range is out: a compaction's hundred files hold 10,000 ranges)."""
+        starts, sizes = self.starts, self.sizes
+        if starts and (
+            min(starts) < 0 or min(sizes) < 0 or max(map(add, starts, sizes)) > source.size
+        ):
+            for start, size, name in zip(starts, sizes, self.names, strict=True):
+                check_range(source, start, size, str(name))
 
     def check(self) -> None:
         starts, sizes = self.starts, self.sizes
@@ -531,9 +543,8 @@ class _ReadPage(NamedTuple):
 
 
 class _ReadColumn(NamedTuple):
-    """A column's metadata as read at open, its buffers' positions checked: its
-    pages, its own buffers, whether every encoding is stored in it (none indirect),
-    and its rows."""
+    """A column's metadata as read at open: its pages, its own buffers, whether
+    every encoding is stored in it (none indirect), and its rows."""
 
     pages: list[_ReadPage]
     offsets: tuple[int, ...]
@@ -545,10 +556,10 @@ class _ReadColumn(NamedTuple):
 def _read_column(
     source: RangeSource, meta: file2_pb2.ColumnMetadata, label: str, layout: _Layout
 ) -> _ReadColumn:
-    """The column's pages and buffers, each buffer checked to lie in the file and
-    added to ``layout``.  Each protobuf field is read once, and repeated ones as
-    slices (lists: iterating a freshly parsed field costs twice as much): a
-    compaction opens a hundred files of many columns."""
+    """The column's pages and buffers, each buffer added to ``layout`` (which checks
+    that they lie in the file and do not overlap).  Each protobuf field is read once,
+    and repeated ones as slices (lists: iterating a freshly parsed field costs twice
+    as much): a compaction opens a hundred files of many columns."""
     direct = meta.encoding.WhichOneof("location") != "indirect"
     rows = 0
     pages = []
@@ -566,9 +577,7 @@ def _read_column(
                 f"{source.path}: {_page_what(label, page_no)} claims {read.length} rows, "
                 "more than a page can hold"
             )
-        name = _Named(_buffer_what, label, page_no)
-        _check_ranges(source, read.offsets, read.sizes, name)
-        layout.add_data(read.offsets, read.sizes, name)
+        layout.add_data(read.offsets, read.sizes, _Named(_buffer_what, label, page_no))
         direct = direct and read.encoding.WhichOneof("location") != "indirect"
         rows += read.length
         pages.append(read)
@@ -576,9 +585,7 @@ def _read_column(
     if len(offsets) != len(sizes):
         raise CorruptFileError(f"{source.path}: {label} lists mismatched buffer offsets and sizes")
     if offsets:
-        name = _Named(_buffer_what, label)
-        _check_ranges(source, offsets, sizes, name)
-        layout.add_data(offsets, sizes, name)
+        layout.add_data(offsets, sizes, _Named(_buffer_what, label))
     return _ReadColumn(pages, offsets, sizes, direct, rows)
 
 
@@ -599,16 +606,6 @@ def _column_info(
             _unpack_any(source, page.encoding, ARRAY_ENCODING_URL, encoding, what)
         pages.append(Page(page.offsets, page.sizes, page.length, encoding, page_layout))
     return ColumnInfo(tuple(pages), column.offsets, column.sizes)
-
-
-def _check_ranges(
-    source: RangeSource, offsets: Sequence[int], sizes: Sequence[int], name: str | _Named
-) -> None:
-    """:func:`check_range` of each buffer (``name``: theirs, made only to refuse one)."""
-    end = source.size
-    for off, size in zip(offsets, sizes, strict=True):
-        if off < 0 or size < 0 or off + size > end:
-            check_range(source, off, size, str(name))
 
 
 # The (empty) 2.0 encoding of every 2.1+ page: one object, which nothing changes.

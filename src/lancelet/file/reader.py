@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, NamedTuple, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -194,8 +194,8 @@ class LanceFileReader:
         self._num_rows = descriptor.length
         # Files written together share their schema: what depends on it alone is
         # worked out once per distinct schema (a compaction opens a hundred such files).
-        self._schema_key = (self._footer.structural, descriptor.schema.SerializeToString())
-        self._field_ids = tuple(f.id for f in descriptor.schema.fields)
+        self._schema_key = (self._footer.structural, descriptor.schema_bytes)
+        self._field_ids = descriptor.field_ids
         self._all_field_ids = _PREORDER.get(
             self._schema_key, lambda: _preorder_ids(descriptor.schema.fields)
         )
@@ -214,20 +214,25 @@ class LanceFileReader:
         else:
             self._open_2_0()
 
-    def _read_descriptor(self) -> file_pb2.FileDescriptor:
-        """The file's descriptor (global buffer 0): its schema and length."""
+    def _read_descriptor(self) -> _Descriptor:
+        """The file's descriptor (global buffer 0): its schema and length.  Files of
+        one schema and length (a compaction's) store the same bytes: parsed once."""
+        raw = container.read_global_buffer(self._source, self._footer, 0).to_pybytes()
+        found = _DESCRIPTORS.find(raw)
+        if found is not None:
+            return found
         descriptor = file_pb2.FileDescriptor()
-        container.parse_message(
-            descriptor,
-            container.read_global_buffer(self._source, self._footer, 0),
-            "file descriptor (global buffer 0)",
-            self.path,
-        )
+        container.parse_message(descriptor, raw, "file descriptor (global buffer 0)", self.path)
         if len(UnknownFieldSet(descriptor)) or len(UnknownFieldSet(descriptor.schema)):
             # Only a field's own attributes may grow between writers; a stray field
             # at these levels is a damaged length or tag (a cut-short field's tail).
             raise CorruptFileError(f"{self.path}: the file descriptor holds unknown fields")
-        return descriptor
+        schema = descriptor.schema
+        ids = tuple(f.id for f in schema.fields)
+        made = _Descriptor(descriptor.length, schema, schema.SerializeToString(), ids)
+        if len(raw) <= _DESCRIPTOR_KEPT_BYTES:
+            _DESCRIPTORS.put(raw, made)
+        return made
 
     def _decoded_schema(self, schema: file_pb2.Schema) -> tuple[pa.Schema, pa.Schema]:
         return _DECODED_SCHEMAS.get(self._schema_key, lambda: self._decode_schema(schema))
@@ -659,6 +664,22 @@ class _GlobalBuffers:
 
 # What files written alike share, by their schema key (see ``__init__``).
 _PREORDER: Memo[tuple[int, ...]] = Memo(64)
+
+
+class _Descriptor(NamedTuple):
+    """A file descriptor as a reader uses it; ``schema`` is shared by the readers of
+    files that stored the same descriptor, so nothing may change it."""
+
+    length: int
+    schema: file_pb2.Schema
+    schema_bytes: bytes
+    field_ids: tuple[int, ...]
+
+
+# Parsed file descriptors by their stored bytes (up to a size: a schema's, not a
+# wide table's) and how many are kept.
+_DESCRIPTORS: Memo[_Descriptor] = Memo(256)
+_DESCRIPTOR_KEPT_BYTES = 64 * 1024
 _PLAIN: Memo[bool] = Memo(64)
 
 

@@ -13,6 +13,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from functools import cache
 from typing import TypeVar
 
+import numpy as np
 import pyarrow as pa
 
 from lancelet.errors import LanceFileError
@@ -59,11 +60,18 @@ class LocalInputFile:
             raise LanceFileError(f"{self.path}: cannot open: {exc}") from exc
         # One zero-copy view of the whole file; ranges are slices of it.
         self._whole = pa.py_buffer(data)
+        self._array = np.frombuffer(self._whole, dtype=np.uint8)
 
     def read(self, offset: int, length: int) -> pa.Buffer:
         """The bytes ``[offset, offset + length)``; the caller has range-checked them."""
         count_read(1, length)
         return self._whole.slice(offset, length)
+
+    def read_array(self, offset: int, length: int) -> np.ndarray:
+        """:meth:`read` as a numpy view: a slice of one array, several times cheaper
+        than a buffer wrapped anew (a compaction reads 5,000 small page buffers)."""
+        count_read(1, length)
+        return self._array[offset : offset + length]
 
     def prefetch(self, ranges: Sequence[tuple[int, int]], *, gap: int | None = None) -> None:
         """Nothing to do: the mapping pages bytes in as they are touched."""
@@ -88,6 +96,7 @@ class LocalInputFile:
     def close(self) -> None:
         # Buffers handed out may still point into the map; it is unmapped when the last goes.
         self._whole = pa.py_buffer(b"")
+        self._array = np.frombuffer(self._whole, dtype=np.uint8)
 
 
 # While a file is written, its bytes are pushed to disk in the background once this

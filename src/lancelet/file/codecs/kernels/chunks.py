@@ -3,6 +3,8 @@ output as ``v2_1.write.miniblock._variable_counts`` and ``variable_chunks``."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -10,6 +12,7 @@ from lancelet.file.codecs.jit import kernel
 
 U8 = NDArray[np.uint8]
 I64 = NDArray[np.int64]
+AnyInt = NDArray[np.unsignedinteger[Any]]
 
 
 @kernel
@@ -120,3 +123,69 @@ def copy_ranges(base: U8, starts: I64, lengths: I64, out: U8) -> int:
             out[at + b] = base[start + b]
         at += length
     return -1
+
+
+@kernel
+def select_values(
+    data: U8, words: AnyInt, starts: I64, counts: I64, sizes: I64, index: I64, out: I64
+) -> tuple[U8, int]:
+    """The values ``index`` (any order) of mini-block chunks laid out as
+    :func:`value_offsets` reads them, ``words`` being ``data`` as offsets (its whole
+    words: ``data`` viewed as 32- or 64-bit unsigned integers) and ``starts`` and
+    ``sizes`` in bytes, each start a whole number of words: ``out``
+    (``len(index) + 1``) gets their offsets from 0, and their bytes are returned,
+    with -1; or, with nothing copied, the first chunk whose offsets do not start
+    right after themselves, decrease or pass its end or ``data`` (every chunk's
+    offsets are checked, picked or not), or the number of chunks when an index lies
+    past their values.  The caller checks that each chunk's offsets lie in ``data``."""
+    chunks = starts.shape[0]
+    width = words.itemsize
+    empty = np.zeros(0, dtype=np.uint8)
+    # firsts[c]: the values before chunk c; at[c]: its first offset's word.
+    firsts = np.empty(chunks + 1, dtype=np.int64)
+    at = np.empty(chunks, dtype=np.int64)
+    total = 0
+    for c in range(chunks):
+        first, count = starts[c] // width, counts[c]
+        previous = np.int64(words[first])
+        if previous != (count + 1) * width:
+            return empty, c
+        for j in range(1, count + 1):
+            offset = np.int64(words[first + j])
+            if offset < previous:
+                return empty, c
+            previous = offset
+        if previous > sizes[c] or starts[c] + previous > data.shape[0]:
+            return empty, c
+        firsts[c] = total
+        at[c] = first
+        total += count
+    firsts[chunks] = total
+    # Each picked value's chunk: walked forward while the index ascends (a take's
+    # does), found by bisection when it steps back.
+    chunk_of = np.empty(index.shape[0], dtype=np.int64)
+    out[0] = 0
+    c = 0
+    for i in range(index.shape[0]):
+        v = index[i]
+        if v < 0 or v >= total:
+            return empty, chunks
+        if v < firsts[c]:
+            c = np.searchsorted(firsts, v, side="right") - 1
+        while v >= firsts[c + 1]:
+            c += 1
+        chunk_of[i] = c
+        word = at[c] + v - firsts[c]
+        out[i + 1] = out[i] + np.int64(words[word + 1]) - np.int64(words[word])
+    picked = np.empty(out[index.shape[0]], dtype=np.uint8)
+    i = 0
+    while i < index.shape[0]:
+        # A run of values one after another in one chunk is copied at once.
+        c, first = chunk_of[i], i
+        while i + 1 < index.shape[0] and index[i + 1] == index[i] + 1 and chunk_of[i + 1] == c:
+            i += 1
+        begin = starts[c] + np.int64(words[at[c] + index[first] - firsts[c]])
+        size = out[i + 1] - out[first]
+        picked[out[first] : out[first] + size] = data[begin : begin + size]
+        i += 1
+    return picked, -1

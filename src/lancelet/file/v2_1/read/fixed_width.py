@@ -40,6 +40,7 @@ from lancelet.file.v2_1.read.values import (
     Slices,
     Values,
     gather_ranges,
+    take_rows,
 )
 
 _FASTLANES = 1024
@@ -93,7 +94,7 @@ class FlatMiniBlock:
         if width in (1, 2, 4, 8):
             picked = buf.view(f"<u{width}")[index]
         else:
-            picked = buf.reshape(count, width)[index]
+            picked = take_rows(buf.reshape(count, width), index)
         return Fixed(picked.reshape(-1).view(np.uint8), bits, len(index))
 
 

@@ -41,8 +41,7 @@ class PageBuffer:
         if hi - lo == int(sizes.sum()):
             # One run (ascending ranges that fill their span touch): a whole buffer or
             # page, the common case, read without working out the runs.
-            data = np.frombuffer(self.source.read(self.offset + lo, hi - lo), dtype=np.uint8)
-            return data, starts - lo
+            return read_whole(self.source, self.offset + lo, hi - lo), starts - lo
         firsts, lasts = _runs(starts, sizes)
         run_starts, run_ends = starts[firsts], starts[lasts] + sizes[lasts]
         pieces = [
@@ -77,5 +76,9 @@ def _runs(starts: I64, sizes: I64) -> tuple[I64, I64]:
 
 def read_whole(source: RangeSource, offset: int, size: int) -> U8:
     """``size`` bytes of ``source`` at ``offset`` (range-checked by the caller), read
-    at once."""
+    at once (as a numpy view where the source has one: a local file)."""
+    as_array = getattr(source, "read_array", None)
+    if as_array is not None:
+        found: U8 = as_array(offset, size)
+        return found
     return np.frombuffer(source.read(offset, size), dtype=np.uint8)

@@ -169,7 +169,7 @@ def take_values(values: Values, index: I64) -> Values:
         return _take_fixed(values, index)
     if isinstance(values, Bits):
         per = values.bits_per_value
-        picked = values.bits[: values.count * per].reshape(values.count, per)[index]
+        picked = take_rows(values.bits[: values.count * per].reshape(values.count, per), index)
         return Bits(picked.reshape(-1), per, len(index))
     if isinstance(values, Var):
         starts = values.offsets[index]
@@ -196,5 +196,12 @@ def _take_fixed(values: Fixed, index: I64) -> Fixed:
     if width in (1, 2, 4, 8):
         picked = data.view(f"<u{width}")[index]
     else:
-        picked = data.reshape(values.count, width)[index]
+        picked = take_rows(data.reshape(values.count, width), index)
     return Fixed(picked.reshape(-1).view(np.uint8), values.bits, len(index))
+
+
+def take_rows(table: np.ndarray, index: I64) -> np.ndarray:
+    """``table[index]`` of a 2-D array: whole rows.  numpy's fancy indexing copies
+    rows of odd widths (a decimal's 16 bytes) an element at a time; ``take`` copies
+    each row at once, 10-20x faster."""
+    return np.take(table, index, axis=0)

@@ -39,11 +39,17 @@ def _copy_ranges(base: U8, starts: I64, lengths: I64, total: int) -> U8:
     """``base``'s ranges ``[starts, starts + lengths)`` back to back (``total`` bytes).
     Compiled, one copy: numpy builds an index of every byte first, 4-8x slower."""
     if not jit.enabled():
+        if len(starts) and (int(starts.min()) < 0 or int((starts + lengths).max()) > len(base)):
+            raise corrupt("a variable-width value lies past its chunk's bytes")
         return base[gather_ranges(starts, lengths)]
     out = np.empty(total, dtype=np.uint8)
     if kernels.copy_ranges(base, starts, lengths, out) >= 0:
         raise corrupt("a variable-width value lies past its chunk's bytes")
     return out
+
+
+def _int64(values: np.ndarray) -> I64:
+    return np.ascontiguousarray(values, dtype=np.int64)
 
 
 def _offset_bits(msg: pb.Variable, what: str) -> int:
@@ -88,6 +94,21 @@ class VariableMiniBlock:
         """The values at ``index`` only: their bytes are gathered from the chunks, the
         rest never copied (every chunk's offsets are still read and checked)."""
         buf = buffers[0]
+        words = self._words(buf) if jit.enabled() and len(buf) else None
+        if words is not None:
+            # One compiled pass checks the offsets, one finds the picked values' sizes
+            # and one copies them; numpy takes a dozen passes.
+            self._check_tables(buf, counts)
+            out = np.empty(len(index) + 1, dtype=np.int64)
+            picked, bad = kernels.select_values(
+                buf.base, words, _int64(buf.starts), _int64(counts), _int64(buf.sizes),
+                _int64(index), out,
+            )  # fmt: skip
+            if bad == len(buf):
+                raise corrupt("a value to take lies past the chunks' values")
+            if bad >= 0:
+                raise corrupt("variable-width offsets leave their chunk or decrease")
+            return Var(out, picked)
         flat = self._flat_offsets(buf, counts)
         if len(index) and (int(index.min()) < 0 or int(index.max()) >= int(counts.sum())):
             raise corrupt("a value to take lies past the chunks' values")
@@ -107,20 +128,37 @@ class VariableMiniBlock:
 
     def _flat_offsets(self, buf: Slices, counts: I64) -> I64:
         """The values' offsets, checked, with the chunks' bytes back to back (from 0)."""
-        table = (counts + 1) * self._width
-        if len(buf) and bool(np.any(buf.sizes < table)):
-            raise corrupt("a variable-width chunk is too small for its offsets")
         out = np.zeros(int(counts.sum()) + 1, dtype=np.int64)
         if jit.enabled() and len(buf):
             # One compiled pass over the offsets where they lie; numpy takes a dozen.
-            if int(buf.starts.min()) < 0 or int((buf.starts + table).max()) > len(buf.base):
-                raise corrupt("a variable-width chunk lies past its buffer")
+            self._check_tables(buf, counts)
             bad = kernels.value_offsets(buf.base, buf.starts, counts, buf.sizes, self._width, out)
         else:
+            table = (counts + 1) * self._width
+            if len(buf) and bool(np.any(buf.sizes < table)):
+                raise corrupt("a variable-width chunk is too small for its offsets")
             bad = self._numpy_offsets(buf, counts, table, out)
         if bad >= 0:
             raise corrupt("variable-width offsets leave their chunk or decrease")
         return out
+
+    def _words(self, buf: Slices) -> np.ndarray | None:
+        """The chunks' buffer as offsets (unsigned integers of their width), when each
+        chunk starts on a whole one (writers pad chunks so): None otherwise."""
+        width = self._width
+        base = buf.base
+        if base.ctypes.data % width or bool(np.any(buf.starts % width)):
+            return None
+        return base[: len(base) // width * width].view(f"<u{width}")
+
+    def _check_tables(self, buf: Slices, counts: I64) -> None:
+        """Each chunk (of some) holds its offsets, which lie in the buffer: what the
+        compiled loops read without checking."""
+        table = (counts + 1) * self._width
+        if bool(np.any(buf.sizes < table)):
+            raise corrupt("a variable-width chunk is too small for its offsets")
+        if int(buf.starts.min()) < 0 or int((buf.starts + table).max()) > len(buf.base):
+            raise corrupt("a variable-width chunk lies past its buffer")
 
     def _numpy_offsets(self, buf: Slices, counts: I64, table: I64, out: I64) -> int:
         """:func:`.kernels.chunks.value_offsets` in numpy: fills ``out``, returns -1 or

@@ -172,7 +172,7 @@ def _constant_value(block: Block, valid: NDArray[np.bool_] | None) -> int | None
     if block.bits_per_value == 1:
         bits = np.unpackbits(block.data, bitorder="little")[: block.num_values][keep]
         return first if bool((bits == bits[0]).all()) else None
-    rows = block.data.reshape(block.num_values, block.bits_per_value // 8)[keep]
+    rows = np.take(block.data.reshape(block.num_values, block.bits_per_value // 8), keep, axis=0)
     return first if bool((rows == rows[0]).all()) else None
 
 
