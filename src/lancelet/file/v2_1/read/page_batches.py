@@ -118,7 +118,7 @@ def _shifted(parts: list[I64], shifts: list[int]) -> I64:
     out = np.empty(total, dtype=np.int64)
     at = 0
     for part, shift, length in zip(parts, shifts, lengths, strict=True):
-        np.add(part, shift, out=out[at : at + length])
+        np.add(part.astype(np.int64, copy=False), shift, out=out[at : at + length])
         at += length
     return out
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
 from numpy.typing import NDArray
 
 from lancelet.errors import LanceFileError
@@ -84,7 +85,9 @@ def _padded(sizes: I64) -> I64:
 @dataclass(frozen=True)
 class SerializedPage:
     metadata: bytes
-    data: bytes
+    # The chunks as laid out, not copied into bytes (a page of a text column holds
+    # megabytes): the file's writer takes any buffer.
+    data: pa.Buffer
 
 
 def serialize(
@@ -129,7 +132,7 @@ def serialize(
 
     words = (chunk_bytes // ALIGN - 1) << 4 | np.asarray(log_counts, dtype=np.int64)
     meta = words.astype("<u4" if large else "<u2").tobytes()
-    return SerializedPage(meta, out.tobytes())
+    return SerializedPage(meta, pa.py_buffer(out))
 
 
 def _check_sizes(
