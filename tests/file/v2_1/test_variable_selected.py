@@ -71,9 +71,12 @@ def test_damaged_offsets_and_positions_past_the_values_are_refused() -> None:
         codec.decode_selected([bad], counts, np.array([0], np.int64))
 
 
-def _shifted(slices: Slices, by: int) -> Slices:
-    """The same chunks ``by`` bytes further into their buffer (off their words)."""
+def _shifted(slices: Slices, by: int, strided: bool = False) -> Slices:
+    """The same chunks ``by`` bytes further into their buffer (off their words), the
+    buffer a strided view (every other byte of a longer one) when ``strided``."""
     base = np.concatenate([np.zeros(by, np.uint8), slices.base])
+    if strided:
+        base = np.repeat(base, 2)[::2]
     return Slices(base, slices.starts + by, slices.sizes)
 
 
@@ -84,21 +87,28 @@ def _shifted(slices: Slices, by: int) -> Slices:
     ),
     width=st.sampled_from([4, 8]),
     shift=st.sampled_from([0, 0, 1, 3]),
+    strided=st.booleans(),
     jit_on=st.booleans(),
     data=st.data(),
 )
 def test_values_picked_in_any_order_and_repeated(
-    values: list[list[bytes]], width: int, shift: int, jit_on: bool, data: st.DataObject
+    values: list[list[bytes]],
+    width: int,
+    shift: int,
+    strided: bool,
+    jit_on: bool,
+    data: st.DataObject,
 ) -> None:
-    """A take's index may step back and repeat; chunks off their words (``shift``) are
-    read by the numpy path; compiled or not, the values are those asked for."""
+    """A take's index may step back and repeat; chunks off their words (``shift``) or
+    in a strided buffer are read by the numpy path; compiled or not, the values are
+    those asked for."""
     codec = VariableMiniBlock(width * 8)
     slices, counts = _chunks(values, width)
     flat = [v for chunk in values for v in chunk]
     index = np.array(data.draw(st.lists(st.integers(0, len(flat) - 1), max_size=40)), np.int64)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("LANCELET_JIT", "1" if jit_on else "0")
-        picked = codec.decode_selected([_shifted(slices, shift)], counts, index)
+        picked = codec.decode_selected([_shifted(slices, shift, strided)], counts, index)
     assert _values(picked) == [flat[i] for i in index]
 
 

@@ -147,7 +147,11 @@ class VariableMiniBlock:
         chunk starts on a whole one (writers pad chunks so): None otherwise."""
         width = self._width
         base = buf.base
-        if base.ctypes.data % width or bool(np.any(buf.starts % width)):
+        if (
+            not base.flags.c_contiguous
+            or base.ctypes.data % width
+            or bool(np.any(buf.starts % width))
+        ):
             return None
         return base[: len(base) // width * width].view(f"<u{width}")
 
