@@ -32,6 +32,7 @@ from lancelet.file.container import RangeSource
 from lancelet.file.v2_1.read.fullzip import Levels, PageInfo
 from lancelet.file.v2_1.read.fullzip_values import binary_array, select_ranges
 from lancelet.file.v2_1.read.page import LevelledPage, PageDecoder
+from lancelet.file.v2_1.read.page_buffer import read_whole
 
 __all__ = ["DESCRIPTION_TYPE", "BlobPageDecoder", "InnerDecoder", "decoder"]
 
@@ -193,7 +194,7 @@ class BlobPageDecoder:
         lows = first[np.concatenate([[0], cuts])]
         highs = last[np.concatenate([cuts - 1, [first.size - 1]])]
         chunks = [
-            np.frombuffer(self._source.read(lo, hi - lo), dtype=np.uint8)
+            read_whole(self._source, lo, hi - lo)
             for lo, hi in zip(lows.tolist(), highs.tolist(), strict=True)
         ]
         buf = chunks[0] if len(chunks) == 1 else np.concatenate(chunks)

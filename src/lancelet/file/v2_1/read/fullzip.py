@@ -45,6 +45,7 @@ from lancelet.file.v2_1.read.fullzip_values import (
     variable_values,
 )
 from lancelet.file.v2_1.read.page import LevelledPage
+from lancelet.file.v2_1.read.page_buffer import read_whole
 
 __all__ = ["FullZipPageDecoder", "PageInfo", "decoder"]
 
@@ -565,7 +566,7 @@ class FullZipPageDecoder:
         parts: list[npt.NDArray[np.uint8]] = []
         for group in _groups(spans):
             lo, hi = group[0][0], group[-1][1]
-            chunk = np.frombuffer(self._source.read(base + lo, hi - lo), dtype=np.uint8)
+            chunk = read_whole(self._source, base + lo, hi - lo)
             parts.extend(chunk[a - lo : b - lo] for a, b in group)
         if len(parts) == 1:
             return parts[0]

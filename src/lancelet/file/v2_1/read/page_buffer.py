@@ -45,7 +45,7 @@ class PageBuffer:
         firsts, lasts = _runs(starts, sizes)
         run_starts, run_ends = starts[firsts], starts[lasts] + sizes[lasts]
         pieces = [
-            np.frombuffer(self.source.read(self.offset + int(lo), int(hi - lo)), dtype=np.uint8)
+            read_whole(self.source, self.offset + int(lo), int(hi - lo))
             for lo, hi in zip(run_starts.tolist(), run_ends.tolist(), strict=True)
         ]
         if len(pieces) == 1:
