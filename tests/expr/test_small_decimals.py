@@ -139,3 +139,20 @@ def test_a_38_digit_sum_within_precision() -> None:
     b = pa.array([big], pa.decimal128(38, 0))
     result = _decimal_type("+", a.type, b.type)
     assert _decimal_compute("+", a, b, result).to_pylist() == [big]
+
+
+@pytest.mark.parametrize("nulls", [False, True])
+def test_wide_operands_whose_row_products_fit(nulls: bool) -> None:
+    """The largest values lie in different rows (or beside the other operand's nulls):
+    Arrow would type their product past 76 digits, but every row's product fits."""
+    big = D(10**37)
+    left = [big, None if nulls else D(1)]
+    right = [None if nulls else D(1), big]
+    a = pa.array(left, pa.decimal128(38, 0))
+    b = pa.array(right, pa.decimal128(38, 0))
+    result = _decimal_type("*", a.type, b.type)
+    expected = [None, None] if nulls else [big, big]
+    assert _decimal_compute("*", a, b, result).to_pylist() == expected
+    # A row whose own product does not fit is still an error.
+    with pytest.raises(FilterError):
+        _decimal_compute("*", pa.array([big], a.type), pa.array([big], b.type), result)

@@ -32,6 +32,7 @@ import contextlib
 import decimal
 import functools
 import hashlib
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -244,7 +245,41 @@ def _decimal_compute(op: str, a: pa.Array, b: pa.Array, result: pa.DataType) -> 
             value = value.cast(pa.decimal256(value.type.precision, result.scale), safe=False)
         return value.cast(result)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-        raise FilterError(f"decimal {op} of {a.type} and {b.type} into {result}: {e}") from e
+        exact = _row_by_row(op, a, b, result)
+        if exact is None:
+            raise FilterError(f"decimal {op} of {a.type} and {b.type} into {result}: {e}") from e
+        return exact
+
+
+_ROW_OPS: dict[str, Callable[[decimal.Decimal, decimal.Decimal], decimal.Decimal]] = {
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+}
+
+
+def _row_by_row(op: str, a: pa.Array, b: pa.Array, result: pa.DataType) -> pa.Array | None:
+    """``a op b`` (+, - or *) in Python's exact decimal arithmetic, truncated toward
+    zero to the result's scale; None when a row's value does not fit ``result``.  For
+    operands whose largest values, in different rows, give Arrow a result type past
+    DECIMAL256's 76 digits while every row's own result fits (rare: wide decimals)."""
+    combine = _ROW_OPS.get(op)
+    if combine is None:
+        return None
+    values: list[decimal.Decimal | None] = []
+    with decimal.localcontext() as context:
+        context.prec = 200
+        step = decimal.Decimal(1).scaleb(-result.scale)
+        limit = decimal.Decimal(10) ** (result.precision - result.scale)
+        for x, y in zip(a.to_pylist(), b.to_pylist(), strict=True):
+            if x is None or y is None:
+                values.append(None)
+                continue
+            value = combine(x, y).quantize(step, rounding=decimal.ROUND_DOWN)
+            if value.copy_abs() >= limit:
+                return None
+            values.append(value)
+    return pa.array(values, result)
 
 
 def _tight(values: pa.Array) -> pa.Array:
