@@ -14,6 +14,7 @@ import pyarrow as pa
 import pytest
 
 import lancelet as ll
+from lancelet import io
 from lancelet._proto import index_pb2
 from lancelet.file import LanceFileReader
 from lancelet.index.vector import layout
@@ -58,9 +59,29 @@ def _compare(uri: str, nearest: dict[str, Any], atol: float) -> None:
     got = ll.dataset(uri).to_table(nearest=nearest, with_row_id=True)
     assert got.schema.field("vec").type == want.schema.field("vec").type
     found = got["_distance"].to_numpy()
-    np.testing.assert_allclose(found, want["_distance"].to_numpy(), rtol=1e-6, atol=atol)
-    assert_same_neighbours(
-        got["_rowid"].to_numpy(), found, want["_rowid"].to_numpy(), rtol=1e-6, atol=atol
+    try:
+        np.testing.assert_allclose(found, want["_distance"].to_numpy(), rtol=1e-6, atol=atol)
+        assert_same_neighbours(
+            got["_rowid"].to_numpy(), found, want["_rowid"].to_numpy(), rtol=1e-6, atol=atol
+        )
+    except AssertionError as exc:
+        # A CI run once saw lancelet answer far rows on its own IVF_PQ cosine float64
+        # index where pylance answered near ones; not reproduced since.  Say whether
+        # a second search in the same process agrees, and what the index holds.
+        raise AssertionError(f"{exc}\n{_diagnosis(uri, nearest)}") from exc
+
+
+def _diagnosis(uri: str, nearest: dict[str, Any]) -> str:
+    again = ll.dataset(uri).to_table(nearest=nearest, with_row_id=True)["_distance"]
+    (directory,) = Path(uri, "_indices").iterdir()
+    read = layout.read(io.Place(io.FileIO.for_uri(str(directory), None), str(directory)))
+    query = np.asarray(nearest["q"], dtype=np.float64)
+    centroids = np.asarray(read.centroids, dtype=np.float64)
+    cosines = centroids @ query / (np.linalg.norm(centroids, axis=1) * np.linalg.norm(query))
+    return (
+        f"lancelet searching again: {again.to_numpy()[:5]}; partition lengths "
+        f"{read.lengths.tolist()}, offsets {read.offsets.tolist()}, the query's cosine "
+        f"similarity to each centroid {cosines.round(4).tolist()}; index kept under {uri}"
     )
 
 
