@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from pyroaring import FrozenBitMap64
 
@@ -56,6 +56,11 @@ def _fragments(draw: st.DrawFn) -> list[tuple[int, int, np.ndarray]]:
 
 @settings(max_examples=60, deadline=None)
 @given(_fragments())
+# Three rows: one run or an array of three serialize to as many bytes (CI found it).
+@example([(0, 3, np.zeros(0, np.uint32))])
+# Ties in a fragment's last container and in a thinned first one, beside whole ones.
+@example([(7, 65_536 + 5, np.array([65_537, 65_538], np.uint32))])
+@example([(1, 70_000, np.arange(3, 65_536, dtype=np.uint32))])
 def test_live_rows_is_the_treemap_of_the_rows_not_deleted(
     fragments: list[tuple[int, int, np.ndarray]],
 ) -> None:

@@ -74,8 +74,28 @@ def live_rows(fragments: Iterable[tuple[int, int, np.ndarray]]) -> FrozenBitMap6
             # serialized: the same bytes either way.
             bitmap.run_optimize()
             ids.append(fragment_id)
-            bitmaps.append(bitmap)
+            bitmaps.append(_small_containers_from_values(bitmap, rows))
     return _joined(ids, bitmaps)
+
+
+# A container of at most this many values is an array, or runs where they are smaller.
+_ARRAY_MOST = 4096
+_CONTAINER = 1 << 16
+
+
+def _small_containers_from_values(bitmap: BitMap, rows: int) -> BitMap:
+    """``bitmap`` with each container of at most 4,096 values made from its values,
+    as a bitmap built from an array makes it.  A bitmap built from a range holds runs,
+    and where runs and an array serialize to as many bytes (three rows in one run),
+    run optimization keeps the runs it started from, a bitmap of the values the
+    array: the bytes would differ."""
+    for low in range(0, rows, _CONTAINER):
+        high = min(low + _CONTAINER, rows)
+        if 0 < bitmap.range_cardinality(low, high) <= _ARRAY_MOST:
+            values = (bitmap & BitMap(range(low, high))).to_array()
+            bitmap.remove_range(low, high)
+            bitmap |= BitMap(values)
+    return bitmap
 
 
 def _joined(fragment_ids: list[int], bitmaps: list[BitMap]) -> FrozenBitMap64:
