@@ -5,6 +5,7 @@ codebook and quantizer metadata as lancelet."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -108,6 +109,40 @@ def test_pylance_answers_as_lancelet_through_lancelets_pq_index(
     np.testing.assert_allclose(found, want["_distance"].to_numpy(), rtol=1e-6, atol=1e-5)
     ids, expected = got["_rowid"].to_numpy(), want["_rowid"].to_numpy()
     assert_same_neighbours(ids, found, expected, rtol=1e-6, atol=1e-5)
+
+
+def _sq_codes(units: np.ndarray, uri: str) -> np.ndarray:
+    """Each unit row's SQ codes under the index's bounds (truncated, saturated)."""
+    aux = LanceFileReader(str(_directory(uri) / layout.AUXILIARY_FILE))
+    bounds = json.loads(json.loads(files.metadata(aux)["storage_metadata"])[0])["bounds"]
+    low, high = bounds["start"], bounds["end"]
+    scaled = (units.astype(np.float64) - low) * 255 / (high - low)
+    return np.clip(np.trunc(scaled), 0, 255).astype(np.int64)
+
+
+def test_sq_cosine_queries_at_code_boundaries_answer_as_pylance(built: Built) -> None:
+    """A cosine query whose unit vector has a coordinate at an SQ code boundary: the
+    length summed in another order (numpy's pairwise sum against pylance's squares
+    added in turn) moves it to the next code, and every distance by a few steps
+    (CI found one: 0.17368 against pylance's 0.17379)."""
+    if (built.index_type, built.metric) != ("IVF_SQ", "cosine"):
+        pytest.skip("IVF_SQ cosine only")
+    rng = np.random.default_rng(11)
+    queries = (
+        built.vectors[rng.integers(0, ROWS, 400_000)] + rng.normal(0, 1.5, (400_000, DIMENSION))
+    ).astype(np.float32)
+    squares = queries * queries
+    in_turn = queries / np.sqrt(np.add.accumulate(squares, axis=1, dtype=np.float32)[:, -1:])
+    pairwise = queries / np.sqrt(squares.sum(axis=1, dtype=np.float32, keepdims=True))
+    differ = np.flatnonzero(
+        (_sq_codes(in_turn, built.uri) != _sq_codes(pairwise, built.uri)).any(axis=1)
+    )
+    assert len(differ) >= 5, "too few boundary queries to tell the two sums apart"
+    for query in queries[differ[:10]]:
+        nearest = {"column": "vec", "q": query, "k": 5, "nprobes": PARTITIONS}
+        want = lance.dataset(built.uri).to_table(nearest=nearest, with_row_id=True)
+        got = ll.dataset(built.uri).to_table(nearest=nearest, with_row_id=True)
+        np.testing.assert_array_equal(got["_distance"].to_numpy(), want["_distance"].to_numpy())
 
 
 def _pylance_built_alike(built: Built, tmp_path: Path) -> str:

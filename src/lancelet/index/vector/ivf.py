@@ -19,7 +19,7 @@ import numpy as np
 
 from lancelet import io
 from lancelet.errors import ArgumentError, UnsupportedVectorIndexError
-from lancelet.index.vector import float32_distance, hnsw, layout, other_elements, rabitq
+from lancelet.index.vector import float32_distance, hnsw, layout, other_elements, rabitq, sq_storage
 from lancelet.index.vector.hnsw import HnswGraph
 from lancelet.index.vector.rabitq import RabitqStorage
 from lancelet.index.vector.sq_storage import SqStorage
@@ -234,6 +234,8 @@ class IvfIndex:
             return rabitq.unit_query(query)
         if self.half:
             return float32_distance.unit(query).astype(np.float16).astype(np.float32)
+        if isinstance(self.storage, SqStorage):
+            return sq_storage.unit_query(query)
         return float32_distance.unit(query)
 
     def _checked(

@@ -22,6 +22,21 @@ import numpy as np
 _LEVELS = 255
 
 
+def unit_query(query: np.ndarray) -> np.ndarray:
+    """A float32 cosine query divided by its length, its squares added in turn in
+    float32, as pylance normalizes the query of an IVF_SQ search: its codes then
+    agree with pylance's where a coordinate lies at a code boundary (numpy's norm,
+    summed pairwise, put about half of those in the next code; measured on 32
+    such queries).  A zero query stays zero."""
+    query = np.asarray(query, dtype=np.float32)
+    running = np.add.accumulate(query * query, dtype=np.float32)
+    length = np.sqrt(running[-1]) if len(running) else np.float32(0)
+    if not length > 0:
+        return np.zeros_like(query)
+    unit: np.ndarray = (query / length).astype(np.float32)
+    return unit
+
+
 @dataclass(frozen=True)
 class SqStorage:
     # (rows, dimension) uint8, row-major.
