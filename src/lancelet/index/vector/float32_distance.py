@@ -38,7 +38,10 @@ def to_centroids(centroids: np.ndarray, query: np.ndarray, metric: str) -> np.nd
     cosine index clusters unit vectors, so the unit query is compared by l2.
     """
     if metric == "hamming" or centroids.dtype == np.float64:
-        return other_elements.distances(centroids, query, metric)
+        # By l2 for cosine too (the query is a unit vector), as pylance ranks them: a
+        # centroid of opposite clusters is short, and its cosine says nothing of
+        # nearness (by cosine, lancelet once probed the farthest rows).
+        return other_elements.distances(centroids, query, "l2" if metric == "cosine" else metric)
     products = centroids @ query
     if metric == "dot":
         return f32(np.float32(1) - products)
