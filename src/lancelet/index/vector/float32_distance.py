@@ -31,6 +31,13 @@ def unit(vectors: np.ndarray) -> np.ndarray:
     return np.where(norms > 0, scaled, 0).astype(np.float32)
 
 
+def sequential_sum(values: np.ndarray) -> np.float32:
+    """float32 sum of a vector's values added in turn (Rust's ``iter().sum()``)."""
+    running = np.add.accumulate(values.astype(np.float32, copy=False))
+    total: np.float32 = running[-1] if len(running) else np.float32(0)
+    return total
+
+
 def to_centroids(centroids: np.ndarray, query: np.ndarray, metric: str) -> np.ndarray:
     """How far ``query`` is from each centroid, for choosing partitions to probe.
 

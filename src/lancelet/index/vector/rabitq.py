@@ -114,7 +114,7 @@ def _rotated_query(query: bytes, signs: bytes) -> tuple[np.ndarray, np.float32]:
         np.frombuffer(query, np.float32).reshape(1, -1), np.frombuffer(signs, np.uint8)
     )
     rotated.setflags(write=False)
-    return rotated[0], sequential_sum(rotated[0])
+    return rotated[0], float32_distance.sequential_sum(rotated[0])
 
 
 @dataclass(frozen=True)
@@ -201,18 +201,11 @@ def unit_query(query: np.ndarray) -> np.ndarray:
     """The query divided by its length, the length summed as pylance does for an
     IVF_RQ cosine search (squares added in turn, in float32)."""
     query = np.asarray(query, dtype=np.float32)
-    length = np.sqrt(sequential_sum(query * query))
+    length = np.sqrt(float32_distance.sequential_sum(query * query))
     if not length > 0:
         # pylance answers arbitrary rows at NaN distances: refused instead.
         raise ArgumentError("a zero query vector has no cosine distance (IVF_RQ index)")
     return float32_distance.f32(query / length)
-
-
-def sequential_sum(values: np.ndarray) -> np.float32:
-    """float32 sum of a vector's values added in turn (Rust's ``iter().sum()``)."""
-    running = np.add.accumulate(values.astype(np.float32, copy=False))
-    total: np.float32 = running[-1] if len(running) else np.float32(0)
-    return total
 
 
 def rotate(vectors: np.ndarray, signs: np.ndarray) -> np.ndarray:

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lancelet.index.vector import float32_distance
+
 _LEVELS = 255
 
 
@@ -29,8 +31,7 @@ def unit_query(query: np.ndarray) -> np.ndarray:
     summed pairwise, put about half of those in the next code; measured on 32
     such queries).  A zero query stays zero."""
     query = np.asarray(query, dtype=np.float32)
-    running = np.add.accumulate(query * query, dtype=np.float32)
-    length = np.sqrt(running[-1]) if len(running) else np.float32(0)
+    length = np.sqrt(float32_distance.sequential_sum(query * query))
     if not length > 0:
         return np.zeros_like(query)
     unit: np.ndarray = (query / length).astype(np.float32)
