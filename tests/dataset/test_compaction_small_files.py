@@ -1,6 +1,7 @@
-"""Compaction reads runs of small fragments together (``compaction/small_files``):
-the rows it writes are the live rows in order, as pylance reads them back, whether
-a run is read together, through the scanner, or both in one compaction."""
+"""Compaction reads small fragments together (``compaction/small_files``): a group
+that makes one file column by column, otherwise in runs.  The rows it writes are
+the live rows in order, as pylance reads them back, whether a group is read by
+column, in runs, through the scanner, or in several of these ways."""
 
 from __future__ import annotations
 
@@ -36,6 +37,21 @@ def _write(uri: str, fragments: int, rows: int) -> pa.Table:
     return table
 
 
+def _by_column(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The number of fragments of each group read column by column."""
+    groups: list[int] = []
+    real = small_files.live_columns
+
+    def spy(store: Any, manifest: Any, fragments: Any, schema: Any) -> Any:
+        found = real(store, manifest, fragments, schema)
+        if found is not None:
+            groups.append(len(fragments))
+        return found
+
+    monkeypatch.setattr(small_files, "live_columns", spy)
+    return groups
+
+
 def _runs_read(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The number of fragments of each run read together, as compaction reads them."""
     runs: list[int] = []
@@ -58,10 +74,13 @@ def _compacted(uri: str) -> pa.Table:
     return theirs.to_table()
 
 
+@pytest.mark.parametrize("by_column", [True, False])
 def test_small_fragments_with_deletions_compact_to_their_live_rows(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, by_column: bool
 ) -> None:
-    runs = _runs_read(monkeypatch)
+    if not by_column:
+        monkeypatch.setattr(small_files, "COLUMN_ROWS", 0)
+    groups, runs = _by_column(monkeypatch), _runs_read(monkeypatch)
     uri = str(tmp_path / "ds")
     table = _write(uri, 40, 500)
     lance.dataset(uri).delete("id % 13 = 0 OR (id >= 1000 AND id < 1500)")
@@ -69,7 +88,70 @@ def test_small_fragments_with_deletions_compact_to_their_live_rows(
     keep = (ids % 13 != 0) & ~((ids >= 1000) & (ids < 1500))
     assert _compacted(uri).equals(table.filter(pa.array(keep)).combine_chunks())
     # The fragment of ids 1000..1499 is gone; 2.0 files are read through the scanner.
-    assert runs == ([] if STORAGE_VERSION == "2.0" else [39])
+    together = [] if STORAGE_VERSION == "2.0" else [39]
+    assert (groups, runs) == ((together, []) if by_column else ([], together))
+
+
+@pytest.mark.skipif(STORAGE_VERSION == "2.0", reason="2.0 files are not read by column")
+def test_a_group_read_by_column_makes_the_file_its_runs_make(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same data file, byte for byte, as the group's rows in batches give."""
+    groups = _by_column(monkeypatch)
+    made = []
+    for by_column in (True, False):
+        monkeypatch.setattr(small_files, "COLUMN_ROWS", 4 * small_files.RUN_ROWS * by_column)
+        uri = str(tmp_path / f"ds-{by_column}")
+        _write(uri, 12, 700)
+        lance.dataset(uri).delete("id % 6 = 2")
+        ll.dataset(uri).optimize.compact_files(target_rows_per_fragment=1_000_000)
+        (fragment,) = lance.dataset(uri).get_fragments()
+        (file,) = fragment.data_files()
+        made.append((Path(uri) / "data" / file.path).read_bytes())
+    assert groups == [12]
+    assert made[0] == made[1]
+
+
+@pytest.mark.skipif(STORAGE_VERSION == "2.0", reason="2.0 files are not read by column")
+def test_a_column_the_scanner_must_read_sends_the_group_to_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A column that refuses to be read by column (a non-nullable one holding nulls)
+    leaves no file behind: the group is read again in runs, whose reader decides."""
+    calls = []
+
+    def refuse(field: pa.Field, take: Any) -> pa.Array:
+        calls.append(field.name)
+        raise small_files.NeedsScan(field.name)
+
+    monkeypatch.setattr(small_files, "_checked", refuse)
+    runs = _runs_read(monkeypatch)
+    uri = str(tmp_path / "ds")
+    table = _write(uri, 10, 300)
+    lance.dataset(uri).delete("id % 4 = 1")
+    keep = table["id"].to_numpy() % 4 != 1
+    assert _compacted(uri).equals(table.filter(pa.array(keep)).combine_chunks())
+    assert calls and runs == [10]
+    files = sorted(p.name for p in (Path(uri) / "data").iterdir())
+    assert len(files) == 11  # the ten compacted and the new one, none half written
+
+
+@pytest.mark.skipif(STORAGE_VERSION == "2.0", reason="2.0 files are not read by column")
+def test_a_failure_while_reading_by_column_leaves_the_dataset_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(field: pa.Field, take: Any) -> pa.Array:
+        raise OSError(f"cannot read {field.name}")
+
+    monkeypatch.setattr(small_files, "_checked", broken)
+    uri = str(tmp_path / "ds")
+    table = _write(uri, 10, 300)
+    before = sorted(p.name for p in (Path(uri) / "data").iterdir())
+    with pytest.raises(OSError, match="cannot read"):
+        ll.dataset(uri).optimize.compact_files(target_rows_per_fragment=1_000_000)
+    assert sorted(p.name for p in (Path(uri) / "data").iterdir()) == before
+    theirs = lance.dataset(uri)
+    assert theirs.version == 1 and theirs.to_table().equals(table)
 
 
 def test_runs_are_cut_and_fragments_of_two_files_go_through_the_scanner(
@@ -142,6 +224,7 @@ def test_a_run_reaches_the_writer_in_batches_across_fragments(
         return real(store, counted, *args, **kwargs)
 
     monkeypatch.setattr(rewrite, "write_fragment_files", spy)
+    monkeypatch.setattr(small_files, "COLUMN_ROWS", 0)  # read in runs
     runs = _runs_read(monkeypatch)
     uri = str(tmp_path / "ds")
     table = _write(uri, 20, 300)

@@ -8,7 +8,7 @@ is the same for all of them (:mod:`lancelet.file.writing`).
 from __future__ import annotations
 
 import os
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -157,6 +157,17 @@ class LanceFileWriter:
 
     def write_batch(self, batch: pa.RecordBatch | pa.Table) -> None:
         self._inner.write_batch(batch)
+
+    def write_columns(
+        self,
+        columns: Sequence[Callable[[], pa.Array]],
+        num_rows: int,
+        batch_rows: int,
+        costs: Sequence[int] | None = None,
+    ) -> None:
+        """Write ``num_rows`` rows given column by column (lancelet's own): see
+        :meth:`lancelet.file.writing.FileWriterBase.write_columns`."""
+        self._inner.write_columns(columns, num_rows, batch_rows, costs)
 
     def add_schema_metadata(self, key: str, value: str) -> None:
         self._inner.add_schema_metadata(key, value)

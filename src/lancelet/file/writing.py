@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -15,7 +16,7 @@ from google.protobuf.message import Message
 from lancelet._proto import encodings_v2_0_pb2 as enc_pb
 from lancelet._proto import file2_pb2, file_pb2
 from lancelet.errors import LanceFileError, SchemaError
-from lancelet.file import container
+from lancelet.file import container, parallel
 from lancelet.file.extensions import has_extension, storage_batch, storage_schema
 from lancelet.file.schema import renumbered, stored_type, to_lance_fields
 from lancelet.file.version import FileVersion
@@ -159,6 +160,51 @@ class FileWriterBase:
         except BaseException:
             self.abort()
             raise
+
+    def write_columns(
+        self,
+        columns: Sequence[Callable[[], pa.Array]],
+        num_rows: int,
+        batch_rows: int,
+        costs: Sequence[int] | None = None,
+    ) -> None:
+        """Write ``num_rows`` rows given column by column, as :meth:`write_batch` of
+        batches of ``batch_rows`` rows would: ``columns[i]()`` makes the whole of the
+        schema's column ``i``, on a worker thread.  The writer must
+        be started and hold no rows yet.  ``costs`` (any unit) start the costliest
+        columns first."""
+        with self._lock:
+            if self.closed or self.schema is None or self._rows:
+                raise LanceFileError(
+                    f"{self.path}: write_columns needs a started writer holding no rows"
+                )
+            if len(columns) != len(self.schema):
+                raise SchemaError(
+                    f"{self.path}: {len(columns)} columns given for a schema of {len(self.schema)}"
+                )
+            if num_rows <= 0 or batch_rows <= 0:
+                raise ValueError("write_columns needs some rows and a positive batch size")
+            try:
+                self._write_columns(columns, num_rows, batch_rows, costs)
+            except BaseException:
+                self.abort()
+                raise
+
+    def _write_columns(
+        self,
+        columns: Sequence[Callable[[], pa.Array]],
+        num_rows: int,
+        batch_rows: int,
+        costs: Sequence[int] | None,
+    ) -> None:
+        """Every column made (on the pool), then written as batches."""
+        assert self.schema is not None
+        arrays = parallel.map_columns(lambda make: make(), list(columns), costs)
+        table = pa.Table.from_arrays(arrays, schema=self.schema)
+        if table.num_rows != num_rows:
+            raise SchemaError(f"{self.path}: columns of {table.num_rows} rows, not {num_rows}")
+        for batch in table.to_batches(max_chunksize=batch_rows):
+            self._write_batch(batch)
 
     def _check_schema(self, got: pa.Schema) -> None:
         assert self.schema is not None

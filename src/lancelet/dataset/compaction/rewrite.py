@@ -17,8 +17,13 @@ from lancelet.dataset.compaction.options import CompactionSettings
 from lancelet.dataset.compaction.planning import deleted_count, files_version
 from lancelet.dataset.read import blob_v2
 from lancelet.dataset.read.scanner import LanceScanner, default_batch_size
-from lancelet.dataset.write.data_files import discard_data_files, write_fragment_files
+from lancelet.dataset.write.data_files import (
+    discard_data_files,
+    write_fragment_columns,
+    write_fragment_files,
+)
 from lancelet.errors import CorruptDatasetError
+from lancelet.file import version as file_version
 from lancelet.table import row_ids
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
@@ -86,6 +91,62 @@ def rewrite_fragments(
     # Blob v2 values are read and written again (inline) rather than their
     # descriptors copied: those point into the files being replaced.
     blobs = bool(blob_v2.columns(manifest))
+    written = None if blobs else _by_column(store, manifest, fragments, settings, sizes, version)
+    if written is None:
+        written = _by_batch(store, manifest, fragments, settings, sizes, version, blobs)
+    if manifest.stable_row_ids:
+        try:
+            written = row_ids.carrying(written, _live_row_ids(store, fragments))
+            written = lineage.carried(store, fragments, written)
+        except BaseException:
+            discard_data_files(store, written)
+            raise
+    return tuple(written)
+
+
+def _by_column(
+    store: DatasetStore,
+    manifest: Manifest,
+    fragments: Sequence[Fragment],
+    settings: CompactionSettings,
+    sizes: list[int],
+    version: str,
+) -> list[Fragment] | None:
+    """The live rows written as one data file column by column, each column decoded
+    and encoded as one job (see :func:`.small_files.live_columns`); None where the
+    group does not allow it (then :func:`_by_batch` writes it)."""
+    if (
+        len(sizes) != 1
+        or settings.max_bytes_per_file is not None
+        or not file_version.writable(version).structural
+    ):
+        return None
+    schema = _scanner(store, manifest, fragments, settings, blobs=False).projected_schema
+    found = small_files.live_columns(store, manifest, fragments, schema)
+    if found is None:
+        return None
+    columns, costs, rows = found
+    if rows != sizes[0]:
+        raise _miscounted(store, manifest, fragments)
+    batch_rows = settings.batch_size or default_batch_size()
+    try:
+        return write_fragment_columns(
+            store, manifest.schema, version, columns, rows, batch_rows, costs
+        )
+    except small_files.NeedsScan:
+        return None  # the scanner reads the group again and reports what it finds
+
+
+def _by_batch(
+    store: DatasetStore,
+    manifest: Manifest,
+    fragments: Sequence[Fragment],
+    settings: CompactionSettings,
+    sizes: list[int],
+    version: str,
+    blobs: bool,
+) -> list[Fragment]:
+    """The live rows as a stream of batches, cut into data files of ``sizes`` rows."""
     batches, schema = _live_batches(store, manifest, fragments, settings, blobs)
     rows = _RowSplitter(batches, schema)
     written: list[Fragment] = []
@@ -104,18 +165,33 @@ def rewrite_fragments(
             written += part
             counts.append(sum(f.physical_rows for f in part))
         if counts != sizes or not rows.exhausted():
-            ids = [f.id for f in fragments]
-            raise CorruptDatasetError(
-                f"{store.root}: fragments {ids} of version {manifest.version} hold a different "
-                "number of live rows than their deletion files say"
-            )
-        if manifest.stable_row_ids:
-            written = row_ids.carrying(written, _live_row_ids(store, fragments))
-            written = lineage.carried(store, fragments, written)
+            raise _miscounted(store, manifest, fragments)
     except BaseException:
         discard_data_files(store, written)
         raise
-    return tuple(written)
+    return written
+
+
+def _miscounted(
+    store: DatasetStore, manifest: Manifest, fragments: Sequence[Fragment]
+) -> CorruptDatasetError:
+    ids = [f.id for f in fragments]
+    return CorruptDatasetError(
+        f"{store.root}: fragments {ids} of version {manifest.version} hold a different "
+        "number of live rows than their deletion files say"
+    )
+
+
+def _scanner(
+    store: DatasetStore,
+    manifest: Manifest,
+    fragments: Sequence[Fragment],
+    settings: CompactionSettings,
+    *,
+    blobs: bool,
+) -> LanceScanner:
+    return LanceScanner(store, manifest, fragments=fragments, batch_size=settings.batch_size,
+                        with_row_address=blobs)  # fmt: skip
 
 
 def _live_batches(
@@ -128,8 +204,7 @@ def _live_batches(
     """The live rows of ``fragments`` in order, and their schema."""
 
     def scanner(part: Sequence[Fragment]) -> LanceScanner:
-        return LanceScanner(store, manifest, fragments=part, batch_size=settings.batch_size,
-                            with_row_address=blobs)  # fmt: skip
+        return _scanner(store, manifest, part, settings, blobs=blobs)
 
     schema = scanner(fragments).projected_schema
     if blobs:

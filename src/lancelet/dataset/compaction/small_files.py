@@ -14,19 +14,29 @@ files are cut by size (``max_bytes_per_file``) they come in the batches the scan
 would give instead (each fragment's live rows cut to the batch size), since the
 writer checks a file's size after each batch: the files are then cut where
 pylance cuts them.
+
+A group of such fragments that makes one new file (at most :data:`COLUMN_ROWS`
+rows) is read column by column instead (:func:`live_columns`): each column's rows
+of every file are decoded and then encoded as one job
+(:meth:`lancelet.file.LanceFileWriter.write_columns`), so that one column's
+decoding, mostly Python holding the GIL, runs beside another's encoding, mostly
+compiled kernels without it; read run by run, every column is decoded before any
+is encoded, and each phase leaves the other's resource idle.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import wait
+from functools import partial
 
 import numpy as np
 import pyarrow as pa
 
 from lancelet.dataset.read.fragment_reader import FragmentReader
 from lancelet.file import parallel
-from lancelet.file.many import take_from_files
+from lancelet.file.many import column_takers, take_from_files
+from lancelet.file.reader import LanceFileReader
 from lancelet.table.fragment import Fragment
 from lancelet.table.manifest import Manifest
 from lancelet.transaction.store import DatasetStore
@@ -113,6 +123,71 @@ def _read_together(
     each fragment holds; None when the files' columns are not exactly the schema's
     (renamed, retyped) or a column that may not be null holds nulls (the scanner
     then reads and reports them)."""
+    opened = _open_run(store, manifest, run, schema)
+    if opened is None:
+        return None
+    readers, rows = opened
+    table = take_from_files(readers, rows)
+    if table is None or any(
+        not field.nullable and column.null_count
+        for field, column in zip(schema, table.columns, strict=True)
+    ):
+        return None
+    return pa.Table.from_arrays(table.columns, schema=schema), [len(r) for r in rows]
+
+
+class NeedsScan(Exception):
+    """A column read by :func:`live_columns` holds what the scanner must report."""
+
+
+def live_columns(
+    store: DatasetStore, manifest: Manifest, fragments: Sequence[Fragment], schema: pa.Schema
+) -> tuple[list[Callable[[], pa.Array]], list[int], int] | None:
+    """The live rows of ``fragments`` in order, one column at a time: per column of
+    ``schema`` (every column of the dataset), a function making all of its rows
+    (raising :class:`NeedsScan` where the scanner must read them instead), what each
+    costs, and how many rows there are.  None unless there are several fragments,
+    each small and plain, of at most :data:`COLUMN_ROWS` rows in all, whose files
+    :func:`lancelet.file.many.column_takers` can read."""
+    field_ids = [f.id for f in manifest.schema.fields]
+    if (
+        len(fragments) < 2
+        or sum(f.physical_rows for f in fragments) > COLUMN_ROWS
+        or not all(_plain(f, field_ids) for f in fragments)
+    ):
+        return None
+    opened = _open_run(store, manifest, fragments, schema)
+    if opened is None:
+        return None
+    readers, rows = opened
+    live = sum(len(r) for r in rows)
+    found = column_takers(readers, rows) if live else None
+    if found is None:
+        return None
+    takers, costs = found
+    makers: list[Callable[[], pa.Array]] = [
+        partial(_checked, field, take) for field, take in zip(schema, takers, strict=True)
+    ]
+    return makers, costs, live
+
+
+# A group of at most this many rows is read column by column (see live_columns): a
+# column of all its rows on each of a few threads holds about what a run's table does.
+COLUMN_ROWS = 4 * RUN_ROWS
+
+
+def _checked(field: pa.Field, take: Callable[[], pa.Array]) -> pa.Array:
+    column = take()
+    if not field.nullable and column.null_count:
+        raise NeedsScan(field.name)
+    return column
+
+
+def _open_run(
+    store: DatasetStore, manifest: Manifest, run: Sequence[Fragment], schema: pa.Schema
+) -> tuple[list[LanceFileReader], list[np.ndarray]] | None:
+    """The data file of each fragment of ``run``, opened, and its live rows; None when
+    a deletion file is damaged or the files' columns are not exactly ``schema``'s."""
     fragment_readers = [FragmentReader(store, manifest.schema, f) for f in run]
     # The deletion files are decoded (mostly by Arrow, without the GIL) on another
     # thread while the data files open here.
@@ -132,10 +207,4 @@ def _read_together(
         rows.append(np.flatnonzero(live))
     if [(f.name, f.type) for f in readers[0].schema] != [(f.name, f.type) for f in schema]:
         return None
-    table = take_from_files(readers, rows)
-    if table is None or any(
-        not field.nullable and column.null_count
-        for field, column in zip(schema, table.columns, strict=True)
-    ):
-        return None
-    return pa.Table.from_arrays(table.columns, schema=schema), [len(r) for r in rows]
+    return readers, rows

@@ -8,7 +8,7 @@ leaves orphans that ``cleanup_old_versions`` removes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -297,6 +297,23 @@ class _FileSink:
             if self._rows == self._max_rows or self._too_big():
                 self.finish_file()
 
+    def write_columns(
+        self,
+        columns: Sequence[Callable[[], pa.Array]],
+        rows: int,
+        batch_rows: int,
+        costs: Sequence[int] | None,
+    ) -> None:
+        """A file of ``rows`` rows given column by column (see
+        :meth:`LanceFileWriter.write_columns`), finished."""
+        if rows > self._max_rows or self._writer is not None:
+            raise ValueError(f"{rows} rows given by column do not fit one new file")
+        self._open()
+        assert self._writer is not None
+        self._writer.write_columns(columns, rows, batch_rows, costs)
+        self._rows = rows
+        self.finish_file()
+
     def _too_big(self) -> bool:
         """Whether the file's flushed pages reach ``max_bytes``; as in pylance, data
         still in the writer's column buffers does not count, so a file can end up
@@ -408,6 +425,29 @@ def write_fragment_files(
             for batch in reader:
                 sink.write(batch)
         sink.finish_file()
+    except BaseException:
+        sink.abort()
+        raise
+    return sink.fragments
+
+
+def write_fragment_columns(
+    store: DatasetStore,
+    schema: LanceSchema,
+    version: str,
+    columns: Sequence[Callable[[], pa.Array]],
+    rows: int,
+    batch_rows: int,
+    costs: Sequence[int] | None = None,
+) -> list[Fragment]:
+    """One data file (as a fragment of id 0) of ``rows`` rows given column by column:
+    ``columns[i]()`` makes all of the schema's column ``i``, each made and encoded
+    as one job (see :meth:`LanceFileWriter.write_columns`), and the pages are those
+    of :func:`write_fragment_files` given them in batches of ``batch_rows`` rows.
+    Nothing is left behind when it fails."""
+    sink = _FileSink(store, schema, rows, version)
+    try:
+        sink.write_columns(columns, rows, batch_rows, costs)
     except BaseException:
         sink.abort()
         raise

@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import os
 from collections import deque
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from functools import cache
 
 import pyarrow as pa
 
-from lancelet.errors import UnsupportedFeatureError
+from lancelet.errors import SchemaError, UnsupportedFeatureError
 from lancelet.file import parallel
 from lancelet.file.blob_v2 import DESCRIPTOR_TYPE, is_descriptor_field
+from lancelet.file.extensions import has_extension
 from lancelet.file.v2_1.write import blob
 from lancelet.file.v2_1.write import page as page_enc
 from lancelet.file.v2_1.write import params as field_params
@@ -169,6 +171,87 @@ class FileWriter21(FileWriterBase):
             stream.append(leaf)
             if stream.pending_bytes >= self._cache_bytes:
                 self._encoder.submit(stream)
+
+    def _write_columns(
+        self,
+        columns: Sequence[Callable[[], pa.Array]],
+        num_rows: int,
+        batch_rows: int,
+        costs: Sequence[int] | None,
+    ) -> None:
+        """Each column made and encoded as one job: one column's making (a compaction's
+        decoding, mostly Python) runs while another's encoding (mostly compiled
+        kernels, without the GIL) does, where making every column before encoding
+        any leaves one of the two waiting.  The pages are those the batches would
+        give."""
+        assert self.schema is not None
+        if (
+            self._descriptor_columns()
+            or any(stream.blob_sink is not None for stream in self._streams)
+            or any(has_extension(f.type) for f in self.schema)
+        ):
+            super()._write_columns(columns, num_rows, batch_rows, costs)
+            return
+        spans = self._streams_by_column()
+
+        def job(index: int) -> list[list[page_enc.EncodedPage]]:
+            return self._encode_column(index, columns[index], num_rows, batch_rows, spans[index])
+
+        encoded = parallel.map_columns(job, range(len(columns)), costs)
+        # Added in column order, as the batches' pages would be at close.
+        for streams, pages in zip(spans, encoded, strict=True):
+            for stream, stream_pages in zip(streams, pages, strict=True):
+                stream.add(self._sink, stream_pages)
+        self._rows = num_rows
+
+    def _streams_by_column(self) -> list[list[_LeafStream]]:
+        """The leaf streams of each top-level column."""
+        spans, at = [], 0
+        for top in self._arrow_schema:
+            count = len(leaf_paths(pa.schema([top])))
+            spans.append(self._streams[at : at + count])
+            at += count
+        return spans
+
+    def _encode_column(
+        self,
+        index: int,
+        make: Callable[[], pa.Array],
+        num_rows: int,
+        batch_rows: int,
+        streams: list[_LeafStream],
+    ) -> list[list[page_enc.EncodedPage]]:
+        """Column ``index`` made and encoded: each of its leaves' pages."""
+        array = make()
+        one = pa.schema([self._arrow_schema.field(index)])
+        expected = one.field(0).type
+        if not isinstance(array, pa.Array) or len(array) != num_rows or array.type != expected:
+            raise SchemaError(
+                f"{self.path}: column {one.names[0]!r} was made as {len(array)} values of "
+                f"{array.type}, not {num_rows} of {expected}"
+            )
+        paths = [stream.path for stream in streams]
+        whole = shred(paths, one, pa.record_batch([array], schema=one))
+        pieces: Iterable[list[LeafBatch]] = [whole]
+        if any(leaf.values_nbytes + 2 * leaf.num_entries >= self._cache_bytes for leaf in whole):
+            # Pages are cut when a leaf's buffer fills: fed as the batches would be.
+            pieces = (
+                shred(paths, one, pa.record_batch([array.slice(start, batch_rows)], schema=one))
+                for start in range(0, num_rows, batch_rows)
+            )
+        pages: list[list[page_enc.EncodedPage]] = [[] for _ in streams]
+        for leaves in pieces:
+            for stream, leaf, found in zip(streams, leaves, pages, strict=True):
+                stream.append(leaf)
+                if stream.pending_bytes >= self._cache_bytes:
+                    found += self._encode_pending(stream)
+        for stream, found in zip(streams, pages, strict=True):
+            if stream.pending:
+                found += self._encode_pending(stream)
+        return pages
+
+    def _encode_pending(self, stream: _LeafStream) -> list[page_enc.EncodedPage]:
+        return stream.encode(stream.take_pending(), self._options, self._max_page_bytes)
 
     def _flush(self) -> None:
         self._encoder.submit_all([stream for stream in self._streams if stream.pending])
