@@ -301,3 +301,46 @@ def test_rle_chunks_decode_alike(monkeypatch: pytest.MonkeyPatch, bits: int) -> 
     )  # fmt: skip
     assert np.array_equal(compiled, values)
     assert np.array_equal(plain, values)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from([np.uint8, np.uint16, np.uint32, np.uint64, np.int64]),
+    st.lists(
+        st.tuples(st.lists(st.integers(0, 255), max_size=40), st.integers(-(2**40), 2**40)),
+        max_size=30,
+    ),
+    st.data(),
+)
+def test_shift_runs(dtype: type, runs: list[tuple[list[int], int]], data: st.DataObject) -> None:
+    """Each run's values widened and shifted by its own amount, as a Python loop does;
+    the first value at or past its run's limit is found, nothing after it written."""
+    values = np.array([v for run, _ in runs for v in run], dtype=dtype)
+    counts = np.array([len(run) for run, _ in runs], dtype=np.int64)
+    shifts = np.array([shift for _, shift in runs], dtype=np.int64)
+    expected = [v + shift for run, shift in runs for v in run]
+    limits = np.full(len(runs), 256, dtype=np.int64)
+    out = np.zeros(len(values), dtype=np.int64)
+    assert run_kernels.shift_runs(values, counts, shifts, limits, out) == -1
+    assert out.tolist() == expected
+    if len(values):
+        bad = data.draw(st.integers(0, len(values) - 1))
+        run = int(np.searchsorted(np.cumsum(counts), bad, side="right"))
+        limits[run] = int(values[bad])  # this value is now past its run's items
+        first = next(
+            i for i in range(len(values))
+            if int(values[i]) >= limits[np.searchsorted(np.cumsum(counts), i, side="right")]
+        )  # fmt: skip
+        out[:] = 0
+        assert run_kernels.shift_runs(values, counts, shifts, limits, out) == first
+        assert out[:first].tolist() == expected[:first]
+
+
+def test_shift_runs_refuses_a_negative_value() -> None:
+    """A 64-bit unsigned index of 2**63 or more is negative as int64: refused."""
+    values = np.array([1, 2**63 + 5], dtype=np.uint64)
+    out = np.zeros(2, dtype=np.int64)
+    found = run_kernels.shift_runs(
+        values, np.array([2], np.int64), np.array([0], np.int64), np.array([10], np.int64), out
+    )
+    assert found == 1

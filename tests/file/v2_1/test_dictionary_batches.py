@@ -124,7 +124,7 @@ def test_take_of_most_rows_decodes_the_dictionaries_together(
         min_size=1,
         max_size=12,
     ),
-    st.sampled_from([8, 16, 32]),
+    st.sampled_from([8, 16, 32, 64]),
 )
 def test_dictionaries_array_takes_each_pages_items(
     pages: list[tuple[int, list[int]]], bits: int
@@ -137,6 +137,14 @@ def test_dictionaries_array_takes_each_pages_items(
     indices = Fixed(raw.view(np.uint8), bits, len(raw))
     got = dictionaries_array(items, np.array(sizes), [len(t) for _, t in pages], indices)
     assert got.to_pylist() == [f"page {p} item {i}" for p, (_, t) in enumerate(pages) for i in t]
+
+
+def test_dictionaries_array_refuses_a_64_bit_index_past_every_item() -> None:
+    """A 64-bit index of 2**63 or more (negative as a signed integer) is refused."""
+    raw = np.array([1, 2**63 + 1], dtype="<u8")
+    items = pa.array(range(4))
+    with pytest.raises(CorruptFileError, match="past its page's dictionary items"):
+        dictionaries_array(items, np.array([4]), [2], Fixed(raw.view(np.uint8), 64, 2))
 
 
 @pytest.mark.parametrize("bad_page", [0, 1, 2])

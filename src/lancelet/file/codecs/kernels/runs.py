@@ -28,3 +28,23 @@ def expand_runs(
             out[at] = value
             at += 1
     return at
+
+
+@kernel
+def shift_runs(values: NDArray[np.integer], counts: I64, shifts: I64, limits: I64, out: I64) -> int:
+    """Run ``i`` of ``values`` (its next ``counts[i]`` values) written to ``out`` as
+    int64, each plus ``shifts[i]``: several pages' positions or dictionary indices
+    made positions in all of them, in one pass.  Returns -1, or the first value that
+    is negative or not below its run's ``limits[i]`` (nothing after it written).  The
+    caller sizes ``out`` (and ``values``) to ``counts.sum()``."""
+    at = 0
+    for i in range(len(counts)):
+        shift = shifts[i]
+        limit = limits[i]
+        for _ in range(counts[i]):
+            value = np.int64(values[at])
+            if value < 0 or value >= limit:
+                return at
+            out[at] = value + shift
+            at += 1
+    return -1

@@ -12,6 +12,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelet.errors import CorruptFileError, UnsupportedTypeError
+from lancelet.file.codecs import jit
+from lancelet.file.codecs.kernels import runs as run_kernels
 from lancelet.file.v2_0.types import needs_value_check, value_problem
 from lancelet.file.v2_1.read.values import I64, Bits, Bools, Fixed, Fsl, Packed, Values, Var
 
@@ -185,16 +187,27 @@ def dictionaries_array(items: pa.Array, sizes: I64, counts: list[int], indices: 
     the pages before: the indices shifted, so that one take makes them all."""
     if indices.bits not in (8, 16, 32, 64):
         raise CorruptFileError("dictionary indices are not stored as integers")
-    shifted = indices.as_uint().astype(np.int64)
+    raw = indices.as_uint()
     per_page = np.asarray(counts, dtype=np.int64)
-    if len(shifted) != int(per_page.sum()):
+    if len(raw) != int(per_page.sum()):
         raise CorruptFileError("a dictionary index is past its page's dictionary items")
+    sizes = np.asarray(sizes, dtype=np.int64)
+    if len(sizes) != len(per_page):
+        raise ValueError(f"{len(sizes)} dictionaries for {len(per_page)} pages")
+    if jit.enabled():
+        # One pass, where numpy's widening, checks, repeat and add make five.
+        shifted = np.empty(len(raw), dtype=np.int64)
+        if run_kernels.shift_runs(raw, per_page, np.cumsum(sizes) - sizes, sizes, shifted) >= 0:
+            raise CorruptFileError("a dictionary index is past its page's dictionary items")
+        return items.take(pa.array(shifted))
+    shifted = raw.astype(np.int64)
     # Checked page by page, on each page's largest index: a per-row look-up of the
     # page's size cost more than the take itself.
     held = per_page > 0
     if len(shifted):
         firsts = (np.cumsum(per_page) - per_page)[held]
-        if bool(np.any(np.maximum.reduceat(shifted, firsts) >= sizes[held])):
+        too_far = np.maximum.reduceat(shifted, firsts) >= sizes[held]
+        if bool(np.any(too_far)) or int(shifted.min()) < 0:  # 2**63 and up wrap negative
             raise CorruptFileError("a dictionary index is past its page's dictionary items")
     shifted += np.repeat(np.cumsum(sizes) - sizes, per_page)
     return items.take(pa.array(shifted))
