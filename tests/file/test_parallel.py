@@ -110,20 +110,3 @@ def test_the_failure_is_raised_not_an_earlier_jobs_cancellation(
     monkeypatch.setattr(parallel, "_pool", lambda: pool)
     with pytest.raises(ValueError, match="page 2 is damaged"):
         parallel.map_columns(lambda i: i, [0, 1, 2])
-
-
-def test_background_work_runs_on_another_thread_or_inline_on_a_worker() -> None:
-    """Work begun in the background runs beside the caller; begun on a pool thread
-    (where waiting for the pool could wait on itself) it runs there and then, its
-    result or its error kept for the caller alike."""
-    here = threading.get_ident()
-    assert parallel.in_background(threading.get_ident).result(timeout=30) != here
-
-    def on_a_worker() -> tuple[bool, int, int]:
-        ran = parallel.in_background(threading.get_ident)
-        failed = parallel.in_background(lambda: 1 // 0)
-        assert isinstance(failed.exception(), ZeroDivisionError)
-        return ran.done(), ran.result(timeout=30), threading.get_ident()
-
-    [(done, ran_on, worker)] = parallel.map_columns(lambda _: on_a_worker(), [0, 1])[:1]
-    assert done and ran_on == worker

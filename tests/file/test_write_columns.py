@@ -90,6 +90,29 @@ def test_columns_make_the_pages_batches_make(
     assert_same(table, theirs, "read by pylance")
 
 
+_DICTIONARY = pa.dictionary(pa.int32(), pa.string())
+
+
+@pytest.mark.parametrize(
+    "dtype", [_DICTIONARY, pa.struct([pa.field("a", _DICTIONARY, nullable=False)])]
+)
+@pytest.mark.parametrize(("rows", "batch_rows", "cache"), [(5, 1, 8 << 20), (300, 7, 2048)])
+def test_dictionary_columns_make_the_pages_batches_make(
+    tmp_path: Path, dtype: pa.DataType, rows: int, batch_rows: int, cache: int
+) -> None:
+    """Each batch of a dictionary column counts (and carries) its whole dictionary
+    toward the buffer that cuts pages; given whole, the column counted it once and
+    made one page where the batches made seven (found by the property above)."""
+    schema = pa.schema([pa.field("c", dtype, nullable=False)])
+    table = nd.table(schema, rows, 0, nd.Shape(struct_nulls=True, junk_under_nulls=False))
+    batches, columns = tmp_path / "batches.lance", tmp_path / "columns.lance"
+    _by_batch(batches, table, "2.1", batch_rows, cache)
+    _by_column(columns, table, "2.1", batch_rows, cache)
+    assert _page_rows(columns) == _page_rows(batches)
+    assert columns.read_bytes() == batches.read_bytes()
+    assert_same(table, LanceFileReader(columns).read_all().to_table(), "read by lancelet")
+
+
 @pytest.mark.parametrize("version", ["2.0", "2.1"])
 def test_each_column_is_made_once_on_a_worker(tmp_path: Path, version: str) -> None:
     table = pa.table({"a": list(range(50)), "b": [f"v{i}" for i in range(50)]})

@@ -11,11 +11,11 @@ import contextvars
 import os
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from functools import cache
 from typing import TypeVar
 
-__all__ = ["WORKERS", "in_background", "map_columns", "serial"]
+__all__ = ["WORKERS", "map_columns", "serial"]
 
 WORKERS = min(8, os.cpu_count() or 1)
 
@@ -71,19 +71,6 @@ def map_columns(
         failed = next(j for j in jobs if not j.cancelled() and j.exception() is not None)
         failed.result()
     return [job.result() for job in jobs]
-
-
-def in_background(fn: Callable[[], R]) -> Future[R]:
-    """``fn()`` begun on the pool (in a copy of the caller's context), or run here and
-    done when the pool would gain nothing (see :func:`serial`)."""
-    if serial():
-        done: Future[R] = Future()
-        try:
-            done.set_result(fn())
-        except BaseException as exc:  # handed to whoever asks for the result
-            done.set_exception(exc)
-        return done
-    return _pool().submit(contextvars.copy_context().run, fn)
 
 
 def serial() -> bool:

@@ -225,36 +225,39 @@ def to_lance_fields(
     pylance checks it unless ``check_key`` is false (see :mod:`.primary_key`)."""
     schema = extensions.storage_schema(schema)
     out: list[file_pb2.Field] = []
-    next_id = [first_id]
-
-    def visit(field: pa.Field, parent: int) -> None:
-        fid = next_id[0]
-        next_id[0] += 1
-        extension = extensions.extension_of(field)
-        is_json = extension == extensions.LANCE_JSON
-        lance_field = file_pb2.Field(
-            name=field.name,
-            id=fid,
-            parent_id=parent,
-            logical_type="json" if is_json else logical_type(field.type, field.name),
-            nullable=field.nullable,
-            encoding=_legacy_encoding(field.type),
-            extension_name=extension or "",
-        )
-        if field.metadata:
-            # Only metadata marks a key field; filling a map field goes through Python.
-            lance_field.metadata.update(_metadata(field.metadata))
-            primary_key.mark(lance_field)
-        out.append(lance_field)
-        if field.type.num_fields:
-            for child in _child_fields(field.type):
-                visit(child, fid)
-
     for top in schema:
-        visit(top, -1)
+        _add_lance_fields(top, -1, first_id, out)
     if check_key:
         primary_key.check(out)
     return out
+
+
+def _add_lance_fields(
+    field: pa.Field, parent: int, first_id: int, out: list[file_pb2.Field]
+) -> None:
+    """``field`` and the fields below it appended to ``out``, numbered in pre-order from
+    ``first_id``.  (Recursive functions are module functions here: a recursive closure
+    holds itself, a cycle only the garbage collector frees.)"""
+    fid = first_id + len(out)
+    extension = extensions.extension_of(field)
+    is_json = extension == extensions.LANCE_JSON
+    lance_field = file_pb2.Field(
+        name=field.name,
+        id=fid,
+        parent_id=parent,
+        logical_type="json" if is_json else logical_type(field.type, field.name),
+        nullable=field.nullable,
+        encoding=_legacy_encoding(field.type),
+        extension_name=extension or "",
+    )
+    if field.metadata:
+        # Only metadata marks a key field; filling a map field goes through Python.
+        lance_field.metadata.update(_metadata(field.metadata))
+        primary_key.mark(lance_field)
+    out.append(lance_field)
+    if field.type.num_fields:
+        for child in _child_fields(field.type):
+            _add_lance_fields(child, fid, first_id, out)
 
 
 def renumbered(fields: list[file_pb2.Field], ids: Sequence[int], path: str) -> list[file_pb2.Field]:
@@ -328,22 +331,23 @@ def item_field(dtype: pa.DataType) -> pa.Field:
 
 def map_column(schema: pa.Schema) -> str | None:
     """The dotted path of a map field in ``schema`` (None: it holds none)."""
-
-    def visit(dtype: pa.DataType, name: str) -> str | None:
-        if pa.types.is_map(dtype):
-            return name
-        for child in _child_fields(dtype):
-            found = visit(child.type, f"{name}.{child.name}")
-            if found is not None:
-                return found
-        if pa.types.is_fixed_size_list(dtype):
-            return visit(dtype.value_type, f"{name}.{dtype.value_field.name}")
-        return None
-
     for field in schema:
-        found = visit(field.type, field.name)
+        found = _map_path(field.type, field.name)
         if found is not None:
             return found
+    return None
+
+
+def _map_path(dtype: pa.DataType, name: str) -> str | None:
+    """The dotted path of a map at or below ``name`` (of type ``dtype``)."""
+    if pa.types.is_map(dtype):
+        return name
+    for child in _child_fields(dtype):
+        found = _map_path(child.type, f"{name}.{child.name}")
+        if found is not None:
+            return found
+    if pa.types.is_fixed_size_list(dtype):
+        return _map_path(dtype.value_type, f"{name}.{dtype.value_field.name}")
     return None
 
 

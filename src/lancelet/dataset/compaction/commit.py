@@ -22,6 +22,7 @@ from lancelet.dataset.compaction.options import CompactionMetrics, CompactionSet
 from lancelet.dataset.compaction.planning import plan_bins
 from lancelet.dataset.compaction.remap import discard_indices, remap_indices
 from lancelet.dataset.compaction.rewrite import rewrite_fragments
+from lancelet.dataset.core.collector import pauses_collector
 from lancelet.dataset.core.snapshot import Snapshot
 from lancelet.dataset.core.terminal_progress import progress_bar
 from lancelet.dataset.read import frag_reuse
@@ -115,6 +116,7 @@ def _commit_deferred(
     raise AssertionError("unreachable")
 
 
+@pauses_collector
 def compact(
     snapshot: Snapshot, options: Mapping[str, Any] | None
 ) -> tuple[CompactionMetrics, Manifest | None]:

@@ -27,14 +27,12 @@ is encoded, and each phase leaves the other's resource idle.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import wait
 from functools import partial
 
 import numpy as np
 import pyarrow as pa
 
 from lancelet.dataset.read.fragment_reader import FragmentReader
-from lancelet.file import parallel
 from lancelet.file.many import column_takers, take_from_files
 from lancelet.file.reader import LanceFileReader
 from lancelet.table.fragment import Fragment
@@ -189,16 +187,13 @@ def _open_run(
     """The data file of each fragment of ``run``, opened, and its live rows; None when
     a deletion file is damaged or the files' columns are not exactly ``schema``'s."""
     fragment_readers = [FragmentReader(store, manifest.schema, f) for f in run]
-    # The deletion files are decoded (mostly by Arrow, without the GIL) on another
-    # thread while the data files open here.
-    deletions = parallel.in_background(lambda: [r.deleted for r in fragment_readers])
-    try:
-        readers = [r.data_file(0) for r in fragment_readers]
-    except BaseException:
-        wait([deletions])
-        raise
+    # Here, not on another thread beside the opening: decoding a deletion file is
+    # mostly Python, and the two threads taking turns at the GIL cost more (46 against
+    # 37 ms for a hundred files) than one thread doing both.
+    deletions = [r.deleted for r in fragment_readers]
+    readers = [r.data_file(0) for r in fragment_readers]
     rows = []
-    for fragment, found in zip(run, deletions.result(), strict=True):
+    for fragment, found in zip(run, deletions, strict=True):
         deleted = found.astype(np.int64)
         if len(deleted) and (int(deleted[0]) < 0 or int(deleted[-1]) >= fragment.physical_rows):
             return None  # a damaged deletion file, which the scanner reports

@@ -17,6 +17,7 @@ committed.
 from __future__ import annotations
 
 import contextlib
+import weakref
 from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 
@@ -216,12 +217,22 @@ class _LazyPart:
         dtype: pa.DataType,
         reuse: ReuseMap | None,
     ) -> None:
-        self._store = store
+        # The store keeps this part (in its cache of usable indices): a strong reference
+        # back would make a cycle of the store and all it caches, which only the
+        # garbage collector frees once the dataset goes.
+        self._store_ref = weakref.ref(store)
         self._manifest = manifest
         self._index = index
         self.fragments = fragments
         self._type = dtype
         self._reuse = reuse if index.mapped_by_reuse(manifest.stable_row_ids) else None
+
+    @property
+    def _store(self) -> DatasetStore:
+        store = self._store_ref()
+        # Searched only through the store's cache or by a scan holding the store.
+        assert store is not None, "an index part outlived its dataset's store"
+        return store
 
     def _answers(self, index: ScalarIndex) -> bool:
         """A JSON index holds values of the type inferred when it was built: it answers

@@ -103,18 +103,23 @@ def build_layout(
     bytes and given a second column for the bytes.
     """
     counter = [0]
+    return [_node(field, counter, list_encoded) for field in schema]
 
-    def node(field: pa.Field) -> FieldNode:
-        column = counter[0]
+
+def _node(
+    field: pa.Field, counter: list[int], list_encoded: Callable[[int], bool] | None
+) -> FieldNode:
+    """``field``'s node, its columns numbered from ``counter[0]`` (advanced past them).
+    A module function: a recursive closure holds itself, a cycle only the garbage
+    collector frees."""
+    column = counter[0]
+    counter[0] += 1
+    if list_encoded is not None and is_bytes_type(field.type) and list_encoded(column):
         counter[0] += 1
-        if list_encoded is not None and is_bytes_type(field.type) and list_encoded(column):
-            counter[0] += 1
-            item = FieldNode(pa.field("item", pa.uint8(), nullable=False), column + 1, ())
-            return FieldNode(field, column, (item,), bytes_as_list=True)
-        children = tuple(node(child) for child in _child_fields(field))
-        return FieldNode(field, column, children)
-
-    return [node(field) for field in schema]
+        item = FieldNode(pa.field("item", pa.uint8(), nullable=False), column + 1, ())
+        return FieldNode(field, column, (item,), bytes_as_list=True)
+    children = tuple(_node(child, counter, list_encoded) for child in _child_fields(field))
+    return FieldNode(field, column, children)
 
 
 def column_count(nodes: list[FieldNode]) -> int:
@@ -124,13 +129,13 @@ def column_count(nodes: list[FieldNode]) -> int:
 def column_labels(nodes: list[FieldNode]) -> list[str]:
     """A name for each column, for error messages: ``column 'a.b'`` (dotted path)."""
     labels: dict[int, str] = {}
-
-    def visit(node: FieldNode, prefix: str) -> None:
-        path = prefix + node.field.name
-        labels[node.column] = f"column {path!r}"
-        for child in node.children:
-            visit(child, path + ".")
-
     for top in nodes:
-        visit(top, "")
+        _label(top, "", labels)
     return [labels[i] for i in sorted(labels)]
+
+
+def _label(node: FieldNode, prefix: str, labels: dict[int, str]) -> None:
+    path = prefix + node.field.name
+    labels[node.column] = f"column {path!r}"
+    for child in node.children:
+        _label(child, path + ".", labels)

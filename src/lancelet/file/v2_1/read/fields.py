@@ -600,17 +600,19 @@ def _map_array(
 def lineages(nodes: list[Node]) -> dict[int, tuple[Kind, ...]]:
     """For every leaf column: the kinds of the leaf and of its ancestors, leaf first."""
     out: dict[int, tuple[Kind, ...]] = {}
-
-    def visit(node: Node, above: tuple[Kind, ...]) -> None:
-        chain = (node.kind, *above)
-        if node.column is not None:
-            out[node.column] = chain
-        for child in node.children:
-            visit(child, chain)
-
     for top in nodes:
-        visit(top, ())
+        _add_lineages(top, (), out)
     return out
+
+
+def _add_lineages(node: Node, above: tuple[Kind, ...], out: dict[int, tuple[Kind, ...]]) -> None:
+    # A module function: a recursive closure holds itself, a cycle only the garbage
+    # collector frees (and files are opened by the hundred).
+    chain = (node.kind, *above)
+    if node.column is not None:
+        out[node.column] = chain
+    for child in node.children:
+        _add_lineages(child, chain, out)
 
 
 def has_dictionary(dtype: pa.DataType) -> bool:

@@ -80,18 +80,21 @@ def _children(field: pa.Field, kind: Kind) -> list[pa.Field]:
 def build_layout(schema: pa.Schema) -> list[Node]:
     """One node per top-level field, leaf columns numbered in pre-order."""
     counter = [0]
+    return [_node(field, 0, "", counter) for field in schema]
 
-    def node(field: pa.Field, depth: int, prefix: str) -> Node:
-        path = prefix + field.name
-        column = None
-        kind = kind_of(field)
-        if kind in (Kind.LEAF, Kind.EMPTY_STRUCT):
-            column = counter[0]
-            counter[0] += 1
-        kids = tuple(node(c, depth + 1, path + ".") for c in _children(field, kind))
-        return Node(field, column, kids, depth, path)
 
-    return [node(field, 0, "") for field in schema]
+def _node(field: pa.Field, depth: int, prefix: str, counter: list[int]) -> Node:
+    """``field``'s node, its leaf columns numbered from ``counter[0]`` (advanced past
+    them).  A module function: a recursive closure holds itself, a cycle only the
+    garbage collector frees."""
+    path = prefix + field.name
+    column = None
+    kind = kind_of(field)
+    if kind in (Kind.LEAF, Kind.EMPTY_STRUCT):
+        column = counter[0]
+        counter[0] += 1
+    kids = tuple(_node(c, depth + 1, path + ".", counter) for c in _children(field, kind))
+    return Node(field, column, kids, depth, path)
 
 
 def column_labels(nodes: list[Node]) -> list[str]:

@@ -133,38 +133,44 @@ def leaf_paths(schema: pa.Schema) -> list[LeafPath]:
     """Every leaf column of ``schema`` in column order (pre-order, structs and lists
     owning none; a packed struct is one leaf)."""
     out: list[LeafPath] = []
-
-    def visit(
-        field: pa.Field, name: str, lists: tuple[bool, ...], inherited: Mapping[bytes, bytes]
-    ) -> None:
-        dtype = field.type
-        meta = {**inherited, **(field.metadata or {})}
-        if pa.types.is_struct(dtype) and not is_packed_struct(field):
-            if dtype.num_fields == 0:
-                if any(lists):
-                    raise UnsupportedTypeError(
-                        f"column {name!r}: empty structs inside lists cannot be written"
-                    )
-                out.append(LeafPath(field, name, (False,), meta, empty_struct=True))
-                return
-            for child in dtype:
-                visit(child, f"{name}.{child.name}", (*lists, False), meta)
-        elif is_list_like(dtype):
-            item = item_field(dtype)
-            visit(item, f"{name}.{item.name}", (*lists, True), meta)
-        elif pa.types.is_fixed_size_list(dtype) and not _fixed_width(dtype):
-            raise UnsupportedTypeError(
-                f"column {name!r}: fixed-size lists of {dtype.value_type} cannot be written "
-                "in Lance file format 2.1+ by lancelet (only fixed-width items)"
-            )
-        elif pa.types.is_union(dtype):
-            raise UnsupportedTypeError(f"column {name!r}: Arrow type {dtype} cannot be written")
-        else:
-            out.append(LeafPath(field, name, (*lists, False), meta))
-
     for top in schema:
-        visit(top, top.name, (), {})
+        _add_leaf_paths(top, top.name, (), {}, out)
     return out
+
+
+def _add_leaf_paths(
+    field: pa.Field,
+    name: str,
+    lists: tuple[bool, ...],
+    inherited: Mapping[bytes, bytes],
+    out: list[LeafPath],
+) -> None:
+    # A module function: a recursive closure holds itself, a cycle only the garbage
+    # collector frees.
+    dtype = field.type
+    meta = {**inherited, **(field.metadata or {})}
+    if pa.types.is_struct(dtype) and not is_packed_struct(field):
+        if dtype.num_fields == 0:
+            if any(lists):
+                raise UnsupportedTypeError(
+                    f"column {name!r}: empty structs inside lists cannot be written"
+                )
+            out.append(LeafPath(field, name, (False,), meta, empty_struct=True))
+            return
+        for child in dtype:
+            _add_leaf_paths(child, f"{name}.{child.name}", (*lists, False), meta, out)
+    elif is_list_like(dtype):
+        item = item_field(dtype)
+        _add_leaf_paths(item, f"{name}.{item.name}", (*lists, True), meta, out)
+    elif pa.types.is_fixed_size_list(dtype) and not _fixed_width(dtype):
+        raise UnsupportedTypeError(
+            f"column {name!r}: fixed-size lists of {dtype.value_type} cannot be written "
+            "in Lance file format 2.1+ by lancelet (only fixed-width items)"
+        )
+    elif pa.types.is_union(dtype):
+        raise UnsupportedTypeError(f"column {name!r}: Arrow type {dtype} cannot be written")
+    else:
+        out.append(LeafPath(field, name, (*lists, False), meta))
 
 
 def _validity(arr: pa.Array) -> NDArray[np.bool_] | None:

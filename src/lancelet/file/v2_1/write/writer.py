@@ -233,8 +233,14 @@ class FileWriter21(FileWriterBase):
         paths = [stream.path for stream in streams]
         whole = shred(paths, one, pa.record_batch([array], schema=one))
         pieces: Iterable[list[LeafBatch]] = [whole]
-        if any(leaf.values_nbytes + 2 * leaf.num_entries >= self._cache_bytes for leaf in whole):
-            # Pages are cut when a leaf's buffer fills: fed as the batches would be.
+        if any(
+            leaf.values_nbytes + 2 * leaf.num_entries >= self._cache_bytes
+            or pa.types.is_dictionary(leaf.values.type)
+            for leaf in whole
+        ):
+            # Pages are cut when a leaf's buffer fills: fed as the batches would be.  So
+            # are dictionary values, whose every batch counts (and carries) the whole
+            # dictionary.
             pieces = (
                 shred(paths, one, pa.record_batch([array.slice(start, batch_rows)], schema=one))
                 for start in range(0, num_rows, batch_rows)
