@@ -83,3 +83,18 @@ def test_an_indexed_lookup_through_a_reuse_index_leaves_nothing_to_collect(
     got = ll.dataset(uri).to_table(filter="id = 1234", use_scalar_index=True)
     assert _cyclic_garbage() == []
     assert got.equals(table.filter(pa.array(table["id"].to_numpy() == 1234)))
+
+
+def test_the_store_keeps_no_reader_of_the_files_a_compaction_replaced(tmp_path: Path) -> None:
+    """A hundred readers, with their pages and file mappings, would live as long as
+    the dataset object, for files no later version reads."""
+    table = pa.table({"id": np.arange(2000)})
+    uri = str(tmp_path / "ds")
+    lance.write_dataset(table, uri, max_rows_per_file=100, data_storage_version=STORAGE_VERSION)
+    ds = ll.dataset(uri)
+    old = {f.path for fragment in ds.get_fragments() for f in fragment.metadata.files}
+    ds.optimize.compact_files(target_rows_per_fragment=1_000_000)
+    kept = {Path(path).name for path, _ in ds._store.cache("data_files")}
+    assert not kept & old
+    assert len(ds.get_fragments()) == 1
+    assert ds.to_table().equals(table)

@@ -186,7 +186,7 @@ def _open_run(
 ) -> tuple[list[LanceFileReader], list[np.ndarray]] | None:
     """The data file of each fragment of ``run``, opened, and its live rows; None when
     a deletion file is damaged or the files' columns are not exactly ``schema``'s."""
-    fragment_readers = [FragmentReader(store, manifest.schema, f) for f in run]
+    fragment_readers = [FragmentReader(store, manifest.schema, f, shared=False) for f in run]
     # Here, not on another thread beside the opening: decoding a deletion file is
     # mostly Python, and the two threads taking turns at the GIL cost more (46 against
     # 37 ms for a hundred files) than one thread doing both.

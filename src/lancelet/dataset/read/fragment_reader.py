@@ -36,10 +36,16 @@ _Fetch = Callable[[int, list[str]], pa.Table]
 
 
 class FragmentReader:
-    def __init__(self, store: DatasetStore, schema: LanceSchema, fragment: Fragment) -> None:
+    def __init__(
+        self, store: DatasetStore, schema: LanceSchema, fragment: Fragment, *, shared: bool = True
+    ) -> None:
+        """``shared``: the fragment's file readers are kept by the store for its later
+        reads (not for a compaction's, whose files no later version reads: kept, a
+        hundred readers with their pages and mappings would outlive it)."""
         self.store = store
         self.schema = schema
         self.fragment = fragment
+        self._shared = shared
         self._files: dict[int, LanceFileReader] = {}
 
     def _file(self, index: int) -> LanceFileReader:
@@ -67,9 +73,9 @@ class FragmentReader:
     def _open(self, path: str, data_file: DataFile) -> LanceFileReader:
         """The file's reader, shared with earlier readers of the same store while the
         file is unchanged (opening parses its footer and column metadata)."""
-        opened = self.store.cache("data_files")
-        key = (path, self.store.io.fingerprint(path))
-        reader: LanceFileReader | None = opened.get(key)
+        opened = self.store.cache("data_files") if self._shared else None
+        key = (path, self.store.io.fingerprint(path)) if opened is not None else None
+        reader: LanceFileReader | None = None if opened is None else opened.get(key)
         if reader is not None:
             return reader
         try:
@@ -82,7 +88,8 @@ class FragmentReader:
             raise CorruptDatasetError(
                 f"fragment {self.fragment.id}: data file {data_file.path}: {exc}"
             ) from exc
-        opened[key] = reader
+        if opened is not None:
+            opened[key] = reader
         return reader
 
     @cached_property
