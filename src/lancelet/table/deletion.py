@@ -20,6 +20,9 @@ from lancelet.table.naming import DeletionKind
 
 BITMAP_THRESHOLD = 5_000
 _SCHEMA = pa.schema([pa.field("row_id", pa.uint32(), nullable=False)])
+# A deletion file is a few kilobytes: handing its decompression to Arrow's thread pool
+# costs several times the work, more so on a busy machine.
+_READ_OPTIONS = pa.ipc.IpcReadOptions(use_threads=False)
 
 
 def choose_kind(num_deleted: int) -> DeletionKind:
@@ -65,10 +68,7 @@ def _decode_bitmap(data: bytes) -> np.ndarray:
 
 
 def _decode_arrow(data: bytes, path: str) -> np.ndarray:
-    # A deletion file is a few kilobytes: handing its decompression to Arrow's thread
-    # pool costs several times the work, more so on a busy machine.
-    options = pa.ipc.IpcReadOptions(use_threads=False)
-    table = pa.ipc.open_file(pa.py_buffer(data), options=options).read_all()
+    table = pa.ipc.open_file(pa.py_buffer(data), options=_READ_OPTIONS).read_all()
     if table.num_columns != 1 or not pa.types.is_integer(table.schema.field(0).type):
         raise CorruptDatasetError(
             f"{path}: deletion file schema is {table.schema}, expected uint32"

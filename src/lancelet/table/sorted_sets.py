@@ -14,7 +14,8 @@ import numpy as np
 
 def unique(values: np.ndarray) -> np.ndarray:
     """``values`` sorted, each once (returned as is when already so)."""
-    if len(values) < 2 or bool(np.all(values[1:] > values[:-1])):
+    # The method, not np.all: a third of the cost on the short arrays of deletion files.
+    if len(values) < 2 or bool((values[1:] > values[:-1]).all()):
         return values
     ordered: np.ndarray = np.sort(values)
     keep = np.empty(len(ordered), dtype=bool)
