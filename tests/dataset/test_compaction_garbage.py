@@ -98,3 +98,20 @@ def test_the_store_keeps_no_reader_of_the_files_a_compaction_replaced(tmp_path: 
     assert not kept & old
     assert len(ds.get_fragments()) == 1
     assert ds.to_table().equals(table)
+
+
+def test_an_index_found_through_a_shared_session_outlives_the_dataset_that_found_it(
+    tmp_path: Path,
+) -> None:
+    """The planned index parts point back to their dataset's store only weakly (see
+    the lookup test above); kept in a session that another dataset opens with, they
+    would outlive that store, and the second dataset's lookup would find it gone."""
+    uri = str(tmp_path / "ds")
+    table = _indexed_dataset(uri)
+    session = ll.Session()
+    expected = table.filter(pa.array(table["id"].to_numpy() == 1234))
+    for _ in range(2):
+        ds = ll.dataset(uri, session=session)
+        assert ds.to_table(filter="id = 1234", use_scalar_index=True).equals(expected)
+        del ds
+        gc.collect()

@@ -70,7 +70,12 @@ class Session:
     def cache(self, name: str, limit: int) -> BoundedCache:
         """A metadata cache of at most ``limit`` entries."""
         assert name not in INDEX_CACHES, f"{name}: an index cache (index_cache_view)"
-        return self._caches.setdefault(name, BoundedCache(0 if self._metadata_off else limit))
+        return self._caches.setdefault(name, self.new_cache(limit))
+
+    def new_cache(self, limit: int) -> BoundedCache:
+        """A metadata cache of at most ``limit`` entries that the session does not keep
+        (one its owner keeps), off when the session's metadata caches are."""
+        return BoundedCache(0 if self._metadata_off else limit)
 
     def index_cache_view(self, name: str) -> IndexCacheView:
         """The index cache's entries of one kind of reader."""

@@ -99,6 +99,7 @@ class DatasetStore:
         self._manifests: OrderedDict[int, Manifest] = OrderedDict()
         self._manifests_lock = threading.Lock()
         self.session = Session() if session is None else session
+        self._own_caches: dict[str, dict[Any, Any]] = {}
         self._bases: dict[int, BasePath] = {}
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -115,6 +116,15 @@ class DatasetStore:
         from immutable files (index readers by uuid, data file readers); it holds at
         most ``limit`` entries (a few hundred), the oldest dropped first."""
         return self.session.cache(name, limit)
+
+    def own_cache(self, name: str, limit: int) -> dict[Any, Any]:
+        """A cache this store object keeps alone, not its session (which other stores
+        may share): for entries that point back to the store, weakly (a strong
+        reference would make a cycle), which in a shared cache would outlive it."""
+        found = self._own_caches.get(name)
+        if found is None:
+            found = self._own_caches.setdefault(name, self.session.new_cache(limit))
+        return found
 
     def index_cache(self, name: str) -> MutableMapping[str, Any]:
         """The session's index cache for readers of one kind (``vector_indices``,

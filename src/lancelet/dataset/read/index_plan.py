@@ -104,7 +104,8 @@ def usable_indices(
     while the entry lives): a version's indices never change, and working them out
     costs as much as the lookup that uses them."""
     cache: dict[tuple[int, frozenset[int]], tuple[Manifest, dict[str, list[IndexedColumn]]]]
-    cache = store.cache("usable_indices", limit=8)  # each entry holds a manifest
+    # The store's own: the entries' parts point back to it (see _LazyPart).
+    cache = store.own_cache("usable_indices", limit=8)  # each entry holds a manifest
     key = (id(manifest), present)
     found = cache.get(key)
     if found is not None and found[0] is manifest:
@@ -217,9 +218,9 @@ class _LazyPart:
         dtype: pa.DataType,
         reuse: ReuseMap | None,
     ) -> None:
-        # The store keeps this part (in its cache of usable indices): a strong reference
-        # back would make a cycle of the store and all it caches, which only the
-        # garbage collector frees once the dataset goes.
+        # The store keeps this part (in its own cache of usable indices, see
+        # usable_indices): a strong reference back would make a cycle of the store and
+        # all it caches, which only the garbage collector frees once the dataset goes.
         self._store_ref = weakref.ref(store)
         self._manifest = manifest
         self._index = index
