@@ -85,9 +85,11 @@ def test_an_indexed_lookup_through_a_reuse_index_leaves_nothing_to_collect(
     assert got.equals(table.filter(pa.array(table["id"].to_numpy() == 1234)))
 
 
+@pytest.mark.skipif(STORAGE_VERSION == "2.0", reason="2.0 files are compacted through the scanner")
 def test_the_store_keeps_no_reader_of_the_files_a_compaction_replaced(tmp_path: Path) -> None:
     """A hundred readers, with their pages and file mappings, would live as long as
-    the dataset object, for files no later version reads."""
+    the dataset object, for files no later version reads.  (Files read through the
+    scanner, as 2.0 files are, share its readers with the store.)"""
     table = pa.table({"id": np.arange(2000)})
     uri = str(tmp_path / "ds")
     lance.write_dataset(table, uri, max_rows_per_file=100, data_storage_version=STORAGE_VERSION)
