@@ -28,8 +28,8 @@ class BoundedCache(OrderedDict[Any, Any]):
     def __init__(self, limit: int = 256) -> None:
         super().__init__()
         self.limit = limit
-        # Two threads adding at once (a compaction decodes deletion files on another
-        # thread) would otherwise both see it full and both pop, one from nothing.
+        # Two threads adding at once (the scans of one dataset shared by threads)
+        # would otherwise both see it full and both pop, one from nothing.
         self._lock = threading.Lock()
 
     def __setitem__(self, key: Any, value: Any) -> None:
