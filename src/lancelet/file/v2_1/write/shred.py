@@ -68,6 +68,10 @@ class LeafBatch:
     empties: tuple[bool, ...]  # per layer: does it hold an empty list
     num_rows: int
     lists: tuple[bool, ...]  # the path's layers (LeafPath.lists)
+    # The values were gathered (``take``) around hidden items and hold nulls: Arrow's
+    # gather zeroes the bytes under nulls, where a slice keeps them, so the bytes of a
+    # page depend on how the rows were batched (the values read back do not).
+    gathered_nulls: bool = False
 
     @property
     def num_entries(self) -> int:
@@ -112,7 +116,7 @@ class LeafBatch:
             self.values.slice(first, count),
             None if self.rep is None else self.rep[lo:hi],
             None if self.codes is None else self.codes[lo:hi],
-            self.nulls, self.empties, end - start, self.lists,
+            self.nulls, self.empties, end - start, self.lists, self.gathered_nulls,
         )  # fmt: skip
 
 
@@ -268,6 +272,7 @@ def _list_layer(slots: _Slots, arr: pa.Array, layer: int, ordinal: int) -> _Slot
 def _leaf(path: LeafPath, arr: pa.Array, slots: _Slots, num_rows: int) -> LeafBatch:
     layer = len(path.lists) - 1
     slots = _item_layer(slots, _validity(arr), layer)
+    gathered = False
     if slots.identity:
         values = arr
     else:
@@ -278,14 +283,23 @@ def _leaf(path: LeafPath, arr: pa.Array, slots: _Slots, num_rows: int) -> LeafBa
             values = arr.slice(first, len(visible))
         else:
             values = arr.take(pa.array(visible, type=pa.int64()))
+            gathered = _holds_nulls(arr)
     codes = slots.codes if slots.codes.any() else None
     rep = slots.rep
     if rep is not None:
         top = np.uint16(path.num_lists + 1)
         rep = np.where(rep > 0, top - rep, rep).astype(np.uint16)
     return LeafBatch(
-        values, rep, codes, tuple(slots.nulls), tuple(slots.empties), num_rows, path.lists
-    )
+        values, rep, codes, tuple(slots.nulls), tuple(slots.empties), num_rows, path.lists,
+        gathered,
+    )  # fmt: skip
+
+
+def _holds_nulls(arr: pa.Array) -> bool:
+    """Does ``arr`` or (a fixed-size list) any layer of its items hold a null."""
+    if arr.null_count:
+        return True
+    return pa.types.is_fixed_size_list(arr.type) and _holds_nulls(arr.values)
 
 
 def shred(paths: Sequence[LeafPath], schema: pa.Schema, batch: pa.RecordBatch) -> list[LeafBatch]:

@@ -236,11 +236,13 @@ class FileWriter21(FileWriterBase):
         if any(
             leaf.values_nbytes + 2 * leaf.num_entries >= self._cache_bytes
             or pa.types.is_dictionary(leaf.values.type)
+            or leaf.gathered_nulls
             for leaf in whole
         ):
             # Pages are cut when a leaf's buffer fills: fed as the batches would be.  So
             # are dictionary values, whose every batch counts (and carries) the whole
-            # dictionary.
+            # dictionary, and values gathered around hidden items, whose bytes under
+            # nulls depend on the batch (see LeafBatch.gathered_nulls).
             pieces = (
                 shred(paths, one, pa.record_batch([array.slice(start, batch_rows)], schema=one))
                 for start in range(0, num_rows, batch_rows)
