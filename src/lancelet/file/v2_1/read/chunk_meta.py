@@ -10,6 +10,8 @@ count and level buffer sizes, then a size per value buffer, padded to 8 bytes.
 
 from __future__ import annotations
 
+import struct
+from itertools import accumulate
 from typing import NamedTuple
 
 import numpy as np
@@ -71,37 +73,59 @@ def _chunk_table(meta: bytes, word: int, items: int, buffer_len: int) -> ChunkTa
     metadata words, checked against the page's items and chunk buffer."""
     if len(meta) % word:
         raise CorruptFileError(f"chunk metadata of {len(meta)} bytes is not whole words")
-    words = np.frombuffer(meta, dtype=f"<u{word}")
-    if len(words) <= FEW_CHUNKS:
-        # A small page: Python ints cost less than the dozen numpy calls below.
-        listed = words.tolist()
-        sizes = np.array([((w >> 4) + 1) * ALIGN for w in listed], dtype=np.int64)
-        logs = [w & 0xF for w in listed]
-        counts = np.array([1 << log for log in logs], dtype=np.int64)
-        gap = 0 in logs[:-1]
-    else:
-        wide = words.astype(np.int64)
-        sizes = ((wide >> 4) + 1) * ALIGN
-        counts = np.left_shift(np.int64(1), wide & 0xF)
-        gap = bool(np.any((wide[:-1] & 0xF) == 0))
+    count = len(meta) // word
+    if count <= FEW_CHUNKS:
+        return _few_chunks(
+            struct.unpack(f"<{count}{'H' if word == 2 else 'I'}", meta), items, buffer_len
+        )
+    wide = np.frombuffer(meta, dtype=f"<u{word}").astype(np.int64)
+    sizes = ((wide >> 4) + 1) * ALIGN
+    counts = np.left_shift(np.int64(1), wide & 0xF)
     offsets = np.cumsum(sizes) - sizes
-    total = int(offsets[-1] + sizes[-1]) if len(sizes) else 0
+    _check_sizes(int(offsets[-1] + sizes[-1]), buffer_len)
+    if bool(np.any((wide[:-1] & 0xF) == 0)):
+        raise CorruptFileError(_NO_COUNT)
+    counts[-1] = _last_count(items, int(counts[:-1].sum()), int(wide[-1]), int(counts[-1]))
+    return _read_only(sizes, offsets, counts, np.cumsum(counts) - counts)
+
+
+def _few_chunks(words: tuple[int, ...], items: int, buffer_len: int) -> ChunkTable:
+    """:func:`_chunk_table` of a page of few chunks (most pages of a small file):
+    Python ints and one array, where a cold process pays for each numpy call."""
+    sizes = [((w >> 4) + 1) * ALIGN for w in words]
+    counts = [1 << (w & 0xF) for w in words]
+    _check_sizes(sum(sizes), buffer_len)
+    if not words:
+        if items:
+            raise CorruptFileError(f"no chunks for {items} items")
+        return _read_only(*np.zeros((4, 0), dtype=np.int64))
+    if any(w & 0xF == 0 for w in words[:-1]):
+        raise CorruptFileError(_NO_COUNT)
+    counts[-1] = _last_count(items, sum(counts[:-1]), words[-1], counts[-1])
+    offsets = list(accumulate(sizes[:-1], initial=0))
+    starts = list(accumulate(counts[:-1], initial=0))
+    table = np.array([sizes, offsets, counts, starts], dtype=np.int64)
+    table.setflags(write=False)  # its rows, views of it, are read-only too
+    return ChunkTable(table[0], table[1], table[2], table[3], min(counts))
+
+
+_NO_COUNT = "a chunk other than the last has no value count"
+
+
+def _check_sizes(total: int, buffer_len: int) -> None:
     if total != buffer_len:
         raise CorruptFileError(
             f"chunk sizes add up to {total} bytes, the chunk buffer holds {buffer_len}"
         )
-    if len(words) == 0:
-        if items:
-            raise CorruptFileError(f"no chunks for {items} items")
-        return _read_only(sizes, offsets, counts, counts)
-    if gap:
-        raise CorruptFileError("a chunk other than the last has no value count")
-    last = items - int(counts[:-1].sum())
-    # The last chunk's count is written (a power of two) or left to the page's total.
-    if last < 0 or (int(words[-1]) & 0xF and int(counts[-1]) != last):
+
+
+def _last_count(items: int, before: int, last_word: int, written: int) -> int:
+    """The last chunk's value count: written (a power of two) or left to the page's
+    total, which the counts must add up to."""
+    last = items - before
+    if last < 0 or (last_word & 0xF and written != last):
         raise CorruptFileError(f"chunk value counts do not add up to the page's {items} items")
-    counts[-1] = last
-    return _read_only(sizes, offsets, counts, np.cumsum(counts) - counts)
+    return last
 
 
 def _read_only(sizes: I64, offsets: I64, counts: I64, starts: I64) -> ChunkTable:
