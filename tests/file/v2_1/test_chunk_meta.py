@@ -15,22 +15,22 @@ from hypothesis import strategies as st
 from lancelet.errors import CorruptFileError
 from lancelet.file.v2_1.read.chunk_meta import FEW_CHUNKS, chunk_table
 
-_DAMAGED = object()
+Table = tuple[list[int], list[int], list[int], list[int]]
 
 
-def _expected(words: list[int], items: int, buffer_len: int) -> object:
-    """(sizes, offsets, counts, starts) as lists, or _DAMAGED."""
+def _expected(words: list[int], items: int, buffer_len: int) -> Table | None:
+    """(sizes, offsets, counts, starts), or None where the words are damaged."""
     sizes = [((w >> 4) + 1) * 8 for w in words]
     counts = [2 ** (w & 0xF) for w in words]
     if sum(sizes) != buffer_len or (not words and items):
-        return _DAMAGED
+        return None
     if not words:
         return [], [], [], []
     if any(w & 0xF == 0 for w in words[:-1]):
-        return _DAMAGED
+        return None
     last = items - sum(counts[:-1])
     if last < 0 or (words[-1] & 0xF and counts[-1] != last):
-        return _DAMAGED
+        return None
     counts[-1] = last
     offsets = [sum(sizes[:i]) for i in range(len(words))]
     starts = [sum(counts[:i]) for i in range(len(words))]
@@ -65,13 +65,18 @@ def test_chunk_tables_follow_the_format(page: tuple[bytes, int, int, int]) -> No
     meta, word, items, buffer_len = page
     words = list(struct.unpack(f"<{len(meta) // word}{'I' if word == 4 else 'H'}", meta))
     expected = _expected(words, items, buffer_len)
-    if expected is _DAMAGED:
+    if expected is None:
         with pytest.raises(CorruptFileError):
             chunk_table(meta, word, items, buffer_len)
         return
     table = chunk_table(meta, word, items, buffer_len)
-    got = [table.sizes.tolist(), table.offsets.tolist(), table.counts.tolist()]
-    assert [*got, table.starts.tolist()] == list(expected)  # type: ignore[call-overload]
+    got = (
+        table.sizes.tolist(),
+        table.offsets.tolist(),
+        table.counts.tolist(),
+        table.starts.tolist(),
+    )
+    assert got == expected
     assert all(a.dtype == np.int64 and not a.flags.writeable for a in table[:4])
     assert table.fewest == (min(table.counts.tolist()) if words else 0)
 
