@@ -11,6 +11,7 @@ reader never sees half an object.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Protocol, TypeVar
@@ -116,6 +117,8 @@ class Storage(Protocol):
     def remove_tree(self, key: str) -> None: ...
 
     def fingerprint(self, key: str) -> tuple[int, int] | None: ...
+
+    def writers_turn(self, key: str) -> AbstractContextManager[bool]: ...
 
 
 class PublishOnSuccess:

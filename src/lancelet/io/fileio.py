@@ -22,6 +22,7 @@ import os
 import threading
 import weakref
 from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -206,6 +207,13 @@ class FileIO:
         """What a cache of an immutable file's contents is keyed by (None: not there)."""
         storage, key, _ = self.resolve(uri)
         return storage.fingerprint(key)
+
+    def writers_turn(self, uri: PathLike) -> AbstractContextManager[bool]:
+        """A block in which this writer has its turn among the writers on this machine
+        that take turns on the directory ``uri`` (local disk only, see
+        :mod:`lancelet.io.queue`); it yields whether the turn is held."""
+        storage, key, _ = self.resolve(uri)
+        return storage.writers_turn(key)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelet.errors import LanceFileError
-from lancelet.io import durability
+from lancelet.io import durability, queue
 from lancelet.io.base import ObjectInfo, PublishOnSuccess
 from lancelet.io.counters import count_read
 from lancelet.io.uri import local_path
@@ -282,6 +282,9 @@ class LocalStorage:
 
     def remove_tree(self, key: str) -> None:
         shutil.rmtree(key, ignore_errors=True)
+
+    def writers_turn(self, key: str) -> contextlib.AbstractContextManager[bool]:
+        return queue.turn(key)
 
     def fingerprint(self, key: str) -> tuple[int, int] | None:
         """(size, modification time in ns), None if the file does not exist: what a

@@ -238,23 +238,27 @@ def _commit_loop(
     checked = txn.read_version
     window_s = 0.0
     for attempt in range(policy.attempts):
-        started = time.perf_counter()
-        latest, scheme, checked, catching_up = _caught_up(
-            store, attempts, checked, create_only, policy, new_dataset_naming
-        )
-        txn = attempts.txn
-        if written is None or written[0] is not txn:
-            # A rebase changes the operation, so the file must describe the new one.
-            written = _write_transaction(store, attempts, txn)
-        manifest = build_manifest(
-            latest,
-            txn,
-            transaction_file=written[1],
-            load=store.read_manifest,
-            data_format=data_format,
-        )
-        if _try_publish(store, attempts, manifest, scheme, policy.lock):
-            return manifest
+        # Local writers take turns from reading the latest version to publishing
+        # (:mod:`lancelet.io.queue`), so they do not lose to one another; one that
+        # loses to a writer outside the queue waits for its retry out of turn.
+        with store.writers_turn():
+            started = time.perf_counter()
+            latest, scheme, checked, catching_up = _caught_up(
+                store, attempts, checked, create_only, policy, new_dataset_naming
+            )
+            txn = attempts.txn
+            if written is None or written[0] is not txn:
+                # A rebase changes the operation, so the file must describe the new one.
+                written = _write_transaction(store, attempts, txn)
+            manifest = build_manifest(
+                latest,
+                txn,
+                transaction_file=written[1],
+                load=store.read_manifest,
+                data_format=data_format,
+            )
+            if _try_publish(store, attempts, manifest, scheme, policy.lock):
+                return manifest
         # The window another writer can win in: the first attempt, less the time it
         # spent catching up with versions committed while this one was being prepared.
         window_s = window_s or time.perf_counter() - started - catching_up

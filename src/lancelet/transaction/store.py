@@ -191,6 +191,11 @@ class DatasetStore:
             return None
         return self.manifest_location(version) if version > 0 else None
 
+    def writers_turn(self) -> contextlib.AbstractContextManager[bool]:
+        """The block in which this writer's commit has its turn among the local
+        writers of the dataset (see :mod:`lancelet.io.queue`)."""
+        return self.io.writers_turn(self.path(naming.VERSIONS_DIR))
+
     def latest_location(self) -> ManifestLocation | None:
         """The newest version: from the hint, probing forward past writers that died
         before updating it; a full listing only when the hint is missing or wrong."""
