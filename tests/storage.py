@@ -322,6 +322,9 @@ class BridgedStorage:
     def fingerprint(self, key: str) -> tuple[int, int] | None:
         return self._memory.fingerprint(key)
 
+    def writers_turn(self, key: str) -> contextlib.AbstractContextManager[bool]:
+        return self._memory.writers_turn(key)
+
 
 def _bridged(
     bridge: PylanceBridge, call: Callable[..., Any], position: int, name: str
