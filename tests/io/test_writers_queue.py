@@ -225,3 +225,21 @@ def test_a_child_forked_during_a_turn_does_not_keep_it(tmp_path: Path) -> None:
         assert _free_within(tmp_path, 0.5)
     finally:
         os.waitpid(pid, 0)
+
+
+def test_a_child_forked_mid_turn_leaves_its_own_files_open(tmp_path: Path) -> None:
+    """The block a child inherits mid-turn ends without closing the descriptor number
+    it held: the fork closed that, and the child may have reused the number."""
+    with queue.turn(str(tmp_path)) as held:
+        assert held
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            reused = os.open(tmp_path, os.O_RDONLY)  # likely the number the turn held
+    if pid == 0:  # pragma: no cover - the child, after its inherited block ended
+        try:
+            os.fstat(reused)
+            os._exit(0)
+        except OSError:
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -28,10 +28,12 @@ except ImportError:  # pragma: no cover - Windows: no flock, writers race as bef
 # How long a writer waits for its turn before it commits without one.
 _PATIENCE_S = 2.0
 
-# The descriptors this process holds a turn through (or waits for one).  A lock belongs
-# to the open file, which a fork shares: a child keeping the copies (a pool worker
-# forked mid-commit) would hold the parent's turn for its whole life.  It closes them.
-_HELD: set[int] = set()
+# The descriptors this process holds a turn through (or waits for one), with the id of
+# the process that opened each.  A lock belongs to the open file, which a fork shares:
+# a child keeping the copies (a pool worker forked mid-commit) would hold the parent's
+# turn for its whole life, so it closes them; a block the child inherited mid-turn then
+# leaves alone the number, which the child may have given another file since.
+_HELD: dict[int, int] = {}
 _HELD_LOCK = threading.Lock()
 
 
@@ -50,13 +52,15 @@ if hasattr(os, "register_at_fork"):
 
 def _opened(fd: int) -> int:
     with _HELD_LOCK:
-        _HELD.add(fd)
+        _HELD[fd] = os.getpid()
     return fd
 
 
 def _close(fd: int) -> None:
     with _HELD_LOCK:
-        _HELD.discard(fd)
+        if _HELD.get(fd) != os.getpid():
+            return  # opened by the parent of this forked process, and closed at the fork
+        del _HELD[fd]
     os.close(fd)
 
 
