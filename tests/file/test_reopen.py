@@ -92,3 +92,43 @@ def test_reopened_dictionary_is_decoded_once(
         got = LanceFileReader(opened).read_range(100, 50).to_table().column("k")
         assert got.to_pylist() == keys[100:150].tolist()
     assert len(decodes) == len({*decodes}) > 0  # each page's dictionary once
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.1"])
+def test_files_written_alike_share_a_columns_metadata_yet_each_is_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, version: str
+) -> None:
+    # Two files whose first column is stored alike (same values, same offsets): its
+    # metadata is read once.  Their second columns differ, so the files do too.
+    n = 5000
+    first = pa.array(np.arange(n, dtype=np.int64) * 7)
+    # Strings of other lengths: the second columns' buffers differ in size.
+    seconds = [[f"{i}" * k for i in range(n)] for k in (1, 3)]
+    tables = [pa.table({"a": first, "b": pa.array(b)}) for b in seconds]
+    paths = []
+    for k, data in enumerate(tables):
+        paths.append(tmp_path / f"f{k}.lance")
+        with LanceFileWriter(str(paths[-1]), data.schema, version=version) as writer:
+            writer.write_batch(data)
+    read: list[int] = []
+    real = container._read_column
+
+    def spy(*args: Any) -> Any:
+        read.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(container, "_read_column", spy)
+    for memo in (container._COLUMNS, container._READ_COLUMNS, container._INFOS):
+        memo.clear()
+    for path, data in zip(paths, tables, strict=True):
+        assert LanceFileReader(path).read_all().to_table().equals(data)
+    assert len(read) == 3
+
+    # The second file's "b" moved onto the shared column's bytes: the overlap is
+    # still found, though "a" came from the first file's reading.
+    parts = surgery.parse(paths[1].read_bytes())
+    parts.columns[1].pages[0].buffer_offsets[0] = parts.columns[0].pages[0].buffer_offsets[0]
+    bad = tmp_path / "bad.lance"
+    bad.write_bytes(surgery.emit(parts))
+    with pytest.raises(CorruptFileError, match=r"bad\.lance.*overlaps"):
+        LanceFileReader(bad).read_all().to_table()
