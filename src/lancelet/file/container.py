@@ -394,7 +394,10 @@ def _parse_columns(
             column = _read_column(source, meta, names[-1])
             if len(raw) <= _COLUMN_KEPT_BYTES:
                 _READ_COLUMNS.put(raw, column)
-        _add_buffers(layout, column, names[-1])
+        for page_no, page in enumerate(column.pages):
+            layout.add_data(page.offsets, page.sizes, _Named(_buffer_what, names[-1], page_no))
+        if column.offsets:
+            layout.add_data(column.offsets, column.sizes, _Named(_buffer_what, names[-1]))
         direct = direct and column.direct
         columns.append(column)
         rows.append(column.rows)
@@ -574,7 +577,7 @@ class _ReadColumn(NamedTuple):
 
 
 def _read_column(source: RangeSource, meta: file2_pb2.ColumnMetadata, label: str) -> _ReadColumn:
-    """The column's pages and buffers (see :func:`_add_buffers` for where they lie).
+    """The column's pages and buffers (their places checked by the caller).
     Each protobuf field is read once, and repeated ones as slices (lists: iterating a
     freshly parsed field costs twice as much): a compaction opens a hundred files of
     many columns."""
@@ -602,15 +605,6 @@ def _read_column(source: RangeSource, meta: file2_pb2.ColumnMetadata, label: str
     if len(offsets) != len(sizes):
         raise CorruptFileError(f"{source.path}: {label} lists mismatched buffer offsets and sizes")
     return _ReadColumn(pages, offsets, sizes, direct, rows)
-
-
-def _add_buffers(layout: _Layout, column: _ReadColumn, label: str) -> None:
-    """The column's page and column buffers, added to ``layout`` (which checks that
-    they lie in the file and do not overlap)."""
-    for page_no, page in enumerate(column.pages):
-        layout.add_data(page.offsets, page.sizes, _Named(_buffer_what, label, page_no))
-    if column.offsets:
-        layout.add_data(column.offsets, column.sizes, _Named(_buffer_what, label))
 
 
 def _shared_info(
