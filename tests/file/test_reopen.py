@@ -18,6 +18,19 @@ from tests.file import surgery
 from tests.file.gen import repeated_keys
 
 
+def _count_calls(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
+    """A list that grows by one at each call of ``lancelet.file.container.<name>``."""
+    calls: list[int] = []
+    real = getattr(container, name)
+
+    def spy(*args: Any) -> Any:
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(container, name, spy)
+    return calls
+
+
 def table() -> pa.Table:
     n = 5000
     return pa.table(
@@ -38,14 +51,7 @@ def test_reopened_file_parses_its_metadata_once(
         writer.write_batch(data)
     copy = tmp_path / "copy.lance"
     copy.write_bytes(path.read_bytes())
-    parsed: list[int] = []
-    real = container._parse_columns
-
-    def spy(*args: Any) -> Any:
-        parsed.append(1)
-        return real(*args)
-
-    monkeypatch.setattr(container, "_parse_columns", spy)
+    parsed = _count_calls(monkeypatch, "_parse_columns")
     container._COLUMNS.clear()
     for opened in (path, path, copy):
         assert LanceFileReader(opened).read_all().to_table().equals(data)
@@ -110,14 +116,7 @@ def test_files_written_alike_share_a_columns_metadata_yet_each_is_checked(
         paths.append(tmp_path / f"f{k}.lance")
         with LanceFileWriter(str(paths[-1]), data.schema, version=version) as writer:
             writer.write_batch(data)
-    read: list[int] = []
-    real = container._read_column
-
-    def spy(*args: Any) -> Any:
-        read.append(1)
-        return real(*args)
-
-    monkeypatch.setattr(container, "_read_column", spy)
+    read = _count_calls(monkeypatch, "_read_column")
     for memo in (container._COLUMNS, container._READ_COLUMNS, container._INFOS):
         memo.clear()
     for path, data in zip(paths, tables, strict=True):
