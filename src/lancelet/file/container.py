@@ -615,12 +615,7 @@ def _shared_info(
     those bytes alone, and nothing changes it."""
     if not column.direct or len(raw) > _COLUMN_KEPT_BYTES:
         return _column_info(source, column, label, structural)
-    key = (raw, structural)
-    found = _INFOS.find(key)
-    if found is None:
-        found = _column_info(source, column, label, structural)
-        _INFOS.put(key, found)
-    return found
+    return _INFOS.get((raw, structural), lambda: _column_info(source, column, label, structural))
 
 
 _INFOS: Memo[ColumnInfo] = Memo(1024)
